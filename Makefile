@@ -1,0 +1,37 @@
+# engram: build, run, test, bench, lint.
+GO      ?= go
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -s -w -X main.version=$(VERSION)
+BIN     := bin/engram
+
+.PHONY: build run test test-short bench lint fuzz clean
+
+build:
+	$(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/engram
+
+# Starts engram on the embedded defaults (home: $ENGRAM_HOME or ~/.engram).
+run: build
+	./$(BIN) serve
+
+# The whole test suite, race detector on. This is what CI runs.
+test: lint
+	$(GO) test -race -count=1 -timeout 20m ./...
+
+# Skips the slow end-to-end and crash tests.
+test-short:
+	$(GO) test -race -short -count=1 ./...
+
+# Benchmarks; figures go to docs/benchmarks.md with the command that made them.
+bench:
+	$(GO) test -run '^$$' -bench . -count 1 -timeout 60m ./...
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+# A short coverage-guided run of the archive line parser.
+fuzz:
+	$(GO) test -run '^$$' -fuzz FuzzDecodeLine -fuzztime 30s ./archive/
+
+clean:
+	rm -rf bin

@@ -1,0 +1,354 @@
+package archive
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/oklog/ulid/v2"
+
+	"github.com/engram-dev/engram"
+)
+
+// DefaultTailCache is the number of recent turns an Archive keeps in memory
+// so that Stream can serve a caller that is nearly caught up (the palace
+// indexer, after each commit) without reading files.
+const DefaultTailCache = 16384
+
+const (
+	dirPerm  fs.FileMode = 0o700 // turns are private conversations
+	filePerm fs.FileMode = 0o600
+
+	fileExt       = ".jsonl"
+	quarantineDir = "quarantine"
+	tempSuffix    = ".tmp"
+
+	// maxBatchRequests bounds how many Append calls one group commit
+	// answers, so that one batch cannot grow without end under load.
+	maxBatchRequests = 4096
+)
+
+// Log attribute keys.
+const (
+	logKeyComponent = "component"
+	logKeyPath      = "path"
+	logKeyLine      = "line"
+	logKeyErr       = "err"
+	logKeyBytes     = "bytes"
+	logKeyTo        = "to"
+	logKeySeq       = "seq"
+	logKeyID        = "id"
+)
+
+// Options tune an Archive. Zero values mean the defaults.
+type Options struct {
+	// Now returns the current time; it stamps received_at, picks the day
+	// file and times generated ids. Default time.Now.
+	Now func() time.Time
+	// Logger receives warnings about damaged files. Default slog.Default().
+	Logger *slog.Logger
+	// FS is the file system the archive works on. Default OSFS{}. The LOCK
+	// file always uses the real file system.
+	FS FS
+	// TailCache is the number of recent turns kept in memory for Stream.
+	// 0 means DefaultTailCache; a negative value keeps none.
+	TailCache int
+}
+
+// Archive is the L0 archive: one append-only JSONL file per UTC day under
+// a directory, owned by one process at a time. It implements engram.Archive.
+// Its methods are safe for concurrent use.
+type Archive struct {
+	dir  string
+	fs   FS
+	now  func() time.Time
+	log  *slog.Logger
+	lock *lockFile
+
+	ctx    context.Context // cancelled by Close; stops the writer
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	reqs   chan *request // unbuffered: a request is either taken by the writer or refused
+
+	closeOnce sync.Once
+	closeErr  error
+
+	// Owned by the writer goroutine (and by Open before it starts it).
+	ids      map[string]int64 // id -> seq of every archived turn, for idempotency
+	cur      File             // the open file of curDay, nil before the first write
+	curDay   string
+	lastRecv time.Time // received_at of the last turn; later ones are never earlier
+	entropy  *ulid.MonotonicEntropy
+	poison   error // set when an fsync failed; every later Append fails
+	lineBuf  []byte
+
+	// mu guards what readers share with the writer. The writer changes it
+	// only after a batch is on disk, so readers see committed turns only.
+	mu      sync.RWMutex
+	files   []fileInfo // in name order, which is also seq order
+	lastSeq int64
+	tail    tailCache
+	notify  chan struct{} // closed at the next commit, then replaced
+	closed  bool
+	stats   Stats
+}
+
+var _ engram.Archive = (*Archive)(nil)
+
+// fileInfo is what the archive knows about one day file.
+type fileInfo struct {
+	day      string // YYYY-MM-DD
+	path     string
+	size     int64 // committed bytes: readers never read past them
+	turns    int64 // readable turns
+	firstSeq int64 // 0 while the file holds no readable turn
+	lastSeq  int64
+	minTS    time.Time
+	maxTS    time.Time
+}
+
+func (fi *fileInfo) add(t *engram.Turn) {
+	if fi.turns == 0 {
+		fi.firstSeq, fi.minTS, fi.maxTS = t.Seq, t.TS, t.TS
+	}
+	fi.turns++
+	fi.lastSeq = t.Seq
+	if t.TS.Before(fi.minTS) {
+		fi.minTS = t.TS
+	}
+	if t.TS.After(fi.maxTS) {
+		fi.maxTS = t.TS
+	}
+}
+
+// Stats counts what an Archive holds and did since Open.
+type Stats struct {
+	Turns        int64 // readable turns in the archive
+	Files        int   // day files
+	Bytes        int64 // committed bytes in the day files
+	Fsyncs       int64 // fsyncs of files and directories since Open
+	Batches      int64 // group commits that wrote turns since Open
+	Commits      int64 // Append calls acknowledged since Open
+	CorruptLines int64 // complete lines found unreadable (or with a seq out of order) at Open
+	TornTails    int64 // torn last lines moved to quarantine at Open
+}
+
+// Open opens the archive in dir (<home>/archive), creating it if need be,
+// takes its lock and reads every file: it checks each line, builds the id
+// map and recovers from a crash in the middle of a write (see the package
+// documentation).
+//
+// Open returns an *engram.Error with code ELOCKED when another Archive (in
+// this process or another) holds dir.
+func Open(dir string, opts Options) (*Archive, error) {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.FS == nil {
+		opts.FS = OSFS{}
+	}
+	switch {
+	case opts.TailCache == 0:
+		opts.TailCache = DefaultTailCache
+	case opts.TailCache < 0:
+		opts.TailCache = 0
+	}
+	a := &Archive{
+		dir:     filepath.Clean(dir),
+		fs:      opts.FS,
+		now:     opts.Now,
+		log:     opts.Logger.With(logKeyComponent, "archive"),
+		reqs:    make(chan *request),
+		ids:     make(map[string]int64),
+		entropy: ulid.Monotonic(rand.Reader, 0),
+		tail:    newTailCache(opts.TailCache),
+		notify:  make(chan struct{}),
+	}
+	if err := a.ensureDir(a.dir); err != nil {
+		return nil, fmt.Errorf("archive: create %s: %w", a.dir, err)
+	}
+	lock, err := acquireLock(a.dir)
+	if err != nil {
+		return nil, err
+	}
+	a.lock = lock
+	if err := a.load(); err != nil {
+		lock.release()
+		return nil, err
+	}
+	a.ctx, a.cancel = context.WithCancel(context.Background())
+	a.wg.Add(1)
+	go a.run()
+	return a, nil
+}
+
+// Close stops the writer after the batch in flight, fsyncs and closes the
+// current file and releases the lock. Appends waiting to be taken fail with
+// EUNAVAILABLE, as do all later calls. Close may be called more than once.
+func (a *Archive) Close() error {
+	a.closeOnce.Do(func() {
+		a.mu.Lock()
+		a.closed = true
+		a.mu.Unlock()
+
+		a.cancel()
+		a.wg.Wait()
+
+		var errs []error
+		if a.cur != nil {
+			// Every batch is fsynced before it is answered; this one only
+			// matters if that ever changes. A poisoned file is not retried.
+			if a.poison == nil {
+				errs = append(errs, a.sync(a.cur))
+			}
+			errs = append(errs, a.cur.Close())
+			a.cur = nil
+		}
+		errs = append(errs, a.lock.release())
+
+		a.mu.Lock()
+		close(a.notify) // wake waiters; their next call says the archive is closed
+		a.mu.Unlock()
+		if err := errors.Join(errs...); err != nil {
+			a.closeErr = fmt.Errorf("archive: close: %w", err)
+		}
+	})
+	return a.closeErr
+}
+
+// LastSeq returns the highest sequence number archived so far.
+func (a *Archive) LastSeq() int64 {
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	return a.lastSeq
+}
+
+// Notify returns a channel that is closed at the next successful commit
+// (and at Close). Every caller holding it is woken: it is a broadcast.
+// To wait for turns after seq n without missing one, take the channel
+// first, then check LastSeq:
+//
+//	for {
+//		ch := a.Notify()
+//		if a.LastSeq() > n {
+//			break
+//		}
+//		select {
+//		case <-ch:
+//		case <-ctx.Done():
+//			return ctx.Err()
+//		}
+//	}
+func (a *Archive) Notify() <-chan struct{} {
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	return a.notify
+}
+
+// Stats returns counters of what the archive holds and did since Open.
+func (a *Archive) Stats() Stats {
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	s := a.stats
+	s.Files = len(a.files)
+	for _, fi := range a.files {
+		s.Bytes += fi.size
+	}
+	return s
+}
+
+// errClosed is what Append and the readers return after Close.
+func errClosed() error {
+	return engram.Errorf(engram.EUNAVAILABLE, "the archive is closed")
+}
+
+// dayPath returns the file of a day: <dir>/YYYY/MM/YYYY-MM-DD.jsonl.
+func (a *Archive) dayPath(day string) string {
+	return filepath.Join(a.dir, day[0:4], day[5:7], day+fileExt)
+}
+
+// syncError marks an fsync that failed. Unlike a failed write it cannot be
+// retried: after a failed fsync the kernel may have dropped the dirty pages
+// and marked them clean, so a second fsync can succeed while data is lost.
+type syncError struct{ err error }
+
+func (e *syncError) Error() string { return "fsync: " + e.err.Error() }
+func (e *syncError) Unwrap() error { return e.err }
+
+// sync fsyncs f and counts it.
+func (a *Archive) sync(f File) error {
+	if err := f.Sync(); err != nil {
+		return &syncError{err}
+	}
+	a.countFsync()
+	return nil
+}
+
+// syncDir fsyncs dir and counts it.
+func (a *Archive) syncDir(dir string) error {
+	if err := syncDir(a.fs, dir); err != nil {
+		return &syncError{err}
+	}
+	a.countFsync()
+	return nil
+}
+
+func (a *Archive) countFsync() {
+	a.mu.Lock()
+	a.stats.Fsyncs++
+	a.mu.Unlock()
+}
+
+// ensureDir creates dir and any missing parents with mode 0700, fsyncing
+// the parent of each directory it creates so that the new name is durable.
+func (a *Archive) ensureDir(dir string) error {
+	if _, err := a.fs.Stat(dir); err == nil {
+		return nil
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	parent := filepath.Dir(dir)
+	if parent != dir {
+		if err := a.ensureDir(parent); err != nil {
+			return err
+		}
+	}
+	if err := a.fs.MkdirAll(dir, dirPerm); err != nil {
+		return err
+	}
+	return a.syncDir(parent)
+}
+
+// createFile creates a new file (it must not exist) and fsyncs its
+// directory, creating directories as needed.
+func (a *Archive) createFile(path string, flag int) (File, error) {
+	dir := filepath.Dir(path)
+	if err := a.ensureDir(dir); err != nil {
+		return nil, err
+	}
+	f, err := a.fs.OpenFile(path, flag|os.O_CREATE|os.O_EXCL, filePerm)
+	if err != nil {
+		return nil, err
+	}
+	if err := a.syncDir(dir); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// isNoSpace reports whether err says the disk or the quota is full.
+func isNoSpace(err error) bool {
+	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)
+}

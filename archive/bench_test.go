@@ -1,0 +1,68 @@
+package archive_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/archive"
+)
+
+// BenchmarkAppend measures acknowledged (fsynced) turns per second with
+// many concurrent callers, as the HTTP server makes them, for calls of 1
+// and of 100 turns. fsyncs/op shows how much group commit saves.
+func BenchmarkAppend(b *testing.B) {
+	for _, perCall := range []int{1, 100} {
+		b.Run(fmt.Sprintf("turns=%d", perCall), func(b *testing.B) {
+			a := MustOpen(b, b.TempDir(), archive.Options{}, false)
+			batch := make([]engram.Turn, perCall)
+			for i := range batch {
+				batch[i] = turn("bench", "a turn of about the length of a short chat message, with some words in it")
+			}
+			b.SetParallelism(8) // 8 callers per CPU
+			b.ReportAllocs()
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if _, err := a.Append(context.Background(), batch); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+			b.StopTimer()
+			s := a.Stats()
+			b.ReportMetric(float64(b.N*perCall)/b.Elapsed().Seconds(), "turns/s")
+			b.ReportMetric(float64(s.Fsyncs)/float64(b.N), "fsyncs/op")
+		})
+	}
+}
+
+// BenchmarkDecodeLine measures reading a line back, the cost of Open and
+// of Stream from files.
+func BenchmarkDecodeLine(b *testing.B) {
+	line, err := archive.EncodeLine(fullTurn())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(line)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := archive.DecodeLine(line); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkEncodeLine measures writing a line, done by the writer goroutine
+// for every turn.
+func BenchmarkEncodeLine(b *testing.B) {
+	tn := fullTurn()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := archive.EncodeLine(tn); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

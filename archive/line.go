@@ -1,0 +1,205 @@
+package archive
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"time"
+	"unicode/utf8"
+
+	"github.com/engram-dev/engram"
+)
+
+// Errors DecodeLine returns, wrapped with the detail of what is wrong.
+var (
+	// ErrChecksum means the line's bytes do not match its crc: the line was
+	// damaged or edited after it was written.
+	ErrChecksum = errors.New("archive: checksum mismatch")
+	// ErrMalformed means the line is not a well-formed archive line (torn,
+	// not JSON, not UTF-8, or a turn that misses a required field).
+	ErrMalformed = errors.New("archive: malformed line")
+)
+
+// castagnoli is the CRC-32C table. CRC-32C rather than IEEE because CPUs
+// compute it in hardware (SSE 4.2, ARMv8), so checking every line at Open
+// costs little.
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+const (
+	crcPrefix = `,"crc":"`
+	// crcSuffixLen is the length of `,"crc":"xxxxxxxx"}`.
+	crcSuffixLen = len(crcPrefix) + 8 + len(`"}`)
+)
+
+// EncodeLine returns the archive line of t, ending in '\n': the JSON object
+// of the turn with its fields in the order of engram.Turn, times in
+// RFC 3339 UTC, and last a "crc" field holding the lowercase hex CRC-32C of
+// every byte before `,"crc":"`. Meta is written compacted.
+//
+// EncodeLine returns an error wrapping ErrMalformed for a turn that
+// DecodeLine would reject (no id, seq <= 0, a missing field, an unknown
+// role, invalid UTF-8, meta that is not a JSON object, a time outside the
+// years 0 to 9999), so that every line written can be read back.
+func EncodeLine(t engram.Turn) ([]byte, error) {
+	return appendLine(nil, t)
+}
+
+// appendLine appends the line of t to dst.
+func appendLine(dst []byte, t engram.Turn) ([]byte, error) {
+	if field, why := checkIdentity(&t); field != "" {
+		return dst, fmt.Errorf("%w: %s %s", ErrMalformed, field, why)
+	}
+	meta, merr := engram.NormalizeMeta(t.Meta, 0)
+	if merr != nil {
+		return dst, fmt.Errorf("%w: meta: %s", ErrMalformed, merr.Message)
+	}
+	t.Meta = meta
+	t.TS, t.ReceivedAt = t.TS.UTC(), t.ReceivedAt.UTC()
+	if field, why := checkFields(&t); field != "" {
+		return dst, fmt.Errorf("%w: %s %s", ErrMalformed, field, why)
+	}
+
+	start := len(dst)
+	buf := bytes.NewBuffer(dst)
+	enc := json.NewEncoder(buf)
+	// Keep <, > and & as they are: the archive is read with cat and jq,
+	// never embedded in HTML.
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(&t); err != nil {
+		return dst, fmt.Errorf("%w: %v", ErrMalformed, err)
+	}
+	b := buf.Bytes()
+	b = b[:len(b)-2] // drop the "}\n" Encode ends with
+	sum := crc32.Checksum(b[start:], castagnoli)
+	b = append(b, crcPrefix...)
+	b = appendHex8(b, sum)
+	b = append(b, '"', '}', '\n')
+	return b, nil
+}
+
+// DecodeLine parses one archive line, with or without its trailing '\n'.
+// It returns an error wrapping ErrChecksum when the crc does not match the
+// bytes, and one wrapping ErrMalformed when the crc suffix is missing (a
+// torn line), the line is not valid UTF-8 or JSON, or the turn lacks an id,
+// namespace, session or content, has seq <= 0, an unknown role, or meta
+// that is not a JSON object. It never panics.
+func DecodeLine(line []byte) (engram.Turn, error) {
+	if n := len(line); n > 0 && line[n-1] == '\n' {
+		line = line[:n-1]
+	}
+	n := len(line)
+	if n < crcSuffixLen+2 || string(line[n-crcSuffixLen:n-crcSuffixLen+len(crcPrefix)]) != crcPrefix ||
+		line[n-2] != '"' || line[n-1] != '}' {
+		return engram.Turn{}, fmt.Errorf("%w: the line does not end in a crc field", ErrMalformed)
+	}
+	want, ok := parseHex8(line[n-10 : n-2])
+	if !ok {
+		return engram.Turn{}, fmt.Errorf("%w: the crc is not 8 lowercase hex digits", ErrMalformed)
+	}
+	if got := crc32.Checksum(line[:n-crcSuffixLen], castagnoli); got != want {
+		return engram.Turn{}, fmt.Errorf("%w: the line's bytes have crc %08x, the line says %08x", ErrChecksum, got, want)
+	}
+	// encoding/json would replace invalid UTF-8 with U+FFFD without a word.
+	if !utf8.Valid(line) {
+		return engram.Turn{}, fmt.Errorf("%w: not valid UTF-8", ErrMalformed)
+	}
+	var t engram.Turn
+	if err := json.Unmarshal(line, &t); err != nil {
+		return engram.Turn{}, fmt.Errorf("%w: %v", ErrMalformed, err)
+	}
+	t.TS, t.ReceivedAt = t.TS.UTC(), t.ReceivedAt.UTC()
+	if string(t.Meta) == "null" {
+		t.Meta = nil
+	}
+	if field, why := checkIdentity(&t); field != "" {
+		return engram.Turn{}, fmt.Errorf("%w: %s %s", ErrMalformed, field, why)
+	}
+	if field, why := checkFields(&t); field != "" {
+		return engram.Turn{}, fmt.Errorf("%w: %s %s", ErrMalformed, field, why)
+	}
+	return t, nil
+}
+
+// checkIdentity checks the fields the archive assigns.
+func checkIdentity(t *engram.Turn) (field, why string) {
+	switch {
+	case t.ID == "":
+		return "id", "is missing"
+	case t.Seq <= 0:
+		return "seq", "must be positive"
+	}
+	return "", ""
+}
+
+// checkFields checks what every line must hold apart from id and seq, and
+// returns the JSON name of the first bad field and why it is bad. Times are
+// expected in UTC and meta compacted or nil. It holds the rules shared by
+// Append (before it assigns id and seq), EncodeLine and DecodeLine, so that
+// whatever is appended can be encoded, and whatever is encoded decoded.
+func checkFields(t *engram.Turn) (field, why string) {
+	for _, f := range []struct {
+		name, value string
+		required    bool
+	}{
+		{"id", t.ID, false},
+		{"namespace", t.Namespace, true},
+		{"session", t.Session, true},
+		{"speaker", t.Speaker, false},
+		{"content", t.Content, true},
+	} {
+		if f.required && f.value == "" {
+			return f.name, "is missing"
+		}
+		if !utf8.ValidString(f.value) {
+			return f.name, "is not valid UTF-8"
+		}
+	}
+	if !t.Role.Valid() {
+		return "role", fmt.Sprintf("%q is not a known role (user, assistant, system or tool)", t.Role)
+	}
+	if len(t.Meta) > 0 && t.Meta[0] != '{' {
+		return "meta", "is not a JSON object"
+	}
+	// RFC 3339 has four-digit years; encoding/json refuses any other.
+	if y := t.TS.Year(); y < 0 || y > 9999 {
+		return "ts", "is outside the years 0 to 9999"
+	}
+	if y := t.ReceivedAt.Year(); y < 0 || y > 9999 {
+		return "received_at", "is outside the years 0 to 9999"
+	}
+	return "", ""
+}
+
+const hexDigits = "0123456789abcdef"
+
+func appendHex8(b []byte, v uint32) []byte {
+	for shift := 28; shift >= 0; shift -= 4 {
+		b = append(b, hexDigits[v>>uint(shift)&0xf])
+	}
+	return b
+}
+
+// parseHex8 parses exactly 8 lowercase hex digits; uppercase is refused so
+// that every crc has one spelling.
+func parseHex8(b []byte) (uint32, bool) {
+	if len(b) != 8 {
+		return 0, false
+	}
+	var v uint32
+	for _, c := range b {
+		switch {
+		case '0' <= c && c <= '9':
+			v = v<<4 | uint32(c-'0')
+		case 'a' <= c && c <= 'f':
+			v = v<<4 | uint32(c-'a'+10)
+		default:
+			return 0, false
+		}
+	}
+	return v, true
+}
+
+// dayOf returns the day (YYYY-MM-DD) a receive time files a turn under.
+func dayOf(t time.Time) string { return t.UTC().Format(time.DateOnly) }

@@ -1,0 +1,240 @@
+package archive_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/archive"
+)
+
+// fullTurn is a turn that uses every field.
+func fullTurn() engram.Turn {
+	return engram.Turn{
+		ID:         "01JTURN0000000000000000001",
+		Seq:        7,
+		Namespace:  "work",
+		Session:    "s-1",
+		Role:       engram.RoleAssistant,
+		Speaker:    "Ada",
+		Content:    "a < b && c > d, \"quoted\", line\nbreak, 日本語 \u2028",
+		TS:         time.Date(2026, 5, 1, 14, 3, 0, 0, time.FixedZone("CEST", 2*3600)),
+		Meta:       json.RawMessage(`{"lang":"en","tags":["x","<y>"],"n":1.5}`),
+		ReceivedAt: time.Date(2026, 5, 1, 12, 3, 0, 123456789, time.UTC),
+	}
+}
+
+// lineWithCRC appends a valid crc to body, an object missing its final '}'.
+func lineWithCRC(body string) []byte {
+	return fmt.Appendf(nil, "%s,\"crc\":\"%08x\"}\n", body, crc32.Checksum([]byte(body), crc32.MakeTable(crc32.Castagnoli)))
+}
+
+func TestEncodeLine(t *testing.T) {
+	line, err := archive.EncodeLine(fullTurn())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"id":"01JTURN0000000000000000001","seq":7,"namespace":"work","session":"s-1","role":"assistant",` +
+		`"speaker":"Ada","content":"a < b && c > d, \"quoted\", line\nbreak, 日本語 \u2028",` +
+		`"ts":"2026-05-01T12:03:00Z","meta":{"lang":"en","tags":["x","<y>"],"n":1.5},` +
+		`"received_at":"2026-05-01T12:03:00.123456789Z"`
+	if !bytes.HasPrefix(line, []byte(want)) {
+		t.Fatalf("line\n%s\nwant prefix\n%s", line, want)
+	}
+	if want := lineWithCRC(want); !bytes.Equal(line, want) {
+		t.Fatalf("line\n%s\nwant\n%s", line, want)
+	}
+	if !json.Valid(line) {
+		t.Fatal("line is not JSON")
+	}
+
+	// Empty speaker and meta are left out.
+	tn := fullTurn()
+	tn.Speaker, tn.Meta = "", nil
+	line, err = archive.EncodeLine(tn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(line, []byte(`"speaker"`)) || bytes.Contains(line, []byte(`"meta"`)) {
+		t.Fatalf("empty fields written: %s", line)
+	}
+}
+
+func TestEncodeLineRefuses(t *testing.T) {
+	for name, edit := range map[string]func(*engram.Turn){
+		"no id":          func(t *engram.Turn) { t.ID = "" },
+		"seq 0":          func(t *engram.Turn) { t.Seq = 0 },
+		"no session":     func(t *engram.Turn) { t.Session = "" },
+		"bad role":       func(t *engram.Turn) { t.Role = "robot" },
+		"meta array":     func(t *engram.Turn) { t.Meta = json.RawMessage(`[1]`) },
+		"meta not JSON":  func(t *engram.Turn) { t.Meta = json.RawMessage(`{"a":`) },
+		"content utf-8":  func(t *engram.Turn) { t.Content = "a\xffb" },
+		"ts year 10000":  func(t *engram.Turn) { t.TS = time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC) },
+		"received < y 0": func(t *engram.Turn) { t.ReceivedAt = time.Date(-1, 1, 1, 0, 0, 0, 0, time.UTC) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			tn := fullTurn()
+			edit(&tn)
+			if _, err := archive.EncodeLine(tn); !errors.Is(err, archive.ErrMalformed) {
+				t.Fatalf("error %v, want ErrMalformed", err)
+			}
+		})
+	}
+}
+
+func TestDecodeLineRoundTrip(t *testing.T) {
+	in := fullTurn()
+	line, err := archive.EncodeLine(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range [][]byte{line, bytes.TrimSuffix(line, []byte("\n"))} {
+		got, err := archive.DecodeLine(l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := in
+		want.TS = want.TS.UTC()
+		assertTurn(t, got, want)
+	}
+}
+
+// assertTurn compares two turns field by field, meta byte for byte.
+func assertTurn(tb testing.TB, got, want engram.Turn) {
+	tb.Helper()
+	if got.ID != want.ID || got.Seq != want.Seq || got.Namespace != want.Namespace || got.Session != want.Session ||
+		got.Role != want.Role || got.Speaker != want.Speaker || got.Content != want.Content ||
+		!got.TS.Equal(want.TS) || !got.ReceivedAt.Equal(want.ReceivedAt) || !bytes.Equal(got.Meta, want.Meta) {
+		tb.Fatalf("turn\n%+v\nwant\n%+v", got, want)
+	}
+	if got.TS.Location() != time.UTC || got.ReceivedAt.Location() != time.UTC {
+		tb.Fatalf("times not in UTC: %v %v", got.TS, got.ReceivedAt)
+	}
+}
+
+func TestDecodeLineRejects(t *testing.T) {
+	good, err := archive.EncodeLine(fullTurn())
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := string(good[:bytes.LastIndex(good, []byte(`,"crc":"`))])
+	const valid = `{"id":"a","seq":1,"namespace":"n","session":"s","role":"user","content":"c","ts":"2026-05-01T00:00:00Z","received_at":"2026-05-01T00:00:00Z"`
+	for _, tc := range []struct {
+		name string
+		line []byte
+		want error
+	}{
+		{"empty", nil, archive.ErrMalformed},
+		{"newline only", []byte("\n"), archive.ErrMalformed},
+		{"torn", good[:len(good)/2], archive.ErrMalformed},
+		{"torn before crc end", good[:len(good)-4], archive.ErrMalformed},
+		{"no crc", []byte(body + "}\n"), archive.ErrMalformed},
+		{"crc uppercase", upperCRC(t, lineWithCRC(valid)), archive.ErrMalformed},
+		{"crc not hex", []byte(body + `,"crc":"0000000g"}`), archive.ErrMalformed},
+		{"crc short", []byte(body + `,"crc":"0000000"}`), archive.ErrMalformed},
+		{"crc mismatch", []byte(body + `,"crc":"00000000"}`), archive.ErrChecksum},
+		{"flipped byte", bytes.Replace(good, []byte("quoted"), []byte("quotes"), 1), archive.ErrChecksum},
+		{"trailing CR", append(bytes.TrimSuffix(good, []byte("\n")), '\r', '\n'), archive.ErrMalformed},
+		{"not JSON", lineWithCRC(`not json`), archive.ErrMalformed},
+		{"JSON array", lineWithCRC(`[1,2`), archive.ErrMalformed},
+		{"invalid UTF-8", lineWithCRC(strings.Replace(valid, `"c"`, "\"c\xff\"", 1)), archive.ErrMalformed},
+		{"valid", lineWithCRC(valid), nil},
+		{"no id", lineWithCRC(strings.Replace(valid, `"id":"a",`, ``, 1)), archive.ErrMalformed},
+		{"null id", lineWithCRC(strings.Replace(valid, `"id":"a"`, `"id":null`, 1)), archive.ErrMalformed},
+		{"no session", lineWithCRC(strings.Replace(valid, `"session":"s",`, ``, 1)), archive.ErrMalformed},
+		{"no namespace", lineWithCRC(strings.Replace(valid, `"namespace":"n",`, ``, 1)), archive.ErrMalformed},
+		{"empty content", lineWithCRC(strings.Replace(valid, `"content":"c"`, `"content":""`, 1)), archive.ErrMalformed},
+		{"seq 0", lineWithCRC(strings.Replace(valid, `"seq":1`, `"seq":0`, 1)), archive.ErrMalformed},
+		{"seq negative", lineWithCRC(strings.Replace(valid, `"seq":1`, `"seq":-5`, 1)), archive.ErrMalformed},
+		{"seq float", lineWithCRC(strings.Replace(valid, `"seq":1`, `"seq":1.5`, 1)), archive.ErrMalformed},
+		{"seq string", lineWithCRC(strings.Replace(valid, `"seq":1`, `"seq":"1"`, 1)), archive.ErrMalformed},
+		{"unknown role", lineWithCRC(strings.Replace(valid, `"user"`, `"robot"`, 1)), archive.ErrMalformed},
+		{"no role", lineWithCRC(strings.Replace(valid, `"role":"user",`, ``, 1)), archive.ErrMalformed},
+		{"bad ts", lineWithCRC(strings.Replace(valid, `"2026-05-01T00:00:00Z"`, `"yesterday"`, 1)), archive.ErrMalformed},
+		{"ts past 9999 in UTC", lineWithCRC(strings.Replace(valid, `"2026-05-01T00:00:00Z"`, `"9999-12-31T23:00:00-02:00"`, 1)), archive.ErrMalformed},
+		{"meta array", lineWithCRC(valid + `,"meta":[1]`), archive.ErrMalformed},
+		{"meta string", lineWithCRC(valid + `,"meta":"x"`), archive.ErrMalformed},
+		{"meta null", lineWithCRC(valid + `,"meta":null`), nil},
+		{"unknown field", lineWithCRC(valid + `,"future":true`), nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := archive.DecodeLine(tc.line)
+			if tc.want == nil {
+				if err != nil {
+					t.Fatalf("error %v, want none", err)
+				}
+				return
+			}
+			if !errors.Is(err, tc.want) {
+				t.Fatalf("error %v, want %v", err, tc.want)
+			}
+		})
+	}
+}
+
+// upperCRC returns line with its crc digits in upper case.
+func upperCRC(tb testing.TB, line []byte) []byte {
+	tb.Helper()
+	n := len(line)
+	digits := line[n-11 : n-3] // before `"}` and '\n'
+	if !bytes.ContainsAny(digits, "abcdef") {
+		tb.Fatalf("crc %s has no letter to upper-case", digits)
+	}
+	out := bytes.Clone(line)
+	copy(out[n-11:n-3], bytes.ToUpper(digits))
+	return out
+}
+
+// FuzzDecodeLine checks that DecodeLine never panics and that every line
+// it accepts encodes again to a line that decodes to the same turn. Random
+// bytes almost never carry a matching crc, so each input is also tried with
+// its crc recomputed: that lets the fuzzer reach the JSON and field checks.
+func FuzzDecodeLine(f *testing.F) {
+	line, err := archive.EncodeLine(fullTurn())
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(line)
+	f.Add(line[:len(line)/2])
+	f.Fuzz(func(t *testing.T, line []byte) {
+		checkDecode(t, line)
+		body := bytes.TrimSuffix(line, []byte("\n"))
+		if i := bytes.LastIndex(body, []byte(`,"crc":"`)); i >= 0 {
+			body = body[:i]
+		}
+		checkDecode(t, lineWithCRC(string(body)))
+	})
+}
+
+func checkDecode(t *testing.T, line []byte) {
+	got, err := archive.DecodeLine(line)
+	if err != nil {
+		if !errors.Is(err, archive.ErrMalformed) && !errors.Is(err, archive.ErrChecksum) {
+			t.Fatalf("error %v wraps neither sentinel", err)
+		}
+		return
+	}
+	again, err := archive.EncodeLine(got)
+	if err != nil {
+		t.Fatalf("decoded turn does not encode: %v\n%+v", err, got)
+	}
+	back, err := archive.DecodeLine(again)
+	if err != nil {
+		t.Fatalf("re-encoded line does not decode: %v\n%s", err, again)
+	}
+	want := got
+	if len(want.Meta) > 0 {
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, want.Meta); err != nil {
+			t.Fatal(err)
+		}
+		want.Meta = buf.Bytes()
+	}
+	assertTurn(t, back, want)
+}

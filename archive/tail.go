@@ -1,0 +1,53 @@
+package archive
+
+import (
+	"sort"
+
+	"github.com/engram-dev/engram"
+)
+
+// tailCache is a ring of the most recent readable turns, in seq order.
+type tailCache struct {
+	buf   []engram.Turn
+	start int // index of the oldest turn
+	n     int
+	// from is the lowest seq s such that every readable turn with a seq of
+	// s or more is in the ring. It moves up as turns are evicted.
+	from int64
+}
+
+func newTailCache(size int) tailCache {
+	return tailCache{buf: make([]engram.Turn, size), from: 1}
+}
+
+// push adds t, whose seq must be higher than any in the ring.
+func (c *tailCache) push(t engram.Turn) {
+	if len(c.buf) == 0 {
+		c.from = t.Seq + 1
+		return
+	}
+	if c.n < len(c.buf) {
+		c.buf[(c.start+c.n)%len(c.buf)] = t
+		c.n++
+		return
+	}
+	c.from = c.buf[c.start].Seq + 1
+	c.buf[c.start] = t
+	c.start = (c.start + 1) % len(c.buf)
+}
+
+func (c *tailCache) at(i int) *engram.Turn { return &c.buf[(c.start+i)%len(c.buf)] }
+
+// since returns a copy of the turns with seq > afterSeq, and false when the
+// ring does not hold all of them.
+func (c *tailCache) since(afterSeq int64) ([]engram.Turn, bool) {
+	if afterSeq+1 < c.from {
+		return nil, false
+	}
+	i := sort.Search(c.n, func(i int) bool { return c.at(i).Seq > afterSeq })
+	out := make([]engram.Turn, 0, c.n-i)
+	for ; i < c.n; i++ {
+		out = append(out, *c.at(i))
+	}
+	return out, true
+}

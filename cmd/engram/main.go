@@ -1,0 +1,200 @@
+// Command engram is a local-first long-term memory service for AI agents.
+//
+// Run `engram help` for the commands.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/engram-dev/engram"
+)
+
+// Exit statuses.
+const (
+	exitOK    = 0
+	exitFail  = 1
+	exitUsage = 2
+)
+
+// usageError is a mistake in the command line: printed on one line with a
+// hint, exit status 2.
+type usageError struct {
+	cmd string
+	msg string
+}
+
+func (e *usageError) Error() string { return e.msg }
+
+// command is one subcommand.
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, m *Main, args []string) error
+}
+
+func commands() []command {
+	return []command{
+		{"serve", "run the HTTP API (and, later, the scheduled jobs)", runServe},
+		{"ingest", "archive turns from a JSONL file or stdin", runIngest},
+		{"recall", "search what engram remembers", runRecall},
+		{"stats", "counts per namespace and layer", runStats},
+		{"version", "print the version", runVersion},
+	}
+}
+
+// Main holds what every subcommand shares: the streams and the global flags.
+type Main struct {
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+	Getenv         func(string) string
+
+	home string // --home, before or after the subcommand
+}
+
+func main() {
+	m := &Main{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := m.Run(ctx, os.Args[1:])
+	stop()
+	os.Exit(code)
+}
+
+// Run runs the command line args and returns the exit status.
+func (m *Main) Run(ctx context.Context, args []string) int {
+	fs := flag.NewFlagSet("engram", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&m.home, "home", "", "data folder (default $ENGRAM_HOME or ~/.engram)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			m.usage(m.Stdout)
+			return exitOK
+		}
+		return m.fail(&usageError{msg: err.Error()})
+	}
+	args = fs.Args()
+	if len(args) == 0 {
+		m.usage(m.Stderr)
+		return exitUsage
+	}
+	name, rest := args[0], args[1:]
+	if name == "help" || name == "-h" || name == "--help" {
+		if len(rest) > 0 {
+			return m.Run(ctx, []string{rest[0], "--help"})
+		}
+		m.usage(m.Stdout)
+		return exitOK
+	}
+	for _, c := range commands() {
+		if c.name == name {
+			err := c.run(ctx, m, rest)
+			if errors.Is(err, flag.ErrHelp) {
+				return exitOK
+			}
+			var ue *usageError
+			if errors.As(err, &ue) && ue.cmd == "" {
+				ue.cmd = name
+			}
+			return m.fail(err)
+		}
+	}
+	return m.fail(&usageError{msg: fmt.Sprintf("unknown command %q", name)})
+}
+
+func (m *Main) fail(err error) int {
+	if err == nil {
+		return exitOK
+	}
+	var ue *usageError
+	if errors.As(err, &ue) {
+		if ue.cmd == "" {
+			fmt.Fprintf(m.Stderr, "engram: %s\nRun 'engram help' for usage.\n", ue.msg)
+		} else {
+			fmt.Fprintf(m.Stderr, "engram %s: %s\nRun 'engram %s --help' for usage.\n", ue.cmd, ue.msg, ue.cmd)
+		}
+		return exitUsage
+	}
+	if errors.Is(err, context.Canceled) {
+		fmt.Fprintln(m.Stderr, "engram: interrupted")
+		return exitFail
+	}
+	fmt.Fprintf(m.Stderr, "engram: %s\n", errorText(err))
+	return exitFail
+}
+
+// errorText is what the CLI prints for err: application errors as their
+// message (with the field), anything else in full, since the CLI user is the
+// operator.
+func errorText(err error) string {
+	var e *engram.Error
+	if errors.As(err, &e) && e.Code != engram.EINTERNAL {
+		return e.Error()
+	}
+	return err.Error()
+}
+
+func (m *Main) usage(w io.Writer) {
+	fmt.Fprint(w, `engram is a local-first long-term memory service for AI agents.
+
+Usage:
+  engram [--home DIR] <command> [flags] [args]
+
+Commands:
+`)
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
+	}
+	fmt.Fprint(w, `
+The data folder is --home, else $ENGRAM_HOME, else ~/.engram. Settings come
+from <home>/config.toml, overridden by ENGRAM_* environment variables,
+overridden by flags.
+
+Run 'engram <command> --help' for a command's flags.
+`)
+}
+
+// newFlagSet returns a FlagSet for a subcommand that prints its help on
+// --help and registers the shared --home flag.
+func (m *Main) newFlagSet(name, usage string) *flag.FlagSet {
+	fs := flag.NewFlagSet("engram "+name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&m.home, "home", m.home, "data folder (default $ENGRAM_HOME or ~/.engram)")
+	fs.Usage = func() {
+		fmt.Fprintf(m.Stdout, "Usage: engram %s\n\nFlags:\n", usage)
+		fs.SetOutput(m.Stdout)
+		fs.PrintDefaults()
+		fs.SetOutput(io.Discard)
+	}
+	return fs
+}
+
+// parse parses a subcommand's flags, which may come before or after its
+// arguments, and returns the arguments. --help prints the usage and returns
+// flag.ErrHelp; a bad flag returns a usageError.
+func parse(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				fs.Usage()
+				return nil, err
+			}
+			return nil, &usageError{msg: err.Error()}
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		if args[0] == "--" {
+			return append(pos, args[1:]...), nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}

@@ -1,0 +1,192 @@
+package main_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// engramBin is the engram binary built once for the end-to-end tests.
+var engramBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "engram-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	engramBin = filepath.Join(dir, "engram")
+	args := []string{"build", "-o", engramBin}
+	if raceEnabled {
+		args = append(args, "-race")
+	}
+	out, err := exec.Command("go", append(args, ".")...).CombinedOutput()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "build engram: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// result is what one CLI run produced.
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+// runCLI runs the engram binary with home as ENGRAM_HOME.
+func runCLI(t *testing.T, home, stdin string, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(engramBin, args...)
+	cmd.Env = append(os.Environ(), "ENGRAM_HOME="+home)
+	cmd.Stdin = strings.NewReader(stdin)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return result{code, stdout.String(), stderr.String()}
+}
+
+// server is a running `engram serve`.
+type server struct {
+	cmd    *exec.Cmd
+	addr   string
+	stderr *bytes.Buffer
+	exited chan error
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// startServer starts `engram serve` on home and waits until it answers.
+func startServer(t *testing.T, home string, extraEnv ...string) *server {
+	t.Helper()
+	s := &server{addr: freeAddr(t), stderr: &bytes.Buffer{}, exited: make(chan error, 1)}
+	s.cmd = exec.Command(engramBin, "serve", "--addr", s.addr)
+	s.cmd.Env = append(append(os.Environ(), "ENGRAM_HOME="+home), extraEnv...)
+	s.cmd.Stderr = s.stderr
+	if err := s.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { s.exited <- s.cmd.Wait() }()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		resp, err := http.Get("http://" + s.addr + "/v1/health")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return s
+			}
+		}
+		select {
+		case err := <-s.exited:
+			t.Fatalf("engram serve exited before answering: %v\n%s", err, s.stderr)
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			s.cmd.Process.Kill()
+			t.Fatalf("engram serve did not answer within 60s\n%s", s.stderr)
+		}
+	}
+}
+
+// stop sends SIGTERM and waits for a clean exit.
+func (s *server) stop(t *testing.T) {
+	t.Helper()
+	s.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-s.exited:
+		if err != nil {
+			t.Fatalf("engram serve exited with %v after SIGTERM\n%s", err, s.stderr)
+		}
+	case <-time.After(30 * time.Second):
+		s.cmd.Process.Kill()
+		t.Fatalf("engram serve did not stop within 30s of SIGTERM\n%s", s.stderr)
+	}
+}
+
+// kill sends SIGKILL and waits for the process to be gone.
+func (s *server) kill() {
+	s.cmd.Process.Kill()
+	<-s.exited
+}
+
+// post sends a JSON body and decodes the answer.
+func (s *server) post(ctx context.Context, path string, body any, out any) (int, error) {
+	b, err := json.Marshal(body)
+	if err != nil {
+		return 0, err
+	}
+	req, err := http.NewRequestWithContext(ctx, "POST", "http://"+s.addr+path, bytes.NewReader(b))
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	rb, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return resp.StatusCode, err
+	}
+	if out != nil {
+		if err := json.Unmarshal(rb, out); err != nil {
+			return resp.StatusCode, fmt.Errorf("decode %q: %w", rb, err)
+		}
+	}
+	return resp.StatusCode, nil
+}
+
+// get fetches path and decodes the JSON answer.
+func (s *server) get(ctx context.Context, path string, out any) (int, error) {
+	req, err := http.NewRequestWithContext(ctx, "GET", "http://"+s.addr+path, nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	return resp.StatusCode, json.NewDecoder(resp.Body).Decode(out)
+}
+
+type recallResponse struct {
+	Mode    string `json:"mode"`
+	Results []struct {
+		ID      string          `json:"id"`
+		Text    string          `json:"text"`
+		Meta    json.RawMessage `json:"meta"`
+		Sources []struct {
+			ID   string          `json:"id"`
+			Meta json.RawMessage `json:"meta"`
+		} `json:"sources"`
+	} `json:"results"`
+}

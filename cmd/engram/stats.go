@@ -1,0 +1,62 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"text/tabwriter"
+)
+
+func runStats(ctx context.Context, m *Main, args []string) error {
+	fs := m.newFlagSet("stats", "stats [--json]")
+	asJSON := fs.Bool("json", false, "print JSON (the HTTP API's shape)")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return &usageError{msg: fmt.Sprintf("unexpected argument %q", pos[0])}
+	}
+	cfg, err := m.loadConfig()
+	if err != nil {
+		return err
+	}
+	be, err := m.openBackend(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer be.Close()
+	st, err := be.Stats(ctx)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(m.Stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(st)
+	}
+	a := st.Archive
+	fmt.Fprintf(m.Stdout, "archive: %d turns in %d files, %d bytes, last seq %d, index lag %d\n",
+		a.Turns, a.Files, a.Bytes, a.LastSeq, a.IndexLag)
+	if a.Corrupt > 0 {
+		fmt.Fprintf(m.Stdout, "archive: %d corrupt lines (kept in place, skipped)\n", a.Corrupt)
+	}
+	tw := tabwriter.NewWriter(m.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAMESPACE\tLAYER\tCOUNT")
+	for _, ns := range sortedKeys(st.Layers) {
+		for _, layer := range sortedKeys(st.Layers[ns]) {
+			fmt.Fprintf(tw, "%s\t%s\t%d\n", ns, layer, st.Layers[ns][layer])
+		}
+	}
+	return tw.Flush()
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

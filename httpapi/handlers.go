@@ -1,0 +1,141 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"unicode/utf8"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/engram-dev/engram"
+)
+
+// turnsResponse is the 201 body of POST /v1/turns.
+type turnsResponse struct {
+	IDs      []string          `json:"ids"`
+	Turns    []engram.Appended `json:"turns"`
+	Warnings []string          `json:"warnings,omitempty"`
+}
+
+// postTurns archives one turn or a batch. A batch with one bad turn writes
+// nothing and the error names the turn and field.
+func (s *Server) postTurns(c echo.Context) error {
+	body, err := s.readBody(c)
+	if err != nil {
+		return err
+	}
+	ins, prefixes, err := engram.DecodeTurnInputs(body)
+	if err != nil {
+		return err
+	}
+	if len(ins) > s.cfg.Limits.MaxBatch {
+		return &engram.Error{Code: engram.ETOOLARGE, Field: "turns",
+			Message: fmt.Sprintf("%d turns in one request, over the limit of %d", len(ins), s.cfg.Limits.MaxBatch)}
+	}
+	now := s.Now()
+	turns := make([]engram.Turn, len(ins))
+	for i, in := range ins {
+		if turns[i], err = in.Turn(prefixes[i], now, s.cfg.Limits); err != nil {
+			return err
+		}
+	}
+	res, err := s.Ingest.Ingest(c.Request().Context(), turns)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusCreated, turnsResponse{IDs: res.IDs(), Turns: res.Turns, Warnings: res.Warnings})
+}
+
+// recallBody is the strict wire form of a recall request.
+type recallBody struct {
+	Namespace *string `json:"namespace"`
+	Query     *string `json:"query"`
+	K         *int    `json:"k"`
+	Mode      *string `json:"mode"`
+}
+
+func (s *Server) postRecall(c echo.Context) error {
+	body, err := s.readBody(c)
+	if err != nil {
+		return err
+	}
+	req, err := decodeRecall(body)
+	if err != nil {
+		return err
+	}
+	resp, err := s.Recall.Recall(c.Request().Context(), req)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, resp)
+}
+
+func decodeRecall(body []byte) (engram.RecallRequest, error) {
+	var req engram.RecallRequest
+	if !utf8.Valid(body) {
+		return req, engram.FieldError("body", "request body is not valid UTF-8")
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(body, &obj); err != nil || obj == nil {
+		return req, engram.FieldError("body", "must be a JSON object like {\"query\": \"...\"}")
+	}
+	for k, v := range obj {
+		var dst any
+		switch k {
+		case "namespace":
+			dst = &req.Namespace
+		case "query":
+			dst = &req.Query
+		case "mode":
+			dst = &req.Mode
+		case "k":
+			dst = &req.K
+		default:
+			return req, engram.FieldError(k, "unknown field %q (known: namespace, query, k, mode)", k)
+		}
+		if string(v) == "null" {
+			continue
+		}
+		if err := json.Unmarshal(v, dst); err != nil {
+			want := "a string"
+			if k == "k" {
+				want = "an integer"
+			}
+			return req, engram.FieldError(k, "must be %s", want)
+		}
+	}
+	return req, nil
+}
+
+func (s *Server) getHealth(c echo.Context) error {
+	// Always 200 while the process serves: a degraded status (an index
+	// lagging, say) is reported in the body, since the API still works.
+	return c.JSON(http.StatusOK, s.Status.Health(c.Request().Context()))
+}
+
+func (s *Server) getStats(c echo.Context) error {
+	st, err := s.Status.Stats(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, st)
+}
+
+// readBody reads the request body up to the configured limit.
+func (s *Server) readBody(c echo.Context) ([]byte, error) {
+	r := c.Request()
+	r.Body = http.MaxBytesReader(c.Response(), r.Body, s.cfg.MaxBodyBytes)
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, &engram.Error{Code: engram.ETOOLARGE, Field: "body",
+				Message: fmt.Sprintf("request body is over the limit of %d bytes", s.cfg.MaxBodyBytes)}
+		}
+		return nil, engram.FieldError("body", "reading the request body failed: %v", err)
+	}
+	return body, nil
+}

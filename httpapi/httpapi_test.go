@@ -1,0 +1,302 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/archive"
+	"github.com/engram-dev/engram/httpapi"
+	"github.com/engram-dev/engram/palace"
+	"github.com/engram-dev/engram/pipeline"
+	"github.com/engram-dev/engram/recall"
+)
+
+// stack is a real engram behind a real HTTP server on loopback.
+type stack struct {
+	URL     string
+	Token   string
+	Archive *archive.Archive
+	Palace  *palace.DB
+	Indexer *pipeline.Indexer
+}
+
+type status struct {
+	a  *archive.Archive
+	ix *pipeline.Indexer
+	p  *palace.DB
+}
+
+func (s status) Health(ctx context.Context) engram.Health {
+	return engram.Health{Status: "ok", ArchiveSeq: s.a.LastSeq(), IndexedSeq: s.ix.Indexed(), IndexLag: s.ix.Lag()}
+}
+func (s status) Stats(ctx context.Context) (engram.Stats, error) { return s.p.Stats(ctx) }
+
+func mustOpenStack(tb testing.TB, cfg httpapi.Config) *stack {
+	tb.Helper()
+	dir := tb.TempDir()
+	a, err := archive.Open(filepath.Join(dir, "archive"), archive.Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { a.Close() })
+	p, err := palace.Open(filepath.Join(dir, "palace.db"), palace.Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { p.Close() })
+	ix := pipeline.NewIndexer(a, p)
+	if err := ix.Open(context.Background()); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { ix.Close() })
+	cfg.Addr = "127.0.0.1:0"
+	srv, err := httpapi.New(cfg, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	rs := recall.NewService(p)
+	rs.Sync = ix.WaitCurrent
+	srv.Ingest = &pipeline.Ingester{Archive: a, Indexer: ix}
+	srv.Recall = rs
+	srv.Status = status{a, ix, p}
+	ts := httptest.NewServer(srv.Handler())
+	tb.Cleanup(ts.Close)
+	return &stack{URL: ts.URL, Token: cfg.Token, Archive: a, Palace: p, Indexer: ix}
+}
+
+// do sends a request and decodes the JSON answer into a map.
+func (s *stack) do(tb testing.TB, method, path string, body []byte) (int, map[string]any) {
+	tb.Helper()
+	req, err := http.NewRequest(method, s.URL+path, bytes.NewReader(body))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if s.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+s.Token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	var out map[string]any
+	if err := json.Unmarshal(b, &out); err != nil {
+		tb.Fatalf("%s %s: answer is not JSON: %q", method, path, b)
+	}
+	return resp.StatusCode, out
+}
+
+func TestPostTurnsAndRecall(t *testing.T) {
+	s := mustOpenStack(t, httpapi.Config{})
+	code, out := s.do(t, "POST", "/v1/turns", []byte(`{"session":"s1","speaker":"Alice","content":"We decided to use PostgreSQL for the billing service","meta":{"dia_id":"D1:1","n":[1,2]}}`))
+	if code != http.StatusCreated {
+		t.Fatalf("status %d: %v", code, out)
+	}
+	ids := out["ids"].([]any)
+	if len(ids) != 1 || ids[0] == "" {
+		t.Fatalf("ids = %v", ids)
+	}
+	code, out = s.do(t, "POST", "/v1/turns", []byte(`{"turns":[{"session":"s1","role":"assistant","content":"Noted: PostgreSQL for billing.","ts":"2026-05-01T10:00:00Z"},{"session":"s2","content":"Lunch at noon?","namespace":"other"}]}`))
+	if code != http.StatusCreated || len(out["ids"].([]any)) != 2 {
+		t.Fatalf("batch: status %d: %v", code, out)
+	}
+
+	code, out = s.do(t, "POST", "/v1/recall", []byte(`{"query":"what database for billing?","k":5}`))
+	if code != http.StatusOK {
+		t.Fatalf("recall status %d: %v", code, out)
+	}
+	if out["mode"] != engram.ModeKeyword {
+		t.Errorf("mode = %v", out["mode"])
+	}
+	if _, ok := out["took_ms"].(float64); !ok {
+		t.Errorf("took_ms missing: %v", out)
+	}
+	results := out["results"].([]any)
+	if len(results) != 2 {
+		t.Fatalf("want the 2 billing turns of namespace default, got %d: %v", len(results), results)
+	}
+	first := results[0].(map[string]any)
+	for _, f := range []string{"id", "kind", "text", "score", "ts", "namespace", "session", "sources"} {
+		if _, ok := first[f]; !ok {
+			t.Errorf("result lacks %q: %v", f, first)
+		}
+	}
+	for _, r := range results {
+		r := r.(map[string]any)
+		srcs := r["sources"].([]any)
+		if len(srcs) != 1 || srcs[0].(map[string]any)["id"] != r["id"] {
+			t.Errorf("a turn must list itself as its source: %v", r)
+		}
+		if r["id"] == ids[0] {
+			meta, _ := json.Marshal(r["meta"])
+			if string(meta) != `{"dia_id":"D1:1","n":[1,2]}` {
+				t.Errorf("meta not returned unchanged: %s", meta)
+			}
+			smeta, _ := json.Marshal(srcs[0].(map[string]any)["meta"])
+			if string(smeta) != string(meta) {
+				t.Errorf("source meta %s != %s", smeta, meta)
+			}
+		}
+	}
+
+	code, out = s.do(t, "POST", "/v1/recall", []byte(`{"query":"lunch","namespace":"other"}`))
+	if code != http.StatusOK || len(out["results"].([]any)) != 1 {
+		t.Fatalf("namespace other: %d %v", code, out)
+	}
+	code, out = s.do(t, "GET", "/v1/stats", nil)
+	if code != http.StatusOK {
+		t.Fatalf("stats: %d %v", code, out)
+	}
+	ns := out["namespaces"].(map[string]any)
+	if ns["default"].(map[string]any)["turns"].(float64) != 2 || ns["other"].(map[string]any)["turns"].(float64) != 1 {
+		t.Errorf("stats = %v", out)
+	}
+	code, out = s.do(t, "GET", "/v1/health", nil)
+	if code != http.StatusOK || out["status"] != "ok" {
+		t.Errorf("health: %d %v", code, out)
+	}
+}
+
+func TestIdempotentResend(t *testing.T) {
+	s := mustOpenStack(t, httpapi.Config{})
+	body := []byte(`{"id":"client-42","session":"s","content":"only once"}`)
+	for i := 0; i < 3; i++ {
+		code, out := s.do(t, "POST", "/v1/turns", body)
+		if code != http.StatusCreated || out["ids"].([]any)[0] != "client-42" {
+			t.Fatalf("send %d: %d %v", i, code, out)
+		}
+		if dup := out["turns"].([]any)[0].(map[string]any)["duplicate"] == true; dup != (i > 0) {
+			t.Errorf("send %d: duplicate = %v", i, dup)
+		}
+	}
+	if n := s.Archive.LastSeq(); n != 1 {
+		t.Fatalf("archive holds %d turns, want 1", n)
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	s := mustOpenStack(t, httpapi.Config{MaxBodyBytes: 4096, Limits: engram.Limits{MaxContentBytes: 100, MaxBatch: 3}})
+	long := strings.Repeat("x", 101)
+	for _, tc := range []struct {
+		name, path, body string
+		status           int
+		field, msg       string
+	}{
+		{"malformed json", "/v1/turns", `{"session":"s",`, 400, "body", "malformed JSON"},
+		{"not an object", "/v1/turns", `["a"]`, 400, "body", "JSON object"},
+		{"empty body", "/v1/turns", ``, 400, "body", "empty"},
+		{"missing session", "/v1/turns", `{"content":"hi"}`, 400, "session", "session is required"},
+		{"empty session", "/v1/turns", `{"session":"","content":"hi"}`, 400, "session", "required"},
+		{"missing content", "/v1/turns", `{"session":"s"}`, 400, "content", "content is required"},
+		{"blank content", "/v1/turns", `{"session":"s","content":"  \n"}`, 400, "content", "blank"},
+		{"invalid utf-8", "/v1/turns", "{\"session\":\"s\",\"content\":\"\xff\xfe\"}", 400, "body", "UTF-8"},
+		{"unknown role", "/v1/turns", `{"session":"s","content":"hi","role":"robot"}`, 400, "role", `unknown role "robot"`},
+		{"bad timestamp", "/v1/turns", `{"session":"s","content":"hi","ts":"yesterday"}`, 400, "ts", "RFC 3339"},
+		{"meta not object", "/v1/turns", `{"session":"s","content":"hi","meta":[1]}`, 400, "meta", "JSON object"},
+		{"content wrong type", "/v1/turns", `{"session":"s","content":42}`, 400, "content", "must be a string"},
+		{"unknown field", "/v1/turns", `{"session":"s","content":"hi","sesion":"x"}`, 400, "sesion", "unknown field"},
+		{"content too long", "/v1/turns", `{"session":"s","content":"` + long + `"}`, 413, "content", "over the limit of 100"},
+		{"body too large", "/v1/turns", `{"session":"s","content":"` + strings.Repeat("y", 5000) + `"}`, 413, "body", "over the limit of 4096"},
+		{"batch with one bad turn", "/v1/turns", `{"turns":[{"session":"s","content":"ok"},{"session":"s","content":"ok"},{"session":"s"}]}`, 400, "turns[2].content", "content is required"},
+		{"batch over limit", "/v1/turns", `{"turns":[{"session":"s","content":"1"},{"session":"s","content":"2"},{"session":"s","content":"3"},{"session":"s","content":"4"}]}`, 413, "turns", "over the limit of 3"},
+		{"empty batch", "/v1/turns", `{"turns":[]}`, 400, "turns", "at least one"},
+		{"batch mixed with fields", "/v1/turns", `{"turns":[{"session":"s","content":"1"}],"session":"s"}`, 400, "session", "only \"turns\""},
+		{"session with control char", "/v1/turns", `{"session":"a\u0007b","content":"hi"}`, 400, "session", "control"},
+		{"recall blank query", "/v1/recall", `{"query":"  "}`, 400, "query", "required"},
+		{"recall bad k", "/v1/recall", `{"query":"x","k":0.5}`, 400, "k", "integer"},
+		{"recall k too big", "/v1/recall", `{"query":"x","k":100000}`, 400, "k", "between 1 and"},
+		{"recall unknown mode", "/v1/recall", `{"query":"x","mode":"psychic"}`, 400, "mode", `unknown mode "psychic"`},
+		{"recall unknown field", "/v1/recall", `{"query":"x","top":3}`, 400, "top", "unknown field"},
+		{"recall malformed", "/v1/recall", `{"query":`, 400, "body", "JSON object"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out := s.do(t, "POST", tc.path, []byte(tc.body))
+			if code != tc.status {
+				t.Fatalf("status %d, want %d: %v", code, tc.status, out)
+			}
+			e, _ := out["error"].(map[string]any)
+			if e == nil {
+				t.Fatalf("no error object: %v", out)
+			}
+			if e["field"] != tc.field {
+				t.Errorf("field %q, want %q (%v)", e["field"], tc.field, e)
+			}
+			if msg, _ := e["message"].(string); !strings.Contains(msg, tc.msg) {
+				t.Errorf("message %q does not say %q", msg, tc.msg)
+			}
+		})
+	}
+	if n := s.Archive.LastSeq(); n != 0 {
+		t.Errorf("bad requests archived %d turns", n)
+	}
+	// Unknown routes and methods get JSON errors too.
+	if code, out := s.do(t, "GET", "/v1/nope", nil); code != 404 || out["error"] == nil {
+		t.Errorf("unknown route: %d %v", code, out)
+	}
+	if code, out := s.do(t, "GET", "/v1/turns", nil); code != 405 || out["error"] == nil {
+		t.Errorf("wrong method: %d %v", code, out)
+	}
+}
+
+func TestTokenAuth(t *testing.T) {
+	if _, err := httpapi.New(httpapi.Config{Addr: "0.0.0.0:30001"}, nil); engram.ErrorCode(err) != engram.EINVALID ||
+		!strings.Contains(err.Error(), "requires a token") {
+		t.Fatalf("non-loopback without token: %v", err)
+	}
+	s := mustOpenStack(t, httpapi.Config{Token: "s3cret"})
+	if code, _ := s.do(t, "POST", "/v1/turns", []byte(`{"session":"s","content":"authorised"}`)); code != 201 {
+		t.Fatalf("with token: %d", code)
+	}
+	s.Token = "wrong"
+	code, out := s.do(t, "POST", "/v1/recall", []byte(`{"query":"authorised"}`))
+	if code != 401 || out["error"].(map[string]any)["code"] != engram.EUNAUTHORIZED {
+		t.Fatalf("wrong token: %d %v", code, out)
+	}
+	s.Token = ""
+	if code, _ := s.do(t, "GET", "/v1/stats", nil); code != 401 {
+		t.Fatalf("no token: %d", code)
+	}
+	if code, _ := s.do(t, "GET", "/v1/health", nil); code != 200 {
+		t.Fatalf("health must not need the token: %d", code)
+	}
+}
+
+func TestServerOpenClose(t *testing.T) {
+	srv, err := httpapi.New(httpapi.Config{Addr: "127.0.0.1:0"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Open(); err == nil {
+		t.Fatal("Open without services must fail")
+	}
+	s := mustOpenStack(t, httpapi.Config{})
+	_ = s
+	srv.Ingest, srv.Recall, srv.Status = &pipeline.Ingester{Archive: s.Archive, Indexer: s.Indexer}, recall.NewService(s.Palace), status{s.Archive, s.Indexer, s.Palace}
+	if err := srv.Open(); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Get("http://" + srv.Addr() + "/v1/health")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := http.Get("http://" + srv.Addr() + "/v1/health"); err == nil {
+		t.Fatal("server still answers after Close")
+	}
+}

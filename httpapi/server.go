@@ -1,0 +1,168 @@
+package httpapi
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/engram-dev/engram"
+)
+
+// Defaults.
+const (
+	DefaultAddr         = "127.0.0.1:30001"
+	DefaultMaxBodyBytes = 32 << 20
+)
+
+// Config is the server's configuration.
+type Config struct {
+	Addr         string
+	Token        string // bearer token; required unless Addr is loopback
+	MaxBodyBytes int64
+	Limits       engram.Limits
+}
+
+// Server is engram's HTTP server.
+type Server struct {
+	cfg    Config
+	echo   *echo.Echo
+	ln     net.Listener
+	logger *slog.Logger
+	done   chan error
+
+	Ingest engram.IngestService
+	Recall engram.RecallService
+	Status engram.StatusService
+	// Now is the clock used for turns sent without a timestamp.
+	Now func() time.Time
+}
+
+// New returns a server for cfg. Set the services, then call Open.
+func New(cfg Config, logger *slog.Logger) (*Server, error) {
+	if cfg.Addr == "" {
+		cfg.Addr = DefaultAddr
+	}
+	if cfg.MaxBodyBytes <= 0 {
+		cfg.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	cfg.Limits = cfg.Limits.WithDefaults()
+	if logger == nil {
+		logger = slog.Default()
+	}
+	loop, err := isLoopback(cfg.Addr)
+	if err != nil {
+		return nil, err
+	}
+	if !loop && cfg.Token == "" {
+		return nil, engram.Errorf(engram.EINVALID,
+			"listening on %s (not loopback) requires a token: set token in config.toml or ENGRAM_TOKEN", cfg.Addr)
+	}
+	s := &Server{cfg: cfg, logger: logger, Now: time.Now}
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	e.HTTPErrorHandler = s.errorHandler
+	e.Use(s.recoverer, s.authenticate)
+	e.POST("/v1/turns", s.postTurns)
+	e.POST("/v1/recall", s.postRecall)
+	e.GET("/v1/health", s.getHealth)
+	e.GET("/v1/stats", s.getStats)
+	s.echo = e
+	return s, nil
+}
+
+// Handler returns the server's http.Handler (for tests and embedding).
+func (s *Server) Handler() http.Handler { return s.echo }
+
+// Open starts listening and serving in the background.
+func (s *Server) Open() error {
+	if s.Ingest == nil || s.Recall == nil || s.Status == nil {
+		return errors.New("httpapi: Ingest, Recall and Status services must be set")
+	}
+	ln, err := net.Listen("tcp", s.cfg.Addr)
+	if err != nil {
+		return engram.Errorf(engram.EUNAVAILABLE, "listen on %s: %v", s.cfg.Addr, err)
+	}
+	s.ln = ln
+	s.echo.Listener = ln
+	s.done = make(chan error, 1)
+	srv := s.echo.Server
+	srv.ReadHeaderTimeout = 10 * time.Second
+	srv.IdleTimeout = 2 * time.Minute
+	go func() { s.done <- s.echo.Server.Serve(ln) }()
+	return nil
+}
+
+// Addr returns the address the server listens on (useful with port 0).
+func (s *Server) Addr() string {
+	if s.ln == nil {
+		return s.cfg.Addr
+	}
+	return s.ln.Addr().String()
+}
+
+// Close stops accepting connections and waits for in-flight requests to
+// finish (their writes are acknowledged only after the archive fsync), up to
+// ctx's deadline.
+func (s *Server) Close(ctx context.Context) error {
+	if s.ln == nil {
+		return nil
+	}
+	err := s.echo.Server.Shutdown(ctx)
+	if serr := <-s.done; serr != nil && !errors.Is(serr, http.ErrServerClosed) && err == nil {
+		err = serr
+	}
+	return err
+}
+
+// authenticate checks the bearer token on every route but /v1/health.
+func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if s.cfg.Token == "" || c.Path() == "/v1/health" {
+			return next(c)
+		}
+		h := c.Request().Header.Get("Authorization")
+		tok, ok := strings.CutPrefix(h, "Bearer ")
+		if !ok || subtle.ConstantTimeCompare([]byte(tok), []byte(s.cfg.Token)) != 1 {
+			c.Response().Header().Set("WWW-Authenticate", `Bearer realm="engram"`)
+			return engram.Errorf(engram.EUNAUTHORIZED, "missing or wrong bearer token (Authorization: Bearer <token>)")
+		}
+		return next(c)
+	}
+}
+
+// recoverer turns a panic in a handler into a 500 and a log line with the
+// stack, instead of killing the process.
+func (s *Server) recoverer(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) (err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				if r == http.ErrAbortHandler {
+					panic(r)
+				}
+				s.logger.Error("panic in handler", "path", c.Path(), "panic", fmt.Sprint(r))
+				err = engram.Errorf(engram.EINTERNAL, "internal error")
+			}
+		}()
+		return next(c)
+	}
+}
+
+func isLoopback(addr string) (bool, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false, engram.Errorf(engram.EINVALID, "bad listen address %q: %v (want host:port, e.g. %s)", addr, err, DefaultAddr)
+	}
+	if host == "localhost" {
+		return true, nil
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback(), nil
+}

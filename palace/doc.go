@@ -1,0 +1,93 @@
+// Package palace is engram's SQLite store: a derived copy of the L0 archive
+// with the indexes recall searches. Its first layer is the table of turns
+// with keyword search; *DB implements engram.TurnIndex.
+//
+// Everything in the palace can be rebuilt from the archive. The pipeline's
+// indexer copies archived turns in with PutTurns and resumes after a crash
+// from IndexedSeq, the highest sequence number stored.
+//
+// # Storage
+//
+// One SQLite file (mode 0600) through modernc.org/sqlite, in WAL mode with
+// synchronous=NORMAL: a power failure may lose the last commits but never
+// corrupts the file, and what it loses the indexer re-derives from the
+// fsynced archive, catching up from IndexedSeq. The schema is the
+// numbered migrations of package migrations, applied at Open, each in its own
+// transaction and recorded in schema_migrations. One writer connection takes
+// every write (Update); a pool of read-only connections serves reads (View)
+// beside it.
+//
+// Turns live in table turns keyed by seq; ts and received_at are Unix
+// nanoseconds, meta the raw JSON, returned byte for byte. The watermark is
+// row indexed_seq of palace_meta. Three FTS5 tables index the turns, all
+// contentless (the text lives in turns) with rowid = seq:
+//
+//   - turns_fts (porter unicode61 remove_diacritics 2) over the content and the
+//     speaker after NFKC normalisation, with Chinese and Japanese text split
+//     into words. Its rank is BM25 with a text match weighted 1.0 and a
+//     speaker match 0.4.
+//   - turns_trigram (trigram) over the NFKC content, for substrings.
+//   - turns_cjk (unicode61, detail=none): every Chinese and Japanese character
+//     and pair of adjacent characters, for one- and two-character terms.
+//
+// # Word segmentation
+//
+// Text is NFKC-normalised first (ＤＢ２ is DB2, ﬁle is file, ｶﾀｶﾅ is カタカナ).
+// Latin, digits and other space-separated scripts split at every character
+// that is not a letter or digit: "port:30001/api" is port, 30001, api.
+// Chinese and Japanese split by script: a run of katakana is one word
+// (データベース), a run of hiragana is one word (particles and endings), and
+// a run of hanzi/kanji is cut into words by github.com/go-ego/gse:
+// 我们决定使用端口 is 我们 决定 使用 端口, and 東京で日本語の会議を開きました is
+// 東京 で 日本 語 の 会議 を 開 きました.
+// Turns are cut in gse's search mode, which adds the words inside a long word
+// (数据库 also gives 数据 and 据库); queries in its accurate mode.
+//
+// # Search
+//
+// SearchTurns takes a natural-language query, cuts it into terms as above,
+// lower-cases them and drops English stopwords, common Chinese and Japanese
+// particles and pronouns, and, when the query has other words, its hiragana
+// runs. A query with nothing left finds nothing, without error. Each term is
+// quoted and the terms ORed, so user text is never FTS5 syntax, and the
+// turns are ranked by BM25 (porter stemming: "decided" finds "decide" and
+// "deciding"). When that gives fewer hits than asked for, two fallbacks add
+// more, each hit scored below the ones before it:
+//
+//   - terms of three or more characters are looked up as substrings in the
+//     trigram index, case-insensitively ("Kafka" finds "KafkaConsumer", "7Rz9k"
+//     finds "token=xq7Rz9kLm"), terms that are no word of the keyword index
+//     first, at most 8 terms, newest turns first;
+//   - Chinese and Japanese terms of one or two characters are looked up in
+//     turns_cjk, which is LIKE '%term%' over the CJK text without a scan:
+//     gse may have indexed them inside a longer word (会議 inside 会議室) and
+//     trigrams need three characters. Newest turns first.
+//
+// Latin and digit terms of one or two characters (UI, DB, PR, 42) match
+// whole tokens only, through the keyword index.
+//
+// Scores are positive and finite, higher is better. Keyword hits score
+// -bm25; fallback hits score the lowest keyword score divided by 2, 3, 4, ...
+// in the order found.
+//
+// # Caveats
+//
+//   - The gse dictionary (simplified Chinese, 352,000 words) loads on the
+//     first Chinese or Japanese text, indexed or searched: about a second and
+//     ~135 MB of heap, held for the life of the process. PreloadCJK moves the
+//     wait to start-up. The Japanese dictionary is not loaded (another 2 s and
+//     ~450 MB, and its weights make gse cut even Chinese into single
+//     characters); Japanese kanji words come from the Chinese dictionary and
+//     gse's HMM, so Japanese segmentation is approximate (打ち合わせ is 打, ち,
+//     合, わせ). The substring and CJK fallbacks keep recall up where the
+//     segmentation is off, at the price of ranking.
+//   - Porter stems English only, and not always alike: "decision" and
+//     "decided" stem to decis and decid, and do not find each other.
+//   - Fallback hits are ordered newest first, not by relevance: a common term
+//     with many substring matches can fill the list before a rarer one.
+//   - The trigram index takes about three times the size of the text (49 MB
+//     for 16 MB of content in 100,000 turns; the whole file is 95 MB).
+//   - Times are stored as int64 nanoseconds: PutTurns refuses a turn dated
+//     before 1678 or after 2262.
+//   - Scores compare the hits of one query, not of two.
+package palace

@@ -1,0 +1,61 @@
+package palace
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"github.com/engram-dev/engram/migrations"
+)
+
+// migrate applies the migrations of list the database lacks, in order, each
+// in its own transaction together with its row in schema_migrations. A
+// database that records a version beyond the last of list is refused with
+// ErrSchemaTooNew before anything is applied.
+//
+// The writer begins IMMEDIATE transactions, so two processes opening the
+// same new database serialise here; each re-checks inside its transaction
+// whether the version was applied meanwhile.
+func (db *DB) migrate(ctx context.Context, list []migrations.Migration) error {
+	const create = `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version    INTEGER PRIMARY KEY,
+		name       TEXT NOT NULL,
+		applied_at TEXT NOT NULL
+	)`
+	if _, err := db.w.ExecContext(ctx, create); err != nil {
+		return fmt.Errorf("palace: migrate: %w", err)
+	}
+	var have sql.NullInt64
+	if err := db.w.QueryRowContext(ctx, `SELECT max(version) FROM schema_migrations`).Scan(&have); err != nil {
+		return fmt.Errorf("palace: migrate: %w", err)
+	}
+	if known := len(list); have.Int64 > int64(known) {
+		return fmt.Errorf("palace: %s has schema version %d, this binary knows up to %d (upgrade engram): %w",
+			db.path, have.Int64, known, ErrSchemaTooNew)
+	}
+	for _, m := range list {
+		if int64(m.Version) <= have.Int64 {
+			continue
+		}
+		err := db.Update(ctx, func(tx *sql.Tx) error {
+			var n int
+			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations WHERE version = ?`, m.Version).Scan(&n); err != nil {
+				return err
+			}
+			if n > 0 {
+				return nil // another process applied it while we waited for the lock
+			}
+			if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
+				return err
+			}
+			_, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`,
+				m.Version, m.Name, db.now().UTC().Format(time.RFC3339Nano))
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("palace: migration %04d_%s: %w", m.Version, m.Name, err)
+		}
+	}
+	return nil
+}

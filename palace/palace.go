@@ -1,0 +1,203 @@
+package palace
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"time"
+
+	engram "github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/migrations"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+)
+
+var _ engram.TurnIndex = (*DB)(nil)
+
+// Errors callers can branch on with errors.Is.
+var (
+	// ErrClosed is returned (inside an EUNAVAILABLE *engram.Error) by every
+	// method called after Close.
+	ErrClosed = errors.New("palace is closed")
+	// ErrSchemaTooNew is returned by Open when the database was written by a
+	// newer engram whose schema this binary does not know.
+	ErrSchemaTooNew = errors.New("palace schema is newer than this binary")
+)
+
+// DefaultReaders is the default size of the reader connection pool.
+const DefaultReaders = 4
+
+// Options tune a DB. The zero value is ready to use.
+type Options struct {
+	// Readers is the number of read connections (DefaultReaders if zero).
+	// Reads run concurrently with each other and with the one writer.
+	Readers int
+	// Now returns the current time, used to stamp applied migrations
+	// (time.Now if nil).
+	Now func() time.Time
+}
+
+// DB is the palace: engram's SQLite store of derived, rebuildable indexes.
+// It has one writer connection, so writes are serialised in the process,
+// and a pool of read connections that WAL lets run beside the writer.
+type DB struct {
+	path   string
+	now    func() time.Time
+	w      *sql.DB // exactly one connection; every write goes through it
+	r      *sql.DB // query_only connections
+	closed atomic.Bool
+}
+
+// Open opens (creating it if needed, with mode 0600) the palace database at
+// path, which must be in an existing directory, and applies the migrations it
+// lacks. It fails with an error wrapping ErrSchemaTooNew if the database has
+// a schema version this binary does not know.
+func Open(path string, opts Options) (*DB, error) {
+	if path == "" {
+		return nil, engram.Errorf(engram.EINVALID, "palace: no database path given")
+	}
+	if opts.Readers <= 0 {
+		opts.Readers = DefaultReaders
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("palace: %w", err)
+	}
+	// SQLite would create the file with 0644 (less the umask); the palace
+	// holds conversation text, so create it private first. SQLite gives the
+	// -wal and -shm files the database file's mode.
+	f, err := os.OpenFile(abs, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("palace: open: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return nil, fmt.Errorf("palace: open: %w", err)
+	}
+
+	db := &DB{path: abs, now: opts.Now}
+	if db.w, err = sql.Open("sqlite", dsn(abs, true)); err != nil {
+		return nil, fmt.Errorf("palace: open: %w", err)
+	}
+	db.w.SetMaxOpenConns(1)
+	db.w.SetMaxIdleConns(1)
+	db.w.SetConnMaxLifetime(0)
+	db.w.SetConnMaxIdleTime(0)
+
+	list, err := migrations.All()
+	if err == nil {
+		err = db.migrate(context.Background(), list)
+	}
+	if err != nil {
+		db.w.Close()
+		return nil, err
+	}
+
+	if db.r, err = sql.Open("sqlite", dsn(abs, false)); err != nil {
+		db.w.Close()
+		return nil, fmt.Errorf("palace: open: %w", err)
+	}
+	db.r.SetMaxOpenConns(opts.Readers)
+	db.r.SetMaxIdleConns(opts.Readers)
+	db.r.SetConnMaxLifetime(0)
+	db.r.SetConnMaxIdleTime(0)
+	return db, nil
+}
+
+// dsn returns the modernc data source name for the database file at abs.
+func dsn(abs string, writer bool) string {
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout(5000)")
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "foreign_keys(1)")
+	// synchronous=NORMAL: in WAL mode NORMAL never corrupts the database; a
+	// power failure can only lose the last commits. Those are not lost to
+	// engram: the L0 archive fsyncs every turn before it is acknowledged, and
+	// the indexer catches up from IndexedSeq on start, re-deriving whatever
+	// the palace lost. The archive, not SQLite, is the durability point, so
+	// FULL would buy nothing but an fsync per commit.
+	q.Add("_pragma", "synchronous(NORMAL)")
+	if writer {
+		// Take the write lock at BEGIN: a deferred transaction that upgrades
+		// to a writer later can fail with SQLITE_BUSY without waiting out
+		// busy_timeout, should another process (a CLI tool) write meanwhile.
+		q.Set("_txlock", "immediate")
+	} else {
+		q.Add("_pragma", "query_only(1)")
+	}
+	u := url.URL{Scheme: "file", Path: abs} // escapes '?', '#' and '%' in the path
+	return u.String() + "?" + q.Encode()
+}
+
+// Path returns the absolute path of the database file.
+func (db *DB) Path() string { return db.path }
+
+// Close closes the database. Calls after the first return nil; other methods
+// called after Close fail with ErrClosed. Close waits for running queries.
+func (db *DB) Close() error {
+	if db.closed.Swap(true) {
+		return nil
+	}
+	var errs []error
+	if db.r != nil {
+		errs = append(errs, db.r.Close())
+	}
+	// The writer closes last: the last connection to close checkpoints the
+	// WAL into the database file and removes it.
+	errs = append(errs, db.w.Close())
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("palace: close: %w", err)
+	}
+	return nil
+}
+
+func errClosed() error {
+	return &engram.Error{Code: engram.EUNAVAILABLE, Message: "palace is closed", Err: ErrClosed}
+}
+
+// Update runs fn in a write transaction on the writer connection and commits
+// it if fn returns nil; otherwise it rolls back and returns fn's error.
+// Writes are serialised: Update waits for the writer to be free.
+func (db *DB) Update(ctx context.Context, fn func(*sql.Tx) error) error {
+	return db.run(ctx, db.w, nil, fn)
+}
+
+// View runs fn in a read-only transaction on a reader connection: fn sees
+// one consistent snapshot, and runs concurrently with writes.
+func (db *DB) View(ctx context.Context, fn func(*sql.Tx) error) error {
+	return db.run(ctx, db.r, &sql.TxOptions{ReadOnly: true}, fn)
+}
+
+func (db *DB) run(ctx context.Context, conn *sql.DB, opts *sql.TxOptions, fn func(*sql.Tx) error) error {
+	if db.closed.Load() {
+		return errClosed()
+	}
+	tx, err := conn.BeginTx(ctx, opts)
+	if err != nil {
+		if db.closed.Load() {
+			return errClosed()
+		}
+		return fmt.Errorf("palace: begin: %w", err)
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			tx.Rollback()
+			panic(p)
+		}
+	}()
+	if err := fn(tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("palace: commit: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,438 @@
+package palace
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	engram "github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/migrations"
+)
+
+// MustOpenDB opens a palace in a fresh temporary directory and closes it at
+// the end of the test, after checking its invariants.
+func MustOpenDB(tb testing.TB) *DB {
+	tb.Helper()
+	return MustOpenDBAt(tb, filepath.Join(tb.TempDir(), "palace.db"), Options{})
+}
+
+// MustOpenDBAt opens the palace at path; see MustOpenDB.
+func MustOpenDBAt(tb testing.TB, path string, opts Options) *DB {
+	tb.Helper()
+	db, err := Open(path, opts)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		if !db.closed.Load() {
+			checkInvariants(tb, db)
+		}
+		if err := db.Close(); err != nil {
+			tb.Error(err)
+		}
+	})
+	return db
+}
+
+// checkInvariants verifies the database and that both full-text indexes hold
+// exactly the stored turns.
+func checkInvariants(tb testing.TB, db *DB) {
+	tb.Helper()
+	ctx := context.Background()
+	err := db.Update(ctx, func(tx *sql.Tx) error {
+		var ok string
+		if err := tx.QueryRowContext(ctx, `PRAGMA integrity_check`).Scan(&ok); err != nil {
+			return err
+		}
+		if ok != "ok" {
+			tb.Errorf("integrity_check: %s", ok)
+		}
+		for _, table := range []string{"turns_fts", "turns_trigram", "turns_cjk"} {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO `+table+` (`+table+`) VALUES ('integrity-check')`); err != nil {
+				tb.Errorf("%s integrity-check: %v", table, err)
+			}
+			if table == "turns_cjk" {
+				var orphans int
+				q := `SELECT count(*) FROM turns_cjk c WHERE NOT EXISTS (SELECT 1 FROM turns t WHERE t.seq = c.rowid)`
+				if err := tx.QueryRowContext(ctx, q).Scan(&orphans); err != nil {
+					return err
+				}
+				if orphans != 0 {
+					tb.Errorf("turns_cjk: %d rows without a turn", orphans)
+				}
+				continue // only turns with CJK text have a row
+			}
+			var missing int
+			q := `SELECT count(*) FROM turns t WHERE NOT EXISTS (SELECT 1 FROM ` + table + ` f WHERE f.rowid = t.seq)`
+			if err := tx.QueryRowContext(ctx, q).Scan(&missing); err != nil {
+				return err
+			}
+			var turns, docs int
+			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM turns`).Scan(&turns); err != nil {
+				return err
+			}
+			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM `+table).Scan(&docs); err != nil {
+				return err
+			}
+			if missing != 0 || turns != docs {
+				tb.Errorf("%s: %d rows for %d turns, %d turns missing", table, docs, turns, missing)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		tb.Errorf("check invariants: %v", err)
+	}
+}
+
+func TestOpen_FileMode(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "palace.db")
+	db := MustOpenDBAt(t, path, Options{})
+	if err := db.PutTurns(context.Background(), []engram.Turn{testTurn(1, "hello")}); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		fi, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if mode := fi.Mode().Perm(); mode != 0o600 {
+			t.Errorf("%s has mode %o, want 600", filepath.Base(p), mode)
+		}
+	}
+}
+
+func TestOpen_OddPath(t *testing.T) {
+	// '?', '#' and '%' would end or escape a DSN's path if not escaped.
+	path := filepath.Join(t.TempDir(), "a?b#c%20 d.db")
+	MustOpenDBAt(t, path, Options{})
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("database not created at the given path: %v", err)
+	}
+}
+
+func TestOpen_NoDirectory(t *testing.T) {
+	if _, err := Open(filepath.Join(t.TempDir(), "missing", "palace.db"), Options{}); err == nil {
+		t.Fatal("Open in a missing directory succeeded")
+	}
+	if _, err := Open("", Options{}); engram.ErrorCode(err) != engram.EINVALID {
+		t.Fatalf("Open(\"\") = %v, want EINVALID", err)
+	}
+}
+
+func TestOpen_Pragmas(t *testing.T) {
+	db := MustOpenDB(t)
+	ctx := context.Background()
+	want := map[string]string{
+		"journal_mode": "wal",
+		"synchronous":  "1", // NORMAL
+		"foreign_keys": "1",
+		"busy_timeout": "5000",
+	}
+	check := func(name string, tx *sql.Tx, queryOnly string) error {
+		for p, v := range want {
+			var got string
+			if err := tx.QueryRowContext(ctx, "PRAGMA "+p).Scan(&got); err != nil {
+				return err
+			}
+			if got != v {
+				t.Errorf("%s: %s = %s, want %s", name, p, got, v)
+			}
+		}
+		var got string
+		if err := tx.QueryRowContext(ctx, "PRAGMA query_only").Scan(&got); err != nil {
+			return err
+		}
+		if got != queryOnly {
+			t.Errorf("%s: query_only = %s, want %s", name, got, queryOnly)
+		}
+		return nil
+	}
+	if err := db.Update(ctx, func(tx *sql.Tx) error { return check("writer", tx, "0") }); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.View(ctx, func(tx *sql.Tx) error { return check("reader", tx, "1") }); err != nil {
+		t.Fatal(err)
+	}
+	err := db.View(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO palace_meta (key, value) VALUES ('x', 1)`)
+		return err
+	})
+	if err == nil {
+		t.Error("View allowed a write")
+	}
+}
+
+func TestUpdate_RollsBackOnError(t *testing.T) {
+	db := MustOpenDB(t)
+	ctx := context.Background()
+	boom := errors.New("boom")
+	err := db.Update(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO palace_meta (key, value) VALUES ('x', 1)`); err != nil {
+			return err
+		}
+		return boom
+	})
+	if !errors.Is(err, boom) {
+		t.Fatalf("Update = %v, want boom", err)
+	}
+	var n int
+	err = db.View(ctx, func(tx *sql.Tx) error {
+		return tx.QueryRowContext(ctx, `SELECT count(*) FROM palace_meta WHERE key = 'x'`).Scan(&n)
+	})
+	if err != nil || n != 0 {
+		t.Fatalf("after rollback: n = %d, err = %v", n, err)
+	}
+}
+
+func TestMigrations_AppliedAndRecorded(t *testing.T) {
+	now := time.Date(2026, 5, 1, 14, 3, 0, 0, time.UTC)
+	db := MustOpenDBAt(t, filepath.Join(t.TempDir(), "palace.db"), Options{Now: func() time.Time { return now }})
+	want, err := migrations.All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := appliedMigrations(t, db)
+	if len(got) != len(want) {
+		t.Fatalf("recorded %d migrations, want %d", len(got), len(want))
+	}
+	for i, m := range want {
+		if got[i].version != m.Version || got[i].name != m.Name || got[i].appliedAt != "2026-05-01T14:03:00Z" {
+			t.Errorf("migration %d recorded as %+v", m.Version, got[i])
+		}
+	}
+}
+
+type applied struct {
+	version         int
+	name, appliedAt string
+}
+
+func appliedMigrations(tb testing.TB, db *DB) []applied {
+	tb.Helper()
+	var out []applied
+	ctx := context.Background()
+	err := db.View(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT version, name, applied_at FROM schema_migrations ORDER BY version`)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var a applied
+			if err := rows.Scan(&a.version, &a.name, &a.appliedAt); err != nil {
+				return err
+			}
+			out = append(out, a)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return out
+}
+
+func TestMigrations_ReopenIdempotent(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "palace.db")
+	first := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	db, err := Open(path, Options{Now: func() time.Time { return first }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.PutTurns(context.Background(), []engram.Turn{testTurn(1, "kept across reopen")}); err != nil {
+		t.Fatal(err)
+	}
+	before := appliedMigrations(t, db)
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	db = MustOpenDBAt(t, path, Options{Now: func() time.Time { return first.AddDate(1, 0, 0) }})
+	after := appliedMigrations(t, db)
+	if len(after) != len(before) {
+		t.Fatalf("reopen recorded %d migrations, before %d", len(after), len(before))
+	}
+	for i := range before {
+		if after[i] != before[i] {
+			t.Errorf("migration %d changed on reopen: %+v -> %+v", before[i].version, before[i], after[i])
+		}
+	}
+	if n, err := db.CountTurns(context.Background(), ""); err != nil || n != 1 {
+		t.Fatalf("CountTurns after reopen = %d, %v", n, err)
+	}
+}
+
+func TestMigrations_TooNewRefused(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "palace.db")
+	db, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(context.Background(), func(tx *sql.Tx) error {
+		_, err := tx.Exec(`INSERT INTO schema_migrations (version, name, applied_at) VALUES (999, 'future', '2030-01-01T00:00:00Z')`)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err = Open(path, Options{})
+	if err == nil {
+		db.Close()
+		t.Fatal("Open accepted a schema newer than the binary")
+	}
+	if !errors.Is(err, ErrSchemaTooNew) {
+		t.Fatalf("Open = %v, want ErrSchemaTooNew", err)
+	}
+	t.Log(err)
+}
+
+func TestMigrate_NewAndFailing(t *testing.T) {
+	db := MustOpenDB(t)
+	ctx := context.Background()
+	list, err := migrations.All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := len(list) + 1
+	bad := append(append([]migrations.Migration(nil), list...),
+		migrations.Migration{Version: next, Name: "bad", SQL: `CREATE TABLE extra (x); SELECT no_such_function();`})
+	if err := db.migrate(ctx, bad); err == nil {
+		t.Fatal("a failing migration succeeded")
+	}
+	if got := appliedMigrations(t, db); len(got) != len(list) {
+		t.Fatalf("failing migration recorded: %+v", got)
+	}
+	var n int
+	err = db.View(ctx, func(tx *sql.Tx) error {
+		return tx.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema WHERE name = 'extra'`).Scan(&n)
+	})
+	if err != nil || n != 0 {
+		t.Fatalf("failing migration left table extra (n=%d, err=%v)", n, err)
+	}
+
+	good := append(append([]migrations.Migration(nil), list...),
+		migrations.Migration{Version: next, Name: "extra", SQL: `CREATE TABLE extra (x); INSERT INTO extra VALUES (1);`})
+	for range 2 {
+		if err := db.migrate(ctx, good); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := appliedMigrations(t, db); len(got) != next || got[next-1].name != "extra" {
+		t.Fatalf("recorded %+v", got)
+	}
+	err = db.View(ctx, func(tx *sql.Tx) error {
+		return tx.QueryRowContext(ctx, `SELECT count(*) FROM extra`).Scan(&n)
+	})
+	if err != nil || n != 1 {
+		t.Fatalf("migration ran %d times (err %v), want once", n, err)
+	}
+}
+
+func TestClosed(t *testing.T) {
+	db := MustOpenDB(t)
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatalf("second Close = %v", err)
+	}
+	ctx := context.Background()
+	for name, err := range map[string]error{
+		"PutTurns": db.PutTurns(ctx, []engram.Turn{testTurn(1, "x")}),
+		"IndexedSeq": func() error {
+			_, err := db.IndexedSeq(ctx)
+			return err
+		}(),
+		"SearchTurns": func() error {
+			_, err := db.SearchTurns(ctx, engram.TextQuery{Text: "x"})
+			return err
+		}(),
+		"Stats": func() error {
+			_, err := db.Stats(ctx)
+			return err
+		}(),
+	} {
+		if !errors.Is(err, ErrClosed) || engram.ErrorCode(err) != engram.EUNAVAILABLE {
+			t.Errorf("%s after Close = %v, want ErrClosed (EUNAVAILABLE)", name, err)
+		}
+	}
+}
+
+// TestConcurrentReadWrite runs searches and counts while batches are
+// written, for the race detector and to show reads are not blocked.
+func TestConcurrentReadWrite(t *testing.T) {
+	db := MustOpenDB(t)
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	done := make(chan struct{})
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer close(done)
+		for b := range 20 {
+			batch := make([]engram.Turn, 10)
+			for i := range batch {
+				batch[i] = testTurn(int64(b*10+i+1), "concurrent write about the database port 数据库端口")
+			}
+			if err := db.PutTurns(ctx, batch); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}()
+	for range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				if _, err := db.SearchTurns(ctx, engram.TextQuery{Text: "database port 端口 会議", Limit: 5}); err != nil {
+					t.Error(err)
+					return
+				}
+				if _, err := db.CountTurns(ctx, ""); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if n, err := db.CountTurns(ctx, ""); err != nil || n != 200 {
+		t.Fatalf("CountTurns = %d, %v; want 200", n, err)
+	}
+	if seq, err := db.IndexedSeq(ctx); err != nil || seq != 200 {
+		t.Fatalf("IndexedSeq = %d, %v; want 200", seq, err)
+	}
+}
+
+// testTurn returns a valid turn with the given seq and content.
+func testTurn(seq int64, content string) engram.Turn {
+	ts := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC).Add(time.Duration(seq) * time.Minute)
+	return engram.Turn{
+		ID:         "t" + itoa(seq),
+		Seq:        seq,
+		Namespace:  engram.DefaultNamespace,
+		Session:    "s1",
+		Role:       engram.RoleUser,
+		Content:    content,
+		TS:         ts,
+		ReceivedAt: ts.Add(time.Second),
+	}
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }

@@ -1,0 +1,188 @@
+package palace
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math"
+
+	engram "github.com/engram-dev/engram"
+)
+
+// Search limits.
+const (
+	DefaultSearchLimit = engram.DefaultK // used when TextQuery.Limit <= 0
+	MaxSearchLimit     = 1000            // larger limits are cut to this
+)
+
+// SearchTurns finds the turns that best match q.Text, best first, at most
+// q.Limit of them, in q.Namespace or in all namespaces if it is "".
+//
+// The query is cut into terms (see the package documentation), stopwords
+// dropped, and the turns containing any term ranked by BM25 over the keyword
+// index. If that finds fewer than q.Limit turns, substring matches of the
+// terms of three or more characters (trigram index) follow, then turns
+// containing a Chinese or Japanese term of one or two characters anywhere
+// (turns_cjk), each scored below the hits before it. Scores are positive and
+// finite, higher is better; they compare hits of one query, not of two.
+// Limits above MaxSearchLimit are cut to it.
+//
+// A query with no terms left after stopwords finds nothing, without error.
+// User text never reaches FTS5 as syntax, so no query string is an error.
+func (db *DB) SearchTurns(ctx context.Context, q engram.TextQuery) ([]engram.TurnHit, error) {
+	limit := q.Limit
+	if limit <= 0 {
+		limit = DefaultSearchLimit
+	}
+	limit = min(limit, MaxSearchLimit)
+	terms, err := queryTerms(q.Text)
+	if err != nil {
+		return nil, err
+	}
+	if len(terms) == 0 {
+		return nil, nil
+	}
+
+	var long, short []term // for the substring and the short CJK stage
+	for _, t := range terms {
+		switch {
+		case t.n >= 3:
+			long = append(long, t)
+		case t.cjk:
+			short = append(short, t)
+		}
+	}
+
+	s := search{limit: limit, ns: q.Namespace, seen: make(map[int64]bool)}
+	err = db.View(ctx, func(tx *sql.Tx) error {
+		if err := s.keyword(ctx, tx, terms); err != nil {
+			return err
+		}
+		if err := s.substring(ctx, tx, long); err != nil {
+			return err
+		}
+		return s.short(ctx, tx, short)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("palace: search turns: %w", err)
+	}
+	return s.hits, nil
+}
+
+// maxSubstringTerms bounds the trigram lookups of one query.
+const maxSubstringTerms = 8
+
+// search collects the hits of one query across its stages.
+type search struct {
+	limit int
+	ns    string
+	hits  []engram.TurnHit
+	seen  map[int64]bool
+	floor float64 // the lowest keyword score, the ceiling of fallback scores
+	extra int     // fallback hits so far
+}
+
+// keyword ranks the turns holding any of terms by BM25.
+func (s *search) keyword(ctx context.Context, tx *sql.Tx, terms []term) error {
+	const q = `SELECT ` + turnColumns + `, turns_fts.rank
+		FROM turns_fts JOIN turns t ON t.seq = turns_fts.rowid
+		WHERE turns_fts MATCH ?1 AND (?2 = '' OR t.namespace = ?2)
+		ORDER BY turns_fts.rank LIMIT ?3`
+	s.floor = 1
+	err := queryTurns(ctx, tx, q, []any{matchExpr(terms), s.ns, s.limit}, func(t engram.Turn, rank float64) {
+		if s.add(t, -rank) {
+			s.floor = s.hits[len(s.hits)-1].Score
+		}
+	})
+	return err
+}
+
+// substring adds the turns that contain a term inside a longer token, found
+// through the trigram index, one term at a time, newest first. Terms that
+// are no token of the keyword index come first: they are what this stage is
+// for (Kafka in KafkaConsumer). Each lookup streams in rowid order and stops
+// at the limit, because ranking every substring match of a common term
+// ("decide" in decided, undecided, ...) would cost a scan of its trigrams'
+// posting lists: hundreds of milliseconds on 100,000 turns.
+func (s *search) substring(ctx context.Context, tx *sql.Tx, long []term) error {
+	if s.full() || len(long) == 0 {
+		return nil
+	}
+	var unknown, known []term
+	for _, t := range long {
+		var one int
+		err := tx.QueryRowContext(ctx, `SELECT 1 FROM turns_fts WHERE turns_fts MATCH ? LIMIT 1`, matchExpr([]term{t})).Scan(&one)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			unknown = append(unknown, t)
+		case err != nil:
+			return err
+		default:
+			known = append(known, t)
+		}
+	}
+	order := append(unknown, known...)
+	if len(order) > maxSubstringTerms {
+		order = order[:maxSubstringTerms]
+	}
+	// Asking for limit rows is enough: at most len(s.hits) of them are
+	// hits already.
+	const q = `SELECT ` + turnColumns + `
+		FROM turns_trigram JOIN turns t ON t.seq = turns_trigram.rowid
+		WHERE turns_trigram MATCH ?1 AND (?2 = '' OR t.namespace = ?2)
+		ORDER BY turns_trigram.rowid DESC LIMIT ?3`
+	for _, t := range order {
+		if s.full() {
+			return nil
+		}
+		err := queryTurns(ctx, tx, q, []any{matchExpr([]term{t}), s.ns, s.limit}, func(t engram.Turn, _ float64) {
+			s.addExtra(t)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// short adds the turns whose content or speaker contains a one- or
+// two-character Chinese or Japanese term anywhere, newest first: gse may
+// have merged the term into a longer word (会議 into 会議室), and trigrams
+// need three characters. This is LIKE '%term%' over the CJK text, answered
+// from turns_cjk, an index of every such character and adjacent pair,
+// instead of a scan of every turn (30 ms per 100,000 turns).
+func (s *search) short(ctx context.Context, tx *sql.Tx, short []term) error {
+	if s.full() || len(short) == 0 {
+		return nil
+	}
+	const q = `SELECT ` + turnColumns + `
+		FROM turns_cjk JOIN turns t ON t.seq = turns_cjk.rowid
+		WHERE turns_cjk MATCH ?1 AND (?2 = '' OR t.namespace = ?2)
+		ORDER BY turns_cjk.rowid DESC LIMIT ?3`
+	return queryTurns(ctx, tx, q, []any{matchExpr(short), s.ns, s.limit}, func(t engram.Turn, _ float64) { s.addExtra(t) })
+}
+
+// add appends a hit unless the turn is a hit already or the list is full,
+// and reports whether it did.
+func (s *search) add(t engram.Turn, score float64) bool {
+	if s.full() || s.seen[t.Seq] {
+		return false
+	}
+	if math.IsNaN(score) || math.IsInf(score, 0) || score < 0 {
+		score = 0
+	}
+	s.seen[t.Seq] = true
+	s.hits = append(s.hits, engram.TurnHit{Turn: t, Score: score})
+	return true
+}
+
+// addExtra adds a fallback hit, scored below every keyword hit and below
+// the fallback hits before it.
+func (s *search) addExtra(t engram.Turn) {
+	if s.add(t, s.floor/float64(2+s.extra)) {
+		s.extra++
+	}
+}
+
+func (s *search) full() bool { return len(s.hits) >= s.limit }

@@ -1,0 +1,304 @@
+package palace
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	engram "github.com/engram-dev/engram"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// keyIndexedSeq is the palace_meta key of the indexer's watermark.
+const keyIndexedSeq = "indexed_seq"
+
+// turnColumns are the columns queryTurns reads, in order.
+const turnColumns = `t.seq, t.id, t.namespace, t.session, t.role, t.speaker, t.content, t.ts, t.meta, t.received_at`
+
+// The range of times a turn may carry: ts and received_at are stored as
+// int64 Unix nanoseconds.
+var (
+	minTime = time.Unix(0, math.MinInt64).UTC()
+	maxTime = time.Unix(0, math.MaxInt64).UTC()
+)
+
+// row is a turn prepared for insertion: everything that costs CPU
+// (normalisation, word segmentation) is done before the write lock is taken.
+type row struct {
+	t       engram.Turn
+	text    string // content for turns_fts
+	speaker string // speaker for turns_fts
+	raw     string // NFKC content for turns_trigram
+	grams   string // CJK characters and pairs for turns_cjk, "" if none
+	ts, rx  any    // Unix nanoseconds or nil
+}
+
+// PutTurns stores turns in one transaction. A turn whose Seq is stored
+// already is left as it is, so replaying a range of the archive is harmless.
+// The watermark (IndexedSeq) advances to the highest Seq of the batch.
+//
+// It returns EINVALID if a turn has no ID or namespace, a Seq below 1, or a
+// time outside the years 1678 to 2262, and ECONFLICT if a turn's ID is
+// stored under another Seq (the archive and the palace disagree; rebuild the
+// palace). A batch with an invalid turn stores nothing.
+func (db *DB) PutTurns(ctx context.Context, turns []engram.Turn) error {
+	if len(turns) == 0 {
+		return nil
+	}
+	rows := make([]row, len(turns))
+	var maxSeq int64
+	for i, t := range turns {
+		field := "turns[" + strconv.Itoa(i) + "]."
+		if t.ID == "" {
+			return engram.FieldError(field+"id", "id is required")
+		}
+		if t.Namespace == "" {
+			return engram.FieldError(field+"namespace", "namespace is required")
+		}
+		if t.Seq < 1 {
+			return engram.FieldError(field+"seq", "seq %d is not positive", t.Seq)
+		}
+		r := row{t: t}
+		var err error
+		if r.ts, err = nanos(t.TS); err != nil {
+			return engram.FieldError(field+"ts", "%v", err)
+		}
+		if r.rx, err = nanos(t.ReceivedAt); err != nil {
+			return engram.FieldError(field+"received_at", "%v", err)
+		}
+		r.raw = nfkc(t.Content)
+		if r.text, err = segmentText(r.raw); err != nil {
+			return err
+		}
+		speaker := nfkc(t.Speaker)
+		if r.speaker, err = segmentText(speaker); err != nil {
+			return err
+		}
+		r.grams = strings.TrimSpace(cjkGrams(r.raw) + " " + cjkGrams(speaker))
+		rows[i] = r
+		maxSeq = max(maxSeq, t.Seq)
+	}
+
+	return db.Update(ctx, func(tx *sql.Tx) error {
+		ins, err := tx.PrepareContext(ctx, `INSERT INTO turns
+			(seq, id, namespace, session, role, speaker, content, ts, meta, received_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (seq) DO NOTHING`)
+		if err != nil {
+			return fmt.Errorf("palace: put turns: %w", err)
+		}
+		defer ins.Close()
+		fts, err := tx.PrepareContext(ctx, `INSERT INTO turns_fts (rowid, text, speaker) VALUES (?, ?, ?)`)
+		if err != nil {
+			return fmt.Errorf("palace: put turns: %w", err)
+		}
+		defer fts.Close()
+		tri, err := tx.PrepareContext(ctx, `INSERT INTO turns_trigram (rowid, content) VALUES (?, ?)`)
+		if err != nil {
+			return fmt.Errorf("palace: put turns: %w", err)
+		}
+		defer tri.Close()
+		cjk, err := tx.PrepareContext(ctx, `INSERT INTO turns_cjk (rowid, grams) VALUES (?, ?)`)
+		if err != nil {
+			return fmt.Errorf("palace: put turns: %w", err)
+		}
+		defer cjk.Close()
+
+		for _, r := range rows {
+			t := r.t
+			var meta any
+			if len(t.Meta) > 0 {
+				meta = string(t.Meta)
+			}
+			res, err := ins.ExecContext(ctx, t.Seq, t.ID, t.Namespace, t.Session, string(t.Role), t.Speaker, t.Content, r.ts, meta, r.rx)
+			if isUniqueViolation(err) {
+				return &engram.Error{Code: engram.ECONFLICT, Err: err,
+					Message: fmt.Sprintf("turn %q (seq %d) is stored under another seq", t.ID, t.Seq)}
+			}
+			if err != nil {
+				return fmt.Errorf("palace: put turn %d: %w", t.Seq, err)
+			}
+			if n, err := res.RowsAffected(); err != nil {
+				return fmt.Errorf("palace: put turn %d: %w", t.Seq, err)
+			} else if n == 0 {
+				continue // stored before
+			}
+			if _, err := fts.ExecContext(ctx, t.Seq, r.text, r.speaker); err != nil {
+				return fmt.Errorf("palace: index turn %d: %w", t.Seq, err)
+			}
+			if _, err := tri.ExecContext(ctx, t.Seq, r.raw); err != nil {
+				return fmt.Errorf("palace: index turn %d: %w", t.Seq, err)
+			}
+			if r.grams != "" {
+				if _, err := cjk.ExecContext(ctx, t.Seq, r.grams); err != nil {
+					return fmt.Errorf("palace: index turn %d: %w", t.Seq, err)
+				}
+			}
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO palace_meta (key, value) VALUES (?, ?)
+			ON CONFLICT (key) DO UPDATE SET value = max(value, excluded.value)`, keyIndexedSeq, maxSeq)
+		if err != nil {
+			return fmt.Errorf("palace: advance watermark: %w", err)
+		}
+		return nil
+	})
+}
+
+func isUniqueViolation(err error) bool {
+	var e *sqlite.Error
+	return errors.As(err, &e) && e.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE
+}
+
+// nanos returns t as Unix nanoseconds, or nil for the zero time.
+func nanos(t time.Time) (any, error) {
+	if t.IsZero() {
+		return nil, nil
+	}
+	if t.Before(minTime) || t.After(maxTime) {
+		return nil, fmt.Errorf("time %s is outside the range the palace stores (years 1678 to 2262)", t.Format(time.RFC3339))
+	}
+	return t.UnixNano(), nil
+}
+
+// IndexedSeq returns the watermark: the highest Seq passed to PutTurns, 0
+// for an empty palace.
+func (db *DB) IndexedSeq(ctx context.Context) (int64, error) {
+	var seq int64
+	err := db.View(ctx, func(tx *sql.Tx) error {
+		err := tx.QueryRowContext(ctx, `SELECT value FROM palace_meta WHERE key = ?`, keyIndexedSeq).Scan(&seq)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		}
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("palace: indexed seq: %w", err)
+	}
+	return seq, nil
+}
+
+// GetTurns returns the stored turns with the given ids, in the order of ids.
+// Ids that are not stored are skipped, so the result may be shorter.
+func (db *DB) GetTurns(ctx context.Context, ids []string) ([]engram.Turn, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	byID := make(map[string]engram.Turn, len(ids))
+	err := db.View(ctx, func(tx *sql.Tx) error {
+		const chunk = 500
+		for start := 0; start < len(ids); start += chunk {
+			part := ids[start:min(start+chunk, len(ids))]
+			args := make([]any, len(part))
+			for i, id := range part {
+				args[i] = id
+			}
+			q := `SELECT ` + turnColumns + ` FROM turns t WHERE t.id IN (?` + strings.Repeat(",?", len(part)-1) + `)`
+			if err := queryTurns(ctx, tx, q, args, func(t engram.Turn, _ float64) { byID[t.ID] = t }); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("palace: get turns: %w", err)
+	}
+	out := make([]engram.Turn, 0, len(byID))
+	for _, id := range ids {
+		if t, ok := byID[id]; ok {
+			out = append(out, t)
+			delete(byID, id) // an id asked for twice is returned once
+		}
+	}
+	return out, nil
+}
+
+// CountTurns returns the number of stored turns in namespace, or in all
+// namespaces if namespace is "".
+func (db *DB) CountTurns(ctx context.Context, namespace string) (int64, error) {
+	var n int64
+	err := db.View(ctx, func(tx *sql.Tx) error {
+		if namespace == "" {
+			return tx.QueryRowContext(ctx, `SELECT count(*) FROM turns`).Scan(&n)
+		}
+		return tx.QueryRowContext(ctx, `SELECT count(*) FROM turns WHERE namespace = ?`, namespace).Scan(&n)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("palace: count turns: %w", err)
+	}
+	return n, nil
+}
+
+// Stats counts the stored turns per namespace: Layers[namespace]["turns"].
+func (db *DB) Stats(ctx context.Context) (engram.Stats, error) {
+	st := engram.Stats{Layers: make(map[string]map[string]int64)}
+	err := db.View(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT namespace, count(*) FROM turns GROUP BY namespace`)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var ns string
+			var n int64
+			if err := rows.Scan(&ns, &n); err != nil {
+				return err
+			}
+			st.Layers[ns] = map[string]int64{"turns": n}
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return engram.Stats{}, fmt.Errorf("palace: stats: %w", err)
+	}
+	return st, nil
+}
+
+// queryTurns runs q, whose first columns are turnColumns, optionally followed
+// by one numeric column (a rank), and calls fn for each row.
+func queryTurns(ctx context.Context, tx *sql.Tx, q string, args []any, fn func(engram.Turn, float64)) error {
+	rows, err := tx.QueryContext(ctx, q, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return err
+	}
+	ranked := len(cols) > 10
+	for rows.Next() {
+		var (
+			t      engram.Turn
+			role   string
+			ts, rx sql.NullInt64
+			meta   sql.NullString
+			rank   sql.NullFloat64
+			dest   = []any{&t.Seq, &t.ID, &t.Namespace, &t.Session, &role, &t.Speaker, &t.Content, &ts, &meta, &rx}
+		)
+		if ranked {
+			dest = append(dest, &rank)
+		}
+		if err := rows.Scan(dest...); err != nil {
+			return err
+		}
+		t.Role = engram.Role(role)
+		if ts.Valid {
+			t.TS = time.Unix(0, ts.Int64).UTC()
+		}
+		if rx.Valid {
+			t.ReceivedAt = time.Unix(0, rx.Int64).UTC()
+		}
+		if meta.Valid && meta.String != "" {
+			t.Meta = json.RawMessage(meta.String)
+		}
+		fn(t, rank.Float64)
+	}
+	return rows.Err()
+}

@@ -1,0 +1,232 @@
+package palace
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"os"
+	"reflect"
+	"testing"
+	"time"
+
+	engram "github.com/engram-dev/engram"
+)
+
+// loadTurns reads turns from a JSONL file in testdata.
+func loadTurns(tb testing.TB, name string) []engram.Turn {
+	tb.Helper()
+	f, err := os.Open("testdata/" + name)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	var turns []engram.Turn
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var t engram.Turn
+		if err := json.Unmarshal(sc.Bytes(), &t); err != nil {
+			tb.Fatalf("%s: %v", name, err)
+		}
+		turns = append(turns, t)
+	}
+	if err := sc.Err(); err != nil {
+		tb.Fatal(err)
+	}
+	return turns
+}
+
+func mustPut(tb testing.TB, db *DB, turns ...engram.Turn) {
+	tb.Helper()
+	if err := db.PutTurns(context.Background(), turns); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+func TestPutTurns_Idempotent(t *testing.T) {
+	db := MustOpenDB(t)
+	ctx := context.Background()
+	turns := loadTurns(t, "search.jsonl")
+	mustPut(t, db, turns...)
+	mustPut(t, db, turns...)
+	mustPut(t, db, turns[3:5]...)
+
+	// The same seq with other content is left as stored.
+	changed := turns[0]
+	changed.Content = "something else entirely"
+	mustPut(t, db, changed)
+
+	n, err := db.CountTurns(ctx, "")
+	if err != nil || n != int64(len(turns)) {
+		t.Fatalf("CountTurns = %d, %v; want %d", n, err, len(turns))
+	}
+	got, err := db.GetTurns(ctx, []string{turns[0].ID})
+	if err != nil || len(got) != 1 || got[0].Content != turns[0].Content {
+		t.Fatalf("GetTurns after replay = %+v, %v", got, err)
+	}
+	hits, err := db.SearchTurns(ctx, engram.TextQuery{Text: "outage"})
+	if err != nil || len(hits) != 1 {
+		t.Fatalf("replayed turn indexed %d times (err %v)", len(hits), err)
+	}
+	if hits, _ := db.SearchTurns(ctx, engram.TextQuery{Text: "entirely"}); len(hits) != 0 {
+		t.Fatalf("ignored replay was indexed: %+v", hits)
+	}
+}
+
+func TestPutTurns_Watermark(t *testing.T) {
+	db := MustOpenDB(t)
+	ctx := context.Background()
+	check := func(want int64) {
+		t.Helper()
+		got, err := db.IndexedSeq(ctx)
+		if err != nil || got != want {
+			t.Fatalf("IndexedSeq = %d, %v; want %d", got, err, want)
+		}
+	}
+	check(0)
+	mustPut(t, db, testTurn(3, "c"), testTurn(1, "a"), testTurn(2, "b"))
+	check(3)
+	mustPut(t, db, testTurn(2, "b")) // a replay never moves it back
+	check(3)
+	mustPut(t, db, testTurn(10, "j"))
+	check(10)
+	if err := db.PutTurns(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	check(10)
+}
+
+func TestPutTurns_Invalid(t *testing.T) {
+	db := MustOpenDB(t)
+	ctx := context.Background()
+	for _, tt := range []struct {
+		name  string
+		edit  func(*engram.Turn)
+		field string
+	}{
+		{"no id", func(t *engram.Turn) { t.ID = "" }, "turns[1].id"},
+		{"no namespace", func(t *engram.Turn) { t.Namespace = "" }, "turns[1].namespace"},
+		{"zero seq", func(t *engram.Turn) { t.Seq = 0 }, "turns[1].seq"},
+		{"negative seq", func(t *engram.Turn) { t.Seq = -4 }, "turns[1].seq"},
+		{"ts too late", func(t *engram.Turn) { t.TS = time.Date(2300, 1, 1, 0, 0, 0, 0, time.UTC) }, "turns[1].ts"},
+		{"received too early", func(t *engram.Turn) { t.ReceivedAt = time.Date(1600, 1, 1, 0, 0, 0, 0, time.UTC) }, "turns[1].received_at"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			bad := testTurn(2, "bad")
+			tt.edit(&bad)
+			err := db.PutTurns(ctx, []engram.Turn{testTurn(1, "good"), bad})
+			if engram.ErrorCode(err) != engram.EINVALID || engram.ErrorField(err) != tt.field {
+				t.Fatalf("PutTurns = %v (field %q), want EINVALID on %s", err, engram.ErrorField(err), tt.field)
+			}
+		})
+	}
+	if n, _ := db.CountTurns(ctx, ""); n != 0 {
+		t.Fatalf("a rejected batch stored %d turns", n)
+	}
+}
+
+func TestPutTurns_IDConflict(t *testing.T) {
+	db := MustOpenDB(t)
+	ctx := context.Background()
+	mustPut(t, db, testTurn(1, "first"))
+	other := testTurn(7, "same id, other seq")
+	other.ID = testTurn(1, "").ID
+	err := db.PutTurns(ctx, []engram.Turn{testTurn(2, "second"), other})
+	if engram.ErrorCode(err) != engram.ECONFLICT {
+		t.Fatalf("PutTurns = %v, want ECONFLICT", err)
+	}
+	if n, _ := db.CountTurns(ctx, ""); n != 1 {
+		t.Fatalf("the failed batch was partly stored: %d turns", n)
+	}
+	if seq, _ := db.IndexedSeq(ctx); seq != 1 {
+		t.Fatalf("the failed batch moved the watermark to %d", seq)
+	}
+}
+
+func TestGetTurns_RoundTrip(t *testing.T) {
+	db := MustOpenDB(t)
+	ctx := context.Background()
+	full := engram.Turn{
+		ID:        "01JTESTROUNDTRIP",
+		Seq:       42,
+		Namespace: "work",
+		Session:   "sess-1",
+		Role:      engram.RoleAssistant,
+		Speaker:   "Zoë",
+		Content:   "line one\nline two\t✓ 日本語",
+		TS:        time.Date(2026, 5, 1, 14, 3, 0, 123456789, time.UTC),
+		// Whitespace, key order, escapes and number spelling must survive.
+		Meta:       json.RawMessage(`{ "b" : 1.50, "a":"\u00e9\"x\"", "nested": {"z":[1, 2 ,3]}, "n":null }`),
+		ReceivedAt: time.Date(2026, 5, 1, 14, 3, 1, 987654321, time.UTC),
+	}
+	bare := engram.Turn{ID: "bare", Seq: 43, Namespace: "work", Session: "s", Role: engram.RoleUser, Content: "no meta, no times"}
+	mustPut(t, db, full, bare)
+
+	got, err := db.GetTurns(ctx, []string{"bare", "missing", full.ID, "bare"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 {
+		t.Fatalf("GetTurns returned %d turns, want 2", len(got))
+	}
+	if !reflect.DeepEqual(got[0], bare) {
+		t.Errorf("bare turn:\n got %+v\nwant %+v", got[0], bare)
+	}
+	if !reflect.DeepEqual(got[1], full) {
+		t.Errorf("full turn:\n got %+v\nwant %+v", got[1], full)
+	}
+	if string(got[1].Meta) != string(full.Meta) {
+		t.Errorf("meta changed:\n got %s\nwant %s", got[1].Meta, full.Meta)
+	}
+
+	hits, err := db.SearchTurns(ctx, engram.TextQuery{Text: "line two"})
+	if err != nil || len(hits) != 1 || string(hits[0].Turn.Meta) != string(full.Meta) {
+		t.Fatalf("search lost the meta: %+v, %v", hits, err)
+	}
+
+	if got, err := db.GetTurns(ctx, nil); err != nil || len(got) != 0 {
+		t.Fatalf("GetTurns(nil) = %v, %v", got, err)
+	}
+}
+
+func TestGetTurns_ManyIDs(t *testing.T) {
+	db := MustOpenDB(t)
+	var turns []engram.Turn
+	var ids []string
+	for i := int64(1); i <= 1200; i++ {
+		turns = append(turns, testTurn(i, "bulk"))
+		ids = append(ids, testTurn(i, "").ID)
+	}
+	mustPut(t, db, turns...)
+	got, err := db.GetTurns(context.Background(), ids)
+	if err != nil || len(got) != len(ids) {
+		t.Fatalf("GetTurns = %d turns, %v; want %d", len(got), err, len(ids))
+	}
+	for i, tu := range got {
+		if tu.ID != ids[i] {
+			t.Fatalf("got[%d] = %s, want %s", i, tu.ID, ids[i])
+		}
+	}
+}
+
+func TestCountTurnsAndStats(t *testing.T) {
+	db := MustOpenDB(t)
+	ctx := context.Background()
+	st, err := db.Stats(ctx)
+	if err != nil || st.Layers == nil || len(st.Layers) != 0 {
+		t.Fatalf("Stats of an empty palace = %+v, %v", st, err)
+	}
+	mustPut(t, db, loadTurns(t, "search.jsonl")...)
+	for ns, want := range map[string]int64{"": 15, "work": 13, "personal": 2, "nope": 0} {
+		if n, err := db.CountTurns(ctx, ns); err != nil || n != want {
+			t.Errorf("CountTurns(%q) = %d, %v; want %d", ns, n, err, want)
+		}
+	}
+	st, err = db.Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]map[string]int64{"work": {"turns": 13}, "personal": {"turns": 2}}
+	if !reflect.DeepEqual(st.Layers, want) {
+		t.Fatalf("Stats = %v, want %v", st.Layers, want)
+	}
+}

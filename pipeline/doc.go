@@ -1,0 +1,20 @@
+// Package pipeline moves turns from the L0 archive into the palace.
+//
+// The Indexer is the first stage: it follows the archive (woken by every
+// commit) and copies each archived turn, in sequence order, into the palace's
+// turns table, advancing a watermark (IndexedSeq) in the same transaction. At
+// start it catches up from that watermark, so a turn acknowledged just before
+// a crash is indexed on the next start. Ingest ties the two together for the
+// HTTP API and the CLI: archive (fsync), then wait briefly for the index so a
+// client can recall what it just wrote.
+//
+// Later stages (L1 memories, L2 scenes, L3 persona, L4 knowledge graph) arrive
+// with their issues and follow the same pattern: a watermark per worker, idempotent,
+// resumable, rebuildable from L0.
+//
+// # Caveats
+//
+// The palace may briefly lag the archive. Ingest waits for the index up to a
+// bound (IngestWait) and otherwise answers with a warning; the turns are durable
+// either way and become searchable as soon as the indexer catches up.
+package pipeline

@@ -1,0 +1,76 @@
+package engram
+
+import (
+	"context"
+	"time"
+)
+
+// Appended reports what the archive did with one turn of an Append call.
+type Appended struct {
+	ID        string `json:"id"`
+	Seq       int64  `json:"seq"`
+	Duplicate bool   `json:"duplicate,omitempty"` // the id was archived before; nothing was written
+}
+
+// Archive is the append-only L0 log of turns, the source every other index
+// is rebuilt from.
+type Archive interface {
+	// Append assigns ids (where missing), sequence numbers and receive times,
+	// writes the turns and returns only after they are on stable storage.
+	// A turn whose id is already archived is not written again. Append
+	// returns ENOSPACE when the disk is full and EUNAVAILABLE once closed.
+	Append(ctx context.Context, turns []Turn) ([]Appended, error)
+	// Stream calls fn for every archived turn with Seq > afterSeq, in Seq
+	// order, and stops at the first error fn returns.
+	Stream(ctx context.Context, afterSeq int64, fn func(Turn) error) error
+	// ScanTime calls fn for every turn whose TS lies in [from, to), in Seq order.
+	ScanTime(ctx context.Context, from, to time.Time, fn func(Turn) error) error
+	// LastSeq returns the highest sequence number archived so far.
+	LastSeq() int64
+	// Close flushes and releases the archive and its lock.
+	Close() error
+}
+
+// TextQuery asks a full-text index for the best matches of Text.
+type TextQuery struct {
+	Namespace string // "" searches every namespace
+	Text      string
+	Limit     int
+}
+
+// TurnHit is a turn found by a search, with its score (higher is better).
+type TurnHit struct {
+	Turn  Turn
+	Score float64
+}
+
+// TurnIndex is the palace's table of turns: a derived, rebuildable copy of
+// the archive with full-text search.
+type TurnIndex interface {
+	// PutTurns stores turns; a turn already stored (same Seq) is left as is.
+	PutTurns(ctx context.Context, turns []Turn) error
+	// IndexedSeq returns the highest Seq up to which every archived turn is
+	// stored (the indexer's watermark).
+	IndexedSeq(ctx context.Context) (int64, error)
+	// SearchTurns runs a keyword (BM25) search.
+	SearchTurns(ctx context.Context, q TextQuery) ([]TurnHit, error)
+	// Stats counts what is stored, per namespace and layer.
+	Stats(ctx context.Context) (Stats, error)
+}
+
+// Stats counts stored items: Layers[namespace][layer] = count. The layer of
+// turns is "turns"; later layers add "memories", "scenes" and so on.
+type Stats struct {
+	Layers  map[string]map[string]int64 `json:"namespaces"`
+	Archive ArchiveStats                `json:"archive"`
+}
+
+// ArchiveStats describes the L0 archive.
+type ArchiveStats struct {
+	Turns    int64 `json:"turns"`
+	LastSeq  int64 `json:"last_seq"`
+	Files    int   `json:"files"`
+	Bytes    int64 `json:"bytes"`
+	Corrupt  int64 `json:"corrupt_lines,omitempty"`
+	IndexLag int64 `json:"index_lag"`
+}
