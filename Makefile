@@ -13,17 +13,20 @@ build:
 run: build
 	./$(BIN) serve
 
-# The whole test suite, race detector on. This is what CI runs.
+# The whole test suite, race detector on, against real ChromaDB and Ollama
+# servers that scripts/testenv.sh installs (cached), starts and stops.
+# This is what CI runs.
 test: lint
-	$(GO) test -race -count=1 -timeout 20m ./...
+	scripts/testenv.sh $(GO) test -race -count=1 -timeout 20m ./...
 
-# Skips the slow end-to-end and crash tests.
+# No servers: skips the Chroma and Ollama tests and the slow end-to-end ones.
 test-short:
 	$(GO) test -race -short -count=1 ./...
 
-# Benchmarks; figures go to docs/benchmarks.md with the command that made them.
+# Benchmarks (with the real servers); figures go to docs/benchmarks.md with
+# the command that made them.
 bench:
-	$(GO) test -run '^$$' -bench . -count 1 -timeout 60m ./...
+	scripts/testenv.sh $(GO) test -run '^$$' -bench . -count 1 -timeout 60m ./...
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

@@ -1,0 +1,187 @@
+package ollama
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"sync/atomic"
+	"time"
+
+	"github.com/ollama/ollama/api"
+
+	engram "github.com/engram-dev/engram"
+)
+
+// probeText is what Check embeds.
+const probeText = "engram health check"
+
+// Embedder is an engram.Embedder over an Ollama server's /api/embed. It is
+// safe for concurrent use.
+type Embedder struct {
+	cfg       Config
+	base      *url.URL
+	client    *api.Client
+	transport *http.Transport
+
+	dim atomic.Int64 // 0 until the first successful Embed
+}
+
+var _ engram.Embedder = (*Embedder)(nil)
+
+// NewEmbedder returns an Embedder for cfg. It sends nothing: call Check to
+// find out whether the server answers and has the model.
+//
+// Errors: EINVALID for a bad Config (the field is named in the error).
+func NewEmbedder(cfg Config) (*Embedder, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	base, err := ParseHost(cfg.Host)
+	if err != nil {
+		return nil, err
+	}
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	transport.DialContext = (&net.Dialer{Timeout: min(DefaultDialTimeout, cfg.Timeout), KeepAlive: 30 * time.Second}).DialContext
+	return &Embedder{
+		cfg:       cfg,
+		base:      base,
+		client:    api.NewClient(base, &http.Client{Transport: transport}),
+		transport: transport,
+	}, nil
+}
+
+// Model returns the model's name, as configured.
+func (e *Embedder) Model() string { return e.cfg.Model }
+
+// Dim returns the vector dimension, 0 until the first successful Embed or
+// Check.
+func (e *Embedder) Dim() int { return int(e.dim.Load()) }
+
+// Host returns the server's base URL, e.g. "http://127.0.0.1:11434".
+func (e *Embedder) Host() string { return e.base.String() }
+
+// Close releases idle connections. The Embedder must not be used after.
+func (e *Embedder) Close() error {
+	e.transport.CloseIdleConnections()
+	return nil
+}
+
+// Embed returns one vector per text, in order, sending at most
+// Config.BatchSize texts per request. Empty input returns an empty result
+// without a request. Texts longer than the model's context are truncated by
+// the server.
+//
+// Errors: EUNAVAILABLE when the server cannot be reached, does not answer
+// within Config.Timeout, fails (5xx) after Config.MaxRetries retries, does
+// not have the model (the error says how to pull it) or rejects the request;
+// ECONFLICT when the model returns vectors of another dimension than before
+// (it was replaced on the server); EINTERNAL when the reply does not match the
+// request. A canceled context returns the context's error. A failure in a
+// later batch discards the vectors of earlier ones.
+func (e *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	out := make([][]float32, 0, len(texts))
+	for batch := range slices.Chunk(texts, e.cfg.BatchSize) {
+		vecs, err := e.embedBatch(ctx, batch)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, vecs...)
+	}
+	return out, nil
+}
+
+func (e *Embedder) embedBatch(ctx context.Context, texts []string) ([][]float32, error) {
+	var resp *api.EmbedResponse
+	err := e.do(ctx, "embed", e.cfg.MaxRetries, func(ctx context.Context) error {
+		var err error
+		resp, err = e.client.Embed(ctx, &api.EmbedRequest{Model: e.cfg.Model, Input: texts})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(resp.Embeddings) != len(texts) {
+		return nil, engram.Errorf(engram.EINTERNAL, "ollama server at %s returned %d vectors for %d texts (model %q)",
+			e.base, len(resp.Embeddings), len(texts), e.cfg.Model)
+	}
+	for _, v := range resp.Embeddings {
+		if err := e.checkDim(len(v)); err != nil {
+			return nil, err
+		}
+	}
+	return resp.Embeddings, nil
+}
+
+// checkDim records the dimension of the first vector and compares every
+// later one with it.
+func (e *Embedder) checkDim(n int) error {
+	if n == 0 {
+		return engram.Errorf(engram.EINTERNAL, "ollama server at %s returned an empty vector (model %q)", e.base, e.cfg.Model)
+	}
+	if e.dim.CompareAndSwap(0, int64(n)) {
+		return nil
+	}
+	if d := e.dim.Load(); d != int64(n) {
+		return engram.Errorf(engram.ECONFLICT,
+			"ollama model %q at %s returned %d-dimensional vectors, %d before: the model changed on the server; vectors of different models must not be mixed",
+			e.cfg.Model, e.base, n, d)
+	}
+	return nil
+}
+
+// Check embeds a short text, which makes the server load the model, and
+// returns the vector dimension. It is the health check: it fails, with the
+// errors of Embed, when the server is down or lacks the model.
+func (e *Embedder) Check(ctx context.Context) (dim int, err error) {
+	vecs, err := e.Embed(ctx, []string{probeText})
+	if err != nil {
+		return 0, err
+	}
+	return len(vecs[0]), nil
+}
+
+// Ping asks the server for its version, once, within Config.Timeout, and
+// returns it. It says whether the server answers, not whether it has the
+// model (see Check).
+//
+// Errors: EUNAVAILABLE when the server cannot be reached or fails.
+func (e *Embedder) Ping(ctx context.Context) (version string, err error) {
+	err = e.do(ctx, "version", 0, func(ctx context.Context) error {
+		var err error
+		version, err = e.client.Version(ctx)
+		return err
+	})
+	return version, err
+}
+
+// do runs call with a per-attempt timeout, and again after a backoff while
+// it fails for a transient reason, at most retries more times.
+func (e *Embedder) do(ctx context.Context, op string, retries int, call func(context.Context) error) error {
+	delay := e.cfg.RetryDelay
+	for attempt := 1; ; attempt++ {
+		actx, cancel := context.WithTimeout(ctx, e.cfg.Timeout)
+		err := call(actx)
+		cancel()
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("ollama %s: %w", op, ctx.Err())
+		}
+		if !transient(err) || attempt > retries {
+			return e.describe(err, attempt)
+		}
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("ollama %s: %w", op, ctx.Err())
+		case <-t.C:
+		}
+		delay = min(2*delay, MaxRetryDelay)
+	}
+}

@@ -1,0 +1,497 @@
+package ollama
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ollama/ollama/api"
+
+	engram "github.com/engram-dev/engram"
+)
+
+// texts returns n distinct texts.
+func texts(n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("note %d: the meeting about project number %d moved to room %d", i, i*7, i%13)
+	}
+	return out
+}
+
+func cosine(a, b []float32) float64 {
+	var dot, na, nb float64
+	for i := range a {
+		dot += float64(a[i]) * float64(b[i])
+		na += float64(a[i]) * float64(a[i])
+		nb += float64(b[i]) * float64(b[i])
+	}
+	return dot / math.Sqrt(na*nb)
+}
+
+// sameVector reports whether a and b are the same vector up to float noise
+// (the server may sum in another order in a batch than alone).
+func sameVector(a, b []float32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if math.Abs(float64(a[i]-b[i])) > 1e-4 {
+			return false
+		}
+	}
+	return true
+}
+
+// mustCode fails the test unless err is an *engram.Error with code.
+func mustCode(tb testing.TB, err error, code string) {
+	tb.Helper()
+	if err == nil {
+		tb.Fatalf("no error, want %s", code)
+	}
+	var ee *engram.Error
+	if !errors.As(err, &ee) || ee.Code != code {
+		tb.Fatalf("error %q has code %q, want %s", err, engram.ErrorCode(err), code)
+	}
+}
+
+func TestEmbed(t *testing.T) {
+	e := MustNewEmbedder(t, Config{})
+	if e.Dim() != 0 {
+		t.Fatalf("Dim before the first Embed = %d, want 0", e.Dim())
+	}
+	vecs, err := e.Embed(context.Background(), []string{"The cat sat on the mat.", "", "Ünïcödé, emoji 🙂 and 中文"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(vecs) != 3 {
+		t.Fatalf("got %d vectors for 3 texts", len(vecs))
+	}
+	dim := e.Dim()
+	if dim <= 0 {
+		t.Fatalf("Dim after Embed = %d", dim)
+	}
+	t.Logf("model %s: %d dimensions", e.Model(), dim)
+	for i, v := range vecs {
+		if len(v) != dim {
+			t.Fatalf("vector %d has %d dimensions, Dim() = %d", i, len(v), dim)
+		}
+		var norm float64
+		for _, x := range v {
+			if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+				t.Fatalf("vector %d holds %v", i, x)
+			}
+			norm += float64(x) * float64(x)
+		}
+		if norm == 0 {
+			t.Fatalf("vector %d is zero", i)
+		}
+	}
+}
+
+func TestEmbed_Empty(t *testing.T) {
+	p := newProxy(t)
+	e := MustNewEmbedder(t, Config{Host: p.Host()})
+	for _, in := range [][]string{nil, {}} {
+		vecs, err := e.Embed(context.Background(), in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if vecs == nil || len(vecs) != 0 {
+			t.Fatalf("Embed(%#v) = %#v, want an empty, non-nil result", in, vecs)
+		}
+	}
+	if n := len(p.Requests()); n != 0 {
+		t.Fatalf("empty input sent %d requests", n)
+	}
+}
+
+func TestEmbed_BatchesKeepOrder(t *testing.T) {
+	p := newProxy(t)
+	e := MustNewEmbedder(t, Config{Host: p.Host(), BatchSize: 32})
+	in := texts(70)
+	vecs, err := e.Embed(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs := p.Requests()
+	if len(reqs) != 3 {
+		t.Fatalf("70 texts with BatchSize 32 sent %d requests, want 3", len(reqs))
+	}
+	var sent []string
+	for i, want := range []int{32, 32, 6} {
+		if reqs[i].Path != "/api/embed" || len(reqs[i].Inputs) != want {
+			t.Fatalf("request %d: %s with %d texts, want /api/embed with %d", i+1, reqs[i].Path, len(reqs[i].Inputs), want)
+		}
+		sent = append(sent, reqs[i].Inputs...)
+	}
+	for i := range in {
+		if sent[i] != in[i] {
+			t.Fatalf("text %d sent as %q, want %q", i, sent[i], in[i])
+		}
+	}
+
+	// Each vector must be its own text's: embed every text alone and compare.
+	single := MustNewEmbedder(t, Config{BatchSize: 1})
+	alone, err := single.Embed(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range in {
+		if !sameVector(vecs[i], alone[i]) {
+			t.Fatalf("vector %d of the batched call differs from text %d embedded alone (cosine %.6f)", i, i, cosine(vecs[i], alone[i]))
+		}
+	}
+	if cosine(vecs[0], vecs[1]) > 0.9999 {
+		t.Fatal("distinct texts got the same vector: the order check proves nothing")
+	}
+}
+
+func TestEmbed_Deterministic(t *testing.T) {
+	e := MustNewEmbedder(t, Config{})
+	in := texts(5)
+	a, err := e.Embed(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := e.Embed(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range a {
+		if !sameVector(a[i], b[i]) {
+			t.Fatalf("text %d: two calls gave different vectors (cosine %.6f)", i, cosine(a[i], b[i]))
+		}
+	}
+}
+
+// The test model's vectors are weighted means of word vectors (see
+// scripts/mkmodel), and a real model does better: texts sharing their
+// content words must be closer than unrelated texts.
+func TestEmbed_SimilarTextsAreCloser(t *testing.T) {
+	e := MustNewEmbedder(t, Config{})
+	vecs, err := e.Embed(context.Background(), []string{
+		"The quarterly earnings report of the company was published today.",
+		"Today the company published its quarterly earnings report.",
+		"My cat likes to sleep on the warm kitchen floor.",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	related, unrelated := cosine(vecs[0], vecs[1]), cosine(vecs[0], vecs[2])
+	t.Logf("related %.3f, unrelated %.3f", related, unrelated)
+	if related <= unrelated+0.2 {
+		t.Fatalf("related texts at cosine %.3f, unrelated at %.3f: want related clearly closer", related, unrelated)
+	}
+}
+
+func TestEmbed_Concurrent(t *testing.T) {
+	e := MustNewEmbedder(t, Config{BatchSize: 4})
+	in := texts(10)
+	want, err := e.Embed(context.Background(), in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for range 8 {
+		wg.Go(func() {
+			got, err := e.Embed(context.Background(), in)
+			if err != nil {
+				errs <- err
+				return
+			}
+			for i := range got {
+				if !sameVector(got[i], want[i]) {
+					errs <- fmt.Errorf("text %d: concurrent call gave another vector", i)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
+
+func TestCheck(t *testing.T) {
+	e := MustNewEmbedder(t, Config{})
+	dim, err := e.Check(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dim <= 0 || dim != e.Dim() {
+		t.Fatalf("Check = %d, Dim = %d", dim, e.Dim())
+	}
+}
+
+func TestPing(t *testing.T) {
+	e := MustNewEmbedder(t, Config{})
+	v, err := e.Ping(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v == "" {
+		t.Fatal("Ping returned an empty version")
+	}
+	t.Logf("server version %s", v)
+
+	down := MustNewEmbedder(t, Config{Host: closedPort(t), Model: "any"})
+	_, err = down.Ping(context.Background())
+	mustCode(t, err, engram.EUNAVAILABLE)
+	if !errors.Is(err, syscall.ECONNREFUSED) {
+		t.Fatalf("Ping to a closed port: %v, want ECONNREFUSED in the chain", err)
+	}
+}
+
+func TestEmbed_UnknownModel(t *testing.T) {
+	p := newProxy(t)
+	const model = "engram-no-such-model"
+	e := MustNewEmbedder(t, Config{Host: p.Host(), Model: model})
+	_, err := e.Embed(context.Background(), []string{"hello"})
+	mustCode(t, err, engram.EUNAVAILABLE)
+	want := fmt.Sprintf(`model "%s" is not available on the ollama server at http://%s; run: ollama pull %s`, model, p.Host(), model)
+	if err.Error() != want || engram.ErrorMessage(err) != want {
+		t.Fatalf("error:\n got %q\nwant %q\n(ErrorMessage %q)", err, want, engram.ErrorMessage(err))
+	}
+	var se api.StatusError
+	if !errors.As(err, &se) || se.StatusCode != http.StatusNotFound {
+		t.Fatalf("cause %v: want api.StatusError 404 in the chain", err)
+	}
+	if n := len(p.Requests()); n != 1 {
+		t.Fatalf("a 404 was sent %d times, want once (no retry)", n)
+	}
+	if e.Dim() != 0 {
+		t.Fatalf("Dim = %d after a failed call, want 0", e.Dim())
+	}
+}
+
+func TestEmbed_Unreachable(t *testing.T) {
+	addr := closedPort(t)
+	// Default retries: 3, after 250, 500 and 1000 ms.
+	e := MustNewEmbedder(t, Config{Host: addr, Model: "bge-m3", Timeout: 2 * time.Second})
+	start := time.Now()
+	_, err := e.Embed(context.Background(), []string{"hello"})
+	elapsed := time.Since(start)
+	mustCode(t, err, engram.EUNAVAILABLE)
+	prefix := fmt.Sprintf("ollama server at http://%s not reachable (4 attempts): ", addr)
+	suffix := `; start it with "ollama serve" or set OLLAMA_HOST`
+	if msg := err.Error(); !strings.HasPrefix(msg, prefix) || !strings.HasSuffix(msg, suffix) || !strings.Contains(msg, "connection refused") {
+		t.Fatalf("error %q: want %q ... connection refused ... %q", msg, prefix, suffix)
+	}
+	if !errors.Is(err, syscall.ECONNREFUSED) {
+		t.Fatalf("error %v: want ECONNREFUSED in the chain", err)
+	}
+	if elapsed < 1750*time.Millisecond || elapsed > 5*time.Second {
+		t.Fatalf("gave up after %s, want the 1.75 s of backoff and little more", elapsed)
+	}
+	t.Logf("gave up after %s", elapsed)
+}
+
+// A server that comes up while the Embedder retries (a restart) is used as
+// soon as it answers.
+func TestEmbed_RetryUntilServerUp(t *testing.T) {
+	addr, target := closedPort(t), testTarget(t)
+	e := MustNewEmbedder(t, Config{Host: addr, MaxRetries: 10, RetryDelay: 50 * time.Millisecond})
+	type started struct {
+		p   *proxy
+		err error
+	}
+	up := make(chan started, 1)
+	go func() {
+		// The scenario, not a wait for a condition: the first attempts must
+		// find nothing listening. 10 retries from 50 ms span over 10 s.
+		time.Sleep(200 * time.Millisecond)
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			up <- started{err: err}
+			return
+		}
+		up <- started{p: startProxy(target, l)}
+	}()
+	vecs, err := e.Embed(context.Background(), []string{"hello"})
+	s := <-up
+	if s.err != nil {
+		t.Skipf("could not listen on %s again: %v", addr, s.err)
+	}
+	t.Cleanup(s.p.Close)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(vecs) != 1 || len(vecs[0]) == 0 {
+		t.Fatalf("got %v", vecs)
+	}
+	if n := len(s.p.Requests()); n != 1 {
+		t.Fatalf("the server saw %d requests, want 1", n)
+	}
+}
+
+func TestEmbed_RetryOn503(t *testing.T) {
+	p := newProxy(t)
+	p.Fault(func(n int, w http.ResponseWriter, _ *http.Request) bool {
+		if n == 1 {
+			http.Error(w, `{"error":"server busy, please try again"}`, http.StatusServiceUnavailable)
+			return true
+		}
+		return false
+	})
+	e := MustNewEmbedder(t, Config{Host: p.Host(), RetryDelay: time.Millisecond})
+	vecs, err := e.Embed(context.Background(), []string{"retry me"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(p.Requests()); n != 2 {
+		t.Fatalf("%d requests, want 2 (a 503, then the retry)", n)
+	}
+	direct, err := MustNewEmbedder(t, Config{}).Embed(context.Background(), []string{"retry me"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sameVector(vecs[0], direct[0]) {
+		t.Fatal("the retried request returned another vector")
+	}
+}
+
+func TestEmbed_5xxGivesUp(t *testing.T) {
+	p := newProxy(t)
+	p.Fault(func(_ int, w http.ResponseWriter, _ *http.Request) bool {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusInternalServerError)
+		_, _ = w.Write([]byte(`{"error":"llama runner process has terminated"}`))
+		return true
+	})
+	e := MustNewEmbedder(t, Config{Host: p.Host(), MaxRetries: 2, RetryDelay: time.Millisecond})
+	_, err := e.Embed(context.Background(), []string{"hello"})
+	mustCode(t, err, engram.EUNAVAILABLE)
+	want := fmt.Sprintf("ollama server at http://%s answered 500 Internal Server Error (3 attempts): llama runner process has terminated", p.Host())
+	if err.Error() != want {
+		t.Fatalf("error:\n got %q\nwant %q", err, want)
+	}
+	if n := len(p.Requests()); n != 3 {
+		t.Fatalf("%d requests, want 3 (MaxRetries 2)", n)
+	}
+}
+
+func TestEmbed_No4xxRetry(t *testing.T) {
+	p := newProxy(t)
+	p.Fault(func(_ int, w http.ResponseWriter, _ *http.Request) bool {
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = w.Write([]byte(`{"error":"this model does not support embeddings"}`))
+		return true
+	})
+	e := MustNewEmbedder(t, Config{Host: p.Host(), RetryDelay: time.Millisecond})
+	_, err := e.Embed(context.Background(), []string{"hello"})
+	mustCode(t, err, engram.EUNAVAILABLE)
+	if !strings.Contains(err.Error(), "answered 400 Bad Request: this model does not support embeddings") {
+		t.Fatalf("error %q does not carry the status and the server's message", err)
+	}
+	if n := len(p.Requests()); n != 1 {
+		t.Fatalf("a 400 was sent %d times, want once", n)
+	}
+}
+
+func TestEmbed_Timeout(t *testing.T) {
+	p := newProxy(t)
+	p.Fault(hang)
+	e := MustNewEmbedder(t, Config{Host: p.Host(), Timeout: 200 * time.Millisecond, MaxRetries: 1, RetryDelay: time.Millisecond})
+	start := time.Now()
+	_, err := e.Embed(context.Background(), []string{"hello"})
+	elapsed := time.Since(start)
+	mustCode(t, err, engram.EUNAVAILABLE)
+	want := fmt.Sprintf("ollama server at http://%s did not answer within 200ms (2 attempts)", p.Host())
+	if !strings.HasPrefix(err.Error(), want) {
+		t.Fatalf("error %q: want it to start with %q", err, want)
+	}
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("error %v: want context.DeadlineExceeded in the chain", err)
+	}
+	if n := len(p.Requests()); n != 2 {
+		t.Fatalf("%d requests, want 2", n)
+	}
+	if elapsed < 400*time.Millisecond || elapsed > 3*time.Second {
+		t.Fatalf("gave up after %s, want about 2 x 200 ms", elapsed)
+	}
+}
+
+func TestEmbed_ContextCanceled(t *testing.T) {
+	p := newProxy(t)
+	p.Fault(hang)
+	e := MustNewEmbedder(t, Config{Host: p.Host()})
+
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(100*time.Millisecond, cancel)
+	start := time.Now()
+	_, err := e.Embed(ctx, []string{"hello"})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("error %v: want context.Canceled", err)
+	}
+	if elapsed := time.Since(start); elapsed > 3*time.Second {
+		t.Fatalf("returned %s after the cancel", elapsed)
+	}
+
+	// Already canceled: no retries, no wait.
+	_, err = e.Embed(ctx, []string{"hello"})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("error %v: want context.Canceled", err)
+	}
+
+	// Canceled during the backoff between two attempts.
+	down := MustNewEmbedder(t, Config{Host: closedPort(t), Model: "any", RetryDelay: time.Minute})
+	ctx, cancel = context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	start = time.Now()
+	_, err = down.Embed(ctx, []string{"hello"})
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("error %v: want context.DeadlineExceeded", err)
+	}
+	if elapsed := time.Since(start); elapsed > 3*time.Second {
+		t.Fatalf("returned after %s, the backoff was not interrupted", elapsed)
+	}
+}
+
+// A model replaced on the server under the same name returns vectors of
+// another dimension: the Embedder must refuse them.
+func TestEmbed_DimensionChange(t *testing.T) {
+	p := newProxy(t)
+	e := MustNewEmbedder(t, Config{Host: p.Host()})
+	if _, err := e.Embed(context.Background(), []string{"first"}); err != nil {
+		t.Fatal(err)
+	}
+	dim := e.Dim()
+	p.Rewrite(func(_ int, reply map[string]any) {
+		for i, v := range reply["embeddings"].([]any) {
+			reply["embeddings"].([]any)[i] = v.([]any)[:dim-1]
+		}
+	})
+	_, err := e.Embed(context.Background(), []string{"second"})
+	mustCode(t, err, engram.ECONFLICT)
+	if !strings.Contains(err.Error(), fmt.Sprintf("returned %d-dimensional vectors, %d before", dim-1, dim)) {
+		t.Fatalf("error %q does not name both dimensions", err)
+	}
+	if e.Dim() != dim {
+		t.Fatalf("Dim changed to %d", e.Dim())
+	}
+}
+
+func TestEmbed_ShortReply(t *testing.T) {
+	p := newProxy(t)
+	p.Rewrite(func(_ int, reply map[string]any) {
+		reply["embeddings"] = reply["embeddings"].([]any)[1:]
+	})
+	e := MustNewEmbedder(t, Config{Host: p.Host()})
+	_, err := e.Embed(context.Background(), []string{"one", "two"})
+	mustCode(t, err, engram.EINTERNAL)
+	if !strings.Contains(err.Error(), "returned 1 vectors for 2 texts") {
+		t.Fatalf("error %q", err)
+	}
+}

@@ -1,0 +1,90 @@
+package ollama
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+
+	"github.com/ollama/ollama/api"
+
+	engram "github.com/engram-dev/engram"
+)
+
+// transient reports whether a request that failed with err may succeed if
+// sent again: the server was unreachable (refused during a restart, reset),
+// hung up mid-reply, timed out, was busy (429) or failed (5xx). Any other
+// 4xx is the request's or the configuration's fault and is not retried.
+func transient(err error) bool {
+	var se api.StatusError
+	if errors.As(err, &se) {
+		return se.StatusCode >= 500 || se.StatusCode == http.StatusTooManyRequests
+	}
+	var ae api.AuthorizationError
+	if errors.As(err, &ae) {
+		return false
+	}
+	var ne net.Error
+	return errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+}
+
+// describe turns the last error of a request into an EUNAVAILABLE error that
+// says what to do about it.
+func (e *Embedder) describe(err error, attempts int) error {
+	tries := ""
+	if attempts > 1 {
+		tries = fmt.Sprintf(" (%d attempts)", attempts)
+	}
+	var se api.StatusError
+	var ae api.AuthorizationError
+	var ne net.Error
+	var msg string
+	switch {
+	case errors.As(err, &se) && se.StatusCode == http.StatusNotFound:
+		msg = fmt.Sprintf("model %q is not available on the ollama server at %s; run: ollama pull %s", e.cfg.Model, e.base, e.cfg.Model)
+	case errors.As(err, &se):
+		msg = fmt.Sprintf("ollama server at %s answered %d %s%s: %s", e.base, se.StatusCode, http.StatusText(se.StatusCode), tries, statusText(se))
+	case errors.As(err, &ae):
+		msg = fmt.Sprintf("ollama server at %s refused access: %d %s", e.base, ae.StatusCode, http.StatusText(ae.StatusCode))
+	case errors.Is(err, context.DeadlineExceeded):
+		msg = fmt.Sprintf("ollama server at %s did not answer within %s%s (the first request loads the model: raise the timeout if the machine is slow)", e.base, e.cfg.Timeout, tries)
+	case errors.As(err, &ne), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		msg = fmt.Sprintf("ollama server at %s not reachable%s: %v; start it with \"ollama serve\" or set OLLAMA_HOST", e.base, tries, cause(err))
+	default:
+		msg = fmt.Sprintf("unexpected reply from the ollama server at %s: %v", e.base, cause(err))
+	}
+	return &engram.Error{Code: engram.EUNAVAILABLE, Err: &describedError{msg: msg, err: err}}
+}
+
+// describedError carries a complete message for the user and the cause for
+// errors.Is and errors.As. It sits in engram.Error's Err with an empty
+// Message, so that the text a client sees (engram.ErrorMessage) is the whole
+// message, hint included.
+type describedError struct {
+	msg string
+	err error
+}
+
+func (e *describedError) Error() string { return e.msg }
+func (e *describedError) Unwrap() error { return e.err }
+
+// cause drops the *url.Error wrapper ("Post \"http://...\": ") that repeats
+// the address the message already names.
+func cause(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}
+
+func statusText(se api.StatusError) string {
+	if se.ErrorMessage != "" {
+		return se.ErrorMessage
+	}
+	return "no detail"
+}
