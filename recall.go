@@ -5,10 +5,12 @@ import (
 	"time"
 )
 
-// Recall modes. Later layers add shallow (vector) and deep (fusion) modes;
-// auto picks the best mode available for a query.
+// Recall modes. auto picks the best mode available for a query (shallow
+// while the deep path does not exist yet); shallow is embed-the-query then
+// vector search; keyword is BM25 over the full-text indexes.
 const (
 	ModeAuto    = "auto"
+	ModeShallow = "shallow"
 	ModeKeyword = "keyword"
 )
 

@@ -1,6 +1,9 @@
 package engram
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // IngestResult is what an ingest reports: one entry per turn, in request
 // order, and warnings when the turns are archived but not yet searchable.
@@ -32,12 +35,50 @@ type RecallService interface {
 
 // Health is the state of a running engram, for /v1/health.
 type Health struct {
-	Status     string   `json:"status"` // "ok" or "degraded"
-	Version    string   `json:"version"`
-	ArchiveSeq int64    `json:"archive_seq"` // last archived turn
-	IndexedSeq int64    `json:"indexed_seq"` // last turn searchable
-	IndexLag   int64    `json:"index_lag"`   // archived turns not yet searchable
-	Problems   []string `json:"problems,omitempty"`
+	Status     string        `json:"status"` // "ok" or "degraded"
+	Version    string        `json:"version"`
+	ArchiveSeq int64         `json:"archive_seq"` // last archived turn
+	IndexedSeq int64         `json:"indexed_seq"` // last turn searchable
+	IndexLag   int64         `json:"index_lag"`   // archived turns not yet searchable
+	Vectors    *VectorHealth `json:"vectors,omitempty"`
+	Problems   []string      `json:"problems,omitempty"`
+}
+
+// VectorHealth is the state of the vector side of recall.
+type VectorHealth struct {
+	Model       string         `json:"model,omitempty"`   // the active model recall searches
+	Backend     string         `json:"backend,omitempty"` // "embedded" or "chroma"
+	EmbeddedSeq int64          `json:"embedded_seq"`      // last turn with a vector
+	Lag         int64          `json:"lag"`               // archived turns without a vector yet
+	Pending     string         `json:"reembed_pending,omitempty"`
+	Reembed     *ReembedStatus `json:"reembed,omitempty"`
+}
+
+// Re-embed states.
+const (
+	ReembedRunning = "running"
+	ReembedDone    = "done"
+	ReembedFailed  = "failed"
+)
+
+// ReembedStatus reports a re-embed: every archived turn embedded with a new
+// model into a new index, which replaces the old one atomically when
+// complete. Until then recall uses the old index.
+type ReembedStatus struct {
+	Model   string    `json:"model"`
+	State   string    `json:"state"`
+	Done    int64     `json:"done"`  // turns embedded (by seq)
+	Total   int64     `json:"total"` // turns to embed (the archive's last seq at the start)
+	Error   string    `json:"error,omitempty"`
+	Started time.Time `json:"started"`
+}
+
+// ReembedService starts re-embeds.
+type ReembedService interface {
+	// StartReembed starts embedding every turn with model in the
+	// background and returns at once. ECONFLICT if one is running or the
+	// model is already active; EINVALID for an unknown model.
+	StartReembed(ctx context.Context, model string) (ReembedStatus, error)
 }
 
 // StatusService reports health and counts.

@@ -52,6 +52,9 @@ type TurnIndex interface {
 	// IndexedSeq returns the highest Seq up to which every archived turn is
 	// stored (the indexer's watermark).
 	IndexedSeq(ctx context.Context) (int64, error)
+	// GetTurns returns the stored turns with the given ids, in the order of
+	// ids; ids not stored are skipped.
+	GetTurns(ctx context.Context, ids []string) ([]Turn, error)
 	// SearchTurns runs a keyword (BM25) search.
 	SearchTurns(ctx context.Context, q TextQuery) ([]TurnHit, error)
 	// Stats counts what is stored, per namespace and layer.

@@ -13,4 +13,5 @@
 //	POST /v1/recall   {"namespace", "query", "k", "mode"}
 //	GET  /v1/health   no token needed
 //	GET  /v1/stats    counts per namespace and layer
+//	POST /v1/reembed  {"model"}: embed every turn with another model, then switch
 package httpapi

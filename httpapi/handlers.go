@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -138,4 +139,45 @@ func (s *Server) readBody(c echo.Context) ([]byte, error) {
 		return nil, engram.FieldError("body", "reading the request body failed: %v", err)
 	}
 	return body, nil
+}
+
+// postReembed starts a re-embed into {"model": "..."} ("" = the configured
+// model) and answers 202 at once; /v1/health reports its progress.
+func (s *Server) postReembed(c echo.Context) error {
+	if s.Reembed == nil {
+		return engram.Errorf(engram.EUNSUPPORTED, "re-embedding is not available on this server")
+	}
+	body, err := s.readBody(c)
+	if err != nil {
+		return err
+	}
+	var req struct {
+		Model *string `json:"model"`
+	}
+	if len(bytes.TrimSpace(body)) > 0 {
+		if !utf8.Valid(body) {
+			return engram.FieldError("body", "request body is not valid UTF-8")
+		}
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal(body, &obj); err != nil || obj == nil {
+			return engram.FieldError("body", "must be a JSON object like {\"model\": \"ollama:bge-m3\"}")
+		}
+		for k, v := range obj {
+			if k != "model" {
+				return engram.FieldError(k, "unknown field %q (known: model)", k)
+			}
+			if err := json.Unmarshal(v, &req.Model); err != nil {
+				return engram.FieldError("model", "must be a string")
+			}
+		}
+	}
+	model := ""
+	if req.Model != nil {
+		model = *req.Model
+	}
+	st, err := s.Reembed.StartReembed(c.Request().Context(), model)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusAccepted, st)
 }

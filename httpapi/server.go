@@ -41,6 +41,8 @@ type Server struct {
 	Ingest engram.IngestService
 	Recall engram.RecallService
 	Status engram.StatusService
+	// Reembed, if set, serves POST /v1/reembed.
+	Reembed engram.ReembedService
 	// Now is the clock used for turns sent without a timestamp.
 	Now func() time.Time
 }
@@ -74,6 +76,7 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 	e.POST("/v1/recall", s.postRecall)
 	e.GET("/v1/health", s.getHealth)
 	e.GET("/v1/stats", s.getStats)
+	e.POST("/v1/reembed", s.postReembed)
 	s.echo = e
 	return s, nil
 }

@@ -51,6 +51,8 @@ type DB struct {
 	w      *sql.DB // exactly one connection; every write goes through it
 	r      *sql.DB // query_only connections
 	closed atomic.Bool
+
+	vectors vectorCache // the VectorIndex of each model, made by Vectors
 }
 
 // Open opens (creating it if needed, with mode 0600) the palace database at

@@ -40,8 +40,8 @@ func MustOpenDBAt(tb testing.TB, path string, opts Options) *DB {
 	return db
 }
 
-// checkInvariants verifies the database and that both full-text indexes hold
-// exactly the stored turns.
+// checkInvariants verifies the database, that the full-text indexes hold
+// exactly the stored turns, and the vectors (checkVectorInvariants).
 func checkInvariants(tb testing.TB, db *DB) {
 	tb.Helper()
 	ctx := context.Background()
@@ -89,6 +89,7 @@ func checkInvariants(tb testing.TB, db *DB) {
 	if err != nil {
 		tb.Errorf("check invariants: %v", err)
 	}
+	checkVectorInvariants(tb, db)
 }
 
 func TestOpen_FileMode(t *testing.T) {

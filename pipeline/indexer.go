@@ -2,10 +2,8 @@ package pipeline
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/engram-dev/engram"
@@ -17,7 +15,7 @@ type Notifier interface {
 	Notify() <-chan struct{}
 }
 
-// Indexer defaults.
+// Worker defaults.
 const (
 	DefaultBatchSize  = 2000
 	DefaultRetryDelay = 500 * time.Millisecond
@@ -35,14 +33,8 @@ type Indexer struct {
 	RetryDelay time.Duration
 	Logger     *slog.Logger
 
-	ctx    context.Context
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
-
-	mu      sync.Mutex
-	indexed int64
-	lastErr error
-	changed chan struct{} // closed and replaced whenever indexed or lastErr changes
+	prog *progress
+	f    *follower
 }
 
 // NewIndexer returns an indexer from archive a into index idx. Call Open to
@@ -54,7 +46,7 @@ func NewIndexer(a engram.Archive, idx engram.TurnIndex) *Indexer {
 		BatchSize:  DefaultBatchSize,
 		RetryDelay: DefaultRetryDelay,
 		Logger:     slog.Default(),
-		changed:    make(chan struct{}),
+		prog:       newProgress(0),
 	}
 }
 
@@ -65,7 +57,6 @@ func (ix *Indexer) Open(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("read index watermark: %w", err)
 	}
-	ix.indexed = seq
 	if last := ix.archive.LastSeq(); seq > last {
 		// The palace claims more than the archive holds: it belongs to
 		// another archive, or the archive lost files. Refuse rather than
@@ -73,21 +64,21 @@ func (ix *Indexer) Open(ctx context.Context) error {
 		return engram.Errorf(engram.ECONFLICT,
 			"the palace is indexed up to seq %d but the archive ends at seq %d; run `engram rebuild` to rebuild the palace from the archive", seq, last)
 	}
+	ix.prog = newProgress(seq)
 	if err := ix.catchUp(ctx); err != nil {
 		return fmt.Errorf("catch up index: %w", err)
 	}
-	ix.ctx, ix.cancel = context.WithCancel(context.Background())
-	ix.wg.Add(1)
-	go func() { defer ix.wg.Done(); ix.follow() }()
+	ix.f = &follower{name: "indexing", source: archiveSignal(ix.archive), step: ix.catchUp,
+		retryDelay: ix.RetryDelay, logger: ix.Logger}
+	ix.f.start()
 	return nil
 }
 
 // Close stops following. Turns archived but not yet indexed are picked up
 // at the next Open.
 func (ix *Indexer) Close() error {
-	if ix.cancel != nil {
-		ix.cancel()
-		ix.wg.Wait()
+	if ix.f != nil {
+		ix.f.stop()
 	}
 	return nil
 }
@@ -95,43 +86,25 @@ func (ix *Indexer) Close() error {
 // Indexed returns the indexer's watermark: every turn up to this seq is
 // searchable.
 func (ix *Indexer) Indexed() int64 {
-	ix.mu.Lock()
-	defer ix.mu.Unlock()
-	return ix.indexed
+	seq, _ := ix.prog.get()
+	return seq
 }
 
 // Err returns the error of the last failed batch, or nil once a later batch
 // succeeded.
 func (ix *Indexer) Err() error {
-	ix.mu.Lock()
-	defer ix.mu.Unlock()
-	return ix.lastErr
+	_, err := ix.prog.get()
+	return err
 }
 
 // Lag returns how many archived turns are not indexed yet.
 func (ix *Indexer) Lag() int64 {
-	lag := ix.archive.LastSeq() - ix.Indexed()
-	if lag < 0 {
-		return 0
-	}
-	return lag
+	return max(ix.archive.LastSeq()-ix.Indexed(), 0)
 }
 
 // Wait blocks until every turn up to seq is indexed, or ctx ends.
 func (ix *Indexer) Wait(ctx context.Context, seq int64) error {
-	for {
-		ix.mu.Lock()
-		done, ch := ix.indexed >= seq, ix.changed
-		ix.mu.Unlock()
-		if done {
-			return nil
-		}
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
+	return ix.prog.wait(ctx, seq)
 }
 
 // WaitCurrent waits until the index has caught up with everything archived
@@ -140,91 +113,45 @@ func (ix *Indexer) WaitCurrent(ctx context.Context) error {
 	return ix.Wait(ctx, ix.archive.LastSeq())
 }
 
-func (ix *Indexer) follow() {
-	delay := ix.RetryDelay
-	var notify <-chan struct{}
-	if n, ok := ix.archive.(Notifier); ok {
-		notify = n.Notify()
-	}
-	for {
-		var retry <-chan time.Time
-		if err := ix.catchUp(ix.ctx); err != nil {
-			if errors.Is(err, context.Canceled) {
-				return
-			}
-			ix.Logger.Warn("indexing failed; will retry", "err", err, "retry_in", delay)
-			retry = time.After(delay)
-			delay = min(delay*2, maxRetryDelay)
-		} else {
-			delay = ix.RetryDelay
-		}
-		if notify == nil {
-			// An archive without commit notification is polled.
-			retry = time.After(ix.RetryDelay)
-		}
-		select {
-		case <-ix.ctx.Done():
-			return
-		case <-notify:
-			notify = ix.archive.(Notifier).Notify()
-		case <-retry:
-			if n, ok := ix.archive.(Notifier); ok {
-				notify = n.Notify()
-			}
-		}
-	}
-}
-
 // catchUp indexes every archived turn after the watermark, in batches.
 func (ix *Indexer) catchUp(ctx context.Context) error {
-	batch := make([]engram.Turn, 0, ix.batchSize())
-	flush := func() error {
-		if len(batch) == 0 {
-			return nil
-		}
+	return streamBatches(ctx, ix.archive, ix.Indexed(), ix.BatchSize, func(batch []engram.Turn) error {
 		if err := ix.index.PutTurns(ctx, batch); err != nil {
-			ix.setErr(err)
+			ix.prog.fail(err)
 			return err
 		}
-		ix.advance(batch[len(batch)-1].Seq)
-		batch = batch[:0]
-		return nil
-	}
-	err := ix.archive.Stream(ctx, ix.Indexed(), func(t engram.Turn) error {
-		batch = append(batch, t)
-		if len(batch) >= ix.batchSize() {
-			return flush()
-		}
+		ix.prog.advance(batch[len(batch)-1].Seq)
 		return nil
 	})
-	if err != nil {
+}
+
+// streamBatches streams the archive after seq and calls fn with batches of
+// at most size turns.
+func streamBatches(ctx context.Context, a engram.Archive, after int64, size int, fn func([]engram.Turn) error) error {
+	if size <= 0 {
+		size = DefaultBatchSize
+	}
+	batch := make([]engram.Turn, 0, size)
+	err := a.Stream(ctx, after, func(t engram.Turn) error {
+		batch = append(batch, t)
+		if len(batch) < size {
+			return nil
+		}
+		err := fn(batch)
+		batch = batch[:0]
+		return err
+	})
+	if err != nil || len(batch) == 0 {
 		return err
 	}
-	return flush()
+	return fn(batch)
 }
 
-func (ix *Indexer) batchSize() int {
-	if ix.BatchSize <= 0 {
-		return DefaultBatchSize
+// archiveSignal returns the archive's commit notification, or nil (poll)
+// for archives without one.
+func archiveSignal(a engram.Archive) func() <-chan struct{} {
+	if n, ok := a.(Notifier); ok {
+		return n.Notify
 	}
-	return ix.BatchSize
-}
-
-func (ix *Indexer) advance(seq int64) {
-	ix.mu.Lock()
-	defer ix.mu.Unlock()
-	if seq > ix.indexed {
-		ix.indexed = seq
-	}
-	ix.lastErr = nil
-	close(ix.changed)
-	ix.changed = make(chan struct{})
-}
-
-func (ix *Indexer) setErr(err error) {
-	ix.mu.Lock()
-	defer ix.mu.Unlock()
-	ix.lastErr = err
-	close(ix.changed)
-	ix.changed = make(chan struct{})
+	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -13,16 +14,30 @@ import (
 // AllNamespaces, given as a request's namespace, searches every namespace.
 const AllNamespaces = "*"
 
-// DefaultSyncWait bounds how long a recall waits for the index to catch up
+// DefaultSyncWait bounds how long a recall waits for the indexes to catch up
 // with the archive before it answers from what is indexed, with a warning.
 const DefaultSyncWait = 500 * time.Millisecond
 
+// Vectors is the vector side of recall: the embedder of the active model and
+// the index holding that model's vectors.
+type Vectors struct {
+	Embedder engram.Embedder
+	Index    engram.VectorIndex
+	// Sync, if set, waits until every archived turn has its vector. Recall
+	// calls it (bounded by SyncWait) so a client reads its own writes.
+	Sync func(ctx context.Context) error
+	// Unavailable, if set, says why vector recall is off (an embedder that
+	// cannot start, say): shallow requests are answered by keyword search
+	// with this as a warning.
+	Unavailable string
+}
+
 // Service runs recall requests.
 type Service struct {
-	index engram.TurnIndex
+	index   engram.TurnIndex
+	vectors atomic.Pointer[Vectors]
 
-	// Sync, if set, waits until the index holds every archived turn; recall
-	// calls it (bounded by SyncWait) so a client reads its own writes.
+	// Sync, if set, waits until the turn index holds every archived turn.
 	Sync     func(ctx context.Context) error
 	SyncWait time.Duration
 	// Now is the clock, for took_ms.
@@ -31,10 +46,15 @@ type Service struct {
 
 var _ engram.RecallService = (*Service)(nil)
 
-// NewService returns a recall service over idx.
+// NewService returns a recall service over idx, keyword only until
+// SetVectors is called.
 func NewService(idx engram.TurnIndex) *Service {
 	return &Service{index: idx, SyncWait: DefaultSyncWait, Now: time.Now}
 }
+
+// SetVectors switches the vector side atomically (nil: none). Requests in
+// flight finish on the vectors they started with.
+func (s *Service) SetVectors(v *Vectors) { s.vectors.Store(v) }
 
 // Validate checks a request and fills in its defaults. Errors are EINVALID
 // (ETOOLARGE for an overlong query) and name the field.
@@ -61,14 +81,17 @@ func Validate(req engram.RecallRequest) (engram.RecallRequest, error) {
 	switch req.Mode {
 	case "":
 		req.Mode = engram.ModeAuto
-	case engram.ModeAuto, engram.ModeKeyword:
+	case engram.ModeAuto, engram.ModeShallow, engram.ModeKeyword:
 	default:
-		return req, engram.FieldError("mode", "unknown mode %q (available: %s, %s)", req.Mode, engram.ModeAuto, engram.ModeKeyword)
+		return req, engram.FieldError("mode", "unknown mode %q (available: %s, %s, %s)", req.Mode,
+			engram.ModeAuto, engram.ModeShallow, engram.ModeKeyword)
 	}
 	return req, nil
 }
 
-// Recall validates req and answers it.
+// Recall validates req and answers it. A failing vector side (embedder or
+// vector index down) degrades shallow recall to keyword recall with a
+// warning; it is never an error.
 func (s *Service) Recall(ctx context.Context, req engram.RecallRequest) (engram.RecallResponse, error) {
 	start := s.Now()
 	req, err := Validate(req)
@@ -76,31 +99,98 @@ func (s *Service) Recall(ctx context.Context, req engram.RecallRequest) (engram.
 		return engram.RecallResponse{}, err
 	}
 	var resp engram.RecallResponse
-	if s.Sync != nil {
-		sctx, cancel := context.WithTimeout(ctx, s.SyncWait)
-		err := s.Sync(sctx)
-		cancel()
-		if err != nil {
-			if ctx.Err() != nil {
-				return engram.RecallResponse{}, ctx.Err()
-			}
-			resp.Warnings = append(resp.Warnings, "the index is behind the archive: the newest turns may be missing from these results")
-		}
-	}
 	ns := req.Namespace
 	if ns == AllNamespaces {
 		ns = ""
 	}
-	// Only keyword search exists so far, so auto runs it.
-	resp.Mode = engram.ModeKeyword
-	hits, err := s.index.SearchTurns(ctx, engram.TextQuery{Namespace: ns, Text: req.Query, Limit: req.K})
-	if err != nil {
-		return engram.RecallResponse{}, fmt.Errorf("keyword search: %w", err)
+	v := s.vectors.Load()
+	mode := req.Mode
+	if mode == engram.ModeAuto {
+		mode = engram.ModeShallow
+		if v == nil {
+			mode = engram.ModeKeyword
+		}
 	}
-	resp.Results = make([]engram.Result, 0, len(hits))
-	for _, h := range hits {
-		resp.Results = append(resp.Results, engram.TurnResult(h.Turn, h.Score))
+	if mode == engram.ModeShallow {
+		switch {
+		case v == nil:
+			resp.Warnings = append(resp.Warnings, "no vector index is configured: answered with keyword search")
+			mode = engram.ModeKeyword
+		case v.Unavailable != "":
+			resp.Warnings = append(resp.Warnings, v.Unavailable+": answered with keyword search")
+			mode = engram.ModeKeyword
+		default:
+			s.sync(ctx, v.Sync, "vector index", &resp)
+			results, err := s.shallow(ctx, v, ns, req)
+			switch {
+			case err == nil:
+				resp.Results = results
+			case ctx.Err() != nil:
+				return engram.RecallResponse{}, ctx.Err()
+			default:
+				resp.Warnings = append(resp.Warnings, fmt.Sprintf("vector search failed (%s): answered with keyword search", engram.ErrorMessage(err)))
+				mode = engram.ModeKeyword
+			}
+		}
 	}
+	if mode == engram.ModeKeyword {
+		s.sync(ctx, s.Sync, "index", &resp)
+		hits, err := s.index.SearchTurns(ctx, engram.TextQuery{Namespace: ns, Text: req.Query, Limit: req.K})
+		if err != nil {
+			return engram.RecallResponse{}, fmt.Errorf("keyword search: %w", err)
+		}
+		resp.Results = make([]engram.Result, 0, len(hits))
+		for _, h := range hits {
+			resp.Results = append(resp.Results, engram.TurnResult(h.Turn, h.Score))
+		}
+	}
+	resp.Mode = mode
 	resp.TookMS = float64(s.Now().Sub(start).Microseconds()) / 1000
 	return resp, nil
+}
+
+// sync waits, bounded, for an index to catch up, and warns when it did not.
+func (s *Service) sync(ctx context.Context, fn func(context.Context) error, what string, resp *engram.RecallResponse) {
+	if fn == nil {
+		return
+	}
+	sctx, cancel := context.WithTimeout(ctx, s.SyncWait)
+	defer cancel()
+	if err := fn(sctx); err != nil && ctx.Err() == nil {
+		resp.Warnings = append(resp.Warnings, fmt.Sprintf("the %s is behind the archive: the newest turns may be missing from these results", what))
+	}
+}
+
+// shallow embeds the query and searches turn vectors.
+func (s *Service) shallow(ctx context.Context, v *Vectors, ns string, req engram.RecallRequest) ([]engram.Result, error) {
+	vecs, err := v.Embedder.Embed(ctx, []string{req.Query})
+	if err != nil {
+		return nil, fmt.Errorf("embed query: %w", err)
+	}
+	if len(vecs) != 1 {
+		return nil, fmt.Errorf("embed query: got %d vectors for 1 text", len(vecs))
+	}
+	hits, err := v.Index.Query(ctx, engram.VectorQuery{Vector: vecs[0], K: req.K, Namespace: ns, Kinds: []string{engram.KindTurn}})
+	if err != nil {
+		return nil, fmt.Errorf("vector query: %w", err)
+	}
+	ids := make([]string, len(hits))
+	for i, h := range hits {
+		ids[i] = h.ID
+	}
+	turns, err := s.index.GetTurns(ctx, ids)
+	if err != nil {
+		return nil, fmt.Errorf("load turns: %w", err)
+	}
+	byID := make(map[string]engram.Turn, len(turns))
+	for _, t := range turns {
+		byID[t.ID] = t
+	}
+	results := make([]engram.Result, 0, len(hits))
+	for _, h := range hits {
+		if t, ok := byID[h.ID]; ok { // a vector whose turn is not indexed yet is skipped
+			results = append(results, engram.TurnResult(t, h.Score))
+		}
+	}
+	return results, nil
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/httpapi"
+	"github.com/engram-dev/engram/ollama"
 )
 
 // Config is engram's configuration: defaults, then <home>/config.toml, then
@@ -33,7 +34,33 @@ type Config struct {
 	MaxBatch int `toml:"max_batch"`
 	// LogLevel is debug, info, warn or error.
 	LogLevel string `toml:"log_level"`
+
+	// Embedder is "builtin" (offline, the default), "ollama" or "none"
+	// (keyword recall only).
+	Embedder string `toml:"embedder"`
+	// OllamaHost is the Ollama server; "" means $OLLAMA_HOST, else
+	// 127.0.0.1:11434.
+	OllamaHost string `toml:"ollama_host"`
+	// OllamaModel is the embedding model served by Ollama.
+	OllamaModel string `toml:"ollama_model"`
+	// VectorIndex is "embedded" (in process, the default) or "chroma".
+	VectorIndex string `toml:"vector_index"`
+	// ChromaURL is the ChromaDB server when VectorIndex is "chroma".
+	ChromaURL string `toml:"chroma_url"`
+	// ChromaDatabase is the Chroma database (created if missing); "" is
+	// Chroma's default database.
+	ChromaDatabase string `toml:"chroma_database"`
 }
+
+// Embedder and vector index choices.
+const (
+	embedderBuiltin  = "builtin"
+	embedderOllama   = "ollama"
+	embedderNone     = "none"
+	vectorsEmbedded  = "embedded"
+	vectorsChroma    = "chroma"
+	defaultChromaURL = "http://127.0.0.1:8000"
+)
 
 // configFile is the name of the config file in the home.
 const configFile = "config.toml"
@@ -45,6 +72,10 @@ func defaultConfig() Config {
 		MaxContentBytes: engram.DefaultMaxContentBytes,
 		MaxBatch:        engram.DefaultMaxBatch,
 		LogLevel:        "info",
+		Embedder:        embedderBuiltin,
+		OllamaModel:     ollama.DefaultModel,
+		VectorIndex:     vectorsEmbedded,
+		ChromaURL:       defaultChromaURL,
 	}
 }
 
@@ -96,8 +127,21 @@ func (m *Main) applyEnv(cfg *Config) error {
 	if v := m.Getenv("ENGRAM_TOKEN"); v != "" {
 		cfg.Token = v
 	}
-	if v := m.Getenv("ENGRAM_LOG_LEVEL"); v != "" {
-		cfg.LogLevel = v
+	for _, e := range []struct {
+		name string
+		dst  *string
+	}{
+		{"ENGRAM_LOG_LEVEL", &cfg.LogLevel},
+		{"ENGRAM_EMBEDDER", &cfg.Embedder},
+		{"ENGRAM_OLLAMA_HOST", &cfg.OllamaHost},
+		{"ENGRAM_OLLAMA_MODEL", &cfg.OllamaModel},
+		{"ENGRAM_VECTOR_INDEX", &cfg.VectorIndex},
+		{"ENGRAM_CHROMA_URL", &cfg.ChromaURL},
+		{"ENGRAM_CHROMA_DATABASE", &cfg.ChromaDatabase},
+	} {
+		if v := m.Getenv(e.name); v != "" {
+			*e.dst = v
+		}
 	}
 	for _, e := range []struct {
 		name string
@@ -137,6 +181,19 @@ func (c Config) validate() error {
 	}
 	if _, err := parseLevel(c.LogLevel); err != nil {
 		return err
+	}
+	switch c.Embedder {
+	case embedderBuiltin, embedderOllama, embedderNone:
+	default:
+		return fmt.Errorf("embedder %q: want builtin, ollama or none", c.Embedder)
+	}
+	if c.Embedder == embedderOllama && strings.TrimSpace(c.OllamaModel) == "" {
+		return fmt.Errorf("ollama_model must name a model (e.g. %s)", ollama.DefaultModel)
+	}
+	switch c.VectorIndex {
+	case vectorsEmbedded, vectorsChroma:
+	default:
+		return fmt.Errorf("vector_index %q: want embedded or chroma", c.VectorIndex)
 	}
 	return nil
 }

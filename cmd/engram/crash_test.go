@@ -94,8 +94,16 @@ func TestCrashRecovery(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !rep.OK() {
-		t.Fatalf("archive verify after crashes: %+v", rep)
+	// A torn line cut off by a SIGKILL mid-write is quarantined at the next
+	// open (never acknowledged, kept for inspection): expected here. Any
+	// other finding (a bad checksum, seqs out of order) is a failure.
+	for _, p := range rep.Problems {
+		if p.Kind != archive.ProblemQuarantined {
+			t.Errorf("archive verify after crashes: %v", p)
+		}
+	}
+	if rep.Turns < int64(len(acked)) {
+		t.Errorf("archive holds %d turns, fewer than the %d acknowledged", rep.Turns, len(acked))
 	}
 }
 
@@ -141,7 +149,7 @@ func verifyAcked(t *testing.T, s *server, home string, acked map[string]string, 
 		part := toks[i:min(i+group, len(toks))]
 		var resp recallResponse
 		code, err := s.post(context.Background(), "/v1/recall",
-			map[string]any{"namespace": "crash", "query": strings.Join(part, " "), "k": len(part)}, &resp)
+			map[string]any{"namespace": "crash", "query": strings.Join(part, " "), "k": len(part), "mode": "keyword"}, &resp)
 		if err != nil || code != 200 {
 			t.Fatalf("round %d: recall: %d %v", round, code, err)
 		}

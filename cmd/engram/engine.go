@@ -32,9 +32,13 @@ type engine struct {
 	indexer  *pipeline.Indexer
 	ingester *pipeline.Ingester
 	recall   *recall.Service
+	vec      vectorState
 }
 
-var _ engram.StatusService = (*engine)(nil)
+var (
+	_ engram.StatusService  = (*engine)(nil)
+	_ engram.ReembedService = (*engine)(nil)
+)
 
 // openEngine opens the home, creating it (0700) if needed, and catches the
 // palace up with the archive.
@@ -64,6 +68,9 @@ func openEngine(ctx context.Context, cfg Config, logger *slog.Logger) (_ *engine
 	e.ingester = &pipeline.Ingester{Archive: e.archive, Indexer: e.indexer}
 	e.recall = recall.NewService(e.palace)
 	e.recall.Sync = e.indexer.WaitCurrent
+	if err := e.openVectors(ctx); err != nil {
+		return nil, err
+	}
 	return e, nil
 }
 
@@ -71,6 +78,7 @@ func openEngine(ctx context.Context, cfg Config, logger *slog.Logger) (_ *engine
 // fsyncs and releases the lock). It returns the first error.
 func (e *engine) Close() error {
 	var errs []error
+	e.closeVectors()
 	if e.indexer != nil {
 		errs = append(errs, e.indexer.Close())
 	}
@@ -95,6 +103,12 @@ func (e *engine) Health(ctx context.Context) engram.Health {
 	if err := e.indexer.Err(); err != nil {
 		h.Status = "degraded"
 		h.Problems = append(h.Problems, "indexing failed, retrying: "+err.Error())
+	}
+	vh, problems := e.vectorHealth()
+	h.Vectors = vh
+	h.Problems = append(h.Problems, problems...)
+	if len(h.Problems) > 0 {
+		h.Status = "degraded"
 	}
 	if st := e.archive.Stats(); st.CorruptLines > 0 {
 		h.Problems = append(h.Problems, fmt.Sprintf("the archive has %d corrupt lines; they are skipped and kept in place", st.CorruptLines))

@@ -45,6 +45,8 @@ func commands() []command {
 		{"ingest", "archive turns from a JSONL file or stdin", runIngest},
 		{"recall", "search what engram remembers", runRecall},
 		{"stats", "counts per namespace and layer", runStats},
+		{"reembed", "embed every turn with another model, then switch recall to it", runReembed},
+		{"bench", "measure engram: retrieval quality and latency on a data set", runBench},
 		{"version", "print the version", runVersion},
 	}
 }
@@ -175,15 +177,14 @@ func (m *Main) newFlagSet(name, usage string) *flag.FlagSet {
 }
 
 // parse parses a subcommand's flags, which may come before or after its
-// arguments, and returns the arguments. --help prints the usage and returns
-// flag.ErrHelp; a bad flag returns a usageError.
+// arguments, and returns the arguments. --help prints the usage (through
+// fs.Usage) and returns flag.ErrHelp; a bad flag returns a usageError.
 func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
-				fs.Usage()
-				return nil, err
+				return nil, err // the FlagSet has printed its Usage
 			}
 			return nil, &usageError{msg: err.Error()}
 		}

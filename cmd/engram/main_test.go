@@ -71,6 +71,7 @@ type server struct {
 	addr   string
 	stderr *bytes.Buffer
 	exited chan error
+	done   chan struct{} // closed when the process has exited
 }
 
 func freeAddr(t *testing.T) string {
@@ -86,14 +87,22 @@ func freeAddr(t *testing.T) string {
 // startServer starts `engram serve` on home and waits until it answers.
 func startServer(t *testing.T, home string, extraEnv ...string) *server {
 	t.Helper()
-	s := &server{addr: freeAddr(t), stderr: &bytes.Buffer{}, exited: make(chan error, 1)}
+	s := &server{addr: freeAddr(t), stderr: &bytes.Buffer{}, exited: make(chan error, 1), done: make(chan struct{})}
 	s.cmd = exec.Command(engramBin, "serve", "--addr", s.addr)
 	s.cmd.Env = append(append(os.Environ(), "ENGRAM_HOME="+home), extraEnv...)
 	s.cmd.Stderr = s.stderr
 	if err := s.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	go func() { s.exited <- s.cmd.Wait() }()
+	go func() { s.exited <- s.cmd.Wait(); close(s.done) }()
+	t.Cleanup(func() { // never leave a server behind a failed test
+		select {
+		case <-s.done:
+		default:
+			s.cmd.Process.Kill()
+			<-s.done
+		}
+	})
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		resp, err := http.Get("http://" + s.addr + "/v1/health")

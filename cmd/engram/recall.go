@@ -10,10 +10,10 @@ import (
 )
 
 func runRecall(ctx context.Context, m *Main, args []string) error {
-	fs := m.newFlagSet("recall", `recall [--namespace N] [--k 10] [--mode auto|keyword] [--json] "query"`)
+	fs := m.newFlagSet("recall", `recall [--namespace N] [--k 10] [--mode auto|shallow|keyword] [--json] "query"`)
 	ns := fs.String("namespace", engram.DefaultNamespace, `namespace to search ("*" for all)`)
 	k := fs.Int("k", engram.DefaultK, "number of results")
-	mode := fs.String("mode", engram.ModeAuto, "recall mode: auto or keyword")
+	mode := fs.String("mode", engram.ModeAuto, "recall mode: auto, shallow or keyword")
 	asJSON := fs.Bool("json", false, "print the response as JSON (the HTTP API's shape)")
 	pos, err := parse(fs, args)
 	if err != nil {

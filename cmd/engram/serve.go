@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -31,19 +30,9 @@ func runServe(ctx context.Context, m *Main, args []string) error {
 		cfg.Addr = *addr
 	}
 	logger := m.logger(cfg)
-	srv, err := httpapi.New(httpapi.Config{
-		Addr: cfg.Addr, Token: cfg.Token, MaxBodyBytes: cfg.MaxBodyBytes, Limits: cfg.limits(),
-	}, logger.With("component", "http"))
+	srv, eng, err := startServer(ctx, cfg, logger)
 	if err != nil {
 		return err
-	}
-	eng, err := openEngine(ctx, cfg, logger)
-	if err != nil {
-		return err
-	}
-	srv.Ingest, srv.Recall, srv.Status = eng.ingester, eng.recall, eng
-	if err := srv.Open(); err != nil {
-		return errors.Join(err, eng.Close())
 	}
 	if err := writeServeInfo(cfg.Home, serveInfo{Addr: srv.Addr(), PID: os.Getpid(), StartedAt: time.Now().UTC()}); err != nil {
 		logger.Warn("could not write serve.json; CLI commands will not find this server", "err", err)
@@ -53,13 +42,8 @@ func runServe(ctx context.Context, m *Main, args []string) error {
 
 	<-ctx.Done()
 	logger.Info("shutting down: finishing in-flight requests")
-	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
-	defer cancel()
 	removeServeInfo(cfg.Home)
-	err = srv.Close(sctx)
-	if cerr := eng.Close(); cerr != nil {
-		err = errors.Join(err, cerr)
-	}
+	err = stopServer(srv, eng)
 	if err == nil {
 		logger.Info("engram stopped cleanly")
 	}

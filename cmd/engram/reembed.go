@@ -1,0 +1,106 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+
+	"github.com/engram-dev/engram"
+)
+
+// reembedPoll is how often the CLI asks a running server for progress.
+const reembedPoll = 500 * time.Millisecond
+
+func runReembed(ctx context.Context, m *Main, args []string) error {
+	fs := m.newFlagSet("reembed", "reembed [--model builtin|ollama:NAME]\n\nEmbeds every archived turn with the model into a new index, in batches, and switches recall\nto it atomically when complete; until then recall keeps using the old index. Without --model,\nthe model the config names. With a server running, the server does the work.")
+	model := fs.String("model", "", "the model: builtin, ollama (the configured ollama_model) or ollama:NAME")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return &usageError{msg: fmt.Sprintf("unexpected argument %q", pos[0])}
+	}
+	cfg, err := m.loadConfig()
+	if err != nil {
+		return err
+	}
+	if c := discoverServer(ctx, cfg); c != nil {
+		return m.reembedRemote(ctx, c, *model)
+	}
+	key, err := cfg.parseModel(*model)
+	if err != nil {
+		return err
+	}
+	e, err := openEngine(ctx, cfg, m.logger(cfg))
+	if err != nil {
+		return err
+	}
+	defer e.Close()
+	if side := e.vec.side; side != nil && side.model == key {
+		return engram.Errorf(engram.ECONFLICT, "%s is already the active model", key)
+	}
+	bar := m.progressBar(e.archive.LastSeq(), "embedding with "+key)
+	err = e.reembed(ctx, key, func(done int64) { bar.Set64(done) })
+	bar.Finish()
+	if err != nil {
+		return fmt.Errorf("re-embed into %s (recall keeps the old vectors; run again to resume): %w", key, err)
+	}
+	fmt.Fprintf(m.Stderr, "engram reembed: %s is now the active model\n", key)
+	return nil
+}
+
+func (m *Main) reembedRemote(ctx context.Context, c *remote, model string) error {
+	var st engram.ReembedStatus
+	if err := c.do(ctx, http.MethodPost, "/v1/reembed", map[string]string{"model": model}, &st); err != nil {
+		return err
+	}
+	bar := m.progressBar(st.Total, "embedding with "+st.Model+" (on the server)")
+	for {
+		select {
+		case <-ctx.Done():
+			bar.Finish()
+			fmt.Fprintln(m.Stderr, "engram reembed: detached; the server goes on (see /v1/health)")
+			return ctx.Err()
+		case <-time.After(reembedPoll):
+		}
+		h := c.Health(ctx)
+		if h.Vectors == nil || h.Vectors.Reembed == nil {
+			return fmt.Errorf("the server reports no re-embed: %v", h.Problems)
+		}
+		r := h.Vectors.Reembed
+		bar.Set64(r.Done)
+		switch r.State {
+		case engram.ReembedDone:
+			bar.Finish()
+			fmt.Fprintf(m.Stderr, "engram reembed: %s is now the active model\n", r.Model)
+			return nil
+		case engram.ReembedFailed:
+			bar.Finish()
+			return fmt.Errorf("re-embed into %s failed (recall keeps the old vectors; run again to resume): %s", r.Model, r.Error)
+		}
+	}
+}
+
+// progressBar draws on stderr when it is a terminal, and stays silent
+// otherwise (logs and CI).
+func (m *Main) progressBar(total int64, what string) *progressbar.ProgressBar {
+	var w io.Writer = io.Discard
+	if f, ok := m.Stderr.(*os.File); ok {
+		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+			w = f
+		}
+	}
+	return progressbar.NewOptions64(max(total, 1),
+		progressbar.OptionSetWriter(w),
+		progressbar.OptionSetDescription(what),
+		progressbar.OptionShowCount(),
+		progressbar.OptionThrottle(100*time.Millisecond),
+		progressbar.OptionSetPredictTime(true),
+	)
+}

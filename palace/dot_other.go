@@ -1,0 +1,9 @@
+//go:build !amd64 || purego
+
+package palace
+
+// useAVX2 is false where there is no AVX2 kernel.
+var useAVX2 = false
+
+// dot is the dot product of a and b (len(b) >= len(a)).
+func dot(a, b []float32) float32 { return dotGeneric(a, b) }

@@ -1,0 +1,340 @@
+package palace
+
+import (
+	"cmp"
+	"context"
+	"math"
+	"slices"
+	"time"
+
+	engram "github.com/engram-dev/engram"
+)
+
+// noTS stands for a zero time in matrix.ts. A vector's time must lie after
+// minTime, whose Unix nanoseconds are math.MinInt64, so noTS is free.
+const noTS = math.MinInt64
+
+// matrix is the in-memory copy of one model's vectors: unit-length rows in
+// one contiguous slice, so that cosine is a dot product and a query is one
+// sequential pass over memory, and the metadata queries filter on in
+// parallel slices. Namespaces and kinds are interned to small codes, so a
+// filter compares integers.
+//
+// A matrix is not safe for concurrent use; VectorIndex guards it.
+type matrix struct {
+	dim   int
+	data  []float32 // len(ids) * dim values, row r at data[r*dim:]
+	ids   []string
+	ns    []uint32 // namespace codes
+	kinds []uint32 // kind codes
+	ts    []int64  // Unix nanoseconds, noTS for a zero time
+	row   map[string]int
+
+	nsCode    map[string]uint32
+	kindCode  map[string]uint32
+	kindNames []string // by code
+}
+
+func newMatrix(dim, capacity int) *matrix {
+	return &matrix{
+		dim:      dim,
+		data:     make([]float32, 0, capacity*dim),
+		ids:      make([]string, 0, capacity),
+		ns:       make([]uint32, 0, capacity),
+		kinds:    make([]uint32, 0, capacity),
+		ts:       make([]int64, 0, capacity),
+		row:      make(map[string]int, capacity),
+		nsCode:   make(map[string]uint32),
+		kindCode: make(map[string]uint32),
+	}
+}
+
+// len returns the number of rows.
+func (m *matrix) len() int { return len(m.ids) }
+
+// vecRow is one vector ready for the matrix: unit holds the normalised
+// values.
+type vecRow struct {
+	id, kind, namespace string
+	ts                  int64
+	unit                []float32
+}
+
+// newRows counts the rows of rs whose ids the matrix lacks.
+func (m *matrix) newRows(rs []vecRow) int {
+	n := 0
+	for _, r := range rs {
+		if _, ok := m.row[r.id]; !ok {
+			n++
+		}
+	}
+	return n
+}
+
+// grown returns a copy of m.data with room for extra more rows, or nil if
+// it has room already. It only reads m, so it can run beside queries while
+// the caller keeps other writers out; the copy of 200 MB then costs no query
+// a wait.
+func (m *matrix) grown(extra int) []float32 {
+	need := len(m.data) + extra*m.dim
+	if need <= cap(m.data) {
+		return nil
+	}
+	// Grow by a quarter, as append does for large slices, rather than
+	// doubling: the matrix is most of the process's memory.
+	c := max(need, cap(m.data)+cap(m.data)/4, 1024*m.dim)
+	d := make([]float32, len(m.data), c)
+	copy(d, m.data)
+	return d
+}
+
+// put inserts or replaces the rows rs; ids must be distinct.
+func (m *matrix) put(rs []vecRow) {
+	for _, r := range rs {
+		i, ok := m.row[r.id]
+		if !ok {
+			i = len(m.ids)
+			m.row[r.id] = i
+			m.ids = append(m.ids, r.id)
+			m.ns = append(m.ns, 0)
+			m.kinds = append(m.kinds, 0)
+			m.ts = append(m.ts, 0)
+			m.data = append(m.data, r.unit...)
+		} else {
+			copy(m.data[i*m.dim:(i+1)*m.dim], r.unit)
+		}
+		m.ns[i] = intern(m.nsCode, nil, r.namespace)
+		m.kinds[i] = intern(m.kindCode, &m.kindNames, r.kind)
+		m.ts[i] = r.ts
+	}
+}
+
+// intern returns the code of s in codes, adding it if new (and appending s
+// to names, if given).
+func intern(codes map[string]uint32, names *[]string, s string) uint32 {
+	if c, ok := codes[s]; ok {
+		return c
+	}
+	c := uint32(len(codes))
+	codes[s] = c
+	if names != nil {
+		*names = append(*names, s)
+	}
+	return c
+}
+
+// remove deletes the row of id, if any, moving the last row into its place.
+func (m *matrix) remove(id string) {
+	i, ok := m.row[id]
+	if !ok {
+		return
+	}
+	delete(m.row, id)
+	last := len(m.ids) - 1
+	if i != last {
+		copy(m.data[i*m.dim:(i+1)*m.dim], m.data[last*m.dim:])
+		m.ids[i], m.ns[i], m.kinds[i], m.ts[i] = m.ids[last], m.ns[last], m.kinds[last], m.ts[last]
+		m.row[m.ids[i]] = i
+	}
+	m.ids[last] = "" // let the string go
+	m.data = m.data[:last*m.dim]
+	m.ids, m.ns, m.kinds, m.ts = m.ids[:last], m.ns[:last], m.kinds[:last], m.ts[:last]
+}
+
+// filter is a VectorQuery's filter resolved against one matrix's codes.
+type filter struct {
+	none   bool   // nothing can match
+	all    bool   // everything matches
+	anyNS  bool   // no namespace filter
+	ns     uint32 // the namespace's code, if filtered
+	kinds  []bool // by kind code; nil for no kind filter
+	lo, hi int64  // the time range, inclusive
+}
+
+// filterFor resolves q's filter against m.
+func (m *matrix) filterFor(q engram.VectorQuery) filter {
+	f := filter{anyNS: q.Namespace == ""}
+	var ok bool
+	if f.lo, f.hi, ok = nanosRange(q.From, q.To); !ok {
+		return filter{none: true}
+	}
+	if !f.anyNS {
+		if f.ns, ok = m.nsCode[q.Namespace]; !ok {
+			return filter{none: true}
+		}
+	}
+	if len(q.Kinds) > 0 {
+		f.kinds = make([]bool, len(m.kindNames))
+		found := false
+		for _, k := range q.Kinds {
+			if c, ok := m.kindCode[k]; ok {
+				f.kinds[c], found = true, true
+			}
+		}
+		if !found {
+			return filter{none: true}
+		}
+	}
+	f.all = f.anyNS && f.kinds == nil && f.lo == math.MinInt64 && f.hi == math.MaxInt64
+	return f
+}
+
+// nanosRange turns the query range [from, to) (zero: open) into an inclusive
+// range of stored times, where a zero time is stored as noTS and every other
+// lies in (minTime, maxTime]. ok is false when nothing can match.
+func nanosRange(from, to time.Time) (lo, hi int64, ok bool) {
+	lo, hi = math.MinInt64, math.MaxInt64
+	var zero time.Time
+	if !from.IsZero() {
+		switch {
+		case from.After(maxTime):
+			return 0, 0, false
+		case !from.After(minTime):
+			// Every stored non-zero time is at or after from; a zero time
+			// is only if from is not after it.
+			if from.After(zero) {
+				lo = noTS + 1
+			}
+		default:
+			lo = from.UnixNano()
+		}
+	}
+	if !to.IsZero() {
+		switch {
+		case to.After(maxTime):
+			// Every stored time is before to.
+		case !to.After(minTime):
+			// No stored non-zero time is before to; a zero time is if to
+			// is after it.
+			if !to.After(zero) {
+				return 0, 0, false
+			}
+			hi = noTS
+		default:
+			hi = to.UnixNano() - 1
+		}
+	}
+	return lo, hi, lo <= hi
+}
+
+// scored is a row and its score.
+type scored struct {
+	score float32
+	row   int32
+}
+
+// topK keeps the k best rows seen: a min-heap on score, so the worst of the
+// best is at the root and a row that does not beat it costs one comparison.
+type topK struct {
+	k int
+	h []scored
+}
+
+// push offers a row.
+func (t *topK) push(s float32, r int32) {
+	if len(t.h) < t.k {
+		t.h = append(t.h, scored{s, r})
+		for i := len(t.h) - 1; i > 0; {
+			p := (i - 1) / 2
+			if t.h[p].score <= t.h[i].score {
+				break
+			}
+			t.h[p], t.h[i] = t.h[i], t.h[p]
+			i = p
+		}
+		return
+	}
+	if s <= t.h[0].score {
+		return
+	}
+	t.h[0] = scored{s, r}
+	for i := 0; ; {
+		l, small := 2*i+1, i
+		if l < len(t.h) && t.h[l].score < t.h[small].score {
+			small = l
+		}
+		if r := l + 1; r < len(t.h) && t.h[r].score < t.h[small].score {
+			small = r
+		}
+		if small == i {
+			break
+		}
+		t.h[i], t.h[small] = t.h[small], t.h[i]
+		i = small
+	}
+}
+
+// ctxCheckRows is how many rows a scan passes between looks at its context:
+// some 0.5 ms of work at 512 dimensions.
+const ctxCheckRows = 8192
+
+// search scans every row that passes f and keeps the best in top. q must be
+// unit length and of the matrix's dimension.
+func (m *matrix) search(ctx context.Context, q []float32, f filter, top *topK) error {
+	if f.none {
+		return nil
+	}
+	dim, n := m.dim, len(m.ids)
+	data := m.data[:n*dim]
+	for start := 0; start < n; start += ctxCheckRows {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		end := min(start+ctxCheckRows, n)
+		for r := start; r < end; r++ {
+			if !f.all {
+				if !f.anyNS && m.ns[r] != f.ns {
+					continue
+				}
+				if f.kinds != nil && !f.kinds[m.kinds[r]] {
+					continue
+				}
+				if t := m.ts[r]; t < f.lo || t > f.hi {
+					continue
+				}
+			}
+			s := dot(q, data[r*dim:(r+1)*dim])
+			if len(top.h) == top.k && s <= top.h[0].score {
+				continue
+			}
+			top.push(s, int32(r))
+		}
+	}
+	return nil
+}
+
+// hits turns the rows of top into hits, best first; equal scores are
+// ordered by id so that answers are stable.
+func (m *matrix) hits(top *topK) []engram.VectorHit {
+	hits := make([]engram.VectorHit, len(top.h))
+	for i, s := range top.h {
+		score := min(max(float64(s.score), -1), 1) // rounding may pass ±1
+		hits[i] = engram.VectorHit{ID: m.ids[s.row], Kind: m.kindNames[m.kinds[s.row]], Score: score}
+	}
+	slices.SortFunc(hits, func(a, b engram.VectorHit) int {
+		if c := cmp.Compare(b.Score, a.Score); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.ID, b.ID)
+	})
+	return hits
+}
+
+// normalize writes v scaled to unit length into dst (len(v) values) and
+// reports false if v has no direction: all zeros, or a NaN or infinite
+// value.
+func normalize(dst, v []float32) bool {
+	var sum float64
+	for _, x := range v {
+		sum += float64(x) * float64(x)
+	}
+	if sum == 0 || math.IsNaN(sum) || math.IsInf(sum, 0) {
+		return false
+	}
+	inv := 1 / math.Sqrt(sum)
+	dst = dst[:len(v)]
+	for i, x := range v {
+		dst[i] = float32(float64(x) * inv)
+	}
+	return true
+}

@@ -1,0 +1,868 @@
+package palace
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	engram "github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/internal/vectortest"
+)
+
+// MustOpenVectors returns the vector index of model in db.
+func MustOpenVectors(tb testing.TB, db *DB, model string, dim int) *VectorIndex {
+	tb.Helper()
+	v, err := db.Vectors(context.Background(), model, dim)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return v
+}
+
+func TestVectorIndex_Conformance(t *testing.T) {
+	ctx := context.Background()
+	// lazy: the first query loads what earlier upserts wrote to SQLite;
+	// loaded: every write goes to the matrix too; generic: the plain Go
+	// kernel instead of AVX2, where there is one.
+	t.Run("lazy", func(t *testing.T) {
+		vectortest.Run(t, func(t *testing.T, dim int) engram.VectorIndex {
+			return MustOpenVectors(t, MustOpenDB(t), "test", dim)
+		})
+	})
+	t.Run("loaded", func(t *testing.T) {
+		vectortest.Run(t, func(t *testing.T, dim int) engram.VectorIndex {
+			v := MustOpenVectors(t, MustOpenDB(t), "test", dim)
+			if err := v.Load(ctx); err != nil {
+				t.Fatal(err)
+			}
+			return v
+		})
+	})
+	t.Run("generic", func(t *testing.T) {
+		saved := useAVX2
+		useAVX2 = false
+		t.Cleanup(func() { useAVX2 = saved })
+		vectortest.Run(t, func(t *testing.T, dim int) engram.VectorIndex {
+			return MustOpenVectors(t, MustOpenDB(t), "test", dim)
+		})
+	})
+}
+
+// t0 is the base time of test vectors.
+var vt0 = time.Date(2026, 5, 1, 12, 0, 0, 123456789, time.UTC)
+
+// randomItems returns n items of dimension dim with ids prefix0, prefix1...
+// over three namespaces and two kinds; every seventh has a zero time.
+func randomItems(rng *rand.Rand, prefix string, n, dim int) []engram.VectorItem {
+	items := make([]engram.VectorItem, n)
+	for i := range items {
+		v := make([]float32, dim)
+		for j := range v {
+			v[j] = float32(rng.NormFloat64())
+		}
+		items[i] = engram.VectorItem{
+			ID:        prefix + strconv.Itoa(i),
+			Kind:      []string{engram.KindTurn, "memory"}[i%2],
+			Namespace: []string{"default", "work", ""}[i%3],
+			TS:        vt0.Add(time.Duration(i) * time.Minute),
+			Vector:    v,
+		}
+		if i%7 == 0 {
+			items[i].TS = time.Time{}
+		}
+	}
+	return items
+}
+
+func mustUpsert(tb testing.TB, v *VectorIndex, items []engram.VectorItem) {
+	tb.Helper()
+	if err := v.Upsert(context.Background(), items); err != nil {
+		tb.Fatalf("Upsert(%d items): %v", len(items), err)
+	}
+}
+
+func mustQuery(tb testing.TB, v *VectorIndex, q engram.VectorQuery) []engram.VectorHit {
+	tb.Helper()
+	hits, err := v.Query(context.Background(), q)
+	if err != nil {
+		tb.Fatalf("Query: %v", err)
+	}
+	return hits
+}
+
+func mustCount(tb testing.TB, v *VectorIndex, want int) {
+	tb.Helper()
+	n, err := v.Count(context.Background())
+	if err != nil {
+		tb.Fatalf("Count: %v", err)
+	}
+	if n != want {
+		tb.Fatalf("Count of %s = %d, want %d", v.Model(), n, want)
+	}
+}
+
+func mustWatermark(tb testing.TB, v *VectorIndex, want int64) {
+	tb.Helper()
+	got, err := v.Watermark(context.Background())
+	if err != nil {
+		tb.Fatalf("Watermark: %v", err)
+	}
+	if got != want {
+		tb.Fatalf("Watermark of %s = %d, want %d", v.Model(), got, want)
+	}
+}
+
+// wantCode fails unless err has the code and its message mentions each of
+// mention.
+func wantCode(tb testing.TB, what string, err error, code string, mention ...string) {
+	tb.Helper()
+	if got := engram.ErrorCode(err); got != code {
+		tb.Fatalf("%s: got code %q (%v), want %q", what, got, err, code)
+	}
+	for _, m := range mention {
+		if !strings.Contains(engram.ErrorMessage(err), m) {
+			tb.Fatalf("%s: message %q does not mention %q", what, engram.ErrorMessage(err), m)
+		}
+	}
+}
+
+// allStored returns every stored vector of v by id.
+func allStored(tb testing.TB, v *VectorIndex) map[string]StoredVector {
+	tb.Helper()
+	out := make(map[string]StoredVector)
+	var after int64
+	for {
+		page, err := v.VectorsSince(context.Background(), after, 50)
+		if err != nil {
+			tb.Fatalf("VectorsSince(%d): %v", after, err)
+		}
+		if len(page) == 0 {
+			return out
+		}
+		for _, sv := range page {
+			if sv.Seq <= after {
+				tb.Fatalf("VectorsSince(%d) returned seq %d", after, sv.Seq)
+			}
+			after = sv.Seq
+			out[sv.ID] = sv
+		}
+	}
+}
+
+func sameItem(a, b engram.VectorItem) bool {
+	return a.ID == b.ID && a.Kind == b.Kind && a.Namespace == b.Namespace && a.TS.Equal(b.TS) &&
+		slices.Equal(a.Vector, b.Vector)
+}
+
+func TestVectors_ReopenPersists(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "palace.db")
+	rng := rand.New(rand.NewPCG(1, 1))
+	items := randomItems(rng, "p", 60, 16)
+	items[3].Vector[0] = float32(math.SmallestNonzeroFloat32) // survives encoding bit for bit
+	queries := randomItems(rng, "q", 5, 16)
+
+	db := MustOpenDBAt(t, path, Options{})
+	v := MustOpenVectors(t, db, "m", 16)
+	mustUpsert(t, v, items[:40])
+	if err := v.Load(ctx); err != nil {
+		t.Fatal(err)
+	}
+	mustUpsert(t, v, items[30:]) // 10 replaced (same values), 20 new
+	if err := v.Delete(ctx, []string{"p1", "p2"}); err != nil {
+		t.Fatal(err)
+	}
+	var before [][]engram.VectorHit
+	for _, q := range queries {
+		before = append(before, mustQuery(t, v, engram.VectorQuery{Vector: q.Vector, K: 10}))
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	db = MustOpenDBAt(t, path, Options{})
+	v = MustOpenVectors(t, db, "m", 0) // the dimension comes from the palace
+	if v.Dim() != 16 {
+		t.Fatalf("reopened dim = %d, want 16", v.Dim())
+	}
+	if v.Loaded() {
+		t.Fatal("index loaded before any query")
+	}
+	mustCount(t, v, 58)
+	got := allStored(t, v)
+	if len(got) != 58 {
+		t.Fatalf("%d vectors stored, want 58", len(got))
+	}
+	for _, it := range items {
+		sv, ok := got[it.ID]
+		if it.ID == "p1" || it.ID == "p2" {
+			if ok {
+				t.Errorf("deleted %s came back", it.ID)
+			}
+			continue
+		}
+		if !ok || !sameItem(sv.VectorItem, it) {
+			t.Errorf("%s reloaded as %+v, want %+v", it.ID, sv.VectorItem, it)
+		}
+	}
+	for i, q := range queries {
+		after := mustQuery(t, v, engram.VectorQuery{Vector: q.Vector, K: 10})
+		if !slices.Equal(after, before[i]) {
+			t.Errorf("query %d after reopen:\n got %v\nwant %v", i, after, before[i])
+		}
+	}
+	if !v.Loaded() {
+		t.Fatal("index not loaded after a query")
+	}
+	mustCount(t, v, 58)
+}
+
+func TestVectors_ModelIsolation(t *testing.T) {
+	ctx := context.Background()
+	db := MustOpenDB(t)
+	a := MustOpenVectors(t, db, "a", 4)
+	b := MustOpenVectors(t, db, "b", 8)
+	if again := MustOpenVectors(t, db, "a", 4); again != a {
+		t.Fatal("Vectors returned a second index for one model")
+	}
+	// The same ids in both models, pointing different ways.
+	mustUpsert(t, a, []engram.VectorItem{
+		{ID: "x", Kind: "turn", Namespace: "n", Vector: []float32{1, 0, 0, 0}},
+		{ID: "y", Kind: "turn", Namespace: "n", Vector: []float32{0, 1, 0, 0}},
+	})
+	mustUpsert(t, b, []engram.VectorItem{
+		{ID: "x", Kind: "memory", Namespace: "n", Vector: []float32{0, 0, 0, 0, 0, 0, 0, 1}},
+		{ID: "z", Kind: "memory", Namespace: "n", Vector: []float32{1, 0, 0, 0, 0, 0, 0, 0}},
+		{ID: "w", Kind: "memory", Namespace: "n", Vector: []float32{0, 1, 0, 0, 0, 0, 0, 0}},
+	})
+	mustCount(t, a, 2)
+	mustCount(t, b, 3)
+	hits := mustQuery(t, a, engram.VectorQuery{Vector: []float32{1, 0, 0, 0}, K: 10})
+	if ids := hitIDs(hits); !slices.Equal(ids, []string{"x", "y"}) || hits[0].Kind != "turn" || hits[0].Score < 0.9999 {
+		t.Fatalf("model a: got %+v", hits)
+	}
+	hits = mustQuery(t, b, engram.VectorQuery{Vector: []float32{0, 0, 0, 0, 0, 0, 0, 1}, K: 10})
+	if len(hits) != 3 || hits[0].ID != "x" || hits[0].Kind != "memory" {
+		t.Fatalf("model b: got %+v", hits)
+	}
+	if err := a.Delete(ctx, []string{"x"}); err != nil {
+		t.Fatal(err)
+	}
+	mustCount(t, a, 1)
+	mustCount(t, b, 3)
+	if got := allStored(t, b); len(got) != 3 || got["x"].Kind != "memory" {
+		t.Fatalf("model b after deleting x from a: %v", got)
+	}
+	// Each model's dimension is its own.
+	err := a.Upsert(ctx, []engram.VectorItem{{ID: "q", Vector: make8(1)}})
+	wantCode(t, "8 dimensions into a", err, engram.EINVALID, "4", "8", `"a"`)
+
+	models, err := db.Models(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(models) != 2 || models[0].Model != "a" || models[0].Vectors != 1 || models[0].Dim != 4 ||
+		models[1].Model != "b" || models[1].Vectors != 3 || models[1].Dim != 8 {
+		t.Fatalf("Models = %+v", models)
+	}
+}
+
+func make8(x float32) []float32 { return []float32{x, 0, 0, 0, 0, 0, 0, 0} }
+
+func hitIDs(hits []engram.VectorHit) []string {
+	ids := make([]string, len(hits))
+	for i, h := range hits {
+		ids[i] = h.ID
+	}
+	return ids
+}
+
+func TestVectors_DimensionGuard(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "palace.db")
+	db := MustOpenDBAt(t, path, Options{})
+	v := MustOpenVectors(t, db, "builtin-v1", 512)
+
+	_, err := db.Vectors(ctx, "builtin-v1", 1024)
+	wantCode(t, "cached model, other dimension", err, engram.ECONFLICT, "512", "1024", "builtin-v1")
+	_, err = db.Vectors(ctx, "bge-m3", 0)
+	wantCode(t, "new model of unknown dimension", err, engram.EINVALID, "bge-m3")
+	for _, name := range []string{"", strings.Repeat("x", MaxModelNameBytes+1), "\xff"} {
+		_, err = db.Vectors(ctx, name, 4)
+		wantCode(t, fmt.Sprintf("model name %q", name), err, engram.EINVALID)
+	}
+	for _, dim := range []int{-1, MaxVectorDim + 1} {
+		_, err = db.Vectors(ctx, "odd", dim)
+		wantCode(t, fmt.Sprintf("dimension %d", dim), err, engram.EINVALID)
+	}
+
+	// A vector of another dimension is refused, naming both.
+	err = v.Upsert(ctx, []engram.VectorItem{{ID: "a", Vector: make([]float32, 1024)}})
+	wantCode(t, "Upsert of 1024 into 512", err, engram.EINVALID, "512", "1024")
+	_, err = v.Query(ctx, engram.VectorQuery{Vector: []float32{1, 2, 3}, K: 1})
+	wantCode(t, "Query of 3 against 512", err, engram.EINVALID, "512", "3")
+	err = v.PutTurnVectors(ctx, []engram.VectorItem{{ID: "a", Vector: make([]float32, 1024)}}, 5)
+	wantCode(t, "PutTurnVectors of 1024 into 512", err, engram.EINVALID, "512", "1024")
+	mustWatermark(t, v, 0)
+
+	// After a reopen the guard comes from the palace, not the cache.
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db = MustOpenDBAt(t, path, Options{})
+	_, err = db.Vectors(ctx, "builtin-v1", 384)
+	wantCode(t, "stored model, other dimension", err, engram.ECONFLICT, "512", "384")
+	if _, err := db.Vectors(ctx, "builtin-v1", 512); err != nil {
+		t.Fatalf("same dimension after reopen: %v", err)
+	}
+}
+
+func TestVectors_ModelStates(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 5, 1, 14, 0, 0, 0, time.UTC)
+	db := MustOpenDBAt(t, filepath.Join(t.TempDir(), "palace.db"), Options{Now: func() time.Time { return now }})
+
+	if _, _, ok, err := db.ActiveModel(ctx); err != nil || ok {
+		t.Fatalf("new palace: ActiveModel ok=%v err=%v, want none", ok, err)
+	}
+	a := MustOpenVectors(t, db, "a", 4)
+	wantStates(t, db, map[string]string{"a": ModelBuilding})
+	if _, _, ok, _ := db.ActiveModel(ctx); ok {
+		t.Fatal("a building model is active")
+	}
+	if err := db.ActivateModel(ctx, "a"); err != nil {
+		t.Fatal(err)
+	}
+	wantActive(t, db, "a", 4)
+	mustUpsert(t, a, []engram.VectorItem{{ID: "x", Vector: []float32{1, 0, 0, 0}}})
+	mustQuery(t, a, engram.VectorQuery{Vector: []float32{1, 0, 0, 0}, K: 1})
+	if !a.Loaded() {
+		t.Fatal("a not loaded after a query")
+	}
+
+	// A re-embed: b fills while a stays active, then takes over.
+	now = now.Add(time.Hour)
+	b := MustOpenVectors(t, db, "b", 8)
+	if err := b.PutTurnVectors(ctx, []engram.VectorItem{{ID: "x", Vector: make8(1)}}, 1); err != nil {
+		t.Fatal(err)
+	}
+	wantActive(t, db, "a", 4)
+	if err := db.ActivateModel(ctx, "b"); err != nil {
+		t.Fatal(err)
+	}
+	wantActive(t, db, "b", 8)
+	wantStates(t, db, map[string]string{"a": ModelRetired, "b": ModelActive})
+	if !a.Loaded() {
+		t.Fatal("activating b unloaded a: recall may still be querying it")
+	}
+	a.Unload()
+	if a.Loaded() {
+		t.Fatal("a still loaded after Unload")
+	}
+	mustCount(t, a, 1) // the retired model keeps its vectors
+	if err := db.ActivateModel(ctx, "b"); err != nil {
+		t.Fatalf("activating the active model: %v", err)
+	}
+	models, err := db.Models(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !models[1].ActivatedAt.Equal(now) || !models[1].CreatedAt.Equal(now) || models[1].EmbeddedSeq != 1 || models[1].LastSeq != 1 {
+		t.Fatalf("b: %+v", models[1])
+	}
+
+	wantCode(t, "activate unknown", db.ActivateModel(ctx, "nope"), engram.ENOTFOUND, "nope")
+	wantCode(t, "state of unknown", db.SetModelState(ctx, "nope", ModelRetired), engram.ENOTFOUND)
+	wantCode(t, "bad state", db.SetModelState(ctx, "a", "paused"), engram.EINVALID, "paused")
+	wantCode(t, "drop active", db.DropModel(ctx, "b"), engram.ECONFLICT, "active")
+	wantCode(t, "drop unknown", db.DropModel(ctx, "nope"), engram.ENOTFOUND)
+
+	// Switching back to a retired model needs no re-embed.
+	if err := db.SetModelState(ctx, "a", ModelActive); err != nil {
+		t.Fatal(err)
+	}
+	wantStates(t, db, map[string]string{"a": ModelActive, "b": ModelRetired})
+	if hits := mustQuery(t, a, engram.VectorQuery{Vector: []float32{1, 0, 0, 0}, K: 1}); len(hits) != 1 {
+		t.Fatalf("reactivated a: %v", hits)
+	}
+
+	// Dropping b removes its vectors; its index is dead, a new one starts empty.
+	if err := db.DropModel(ctx, "b"); err != nil {
+		t.Fatal(err)
+	}
+	wantStates(t, db, map[string]string{"a": ModelActive})
+	_, err = b.Query(ctx, engram.VectorQuery{Vector: make8(1), K: 1})
+	wantCode(t, "query of a dropped model", err, engram.ENOTFOUND, "dropped")
+	wantCode(t, "upsert into a dropped model", b.Upsert(ctx, []engram.VectorItem{{ID: "y", Vector: make8(1)}}), engram.ENOTFOUND)
+	_, err = b.Count(ctx)
+	wantCode(t, "count of a dropped model", err, engram.ENOTFOUND)
+	b2 := MustOpenVectors(t, db, "b", 16) // a new model of the name may have another dimension
+	if b2 == b {
+		t.Fatal("Vectors returned the dropped index")
+	}
+	mustCount(t, b2, 0)
+	mustWatermark(t, b2, 0)
+	assertNoRows(t, db, `SELECT count(*) FROM vectors WHERE model = 'b'`)
+
+	// Retiring the active model leaves none active.
+	if err := db.SetModelState(ctx, "a", ModelRetired); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, ok, _ := db.ActiveModel(ctx); ok {
+		t.Fatal("a model is active after retiring the active one")
+	}
+	if err := db.DropModel(ctx, "a"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func wantActive(tb testing.TB, db *DB, model string, dim int) {
+	tb.Helper()
+	m, d, ok, err := db.ActiveModel(context.Background())
+	if err != nil || !ok || m != model || d != dim {
+		tb.Fatalf("ActiveModel = %q, %d, %v, %v; want %q, %d", m, d, ok, err, model, dim)
+	}
+}
+
+func wantStates(tb testing.TB, db *DB, want map[string]string) {
+	tb.Helper()
+	models, err := db.Models(context.Background())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	got := make(map[string]string)
+	for _, m := range models {
+		got[m.Model] = m.State
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		tb.Fatalf("model states = %v, want %v", got, want)
+	}
+}
+
+func assertNoRows(tb testing.TB, db *DB, q string) {
+	tb.Helper()
+	var n int
+	if err := db.View(context.Background(), func(tx *sql.Tx) error { return tx.QueryRow(q).Scan(&n) }); err != nil {
+		tb.Fatal(err)
+	}
+	if n != 0 {
+		tb.Fatalf("%s = %d, want 0", q, n)
+	}
+}
+
+func TestVectors_WatermarkAtomic(t *testing.T) {
+	ctx := context.Background()
+	db := MustOpenDB(t)
+	v := MustOpenVectors(t, db, "m", 4)
+	if err := v.Load(ctx); err != nil {
+		t.Fatal(err)
+	}
+	mustWatermark(t, v, 0)
+	put := func(seq int64, ids ...string) error {
+		items := make([]engram.VectorItem, len(ids))
+		for i, id := range ids {
+			items[i] = engram.VectorItem{ID: id, Kind: engram.KindTurn, Namespace: "n", TS: vt0, Vector: []float32{1, float32(i), 0, 1}}
+		}
+		return v.PutTurnVectors(ctx, items, seq)
+	}
+	if err := put(3, "t1", "t2", "t3"); err != nil {
+		t.Fatal(err)
+	}
+	mustWatermark(t, v, 3)
+	if err := put(5); err != nil { // turns 4 and 5 gave no vector
+		t.Fatal(err)
+	}
+	mustWatermark(t, v, 5)
+	if err := put(2, "t2"); err != nil { // a replay never moves it back
+		t.Fatal(err)
+	}
+	mustWatermark(t, v, 5)
+	wantCode(t, "negative watermark", v.PutTurnVectors(ctx, nil, -1), engram.EINVALID)
+
+	// Refused before the transaction: nothing moves.
+	err := v.PutTurnVectors(ctx, []engram.VectorItem{
+		{ID: "t6", Vector: []float32{1, 0, 0, 0}},
+		{ID: "t7", Vector: []float32{0, 0, 0, 0}},
+	}, 7)
+	wantCode(t, "a zero vector in the batch", err, engram.EINVALID, "t7")
+	mustWatermark(t, v, 5)
+	mustCount(t, v, 3)
+
+	// Failing inside the transaction, after some rows were written: SQLite
+	// refuses the third row, and the whole batch and the watermark roll back.
+	err = db.Update(ctx, func(tx *sql.Tx) error {
+		_, err := tx.Exec(`CREATE TEMP TRIGGER fail_boom BEFORE INSERT ON vectors WHEN NEW.id = 'boom'
+			BEGIN SELECT RAISE(ABORT, 'boom refused'); END`)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = put(9, "t6", "t1", "boom", "t8")
+	if err == nil || !strings.Contains(err.Error(), "boom refused") {
+		t.Fatalf("put with a failing row: err = %v", err)
+	}
+	mustWatermark(t, v, 5)
+	mustCount(t, v, 3)
+	if got := allStored(t, v); len(got) != 3 || got["t1"].Vector[1] != 0 {
+		t.Fatalf("stored after the failed put: %v", got)
+	}
+	if hits := mustQuery(t, v, engram.VectorQuery{Vector: []float32{1, 1, 0, 1}, K: 10}); !slices.Equal(hitIDs(hits), []string{"t3", "t1", "t2"}) {
+		t.Fatalf("matrix after the failed put: %v", hitIDs(hits))
+	}
+	models, err := db.Models(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if models[0].LastSeq != 4 {
+		t.Fatalf("last_seq after the failed put = %d, want 4", models[0].LastSeq)
+	}
+
+	// The next put goes through.
+	if err := put(9, "t6", "t8"); err != nil {
+		t.Fatal(err)
+	}
+	mustWatermark(t, v, 9)
+	mustCount(t, v, 5)
+}
+
+func TestVectors_SyncFeed(t *testing.T) {
+	ctx := context.Background()
+	db := MustOpenDB(t)
+	v := MustOpenVectors(t, db, "m", 8)
+	items := randomItems(rand.New(rand.NewPCG(4, 4)), "s", 10, 8)
+	mustUpsert(t, v, items[:6])
+	mustUpsert(t, v, items[6:])
+	mustUpsert(t, v, items[2:3]) // s2 moves to the end of the feed
+
+	page, err := v.VectorsSince(ctx, 0, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ids := storedIDs(page); !slices.Equal(ids, []string{"s0", "s1", "s3", "s4"}) {
+		t.Fatalf("first page: %v", ids)
+	}
+	if page[0].Seq != 1 || page[3].Seq != 5 {
+		t.Fatalf("first page seqs: %d..%d", page[0].Seq, page[3].Seq)
+	}
+	if last, err := v.LastChange(ctx); err != nil || last != 11 {
+		t.Fatalf("LastChange = %d, %v; want 11", last, err)
+	}
+	if seq, err := v.SyncedSeq(ctx); err != nil || seq != 0 {
+		t.Fatalf("SyncedSeq = %d, %v; want 0", seq, err)
+	}
+	if err := v.SetSyncedSeq(ctx, page[3].Seq); err != nil {
+		t.Fatal(err)
+	}
+	seq, err := v.SyncedSeq(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rest, err := v.VectorsSince(ctx, seq, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ids := storedIDs(rest); !slices.Equal(ids, []string{"s5", "s6", "s7", "s8", "s9", "s2"}) {
+		t.Fatalf("rest: %v", ids)
+	}
+	if !sameItem(rest[5].VectorItem, items[2]) || rest[5].Seq != 11 {
+		t.Fatalf("s2 = %+v, want %+v at seq 11", rest[5], items[2])
+	}
+	wantCode(t, "synced beyond the last change", v.SetSyncedSeq(ctx, 12), engram.EINVALID, "12", "11")
+	wantCode(t, "negative synced seq", v.SetSyncedSeq(ctx, -1), engram.EINVALID)
+	_, err = v.VectorsSince(ctx, 0, 0)
+	wantCode(t, "limit 0", err, engram.EINVALID)
+	if err := v.SetSyncedSeq(ctx, 0); err != nil { // a rebuild starts over
+		t.Fatal(err)
+	}
+}
+
+func storedIDs(svs []StoredVector) []string {
+	ids := make([]string, len(svs))
+	for i, sv := range svs {
+		ids[i] = sv.ID
+	}
+	return ids
+}
+
+func TestVectors_Closed(t *testing.T) {
+	ctx := context.Background()
+	db := MustOpenDB(t)
+	v := MustOpenVectors(t, db, "m", 4)
+	mustUpsert(t, v, []engram.VectorItem{{ID: "x", Vector: []float32{1, 0, 0, 0}}})
+	mustQuery(t, v, engram.VectorQuery{Vector: []float32{1, 0, 0, 0}, K: 1})
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_, err := v.Query(ctx, engram.VectorQuery{Vector: []float32{1, 0, 0, 0}, K: 1})
+	if !errors.Is(err, ErrClosed) {
+		t.Fatalf("Query after Close: %v, want ErrClosed", err)
+	}
+	wantCode(t, "Upsert after Close", v.Upsert(ctx, []engram.VectorItem{{ID: "y", Vector: []float32{1, 0, 0, 0}}}), engram.EUNAVAILABLE)
+	_, err = db.Vectors(ctx, "m", 4)
+	wantCode(t, "Vectors after Close", err, engram.EUNAVAILABLE) // cached, but the palace is closed
+}
+
+func TestVectors_QueryCanceled(t *testing.T) {
+	db := MustOpenDB(t)
+	v := MustOpenVectors(t, db, "m", 4)
+	mustUpsert(t, v, []engram.VectorItem{{ID: "x", Vector: []float32{1, 0, 0, 0}}})
+	if err := v.Load(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := v.Query(ctx, engram.VectorQuery{Vector: []float32{1, 0, 0, 0}, K: 1}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Query with a canceled context: %v", err)
+	}
+}
+
+// TestVectors_Concurrent runs queries beside upserts, deletes, loads and
+// unloads; -race checks the locking, checkVectorInvariants the result.
+func TestVectors_Concurrent(t *testing.T) {
+	ctx := context.Background()
+	db := MustOpenDB(t)
+	const dim = 16
+	a := MustOpenVectors(t, db, "a", dim)
+	b := MustOpenVectors(t, db, "b", dim)
+	rng := rand.New(rand.NewPCG(8, 8))
+	items := randomItems(rng, "c", 1200, dim)
+	mustUpsert(t, a, items[:200])
+	mustUpsert(t, b, items[:200])
+	queries := randomItems(rng, "q", 20, dim)
+
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	errs := make(chan error, 16)
+	for w := range 3 {
+		wg.Go(func() {
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				v := []*VectorIndex{a, b}[(i+w)%2]
+				q := engram.VectorQuery{Vector: queries[i%len(queries)].Vector, K: 5}
+				if i%3 == 1 {
+					q.Namespace = "work"
+				}
+				hits, err := v.Query(ctx, q)
+				if err != nil {
+					errs <- err
+					return
+				}
+				if len(hits) == 0 || len(hits) > 5 {
+					errs <- fmt.Errorf("%d hits", len(hits))
+					return
+				}
+				if _, err := v.Count(ctx); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	// Switch the active model back and forth, unloading the retired one,
+	// for the first half of the writes; the second half goes to loaded
+	// matrices, which checkInvariants compares with SQLite.
+	var switcher sync.WaitGroup
+	stopSwitch := make(chan struct{})
+	switcher.Go(func() {
+		for i := 0; ; i++ {
+			select {
+			case <-stopSwitch:
+				return
+			default:
+			}
+			if err := db.ActivateModel(ctx, []string{"a", "b"}[i%2]); err != nil {
+				errs <- err
+				return
+			}
+			[]*VectorIndex{b, a}[i%2].Unload()
+			runtime.Gosched()
+		}
+	})
+	for start := 200; start < len(items); start += 50 {
+		if start == 700 {
+			close(stopSwitch)
+			switcher.Wait()
+			for _, v := range []*VectorIndex{a, b} {
+				if err := v.Load(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if err := a.PutTurnVectors(ctx, items[start:start+50], int64(start+50)); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Upsert(ctx, items[start:start+50]); err != nil {
+			t.Fatal(err)
+		}
+		if err := a.Delete(ctx, []string{items[start-100].ID, items[start-99].ID}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(stop)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if !a.Loaded() || !b.Loaded() {
+		t.Fatal("a matrix was unloaded after the switching stopped")
+	}
+	mustCount(t, a, len(items)-2*20)
+	mustCount(t, b, len(items))
+	mustWatermark(t, a, int64(len(items)))
+}
+
+// checkVectorInvariants verifies the vector tables, and that each loaded
+// in-memory matrix holds exactly what SQLite holds.
+func checkVectorInvariants(tb testing.TB, db *DB) {
+	tb.Helper()
+	ctx := context.Background()
+	for _, q := range []string{
+		`SELECT count(*) FROM vectors v LEFT JOIN vector_models m USING (model) WHERE m.dim IS NOT v.dim`,
+		`SELECT count(*) FROM vectors v JOIN vector_models m USING (model) WHERE v.seq < 1 OR v.seq > m.last_seq`,
+		`SELECT count(*) FROM vector_models WHERE synced_seq > last_seq`,
+	} {
+		assertNoRows(tb, db, q)
+	}
+	db.vectors.mu.Lock()
+	defer db.vectors.mu.Unlock()
+	for model, v := range db.vectors.byModel {
+		v.wmu.Lock()
+		mem := v.mem
+		var want *matrix
+		var err error
+		if mem != nil {
+			want, err = v.read(ctx)
+		}
+		v.wmu.Unlock()
+		if err != nil {
+			tb.Errorf("model %s: %v", model, err)
+			continue
+		}
+		if mem == nil {
+			continue
+		}
+		if got, exp := matrixRows(mem), matrixRows(want); fmt.Sprint(got) != fmt.Sprint(exp) {
+			tb.Errorf("model %s: the matrix (%d rows) differs from SQLite (%d rows)", model, len(got), len(exp))
+		}
+	}
+}
+
+// matrixRows returns the rows of m by id, each as text.
+func matrixRows(m *matrix) map[string]string {
+	nsName := make(map[uint32]string)
+	for s, c := range m.nsCode {
+		nsName[c] = s
+	}
+	out := make(map[string]string, m.len())
+	for i, id := range m.ids {
+		if m.row[id] != i {
+			out[id] = "row map broken"
+			continue
+		}
+		out[id] = fmt.Sprint(nsName[m.ns[i]], m.kindNames[m.kinds[i]], m.ts[i], m.data[i*m.dim:(i+1)*m.dim])
+	}
+	if len(m.row) != len(m.ids) || len(m.data) != len(m.ids)*m.dim {
+		out[""] = "sizes differ"
+	}
+	return out
+}
+
+func TestNanosRange(t *testing.T) {
+	at := func(s string) time.Time {
+		tm, err := time.Parse(time.RFC3339, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tm
+	}
+	mid := at("2026-05-01T00:00:00Z")
+	const lo, hi = math.MinInt64, math.MaxInt64
+	for _, c := range []struct {
+		name         string
+		from, to     time.Time
+		wantLo, want int64
+		ok           bool
+	}{
+		{"open", time.Time{}, time.Time{}, lo, hi, true},
+		{"from", mid, time.Time{}, mid.UnixNano(), hi, true},
+		{"to", time.Time{}, mid, lo, mid.UnixNano() - 1, true},
+		{"empty", mid, mid, mid.UnixNano(), mid.UnixNano() - 1, false},
+		{"from before 1678, after year 1", at("1500-01-01T00:00:00Z"), time.Time{}, noTS + 1, hi, true},
+		{"from before year 1", at("0000-01-01T00:00:00Z"), time.Time{}, lo, hi, true},
+		{"from after 2262", at("2300-01-01T00:00:00Z"), time.Time{}, 0, 0, false},
+		{"to after 2262", time.Time{}, at("2300-01-01T00:00:00Z"), lo, hi, true},
+		{"to before 1678: only zero times", time.Time{}, at("1500-01-01T00:00:00Z"), lo, noTS, true},
+		{"to before year 1", time.Time{}, at("0000-01-01T00:00:00Z"), 0, 0, false},
+	} {
+		gotLo, gotHi, ok := nanosRange(c.from, c.to)
+		if ok != c.ok || (ok && (gotLo != c.wantLo || gotHi != c.want)) {
+			t.Errorf("%s: got %d, %d, %v; want %d, %d, %v", c.name, gotLo, gotHi, ok, c.wantLo, c.want, c.ok)
+		}
+	}
+}
+
+func TestVectors_TimeEdges(t *testing.T) {
+	ctx := context.Background()
+	db := MustOpenDB(t)
+	v := MustOpenVectors(t, db, "m", 2)
+	mustUpsert(t, v, []engram.VectorItem{
+		{ID: "zero", Vector: []float32{1, 0}},
+		{ID: "max", TS: maxTime, Vector: []float32{1, 0.1}},
+		{ID: "mid", TS: vt0, Vector: []float32{1, 0.2}},
+	})
+	for _, c := range []struct {
+		name     string
+		from, to time.Time
+		want     []string
+	}{
+		{"all", time.Time{}, time.Time{}, []string{"zero", "max", "mid"}},
+		{"from mid", vt0, time.Time{}, []string{"max", "mid"}},
+		{"to mid", time.Time{}, vt0, []string{"zero"}},
+		{"to beyond", vt0.Add(-time.Nanosecond), maxTime.Add(time.Hour), []string{"max", "mid"}},
+		{"from 1500", time.Date(1500, 1, 1, 0, 0, 0, 0, time.UTC), time.Time{}, []string{"max", "mid"}},
+	} {
+		hits := mustQuery(t, v, engram.VectorQuery{Vector: []float32{1, 0}, K: 5, From: c.from, To: c.to})
+		if !slices.Equal(hitIDs(hits), c.want) {
+			t.Errorf("%s: got %v, want %v", c.name, hitIDs(hits), c.want)
+		}
+	}
+	err := v.Upsert(ctx, []engram.VectorItem{{ID: "old", TS: minTime, Vector: []float32{1, 0}}})
+	wantCode(t, "a time at minTime", err, engram.EINVALID, "1678")
+}
+
+func TestDot(t *testing.T) {
+	rng := rand.New(rand.NewPCG(6, 6))
+	for _, n := range []int{0, 1, 3, 4, 7, 8, 9, 15, 16, 31, 32, 33, 63, 64, 65, 100, 384, 512, 768, 1024, 1027} {
+		a, b := make([]float32, n), make([]float32, n+5)
+		var want float64
+		for i := range a {
+			a[i], b[i] = float32(rng.NormFloat64()), float32(rng.NormFloat64())
+			want += float64(a[i]) * float64(b[i])
+		}
+		tol := 1e-5 * float64(n+1)
+		if got := float64(dot(a, b)); math.Abs(got-want) > tol {
+			t.Errorf("dot, n=%d: %v, want %v", n, got, want)
+		}
+		if got := float64(dotGeneric(a, b)); math.Abs(got-want) > tol {
+			t.Errorf("dotGeneric, n=%d: %v, want %v", n, got, want)
+		}
+	}
+	t.Logf("AVX2 kernel: %v", useAVX2)
+}

@@ -1,0 +1,259 @@
+package pipeline_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/archive"
+	"github.com/engram-dev/engram/embed"
+	"github.com/engram-dev/engram/palace"
+	"github.com/engram-dev/engram/pipeline"
+)
+
+func mustOpen(t *testing.T) (*archive.Archive, *palace.DB, string) {
+	t.Helper()
+	dir := t.TempDir()
+	a, err := archive.Open(filepath.Join(dir, "archive"), archive.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	return a, mustOpenPalace(t, filepath.Join(dir, "palace.db")), dir
+}
+
+func mustOpenPalace(t *testing.T, path string) *palace.DB {
+	t.Helper()
+	p, err := palace.Open(path, palace.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	return p
+}
+
+func appendTurns(t *testing.T, a *archive.Archive, n int) {
+	t.Helper()
+	turns := make([]engram.Turn, n)
+	for i := range turns {
+		turns[i] = engram.Turn{Namespace: "default", Session: "s", Role: engram.RoleUser, Speaker: "Ana",
+			Content: fmt.Sprintf("turn number %d about topic%d", i, i%7), TS: time.Now().UTC()}
+	}
+	if _, err := a.Append(context.Background(), turns); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func waitCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func TestIndexerCatchUpAndFollow(t *testing.T) {
+	a, p, dir := mustOpen(t)
+	appendTurns(t, a, 25) // archived before the indexer runs: caught up at Open
+	ix := pipeline.NewIndexer(a, p)
+	ix.BatchSize = 10
+	if err := ix.Open(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	if ix.Indexed() != 25 || ix.Lag() != 0 {
+		t.Fatalf("after Open: indexed %d, lag %d", ix.Indexed(), ix.Lag())
+	}
+	appendTurns(t, a, 7) // followed through the archive's commit notification
+	if err := ix.WaitCurrent(waitCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := p.CountTurns(context.Background(), ""); n != 32 {
+		t.Fatalf("palace holds %d turns, want 32", n)
+	}
+	ix.Close()
+
+	// A new, empty palace (palace.db deleted) is filled from the archive.
+	p2 := mustOpenPalace(t, filepath.Join(dir, "palace2.db"))
+	ix2 := pipeline.NewIndexer(a, p2)
+	if err := ix2.Open(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer ix2.Close()
+	if n, _ := p2.CountTurns(context.Background(), ""); n != 32 {
+		t.Fatalf("rebuilt palace holds %d turns, want 32", n)
+	}
+}
+
+func TestIndexerRefusesForeignPalace(t *testing.T) {
+	a, p, _ := mustOpen(t)
+	appendTurns(t, a, 3)
+	ix := pipeline.NewIndexer(a, p)
+	if err := ix.Open(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ix.Close()
+	a2, err := archive.Open(filepath.Join(t.TempDir(), "archive"), archive.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a2.Close()
+	err = pipeline.NewIndexer(a2, p).Open(context.Background())
+	if engram.ErrorCode(err) != engram.ECONFLICT {
+		t.Fatalf("a palace ahead of its archive must be refused with ECONFLICT, got %v", err)
+	}
+}
+
+// flakyEmbedder fails while down is set, like an embedding server that is
+// restarting (a process edge misbehaving); otherwise it is the builtin one.
+type flakyEmbedder struct {
+	*embed.Builtin
+	down  atomic.Bool
+	calls atomic.Int64
+}
+
+func (f *flakyEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	f.calls.Add(1)
+	if f.down.Load() {
+		return nil, engram.Errorf(engram.EUNAVAILABLE, "embedding server down")
+	}
+	return f.Builtin.Embed(ctx, texts)
+}
+
+func TestVectorIndexerRetriesThenCatchesUp(t *testing.T) {
+	a, p, _ := mustOpen(t)
+	emb := &flakyEmbedder{Builtin: embed.New()}
+	store, err := p.Vectors(context.Background(), emb.Model(), emb.Dim())
+	if err != nil {
+		t.Fatal(err)
+	}
+	vx := pipeline.NewVectorIndexer(a, emb, store)
+	vx.RetryDelay = 5 * time.Millisecond
+	vx.BatchSize = 8
+	emb.down.Store(true)
+	appendTurns(t, a, 20)
+	if err := vx.Open(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer vx.Close()
+	// While the embedder is down, WaitCurrent reports the failure at once.
+	for vx.Err() == nil {
+		time.Sleep(time.Millisecond)
+	}
+	if err := vx.WaitCurrent(waitCtx(t)); err == nil || vx.Embedded() != 0 {
+		t.Fatalf("down: err %v, embedded %d", err, vx.Embedded())
+	}
+	emb.down.Store(false) // the server is back: the retry catches up
+	deadline := time.Now().Add(30 * time.Second)
+	for vx.Embedded() < 20 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if vx.Embedded() != 20 || vx.Err() != nil {
+		t.Fatalf("after recovery: embedded %d, err %v", vx.Embedded(), vx.Err())
+	}
+	if n, _ := store.Count(context.Background()); n != 20 {
+		t.Fatalf("%d vectors stored, want 20", n)
+	}
+	if wm, _ := store.Watermark(context.Background()); wm != 20 {
+		t.Fatalf("watermark %d, want 20", wm)
+	}
+	appendTurns(t, a, 3)
+	if err := vx.WaitCurrent(waitCtx(t)); err != nil || vx.Embedded() != 23 {
+		t.Fatalf("follow: %v, embedded %d", err, vx.Embedded())
+	}
+}
+
+// journal adapts a palace vector index to pipeline.VectorJournal.
+type journal struct{ v *palace.VectorIndex }
+
+func (j journal) Since(ctx context.Context, after int64, limit int) ([]engram.VectorItem, int64, error) {
+	svs, err := j.v.VectorsSince(ctx, after, limit)
+	if err != nil || len(svs) == 0 {
+		return nil, after, err
+	}
+	items := make([]engram.VectorItem, len(svs))
+	for i, sv := range svs {
+		items[i] = sv.VectorItem
+	}
+	return items, svs[len(svs)-1].Seq, nil
+}
+func (j journal) LastChange(ctx context.Context) (int64, error)     { return j.v.LastChange(ctx) }
+func (j journal) SyncedSeq(ctx context.Context) (int64, error)      { return j.v.SyncedSeq(ctx) }
+func (j journal) SetSyncedSeq(ctx context.Context, seq int64) error { return j.v.SetSyncedSeq(ctx, seq) }
+
+// failingIndex wraps a real index and fails upserts while down is set, like
+// a Chroma server that is stopped.
+type failingIndex struct {
+	engram.VectorIndex
+	down atomic.Bool
+}
+
+func (f *failingIndex) Upsert(ctx context.Context, items []engram.VectorItem) error {
+	if f.down.Load() {
+		return engram.Errorf(engram.EUNAVAILABLE, "chroma server not reachable")
+	}
+	return f.VectorIndex.Upsert(ctx, items)
+}
+
+func TestExternalSyncPushesMissedVectors(t *testing.T) {
+	a, p, _ := mustOpen(t)
+	emb := embed.New()
+	store, err := p.Vectors(context.Background(), emb.Model(), emb.Dim())
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := p.Vectors(context.Background(), "external-copy", emb.Dim())
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := &failingIndex{VectorIndex: other}
+	vx := pipeline.NewVectorIndexer(a, emb, store)
+	if err := vx.Open(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer vx.Close()
+	sync := pipeline.NewExternalSync(journal{store}, target)
+	sync.RetryDelay = 5 * time.Millisecond
+	sync.BatchSize = 4
+	if err := sync.Open(context.Background(), vx.Notify); err != nil {
+		t.Fatal(err)
+	}
+	defer sync.Close()
+
+	appendTurns(t, a, 10)
+	if err := vx.WaitCurrent(waitCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	if err := sync.WaitCurrent(waitCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := other.Count(context.Background()); n != 10 {
+		t.Fatalf("external index holds %d, want 10", n)
+	}
+
+	target.down.Store(true) // the server stops; ingest and embedding go on
+	appendTurns(t, a, 6)
+	if err := vx.WaitCurrent(waitCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	for sync.Err() == nil {
+		time.Sleep(time.Millisecond)
+	}
+	if err := sync.WaitCurrent(waitCtx(t)); err == nil {
+		t.Fatal("WaitCurrent must report the failing push")
+	}
+	target.down.Store(false) // back: the missed vectors are pushed
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		n, _ := other.Count(context.Background())
+		if n == 16 && sync.Err() == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("external index holds %d after recovery, want 16 (err %v)", n, sync.Err())
+		}
+		time.Sleep(time.Millisecond)
+	}
+}

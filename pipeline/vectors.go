@@ -1,0 +1,166 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/engram-dev/engram"
+)
+
+// DefaultEmbedBatch is how many turns are embedded and written per batch.
+const DefaultEmbedBatch = 256
+
+// VectorStore is where embedded turns go: the palace's copy of one model's
+// vectors, whose watermark advances in the same transaction as the vectors.
+type VectorStore interface {
+	// PutTurnVectors upserts items and records that every turn up to
+	// throughSeq is embedded, atomically.
+	PutTurnVectors(ctx context.Context, items []engram.VectorItem, throughSeq int64) error
+	// Watermark returns the last turn seq embedded.
+	Watermark(ctx context.Context) (int64, error)
+}
+
+// VectorIndexer embeds archived turns with one model, in sequence order,
+// into a VectorStore. It follows the archive like the Indexer; a failing
+// embedder (an Ollama server down, say) only delays vectors: it retries with
+// backoff and never blocks ingest or keyword recall.
+type VectorIndexer struct {
+	archive  engram.Archive
+	embedder engram.Embedder
+	store    VectorStore
+
+	// BatchSize is the most turns embedded and written at once.
+	BatchSize  int
+	RetryDelay time.Duration
+	Logger     *slog.Logger
+
+	prog *progress
+	f    *follower
+}
+
+// NewVectorIndexer returns a vector indexer; call Open to start it, or
+// CatchUp to run it once.
+func NewVectorIndexer(a engram.Archive, emb engram.Embedder, store VectorStore) *VectorIndexer {
+	return &VectorIndexer{
+		archive: a, embedder: emb, store: store,
+		BatchSize: DefaultEmbedBatch, RetryDelay: DefaultRetryDelay, Logger: slog.Default(),
+		prog: newProgress(0),
+	}
+}
+
+// Open reads the watermark and starts following the archive in the
+// background (catching up first). It does not wait for the catch-up: with a
+// slow embedder that can take long, and keyword recall works meanwhile.
+func (vx *VectorIndexer) Open(ctx context.Context) error {
+	if err := vx.Init(ctx); err != nil {
+		return err
+	}
+	vx.f = &follower{name: "embedding " + vx.embedder.Model(), source: archiveSignal(vx.archive),
+		step: func(ctx context.Context) error { return vx.CatchUp(ctx, nil) }, retryDelay: vx.RetryDelay, logger: vx.Logger}
+	vx.f.start()
+	return nil
+}
+
+// Init reads the watermark, for CatchUp without Open.
+func (vx *VectorIndexer) Init(ctx context.Context) error {
+	seq, err := vx.store.Watermark(ctx)
+	if err != nil {
+		return fmt.Errorf("read vector watermark: %w", err)
+	}
+	vx.prog = newProgress(seq)
+	return nil
+}
+
+// Close stops following.
+func (vx *VectorIndexer) Close() error {
+	if vx.f != nil {
+		vx.f.stop()
+	}
+	return nil
+}
+
+// Notify returns a channel closed at the next progress (or failure).
+func (vx *VectorIndexer) Notify() <-chan struct{} { return vx.prog.notify() }
+
+// Model is the embedder's model.
+func (vx *VectorIndexer) Model() string { return vx.embedder.Model() }
+
+// Embedder returns the indexer's embedder.
+func (vx *VectorIndexer) Embedder() engram.Embedder { return vx.embedder }
+
+// Embedded returns the watermark: every turn up to this seq has a vector.
+func (vx *VectorIndexer) Embedded() int64 {
+	seq, _ := vx.prog.get()
+	return seq
+}
+
+// Err returns the last batch's error, nil once a later batch succeeded.
+func (vx *VectorIndexer) Err() error {
+	_, err := vx.prog.get()
+	return err
+}
+
+// Lag returns how many archived turns have no vector yet.
+func (vx *VectorIndexer) Lag() int64 {
+	return max(vx.archive.LastSeq()-vx.Embedded(), 0)
+}
+
+// WaitCurrent waits until every turn archived when it was called has its
+// vector. While the embedder is failing it returns the error at once rather
+// than holding the caller for nothing.
+func (vx *VectorIndexer) WaitCurrent(ctx context.Context) error {
+	if err := vx.Err(); err != nil {
+		return err
+	}
+	return vx.prog.wait(ctx, vx.archive.LastSeq())
+}
+
+// CatchUp embeds every archived turn after the watermark. progress, if
+// set, is called after each batch with the watermark.
+func (vx *VectorIndexer) CatchUp(ctx context.Context, progress func(seq int64)) error {
+	size := vx.BatchSize
+	if size <= 0 {
+		size = DefaultEmbedBatch
+	}
+	texts := make([]string, 0, size)
+	return streamBatches(ctx, vx.archive, vx.Embedded(), size, func(batch []engram.Turn) error {
+		texts = texts[:0]
+		for _, t := range batch {
+			texts = append(texts, EmbedText(t))
+		}
+		vecs, err := vx.embedder.Embed(ctx, texts)
+		if err == nil && len(vecs) != len(batch) {
+			err = fmt.Errorf("embedder returned %d vectors for %d texts", len(vecs), len(batch))
+		}
+		if err != nil {
+			err = fmt.Errorf("embed turns %d..%d with %s: %w", batch[0].Seq, batch[len(batch)-1].Seq, vx.embedder.Model(), err)
+			vx.prog.fail(err)
+			return err
+		}
+		items := make([]engram.VectorItem, len(batch))
+		for i, t := range batch {
+			items[i] = engram.VectorItem{ID: t.ID, Kind: engram.KindTurn, Namespace: t.Namespace, TS: t.TS, Vector: vecs[i]}
+		}
+		last := batch[len(batch)-1].Seq
+		if err := vx.store.PutTurnVectors(ctx, items, last); err != nil {
+			vx.prog.fail(err)
+			return err
+		}
+		vx.prog.advance(last)
+		if progress != nil {
+			progress(last)
+		}
+		return nil
+	})
+}
+
+// EmbedText is the text embedded for a turn: the speaker's name, when
+// known, before the content, because questions name people.
+func EmbedText(t engram.Turn) string {
+	if t.Speaker == "" {
+		return t.Content
+	}
+	return t.Speaker + ": " + t.Content
+}

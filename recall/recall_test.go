@@ -1,0 +1,198 @@
+package recall_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/embed"
+	"github.com/engram-dev/engram/palace"
+	"github.com/engram-dev/engram/pipeline"
+	"github.com/engram-dev/engram/recall"
+)
+
+// fixture is a real palace holding turns and their builtin vectors.
+type fixture struct {
+	db    *palace.DB
+	vecs  *palace.VectorIndex
+	emb   *embed.Builtin
+	turns []engram.Turn
+}
+
+func mustOpenFixture(tb testing.TB, contents []string) *fixture {
+	tb.Helper()
+	ctx := context.Background()
+	db, err := palace.Open(filepath.Join(tb.TempDir(), "palace.db"), palace.Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { db.Close() })
+	f := &fixture{db: db, emb: embed.New()}
+	base := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
+	for i, c := range contents {
+		f.turns = append(f.turns, engram.Turn{ID: fmt.Sprintf("t%06d", i+1), Seq: int64(i + 1), Namespace: "default",
+			Session: fmt.Sprintf("s%d", i/20), Role: engram.RoleUser, Speaker: []string{"Ana", "Bo", "Cy"}[i%3],
+			Content: c, TS: base.Add(time.Duration(i) * time.Minute), ReceivedAt: base})
+	}
+	f.vecs, err = db.Vectors(ctx, f.emb.Model(), f.emb.Dim())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for start := 0; start < len(f.turns); start += 2000 {
+		batch := f.turns[start:min(start+2000, len(f.turns))]
+		if err := db.PutTurns(ctx, batch); err != nil {
+			tb.Fatal(err)
+		}
+		texts := make([]string, len(batch))
+		for i, t := range batch {
+			texts[i] = pipeline.EmbedText(t)
+		}
+		vs, err := f.emb.Embed(ctx, texts)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		items := make([]engram.VectorItem, len(batch))
+		for i, t := range batch {
+			items[i] = engram.VectorItem{ID: t.ID, Kind: engram.KindTurn, Namespace: t.Namespace, TS: t.TS, Vector: vs[i]}
+		}
+		if err := f.vecs.PutTurnVectors(ctx, items, batch[len(batch)-1].Seq); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return f
+}
+
+func (f *fixture) service() *recall.Service {
+	s := recall.NewService(f.db)
+	s.SetVectors(&recall.Vectors{Embedder: f.emb, Index: f.vecs})
+	return s
+}
+
+var small = []string{
+	"We decided to keep the API on port 30001",
+	"The cat sat on the mat all afternoon",
+	"Our database will be PostgreSQL because of its JSONB support",
+	"Lunch with the design team moved to Thursday",
+}
+
+func TestShallowAndKeyword(t *testing.T) {
+	f := mustOpenFixture(t, small)
+	s := f.service()
+	ctx := context.Background()
+	resp, err := s.Recall(ctx, engram.RecallRequest{Query: "which database did we pick?"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Mode != engram.ModeShallow || len(resp.Results) == 0 || !strings.Contains(resp.Results[0].Text, "PostgreSQL") {
+		t.Fatalf("auto runs shallow and finds the database turn first: %+v", resp)
+	}
+	for i, r := range resp.Results {
+		if len(r.Sources) != 1 || r.Sources[0].ID != r.ID || r.Kind != engram.KindTurn {
+			t.Errorf("result %d does not list itself as its source: %+v", i, r)
+		}
+		if i > 0 && r.Score > resp.Results[i-1].Score {
+			t.Errorf("results not in score order: %v > %v", r.Score, resp.Results[i-1].Score)
+		}
+	}
+	resp, err = s.Recall(ctx, engram.RecallRequest{Query: "PostgreSQL", Mode: engram.ModeKeyword, K: 5})
+	if err != nil || resp.Mode != engram.ModeKeyword || len(resp.Results) != 1 {
+		t.Fatalf("keyword: %+v %v", resp, err)
+	}
+	resp, err = s.Recall(ctx, engram.RecallRequest{Query: "database", Namespace: "other"})
+	if err != nil || len(resp.Results) != 0 {
+		t.Fatalf("another namespace must find nothing: %+v %v", resp, err)
+	}
+	resp, err = s.Recall(ctx, engram.RecallRequest{Query: "database", Namespace: recall.AllNamespaces})
+	if err != nil || len(resp.Results) == 0 {
+		t.Fatalf("all namespaces: %+v %v", resp, err)
+	}
+}
+
+// brokenEmbedder stands for an embedding server that fails (a process edge
+// misbehaving).
+type brokenEmbedder struct{}
+
+var _ engram.Embedder = brokenEmbedder{}
+
+func (brokenEmbedder) Embed(context.Context, []string) ([][]float32, error) {
+	return nil, engram.Errorf(engram.EUNAVAILABLE, "ollama server at http://127.0.0.1:1 not reachable")
+}
+func (brokenEmbedder) Model() string { return "broken" }
+func (brokenEmbedder) Dim() int      { return 512 }
+
+func TestShallowDegradesToKeyword(t *testing.T) {
+	f := mustOpenFixture(t, small)
+	s := recall.NewService(f.db)
+	ctx := context.Background()
+
+	// No vector side at all: auto is keyword without a warning; an explicit
+	// shallow request says why it ran keyword.
+	resp, err := s.Recall(ctx, engram.RecallRequest{Query: "PostgreSQL"})
+	if err != nil || resp.Mode != engram.ModeKeyword || len(resp.Warnings) != 0 || len(resp.Results) != 1 {
+		t.Fatalf("no vectors, auto: %+v %v", resp, err)
+	}
+	resp, err = s.Recall(ctx, engram.RecallRequest{Query: "PostgreSQL", Mode: engram.ModeShallow})
+	if err != nil || resp.Mode != engram.ModeKeyword || len(resp.Warnings) != 1 {
+		t.Fatalf("no vectors, shallow: %+v %v", resp, err)
+	}
+
+	// A failing embedder: keyword results and a warning naming the cause.
+	s.SetVectors(&recall.Vectors{Embedder: brokenEmbedder{}, Index: f.vecs})
+	resp, err = s.Recall(ctx, engram.RecallRequest{Query: "PostgreSQL"})
+	if err != nil || resp.Mode != engram.ModeKeyword || len(resp.Results) != 1 ||
+		len(resp.Warnings) != 1 || !strings.Contains(resp.Warnings[0], "not reachable") {
+		t.Fatalf("failing embedder: %+v %v", resp, err)
+	}
+
+	// Vectors switched off with a reason.
+	s.SetVectors(&recall.Vectors{Unavailable: "vector recall is off (model missing)"})
+	resp, err = s.Recall(ctx, engram.RecallRequest{Query: "PostgreSQL"})
+	if err != nil || resp.Mode != engram.ModeKeyword || !strings.Contains(strings.Join(resp.Warnings, ""), "model missing") {
+		t.Fatalf("unavailable: %+v %v", resp, err)
+	}
+
+	// An index lagging: the sync wait is bounded and warns.
+	s.SetVectors(&recall.Vectors{Embedder: f.emb, Index: f.vecs, Sync: func(ctx context.Context) error {
+		<-ctx.Done()
+		return ctx.Err()
+	}})
+	s.SyncWait = 10 * time.Millisecond
+	resp, err = s.Recall(ctx, engram.RecallRequest{Query: "PostgreSQL"})
+	if err != nil || resp.Mode != engram.ModeShallow || !strings.Contains(strings.Join(resp.Warnings, ""), "behind the archive") {
+		t.Fatalf("lagging: %+v %v", resp, err)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	for _, tc := range []struct {
+		req   engram.RecallRequest
+		field string
+	}{
+		{engram.RecallRequest{Query: " "}, "query"},
+		{engram.RecallRequest{Query: "\xff"}, "query"},
+		{engram.RecallRequest{Query: strings.Repeat("x", engram.MaxQueryBytes+1)}, "query"},
+		{engram.RecallRequest{Query: "x", K: -1}, "k"},
+		{engram.RecallRequest{Query: "x", K: engram.MaxK + 1}, "k"},
+		{engram.RecallRequest{Query: "x", Mode: "deepest"}, "mode"},
+	} {
+		if _, err := recall.Validate(tc.req); engram.ErrorField(err) != tc.field {
+			t.Errorf("%+v: error %v, want one naming %q", tc.req, err, tc.field)
+		}
+	}
+	req, err := recall.Validate(engram.RecallRequest{Query: "x"})
+	if err != nil || req.K != engram.DefaultK || req.Mode != engram.ModeAuto || req.Namespace != engram.DefaultNamespace {
+		t.Fatalf("defaults: %+v %v", req, err)
+	}
+	if _, err := recall.Validate(engram.RecallRequest{Query: "x", K: engram.MaxK}); err != nil {
+		t.Fatal(err)
+	}
+	var e *engram.Error
+	if _, err := recall.Validate(engram.RecallRequest{Query: "q", Mode: "x"}); !errors.As(err, &e) || e.Code != engram.EINVALID {
+		t.Fatalf("bad mode is EINVALID: %v", err)
+	}
+}
