@@ -179,9 +179,11 @@ func (j journal) Since(ctx context.Context, after int64, limit int) ([]engram.Ve
 	}
 	return items, svs[len(svs)-1].Seq, nil
 }
-func (j journal) LastChange(ctx context.Context) (int64, error)     { return j.v.LastChange(ctx) }
-func (j journal) SyncedSeq(ctx context.Context) (int64, error)      { return j.v.SyncedSeq(ctx) }
-func (j journal) SetSyncedSeq(ctx context.Context, seq int64) error { return j.v.SetSyncedSeq(ctx, seq) }
+func (j journal) LastChange(ctx context.Context) (int64, error) { return j.v.LastChange(ctx) }
+func (j journal) SyncedSeq(ctx context.Context) (int64, error)  { return j.v.SyncedSeq(ctx) }
+func (j journal) SetSyncedSeq(ctx context.Context, seq int64) error {
+	return j.v.SetSyncedSeq(ctx, seq)
+}
 
 // failingIndex wraps a real index and fails upserts while down is set, like
 // a Chroma server that is stopped.
