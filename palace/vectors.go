@@ -659,3 +659,19 @@ func (v *VectorIndex) VectorsSince(ctx context.Context, afterSeq int64, limit in
 	}
 	return out, nil
 }
+
+// Since returns up to limit vectors written after change number after, in
+// change order, with the change number of the last one (after itself when
+// there are none). It is VectorsSince in the shape of the pipeline's
+// VectorJournal, so a VectorIndex feeds an external index directly.
+func (v *VectorIndex) Since(ctx context.Context, after int64, limit int) ([]engram.VectorItem, int64, error) {
+	svs, err := v.VectorsSince(ctx, after, limit)
+	if err != nil || len(svs) == 0 {
+		return nil, after, err
+	}
+	items := make([]engram.VectorItem, len(svs))
+	for i, sv := range svs {
+		items[i] = sv.VectorItem
+	}
+	return items, svs[len(svs)-1].Seq, nil
+}

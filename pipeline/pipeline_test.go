@@ -165,26 +165,6 @@ func TestVectorIndexerRetriesThenCatchesUp(t *testing.T) {
 	}
 }
 
-// journal adapts a palace vector index to pipeline.VectorJournal.
-type journal struct{ v *palace.VectorIndex }
-
-func (j journal) Since(ctx context.Context, after int64, limit int) ([]engram.VectorItem, int64, error) {
-	svs, err := j.v.VectorsSince(ctx, after, limit)
-	if err != nil || len(svs) == 0 {
-		return nil, after, err
-	}
-	items := make([]engram.VectorItem, len(svs))
-	for i, sv := range svs {
-		items[i] = sv.VectorItem
-	}
-	return items, svs[len(svs)-1].Seq, nil
-}
-func (j journal) LastChange(ctx context.Context) (int64, error) { return j.v.LastChange(ctx) }
-func (j journal) SyncedSeq(ctx context.Context) (int64, error)  { return j.v.SyncedSeq(ctx) }
-func (j journal) SetSyncedSeq(ctx context.Context, seq int64) error {
-	return j.v.SetSyncedSeq(ctx, seq)
-}
-
 // failingIndex wraps a real index and fails upserts while down is set, like
 // a Chroma server that is stopped.
 type failingIndex struct {
@@ -198,6 +178,8 @@ func (f *failingIndex) Upsert(ctx context.Context, items []engram.VectorItem) er
 	}
 	return f.VectorIndex.Upsert(ctx, items)
 }
+
+var _ pipeline.VectorJournal = (*palace.VectorIndex)(nil)
 
 func TestExternalSyncPushesMissedVectors(t *testing.T) {
 	a, p, _ := mustOpen(t)
@@ -216,7 +198,7 @@ func TestExternalSyncPushesMissedVectors(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer vx.Close()
-	sync := pipeline.NewExternalSync(journal{store}, target)
+	sync := pipeline.NewExternalSync(store, target)
 	sync.RetryDelay = 5 * time.Millisecond
 	sync.BatchSize = 4
 	if err := sync.Open(context.Background(), vx.Notify); err != nil {

@@ -173,7 +173,7 @@ func (e *engine) startSide(ctx context.Context, key string, activate bool) (*vec
 		if err != nil {
 			return nil, fmt.Errorf("chroma: %w", err)
 		}
-		side.ext = pipeline.NewExternalSync(journal{store}, ci)
+		side.ext = pipeline.NewExternalSync(store, ci)
 		side.ext.Logger = e.logger.With("component", "chroma-sync")
 		index = ci
 	} else if err := store.Load(ctx); err != nil {
@@ -333,25 +333,4 @@ func (e *engine) reembed(ctx context.Context, key string, progress func(done int
 		old.store.Unload() // the retired model's matrix; its vectors stay in SQLite
 	}
 	return nil
-}
-
-// journal adapts the palace's vector journal to pipeline.VectorJournal.
-type journal struct{ v *palace.VectorIndex }
-
-func (j journal) Since(ctx context.Context, after int64, limit int) ([]engram.VectorItem, int64, error) {
-	svs, err := j.v.VectorsSince(ctx, after, limit)
-	if err != nil || len(svs) == 0 {
-		return nil, after, err
-	}
-	items := make([]engram.VectorItem, len(svs))
-	for i, sv := range svs {
-		items[i] = sv.VectorItem
-	}
-	return items, svs[len(svs)-1].Seq, nil
-}
-
-func (j journal) LastChange(ctx context.Context) (int64, error) { return j.v.LastChange(ctx) }
-func (j journal) SyncedSeq(ctx context.Context) (int64, error)  { return j.v.SyncedSeq(ctx) }
-func (j journal) SetSyncedSeq(ctx context.Context, seq int64) error {
-	return j.v.SetSyncedSeq(ctx, seq)
 }
