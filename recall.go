@@ -5,12 +5,14 @@ import (
 	"time"
 )
 
-// Recall modes. auto picks the best mode available for a query (shallow
-// while the deep path does not exist yet); shallow is embed-the-query then
-// vector search; keyword is BM25 over the full-text indexes.
+// Recall modes. auto runs deep when the query holds a trigger phrase ("do
+// you remember", "认真回忆", "覚えてる") and shallow otherwise; shallow is
+// embed-the-query then vector search; deep fuses vector search, BM25, session
+// and neighbour context and time decay; keyword is BM25 alone.
 const (
 	ModeAuto    = "auto"
 	ModeShallow = "shallow"
+	ModeDeep    = "deep"
 	ModeKeyword = "keyword"
 )
 
@@ -25,6 +27,13 @@ type RecallRequest struct {
 	Query     string `json:"query"`
 	K         int    `json:"k,omitempty"`
 	Mode      string `json:"mode,omitempty"`
+	// AsOf answers as of that moment: only turns dated (TS) at or before it
+	// count, and relative times in the query ("last week") resolve against
+	// it. Zero means now.
+	AsOf time.Time `json:"as_of,omitzero"`
+	// BudgetTokens, when positive, asks for a packed context block of at
+	// most that many tokens (estimated) in the response.
+	BudgetTokens int `json:"budget_tokens,omitempty"`
 }
 
 // Recall limits and defaults.
@@ -58,6 +67,32 @@ type Result struct {
 	Speaker   string          `json:"speaker,omitempty"`
 	Meta      json.RawMessage `json:"meta,omitempty"`
 	Sources   []Source        `json:"sources"`
+	// Signals says why a deep result ranked where it did.
+	Signals *Signals `json:"signals,omitempty"`
+	// Context holds the turns around a deep hit, in time order, the hit
+	// itself excluded.
+	Context []ContextTurn `json:"context,omitempty"`
+}
+
+// Signals are the normalised scores deep recall fused for a result.
+type Signals struct {
+	Vector    float64 `json:"vector"`    // cosine similarity, min-max normalised over the candidates
+	BM25      float64 `json:"bm25"`      // BM25, divided by the best candidate's
+	Session   float64 `json:"session"`   // the keyword evidence of the result's whole session
+	Neighbour float64 `json:"neighbour"` // the best adjacent turn's relevance
+	KG        float64 `json:"kg"`        // knowledge-graph relation weight (1: no graph evidence yet)
+	Decay     float64 `json:"decay"`     // time decay by the turn's age at as_of
+	InRange   bool    `json:"in_range,omitempty"`
+	Final     float64 `json:"final"`
+}
+
+// ContextTurn is a turn shown around a hit.
+type ContextTurn struct {
+	ID      string    `json:"id"`
+	Speaker string    `json:"speaker,omitempty"`
+	Role    Role      `json:"role"`
+	Text    string    `json:"text"`
+	TS      time.Time `json:"ts"`
 }
 
 // RecallResponse is what recall returns: the mode that ran, the results in
@@ -68,6 +103,22 @@ type RecallResponse struct {
 	Results  []Result `json:"results"`
 	TookMS   float64  `json:"took_ms"`
 	Warnings []string `json:"warnings,omitempty"`
+	// Trigger is the phrase that made auto run deep, removed from the
+	// search text.
+	Trigger string `json:"trigger,omitempty"`
+	// TimeRange is the period a temporal expression in the query named.
+	TimeRange *TimeRange `json:"time_range,omitempty"`
+	// Context is the packed block for BudgetTokens, ContextTokens its
+	// estimated size.
+	Context       string `json:"context,omitempty"`
+	ContextTokens int    `json:"context_tokens,omitempty"`
+}
+
+// TimeRange is a period [From, To) named in a query by Expr.
+type TimeRange struct {
+	From time.Time `json:"from"`
+	To   time.Time `json:"to"`
+	Expr string    `json:"expr"`
 }
 
 // TurnResult returns the recall result for a single turn, which is its own

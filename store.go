@@ -36,6 +36,8 @@ type TextQuery struct {
 	Namespace string // "" searches every namespace
 	Text      string
 	Limit     int
+	// From and To, when set, keep turns whose TS lies in [From, To).
+	From, To time.Time
 }
 
 // TurnHit is a turn found by a search, with its score (higher is better).
@@ -57,6 +59,9 @@ type TurnIndex interface {
 	GetTurns(ctx context.Context, ids []string) ([]Turn, error)
 	// SearchTurns runs a keyword (BM25) search.
 	SearchTurns(ctx context.Context, q TextQuery) ([]TurnHit, error)
+	// TurnsAround returns up to n turns of t's session on each side of t,
+	// in time order: the context of a hit.
+	TurnsAround(ctx context.Context, t Turn, n int) (before, after []Turn, err error)
 	// Stats counts what is stored, per namespace and layer.
 	Stats(ctx context.Context) (Stats, error)
 }

@@ -223,3 +223,13 @@ func fieldBase(field string) string {
 	}
 	return field
 }
+
+// EmbedText is the text embedded for a turn: the speaker's name, when known,
+// before the content, because questions name people. The pipeline embeds
+// stored turns this way and deep recall its candidates.
+func (t Turn) EmbedText() string {
+	if t.Speaker == "" {
+		return t.Content
+	}
+	return t.Speaker + ": " + t.Content
+}

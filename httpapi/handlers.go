@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"time"
 	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
@@ -83,8 +84,10 @@ func decodeRecall(body []byte) (engram.RecallRequest, error) {
 	if err := json.Unmarshal(body, &obj); err != nil || obj == nil {
 		return req, engram.FieldError("body", "must be a JSON object like {\"query\": \"...\"}")
 	}
+	var asOf string
 	for k, v := range obj {
 		var dst any
+		want := "a string"
 		switch k {
 		case "namespace":
 			dst = &req.Namespace
@@ -92,21 +95,31 @@ func decodeRecall(body []byte) (engram.RecallRequest, error) {
 			dst = &req.Query
 		case "mode":
 			dst = &req.Mode
+		case "as_of":
+			dst = &asOf
 		case "k":
-			dst = &req.K
+			dst, want = &req.K, "an integer"
+		case "budget_tokens":
+			dst, want = &req.BudgetTokens, "an integer"
 		default:
-			return req, engram.FieldError(k, "unknown field %q (known: namespace, query, k, mode)", k)
+			return req, engram.FieldError(k, "unknown field %q (known: namespace, query, k, mode, as_of, budget_tokens)", k)
 		}
 		if string(v) == "null" {
 			continue
 		}
 		if err := json.Unmarshal(v, dst); err != nil {
-			want := "a string"
-			if k == "k" {
-				want = "an integer"
-			}
 			return req, engram.FieldError(k, "must be %s", want)
 		}
+	}
+	if asOf != "" {
+		t, err := time.Parse(time.RFC3339Nano, asOf)
+		if err != nil {
+			return req, engram.FieldError("as_of", "timestamp %q is not RFC 3339 (for example 2026-05-01T14:03:00Z)", asOf)
+		}
+		if t.Year() < 1678 || t.Year() > 2261 {
+			return req, engram.FieldError("as_of", "as_of is out of range (years 1678 to 2261)")
+		}
+		req.AsOf = t.UTC()
 	}
 	return req, nil
 }

@@ -219,6 +219,10 @@ func TestBadInput(t *testing.T) {
 		{"recall unknown mode", "/v1/recall", `{"query":"x","mode":"psychic"}`, 400, "mode", `unknown mode "psychic"`},
 		{"recall unknown field", "/v1/recall", `{"query":"x","top":3}`, 400, "top", "unknown field"},
 		{"recall malformed", "/v1/recall", `{"query":`, 400, "body", "JSON object"},
+		{"recall bad as_of", "/v1/recall", `{"query":"x","as_of":"last tuesday"}`, 400, "as_of", "RFC 3339"},
+		{"recall as_of out of range", "/v1/recall", `{"query":"x","as_of":"0001-01-01T00:00:00Z"}`, 400, "as_of", "out of range"},
+		{"recall bad budget", "/v1/recall", `{"query":"x","budget_tokens":"lots"}`, 400, "budget_tokens", "integer"},
+		{"recall negative budget", "/v1/recall", `{"query":"x","budget_tokens":-5}`, 400, "budget_tokens", "between 0 and"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, out := s.do(t, "POST", tc.path, []byte(tc.body))

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"time"
 
 	engram "github.com/engram-dev/engram"
 )
@@ -54,7 +55,7 @@ func (db *DB) SearchTurns(ctx context.Context, q engram.TextQuery) ([]engram.Tur
 		}
 	}
 
-	s := search{limit: limit, ns: q.Namespace, seen: make(map[int64]bool)}
+	s := search{limit: limit, ns: q.Namespace, from: nanosOrZero(q.From), to: nanosOrZero(q.To), seen: make(map[int64]bool)}
 	err = db.View(ctx, func(tx *sql.Tx) error {
 		if err := s.keyword(ctx, tx, terms); err != nil {
 			return err
@@ -70,27 +71,39 @@ func (db *DB) SearchTurns(ctx context.Context, q engram.TextQuery) ([]engram.Tur
 	return s.hits, nil
 }
 
+// timeFilter keeps turns in [?4, ?5) of Unix nanoseconds, 0 meaning no bound.
+const timeFilter = `(?4 = 0 OR t.ts >= ?4) AND (?5 = 0 OR t.ts < ?5)`
+
+// nanosOrZero is t in Unix nanoseconds, 0 for the zero time (no bound).
+func nanosOrZero(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
 // maxSubstringTerms bounds the trigram lookups of one query.
 const maxSubstringTerms = 8
 
 // search collects the hits of one query across its stages.
 type search struct {
-	limit int
-	ns    string
-	hits  []engram.TurnHit
-	seen  map[int64]bool
-	floor float64 // the lowest keyword score, the ceiling of fallback scores
-	extra int     // fallback hits so far
+	limit    int
+	ns       string
+	from, to int64 // the TS range in Unix nanoseconds; 0 = unbounded
+	hits     []engram.TurnHit
+	seen     map[int64]bool
+	floor    float64 // the lowest keyword score, the ceiling of fallback scores
+	extra    int     // fallback hits so far
 }
 
 // keyword ranks the turns holding any of terms by BM25.
 func (s *search) keyword(ctx context.Context, tx *sql.Tx, terms []term) error {
 	const q = `SELECT ` + turnColumns + `, turns_fts.rank
 		FROM turns_fts JOIN turns t ON t.seq = turns_fts.rowid
-		WHERE turns_fts MATCH ?1 AND (?2 = '' OR t.namespace = ?2)
+		WHERE turns_fts MATCH ?1 AND (?2 = '' OR t.namespace = ?2) AND ` + timeFilter + `
 		ORDER BY turns_fts.rank LIMIT ?3`
 	s.floor = 1
-	err := queryTurns(ctx, tx, q, []any{matchExpr(terms), s.ns, s.limit}, func(t engram.Turn, rank float64) {
+	err := queryTurns(ctx, tx, q, []any{matchExpr(terms), s.ns, s.limit, s.from, s.to}, func(t engram.Turn, rank float64) {
 		if s.add(t, -rank) {
 			s.floor = s.hits[len(s.hits)-1].Score
 		}
@@ -130,13 +143,13 @@ func (s *search) substring(ctx context.Context, tx *sql.Tx, long []term) error {
 	// hits already.
 	const q = `SELECT ` + turnColumns + `
 		FROM turns_trigram JOIN turns t ON t.seq = turns_trigram.rowid
-		WHERE turns_trigram MATCH ?1 AND (?2 = '' OR t.namespace = ?2)
+		WHERE turns_trigram MATCH ?1 AND (?2 = '' OR t.namespace = ?2) AND ` + timeFilter + `
 		ORDER BY turns_trigram.rowid DESC LIMIT ?3`
 	for _, t := range order {
 		if s.full() {
 			return nil
 		}
-		err := queryTurns(ctx, tx, q, []any{matchExpr([]term{t}), s.ns, s.limit}, func(t engram.Turn, _ float64) {
+		err := queryTurns(ctx, tx, q, []any{matchExpr([]term{t}), s.ns, s.limit, s.from, s.to}, func(t engram.Turn, _ float64) {
 			s.addExtra(t)
 		})
 		if err != nil {
@@ -158,9 +171,9 @@ func (s *search) short(ctx context.Context, tx *sql.Tx, short []term) error {
 	}
 	const q = `SELECT ` + turnColumns + `
 		FROM turns_cjk JOIN turns t ON t.seq = turns_cjk.rowid
-		WHERE turns_cjk MATCH ?1 AND (?2 = '' OR t.namespace = ?2)
+		WHERE turns_cjk MATCH ?1 AND (?2 = '' OR t.namespace = ?2) AND ` + timeFilter + `
 		ORDER BY turns_cjk.rowid DESC LIMIT ?3`
-	return queryTurns(ctx, tx, q, []any{matchExpr(short), s.ns, s.limit}, func(t engram.Turn, _ float64) { s.addExtra(t) })
+	return queryTurns(ctx, tx, q, []any{matchExpr(short), s.ns, s.limit, s.from, s.to}, func(t engram.Turn, _ float64) { s.addExtra(t) })
 }
 
 // add appends a hit unless the turn is a hit already or the list is full,

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -301,4 +302,38 @@ func queryTurns(ctx context.Context, tx *sql.Tx, q string, args []any, fn func(e
 		fn(t, rank.Float64)
 	}
 	return rows.Err()
+}
+
+// TurnsAround returns up to n turns of t's namespace and session on each
+// side of t, in time order (ties broken by seq): the conversation around a
+// hit. Errors: EINVALID for n < 0.
+func (db *DB) TurnsAround(ctx context.Context, t engram.Turn, n int) (before, after []engram.Turn, err error) {
+	if n < 0 {
+		return nil, nil, engram.Errorf(engram.EINVALID, "palace: turns around: n must not be negative, got %d", n)
+	}
+	if n == 0 {
+		return nil, nil, nil
+	}
+	ts := nanosOrZero(t.TS)
+	err = db.View(ctx, func(tx *sql.Tx) error {
+		const qb = `SELECT ` + turnColumns + ` FROM turns t
+			WHERE t.namespace = ?1 AND t.session = ?2 AND (t.ts < ?3 OR (t.ts = ?3 AND t.seq < ?4))
+			ORDER BY t.ts DESC, t.seq DESC LIMIT ?5`
+		if err := queryTurns(ctx, tx, qb, []any{t.Namespace, t.Session, ts, t.Seq, n}, func(b engram.Turn, _ float64) {
+			before = append(before, b)
+		}); err != nil {
+			return err
+		}
+		const qa = `SELECT ` + turnColumns + ` FROM turns t
+			WHERE t.namespace = ?1 AND t.session = ?2 AND (t.ts > ?3 OR (t.ts = ?3 AND t.seq > ?4))
+			ORDER BY t.ts, t.seq LIMIT ?5`
+		return queryTurns(ctx, tx, qa, []any{t.Namespace, t.Session, ts, t.Seq, n}, func(a engram.Turn, _ float64) {
+			after = append(after, a)
+		})
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("palace: turns around: %w", err)
+	}
+	slices.Reverse(before)
+	return before, after, nil
 }

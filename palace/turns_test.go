@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -228,5 +230,56 @@ func TestCountTurnsAndStats(t *testing.T) {
 	want := map[string]map[string]int64{"work": {"turns": 13}, "personal": {"turns": 2}}
 	if !reflect.DeepEqual(st.Layers, want) {
 		t.Fatalf("Stats = %v, want %v", st.Layers, want)
+	}
+}
+
+func TestTurnsAroundAndTimeRange(t *testing.T) {
+	db := MustOpenDB(t)
+	ctx := context.Background()
+	base := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	var turns []engram.Turn
+	for i := 0; i < 6; i++ {
+		turns = append(turns, engram.Turn{ID: fmt.Sprintf("a%d", i), Seq: int64(2*i + 1), Namespace: "n", Session: "s1",
+			Role: engram.RoleUser, Content: fmt.Sprintf("alpha message %d", i), TS: base.Add(time.Duration(i) * time.Hour)})
+		turns = append(turns, engram.Turn{ID: fmt.Sprintf("b%d", i), Seq: int64(2*i + 2), Namespace: "n", Session: "s2",
+			Role: engram.RoleUser, Content: fmt.Sprintf("alpha other %d", i), TS: base.Add(time.Duration(i) * time.Hour)})
+	}
+	if err := db.PutTurns(ctx, turns); err != nil {
+		t.Fatal(err)
+	}
+	before, after, err := db.TurnsAround(ctx, turns[4], 2) // a2 in session s1
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := func(ts []engram.Turn) (out []string) {
+		for _, t := range ts {
+			out = append(out, t.ID)
+		}
+		return out
+	}
+	if got := ids(before); !slices.Equal(got, []string{"a0", "a1"}) {
+		t.Errorf("before = %v", got)
+	}
+	if got := ids(after); !slices.Equal(got, []string{"a3", "a4"}) {
+		t.Errorf("after = %v", got)
+	}
+	if b, a, _ := db.TurnsAround(ctx, turns[0], 3); len(b) != 0 || len(a) != 3 {
+		t.Errorf("first turn: %v %v", ids(b), ids(a))
+	}
+	if _, _, err := db.TurnsAround(ctx, turns[0], -1); engram.ErrorCode(err) != engram.EINVALID {
+		t.Errorf("n < 0: %v", err)
+	}
+
+	hits, err := db.SearchTurns(ctx, engram.TextQuery{Text: "alpha", Limit: 20, From: base.Add(2 * time.Hour), To: base.Add(4 * time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hits) != 4 {
+		t.Fatalf("time range: %d hits, want 4", len(hits))
+	}
+	for _, h := range hits {
+		if h.Turn.TS.Before(base.Add(2*time.Hour)) || !h.Turn.TS.Before(base.Add(4*time.Hour)) {
+			t.Errorf("hit outside the range: %v", h.Turn.TS)
+		}
 	}
 }

@@ -128,7 +128,7 @@ func (vx *VectorIndexer) CatchUp(ctx context.Context, progress func(seq int64)) 
 	return streamBatches(ctx, vx.archive, vx.Embedded(), size, func(batch []engram.Turn) error {
 		texts = texts[:0]
 		for _, t := range batch {
-			texts = append(texts, EmbedText(t))
+			texts = append(texts, t.EmbedText())
 		}
 		vecs, err := vx.embedder.Embed(ctx, texts)
 		if err == nil && len(vecs) != len(batch) {
@@ -154,13 +154,4 @@ func (vx *VectorIndexer) CatchUp(ctx context.Context, progress func(seq int64)) 
 		}
 		return nil
 	})
-}
-
-// EmbedText is the text embedded for a turn: the speaker's name, when
-// known, before the content, because questions name people.
-func EmbedText(t engram.Turn) string {
-	if t.Speaker == "" {
-		return t.Content
-	}
-	return t.Speaker + ": " + t.Content
 }

@@ -67,7 +67,7 @@ func BenchmarkRecall100k(b *testing.B) {
 		"who promised to fix the cache latency incident?",
 		"dinner with family on friday evening",
 	}
-	for _, mode := range []string{engram.ModeShallow, engram.ModeKeyword} {
+	for _, mode := range []string{engram.ModeShallow, engram.ModeDeep, engram.ModeKeyword} {
 		b.Run("mode="+mode, func(b *testing.B) {
 			ctx := context.Background()
 			lat := make([]time.Duration, 0, b.N)

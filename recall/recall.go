@@ -14,6 +14,9 @@ import (
 // AllNamespaces, given as a request's namespace, searches every namespace.
 const AllNamespaces = "*"
 
+// MaxBudgetTokens bounds a request's context budget.
+const MaxBudgetTokens = 1 << 20
+
 // DefaultSyncWait bounds how long a recall waits for the indexes to catch up
 // with the archive before it answers from what is indexed, with a warning.
 const DefaultSyncWait = 500 * time.Millisecond
@@ -40,6 +43,9 @@ type Service struct {
 	// Sync, if set, waits until the turn index holds every archived turn.
 	Sync     func(ctx context.Context) error
 	SyncWait time.Duration
+	// Deep tunes the deep path; Triggers decides when auto runs it.
+	Deep     DeepConfig
+	Triggers *TriggerMatcher
 	// Now is the clock, for took_ms.
 	Now func() time.Time
 }
@@ -49,7 +55,11 @@ var _ engram.RecallService = (*Service)(nil)
 // NewService returns a recall service over idx, keyword only until
 // SetVectors is called.
 func NewService(idx engram.TurnIndex) *Service {
-	return &Service{index: idx, SyncWait: DefaultSyncWait, Now: time.Now}
+	m, err := NewTriggerMatcher(DefaultTriggers())
+	if err != nil {
+		panic(fmt.Sprintf("recall: default triggers: %v", err)) // a bug in DefaultTriggers
+	}
+	return &Service{index: idx, SyncWait: DefaultSyncWait, Now: time.Now, Triggers: m}
 }
 
 // SetVectors switches the vector side atomically (nil: none). Requests in
@@ -81,17 +91,25 @@ func Validate(req engram.RecallRequest) (engram.RecallRequest, error) {
 	switch req.Mode {
 	case "":
 		req.Mode = engram.ModeAuto
-	case engram.ModeAuto, engram.ModeShallow, engram.ModeKeyword:
+	case engram.ModeAuto, engram.ModeShallow, engram.ModeDeep, engram.ModeKeyword:
 	default:
-		return req, engram.FieldError("mode", "unknown mode %q (available: %s, %s, %s)", req.Mode,
-			engram.ModeAuto, engram.ModeShallow, engram.ModeKeyword)
+		return req, engram.FieldError("mode", "unknown mode %q (available: %s, %s, %s, %s)", req.Mode,
+			engram.ModeAuto, engram.ModeShallow, engram.ModeDeep, engram.ModeKeyword)
+	}
+	if !req.AsOf.IsZero() && (req.AsOf.Year() < 1678 || req.AsOf.Year() > 2261) {
+		return req, engram.FieldError("as_of", "as_of is out of range (years 1678 to 2261)")
+	}
+	if req.BudgetTokens < 0 || req.BudgetTokens > MaxBudgetTokens {
+		return req, engram.FieldError("budget_tokens", "budget_tokens must be between 0 and %d, got %d", MaxBudgetTokens, req.BudgetTokens)
 	}
 	return req, nil
 }
 
-// Recall validates req and answers it. A failing vector side (embedder or
-// vector index down) degrades shallow recall to keyword recall with a
-// warning; it is never an error.
+// Recall validates req and answers it. In auto mode a trigger phrase runs
+// the deep path (the phrase is removed from the search text); otherwise
+// shallow. A failing vector side (embedder or vector index down) degrades
+// shallow recall to keyword recall, and deep recall to its keyword
+// evidence, with a warning; it is never an error.
 func (s *Service) Recall(ctx context.Context, req engram.RecallRequest) (engram.RecallResponse, error) {
 	start := s.Now()
 	req, err := Validate(req)
@@ -99,43 +117,78 @@ func (s *Service) Recall(ctx context.Context, req engram.RecallRequest) (engram.
 		return engram.RecallResponse{}, err
 	}
 	var resp engram.RecallResponse
+	warn := func(w string) { resp.Warnings = append(resp.Warnings, w) }
 	ns := req.Namespace
 	if ns == AllNamespaces {
 		ns = ""
 	}
+	asOf := req.AsOf
+	if asOf.IsZero() {
+		asOf = s.Now()
+	}
+	text := req.Query
 	v := s.vectors.Load()
 	mode := req.Mode
 	if mode == engram.ModeAuto {
 		mode = engram.ModeShallow
-		if v == nil {
+		if phrase, rest, ok := s.Triggers.Match(text); ok {
+			mode, resp.Trigger = engram.ModeDeep, phrase
+			if strings.TrimSpace(rest) != "" {
+				text = rest
+			}
+		} else if v == nil {
 			mode = engram.ModeKeyword
 		}
+	}
+	if mode == engram.ModeDeep {
+		if r, rest, ok := ParseTimeExpr(text, asOf); ok {
+			resp.TimeRange = &engram.TimeRange{From: r.From, To: r.To, Expr: r.Expr}
+			if strings.TrimSpace(rest) != "" {
+				text = rest
+			}
+		}
+		s.sync(ctx, s.Sync, "index", &resp)
+		if v != nil && v.Unavailable == "" {
+			s.sync(ctx, v.Sync, "vector index", &resp)
+		} else if v != nil {
+			warn(v.Unavailable + ": deep recall ran on keyword evidence only")
+		}
+		results, err := s.deep(ctx, v, ns, text, req.K, asOf, resp.TimeRange, warn)
+		if err != nil {
+			return engram.RecallResponse{}, err
+		}
+		resp.Results = results
+	}
+	// as_of bounds shallow and keyword recall too: nothing dated after it.
+	var before time.Time
+	if !req.AsOf.IsZero() {
+		before = req.AsOf.Add(time.Nanosecond)
 	}
 	if mode == engram.ModeShallow {
 		switch {
 		case v == nil:
-			resp.Warnings = append(resp.Warnings, "no vector index is configured: answered with keyword search")
+			warn("no vector index is configured: answered with keyword search")
 			mode = engram.ModeKeyword
 		case v.Unavailable != "":
-			resp.Warnings = append(resp.Warnings, v.Unavailable+": answered with keyword search")
+			warn(v.Unavailable + ": answered with keyword search")
 			mode = engram.ModeKeyword
 		default:
 			s.sync(ctx, v.Sync, "vector index", &resp)
-			results, err := s.shallow(ctx, v, ns, req)
+			results, err := s.shallow(ctx, v, ns, req, before)
 			switch {
 			case err == nil:
 				resp.Results = results
 			case ctx.Err() != nil:
 				return engram.RecallResponse{}, ctx.Err()
 			default:
-				resp.Warnings = append(resp.Warnings, fmt.Sprintf("vector search failed (%s): answered with keyword search", engram.ErrorMessage(err)))
+				warn(fmt.Sprintf("vector search failed (%s): answered with keyword search", engram.ErrorMessage(err)))
 				mode = engram.ModeKeyword
 			}
 		}
 	}
 	if mode == engram.ModeKeyword {
 		s.sync(ctx, s.Sync, "index", &resp)
-		hits, err := s.index.SearchTurns(ctx, engram.TextQuery{Namespace: ns, Text: req.Query, Limit: req.K})
+		hits, err := s.index.SearchTurns(ctx, engram.TextQuery{Namespace: ns, Text: text, Limit: req.K, To: before})
 		if err != nil {
 			return engram.RecallResponse{}, fmt.Errorf("keyword search: %w", err)
 		}
@@ -143,6 +196,9 @@ func (s *Service) Recall(ctx context.Context, req engram.RecallRequest) (engram.
 		for _, h := range hits {
 			resp.Results = append(resp.Results, engram.TurnResult(h.Turn, h.Score))
 		}
+	}
+	if req.BudgetTokens > 0 {
+		resp.Context, resp.ContextTokens, _ = Pack(resp.Results, req.BudgetTokens)
 	}
 	resp.Mode = mode
 	resp.TookMS = float64(s.Now().Sub(start).Microseconds()) / 1000
@@ -162,7 +218,7 @@ func (s *Service) sync(ctx context.Context, fn func(context.Context) error, what
 }
 
 // shallow embeds the query and searches turn vectors.
-func (s *Service) shallow(ctx context.Context, v *Vectors, ns string, req engram.RecallRequest) ([]engram.Result, error) {
+func (s *Service) shallow(ctx context.Context, v *Vectors, ns string, req engram.RecallRequest, before time.Time) ([]engram.Result, error) {
 	vecs, err := v.Embedder.Embed(ctx, []string{req.Query})
 	if err != nil {
 		return nil, fmt.Errorf("embed query: %w", err)
@@ -170,7 +226,7 @@ func (s *Service) shallow(ctx context.Context, v *Vectors, ns string, req engram
 	if len(vecs) != 1 {
 		return nil, fmt.Errorf("embed query: got %d vectors for 1 text", len(vecs))
 	}
-	hits, err := v.Index.Query(ctx, engram.VectorQuery{Vector: vecs[0], K: req.K, Namespace: ns, Kinds: []string{engram.KindTurn}})
+	hits, err := v.Index.Query(ctx, engram.VectorQuery{Vector: vecs[0], K: req.K, Namespace: ns, Kinds: []string{engram.KindTurn}, To: before})
 	if err != nil {
 		return nil, fmt.Errorf("vector query: %w", err)
 	}

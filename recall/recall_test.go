@@ -12,7 +12,6 @@ import (
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/embed"
 	"github.com/engram-dev/engram/palace"
-	"github.com/engram-dev/engram/pipeline"
 	"github.com/engram-dev/engram/recall"
 )
 
@@ -50,7 +49,7 @@ func mustOpenFixture(tb testing.TB, contents []string) *fixture {
 		}
 		texts := make([]string, len(batch))
 		for i, t := range batch {
-			texts[i] = pipeline.EmbedText(t)
+			texts[i] = t.EmbedText()
 		}
 		vs, err := f.emb.Embed(ctx, texts)
 		if err != nil {
@@ -194,5 +193,80 @@ func TestValidate(t *testing.T) {
 	var e *engram.Error
 	if _, err := recall.Validate(engram.RecallRequest{Query: "q", Mode: "x"}); !errors.As(err, &e) || e.Code != engram.EINVALID {
 		t.Fatalf("bad mode is EINVALID: %v", err)
+	}
+}
+
+func TestDeepRecall(t *testing.T) {
+	contents := []string{
+		"Let's talk about the storage layer for the billing service.",
+		"We decided to use PostgreSQL because we need JSONB and strong transactions.",
+		"Agreed, and Redis only as a cache in front of it.",
+		"Unrelated: the cat sat on the mat all afternoon.",
+		"Lunch with the design team moved to Thursday.",
+		"Remind me to renew the TLS certificates next month.",
+	}
+	f := mustOpenFixture(t, contents)
+	s := f.service()
+	ctx := context.Background()
+	// The fixture's turns are a minute apart from 2026-05-01 09:00 UTC.
+	asOf := time.Date(2026, 5, 8, 12, 0, 0, 0, time.UTC)
+
+	resp, err := s.Recall(ctx, engram.RecallRequest{Query: "Do you remember what database we chose for billing?", AsOf: asOf, BudgetTokens: 200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Mode != engram.ModeDeep || resp.Trigger == "" {
+		t.Fatalf("a trigger phrase runs deep in auto: mode %q trigger %q", resp.Mode, resp.Trigger)
+	}
+	if len(resp.Results) < 2 || !strings.Contains(resp.Results[0].Text+resp.Results[1].Text, "PostgreSQL") {
+		t.Fatalf("deep: the decision must be among the first two results: %+v", resp.Results)
+	}
+	for i, r := range resp.Results {
+		if r.Signals == nil || r.Signals.Final != r.Score || r.Signals.KG != 1 || r.Signals.Decay <= 0 {
+			t.Errorf("result %d lacks its signals: %+v", i, r.Signals)
+		}
+		if len(r.Sources) != 1 || r.Sources[0].ID != r.ID {
+			t.Errorf("result %d sources: %+v", i, r.Sources)
+		}
+	}
+	if len(resp.Results[0].Context) == 0 {
+		t.Errorf("a deep hit brings its neighbouring turns: %+v", resp.Results[0])
+	}
+	if resp.Context == "" || resp.ContextTokens > 200 || resp.ContextTokens != recall.EstimateTokens(resp.Context) {
+		t.Errorf("context block: %d tokens: %q", resp.ContextTokens, resp.Context)
+	}
+
+	// Without a trigger, auto is shallow; an ordinary sentence never triggers.
+	resp, err = s.Recall(ctx, engram.RecallRequest{Query: "I remember the storage layer talk", AsOf: asOf})
+	if err != nil || resp.Mode != engram.ModeShallow || resp.Trigger != "" {
+		t.Fatalf("no trigger: %q %q %v", resp.Mode, resp.Trigger, err)
+	}
+
+	// as_of: nothing dated after it.
+	early := time.Date(2026, 5, 1, 9, 1, 30, 0, time.UTC) // after the first two turns only
+	for _, mode := range []string{engram.ModeDeep, engram.ModeShallow, engram.ModeKeyword} {
+		resp, err = s.Recall(ctx, engram.RecallRequest{Query: "PostgreSQL Redis cache storage", Mode: mode, AsOf: early})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range resp.Results {
+			if r.TS.After(early) {
+				t.Errorf("%s: a turn dated after as_of came back: %v", mode, r.TS)
+			}
+		}
+	}
+
+	// A temporal expression names a period and is reported.
+	resp, err = s.Recall(ctx, engram.RecallRequest{Query: "what did we decide last week about the database", Mode: engram.ModeDeep, AsOf: asOf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.TimeRange == nil || resp.TimeRange.Expr == "" || !resp.TimeRange.From.Before(resp.TimeRange.To) {
+		t.Fatalf("time range: %+v", resp.TimeRange)
+	}
+	for _, r := range resp.Results {
+		if r.Signals.InRange && (r.TS.Before(resp.TimeRange.From) || !r.TS.Before(resp.TimeRange.To)) {
+			t.Errorf("in-range result outside the range: %v", r.TS)
+		}
 	}
 }

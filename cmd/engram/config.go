@@ -9,12 +9,14 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/BurntSushi/toml"
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/httpapi"
 	"github.com/engram-dev/engram/ollama"
+	"github.com/engram-dev/engram/recall"
 )
 
 // Config is engram's configuration: defaults, then <home>/config.toml, then
@@ -50,6 +52,37 @@ type Config struct {
 	// ChromaDatabase is the Chroma database (created if missing); "" is
 	// Chroma's default database.
 	ChromaDatabase string `toml:"chroma_database"`
+
+	// Triggers are the phrases that make auto recall run deep; empty means
+	// the built-in English, Chinese and Japanese list.
+	Triggers []string `toml:"triggers"`
+	// Deep tunes the deep recall path.
+	Deep DeepSettings `toml:"deep"`
+}
+
+// DeepSettings is the [deep] table of config.toml. Zero values mean the
+// defaults; a negative weight switches a signal off.
+type DeepSettings struct {
+	Fusion          string  `toml:"fusion"` // product or rrf
+	VectorWeight    float64 `toml:"vector_weight"`
+	BM25Weight      float64 `toml:"bm25_weight"`
+	SessionWeight   float64 `toml:"session_weight"`
+	NeighbourWeight float64 `toml:"neighbour_weight"`
+	HalfLifeDays    float64 `toml:"half_life_days"` // negative: no time decay
+	DecayFloor      float64 `toml:"decay_floor"`
+	Candidates      int     `toml:"candidates"`
+	Neighbours      int     `toml:"neighbours"` // context turns on each side of a deep hit; negative: none
+}
+
+func (d DeepSettings) config() recall.DeepConfig {
+	c := recall.DeepConfig{
+		Fusion: d.Fusion, VectorWeight: d.VectorWeight, BM25Weight: d.BM25Weight, SessionWeight: d.SessionWeight,
+		NeighbourWeight: d.NeighbourWeight, DecayFloor: d.DecayFloor, Candidates: d.Candidates, Neighbours: d.Neighbours,
+	}
+	if d.HalfLifeDays != 0 {
+		c.HalfLife = time.Duration(d.HalfLifeDays * 24 * float64(time.Hour))
+	}
+	return c
 }
 
 // Embedder and vector index choices.
@@ -143,6 +176,28 @@ func (m *Main) applyEnv(cfg *Config) error {
 			*e.dst = v
 		}
 	}
+	if v := m.Getenv("ENGRAM_DEEP_FUSION"); v != "" {
+		cfg.Deep.Fusion = v
+	}
+	for _, e := range []struct {
+		name string
+		dst  *float64
+	}{
+		{"ENGRAM_DEEP_VECTOR_WEIGHT", &cfg.Deep.VectorWeight},
+		{"ENGRAM_DEEP_BM25_WEIGHT", &cfg.Deep.BM25Weight},
+		{"ENGRAM_DEEP_SESSION_WEIGHT", &cfg.Deep.SessionWeight},
+		{"ENGRAM_DEEP_NEIGHBOUR_WEIGHT", &cfg.Deep.NeighbourWeight},
+		{"ENGRAM_DEEP_HALF_LIFE_DAYS", &cfg.Deep.HalfLifeDays},
+		{"ENGRAM_DEEP_DECAY_FLOOR", &cfg.Deep.DecayFloor},
+	} {
+		if v := m.Getenv(e.name); v != "" {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				return fmt.Errorf("%s=%q is not a number", e.name, v)
+			}
+			*e.dst = f
+		}
+	}
 	for _, e := range []struct {
 		name string
 		dst  any
@@ -150,6 +205,7 @@ func (m *Main) applyEnv(cfg *Config) error {
 		{"ENGRAM_MAX_BODY_BYTES", &cfg.MaxBodyBytes},
 		{"ENGRAM_MAX_CONTENT_BYTES", &cfg.MaxContentBytes},
 		{"ENGRAM_MAX_BATCH", &cfg.MaxBatch},
+		{"ENGRAM_DEEP_CANDIDATES", &cfg.Deep.Candidates},
 	} {
 		v := m.Getenv(e.name)
 		if v == "" {
@@ -195,6 +251,12 @@ func (c Config) validate() error {
 	default:
 		return fmt.Errorf("vector_index %q: want embedded or chroma", c.VectorIndex)
 	}
+	if err := c.Deep.config().Validate(); err != nil {
+		return err
+	}
+	if _, err := c.triggerMatcher(); err != nil {
+		return err
+	}
 	return nil
 }
 
@@ -213,4 +275,17 @@ func parseLevel(s string) (slog.Level, error) {
 func (m *Main) logger(cfg Config) *slog.Logger {
 	lvl, _ := parseLevel(cfg.LogLevel)
 	return slog.New(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: lvl}))
+}
+
+// triggerMatcher builds the matcher of the configured trigger phrases.
+func (c Config) triggerMatcher() (*recall.TriggerMatcher, error) {
+	phrases := c.Triggers
+	if len(phrases) == 0 {
+		phrases = recall.DefaultTriggers()
+	}
+	m, err := recall.NewTriggerMatcher(phrases)
+	if err != nil {
+		return nil, fmt.Errorf("triggers: %w", err)
+	}
+	return m, nil
 }

@@ -68,6 +68,10 @@ func openEngine(ctx context.Context, cfg Config, logger *slog.Logger) (_ *engine
 	e.ingester = &pipeline.Ingester{Archive: e.archive, Indexer: e.indexer}
 	e.recall = recall.NewService(e.palace)
 	e.recall.Sync = e.indexer.WaitCurrent
+	e.recall.Deep = cfg.Deep.config()
+	if e.recall.Triggers, err = cfg.triggerMatcher(); err != nil {
+		return nil, err
+	}
 	if err := e.openVectors(ctx); err != nil {
 		return nil, err
 	}

@@ -5,15 +5,18 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/engram-dev/engram"
 )
 
 func runRecall(ctx context.Context, m *Main, args []string) error {
-	fs := m.newFlagSet("recall", `recall [--namespace N] [--k 10] [--mode auto|shallow|keyword] [--json] "query"`)
+	fs := m.newFlagSet("recall", `recall [--namespace N] [--k 10] [--mode auto|shallow|deep|keyword] [--as-of TIME] [--budget TOKENS] [--json] "query"`)
 	ns := fs.String("namespace", engram.DefaultNamespace, `namespace to search ("*" for all)`)
 	k := fs.Int("k", engram.DefaultK, "number of results")
-	mode := fs.String("mode", engram.ModeAuto, "recall mode: auto, shallow or keyword")
+	mode := fs.String("mode", engram.ModeAuto, "recall mode: auto (deep on a trigger phrase, else shallow), shallow, deep or keyword")
+	asOf := fs.String("as-of", "", "answer as of this RFC 3339 time (default now)")
+	budget := fs.Int("budget", 0, "also print a packed context block of at most this many tokens")
 	asJSON := fs.Bool("json", false, "print the response as JSON (the HTTP API's shape)")
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -31,7 +34,15 @@ func runRecall(ctx context.Context, m *Main, args []string) error {
 		return err
 	}
 	defer be.Close()
-	resp, err := be.Recall(ctx, engram.RecallRequest{Namespace: *ns, Query: strings.Join(pos, " "), K: *k, Mode: *mode})
+	req := engram.RecallRequest{Namespace: *ns, Query: strings.Join(pos, " "), K: *k, Mode: *mode, BudgetTokens: *budget}
+	if *asOf != "" {
+		t, err := time.Parse(time.RFC3339Nano, *asOf)
+		if err != nil {
+			return &usageError{msg: fmt.Sprintf("--as-of %q is not RFC 3339 (for example 2026-05-01T14:03:00Z)", *asOf)}
+		}
+		req.AsOf = t
+	}
+	resp, err := be.Recall(ctx, req)
 	if err != nil {
 		return err
 	}
@@ -42,6 +53,12 @@ func runRecall(ctx context.Context, m *Main, args []string) error {
 	}
 	for _, w := range resp.Warnings {
 		fmt.Fprintln(m.Stderr, "warning:", w)
+	}
+	if resp.Trigger != "" {
+		fmt.Fprintf(m.Stdout, "(deep recall: %q)\n", resp.Trigger)
+	}
+	if tr := resp.TimeRange; tr != nil {
+		fmt.Fprintf(m.Stdout, "(%q: %s to %s)\n", tr.Expr, tr.From.Format("2006-01-02 15:04"), tr.To.Format("2006-01-02 15:04"))
 	}
 	if len(resp.Results) == 0 {
 		fmt.Fprintln(m.Stdout, "no results")
@@ -54,6 +71,10 @@ func runRecall(ctx context.Context, m *Main, args []string) error {
 		}
 		fmt.Fprintf(m.Stdout, "%2d. %s  %s  [%s]  score %.3f\n    %s: %s\n", i+1,
 			r.TS.Format("2006-01-02 15:04"), r.Session, r.Namespace, r.Score, who, oneLine(r.Text, 300))
+		if sig := r.Signals; sig != nil {
+			fmt.Fprintf(m.Stdout, "    signals: vector %.2f  bm25 %.2f  session %.2f  neighbour %.2f  decay %.2f\n",
+				sig.Vector, sig.BM25, sig.Session, sig.Neighbour, sig.Decay)
+		}
 		for _, s := range r.Sources {
 			meta := ""
 			if len(s.Meta) > 0 {
@@ -63,6 +84,9 @@ func runRecall(ctx context.Context, m *Main, args []string) error {
 		}
 	}
 	fmt.Fprintf(m.Stdout, "(%d results, mode %s, %.1f ms)\n", len(resp.Results), resp.Mode, resp.TookMS)
+	if resp.Context != "" {
+		fmt.Fprintf(m.Stdout, "\n%s\n(context: about %d tokens)\n", resp.Context, resp.ContextTokens)
+	}
 	return nil
 }
 

@@ -1,0 +1,500 @@
+package recall
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/engram-dev/engram"
+)
+
+// Fusion methods of the deep path.
+const (
+	FusionProduct = "product" // weighted geometric product of the normalised signals, times decay
+	FusionRRF     = "rrf"     // reciprocal rank fusion (k = 60) of the signals' rankings, times decay
+)
+
+// DeepConfig tunes the deep path. Zero values mean the defaults; a weight
+// set to a negative number switches its signal off (for ablations).
+type DeepConfig struct {
+	Fusion string
+	// Weights of the signals (exponents in the product, multipliers of the
+	// rank terms in RRF).
+	VectorWeight, BM25Weight, SessionWeight, NeighbourWeight float64
+	// HalfLife of the time decay; negative switches decay off. DecayFloor
+	// is the share of the score that never decays (0..1), so age orders
+	// otherwise equal candidates without burying old decisions.
+	HalfLife   time.Duration
+	DecayFloor float64
+	// Candidates is how many turns each source (vector, BM25) proposes.
+	Candidates int
+	// Neighbours is how many turns around each hit are returned as context
+	// and scored as its neighbours.
+	Neighbours int
+}
+
+// Deep defaults, chosen on the LoCoMo development set (docs/benchmarks.md).
+const (
+	DefaultFusion          = FusionProduct
+	DefaultVectorWeight    = 1.0
+	DefaultBM25Weight      = 1.0
+	DefaultSessionWeight   = 0.6
+	DefaultNeighbourWeight = 0.3
+	DefaultHalfLife        = 180 * 24 * time.Hour
+	DefaultDecayFloor      = 0.8
+	DefaultCandidates      = 100
+	DefaultNeighbours      = 1
+	rrfK                   = 60
+	epsilon                = 0.05 // keeps a missing signal from zeroing a product
+	scoredNeighbours       = 30   // candidates whose real neighbours are looked up
+)
+
+// WithDefaults fills zero fields.
+func (c DeepConfig) WithDefaults() DeepConfig {
+	if c.Fusion == "" {
+		c.Fusion = DefaultFusion
+	}
+	def := func(v *float64, d float64) {
+		if *v == 0 {
+			*v = d
+		} else if *v < 0 {
+			*v = 0
+		}
+	}
+	def(&c.VectorWeight, DefaultVectorWeight)
+	def(&c.BM25Weight, DefaultBM25Weight)
+	def(&c.SessionWeight, DefaultSessionWeight)
+	def(&c.NeighbourWeight, DefaultNeighbourWeight)
+	if c.HalfLife == 0 {
+		c.HalfLife = DefaultHalfLife
+	}
+	if c.DecayFloor == 0 {
+		c.DecayFloor = DefaultDecayFloor
+	}
+	if c.Candidates <= 0 {
+		c.Candidates = DefaultCandidates
+	}
+	if c.Neighbours == 0 {
+		c.Neighbours = DefaultNeighbours
+	}
+	return c
+}
+
+// Validate reports a bad configuration.
+func (c DeepConfig) Validate() error {
+	switch c.Fusion {
+	case "", FusionProduct, FusionRRF:
+	default:
+		return fmt.Errorf("deep fusion %q: want %s or %s", c.Fusion, FusionProduct, FusionRRF)
+	}
+	if c.DecayFloor < 0 || c.DecayFloor > 1 {
+		return fmt.Errorf("deep decay floor %v: want 0 to 1", c.DecayFloor)
+	}
+	return nil
+}
+
+// candidate is a turn proposed by any source, with its raw signals.
+type candidate struct {
+	turn             engram.Turn
+	cos              float64
+	hasCos           bool
+	bm25             float64
+	vecN, bm25N      float64
+	sessN, neighN    float64
+	decay            float64
+	base, final      float64
+	inRange          bool
+	before, after    []engram.Turn
+	vecRank, bm25Rnk int
+}
+
+// deep runs the fusion path for the search text (trigger and time
+// expression already removed).
+func (s *Service) deep(ctx context.Context, v *Vectors, ns, text string, k int, asOf time.Time, rng *engram.TimeRange, warn func(string)) ([]engram.Result, error) {
+	cfg := s.Deep.WithDefaults()
+	from, to := time.Time{}, asOf.Add(time.Nanosecond) // as_of: nothing dated after it
+	if rng != nil {
+		from = rng.From
+		if rng.To.Before(to) {
+			to = rng.To
+		}
+	}
+	cands, err := s.candidates(ctx, v, ns, text, cfg.Candidates, from, to, warn)
+	if err != nil {
+		return nil, err
+	}
+	if rng != nil && len(cands) < k {
+		// Too little in the named period: widen to everything before as_of,
+		// ranking what lies in the period first (filter, then boost).
+		for _, c := range cands {
+			c.inRange = true
+		}
+		more, err := s.candidates(ctx, v, ns, text, cfg.Candidates, time.Time{}, asOf.Add(time.Nanosecond), warn)
+		if err != nil {
+			return nil, err
+		}
+		have := make(map[string]bool, len(cands))
+		for _, c := range cands {
+			have[c.turn.ID] = true
+		}
+		for _, c := range more {
+			if !have[c.turn.ID] {
+				cands = append(cands, c)
+			}
+		}
+	} else if rng != nil {
+		for _, c := range cands {
+			c.inRange = true
+		}
+	}
+	if len(cands) == 0 {
+		return []engram.Result{}, nil
+	}
+	normalise(cands)
+	sessionSignal(cands)
+	for _, c := range cands {
+		c.decay = decay(asOf.Sub(c.turn.TS), cfg)
+	}
+	fuse(cands, cfg, false)
+	if err := s.neighbours(ctx, cands, cfg); err != nil {
+		return nil, err
+	}
+	fuse(cands, cfg, true)
+	sort.SliceStable(cands, func(i, j int) bool {
+		if cands[i].inRange != cands[j].inRange {
+			return cands[i].inRange
+		}
+		if cands[i].final != cands[j].final {
+			return cands[i].final > cands[j].final
+		}
+		return cands[i].turn.Seq > cands[j].turn.Seq
+	})
+	cands = cands[:min(k, len(cands))]
+	if err := s.attachContext(ctx, cands, cfg.Neighbours); err != nil {
+		return nil, err
+	}
+	results := make([]engram.Result, len(cands))
+	for i, c := range cands {
+		r := engram.TurnResult(c.turn, c.final)
+		r.Signals = &engram.Signals{Vector: c.vecN, BM25: c.bm25N, Session: c.sessN, Neighbour: c.neighN,
+			KG: 1, Decay: c.decay, InRange: c.inRange, Final: c.final}
+		for _, t := range append(append([]engram.Turn{}, c.before...), c.after...) {
+			r.Context = append(r.Context, engram.ContextTurn{ID: t.ID, Speaker: t.Speaker, Role: t.Role, Text: t.Content, TS: t.TS})
+		}
+		results[i] = r
+	}
+	return results, nil
+}
+
+// candidates gathers turns from vector search and BM25 concurrently. A
+// failing vector side only warns: BM25 candidates remain.
+func (s *Service) candidates(ctx context.Context, v *Vectors, ns, text string, n int, from, to time.Time, warn func(string)) ([]*candidate, error) {
+	var (
+		wg          sync.WaitGroup
+		vhits       []engram.VectorHit
+		verr        error
+		bhits       []engram.TurnHit
+		berr        error
+		vectorsUsed = v != nil && v.Unavailable == ""
+	)
+	var qvec []float32
+	if vectorsUsed {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			vecs, err := v.Embedder.Embed(ctx, []string{text})
+			if err != nil {
+				verr = fmt.Errorf("embed query: %w", err)
+				return
+			}
+			qvec = vecs[0]
+			vhits, verr = v.Index.Query(ctx, engram.VectorQuery{Vector: qvec, K: n, Namespace: ns,
+				Kinds: []string{engram.KindTurn}, From: from, To: to})
+		}()
+	}
+	bhits, berr = s.index.SearchTurns(ctx, engram.TextQuery{Namespace: ns, Text: text, Limit: n, From: from, To: to})
+	wg.Wait()
+	if berr != nil {
+		return nil, fmt.Errorf("keyword search: %w", berr)
+	}
+	if verr != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		warn(fmt.Sprintf("vector search failed (%s): deep recall ran on keyword evidence only", engram.ErrorMessage(verr)))
+		vhits = nil
+	}
+	byID := make(map[string]*candidate, len(vhits)+len(bhits))
+	var out []*candidate
+	for i, h := range bhits {
+		c := &candidate{turn: h.Turn, bm25: h.Score, bm25Rnk: i + 1}
+		byID[h.Turn.ID] = c
+		out = append(out, c)
+	}
+	var missing []string
+	for i, h := range vhits {
+		if c, ok := byID[h.ID]; ok {
+			c.cos, c.hasCos, c.vecRank = h.Score, true, i+1
+			continue
+		}
+		c := &candidate{cos: h.Score, hasCos: true, vecRank: i + 1}
+		c.turn.ID = h.ID
+		byID[h.ID] = c
+		out = append(out, c)
+		missing = append(missing, h.ID)
+	}
+	if len(missing) > 0 {
+		turns, err := s.index.GetTurns(ctx, missing)
+		if err != nil {
+			return nil, fmt.Errorf("load turns: %w", err)
+		}
+		for _, t := range turns {
+			byID[t.ID].turn = t
+		}
+	}
+	kept := out[:0]
+	for _, c := range out {
+		if c.turn.Seq != 0 { // a vector whose turn is not indexed yet is skipped
+			kept = append(kept, c)
+		}
+	}
+	if verr == nil && qvec != nil {
+		// A keyword candidate the vector search did not return still has a
+		// similarity: embed it, so that a missing signal does not read as
+		// zero evidence (which would bury it in a product).
+		if err := cosines(ctx, v.Embedder, qvec, kept); err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			warn(fmt.Sprintf("embedding keyword candidates failed (%s)", engram.ErrorMessage(err)))
+		}
+	}
+	return kept, nil
+}
+
+// cosines fills the cosine similarity of the candidates that lack one.
+func cosines(ctx context.Context, emb engram.Embedder, q []float32, cands []*candidate) error {
+	var todo []*candidate
+	var texts []string
+	for _, c := range cands {
+		if !c.hasCos {
+			todo = append(todo, c)
+			texts = append(texts, c.turn.EmbedText())
+		}
+	}
+	if len(todo) == 0 {
+		return nil
+	}
+	vecs, err := emb.Embed(ctx, texts)
+	if err != nil {
+		return err
+	}
+	if len(vecs) != len(todo) {
+		return fmt.Errorf("embedder returned %d vectors for %d texts", len(vecs), len(todo))
+	}
+	for i, c := range todo {
+		c.cos, c.hasCos = cosine(q, vecs[i]), true
+	}
+	return nil
+}
+
+func cosine(a, b []float32) float64 {
+	if len(a) != len(b) {
+		return 0
+	}
+	var dot, na, nb float64
+	for i := range a {
+		dot += float64(a[i]) * float64(b[i])
+		na += float64(a[i]) * float64(a[i])
+		nb += float64(b[i]) * float64(b[i])
+	}
+	if na == 0 || nb == 0 {
+		return 0
+	}
+	return dot / math.Sqrt(na*nb)
+}
+
+// normalise scales cosine min-max and BM25 by the best over the candidates.
+func normalise(cands []*candidate) {
+	cmin, cmax, bmax := math.Inf(1), math.Inf(-1), 0.0
+	for _, c := range cands {
+		if c.hasCos {
+			cmin, cmax = math.Min(cmin, c.cos), math.Max(cmax, c.cos)
+		}
+		bmax = math.Max(bmax, c.bm25)
+	}
+	for _, c := range cands {
+		if c.hasCos && cmax > cmin {
+			c.vecN = (c.cos - cmin) / (cmax - cmin)
+		} else if c.hasCos {
+			c.vecN = 1
+		}
+		if bmax > 0 {
+			c.bm25N = c.bm25 / bmax
+		}
+	}
+}
+
+// sessionSignal gives each candidate the keyword evidence of its whole
+// session: the sum of its session's candidates' BM25, scaled by the best
+// session's. An answer often sits in a turn whose own words miss the
+// question while its session's words match it.
+func sessionSignal(cands []*candidate) {
+	sum := map[string]float64{}
+	best := 0.0
+	for _, c := range cands {
+		key := c.turn.Namespace + "\x00" + c.turn.Session
+		sum[key] += c.bm25N
+		best = math.Max(best, sum[key])
+	}
+	if best == 0 {
+		return
+	}
+	for _, c := range cands {
+		c.sessN = sum[c.turn.Namespace+"\x00"+c.turn.Session] / best
+	}
+}
+
+func decay(age time.Duration, cfg DeepConfig) float64 {
+	if cfg.HalfLife < 0 {
+		return 1
+	}
+	if age < 0 {
+		age = 0
+	}
+	return cfg.DecayFloor + (1-cfg.DecayFloor)*math.Exp2(-age.Hours()/cfg.HalfLife.Hours())
+}
+
+// fuse combines the signals into base (without the neighbour signal) or,
+// with neighbours set, final.
+func fuse(cands []*candidate, cfg DeepConfig, withNeighbours bool) {
+	switch cfg.Fusion {
+	case FusionRRF:
+		rank := func(get func(*candidate) float64) map[*candidate]int {
+			sorted := append([]*candidate(nil), cands...)
+			sort.SliceStable(sorted, func(i, j int) bool { return get(sorted[i]) > get(sorted[j]) })
+			r := make(map[*candidate]int, len(sorted))
+			for i, c := range sorted {
+				if get(c) <= 0 {
+					continue
+				}
+				// Ties share a rank: 1 + how many are strictly better.
+				if i > 0 && get(sorted[i-1]) == get(c) {
+					r[c] = r[sorted[i-1]]
+				} else {
+					r[c] = i + 1
+				}
+			}
+			return r
+		}
+		rv, rb, rs := rank(func(c *candidate) float64 { return c.vecN + btoi(c.hasCos)*1e-9 }),
+			rank(func(c *candidate) float64 { return c.bm25N }), rank(func(c *candidate) float64 { return c.sessN })
+		var rn map[*candidate]int
+		if withNeighbours {
+			rn = rank(func(c *candidate) float64 { return c.neighN })
+		}
+		term := func(w float64, r int) float64 {
+			if r == 0 {
+				return 0
+			}
+			return w / float64(rrfK+r)
+		}
+		for _, c := range cands {
+			score := term(cfg.VectorWeight, rv[c]) + term(cfg.BM25Weight, rb[c]) + term(cfg.SessionWeight, rs[c])
+			if withNeighbours {
+				score += term(cfg.NeighbourWeight, rn[c])
+				c.final = score * c.decay
+			} else {
+				c.base = score
+			}
+		}
+	default:
+		for _, c := range cands {
+			score := math.Pow(epsilon+c.vecN, cfg.VectorWeight) * math.Pow(epsilon+c.bm25N, cfg.BM25Weight) *
+				math.Pow(epsilon+c.sessN, cfg.SessionWeight)
+			if withNeighbours {
+				score *= math.Pow(1+c.neighN, cfg.NeighbourWeight)
+				c.final = score * c.decay
+			} else {
+				c.base = score
+			}
+		}
+	}
+}
+
+func btoi(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// neighbours looks up the turns around the best candidates and gives each
+// the best base score of its adjacent turns (normalised): a question's
+// answer often follows the turn that matches it.
+func (s *Service) neighbours(ctx context.Context, cands []*candidate, cfg DeepConfig) error {
+	if cfg.NeighbourWeight == 0 && cfg.Neighbours <= 0 {
+		return nil
+	}
+	sorted := append([]*candidate(nil), cands...)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].base > sorted[j].base })
+	byID := make(map[string]*candidate, len(cands))
+	maxBase := 0.0
+	for _, c := range cands {
+		byID[c.turn.ID] = c
+		maxBase = math.Max(maxBase, c.base)
+	}
+	if maxBase == 0 {
+		return nil
+	}
+	for _, c := range sorted[:min(scoredNeighbours, len(sorted))] {
+		before, after, err := s.index.TurnsAround(ctx, c.turn, max(cfg.Neighbours, 1))
+		if err != nil {
+			return fmt.Errorf("turns around %s: %w", c.turn.ID, err)
+		}
+		c.before, c.after = before, after
+		adj := make([]engram.Turn, 0, 2)
+		if len(before) > 0 {
+			adj = append(adj, before[len(before)-1])
+		}
+		if len(after) > 0 {
+			adj = append(adj, after[0])
+		}
+		for _, t := range adj {
+			if n, ok := byID[t.ID]; ok {
+				c.neighN = math.Max(c.neighN, n.base/maxBase)
+				n.neighN = math.Max(n.neighN, c.base/maxBase)
+			}
+		}
+	}
+	return nil
+}
+
+// attachContext makes sure every result has its surrounding turns.
+func (s *Service) attachContext(ctx context.Context, cands []*candidate, n int) error {
+	if n <= 0 {
+		for _, c := range cands {
+			c.before, c.after = nil, nil
+		}
+		return nil
+	}
+	for _, c := range cands {
+		if c.before != nil || c.after != nil {
+			if len(c.before) > n {
+				c.before = c.before[len(c.before)-n:]
+			}
+			if len(c.after) > n {
+				c.after = c.after[:n]
+			}
+			continue
+		}
+		var err error
+		if c.before, c.after, err = s.index.TurnsAround(ctx, c.turn, n); err != nil {
+			return fmt.Errorf("turns around %s: %w", c.turn.ID, err)
+		}
+	}
+	return nil
+}
