@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -172,7 +173,7 @@ func (s *Service) deep(ctx context.Context, v *Vectors, ns, text string, k int, 
 		}
 		return cands[i].turn.Seq > cands[j].turn.Seq
 	})
-	cands = cands[:min(k, len(cands))]
+	cands = diverse(cands, k)
 	if err := s.attachContext(ctx, cands, cfg.Neighbours); err != nil {
 		return nil, err
 	}
@@ -187,6 +188,28 @@ func (s *Service) deep(ctx context.Context, v *Vectors, ns, text string, k int, 
 		results[i] = r
 	}
 	return results, nil
+}
+
+// diverse keeps the first k candidates in rank order, skipping one whose
+// source turns a better result already covers (results of later layers share
+// turns) or whose text repeats a better result's (case and spacing folded):
+// ten copies of "sounds good" are one memory, not ten.
+func diverse(cands []*candidate, k int) []*candidate {
+	seenTurn := make(map[string]bool, k)
+	seenText := make(map[string]bool, k)
+	out := make([]*candidate, 0, k)
+	for _, c := range cands {
+		if len(out) == k {
+			break
+		}
+		text := strings.ToLower(strings.Join(strings.Fields(c.turn.Content), " "))
+		if seenTurn[c.turn.ID] || seenText[text] {
+			continue
+		}
+		seenTurn[c.turn.ID], seenText[text] = true, true
+		out = append(out, c)
+	}
+	return out
 }
 
 // candidates gathers turns from vector search and BM25 concurrently. A

@@ -82,3 +82,25 @@ func TestDecayConfig(t *testing.T) {
 		t.Errorf("a negative weight switches the signal off, got %v", w)
 	}
 }
+
+func TestDiverse(t *testing.T) {
+	a := cand("a", "s1", 1, 1, 0)
+	a.turn.Content = "Sounds good!"
+	dup := cand("b", "s2", 0.9, 0.9, 0)
+	dup.turn.Content = "  sounds   GOOD! "
+	c := cand("c", "s1", 0.8, 0.8, 0)
+	c.turn.Content = "We chose PostgreSQL."
+	same := cand("a", "s1", 0.7, 0.7, 0) // the same turn again
+	same.turn.Content = "Sounds good!"
+	got := diverse([]*candidate{a, dup, c, same}, 10)
+	if len(got) != 2 || got[0].turn.ID != "a" || got[1].turn.ID != "c" {
+		ids := []string{}
+		for _, g := range got {
+			ids = append(ids, g.turn.ID)
+		}
+		t.Fatalf("diverse kept %v, want [a c]", ids)
+	}
+	if got := diverse([]*candidate{a, c}, 1); len(got) != 1 {
+		t.Fatalf("k not respected: %d", len(got))
+	}
+}

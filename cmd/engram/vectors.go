@@ -51,8 +51,11 @@ type vectorState struct {
 	problem string // why vectors are off, if they are
 	pending string // the config asks for another model than the active one
 	reembed *engram.ReembedStatus
-	wg      sync.WaitGroup // a re-embed running in the background
-	cancel  context.CancelFunc
+	// bg is the context of background work (a re-embed, retries of a vector
+	// side that failed to start); closeVectors cancels it and waits on wg.
+	bg   context.Context
+	stop context.CancelFunc
+	wg   sync.WaitGroup
 }
 
 // modelKey is the palace's name for the model the config asks for.
@@ -121,6 +124,7 @@ func (e *engine) newEmbedder(ctx context.Context, key string) (engram.Embedder, 
 // open: without vectors, recall degrades to keyword search and health says
 // why.
 func (e *engine) openVectors(ctx context.Context) error {
+	e.vec.bg, e.vec.stop = context.WithCancel(context.Background())
 	if e.cfg.Embedder == embedderNone {
 		return nil
 	}
@@ -138,14 +142,51 @@ func (e *engine) openVectors(ctx context.Context) error {
 		e.logger.Warn("re-embed pending", "active", active, "configured", want)
 	}
 	side, err := e.startSide(ctx, key, !ok)
-	if err != nil {
-		e.vec.problem = "vector recall is off: " + err.Error()
-		e.recall.SetVectors(&recall.Vectors{Unavailable: "vector recall is off (" + engram.ErrorMessage(err) + ")"})
-		e.logger.Warn("vector recall is off; recall answers with keyword search", "model", key, "err", err)
+	if err == nil {
+		e.vec.side = side
 		return nil
 	}
-	e.vec.side = side
+	e.vec.problem = "vector recall is off, retrying: " + err.Error()
+	e.recall.SetVectors(&recall.Vectors{Unavailable: "vector recall is off (" + engram.ErrorMessage(err) + ")"})
+	e.logger.Warn("vector recall is off; recall answers with keyword search until it starts", "model", key, "err", err)
+	if engram.ErrorCode(err) == engram.EUNSUPPORTED {
+		return nil // retrying cannot help: the model needs a re-embed
+	}
+	// The embedder or Chroma may come up later (a laptop starting Ollama
+	// after engram): keep trying in the background.
+	e.vec.wg.Add(1)
+	go func() {
+		defer e.vec.wg.Done()
+		e.retryVectors(e.vec.bg, key, !ok)
+	}()
 	return nil
+}
+
+// retryVectors starts the vector side of key with backoff until it starts
+// or ctx ends.
+func (e *engine) retryVectors(ctx context.Context, key string, activate bool) {
+	delay := time.Second
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(delay):
+		}
+		side, err := e.startSide(ctx, key, activate)
+		if err != nil {
+			e.vec.mu.Lock()
+			e.vec.problem = "vector recall is off, retrying: " + err.Error()
+			e.vec.mu.Unlock()
+			e.recall.SetVectors(&recall.Vectors{Unavailable: "vector recall is off (" + engram.ErrorMessage(err) + ")"})
+			delay = min(delay*2, time.Minute)
+			continue
+		}
+		e.vec.mu.Lock()
+		e.vec.side, e.vec.problem = side, ""
+		e.vec.mu.Unlock()
+		e.logger.Info("vector recall is on", "model", key)
+		return
+	}
 }
 
 // startSide builds and starts the vector side of model key, and points
@@ -201,11 +242,8 @@ func (e *engine) startSide(ctx context.Context, key string, activate bool) (*vec
 
 // closeVectors stops a running re-embed and the vector side.
 func (e *engine) closeVectors() {
-	e.vec.mu.Lock()
-	cancel := e.vec.cancel
-	e.vec.mu.Unlock()
-	if cancel != nil {
-		cancel()
+	if e.vec.stop != nil {
+		e.vec.stop()
 	}
 	e.vec.wg.Wait()
 	e.vec.mu.Lock()
@@ -264,13 +302,13 @@ func (e *engine) StartReembed(ctx context.Context, model string) (engram.Reembed
 	}
 	st := &engram.ReembedStatus{Model: key, State: engram.ReembedRunning, Total: e.archive.LastSeq(), Started: time.Now().UTC()}
 	e.vec.reembed = st
-	rctx, cancel := context.WithCancel(context.Background())
-	e.vec.cancel = cancel
+	if e.vec.bg == nil {
+		return engram.ReembedStatus{}, engram.Errorf(engram.EUNAVAILABLE, "the engine is not open")
+	}
 	e.vec.wg.Add(1)
 	go func() {
 		defer e.vec.wg.Done()
-		defer cancel()
-		err := e.reembed(rctx, key, func(done int64) {
+		err := e.reembed(e.vec.bg, key, func(done int64) {
 			e.vec.mu.Lock()
 			st.Done = done
 			e.vec.mu.Unlock()

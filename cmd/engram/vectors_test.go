@@ -3,6 +3,10 @@ package main_test
 import (
 	"context"
 	"encoding/json"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -93,6 +97,12 @@ func TestShallowRecallBuiltin(t *testing.T) {
 	resp, _ = recallJSON(t, home, "--mode", "keyword", "database")
 	if resp.Mode != "keyword" || len(resp.Results) != 1 {
 		t.Fatalf("keyword recall: %+v", resp)
+	}
+	// A trigger phrase runs deep; the CLI shows the phrase and the signals.
+	r := runCLI(t, home, "", "recall", "--budget", "120", "认真回忆 database PostgreSQL")
+	if r.code != 0 || !strings.Contains(r.stdout, `(deep recall: "认真回忆")`) || !strings.Contains(r.stdout, "signals: vector") ||
+		!strings.Contains(r.stdout, "Relevant memories") {
+		t.Fatalf("deep recall from the CLI: %+v", r)
 	}
 	// Deleting the palace loses nothing: turns and vectors come back from
 	// the archive at the next open.
@@ -192,5 +202,57 @@ func TestChromaBackend(t *testing.T) {
 	}
 	if h.Vectors == nil || h.Vectors.Backend != "chroma" || h.Status != "ok" {
 		t.Fatalf("health: %+v", h)
+	}
+}
+
+// TestVectorsComeUpLater starts engram while its Chroma server is not
+// there yet: recall answers by keyword with a warning, and once the server
+// appears the vector side starts by itself, without a restart.
+func TestVectorsComeUpLater(t *testing.T) {
+	env := testServers(t, "ENGRAM_TEST_CHROMA_URL")
+	home := filepath.Join(t.TempDir(), "home")
+	late := freeAddr(t) // nothing listens here yet
+	writeConfig(t, home, "vector_index = \"chroma\"\nchroma_url = \"http://"+late+"\"\nchroma_database = \"late-"+time.Now().Format("150405.000000")+"\"\n")
+	s := startServer(t, home)
+	defer s.stop(t)
+	if r := runCLI(t, home, vectorTurns, "ingest", "-"); r.code != 0 {
+		t.Fatalf("ingest while Chroma is missing: %+v", r)
+	}
+	resp, r := recallJSON(t, home, "which database did we choose")
+	if resp.Mode != "keyword" || !strings.Contains(r.stderr, "vector recall is off") {
+		t.Fatalf("recall without Chroma: %+v %q", resp, r.stderr)
+	}
+
+	// The Chroma server appears at the configured address (a proxy to the
+	// real test server).
+	target, err := url.Parse(env["ENGRAM_TEST_CHROMA_URL"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", late)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := &http.Server{Handler: httputil.NewSingleHostReverseProxy(target)}
+	go proxy.Serve(ln)
+	defer proxy.Close()
+
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		var h health
+		if _, err := s.get(context.Background(), "/v1/health", &h); err != nil {
+			t.Fatal(err)
+		}
+		if h.Status == "ok" && h.Vectors != nil && h.Vectors.Model != "" && h.Vectors.EmbeddedSeq == 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the vector side did not start after Chroma appeared: %+v", h)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	resp, r = recallJSON(t, home, "which database did we choose")
+	if resp.Mode != "shallow" || r.stderr != "" || len(resp.Results) != 3 {
+		t.Fatalf("recall after Chroma appeared: %+v %q", resp, r.stderr)
 	}
 }
