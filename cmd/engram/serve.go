@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"time"
 
@@ -15,12 +14,8 @@ const shutdownTimeout = 30 * time.Second
 func runServe(ctx context.Context, m *Main, args []string) error {
 	fs := m.newFlagSet("serve", "serve [--addr HOST:PORT]")
 	addr := fs.String("addr", "", "listen address (default from config, else "+httpapi.DefaultAddr+")")
-	pos, err := parse(fs, args)
-	if err != nil {
+	if err := parseNone(fs, args); err != nil {
 		return err
-	}
-	if len(pos) > 0 {
-		return &usageError{msg: fmt.Sprintf("unexpected argument %q", pos[0])}
 	}
 	cfg, err := m.loadConfig()
 	if err != nil {

@@ -11,12 +11,8 @@ import (
 func runStats(ctx context.Context, m *Main, args []string) error {
 	fs := m.newFlagSet("stats", "stats [--json]")
 	asJSON := fs.Bool("json", false, "print JSON (the HTTP API's shape)")
-	pos, err := parse(fs, args)
-	if err != nil {
+	if err := parseNone(fs, args); err != nil {
 		return err
-	}
-	if len(pos) > 0 {
-		return &usageError{msg: fmt.Sprintf("unexpected argument %q", pos[0])}
 	}
 	cfg, err := m.loadConfig()
 	if err != nil {

@@ -22,12 +22,8 @@ func versionString() string {
 
 func runVersion(ctx context.Context, m *Main, args []string) error {
 	fs := m.newFlagSet("version", "version")
-	pos, err := parse(fs, args)
-	if err != nil {
+	if err := parseNone(fs, args); err != nil {
 		return err
-	}
-	if len(pos) > 0 {
-		return &usageError{msg: fmt.Sprintf("unexpected argument %q", pos[0])}
 	}
 	fmt.Fprintf(m.Stdout, "engram %s (%s, %s/%s)\n", versionString(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
 	return nil
