@@ -86,3 +86,27 @@ type StatusService interface {
 	Health(ctx context.Context) Health
 	Stats(ctx context.Context) (Stats, error)
 }
+
+// JobStatus is the state of a scheduled job, for /v1/jobs and `engram jobs
+// status`.
+type JobStatus struct {
+	Name        string    `json:"name"`
+	Interval    string    `json:"interval"`
+	LastRun     time.Time `json:"last_run,omitzero"`
+	LastSuccess time.Time `json:"last_success,omitzero"`
+	NextRun     time.Time `json:"next_run,omitzero"`
+	LagSeconds  float64   `json:"lag_seconds"` // how far past its interval the last success is
+	Running     bool      `json:"running"`
+	Failures    int       `json:"failures"` // consecutive
+	LastError   string    `json:"last_error,omitempty"`
+	Failing     bool      `json:"failing"`
+}
+
+// JobService lists and runs the scheduled jobs.
+type JobService interface {
+	Jobs(ctx context.Context) []JobStatus
+	// RunJob runs one job now and returns its status after the run; the
+	// job's own failure is in the status, not the error. ENOTFOUND for an
+	// unknown job, ECONFLICT if it is running.
+	RunJob(ctx context.Context, name string) (JobStatus, error)
+}

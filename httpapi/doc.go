@@ -14,4 +14,6 @@
 //	GET  /v1/health   no token needed
 //	GET  /v1/stats    counts per namespace and layer
 //	POST /v1/reembed  {"model"}: embed every turn with another model, then switch
+//	GET  /v1/jobs     the scheduled jobs and their state
+//	POST /v1/jobs/{name}/run  run one job now
 package httpapi

@@ -194,3 +194,33 @@ func (s *Server) postReembed(c echo.Context) error {
 	}
 	return c.JSON(http.StatusAccepted, st)
 }
+
+func (s *Server) jobs() (engram.JobService, error) {
+	if s.Jobs == nil {
+		return nil, engram.Errorf(engram.EUNSUPPORTED, "scheduled jobs are not available on this server")
+	}
+	return s.Jobs, nil
+}
+
+// getJobs lists the scheduled jobs with their last run, last success, next
+// run, lag and last error.
+func (s *Server) getJobs(c echo.Context) error {
+	js, err := s.jobs()
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]any{"jobs": js.Jobs(c.Request().Context())})
+}
+
+// postJobRun runs one job now and answers with its status after the run.
+func (s *Server) postJobRun(c echo.Context) error {
+	js, err := s.jobs()
+	if err != nil {
+		return err
+	}
+	st, err := js.RunJob(c.Request().Context(), c.Param("name"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, st)
+}

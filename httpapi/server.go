@@ -43,6 +43,8 @@ type Server struct {
 	Status engram.StatusService
 	// Reembed, if set, serves POST /v1/reembed.
 	Reembed engram.ReembedService
+	// Jobs, if set, serves GET /v1/jobs and POST /v1/jobs/{name}/run.
+	Jobs engram.JobService
 	// Now is the clock used for turns sent without a timestamp.
 	Now func() time.Time
 }
@@ -77,6 +79,8 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 	e.GET("/v1/health", s.getHealth)
 	e.GET("/v1/stats", s.getStats)
 	e.POST("/v1/reembed", s.postReembed)
+	e.GET("/v1/jobs", s.getJobs)
+	e.POST("/v1/jobs/:name/run", s.postJobRun)
 	s.echo = e
 	return s, nil
 }

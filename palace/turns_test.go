@@ -283,3 +283,20 @@ func TestTurnsAroundAndTimeRange(t *testing.T) {
 		}
 	}
 }
+
+func TestOptimize(t *testing.T) {
+	db := MustOpenDB(t)
+	ctx := context.Background()
+	if err := db.PutTurns(ctx, []engram.Turn{{ID: "x", Seq: 1, Namespace: "n", Session: "s", Role: engram.RoleUser,
+		Content: "optimise the kafka consumer 日本語の会議", TS: time.Now()}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Optimize(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"kafka", "consum", "会議"} {
+		if hits, err := db.SearchTurns(ctx, engram.TextQuery{Text: q}); err != nil || len(hits) != 1 {
+			t.Errorf("after optimize, %q: %d hits, %v", q, len(hits), err)
+		}
+	}
+}

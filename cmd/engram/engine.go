@@ -13,6 +13,7 @@ import (
 	"github.com/engram-dev/engram/palace"
 	"github.com/engram-dev/engram/pipeline"
 	"github.com/engram-dev/engram/recall"
+	"github.com/engram-dev/engram/scheduler"
 )
 
 // Paths inside the home.
@@ -33,11 +34,13 @@ type engine struct {
 	ingester *pipeline.Ingester
 	recall   *recall.Service
 	vec      vectorState
+	sched    *scheduler.Scheduler // started by serve only
 }
 
 var (
 	_ engram.StatusService  = (*engine)(nil)
 	_ engram.ReembedService = (*engine)(nil)
+	_ engram.JobService     = (*engine)(nil)
 )
 
 // openEngine opens the home, creating it (0700) if needed, and catches the
@@ -75,6 +78,9 @@ func openEngine(ctx context.Context, cfg Config, logger *slog.Logger) (_ *engine
 	if err := e.openVectors(ctx); err != nil {
 		return nil, err
 	}
+	if e.sched, err = e.newScheduler(); err != nil {
+		return nil, err
+	}
 	return e, nil
 }
 
@@ -82,6 +88,11 @@ func openEngine(ctx context.Context, cfg Config, logger *slog.Logger) (_ *engine
 // fsyncs and releases the lock). It returns the first error.
 func (e *engine) Close() error {
 	var errs []error
+	if e.sched != nil {
+		sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+		errs = append(errs, e.sched.Stop(sctx))
+		cancel()
+	}
 	e.closeVectors()
 	if e.indexer != nil {
 		errs = append(errs, e.indexer.Close())
@@ -111,6 +122,7 @@ func (e *engine) Health(ctx context.Context) engram.Health {
 	vh, problems := e.vectorHealth()
 	h.Vectors = vh
 	h.Problems = append(h.Problems, problems...)
+	h.Problems = append(h.Problems, e.jobsHealth()...)
 	if len(h.Problems) > 0 {
 		h.Status = "degraded"
 	}

@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -46,6 +47,7 @@ func commands() []command {
 		{"recall", "search what engram remembers", runRecall},
 		{"stats", "counts per namespace and layer", runStats},
 		{"reembed", "embed every turn with another model, then switch recall to it", runReembed},
+		{"jobs", "scheduled jobs: status, or run --due|--all|NAME", runJobs},
 		{"bench", "measure engram: retrieval quality and latency on a data set", runBench},
 		{"version", "print the version", runVersion},
 	}
@@ -210,4 +212,11 @@ func parseNone(fs *flag.FlagSet, args []string) error {
 		return &usageError{msg: fmt.Sprintf("unexpected argument %q", pos[0])}
 	}
 	return nil
+}
+
+// printJSON writes v indented, the shape of the HTTP API.
+func printJSON(m *Main, v any) error {
+	enc := json.NewEncoder(m.Stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }

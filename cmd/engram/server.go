@@ -22,9 +22,14 @@ func startServer(ctx context.Context, cfg Config, logger *slog.Logger) (*httpapi
 	if err != nil {
 		return nil, nil, err
 	}
-	srv.Ingest, srv.Recall, srv.Status, srv.Reembed = eng.ingester, eng.recall, eng, eng
+	srv.Ingest, srv.Recall, srv.Status, srv.Reembed, srv.Jobs = eng.ingester, eng.recall, eng, eng, eng
 	if err := srv.Open(); err != nil {
 		return nil, nil, errors.Join(err, eng.Close())
+	}
+	// The jobs run on their intervals, and catch up at once on what is
+	// overdue (a laptop that slept, a server that was down).
+	if err := eng.sched.Start(ctx); err != nil {
+		return nil, nil, errors.Join(err, stopServer(srv, eng))
 	}
 	return srv, eng, nil
 }

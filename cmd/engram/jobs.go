@@ -1,0 +1,252 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/archive"
+	"github.com/engram-dev/engram/scheduler"
+)
+
+// Job intervals. The L1-L4 extraction workers and the vault reconcile join
+// this list with their issues.
+const (
+	verifyEvery   = 24 * time.Hour
+	optimizeEvery = 6 * time.Hour
+	snapshotEvery = time.Hour
+)
+
+// newScheduler builds the scheduler of the engine's maintenance jobs, its
+// state kept in the palace. It is started by `engram serve` only; `engram
+// jobs run` runs the same jobs once.
+func (e *engine) newScheduler() (*scheduler.Scheduler, error) {
+	s, err := scheduler.New(scheduler.NewSQLStore(e.palace),
+		scheduler.Job{Name: "archive-verify", Interval: verifyEvery, Run: e.verifyArchive},
+		scheduler.Job{Name: "index-compact", Interval: optimizeEvery, Run: e.palace.Optimize},
+		scheduler.Job{Name: "health-snapshot", Interval: snapshotEvery, Run: e.healthSnapshot},
+	)
+	if err != nil {
+		return nil, err
+	}
+	s.Logger = e.logger.With("component", "scheduler")
+	return s, nil
+}
+
+// verifyArchive re-reads every archive file and fails on anything but
+// quarantined torn tails (which a crash leaves and recovery keeps).
+func (e *engine) verifyArchive(ctx context.Context) error {
+	rep, err := e.archive.Verify(ctx)
+	if err != nil {
+		return err
+	}
+	var bad []string
+	for _, p := range rep.Problems {
+		if p.Kind != archive.ProblemQuarantined {
+			bad = append(bad, p.String())
+		}
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("archive: %d problems, first: %s", len(bad), bad[0])
+	}
+	e.logger.Info("archive verified", "files", rep.Files, "turns", rep.Turns)
+	return nil
+}
+
+// healthSnapshot logs the health, and fails when engram is degraded, so the
+// job's state shows how long a problem has lasted.
+func (e *engine) healthSnapshot(ctx context.Context) error {
+	h := e.Health(ctx)
+	e.logger.Info("health", "status", h.Status, "archive_seq", h.ArchiveSeq, "index_lag", h.IndexLag)
+	if h.Status != "ok" {
+		return fmt.Errorf("degraded: %s", strings.Join(h.Problems, "; "))
+	}
+	return nil
+}
+
+// Jobs implements engram.JobService.
+func (e *engine) Jobs(ctx context.Context) []engram.JobStatus {
+	if err := e.sched.Load(ctx); err != nil {
+		e.logger.Warn("load job state", "err", err)
+	}
+	var out []engram.JobStatus
+	for _, j := range e.sched.Status() {
+		out = append(out, jobStatus(j))
+	}
+	return out
+}
+
+// RunJob implements engram.JobService.
+func (e *engine) RunJob(ctx context.Context, name string) (engram.JobStatus, error) {
+	if _, err := e.sched.Run(ctx, name); err != nil {
+		return engram.JobStatus{}, err
+	}
+	for _, j := range e.sched.Status() {
+		if j.Name == name {
+			return jobStatus(j), nil
+		}
+	}
+	return engram.JobStatus{}, engram.Errorf(engram.ENOTFOUND, "no job %q", name)
+}
+
+func jobStatus(j scheduler.JobStatus) engram.JobStatus {
+	return engram.JobStatus{Name: j.Name, Interval: j.Interval.String(), LastRun: j.LastRun, LastSuccess: j.LastSuccess,
+		NextRun: j.NextRun, LagSeconds: j.Lag.Seconds(), Running: j.Running, Failures: j.Failures,
+		LastError: j.LastError, Failing: j.Failing}
+}
+
+// jobsHealth lists failing jobs for /v1/health.
+func (e *engine) jobsHealth() []string {
+	if e.sched == nil {
+		return nil
+	}
+	var problems []string
+	for _, j := range e.sched.Status() {
+		if j.Failing {
+			problems = append(problems, fmt.Sprintf("job %s is failing (%d in a row): %s", j.Name, j.Failures, j.LastError))
+		}
+	}
+	return problems
+}
+
+func runJobs(ctx context.Context, m *Main, args []string) error {
+	if len(args) == 0 {
+		return &usageError{msg: "want a subcommand: run or status"}
+	}
+	switch args[0] {
+	case "status":
+		return runJobsStatus(ctx, m, args[1:])
+	case "run":
+		return runJobsRun(ctx, m, args[1:])
+	case "-h", "--help", "help":
+		fmt.Fprint(m.Stdout, "Usage: engram jobs status [--json]\n       engram jobs run --due|--all|NAME\n\n"+
+			"Jobs: archive-verify (24h), index-compact (6h), health-snapshot (1h). `engram serve` runs them on their\n"+
+			"intervals and catches up after sleep; `engram jobs run --due` is what launchd or cron calls.\n")
+		return flag.ErrHelp
+	}
+	return &usageError{msg: fmt.Sprintf("unknown jobs subcommand %q (want run or status)", args[0])}
+}
+
+func runJobsStatus(ctx context.Context, m *Main, args []string) error {
+	fs := m.newFlagSet("jobs status", "jobs status [--json]")
+	asJSON := fs.Bool("json", false, "print JSON (the HTTP API's shape)")
+	if err := parseNone(fs, args); err != nil {
+		return err
+	}
+	cfg, err := m.loadConfig()
+	if err != nil {
+		return err
+	}
+	var jobs []engram.JobStatus
+	if c := discoverServer(ctx, cfg); c != nil {
+		var out struct{ Jobs []engram.JobStatus }
+		if err := c.do(ctx, http.MethodGet, "/v1/jobs", nil, &out); err != nil {
+			return err
+		}
+		jobs = out.Jobs
+	} else {
+		e, err := openEngine(ctx, cfg, m.logger(cfg))
+		if err != nil {
+			return err
+		}
+		defer e.Close()
+		jobs = e.Jobs(ctx)
+	}
+	if *asJSON {
+		return printJSON(m, map[string]any{"jobs": jobs})
+	}
+	printJobs(m, jobs)
+	return nil
+}
+
+func runJobsRun(ctx context.Context, m *Main, args []string) error {
+	fs := m.newFlagSet("jobs run", "jobs run --due|--all|NAME")
+	due := fs.Bool("due", false, "run every job whose last success is older than its interval (catch-up)")
+	all := fs.Bool("all", false, "run every job")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if n := btoi(*due) + btoi(*all) + len(pos); n != 1 {
+		return &usageError{msg: "want exactly one of --due, --all or a job name"}
+	}
+	cfg, err := m.loadConfig()
+	if err != nil {
+		return err
+	}
+	var jobs []engram.JobStatus
+	if c := discoverServer(ctx, cfg); c != nil {
+		// The server owns the home: ask it to run the jobs.
+		var list struct{ Jobs []engram.JobStatus }
+		if err := c.do(ctx, http.MethodGet, "/v1/jobs", nil, &list); err != nil {
+			return err
+		}
+		for _, j := range list.Jobs {
+			if (len(pos) == 1 && j.Name != pos[0]) || (*due && !j.NextRun.IsZero() && j.NextRun.After(time.Now())) {
+				continue
+			}
+			var st engram.JobStatus
+			if err := c.do(ctx, http.MethodPost, "/v1/jobs/"+url.PathEscape(j.Name)+"/run", nil, &st); err != nil {
+				return err
+			}
+			jobs = append(jobs, st)
+		}
+		if len(pos) == 1 && len(jobs) == 0 {
+			return engram.Errorf(engram.ENOTFOUND, "no job %q", pos[0])
+		}
+	} else {
+		e, err := openEngine(ctx, cfg, m.logger(cfg))
+		if err != nil {
+			return err
+		}
+		defer e.Close()
+		switch {
+		case *due:
+			_, err = e.sched.RunDue(ctx)
+		case *all:
+			_, err = e.sched.RunAll(ctx)
+		default:
+			_, err = e.sched.Run(ctx, pos[0])
+		}
+		if err != nil {
+			return err
+		}
+		jobs = e.Jobs(ctx)
+	}
+	printJobs(m, jobs)
+	for _, j := range jobs {
+		if j.Failing {
+			return fmt.Errorf("job %s failed: %s", j.Name, j.LastError)
+		}
+	}
+	return nil
+}
+
+func printJobs(m *Main, jobs []engram.JobStatus) {
+	tw := tabwriter.NewWriter(m.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "JOB\tEVERY\tLAST SUCCESS\tNEXT RUN\tLAG\tFAILURES\tLAST ERROR")
+	ts := func(t time.Time) string {
+		if t.IsZero() {
+			return "never"
+		}
+		return t.Local().Format("2006-01-02 15:04:05")
+	}
+	for _, j := range jobs {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", j.Name, j.Interval, ts(j.LastSuccess), ts(j.NextRun),
+			(time.Duration(j.LagSeconds) * time.Second).String(), j.Failures, oneLine(j.LastError, 80))
+	}
+	tw.Flush()
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

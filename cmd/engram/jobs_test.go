@@ -1,0 +1,58 @@
+package main_test
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestJobs(t *testing.T) {
+	home := filepath.Join(t.TempDir(), "home")
+	r := runCLI(t, home, "", "jobs", "run", "--due")
+	if r.code != 0 {
+		t.Fatalf("jobs run --due on a new home: %+v", r)
+	}
+	for _, job := range []string{"archive-verify", "index-compact", "health-snapshot"} {
+		if !strings.Contains(r.stdout, job) {
+			t.Errorf("jobs run --due did not report %s:\n%s", job, r.stdout)
+		}
+	}
+	r = runCLI(t, home, "", "jobs", "status", "--json")
+	if r.code != 0 || strings.Count(r.stdout, `"last_success"`) != 3 || !strings.Contains(r.stdout, `"failing": false`) {
+		t.Fatalf("jobs status after a run: %+v", r)
+	}
+	if r = runCLI(t, home, "", "jobs", "run", "nope"); r.code != 1 || !strings.Contains(r.stderr, `no job "nope"`) {
+		t.Errorf("unknown job: %+v", r)
+	}
+	if r = runCLI(t, home, "", "jobs", "run"); r.code != 2 {
+		t.Errorf("jobs run without a target: %+v", r)
+	}
+
+	// Through a running server: the HTTP API and the CLI's remote mode.
+	s := startServer(t, home)
+	defer s.stop(t)
+	var list struct {
+		Jobs []struct {
+			Name    string `json:"name"`
+			Failing bool   `json:"failing"`
+		} `json:"jobs"`
+	}
+	if code, err := s.get(context.Background(), "/v1/jobs", &list); err != nil || code != 200 || len(list.Jobs) != 3 {
+		t.Fatalf("GET /v1/jobs: %d %v %+v", code, err, list)
+	}
+	var st struct {
+		Name    string `json:"name"`
+		Failing bool   `json:"failing"`
+	}
+	if code, err := s.post(context.Background(), "/v1/jobs/index-compact/run", nil, &st); err != nil || code != 200 || st.Name != "index-compact" || st.Failing {
+		t.Fatalf("POST /v1/jobs/index-compact/run: %d %v %+v", code, err, st)
+	}
+	var e struct{ Error struct{ Code string } }
+	if code, _ := s.post(context.Background(), "/v1/jobs/nope/run", nil, &e); code != 404 || e.Error.Code != "not_found" {
+		t.Errorf("unknown job over HTTP: %d %+v", code, e)
+	}
+	if r = runCLI(t, home, "", "jobs", "run", "archive-verify"); r.code != 0 || !strings.Contains(r.stdout, "archive-verify") {
+		t.Errorf("jobs run through the server: %+v", r)
+	}
+}
