@@ -59,14 +59,21 @@ func (e *engine) verifyArchive(ctx context.Context) error {
 	return nil
 }
 
-// healthSnapshot logs the health, and fails when engram is degraded, so the
-// job's state shows how long a problem has lasted.
+// healthSnapshot writes the health to the log: a record of lags and
+// problems over time. It observes and never fails on a degraded state
+// (which /v1/health already reports): a failing snapshot would itself keep
+// the status degraded after the problem is gone.
 func (e *engine) healthSnapshot(ctx context.Context) error {
 	h := e.Health(ctx)
-	e.logger.Info("health", "status", h.Status, "archive_seq", h.ArchiveSeq, "index_lag", h.IndexLag)
-	if h.Status != "ok" {
-		return fmt.Errorf("degraded: %s", strings.Join(h.Problems, "; "))
+	attrs := []any{"status", h.Status, "archive_seq", h.ArchiveSeq, "index_lag", h.IndexLag}
+	if h.Vectors != nil {
+		attrs = append(attrs, "vector_model", h.Vectors.Model, "vector_lag", h.Vectors.Lag)
 	}
+	if h.Status != "ok" {
+		e.logger.Warn("health snapshot", append(attrs, "problems", strings.Join(h.Problems, "; "))...)
+		return nil
+	}
+	e.logger.Info("health snapshot", attrs...)
 	return nil
 }
 
