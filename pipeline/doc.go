@@ -8,9 +8,15 @@
 // HTTP API and the CLI: archive (fsync), then wait briefly for the index so a
 // client can recall what it just wrote.
 //
-// Later stages (L1 memories, L2 scenes, L3 persona, L4 knowledge graph) arrive
-// with their issues and follow the same pattern: a watermark per worker, idempotent,
-// resumable, rebuildable from L0.
+// The VectorIndexer embeds archived turns the same way, and ExternalSync
+// pushes the palace's vectors to an external index (ChromaDB).
+//
+// RulesExtractor is the offline, deterministic L1 extractor (decisions with
+// their rationale, preferences, plans, identity and relationship facts,
+// events; English and Chinese): the default extraction backend. The L1
+// worker that stores its memories, and L2 scenes, L3 persona and the L4
+// knowledge graph, arrive with their issue and follow the same pattern: a
+// watermark per worker, idempotent, resumable, rebuildable from L0.
 //
 // # Caveats
 //
