@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -47,9 +46,7 @@ func runRecall(ctx context.Context, m *Main, args []string) error {
 		return err
 	}
 	if *asJSON {
-		enc := json.NewEncoder(m.Stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(resp)
+		return printJSON(m, resp)
 	}
 	for _, w := range resp.Warnings {
 		fmt.Fprintln(m.Stderr, "warning:", w)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sort"
 	"text/tabwriter"
@@ -28,9 +27,7 @@ func runStats(ctx context.Context, m *Main, args []string) error {
 		return err
 	}
 	if *asJSON {
-		enc := json.NewEncoder(m.Stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(st)
+		return printJSON(m, st)
 	}
 	a := st.Archive
 	fmt.Fprintf(m.Stdout, "archive: %d turns in %d files, %d bytes, last seq %d, index lag %d\n",

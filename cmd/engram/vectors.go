@@ -277,9 +277,7 @@ func (e *engine) vectorHealth() (*engram.VectorHealth, []string) {
 	}
 	if r := e.vec.reembed; r != nil {
 		cp := *r
-		if r.State == engram.ReembedRunning && e.vec.side != nil {
-			cp.Done = min(cp.Done, cp.Total)
-		}
+		cp.Done = min(cp.Done, cp.Total) // turns archived during the re-embed are past Total
 		h.Reembed = &cp
 	}
 	return h, problems
