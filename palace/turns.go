@@ -236,29 +236,50 @@ func (db *DB) CountTurns(ctx context.Context, namespace string) (int64, error) {
 	return n, nil
 }
 
-// Stats counts the stored turns per namespace: Layers[namespace]["turns"].
+// Stats counts what is stored per namespace: Layers[namespace][layer] for
+// the layers "turns", "memories" (active ones), "scenes" and "facts"
+// (knowledge-graph triples).
 func (db *DB) Stats(ctx context.Context) (engram.Stats, error) {
 	st := engram.Stats{Layers: make(map[string]map[string]int64)}
 	err := db.View(ctx, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, `SELECT namespace, count(*) FROM turns GROUP BY namespace`)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var ns string
-			var n int64
-			if err := rows.Scan(&ns, &n); err != nil {
+		for _, l := range []struct{ name, q string }{
+			{"turns", `SELECT namespace, count(*) FROM turns GROUP BY namespace`},
+			{"memories", `SELECT namespace, count(*) FROM memories WHERE superseded_by IS NULL GROUP BY namespace`},
+			{"scenes", `SELECT namespace, count(*) FROM scenes GROUP BY namespace`},
+			{"facts", `SELECT namespace, count(*) FROM kg_triples GROUP BY namespace`},
+		} {
+			if err := countBy(ctx, tx, l.q, func(ns string, n int64) {
+				if st.Layers[ns] == nil {
+					st.Layers[ns] = map[string]int64{}
+				}
+				st.Layers[ns][l.name] = n
+			}); err != nil {
 				return err
 			}
-			st.Layers[ns] = map[string]int64{"turns": n}
 		}
-		return rows.Err()
+		return nil
 	})
 	if err != nil {
 		return engram.Stats{}, fmt.Errorf("palace: stats: %w", err)
 	}
 	return st, nil
+}
+
+func countBy(ctx context.Context, tx *sql.Tx, q string, fn func(string, int64)) error {
+	rows, err := tx.QueryContext(ctx, q)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var ns string
+		var n int64
+		if err := rows.Scan(&ns, &n); err != nil {
+			return err
+		}
+		fn(ns, n)
+	}
+	return rows.Err()
 }
 
 // queryTurns runs q, whose first columns are turnColumns, optionally followed

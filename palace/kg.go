@@ -1,0 +1,496 @@
+package palace
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	engram "github.com/engram-dev/engram"
+)
+
+// Alias predicates: a triple (X, name, Y) or (X, alias, Y) also makes Y
+// another name of X's entity, so that questions about Y find X.
+var aliasPredicates = map[string]bool{"name": true, "alias": true, "also_known_as": true}
+
+// exclusive are pairs of predicates that contradict each other for the same
+// subject and object.
+var exclusive = map[string]string{"likes": "dislikes", "dislikes": "likes"}
+
+// ApplyTriples adds triples to the knowledge graph and advances the
+// worker's watermark to throughSeq, in one transaction.
+//
+// Subject and object are resolved to entities by normalised name (case,
+// white space, a leading article) and by alias; (X, name, Y) also makes Y
+// an alias of X. Each triple is kept as a statement in a chain of
+// statements whose values replace each other:
+//
+//   - a single-valued predicate (engram.SingleValued): the subject and
+//     predicate, whose value is the object ("Alice lives_in Berlin", later
+//     "Alice lives_in Lisbon");
+//   - "likes" and "dislikes": the subject and object, whose value is the
+//     predicate;
+//   - any other predicate: the triple itself (it holds from its first
+//     statement on).
+//
+// The chain's triples are then rebuilt from its statements in time order:
+// consecutive statements of one value make one triple with all their
+// sources, valid until the next value's first statement. So the graph
+// depends only on the set of statements, not on their order or on one
+// being applied twice.
+//
+// Triple IDs are set here (ID, ValidTo and Confidence of the input are
+// ignored). Errors: EINVALID naming the field for a triple without
+// namespace, subject, predicate, object or valid_from.
+func (db *DB) ApplyTriples(ctx context.Context, worker string, triples []engram.Triple, throughSeq int64) error {
+	for i, t := range triples {
+		field := "triples[" + strconv.Itoa(i) + "]."
+		switch {
+		case t.Namespace == "":
+			return engram.FieldError(field+"namespace", "namespace is required")
+		case normName(t.Subject) == "":
+			return engram.FieldError(field+"subject", "subject is required")
+		case t.Predicate == "":
+			return engram.FieldError(field+"predicate", "predicate is required")
+		case normName(t.Object) == "":
+			return engram.FieldError(field+"object", "object is required")
+		case t.ValidFrom.IsZero():
+			return engram.FieldError(field+"valid_from", "valid_from is required")
+		}
+		if _, err := nanos(t.ValidFrom); err != nil {
+			return engram.FieldError(field+"valid_from", "%v", err)
+		}
+	}
+	err := db.Update(ctx, func(tx *sql.Tx) error {
+		// Record every statement, then rebuild each chain they touched once.
+		dirty := map[chainKey]bool{}
+		var order []chainKey
+		for _, t := range triples {
+			k, changed, err := applyTriple(ctx, tx, t)
+			if err != nil {
+				return fmt.Errorf("triple (%s, %s, %s): %w", t.Subject, t.Predicate, t.Object, err)
+			}
+			if changed && !dirty[k] {
+				dirty[k] = true
+				order = append(order, k)
+			}
+		}
+		for _, k := range order {
+			if err := rebuildChain(ctx, tx, k.ns, k.chain, k.single); err != nil {
+				return fmt.Errorf("chain %s: %w", k.chain, err)
+			}
+		}
+		return setWorkerSeq(ctx, tx, worker, throughSeq)
+	})
+	if err != nil {
+		return fmt.Errorf("palace: apply triples: %w", err)
+	}
+	return nil
+}
+
+// statement is a row of kg_statements.
+type statement struct {
+	at        int64
+	subject   int64
+	predicate string
+	object    int64
+	sources   []string
+	memory    string
+}
+
+// value is what replaces what within a chain.
+func (s statement) value(single bool) string {
+	if single {
+		return strconv.FormatInt(s.object, 10)
+	}
+	return s.predicate
+}
+
+// chainKey names a chain of statements.
+type chainKey struct {
+	ns, chain string
+	single    bool
+}
+
+// applyTriple records t as a statement of its chain and reports whether
+// the chain changed (and needs rebuilding).
+func applyTriple(ctx context.Context, tx *sql.Tx, t engram.Triple) (chainKey, bool, error) {
+	var k chainKey
+	subj, err := resolveEntity(ctx, tx, t.Namespace, t.Subject, true)
+	if err != nil {
+		return k, false, err
+	}
+	var obj int64
+	if aliasPredicates[t.Predicate] {
+		// The object is a name, kept as an entity of its own (so that the
+		// triple reads "Alice name Ally" whichever came first) and made an
+		// alias of the subject.
+		if obj, err = nameEntity(ctx, tx, t.Namespace, t.Object); err != nil {
+			return k, false, err
+		}
+		if err := addAlias(ctx, tx, t.Namespace, t.Object, subj); err != nil {
+			return k, false, err
+		}
+	} else if obj, err = resolveEntity(ctx, tx, t.Namespace, t.Object, true); err != nil {
+		return k, false, err
+	}
+	var chain string
+	switch {
+	case engram.SingleValued(t.Predicate):
+		chain = fmt.Sprintf("%d|%s", subj, t.Predicate)
+	case exclusive[t.Predicate] != "":
+		chain = fmt.Sprintf("%d|likes|%d", subj, obj)
+	default:
+		chain = fmt.Sprintf("%d|%s|%d", subj, t.Predicate, obj)
+	}
+	at := t.ValidFrom.UnixNano()
+
+	// Record the statement (merging the sources of a repeat).
+	var raw string
+	err = tx.QueryRowContext(ctx, `SELECT sources FROM kg_statements WHERE namespace = ? AND chain = ? AND at = ? AND predicate = ? AND object = ?`,
+		t.Namespace, chain, at, t.Predicate, obj).Scan(&raw)
+	var srcs []string
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+	case err != nil:
+		return k, false, err
+	default:
+		if err := json.Unmarshal([]byte(raw), &srcs); err != nil {
+			return k, false, fmt.Errorf("statement sources: %w", err)
+		}
+	}
+	merged := union(srcs, t.Sources)
+	if raw != "" && len(merged) == len(srcs) {
+		return k, false, nil // nothing new
+	}
+	rawSrcs, _ := json.Marshal(nonNil(merged))
+	if _, err := tx.ExecContext(ctx, `INSERT INTO kg_statements (namespace, chain, at, subject, predicate, object, sources, memory)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (namespace, chain, at, predicate, object) DO UPDATE SET sources = excluded.sources`,
+		t.Namespace, chain, at, subj, t.Predicate, obj, string(rawSrcs), t.Memory); err != nil {
+		return k, false, err
+	}
+	return chainKey{t.Namespace, chain, engram.SingleValued(t.Predicate)}, true, nil
+}
+
+// rebuildChain replaces the triples of a chain with those its statements
+// make.
+func rebuildChain(ctx context.Context, tx *sql.Tx, ns, chain string, single bool) error {
+	rows, err := tx.QueryContext(ctx, `SELECT at, subject, predicate, object, sources, memory FROM kg_statements
+		WHERE namespace = ? AND chain = ? ORDER BY at, predicate, object`, ns, chain)
+	if err != nil {
+		return err
+	}
+	var sts []statement
+	for rows.Next() {
+		var s statement
+		var raw string
+		if err := rows.Scan(&s.at, &s.subject, &s.predicate, &s.object, &raw, &s.memory); err != nil {
+			rows.Close()
+			return err
+		}
+		if err := json.Unmarshal([]byte(raw), &s.sources); err != nil {
+			rows.Close()
+			return err
+		}
+		sts = append(sts, s)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM kg_triples WHERE namespace = ? AND chain = ?`, ns, chain); err != nil {
+		return err
+	}
+	for i := 0; i < len(sts); {
+		first := sts[i]
+		srcs := first.sources
+		j := i + 1
+		for j < len(sts) && sts[j].value(single) == first.value(single) {
+			srcs = union(srcs, sts[j].sources)
+			j++
+		}
+		// Statements at the same moment with different values: the last in
+		// value order wins, the others hold for no time.
+		var validTo any
+		if j < len(sts) {
+			validTo = sts[j].at
+		}
+		raw, _ := json.Marshal(nonNil(srcs))
+		if _, err := tx.ExecContext(ctx, `INSERT INTO kg_triples
+			(id, namespace, chain, subject, predicate, object, valid_from, valid_to, confidence, sources, memory)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			tripleID(ns, first.subject, first.predicate, first.object, first.at), ns, chain, first.subject, first.predicate,
+			first.object, first.at, validTo, confidence(len(srcs)), string(raw), first.memory); err != nil {
+			return err
+		}
+		i = j
+	}
+	return nil
+}
+
+// confidence grows with the evidence: 1 - 0.5^sources.
+func confidence(sources int) float64 {
+	c := 1.0
+	for range min(sources, 20) {
+		c /= 2
+	}
+	return 1 - c
+}
+
+func tripleID(ns string, subj int64, pred string, obj, vf int64) string {
+	h := sha256.Sum256([]byte(ns + "|" + strconv.FormatInt(subj, 10) + "|" + pred + "|" + strconv.FormatInt(obj, 10) + "|" + strconv.FormatInt(vf, 10)))
+	return "kg-" + hex.EncodeToString(h[:])[:20]
+}
+
+// resolveEntity returns the entity named name (by alias or normalised
+// name), creating it when create is set; 0 when not found. A known entity
+// met under a better spelling (betterName) takes it as its name.
+func resolveEntity(ctx context.Context, tx *sql.Tx, ns, name string, create bool) (int64, error) {
+	norm := normName(name)
+	display := strings.Join(strings.Fields(nfkc(name)), " ")
+	var n int64
+	var known string
+	err := tx.QueryRowContext(ctx, `SELECT e.n, e.name FROM kg_aliases a JOIN kg_entities e ON e.n = a.entity
+		WHERE a.namespace = ? AND a.norm = ?`, ns, norm).Scan(&n, &known)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		if !create {
+			return 0, nil
+		}
+	case err != nil:
+		return 0, err
+	default:
+		if create && normName(known) == norm && betterName(display, known) {
+			_, err = tx.ExecContext(ctx, `UPDATE kg_entities SET name = ? WHERE n = ?`, display, n)
+		}
+		return n, err
+	}
+	if n, err = nameEntity(ctx, tx, ns, name); err != nil {
+		return 0, err
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO kg_aliases (namespace, norm, alias, entity) VALUES (?, ?, ?, ?)
+		ON CONFLICT (namespace, norm) DO NOTHING`, ns, norm, display, n)
+	return n, err
+}
+
+// nameEntity returns the entity whose normalised name is name's, creating
+// it (without alias) if there is none.
+func nameEntity(ctx context.Context, tx *sql.Tx, ns, name string) (int64, error) {
+	norm := normName(name)
+	display := strings.Join(strings.Fields(nfkc(name)), " ")
+	var n int64
+	var known string
+	err := tx.QueryRowContext(ctx, `SELECT n, name FROM kg_entities WHERE namespace = ? AND norm = ?`, ns, norm).Scan(&n, &known)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		err = tx.QueryRowContext(ctx, `INSERT INTO kg_entities (namespace, name, norm) VALUES (?, ?, ?) RETURNING n`, ns, display, norm).Scan(&n)
+		return n, err
+	case err != nil:
+		return 0, err
+	}
+	if betterName(display, known) {
+		_, err = tx.ExecContext(ctx, `UPDATE kg_entities SET name = ? WHERE n = ?`, display, n)
+	}
+	return n, err
+}
+
+// betterName reports whether spelling a names an entity better than b, so
+// that the name shown does not depend on which spelling came first: more
+// words capitalised (Go over go), then fewer capitals (Alice over ALICE),
+// then the smaller string.
+func betterName(a, b string) bool {
+	caps := func(s string) (words, letters int) {
+		for _, w := range strings.Fields(s) {
+			if r, _ := utf8.DecodeRuneInString(w); unicode.IsUpper(r) {
+				words++
+			}
+		}
+		for _, r := range s {
+			if unicode.IsUpper(r) {
+				letters++
+			}
+		}
+		return
+	}
+	aw, al := caps(a)
+	bw, bl := caps(b)
+	if aw != bw {
+		return aw > bw
+	}
+	if al != bl {
+		return al < bl
+	}
+	return a < b
+}
+
+// addAlias makes name another name of entity, unless the name is taken by
+// another entity that has triples of its own (then the two stay apart).
+func addAlias(ctx context.Context, tx *sql.Tx, ns, name string, entity int64) error {
+	norm := normName(name)
+	var owner int64
+	err := tx.QueryRowContext(ctx, `SELECT entity FROM kg_aliases WHERE namespace = ? AND norm = ?`, ns, norm).Scan(&owner)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		_, err = tx.ExecContext(ctx, `INSERT INTO kg_aliases (namespace, norm, alias, entity) VALUES (?, ?, ?, ?)`, ns, norm, name, entity)
+		return err
+	case err != nil || owner == entity:
+		return err
+	}
+	var used int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM kg_triples WHERE subject = ?1 OR (object = ?1 AND predicate NOT IN ('name', 'alias', 'also_known_as'))`, owner).Scan(&used); err != nil {
+		return err
+	}
+	if used > 0 {
+		return nil
+	}
+	_, err = tx.ExecContext(ctx, `UPDATE kg_aliases SET entity = ? WHERE namespace = ? AND norm = ?`, entity, ns, norm)
+	return err
+}
+
+// Graph answers q: the triples q.Entity is the subject or object of, valid
+// at q.AsOf (zero: now), or all of them in time order for a timeline.
+// Errors: EINVALID without an entity; ENOTFOUND when the graph does not know
+// it.
+func (db *DB) Graph(ctx context.Context, q engram.GraphQuery) (engram.GraphResult, error) {
+	if strings.TrimSpace(q.Entity) == "" {
+		return engram.GraphResult{}, engram.FieldError("entity", "entity is required")
+	}
+	ns := q.Namespace
+	if ns == "" {
+		ns = engram.DefaultNamespace
+	}
+	limit := q.Limit
+	if limit <= 0 {
+		limit = 100
+	}
+	limit = min(limit, MaxSearchLimit)
+	var res engram.GraphResult
+	err := db.View(ctx, func(tx *sql.Tx) error {
+		n, err := resolveEntity(ctx, tx, ns, q.Entity, false)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return engram.Errorf(engram.ENOTFOUND, "the knowledge graph of namespace %q has no entity %q", ns, q.Entity)
+		}
+		if res.Entity, err = loadEntity(ctx, tx, n); err != nil {
+			return err
+		}
+		cond, args := ``, []any{n}
+		if !q.Timeline {
+			at := q.AsOf
+			if at.IsZero() {
+				at = db.now()
+			}
+			cond = ` AND t.valid_from <= ?2 AND (t.valid_to IS NULL OR t.valid_to > ?2)`
+			args = append(args, at.UnixNano())
+		}
+		res.Triples, err = queryTriples(ctx, tx, `(t.subject = ?1 OR t.object = ?1)`+cond+` ORDER BY t.valid_from, t.n LIMIT `+strconv.Itoa(limit), args...)
+		return err
+	})
+	if err != nil {
+		var e *engram.Error
+		if errors.As(err, &e) {
+			return engram.GraphResult{}, err
+		}
+		return engram.GraphResult{}, fmt.Errorf("palace: graph: %w", err)
+	}
+	return res, nil
+}
+
+func loadEntity(ctx context.Context, tx *sql.Tx, n int64) (engram.Entity, error) {
+	var e engram.Entity
+	if err := tx.QueryRowContext(ctx, `SELECT namespace, name FROM kg_entities WHERE n = ?`, n).Scan(&e.Namespace, &e.Name); err != nil {
+		return e, err
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT alias FROM kg_aliases WHERE entity = ? ORDER BY alias`, n)
+	if err != nil {
+		return e, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var a string
+		if err := rows.Scan(&a); err != nil {
+			return e, err
+		}
+		if a != e.Name {
+			e.Aliases = append(e.Aliases, a)
+		}
+	}
+	return e, rows.Err()
+}
+
+func queryTriples(ctx context.Context, tx *sql.Tx, where string, args ...any) ([]engram.Triple, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT t.id, t.namespace, s.name, t.predicate, o.name, t.valid_from, t.valid_to, t.confidence, t.sources, t.memory
+		FROM kg_triples t JOIN kg_entities s ON s.n = t.subject JOIN kg_entities o ON o.n = t.object WHERE `+where, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []engram.Triple
+	for rows.Next() {
+		var t engram.Triple
+		var from int64
+		var to sql.NullInt64
+		var raw string
+		if err := rows.Scan(&t.ID, &t.Namespace, &t.Subject, &t.Predicate, &t.Object, &from, &to, &t.Confidence, &raw, &t.Memory); err != nil {
+			return nil, err
+		}
+		t.ValidFrom, t.ValidTo = time.Unix(0, from).UTC(), fromNanos(to)
+		if err := json.Unmarshal([]byte(raw), &t.Sources); err != nil {
+			return nil, fmt.Errorf("triple %s: sources: %w", t.ID, err)
+		}
+		out = append(out, t)
+	}
+	return out, rows.Err()
+}
+
+// EntityTriples returns, for each name that resolves to an entity of the
+// namespace, the triples valid at asOf (zero: now) that the entity is part
+// of: the graph evidence deep recall weighs. Names not in the graph are
+// skipped; at most limit triples.
+func (db *DB) EntityTriples(ctx context.Context, ns string, names []string, asOf time.Time, limit int) ([]engram.Triple, error) {
+	if len(names) == 0 {
+		return nil, nil
+	}
+	if asOf.IsZero() {
+		asOf = db.now()
+	}
+	var out []engram.Triple
+	err := db.View(ctx, func(tx *sql.Tx) error {
+		seen := map[int64]bool{}
+		for _, name := range names {
+			n, err := resolveEntity(ctx, tx, ns, name, false)
+			if err != nil {
+				return err
+			}
+			if n == 0 || seen[n] {
+				continue
+			}
+			seen[n] = true
+			ts, err := queryTriples(ctx, tx, `(t.subject = ?1 OR t.object = ?1) AND t.valid_from <= ?2 AND (t.valid_to IS NULL OR t.valid_to > ?2) LIMIT ?3`,
+				n, asOf.UnixNano(), limit-len(out))
+			if err != nil {
+				return err
+			}
+			out = append(out, ts...)
+			if len(out) >= limit {
+				break
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("palace: entity triples: %w", err)
+	}
+	return out, nil
+}

@@ -1,0 +1,610 @@
+package palace
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+
+	engram "github.com/engram-dev/engram"
+)
+
+// Near-duplicate merging: a memory whose content words overlap an active
+// memory's of the same namespace, type and subject by at least
+// nearDupJaccard (intersection over union) is the same memory said again.
+const (
+	nearDupJaccard    = 0.8
+	nearDupCandidates = 8
+	maxMemoryText     = 4000
+	maxMemorySources  = 200 // sources kept per memory; the oldest stay
+)
+
+// PutMemories stores L1 memories from a worker's batch and advances the
+// worker's watermark to throughSeq, in one transaction.
+//
+// For each memory, in order: a memory whose ID is stored gains the sources
+// it lacks (so replaying a batch changes nothing); one that near-duplicates
+// an active memory (same namespace, type and subject, and the same content
+// words or a Jaccard overlap of at least 0.8) is merged into it: its sources
+// are added and the higher importance kept; otherwise it is inserted. An
+// inserted memory with a relation of a single-valued predicate (engram.
+// SingleValued) supersedes the active memories of the same subject and
+// predicate with another object, and "likes X" and "dislikes X" supersede
+// each other; of two contradicting memories the one with the later
+// ValidFrom (TS when unset) stays active. Superseded memories are kept with
+// superseded_by set.
+//
+// Errors: EINVALID naming the field for a memory without id, namespace,
+// type or text, or with text over 4,000 bytes.
+func (db *DB) PutMemories(ctx context.Context, worker string, mems []engram.Memory, throughSeq int64) (engram.MemoryResult, error) {
+	var res engram.MemoryResult
+	for i := range mems {
+		if err := checkMemory(&mems[i], i); err != nil {
+			return res, err
+		}
+	}
+	err := db.Update(ctx, func(tx *sql.Tx) error {
+		res = engram.MemoryResult{}
+		seq, err := nextSeq(ctx, tx, "memories")
+		if err != nil {
+			return err
+		}
+		for _, m := range mems {
+			what, err := putMemory(ctx, tx, m, &seq)
+			if err != nil {
+				return fmt.Errorf("memory %s: %w", m.ID, err)
+			}
+			switch what {
+			case memInserted:
+				res.Inserted++
+			case memMerged:
+				res.Merged++
+			case memSuperseding:
+				res.Inserted++
+				res.Superseded++
+			}
+		}
+		return setWorkerSeq(ctx, tx, worker, throughSeq)
+	})
+	if err != nil {
+		return engram.MemoryResult{}, fmt.Errorf("palace: put memories: %w", err)
+	}
+	return res, nil
+}
+
+func checkMemory(m *engram.Memory, i int) error {
+	field := "memories[" + strconv.Itoa(i) + "]."
+	switch {
+	case m.ID == "":
+		return engram.FieldError(field+"id", "id is required")
+	case m.Namespace == "":
+		return engram.FieldError(field+"namespace", "namespace is required")
+	case m.Type == "":
+		return engram.FieldError(field+"type", "type is required")
+	case strings.TrimSpace(m.Text) == "":
+		return engram.FieldError(field+"text", "text is required")
+	case len(m.Text) > maxMemoryText:
+		return engram.FieldError(field+"text", "text is %d bytes, more than %d", len(m.Text), maxMemoryText)
+	}
+	if _, err := nanos(m.TS); err != nil {
+		return engram.FieldError(field+"ts", "%v", err)
+	}
+	if _, err := nanos(m.ValidFrom); err != nil {
+		return engram.FieldError(field+"valid_from", "%v", err)
+	}
+	return nil
+}
+
+type putOutcome int
+
+const (
+	memKnown putOutcome = iota
+	memInserted
+	memMerged
+	memSuperseding
+)
+
+// storedMemory is the part of a stored memory that merging needs.
+type storedMemory struct {
+	n          int64
+	id         string
+	sources    []string
+	importance float64
+}
+
+func putMemory(ctx context.Context, tx *sql.Tx, m engram.Memory, seq *int64) (putOutcome, error) {
+	// Replayed: the same memory from the same batch, stored or merged.
+	for _, q := range []string{`WHERE id = ?`, `WHERE id = (SELECT memory FROM memory_merges WHERE id = ?)`} {
+		if old, err := loadMemory(ctx, tx, q, m.ID); err != nil {
+			return 0, err
+		} else if old != nil {
+			return memKnown, mergeInto(ctx, tx, old, m, seq)
+		}
+	}
+	words := contentWords(m.Text)
+	key := dedupKey(m, words)
+	old, err := loadMemory(ctx, tx, `WHERE namespace = ? AND dedup_key = ? AND superseded_by IS NULL ORDER BY n LIMIT 1`, m.Namespace, key)
+	if err != nil {
+		return 0, err
+	}
+	if old == nil {
+		if old, err = nearDuplicate(ctx, tx, m, words); err != nil {
+			return 0, err
+		}
+	}
+	if old != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO memory_merges (id, memory) VALUES (?, ?) ON CONFLICT DO NOTHING`, m.ID, old.id); err != nil {
+			return 0, err
+		}
+		return memMerged, mergeInto(ctx, tx, old, m, seq)
+	}
+
+	text, err := indexText(memoryIndexText(m))
+	if err != nil {
+		return 0, err
+	}
+	ents, _ := json.Marshal(nonNil(m.Entities))
+	srcs, _ := json.Marshal(capSources(nonNil(m.Sources)))
+	ts, _ := nanos(m.TS)
+	vf, _ := nanos(m.ValidFrom)
+	var rs, rp, ro, rsn, ron any
+	if r := m.Relation; r != nil && r.Subject != "" && r.Predicate != "" && r.Object != "" {
+		rs, rp, ro, rsn, ron = r.Subject, r.Predicate, r.Object, normName(r.Subject), normName(r.Object)
+	}
+	*seq++
+	out, err := tx.ExecContext(ctx, `INSERT INTO memories
+		(id, namespace, type, subject, text, rationale, entities, importance, ts, valid_from, sources,
+		 rel_subject, rel_predicate, rel_object, rel_subj_norm, rel_obj_norm, dedup_key, seq)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		m.ID, m.Namespace, m.Type, m.Subject, m.Text, m.Rationale, string(ents), clamp01(m.Importance), ts, vf,
+		string(srcs), rs, rp, ro, rsn, ron, key, *seq)
+	if err != nil {
+		return 0, err
+	}
+	n, err := out.LastInsertId()
+	if err != nil {
+		return 0, err
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO memories_fts (rowid, text) VALUES (?, ?)`, n, text); err != nil {
+		return 0, err
+	}
+	if rp == nil {
+		return memInserted, nil
+	}
+	superseded, err := supersede(ctx, tx, m, n, seq)
+	if err != nil || !superseded {
+		return memInserted, err
+	}
+	return memSuperseding, nil
+}
+
+// supersede settles the contradictions of the memory just inserted as row n:
+// it marks the older contradicting memories superseded by it, or itself
+// superseded when a contradicting memory is newer.
+func supersede(ctx context.Context, tx *sql.Tx, m engram.Memory, n int64, seq *int64) (bool, error) {
+	r := m.Relation
+	subj, obj := normName(r.Subject), normName(r.Object)
+	var q string
+	var args []any
+	switch {
+	case engram.SingleValued(r.Predicate):
+		q = `rel_predicate = ? AND rel_obj_norm <> ?`
+		args = []any{r.Predicate, obj}
+	case r.Predicate == "likes" || r.Predicate == "dislikes":
+		opposite := map[string]string{"likes": "dislikes", "dislikes": "likes"}[r.Predicate]
+		q = `rel_predicate = ? AND rel_obj_norm = ?`
+		args = []any{opposite, obj}
+	default:
+		return false, nil
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT n, id, coalesce(valid_from, ts, 0) FROM memories
+		WHERE namespace = ? AND rel_subj_norm = ? AND superseded_by IS NULL AND n <> ? AND `+q,
+		append([]any{m.Namespace, subj, n}, args...)...)
+	if err != nil {
+		return false, err
+	}
+	type other struct {
+		n    int64
+		id   string
+		when int64
+	}
+	var others []other
+	for rows.Next() {
+		var o other
+		if err := rows.Scan(&o.n, &o.id, &o.when); err != nil {
+			rows.Close()
+			return false, err
+		}
+		others = append(others, o)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return false, err
+	}
+	mine := nanosOrZero(m.ValidFrom)
+	if mine == 0 {
+		mine = nanosOrZero(m.TS)
+	}
+	did := false
+	for _, o := range others {
+		loser, winner := o.n, m.ID
+		if o.when > mine {
+			loser, winner = n, o.id // the stored one is newer: the new memory is the stale one
+		}
+		*seq++
+		if _, err := tx.ExecContext(ctx, `UPDATE memories SET superseded_by = ?, seq = ? WHERE n = ?`, winner, *seq, loser); err != nil {
+			return false, err
+		}
+		if loser == n {
+			return false, nil
+		}
+		did = true
+	}
+	return did, nil
+}
+
+// mergeInto adds m's sources to old and keeps the higher importance. It
+// writes (and takes a change number) only when something changed.
+func mergeInto(ctx context.Context, tx *sql.Tx, old *storedMemory, m engram.Memory, seq *int64) error {
+	srcs := old.sources
+	for _, s := range m.Sources {
+		if !slices.Contains(srcs, s) {
+			srcs = append(srcs, s)
+		}
+	}
+	srcs = capSources(srcs)
+	imp := max(old.importance, clamp01(m.Importance))
+	if len(srcs) == len(old.sources) && imp == old.importance {
+		return nil
+	}
+	raw, _ := json.Marshal(srcs)
+	*seq++
+	_, err := tx.ExecContext(ctx, `UPDATE memories SET sources = ?, importance = ?, seq = ? WHERE n = ?`, string(raw), imp, *seq, old.n)
+	return err
+}
+
+// nearDuplicate finds an active memory of m's namespace, type and subject
+// whose content words overlap m's by nearDupJaccard or more.
+func nearDuplicate(ctx context.Context, tx *sql.Tx, m engram.Memory, words []string) (*storedMemory, error) {
+	terms, err := queryTerms(m.Text)
+	if err != nil || len(terms) == 0 {
+		return nil, err
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT m.n, m.text FROM memories_fts f JOIN memories m ON m.n = f.rowid
+		WHERE memories_fts MATCH ? AND m.namespace = ? AND m.type = ? AND m.subject = ? AND m.superseded_by IS NULL
+		ORDER BY f.rank LIMIT ?`, matchExpr(terms), m.Namespace, m.Type, m.Subject, nearDupCandidates)
+	if err != nil {
+		return nil, err
+	}
+	best, bestScore := int64(0), 0.0
+	for rows.Next() {
+		var n int64
+		var text string
+		if err := rows.Scan(&n, &text); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		if s := jaccard(words, contentWords(text)); s >= nearDupJaccard && s > bestScore {
+			best, bestScore = n, s
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil || best == 0 {
+		return nil, err
+	}
+	return loadMemory(ctx, tx, `WHERE n = ?`, best)
+}
+
+func loadMemory(ctx context.Context, tx *sql.Tx, where string, args ...any) (*storedMemory, error) {
+	var s storedMemory
+	var raw string
+	err := tx.QueryRowContext(ctx, `SELECT n, id, sources, importance FROM memories `+where, args...).Scan(&s.n, &s.id, &raw, &s.importance)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal([]byte(raw), &s.sources); err != nil {
+		return nil, fmt.Errorf("memory %s: sources: %w", s.id, err)
+	}
+	return &s, nil
+}
+
+// memoryIndexText is what the keyword index holds for a memory.
+func memoryIndexText(m engram.Memory) string {
+	parts := []string{m.Text}
+	if m.Rationale != "" {
+		parts = append(parts, m.Rationale)
+	}
+	parts = append(parts, m.Entities...)
+	return strings.Join(parts, "\n")
+}
+
+// contentWords returns the sorted distinct lower-case words of s without
+// stopwords: letters and digits runs, with runs of Chinese or Japanese
+// characters cut into single characters.
+func contentWords(s string) []string {
+	s = strings.ToLower(nfkc(s))
+	var out []string
+	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+		if hasCJK(f) {
+			for _, r := range f {
+				out = append(out, string(r))
+			}
+			continue
+		}
+		if !stopwords[f] {
+			out = append(out, f)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+func jaccard(a, b []string) float64 {
+	if len(a) == 0 || len(b) == 0 {
+		return 0
+	}
+	inter := 0
+	for i, j := 0, 0; i < len(a) && j < len(b); {
+		switch strings.Compare(a[i], b[j]) {
+		case 0:
+			inter++
+			i++
+			j++
+		case -1:
+			i++
+		default:
+			j++
+		}
+	}
+	return float64(inter) / float64(len(a)+len(b)-inter)
+}
+
+func dedupKey(m engram.Memory, words []string) string {
+	return m.Type + "|" + strings.ToLower(m.Subject) + "|" + strings.Join(words, " ")
+}
+
+// normName is how entity names compare: NFKC, case-folded, white space
+// collapsed, surrounding punctuation and a leading article dropped.
+func normName(s string) string {
+	s = strings.ToLower(nfkc(s))
+	s = strings.Join(strings.Fields(s), " ")
+	s = strings.TrimFunc(s, func(r rune) bool { return unicode.IsPunct(r) && r != '#' && r != '+' })
+	for _, a := range []string{"the ", "a ", "an "} {
+		if rest, ok := strings.CutPrefix(s, a); ok && rest != "" {
+			s = rest
+			break
+		}
+	}
+	return s
+}
+
+func capSources(s []string) []string {
+	if len(s) > maxMemorySources {
+		return s[:maxMemorySources]
+	}
+	return s
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func clamp01(f float64) float64 { return min(1, max(0, f)) }
+
+// nextSeq returns the highest change number of table (memories or scenes).
+func nextSeq(ctx context.Context, tx *sql.Tx, table string) (int64, error) {
+	var seq int64
+	err := tx.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) FROM `+table).Scan(&seq)
+	return seq, err
+}
+
+// --- reading ---
+
+const memoryColumns = `m.n, m.id, m.namespace, m.type, m.subject, m.text, m.rationale, m.entities, m.importance,
+	m.ts, m.valid_from, m.sources, m.rel_subject, m.rel_predicate, m.rel_object, m.superseded_by, m.seq`
+
+func scanMemories(rows *sql.Rows, fn func(n int64, m engram.Memory, extra float64)) error {
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return err
+	}
+	ranked := len(cols) > 17
+	for rows.Next() {
+		var (
+			m          engram.Memory
+			n          int64
+			ents, srcs string
+			ts, vf     sql.NullInt64
+			rs, rp, ro sql.NullString
+			sup        sql.NullString
+			rank       sql.NullFloat64
+		)
+		dest := []any{&n, &m.ID, &m.Namespace, &m.Type, &m.Subject, &m.Text, &m.Rationale, &ents, &m.Importance,
+			&ts, &vf, &srcs, &rs, &rp, &ro, &sup, &m.Seq}
+		if ranked {
+			dest = append(dest, &rank)
+		}
+		if err := rows.Scan(dest...); err != nil {
+			return err
+		}
+		if err := json.Unmarshal([]byte(ents), &m.Entities); err != nil {
+			return fmt.Errorf("memory %s: entities: %w", m.ID, err)
+		}
+		if err := json.Unmarshal([]byte(srcs), &m.Sources); err != nil {
+			return fmt.Errorf("memory %s: sources: %w", m.ID, err)
+		}
+		m.TS, m.ValidFrom = fromNanos(ts), fromNanos(vf)
+		if rp.Valid {
+			m.Relation = &engram.Relation{Subject: rs.String, Predicate: rp.String, Object: ro.String}
+		}
+		m.SupersededBy = sup.String
+		fn(n, m, rank.Float64)
+	}
+	return rows.Err()
+}
+
+func fromNanos(v sql.NullInt64) time.Time {
+	if !v.Valid {
+		return time.Time{}
+	}
+	return time.Unix(0, v.Int64).UTC()
+}
+
+// MemoriesSince returns up to limit memories whose change number is above
+// after, in change-number order: what a worker reading memories has not
+// seen yet (superseded ones included).
+func (db *DB) MemoriesSince(ctx context.Context, after int64, limit int) ([]engram.Memory, error) {
+	var out []engram.Memory
+	err := db.View(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT `+memoryColumns+` FROM memories m WHERE m.seq > ? ORDER BY m.seq LIMIT ?`, after, limit)
+		if err != nil {
+			return err
+		}
+		return scanMemories(rows, func(_ int64, m engram.Memory, _ float64) { out = append(out, m) })
+	})
+	if err != nil {
+		return nil, fmt.Errorf("palace: memories since %d: %w", after, err)
+	}
+	return out, nil
+}
+
+// MemorySeq returns the highest change number of the memories.
+func (db *DB) MemorySeq(ctx context.Context) (int64, error) {
+	var seq int64
+	err := db.View(ctx, func(tx *sql.Tx) (err error) {
+		seq, err = nextSeq(ctx, tx, "memories")
+		return err
+	})
+	return seq, err
+}
+
+// Memories lists the memories matching q: newest first, or best first when
+// q.Text asks for a keyword search. Superseded memories only when asked.
+func (db *DB) Memories(ctx context.Context, q engram.MemoryQuery) ([]engram.Memory, error) {
+	limit := q.Limit
+	if limit <= 0 {
+		limit = DefaultSearchLimit
+	}
+	limit = min(limit, MaxSearchLimit)
+	where := []string{"1"}
+	var args []any
+	add := func(cond string, v any) {
+		where = append(where, cond)
+		args = append(args, v)
+	}
+	if q.Namespace != "" {
+		add("m.namespace = ?", q.Namespace)
+	}
+	if q.Type != "" {
+		add("m.type = ?", q.Type)
+	}
+	if q.Subject != "" {
+		add("lower(m.subject) = lower(?)", q.Subject)
+	}
+	if !q.Superseded {
+		where = append(where, "m.superseded_by IS NULL")
+	}
+	if !q.From.IsZero() {
+		add("m.ts >= ?", q.From.UnixNano())
+	}
+	if !q.To.IsZero() {
+		add("m.ts < ?", q.To.UnixNano())
+	}
+	from, order := "memories m", "m.ts DESC, m.n DESC"
+	if strings.TrimSpace(q.Text) != "" {
+		terms, err := queryTerms(q.Text)
+		if err != nil {
+			return nil, err
+		}
+		if len(terms) == 0 {
+			return nil, nil
+		}
+		from, order = "memories_fts f JOIN memories m ON m.n = f.rowid", "f.rank"
+		where = append([]string{"memories_fts MATCH ?"}, where...)
+		args = append([]any{matchExpr(terms)}, args...)
+	}
+	var out []engram.Memory
+	err := db.View(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT `+memoryColumns+` FROM `+from+` WHERE `+strings.Join(where, " AND ")+
+			` ORDER BY `+order+` LIMIT ?`, append(args, limit)...)
+		if err != nil {
+			return err
+		}
+		return scanMemories(rows, func(_ int64, m engram.Memory, _ float64) { out = append(out, m) })
+	})
+	if err != nil {
+		return nil, fmt.Errorf("palace: memories: %w", err)
+	}
+	return out, nil
+}
+
+// SearchMemories ranks the active memories holding any word of q.Text by
+// BM25 (higher is better), filtered like SearchTurns.
+func (db *DB) SearchMemories(ctx context.Context, q engram.TextQuery) ([]engram.MemoryHit, error) {
+	terms, err := queryTerms(q.Text)
+	if err != nil || len(terms) == 0 {
+		return nil, err
+	}
+	limit := min(max(q.Limit, 1), MaxSearchLimit)
+	var out []engram.MemoryHit
+	err = db.View(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT `+memoryColumns+`, f.rank FROM memories_fts f JOIN memories m ON m.n = f.rowid
+			WHERE memories_fts MATCH ?1 AND (?2 = '' OR m.namespace = ?2) AND m.superseded_by IS NULL
+			AND (?4 = 0 OR m.ts >= ?4) AND (?5 = 0 OR m.ts < ?5)
+			ORDER BY f.rank LIMIT ?3`, matchExpr(terms), q.Namespace, limit, nanosOrZero(q.From), nanosOrZero(q.To))
+		if err != nil {
+			return err
+		}
+		return scanMemories(rows, func(_ int64, m engram.Memory, rank float64) {
+			out = append(out, engram.MemoryHit{Memory: m, Score: -rank})
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("palace: search memories: %w", err)
+	}
+	return out, nil
+}
+
+// GetMemories returns the memories with the given ids, in the order of ids;
+// unknown ids are skipped.
+func (db *DB) GetMemories(ctx context.Context, ids []string) ([]engram.Memory, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	byID := make(map[string]engram.Memory, len(ids))
+	err := db.View(ctx, func(tx *sql.Tx) error {
+		args := make([]any, len(ids))
+		for i, id := range ids {
+			args[i] = id
+		}
+		rows, err := tx.QueryContext(ctx, `SELECT `+memoryColumns+` FROM memories m WHERE m.id IN (?`+strings.Repeat(",?", len(ids)-1)+`)`, args...)
+		if err != nil {
+			return err
+		}
+		return scanMemories(rows, func(_ int64, m engram.Memory, _ float64) { byID[m.ID] = m })
+	})
+	if err != nil {
+		return nil, fmt.Errorf("palace: get memories: %w", err)
+	}
+	out := make([]engram.Memory, 0, len(byID))
+	for _, id := range ids {
+		if m, ok := byID[id]; ok {
+			out = append(out, m)
+			delete(byID, id)
+		}
+	}
+	return out, nil
+}

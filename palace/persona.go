@@ -1,0 +1,181 @@
+package palace
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	engram "github.com/engram-dev/engram"
+)
+
+// maxFacetHistory bounds the past values kept per facet.
+const maxFacetHistory = 50
+
+// ApplyFacets folds observations into the speakers' personas and advances
+// the worker's watermark to throughSeq, in one transaction. The latest value
+// (by At) is a facet's value; the values it replaced move to its history
+// with the time they held; updated is the start of the current value. An observation of the current value adds its
+// evidence; an observation older than the current value goes into the
+// history at its place. The result does not depend on the order of the
+// observations, nor on one being applied twice.
+//
+// Errors: EINVALID naming the field for an update without namespace,
+// speaker, facet, key, value or time.
+func (db *DB) ApplyFacets(ctx context.Context, worker string, updates []engram.FacetUpdate, throughSeq int64) error {
+	for i, u := range updates {
+		field := "facets[" + strconv.Itoa(i) + "]."
+		switch {
+		case u.Namespace == "" || u.Speaker == "":
+			return engram.FieldError(field+"speaker", "namespace and speaker are required")
+		case u.Facet == "" || u.Key == "":
+			return engram.FieldError(field+"key", "facet and key are required")
+		case u.Value == "":
+			return engram.FieldError(field+"value", "value is required")
+		case u.At.IsZero():
+			return engram.FieldError(field+"at", "time is required")
+		}
+		if _, err := nanos(u.At); err != nil {
+			return engram.FieldError(field+"at", "%v", err)
+		}
+	}
+	err := db.Update(ctx, func(tx *sql.Tx) error {
+		for _, u := range updates {
+			if err := applyFacet(ctx, tx, u); err != nil {
+				return fmt.Errorf("facet %s/%s of %s: %w", u.Facet, u.Key, u.Speaker, err)
+			}
+		}
+		return setWorkerSeq(ctx, tx, worker, throughSeq)
+	})
+	if err != nil {
+		return fmt.Errorf("palace: apply facets: %w", err)
+	}
+	return nil
+}
+
+// observation is a value held from At, in the facet's timeline.
+type observation struct {
+	Value    string    `json:"value"`
+	From     time.Time `json:"from"`
+	Evidence []string  `json:"evidence"`
+}
+
+func applyFacet(ctx context.Context, tx *sql.Tx, u engram.FacetUpdate) error {
+	var value, evid, hist string
+	var since sql.NullInt64
+	err := tx.QueryRowContext(ctx, `SELECT value, since, evidence, history FROM persona_facets
+		WHERE namespace = ? AND speaker = ? AND facet = ? AND key = ?`, u.Namespace, u.Speaker, u.Facet, u.Key).Scan(&value, &since, &evid, &hist)
+	var line []observation
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+	case err != nil:
+		return err
+	default:
+		// Rebuild the timeline: history (oldest first) then the current value.
+		var past []engram.FacetChange
+		if err := json.Unmarshal([]byte(hist), &past); err != nil {
+			return fmt.Errorf("history: %w", err)
+		}
+		for _, p := range past {
+			line = append(line, observation{p.Value, p.From, p.Evidence})
+		}
+		cur := observation{Value: value, From: fromNanos(since)}
+		if err := json.Unmarshal([]byte(evid), &cur.Evidence); err != nil {
+			return fmt.Errorf("evidence: %w", err)
+		}
+		line = append(line, cur)
+	}
+	line = fold(line, observation{u.Value, u.At.UTC(), u.Evidence})
+	cur := line[len(line)-1]
+	past := make([]engram.FacetChange, 0, len(line)-1)
+	for i, o := range line[:len(line)-1] {
+		past = append(past, engram.FacetChange{Value: o.Value, From: o.From, To: line[i+1].From, Evidence: o.Evidence})
+	}
+	if len(past) > maxFacetHistory {
+		past = past[len(past)-maxFacetHistory:]
+	}
+	rawHist, _ := json.Marshal(past)
+	rawEvid, _ := json.Marshal(nonNil(cur.Evidence))
+	_, err = tx.ExecContext(ctx, `INSERT INTO persona_facets (namespace, speaker, facet, key, value, since, evidence, history, updated)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (namespace, speaker, facet, key) DO UPDATE SET value = excluded.value, since = excluded.since,
+			evidence = excluded.evidence, history = excluded.history, updated = excluded.updated`,
+		u.Namespace, u.Speaker, u.Facet, u.Key, cur.Value, cur.From.UnixNano(), string(rawEvid), string(rawHist), cur.From.UnixNano())
+	return err
+}
+
+// fold adds o to a timeline sorted by From: an observation of the value in
+// force at its time only adds evidence (and moves the start earlier when it
+// is the earlier statement); any other starts a new entry.
+func fold(line []observation, o observation) []observation {
+	i, _ := slices.BinarySearchFunc(line, o.From, func(x observation, t time.Time) int { return x.From.Compare(t) })
+	// line[i-1] is in force at o.From (the last entry starting at or before it).
+	for i < len(line) && line[i].From.Equal(o.From) {
+		i++
+	}
+	if i > 0 && line[i-1].Value == o.Value {
+		line[i-1].Evidence = union(line[i-1].Evidence, o.Evidence)
+		return line
+	}
+	if i < len(line) && line[i].Value == o.Value {
+		line[i].From = o.From
+		line[i].Evidence = union(line[i].Evidence, o.Evidence)
+		return line
+	}
+	return slices.Insert(line, i, observation{o.Value, o.From, slices.Clone(o.Evidence)})
+}
+
+func union(a, b []string) []string {
+	out := append(slices.Clone(a), b...)
+	slices.Sort(out)
+	return capSources(slices.Compact(out))
+}
+
+// Persona returns the profiles of namespace: of speaker, or of every
+// speaker when speaker is "". Facets are ordered by facet and key.
+func (db *DB) Persona(ctx context.Context, namespace, speaker string) ([]engram.Persona, error) {
+	if namespace == "" {
+		namespace = engram.DefaultNamespace
+	}
+	var out []engram.Persona
+	err := db.View(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT speaker, facet, key, value, since, evidence, history, updated FROM persona_facets
+			WHERE namespace = ?1 AND (?2 = '' OR lower(speaker) = lower(?2)) ORDER BY speaker, facet, key`, namespace, speaker)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var f engram.PersonaFacet
+			var who, evid, hist string
+			var since, updated sql.NullInt64
+			if err := rows.Scan(&who, &f.Facet, &f.Key, &f.Value, &since, &evid, &hist, &updated); err != nil {
+				return err
+			}
+			f.Since = fromNanos(since)
+			if err := json.Unmarshal([]byte(evid), &f.Evidence); err != nil {
+				return err
+			}
+			if err := json.Unmarshal([]byte(hist), &f.History); err != nil {
+				return err
+			}
+			if len(out) == 0 || out[len(out)-1].Speaker != who {
+				out = append(out, engram.Persona{Namespace: namespace, Speaker: who})
+			}
+			p := &out[len(out)-1]
+			p.Facets = append(p.Facets, f)
+			if u := fromNanos(updated); u.After(p.Updated) {
+				p.Updated = u
+			}
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("palace: persona: %w", err)
+	}
+	return out, nil
+}

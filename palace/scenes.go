@@ -1,0 +1,233 @@
+package palace
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	engram "github.com/engram-dev/engram"
+)
+
+// OpenScenes returns the drafts of the open scenes of the given sessions;
+// sessions without one are absent from the map.
+func (db *DB) OpenScenes(ctx context.Context, keys []engram.SessionKey) (map[engram.SessionKey][]byte, error) {
+	out := make(map[engram.SessionKey][]byte)
+	err := db.View(ctx, func(tx *sql.Tx) error {
+		st, err := tx.PrepareContext(ctx, `SELECT draft FROM scenes WHERE namespace = ? AND session = ? AND draft IS NOT NULL ORDER BY n DESC LIMIT 1`)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		for _, k := range keys {
+			var d string
+			err := st.QueryRowContext(ctx, k.Namespace, k.Session).Scan(&d)
+			if err == sql.ErrNoRows {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			out[k] = []byte(d)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("palace: open scenes: %w", err)
+	}
+	return out, nil
+}
+
+// PutScenes upserts scenes by ID (each write replaces the scene's row and
+// its keyword entry and takes the next change number) and advances the
+// worker's watermark to throughSeq, in one transaction.
+//
+// Errors: EINVALID naming the field for a scene without id, namespace or
+// turns.
+func (db *DB) PutScenes(ctx context.Context, worker string, scenes []engram.SceneWrite, throughSeq int64) error {
+	type prepared struct {
+		w                  engram.SceneWrite
+		text, parts, turns string
+		start, end         any
+	}
+	rows := make([]prepared, len(scenes))
+	for i, w := range scenes {
+		field := "scenes[" + strconv.Itoa(i) + "]."
+		s := w.Scene
+		switch {
+		case s.ID == "":
+			return engram.FieldError(field+"id", "id is required")
+		case s.Namespace == "":
+			return engram.FieldError(field+"namespace", "namespace is required")
+		case len(s.Turns) == 0:
+			return engram.FieldError(field+"turns", "a scene needs at least one turn")
+		}
+		p := prepared{w: w}
+		var err error
+		if p.start, err = nanos(s.Start); err != nil {
+			return engram.FieldError(field+"start", "%v", err)
+		}
+		if p.end, err = nanos(s.End); err != nil {
+			return engram.FieldError(field+"end", "%v", err)
+		}
+		if p.text, err = indexText(s.Title + "\n" + s.Summary + "\n" + strings.Join(s.Participants, " ")); err != nil {
+			return err
+		}
+		parts, _ := json.Marshal(nonNil(s.Participants))
+		turns, _ := json.Marshal(s.Turns)
+		p.parts, p.turns = string(parts), string(turns)
+		rows[i] = p
+	}
+	err := db.Update(ctx, func(tx *sql.Tx) error {
+		seq, err := nextSeq(ctx, tx, "scenes")
+		if err != nil {
+			return err
+		}
+		for _, p := range rows {
+			s := p.w.Scene
+			var draft any
+			if p.w.Draft != nil {
+				draft = string(p.w.Draft)
+			}
+			seq++
+			var n int64
+			err := tx.QueryRowContext(ctx, `INSERT INTO scenes
+				(id, namespace, session, title, summary, start_ts, end_ts, participants, turns, draft, seq)
+				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+				ON CONFLICT (id) DO UPDATE SET title = excluded.title, summary = excluded.summary,
+					start_ts = excluded.start_ts, end_ts = excluded.end_ts, participants = excluded.participants,
+					turns = excluded.turns, draft = excluded.draft, seq = excluded.seq
+				RETURNING n`,
+				s.ID, s.Namespace, s.Session, s.Title, s.Summary, p.start, p.end, p.parts, p.turns, draft, seq).Scan(&n)
+			if err != nil {
+				return fmt.Errorf("scene %s: %w", s.ID, err)
+			}
+			if _, err := tx.ExecContext(ctx, `DELETE FROM scenes_fts WHERE rowid = ?`, n); err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO scenes_fts (rowid, text) VALUES (?, ?)`, n, p.text); err != nil {
+				return err
+			}
+		}
+		return setWorkerSeq(ctx, tx, worker, throughSeq)
+	})
+	if err != nil {
+		return fmt.Errorf("palace: put scenes: %w", err)
+	}
+	return nil
+}
+
+const sceneColumns = `s.id, s.namespace, s.session, s.title, s.summary, s.start_ts, s.end_ts, s.participants, s.turns`
+
+func scanScenes(rows *sql.Rows, fn func(engram.Scene, float64)) error {
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return err
+	}
+	ranked := len(cols) > 9
+	for rows.Next() {
+		var (
+			s            engram.Scene
+			start, end   sql.NullInt64
+			parts, turns string
+			rank         sql.NullFloat64
+		)
+		dest := []any{&s.ID, &s.Namespace, &s.Session, &s.Title, &s.Summary, &start, &end, &parts, &turns}
+		if ranked {
+			dest = append(dest, &rank)
+		}
+		if err := rows.Scan(dest...); err != nil {
+			return err
+		}
+		if err := json.Unmarshal([]byte(parts), &s.Participants); err != nil {
+			return fmt.Errorf("scene %s: participants: %w", s.ID, err)
+		}
+		if err := json.Unmarshal([]byte(turns), &s.Turns); err != nil {
+			return fmt.Errorf("scene %s: turns: %w", s.ID, err)
+		}
+		s.Start, s.End = fromNanos(start), fromNanos(end)
+		fn(s, rank.Float64)
+	}
+	return rows.Err()
+}
+
+// Scenes lists the scenes matching q: newest first, or best first for a
+// keyword search (q.Text).
+func (db *DB) Scenes(ctx context.Context, q engram.SceneQuery) ([]engram.Scene, error) {
+	limit := min(max(q.Limit, 0), MaxSearchLimit)
+	if limit == 0 {
+		limit = DefaultSearchLimit
+	}
+	where := []string{"1"}
+	var args []any
+	add := func(cond string, v any) {
+		where = append(where, cond)
+		args = append(args, v)
+	}
+	if q.Namespace != "" {
+		add("s.namespace = ?", q.Namespace)
+	}
+	if q.Session != "" {
+		add("s.session = ?", q.Session)
+	}
+	if !q.From.IsZero() {
+		add("s.end_ts >= ?", q.From.UnixNano())
+	}
+	if !q.To.IsZero() {
+		add("s.start_ts < ?", q.To.UnixNano())
+	}
+	from, order := "scenes s", "s.start_ts DESC, s.n DESC"
+	if strings.TrimSpace(q.Text) != "" {
+		terms, err := queryTerms(q.Text)
+		if err != nil {
+			return nil, err
+		}
+		if len(terms) == 0 {
+			return nil, nil
+		}
+		from, order = "scenes_fts f JOIN scenes s ON s.n = f.rowid", "f.rank"
+		where = append([]string{"scenes_fts MATCH ?"}, where...)
+		args = append([]any{matchExpr(terms)}, args...)
+	}
+	var out []engram.Scene
+	err := db.View(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT `+sceneColumns+` FROM `+from+` WHERE `+strings.Join(where, " AND ")+
+			` ORDER BY `+order+` LIMIT ?`, append(args, limit)...)
+		if err != nil {
+			return err
+		}
+		return scanScenes(rows, func(s engram.Scene, _ float64) { out = append(out, s) })
+	})
+	if err != nil {
+		return nil, fmt.Errorf("palace: scenes: %w", err)
+	}
+	return out, nil
+}
+
+// SearchScenes ranks the scenes whose title or summary hold a word of q.Text
+// by BM25 (higher is better).
+func (db *DB) SearchScenes(ctx context.Context, q engram.TextQuery) ([]engram.SceneHit, error) {
+	terms, err := queryTerms(q.Text)
+	if err != nil || len(terms) == 0 {
+		return nil, err
+	}
+	limit := min(max(q.Limit, 1), MaxSearchLimit)
+	var out []engram.SceneHit
+	err = db.View(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT `+sceneColumns+`, f.rank FROM scenes_fts f JOIN scenes s ON s.n = f.rowid
+			WHERE scenes_fts MATCH ?1 AND (?2 = '' OR s.namespace = ?2)
+			AND (?4 = 0 OR s.end_ts >= ?4) AND (?5 = 0 OR s.start_ts < ?5)
+			ORDER BY f.rank LIMIT ?3`, matchExpr(terms), q.Namespace, limit, nanosOrZero(q.From), nanosOrZero(q.To))
+		if err != nil {
+			return err
+		}
+		return scanScenes(rows, func(s engram.Scene, rank float64) { out = append(out, engram.SceneHit{Scene: s, Score: -rank}) })
+	})
+	if err != nil {
+		return nil, fmt.Errorf("palace: search scenes: %w", err)
+	}
+	return out, nil
+}

@@ -1,0 +1,93 @@
+package palace
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	engram "github.com/engram-dev/engram"
+)
+
+// workerKey is a worker's watermark row in palace_meta.
+func workerKey(worker string) string { return "worker:" + worker }
+
+// WorkerSeq returns a pipeline worker's watermark: the position in its
+// source (archive seq, or memory change number) through which it has
+// written its results. 0 when it never ran.
+func (db *DB) WorkerSeq(ctx context.Context, worker string) (int64, error) {
+	var seq int64
+	err := db.View(ctx, func(tx *sql.Tx) error {
+		err := tx.QueryRowContext(ctx, `SELECT value FROM palace_meta WHERE key = ?`, workerKey(worker)).Scan(&seq)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		}
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("palace: watermark of %s: %w", worker, err)
+	}
+	return seq, nil
+}
+
+// setWorkerSeq advances a worker's watermark inside tx; it never moves back.
+func setWorkerSeq(ctx context.Context, tx *sql.Tx, worker string, seq int64) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO palace_meta (key, value) VALUES (?, ?)
+		ON CONFLICT (key) DO UPDATE SET value = max(value, excluded.value)`, workerKey(worker), seq)
+	if err != nil {
+		return fmt.Errorf("advance watermark of %s: %w", worker, err)
+	}
+	return nil
+}
+
+// Skip records that a worker gave up on the source range [from, to] (an
+// LLM's output unusable after its retries) with the reason, and advances
+// its watermark past it, in one transaction.
+func (db *DB) Skip(ctx context.Context, worker string, from, to int64, reason string) error {
+	return db.Update(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO layer_skips (worker, from_seq, to_seq, error, at) VALUES (?, ?, ?, ?, ?)
+			ON CONFLICT (worker, from_seq) DO UPDATE SET to_seq = excluded.to_seq, error = excluded.error, at = excluded.at`,
+			worker, from, to, reason, db.now().UnixNano())
+		if err != nil {
+			return fmt.Errorf("palace: record skip: %w", err)
+		}
+		return setWorkerSeq(ctx, tx, worker, to)
+	})
+}
+
+// Skipped is a source range a worker skipped.
+type Skipped struct {
+	Worker   string    `json:"worker"`
+	From, To int64     `json:"-"`
+	Error    string    `json:"error"`
+	At       time.Time `json:"at"`
+}
+
+// Skips lists the ranges workers skipped, newest first, at most limit.
+func (db *DB) Skips(ctx context.Context, limit int) ([]Skipped, error) {
+	var out []Skipped
+	err := db.View(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT worker, from_seq, to_seq, error, at FROM layer_skips ORDER BY at DESC LIMIT ?`, limit)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var s Skipped
+			var at int64
+			if err := rows.Scan(&s.Worker, &s.From, &s.To, &s.Error, &at); err != nil {
+				return err
+			}
+			s.At = time.Unix(0, at).UTC()
+			out = append(out, s)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("palace: skips: %w", err)
+	}
+	return out, nil
+}
+
+var _ engram.LayerStore = (*DB)(nil)
