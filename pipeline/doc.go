@@ -13,10 +13,15 @@
 //
 // RulesExtractor is the offline, deterministic L1 extractor (decisions with
 // their rationale, preferences, plans, identity and relationship facts,
-// events; English and Chinese): the default extraction backend. The L1
-// worker that stores its memories, and L2 scenes, L3 persona and the L4
-// knowledge graph, arrive with their issue and follow the same pattern: a
-// watermark per worker, idempotent, resumable, rebuildable from L0.
+// events; English and Chinese): the default extraction backend.
+//
+// The layer workers (layers.go) derive L1-L4 and run as scheduled jobs:
+// MemoryWorker (L1, any engram.Extractor), SceneWorker (L2, the segmenter of
+// scenes.go), PersonaWorker (L3) and GraphWorker (L4), the last two reading
+// the memories changed since their watermarks. Each keeps a watermark in the
+// palace that advances in the transaction writing its batch, so a run is
+// idempotent, resumable after a crash at any point, and rebuildable from L0;
+// a run ends once it has caught up with the archive as it was at the start.
 //
 // # Caveats
 //

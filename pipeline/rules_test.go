@@ -12,13 +12,14 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/pipeline"
 )
 
-// rulesCase is one fixture in testdata/rules/cases.json: a turn and the
+// rulesCase is one fixture in testdata/rules/*.json: a turn and the
 // memories it must yield, no more and no fewer. An empty want is a negative.
 type rulesCase struct {
 	Name    string `json:"name"`
@@ -30,6 +31,11 @@ type rulesCase struct {
 		Text      string   `json:"text"` // a fragment of Memory.Text
 		Rationale string   `json:"rationale"`
 		Entities  []string `json:"entities"` // each must be among Memory.Entities
+		// Relation is the memory's [subject, predicate, object]; absent, the
+		// memory must have none. Single says whether the predicate is
+		// single-valued (engram.SingleValued).
+		Relation []string `json:"relation"`
+		Single   bool     `json:"single"`
 	} `json:"want"`
 }
 
@@ -37,7 +43,12 @@ var rulesTS = time.Date(2026, 5, 1, 14, 3, 0, 0, time.UTC)
 
 func loadRulesCases(tb testing.TB) []rulesCase {
 	tb.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", "rules", "cases.json"))
+	return loadRulesFile(tb, "cases.json")
+}
+
+func loadRulesFile(tb testing.TB, name string) []rulesCase {
+	tb.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "rules", name))
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -58,8 +69,47 @@ func (c rulesCase) turn(i int) engram.Turn {
 }
 
 func TestRulesExtractCases(t *testing.T) {
-	cases := loadRulesCases(t)
-	var pos, neg int
+	pos, neg := runRulesCases(t, loadRulesCases(t))
+	if pos < 25 || neg < 15 {
+		t.Errorf("fixtures hold %d positive and %d negative cases, want at least 25 and 15", pos, neg)
+	}
+}
+
+// TestRulesRelations checks the knowledge-graph triples of the memories, in
+// English and Chinese, and the memories that must carry none.
+func TestRulesRelations(t *testing.T) {
+	cases := loadRulesFile(t, "relations.json")
+	runRulesCases(t, cases)
+	var rels, without, habits int
+	preds := map[string]bool{}
+	for _, c := range cases {
+		for _, w := range c.Want {
+			if len(w.Relation) == 0 {
+				without++
+				continue
+			}
+			rels++
+			preds[w.Relation[1]] = true
+			if w.Relation[1] == "habit" {
+				habits++
+			}
+		}
+	}
+	for _, p := range []string{"name", "lives_in", "works_at", "works_as", "is_from", "is", "likes", "dislikes", "prefers",
+		"uses", "married_to", "sister", "habit"} {
+		if !preds[p] {
+			t.Errorf("no fixture for predicate %s", p)
+		}
+	}
+	if rels < 50 || without < 20 || habits < 8 {
+		t.Errorf("fixtures hold %d relations, %d memories without one and %d habits; want at least 50, 20 and 8", rels, without, habits)
+	}
+}
+
+// runRulesCases runs each case as a subtest and returns the number of
+// positive and negative cases.
+func runRulesCases(t *testing.T, cases []rulesCase) (pos, neg int) {
+	t.Helper()
 	for i, c := range cases {
 		if len(c.Want) == 0 {
 			neg++
@@ -75,7 +125,7 @@ func TestRulesExtractCases(t *testing.T) {
 			dump := func() string {
 				var sb strings.Builder
 				for _, m := range got {
-					fmt.Fprintf(&sb, "\n  %s %q why=%q entities=%q", m.Type, m.Text, m.Rationale, m.Entities)
+					fmt.Fprintf(&sb, "\n  %s %q why=%q entities=%q relation=%v", m.Type, m.Text, m.Rationale, m.Entities, relString(m.Relation))
 				}
 				return sb.String()
 			}
@@ -95,6 +145,7 @@ func TestRulesExtractCases(t *testing.T) {
 						t.Errorf("memory %d: entities %q lack %q", j, m.Entities, e)
 					}
 				}
+				checkRelation(t, j, m, w.Relation, w.Single)
 				checkMemoryInvariants(t, turn, m)
 			}
 			if t.Failed() {
@@ -102,8 +153,36 @@ func TestRulesExtractCases(t *testing.T) {
 			}
 		})
 	}
-	if pos < 25 || neg < 15 {
-		t.Errorf("fixtures hold %d positive and %d negative cases, want at least 25 and 15", pos, neg)
+	return pos, neg
+}
+
+func relString(r *engram.Relation) string {
+	if r == nil {
+		return "none"
+	}
+	return fmt.Sprintf("(%s, %s, %s)", r.Subject, r.Predicate, r.Object)
+}
+
+// checkRelation checks memory j's relation against want, [subject,
+// predicate, object] or empty for none, and its predicate's arity.
+func checkRelation(t *testing.T, j int, m engram.Memory, want []string, single bool) {
+	t.Helper()
+	if len(want) == 0 {
+		if m.Relation != nil {
+			t.Errorf("memory %d: relation %s, want none", j, relString(m.Relation))
+		}
+		return
+	}
+	if len(want) != 3 {
+		t.Fatalf("fixture relation %q: want subject, predicate and object", want)
+	}
+	w := engram.Relation{Subject: want[0], Predicate: want[1], Object: want[2]}
+	if m.Relation == nil || *m.Relation != w {
+		t.Errorf("memory %d: relation %s, want %s", j, relString(m.Relation), relString(&w))
+		return
+	}
+	if engram.SingleValued(w.Predicate) != single {
+		t.Errorf("memory %d: predicate %s single-valued %v, want %v", j, w.Predicate, !single, single)
 	}
 }
 
@@ -237,7 +316,7 @@ func TestRulesExtractCanceled(t *testing.T) {
 }
 
 func FuzzRulesExtract(f *testing.F) {
-	for _, c := range loadRulesCases(f) {
+	for _, c := range append(loadRulesCases(f), loadRulesFile(f, "relations.json")...) {
 		f.Add(c.Speaker, c.Content)
 	}
 	f.Add("", "\xff\xfe I prefer \"unterminated 「quote. 因为")
@@ -264,8 +343,28 @@ func FuzzRulesExtract(f *testing.F) {
 					t.Fatalf("bad entity %q", e)
 				}
 			}
+			if r := m.Relation; r != nil {
+				if r.Subject == "" || r.Object == "" || !utf8.ValidString(r.Subject) || !utf8.ValidString(r.Object) ||
+					strings.TrimSpace(r.Object) != r.Object || !snakeCase(r.Predicate) {
+					t.Fatalf("bad relation %+v", *r)
+				}
+			}
 		}
 	})
+}
+
+// snakeCase reports whether p is a snake_case predicate: lower-case letters
+// (Han included) and digits in words joined by single underscores.
+func snakeCase(p string) bool {
+	if p == "" || strings.HasPrefix(p, "_") || strings.HasSuffix(p, "_") || strings.Contains(p, "__") {
+		return false
+	}
+	for _, r := range p {
+		if r != '_' && !unicode.IsDigit(r) && !(unicode.IsLetter(r) && !unicode.IsUpper(r)) {
+			return false
+		}
+	}
+	return true
 }
 
 // benchTurns is a realistic mixed batch: statements that match, questions,

@@ -1,0 +1,341 @@
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/engram-dev/engram"
+)
+
+// Names of the layer workers: their watermarks in the palace and their
+// scheduled jobs.
+const (
+	WorkerMemories = "l1-memories"
+	WorkerScenes   = "l2-scenes"
+	WorkerPersona  = "l3-persona"
+	WorkerGraph    = "l4-graph"
+)
+
+// Batch sizes of the layer workers.
+const (
+	DefaultLayerBatch  = 500  // turns per transaction for the rules extractor and scenes
+	DefaultDeriveBatch = 1000 // memories per transaction for persona and graph
+)
+
+// errCaughtUp stops a stream once a worker passed the archive's end as it
+// was when the run started, so that a run under steady ingest ends.
+var errCaughtUp = errors.New("caught up")
+
+// runArchive streams the archive after the worker's watermark in batches of
+// size, up to the archive's last seq at the start, and calls fn per batch.
+func runArchive(ctx context.Context, a engram.Archive, store engram.LayerStore, worker string, size int, fn func([]engram.Turn) error) error {
+	from, err := store.WorkerSeq(ctx, worker)
+	if err != nil {
+		return err
+	}
+	end := a.LastSeq()
+	if from > end {
+		return engram.Errorf(engram.ECONFLICT,
+			"%s is at seq %d but the archive ends at seq %d; run `engram rebuild` to rebuild the layers from the archive", worker, from, end)
+	}
+	err = streamBatches(ctx, a, from, size, func(batch []engram.Turn) error {
+		if batch[0].Seq > end {
+			return errCaughtUp
+		}
+		if err := fn(batch); err != nil {
+			return err
+		}
+		if batch[len(batch)-1].Seq >= end {
+			return errCaughtUp
+		}
+		return nil
+	})
+	if errors.Is(err, errCaughtUp) {
+		return nil
+	}
+	return err
+}
+
+// MemoryWorker extracts L1 memories from the archived turns after its
+// watermark with an Extractor, one batch per transaction. Run it as a
+// scheduled job; a run ends once it has caught up with the archive.
+type MemoryWorker struct {
+	Archive   engram.Archive
+	Extractor engram.Extractor
+	Store     engram.LayerStore
+	// BatchSize is the number of turns extracted and stored at once; for an
+	// LLM extractor, one prompt's worth, so that a batch it cannot read
+	// costs no more than that.
+	BatchSize int
+	Logger    *slog.Logger
+}
+
+// Run extracts memories until the worker has caught up with the archive.
+// When extraction fails with engram.ErrUnusableOutput, the memories it did
+// return are stored and the batch is recorded as skipped (Store.Skip); any
+// other error ends the run with the watermark at the last stored batch, so
+// the next run resumes there.
+func (w *MemoryWorker) Run(ctx context.Context) error {
+	logger := orDefault(w.Logger)
+	var total engram.MemoryResult
+	err := runArchive(ctx, w.Archive, w.Store, WorkerMemories, batchOr(w.BatchSize, DefaultLayerBatch), func(batch []engram.Turn) error {
+		first, last := batch[0].Seq, batch[len(batch)-1].Seq
+		mems, err := w.Extractor.Extract(ctx, batch)
+		var unusable error
+		if errors.Is(err, engram.ErrUnusableOutput) {
+			// Part of the batch could not be read: keep what could, and
+			// record the rest as skipped once the memories are stored.
+			unusable, err = err, nil
+		}
+		if err != nil {
+			return fmt.Errorf("extract turns %d-%d: %w", first, last, err)
+		}
+		res, err := w.Store.PutMemories(ctx, WorkerMemories, mems, last)
+		if err != nil {
+			return err
+		}
+		if unusable != nil {
+			logger.Warn("skipped turns the extractor cannot read", "from_seq", first, "to_seq", last, "err", unusable)
+			if err := w.Store.Skip(ctx, WorkerMemories, first, last, unusable.Error()); err != nil {
+				return err
+			}
+		}
+		total.Inserted += res.Inserted
+		total.Merged += res.Merged
+		total.Superseded += res.Superseded
+		return nil
+	})
+	if total != (engram.MemoryResult{}) {
+		logger.Info("memories extracted", "inserted", total.Inserted, "merged", total.Merged, "superseded", total.Superseded)
+	}
+	return err
+}
+
+// SceneWorker groups the archived turns after its watermark into L2 scenes
+// (SceneConfig), one batch per transaction. The open scene of each session
+// is kept as a draft, so a scene grows across batches and runs.
+type SceneWorker struct {
+	Archive   engram.Archive
+	Store     engram.LayerStore
+	Config    SceneConfig
+	BatchSize int
+}
+
+// Run builds scenes until the worker has caught up with the archive.
+func (w *SceneWorker) Run(ctx context.Context) error {
+	return runArchive(ctx, w.Archive, w.Store, WorkerScenes, batchOr(w.BatchSize, DefaultLayerBatch), func(batch []engram.Turn) error {
+		var keys []engram.SessionKey
+		seen := map[engram.SessionKey]bool{}
+		for _, t := range batch {
+			k := engram.SessionKey{Namespace: t.Namespace, Session: t.Session}
+			if !seen[k] {
+				seen[k] = true
+				keys = append(keys, k)
+			}
+		}
+		stored, err := w.Store.OpenScenes(ctx, keys)
+		if err != nil {
+			return err
+		}
+		open := make(map[engram.SessionKey]*SceneDraft, len(stored))
+		for k, raw := range stored {
+			d := new(SceneDraft)
+			if err := json.Unmarshal(raw, d); err != nil {
+				return fmt.Errorf("open scene of session %q: %w", k.Session, err)
+			}
+			open[k] = d
+		}
+		// Scenes in the order they were touched; a closed draft is written
+		// without its state.
+		var order []*SceneDraft
+		closed := map[*SceneDraft]bool{}
+		touched := map[*SceneDraft]bool{}
+		for _, t := range batch {
+			k := engram.SessionKey{Namespace: t.Namespace, Session: t.Session}
+			prev := open[k]
+			cur, started := w.Config.AddTurn(prev, t)
+			if started && prev != nil && len(prev.Scene.Turns) > 0 {
+				closed[prev] = true
+				if !touched[prev] {
+					touched[prev] = true
+					order = append(order, prev)
+				}
+			}
+			if !touched[cur] {
+				touched[cur] = true
+				order = append(order, cur)
+			}
+			open[k] = cur
+		}
+		writes := make([]engram.SceneWrite, 0, len(order))
+		for _, d := range order {
+			wr := engram.SceneWrite{Scene: d.Scene}
+			if !closed[d] {
+				raw, err := json.Marshal(d)
+				if err != nil {
+					return err
+				}
+				wr.Draft = raw
+			}
+			writes = append(writes, wr)
+		}
+		return w.Store.PutScenes(ctx, WorkerScenes, writes, batch[len(batch)-1].Seq)
+	})
+}
+
+// runMemories feeds the memories changed after the worker's watermark to fn
+// in batches, each with the change number it reaches.
+func runMemories(ctx context.Context, store engram.LayerStore, worker string, size int, fn func([]engram.Memory, int64) error) error {
+	size = batchOr(size, DefaultDeriveBatch)
+	from, err := store.WorkerSeq(ctx, worker)
+	if err != nil {
+		return err
+	}
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		mems, err := store.MemoriesSince(ctx, from, size)
+		if err != nil || len(mems) == 0 {
+			return err
+		}
+		through := mems[len(mems)-1].Seq
+		if err := fn(mems, through); err != nil {
+			return err
+		}
+		if len(mems) < size {
+			return nil
+		}
+		from = through
+	}
+}
+
+// GraphWorker adds the relations of L1 memories to the L4 knowledge graph.
+type GraphWorker struct {
+	Store     engram.LayerStore
+	BatchSize int
+}
+
+// Run adds the triples of every memory changed since its last run.
+func (w *GraphWorker) Run(ctx context.Context) error {
+	return runMemories(ctx, w.Store, WorkerGraph, w.BatchSize, func(mems []engram.Memory, through int64) error {
+		var triples []engram.Triple
+		for _, m := range mems {
+			if t, ok := MemoryTriple(m); ok {
+				triples = append(triples, t)
+			}
+		}
+		return w.Store.ApplyTriples(ctx, WorkerGraph, triples, through)
+	})
+}
+
+// MemoryTriple returns the knowledge-graph triple of a memory with a
+// relation.
+func MemoryTriple(m engram.Memory) (engram.Triple, bool) {
+	r := m.Relation
+	if r == nil || strings.TrimSpace(r.Subject) == "" || r.Predicate == "" || strings.TrimSpace(r.Object) == "" {
+		return engram.Triple{}, false
+	}
+	at := memoryTime(m)
+	if at.IsZero() {
+		return engram.Triple{}, false
+	}
+	return engram.Triple{Namespace: m.Namespace, Subject: r.Subject, Predicate: r.Predicate, Object: r.Object,
+		ValidFrom: at, Sources: m.Sources, Memory: m.ID}, true
+}
+
+// PersonaWorker folds the L1 memories about speakers into their L3
+// personas.
+type PersonaWorker struct {
+	Store     engram.LayerStore
+	BatchSize int
+}
+
+// Run folds every memory changed since its last run.
+func (w *PersonaWorker) Run(ctx context.Context) error {
+	return runMemories(ctx, w.Store, WorkerPersona, w.BatchSize, func(mems []engram.Memory, through int64) error {
+		var ups []engram.FacetUpdate
+		for _, m := range mems {
+			if u, ok := MemoryFacet(m); ok {
+				ups = append(ups, u)
+			}
+		}
+		return w.Store.ApplyFacets(ctx, WorkerPersona, ups, through)
+	})
+}
+
+// Persona facets by predicate, for relations about the speaker.
+var (
+	identityPredicates = map[string]bool{"name": true, "lives_in": true, "is_from": true, "age": true, "works_as": true,
+		"works_at": true, "job": true, "role": true, "is": true, "studies": true, "studies_at": true, "nationality": true}
+	relationshipPredicates = map[string]bool{"relationship_status": true, "married_to": true, "partner": true,
+		"sister": true, "brother": true, "wife": true, "husband": true, "mother": true, "father": true, "son": true,
+		"daughter": true, "friend": true, "best_friend": true, "boss": true, "manager": true, "colleague": true,
+		"girlfriend": true, "boyfriend": true, "cousin": true, "dog": true, "cat": true, "has_pet": true, "child": true}
+	tastePredicates = map[string]bool{"likes": true, "dislikes": true, "prefers": true, "loves": true, "hates": true, "enjoys": true}
+)
+
+// MemoryFacet returns the persona observation a memory makes about its
+// speaker, if any: identity (name, home, work), relationships, tastes and
+// favourites, the tools chosen for projects, and habits.
+func MemoryFacet(m engram.Memory) (engram.FacetUpdate, bool) {
+	r := m.Relation
+	if r == nil || m.Subject == "" || !strings.EqualFold(strings.TrimSpace(r.Subject), strings.TrimSpace(m.Subject)) {
+		return engram.FacetUpdate{}, false
+	}
+	obj := strings.TrimSpace(r.Object)
+	at := memoryTime(m)
+	if obj == "" || at.IsZero() {
+		return engram.FacetUpdate{}, false
+	}
+	u := engram.FacetUpdate{Namespace: m.Namespace, Speaker: m.Subject, At: at, Evidence: m.Sources, Key: r.Predicate, Value: obj}
+	p := r.Predicate
+	switch {
+	case identityPredicates[p]:
+		u.Facet = engram.FacetIdentity
+	case relationshipPredicates[p] || strings.HasSuffix(p, "_of"):
+		u.Facet = engram.FacetRelationship
+	case tastePredicates[p]:
+		// One facet per thing, whose value is the stance: "likes jazz"
+		// then "dislikes jazz" is a change of one facet.
+		u.Facet, u.Key, u.Value = engram.FacetPreference, strings.ToLower(obj), p
+	case strings.HasPrefix(p, "favourite_"):
+		u.Facet = engram.FacetPreference
+	case p == "uses" || strings.HasPrefix(p, "uses_for_"):
+		u.Facet = engram.FacetProject
+		if p == "uses" {
+			u.Key, u.Value = "uses:"+strings.ToLower(obj), obj
+		}
+	case p == "habit":
+		u.Facet, u.Key = engram.FacetHabit, strings.ToLower(obj)
+	default:
+		return engram.FacetUpdate{}, false
+	}
+	return u, true
+}
+
+func memoryTime(m engram.Memory) time.Time {
+	if !m.ValidFrom.IsZero() {
+		return m.ValidFrom
+	}
+	return m.TS
+}
+
+func batchOr(n, def int) int {
+	if n <= 0 {
+		return def
+	}
+	return n
+}
+
+func orDefault(l *slog.Logger) *slog.Logger {
+	if l == nil {
+		return slog.Default()
+	}
+	return l
+}

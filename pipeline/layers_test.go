@@ -1,0 +1,246 @@
+package pipeline_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/archive"
+	"github.com/engram-dev/engram/ollama"
+	"github.com/engram-dev/engram/palace"
+	"github.com/engram-dev/engram/pipeline"
+)
+
+// team is a conversation over three weeks: Alice moves from Berlin to
+// Lisbon, the team picks a database and changes its mind, people state
+// tastes and habits, and a Chinese-speaking colleague joins.
+func team() []engram.Turn {
+	d := func(day, min int) time.Time { return time.Date(2026, 2, 2+day, 10, min, 0, 0, time.UTC) }
+	turn := func(session, speaker string, at time.Time, content string) engram.Turn {
+		return engram.Turn{Namespace: "team", Session: session, Role: engram.RoleUser, Speaker: speaker, TS: at, Content: content}
+	}
+	turns := []engram.Turn{
+		turn("w1", "Alice", d(0, 0), "Morning! I live in Berlin, so I'm an hour ahead of you."),
+		turn("w1", "Bob", d(0, 1), "We decided to use Postgres for the billing service because it handles transactions well."),
+		turn("w1", "Alice", d(0, 2), "I really like cold brew coffee."),
+		turn("w1", "Bob", d(0, 3), "I'm going to write the migration plan next week."),
+		turn("w1", "Alice", d(0, 4), "Sounds good."),
+		turn("w1", "Alice", d(0, 5), "I usually run before work."),
+		turn("w2", "Bob", d(7, 0), "We decided to use Postgres for the billing service, as I said."),
+		turn("w2", "Alice", d(7, 1), "Big news: I moved to Lisbon last weekend."),
+		turn("w2", "Alice", d(7, 2), "I live in Lisbon now, much sunnier."),
+		turn("w2", "Chen", d(7, 3), "我叫陈明，我住在上海。"),
+		turn("w2", "Chen", d(7, 4), "我们决定用SQLite做存储，因为部署简单。"),
+		turn("w3", "Alice", d(14, 0), "I don't like cold brew coffee anymore."),
+		turn("w3", "Bob", d(14, 1), "My favourite book is Dune."),
+		turn("w3", "Bob", d(14, 2), "After the outage we switched to ClickHouse; we decided to use ClickHouse for the analytics service."),
+	}
+	for i := range turns {
+		turns[i].ID = fmt.Sprintf("team-%02d", i) // fixed ids: two archives of team() give the same layers
+	}
+	return turns
+}
+
+func mustArchive(t *testing.T, turns []engram.Turn) (*archive.Archive, *palace.DB) {
+	t.Helper()
+	a, p, _ := mustOpen(t)
+	if _, err := a.Append(context.Background(), turns); err != nil {
+		t.Fatal(err)
+	}
+	return a, p
+}
+
+func runLayers(t *testing.T, a engram.Archive, p *palace.DB, x engram.Extractor, batch int) {
+	t.Helper()
+	ctx := waitCtx(t)
+	for _, w := range []interface{ Run(context.Context) error }{
+		&pipeline.MemoryWorker{Archive: a, Extractor: x, Store: p, BatchSize: batch},
+		&pipeline.SceneWorker{Archive: a, Store: p, BatchSize: batch},
+		&pipeline.PersonaWorker{Store: p, BatchSize: batch},
+		&pipeline.GraphWorker{Store: p, BatchSize: batch},
+	} {
+		if err := w.Run(ctx); err != nil {
+			t.Fatalf("%T: %v", w, err)
+		}
+	}
+}
+
+// snapshot reads every layer through the palace's query API.
+func snapshot(t *testing.T, p *palace.DB) string {
+	t.Helper()
+	ctx := context.Background()
+	var b strings.Builder
+	mems, err := p.Memories(ctx, engram.MemoryQuery{Namespace: "team", Superseded: true, Limit: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.SortFunc(mems, func(x, y engram.Memory) int { return strings.Compare(x.ID, y.ID) })
+	for _, m := range mems {
+		fmt.Fprintf(&b, "M %s %s %q %v sup=%s\n", m.ID, m.Type, m.Text, m.Sources, m.SupersededBy)
+	}
+	scenes, err := p.Scenes(ctx, engram.SceneQuery{Namespace: "team", Limit: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range scenes {
+		fmt.Fprintf(&b, "S %s %q %v\n", s.ID, s.Title, s.Turns)
+	}
+	ps, err := p.Persona(ctx, "team", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pe := range ps {
+		for _, f := range pe.Facets {
+			fmt.Fprintf(&b, "P %s %s %s=%s %v %d\n", pe.Speaker, f.Facet, f.Key, f.Value, f.Evidence, len(f.History))
+		}
+	}
+	for _, e := range []string{"Alice", "Bob", "陈明", "Chen"} {
+		g, err := p.Graph(ctx, engram.GraphQuery{Namespace: "team", Entity: e, Timeline: true})
+		if engram.ErrorCode(err) == engram.ENOTFOUND {
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tr := range g.Triples {
+			fmt.Fprintf(&b, "G %s %s %s %s %s\n", tr.Subject, tr.Predicate, tr.Object, tr.ValidFrom.Format(time.DateOnly), tr.ValidTo.Format(time.DateOnly))
+		}
+	}
+	return b.String()
+}
+
+func TestLayerWorkers_Rules(t *testing.T) {
+	a, p := mustArchive(t, team())
+	runLayers(t, a, p, pipeline.RulesExtractor{}, 0)
+	ctx := context.Background()
+	snap := snapshot(t, p)
+	t.Logf("layers:\n%s", snap)
+
+	// L1: the repeated decision merged, the move superseded the old home.
+	mems, err := p.Memories(ctx, engram.MemoryQuery{Namespace: "team", Type: engram.MemoryDecision, Text: "postgres billing"})
+	if err != nil || len(mems) == 0 {
+		t.Fatalf("decision about Postgres: %v %v", mems, err)
+	}
+	if len(mems[0].Sources) != 2 || mems[0].Rationale == "" {
+		t.Errorf("the Postgres decision should merge its two statements and keep its rationale: %+v", mems[0])
+	}
+	home, err := p.Memories(ctx, engram.MemoryQuery{Namespace: "team", Subject: "Alice", Text: "live Berlin", Superseded: true})
+	if err != nil || len(home) == 0 || home[0].SupersededBy == "" {
+		t.Errorf("Alice's Berlin home should be superseded: %+v %v", home, err)
+	}
+	// L4: where Alice lives depends on the date.
+	for _, c := range []struct {
+		at   time.Time
+		want string
+	}{
+		{time.Date(2026, 2, 3, 0, 0, 0, 0, time.UTC), "Berlin"},
+		{time.Date(2026, 2, 20, 0, 0, 0, 0, time.UTC), "Lisbon"},
+	} {
+		g, err := p.Graph(ctx, engram.GraphQuery{Namespace: "team", Entity: "alice", AsOf: c.at})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var lives []string
+		for _, tr := range g.Triples {
+			if tr.Predicate == "lives_in" {
+				lives = append(lives, tr.Object)
+			}
+		}
+		if !slices.Equal(lives, []string{c.want}) {
+			t.Errorf("as of %s Alice lives in %v, want %s", c.at.Format(time.DateOnly), lives, c.want)
+		}
+	}
+	// L3: Alice's home with its history; her taste for cold brew changed.
+	ps, err := p.Persona(ctx, "team", "Alice")
+	if err != nil || len(ps) != 1 {
+		t.Fatalf("persona of Alice: %+v %v", ps, err)
+	}
+	facets := map[string]engram.PersonaFacet{}
+	for _, f := range ps[0].Facets {
+		facets[f.Facet+"/"+f.Key] = f
+	}
+	if f := facets["identity/lives_in"]; f.Value != "Lisbon" || len(f.History) != 1 || f.History[0].Value != "Berlin" {
+		t.Errorf("Alice's lives_in facet: %+v", f)
+	}
+	if _, ok := facets["habit/run before work"]; !ok {
+		t.Errorf("Alice's running habit is missing: %v", facets)
+	}
+	// L2: one scene per week, each with its turns and participants.
+	scenes, err := p.Scenes(ctx, engram.SceneQuery{Namespace: "team"})
+	if err != nil || len(scenes) < 3 {
+		t.Fatalf("scenes: %+v %v", scenes, err)
+	}
+	for _, s := range scenes {
+		if s.Title == "" || len(s.Turns) == 0 || len(s.Participants) == 0 {
+			t.Errorf("scene %+v lacks a title, turns or participants", s)
+		}
+	}
+
+	// Running every worker again changes nothing.
+	runLayers(t, a, p, pipeline.RulesExtractor{}, 0)
+	if again := snapshot(t, p); again != snap {
+		t.Errorf("a second run changed the layers:\n%s\nwant\n%s", again, snap)
+	}
+	// Batch boundaries do not matter (a resumed run cuts batches elsewhere).
+	a2, p2 := mustArchive(t, team())
+	runLayers(t, a2, p2, pipeline.RulesExtractor{}, 3)
+	if got := snapshot(t, p2); got != snap {
+		t.Errorf("batches of 3 gave other layers:\n%s\nwant\n%s", got, snap)
+	}
+}
+
+func TestLayerWorkers_OllamaUnusableOutputSkips(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs the Ollama test server")
+	}
+	host, model := os.Getenv("ENGRAM_TEST_OLLAMA_HOST"), os.Getenv("ENGRAM_TEST_OLLAMA_CHAT_MODEL")
+	if host == "" || model == "" {
+		t.Fatal("Ollama test server not configured: run `make test` (it starts one) or scripts/ollama.sh up PORT and export ENGRAM_TEST_OLLAMA_HOST/ENGRAM_TEST_OLLAMA_CHAT_MODEL; -short skips")
+	}
+	// Replies cut at 3 tokens are never usable: every batch is skipped and
+	// recorded, and the worker finishes.
+	x, err := ollama.NewExtractor(ollama.ExtractorConfig{Config: ollama.Config{Host: host, Model: model}, MaxTokens: 3, BatchTurns: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	turns := team()
+	a, p := mustArchive(t, turns)
+	w := &pipeline.MemoryWorker{Archive: a, Extractor: x, Store: p, BatchSize: 8}
+	if err := w.Run(waitCtx(t)); err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	ctx := context.Background()
+	if seq, _ := p.WorkerSeq(ctx, pipeline.WorkerMemories); seq != int64(len(turns)) {
+		t.Errorf("watermark %d, want %d", seq, len(turns))
+	}
+	skips, err := p.Skips(ctx, 10)
+	if err != nil || len(skips) != 2 {
+		t.Fatalf("skips %+v %v, want the two batches", skips, err)
+	}
+	for _, s := range skips {
+		if !strings.Contains(s.Error, "max tokens") && !strings.Contains(s.Error, "usable") {
+			t.Errorf("skip reason %q does not say why", s.Error)
+		}
+	}
+
+	// A server that is down is no reason to skip: the run fails and the
+	// watermark stays, so the next run retries.
+	down, err := ollama.NewExtractor(ollama.ExtractorConfig{Config: ollama.Config{Host: "127.0.0.1:1", Model: model, MaxRetries: -1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a2, p2 := mustArchive(t, turns)
+	err = (&pipeline.MemoryWorker{Archive: a2, Extractor: down, Store: p2}).Run(ctx)
+	if engram.ErrorCode(err) != engram.EUNAVAILABLE {
+		t.Errorf("server down: %v, want EUNAVAILABLE", err)
+	}
+	if seq, _ := p2.WorkerSeq(ctx, pipeline.WorkerMemories); seq != 0 {
+		t.Errorf("a failed run moved the watermark to %d", seq)
+	}
+}
