@@ -11,6 +11,7 @@ require (
 	github.com/ollama/ollama v0.17.4
 	github.com/robfig/cron/v3 v3.0.1
 	github.com/schollz/progressbar/v3 v3.19.0
+	github.com/tidwall/gjson v1.20.3
 	golang.org/x/sys v0.49.0
 	golang.org/x/text v0.40.0
 	modernc.org/sqlite v1.62.0
@@ -43,6 +44,8 @@ require (
 	github.com/pkg/errors v0.9.1 // indirect
 	github.com/remyoudompheng/bigfft v0.0.0-20230129092748-24d4a6f8daec // indirect
 	github.com/rivo/uniseg v0.4.7 // indirect
+	github.com/tidwall/match v1.1.1 // indirect
+	github.com/tidwall/pretty v1.3.0 // indirect
 	github.com/valyala/bytebufferpool v1.0.0 // indirect
 	github.com/valyala/fasttemplate v1.2.2 // indirect
 	github.com/vcaesar/cedar v0.20.2 // indirect

@@ -1,0 +1,654 @@
+package ollama
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ollama/ollama/api"
+
+	engram "github.com/engram-dev/engram"
+)
+
+// EnvChatModel names the test server's chat model (engram-test-chat, made by
+// scripts/mkmodel: untrained weights that, under a JSON schema, close every
+// bracket as soon as the schema allows, and answer "ok" without one).
+const EnvChatModel = "ENGRAM_TEST_OLLAMA_CHAT_MODEL"
+
+// MustNewExtractor returns an Extractor for cfg, with Host and Model taken
+// from the test server where cfg leaves them empty. It is closed at the end
+// of the test.
+func MustNewExtractor(tb testing.TB, cfg ExtractorConfig) *Extractor {
+	tb.Helper()
+	if cfg.Host == "" || cfg.Model == "" {
+		host, _ := testServer(tb)
+		model := os.Getenv(EnvChatModel)
+		if model == "" {
+			if testing.Short() {
+				tb.Skipf("%s not set: Ollama tests skipped in -short mode (scripts/ollama.sh up PORT starts a server)", EnvChatModel)
+			}
+			tb.Fatalf("Ollama test chat model not configured: run `make test` (it starts one) or scripts/ollama.sh up PORT and export %s; -short skips", EnvChatModel)
+		}
+		if cfg.Host == "" {
+			cfg.Host = host
+		}
+		if cfg.Model == "" {
+			cfg.Model = model
+		}
+	}
+	x, err := NewExtractor(cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = x.Close() })
+	return x
+}
+
+var day = time.Date(2026, 5, 1, 14, 3, 0, 0, time.UTC)
+
+// conversation returns n user turns t1..tn by Alice, one a minute.
+func conversation(n int) []engram.Turn {
+	out := make([]engram.Turn, n)
+	for i := range out {
+		out[i] = engram.Turn{ID: fmt.Sprintf("t%d", i+1), Namespace: "work", Session: "s1", Role: engram.RoleUser,
+			Speaker: "Alice", Content: fmt.Sprintf("Note %d: we moved the weekly sync to room %d.", i+1, i%7), TS: day.Add(time.Duration(i) * time.Minute)}
+	}
+	return out
+}
+
+// checkMemory fails the test unless m is a memory Extract may return for
+// turns.
+func checkMemory(tb testing.TB, m engram.Memory, turns []engram.Turn) {
+	tb.Helper()
+	if len(m.Sources) != 1 {
+		tb.Fatalf("memory %+v: sources %q, want one turn", m, m.Sources)
+	}
+	i := slices.IndexFunc(turns, func(t engram.Turn) bool { return t.ID == m.Sources[0] })
+	if i < 0 {
+		tb.Fatalf("memory %+v: source %q is not one of the turns", m, m.Sources[0])
+	}
+	t := turns[i]
+	ns := t.Namespace
+	if ns == "" {
+		ns = engram.DefaultNamespace
+	}
+	switch {
+	case t.Role == engram.RoleTool || t.Role == engram.RoleSystem:
+		tb.Fatalf("memory %+v comes from a %s turn", m, t.Role)
+	case m.ID != engram.MemoryID(ns, m.Type, m.Text, t.ID):
+		tb.Fatalf("memory %+v: id is not engram.MemoryID(namespace, type, text, source)", m)
+	case m.Namespace != ns || !m.TS.Equal(t.TS) || !m.ValidFrom.Equal(t.TS):
+		tb.Fatalf("memory %+v: namespace, ts or valid_from differ from turn %+v", m, t)
+	case typeImportance[m.Type] == 0:
+		tb.Fatalf("memory %+v: unknown type", m)
+	case strings.TrimSpace(m.Text) == "" || m.Subject == "":
+		tb.Fatalf("memory %+v: empty text or subject", m)
+	case m.Importance < 0 || m.Importance > 1:
+		tb.Fatalf("memory %+v: importance out of 0..1", m)
+	}
+	if r := m.Relation; r != nil && (r.Subject == "" || r.Object == "" || r.Predicate == "" || snakeCase(r.Predicate) != r.Predicate) {
+		tb.Fatalf("memory %+v: bad relation %+v", m, *r)
+	}
+	if len(m.Entities) > maxEntities || slices.Contains(m.Entities, "") {
+		tb.Fatalf("memory %+v: bad entities %q", m, m.Entities)
+	}
+}
+
+// chatRecorder records the chat requests that pass a proxy; reply, when
+// set, answers request n (from 1) itself with the content it returns, unless
+// it returns ok false.
+type chatRecorder struct {
+	mu    sync.Mutex
+	reqs  []api.ChatRequest
+	reply func(n int) (content, doneReason string, ok bool)
+}
+
+func recordChats(p *proxy, reply func(n int) (string, string, bool)) *chatRecorder {
+	c := &chatRecorder{reply: reply}
+	p.Fault(func(_ int, w http.ResponseWriter, r *http.Request) bool {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return true
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if r.URL.Path != "/api/chat" {
+			return false
+		}
+		var req api.ChatRequest
+		if err := json.Unmarshal(body, &req); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return true
+		}
+		c.mu.Lock()
+		c.reqs = append(c.reqs, req)
+		n := len(c.reqs)
+		c.mu.Unlock()
+		if c.reply == nil {
+			return false
+		}
+		content, done, ok := c.reply(n)
+		if !ok {
+			return false
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(api.ChatResponse{Model: req.Model, CreatedAt: time.Now(),
+			Message: api.Message{Role: "assistant", Content: content}, Done: true, DoneReason: done})
+		return true
+	})
+	return c
+}
+
+func (c *chatRecorder) Requests() []api.ChatRequest {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.reqs)
+}
+
+// userPrompt returns the turns part of a recorded request.
+func userPrompt(tb testing.TB, req api.ChatRequest) string {
+	tb.Helper()
+	if len(req.Messages) != 2 || req.Messages[0].Role != "system" || req.Messages[1].Role != "user" {
+		tb.Fatalf("messages %+v: want a system and a user message", req.Messages)
+	}
+	return req.Messages[1].Content
+}
+
+// --- against the real server ---
+
+func TestExtract(t *testing.T) {
+	p := newProxy(t)
+	rec := recordChats(p, nil)
+	x := MustNewExtractor(t, ExtractorConfig{Config: Config{Host: p.Host()}})
+	turns := []engram.Turn{
+		{ID: "t1", Namespace: "work", Role: engram.RoleUser, Speaker: "Alice", TS: day,
+			Content: "We decided to use SQLite for the archive\nbecause it is one file."},
+		{ID: "t2", Namespace: "work", Role: engram.RoleTool, TS: day, Content: "SECRET-TOOL-OUTPUT"},
+		{ID: "t3", Namespace: "work", Role: engram.RoleAssistant, TS: day.Add(time.Minute), Content: "Noted. I will remember it."},
+		{ID: "t4", Namespace: "work", Role: engram.RoleUser, Speaker: "Bob", TS: day.AddDate(0, 0, 1), Content: "我住在上海，我喜欢喝茶。"},
+	}
+	mems, err := x.Extract(context.Background(), turns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d memories from the test model", len(mems))
+	for _, m := range mems {
+		checkMemory(t, m, turns)
+	}
+
+	reqs := rec.Requests()
+	if len(reqs) != 1 {
+		t.Fatalf("%d chat requests, want 1", len(reqs))
+	}
+	req := reqs[0]
+	if req.Model != x.Model() || req.Stream == nil || *req.Stream {
+		t.Fatalf("request model %q, stream %v: want %q and stream false", req.Model, req.Stream, x.Model())
+	}
+	if !bytes.Equal(req.Format, replySchema) || !json.Valid(req.Format) {
+		t.Fatalf("format %s: want the reply schema", req.Format)
+	}
+	for k, want := range map[string]any{"temperature": 0.0, "seed": float64(chatSeed), "num_predict": float64(DefaultMaxTokens)} {
+		if req.Options[k] != want {
+			t.Errorf("option %s = %v, want %v", k, req.Options[k], want)
+		}
+	}
+	want := "Conversation:\n" +
+		"[1] 2026-05-01 Alice (user): We decided to use SQLite for the archive because it is one file.\n" +
+		"[2] 2026-05-01 assistant: Noted. I will remember it.\n" +
+		"[3] 2026-05-02 Bob (user): 我住在上海，我喜欢喝茶。\n"
+	if got := userPrompt(t, req); got != want {
+		t.Fatalf("prompt:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+func TestExtract_Batches(t *testing.T) {
+	p := newProxy(t)
+	rec := recordChats(p, nil)
+	x := MustNewExtractor(t, ExtractorConfig{Config: Config{Host: p.Host()}, BatchTurns: 12})
+	turns := conversation(30)
+	turns[5].Role = engram.RoleSystem // not shown: 29 turns, in 12 + 12 + 5
+	mems, err := x.Extract(context.Background(), turns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range mems {
+		checkMemory(t, m, turns)
+	}
+	reqs := rec.Requests()
+	if len(reqs) != 3 {
+		t.Fatalf("%d chat requests for 29 turns in batches of 12, want 3", len(reqs))
+	}
+	for i, want := range []struct{ n, first int }{{12, 1}, {12, 14}, {5, 26}} {
+		p := userPrompt(t, reqs[i])
+		if n := strings.Count(p, "\n["); n != want.n || !strings.Contains(p, fmt.Sprintf("\n[%d] ", want.n)) {
+			t.Errorf("request %d numbers %d turns, want %d:\n%s", i+1, n, want.n, p)
+		}
+		if !strings.Contains(p, fmt.Sprintf("[1] 2026-05-01 Alice (user): Note %d:", want.first)) {
+			t.Errorf("request %d does not start at turn %d:\n%s", i+1, want.first, p)
+		}
+	}
+}
+
+func TestExtract_NothingToSend(t *testing.T) {
+	p := newProxy(t)
+	x := MustNewExtractor(t, ExtractorConfig{Config: Config{Host: p.Host()}})
+	for _, turns := range [][]engram.Turn{nil, {
+		{ID: "a", Role: engram.RoleTool, Content: "tool output"},
+		{ID: "b", Role: engram.RoleSystem, Content: "You are helpful."},
+		{ID: "c", Role: engram.RoleUser, Content: " \n "},
+	}} {
+		mems, err := x.Extract(context.Background(), turns)
+		if err != nil || len(mems) != 0 {
+			t.Fatalf("Extract = %v, %v; want nothing", mems, err)
+		}
+	}
+	if n := len(p.Requests()); n != 0 {
+		t.Fatalf("%d requests, want none", n)
+	}
+}
+
+// Without the schema the test model answers "ok": every attempt fails and
+// the batch is reported, after exactly MaxAttempts requests.
+func TestExtract_UnusableReply(t *testing.T) {
+	p := newProxy(t)
+	rec := recordChats(p, nil)
+	x := MustNewExtractor(t, ExtractorConfig{Config: Config{Host: p.Host()}})
+	x.format = nil
+	turns := conversation(3)
+	mems, err := x.Extract(context.Background(), turns)
+	if len(mems) != 0 {
+		t.Fatalf("got memories %+v from unusable replies", mems)
+	}
+	var xe *ExtractError
+	if !errors.As(err, &xe) {
+		t.Fatalf("error %v: want an *ExtractError", err)
+	}
+	if !errors.Is(err, ErrBadOutput) || engram.ErrorCode(err) != engram.EINVALID {
+		t.Fatalf("error %v: want ErrBadOutput, EINVALID", err)
+	}
+	if xe.FirstTurn != "t1" || xe.LastTurn != "t3" || xe.Attempts != DefaultMaxAttempts || xe.Model != x.Model() ||
+		xe.Output != "ok" || xe.Reason != errNoJSON.Error() {
+		t.Fatalf("ExtractError %+v", *xe)
+	}
+	t.Log(err)
+	reqs := rec.Requests()
+	if len(reqs) != DefaultMaxAttempts {
+		t.Fatalf("%d chat requests, want %d", len(reqs), DefaultMaxAttempts)
+	}
+	if first, second := userPrompt(t, reqs[0]), userPrompt(t, reqs[1]); strings.Contains(first, retryReminder) || second != first+retryReminder {
+		t.Fatalf("the retry must add the reminder to the first prompt:\n%s\n---\n%s", first, second)
+	}
+
+	x.cfg.MaxAttempts = 1
+	if _, err := x.Extract(context.Background(), turns); !errors.As(err, &xe) || xe.Attempts != 1 {
+		t.Fatalf("MaxAttempts 1: %v", err)
+	}
+	if n := len(rec.Requests()); n != DefaultMaxAttempts+1 {
+		t.Fatalf("MaxAttempts 1 sent %d requests", n-DefaultMaxAttempts)
+	}
+}
+
+// A reply cut off by MaxTokens before its first memory is unusable.
+func TestExtract_Truncated(t *testing.T) {
+	x := MustNewExtractor(t, ExtractorConfig{MaxTokens: 3})
+	_, err := x.Extract(context.Background(), conversation(2))
+	var xe *ExtractError
+	if !errors.As(err, &xe) {
+		t.Fatalf("error %v: want an *ExtractError", err)
+	}
+	if want := errTruncated.Error() + " (the reply reached max tokens, 3)"; xe.Reason != want {
+		t.Fatalf("reason %q, want %q (output %q)", xe.Reason, want, xe.Output)
+	}
+}
+
+// Replies a real model gives, through the whole path: a fenced reply cut
+// off mid-memory keeps its complete memories.
+func TestExtract_RepairedReply(t *testing.T) {
+	p := newProxy(t)
+	reply := "Here are the memories:\n```json\n" + `{"memories": [
+  {"type": "Decision", "text": "Alice decided to use SQLite", "rationale": "it is one file", "subject": "Alice",
+   "entities": ["SQLite", "SQLite", ""], "importance": 0.9, "turn": 1,
+   "relation": {"subject": "Alice", "predicate": "Uses For Database", "object": "SQLite"}},
+  {"type": "preference", "text": "Bob likes tea", "subject": "", "importance": 7, "turn": "2"},
+  {"type": "fact", "text": "Bob lives in Shangh`
+	rec := recordChats(p, func(int) (string, string, bool) { return reply, "length", true })
+	x := MustNewExtractor(t, ExtractorConfig{Config: Config{Host: p.Host()}})
+	turns := conversation(2)
+	turns[1].Speaker, turns[1].Namespace = "Bob", ""
+	mems, err := x.Extract(context.Background(), turns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.Requests()) != 1 {
+		t.Fatalf("%d requests: a repairable reply must not be retried", len(rec.Requests()))
+	}
+	want := []engram.Memory{{
+		ID: engram.MemoryID("work", "decision", "Alice decided to use SQLite", "t1"), Namespace: "work", Type: "decision",
+		Text: "Alice decided to use SQLite", Rationale: "it is one file", Subject: "Alice", Entities: []string{"SQLite"},
+		Importance: 0.9, TS: turns[0].TS, ValidFrom: turns[0].TS, Sources: []string{"t1"},
+		Relation: &engram.Relation{Subject: "Alice", Predicate: "uses_for_database", Object: "SQLite"},
+	}, {
+		ID: engram.MemoryID("default", "preference", "Bob likes tea", "t2"), Namespace: "default", Type: "preference",
+		Text: "Bob likes tea", Subject: "Bob", Importance: 1, TS: turns[1].TS, ValidFrom: turns[1].TS, Sources: []string{"t2"},
+	}}
+	if !reflect.DeepEqual(mems, want) {
+		t.Fatalf("memories:\n%+v\nwant:\n%+v", mems, want)
+	}
+}
+
+// A batch whose replies stay unusable is reported and skipped; the others
+// are extracted.
+func TestExtract_BadBatchSkipped(t *testing.T) {
+	p := newProxy(t)
+	recordChats(p, func(n int) (string, string, bool) {
+		if n <= 2 { // both attempts of the first batch
+			return "I'm sorry, I cannot help with that.", "stop", true
+		}
+		return `{"memories":[{"type":"plan","text":"Alice will book room 3","subject":"Alice","entities":[],"importance":0.7,"turn":2}]}`, "stop", true
+	})
+	x := MustNewExtractor(t, ExtractorConfig{Config: Config{Host: p.Host()}, BatchTurns: 2})
+	turns := conversation(4)
+	mems, err := x.Extract(context.Background(), turns)
+	var xe *ExtractError
+	if !errors.As(err, &xe) || xe.FirstTurn != "t1" || xe.LastTurn != "t2" {
+		t.Fatalf("error %v: want an *ExtractError for t1 to t2", err)
+	}
+	if len(mems) != 1 || mems[0].Sources[0] != "t4" || mems[0].Text != "Alice will book room 3" {
+		t.Fatalf("memories %+v: want the second batch's plan, from t4", mems)
+	}
+	checkMemory(t, mems[0], turns)
+}
+
+func TestExtract_UnknownModel(t *testing.T) {
+	const model = "engram-no-such-chat-model"
+	x := MustNewExtractor(t, ExtractorConfig{Config: Config{Model: model}})
+	_, err := x.Extract(context.Background(), conversation(1))
+	mustCode(t, err, engram.EUNAVAILABLE)
+	var xe *ExtractError
+	if errors.As(err, &xe) || !strings.Contains(err.Error(), "run: ollama pull "+model) {
+		t.Fatalf("error %v: want the server error that says to pull the model", err)
+	}
+}
+
+func TestExtract_Unreachable(t *testing.T) {
+	x, err := NewExtractor(ExtractorConfig{Config: Config{Host: closedPort(t), MaxRetries: -1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	start := time.Now()
+	_, err = x.Extract(context.Background(), conversation(3))
+	mustCode(t, err, engram.EUNAVAILABLE)
+	var xe *ExtractError
+	if errors.As(err, &xe) || errors.Is(err, ErrBadOutput) || !errors.Is(err, syscall.ECONNREFUSED) {
+		t.Fatalf("error %v: want a server error with ECONNREFUSED, not a bad reply", err)
+	}
+	if !strings.Contains(err.Error(), "not reachable") {
+		t.Fatalf("error %q does not say the server is not reachable", err)
+	}
+	if elapsed := time.Since(start); elapsed > 3*time.Second {
+		t.Fatalf("gave up after %s", elapsed)
+	}
+}
+
+func TestExtract_ContextCanceled(t *testing.T) {
+	p := newProxy(t)
+	p.Fault(hang)
+	x := MustNewExtractor(t, ExtractorConfig{Config: Config{Host: p.Host()}})
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(100*time.Millisecond, cancel)
+	start := time.Now()
+	_, err := x.Extract(ctx, conversation(30))
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("error %v: want context.Canceled", err)
+	}
+	if elapsed := time.Since(start); elapsed > 3*time.Second {
+		t.Fatalf("returned %s after the cancel", elapsed)
+	}
+	if n := len(p.Requests()); n != 1 {
+		t.Fatalf("%d requests, want 1: the cancel must stop the later batches", n)
+	}
+	if _, err := x.Extract(ctx, conversation(3)); !errors.Is(err, context.Canceled) {
+		t.Fatalf("already canceled: %v", err)
+	}
+	if n := len(p.Requests()); n != 1 {
+		t.Fatalf("an already canceled context sent a request")
+	}
+}
+
+// --- without a server ---
+
+func TestNewExtractor_Defaults(t *testing.T) {
+	t.Setenv("OLLAMA_HOST", "")
+	x, err := NewExtractor(ExtractorConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := x.cfg
+	if x.Host() != "http://"+DefaultHost || x.Model() != DefaultChatModel || c.Timeout != DefaultExtractTimeout ||
+		c.BatchTurns != DefaultBatchTurns || c.MaxTokens != DefaultMaxTokens || c.MaxAttempts != DefaultMaxAttempts ||
+		c.MaxRetries != DefaultMaxRetries || c.RetryDelay != DefaultRetryDelay || x.conn.cfg.Model != DefaultChatModel {
+		t.Fatalf("defaults: host %s, %+v", x.Host(), c)
+	}
+	if !json.Valid(x.format) {
+		t.Fatal("the reply schema is not valid JSON")
+	}
+}
+
+func TestNewExtractor_Invalid(t *testing.T) {
+	for _, tc := range []struct {
+		cfg   ExtractorConfig
+		field string
+	}{
+		{ExtractorConfig{Config: Config{Host: "ftp://x"}}, "ollama.host"},
+		{ExtractorConfig{Config: Config{Timeout: -time.Second}}, "ollama.timeout"},
+		{ExtractorConfig{BatchTurns: -1}, "ollama.batch_turns"},
+		{ExtractorConfig{MaxTokens: -1}, "ollama.max_tokens"},
+		{ExtractorConfig{MaxAttempts: -1}, "ollama.max_attempts"},
+	} {
+		_, err := NewExtractor(tc.cfg)
+		if engram.ErrorCode(err) != engram.EINVALID || engram.ErrorField(err) != tc.field {
+			t.Errorf("NewExtractor(%+v) = %v, want EINVALID on %s", tc.cfg, err, tc.field)
+		}
+	}
+}
+
+// Replies as local models break them. want is the number of memory objects
+// read, or -1 for an unusable reply.
+var brokenReplies = []struct {
+	name, in string
+	want     int
+	err      error
+}{
+	{"valid", `{"memories":[{"type":"fact","text":"a","turn":1},{"type":"plan","text":"b","turn":2}]}`, 2, nil},
+	{"empty", `{"memories":[]}`, 0, nil},
+	{"white space", " \n {\n \"memories\" : [ ] }\n\n", 0, nil},
+	{"fence", "```json\n{\"memories\":[{\"type\":\"fact\",\"text\":\"a\",\"turn\":1}]}\n```", 1, nil},
+	{"prose around", "Sure! Here is the JSON you asked for:\n{\"memories\":[{\"text\":\"a\"}]}\nLet me know if you need more.", 1, nil},
+	{"bracket in prose", "I found [2] memories: {\"memories\":[{\"text\":\"a\"},{\"text\":\"b\"}]}", 2, nil},
+	{"trailing text brace", `{"memories":[{"text":"a"}]} } ]`, 1, nil},
+	{"trailing commas", `{"memories":[{"text":"a","turn":1,},{"text":"b"},],}`, 2, nil},
+	{"truncated in string", `{"memories":[{"text":"a"},{"text":"b","ent`, 1, nil},
+	{"truncated after comma", `{"memories":[{"text":"a"},{"text":"b"},`, 2, nil},
+	{"truncated in nested", `{"memories":[{"text":"a","relation":{"subject":"x"}},{"text":"b","relation":{"subject":"y"},"entities":["p",`, 1, nil},
+	{"truncated in escape", `{"memories":[{"text":"a \"q\""},{"text":"b \`, 1, nil},
+	{"missing last brace", `{"memories":[{"text":"a"}]`, 1, nil},
+	{"empty list missing brace", `{"memories":[]`, 0, nil},
+	{"truncated before first", `{"memories":[{"type":"fact","te`, -1, errTruncated},
+	{"truncated before list", `{"memo`, -1, errTruncated},
+	{"truncated fence", "```json\n{\"memories\": [\n  {\"text\": \"a\"},\n  {\"text\": \"b", 1, nil},
+	{"single quotes", `{'memories': [{'type': 'fact', 'text': 'Alice\'s cat is called "Tom"', 'turn': 1}]}`, 1, nil},
+	{"apostrophe in single quotes", `{'memories': [{'text': 'it's Bob's'}]}`, 1, nil},
+	{"raw newline in string", "{\"memories\":[{\"text\":\"line one\nline two\ttab\"}]}", 1, nil},
+	{"bad escape", `{"memories":[{"text":"it\'s \q"}]}`, 1, nil},
+	{"wrong closer", `{"memories":[{"text":"a"}}`, 1, nil},
+	{"top-level array", `[{"type":"fact","text":"a","turn":1}]`, 1, nil},
+	{"other key", `{"facts":[{"text":"a"},{"text":"b"}]}`, 2, nil},
+	{"single memory", `{"type":"fact","text":"a","turn":1}`, 1, nil},
+	{"not objects", `{"memories":["a","b"]}`, -1, errNoMemories},
+	{"no list", `{"answer":"nothing here"}`, -1, errNoMemories},
+	{"plain text", "ok", -1, errNoJSON},
+	{"empty reply", "", -1, errNoJSON},
+	{"unquoted keys", `{memories: [{text: "a"}]}`, -1, errSyntax},
+	{"python literals", `{"memories":[{"text":"a","important":True}]}`, -1, errSyntax},
+	{"think", "<think>The user wants {memories}.</think>\n{\"memories\":[{\"text\":\"a\"}]}", 1, nil},
+}
+
+func TestParseReply(t *testing.T) {
+	for _, tc := range brokenReplies {
+		t.Run(tc.name, func(t *testing.T) {
+			items, fixed, err := parseReply(tc.in)
+			if tc.want < 0 {
+				if !errors.Is(err, tc.err) {
+					t.Fatalf("parseReply(%q) = %d items (%s), %v; want %v", tc.in, len(items), fixed, err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("parseReply(%q): %v", tc.in, err)
+			}
+			if len(items) != tc.want || !json.Valid([]byte(fixed)) {
+				t.Fatalf("parseReply(%q) = %d items from %s, want %d", tc.in, len(items), fixed, tc.want)
+			}
+		})
+	}
+	// The repaired strings keep their text.
+	for in, want := range map[string]string{
+		`{'memories': [{'text': 'Alice\'s cat is called "Tom"'}]}`: `Alice's cat is called "Tom"`,
+		`{'memories': [{'text': 'it's Bob's'}]}`:                   `it's Bob's`,
+		"{\"memories\":[{\"text\":\"a\nb\"}]}":                     "a\nb",
+		`{"memories":[{"text":"it\'s \q"}]}`:                       `it's \q`,
+	} {
+		items, _, err := parseReply(in)
+		if err != nil || len(items) != 1 || items[0].Get("text").String() != want {
+			t.Errorf("parseReply(%q) = %v, %v: want text %q", in, items, err, want)
+		}
+	}
+}
+
+func TestMemories(t *testing.T) {
+	turns := conversation(3)
+	turns[1].Speaker = ""
+	turns[1].Role = engram.RoleAssistant
+	batch := []*engram.Turn{&turns[0], &turns[1], &turns[2]}
+	items, _, err := parseReply(`{"memories":[
+		{"type":"fact","text":"  Alice   works at\nAcme ","turn":1,"importance":0.42,"relation":{"subject":"Alice","predicate":"works-at","object":"Acme"}},
+		{"type":"fact","text":"Alice works at Acme","turn":1},
+		{"type":"opinion","text":"unknown type","turn":1},
+		{"type":"fact","text":"   ","turn":1},
+		{"type":"fact","text":"no turn"},
+		{"type":"fact","text":"turn 0","turn":0},
+		{"type":"fact","text":"turn 4","turn":4},
+		{"type":"fact","text":"turn 1.5","turn":1.5},
+		{"type":"event","text":"the assistant booked it","turn":"[2]","importance":-3,"relation":{"subject":"x","predicate":"","object":"y"}},
+		{"type":"TODO","text":"Alice will call Bob","turn":3,"importance":"0.333","subject":"Alice","entities":["Bob",3,"Bob"," Acme "],"relation":{"subject":"Alice","predicate":"plansToCall","object":"Bob"}},
+		{"type":"decision","text":"defaults","turn":3,"importance":"high","subject":42}
+	]}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := memories(items, batch)
+	type row struct {
+		typ, text, subject string
+		source             string
+		imp                float64
+		entities           []string
+		rel                *engram.Relation
+	}
+	want := []row{
+		{"fact", "Alice works at Acme", "Alice", "t1", 0.42, nil, &engram.Relation{Subject: "Alice", Predicate: "works_at", Object: "Acme"}},
+		{"event", "the assistant booked it", "assistant", "t2", 0, nil, nil},
+		{"plan", "Alice will call Bob", "Alice", "t3", 0.33, []string{"Bob", "Acme"}, &engram.Relation{Subject: "Alice", Predicate: "plans_to_call", Object: "Bob"}},
+		{"decision", "defaults", "Alice", "t3", 0.9, nil, nil},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("got %d memories, want %d: %+v", len(got), len(want), got)
+	}
+	for i, w := range want {
+		m := got[i]
+		checkMemory(t, m, turns)
+		if m.Type != w.typ || m.Text != w.text || m.Subject != w.subject || m.Sources[0] != w.source ||
+			m.Importance != w.imp || !slices.Equal(m.Entities, w.entities) ||
+			(m.Relation == nil) != (w.rel == nil) || m.Relation != nil && *m.Relation != *w.rel {
+			t.Errorf("memory %d = %+v (relation %v), want %+v", i, m, m.Relation, w)
+		}
+	}
+
+	// One turn: the turn number may be left out.
+	items, _, _ = parseReply(`[{"type":"fact","text":"no turn"}]`)
+	if got := memories(items, batch[:1]); len(got) != 1 || got[0].Sources[0] != "t1" {
+		t.Fatalf("single turn without a number: %+v", got)
+	}
+}
+
+func TestMemoryID(t *testing.T) {
+	// The rules extractor's ID for the same memory (pipeline.memoryID).
+	if got := engram.MemoryID("default", "decision", "Alice decided to use SQLite", "t1"); got != "mem-7f407aea0743e2d9ee3f" {
+		t.Fatalf("memoryID = %s", got)
+	}
+}
+
+func TestSnakeCase(t *testing.T) {
+	for in, want := range map[string]string{
+		"lives_in": "lives_in", "Lives In": "lives_in", "lives-in": "lives_in", "livesIn": "lives_in",
+		"  works  at ": "works_at", "uses_for__DB": "uses_for_db", "favourite book!": "favourite_book",
+		"has2Cats": "has2_cats", "喜欢": "喜欢", "--": "", "": "",
+	} {
+		if got := snakeCase(in); got != want {
+			t.Errorf("snakeCase(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestExcerpt(t *testing.T) {
+	long := strings.Repeat("é", maxExcerpt) // 2 bytes a rune
+	got := excerpt(long)
+	if len(got) > maxExcerpt+len("…") || !strings.HasSuffix(got, "…") || strings.ContainsRune(got, '\uFFFD') {
+		t.Fatalf("excerpt: %d bytes, %q...", len(got), got[:10])
+	}
+	if excerpt("ok") != "ok" {
+		t.Fatal("a short reply must be kept whole")
+	}
+}
+
+func FuzzParseReply(f *testing.F) {
+	for _, tc := range brokenReplies {
+		f.Add(tc.in)
+	}
+	turns := conversation(3)
+	batch := []*engram.Turn{&turns[0], &turns[1], &turns[2]}
+	f.Fuzz(func(t *testing.T, s string) {
+		items, fixed, err := parseReply(s)
+		if err != nil {
+			if len(items) != 0 || fixed != "" {
+				t.Fatalf("parseReply(%q): items with error %v", s, err)
+			}
+			if !errors.Is(err, errNoJSON) && !errors.Is(err, errTruncated) && !errors.Is(err, errSyntax) && !errors.Is(err, errNoMemories) {
+				t.Fatalf("parseReply(%q): unexpected error %v", s, err)
+			}
+			return
+		}
+		if !json.Valid([]byte(fixed)) {
+			t.Fatalf("parseReply(%q) repaired to invalid JSON %q", s, fixed)
+		}
+		again, fixed2, err := parseReply(fixed)
+		if err != nil || fixed2 != fixed || len(again) != len(items) {
+			t.Fatalf("parseReply is not idempotent on %q: %q, %d vs %d items, %v", s, fixed2, len(again), len(items), err)
+		}
+		for _, m := range memories(items, batch) {
+			checkMemory(t, m, turns)
+		}
+	})
+}
