@@ -80,7 +80,8 @@ type Signals struct {
 	BM25      float64 `json:"bm25"`      // BM25, divided by the best candidate's
 	Session   float64 `json:"session"`   // the keyword evidence of the result's whole session
 	Neighbour float64 `json:"neighbour"` // the best adjacent turn's relevance
-	KG        float64 `json:"kg"`        // knowledge-graph relation weight (1: no graph evidence yet)
+	Layer     float64 `json:"layer"`     // the best memory or scene citing the turn, divided by the best match's
+	KG        float64 `json:"kg"`        // confidence of the best knowledge-graph triple about a queried entity citing the turn
 	Decay     float64 `json:"decay"`     // time decay by the turn's age at as_of
 	InRange   bool    `json:"in_range,omitempty"`
 	Final     float64 `json:"final"`

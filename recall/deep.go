@@ -25,6 +25,11 @@ type DeepConfig struct {
 	// Weights of the signals (exponents in the product, multipliers of the
 	// rank terms in RRF).
 	VectorWeight, BM25Weight, SessionWeight, NeighbourWeight float64
+	// LayerWeight weighs the evidence of the derived layers (a memory or a
+	// scene citing the turn) and KGWeight that of the knowledge graph (a
+	// triple about an entity the query names citing the turn). Both only
+	// raise a score: a turn no layer cites is not penalised.
+	LayerWeight, KGWeight float64
 	// HalfLife of the time decay; negative switches decay off. DecayFloor
 	// is the share of the score that never decays (0..1), so age orders
 	// otherwise equal candidates without burying old decisions.
@@ -44,6 +49,8 @@ const (
 	DefaultBM25Weight      = 1.0
 	DefaultSessionWeight   = 0.6
 	DefaultNeighbourWeight = 0.3
+	DefaultLayerWeight     = 0.25
+	DefaultKGWeight        = 0.5
 	DefaultHalfLife        = 180 * 24 * time.Hour
 	DefaultDecayFloor      = 0.8
 	DefaultCandidates      = 100
@@ -69,6 +76,8 @@ func (c DeepConfig) WithDefaults() DeepConfig {
 	def(&c.BM25Weight, DefaultBM25Weight)
 	def(&c.SessionWeight, DefaultSessionWeight)
 	def(&c.NeighbourWeight, DefaultNeighbourWeight)
+	def(&c.LayerWeight, DefaultLayerWeight)
+	def(&c.KGWeight, DefaultKGWeight)
 	if c.HalfLife == 0 {
 		c.HalfLife = DefaultHalfLife
 	}
@@ -105,6 +114,7 @@ type candidate struct {
 	bm25             float64
 	vecN, bm25N      float64
 	sessN, neighN    float64
+	layerN, kgN      float64
 	decay            float64
 	base, final      float64
 	inRange          bool
@@ -123,7 +133,7 @@ func (s *Service) deep(ctx context.Context, v *Vectors, ns, text string, k int, 
 			to = rng.To
 		}
 	}
-	cands, err := s.candidates(ctx, v, ns, text, cfg.Candidates, from, to, warn)
+	cands, err := s.candidates(ctx, v, ns, text, cfg, from, to, warn)
 	if err != nil {
 		return nil, err
 	}
@@ -133,7 +143,7 @@ func (s *Service) deep(ctx context.Context, v *Vectors, ns, text string, k int, 
 		for _, c := range cands {
 			c.inRange = true
 		}
-		more, err := s.candidates(ctx, v, ns, text, cfg.Candidates, time.Time{}, asOf.Add(time.Nanosecond), warn)
+		more, err := s.candidates(ctx, v, ns, text, cfg, time.Time{}, asOf.Add(time.Nanosecond), warn)
 		if err != nil {
 			return nil, err
 		}
@@ -181,7 +191,7 @@ func (s *Service) deep(ctx context.Context, v *Vectors, ns, text string, k int, 
 	for i, c := range cands {
 		r := engram.TurnResult(c.turn, c.final)
 		r.Signals = &engram.Signals{Vector: c.vecN, BM25: c.bm25N, Session: c.sessN, Neighbour: c.neighN,
-			KG: 1, Decay: c.decay, InRange: c.inRange, Final: c.final}
+			Layer: c.layerN, KG: c.kgN, Decay: c.decay, InRange: c.inRange, Final: c.final}
 		for _, t := range append(append([]engram.Turn{}, c.before...), c.after...) {
 			r.Context = append(r.Context, engram.ContextTurn{ID: t.ID, Speaker: t.Speaker, Role: t.Role, Text: t.Content, TS: t.TS})
 		}
@@ -212,9 +222,11 @@ func diverse(cands []*candidate, k int) []*candidate {
 	return out
 }
 
-// candidates gathers turns from vector search and BM25 concurrently. A
-// failing vector side only warns: BM25 candidates remain.
-func (s *Service) candidates(ctx context.Context, v *Vectors, ns, text string, n int, from, to time.Time, warn func(string)) ([]*candidate, error) {
+// candidates gathers turns from vector search and BM25 concurrently, and
+// the turns the derived layers cite. A failing vector side only warns: BM25
+// candidates remain; failing layers warn too.
+func (s *Service) candidates(ctx context.Context, v *Vectors, ns, text string, cfg DeepConfig, from, to time.Time, warn func(string)) ([]*candidate, error) {
+	n := cfg.Candidates
 	var (
 		wg          sync.WaitGroup
 		vhits       []engram.VectorHit
@@ -239,7 +251,14 @@ func (s *Service) candidates(ctx context.Context, v *Vectors, ns, text string, n
 		}()
 	}
 	bhits, berr = s.index.SearchTurns(ctx, engram.TextQuery{Namespace: ns, Text: text, Limit: n, From: from, To: to})
+	ev, lerr := s.layerEvidence(ctx, ns, text, from, to, cfg)
 	wg.Wait()
+	if lerr != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		warn(fmt.Sprintf("the derived layers could not be searched (%s): deep recall ran on turns only", engram.ErrorMessage(lerr)))
+	}
 	if berr != nil {
 		return nil, fmt.Errorf("keyword search: %w", berr)
 	}
@@ -269,6 +288,24 @@ func (s *Service) candidates(ctx context.Context, v *Vectors, ns, text string, n
 		out = append(out, c)
 		missing = append(missing, h.ID)
 	}
+	added := 0
+	for _, id := range ev.order {
+		if added == layerNewTurns {
+			break
+		}
+		if _, ok := byID[id]; ok {
+			continue
+		}
+		c := &candidate{}
+		c.turn.ID = id
+		byID[id] = c
+		out = append(out, c)
+		missing = append(missing, id)
+		added++
+	}
+	for id, c := range byID {
+		c.layerN, c.kgN = ev.layer[id], ev.kg[id]
+	}
 	if len(missing) > 0 {
 		turns, err := s.index.GetTurns(ctx, missing)
 		if err != nil {
@@ -280,7 +317,9 @@ func (s *Service) candidates(ctx context.Context, v *Vectors, ns, text string, n
 	}
 	kept := out[:0]
 	for _, c := range out {
-		if c.turn.Seq != 0 { // a vector whose turn is not indexed yet is skipped
+		// A vector whose turn is not indexed yet is skipped, as is a turn a
+		// layer cites from outside the searched period.
+		if c.turn.Seq != 0 && inPeriod(c.turn.TS, from, to) {
 			kept = append(kept, c)
 		}
 	}
@@ -415,6 +454,7 @@ func fuse(cands []*candidate, cfg DeepConfig, withNeighbours bool) {
 		}
 		rv, rb, rs := rank(func(c *candidate) float64 { return c.vecN + btoi(c.hasCos)*1e-9 }),
 			rank(func(c *candidate) float64 { return c.bm25N }), rank(func(c *candidate) float64 { return c.sessN })
+		rl, rk := rank(func(c *candidate) float64 { return c.layerN }), rank(func(c *candidate) float64 { return c.kgN })
 		var rn map[*candidate]int
 		if withNeighbours {
 			rn = rank(func(c *candidate) float64 { return c.neighN })
@@ -426,7 +466,8 @@ func fuse(cands []*candidate, cfg DeepConfig, withNeighbours bool) {
 			return w / float64(rrfK+r)
 		}
 		for _, c := range cands {
-			score := term(cfg.VectorWeight, rv[c]) + term(cfg.BM25Weight, rb[c]) + term(cfg.SessionWeight, rs[c])
+			score := term(cfg.VectorWeight, rv[c]) + term(cfg.BM25Weight, rb[c]) + term(cfg.SessionWeight, rs[c]) +
+				term(cfg.LayerWeight, rl[c]) + term(cfg.KGWeight, rk[c])
 			if withNeighbours {
 				score += term(cfg.NeighbourWeight, rn[c])
 				c.final = score * c.decay
@@ -437,7 +478,8 @@ func fuse(cands []*candidate, cfg DeepConfig, withNeighbours bool) {
 	default:
 		for _, c := range cands {
 			score := math.Pow(epsilon+c.vecN, cfg.VectorWeight) * math.Pow(epsilon+c.bm25N, cfg.BM25Weight) *
-				math.Pow(epsilon+c.sessN, cfg.SessionWeight)
+				math.Pow(epsilon+c.sessN, cfg.SessionWeight) *
+				math.Pow(1+c.layerN, cfg.LayerWeight) * math.Pow(1+c.kgN, cfg.KGWeight)
 			if withNeighbours {
 				score *= math.Pow(1+c.neighN, cfg.NeighbourWeight)
 				c.final = score * c.decay
@@ -520,4 +562,9 @@ func (s *Service) attachContext(ctx context.Context, cands []*candidate, n int) 
 		}
 	}
 	return nil
+}
+
+// inPeriod reports whether ts lies in [from, to), zero bounds open.
+func inPeriod(ts, from, to time.Time) bool {
+	return (from.IsZero() || !ts.Before(from)) && (to.IsZero() || ts.Before(to))
 }

@@ -43,6 +43,9 @@ type Service struct {
 	// Sync, if set, waits until the turn index holds every archived turn.
 	Sync     func(ctx context.Context) error
 	SyncWait time.Duration
+	// Layers, if set, lets the deep path weigh the derived layers (L1
+	// memories, L2 scenes, the L4 graph).
+	Layers engram.LayerIndex
 	// Deep tunes the deep path; Triggers decides when auto runs it.
 	Deep     DeepConfig
 	Triggers *TriggerMatcher

@@ -222,7 +222,7 @@ func TestDeepRecall(t *testing.T) {
 		t.Fatalf("deep: the decision must be among the first two results: %+v", resp.Results)
 	}
 	for i, r := range resp.Results {
-		if r.Signals == nil || r.Signals.Final != r.Score || r.Signals.KG != 1 || r.Signals.Decay <= 0 {
+		if r.Signals == nil || r.Signals.Final != r.Score || r.Signals.KG != 0 || r.Signals.Layer != 0 || r.Signals.Decay <= 0 {
 			t.Errorf("result %d lacks its signals: %+v", i, r.Signals)
 		}
 		if len(r.Sources) != 1 || r.Sources[0].ID != r.ID {

@@ -1,0 +1,147 @@
+package recall
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/engram-dev/engram"
+)
+
+// Layer evidence of the deep path.
+const (
+	layerMemoryHits  = 30  // memories searched per query
+	layerSceneHits   = 10  // scenes searched per query
+	layerNewTurns    = 40  // turns cited by layers that may join the candidates
+	sceneShare       = 0.5 // a scene's evidence for its turns, relative to a memory's
+	kgTriples        = 50  // triples weighed per query
+	maxEntityNgram   = 3   // words in an entity name looked up in the graph
+	maxEntityLookups = 40
+)
+
+// evidence is what the derived layers say about turns: the best normalised
+// memory or scene match citing a turn (layer) and the confidence of the
+// knowledge-graph triples of the query's entities citing it (kg).
+type evidence struct {
+	layer, kg map[string]float64
+	order     []string // turn ids cited, best memory first, for new candidates
+}
+
+// layerEvidence searches the layers for text. The graph is read as of to
+// (the end of the searched period). A nil Layers gives no evidence.
+func (s *Service) layerEvidence(ctx context.Context, ns, text string, from, to time.Time, cfg DeepConfig) (evidence, error) {
+	ev := evidence{layer: map[string]float64{}, kg: map[string]float64{}}
+	if s.Layers == nil {
+		return ev, nil
+	}
+	cite := func(m map[string]float64, id string, v float64) {
+		if _, ok := ev.layer[id]; !ok {
+			if _, ok := ev.kg[id]; !ok {
+				ev.order = append(ev.order, id)
+			}
+		}
+		if v > m[id] {
+			m[id] = v
+		}
+	}
+	if cfg.LayerWeight > 0 {
+		q := engram.TextQuery{Namespace: ns, Text: text, Limit: layerMemoryHits, From: from, To: to}
+		mems, err := s.Layers.SearchMemories(ctx, q)
+		if err != nil {
+			return ev, fmt.Errorf("search memories: %w", err)
+		}
+		for _, h := range mems {
+			for _, id := range h.Memory.Sources {
+				cite(ev.layer, id, h.Score/mems[0].Score)
+			}
+		}
+		q.Limit = layerSceneHits
+		scenes, err := s.Layers.SearchScenes(ctx, q)
+		if err != nil {
+			return ev, fmt.Errorf("search scenes: %w", err)
+		}
+		for _, h := range scenes {
+			v := sceneShare * h.Score / scenes[0].Score
+			for _, id := range h.Scene.Turns {
+				// Scenes back turns other evidence found; they do not
+				// propose all their turns.
+				if v > ev.layer[id] {
+					ev.layer[id] = v
+				}
+			}
+		}
+	}
+	if cfg.KGWeight > 0 {
+		at := to
+		if !at.IsZero() {
+			at = at.Add(-time.Nanosecond)
+		}
+		triples, err := s.Layers.EntityTriples(ctx, namespaceOrDefault(ns), entityNames(text), at, kgTriples)
+		if err != nil {
+			return ev, fmt.Errorf("knowledge graph: %w", err)
+		}
+		for _, t := range triples {
+			for _, id := range t.Sources {
+				cite(ev.kg, id, t.Confidence)
+			}
+		}
+	}
+	return ev, nil
+}
+
+func namespaceOrDefault(ns string) string {
+	if ns == "" {
+		return engram.DefaultNamespace
+	}
+	return ns
+}
+
+// entityNames returns the runs of one to three words of text that could
+// name an entity, longest first, at most maxEntityLookups: the graph
+// resolves them by normalised name and alias, so "what does Alice's sister
+// do" tries "alice's sister", "alice", "sister" and so on.
+func entityNames(text string) []string {
+	words := strings.FieldsFunc(text, func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '\'' && r != '-' && r != '.' && r != '_' && r != '#' && r != '+'
+	})
+	for i, w := range words {
+		w = strings.Trim(w, "'.-")
+		w = strings.TrimSuffix(strings.TrimSuffix(w, "'s"), "’s")
+		words[i] = w
+	}
+	var out []string
+	seen := map[string]bool{}
+	for n := maxEntityNgram; n >= 1; n-- {
+		for i := 0; i+n <= len(words); i++ {
+			part := words[i : i+n]
+			if n == 1 && entityStop[strings.ToLower(part[0])] {
+				continue
+			}
+			name := strings.Join(part, " ")
+			key := strings.ToLower(name)
+			if name == "" || seen[key] {
+				continue
+			}
+			seen[key] = true
+			out = append(out, name)
+			if len(out) == maxEntityLookups {
+				return out
+			}
+		}
+	}
+	return out
+}
+
+// entityStop are words never looked up alone as entities.
+var entityStop = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`a an the i me my we our you your he him his she her it its they them their
+		is are was were be been do does did have has had what which who whom when where why how
+		and or but if then of at by for with about to from in on up down out over this that these those
+		remember recall tell say said think know did does not no yes`) {
+		m[w] = true
+	}
+	return m
+}()
