@@ -45,6 +45,9 @@ type Server struct {
 	Reembed engram.ReembedService
 	// Jobs, if set, serves GET /v1/jobs and POST /v1/jobs/{name}/run.
 	Jobs engram.JobService
+	// Layers, if set, serves GET /v1/memories, /v1/scenes, /v1/persona and
+	// /v1/kg (501 otherwise).
+	Layers engram.LayerService
 	// Now is the clock used for turns sent without a timestamp.
 	Now func() time.Time
 }
@@ -81,6 +84,10 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 	e.POST("/v1/reembed", s.postReembed)
 	e.GET("/v1/jobs", s.getJobs)
 	e.POST("/v1/jobs/:name/run", s.postJobRun)
+	e.GET("/v1/memories", s.getMemories)
+	e.GET("/v1/scenes", s.getScenes)
+	e.GET("/v1/persona", s.getPersona)
+	e.GET("/v1/kg", s.getGraph)
 	s.echo = e
 	return s, nil
 }

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/pipeline"
 )
 
 // The LoCoMo benchmark ("Evaluating Very Long-Term Conversational Memory of
@@ -593,9 +594,13 @@ type locomoIngest struct {
 	Sessions      int      `json:"sessions"`
 	Turns         int      `json:"turns"`
 	Archived      int      `json:"archived"`
-	Duplicates    int      `json:"duplicates"` // already in a kept home
-	Requests      int      `json:"requests"`   // one POST /v1/turns per session
-	Seconds       float64  `json:"seconds"`    // until every turn was searchable
+	Duplicates    int      `json:"duplicates"`              // already in a kept home
+	Requests      int      `json:"requests"`                // one POST /v1/turns per session
+	Seconds       float64  `json:"seconds"`                 // until every turn was searchable
+	LayerSeconds  float64  `json:"layer_seconds,omitempty"` // running the layer jobs after that
+	Memories      int64    `json:"memories,omitempty"`      // active L1 memories built
+	Scenes        int64    `json:"scenes,omitempty"`
+	Facts         int64    `json:"facts,omitempty"` // L4 triples
 	Warnings      []string `json:"warnings,omitempty"`
 }
 
@@ -694,6 +699,34 @@ func (rep *locomoReport) ingest(ctx context.Context, b *benchEngram, convs []*lo
 		return err
 	}
 	in.Seconds = time.Since(start).Seconds()
+	if b.eng.extractor == nil {
+		return nil
+	}
+	// The derived layers, as the scheduled jobs would build them.
+	start = time.Now()
+	for _, name := range []string{pipeline.WorkerMemories, pipeline.WorkerScenes, pipeline.WorkerPersona, pipeline.WorkerGraph} {
+		st, err := b.eng.RunJob(ctx, name)
+		for engram.ErrorCode(err) == engram.ECONFLICT && ctx.Err() == nil {
+			time.Sleep(50 * time.Millisecond) // the scheduler's own run of the job ends first
+			st, err = b.eng.RunJob(ctx, name)
+		}
+		if err != nil {
+			return fmt.Errorf("job %s: %w", name, err)
+		}
+		if st.LastError != "" {
+			return fmt.Errorf("job %s: %s", name, st.LastError)
+		}
+	}
+	in.LayerSeconds = time.Since(start).Seconds()
+	st, err := b.eng.palace.Stats(ctx)
+	if err != nil {
+		return err
+	}
+	for _, l := range st.Layers {
+		in.Memories += l["memories"]
+		in.Scenes += l["scenes"]
+		in.Facts += l["facts"]
+	}
 	return nil
 }
 
@@ -837,6 +870,10 @@ func (rep *locomoReport) print(w io.Writer) error {
 	fmt.Fprintf(w, "ingest:    %s, %s, %s in %s; all searchable after %.2f s (%d archived, %d already present)\n",
 		plural(in.Conversations, "conversation"), plural(in.Sessions, "session"), plural(in.Turns, "turn"),
 		plural(in.Requests, "request"), in.Seconds, in.Archived, in.Duplicates)
+	if in.LayerSeconds > 0 {
+		fmt.Fprintf(w, "layers:    %d memories, %d scenes, %d facts built by the layer jobs in %.2f s\n",
+			in.Memories, in.Scenes, in.Facts, in.LayerSeconds)
+	}
 	if rep.Captions {
 		fmt.Fprintln(w, `photos:    a shared photo's caption is appended to the turn as "[shares a photo: CAPTION]"`)
 	} else {

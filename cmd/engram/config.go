@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/httpapi"
 	"github.com/engram-dev/engram/ollama"
+	"github.com/engram-dev/engram/pipeline"
 	"github.com/engram-dev/engram/recall"
 )
 
@@ -53,6 +55,14 @@ type Config struct {
 	// Chroma's default database.
 	ChromaDatabase string `toml:"chroma_database"`
 
+	// Extractor makes the L1 memories: "rules" (offline, the default),
+	// "ollama" (a chat model on OllamaHost) or "none" (no derived layers).
+	Extractor string `toml:"extractor"`
+	// OllamaChatModel is the chat model of the ollama extractor.
+	OllamaChatModel string `toml:"ollama_chat_model"`
+	// Jobs sets job intervals by job name, e.g. "l1-memories" = "5m".
+	Jobs map[string]string `toml:"jobs"`
+
 	// Triggers are the phrases that make auto recall run deep; empty means
 	// the built-in English, Chinese and Japanese list.
 	Triggers []string `toml:"triggers"`
@@ -68,6 +78,8 @@ type DeepSettings struct {
 	BM25Weight      float64 `toml:"bm25_weight"`
 	SessionWeight   float64 `toml:"session_weight"`
 	NeighbourWeight float64 `toml:"neighbour_weight"`
+	LayerWeight     float64 `toml:"layer_weight"`   // memories and scenes citing a turn
+	KGWeight        float64 `toml:"kg_weight"`      // knowledge-graph triples citing a turn
 	HalfLifeDays    float64 `toml:"half_life_days"` // negative: no time decay
 	DecayFloor      float64 `toml:"decay_floor"`
 	Candidates      int     `toml:"candidates"`
@@ -77,7 +89,7 @@ type DeepSettings struct {
 func (d DeepSettings) config() recall.DeepConfig {
 	c := recall.DeepConfig{
 		Fusion: d.Fusion, VectorWeight: d.VectorWeight, BM25Weight: d.BM25Weight, SessionWeight: d.SessionWeight,
-		NeighbourWeight: d.NeighbourWeight, DecayFloor: d.DecayFloor, Candidates: d.Candidates, Neighbours: d.Neighbours,
+		NeighbourWeight: d.NeighbourWeight, LayerWeight: d.LayerWeight, KGWeight: d.KGWeight, DecayFloor: d.DecayFloor, Candidates: d.Candidates, Neighbours: d.Neighbours,
 	}
 	if d.HalfLifeDays != 0 {
 		c.HalfLife = time.Duration(d.HalfLifeDays * 24 * float64(time.Hour))
@@ -92,6 +104,9 @@ const (
 	embedderNone     = "none"
 	vectorsEmbedded  = "embedded"
 	vectorsChroma    = "chroma"
+	extractorRules   = "rules"
+	extractorOllama  = "ollama"
+	extractorNone    = "none"
 	defaultChromaURL = "http://127.0.0.1:8000"
 )
 
@@ -109,6 +124,8 @@ func defaultConfig() Config {
 		OllamaModel:     ollama.DefaultModel,
 		VectorIndex:     vectorsEmbedded,
 		ChromaURL:       defaultChromaURL,
+		Extractor:       extractorRules,
+		OllamaChatModel: ollama.DefaultChatModel,
 	}
 }
 
@@ -171,6 +188,8 @@ func (m *Main) applyEnv(cfg *Config) error {
 		{"ENGRAM_VECTOR_INDEX", &cfg.VectorIndex},
 		{"ENGRAM_CHROMA_URL", &cfg.ChromaURL},
 		{"ENGRAM_CHROMA_DATABASE", &cfg.ChromaDatabase},
+		{"ENGRAM_EXTRACTOR", &cfg.Extractor},
+		{"ENGRAM_OLLAMA_CHAT_MODEL", &cfg.OllamaChatModel},
 	} {
 		if v := m.Getenv(e.name); v != "" {
 			*e.dst = v
@@ -187,6 +206,8 @@ func (m *Main) applyEnv(cfg *Config) error {
 		{"ENGRAM_DEEP_BM25_WEIGHT", &cfg.Deep.BM25Weight},
 		{"ENGRAM_DEEP_SESSION_WEIGHT", &cfg.Deep.SessionWeight},
 		{"ENGRAM_DEEP_NEIGHBOUR_WEIGHT", &cfg.Deep.NeighbourWeight},
+		{"ENGRAM_DEEP_LAYER_WEIGHT", &cfg.Deep.LayerWeight},
+		{"ENGRAM_DEEP_KG_WEIGHT", &cfg.Deep.KGWeight},
 		{"ENGRAM_DEEP_HALF_LIFE_DAYS", &cfg.Deep.HalfLifeDays},
 		{"ENGRAM_DEEP_DECAY_FLOOR", &cfg.Deep.DecayFloor},
 	} {
@@ -251,6 +272,17 @@ func (c Config) validate() error {
 	default:
 		return fmt.Errorf("vector_index %q: want embedded or chroma", c.VectorIndex)
 	}
+	switch c.Extractor {
+	case extractorRules, extractorOllama, extractorNone:
+	default:
+		return fmt.Errorf("extractor %q: want rules, ollama or none", c.Extractor)
+	}
+	if c.Extractor == extractorOllama && strings.TrimSpace(c.OllamaChatModel) == "" {
+		return fmt.Errorf("ollama_chat_model must name a chat model (e.g. %s)", ollama.DefaultChatModel)
+	}
+	if _, err := c.jobIntervals(); err != nil {
+		return err
+	}
 	if err := c.Deep.config().Validate(); err != nil {
 		return err
 	}
@@ -288,4 +320,46 @@ func (c Config) triggerMatcher() (*recall.TriggerMatcher, error) {
 		return nil, fmt.Errorf("triggers: %w", err)
 	}
 	return m, nil
+}
+
+// Default job intervals; [jobs] in config.toml overrides them by name.
+var defaultJobIntervals = map[string]time.Duration{
+	jobVerify:               24 * time.Hour,
+	jobCompact:              6 * time.Hour,
+	jobSnapshot:             time.Hour,
+	pipeline.WorkerMemories: 5 * time.Minute,
+	pipeline.WorkerScenes:   5 * time.Minute,
+	pipeline.WorkerPersona:  10 * time.Minute,
+	pipeline.WorkerGraph:    10 * time.Minute,
+}
+
+// minJobInterval keeps a typo ("1s") from running a job back to back.
+const minJobInterval = 10 * time.Second
+
+// jobIntervals returns every job's interval: the defaults with the [jobs]
+// table applied. It names an unknown job or a bad duration.
+func (c Config) jobIntervals() (map[string]time.Duration, error) {
+	out := make(map[string]time.Duration, len(defaultJobIntervals))
+	for k, v := range defaultJobIntervals {
+		out[k] = v
+	}
+	for name, v := range c.Jobs {
+		if _, ok := out[name]; !ok {
+			known := make([]string, 0, len(out))
+			for k := range out {
+				known = append(known, k)
+			}
+			slices.Sort(known)
+			return nil, fmt.Errorf("jobs: unknown job %q (known: %s)", name, strings.Join(known, ", "))
+		}
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return nil, fmt.Errorf("jobs.%s: %q is not a duration such as 5m or 1h", name, v)
+		}
+		if d < minJobInterval {
+			return nil, fmt.Errorf("jobs.%s: %s is shorter than %s", name, d, minJobInterval)
+		}
+		out[name] = d
+	}
+	return out, nil
 }

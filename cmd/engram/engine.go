@@ -10,6 +10,7 @@ import (
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/archive"
+	"github.com/engram-dev/engram/ollama"
 	"github.com/engram-dev/engram/palace"
 	"github.com/engram-dev/engram/pipeline"
 	"github.com/engram-dev/engram/recall"
@@ -35,6 +36,9 @@ type engine struct {
 	recall   *recall.Service
 	vec      vectorState
 	sched    *scheduler.Scheduler // started by serve only
+
+	extractor    engram.Extractor // nil: no derived layers
+	extractBatch int              // turns per extraction batch
 }
 
 var (
@@ -72,10 +76,16 @@ func openEngine(ctx context.Context, cfg Config, logger *slog.Logger) (_ *engine
 	e.recall = recall.NewService(e.palace)
 	e.recall.Sync = e.indexer.WaitCurrent
 	e.recall.Deep = cfg.Deep.config()
+	if cfg.Extractor != extractorNone {
+		e.recall.Layers = e.palace
+	}
 	if e.recall.Triggers, err = cfg.triggerMatcher(); err != nil {
 		return nil, err
 	}
 	if err := e.openVectors(ctx); err != nil {
+		return nil, err
+	}
+	if err := e.openExtractor(); err != nil {
 		return nil, err
 	}
 	if e.sched, err = e.newScheduler(); err != nil {
@@ -158,4 +168,21 @@ func (e *engine) Ingest(ctx context.Context, turns []engram.Turn) (engram.Ingest
 // Recall implements engram.RecallService.
 func (e *engine) Recall(ctx context.Context, req engram.RecallRequest) (engram.RecallResponse, error) {
 	return e.recall.Recall(ctx, req)
+}
+
+// openExtractor sets up the L1 extractor of the configuration. It sends
+// nothing: an Ollama server that is down only makes the memory job fail
+// (and retry), never the engine.
+func (e *engine) openExtractor() error {
+	switch e.cfg.Extractor {
+	case extractorRules:
+		e.extractor, e.extractBatch = pipeline.RulesExtractor{}, pipeline.DefaultLayerBatch
+	case extractorOllama:
+		x, err := ollama.NewExtractor(ollama.ExtractorConfig{Config: ollama.Config{Host: e.cfg.OllamaHost, Model: e.cfg.OllamaChatModel}})
+		if err != nil {
+			return err
+		}
+		e.extractor, e.extractBatch = x, ollama.DefaultBatchTurns
+	}
+	return nil
 }

@@ -12,26 +12,41 @@ import (
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/archive"
+	"github.com/engram-dev/engram/pipeline"
 	"github.com/engram-dev/engram/scheduler"
 )
 
-// Job intervals. The L1-L4 extraction workers and the vault reconcile join
-// this list with their issues.
+// Names of the maintenance jobs; the layer workers' jobs take the workers'
+// names (pipeline.WorkerMemories and so on).
 const (
-	verifyEvery   = 24 * time.Hour
-	optimizeEvery = 6 * time.Hour
-	snapshotEvery = time.Hour
+	jobVerify   = "archive-verify"
+	jobCompact  = "index-compact"
+	jobSnapshot = "health-snapshot"
 )
 
-// newScheduler builds the scheduler of the engine's maintenance jobs, its
-// state kept in the palace. It is started by `engram serve` only; `engram
-// jobs run` runs the same jobs once.
+// newScheduler builds the scheduler of the engine's jobs (the layer
+// workers and maintenance), its state kept in the palace. It is started by
+// `engram serve` only; `engram jobs run` runs the same jobs once.
 func (e *engine) newScheduler() (*scheduler.Scheduler, error) {
-	s, err := scheduler.New(scheduler.NewSQLStore(e.palace),
-		scheduler.Job{Name: "archive-verify", Interval: verifyEvery, Run: e.verifyArchive},
-		scheduler.Job{Name: "index-compact", Interval: optimizeEvery, Run: e.palace.Optimize},
-		scheduler.Job{Name: "health-snapshot", Interval: snapshotEvery, Run: e.healthSnapshot},
-	)
+	every, err := e.cfg.jobIntervals()
+	if err != nil {
+		return nil, err
+	}
+	var jobs []scheduler.Job
+	add := func(name string, run func(context.Context) error) {
+		jobs = append(jobs, scheduler.Job{Name: name, Interval: every[name], Run: run})
+	}
+	if e.extractor != nil {
+		add(pipeline.WorkerMemories, (&pipeline.MemoryWorker{Archive: e.archive, Extractor: e.extractor, Store: e.palace,
+			BatchSize: e.extractBatch, Logger: e.logger.With("component", pipeline.WorkerMemories)}).Run)
+		add(pipeline.WorkerScenes, (&pipeline.SceneWorker{Archive: e.archive, Store: e.palace}).Run)
+		add(pipeline.WorkerPersona, (&pipeline.PersonaWorker{Store: e.palace}).Run)
+		add(pipeline.WorkerGraph, (&pipeline.GraphWorker{Store: e.palace}).Run)
+	}
+	add(jobVerify, e.verifyArchive)
+	add(jobCompact, e.palace.Optimize)
+	add(jobSnapshot, e.healthSnapshot)
+	s, err := scheduler.New(scheduler.NewSQLStore(e.palace), jobs...)
 	if err != nil {
 		return nil, err
 	}

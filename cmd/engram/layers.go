@@ -1,0 +1,421 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/httpapi"
+)
+
+// The layer commands (memories, scenes, persona, kg) read the derived
+// layers: through the HTTP API when a server owns the home, else from the
+// home's palace opened here.
+
+var _ engram.LayerService = (*remote)(nil)
+
+// allNamespaces, as --namespace of memories and scenes, lists every
+// namespace (as in recall).
+const allNamespaces = "*"
+
+var memoryTypes = []string{engram.MemoryFact, engram.MemoryDecision, engram.MemoryPreference, engram.MemoryPlan, engram.MemoryEvent}
+
+// openLayers returns the layer reader of the home's running server, or of
+// the home opened in this process, and what closes it.
+func (m *Main) openLayers(ctx context.Context) (engram.LayerService, func() error, error) {
+	cfg, err := m.loadConfig()
+	if err != nil {
+		return nil, nil, err
+	}
+	if c := discoverServer(ctx, cfg); c != nil {
+		return c, c.Close, nil
+	}
+	e, err := openEngine(ctx, cfg, m.logger(cfg))
+	if err != nil {
+		return nil, nil, err
+	}
+	return e.palace, e.Close, nil
+}
+
+func runMemories(ctx context.Context, m *Main, args []string) error {
+	fs := m.newFlagSet("memories", "memories [--namespace N] [--type T] [--subject S] [--superseded] [--limit N] [--json] [QUERY...]")
+	ns := fs.String("namespace", engram.DefaultNamespace, `namespace to list ("*" for all)`)
+	typ := fs.String("type", "", "only memories of this type: "+strings.Join(memoryTypes, ", "))
+	subject := fs.String("subject", "", "only memories about this subject (a speaker or an entity)")
+	superseded := fs.Bool("superseded", false, "include memories that a newer one replaced")
+	limit := fs.Int("limit", 0, fmt.Sprintf("most memories to print, 1 to %d (default 10)", httpapi.MaxLayerLimit))
+	asJSON := fs.Bool("json", false, "print JSON (the HTTP API's shape)")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if *typ != "" && !slices.Contains(memoryTypes, *typ) {
+		return &usageError{msg: fmt.Sprintf("--type %q: want one of %s", *typ, strings.Join(memoryTypes, ", "))}
+	}
+	if err := checkLimit(fs, *limit); err != nil {
+		return err
+	}
+	q := engram.MemoryQuery{Namespace: allOr(*ns), Type: *typ, Subject: *subject, Text: strings.Join(pos, " "),
+		Superseded: *superseded, Limit: *limit}
+	ls, closeFn, err := m.openLayers(ctx)
+	if err != nil {
+		return err
+	}
+	defer closeFn()
+	mems, err := ls.Memories(ctx, q)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return printJSON(m, map[string]any{"memories": nonNil(mems)})
+	}
+	if len(mems) == 0 {
+		fmt.Fprintln(m.Stdout, "no memories")
+		return nil
+	}
+	tw := tabwriter.NewWriter(m.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "DATE\tTYPE\tSOURCES\tTEXT")
+	for _, mem := range mems {
+		text := oneLine(mem.Text, 200)
+		if mem.Rationale != "" {
+			text += " (why: " + oneLine(mem.Rationale, 120) + ")"
+		}
+		if q.Namespace == "" {
+			text = "[" + mem.Namespace + "] " + text
+		}
+		if mem.SupersededBy != "" {
+			text += " (superseded by " + mem.SupersededBy + ")"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", day(mem.TS), mem.Type, len(mem.Sources), text)
+	}
+	return tw.Flush()
+}
+
+func runScenes(ctx context.Context, m *Main, args []string) error {
+	fs := m.newFlagSet("scenes", "scenes [--namespace N] [--session S] [--limit N] [--json] [QUERY...]")
+	ns := fs.String("namespace", engram.DefaultNamespace, `namespace to list ("*" for all)`)
+	session := fs.String("session", "", "only scenes of this session")
+	limit := fs.Int("limit", 0, fmt.Sprintf("most scenes to print, 1 to %d (default 10)", httpapi.MaxLayerLimit))
+	asJSON := fs.Bool("json", false, "print JSON (the HTTP API's shape)")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := checkLimit(fs, *limit); err != nil {
+		return err
+	}
+	q := engram.SceneQuery{Namespace: allOr(*ns), Session: *session, Text: strings.Join(pos, " "), Limit: *limit}
+	ls, closeFn, err := m.openLayers(ctx)
+	if err != nil {
+		return err
+	}
+	defer closeFn()
+	scenes, err := ls.Scenes(ctx, q)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return printJSON(m, map[string]any{"scenes": nonNil(scenes)})
+	}
+	if len(scenes) == 0 {
+		fmt.Fprintln(m.Stdout, "no scenes")
+		return nil
+	}
+	for i, s := range scenes {
+		if i > 0 {
+			fmt.Fprintln(m.Stdout)
+		}
+		end := s.End.Format("15:04")
+		if day(s.End) != day(s.Start) {
+			end = s.End.Format("2006-01-02 15:04")
+		}
+		fmt.Fprintf(m.Stdout, "%s .. %s  %s  [%s]  %s\n", s.Start.Format("2006-01-02 15:04"), end, s.Session, s.Namespace, oneLine(s.Title, 120))
+		if s.Summary != "" {
+			fmt.Fprintf(m.Stdout, "    %s\n", oneLine(s.Summary, 400))
+		}
+		fmt.Fprintf(m.Stdout, "    %s; %s\n", strings.Join(s.Participants, ", "), plural(len(s.Turns), "turn"))
+	}
+	return nil
+}
+
+func runPersona(ctx context.Context, m *Main, args []string) error {
+	fs := m.newFlagSet("persona", "persona [--namespace N] [--json] [SPEAKER]")
+	ns := fs.String("namespace", engram.DefaultNamespace, "namespace of the speaker")
+	asJSON := fs.Bool("json", false, "print JSON (the HTTP API's shape)")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := oneNamespace(*ns); err != nil {
+		return err
+	}
+	speaker := strings.Join(pos, " ")
+	ls, closeFn, err := m.openLayers(ctx)
+	if err != nil {
+		return err
+	}
+	defer closeFn()
+	ps, err := ls.Persona(ctx, *ns, speaker)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return printJSON(m, map[string]any{"personas": nonNil(ps)})
+	}
+	if len(ps) == 0 {
+		if speaker != "" {
+			fmt.Fprintf(m.Stdout, "no persona for %q in namespace %s\n", speaker, *ns)
+		} else {
+			fmt.Fprintf(m.Stdout, "no personas in namespace %s\n", *ns)
+		}
+		return nil
+	}
+	for i, p := range ps {
+		if i > 0 {
+			fmt.Fprintln(m.Stdout)
+		}
+		fmt.Fprintf(m.Stdout, "%s  [%s]  updated %s\n", p.Speaker, p.Namespace, day(p.Updated))
+		tw := tabwriter.NewWriter(m.Stdout, 0, 4, 2, ' ', 0)
+		for _, f := range p.Facets {
+			fmt.Fprintf(tw, "  %s\t%s\t%s\tsince %s\t%s\n", f.Facet, f.Key, oneLine(f.Value, 120), day(f.Since), plural(len(f.Evidence), "turn"))
+			for _, h := range slices.Backward(f.History) {
+				fmt.Fprintf(tw, "  \t\twas %s\t%s .. %s\t%s\n", oneLine(h.Value, 120), day(h.From), day(h.To), plural(len(h.Evidence), "turn"))
+			}
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func runKG(ctx context.Context, m *Main, args []string) error {
+	fs := m.newFlagSet("kg", "kg [--namespace N] [--as-of DATE|RFC3339] [--timeline] [--limit N] [--json] ENTITY")
+	ns := fs.String("namespace", engram.DefaultNamespace, "namespace of the knowledge graph")
+	asOf := fs.String("as-of", "", "the triples valid at this time (RFC 3339, or a date: the end of that day, local time); default now")
+	timeline := fs.Bool("timeline", false, "every triple of the entity, closed ones included, in time order")
+	limit := fs.Int("limit", 0, fmt.Sprintf("most triples to print, 1 to %d (default 100)", httpapi.MaxLayerLimit))
+	asJSON := fs.Bool("json", false, "print JSON (the HTTP API's shape)")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) == 0 {
+		return &usageError{msg: "missing the entity (for example: engram kg Alice)"}
+	}
+	if err := oneNamespace(*ns); err != nil {
+		return err
+	}
+	if err := checkLimit(fs, *limit); err != nil {
+		return err
+	}
+	q := engram.GraphQuery{Namespace: *ns, Entity: strings.Join(pos, " "), Timeline: *timeline, Limit: *limit}
+	if *asOf != "" {
+		if *timeline {
+			return &usageError{msg: "--as-of and --timeline do not go together: a timeline holds every triple"}
+		}
+		if q.AsOf, err = parseAsOf(*asOf); err != nil {
+			return err
+		}
+	}
+	ls, closeFn, err := m.openLayers(ctx)
+	if err != nil {
+		return err
+	}
+	defer closeFn()
+	res, err := ls.Graph(ctx, q)
+	if err != nil {
+		return err
+	}
+	res.Triples = nonNil(res.Triples)
+	if *asJSON {
+		return printJSON(m, res)
+	}
+	head := res.Entity.Name
+	if len(res.Entity.Aliases) > 0 {
+		head += " (also " + strings.Join(res.Entity.Aliases, ", ") + ")"
+	}
+	switch {
+	case q.Timeline:
+		head += "  timeline"
+	case !q.AsOf.IsZero():
+		head += "  as of " + q.AsOf.Local().Format("2006-01-02 15:04")
+	}
+	fmt.Fprintf(m.Stdout, "%s  [%s]\n", head, res.Entity.Namespace)
+	if len(res.Triples) == 0 {
+		fmt.Fprintln(m.Stdout, "  no triples")
+		return nil
+	}
+	tw := tabwriter.NewWriter(m.Stdout, 0, 4, 2, ' ', 0)
+	for _, t := range res.Triples {
+		to := ""
+		if !t.ValidTo.IsZero() {
+			to = " " + day(t.ValidTo)
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t[%s ..%s]\n", t.Subject, t.Predicate, t.Object, day(t.ValidFrom), to)
+	}
+	return tw.Flush()
+}
+
+// parseAsOf reads --as-of: RFC 3339, or a date meaning the end of that day
+// in local time (so that "as of March 11" includes what happened that day).
+func parseAsOf(s string) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t, nil
+	}
+	if d, err := time.ParseInLocation(time.DateOnly, s, time.Local); err == nil {
+		return d.AddDate(0, 0, 1).Add(-time.Nanosecond), nil
+	}
+	return time.Time{}, &usageError{msg: fmt.Sprintf("--as-of %q is neither a date (2026-05-01) nor RFC 3339 (2026-05-01T14:03:00Z)", s)}
+}
+
+// checkLimit refuses a --limit outside 1..MaxLayerLimit; 0 is the default
+// only when --limit was not given.
+func checkLimit(fs *flag.FlagSet, limit int) error {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == "limit" })
+	if (given || limit != 0) && (limit < 1 || limit > httpapi.MaxLayerLimit) {
+		return &usageError{msg: fmt.Sprintf("--limit %d: want 1 to %d", limit, httpapi.MaxLayerLimit)}
+	}
+	return nil
+}
+
+// allOr maps --namespace "*" to the query's "" (every namespace).
+func allOr(ns string) string {
+	if ns == allNamespaces {
+		return ""
+	}
+	return ns
+}
+
+func oneNamespace(ns string) error {
+	if ns == allNamespaces {
+		return &usageError{msg: `--namespace "*" is not allowed here: name one namespace`}
+	}
+	return nil
+}
+
+func day(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.Format(time.DateOnly)
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+// --- the layer routes of the HTTP API ---
+
+// Memories implements engram.LayerService through GET /v1/memories.
+func (c *remote) Memories(ctx context.Context, q engram.MemoryQuery) ([]engram.Memory, error) {
+	v := url.Values{}
+	v.Set("namespace", orDefault(q.Namespace, allNamespaces))
+	setParam(v, "type", q.Type)
+	setParam(v, "subject", q.Subject)
+	setParam(v, "q", q.Text)
+	setFlag(v, "superseded", q.Superseded)
+	setSpan(v, q.From, q.To)
+	setLimit(v, q.Limit)
+	var out struct {
+		Memories []engram.Memory `json:"memories"`
+	}
+	err := c.get(ctx, "/v1/memories", v, &out)
+	return out.Memories, err
+}
+
+// Scenes implements engram.LayerService through GET /v1/scenes.
+func (c *remote) Scenes(ctx context.Context, q engram.SceneQuery) ([]engram.Scene, error) {
+	v := url.Values{}
+	v.Set("namespace", orDefault(q.Namespace, allNamespaces))
+	setParam(v, "session", q.Session)
+	setParam(v, "q", q.Text)
+	setSpan(v, q.From, q.To)
+	setLimit(v, q.Limit)
+	var out struct {
+		Scenes []engram.Scene `json:"scenes"`
+	}
+	err := c.get(ctx, "/v1/scenes", v, &out)
+	return out.Scenes, err
+}
+
+// Persona implements engram.LayerService through GET /v1/persona.
+func (c *remote) Persona(ctx context.Context, namespace, speaker string) ([]engram.Persona, error) {
+	v := url.Values{}
+	setParam(v, "namespace", namespace)
+	setParam(v, "speaker", speaker)
+	var out struct {
+		Personas []engram.Persona `json:"personas"`
+	}
+	err := c.get(ctx, "/v1/persona", v, &out)
+	return out.Personas, err
+}
+
+// Graph implements engram.LayerService through GET /v1/kg.
+func (c *remote) Graph(ctx context.Context, q engram.GraphQuery) (engram.GraphResult, error) {
+	v := url.Values{}
+	v.Set("entity", q.Entity)
+	setParam(v, "namespace", q.Namespace)
+	if !q.AsOf.IsZero() {
+		v.Set("as_of", q.AsOf.Format(time.RFC3339Nano))
+	}
+	setFlag(v, "timeline", q.Timeline)
+	setLimit(v, q.Limit)
+	var res engram.GraphResult
+	err := c.get(ctx, "/v1/kg", v, &res)
+	return res, err
+}
+
+func (c *remote) get(ctx context.Context, path string, v url.Values, out any) error {
+	if len(v) > 0 {
+		path += "?" + v.Encode()
+	}
+	return c.do(ctx, http.MethodGet, path, nil, out)
+}
+
+// orDefault returns s, or def when s is "".
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+func setParam(v url.Values, k, s string) {
+	if s != "" {
+		v.Set(k, s)
+	}
+}
+
+func setFlag(v url.Values, k string, b bool) {
+	if b {
+		v.Set(k, "true")
+	}
+}
+
+func setSpan(v url.Values, from, to time.Time) {
+	if !from.IsZero() {
+		v.Set("from", from.Format(time.RFC3339Nano))
+	}
+	if !to.IsZero() {
+		v.Set("to", to.Format(time.RFC3339Nano))
+	}
+}
+
+func setLimit(v url.Values, n int) {
+	if n > 0 {
+		v.Set("limit", strconv.Itoa(n))
+	}
+}

@@ -1,0 +1,300 @@
+package httpapi
+
+import (
+	"fmt"
+	"maps"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/engram-dev/engram"
+)
+
+// MaxLayerLimit is the largest limit the layer routes accept.
+const MaxLayerLimit = 1000
+
+// allNamespaces, as the namespace of /v1/memories or /v1/scenes, lists every
+// namespace (as in recall).
+const allNamespaces = "*"
+
+// memoryTypes are the values of /v1/memories?type=.
+var memoryTypes = []string{engram.MemoryFact, engram.MemoryDecision, engram.MemoryPreference, engram.MemoryPlan, engram.MemoryEvent}
+
+func (s *Server) layers() (engram.LayerService, error) {
+	if s.Layers == nil {
+		return nil, engram.Errorf(engram.EUNSUPPORTED, "the derived layers are not available on this server")
+	}
+	return s.Layers, nil
+}
+
+// getMemories lists L1 memories: newest first, or best first with q.
+func (s *Server) getMemories(c echo.Context) error {
+	ls, err := s.layers()
+	if err != nil {
+		return err
+	}
+	p, err := s.queryParams(c, "namespace", "type", "subject", "q", "superseded", "from", "to", "limit")
+	if err != nil {
+		return err
+	}
+	q := engram.MemoryQuery{
+		Namespace:  p.namespace(true),
+		Type:       p.oneOf("type", memoryTypes),
+		Subject:    p.name("subject"),
+		Text:       p.text("q"),
+		Superseded: p.bool("superseded"),
+		Limit:      p.limit(),
+	}
+	q.From, q.To = p.span()
+	if p.err != nil {
+		return p.err
+	}
+	mems, err := ls.Memories(c.Request().Context(), q)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]any{"memories": nonNil(mems)})
+}
+
+// getScenes lists L2 scenes: newest first, or best first with q.
+func (s *Server) getScenes(c echo.Context) error {
+	ls, err := s.layers()
+	if err != nil {
+		return err
+	}
+	p, err := s.queryParams(c, "namespace", "session", "q", "from", "to", "limit")
+	if err != nil {
+		return err
+	}
+	q := engram.SceneQuery{
+		Namespace: p.namespace(true),
+		Session:   p.name("session"),
+		Text:      p.text("q"),
+		Limit:     p.limit(),
+	}
+	q.From, q.To = p.span()
+	if p.err != nil {
+		return p.err
+	}
+	scenes, err := ls.Scenes(c.Request().Context(), q)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]any{"scenes": nonNil(scenes)})
+}
+
+// getPersona returns the L3 profile of a speaker, or of every speaker of the
+// namespace.
+func (s *Server) getPersona(c echo.Context) error {
+	ls, err := s.layers()
+	if err != nil {
+		return err
+	}
+	p, err := s.queryParams(c, "namespace", "speaker")
+	if err != nil {
+		return err
+	}
+	ns, speaker := p.namespace(false), p.name("speaker")
+	if p.err != nil {
+		return p.err
+	}
+	ps, err := ls.Persona(c.Request().Context(), ns, speaker)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]any{"personas": nonNil(ps)})
+}
+
+// getGraph answers a knowledge-graph query about an entity: its triples
+// valid now or as_of a moment, or its whole timeline. 404 when the graph
+// does not know the entity.
+func (s *Server) getGraph(c echo.Context) error {
+	ls, err := s.layers()
+	if err != nil {
+		return err
+	}
+	p, err := s.queryParams(c, "entity", "namespace", "as_of", "timeline", "limit")
+	if err != nil {
+		return err
+	}
+	q := engram.GraphQuery{
+		Entity:    p.name("entity"),
+		Namespace: p.namespace(false),
+		AsOf:      p.time("as_of"),
+		Timeline:  p.bool("timeline"),
+		Limit:     p.limit(),
+	}
+	switch {
+	case p.err != nil:
+		return p.err
+	case q.Entity == "":
+		return engram.FieldError("entity", "entity is required (for example ?entity=Alice)")
+	case q.Timeline && !q.AsOf.IsZero():
+		return engram.FieldError("as_of", "as_of and timeline=true do not go together: a timeline holds every triple")
+	}
+	res, err := ls.Graph(c.Request().Context(), q)
+	if err != nil {
+		return err
+	}
+	res.Triples = nonNil(res.Triples)
+	return c.JSON(http.StatusOK, res)
+}
+
+// params reads the query string of a GET request strictly: a parameter
+// that is unknown or given twice is refused, and every value is checked.
+// The getters record the first bad value in err (an EINVALID naming the
+// parameter) and return the zero value, so a handler reads all its
+// parameters and checks err once.
+type params struct {
+	v        url.Values
+	maxField int // the server's field-length limit
+	err      error
+}
+
+func (s *Server) queryParams(c echo.Context, known ...string) (*params, error) {
+	// c.QueryParams() drops pairs it cannot decode; parse again to refuse them.
+	v, err := url.ParseQuery(c.Request().URL.RawQuery)
+	if err != nil {
+		return nil, engram.FieldError("query", "the query string does not parse: %v", err)
+	}
+	for _, k := range slices.Sorted(maps.Keys(v)) {
+		if !slices.Contains(known, k) {
+			return nil, engram.FieldError(k, "unknown parameter %q (known: %s)", k, strings.Join(known, ", "))
+		}
+		if len(v[k]) > 1 {
+			return nil, engram.FieldError(k, "parameter %q is given %d times; give it once", k, len(v[k]))
+		}
+		if !utf8.ValidString(v.Get(k)) {
+			return nil, engram.FieldError(k, "%s is not valid UTF-8", k)
+		}
+	}
+	return &params{v: v, maxField: s.cfg.Limits.MaxFieldBytes}, nil
+}
+
+func (p *params) fail(err *engram.Error) {
+	if p.err == nil {
+		p.err = err
+	}
+}
+
+// name returns a name-like value (namespace, subject, session, speaker,
+// entity): at most the field-length limit. Empty means absent.
+func (p *params) name(k string) string {
+	s := p.v.Get(k)
+	if len(s) > p.maxField {
+		p.fail(&engram.Error{Code: engram.ETOOLARGE, Field: k,
+			Message: fmt.Sprintf("%s is %d bytes, over the limit of %d", k, len(s), p.maxField)})
+		return ""
+	}
+	return s
+}
+
+// namespace returns the namespace to read: "default" when absent, "" (all
+// namespaces) for "*" where all is allowed.
+func (p *params) namespace(all bool) string {
+	ns := p.name("namespace")
+	switch {
+	case ns == "":
+		return engram.DefaultNamespace
+	case ns == allNamespaces && all:
+		return ""
+	case ns == allNamespaces:
+		p.fail(engram.FieldError("namespace", `namespace "*" is not allowed here: name one namespace`))
+		return ""
+	}
+	return ns
+}
+
+// text returns a keyword query, at most engram.MaxQueryBytes.
+func (p *params) text(k string) string {
+	s := p.v.Get(k)
+	if len(s) > engram.MaxQueryBytes {
+		p.fail(&engram.Error{Code: engram.ETOOLARGE, Field: k,
+			Message: fmt.Sprintf("%s is %d bytes, over the limit of %d", k, len(s), engram.MaxQueryBytes)})
+		return ""
+	}
+	return s
+}
+
+// oneOf returns a value that must be one of allowed, or "" when absent.
+func (p *params) oneOf(k string, allowed []string) string {
+	s := p.v.Get(k)
+	if s != "" && !slices.Contains(allowed, s) {
+		p.fail(engram.FieldError(k, "unknown %s %q (want one of %s)", k, s, strings.Join(allowed, ", ")))
+		return ""
+	}
+	return s
+}
+
+// bool returns a flag: true or false (1 or 0); false when absent. Any other
+// value, the empty one included, is refused rather than guessed.
+func (p *params) bool(k string) bool {
+	if !p.v.Has(k) {
+		return false
+	}
+	switch s := p.v.Get(k); s {
+	case "true", "1":
+		return true
+	case "false", "0":
+		return false
+	default:
+		p.fail(engram.FieldError(k, "%s must be true or false, got %q", k, s))
+		return false
+	}
+}
+
+// time returns an RFC 3339 time in UTC; zero when absent.
+func (p *params) time(k string) time.Time {
+	if !p.v.Has(k) {
+		return time.Time{}
+	}
+	s := p.v.Get(k)
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		p.fail(engram.FieldError(k, "%s %q is not RFC 3339 (for example 2026-05-01T14:03:00Z)", k, s))
+		return time.Time{}
+	}
+	if t.Year() < 1678 || t.Year() > 2261 {
+		p.fail(engram.FieldError(k, "%s is out of range (years 1678 to 2261)", k))
+		return time.Time{}
+	}
+	return t.UTC()
+}
+
+// span returns from and to, to after from when both are set.
+func (p *params) span() (from, to time.Time) {
+	from, to = p.time("from"), p.time("to")
+	if !from.IsZero() && !to.IsZero() && !to.After(from) {
+		p.fail(engram.FieldError("to", "to (%s) must be after from (%s)", to.Format(time.RFC3339), from.Format(time.RFC3339)))
+	}
+	return from, to
+}
+
+// limit returns the limit, 1 to MaxLayerLimit; 0 (the service's default)
+// when absent.
+func (p *params) limit() int {
+	if !p.v.Has("limit") {
+		return 0
+	}
+	s := p.v.Get("limit")
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 || n > MaxLayerLimit {
+		p.fail(engram.FieldError("limit", "limit must be an integer from 1 to %d, got %q", MaxLayerLimit, s))
+		return 0
+	}
+	return n
+}
+
+// nonNil makes a nil slice empty, so that JSON has [] and never null.
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
