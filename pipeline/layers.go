@@ -188,9 +188,11 @@ func (w *SceneWorker) Run(ctx context.Context) error {
 	})
 }
 
-// runMemories feeds the memories changed after the worker's watermark to fn
-// in batches, each with the change number it reaches.
-func runMemories(ctx context.Context, store engram.LayerStore, worker string, size int, fn func([]engram.Memory, int64) error) error {
+// runMemories feeds what derive makes of each memory changed after the
+// worker's watermark to apply, in batches, each with the change number it
+// reaches.
+func runMemories[T any](ctx context.Context, store engram.LayerStore, worker string, size int,
+	derive func(engram.Memory) (T, bool), apply func(context.Context, string, []T, int64) error) error {
 	size = batchOr(size, DefaultDeriveBatch)
 	from, err := store.WorkerSeq(ctx, worker)
 	if err != nil {
@@ -205,7 +207,13 @@ func runMemories(ctx context.Context, store engram.LayerStore, worker string, si
 			return err
 		}
 		through := mems[len(mems)-1].Seq
-		if err := fn(mems, through); err != nil {
+		var out []T
+		for _, m := range mems {
+			if v, ok := derive(m); ok {
+				out = append(out, v)
+			}
+		}
+		if err := apply(ctx, worker, out, through); err != nil {
 			return err
 		}
 		if len(mems) < size {
@@ -223,15 +231,7 @@ type GraphWorker struct {
 
 // Run adds the triples of every memory changed since its last run.
 func (w *GraphWorker) Run(ctx context.Context) error {
-	return runMemories(ctx, w.Store, WorkerGraph, w.BatchSize, func(mems []engram.Memory, through int64) error {
-		var triples []engram.Triple
-		for _, m := range mems {
-			if t, ok := MemoryTriple(m); ok {
-				triples = append(triples, t)
-			}
-		}
-		return w.Store.ApplyTriples(ctx, WorkerGraph, triples, through)
-	})
+	return runMemories(ctx, w.Store, WorkerGraph, w.BatchSize, MemoryTriple, w.Store.ApplyTriples)
 }
 
 // MemoryTriple returns the knowledge-graph triple of a memory with a
@@ -258,15 +258,7 @@ type PersonaWorker struct {
 
 // Run folds every memory changed since its last run.
 func (w *PersonaWorker) Run(ctx context.Context) error {
-	return runMemories(ctx, w.Store, WorkerPersona, w.BatchSize, func(mems []engram.Memory, through int64) error {
-		var ups []engram.FacetUpdate
-		for _, m := range mems {
-			if u, ok := MemoryFacet(m); ok {
-				ups = append(ups, u)
-			}
-		}
-		return w.Store.ApplyFacets(ctx, WorkerPersona, ups, through)
-	})
+	return runMemories(ctx, w.Store, WorkerPersona, w.BatchSize, MemoryFacet, w.Store.ApplyFacets)
 }
 
 // Persona facets by predicate, for relations about the speaker.

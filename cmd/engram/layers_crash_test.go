@@ -144,7 +144,7 @@ func TestLayerJobsSIGKILL(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crash test skipped with -short")
 	}
-	const turns = 8000
+	const turns = 4000
 	conv := conversationJSONL(t, turns)
 	clean, killed := filepath.Join(t.TempDir(), "clean"), filepath.Join(t.TempDir(), "killed")
 	workers := []string{pipeline.WorkerMemories, pipeline.WorkerScenes, pipeline.WorkerPersona, pipeline.WorkerGraph}
