@@ -499,47 +499,32 @@ func (db *DB) Memories(ctx context.Context, q engram.MemoryQuery) ([]engram.Memo
 		limit = DefaultSearchLimit
 	}
 	limit = min(limit, MaxSearchLimit)
-	where := []string{"1"}
-	var args []any
-	add := func(cond string, v any) {
-		where = append(where, cond)
-		args = append(args, v)
-	}
+	var l listQuery
 	if q.Namespace != "" {
-		add("m.namespace = ?", q.Namespace)
+		l.add("m.namespace = ?", q.Namespace)
 	}
 	if q.Type != "" {
-		add("m.type = ?", q.Type)
+		l.add("m.type = ?", q.Type)
 	}
 	if q.Subject != "" {
-		add("lower(m.subject) = lower(?)", q.Subject)
+		l.add("lower(m.subject) = lower(?)", q.Subject)
 	}
 	if !q.Superseded {
-		where = append(where, "m.superseded_by IS NULL")
+		l.where = append(l.where, "m.superseded_by IS NULL")
 	}
 	if !q.From.IsZero() {
-		add("m.ts >= ?", q.From.UnixNano())
+		l.add("m.ts >= ?", q.From.UnixNano())
 	}
 	if !q.To.IsZero() {
-		add("m.ts < ?", q.To.UnixNano())
+		l.add("m.ts < ?", q.To.UnixNano())
 	}
-	from, order := "memories m", "m.ts DESC, m.n DESC"
-	if strings.TrimSpace(q.Text) != "" {
-		terms, err := queryTerms(q.Text)
-		if err != nil {
-			return nil, err
-		}
-		if len(terms) == 0 {
-			return nil, nil
-		}
-		from, order = "memories_fts f JOIN memories m ON m.n = f.rowid", "f.rank"
-		where = append([]string{"memories_fts MATCH ?"}, where...)
-		args = append([]any{matchExpr(terms)}, args...)
+	query, args, ok, err := l.build(memoryColumns, "memories", "m", q.Text, "m.ts DESC, m.n DESC", limit)
+	if err != nil || !ok {
+		return nil, err
 	}
 	var out []engram.Memory
-	err := db.View(ctx, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, `SELECT `+memoryColumns+` FROM `+from+` WHERE `+strings.Join(where, " AND ")+
-			` ORDER BY `+order+` LIMIT ?`, append(args, limit)...)
+	err = db.View(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, query, args...)
 		if err != nil {
 			return err
 		}
@@ -607,4 +592,36 @@ func (db *DB) GetMemories(ctx context.Context, ids []string) ([]engram.Memory, e
 		}
 	}
 	return out, nil
+}
+
+// listQuery builds the listing queries of a layer table: conditions with
+// their arguments, and an optional keyword search through the table's FTS
+// index.
+type listQuery struct {
+	where []string
+	args  []any
+}
+
+func (l *listQuery) add(cond string, v any) {
+	l.where = append(l.where, cond)
+	l.args = append(l.args, v)
+}
+
+// build returns the query over table (aliased alias, its FTS index
+// table_fts joined on n) ordered by order, or by BM25 when text is set; ok
+// is false when text has no searchable term (nothing can match).
+func (l *listQuery) build(columns, table, alias, text, order string, limit int) (query string, args []any, ok bool, err error) {
+	from, where, args := table+" "+alias, append([]string{"1"}, l.where...), l.args
+	if strings.TrimSpace(text) != "" {
+		terms, err := queryTerms(text)
+		if err != nil || len(terms) == 0 {
+			return "", nil, false, err
+		}
+		from = table + "_fts f JOIN " + table + " " + alias + " ON " + alias + ".n = f.rowid"
+		order = "f.rank"
+		where = append([]string{table + "_fts MATCH ?"}, where...)
+		args = append([]any{matchExpr(terms)}, args...)
+	}
+	return `SELECT ` + columns + ` FROM ` + from + ` WHERE ` + strings.Join(where, " AND ") + ` ORDER BY ` + order + ` LIMIT ?`,
+		append(args, limit), true, nil
 }

@@ -161,41 +161,26 @@ func (db *DB) Scenes(ctx context.Context, q engram.SceneQuery) ([]engram.Scene, 
 	if limit == 0 {
 		limit = DefaultSearchLimit
 	}
-	where := []string{"1"}
-	var args []any
-	add := func(cond string, v any) {
-		where = append(where, cond)
-		args = append(args, v)
-	}
+	var l listQuery
 	if q.Namespace != "" {
-		add("s.namespace = ?", q.Namespace)
+		l.add("s.namespace = ?", q.Namespace)
 	}
 	if q.Session != "" {
-		add("s.session = ?", q.Session)
+		l.add("s.session = ?", q.Session)
 	}
 	if !q.From.IsZero() {
-		add("s.end_ts >= ?", q.From.UnixNano())
+		l.add("s.end_ts >= ?", q.From.UnixNano())
 	}
 	if !q.To.IsZero() {
-		add("s.start_ts < ?", q.To.UnixNano())
+		l.add("s.start_ts < ?", q.To.UnixNano())
 	}
-	from, order := "scenes s", "s.start_ts DESC, s.n DESC"
-	if strings.TrimSpace(q.Text) != "" {
-		terms, err := queryTerms(q.Text)
-		if err != nil {
-			return nil, err
-		}
-		if len(terms) == 0 {
-			return nil, nil
-		}
-		from, order = "scenes_fts f JOIN scenes s ON s.n = f.rowid", "f.rank"
-		where = append([]string{"scenes_fts MATCH ?"}, where...)
-		args = append([]any{matchExpr(terms)}, args...)
+	query, args, ok, err := l.build(sceneColumns, "scenes", "s", q.Text, "s.start_ts DESC, s.n DESC", limit)
+	if err != nil || !ok {
+		return nil, err
 	}
 	var out []engram.Scene
-	err := db.View(ctx, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, `SELECT `+sceneColumns+` FROM `+from+` WHERE `+strings.Join(where, " AND ")+
-			` ORDER BY `+order+` LIMIT ?`, append(args, limit)...)
+	err = db.View(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, query, args...)
 		if err != nil {
 			return err
 		}
