@@ -25,6 +25,8 @@ type Scene struct {
 	End          time.Time `json:"end"`
 	Participants []string  `json:"participants"`
 	Turns        []string  `json:"turns"` // turn ids, in order
+	// Seq is the scene's change number in the palace (see Memory.Seq).
+	Seq int64 `json:"seq,omitempty"`
 }
 
 // Persona facets.
@@ -185,6 +187,9 @@ type LayerStore interface {
 	// MemoriesSince returns memories whose change number (Memory.Seq) is
 	// above after, in that order.
 	MemoriesSince(ctx context.Context, after int64, limit int) ([]Memory, error)
+	// ScenesSince returns scenes whose change number (Scene.Seq) is above
+	// after, in that order.
+	ScenesSince(ctx context.Context, after int64, limit int) ([]Scene, error)
 	// OpenScenes returns the drafts of the sessions' open scenes.
 	OpenScenes(ctx context.Context, keys []SessionKey) (map[SessionKey][]byte, error)
 	// PutScenes upserts scenes by ID.
@@ -216,6 +221,10 @@ type LayerIndex interface {
 	SearchMemories(ctx context.Context, q TextQuery) ([]MemoryHit, error)
 	// SearchScenes ranks scenes by BM25 over title and summary.
 	SearchScenes(ctx context.Context, q TextQuery) ([]SceneHit, error)
+	// GetMemories and GetScenes return the items with the given ids, in the
+	// order of ids; unknown ids are skipped.
+	GetMemories(ctx context.Context, ids []string) ([]Memory, error)
+	GetScenes(ctx context.Context, ids []string) ([]Scene, error)
 	// EntityTriples returns the triples valid at asOf of the entities the
 	// names resolve to (names not in the graph are skipped).
 	EntityTriples(ctx context.Context, namespace string, names []string, asOf time.Time, limit int) ([]Triple, error)

@@ -119,7 +119,7 @@ func (db *DB) PutScenes(ctx context.Context, worker string, scenes []engram.Scen
 	return nil
 }
 
-const sceneColumns = `s.id, s.namespace, s.session, s.title, s.summary, s.start_ts, s.end_ts, s.participants, s.turns`
+const sceneColumns = `s.id, s.namespace, s.session, s.title, s.summary, s.start_ts, s.end_ts, s.participants, s.turns, s.seq`
 
 func scanScenes(rows *sql.Rows, fn func(engram.Scene, float64)) error {
 	defer rows.Close()
@@ -127,7 +127,7 @@ func scanScenes(rows *sql.Rows, fn func(engram.Scene, float64)) error {
 	if err != nil {
 		return err
 	}
-	ranked := len(cols) > 9
+	ranked := len(cols) > 10
 	for rows.Next() {
 		var (
 			s            engram.Scene
@@ -135,7 +135,7 @@ func scanScenes(rows *sql.Rows, fn func(engram.Scene, float64)) error {
 			parts, turns string
 			rank         sql.NullFloat64
 		)
-		dest := []any{&s.ID, &s.Namespace, &s.Session, &s.Title, &s.Summary, &start, &end, &parts, &turns}
+		dest := []any{&s.ID, &s.Namespace, &s.Session, &s.Title, &s.Summary, &start, &end, &parts, &turns, &s.Seq}
 		if ranked {
 			dest = append(dest, &rank)
 		}
@@ -213,6 +213,54 @@ func (db *DB) SearchScenes(ctx context.Context, q engram.TextQuery) ([]engram.Sc
 	})
 	if err != nil {
 		return nil, fmt.Errorf("palace: search scenes: %w", err)
+	}
+	return out, nil
+}
+
+// ScenesSince returns up to limit scenes whose change number is above
+// after, in change-number order.
+func (db *DB) ScenesSince(ctx context.Context, after int64, limit int) ([]engram.Scene, error) {
+	var out []engram.Scene
+	err := db.View(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT `+sceneColumns+` FROM scenes s WHERE s.seq > ? ORDER BY s.seq LIMIT ?`, after, limit)
+		if err != nil {
+			return err
+		}
+		return scanScenes(rows, func(s engram.Scene, _ float64) { out = append(out, s) })
+	})
+	if err != nil {
+		return nil, fmt.Errorf("palace: scenes since %d: %w", after, err)
+	}
+	return out, nil
+}
+
+// GetScenes returns the scenes with the given ids, in the order of ids;
+// unknown ids are skipped.
+func (db *DB) GetScenes(ctx context.Context, ids []string) ([]engram.Scene, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	byID := make(map[string]engram.Scene, len(ids))
+	err := db.View(ctx, func(tx *sql.Tx) error {
+		args := make([]any, len(ids))
+		for i, id := range ids {
+			args[i] = id
+		}
+		rows, err := tx.QueryContext(ctx, `SELECT `+sceneColumns+` FROM scenes s WHERE s.id IN (?`+strings.Repeat(",?", len(ids)-1)+`)`, args...)
+		if err != nil {
+			return err
+		}
+		return scanScenes(rows, func(s engram.Scene, _ float64) { byID[s.ID] = s })
+	})
+	if err != nil {
+		return nil, fmt.Errorf("palace: get scenes: %w", err)
+	}
+	out := make([]engram.Scene, 0, len(byID))
+	for _, id := range ids {
+		if s, ok := byID[id]; ok {
+			out = append(out, s)
+			delete(byID, id)
+		}
 	}
 	return out, nil
 }

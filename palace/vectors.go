@@ -251,7 +251,18 @@ func (v *VectorIndex) prepare(items []engram.VectorItem) (prepared, error) {
 // returns EINVALID and writes nothing. Errors: EUNAVAILABLE once the palace
 // is closed; ENOTFOUND once the model is dropped.
 func (v *VectorIndex) Upsert(ctx context.Context, items []engram.VectorItem) error {
-	return v.put(ctx, items, 0)
+	return v.put(ctx, items, 0, "")
+}
+
+// PutLayerVectors is Upsert that also advances a layer worker's watermark
+// (WorkerSeq of worker) to throughSeq, in the same transaction: the vectors
+// of memories and scenes, embedded in change-number order. Errors are those
+// of Upsert; EINVALID for an empty worker or a negative throughSeq.
+func (v *VectorIndex) PutLayerVectors(ctx context.Context, items []engram.VectorItem, worker string, throughSeq int64) error {
+	if worker == "" || throughSeq < 0 {
+		return engram.Errorf(engram.EINVALID, "palace: layer vectors need a worker and a watermark, got %q and %d", worker, throughSeq)
+	}
+	return v.put(ctx, items, throughSeq, worker)
 }
 
 // PutTurnVectors is Upsert that also advances the model's watermark to
@@ -264,10 +275,12 @@ func (v *VectorIndex) PutTurnVectors(ctx context.Context, items []engram.VectorI
 	if throughSeq < 0 {
 		return engram.Errorf(engram.EINVALID, "palace: watermark %d is negative", throughSeq)
 	}
-	return v.put(ctx, items, throughSeq)
+	return v.put(ctx, items, throughSeq, "")
 }
 
-func (v *VectorIndex) put(ctx context.Context, items []engram.VectorItem, throughSeq int64) error {
+// put upserts items and advances a watermark to throughSeq: the model's
+// (turn) watermark, or worker's when worker is set.
+func (v *VectorIndex) put(ctx context.Context, items []engram.VectorItem, throughSeq int64, worker string) error {
 	if err := v.usable(); err != nil {
 		return err
 	}
@@ -286,9 +299,16 @@ func (v *VectorIndex) put(ctx context.Context, items []engram.VectorItem, throug
 	}
 	err = v.db.Update(ctx, func(tx *sql.Tx) error {
 		var last int64
+		turnSeq := throughSeq
+		if worker != "" {
+			if err := setWorkerSeq(ctx, tx, worker, throughSeq); err != nil {
+				return err
+			}
+			turnSeq = 0
+		}
 		err := tx.QueryRowContext(ctx, `UPDATE vector_models
 			SET last_seq = last_seq + ?, embedded_seq = max(embedded_seq, ?)
-			WHERE model = ? RETURNING last_seq`, len(p.rows), throughSeq, v.model).Scan(&last)
+			WHERE model = ? RETURNING last_seq`, len(p.rows), turnSeq, v.model).Scan(&last)
 		if errors.Is(err, sql.ErrNoRows) {
 			return errDropped(v.model)
 		}

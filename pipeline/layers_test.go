@@ -11,6 +11,7 @@ import (
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/archive"
+	"github.com/engram-dev/engram/embed"
 	"github.com/engram-dev/engram/ollama"
 	"github.com/engram-dev/engram/palace"
 	"github.com/engram-dev/engram/pipeline"
@@ -242,5 +243,46 @@ func TestLayerWorkers_OllamaUnusableOutputSkips(t *testing.T) {
 	}
 	if seq, _ := p2.WorkerSeq(ctx, pipeline.WorkerMemories); seq != 0 {
 		t.Errorf("a failed run moved the watermark to %d", seq)
+	}
+}
+
+func TestLayerVectorWorker(t *testing.T) {
+	a, p := mustArchive(t, team())
+	runLayers(t, a, p, pipeline.RulesExtractor{}, 0)
+	ctx := waitCtx(t)
+	emb := embed.New()
+	store, err := p.Vectors(ctx, emb.Model(), emb.Dim())
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &pipeline.LayerVectorWorker{Layers: p, Embedder: emb, Store: store, BatchSize: 4}
+	if err := w.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	mems, _ := p.Memories(ctx, engram.MemoryQuery{Namespace: "team", Superseded: true, Limit: 1000})
+	scenes, _ := p.Scenes(ctx, engram.SceneQuery{Namespace: "team", Limit: 1000})
+	n, err := store.Count(ctx)
+	if err != nil || n != len(mems)+len(scenes) {
+		t.Fatalf("%d vectors (%v), want one per memory and scene: %d", n, err, len(mems)+len(scenes))
+	}
+	last, _ := store.LastChange(ctx)
+	if err := w.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := store.LastChange(ctx); again != last {
+		t.Errorf("a second run wrote vectors again (%d -> %d)", last, again)
+	}
+	// A memory is found by meaning: the query shares no word with it.
+	vecs, err := emb.Embed(ctx, []string{"which analytics database did they adopt"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hits, err := store.Query(ctx, engram.VectorQuery{Vector: vecs[0], K: 3, Kinds: []string{engram.KindMemory}})
+	if err != nil || len(hits) == 0 {
+		t.Fatalf("query: %v %v", hits, err)
+	}
+	got, _ := p.GetMemories(ctx, []string{hits[0].ID})
+	if len(got) != 1 || !strings.Contains(got[0].Text, "ClickHouse") {
+		t.Errorf("best memory for the analytics question: %+v", got)
 	}
 }

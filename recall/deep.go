@@ -236,6 +236,12 @@ func (s *Service) candidates(ctx context.Context, v *Vectors, ns, text string, c
 		vectorsUsed = v != nil && v.Unavailable == ""
 	)
 	var qvec []float32
+	// With the layers on, one vector query returns turns, memories and
+	// scenes (one scan of the index, not two); they are split below.
+	kinds, k := []string{engram.KindTurn}, n
+	if s.Layers != nil && cfg.LayerWeight > 0 {
+		kinds, k = append(kinds, engram.KindMemory, engram.KindScene), n+layerMemoryHits+layerSceneHits
+	}
 	if vectorsUsed {
 		wg.Add(1)
 		go func() {
@@ -246,8 +252,8 @@ func (s *Service) candidates(ctx context.Context, v *Vectors, ns, text string, c
 				return
 			}
 			qvec = vecs[0]
-			vhits, verr = v.Index.Query(ctx, engram.VectorQuery{Vector: qvec, K: n, Namespace: ns,
-				Kinds: []string{engram.KindTurn}, From: from, To: to})
+			vhits, verr = v.Index.Query(ctx, engram.VectorQuery{Vector: qvec, K: k, Namespace: ns,
+				Kinds: kinds, From: from, To: to})
 		}()
 	}
 	bhits, berr = s.index.SearchTurns(ctx, engram.TextQuery{Namespace: ns, Text: text, Limit: n, From: from, To: to})
@@ -268,6 +274,14 @@ func (s *Service) candidates(ctx context.Context, v *Vectors, ns, text string, c
 		}
 		warn(fmt.Sprintf("vector search failed (%s): deep recall ran on keyword evidence only", engram.ErrorMessage(verr)))
 		vhits = nil
+	}
+	var layerHits []engram.VectorHit
+	vhits, layerHits = splitKinds(vhits, n)
+	if err := s.layerVectorEvidence(ctx, &ev, layerHits); err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		warn(fmt.Sprintf("the derived layers could not be read (%s): deep recall ran without their vector matches", engram.ErrorMessage(err)))
 	}
 	byID := make(map[string]*candidate, len(vhits)+len(bhits))
 	var out []*candidate

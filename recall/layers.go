@@ -12,14 +12,95 @@ import (
 
 // Layer evidence of the deep path.
 const (
-	layerMemoryHits  = 30  // memories searched per query
-	layerSceneHits   = 10  // scenes searched per query
-	layerNewTurns    = 40  // turns cited by layers that may join the candidates
-	sceneShare       = 0.5 // a scene's evidence for its turns, relative to a memory's
-	kgTriples        = 50  // triples weighed per query
-	maxEntityNgram   = 3   // words in an entity name looked up in the graph
+	layerMemoryHits = 30  // memories searched per query
+	layerSceneHits  = 10  // scenes searched per query
+	layerNewTurns   = 40  // turns cited by layers that may join the candidates
+	sceneShare      = 0.5 // a scene's evidence for its turns, relative to a memory's
+	// layerVectorShare scales the evidence of a vector match of a memory or
+	// scene against a keyword match: the best vector match of a query is
+	// close whatever the query, the best keyword match shares its words.
+	// On LoCoMo with the builtin embedder 1.0 costs a point at @10, 0.5 and
+	// below cost nothing (docs/benchmarks.md).
+	layerVectorShare = 0.5
+	kgTriples        = 50 // triples weighed per query
+	maxEntityNgram   = 3  // words in an entity name looked up in the graph
 	maxEntityLookups = 40
 )
+
+// splitKinds separates turn hits (at most n) from layer hits, keeping
+// their order.
+func splitKinds(hits []engram.VectorHit, n int) (turns, layers []engram.VectorHit) {
+	for _, h := range hits {
+		switch {
+		case h.Kind == engram.KindMemory || h.Kind == engram.KindScene:
+			layers = append(layers, h)
+		case len(turns) < n:
+			turns = append(turns, h)
+		}
+	}
+	return turns, layers
+}
+
+// layerVectorEvidence adds the vector matches of memories and scenes to ev:
+// each hit's cosine divided by the best of its kind, given to the turns the
+// item cites (memories) or holds (scenes, and only to turns other evidence
+// found). Superseded memories are dropped.
+func (s *Service) layerVectorEvidence(ctx context.Context, ev *evidence, hits []engram.VectorHit) error {
+	if len(hits) == 0 || s.Layers == nil {
+		return nil
+	}
+	score := map[string]float64{}
+	best := map[string]float64{}
+	var memIDs, sceneIDs []string
+	for _, h := range hits {
+		if h.Score <= 0 {
+			continue
+		}
+		score[h.ID] = h.Score
+		best[h.Kind] = max(best[h.Kind], h.Score)
+		if h.Kind == engram.KindMemory && len(memIDs) < layerMemoryHits {
+			memIDs = append(memIDs, h.ID)
+		} else if h.Kind == engram.KindScene && len(sceneIDs) < layerSceneHits {
+			sceneIDs = append(sceneIDs, h.ID)
+		}
+	}
+	mems, err := s.Layers.GetMemories(ctx, memIDs)
+	if err != nil {
+		return err
+	}
+	for _, m := range mems {
+		if m.SupersededBy != "" {
+			continue
+		}
+		for _, id := range m.Sources {
+			ev.cite(ev.layer, id, layerVectorShare*score[m.ID]/best[engram.KindMemory])
+		}
+	}
+	scenes, err := s.Layers.GetScenes(ctx, sceneIDs)
+	if err != nil {
+		return err
+	}
+	for _, sc := range scenes {
+		v := layerVectorShare * sceneShare * score[sc.ID] / best[engram.KindScene]
+		for _, id := range sc.Turns {
+			ev.layer[id] = max(ev.layer[id], v)
+		}
+	}
+	return nil
+}
+
+// cite records that an item with evidence v cites turn id in m, and
+// remembers the order turns were first cited in.
+func (ev *evidence) cite(m map[string]float64, id string, v float64) {
+	if _, ok := ev.layer[id]; !ok {
+		if _, ok := ev.kg[id]; !ok {
+			ev.order = append(ev.order, id)
+		}
+	}
+	if v > m[id] {
+		m[id] = v
+	}
+}
 
 // evidence is what the derived layers say about turns: the best normalised
 // memory or scene match citing a turn (layer) and the confidence of the
@@ -36,16 +117,6 @@ func (s *Service) layerEvidence(ctx context.Context, ns, text string, from, to t
 	if s.Layers == nil {
 		return ev, nil
 	}
-	cite := func(m map[string]float64, id string, v float64) {
-		if _, ok := ev.layer[id]; !ok {
-			if _, ok := ev.kg[id]; !ok {
-				ev.order = append(ev.order, id)
-			}
-		}
-		if v > m[id] {
-			m[id] = v
-		}
-	}
 	if cfg.LayerWeight > 0 {
 		q := engram.TextQuery{Namespace: ns, Text: text, Limit: layerMemoryHits, From: from, To: to}
 		mems, err := s.Layers.SearchMemories(ctx, q)
@@ -54,7 +125,7 @@ func (s *Service) layerEvidence(ctx context.Context, ns, text string, from, to t
 		}
 		for _, h := range mems {
 			for _, id := range h.Memory.Sources {
-				cite(ev.layer, id, h.Score/mems[0].Score)
+				ev.cite(ev.layer, id, h.Score/mems[0].Score)
 			}
 		}
 		q.Limit = layerSceneHits
@@ -84,7 +155,7 @@ func (s *Service) layerEvidence(ctx context.Context, ns, text string, from, to t
 		}
 		for _, t := range triples {
 			for _, id := range t.Sources {
-				cite(ev.kg, id, t.Confidence)
+				ev.cite(ev.kg, id, t.Confidence)
 			}
 		}
 	}

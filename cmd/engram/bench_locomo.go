@@ -704,7 +704,7 @@ func (rep *locomoReport) ingest(ctx context.Context, b *benchEngram, convs []*lo
 	}
 	// The derived layers, as the scheduled jobs would build them.
 	start = time.Now()
-	for _, name := range []string{pipeline.WorkerMemories, pipeline.WorkerScenes, pipeline.WorkerPersona, pipeline.WorkerGraph} {
+	for _, name := range []string{pipeline.WorkerMemories, pipeline.WorkerScenes, pipeline.WorkerPersona, pipeline.WorkerGraph, pipeline.WorkerLayerVectors} {
 		st, err := b.eng.RunJob(ctx, name)
 		for engram.ErrorCode(err) == engram.ECONFLICT && ctx.Err() == nil {
 			time.Sleep(50 * time.Millisecond) // the scheduler's own run of the job ends first

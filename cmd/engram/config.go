@@ -324,13 +324,14 @@ func (c Config) triggerMatcher() (*recall.TriggerMatcher, error) {
 
 // Default job intervals; [jobs] in config.toml overrides them by name.
 var defaultJobIntervals = map[string]time.Duration{
-	jobVerify:               24 * time.Hour,
-	jobCompact:              6 * time.Hour,
-	jobSnapshot:             time.Hour,
-	pipeline.WorkerMemories: 5 * time.Minute,
-	pipeline.WorkerScenes:   5 * time.Minute,
-	pipeline.WorkerPersona:  10 * time.Minute,
-	pipeline.WorkerGraph:    10 * time.Minute,
+	jobVerify:                   24 * time.Hour,
+	jobCompact:                  6 * time.Hour,
+	jobSnapshot:                 time.Hour,
+	pipeline.WorkerMemories:     5 * time.Minute,
+	pipeline.WorkerScenes:       5 * time.Minute,
+	pipeline.WorkerPersona:      10 * time.Minute,
+	pipeline.WorkerGraph:        10 * time.Minute,
+	pipeline.WorkerLayerVectors: 5 * time.Minute,
 }
 
 // minJobInterval keeps a typo ("1s") from running a job back to back.

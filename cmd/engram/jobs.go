@@ -42,6 +42,7 @@ func (e *engine) newScheduler() (*scheduler.Scheduler, error) {
 		add(pipeline.WorkerScenes, (&pipeline.SceneWorker{Archive: e.archive, Store: e.palace}).Run)
 		add(pipeline.WorkerPersona, (&pipeline.PersonaWorker{Store: e.palace}).Run)
 		add(pipeline.WorkerGraph, (&pipeline.GraphWorker{Store: e.palace}).Run)
+		add(pipeline.WorkerLayerVectors, e.embedLayers)
 	}
 	add(jobVerify, e.verifyArchive)
 	add(jobCompact, e.palace.Optimize)
@@ -52,6 +53,21 @@ func (e *engine) newScheduler() (*scheduler.Scheduler, error) {
 	}
 	s.Logger = e.logger.With("component", "scheduler")
 	return s, nil
+}
+
+// embedLayers embeds the memories and scenes not yet embedded with the
+// active model. Without a vector side (embedder none, or not started) it
+// does nothing: the layers stay searchable by keyword.
+func (e *engine) embedLayers(ctx context.Context) error {
+	e.vec.mu.Lock()
+	side := e.vec.side
+	e.vec.mu.Unlock()
+	if side == nil {
+		e.logger.Debug("layer vectors: no vector model is active; skipped")
+		return nil
+	}
+	w := &pipeline.LayerVectorWorker{Layers: e.palace, Embedder: side.vx.Embedder(), Store: side.store}
+	return w.Run(ctx)
 }
 
 // verifyArchive re-reads every archive file and fails on anything but
