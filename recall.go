@@ -34,6 +34,23 @@ type RecallRequest struct {
 	// BudgetTokens, when positive, asks for a packed context block of at
 	// most that many tokens (estimated) in the response.
 	BudgetTokens int `json:"budget_tokens,omitempty"`
+	// Kinds are the kinds of results wanted: KindTurn (the default),
+	// KindMemory, KindScene, KindFact. Layer results carry the turns they
+	// stem from as their sources.
+	Kinds []string `json:"kinds,omitempty"`
+}
+
+// Wants reports whether the request asks for results of kind.
+func (r RecallRequest) Wants(kind string) bool {
+	if len(r.Kinds) == 0 {
+		return kind == KindTurn
+	}
+	for _, k := range r.Kinds {
+		if k == kind {
+			return true
+		}
+	}
+	return false
 }
 
 // Recall limits and defaults.

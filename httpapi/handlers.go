@@ -101,8 +101,10 @@ func decodeRecall(body []byte) (engram.RecallRequest, error) {
 			dst, want = &req.K, "an integer"
 		case "budget_tokens":
 			dst, want = &req.BudgetTokens, "an integer"
+		case "kinds":
+			dst, want = &req.Kinds, "an array of strings"
 		default:
-			return req, engram.FieldError(k, "unknown field %q (known: namespace, query, k, mode, as_of, budget_tokens)", k)
+			return req, engram.FieldError(k, "unknown field %q (known: namespace, query, k, mode, as_of, budget_tokens, kinds)", k)
 		}
 		if string(v) == "null" {
 			continue

@@ -223,6 +223,8 @@ func TestBadInput(t *testing.T) {
 		{"recall as_of out of range", "/v1/recall", `{"query":"x","as_of":"0001-01-01T00:00:00Z"}`, 400, "as_of", "out of range"},
 		{"recall bad budget", "/v1/recall", `{"query":"x","budget_tokens":"lots"}`, 400, "budget_tokens", "integer"},
 		{"recall negative budget", "/v1/recall", `{"query":"x","budget_tokens":-5}`, 400, "budget_tokens", "between 0 and"},
+		{"recall kinds not an array", "/v1/recall", `{"query":"x","kinds":"memory"}`, 400, "kinds", "array of strings"},
+		{"recall unknown kind", "/v1/recall", `{"query":"x","kinds":["turn","memories"]}`, 400, "kinds[1]", "unknown kind"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, out := s.do(t, "POST", tc.path, []byte(tc.body))

@@ -2,10 +2,12 @@ package recall_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/recall"
 )
 
 // TestDeepRecall_Layers checks that deep recall weighs the derived layers:
@@ -76,5 +78,88 @@ func TestDeepRecall_Layers(t *testing.T) {
 		if r.Signals.KG != 0 {
 			t.Errorf("as of before the triple, %s has kg %v", r.ID, r.Signals.KG)
 		}
+	}
+}
+
+func TestRecall_LayerKinds(t *testing.T) {
+	contents := []string{
+		"Let's talk about the storage layer for the billing service.",
+		"OK so after all that back and forth, final answer: PG it is, the JSONB support sold it.",
+		"Agreed, and Redis only as a cache in front of it.",
+		"Morning all, greetings from my new flat.",
+	}
+	f := mustOpenFixture(t, contents)
+	ctx := context.Background()
+	at := f.turns[1].TS
+	mems := []engram.Memory{
+		{ID: "mem-pg", Namespace: "default", Type: engram.MemoryDecision, Subject: "Bob", Text: "Bob decided to use PostgreSQL for the billing database",
+			Rationale: "JSONB support", Importance: 0.9, TS: at, ValidFrom: at, Sources: []string{f.turns[1].ID}},
+		{ID: "mem-old", Namespace: "default", Type: engram.MemoryFact, Subject: "Dana", Text: "Dana lives in Porto", Importance: 0.6,
+			TS: f.turns[0].TS, ValidFrom: f.turns[0].TS, Sources: []string{f.turns[0].ID}, Relation: &engram.Relation{Subject: "Dana", Predicate: "lives_in", Object: "Porto"}},
+		{ID: "mem-new", Namespace: "default", Type: engram.MemoryFact, Subject: "Dana", Text: "Dana lives in Lisbon", Importance: 0.6,
+			TS: f.turns[3].TS, ValidFrom: f.turns[3].TS, Sources: []string{f.turns[3].ID}, Relation: &engram.Relation{Subject: "Dana", Predicate: "lives_in", Object: "Lisbon"}},
+	}
+	if _, err := f.db.PutMemories(ctx, "test", mems, 4); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.db.ApplyTriples(ctx, "test", []engram.Triple{{Namespace: "default", Subject: "Dana", Predicate: "lives_in",
+		Object: "Lisbon", ValidFrom: f.turns[3].TS, Sources: []string{f.turns[3].ID}}}, 1); err != nil {
+		t.Fatal(err)
+	}
+	s := f.service()
+	s.Layers = f.db
+	asOf := time.Date(2026, 5, 8, 12, 0, 0, 0, time.UTC)
+	for _, mode := range []string{engram.ModeDeep, engram.ModeShallow, engram.ModeKeyword} {
+		resp, err := s.Recall(ctx, engram.RecallRequest{Query: "billing database Dana", Mode: mode, AsOf: asOf,
+			Kinds: []string{engram.KindMemory, engram.KindFact}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]engram.Result{}
+		for _, r := range resp.Results {
+			if r.Kind == engram.KindTurn {
+				t.Errorf("%s: a turn result when only memories and facts were asked for: %+v", mode, r)
+			}
+			got[r.ID] = r
+		}
+		pg, ok := got["mem-pg"]
+		if !ok || len(pg.Sources) != 1 || pg.Sources[0].ID != f.turns[1].ID || pg.Sources[0].Session == "" || !strings.Contains(pg.Text, "JSONB") {
+			t.Errorf("%s: the decision memory with its source: %+v", mode, pg)
+		}
+		if _, ok := got["mem-old"]; ok {
+			t.Errorf("%s: a superseded memory was returned", mode)
+		}
+		var fact *engram.Result
+		for _, r := range resp.Results {
+			if r.Kind == engram.KindFact {
+				fact = &r
+			}
+		}
+		if fact == nil || !strings.Contains(fact.Text, "Dana lives in Lisbon (since") || len(fact.Sources) != 1 {
+			t.Errorf("%s: the fact result: %+v", mode, fact)
+		}
+	}
+	// Turns and memories together: the memory comes right before its turn.
+	resp, err := s.Recall(ctx, engram.RecallRequest{Query: "billing database", Mode: engram.ModeDeep, AsOf: asOf,
+		Kinds: []string{engram.KindTurn, engram.KindMemory}, K: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range resp.Results {
+		if r.ID == "mem-pg" && (i+1 >= len(resp.Results) || resp.Results[i+1].ID != f.turns[1].ID) {
+			t.Errorf("the memory is not followed by its source turn: %+v", resp.Results)
+		}
+	}
+	if len(resp.Results) != 4 {
+		t.Errorf("k 4 gave %d results", len(resp.Results))
+	}
+	// Without layers, asking for them warns and answers with what there is.
+	bare := f.service()
+	resp, err = bare.Recall(ctx, engram.RecallRequest{Query: "billing", Mode: engram.ModeDeep, Kinds: []string{engram.KindTurn, engram.KindMemory}})
+	if err != nil || len(resp.Warnings) == 0 || len(resp.Results) == 0 {
+		t.Errorf("layers asked of a service without them: %+v %v", resp, err)
+	}
+	if _, err := recall.Validate(engram.RecallRequest{Query: "x", Kinds: []string{"memory", "memories"}}); engram.ErrorField(err) != "kinds[1]" {
+		t.Errorf("unknown kind: %v", err)
 	}
 }

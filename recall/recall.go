@@ -102,6 +102,19 @@ func Validate(req engram.RecallRequest) (engram.RecallRequest, error) {
 	if !req.AsOf.IsZero() && (req.AsOf.Year() < 1678 || req.AsOf.Year() > 2261) {
 		return req, engram.FieldError("as_of", "as_of is out of range (years 1678 to 2261)")
 	}
+	seen := map[string]bool{}
+	for i, k := range req.Kinds {
+		switch k {
+		case engram.KindTurn, engram.KindMemory, engram.KindScene, engram.KindFact:
+		default:
+			return req, engram.FieldError(fmt.Sprintf("kinds[%d]", i), "unknown kind %q (available: %s, %s, %s, %s)", k,
+				engram.KindTurn, engram.KindMemory, engram.KindScene, engram.KindFact)
+		}
+		if seen[k] {
+			return req, engram.FieldError(fmt.Sprintf("kinds[%d]", i), "kind %q is listed twice", k)
+		}
+		seen[k] = true
+	}
 	if req.BudgetTokens < 0 || req.BudgetTokens > MaxBudgetTokens {
 		return req, engram.FieldError("budget_tokens", "budget_tokens must be between 0 and %d, got %d", MaxBudgetTokens, req.BudgetTokens)
 	}
@@ -131,6 +144,12 @@ func (s *Service) Recall(ctx context.Context, req engram.RecallRequest) (engram.
 	}
 	text := req.Query
 	v := s.vectors.Load()
+	// Layer results are placed among the turn results they stem from: look
+	// at more turns than asked for, then cut.
+	turnK := req.K
+	if layersWanted(req) {
+		turnK = max(req.K, layerAnchorPool)
+	}
 	mode := req.Mode
 	if mode == engram.ModeAuto {
 		mode = engram.ModeShallow
@@ -156,7 +175,7 @@ func (s *Service) Recall(ctx context.Context, req engram.RecallRequest) (engram.
 		} else if v != nil {
 			warn(v.Unavailable + ": deep recall ran on keyword evidence only")
 		}
-		results, err := s.deep(ctx, v, ns, text, req.K, asOf, resp.TimeRange, warn)
+		results, err := s.deep(ctx, v, ns, text, turnK, asOf, resp.TimeRange, warn)
 		if err != nil {
 			return engram.RecallResponse{}, err
 		}
@@ -177,7 +196,9 @@ func (s *Service) Recall(ctx context.Context, req engram.RecallRequest) (engram.
 			mode = engram.ModeKeyword
 		default:
 			s.sync(ctx, v.Sync, "vector index", &resp)
-			results, err := s.shallow(ctx, v, ns, req, before)
+			sreq := req
+			sreq.K = turnK
+			results, err := s.shallow(ctx, v, ns, sreq, before)
 			switch {
 			case err == nil:
 				resp.Results = results
@@ -191,7 +212,7 @@ func (s *Service) Recall(ctx context.Context, req engram.RecallRequest) (engram.
 	}
 	if mode == engram.ModeKeyword {
 		s.sync(ctx, s.Sync, "index", &resp)
-		hits, err := s.index.SearchTurns(ctx, engram.TextQuery{Namespace: ns, Text: text, Limit: req.K, To: before})
+		hits, err := s.index.SearchTurns(ctx, engram.TextQuery{Namespace: ns, Text: text, Limit: turnK, To: before})
 		if err != nil {
 			return engram.RecallResponse{}, fmt.Errorf("keyword search: %w", err)
 		}
@@ -199,6 +220,24 @@ func (s *Service) Recall(ctx context.Context, req engram.RecallRequest) (engram.
 		for _, h := range hits {
 			resp.Results = append(resp.Results, engram.TurnResult(h.Turn, h.Score))
 		}
+	}
+	if layersWanted(req) {
+		from := time.Time{}
+		to := before
+		if mode == engram.ModeDeep {
+			to = asOf.Add(time.Nanosecond)
+			if r := resp.TimeRange; r != nil {
+				from = r.From
+				if r.To.Before(to) {
+					to = r.To
+				}
+			}
+		}
+		results, err := s.withLayers(ctx, v, req, ns, text, from, to, resp.Results, warn)
+		if err != nil {
+			return engram.RecallResponse{}, err
+		}
+		resp.Results = results
 	}
 	if req.BudgetTokens > 0 {
 		resp.Context, resp.ContextTokens, _ = Pack(resp.Results, req.BudgetTokens)

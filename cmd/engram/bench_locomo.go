@@ -95,6 +95,8 @@ date_time (UTC) + 30 s per turn, meta {"conversation", "dia_id"}.`)
 	keep := fs.String("keep", "", "run the private engram in `DIR` and keep it afterwards (default: a temporary folder, removed)")
 	captions := fs.Bool("captions", true, "append a shared photo's caption to the turn's text")
 	speakers := fs.Bool("speakers", true, "send each turn's speaker (an ablation: false ingests turns without speaker names)")
+	var kinds listFlag
+	fs.Var(&kinds, "kinds", "result `KINDS` asked for (turn, memory, scene, fact; comma-separated; default turn): a layer result scores through its source turns")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -133,7 +135,7 @@ date_time (UTC) + 30 s per turn, meta {"conversation", "dia_id"}.`)
 	if err != nil {
 		return err
 	}
-	rep, err := runLocomo(ctx, m, b, convs, modes, *k)
+	rep, err := runLocomo(ctx, m, b, convs, modes, kinds, *k)
 	if cerr := b.Close(); err == nil {
 		err = cerr
 	}
@@ -582,6 +584,7 @@ type locomoReport struct {
 	Data      string       `json:"data"`
 	Files     []string     `json:"files"`
 	Captions  bool         `json:"captions"`
+	Kinds     []string     `json:"kinds,omitempty"`
 	K         int          `json:"k"`
 	Cutoffs   []int        `json:"cutoffs"`
 	Ingest    locomoIngest `json:"ingest"`
@@ -635,12 +638,12 @@ type locomoAtK struct {
 
 // runLocomo ingests convs into b through the HTTP API, then asks every scored
 // question in each mode and scores the answers.
-func runLocomo(ctx context.Context, m *Main, b *benchEngram, convs []*locomoConv, given []string, k int) (*locomoReport, error) {
+func runLocomo(ctx context.Context, m *Main, b *benchEngram, convs []*locomoConv, given, kinds []string, k int) (*locomoReport, error) {
 	modes, err := b.recallModes(ctx, given, k)
 	if err != nil {
 		return nil, err
 	}
-	rep := &locomoReport{Benchmark: "locomo", K: k, Cutoffs: cutoffs(k)}
+	rep := &locomoReport{Benchmark: "locomo", K: k, Cutoffs: cutoffs(k), Kinds: kinds}
 	for _, c := range convs {
 		rep.Files = append(rep.Files, c.file)
 		rep.Counts.add(c.stats)
@@ -652,7 +655,7 @@ func runLocomo(ctx context.Context, m *Main, b *benchEngram, convs []*locomoConv
 	fmt.Fprintf(m.Stderr, "engram bench locomo: %s of %s searchable after %.2f s\n",
 		plural(in.Turns, "turn"), plural(in.Conversations, "conversation"), in.Seconds)
 	for _, mode := range modes {
-		md, err := askLocomo(ctx, b, convs, mode, k, rep.Cutoffs)
+		md, err := askLocomo(ctx, b, convs, mode, kinds, k, rep.Cutoffs)
 		if err != nil {
 			return nil, err
 		}
@@ -732,7 +735,7 @@ func (rep *locomoReport) ingest(ctx context.Context, b *benchEngram, convs []*lo
 
 // askLocomo asks every scored question of convs in mode, in a fixed order,
 // one request at a time (so latencies do not overlap), and scores them.
-func askLocomo(ctx context.Context, b *benchEngram, convs []*locomoConv, mode string, k int, cuts []int) (locomoMode, error) {
+func askLocomo(ctx context.Context, b *benchEngram, convs []*locomoConv, mode string, kinds []string, k int, cuts []int) (locomoMode, error) {
 	md := locomoMode{Mode: mode, Ran: make(map[string]int), Overall: newLocomoScores(0, cuts)}
 	byCat := make(map[int]*locomoScores)
 	var client []time.Duration
@@ -740,7 +743,7 @@ func askLocomo(ctx context.Context, b *benchEngram, convs []*locomoConv, mode st
 	for _, c := range convs {
 		for _, q := range c.questions {
 			start := time.Now()
-			resp, err := b.client.Recall(ctx, engram.RecallRequest{Namespace: c.namespace, Query: q.text, K: k, Mode: mode})
+			resp, err := b.client.Recall(ctx, engram.RecallRequest{Namespace: c.namespace, Query: q.text, K: k, Mode: mode, Kinds: kinds})
 			if err != nil {
 				return md, fmt.Errorf("%s qa[%d], mode %s: POST /v1/recall: %w", c.file, q.index, mode, err)
 			}

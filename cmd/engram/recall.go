@@ -10,12 +10,13 @@ import (
 )
 
 func runRecall(ctx context.Context, m *Main, args []string) error {
-	fs := m.newFlagSet("recall", `recall [--namespace N] [--k 10] [--mode auto|shallow|deep|keyword] [--as-of TIME] [--budget TOKENS] [--json] "query"`)
+	fs := m.newFlagSet("recall", `recall [--namespace N] [--k 10] [--mode auto|shallow|deep|keyword] [--as-of TIME] [--budget TOKENS] [--kinds turn,memory,scene,fact] [--json] "query"`)
 	ns := fs.String("namespace", engram.DefaultNamespace, `namespace to search ("*" for all)`)
 	k := fs.Int("k", engram.DefaultK, "number of results")
 	mode := fs.String("mode", engram.ModeAuto, "recall mode: auto (deep on a trigger phrase, else shallow), shallow, deep or keyword")
 	asOf := fs.String("as-of", "", "answer as of this RFC 3339 time (default now)")
 	budget := fs.Int("budget", 0, "also print a packed context block of at most this many tokens")
+	kinds := fs.String("kinds", "", "result kinds, comma-separated: turn (default), memory, scene, fact")
 	asJSON := fs.Bool("json", false, "print the response as JSON (the HTTP API's shape)")
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -34,6 +35,11 @@ func runRecall(ctx context.Context, m *Main, args []string) error {
 	}
 	defer be.Close()
 	req := engram.RecallRequest{Namespace: *ns, Query: strings.Join(pos, " "), K: *k, Mode: *mode, BudgetTokens: *budget}
+	if *kinds != "" {
+		for _, kind := range strings.Split(*kinds, ",") {
+			req.Kinds = append(req.Kinds, strings.TrimSpace(kind))
+		}
+	}
 	if *asOf != "" {
 		t, err := time.Parse(time.RFC3339Nano, *asOf)
 		if err != nil {
@@ -66,11 +72,15 @@ func runRecall(ctx context.Context, m *Main, args []string) error {
 		if r.Speaker != "" {
 			who = r.Speaker
 		}
-		fmt.Fprintf(m.Stdout, "%2d. %s  %s  [%s]  score %.3f\n    %s: %s\n", i+1,
+		kind := ""
+		if r.Kind != engram.KindTurn {
+			kind = r.Kind + "  "
+		}
+		fmt.Fprintf(m.Stdout, "%2d. %s%s  %s  [%s]  score %.3f\n    %s: %s\n", i+1, kind,
 			r.TS.Format("2006-01-02 15:04"), r.Session, r.Namespace, r.Score, who, oneLine(r.Text, 300))
 		if sig := r.Signals; sig != nil {
-			fmt.Fprintf(m.Stdout, "    signals: vector %.2f  bm25 %.2f  session %.2f  neighbour %.2f  decay %.2f\n",
-				sig.Vector, sig.BM25, sig.Session, sig.Neighbour, sig.Decay)
+			fmt.Fprintf(m.Stdout, "    signals: vector %.2f  bm25 %.2f  session %.2f  neighbour %.2f  layer %.2f  kg %.2f  decay %.2f\n",
+				sig.Vector, sig.BM25, sig.Session, sig.Neighbour, sig.Layer, sig.KG, sig.Decay)
 		}
 		for _, s := range r.Sources {
 			meta := ""
