@@ -270,7 +270,11 @@ func mergeInto(ctx context.Context, tx *sql.Tx, old *storedMemory, m engram.Memo
 }
 
 // nearDuplicate finds an active memory of m's namespace, type and subject
-// whose content words overlap m's by nearDupJaccard or more.
+// whose content words overlap m's by nearDupJaccard or more: among the
+// newest that hold all of m's words but one, the best overlap. The lookup
+// walks the index newest first without ranking: ranking by BM25 scored every
+// memory sharing the words, superseded ones included, which made it most of
+// the cost of storing memories.
 func nearDuplicate(ctx context.Context, tx *sql.Tx, m engram.Memory, words []string) (*storedMemory, error) {
 	terms, err := queryTerms(m.Text)
 	if err != nil || len(terms) == 0 {
@@ -278,7 +282,7 @@ func nearDuplicate(ctx context.Context, tx *sql.Tx, m engram.Memory, words []str
 	}
 	rows, err := tx.QueryContext(ctx, `SELECT m.n, m.text FROM memories_fts f JOIN memories m ON m.n = f.rowid
 		WHERE memories_fts MATCH ? AND m.namespace = ? AND m.type = ? AND m.subject = ? AND m.superseded_by IS NULL
-		ORDER BY f.rank LIMIT ?`, matchExpr(terms), m.Namespace, m.Type, m.Subject, nearDupCandidates)
+		ORDER BY f.rowid DESC LIMIT ?`, allButOneExpr(terms), m.Namespace, m.Type, m.Subject, nearDupCandidates)
 	if err != nil {
 		return nil, err
 	}
@@ -299,6 +303,35 @@ func nearDuplicate(ctx context.Context, tx *sql.Tx, m engram.Memory, words []str
 		return nil, err
 	}
 	return loadMemory(ctx, tx, `WHERE n = ?`, best)
+}
+
+// maxNearDupTerms bounds the terms of a near-duplicate lookup.
+const maxNearDupTerms = 12
+
+// allButOneExpr returns an FTS5 query matching the rows that hold all of
+// terms but at most one: a near-duplicate (Jaccard 0.8 or more) of a text
+// lacks at most one of its words unless the text is long. Matching any term
+// instead would rank every memory of a common word (each with BM25), which
+// made near-duplicate lookups most of the cost of storing memories.
+func allButOneExpr(terms []term) string {
+	terms = terms[:min(len(terms), maxNearDupTerms)]
+	if len(terms) <= 2 {
+		return andExpr(terms)
+	}
+	parts := make([]string, len(terms))
+	for i := range terms {
+		parts[i] = "(" + andExpr(slices.Concat(terms[:i], terms[i+1:])) + ")"
+	}
+	return strings.Join(parts, " OR ")
+}
+
+// andExpr is matchExpr with AND: rows holding every term.
+func andExpr(terms []term) string {
+	parts := make([]string, len(terms))
+	for i, t := range terms {
+		parts[i] = matchExpr([]term{t})
+	}
+	return strings.Join(parts, " AND ")
 }
 
 func loadMemory(ctx context.Context, tx *sql.Tx, where string, args ...any) (*storedMemory, error) {
