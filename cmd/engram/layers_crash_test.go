@@ -212,4 +212,20 @@ func TestLayerJobsSIGKILL(t *testing.T) {
 		t.Errorf("the conversation superseded no memory; the test does not exercise supersession")
 	}
 	t.Logf("%d derived rows identical; %d kills landed mid-job", len(want), midway)
+
+	// Rebuildable from L0: without palace.db the jobs derive the same layers
+	// from the archive alone.
+	for _, f := range []string{"palace.db", "palace.db-wal", "palace.db-shm"} {
+		if err := os.Remove(filepath.Join(killed, f)); err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+	}
+	for _, w := range workers {
+		if r := runCLI(t, killed, "", "jobs", "run", w); r.code != 0 {
+			t.Fatalf("jobs run %s on a new palace: %+v", w, r)
+		}
+	}
+	if got := layerDump(t, killed); !slices.Equal(got, want) {
+		t.Fatalf("layers rebuilt from the archive differ: %d rows, want %d", len(got), len(want))
+	}
 }
