@@ -79,6 +79,8 @@ type Triple struct {
 	Confidence float64   `json:"confidence"`
 	Sources    []string  `json:"sources"` // turn ids
 	Memory     string    `json:"memory,omitempty"`
+	// Seq is the triple's change number in the palace (see Memory.Seq).
+	Seq int64 `json:"seq,omitempty"`
 }
 
 // ValidAt reports whether the triple holds at t.
@@ -187,6 +189,9 @@ type LayerStore interface {
 	// MemoriesSince returns memories whose change number (Memory.Seq) is
 	// above after, in that order.
 	MemoriesSince(ctx context.Context, after int64, limit int) ([]Memory, error)
+	// TriplesSince returns triples whose change number (Triple.Seq) is
+	// above after, in that order.
+	TriplesSince(ctx context.Context, after int64, limit int) ([]Triple, error)
 	// ScenesSince returns scenes whose change number (Scene.Seq) is above
 	// after, in that order.
 	ScenesSince(ctx context.Context, after int64, limit int) ([]Scene, error)
@@ -214,6 +219,12 @@ type SceneHit struct {
 	Score float64
 }
 
+// TripleHit is a knowledge-graph triple found by a keyword search.
+type TripleHit struct {
+	Triple Triple
+	Score  float64
+}
+
 // LayerIndex is what deep recall searches in the derived layers.
 type LayerIndex interface {
 	// SearchMemories ranks active memories by BM25 over their text,
@@ -225,6 +236,10 @@ type LayerIndex interface {
 	// order of ids; unknown ids are skipped.
 	GetMemories(ctx context.Context, ids []string) ([]Memory, error)
 	GetScenes(ctx context.Context, ids []string) ([]Scene, error)
+	GetTriples(ctx context.Context, ids []string) ([]Triple, error)
+	// SearchTriples ranks the triples valid at asOf by BM25 over their
+	// sentence ("Alice lives in Lisbon").
+	SearchTriples(ctx context.Context, q TextQuery, asOf time.Time) ([]TripleHit, error)
 	// EntityTriples returns the triples valid at asOf of the entities the
 	// names resolve to (names not in the graph are skipped).
 	EntityTriples(ctx context.Context, namespace string, names []string, asOf time.Time, limit int) ([]Triple, error)

@@ -1,6 +1,7 @@
 package palace
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"database/sql"
@@ -8,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -207,7 +209,14 @@ func rebuildChain(ctx context.Context, tx *sql.Tx, ns, chain string, single bool
 	if err := rows.Err(); err != nil {
 		return err
 	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM kg_fts WHERE rowid IN (SELECT n FROM kg_triples WHERE namespace = ? AND chain = ?)`, ns, chain); err != nil {
+		return err
+	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM kg_triples WHERE namespace = ? AND chain = ?`, ns, chain); err != nil {
+		return err
+	}
+	seq, err := nextSeq(ctx, tx, "kg_triples")
+	if err != nil {
 		return err
 	}
 	for i := 0; i < len(sts); {
@@ -225,11 +234,25 @@ func rebuildChain(ctx context.Context, tx *sql.Tx, ns, chain string, single bool
 			validTo = sts[j].at
 		}
 		raw, _ := json.Marshal(nonNil(srcs))
-		if _, err := tx.ExecContext(ctx, `INSERT INTO kg_triples
-			(id, namespace, chain, subject, predicate, object, valid_from, valid_to, confidence, sources, memory)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		seq++
+		var n int64
+		if err := tx.QueryRowContext(ctx, `INSERT INTO kg_triples
+			(id, namespace, chain, subject, predicate, object, valid_from, valid_to, confidence, sources, memory, seq)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING n`,
 			tripleID(ns, first.subject, first.predicate, first.object, first.at), ns, chain, first.subject, first.predicate,
-			first.object, first.at, validTo, confidence(len(srcs)), string(raw), first.memory); err != nil {
+			first.object, first.at, validTo, confidence(len(srcs)), string(raw), first.memory, seq).Scan(&n); err != nil {
+			return err
+		}
+		var subj, obj string
+		if err := tx.QueryRowContext(ctx, `SELECT (SELECT name FROM kg_entities WHERE n = ?), (SELECT name FROM kg_entities WHERE n = ?)`,
+			first.subject, first.object).Scan(&subj, &obj); err != nil {
+			return err
+		}
+		text, err := indexText(subj + " " + strings.ReplaceAll(first.predicate, "_", " ") + " " + obj)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO kg_fts (rowid, text) VALUES (?, ?)`, n, text); err != nil {
 			return err
 		}
 		i = j
@@ -430,7 +453,7 @@ func loadEntity(ctx context.Context, tx *sql.Tx, n int64) (engram.Entity, error)
 }
 
 func queryTriples(ctx context.Context, tx *sql.Tx, where string, args ...any) ([]engram.Triple, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT t.id, t.namespace, s.name, t.predicate, o.name, t.valid_from, t.valid_to, t.confidence, t.sources, t.memory
+	rows, err := tx.QueryContext(ctx, `SELECT t.id, t.namespace, s.name, t.predicate, o.name, t.valid_from, t.valid_to, t.confidence, t.sources, t.memory, t.seq
 		FROM kg_triples t JOIN kg_entities s ON s.n = t.subject JOIN kg_entities o ON o.n = t.object WHERE `+where, args...)
 	if err != nil {
 		return nil, err
@@ -442,7 +465,7 @@ func queryTriples(ctx context.Context, tx *sql.Tx, where string, args ...any) ([
 		var from int64
 		var to sql.NullInt64
 		var raw string
-		if err := rows.Scan(&t.ID, &t.Namespace, &t.Subject, &t.Predicate, &t.Object, &from, &to, &t.Confidence, &raw, &t.Memory); err != nil {
+		if err := rows.Scan(&t.ID, &t.Namespace, &t.Subject, &t.Predicate, &t.Object, &from, &to, &t.Confidence, &raw, &t.Memory, &t.Seq); err != nil {
 			return nil, err
 		}
 		t.ValidFrom, t.ValidTo = time.Unix(0, from).UTC(), fromNanos(to)
@@ -493,4 +516,112 @@ func (db *DB) EntityTriples(ctx context.Context, ns string, names []string, asOf
 		return nil, fmt.Errorf("palace: entity triples: %w", err)
 	}
 	return out, nil
+}
+
+// TriplesSince returns up to limit triples whose change number is above
+// after, in change-number order (for the worker that embeds them).
+func (db *DB) TriplesSince(ctx context.Context, after int64, limit int) ([]engram.Triple, error) {
+	var out []engram.Triple
+	err := db.View(ctx, func(tx *sql.Tx) (err error) {
+		out, err = queryTriples(ctx, tx, `t.seq > ? ORDER BY t.seq LIMIT ?`, after, limit)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("palace: triples since %d: %w", after, err)
+	}
+	return out, nil
+}
+
+// GetTriples returns the triples with the given ids, in the order of ids;
+// unknown ids (a triple a rebuilt chain replaced) are skipped.
+func (db *DB) GetTriples(ctx context.Context, ids []string) ([]engram.Triple, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	var got []engram.Triple
+	err := db.View(ctx, func(tx *sql.Tx) (err error) {
+		got, err = queryTriples(ctx, tx, `t.id IN (?`+strings.Repeat(",?", len(ids)-1)+`)`, anys(ids)...)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("palace: get triples: %w", err)
+	}
+	return inOrder(ids, got, func(t engram.Triple) string { return t.ID }), nil
+}
+
+// SearchTriples ranks the triples valid at asOf (zero: now) whose sentence
+// ("Alice lives in Lisbon") holds a word of q.Text, by BM25 (higher is
+// better).
+func (db *DB) SearchTriples(ctx context.Context, q engram.TextQuery, asOf time.Time) ([]engram.TripleHit, error) {
+	terms, err := queryTerms(q.Text)
+	if err != nil || len(terms) == 0 {
+		return nil, err
+	}
+	if asOf.IsZero() {
+		asOf = db.now()
+	}
+	limit := min(max(q.Limit, 1), MaxSearchLimit)
+	var out []engram.TripleHit
+	err = db.View(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT t.id, f.rank FROM kg_fts f JOIN kg_triples t ON t.n = f.rowid
+			WHERE kg_fts MATCH ?1 AND (?2 = '' OR t.namespace = ?2) AND t.valid_from <= ?3 AND (t.valid_to IS NULL OR t.valid_to > ?3)
+			ORDER BY f.rank LIMIT ?4`, matchExpr(terms), q.Namespace, asOf.UnixNano(), limit)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		var ids []any
+		score := map[string]float64{}
+		for rows.Next() {
+			var id string
+			var rank float64
+			if err := rows.Scan(&id, &rank); err != nil {
+				return err
+			}
+			ids = append(ids, id)
+			score[id] = -rank
+		}
+		if err := rows.Err(); err != nil || len(ids) == 0 {
+			return err
+		}
+		ts, err := queryTriples(ctx, tx, `t.id IN (?`+strings.Repeat(",?", len(ids)-1)+`)`, ids...)
+		if err != nil {
+			return err
+		}
+		for _, t := range ts {
+			out = append(out, engram.TripleHit{Triple: t, Score: score[t.ID]})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("palace: search triples: %w", err)
+	}
+	slices.SortStableFunc(out, func(a, b engram.TripleHit) int { return cmp.Compare(b.Score, a.Score) })
+	return out, nil
+}
+
+// inOrder returns items in the order of ids, each once; ids without an
+// item are skipped.
+func inOrder[T any](ids []string, items []T, id func(T) string) []T {
+	byID := make(map[string]T, len(items))
+	for _, it := range items {
+		byID[id(it)] = it
+	}
+	out := make([]T, 0, len(byID))
+	for _, i := range ids {
+		if it, ok := byID[i]; ok {
+			out = append(out, it)
+			delete(byID, i)
+		}
+	}
+	return out
+}
+
+// anys converts ids to query arguments.
+func anys(ids []string) []any {
+	out := make([]any, len(ids))
+	for i, id := range ids {
+		out[i] = id
+	}
+	return out
 }

@@ -289,3 +289,40 @@ func TestScenes_PutAndSearch(t *testing.T) {
 		t.Errorf("the old title is still indexed: %+v", hits)
 	}
 }
+
+func TestSearchTriples(t *testing.T) {
+	ctx := context.Background()
+	db := MustOpenDB(t)
+	if err := db.ApplyTriples(ctx, "g", []engram.Triple{
+		triple("Alice", "lives_in", "Paris", day(0), "t1"),
+		triple("Alice", "lives_in", "Berlin", day(10), "t2"),
+		triple("Bob", "works_at", "Acme", day(2), "t3"),
+	}, 3); err != nil {
+		t.Fatal(err)
+	}
+	hits, err := db.SearchTriples(ctx, engram.TextQuery{Text: "where does alice live", Limit: 5}, day(5))
+	if err != nil || len(hits) != 1 || hits[0].Triple.Object != "Paris" {
+		t.Fatalf("as of day 5: %+v %v", hits, err)
+	}
+	hits, err = db.SearchTriples(ctx, engram.TextQuery{Text: "alice lives", Limit: 5}, day(20))
+	if err != nil || len(hits) != 1 || hits[0].Triple.Object != "Berlin" {
+		t.Fatalf("as of day 20: %+v %v", hits, err)
+	}
+	all, err := db.TriplesSince(ctx, 0, 100)
+	if err != nil || len(all) != 3 {
+		t.Fatalf("triples since 0: %+v %v", all, err)
+	}
+	got, err := db.GetTriples(ctx, []string{all[2].ID, "nope", all[0].ID})
+	if err != nil || len(got) != 2 || got[0].ID != all[2].ID {
+		t.Fatalf("get triples: %+v %v", got, err)
+	}
+	// A rebuilt chain takes new change numbers, so embedding sees it again.
+	last := all[len(all)-1].Seq
+	if err := db.ApplyTriples(ctx, "g", []engram.Triple{triple("Alice", "lives_in", "Rome", day(30), "t4")}, 4); err != nil {
+		t.Fatal(err)
+	}
+	changed, err := db.TriplesSince(ctx, last, 100)
+	if err != nil || len(changed) != 3 {
+		t.Fatalf("after a change to Alice's home, %d triples changed (%v), want her 3", len(changed), err)
+	}
+}

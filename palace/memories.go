@@ -602,29 +602,18 @@ func (db *DB) GetMemories(ctx context.Context, ids []string) ([]engram.Memory, e
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	byID := make(map[string]engram.Memory, len(ids))
+	var got []engram.Memory
 	err := db.View(ctx, func(tx *sql.Tx) error {
-		args := make([]any, len(ids))
-		for i, id := range ids {
-			args[i] = id
-		}
-		rows, err := tx.QueryContext(ctx, `SELECT `+memoryColumns+` FROM memories m WHERE m.id IN (?`+strings.Repeat(",?", len(ids)-1)+`)`, args...)
+		rows, err := tx.QueryContext(ctx, `SELECT `+memoryColumns+` FROM memories m WHERE m.id IN (?`+strings.Repeat(",?", len(ids)-1)+`)`, anys(ids)...)
 		if err != nil {
 			return err
 		}
-		return scanMemories(rows, func(_ int64, m engram.Memory, _ float64) { byID[m.ID] = m })
+		return scanMemories(rows, func(_ int64, m engram.Memory, _ float64) { got = append(got, m) })
 	})
 	if err != nil {
 		return nil, fmt.Errorf("palace: get memories: %w", err)
 	}
-	out := make([]engram.Memory, 0, len(byID))
-	for _, id := range ids {
-		if m, ok := byID[id]; ok {
-			out = append(out, m)
-			delete(byID, id)
-		}
-	}
-	return out, nil
+	return inOrder(ids, got, func(m engram.Memory) string { return m.ID }), nil
 }
 
 // listQuery builds the listing queries of a layer table: conditions with

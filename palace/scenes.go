@@ -240,27 +240,16 @@ func (db *DB) GetScenes(ctx context.Context, ids []string) ([]engram.Scene, erro
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	byID := make(map[string]engram.Scene, len(ids))
+	var got []engram.Scene
 	err := db.View(ctx, func(tx *sql.Tx) error {
-		args := make([]any, len(ids))
-		for i, id := range ids {
-			args[i] = id
-		}
-		rows, err := tx.QueryContext(ctx, `SELECT `+sceneColumns+` FROM scenes s WHERE s.id IN (?`+strings.Repeat(",?", len(ids)-1)+`)`, args...)
+		rows, err := tx.QueryContext(ctx, `SELECT `+sceneColumns+` FROM scenes s WHERE s.id IN (?`+strings.Repeat(",?", len(ids)-1)+`)`, anys(ids)...)
 		if err != nil {
 			return err
 		}
-		return scanScenes(rows, func(s engram.Scene, _ float64) { byID[s.ID] = s })
+		return scanScenes(rows, func(s engram.Scene, _ float64) { got = append(got, s) })
 	})
 	if err != nil {
 		return nil, fmt.Errorf("palace: get scenes: %w", err)
 	}
-	out := make([]engram.Scene, 0, len(byID))
-	for _, id := range ids {
-		if s, ok := byID[id]; ok {
-			out = append(out, s)
-			delete(byID, id)
-		}
-	}
-	return out, nil
+	return inOrder(ids, got, func(s engram.Scene) string { return s.ID }), nil
 }

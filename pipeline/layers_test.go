@@ -261,9 +261,10 @@ func TestLayerVectorWorker(t *testing.T) {
 	}
 	mems, _ := p.Memories(ctx, engram.MemoryQuery{Namespace: "team", Superseded: true, Limit: 1000})
 	scenes, _ := p.Scenes(ctx, engram.SceneQuery{Namespace: "team", Limit: 1000})
+	facts, _ := p.TriplesSince(ctx, 0, 1000)
 	n, err := store.Count(ctx)
-	if err != nil || n != len(mems)+len(scenes) {
-		t.Fatalf("%d vectors (%v), want one per memory and scene: %d", n, err, len(mems)+len(scenes))
+	if err != nil || len(facts) == 0 || n != len(mems)+len(scenes)+len(facts) {
+		t.Fatalf("%d vectors (%v), want one per memory, scene and fact: %d", n, err, len(mems)+len(scenes)+len(facts))
 	}
 	last, _ := store.LastChange(ctx)
 	if err := w.Run(ctx); err != nil {

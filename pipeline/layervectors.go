@@ -19,9 +19,9 @@ type LayerVectorStore interface {
 	PutLayerVectors(ctx context.Context, items []engram.VectorItem, worker string, throughSeq int64) error
 }
 
-// LayerVectorWorker embeds the memories and scenes changed since its
-// watermarks (one per model and layer: "vec:MODEL:memories" and
-// "vec:MODEL:scenes") into a model's vector store, so that recall finds
+// LayerVectorWorker embeds the memories, facts (knowledge-graph triples)
+// and scenes changed since its watermarks (one per model and layer:
+// "vec:MODEL:memories", "vec:MODEL:facts", "vec:MODEL:scenes") into a model's vector store, so that recall finds
 // layer items by meaning as well as by keyword. A new model (after a
 // re-embed) starts from zero and embeds every layer item again.
 type LayerVectorWorker struct {
@@ -49,6 +49,21 @@ func (w *LayerVectorWorker) Run(ctx context.Context) error {
 			texts = append(texts, MemoryEmbedText(m))
 		}
 		return items, texts, mems[len(mems)-1].Seq, nil
+	}); err != nil {
+		return err
+	}
+	if err := w.embed(ctx, "vec:"+model+":facts", size, func(after int64) ([]engram.VectorItem, []string, int64, error) {
+		triples, err := w.Layers.TriplesSince(ctx, after, size)
+		if err != nil || len(triples) == 0 {
+			return nil, nil, 0, err
+		}
+		items := make([]engram.VectorItem, 0, len(triples))
+		texts := make([]string, 0, len(triples))
+		for _, t := range triples {
+			items = append(items, engram.VectorItem{ID: t.ID, Kind: engram.KindFact, Namespace: t.Namespace, TS: t.ValidFrom})
+			texts = append(texts, FactEmbedText(t))
+		}
+		return items, texts, triples[len(triples)-1].Seq, nil
 	}); err != nil {
 		return err
 	}
@@ -113,4 +128,10 @@ func MemoryEmbedText(m engram.Memory) string {
 // SceneEmbedText is what is embedded for a scene: its title and summary.
 func SceneEmbedText(s engram.Scene) string {
 	return strings.TrimSpace(s.Title + ". " + s.Summary)
+}
+
+// FactEmbedText is what is embedded for a triple: it read as a sentence,
+// "Alice lives in Lisbon" (validity is filtered, not embedded).
+func FactEmbedText(t engram.Triple) string {
+	return t.Subject + " " + strings.ReplaceAll(t.Predicate, "_", " ") + " " + t.Object
 }

@@ -240,7 +240,10 @@ func (s *Service) candidates(ctx context.Context, v *Vectors, ns, text string, c
 	// scenes (one scan of the index, not two); they are split below.
 	kinds, k := []string{engram.KindTurn}, n
 	if s.Layers != nil && cfg.LayerWeight > 0 {
-		kinds, k = append(kinds, engram.KindMemory, engram.KindScene), n+layerMemoryHits+layerSceneHits
+		kinds, k = append(kinds, engram.KindMemory, engram.KindScene), k+layerMemoryHits+layerSceneHits
+	}
+	if s.Layers != nil && cfg.KGWeight > 0 {
+		kinds, k = append(kinds, engram.KindFact), k+kgTriples
 	}
 	if vectorsUsed {
 		wg.Add(1)
@@ -282,6 +285,14 @@ func (s *Service) candidates(ctx context.Context, v *Vectors, ns, text string, c
 			return nil, ctx.Err()
 		}
 		warn(fmt.Sprintf("the derived layers could not be read (%s): deep recall ran without their vector matches", engram.ErrorMessage(err)))
+	}
+	if s.Layers != nil && cfg.KGWeight > 0 {
+		if err := s.kgEvidence(ctx, &ev, ns, text, periodEnd(to), layerHits); err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			warn(fmt.Sprintf("the knowledge graph could not be read (%s): deep recall ran without it", engram.ErrorMessage(err)))
+		}
 	}
 	byID := make(map[string]*candidate, len(vhits)+len(bhits))
 	var out []*candidate

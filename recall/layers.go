@@ -46,7 +46,7 @@ func splitKinds(hits []engram.VectorHit, n int) (turns, layers []engram.VectorHi
 // item cites (memories) or holds (scenes, and only to turns other evidence
 // found). Superseded memories are dropped.
 func (s *Service) layerVectorEvidence(ctx context.Context, ev *evidence, hits []engram.VectorHit) error {
-	if len(hits) == 0 || s.Layers == nil {
+	if s.Layers == nil {
 		return nil
 	}
 	score := map[string]float64{}
@@ -144,22 +144,98 @@ func (s *Service) layerEvidence(ctx context.Context, ns, text string, from, to t
 			}
 		}
 	}
-	if cfg.KGWeight > 0 {
-		at := to
-		if !at.IsZero() {
-			at = at.Add(-time.Nanosecond)
+	return ev, nil
+}
+
+// scoredFact is a triple with the evidence that the query is about it.
+type scoredFact struct {
+	triple engram.Triple
+	score  float64 // 0..1
+}
+
+// matchFacts returns the triples valid at at (zero: now) that the query is
+// about: those of the entities it names (evidence 1), those its words match
+// (BM25 divided by the best) and, from hits (vector hits of kind fact), those
+// close in meaning (layerVectorShare times the cosine divided by the best).
+func (s *Service) matchFacts(ctx context.Context, ns, text string, at time.Time, hits []engram.VectorHit) ([]scoredFact, error) {
+	byID := map[string]*scoredFact{}
+	var order []string
+	add := func(t engram.Triple, v float64) {
+		if f, ok := byID[t.ID]; ok {
+			f.score = max(f.score, v)
+			return
 		}
-		triples, err := s.Layers.EntityTriples(ctx, namespaceOrDefault(ns), entityNames(text), at, kgTriples)
-		if err != nil {
-			return ev, fmt.Errorf("knowledge graph: %w", err)
-		}
-		for _, t := range triples {
-			for _, id := range t.Sources {
-				ev.cite(ev.kg, id, t.Confidence)
-			}
+		byID[t.ID] = &scoredFact{t, v}
+		order = append(order, t.ID)
+	}
+	named, err := s.Layers.EntityTriples(ctx, namespaceOrDefault(ns), entityNames(text), at, kgTriples)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range named {
+		add(t, 1)
+	}
+	found, err := s.Layers.SearchTriples(ctx, engram.TextQuery{Namespace: ns, Text: text, Limit: kgTriples}, at)
+	if err != nil {
+		return nil, err
+	}
+	for _, h := range found {
+		add(h.Triple, h.Score/found[0].Score)
+	}
+	var ids []string
+	best, cos := 0.0, map[string]float64{}
+	for _, h := range hits {
+		if h.Kind == engram.KindFact && h.Score > 0 {
+			ids = append(ids, h.ID)
+			cos[h.ID] = h.Score
+			best = max(best, h.Score)
 		}
 	}
-	return ev, nil
+	close, err := s.Layers.GetTriples(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range close {
+		if t.ValidAt(orNow(at)) {
+			add(t, layerVectorShare*cos[t.ID]/best)
+		}
+	}
+	out := make([]scoredFact, 0, len(order))
+	for _, id := range order {
+		out = append(out, *byID[id])
+	}
+	return out, nil
+}
+
+// kgEvidence gives the turns behind the facts the query is about their
+// evidence times the fact's confidence.
+func (s *Service) kgEvidence(ctx context.Context, ev *evidence, ns, text string, at time.Time, hits []engram.VectorHit) error {
+	facts, err := s.matchFacts(ctx, ns, text, at, hits)
+	if err != nil {
+		return err
+	}
+	for _, f := range facts {
+		for _, id := range f.triple.Sources {
+			ev.cite(ev.kg, id, f.score*f.triple.Confidence)
+		}
+	}
+	return nil
+}
+
+// periodEnd is the last moment of a period ending (exclusively) at to;
+// zero stays zero (now).
+func periodEnd(to time.Time) time.Time {
+	if to.IsZero() {
+		return to
+	}
+	return to.Add(-time.Nanosecond)
+}
+
+func orNow(t time.Time) time.Time {
+	if t.IsZero() {
+		return time.Now()
+	}
+	return t
 }
 
 func namespaceOrDefault(ns string) string {

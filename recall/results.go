@@ -91,9 +91,9 @@ func (s *Service) withLayers(ctx context.Context, v *Vectors, req engram.RecallR
 }
 
 // layerItems finds the memories, scenes and facts req asks for: memories and
-// scenes by BM25 and, with vectors, by meaning; facts through the entities
-// the query names, as of the end of the period. Superseded memories are left
-// out.
+// scenes by BM25 and, with vectors, by meaning, within [from, to); facts
+// valid at the end of the period, through the entities the query names, BM25
+// and meaning. Superseded memories are left out.
 func (s *Service) layerItems(ctx context.Context, v *Vectors, req engram.RecallRequest, ns, text string, from, to time.Time) ([]layerItem, error) {
 	if s.Layers == nil {
 		return nil, engram.Errorf(engram.EUNSUPPORTED, "this engram builds no derived layers (extractor none)")
@@ -123,9 +123,10 @@ func (s *Service) layerItems(ctx context.Context, v *Vectors, req engram.RecallR
 			sceneIDs = append(sceneIDs, h.Scene.ID)
 		}
 	}
-	if v != nil && v.Unavailable == "" && (req.Wants(engram.KindMemory) || req.Wants(engram.KindScene)) {
+	var vhits []engram.VectorHit
+	if v != nil && v.Unavailable == "" {
 		var kinds []string
-		for _, k := range []string{engram.KindMemory, engram.KindScene} {
+		for _, k := range []string{engram.KindMemory, engram.KindScene, engram.KindFact} {
 			if req.Wants(k) {
 				kinds = append(kinds, k)
 			}
@@ -134,11 +135,12 @@ func (s *Service) layerItems(ctx context.Context, v *Vectors, req engram.RecallR
 		if err != nil {
 			return nil, fmt.Errorf("embed query: %w", err)
 		}
-		hits, err := v.Index.Query(ctx, engram.VectorQuery{Vector: vecs[0], K: layerMemoryHits + layerSceneHits, Namespace: ns,
-			Kinds: kinds, From: from, To: to})
+		hits, err := v.Index.Query(ctx, engram.VectorQuery{Vector: vecs[0], K: layerMemoryHits + layerSceneHits + kgTriples, Namespace: ns,
+			Kinds: kinds})
 		if err != nil {
 			return nil, fmt.Errorf("vector query: %w", err)
 		}
+		vhits = hits
 		best := map[string]float64{}
 		for _, h := range hits {
 			best[h.Kind] = max(best[h.Kind], h.Score)
@@ -161,7 +163,7 @@ func (s *Service) layerItems(ctx context.Context, v *Vectors, req engram.RecallR
 		return nil, err
 	}
 	for _, m := range mems {
-		if m.SupersededBy != "" {
+		if m.SupersededBy != "" || !inPeriod(m.TS, from, to) {
 			continue
 		}
 		text := m.Text
@@ -176,21 +178,21 @@ func (s *Service) layerItems(ctx context.Context, v *Vectors, req engram.RecallR
 		return nil, err
 	}
 	for _, sc := range scenes {
+		if (!to.IsZero() && !sc.Start.Before(to)) || (!from.IsZero() && sc.End.Before(from)) {
+			continue // outside the period: vector hits are not filtered by time
+		}
 		items = append(items, layerItem{engram.Result{ID: sc.ID, Kind: engram.KindScene, Text: sc.Title + ": " + sc.Summary,
 			TS: sc.Start, Namespace: sc.Namespace, Session: sc.Session}, sc.Turns, score[sc.ID]})
 	}
 	if req.Wants(engram.KindFact) {
-		at := to
-		if !at.IsZero() {
-			at = at.Add(-time.Nanosecond)
-		}
-		triples, err := s.Layers.EntityTriples(ctx, namespaceOrDefault(ns), entityNames(text), at, kgTriples)
+		facts, err := s.matchFacts(ctx, ns, text, periodEnd(to), vhits)
 		if err != nil {
 			return nil, err
 		}
-		for _, t := range triples {
+		for _, f := range facts {
+			t := f.triple
 			items = append(items, layerItem{engram.Result{ID: t.ID, Kind: engram.KindFact, Text: FactText(t), TS: t.ValidFrom,
-				Namespace: t.Namespace}, t.Sources, t.Confidence})
+				Namespace: t.Namespace}, t.Sources, f.score * t.Confidence})
 		}
 	}
 	if err := s.attachSources(ctx, items); err != nil {
