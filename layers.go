@@ -9,7 +9,8 @@ import (
 const (
 	KindMemory = "memory" // an L1 memory
 	KindScene  = "scene"  // an L2 scene
-	KindFact   = "fact"   // an L4 knowledge-graph triple
+	KindFact    = "fact"    // an L4 knowledge-graph triple
+	KindPersona = "persona" // a facet of an L3 persona
 )
 
 // Scene is an L2 scene: consecutive turns of one session that belong
@@ -240,6 +241,9 @@ type LayerIndex interface {
 	// SearchTriples ranks the triples valid at asOf by BM25 over their
 	// sentence ("Alice lives in Lisbon").
 	SearchTriples(ctx context.Context, q TextQuery, asOf time.Time) ([]TripleHit, error)
+	// Persona returns the profile of speaker (case-insensitive) in the
+	// namespace; none when the namespace has no such speaker.
+	Persona(ctx context.Context, namespace, speaker string) ([]Persona, error)
 	// EntityTriples returns the triples valid at asOf of the entities the
 	// names resolve to (names not in the graph are skipped).
 	EntityTriples(ctx context.Context, namespace string, names []string, asOf time.Time, limit int) ([]Triple, error)

@@ -159,6 +159,22 @@ func TestRecall_LayerKinds(t *testing.T) {
 	if err != nil || len(resp.Warnings) == 0 || len(resp.Results) == 0 {
 		t.Errorf("layers asked of a service without them: %+v %v", resp, err)
 	}
+	// Persona facets of the speaker the query names.
+	if err := f.db.ApplyFacets(ctx, "test", []engram.FacetUpdate{
+		{Namespace: "default", Speaker: "Dana", Facet: engram.FacetIdentity, Key: "lives_in", Value: "Porto", At: f.turns[0].TS, Evidence: []string{f.turns[0].ID}},
+		{Namespace: "default", Speaker: "Dana", Facet: engram.FacetIdentity, Key: "lives_in", Value: "Lisbon", At: f.turns[3].TS, Evidence: []string{f.turns[3].ID}},
+		{Namespace: "default", Speaker: "Dana", Facet: engram.FacetPreference, Key: "jazz", Value: "likes", At: f.turns[2].TS, Evidence: []string{f.turns[2].ID}},
+	}, 1); err != nil {
+		t.Fatal(err)
+	}
+	resp, err = s.Recall(ctx, engram.RecallRequest{Query: "where does dana live", Mode: engram.ModeKeyword, Kinds: []string{engram.KindPersona}})
+	if err != nil || len(resp.Results) != 2 {
+		t.Fatalf("persona results: %+v %v", resp.Results, err)
+	}
+	if r := resp.Results[0]; r.Kind != engram.KindPersona || !strings.Contains(r.Text, "lives in: Lisbon") || !strings.Contains(r.Text, "before: Porto") ||
+		len(r.Sources) != 1 || r.Sources[0].ID != f.turns[3].ID {
+		t.Errorf("the home facet first, with its source: %+v", r)
+	}
 	if _, err := recall.Validate(engram.RecallRequest{Query: "x", Kinds: []string{"memory", "memories"}}); engram.ErrorField(err) != "kinds[1]" {
 		t.Errorf("unknown kind: %v", err)
 	}

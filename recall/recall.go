@@ -105,10 +105,10 @@ func Validate(req engram.RecallRequest) (engram.RecallRequest, error) {
 	seen := map[string]bool{}
 	for i, k := range req.Kinds {
 		switch k {
-		case engram.KindTurn, engram.KindMemory, engram.KindScene, engram.KindFact:
+		case engram.KindTurn, engram.KindMemory, engram.KindScene, engram.KindFact, engram.KindPersona:
 		default:
-			return req, engram.FieldError(fmt.Sprintf("kinds[%d]", i), "unknown kind %q (available: %s, %s, %s, %s)", k,
-				engram.KindTurn, engram.KindMemory, engram.KindScene, engram.KindFact)
+			return req, engram.FieldError(fmt.Sprintf("kinds[%d]", i), "unknown kind %q (available: %s, %s, %s, %s, %s)", k,
+				engram.KindTurn, engram.KindMemory, engram.KindScene, engram.KindFact, engram.KindPersona)
 		}
 		if seen[k] {
 			return req, engram.FieldError(fmt.Sprintf("kinds[%d]", i), "kind %q is listed twice", k)

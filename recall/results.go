@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/engram-dev/engram"
 )
@@ -18,7 +19,7 @@ const layerAnchorPool = 30
 
 // layersWanted reports whether req asks for any layer kind.
 func layersWanted(req engram.RecallRequest) bool {
-	return req.Wants(engram.KindMemory) || req.Wants(engram.KindScene) || req.Wants(engram.KindFact)
+	return req.Wants(engram.KindMemory) || req.Wants(engram.KindScene) || req.Wants(engram.KindFact) || req.Wants(engram.KindPersona)
 }
 
 // layerItem is a memory, scene or fact matching the query, with the turns
@@ -195,6 +196,13 @@ func (s *Service) layerItems(ctx context.Context, v *Vectors, req engram.RecallR
 				Namespace: t.Namespace}, t.Sources, f.score * t.Confidence})
 		}
 	}
+	if req.Wants(engram.KindPersona) {
+		facets, err := s.personaItems(ctx, ns, text)
+		if err != nil {
+			return nil, err
+		}
+		items = append(items, facets...)
+	}
 	if err := s.attachSources(ctx, items); err != nil {
 		return nil, err
 	}
@@ -246,4 +254,75 @@ func (s *Service) attachSources(ctx context.Context, items []layerItem) error {
 		}
 	}
 	return nil
+}
+
+// maxPersonaLookups bounds the names looked up as speakers per query.
+const maxPersonaLookups = 8
+
+// personaItems returns the persona facets of the speakers the query names:
+// each facet with evidence 0.5, plus up to 0.5 for the share of the query's
+// other words it holds ("what does Alice like" ranks her preferences
+// first).
+func (s *Service) personaItems(ctx context.Context, ns, text string) ([]layerItem, error) {
+	var items []layerItem
+	seen := map[string]bool{}
+	words := contentWords(text)
+	for i, name := range entityNames(text) {
+		if i == maxPersonaLookups {
+			break
+		}
+		ps, err := s.Layers.Persona(ctx, namespaceOrDefault(ns), name)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range ps {
+			if seen[p.Speaker] {
+				continue
+			}
+			seen[p.Speaker] = true
+			rest := slices.DeleteFunc(slices.Clone(words), func(w string) bool { return strings.Contains(strings.ToLower(p.Speaker), w) })
+			for _, f := range p.Facets {
+				text := p.Speaker + " " + f.Facet + " " + strings.ReplaceAll(f.Key, "_", " ") + ": " + f.Value +
+					" (since " + f.Since.Format(time.DateOnly)
+				if n := len(f.History); n > 0 {
+					text += "; before: " + f.History[n-1].Value
+				}
+				text += ")"
+				hold := 0
+				lower := strings.ToLower(text)
+				for _, w := range rest {
+					if strings.Contains(lower, w) {
+						hold++
+					}
+				}
+				score := 0.5
+				if len(rest) > 0 {
+					score += 0.5 * float64(hold) / float64(len(rest))
+				}
+				id := "persona:" + p.Namespace + ":" + p.Speaker + ":" + f.Facet + ":" + f.Key
+				items = append(items, layerItem{engram.Result{ID: id, Kind: engram.KindPersona, Text: text, TS: f.Since,
+					Namespace: p.Namespace, Speaker: p.Speaker}, f.Evidence, score})
+			}
+		}
+	}
+	return items, nil
+}
+
+// contentWords returns the lower-case words of text of three or more
+// letters that are not stop words, with a plural or verb "s" dropped
+// ("likes" matches "like").
+func contentWords(text string) []string {
+	var out []string
+	for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+		if len([]rune(w)) < 3 || entityStop[w] {
+			continue
+		}
+		if len(w) > 3 {
+			w = strings.TrimSuffix(w, "s")
+		}
+		if !slices.Contains(out, w) {
+			out = append(out, w)
+		}
+	}
+	return out
 }
