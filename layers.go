@@ -2,13 +2,14 @@ package engram
 
 import (
 	"context"
+	"strings"
 	"time"
 )
 
 // Kinds of layer results, beside KindTurn.
 const (
-	KindMemory = "memory" // an L1 memory
-	KindScene  = "scene"  // an L2 scene
+	KindMemory  = "memory"  // an L1 memory
+	KindScene   = "scene"   // an L2 scene
 	KindFact    = "fact"    // an L4 knowledge-graph triple
 	KindPersona = "persona" // a facet of an L3 persona
 )
@@ -82,6 +83,19 @@ type Triple struct {
 	Memory     string    `json:"memory,omitempty"`
 	// Seq is the triple's change number in the palace (see Memory.Seq).
 	Seq int64 `json:"seq,omitempty"`
+}
+
+// Sentence reads the triple as a sentence: "Alice lives in Lisbon", "Bob
+// uses Postgres for billing service", "Bob's favourite book is Dune".
+func (tr Triple) Sentence() string {
+	words := func(s string) string { return strings.ReplaceAll(s, "_", " ") }
+	switch {
+	case strings.HasPrefix(tr.Predicate, "uses_for_"):
+		return tr.Subject + " uses " + tr.Object + " for " + words(strings.TrimPrefix(tr.Predicate, "uses_for_"))
+	case strings.HasPrefix(tr.Predicate, "favourite_"):
+		return tr.Subject + "'s favourite " + words(strings.TrimPrefix(tr.Predicate, "favourite_")) + " is " + tr.Object
+	}
+	return tr.Subject + " " + words(tr.Predicate) + " " + tr.Object
 }
 
 // ValidAt reports whether the triple holds at t.

@@ -248,7 +248,7 @@ func rebuildChain(ctx context.Context, tx *sql.Tx, ns, chain string, single bool
 			first.subject, first.object).Scan(&subj, &obj); err != nil {
 			return err
 		}
-		text, err := indexText(subj + " " + strings.ReplaceAll(first.predicate, "_", " ") + " " + obj)
+		text, err := indexText(engram.Triple{Subject: subj, Predicate: first.predicate, Object: obj}.Sentence())
 		if err != nil {
 			return err
 		}

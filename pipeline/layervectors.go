@@ -132,6 +132,4 @@ func SceneEmbedText(s engram.Scene) string {
 
 // FactEmbedText is what is embedded for a triple: it read as a sentence,
 // "Alice lives in Lisbon" (validity is filtered, not embedded).
-func FactEmbedText(t engram.Triple) string {
-	return t.Subject + " " + strings.ReplaceAll(t.Predicate, "_", " ") + " " + t.Object
-}
+func FactEmbedText(t engram.Triple) string { return t.Sentence() }

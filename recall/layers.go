@@ -23,8 +23,10 @@ const (
 	// below cost nothing (docs/benchmarks.md).
 	layerVectorShare = 0.5
 	kgTriples        = 50 // triples weighed per query
-	maxEntityNgram   = 3  // words in an entity name looked up in the graph
-	maxEntityLookups = 40
+	// Shares of a fact's evidence (they sum to 1): named, keyword, meaning.
+	factNamed, factKeyword, factMeaning = 0.35, 0.45, 0.2
+	maxEntityNgram                      = 3 // words in an entity name looked up in the graph
+	maxEntityLookups                    = 40
 )
 
 // splitKinds separates turn hits (at most n) from layer hits, keeping
@@ -154,15 +156,16 @@ type scoredFact struct {
 }
 
 // matchFacts returns the triples valid at at (zero: now) that the query is
-// about: those of the entities it names (evidence 1), those its words match
-// (BM25 divided by the best) and, from hits (vector hits of kind fact), those
-// close in meaning (layerVectorShare times the cosine divided by the best).
+// about, with evidence (0..1) summed from three sources: naming one of its
+// entities (0.35), matching its words (0.45 times BM25 divided by the best)
+// and, from hits (vector hits of kind fact), closeness in meaning (0.2
+// times the cosine divided by the best).
 func (s *Service) matchFacts(ctx context.Context, ns, text string, at time.Time, hits []engram.VectorHit) ([]scoredFact, error) {
 	byID := map[string]*scoredFact{}
 	var order []string
 	add := func(t engram.Triple, v float64) {
 		if f, ok := byID[t.ID]; ok {
-			f.score = max(f.score, v)
+			f.score += v
 			return
 		}
 		byID[t.ID] = &scoredFact{t, v}
@@ -173,14 +176,14 @@ func (s *Service) matchFacts(ctx context.Context, ns, text string, at time.Time,
 		return nil, err
 	}
 	for _, t := range named {
-		add(t, 1)
+		add(t, factNamed)
 	}
 	found, err := s.Layers.SearchTriples(ctx, engram.TextQuery{Namespace: ns, Text: text, Limit: kgTriples}, at)
 	if err != nil {
 		return nil, err
 	}
 	for _, h := range found {
-		add(h.Triple, h.Score/found[0].Score)
+		add(h.Triple, factKeyword*h.Score/found[0].Score)
 	}
 	var ids []string
 	best, cos := 0.0, map[string]float64{}
@@ -197,7 +200,7 @@ func (s *Service) matchFacts(ctx context.Context, ns, text string, at time.Time,
 	}
 	for _, t := range close {
 		if t.ValidAt(orNow(at)) {
-			add(t, layerVectorShare*cos[t.ID]/best)
+			add(t, factMeaning*cos[t.ID]/best)
 		}
 	}
 	out := make([]scoredFact, 0, len(order))

@@ -33,8 +33,9 @@ type layerItem struct {
 // withLayers merges the layer results req asks for into the turn results
 // (turns ranked first to last): each layer result goes just before the best
 // turn result among its sources and takes its score; layer results whose
-// sources are not among the turn results follow, by evidence. Turns are
-// then dropped unless wanted, and the list is cut to req.K. A failing layer
+// sources are not among the turn results follow, by evidence. Without
+// turns, layer results rank by their own evidence (0.7) and their best
+// source turn's standing (0.3); the score is that mix, 0..1. The list is cut to req.K. A failing layer
 // search warns and leaves the turn results.
 func (s *Service) withLayers(ctx context.Context, v *Vectors, req engram.RecallRequest, ns, text string,
 	from, to time.Time, turns []engram.Result, warn func(string)) ([]engram.Result, error) {
@@ -64,6 +65,7 @@ func (s *Service) withLayers(ctx context.Context, v *Vectors, req engram.RecallR
 	if len(turns) > 0 {
 		minScore = turns[len(turns)-1].Score
 	}
+	withTurns := req.Wants(engram.KindTurn)
 	for _, it := range items {
 		anchor := -1
 		for _, id := range it.sources {
@@ -72,13 +74,23 @@ func (s *Service) withLayers(ctx context.Context, v *Vectors, req engram.RecallR
 			}
 		}
 		r := it.result
-		if anchor >= 0 {
+		switch {
+		case !withTurns:
+			// Layer results alone: mostly their own evidence, partly how
+			// high their best source turn ranks.
+			standing := 0.0
+			if anchor >= 0 {
+				standing = 1 - float64(anchor)/float64(len(turns))
+			}
+			r.Score = 0.7*it.score + 0.3*standing
+			out = append(out, placed{r, -r.Score})
+		case anchor >= 0:
 			r.Score = turns[anchor].Score
 			out = append(out, placed{r, float64(anchor) - 0.5 + (1-it.score)*0.1})
-			continue
+		default:
+			r.Score = minScore * it.score
+			out = append(out, placed{r, float64(len(turns)) + 1 - it.score})
 		}
-		r.Score = minScore * it.score
-		out = append(out, placed{r, float64(len(turns)) + 1 - it.score})
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].key < out[j].key })
 	results := make([]engram.Result, 0, min(req.K, len(out)))
@@ -124,29 +136,28 @@ func (s *Service) layerItems(ctx context.Context, v *Vectors, req engram.RecallR
 			sceneIDs = append(sceneIDs, h.Scene.ID)
 		}
 	}
-	var vhits []engram.VectorHit
-	if v != nil && v.Unavailable == "" {
-		var kinds []string
-		for _, k := range []string{engram.KindMemory, engram.KindScene, engram.KindFact} {
-			if req.Wants(k) {
-				kinds = append(kinds, k)
-			}
+	var kinds []string // searched by meaning
+	for _, k := range []string{engram.KindMemory, engram.KindScene, engram.KindFact} {
+		if req.Wants(k) {
+			kinds = append(kinds, k)
 		}
+	}
+	var vhits []engram.VectorHit
+	if v != nil && v.Unavailable == "" && len(kinds) > 0 {
 		vecs, err := v.Embedder.Embed(ctx, []string{text})
 		if err != nil {
 			return nil, fmt.Errorf("embed query: %w", err)
 		}
-		hits, err := v.Index.Query(ctx, engram.VectorQuery{Vector: vecs[0], K: layerMemoryHits + layerSceneHits + kgTriples, Namespace: ns,
+		vhits, err = v.Index.Query(ctx, engram.VectorQuery{Vector: vecs[0], K: layerMemoryHits + layerSceneHits + kgTriples, Namespace: ns,
 			Kinds: kinds})
 		if err != nil {
 			return nil, fmt.Errorf("vector query: %w", err)
 		}
-		vhits = hits
 		best := map[string]float64{}
-		for _, h := range hits {
+		for _, h := range vhits {
 			best[h.Kind] = max(best[h.Kind], h.Score)
 		}
-		for _, h := range hits {
+		for _, h := range vhits {
 			if h.Score <= 0 {
 				continue
 			}
@@ -193,7 +204,7 @@ func (s *Service) layerItems(ctx context.Context, v *Vectors, req engram.RecallR
 		for _, f := range facts {
 			t := f.triple
 			items = append(items, layerItem{engram.Result{ID: t.ID, Kind: engram.KindFact, Text: FactText(t), TS: t.ValidFrom,
-				Namespace: t.Namespace}, t.Sources, f.score * t.Confidence})
+				Namespace: t.Namespace}, t.Sources, f.score * (0.5 + 0.5*t.Confidence)})
 		}
 	}
 	if req.Wants(engram.KindPersona) {
@@ -212,12 +223,11 @@ func (s *Service) layerItems(ctx context.Context, v *Vectors, req engram.RecallR
 // FactText reads a triple as a sentence: "Alice lives in Lisbon (since
 // 2026-02-09)".
 func FactText(t engram.Triple) string {
-	pred := strings.ReplaceAll(t.Predicate, "_", " ")
 	when := " (since " + t.ValidFrom.Format(time.DateOnly) + ")"
 	if !t.ValidTo.IsZero() {
 		when = " (" + t.ValidFrom.Format(time.DateOnly) + " to " + t.ValidTo.Format(time.DateOnly) + ")"
 	}
-	return t.Subject + " " + pred + " " + t.Object + when
+	return t.Sentence() + when
 }
 
 // attachSources loads the turns layer items stem from and sets their

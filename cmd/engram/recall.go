@@ -76,7 +76,10 @@ func runRecall(ctx context.Context, m *Main, args []string) error {
 		if r.Kind != engram.KindTurn {
 			kind = r.Kind + "  "
 		}
-		fmt.Fprintf(m.Stdout, "%2d. %s%s  %s  [%s]  score %.3f\n    %s: %s\n", i+1, kind,
+		if who != "" {
+			who += ": "
+		}
+		fmt.Fprintf(m.Stdout, "%2d. %s%s  %s  [%s]  score %.3f\n    %s%s\n", i+1, kind,
 			r.TS.Format("2006-01-02 15:04"), r.Session, r.Namespace, r.Score, who, oneLine(r.Text, 300))
 		if sig := r.Signals; sig != nil {
 			fmt.Fprintf(m.Stdout, "    signals: vector %.2f  bm25 %.2f  session %.2f  neighbour %.2f  layer %.2f  kg %.2f  decay %.2f\n",
