@@ -100,6 +100,10 @@ type JobStatus struct {
 	Failures    int       `json:"failures"` // consecutive
 	LastError   string    `json:"last_error,omitempty"`
 	Failing     bool      `json:"failing"`
+	// Skipped counts the batches a layer worker gave up on (an LLM's output
+	// unusable after its retries); LastSkip is the latest one's error.
+	Skipped  int    `json:"skipped_batches,omitempty"`
+	LastSkip string `json:"last_skip,omitempty"`
 }
 
 // JobService lists and runs the scheduled jobs.

@@ -113,12 +113,28 @@ func (e *engine) Jobs(ctx context.Context) []engram.JobStatus {
 	if err := e.sched.Load(ctx); err != nil {
 		e.logger.Warn("load job state", "err", err)
 	}
+	skips, err := e.palace.Skips(ctx, maxSkipsShown)
+	if err != nil {
+		e.logger.Warn("read skipped batches", "err", err)
+	}
 	var out []engram.JobStatus
 	for _, j := range e.sched.Status() {
-		out = append(out, jobStatus(j))
+		st := jobStatus(j)
+		for _, sk := range skips { // newest first
+			if sk.Worker == st.Name {
+				if st.Skipped == 0 {
+					st.LastSkip = fmt.Sprintf("seq %d-%d at %s: %s", sk.From, sk.To, sk.At.Format(time.RFC3339), sk.Error)
+				}
+				st.Skipped++
+			}
+		}
+		out = append(out, st)
 	}
 	return out
 }
+
+// maxSkipsShown bounds the skipped batches counted for `jobs status`.
+const maxSkipsShown = 10000
 
 // RunJob implements engram.JobService.
 func (e *engine) RunJob(ctx context.Context, name string) (engram.JobStatus, error) {
@@ -280,6 +296,11 @@ func printJobs(m *Main, jobs []engram.JobStatus) {
 			(time.Duration(j.LagSeconds) * time.Second).String(), j.Failures, oneLine(j.LastError, 80))
 	}
 	tw.Flush()
+	for _, j := range jobs {
+		if j.Skipped > 0 {
+			fmt.Fprintf(m.Stdout, "%s skipped %d batches it could not extract; latest: %s\n", j.Name, j.Skipped, oneLine(j.LastSkip, 200))
+		}
+	}
 }
 
 func btoi(b bool) int {
