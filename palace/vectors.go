@@ -297,55 +297,105 @@ func (v *VectorIndex) put(ctx context.Context, items []engram.VectorItem, throug
 	if err := v.usable(); err != nil {
 		return err
 	}
-	err = v.db.Update(ctx, func(tx *sql.Tx) error {
-		var last int64
-		turnSeq := throughSeq
-		if worker != "" {
-			if err := setWorkerSeq(ctx, tx, worker, throughSeq); err != nil {
-				return err
-			}
-			turnSeq = 0
-		}
-		err := tx.QueryRowContext(ctx, `UPDATE vector_models
-			SET last_seq = last_seq + ?, embedded_seq = max(embedded_seq, ?)
-			WHERE model = ? RETURNING last_seq`, len(p.rows), turnSeq, v.model).Scan(&last)
-		if errors.Is(err, sql.ErrNoRows) {
-			return errDropped(v.model)
-		}
-		if err != nil || len(p.rows) == 0 {
-			return err
-		}
-		ins, err := tx.PrepareContext(ctx, `INSERT INTO vectors (model, id, kind, namespace, ts, dim, vec, seq)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-			ON CONFLICT (model, id) DO UPDATE SET
-				kind = excluded.kind, namespace = excluded.namespace, ts = excluded.ts,
-				dim = excluded.dim, vec = excluded.vec, seq = excluded.seq`)
-		if err != nil {
-			return err
-		}
-		defer ins.Close()
-		seq := last - int64(len(p.rows))
-		for i, r := range p.rows {
-			seq++
-			if _, err := ins.ExecContext(ctx, v.model, r.id, r.kind, r.namespace, p.ts[i], v.dim, p.blobs[i], seq); err != nil {
-				return fmt.Errorf("vector %q: %w", r.id, err)
-			}
-		}
-		return nil
-	})
+	err = v.db.Update(ctx, func(tx *sql.Tx) error { return v.write(ctx, tx, p, nil, throughSeq, worker) })
 	if err != nil {
 		return vecErr("put vectors of "+v.model, err)
 	}
-	if m := v.mem; m != nil && len(p.rows) > 0 {
-		grown := m.grown(m.newRows(p.rows)) // outside mu: the copy costs queries no wait
-		v.mu.Lock()
-		if grown != nil {
-			m.data = grown
+	v.apply(p, nil)
+	return nil
+}
+
+// write writes prepared rows, deletes the rows of remove and advances a
+// watermark, inside tx. Call with wmu held; apply the change to the
+// in-memory matrix after the commit.
+func (v *VectorIndex) write(ctx context.Context, tx *sql.Tx, p prepared, remove []string, throughSeq int64, worker string) error {
+	var last int64
+	turnSeq := throughSeq
+	if worker != "" {
+		if err := setWorkerSeq(ctx, tx, worker, throughSeq); err != nil {
+			return err
 		}
-		m.put(p.rows)
-		v.mu.Unlock()
+		turnSeq = 0
+	}
+	err := tx.QueryRowContext(ctx, `UPDATE vector_models
+		SET last_seq = last_seq + ?, embedded_seq = max(embedded_seq, ?)
+		WHERE model = ? RETURNING last_seq`, len(p.rows), turnSeq, v.model).Scan(&last)
+	if errors.Is(err, sql.ErrNoRows) {
+		return errDropped(v.model)
+	}
+	if err != nil {
+		return err
+	}
+	for _, id := range remove {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM vectors WHERE model = ? AND id = ?`, v.model, id); err != nil {
+			return err
+		}
+	}
+	if len(p.rows) == 0 {
+		return nil
+	}
+	ins, err := tx.PrepareContext(ctx, `INSERT INTO vectors (model, id, kind, namespace, ts, dim, vec, seq)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (model, id) DO UPDATE SET
+			kind = excluded.kind, namespace = excluded.namespace, ts = excluded.ts,
+			dim = excluded.dim, vec = excluded.vec, seq = excluded.seq`)
+	if err != nil {
+		return err
+	}
+	defer ins.Close()
+	seq := last - int64(len(p.rows))
+	for i, r := range p.rows {
+		seq++
+		if _, err := ins.ExecContext(ctx, v.model, r.id, r.kind, r.namespace, p.ts[i], v.dim, p.blobs[i], seq); err != nil {
+			return fmt.Errorf("vector %q: %w", r.id, err)
+		}
 	}
 	return nil
+}
+
+// apply brings the in-memory matrix, if loaded, up to a committed write.
+func (v *VectorIndex) apply(p prepared, remove []string) {
+	m := v.mem
+	if m == nil {
+		return
+	}
+	var grown []float32
+	if len(p.rows) > 0 {
+		grown = m.grown(m.newRows(p.rows)) // outside mu: the copy costs queries no wait
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	for _, id := range remove {
+		m.remove(id)
+	}
+	if grown != nil {
+		m.data = grown
+	}
+	if len(p.rows) > 0 {
+		m.put(p.rows)
+	}
+}
+
+// VectorWrite is a batch of vectors written inside another palace
+// transaction (PutVaultDoc), so that a document's chunks and their vectors
+// change together: Stage checks and encodes them first.
+type VectorWrite struct {
+	v      *VectorIndex
+	p      prepared
+	remove []string
+}
+
+// Stage prepares items to upsert and ids to delete for a write inside
+// another transaction. Errors are those of Upsert.
+func (v *VectorIndex) Stage(items []engram.VectorItem, remove []string) (*VectorWrite, error) {
+	if err := v.usable(); err != nil {
+		return nil, err
+	}
+	p, err := v.prepare(items)
+	if err != nil {
+		return nil, err
+	}
+	return &VectorWrite{v: v, p: p, remove: remove}, nil
 }
 
 // Delete removes vectors by ID, in one transaction, then from the in-memory

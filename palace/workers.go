@@ -41,6 +41,11 @@ func setWorkerSeq(ctx context.Context, tx *sql.Tx, worker string, seq int64) err
 	return nil
 }
 
+// SetWorkerSeq sets a worker's watermark (it never moves back).
+func (db *DB) SetWorkerSeq(ctx context.Context, worker string, seq int64) error {
+	return db.Update(ctx, func(tx *sql.Tx) error { return setWorkerSeq(ctx, tx, worker, seq) })
+}
+
 // Skip records that a worker gave up on the source range [from, to] (an
 // LLM's output unusable after its retries) with the reason, and advances
 // its watermark past it, in one transaction.

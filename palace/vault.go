@@ -1,0 +1,666 @@
+package palace
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	engram "github.com/engram-dev/engram"
+)
+
+// VaultFiles returns the stored files of a vault by path.
+func (db *DB) VaultFiles(ctx context.Context, vault string) (map[string]engram.VaultFile, error) {
+	out := map[string]engram.VaultFile{}
+	err := db.View(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT path, size, mod_time, hash FROM vault_docs WHERE vault = ?`, vault)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var f engram.VaultFile
+			var mt int64
+			if err := rows.Scan(&f.Path, &f.Size, &mt, &f.Hash); err != nil {
+				return err
+			}
+			f.ModTime = time.Unix(0, mt).UTC()
+			out[f.Path] = f
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("palace: vault files: %w", err)
+	}
+	return out, nil
+}
+
+const docColumns = `d.vault, d.namespace, d.path, d.title, d.type, d.tags, d.aliases, d.date, d.hash, d.size, d.mod_time, d.warnings,
+	(SELECT count(*) FROM vault_chunks c WHERE c.doc = d.n)`
+
+func scanDocs(rows *sql.Rows, fn func(engram.VaultDoc)) error {
+	defer rows.Close()
+	for rows.Next() {
+		var d engram.VaultDoc
+		var tags, aliases, warnings string
+		var date sql.NullInt64
+		var mt int64
+		if err := rows.Scan(&d.Vault, &d.Namespace, &d.Path, &d.Title, &d.Type, &tags, &aliases, &date, &d.Hash, &d.Size, &mt, &warnings, &d.Chunks); err != nil {
+			return err
+		}
+		for _, f := range []struct {
+			raw string
+			dst *[]string
+		}{{tags, &d.Tags}, {aliases, &d.Aliases}, {warnings, &d.Warnings}} {
+			if err := json.Unmarshal([]byte(f.raw), f.dst); err != nil {
+				return fmt.Errorf("doc %s: %w", d.Path, err)
+			}
+		}
+		d.Date, d.ModTime = fromNanos(date), time.Unix(0, mt).UTC()
+		fn(d)
+	}
+	return rows.Err()
+}
+
+// Docs lists the documents of a vault ("" = every vault), by path.
+func (db *DB) Docs(ctx context.Context, vault string) ([]engram.VaultDoc, error) {
+	var out []engram.VaultDoc
+	err := db.View(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT `+docColumns+` FROM vault_docs d WHERE ?1 = '' OR d.vault = ?1 ORDER BY d.vault, d.path`, vault)
+		if err != nil {
+			return err
+		}
+		return scanDocs(rows, func(d engram.VaultDoc) { out = append(out, d) })
+	})
+	if err != nil {
+		return nil, fmt.Errorf("palace: docs: %w", err)
+	}
+	return out, nil
+}
+
+// DocChunkIDs returns the ids of the chunks the palace holds for a
+// document: the vectors to drop when it changes or goes.
+func (db *DB) DocChunkIDs(ctx context.Context, vault string, paths []string) ([]string, error) {
+	var out []string
+	err := db.View(ctx, func(tx *sql.Tx) error {
+		for _, p := range paths {
+			rows, err := tx.QueryContext(ctx, `SELECT c.id FROM vault_chunks c JOIN vault_docs d ON d.n = c.doc WHERE d.vault = ? AND d.path = ?`, vault, p)
+			if err != nil {
+				return err
+			}
+			for rows.Next() {
+				var id string
+				if err := rows.Scan(&id); err != nil {
+					rows.Close()
+					return err
+				}
+				out = append(out, id)
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("palace: chunk ids: %w", err)
+	}
+	return out, nil
+}
+
+// putVaultDoc replaces a document, its chunks (and their keyword entries),
+// its links and, when w is set, the vectors of its chunks, in one
+// transaction: a reader sees the old document or the new one, never a mix.
+// Chunk IDs are set here (ChunkID). Errors: EINVALID naming the field for a
+// document without vault, namespace or path.
+func (db *DB) putVaultDoc(ctx context.Context, doc engram.VaultDoc, chunks []engram.DocChunk, links []engram.DocLink, w *VectorWrite) error {
+	switch {
+	case doc.Vault == "":
+		return engram.FieldError("vault", "vault is required")
+	case doc.Namespace == "":
+		return engram.FieldError("namespace", "namespace is required")
+	case doc.Path == "":
+		return engram.FieldError("path", "path is required")
+	}
+	date, err := nanos(doc.Date)
+	if err != nil {
+		date = nil // a date outside what the palace stores is dropped, not fatal
+	}
+	tags, _ := json.Marshal(nonNil(doc.Tags))
+	aliases, _ := json.Marshal(nonNil(doc.Aliases))
+	warnings, _ := json.Marshal(nonNil(doc.Warnings))
+	type row struct {
+		c            engram.DocChunk
+		heading      string
+		text, gramsT string
+	}
+	rows := make([]row, len(chunks))
+	for i, c := range chunks {
+		h, _ := json.Marshal(nonNil(c.Heading))
+		text, err := indexText(doc.Title + "\n" + c.Text)
+		if err != nil {
+			return err
+		}
+		head, err := indexText(strings.Join(c.Heading, " "))
+		if err != nil {
+			return err
+		}
+		rows[i] = row{c: c, heading: string(h), text: text, gramsT: head}
+	}
+	write := func(ctx context.Context, tx *sql.Tx) error {
+		if err := deleteDocRows(ctx, tx, doc.Vault, doc.Path); err != nil {
+			return err
+		}
+		var n int64
+		err := tx.QueryRowContext(ctx, `INSERT INTO vault_docs (vault, namespace, path, title, type, tags, aliases, date, hash, size, mod_time, warnings)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (vault, path) DO UPDATE SET namespace = excluded.namespace, title = excluded.title, type = excluded.type,
+				tags = excluded.tags, aliases = excluded.aliases, date = excluded.date, hash = excluded.hash, size = excluded.size,
+				mod_time = excluded.mod_time, warnings = excluded.warnings
+			RETURNING n`,
+			doc.Vault, doc.Namespace, doc.Path, doc.Title, doc.Type, string(tags), string(aliases), date, doc.Hash, doc.Size,
+			doc.ModTime.UnixNano(), string(warnings)).Scan(&n)
+		if err != nil {
+			return err
+		}
+		for i, r := range rows {
+			id := engram.ChunkID(doc.Vault, doc.Path, i, r.c.Text)
+			var cn int64
+			if err := tx.QueryRowContext(ctx, `INSERT INTO vault_chunks (id, doc, idx, heading, text, start_line, end_line)
+				VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING n`, id, n, i, r.heading, r.c.Text, r.c.StartLine, r.c.EndLine).Scan(&cn); err != nil {
+				return fmt.Errorf("chunk %d: %w", i, err)
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO vault_chunks_fts (rowid, text, heading) VALUES (?, ?, ?)`, cn, r.text, r.gramsT); err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO vault_chunks_trigram (rowid, text) VALUES (?, ?)`, cn, nfkc(r.c.Text)); err != nil {
+				return err
+			}
+		}
+		for _, l := range links {
+			var to any
+			if l.ToPath != "" {
+				to = l.ToPath
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO vault_links (vault, from_path, chunk, target, heading, alias, kind, line, to_path)
+				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, doc.Vault, doc.Path, l.FromChunk, l.Target, l.Heading, l.Alias, l.Kind, l.Line, to); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return db.vaultUpdate(ctx, w, write)
+}
+
+// vaultUpdate runs write and, if set, w's vector write in one
+// transaction, then updates the in-memory vectors.
+func (db *DB) vaultUpdate(ctx context.Context, w *VectorWrite, write func(context.Context, *sql.Tx) error) error {
+	if w != nil {
+		w.v.wmu.Lock()
+		defer w.v.wmu.Unlock()
+		if err := w.v.usable(); err != nil {
+			return err
+		}
+	}
+	err := db.Update(ctx, func(tx *sql.Tx) error {
+		if err := write(ctx, tx); err != nil {
+			return err
+		}
+		if w != nil {
+			return w.v.write(ctx, tx, w.p, w.remove, 0, "")
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("palace: vault: %w", err)
+	}
+	if w != nil {
+		w.v.apply(w.p, w.remove)
+	}
+	return nil
+}
+
+// deleteDocRows removes a document's chunks, their keyword entries and its
+// links (the document row stays).
+func deleteDocRows(ctx context.Context, tx *sql.Tx, vault, path string) error {
+	for _, q := range []string{
+		`DELETE FROM vault_chunks_fts WHERE rowid IN (SELECT c.n FROM vault_chunks c JOIN vault_docs d ON d.n = c.doc WHERE d.vault = ?1 AND d.path = ?2)`,
+		`DELETE FROM vault_chunks_trigram WHERE rowid IN (SELECT c.n FROM vault_chunks c JOIN vault_docs d ON d.n = c.doc WHERE d.vault = ?1 AND d.path = ?2)`,
+		`DELETE FROM vault_chunks WHERE doc IN (SELECT n FROM vault_docs WHERE vault = ?1 AND path = ?2)`,
+		`DELETE FROM vault_links WHERE vault = ?1 AND from_path = ?2`,
+	} {
+		if _, err := tx.ExecContext(ctx, q, vault, path); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// deleteVaultDocs removes documents (deleted or renamed files) with their
+// chunks and links, and, when w is set, their chunk vectors, in one
+// transaction. Links from other documents to them become unresolved.
+func (db *DB) deleteVaultDocs(ctx context.Context, vault string, paths []string, w *VectorWrite) error {
+	return db.vaultUpdate(ctx, w, func(ctx context.Context, tx *sql.Tx) error {
+		for _, p := range paths {
+			if err := deleteDocRows(ctx, tx, vault, p); err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, `DELETE FROM vault_docs WHERE vault = ? AND path = ?`, vault, p); err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, `UPDATE vault_links SET to_path = NULL WHERE vault = ? AND to_path = ?`, vault, p); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// ResolveVaultLinks sets the target document of every link of a vault with
+// resolve (from path, target as written), and returns how many stay
+// unresolved. Run it after documents come and go: a link to a document
+// added later resolves then.
+func (db *DB) ResolveVaultLinks(ctx context.Context, vault string, resolve func(from, target string) (string, bool)) (int, error) {
+	type link struct {
+		rowid        int64
+		from, target string
+		to           sql.NullString
+	}
+	unresolved := 0
+	err := db.Update(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT rowid, from_path, target, to_path FROM vault_links WHERE vault = ?`, vault)
+		if err != nil {
+			return err
+		}
+		var all []link
+		for rows.Next() {
+			var l link
+			if err := rows.Scan(&l.rowid, &l.from, &l.target, &l.to); err != nil {
+				rows.Close()
+				return err
+			}
+			all = append(all, l)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		for _, l := range all {
+			to, ok := resolve(l.from, l.target)
+			if !ok {
+				unresolved++
+			}
+			if ok == l.to.Valid && to == l.to.String {
+				continue
+			}
+			var v any
+			if ok {
+				v = to
+			}
+			if _, err := tx.ExecContext(ctx, `UPDATE vault_links SET to_path = ? WHERE rowid = ?`, v, l.rowid); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("palace: resolve links: %w", err)
+	}
+	return unresolved, nil
+}
+
+const chunkColumns = `c.id, d.vault, d.namespace, d.path, d.title, c.heading, c.text, c.start_line, c.end_line, d.mod_time`
+
+func scanChunks(rows *sql.Rows, fn func(engram.DocChunk, float64)) error {
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return err
+	}
+	ranked := len(cols) > 10
+	for rows.Next() {
+		var c engram.DocChunk
+		var heading string
+		var mt int64
+		var rank sql.NullFloat64
+		dest := []any{&c.ID, &c.Vault, &c.Namespace, &c.Path, &c.Title, &heading, &c.Text, &c.StartLine, &c.EndLine, &mt}
+		if ranked {
+			dest = append(dest, &rank)
+		}
+		if err := rows.Scan(dest...); err != nil {
+			return err
+		}
+		if err := json.Unmarshal([]byte(heading), &c.Heading); err != nil {
+			return fmt.Errorf("chunk %s: heading: %w", c.ID, err)
+		}
+		c.ModTime = time.Unix(0, mt).UTC()
+		fn(c, rank.Float64)
+	}
+	return rows.Err()
+}
+
+// SearchChunks ranks the chunks holding any word of q.Text by BM25 (higher
+// is better); when that finds fewer than q.Limit, chunks holding a term of
+// three or more characters inside a longer token (an identifier such as
+// port:6432) follow, scored below. q.From and q.To are ignored: documents
+// are not dated turns.
+func (db *DB) SearchChunks(ctx context.Context, q engram.TextQuery) ([]engram.ChunkHit, error) {
+	terms, err := queryTerms(q.Text)
+	if err != nil || len(terms) == 0 {
+		return nil, err
+	}
+	limit := min(max(q.Limit, 1), MaxSearchLimit)
+	var out []engram.ChunkHit
+	seen := map[string]bool{}
+	err = db.View(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT `+chunkColumns+`, f.rank FROM vault_chunks_fts f
+			JOIN vault_chunks c ON c.n = f.rowid JOIN vault_docs d ON d.n = c.doc
+			WHERE vault_chunks_fts MATCH ?1 AND (?2 = '' OR d.namespace = ?2) ORDER BY f.rank LIMIT ?3`, matchExpr(terms), q.Namespace, limit)
+		if err != nil {
+			return err
+		}
+		floor := 1.0
+		if err := scanChunks(rows, func(c engram.DocChunk, rank float64) {
+			seen[c.ID] = true
+			out = append(out, engram.ChunkHit{Chunk: c, Score: -rank})
+			floor = -rank
+		}); err != nil {
+			return err
+		}
+		for _, t := range terms {
+			if len(out) >= limit || t.n < 3 {
+				continue
+			}
+			rows, err := tx.QueryContext(ctx, `SELECT `+chunkColumns+` FROM vault_chunks_trigram g
+				JOIN vault_chunks c ON c.n = g.rowid JOIN vault_docs d ON d.n = c.doc
+				WHERE vault_chunks_trigram MATCH ?1 AND (?2 = '' OR d.namespace = ?2) LIMIT ?3`,
+				matchExpr([]term{t}), q.Namespace, limit)
+			if err != nil {
+				return err
+			}
+			if err := scanChunks(rows, func(c engram.DocChunk, _ float64) {
+				if !seen[c.ID] && len(out) < limit {
+					seen[c.ID] = true
+					floor /= 2
+					out = append(out, engram.ChunkHit{Chunk: c, Score: floor})
+				}
+			}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("palace: search chunks: %w", err)
+	}
+	return out, nil
+}
+
+// GetChunks returns the chunks with the given ids, in the order of ids;
+// unknown ids (a chunk that changed since its vector was written) are
+// skipped.
+func (db *DB) GetChunks(ctx context.Context, ids []string) ([]engram.DocChunk, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	var got []engram.DocChunk
+	err := db.View(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT `+chunkColumns+` FROM vault_chunks c JOIN vault_docs d ON d.n = c.doc
+			WHERE c.id IN (?`+strings.Repeat(",?", len(ids)-1)+`)`, anys(ids)...)
+		if err != nil {
+			return err
+		}
+		return scanChunks(rows, func(c engram.DocChunk, _ float64) { got = append(got, c) })
+	})
+	if err != nil {
+		return nil, fmt.Errorf("palace: get chunks: %w", err)
+	}
+	return inOrder(ids, got, func(c engram.DocChunk) string { return c.ID }), nil
+}
+
+// DefaultGraphDepth is how far links are followed by default.
+const DefaultGraphDepth = 2
+
+// maxGraphDepth bounds a traversal.
+const maxGraphDepth = 6
+
+// reachSQL follows links from the documents in the temp table of starts
+// up to a depth, with a recursive CTE: each document once, at its smallest
+// depth, with the document it was first reached through.
+const reachSQL = `WITH RECURSIVE reach(path, depth, via) AS (
+		SELECT value, 0, '' FROM json_each(?2)
+		UNION
+		SELECT l.to_path, r.depth + 1, r.path FROM reach r
+		JOIN vault_links l ON l.vault = ?1 AND l.from_path = r.path
+		WHERE l.to_path IS NOT NULL AND r.depth < ?3
+	)
+	SELECT r.path, min(r.depth), r.via, d.title, d.type FROM reach r JOIN vault_docs d ON d.vault = ?1 AND d.path = r.path
+	WHERE r.depth > 0 AND r.path NOT IN (SELECT value FROM json_each(?2))
+	GROUP BY r.path ORDER BY min(r.depth), r.path`
+
+// Reach returns the documents of a vault reached from the documents of
+// paths by following links, up to depth (each once, at its smallest depth).
+func (db *DB) Reach(ctx context.Context, vault string, paths []string, depth int) ([]engram.GraphDoc, error) {
+	if depth <= 0 {
+		depth = DefaultGraphDepth
+	}
+	depth = min(depth, maxGraphDepth)
+	starts, _ := json.Marshal(paths)
+	var out []engram.GraphDoc
+	err := db.View(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, reachSQL, vault, string(starts), depth)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var g engram.GraphDoc
+			if err := rows.Scan(&g.Path, &g.Depth, &g.Via, &g.Title, &g.Type); err != nil {
+				return err
+			}
+			out = append(out, g)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("palace: reach: %w", err)
+	}
+	return out, nil
+}
+
+// FirstChunks returns the first chunk of each document (its title and
+// opening section), in the order of paths: what a linked document
+// contributes to recall.
+func (db *DB) FirstChunks(ctx context.Context, vault string, paths []string) ([]engram.DocChunk, error) {
+	var out []engram.DocChunk
+	err := db.View(ctx, func(tx *sql.Tx) error {
+		for _, p := range paths {
+			rows, err := tx.QueryContext(ctx, `SELECT `+chunkColumns+` FROM vault_chunks c JOIN vault_docs d ON d.n = c.doc
+				WHERE d.vault = ? AND d.path = ? ORDER BY c.idx LIMIT 1`, vault, p)
+			if err != nil {
+				return err
+			}
+			if err := scanChunks(rows, func(c engram.DocChunk, _ float64) { out = append(out, c) }); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("palace: first chunks: %w", err)
+	}
+	return out, nil
+}
+
+// DocGraph returns a document's neighbourhood: the documents its links
+// reach within depth (recursively), the documents linking to it, and its
+// unresolved links. doc is a path, or a title or alias (case-insensitive).
+// Errors: ENOTFOUND for an unknown document.
+func (db *DB) DocGraph(ctx context.Context, vault, doc string, depth int) (engram.DocGraph, error) {
+	var g engram.DocGraph
+	err := db.View(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT `+docColumns+` FROM vault_docs d
+			WHERE (?1 = '' OR d.vault = ?1) AND (d.path = ?2 OR lower(d.title) = lower(?2)
+				OR EXISTS (SELECT 1 FROM json_each(d.aliases) a WHERE lower(a.value) = lower(?2)))
+			ORDER BY d.path = ?2 DESC, d.path LIMIT 1`, vault, doc)
+		if err != nil {
+			return err
+		}
+		found := false
+		if err := scanDocs(rows, func(d engram.VaultDoc) { g.Doc, found = d, true }); err != nil {
+			return err
+		}
+		if !found {
+			return engram.Errorf(engram.ENOTFOUND, "no document %q in the indexed vaults", doc)
+		}
+		return nil
+	})
+	if err != nil {
+		var e *engram.Error
+		if errors.As(err, &e) {
+			return g, err
+		}
+		return g, fmt.Errorf("palace: doc graph: %w", err)
+	}
+	if g.Linked, err = db.Reach(ctx, g.Doc.Vault, []string{g.Doc.Path}, depth); err != nil {
+		return g, err
+	}
+	err = db.View(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT DISTINCT l.from_path, d.title, d.type FROM vault_links l
+			JOIN vault_docs d ON d.vault = l.vault AND d.path = l.from_path
+			WHERE l.vault = ? AND l.to_path = ? AND l.from_path <> l.to_path ORDER BY l.from_path`, g.Doc.Vault, g.Doc.Path)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			b := engram.GraphDoc{Depth: 1}
+			if err := rows.Scan(&b.Path, &b.Title, &b.Type); err != nil {
+				rows.Close()
+				return err
+			}
+			g.Backlinks = append(g.Backlinks, b)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		g.Unresolved, err = unresolvedLinks(ctx, tx, g.Doc.Vault, g.Doc.Path)
+		return err
+	})
+	if err != nil {
+		return g, fmt.Errorf("palace: doc graph: %w", err)
+	}
+	if g.Linked == nil {
+		g.Linked = []engram.GraphDoc{}
+	}
+	if g.Backlinks == nil {
+		g.Backlinks = []engram.GraphDoc{}
+	}
+	return g, nil
+}
+
+// UnresolvedLinks lists the links of a vault ("" = every vault) whose
+// target is no document, for `engram vault sync` to report.
+func (db *DB) UnresolvedLinks(ctx context.Context, vault string) ([]engram.DocLink, error) {
+	var out []engram.DocLink
+	err := db.View(ctx, func(tx *sql.Tx) (err error) {
+		out, err = unresolvedLinks(ctx, tx, vault, "")
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("palace: unresolved links: %w", err)
+	}
+	return out, nil
+}
+
+func unresolvedLinks(ctx context.Context, tx *sql.Tx, vault, from string) ([]engram.DocLink, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT from_path, chunk, target, heading, alias, kind, line FROM vault_links
+		WHERE (?1 = '' OR vault = ?1) AND (?2 = '' OR from_path = ?2) AND to_path IS NULL ORDER BY from_path, line`, vault, from)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []engram.DocLink{}
+	for rows.Next() {
+		var l engram.DocLink
+		if err := rows.Scan(&l.FromPath, &l.FromChunk, &l.Target, &l.Heading, &l.Alias, &l.Kind, &l.Line); err != nil {
+			return nil, err
+		}
+		out = append(out, l)
+	}
+	return out, rows.Err()
+}
+
+// VaultIndex is the palace as an engram.VaultStore: documents in SQLite
+// and, when Vectors is set, their chunks' vectors in that model's index,
+// written in the same transaction.
+type VaultIndex struct {
+	DB      *DB
+	Vectors *VectorIndex // nil: keyword search only
+}
+
+var _ engram.VaultStore = VaultIndex{}
+
+// VaultFiles implements engram.VaultStore.
+func (x VaultIndex) VaultFiles(ctx context.Context, vault string) (map[string]engram.VaultFile, error) {
+	return x.DB.VaultFiles(ctx, vault)
+}
+
+// Docs implements engram.VaultStore.
+func (x VaultIndex) Docs(ctx context.Context, vault string) ([]engram.VaultDoc, error) {
+	return x.DB.Docs(ctx, vault)
+}
+
+// ResolveVaultLinks implements engram.VaultStore.
+func (x VaultIndex) ResolveVaultLinks(ctx context.Context, vault string, resolve func(from, target string) (string, bool)) (int, error) {
+	return x.DB.ResolveVaultLinks(ctx, vault, resolve)
+}
+
+// PutVaultDoc implements engram.VaultStore: the vectors of the document's
+// old chunks that are not among the new ones are deleted with it.
+func (x VaultIndex) PutVaultDoc(ctx context.Context, doc engram.VaultDoc, chunks []engram.DocChunk, links []engram.DocLink, vectors []engram.VectorItem) error {
+	w, err := x.stage(ctx, doc.Vault, []string{doc.Path}, vectors)
+	if err != nil {
+		return err
+	}
+	return x.DB.putVaultDoc(ctx, doc, chunks, links, w)
+}
+
+// DeleteVaultDocs implements engram.VaultStore.
+func (x VaultIndex) DeleteVaultDocs(ctx context.Context, vault string, paths []string) error {
+	w, err := x.stage(ctx, vault, paths, nil)
+	if err != nil {
+		return err
+	}
+	return x.DB.deleteVaultDocs(ctx, vault, paths, w)
+}
+
+// stage prepares the vector write of a change to the documents of paths:
+// vectors upserted, the old chunks' vectors not among them removed.
+func (x VaultIndex) stage(ctx context.Context, vault string, paths []string, vectors []engram.VectorItem) (*VectorWrite, error) {
+	if x.Vectors == nil {
+		return nil, nil
+	}
+	old, err := x.DB.DocChunkIDs(ctx, vault, paths)
+	if err != nil {
+		return nil, err
+	}
+	keep := make(map[string]bool, len(vectors))
+	for _, v := range vectors {
+		keep[v.ID] = true
+	}
+	var remove []string
+	for _, id := range old {
+		if !keep[id] {
+			remove = append(remove, id)
+		}
+	}
+	if len(vectors) == 0 && len(remove) == 0 {
+		return nil, nil
+	}
+	return x.Vectors.Stage(vectors, remove)
+}
