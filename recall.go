@@ -34,16 +34,17 @@ type RecallRequest struct {
 	// BudgetTokens, when positive, asks for a packed context block of at
 	// most that many tokens (estimated) in the response.
 	BudgetTokens int `json:"budget_tokens,omitempty"`
-	// Kinds are the kinds of results wanted: KindTurn (the default),
-	// KindMemory, KindScene, KindFact. Layer results carry the turns they
+	// Kinds are the kinds of results wanted: KindTurn and KindDoc (the
+	// default), KindMemory, KindScene, KindFact, KindPersona. Layer results carry the turns they
 	// stem from as their sources.
 	Kinds []string `json:"kinds,omitempty"`
 }
 
-// Wants reports whether the request asks for results of kind.
+// Wants reports whether the request asks for results of kind. The default
+// is turns and, where vaults are indexed, document chunks.
 func (r RecallRequest) Wants(kind string) bool {
 	if len(r.Kinds) == 0 {
-		return kind == KindTurn
+		return kind == KindTurn || kind == KindDoc
 	}
 	for _, k := range r.Kinds {
 		if k == kind {
@@ -67,6 +68,10 @@ type Source struct {
 	Session string          `json:"session"`
 	TS      time.Time       `json:"ts"`
 	Meta    json.RawMessage `json:"meta,omitempty"`
+	// Path and Lines name the file and line range of a document source
+	// (a vault chunk) instead of a turn.
+	Path  string `json:"path,omitempty"`
+	Lines string `json:"lines,omitempty"` // "12-30"
 }
 
 // Result is one recalled item. Every result carries Sources: the archived
@@ -89,6 +94,8 @@ type Result struct {
 	// Context holds the turns around a deep hit, in time order, the hit
 	// itself excluded.
 	Context []ContextTurn `json:"context,omitempty"`
+	// Doc places a result of kind doc in its file.
+	Doc *DocRef `json:"doc,omitempty"`
 }
 
 // Signals are the normalised scores deep recall fused for a result.

@@ -46,6 +46,8 @@ type Service struct {
 	// Layers, if set, lets the deep path weigh the derived layers (L1
 	// memories, L2 scenes, the L4 graph).
 	Layers engram.LayerIndex
+	// Docs, if set, adds the chunks of the indexed vaults to the results.
+	Docs engram.DocIndex
 	// Deep tunes the deep path; Triggers decides when auto runs it.
 	Deep     DeepConfig
 	Triggers *TriggerMatcher
@@ -105,10 +107,10 @@ func Validate(req engram.RecallRequest) (engram.RecallRequest, error) {
 	seen := map[string]bool{}
 	for i, k := range req.Kinds {
 		switch k {
-		case engram.KindTurn, engram.KindMemory, engram.KindScene, engram.KindFact, engram.KindPersona:
+		case engram.KindTurn, engram.KindDoc, engram.KindMemory, engram.KindScene, engram.KindFact, engram.KindPersona:
 		default:
-			return req, engram.FieldError(fmt.Sprintf("kinds[%d]", i), "unknown kind %q (available: %s, %s, %s, %s, %s)", k,
-				engram.KindTurn, engram.KindMemory, engram.KindScene, engram.KindFact, engram.KindPersona)
+			return req, engram.FieldError(fmt.Sprintf("kinds[%d]", i), "unknown kind %q (available: %s, %s, %s, %s, %s, %s)", k,
+				engram.KindTurn, engram.KindDoc, engram.KindMemory, engram.KindScene, engram.KindFact, engram.KindPersona)
 		}
 		if seen[k] {
 			return req, engram.FieldError(fmt.Sprintf("kinds[%d]", i), "kind %q is listed twice", k)
@@ -149,6 +151,9 @@ func (s *Service) Recall(ctx context.Context, req engram.RecallRequest) (engram.
 	turnK := req.K
 	if layersWanted(req) {
 		turnK = max(req.K, layerAnchorPool)
+	}
+	if !req.Wants(engram.KindTurn) && !layersWanted(req) {
+		turnK = 1 // documents only: the turns are not shown
 	}
 	mode := req.Mode
 	if mode == engram.ModeAuto {
@@ -238,6 +243,20 @@ func (s *Service) Recall(ctx context.Context, req engram.RecallRequest) (engram.
 			return engram.RecallResponse{}, err
 		}
 		resp.Results = results
+	}
+	if req.Wants(engram.KindDoc) && s.Docs != nil {
+		others := req.Wants(engram.KindTurn) || layersWanted(req)
+		if !req.Wants(engram.KindTurn) && !layersWanted(req) {
+			resp.Results = nil
+		}
+		results, err := s.withDocs(ctx, v, ns, text, resp.Results, others, warn)
+		if err != nil {
+			return engram.RecallResponse{}, err
+		}
+		resp.Results = results
+	}
+	if len(resp.Results) > req.K {
+		resp.Results = resp.Results[:req.K]
 	}
 	if req.BudgetTokens > 0 {
 		resp.Context, resp.ContextTokens, _ = Pack(resp.Results, req.BudgetTokens)

@@ -35,7 +35,8 @@ type layerItem struct {
 // turn result among its sources and takes its score; layer results whose
 // sources are not among the turn results follow, by evidence. Without
 // turns, layer results rank by their own evidence (0.7) and their best
-// source turn's standing (0.3); the score is that mix, 0..1. The list is cut to req.K. A failing layer
+// source turn's standing (0.3); the score is that mix, 0..1. Recall cuts
+// the list to req.K. A failing layer
 // search warns and leaves the turn results.
 func (s *Service) withLayers(ctx context.Context, v *Vectors, req engram.RecallRequest, ns, text string,
 	from, to time.Time, turns []engram.Result, warn func(string)) ([]engram.Result, error) {
@@ -93,11 +94,8 @@ func (s *Service) withLayers(ctx context.Context, v *Vectors, req engram.RecallR
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].key < out[j].key })
-	results := make([]engram.Result, 0, min(req.K, len(out)))
+	results := make([]engram.Result, 0, len(out))
 	for _, p := range out {
-		if len(results) == req.K {
-			break
-		}
 		results = append(results, p.r)
 	}
 	return results, nil
