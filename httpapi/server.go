@@ -48,6 +48,11 @@ type Server struct {
 	// Layers, if set, serves GET /v1/memories, /v1/scenes, /v1/persona and
 	// /v1/kg (501 otherwise).
 	Layers engram.LayerService
+	// Vaults, if set, serves GET /v1/vaults and POST /v1/vaults/sync (501
+	// otherwise).
+	Vaults VaultAdmin
+	// VaultDocs, if set, serves GET /v1/graph (501 otherwise).
+	VaultDocs engram.VaultService
 	// Now is the clock used for turns sent without a timestamp.
 	Now func() time.Time
 }
@@ -88,6 +93,9 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 	e.GET("/v1/scenes", s.getScenes)
 	e.GET("/v1/persona", s.getPersona)
 	e.GET("/v1/kg", s.getGraph)
+	e.GET("/v1/vaults", s.getVaults)
+	e.POST("/v1/vaults/sync", s.postVaultsSync)
+	e.GET("/v1/graph", s.getDocGraph)
 	s.echo = e
 	return s, nil
 }

@@ -62,12 +62,24 @@ type Config struct {
 	OllamaChatModel string `toml:"ollama_chat_model"`
 	// Jobs sets job intervals by job name, e.g. "l1-memories" = "5m".
 	Jobs map[string]string `toml:"jobs"`
+	// Vaults are the Markdown folders engram indexes (`engram vault add`).
+	Vaults []VaultConfig `toml:"vaults"`
+	// WatchVaults makes `engram serve` sync a vault a moment after its
+	// files change (fsnotify, debounced); the hook and the reconcile job
+	// work either way.
+	WatchVaults bool `toml:"watch_vaults"`
 
 	// Triggers are the phrases that make auto recall run deep; empty means
 	// the built-in English, Chinese and Japanese list.
 	Triggers []string `toml:"triggers"`
 	// Deep tunes the deep recall path.
 	Deep DeepSettings `toml:"deep"`
+}
+
+// VaultConfig is one [[vaults]] entry of config.toml.
+type VaultConfig struct {
+	Path      string `toml:"path"`      // absolute
+	Namespace string `toml:"namespace"` // default "default"
 }
 
 // DeepSettings is the [deep] table of config.toml. Zero values mean the
@@ -125,6 +137,7 @@ func defaultConfig() Config {
 		VectorIndex:     vectorsEmbedded,
 		ChromaURL:       defaultChromaURL,
 		Extractor:       extractorRules,
+		WatchVaults:     true,
 		OllamaChatModel: ollama.DefaultChatModel,
 	}
 }
@@ -283,6 +296,16 @@ func (c Config) validate() error {
 	if _, err := c.jobIntervals(); err != nil {
 		return err
 	}
+	seen := map[string]bool{}
+	for i, v := range c.Vaults {
+		if !filepath.IsAbs(v.Path) {
+			return fmt.Errorf("vaults[%d].path %q must be an absolute path", i, v.Path)
+		}
+		if seen[filepath.Clean(v.Path)] {
+			return fmt.Errorf("vaults[%d].path %q is listed twice", i, v.Path)
+		}
+		seen[filepath.Clean(v.Path)] = true
+	}
 	if err := c.Deep.config().Validate(); err != nil {
 		return err
 	}
@@ -332,6 +355,7 @@ var defaultJobIntervals = map[string]time.Duration{
 	pipeline.WorkerPersona:      10 * time.Minute,
 	pipeline.WorkerGraph:        10 * time.Minute,
 	pipeline.WorkerLayerVectors: 5 * time.Minute,
+	jobVaultReconcile:           15 * time.Minute,
 }
 
 // minJobInterval keeps a typo ("1s") from running a job back to back.

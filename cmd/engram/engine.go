@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/archive"
@@ -39,6 +40,8 @@ type engine struct {
 
 	extractor    engram.Extractor // nil: no derived layers
 	extractBatch int              // turns per extraction batch
+
+	vaultMu sync.Mutex // one vault sync at a time
 }
 
 var (
@@ -79,6 +82,7 @@ func openEngine(ctx context.Context, cfg Config, logger *slog.Logger) (_ *engine
 	if cfg.Extractor != extractorNone {
 		e.recall.Layers = e.palace
 	}
+	e.recall.Docs = e.palace
 	if e.recall.Triggers, err = cfg.triggerMatcher(); err != nil {
 		return nil, err
 	}

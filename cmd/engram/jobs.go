@@ -44,6 +44,7 @@ func (e *engine) newScheduler() (*scheduler.Scheduler, error) {
 		add(pipeline.WorkerGraph, (&pipeline.GraphWorker{Store: e.palace}).Run)
 		add(pipeline.WorkerLayerVectors, e.embedLayers)
 	}
+	add(jobVaultReconcile, e.reconcileVaults)
 	add(jobVerify, e.verifyArchive)
 	add(jobCompact, e.palace.Optimize)
 	add(jobSnapshot, e.healthSnapshot)

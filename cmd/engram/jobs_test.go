@@ -21,7 +21,7 @@ func TestJobs(t *testing.T) {
 		}
 	}
 	r = runCLI(t, home, "", "jobs", "status", "--json")
-	if r.code != 0 || strings.Count(r.stdout, `"last_success"`) != 8 || !strings.Contains(r.stdout, `"failing": false`) {
+	if r.code != 0 || strings.Count(r.stdout, `"last_success"`) != 9 || !strings.Contains(r.stdout, `"failing": false`) {
 		t.Fatalf("jobs status after a run: %+v", r)
 	}
 	if r = runCLI(t, home, "", "jobs", "run", "nope"); r.code != 1 || !strings.Contains(r.stderr, `no job "nope"`) {
@@ -40,7 +40,7 @@ func TestJobs(t *testing.T) {
 			Failing bool   `json:"failing"`
 		} `json:"jobs"`
 	}
-	if code, err := s.get(context.Background(), "/v1/jobs", &list); err != nil || code != 200 || len(list.Jobs) != 8 {
+	if code, err := s.get(context.Background(), "/v1/jobs", &list); err != nil || code != 200 || len(list.Jobs) != 9 {
 		t.Fatalf("GET /v1/jobs: %d %v %+v", code, err, list)
 	}
 	var st struct {

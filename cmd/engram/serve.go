@@ -34,9 +34,14 @@ func runServe(ctx context.Context, m *Main, args []string) error {
 	}
 	logger.Info("engram serving", "addr", srv.Addr(), "home", cfg.Home, "version", versionString(),
 		"archive_seq", eng.archive.LastSeq())
+	watcher, err := eng.startVaultWatcher()
+	if err != nil {
+		logger.Warn("vault watching is off; the hook and the vault-reconcile job keep the vaults indexed", "err", err)
+	}
 
 	<-ctx.Done()
 	logger.Info("shutting down: finishing in-flight requests")
+	watcher.close()
 	removeServeInfo(cfg.Home)
 	err = stopServer(srv, eng)
 	if err == nil {

@@ -24,6 +24,7 @@ func startServer(ctx context.Context, cfg Config, logger *slog.Logger) (*httpapi
 	}
 	srv.Ingest, srv.Recall, srv.Status, srv.Reembed, srv.Jobs = eng.ingester, eng.recall, eng, eng, eng
 	srv.Layers = eng.palace
+	srv.Vaults, srv.VaultDocs = vaultAdmin{eng}, eng.palace
 	if err := srv.Open(); err != nil {
 		return nil, nil, errors.Join(err, eng.Close())
 	}

@@ -1,0 +1,67 @@
+package main_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// TestServeWatchesVaults: with watch_vaults on (the default), a file added
+// to a configured vault is indexed by a running server within moments,
+// without the hook or the reconcile job.
+func TestServeWatchesVaults(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a server")
+	}
+	home := filepath.Join(t.TempDir(), "home")
+	root := filepath.Join(t.TempDir(), "vault")
+	if err := os.MkdirAll(filepath.Join(root, "notes"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	cfg := fmt.Sprintf("[[vaults]]\npath = %q\nnamespace = \"team\"\n", root)
+	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := startServer(t, home)
+	defer s.stop(t)
+	// A new folder and a file in it, after the server started.
+	if err := os.MkdirAll(filepath.Join(root, "notes", "late"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond) // let the watcher add the new folder before the file lands
+	note := "# Watched note\n\nThe quokka deployment runs on port 7781.\n"
+	if err := os.WriteFile(filepath.Join(root, "notes", "late", "watched.md"), []byte(note), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var g struct {
+			Doc struct{ Path string } `json:"doc"`
+		}
+		code, err := s.get(ctx, "/v1/graph?doc=notes/late/watched.md", &g)
+		if err == nil && code == 200 && g.Doc.Path == "notes/late/watched.md" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the new file was not indexed within 30 s (last: %d %v)\n%s", code, err, s.stderr)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	var resp struct {
+		Results []struct {
+			Kind string
+			Doc  *struct{ Path string }
+		}
+	}
+	if code, err := s.post(ctx, "/v1/recall", map[string]any{"query": "quokka 7781", "namespace": "team", "mode": "keyword"}, &resp); err != nil || code != 200 ||
+		len(resp.Results) == 0 || resp.Results[0].Doc == nil || resp.Results[0].Doc.Path != "notes/late/watched.md" {
+		t.Fatalf("recall of the watched note: %d %v %+v", code, err, resp)
+	}
+}

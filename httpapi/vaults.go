@@ -1,0 +1,201 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"path/filepath"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/engram-dev/engram"
+)
+
+// Graph depths of GET /v1/graph.
+const (
+	DefaultGraphDepth = 2
+	MaxGraphDepth     = 6
+)
+
+// VaultAdmin lists and syncs the configured vaults (the Markdown folders of
+// `[[vaults]]` in config.toml). The engine of `engram serve` implements it.
+type VaultAdmin interface {
+	// Vaults lists the configured vaults with their indexed counts.
+	Vaults(ctx context.Context) ([]VaultStatus, error)
+	// SyncVaults syncs every configured vault (vault "") or the one whose
+	// root is vault, and returns a report per vault. A vault that failed
+	// has its Error set; the error returned is for the request as a whole:
+	// ENOTFOUND when vault is not configured, or ctx's error.
+	SyncVaults(ctx context.Context, vault string) ([]VaultSyncReport, error)
+}
+
+// VaultStatus is a configured vault as GET /v1/vaults lists it.
+type VaultStatus struct {
+	Path            string `json:"path"`
+	Namespace       string `json:"namespace"`
+	Docs            int    `json:"docs"`
+	Chunks          int    `json:"chunks"`
+	UnresolvedLinks int    `json:"unresolved_links"`
+}
+
+// VaultSyncReport is what a sync of one vault did.
+type VaultSyncReport struct {
+	Vault     string        `json:"vault"`
+	Namespace string        `json:"namespace"`
+	Files     int           `json:"files"`     // Markdown files in the folder
+	Unchanged int           `json:"unchanged"` // left as they were indexed
+	Indexed   []string      `json:"indexed"`   // new or changed files
+	Removed   []string      `json:"removed"`   // deleted or renamed away
+	Skipped   []SkippedFile `json:"skipped"`   // could not be read or parsed
+	// UnresolvedLinks counts the vault's links to no document after the
+	// sync; Unresolved lists them.
+	UnresolvedLinks int              `json:"unresolved_links"`
+	Unresolved      []engram.DocLink `json:"unresolved"`
+	TookMS          float64          `json:"took_ms"`
+	// Error says why the sync of this vault failed; what it indexed
+	// before stays indexed.
+	Error string `json:"error,omitempty"`
+}
+
+// SkippedFile is a file a sync left out, with the reason.
+type SkippedFile struct {
+	Path   string `json:"path"`
+	Reason string `json:"reason"`
+}
+
+func (s *Server) vaultAdmin() (VaultAdmin, error) {
+	if s.Vaults == nil {
+		return nil, engram.Errorf(engram.EUNSUPPORTED, "vaults are not available on this server")
+	}
+	return s.Vaults, nil
+}
+
+// getVaults lists the configured vaults with their counts.
+func (s *Server) getVaults(c echo.Context) error {
+	va, err := s.vaultAdmin()
+	if err != nil {
+		return err
+	}
+	if q, err := url.ParseQuery(c.Request().URL.RawQuery); err != nil || len(q) > 0 {
+		k := "query"
+		for k = range q {
+			break
+		}
+		return engram.FieldError(k, "GET /v1/vaults takes no parameters")
+	}
+	vs, err := va.Vaults(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]any{"vaults": nonNil(vs)})
+}
+
+// postVaultsSync syncs every configured vault, or the one named by
+// {"vault": "/abs/path"}, and answers with a report per vault (200 even
+// when one failed: its report has "error").
+func (s *Server) postVaultsSync(c echo.Context) error {
+	va, err := s.vaultAdmin()
+	if err != nil {
+		return err
+	}
+	body, err := s.readBody(c)
+	if err != nil {
+		return err
+	}
+	var root string
+	if len(bytes.TrimSpace(body)) > 0 {
+		if !utf8.Valid(body) {
+			return engram.FieldError("body", "request body is not valid UTF-8")
+		}
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal(body, &obj); err != nil || obj == nil {
+			return engram.FieldError("body", `must be a JSON object like {"vault": "/path/to/vault"} or {}`)
+		}
+		for k, v := range obj {
+			if k != "vault" {
+				return engram.FieldError(k, "unknown field %q (known: vault)", k)
+			}
+			if string(v) == "null" {
+				continue
+			}
+			if err := json.Unmarshal(v, &root); err != nil {
+				return engram.FieldError("vault", "must be a string: the vault's folder, an absolute path")
+			}
+		}
+	}
+	if root != "" {
+		if root, err = vaultRoot("vault", root); err != nil {
+			return err
+		}
+	}
+	reports, err := va.SyncVaults(c.Request().Context(), root)
+	if err != nil {
+		return err
+	}
+	for i := range reports {
+		r := &reports[i]
+		r.Indexed, r.Removed, r.Skipped, r.Unresolved = nonNil(r.Indexed), nonNil(r.Removed), nonNil(r.Skipped), nonNil(r.Unresolved)
+	}
+	return c.JSON(http.StatusOK, map[string]any{"reports": nonNil(reports)})
+}
+
+// getDocGraph answers GET /v1/graph: the documents a vault document links
+// to within depth (each with the document it was reached through), the
+// documents linking to it, and its links that resolve to nothing. 404 for
+// an unknown document.
+func (s *Server) getDocGraph(c echo.Context) error {
+	if s.VaultDocs == nil {
+		return engram.Errorf(engram.EUNSUPPORTED, "vaults are not available on this server")
+	}
+	p, err := s.queryParams(c, "doc", "depth", "vault")
+	if err != nil {
+		return err
+	}
+	doc := p.name("doc")
+	depth := p.intRange("depth", 1, MaxGraphDepth, DefaultGraphDepth)
+	root := p.name("vault")
+	switch {
+	case p.err != nil:
+		return p.err
+	case doc == "":
+		return engram.FieldError("doc", "doc is required: a path in the vault, a title or an alias (for example ?doc=docs/adrs/0007.md)")
+	}
+	if root != "" {
+		if root, err = vaultRoot("vault", root); err != nil {
+			return err
+		}
+	}
+	g, err := s.VaultDocs.DocGraph(c.Request().Context(), root, doc, depth)
+	if err != nil {
+		return err
+	}
+	g.Linked, g.Backlinks, g.Unresolved = nonNil(g.Linked), nonNil(g.Backlinks), nonNil(g.Unresolved)
+	return c.JSON(http.StatusOK, g)
+}
+
+// vaultRoot checks a vault's folder as a client names it: absolute,
+// returned cleaned (the form config.toml and the index hold).
+func vaultRoot(field, root string) (string, error) {
+	if !filepath.IsAbs(root) {
+		return "", engram.FieldError(field, "%s %q must be an absolute path (the vault's folder)", field, root)
+	}
+	return filepath.Clean(root), nil
+}
+
+// intRange returns an integer from lo to hi; def when absent.
+func (p *params) intRange(k string, lo, hi, def int) int {
+	if !p.v.Has(k) {
+		return def
+	}
+	s := p.v.Get(k)
+	n, err := strconv.Atoi(s)
+	if err != nil || n < lo || n > hi {
+		p.fail(engram.FieldError(k, "%s must be an integer from %d to %d, got %q", k, lo, hi, s))
+		return 0
+	}
+	return n
+}
