@@ -57,14 +57,27 @@ func Parse(path string, content []byte, opts Options) (Doc, error) {
 	return parseText(path, kept, hex.EncodeToString(sum[:]), int64(len(content)), opts)
 }
 
+// sniffBytes is how far a NUL byte makes content binary even after
+// invalid UTF-8 (Git looks as far): a PNG is binary, not bad UTF-8.
+const sniffBytes = 8 << 10
+
 // checkText returns ErrBinary or ErrNotUTF8 (wrapped with the offset) for
-// content that is not text.
+// content that is not text: binary if a NUL comes in the first sniffBytes
+// or before any invalid UTF-8, else not UTF-8 if any is invalid.
 func checkText(b []byte) error {
-	if i := bytes.IndexByte(b, 0); i >= 0 {
-		return fmt.Errorf("%w at byte %d", ErrBinary, i)
+	nul := bytes.IndexByte(b, 0)
+	if nul >= 0 && nul < sniffBytes {
+		return fmt.Errorf("%w at byte %d", ErrBinary, nul)
 	}
+	bad := -1
 	if !utf8.Valid(b) {
-		return fmt.Errorf("%w at byte %d", ErrNotUTF8, firstInvalid(b))
+		bad = firstInvalid(b)
+	}
+	switch {
+	case nul >= 0 && (bad < 0 || nul < bad):
+		return fmt.Errorf("%w at byte %d", ErrBinary, nul)
+	case bad >= 0:
+		return fmt.Errorf("%w at byte %d", ErrNotUTF8, bad)
 	}
 	return nil
 }

@@ -264,38 +264,55 @@ func hashFile(name string, keep int64, buf []byte) (string, []byte, int64, error
 }
 
 // readText reads r to the end, returning the hex SHA-256 of all of it, its
-// first keep bytes and its size. It stops at the first NUL byte (ErrBinary)
-// or invalid UTF-8 sequence (ErrNotUTF8), validating runes that straddle
-// reads. buf is scratch space of at least utf8.UTFMax+1 bytes.
+// first keep bytes and its size. It stops early at content that is not
+// text, with checkText's verdict: ErrBinary for a NUL in the first
+// sniffBytes or before any invalid UTF-8, else ErrNotUTF8. Runes that
+// straddle reads are validated whole. buf is scratch space of at least
+// utf8.UTFMax+1 bytes.
 func readText(r io.Reader, keep int64, buf []byte) (sum string, kept []byte, size int64, err error) {
 	h := sha256.New()
-	pend := 0 // buf[:pend] holds the start of a rune cut by the last read
+	pend := 0        // buf[:pend] holds the start of a rune cut by the last read
+	bad := int64(-1) // offset of the first invalid UTF-8, found in the sniff window
 	for {
 		n, rerr := r.Read(buf[pend:])
 		fresh := buf[pend : pend+n]
+		nul := int64(-1)
 		if i := bytes.IndexByte(fresh, 0); i >= 0 {
-			return "", nil, size, fmt.Errorf("%w at byte %d", ErrBinary, size+int64(i))
+			nul = size + int64(i)
+		}
+		data := buf[:pend+n]
+		cut := len(data)
+		if bad < 0 {
+			if rerr == nil && cut > 0 {
+				i := cut - 1
+				for i > 0 && cut-i < utf8.UTFMax && !utf8.RuneStart(data[i]) {
+					i--
+				}
+				if !utf8.FullRune(data[i:]) {
+					cut = i
+				}
+			}
+			if !utf8.Valid(data[:cut]) {
+				bad = size - int64(pend) + int64(firstInvalid(data[:cut]))
+			}
+		}
+		if nul >= 0 && (nul < sniffBytes || bad < 0 || nul < bad) {
+			return "", nil, size, fmt.Errorf("%w at byte %d", ErrBinary, nul)
+		}
+		size += int64(n)
+		if bad >= 0 {
+			// A NUL may still come in the sniff window and make it binary.
+			if nul >= 0 || size >= sniffBytes || rerr != nil {
+				return "", nil, size, fmt.Errorf("%w at byte %d", ErrNotUTF8, bad)
+			}
+			pend = 0
+			continue
 		}
 		h.Write(fresh)
 		if room := keep - int64(len(kept)); room > 0 {
 			kept = append(kept, fresh[:min(int64(n), room)]...)
 		}
-		data := buf[:pend+n]
-		cut := len(data)
-		if rerr == nil && cut > 0 {
-			i := cut - 1
-			for i > 0 && cut-i < utf8.UTFMax && !utf8.RuneStart(data[i]) {
-				i--
-			}
-			if !utf8.FullRune(data[i:]) {
-				cut = i
-			}
-		}
-		if !utf8.Valid(data[:cut]) {
-			return "", nil, size, fmt.Errorf("%w at byte %d", ErrNotUTF8, size-int64(pend)+int64(firstInvalid(data[:cut])))
-		}
-		size += int64(n)
-		pend = copy(buf, data[cut:])
+		pend = copy(buf, data[cut:]) // after the last use of fresh, which it may overwrite
 		if rerr == io.EOF {
 			return hex.EncodeToString(h.Sum(nil)), kept, size, nil
 		}

@@ -265,6 +265,9 @@ func TestReadText(t *testing.T) {
 		{"cut rune at the end", "ok \xe7\xbc", ErrNotUTF8},
 		{"lone continuation", "a\x80b", ErrNotUTF8},
 		{"surrogate", "a\xed\xa0\x80b", ErrNotUTF8},
+		{"png: bad byte, then NUL in the sniff window", "\x89PNG\r\n\x1a\n\x00\x00", ErrBinary},
+		{"bad byte, NUL after the sniff window", "caf\xe9" + strings.Repeat("a", sniffBytes) + "\x00", ErrNotUTF8},
+		{"NUL after the sniff window, no bad byte", strings.Repeat("a", sniffBytes+5) + "\x00", ErrBinary},
 	}
 	for _, tt := range tests {
 		for _, r := range []struct {
@@ -279,6 +282,9 @@ func TestReadText(t *testing.T) {
 				sum, kept, size, err := readText(r.wrap(bytes.NewReader([]byte(tt.in))), 7, make([]byte, 16))
 				if !errors.Is(err, tt.err) || (tt.err == nil) != (err == nil) {
 					t.Fatalf("err = %v, want %v", err, tt.err)
+				}
+				if cerr := checkText([]byte(tt.in)); !errors.Is(cerr, tt.err) || (tt.err == nil) != (cerr == nil) {
+					t.Fatalf("checkText = %v, want %v", cerr, tt.err)
 				}
 				if err != nil {
 					return

@@ -79,8 +79,9 @@ type Doc struct {
 	// string split at commas.
 	Aliases []string
 	// Type is the front matter type, lower-cased, else inferred from the
-	// nearest folder with a known name (see inferType): adrs -> "adr",
-	// incidents -> "incident", rules -> "rule" ..., else "".
+	// nearest folder with a known name: adr, adrs, decisions -> "adr";
+	// incident, incidents, postmortems, post-mortems -> "incident"; rule,
+	// rules -> "rule"; runbook, runbooks -> "runbook"; else "".
 	Type string
 	// Chunks are the pieces of the doc for search, in file order.
 	Chunks []Chunk
