@@ -20,7 +20,7 @@ import (
 // conversationJSONL writes n turns of a long-running team conversation with
 // fixed ids: decisions, preferences, moves (so facts are superseded), plans
 // and small talk, in English and Chinese, over many sessions and days.
-func conversationJSONL(t *testing.T, n int) string {
+func conversationJSONL(t testing.TB, n int) string {
 	t.Helper()
 	cities := []string{"Berlin", "Lisbon", "Osaka", "Toronto", "Nairobi"}
 	dbs := []string{"Postgres", "SQLite", "Redis", "ClickHouse"}

@@ -51,6 +51,7 @@ func commands() []command {
 		{"persona", "the L3 profile of a speaker, or of every speaker", runPersona},
 		{"kg", "an entity's knowledge-graph triples, now, as of a time, or as a timeline", runKG},
 		{"reembed", "embed every turn with another model, then switch recall to it", runReembed},
+		{"rebuild", "rebuild every index from the archive and the vaults into a new palace, then swap it in", runRebuild},
 		{"vault", "Markdown vaults: add, sync, list, graph, hook install|uninstall", runVault},
 		{"jobs", "scheduled jobs: status, or run --due|--all|NAME", runJobs},
 		{"bench", "measure engram: retrieval quality and latency on a data set", runBench},

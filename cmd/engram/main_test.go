@@ -48,7 +48,7 @@ type result struct {
 }
 
 // runCLI runs the engram binary with home as ENGRAM_HOME.
-func runCLI(t *testing.T, home, stdin string, args ...string) result {
+func runCLI(t testing.TB, home, stdin string, args ...string) result {
 	t.Helper()
 	cmd := exec.Command(engramBin, args...)
 	cmd.Env = append(os.Environ(), "ENGRAM_HOME="+home)
