@@ -53,6 +53,12 @@ type Server struct {
 	Vaults VaultAdmin
 	// VaultDocs, if set, serves GET /v1/graph (501 otherwise).
 	VaultDocs engram.VaultService
+	// Doctor, if set, serves GET /v1/doctor (501 otherwise).
+	Doctor DoctorService
+	// Reindex, if set, serves POST and GET /v1/reindex (501 otherwise).
+	Reindex ReindexService
+	// Backup, if set, serves POST /v1/backup (501 otherwise).
+	Backup BackupService
 	// Now is the clock used for turns sent without a timestamp.
 	Now func() time.Time
 }
@@ -96,6 +102,10 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 	e.GET("/v1/vaults", s.getVaults)
 	e.POST("/v1/vaults/sync", s.postVaultsSync)
 	e.GET("/v1/graph", s.getDocGraph)
+	e.GET("/v1/doctor", s.getDoctor)
+	e.POST("/v1/reindex", s.postReindex)
+	e.GET("/v1/reindex", s.getReindex)
+	e.POST("/v1/backup", s.postBackup)
 	s.echo = e
 	return s, nil
 }

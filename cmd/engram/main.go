@@ -54,6 +54,12 @@ func commands() []command {
 		{"rebuild", "rebuild every index from the archive and the vaults into a new palace, then swap it in", runRebuild},
 		{"vault", "Markdown vaults: add, sync, list, graph, hook install|uninstall", runVault},
 		{"jobs", "scheduled jobs: status, or run --due|--all|NAME", runJobs},
+		{"doctor", "check the archive, the indexes, the vectors and the servers engram uses; name the fixes", runDoctor},
+		{"reindex", "rebuild the vector index from the vectors in SQLite (reindex vectors [--reembed])", runReindex},
+		{"launchd", "keep engram running on macOS: launchd agents, install|uninstall|print", runLaunchd},
+		{"systemd", "keep engram running on Linux: systemd user units, install|uninstall|print", runSystemd},
+		{"backup", "write a consistent copy of the home into a folder, while serving", runBackup},
+		{"restore", "restore a backup into a home, checking every file's SHA-256", runRestore},
 		{"bench", "measure engram: retrieval quality and latency on a data set", runBench},
 		{"version", "print the version", runVersion},
 	}

@@ -25,6 +25,8 @@ func startServer(ctx context.Context, cfg Config, logger *slog.Logger) (*httpapi
 	srv.Ingest, srv.Recall, srv.Status, srv.Reembed, srv.Jobs = eng.ingester, eng.recall, eng, eng, eng
 	srv.Layers = eng.palace
 	srv.Vaults, srv.VaultDocs = vaultAdmin{eng}, eng.palace
+	srv.Doctor, srv.Reindex = eng, &reindexer{e: eng}
+	srv.Backup = eng
 	if err := srv.Open(); err != nil {
 		return nil, nil, errors.Join(err, eng.Close())
 	}

@@ -1,0 +1,297 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"time"
+
+	"github.com/engram-dev/engram/launchd"
+)
+
+// `engram launchd` and `engram systemd` keep engram running on a laptop:
+// they write a launchd agent or systemd unit that keeps `engram serve`
+// alive and one that runs `engram jobs run --due` every interval (package
+// launchd), then load them with launchctl (macOS) or `systemctl --user`
+// (Linux, when it is installed). Elsewhere, or with --no-start, they write
+// the files and print the commands to run.
+
+const launchdUsage = `Usage:
+  engram launchd install [--label-prefix com.engram] [--interval 15m] [--no-start]
+  engram launchd uninstall [--label-prefix com.engram] [--no-start]
+  engram launchd print [--label-prefix com.engram] [--interval 15m]
+
+install writes ~/Library/LaunchAgents/<prefix>.serve.plist, which keeps
+'engram --home HOME serve' running, and <prefix>.jobs.plist, which runs
+'engram --home HOME jobs run --due' at load and every interval, both logging to
+HOME/logs; then, on macOS, loads them with launchctl (bootout, then bootstrap
+into gui/<uid>). Elsewhere, or with --no-start, it prints the launchctl
+commands. uninstall boots the agents out and removes their plists (the logs
+stay); print shows both plists and writes nothing.
+
+launchd does not replay StartInterval runs missed while the Mac sleeps;
+'engram serve' catches up by itself (see docs/operations.md).
+`
+
+const systemdUsage = `Usage:
+  engram systemd install [--interval 15m] [--no-start]
+  engram systemd uninstall [--no-start]
+  engram systemd print [--interval 15m]
+
+install writes engram.service ('engram --home HOME serve', restarted on
+failure), engram-jobs.service ('engram --home HOME jobs run --due') and
+engram-jobs.timer (every interval) to $XDG_CONFIG_HOME/systemd/user (default
+~/.config/systemd/user), then runs 'systemctl --user daemon-reload' and
+'systemctl --user enable --now engram.service engram-jobs.timer' where
+systemctl is installed; otherwise, or with --no-start, it prints those
+commands. uninstall disables and removes the units; print shows them and
+writes nothing.
+`
+
+func runLaunchd(ctx context.Context, m *Main, args []string) error {
+	return runServiceCmd(ctx, m, "launchd", launchdUsage, args)
+}
+
+func runSystemd(ctx context.Context, m *Main, args []string) error {
+	return runServiceCmd(ctx, m, "systemd", systemdUsage, args)
+}
+
+func runServiceCmd(ctx context.Context, m *Main, manager, usage string, args []string) error {
+	if len(args) == 0 {
+		return &usageError{msg: "want a subcommand: install, uninstall or print"}
+	}
+	sub := args[0]
+	switch sub {
+	case "install", "uninstall", "print":
+	case "-h", "--help", "help":
+		fmt.Fprint(m.Stdout, usage)
+		return flag.ErrHelp
+	default:
+		return &usageError{msg: fmt.Sprintf("unknown %s subcommand %q (want install, uninstall or print)", manager, sub)}
+	}
+	err := m.serviceSub(ctx, manager, sub, args[1:])
+	var ue *usageError
+	if errors.As(err, &ue) && ue.cmd == "" {
+		ue.cmd = manager + " " + sub // the hint names the subcommand's --help
+	}
+	return err
+}
+
+// serviceFlags are the flags of `engram launchd|systemd SUB`.
+type serviceFlags struct {
+	labelPrefix string
+	interval    time.Duration
+	noStart     bool
+	dir         string // hidden: the folder instead of the user's (tests)
+}
+
+func (m *Main) serviceFlagSet(manager, sub string, f *serviceFlags) *flag.FlagSet {
+	usage := manager + " " + sub
+	fs := m.newFlagSet(usage, usage)
+	if manager == "launchd" {
+		fs.StringVar(&f.labelPrefix, "label-prefix", launchd.DefaultLabelPrefix, "prefix of the agents' labels: PREFIX.serve and PREFIX.jobs")
+		usage += " [--label-prefix com.engram]"
+	}
+	if sub != "uninstall" {
+		fs.DurationVar(&f.interval, "interval", launchd.DefaultInterval, "how often to run 'engram jobs run --due' (at least 1m)")
+		usage += " [--interval 15m]"
+	}
+	if sub != "print" {
+		fs.BoolVar(&f.noStart, "no-start", false, "write or remove the files only; print the "+managerCommand(manager)+" commands instead of running them")
+		usage += " [--no-start]"
+	}
+	fs.StringVar(&f.dir, "dir", "", "")
+	fs.Usage = func() { // newFlagSet's, without the hidden --dir
+		fmt.Fprintf(m.Stdout, "Usage: engram %s\n\nFlags:\n", usage)
+		shown := flag.NewFlagSet("", flag.ContinueOnError)
+		fs.VisitAll(func(fl *flag.Flag) {
+			if fl.Name != "dir" {
+				shown.Var(fl.Value, fl.Name, fl.Usage)
+				shown.Lookup(fl.Name).DefValue = fl.DefValue
+			}
+		})
+		shown.SetOutput(m.Stdout)
+		shown.PrintDefaults()
+	}
+	return fs
+}
+
+func managerCommand(manager string) string {
+	if manager == "launchd" {
+		return "launchctl"
+	}
+	return "systemctl"
+}
+
+func (m *Main) serviceSub(ctx context.Context, manager, sub string, args []string) error {
+	var f serviceFlags
+	if err := parseNone(m.serviceFlagSet(manager, sub, &f), args); err != nil {
+		return err
+	}
+	if manager == "launchd" {
+		if err := launchd.CheckLabelPrefix(f.labelPrefix); err != nil {
+			return &usageError{msg: "--" + err.Error()}
+		}
+	}
+	if sub != "uninstall" {
+		if err := launchd.CheckInterval(f.interval); err != nil {
+			return &usageError{msg: "--" + err.Error()}
+		}
+	}
+	dir, err := m.serviceDir(manager, f.dir)
+	if err != nil {
+		return err
+	}
+	var runner launchd.Runner
+	why := "--no-start"
+	if !f.noStart {
+		runner, why = serviceRunner(managerCommand(manager))
+	}
+
+	if sub == "uninstall" {
+		var res launchd.Result
+		if manager == "launchd" {
+			res, err = launchd.NewLaunchAgents(dir, os.Getuid(), runner).Uninstall(ctx, f.labelPrefix)
+		} else {
+			res, err = (&launchd.SystemdUser{Dir: dir, Runner: runner}).Uninstall(ctx)
+		}
+		m.printResult(res, manager, why)
+		if err == nil && len(res.Removed) == 0 {
+			fmt.Fprintf(m.Stdout, "nothing to remove in %s\n", dir)
+		}
+		return serviceHint(manager, sub, err)
+	}
+
+	svc, err := m.service(f)
+	if err != nil {
+		return err
+	}
+	if sub == "print" {
+		var files []launchd.File
+		if manager == "launchd" {
+			files, err = svc.LaunchdFiles()
+		} else {
+			files, err = svc.SystemdFiles()
+		}
+		if err != nil {
+			return err
+		}
+		for i, file := range files {
+			if i > 0 {
+				fmt.Fprintln(m.Stdout)
+			}
+			fmt.Fprintf(m.Stdout, "==> %s <==\n%s", filepath.Join(dir, file.Name), file.Data)
+		}
+		return nil
+	}
+
+	var res launchd.Result
+	if manager == "launchd" {
+		res, err = launchd.NewLaunchAgents(dir, os.Getuid(), runner).Install(ctx, svc)
+	} else {
+		res, err = (&launchd.SystemdUser{Dir: dir, Runner: runner}).Install(ctx, svc)
+	}
+	m.printResult(res, manager, why)
+	if err != nil {
+		return serviceHint(manager, sub, err)
+	}
+	if runner != nil {
+		fmt.Fprintf(m.Stdout, "%s keeps `engram serve` running and runs `engram jobs run --due` every %s; logs in %s\n",
+			manager, launchd.Timespan(f.interval), filepath.Join(svc.Home, launchd.LogDir))
+	}
+	return nil
+}
+
+// service is what the agents run: this binary, on the resolved home.
+func (m *Main) service(f serviceFlags) (launchd.Service, error) {
+	home, err := m.resolveHome()
+	if err != nil {
+		return launchd.Service{}, err
+	}
+	bin, err := os.Executable()
+	if err != nil {
+		return launchd.Service{}, fmt.Errorf("find the engram binary: %w", err)
+	}
+	if bin, err = filepath.Abs(bin); err != nil {
+		return launchd.Service{}, err
+	}
+	if within(filepath.Clean(os.TempDir()), bin) {
+		fmt.Fprintf(m.Stderr, "engram: warning: %s is in the temporary folder (go run?): the agents will break when it is cleaned; install engram first (make build)\n", bin)
+	}
+	return launchd.Service{Binary: bin, Home: home, LabelPrefix: f.labelPrefix, Interval: f.interval}, nil
+}
+
+// serviceDir is the folder of the agents or units: dir if given, else the
+// user's LaunchAgents folder ($HOME/Library/LaunchAgents) or systemd user
+// folder ($XDG_CONFIG_HOME/systemd/user, else $HOME/.config/systemd/user).
+func (m *Main) serviceDir(manager, dir string) (string, error) {
+	if dir != "" {
+		return filepath.Abs(dir)
+	}
+	userHome := m.Getenv("HOME")
+	if userHome == "" {
+		var err error
+		if userHome, err = os.UserHomeDir(); err != nil {
+			return "", fmt.Errorf("no user home directory: %w", err)
+		}
+	}
+	if manager == "launchd" {
+		return launchd.LaunchAgentsDir(userHome), nil
+	}
+	return launchd.SystemdUserDir(m.Getenv("XDG_CONFIG_HOME"), userHome), nil
+}
+
+// serviceRunner returns what runs name ("launchctl" or "systemctl"), or nil
+// and why not where that manager is not this system's or not installed:
+// launchctl runs only on macOS, systemctl only on Linux. Tests put fake
+// commands first on $PATH, so the real ones never run there.
+func serviceRunner(name string) (launchd.Runner, string) {
+	want := map[string]string{"launchctl": "darwin", "systemctl": "linux"}[name]
+	if runtime.GOOS != want {
+		return nil, fmt.Sprintf("%s runs on %s only", name, map[string]string{"darwin": "macOS", "linux": "Linux"}[want])
+	}
+	if _, err := exec.LookPath(name); err != nil {
+		return nil, name + " is not installed"
+	}
+	return launchd.ExecRunner{}, ""
+}
+
+// printResult prints what an install or uninstall did, then the commands
+// left to run, with why they were not run.
+func (m *Main) printResult(res launchd.Result, manager, why string) {
+	for _, p := range res.Written {
+		fmt.Fprintf(m.Stdout, "wrote %s\n", p)
+	}
+	for _, p := range res.Removed {
+		fmt.Fprintf(m.Stdout, "removed %s\n", p)
+	}
+	for _, c := range res.Ran {
+		fmt.Fprintf(m.Stdout, "ran %s\n", c)
+	}
+	if len(res.Todo) == 0 {
+		return
+	}
+	fmt.Fprintf(m.Stdout, "%s was not run (%s); to finish, run:\n", managerCommand(manager), why)
+	for _, c := range res.Todo {
+		fmt.Fprintf(m.Stdout, "  %s\n", c)
+	}
+	if manager == "launchd" {
+		fmt.Fprintln(m.Stdout, "(a bootout fails harmlessly for an agent that is not loaded)")
+	}
+}
+
+// serviceHint adds to a launchctl or systemctl failure what to do next:
+// the files are as printed, and --no-start leaves the manager alone.
+func serviceHint(manager, sub string, err error) error {
+	var ce *launchd.CommandError
+	if !errors.As(err, &ce) {
+		return err
+	}
+	return fmt.Errorf("%w\nFix that and run `engram %s %s` again, or add --no-start to only %s the files.",
+		err, manager, sub, map[string]string{"install": "write", "uninstall": "remove"}[sub])
+}

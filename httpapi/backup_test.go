@@ -1,0 +1,219 @@
+package httpapi_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/archive"
+	"github.com/engram-dev/engram/httpapi"
+	"github.com/engram-dev/engram/palace"
+	"github.com/engram-dev/engram/pipeline"
+	"github.com/engram-dev/engram/recall"
+)
+
+// homeBackup is a BackupService over a real archive and palace, in the
+// order the engine uses: the palace snapshot first, then the archive cut.
+type homeBackup struct {
+	a *archive.Archive
+	p *palace.DB
+}
+
+var _ httpapi.BackupService = homeBackup{}
+
+func (h homeBackup) Backup(ctx context.Context, req httpapi.BackupRequest) (httpapi.BackupReport, error) {
+	start := time.Now()
+	if ents, _ := os.ReadDir(req.Dir); len(ents) > 0 {
+		return httpapi.BackupReport{}, engram.Errorf(engram.ECONFLICT, "%s is not empty", req.Dir)
+	}
+	if err := os.MkdirAll(req.Dir, 0o700); err != nil {
+		return httpapi.BackupReport{}, err
+	}
+	pi, err := h.p.Backup(ctx, filepath.Join(req.Dir, "palace.db"))
+	if err != nil {
+		return httpapi.BackupReport{}, err
+	}
+	ai, err := h.a.Backup(ctx, filepath.Join(req.Dir, "archive"))
+	if err != nil {
+		return httpapi.BackupReport{}, err
+	}
+	return httpapi.BackupReport{Dir: req.Dir, CreatedAt: start, ArchiveSeq: ai.LastSeq, ArchiveTurns: ai.Turns,
+		IndexedSeq: pi.IndexedSeq, SchemaVersion: pi.SchemaVersion, Files: len(ai.Files) + 1,
+		TookMS: float64(time.Since(start).Microseconds()) / 1000}, nil
+}
+
+// mustOpenBackupStack is mustOpenStack with POST /v1/backup served.
+func mustOpenBackupStack(tb testing.TB, cfg httpapi.Config) *stack {
+	tb.Helper()
+	dir := tb.TempDir()
+	a, err := archive.Open(filepath.Join(dir, "archive"), archive.Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { a.Close() })
+	p, err := palace.Open(filepath.Join(dir, "palace.db"), palace.Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { p.Close() })
+	ix := pipeline.NewIndexer(a, p)
+	if err := ix.Open(context.Background()); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { ix.Close() })
+	cfg.Addr = "127.0.0.1:0"
+	srv, err := httpapi.New(cfg, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	srv.Ingest = &pipeline.Ingester{Archive: a, Indexer: ix}
+	srv.Recall = recall.NewService(p)
+	srv.Status = status{a, ix, p}
+	srv.Backup = homeBackup{a, p}
+	ts := httptest.NewServer(srv.Handler())
+	tb.Cleanup(ts.Close)
+	return &stack{URL: ts.URL, Token: cfg.Token, Archive: a, Palace: p, Indexer: ix}
+}
+
+// TestPostBackupWhileIngesting backs up through the API while clients post
+// turns: the copy's palace is never ahead of its archive, and the copy
+// opens as a home of its own.
+func TestPostBackupWhileIngesting(t *testing.T) {
+	s := mustOpenBackupStack(t, httpapi.Config{})
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				body := fmt.Sprintf(`{"turns":[{"session":"w%d","content":"turn %d about the cache port"},{"session":"w%d","content":"and %d more"}]}`, w, i, w, i)
+				resp, err := http.Post(s.URL+"/v1/turns", "application/json", strings.NewReader(body))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				resp.Body.Close()
+				if resp.StatusCode != 201 {
+					t.Errorf("POST /v1/turns: %s", resp.Status)
+					return
+				}
+			}
+		}()
+	}
+	var reports []map[string]any
+	for i := range 3 {
+		waitUntilSeq(t, s.Archive, int64(100*(i+1)))
+		dir := filepath.Join(t.TempDir(), "backup")
+		code, out := s.do(t, "POST", "/v1/backup", []byte(`{"dir":`+quote(dir)+`}`))
+		if code != 200 {
+			t.Fatalf("POST /v1/backup: %d %v", code, out)
+		}
+		if out["indexed_seq"].(float64) > out["archive_seq"].(float64) || out["dir"] != dir {
+			t.Errorf("backup %d: %v", i, out)
+		}
+		reports = append(reports, out)
+	}
+	close(stop)
+	wg.Wait()
+
+	for _, rep := range reports {
+		dir := rep["dir"].(string)
+		a, err := archive.Open(filepath.Join(dir, "archive"), archive.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := palace.Open(filepath.Join(dir, "palace.db"), palace.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ix := pipeline.NewIndexer(a, p)
+		if err := ix.Open(context.Background()); err != nil { // refuses a palace ahead of its archive
+			t.Errorf("open the copy in %s: %v", dir, err)
+		} else if ix.Indexed() != a.LastSeq() || float64(a.LastSeq()) != rep["archive_seq"].(float64) {
+			t.Errorf("copy in %s: indexed %d, archive %d; reported %v", dir, ix.Indexed(), a.LastSeq(), rep)
+		}
+		ix.Close()
+		p.Close()
+		a.Close()
+	}
+}
+
+func waitUntilSeq(t *testing.T, a *archive.Archive, seq int64) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for a.LastSeq() < seq {
+		if time.Now().After(deadline) {
+			t.Fatalf("the archive did not reach seq %d", seq)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func quote(s string) string { return `"` + strings.ReplaceAll(s, `"`, `\"`) + `"` }
+
+func TestPostBackupBadInput(t *testing.T) {
+	s := mustOpenBackupStack(t, httpapi.Config{})
+	abs := filepath.Join(t.TempDir(), "b")
+	for _, c := range []struct {
+		body  string
+		field string
+	}{
+		{``, "body"},
+		{`[]`, "body"},
+		{`{}`, "dir"},
+		{`{"dir": null}`, "dir"},
+		{`{"dir": "relative/backup"}`, "dir"},
+		{`{"dir": 7}`, "dir"},
+		{`{"dir": ` + quote(abs) + `, "force": "yes"}`, "force"},
+		{`{"dir": ` + quote(abs) + `, "path": "/x"}`, "path"},
+		{"{\"dir\": \"/tmp/\xff\"}", "body"},
+	} {
+		code, out := s.do(t, "POST", "/v1/backup", []byte(c.body))
+		e, _ := out["error"].(map[string]any)
+		if code != 400 || e["code"] != engram.EINVALID || e["field"] != c.field {
+			t.Errorf("%q: %d %v; want 400 on field %s", c.body, code, out, c.field)
+		}
+	}
+	if _, err := os.Stat(abs); err == nil {
+		t.Errorf("a refused request wrote %s", abs)
+	}
+
+	// A folder that is not empty: the service's ECONFLICT is a 409.
+	full := t.TempDir()
+	os.WriteFile(filepath.Join(full, "x"), []byte("x"), 0o600)
+	code, out := s.do(t, "POST", "/v1/backup", []byte(`{"dir":`+quote(full)+`}`))
+	if e, _ := out["error"].(map[string]any); code != 409 || e["code"] != engram.ECONFLICT {
+		t.Errorf("backup into a full folder: %d %v", code, out)
+	}
+}
+
+func TestPostBackupNotServed(t *testing.T) {
+	s := mustOpenStack(t, httpapi.Config{}) // no BackupService
+	code, out := s.do(t, "POST", "/v1/backup", []byte(`{"dir":"/tmp/x"}`))
+	if e, _ := out["error"].(map[string]any); code != 501 || e["code"] != engram.EUNSUPPORTED {
+		t.Errorf("POST /v1/backup without a service: %d %v", code, out)
+	}
+}
+
+func TestPostBackupNeedsToken(t *testing.T) {
+	s := mustOpenBackupStack(t, httpapi.Config{Token: "s3cret"})
+	s.Token = ""
+	code, out := s.do(t, "POST", "/v1/backup", []byte(`{"dir":"/tmp/x"}`))
+	if code != 401 {
+		t.Errorf("POST /v1/backup without the token: %d %v", code, out)
+	}
+}

@@ -1,0 +1,425 @@
+package palace
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math"
+
+	engram "github.com/engram-dev/engram"
+)
+
+// Checks for `engram doctor` and repairs for `engram reindex vectors`: they
+// read (and, for the repairs, write) the palace the way the rest of the
+// package does, so that a check never disagrees with what a query would see.
+
+// IntegrityCheck runs SQLite's PRAGMA integrity_check, which since SQLite
+// 3.44 also runs the FTS5 'integrity-check' of every full-text table, and
+// returns up to max of the problems it lists; none means the database is
+// sound. It reads every page of the database: seconds for a large palace.
+// The error is for a failure to run the check, not for what it found.
+func (db *DB) IntegrityCheck(ctx context.Context, max int) ([]string, error) {
+	if max < 1 {
+		max = 1
+	}
+	var problems []string
+	err := db.View(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, fmt.Sprintf(`PRAGMA integrity_check(%d)`, max))
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var s string
+			if err := rows.Scan(&s); err != nil {
+				return err
+			}
+			if s != "ok" {
+				problems = append(problems, s)
+			}
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		// A database too damaged to read reports here rather than in rows:
+		// that is a finding too.
+		var e *engram.Error
+		if errors.As(err, &e) && e.Code == engram.EUNAVAILABLE {
+			return nil, err
+		}
+		return []string{err.Error()}, nil
+	}
+	return problems, nil
+}
+
+// TurnCounts are the sizes of the turn table and of the full-text indexes
+// every turn is written to, read in one snapshot. They match in a sound
+// palace.
+type TurnCounts struct {
+	IndexedSeq int64 // the indexer's watermark
+	Turns      int64 // rows of turns
+	Keyword    int64 // rows of turns_fts
+	Trigram    int64 // rows of turns_trigram
+}
+
+// CountTurnIndexes returns the TurnCounts of the palace.
+func (db *DB) CountTurnIndexes(ctx context.Context) (TurnCounts, error) {
+	var c TurnCounts
+	err := db.View(ctx, func(tx *sql.Tx) error {
+		err := tx.QueryRowContext(ctx, `SELECT value FROM palace_meta WHERE key = ?`, keyIndexedSeq).Scan(&c.IndexedSeq)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		for _, q := range []struct {
+			dst   *int64
+			table string
+		}{{&c.Turns, "turns"}, {&c.Keyword, "turns_fts"}, {&c.Trigram, "turns_trigram"}} {
+			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM `+q.table).Scan(q.dst); err != nil {
+				return fmt.Errorf("%s: %w", q.table, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return c, fmt.Errorf("palace: count turn indexes: %w", err)
+	}
+	return c, nil
+}
+
+// ResetWorkerSeqs deletes the watermark of every worker whose name starts
+// with prefix, so that each starts over from the beginning of its source
+// (WorkerSeq never moves back otherwise). It returns how many it deleted.
+// The layer-vector workers ("vec:MODEL:") and the vault markers
+// ("vault-model:MODEL:") are reset this way to embed their rows again.
+func (db *DB) ResetWorkerSeqs(ctx context.Context, prefix string) (int64, error) {
+	if prefix == "" {
+		return 0, engram.Errorf(engram.EINVALID, "palace: reset worker watermarks: empty prefix")
+	}
+	key := workerKey(prefix)
+	var n int64
+	err := db.Update(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM palace_meta WHERE substr(key, 1, ?) = ?`, len(key), key)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("palace: reset worker watermarks %s*: %w", prefix, err)
+	}
+	return n, nil
+}
+
+// BadVector is a stored vector that cannot be used: its bytes are not the
+// model's dimension, or it holds a NaN, an infinity or only zeros. Load
+// refuses a model with one, so vector recall stays off until it is dropped
+// (VectorIndex.DropBad) and its text embedded again.
+type BadVector struct {
+	ID     string
+	Kind   string
+	Reason string
+}
+
+// maxListed bounds the ids a check lists by name; it still counts them all.
+const maxListed = 10
+
+// VectorCheck is what VectorIndex.Check found.
+type VectorCheck struct {
+	Model       string
+	Dim         int
+	State       string         // ModelActive, ModelBuilding or ModelRetired
+	EmbeddedSeq int64          // the turn watermark
+	LastChange  int64          // the newest change number
+	SyncedSeq   int64          // the change number an external index has seen
+	Stored      int            // rows of the model in SQLite
+	ByKind      map[string]int // the rows by kind
+	Bad         int            // unusable rows
+	BadSample   []BadVector    // the first few of them
+	Loaded      bool           // the in-memory matrix is loaded
+	InMemory    int            // its rows, when loaded
+	OnlyInStore int            // rows in SQLite the matrix lacks, when loaded
+	OnlyInMem   int            // rows of the matrix SQLite lacks, when loaded
+	Differ      int            // rows whose matrix copy is not the stored vector, when loaded
+	Missing     int64          // turns up to the check's seq with no vector
+	MissingIDs  []string       // the first few of them
+	Orphans     int64          // turn vectors whose turn is not in the palace
+}
+
+// Check reads every stored vector of the model and checks that it is
+// usable, that the in-memory matrix (if loaded) holds exactly the stored
+// rows with the same values, and that every turn of the palace up to
+// throughSeq has a vector. Writers of the model wait while it runs (about a
+// second per 100,000 vectors of 512 dimensions), so that the matrix and the
+// SQLite snapshot it compares are of the same moment.
+//
+// Errors: EUNAVAILABLE once the palace is closed; ENOTFOUND once the model
+// is dropped.
+func (v *VectorIndex) Check(ctx context.Context, throughSeq int64) (VectorCheck, error) {
+	c := VectorCheck{Model: v.model, Dim: v.dim, ByKind: map[string]int{}}
+	if err := v.usable(); err != nil {
+		return c, err
+	}
+	v.wmu.Lock()
+	defer v.wmu.Unlock()
+	v.mu.RLock()
+	m := v.mem
+	v.mu.RUnlock()
+	var seen []bool // matrix rows met in SQLite
+	if m != nil {
+		c.Loaded, c.InMemory = true, m.len()
+		seen = make([]bool, m.len())
+	}
+	err := v.db.View(ctx, func(tx *sql.Tx) error {
+		err := tx.QueryRowContext(ctx, `SELECT state, embedded_seq, last_seq, synced_seq FROM vector_models WHERE model = ?`,
+			v.model).Scan(&c.State, &c.EmbeddedSeq, &c.LastChange, &c.SyncedSeq)
+		if errors.Is(err, sql.ErrNoRows) {
+			return errDropped(v.model)
+		}
+		if err != nil {
+			return err
+		}
+		rows, err := tx.QueryContext(ctx, `SELECT id, kind, vec FROM vectors WHERE model = ?`, v.model)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		unit := make([]float32, v.dim)
+		for rows.Next() {
+			var (
+				id, kind string
+				raw      sql.RawBytes
+			)
+			if err := rows.Scan(&id, &kind, &raw); err != nil {
+				return err
+			}
+			c.Stored++
+			c.ByKind[kind]++
+			reason := v.badReason(raw, unit)
+			if reason != "" {
+				c.Bad++
+				if len(c.BadSample) < maxListed {
+					c.BadSample = append(c.BadSample, BadVector{ID: id, Kind: kind, Reason: reason})
+				}
+			}
+			if m == nil {
+				continue
+			}
+			i, ok := m.row[id]
+			if !ok {
+				c.OnlyInStore++
+				continue
+			}
+			seen[i] = true
+			if reason == "" && !sameVector(unit, m.data[i*v.dim:(i+1)*v.dim]) {
+				c.Differ++
+			}
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		missing, err := tx.QueryContext(ctx, `SELECT t.id FROM turns t
+			WHERE t.seq <= ? AND NOT EXISTS (SELECT 1 FROM vectors v WHERE v.model = ? AND v.id = t.id)
+			ORDER BY t.seq`, throughSeq, v.model)
+		if err != nil {
+			return err
+		}
+		defer missing.Close()
+		for missing.Next() {
+			var id string
+			if err := missing.Scan(&id); err != nil {
+				return err
+			}
+			c.Missing++
+			if len(c.MissingIDs) < maxListed {
+				c.MissingIDs = append(c.MissingIDs, id)
+			}
+		}
+		if err := missing.Err(); err != nil {
+			return err
+		}
+		return tx.QueryRowContext(ctx, `SELECT count(*) FROM vectors v
+			WHERE v.model = ? AND v.kind = ? AND NOT EXISTS (SELECT 1 FROM turns t WHERE t.id = v.id)`,
+			v.model, engram.KindTurn).Scan(&c.Orphans)
+	})
+	if err != nil {
+		return c, vecErr("check vectors of "+v.model, err)
+	}
+	for _, ok := range seen {
+		if !ok {
+			c.OnlyInMem++
+		}
+	}
+	return c, nil
+}
+
+// badReason says why the stored bytes raw are no usable vector of the
+// model, "" when they are one; it leaves the normalised vector in unit.
+func (v *VectorIndex) badReason(raw []byte, unit []float32) string {
+	if len(raw) != 4*v.dim {
+		return fmt.Sprintf("%d bytes, want %d", len(raw), 4*v.dim)
+	}
+	decodeVector(unit, raw)
+	for _, x := range unit {
+		if f := float64(x); math.IsNaN(f) || math.IsInf(f, 0) {
+			return "holds a value that is not finite"
+		}
+	}
+	if !normalize(unit, unit) {
+		return "all zeros"
+	}
+	return ""
+}
+
+// sameVector compares a normalised stored vector with its matrix row. The
+// matrix holds the same float32 normalisation, so only a change to either
+// side makes them differ; the tolerance covers nothing else.
+func sameVector(a, b []float32) bool {
+	for i := range a {
+		if math.Abs(float64(a[i]-b[i])) > 1e-6 {
+			return false
+		}
+	}
+	return true
+}
+
+// DropBad deletes the model's unusable vectors (see BadVector) and returns
+// them; their texts need embedding again. The rows are read and deleted in
+// one transaction, and removed from the matrix if it is loaded.
+//
+// Errors: EUNAVAILABLE once the palace is closed; ENOTFOUND once the model
+// is dropped.
+func (v *VectorIndex) DropBad(ctx context.Context) ([]BadVector, error) {
+	if err := v.usable(); err != nil {
+		return nil, err
+	}
+	v.wmu.Lock()
+	defer v.wmu.Unlock()
+	var bad []BadVector
+	err := v.db.Update(ctx, func(tx *sql.Tx) error {
+		bad = bad[:0]
+		rows, err := tx.QueryContext(ctx, `SELECT id, kind, vec FROM vectors WHERE model = ?`, v.model)
+		if err != nil {
+			return err
+		}
+		unit := make([]float32, v.dim)
+		for rows.Next() {
+			var (
+				b   BadVector
+				raw sql.RawBytes
+			)
+			if err := rows.Scan(&b.ID, &b.Kind, &raw); err != nil {
+				rows.Close()
+				return err
+			}
+			if b.Reason = v.badReason(raw, unit); b.Reason != "" {
+				bad = append(bad, b)
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		for _, b := range bad {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM vectors WHERE model = ? AND id = ?`, v.model, b.ID); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, vecErr("drop bad vectors of "+v.model, err)
+	}
+	if m := v.mem; m != nil && len(bad) > 0 {
+		v.mu.Lock()
+		for _, b := range bad {
+			m.remove(b.ID)
+		}
+		v.mu.Unlock()
+	}
+	return bad, nil
+}
+
+// TurnsWithoutVector returns up to limit turns of the palace, with seq up
+// to throughSeq and above afterSeq, in seq order, that have no vector of the
+// model: what a lost or dropped row leaves behind the watermark, where the
+// pipeline never looks again. Errors: EINVALID for limit < 1.
+func (v *VectorIndex) TurnsWithoutVector(ctx context.Context, afterSeq, throughSeq int64, limit int) ([]engram.Turn, error) {
+	if err := v.usable(); err != nil {
+		return nil, err
+	}
+	if limit < 1 {
+		return nil, engram.Errorf(engram.EINVALID, "palace: limit must be at least 1, got %d", limit)
+	}
+	var out []engram.Turn
+	err := v.db.View(ctx, func(tx *sql.Tx) error {
+		q := `SELECT ` + turnColumns + ` FROM turns t
+			WHERE t.seq > ? AND t.seq <= ? AND NOT EXISTS (SELECT 1 FROM vectors v WHERE v.model = ? AND v.id = t.id)
+			ORDER BY t.seq LIMIT ?`
+		return queryTurns(ctx, tx, q, []any{afterSeq, throughSeq, v.model, limit}, func(t engram.Turn, _ float64) {
+			out = append(out, t)
+		})
+	})
+	if err != nil {
+		return nil, vecErr("turns without a vector of "+v.model, err)
+	}
+	return out, nil
+}
+
+// CountByKind returns how many vectors the model holds of each kind, from
+// SQLite.
+func (v *VectorIndex) CountByKind(ctx context.Context) (map[string]int, error) {
+	if err := v.usable(); err != nil {
+		return nil, err
+	}
+	out := map[string]int{}
+	err := v.db.View(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT kind, count(*) FROM vectors WHERE model = ? GROUP BY kind`, v.model)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var kind string
+			var n int
+			if err := rows.Scan(&kind, &n); err != nil {
+				return err
+			}
+			out[kind] = n
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, vecErr("count vectors of "+v.model, err)
+	}
+	return out, nil
+}
+
+// Reload builds the in-memory matrix afresh from SQLite and swaps it in:
+// queries run on the old matrix until the new one is complete, and keep it
+// if the build fails (a stored vector unusable, say). Whatever the old
+// matrix had drifted into, the new one holds exactly the stored rows. It
+// returns the number of rows loaded.
+//
+// Errors are those of Load.
+func (v *VectorIndex) Reload(ctx context.Context) (int, error) {
+	if err := v.usable(); err != nil {
+		return 0, err
+	}
+	v.wmu.Lock()
+	defer v.wmu.Unlock()
+	m, err := v.read(ctx)
+	if err != nil {
+		return 0, err
+	}
+	v.mu.Lock()
+	v.mem = m
+	v.mu.Unlock()
+	return m.len(), nil
+}
+
+// String formats a BadVector as "id (kind): reason".
+func (b BadVector) String() string {
+	return fmt.Sprintf("%s (%s): %s", b.ID, b.Kind, b.Reason)
+}
