@@ -62,6 +62,23 @@ palace as it was. Stop `+"`engram serve`"+` first: the rebuild needs the home.`)
 	if rep.previous != "" {
 		fmt.Fprintf(m.Stdout, "the replaced palace is kept as %s\n", rep.previous)
 	}
+	if cfg.VectorIndex == vectorsChroma && rep.model != "" {
+		// The Chroma collection is derived too: drop it and push the
+		// rebuilt palace's vectors, as `engram reindex vectors` does.
+		fmt.Fprintln(m.Stderr, "engram rebuild: refilling the Chroma collection")
+		e, err := openEngine(ctx, cfg, logger)
+		if err != nil {
+			return fmt.Errorf("the palace is rebuilt, but refilling Chroma failed (run `engram reindex vectors`): %w", err)
+		}
+		err = e.reindexVectors(ctx, newReindexRun(false, nil))
+		if cerr := e.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("the palace is rebuilt, but refilling Chroma failed (run `engram reindex vectors`): %w", err)
+		}
+		fmt.Fprintln(m.Stdout, "the Chroma collection holds the rebuilt vectors")
+	}
 	return nil
 }
 

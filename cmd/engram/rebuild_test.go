@@ -1,6 +1,7 @@
 package main_test
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -9,6 +10,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/engram-dev/engram/chroma"
+	"github.com/engram-dev/engram/embed"
 )
 
 // recallIDs runs fixed queries in every mode (as of a fixed time, so decay
@@ -164,5 +168,44 @@ func BenchmarkRebuild(b *testing.B) {
 		}
 		b.ReportMetric(time.Since(start).Seconds(), "s/rebuild")
 		b.Logf("%s", strings.TrimSpace(r.stdout))
+	}
+}
+
+// TestRebuild_Chroma: with vector_index = chroma, the rebuild also refills
+// the Chroma collection from the rebuilt palace (here after the collection
+// was lost), and the doctor finds it in step.
+func TestRebuild_Chroma(t *testing.T) {
+	env := testServers(t, "ENGRAM_TEST_CHROMA_URL")
+	home := filepath.Join(t.TempDir(), "home")
+	database := "rebuild-" + time.Now().Format("150405.000000")
+	writeConfig(t, home, "extractor = \"none\"\nvector_index = \"chroma\"\nchroma_url = \""+env["ENGRAM_TEST_CHROMA_URL"]+"\"\nchroma_database = \""+database+"\"\n")
+	jsonl, _ := faultTurns(12)
+	if r := runCLI(t, home, jsonl, "ingest", "-"); r.code != 0 {
+		t.Fatalf("ingest: %+v", r)
+	}
+	ctx := context.Background()
+	b := embed.New()
+	ix, err := chroma.Open(ctx, chroma.Config{URL: env["ENGRAM_TEST_CHROMA_URL"], Database: database, Model: b.Model(), Dim: b.Dim()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	if err := ix.DropCollection(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"palace.db", "palace.db-wal", "palace.db-shm"} {
+		os.Remove(filepath.Join(home, f))
+	}
+	r := runCLI(t, home, "", "rebuild")
+	if r.code != 0 || !strings.Contains(r.stdout, "the Chroma collection holds the rebuilt vectors") {
+		t.Fatalf("rebuild: %+v", r)
+	}
+	if n, err := ix.Count(ctx); err != nil || n != 12 {
+		t.Fatalf("Chroma holds %d vectors (%v), want 12", n, err)
+	}
+	rep, _ := runDoctor(t, home, 0)
+	rep.mustFind(t, "chroma", "ok", "holds the 12 stored vectors")
+	if err := ix.DropCollection(ctx); err != nil {
+		t.Error(err)
 	}
 }
