@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -32,12 +33,15 @@ type Config struct {
 
 // Server is engram's HTTP server.
 type Server struct {
-	cfg    Config
-	echo   *echo.Echo
-	ln     net.Listener
-	logger *slog.Logger
-	done   chan error
+	cfg     Config
+	echo    *echo.Echo
+	ln      net.Listener
+	logger  *slog.Logger
+	done    chan error
+	metrics *metrics
 
+	// Ingest and Recall are wrapped by Open (and Handler) to record their
+	// metrics, so calls through them from other transports count too.
 	Ingest engram.IngestService
 	Recall engram.RecallService
 	Status engram.StatusService
@@ -59,6 +63,11 @@ type Server struct {
 	Reindex ReindexService
 	// Backup, if set, serves POST /v1/backup (501 otherwise).
 	Backup BackupService
+	// MCP, if set, serves the Model Context Protocol (streamable HTTP) at
+	// /mcp, behind the same token check as the API; the route exists only
+	// when it is set.
+	MCP     http.Handler
+	mcpOnce sync.Once
 	// Now is the clock used for turns sent without a timestamp.
 	Now func() time.Time
 }
@@ -83,11 +92,13 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 		return nil, engram.Errorf(engram.EINVALID,
 			"listening on %s (not loopback) requires a token: set token in config.toml or ENGRAM_TOKEN", cfg.Addr)
 	}
-	s := &Server{cfg: cfg, logger: logger, Now: time.Now}
+	s := &Server{cfg: cfg, logger: logger, Now: time.Now, metrics: newMetrics()}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.errorHandler
-	e.Use(s.recoverer, s.authenticate)
+	e.Use(s.instrument, s.recoverer, s.authenticate)
+	e.GET(MetricsPath, s.metricsHandler())
+	e.GET(OpenAPIPath, s.getOpenAPI)
 	e.POST("/v1/turns", s.postTurns)
 	e.POST("/v1/recall", s.postRecall)
 	e.GET("/v1/health", s.getHealth)
@@ -110,14 +121,22 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 	return s, nil
 }
 
-// Handler returns the server's http.Handler (for tests and embedding).
-func (s *Server) Handler() http.Handler { return s.echo }
+// Handler returns the server's http.Handler (for tests and embedding). Set
+// the services first: like Open, it wraps Ingest and Recall to record their
+// metrics.
+func (s *Server) Handler() http.Handler {
+	s.instrumentServices()
+	s.mountMCP()
+	return s.echo
+}
 
 // Open starts listening and serving in the background.
 func (s *Server) Open() error {
 	if s.Ingest == nil || s.Recall == nil || s.Status == nil {
 		return errors.New("httpapi: Ingest, Recall and Status services must be set")
 	}
+	s.instrumentServices()
+	s.mountMCP()
 	ln, err := net.Listen("tcp", s.cfg.Addr)
 	if err != nil {
 		return engram.Errorf(engram.EUNAVAILABLE, "listen on %s: %v", s.cfg.Addr, err)
@@ -153,6 +172,18 @@ func (s *Server) Close(ctx context.Context) error {
 	}
 	return err
 }
+
+// mountMCP routes /mcp to the MCP handler, once, when one is set.
+func (s *Server) mountMCP() {
+	s.mcpOnce.Do(func() {
+		if s.MCP != nil {
+			s.echo.Any(MCPPath, echo.WrapHandler(s.MCP))
+		}
+	})
+}
+
+// MCPPath is where the MCP handler is mounted.
+const MCPPath = "/mcp"
 
 // authenticate checks the bearer token on every route but /v1/health.
 func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {

@@ -48,6 +48,7 @@ func commands() []command {
 		{"stats", "counts per namespace and layer", runStats},
 		{"memories", "list or search the L1 memories (facts, decisions, preferences, plans, events)", runMemories},
 		{"scenes", "list or search the L2 scenes of conversations", runScenes},
+		{"mcp", "serve the MCP tools (remember, recall, kg, memories, status) on stdio, for agents", runMCP},
 		{"persona", "the L3 profile of a speaker, or of every speaker", runPersona},
 		{"kg", "an entity's knowledge-graph triples, now, as of a time, or as a timeline", runKG},
 		{"reembed", "embed every turn with another model, then switch recall to it", runReembed},
@@ -60,6 +61,9 @@ func commands() []command {
 		{"systemd", "keep engram running on Linux: systemd user units, install|uninstall|print", runSystemd},
 		{"backup", "write a consistent copy of the home into a folder, while serving", runBackup},
 		{"restore", "restore a backup into a home, checking every file's SHA-256", runRestore},
+		{"import", "archive conversations from elsewhere: import claude-code|chatgpt|jsonl", runImport},
+		{"hook", "run as a Claude Code hook: archive the transcript, print recalled memories (hook claude-code)", runHook},
+		{"integrate", "add engram's hooks to Claude Code's settings (integrate claude-code [--project DIR] [--print] [--remove])", runIntegrate},
 		{"bench", "measure engram: retrieval quality and latency on a data set", runBench},
 		{"version", "print the version", runVersion},
 	}

@@ -27,6 +27,12 @@ func startServer(ctx context.Context, cfg Config, logger *slog.Logger) (*httpapi
 	srv.Vaults, srv.VaultDocs = vaultAdmin{eng}, eng.palace
 	srv.Doctor, srv.Reindex = eng, &reindexer{e: eng}
 	srv.Backup = eng
+	if err := srv.Registerer().Register(engineCollector{eng}); err != nil {
+		return nil, nil, errors.Join(err, eng.Close())
+	}
+	if srv.MCP, err = newMCPHandler(eng, cfg, logger); err != nil {
+		return nil, nil, errors.Join(err, eng.Close())
+	}
 	if err := srv.Open(); err != nil {
 		return nil, nil, errors.Join(err, eng.Close())
 	}

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/mcp"
+)
+
+// runMCP serves the MCP tools over stdio: through the HTTP API of the home's
+// running server when there is one (it holds the home's lock), else on the
+// home opened in this process. It returns when the client closes stdin or
+// on a signal.
+func runMCP(ctx context.Context, m *Main, args []string) error {
+	fs := m.newFlagSet("mcp", "mcp\n\nServes the Model Context Protocol on stdin and stdout, for an agent such as Claude Code:\n  claude mcp add engram -- engram mcp\nWhile `engram serve` runs on the same home, the tools go through its HTTP API.")
+	if err := parseNone(fs, args); err != nil {
+		return err
+	}
+	cfg, err := m.loadConfig()
+	if err != nil {
+		return err
+	}
+	logger := m.logger(cfg).With("component", "mcp")
+	var (
+		be     backend
+		layers engram.LayerService
+	)
+	if c := discoverServer(ctx, cfg); c != nil {
+		be, layers = c, c
+		logger.Debug("mcp: using the running server", "addr", c.base)
+	} else {
+		eng, err := openEngine(ctx, cfg, logger)
+		if err != nil {
+			return err
+		}
+		be, layers = eng, eng.palace
+	}
+	srv := mcp.NewServer(be, be, be)
+	srv.Layers, srv.Limits, srv.Version, srv.Logger = layers, cfg.limits(), versionString(), logger
+	err = srv.Serve(ctx, &sdk.IOTransport{Reader: readCloser(m.Stdin), Writer: nopWriteCloser{m.Stdout}})
+	if cerr := be.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// readCloser returns r as an io.ReadCloser; closing a file stdin is what
+// unblocks the transport's read when a signal stops the server.
+func readCloser(r io.Reader) io.ReadCloser {
+	if f, ok := r.(*os.File); ok {
+		return f
+	}
+	if rc, ok := r.(io.ReadCloser); ok {
+		return rc
+	}
+	return io.NopCloser(r)
+}
+
+// nopWriteCloser keeps stdout open when the transport closes (the exit
+// message of a failure still goes to stderr).
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
+
+// newMCPHandler returns the streamable HTTP transport of the MCP tools on
+// eng, which `engram serve` mounts at /mcp.
+func newMCPHandler(eng *engine, cfg Config, logger *slog.Logger) (http.Handler, error) {
+	srv := mcp.NewServer(eng, eng, eng)
+	srv.Layers, srv.Limits, srv.Version, srv.Logger = eng.palace, cfg.limits(), versionString(), logger.With("component", "mcp")
+	return srv.Handler()
+}

@@ -1,0 +1,181 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/engram-dev/engram/httpapi"
+)
+
+// startMetricsServer serves home in this process the way `engram serve`
+// does, and returns the server.
+func startMetricsServer(t *testing.T, home string) *httpapi.Server {
+	t.Helper()
+	m := &Main{Stdout: io.Discard, Stderr: io.Discard, Getenv: func(string) string { return "" }, home: home}
+	cfg, err := m.loadConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Addr = "127.0.0.1:0"
+	srv, eng, err := startServer(context.Background(), cfg, m.logger(cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := stopServer(srv, eng); err != nil {
+			t.Error(err)
+		}
+	})
+	return srv
+}
+
+func scrapeMetrics(t *testing.T, base string) map[string]*dto.MetricFamily {
+	t.Helper()
+	resp, err := http.Get(base + httpapi.MetricsPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /metrics: %d", resp.StatusCode)
+	}
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		t.Fatalf("parse /metrics: %v", err)
+	}
+	return fams
+}
+
+// gaugeOf returns the gauge of family name with the labels want, and
+// whether there is one.
+func gaugeOf(fams map[string]*dto.MetricFamily, name string, want map[string]string) (float64, bool) {
+next:
+	for _, m := range fams[name].GetMetric() {
+		got := map[string]string{}
+		for _, lp := range m.GetLabel() {
+			got[lp.GetName()] = lp.GetValue()
+		}
+		for k, v := range want {
+			if got[k] != v {
+				continue next
+			}
+		}
+		return m.GetGauge().GetValue(), true
+	}
+	return 0, false
+}
+
+func TestMetricsEngine(t *testing.T) {
+	home := mustLayerHome(t) // memories, scenes and facts in namespaces default and work
+	srv := startMetricsServer(t, home)
+	base := "http://" + srv.Addr()
+
+	post := func(path, body string, out any) {
+		t.Helper()
+		resp, err := http.Post(base+path, "application/json", bytes.NewBufferString(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode >= 300 {
+			b, _ := io.ReadAll(resp.Body)
+			t.Fatalf("POST %s: %d %s", path, resp.StatusCode, b)
+		}
+		if out != nil {
+			if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	post("/v1/turns", `{"turns":[{"session":"s9","content":"We moved the API to port 30001"},{"session":"s9","content":"Postgres runs the billing"}]}`, nil)
+	var rr struct{ Mode string }
+	post("/v1/recall", `{"query":"which port does the API use"}`, &rr)
+
+	// The scheduler catches up on every job at start; wait for the jobs
+	// and the vectors of the new turns rather than sleep.
+	var fams map[string]*dto.MetricFamily
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		fams = scrapeMetrics(t, base)
+		_, ran := gaugeOf(fams, "engram_job_last_run_timestamp_seconds", map[string]string{"job": jobSnapshot})
+		lag, vec := gaugeOf(fams, "engram_vector_lag_turns", nil)
+		if ran && vec && lag == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the snapshot job did not run or the vectors did not catch up within 60s")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+
+	for _, tc := range []struct {
+		name   string
+		labels map[string]string
+		min    float64
+	}{
+		{"engram_index_items", map[string]string{"namespace": "default", "layer": "turns"}, 2},
+		{"engram_index_items", map[string]string{"namespace": "default", "layer": "memories"}, 3},
+		{"engram_index_items", map[string]string{"namespace": "work", "layer": "memories"}, 1},
+		{"engram_index_items", map[string]string{"namespace": "default", "layer": "scenes"}, 3},
+		{"engram_index_items", map[string]string{"namespace": "default", "layer": "facts"}, 1},
+		{"engram_archive_turns", nil, 2},
+		{"engram_archive_bytes", nil, 1},
+		{"engram_archive_last_seq", nil, 2},
+		{"engram_vectors", nil, 2},
+		{"engram_job_last_run_timestamp_seconds", map[string]string{"job": jobSnapshot}, float64(time.Now().Add(-time.Hour).Unix())},
+		{"engram_job_last_success_timestamp_seconds", map[string]string{"job": jobSnapshot}, 1},
+	} {
+		if v, ok := gaugeOf(fams, tc.name, tc.labels); !ok || v < tc.min {
+			t.Errorf("%s%v = %v (present %v), want at least %v", tc.name, tc.labels, v, ok, tc.min)
+		}
+	}
+	for _, name := range []string{"engram_job_lag_seconds", "engram_job_consecutive_failures", "engram_job_failing", "engram_job_running"} {
+		if v, ok := gaugeOf(fams, name, map[string]string{"job": jobVerify}); !ok || v < 0 {
+			t.Errorf("%s{job=%q} = %v, present %v", name, jobVerify, v, ok)
+		}
+	}
+	if v, ok := gaugeOf(fams, "engram_job_failing", map[string]string{"job": jobSnapshot}); !ok || v != 0 {
+		t.Errorf("engram_job_failing{job=%q} = %v, present %v", jobSnapshot, v, ok)
+	}
+	// The recall is counted by the mode that ran, not the one asked for.
+	if rr.Mode == "" || rr.Mode == "auto" {
+		t.Fatalf("recall mode %q", rr.Mode)
+	}
+	found := false
+	for _, m := range fams["engram_recall_duration_seconds"].GetMetric() {
+		for _, lp := range m.GetLabel() {
+			found = found || (lp.GetName() == "mode" && lp.GetValue() == rr.Mode && m.GetHistogram().GetSampleCount() == 1)
+		}
+	}
+	if !found {
+		t.Errorf("engram_recall_duration_seconds{mode=%q} lacks the recall: %v", rr.Mode, fams["engram_recall_duration_seconds"])
+	}
+	for _, name := range []string{"go_goroutines", "process_resident_memory_bytes", "engram_http_requests_total", "engram_ingest_turns_total"} {
+		if fams[name] == nil {
+			t.Errorf("family %s missing", name)
+		}
+	}
+}
+
+// TestOpenAPIServe checks the description against the routes of the fully
+// wired server, whatever the other packages add to it.
+func TestOpenAPIServe(t *testing.T) {
+	srv := startMetricsServer(t, mustLayerHome(t))
+	diffs, err := httpapi.OpenAPIMismatches(srv.Routes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range diffs {
+		t.Error(d)
+	}
+}

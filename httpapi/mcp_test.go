@@ -1,0 +1,136 @@
+package httpapi_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/engram-dev/engram/archive"
+	"github.com/engram-dev/engram/httpapi"
+	"github.com/engram-dev/engram/mcp"
+	"github.com/engram-dev/engram/palace"
+	"github.com/engram-dev/engram/pipeline"
+	"github.com/engram-dev/engram/recall"
+)
+
+// bearer adds a bearer token to every request.
+type bearer struct {
+	token string
+	next  http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.next.RoundTrip(r)
+}
+
+// mustServeMCP serves a real engram's HTTP API, with the MCP tools at /mcp
+// when withMCP, on loopback.
+func mustServeMCP(t *testing.T, token string, withMCP bool) string {
+	t.Helper()
+	dir := t.TempDir()
+	a, err := archive.Open(filepath.Join(dir, "archive"), archive.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	p, err := palace.Open(filepath.Join(dir, "palace.db"), palace.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	ix := pipeline.NewIndexer(a, p)
+	if err := ix.Open(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ix.Close() })
+	srv, err := httpapi.New(httpapi.Config{Addr: "127.0.0.1:0", Token: token}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := recall.NewService(p)
+	rs.Sync = ix.WaitCurrent
+	srv.Ingest, srv.Recall, srv.Status, srv.Layers = &pipeline.Ingester{Archive: a, Indexer: ix}, rs, status{a, ix, p}, p
+	if withMCP {
+		m := mcp.NewServer(srv.Ingest, srv.Recall, srv.Status)
+		m.Layers = p
+		if srv.MCP, err = m.Handler(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ts := httptest.NewServer(srv.Handler())
+	t.Cleanup(ts.Close)
+	return ts.URL
+}
+
+func TestMCPMount(t *testing.T) {
+	const token = "s3cret"
+	url := mustServeMCP(t, token, true)
+	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}`
+	for _, tok := range []string{"", "wrong"} {
+		req, _ := http.NewRequest(http.MethodPost, url+"/mcp", strings.NewReader(init))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if tok != "" {
+			req.Header.Set("Authorization", "Bearer "+tok)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized {
+			t.Errorf("POST /mcp with token %q: %d, want 401", tok, resp.StatusCode)
+		}
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	client := sdk.NewClient(&sdk.Implementation{Name: "httpapi-test", Version: "v0"}, nil)
+	cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: url + "/mcp",
+		HTTPClient: &http.Client{Transport: bearer{token, http.DefaultTransport}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	tools, err := cs.ListTools(ctx, nil)
+	if err != nil || len(tools.Tools) != 6 {
+		t.Fatalf("list tools: %v %d", err, len(tools.Tools))
+	}
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "remember", Arguments: map[string]any{"content": "The staging database runs on port 5433"}})
+	if err != nil || res.IsError {
+		t.Fatalf("remember: %v %+v", err, res)
+	}
+	res, err = cs.CallTool(ctx, &sdk.CallToolParams{Name: "recall", Arguments: map[string]any{"query": "staging database port", "mode": "keyword"}})
+	if err != nil || res.IsError {
+		t.Fatalf("recall: %v %+v", err, res)
+	}
+	out := res.StructuredContent.(map[string]any)
+	results, _ := out["results"].([]any)
+	if len(results) != 1 || !strings.Contains(results[0].(map[string]any)["text"].(string), "5433") {
+		t.Errorf("recall over /mcp: %v", out)
+	}
+	res, err = cs.CallTool(ctx, &sdk.CallToolParams{Name: "recall", Arguments: map[string]any{"query": ""}})
+	if err != nil || !res.IsError {
+		t.Errorf("recall with a blank query: want a tool error, got %v %+v", err, res)
+	}
+}
+
+func TestMCPNotMounted(t *testing.T) {
+	url := mustServeMCP(t, "", false)
+	resp, err := http.Post(url+"/mcp", "application/json", strings.NewReader("{}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Errorf("POST /mcp without an MCP handler: %d, want 404", resp.StatusCode)
+	}
+}

@@ -1,0 +1,169 @@
+package httpapi_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/engram-dev/engram/httpapi"
+)
+
+// scrape fetches /metrics over HTTP and parses the text format.
+func scrape(tb testing.TB, url, token string) map[string]*dto.MetricFamily {
+	tb.Helper()
+	req, err := http.NewRequest("GET", url+httpapi.MetricsPath, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		tb.Fatalf("GET /metrics: status %d", resp.StatusCode)
+	}
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/plain") {
+		tb.Fatalf("GET /metrics: Content-Type %q, want the text format", ct)
+	}
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		tb.Fatalf("parse /metrics: %v", err)
+	}
+	return fams
+}
+
+// metric returns the metric of family name whose labels include want, or
+// nil.
+func metric(fams map[string]*dto.MetricFamily, name string, want map[string]string) *dto.Metric {
+	f := fams[name]
+	if f == nil {
+		return nil
+	}
+next:
+	for _, m := range f.GetMetric() {
+		got := map[string]string{}
+		for _, lp := range m.GetLabel() {
+			got[lp.GetName()] = lp.GetValue()
+		}
+		for k, v := range want {
+			if got[k] != v {
+				continue next
+			}
+		}
+		return m
+	}
+	return nil
+}
+
+// value is a counter's or gauge's value, a histogram's sample count.
+func value(m *dto.Metric) float64 {
+	switch {
+	case m == nil:
+		return -1
+	case m.Counter != nil:
+		return m.Counter.GetValue()
+	case m.Gauge != nil:
+		return m.Gauge.GetValue()
+	case m.Histogram != nil:
+		return float64(m.Histogram.GetSampleCount())
+	}
+	return -1
+}
+
+func TestMetricsAfterTraffic(t *testing.T) {
+	s := mustOpenStack(t, httpapi.Config{Token: "sekret"})
+
+	before := scrape(t, s.URL, s.Token)
+	for _, name := range []string{"go_goroutines", "process_cpu_seconds_total", "engram_ingest_turns_total", "engram_ingest_duplicates_total"} {
+		if before[name] == nil {
+			t.Errorf("family %s missing before any traffic", name)
+		}
+	}
+	if v := value(metric(before, "engram_ingest_turns_total", nil)); v != 0 {
+		t.Fatalf("engram_ingest_turns_total = %v before any ingest", v)
+	}
+
+	for _, body := range []string{
+		`{"session":"s1","id":"t-1","speaker":"Alice","content":"We decided to use PostgreSQL for billing"}`,
+		`{"turns":[{"session":"s1","content":"Noted: PostgreSQL."},{"session":"s1","id":"t-1","speaker":"Alice","content":"We decided to use PostgreSQL for billing"}]}`,
+	} {
+		if code, out := s.do(t, "POST", "/v1/turns", []byte(body)); code != http.StatusCreated {
+			t.Fatalf("ingest: %d %v", code, out)
+		}
+	}
+	if code, out := s.do(t, "POST", "/v1/turns", []byte(`{"session":""}`)); code != http.StatusBadRequest {
+		t.Fatalf("bad ingest: %d %v", code, out)
+	}
+	for range 2 {
+		if code, out := s.do(t, "POST", "/v1/recall", []byte(`{"query":"PostgreSQL billing","mode":"keyword"}`)); code != http.StatusOK {
+			t.Fatalf("recall: %d %v", code, out)
+		}
+	}
+	if code, _ := s.do(t, "GET", "/no/such/route", nil); code != http.StatusNotFound {
+		t.Fatalf("unknown route: %d", code)
+	}
+	if code, _ := s.do(t, "POST", "/v1/jobs/index/run", nil); code != http.StatusNotImplemented {
+		t.Fatalf("jobs without a JobService: %d", code)
+	}
+
+	// Same auth rules as the API: no token, no metrics.
+	resp, err := http.Get(s.URL + httpapi.MetricsPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("GET /metrics without the token: %d, want 401", resp.StatusCode)
+	}
+
+	after := scrape(t, s.URL, s.Token)
+	for _, tc := range []struct {
+		name   string
+		labels map[string]string
+		want   float64
+	}{
+		{"engram_ingest_turns_total", nil, 3},
+		{"engram_ingest_duplicates_total", nil, 1},
+		{"engram_ingest_requests_total", map[string]string{"code": "ok"}, 2},
+		{"engram_ingest_duration_seconds", nil, 2},
+		{"engram_recall_duration_seconds", map[string]string{"mode": "keyword"}, 2},
+		{"engram_recall_results", map[string]string{"mode": "keyword"}, 2},
+		{"engram_http_requests_total", map[string]string{"method": "POST", "route": "/v1/turns", "status": "201"}, 2},
+		{"engram_http_requests_total", map[string]string{"method": "POST", "route": "/v1/turns", "status": "400"}, 1},
+		{"engram_http_requests_total", map[string]string{"method": "POST", "route": "/v1/recall", "status": "200"}, 2},
+		{"engram_http_requests_total", map[string]string{"method": "GET", "route": "unmatched", "status": "404"}, 1},
+		{"engram_http_requests_total", map[string]string{"method": "POST", "route": "/v1/jobs/:name/run", "status": "501"}, 1},
+		{"engram_http_requests_total", map[string]string{"method": "GET", "route": "/metrics", "status": "401"}, 1},
+		{"engram_http_requests_total", map[string]string{"method": "GET", "route": "/metrics", "status": "200"}, 1},
+		{"engram_http_request_duration_seconds", map[string]string{"method": "POST", "route": "/v1/recall"}, 2},
+	} {
+		if got := value(metric(after, tc.name, tc.labels)); got != tc.want {
+			t.Errorf("%s%v = %v, want %v", tc.name, tc.labels, got, tc.want)
+		}
+	}
+	for name, typ := range map[string]dto.MetricType{
+		"engram_http_requests_total":           dto.MetricType_COUNTER,
+		"engram_http_request_duration_seconds": dto.MetricType_HISTOGRAM,
+		"engram_ingest_duration_seconds":       dto.MetricType_HISTOGRAM,
+		"engram_recall_duration_seconds":       dto.MetricType_HISTOGRAM,
+		"engram_recall_results":                dto.MetricType_HISTOGRAM,
+	} {
+		if f := after[name]; f == nil || f.GetType() != typ {
+			t.Errorf("%s: family %v, want type %v", name, f, typ)
+		}
+	}
+	// Results per recall: 2 recalls of the 2 PostgreSQL turns (the
+	// duplicate was not written again).
+	if h := metric(after, "engram_recall_results", map[string]string{"mode": "keyword"}).GetHistogram(); h.GetSampleSum() != 4 {
+		t.Errorf("engram_recall_results sum = %v, want 4", h.GetSampleSum())
+	}
+}

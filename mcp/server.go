@@ -1,0 +1,146 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/engram-dev/engram"
+)
+
+// Name is the implementation name the server reports to clients.
+const Name = "engram"
+
+// instructions tell the client's model when to use the tools.
+const instructions = `engram is long-term memory. Call recall before answering anything that may depend on earlier ` +
+	`conversations (names, preferences, decisions, plans, what happened when); cite the sources it returns. ` +
+	`Call remember to store what should outlive this conversation. Use kg or timeline for what is known about one ` +
+	`person or thing and how it changed, memories to browse extracted facts and decisions, status when results look stale.`
+
+// Server is engram's MCP server. Set the services, then call ServeStdio or
+// Handler; Layers may stay nil, in which case kg, timeline and memories
+// report that the layers are not available.
+type Server struct {
+	Ingest engram.IngestService
+	Recall engram.RecallService
+	Status engram.StatusService
+	Layers engram.LayerService
+
+	// Version is reported to clients in the initialize handshake.
+	Version string
+	// Limits bound what remember accepts (zero: the defaults).
+	Limits engram.Limits
+	// Now is the clock for turns remembered without a timestamp.
+	Now func() time.Time
+	// Logger receives internal errors, which clients see only as
+	// "internal error".
+	Logger *slog.Logger
+
+	once sync.Once
+	srv  *sdk.Server
+	err  error
+}
+
+// NewServer returns a server over the given services; all three are
+// required.
+func NewServer(ingest engram.IngestService, recall engram.RecallService, status engram.StatusService) *Server {
+	return &Server{Ingest: ingest, Recall: recall, Status: status, Now: time.Now, Logger: slog.Default()}
+}
+
+// MCP returns the SDK server with engram's tools, built on first use. The
+// services must be set by then.
+func (s *Server) MCP() (*sdk.Server, error) {
+	s.once.Do(func() {
+		if s.Ingest == nil || s.Recall == nil || s.Status == nil {
+			s.err = errors.New("mcp: Ingest, Recall and Status services must be set")
+			return
+		}
+		if s.Now == nil {
+			s.Now = time.Now
+		}
+		if s.Logger == nil {
+			s.Logger = slog.Default()
+		}
+		version := s.Version
+		if version == "" {
+			version = "dev"
+		}
+		srv := sdk.NewServer(&sdk.Implementation{Name: Name, Title: "engram memory", Version: version},
+			&sdk.ServerOptions{Instructions: instructions})
+		s.err = s.addTools(srv)
+		s.srv = srv
+	})
+	return s.srv, s.err
+}
+
+// ServeStdio serves one client over standard input and output until the
+// client closes stdin or ctx ends.
+func (s *Server) ServeStdio(ctx context.Context) error {
+	return s.Serve(ctx, &sdk.StdioTransport{})
+}
+
+// Serve serves one client over t until it disconnects or ctx ends.
+func (s *Server) Serve(ctx context.Context, t sdk.Transport) error {
+	srv, err := s.MCP()
+	if err != nil {
+		return err
+	}
+	err = srv.Run(ctx, t)
+	if ctx.Err() != nil {
+		return nil // asked to stop: not a failure
+	}
+	return err
+}
+
+// Handler returns the streamable HTTP transport of the server, for /mcp.
+// It authenticates nobody: mount it behind the HTTP API's token check.
+func (s *Server) Handler() (http.Handler, error) {
+	srv, err := s.MCP()
+	if err != nil {
+		return nil, err
+	}
+	return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv },
+		&sdk.StreamableHTTPOptions{Logger: s.Logger.With("component", "mcp-http")}), nil
+}
+
+// toolError is what a client sees of err: the field at fault and the
+// message of an application error, "internal error" for anything else
+// (logged here in full).
+func (s *Server) toolError(tool string, err error) error {
+	code := engram.ErrorCode(err)
+	if code == engram.EINTERNAL {
+		s.Logger.Error("mcp tool failed", "tool", tool, "err", err)
+		return errors.New("internal error")
+	}
+	msg := engram.ErrorMessage(err)
+	if f := engram.ErrorField(err); f != "" {
+		msg = f + ": " + msg
+	}
+	return fmt.Errorf("%s (%s)", msg, code)
+}
+
+// guard wraps a typed tool handler: an error becomes a tool error (IsError
+// with the message) and a panic an internal error, never a crash of the
+// server.
+func guard[In, Out any](s *Server, tool string, h func(context.Context, In) (Out, error)) sdk.ToolHandlerFor[In, Out] {
+	return func(ctx context.Context, _ *sdk.CallToolRequest, in In) (res *sdk.CallToolResult, out Out, err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				var zero Out
+				res, out, err = nil, zero, s.toolError(tool, fmt.Errorf("panic: %v", r))
+			}
+		}()
+		out, err = h(ctx, in)
+		if err != nil {
+			var zero Out
+			return nil, zero, s.toolError(tool, err)
+		}
+		return nil, out, nil
+	}
+}

@@ -1,0 +1,278 @@
+package mcp_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/mcp"
+)
+
+// services are test doubles of the root services: they record what the
+// tools send and answer what a test sets, failures and panics included.
+type services struct {
+	mu     sync.Mutex
+	turns  []engram.Turn
+	reqs   []engram.RecallRequest
+	recall func(engram.RecallRequest) (engram.RecallResponse, error)
+	stats  error
+}
+
+var (
+	_ engram.IngestService = (*services)(nil)
+	_ engram.RecallService = (*services)(nil)
+	_ engram.StatusService = (*services)(nil)
+)
+
+func (s *services) Ingest(_ context.Context, turns []engram.Turn) (engram.IngestResult, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var res engram.IngestResult
+	for _, t := range turns {
+		s.turns = append(s.turns, t)
+		res.Turns = append(res.Turns, engram.Appended{ID: "t" + string(rune('0'+len(s.turns))), Seq: int64(len(s.turns))})
+	}
+	return res, nil
+}
+
+func (s *services) Recall(_ context.Context, req engram.RecallRequest) (engram.RecallResponse, error) {
+	s.mu.Lock()
+	s.reqs = append(s.reqs, req)
+	f := s.recall
+	s.mu.Unlock()
+	if f != nil {
+		return f(req)
+	}
+	return engram.RecallResponse{Mode: engram.ModeShallow}, nil
+}
+
+func (s *services) Health(context.Context) engram.Health {
+	return engram.Health{Status: "ok", ArchiveSeq: 3}
+}
+
+func (s *services) Stats(context.Context) (engram.Stats, error) {
+	return engram.Stats{Archive: engram.ArchiveStats{Turns: 3}}, s.stats // no namespaces yet: a nil map
+}
+
+// mustConnect serves srv over in-memory transports and returns a client
+// session to it.
+func mustConnect(t *testing.T, srv *mcp.Server) *sdk.ClientSession {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	ct, st := sdk.NewInMemoryTransports()
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, st) }()
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "v0"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cs.Close()
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	})
+	return cs
+}
+
+func callTool(t *testing.T, cs *sdk.ClientSession, name string, args any) *sdk.CallToolResult {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: protocol error %v", name, err)
+	}
+	return res
+}
+
+func text(res *sdk.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*sdk.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+func TestToolsAndSchemas(t *testing.T) {
+	svc := &services{}
+	cs := mustConnect(t, mcp.NewServer(svc, svc, svc))
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	schemas := map[string]string{}
+	for _, tool := range res.Tools {
+		if len(tool.Description) < 80 {
+			t.Errorf("%s: description too thin for a model to act on: %q", tool.Name, tool.Description)
+		}
+		in, _ := json.Marshal(tool.InputSchema)
+		out, _ := json.Marshal(tool.OutputSchema)
+		schemas[tool.Name] = string(in) + "\n" + string(out)
+	}
+	for name, want := range map[string][]string{
+		mcp.ToolRemember: {`"required":["content"]`, `"enum":["user","assistant","system","tool"]`, `"meta"`},
+		mcp.ToolRecall:   {`"required":["query"]`, `"enum":["auto","shallow","deep","keyword"]`, `"maximum":200`, `"sources"`},
+		mcp.ToolKG:       {`"required":["entity"]`, `"timeline"`, `"as_of"`, `"facts"`},
+		mcp.ToolTimeline: {`"required":["entity"]`},
+		mcp.ToolMemories: {`"enum":["fact","decision","preference","plan","event"]`, `"memories"`},
+		mcp.ToolStatus:   {`"health"`, `"index_lag"`},
+	} {
+		s, ok := schemas[name]
+		if !ok {
+			t.Errorf("no tool %s", name)
+			continue
+		}
+		for _, w := range want {
+			if !strings.Contains(s, w) {
+				t.Errorf("%s schemas lack %s:\n%s", name, w, s)
+			}
+		}
+	}
+	if len(schemas) != 6 {
+		t.Errorf("%d tools, want 6", len(schemas))
+	}
+}
+
+func TestRemember(t *testing.T) {
+	svc := &services{}
+	srv := mcp.NewServer(svc, svc, svc)
+	now := time.Date(2026, 5, 1, 14, 3, 0, 0, time.UTC)
+	srv.Now = func() time.Time { return now }
+	cs := mustConnect(t, srv)
+	res := callTool(t, cs, mcp.ToolRemember, map[string]any{"content": "Alice moved to Berlin", "meta": map[string]any{"k": 1}})
+	if res.IsError {
+		t.Fatal(text(res))
+	}
+	got := svc.turns[0]
+	if got.Session != mcp.DefaultSession || got.Namespace != engram.DefaultNamespace || got.Role != engram.RoleUser ||
+		!got.TS.Equal(now) || string(got.Meta) != `{"k":1}` {
+		t.Errorf("turn %+v", got)
+	}
+	out, _ := json.Marshal(res.StructuredContent)
+	if !strings.Contains(string(out), `"id":"t1"`) || !strings.Contains(string(out), `"session":"mcp"`) {
+		t.Errorf("output %s", out)
+	}
+
+	srv2 := mcp.NewServer(svc, svc, svc)
+	srv2.Limits = engram.Limits{MaxContentBytes: 10}
+	cs2 := mustConnect(t, srv2)
+	if res := callTool(t, cs2, mcp.ToolRemember, map[string]any{"content": "far more than ten bytes"}); !res.IsError ||
+		!strings.Contains(text(res), "content") || !strings.Contains(text(res), engram.ETOOLARGE) {
+		t.Errorf("content over the limit: %v %q", res.IsError, text(res))
+	}
+}
+
+func TestRecallArguments(t *testing.T) {
+	svc := &services{recall: func(req engram.RecallRequest) (engram.RecallResponse, error) {
+		tr := engram.TurnResult(engram.Turn{ID: "a", Session: "s", Content: "hi", Meta: json.RawMessage(`{"x":"y"}`)}, 1)
+		return engram.RecallResponse{Mode: engram.ModeDeep, Results: []engram.Result{tr}, Context: "packed"}, nil
+	}}
+	cs := mustConnect(t, mcp.NewServer(svc, svc, svc))
+	res := callTool(t, cs, mcp.ToolRecall, map[string]any{"query": "hi", "k": 3, "kinds": []string{"turn", "memory"},
+		"as_of": "2025-03-11", "budget_tokens": 100, "namespace": "*"})
+	if res.IsError {
+		t.Fatal(text(res))
+	}
+	req := svc.reqs[0]
+	if req.Query != "hi" || req.K != 3 || len(req.Kinds) != 2 || req.BudgetTokens != 100 || req.Namespace != "*" ||
+		!req.AsOf.Equal(time.Date(2025, 3, 11, 23, 59, 59, 999999999, time.UTC)) {
+		t.Errorf("request %+v", req)
+	}
+	if s := text(res); !strings.Contains(s, `"meta":{"x":"y"}`) || !strings.Contains(s, `"context":"packed"`) {
+		t.Errorf("result %s", s)
+	}
+	if res := callTool(t, cs, mcp.ToolRecall, map[string]any{"query": "x", "kinds": []string{"gossip"}}); !res.IsError {
+		t.Errorf("unknown kind accepted")
+	}
+}
+
+func TestErrorsAreToolErrors(t *testing.T) {
+	var logs bytes.Buffer
+	var mu sync.Mutex
+	svc := &services{}
+	srv := mcp.NewServer(svc, svc, svc)
+	srv.Logger = slog.New(slog.NewTextHandler(&lockedWriter{w: &logs, mu: &mu}, nil))
+	cs := mustConnect(t, srv)
+
+	svc.recall = func(engram.RecallRequest) (engram.RecallResponse, error) {
+		return engram.RecallResponse{}, errors.New("open /secret/path: disk on fire")
+	}
+	res := callTool(t, cs, mcp.ToolRecall, map[string]any{"query": "x"})
+	if !res.IsError || text(res) != "internal error" {
+		t.Errorf("internal error: %v %q", res.IsError, text(res))
+	}
+	mu.Lock()
+	if !strings.Contains(logs.String(), "disk on fire") {
+		t.Errorf("internal error not logged: %q", logs.String())
+	}
+	mu.Unlock()
+
+	svc.recall = func(engram.RecallRequest) (engram.RecallResponse, error) { panic("boom") }
+	if res := callTool(t, cs, mcp.ToolRecall, map[string]any{"query": "x"}); !res.IsError || text(res) != "internal error" {
+		t.Errorf("panic: %v %q", res.IsError, text(res))
+	}
+
+	svc.recall = func(req engram.RecallRequest) (engram.RecallResponse, error) {
+		return engram.RecallResponse{}, engram.FieldError("mode", "unknown mode %q", req.Mode)
+	}
+	if res := callTool(t, cs, mcp.ToolRecall, map[string]any{"query": "x"}); !res.IsError || text(res) != `mode: unknown mode "" (invalid)` {
+		t.Errorf("application error: %v %q", res.IsError, text(res))
+	}
+
+	for _, c := range []struct {
+		tool string
+		args any
+		want string
+	}{
+		{mcp.ToolRecall, map[string]any{}, "query"},
+		{mcp.ToolRecall, map[string]any{"query": "x", "bogus": 1}, "bogus"},
+		{mcp.ToolRecall, map[string]any{"query": "x", "as_of": "2025-13-45"}, "as_of"},
+		{mcp.ToolKG, map[string]any{"entity": "Alice"}, engram.EUNSUPPORTED}, // no Layers
+		{mcp.ToolMemories, map[string]any{}, engram.EUNSUPPORTED},
+		{mcp.ToolRemember, map[string]any{"content": "x", "session": " padded "}, "session"},
+	} {
+		res := callTool(t, cs, c.tool, c.args)
+		if !res.IsError || !strings.Contains(text(res), c.want) {
+			t.Errorf("%s %v: want a tool error with %q, got %v %q", c.tool, c.args, c.want, res.IsError, text(res))
+		}
+	}
+
+	res = callTool(t, cs, mcp.ToolStatus, nil)
+	if res.IsError || !strings.Contains(text(res), `"namespaces":{}`) {
+		t.Errorf("status of an empty home: %v %q", res.IsError, text(res))
+	}
+	svc.stats = engram.Errorf(engram.EUNAVAILABLE, "palace closing")
+	res = callTool(t, cs, mcp.ToolStatus, nil)
+	if res.IsError || !strings.Contains(text(res), "palace closing") || !strings.Contains(text(res), `"status":"ok"`) {
+		t.Errorf("status with failing stats: %v %q", res.IsError, text(res))
+	}
+}
+
+func TestServeNeedsServices(t *testing.T) {
+	if err := (&mcp.Server{}).Serve(context.Background(), &sdk.InMemoryTransport{}); err == nil {
+		t.Fatal("Serve without services succeeded")
+	}
+}
+
+type lockedWriter struct {
+	w  *bytes.Buffer
+	mu *sync.Mutex
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}

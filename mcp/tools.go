@@ -1,0 +1,396 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/engram-dev/engram"
+)
+
+// Tool names.
+const (
+	ToolRemember = "remember"
+	ToolRecall   = "recall"
+	ToolKG       = "kg"
+	ToolTimeline = "timeline"
+	ToolMemories = "memories"
+	ToolStatus   = "status"
+)
+
+// DefaultSession is the session of a turn remembered without one.
+const DefaultSession = "mcp"
+
+// MaxLimit is the largest limit of kg, timeline and memories (the HTTP
+// API's MaxLayerLimit).
+const MaxLimit = 1000
+
+// allNamespaces, as a namespace, searches or lists every namespace.
+const allNamespaces = "*"
+
+var memoryTypes = []any{engram.MemoryFact, engram.MemoryDecision, engram.MemoryPreference, engram.MemoryPlan, engram.MemoryEvent}
+
+// RememberInput is the input of the remember tool.
+type RememberInput struct {
+	Content   string         `json:"content" jsonschema:"what to remember, in full sentences that name who and what (a conversation turn, or a note such as 'Alice moved to Berlin in March 2025')"`
+	Session   string         `json:"session,omitempty" jsonschema:"conversation the turn belongs to; turns of one session are recalled together (default \"mcp\")"`
+	Speaker   string         `json:"speaker,omitempty" jsonschema:"who said it, by name (for example Alice); recall and the persona layer use it"`
+	Role      string         `json:"role,omitempty" jsonschema:"who produced the turn (default user)"`
+	Namespace string         `json:"namespace,omitempty" jsonschema:"memory space to store into (default \"default\")"`
+	TS        string         `json:"ts,omitempty" jsonschema:"when it was said, RFC 3339 (for example 2026-05-01T14:03:00Z); default now"`
+	Meta      map[string]any `json:"meta,omitempty" jsonschema:"any JSON object kept with the turn and returned unchanged with every result that cites it"`
+}
+
+// RememberOutput is what remember stored.
+type RememberOutput struct {
+	ID        string   `json:"id" jsonschema:"the turn's id, cited as a source by recall"`
+	Seq       int64    `json:"seq" jsonschema:"the turn's position in the archive"`
+	Duplicate bool     `json:"duplicate,omitempty" jsonschema:"the turn was stored before; nothing was written"`
+	Namespace string   `json:"namespace"`
+	Session   string   `json:"session"`
+	Warnings  []string `json:"warnings,omitempty"`
+}
+
+// RecallInput is the input of the recall tool.
+type RecallInput struct {
+	Query        string   `json:"query" jsonschema:"what to look for, as a question or keywords (for example 'where does Alice live')"`
+	Mode         string   `json:"mode,omitempty" jsonschema:"auto (default: deep when the query says 'do you remember', else shallow), shallow (vector search, fast), deep (vector, keyword, session, neighbour and time signals fused), keyword (BM25 only)"`
+	K            int      `json:"k,omitempty" jsonschema:"number of results, 1 to 200 (default 10)"`
+	BudgetTokens int      `json:"budget_tokens,omitempty" jsonschema:"when set, also return 'context': the results packed into one block of at most this many tokens, ready to quote"`
+	Kinds        []string `json:"kinds,omitempty" jsonschema:"kinds of results: turn and doc (the default), memory, scene, fact, persona"`
+	AsOf         string   `json:"as_of,omitempty" jsonschema:"answer as of this moment: RFC 3339, or a date (2025-03-11, meaning the end of that day, UTC); relative times in the query resolve against it"`
+	Namespace    string   `json:"namespace,omitempty" jsonschema:"memory space to search, \"*\" for all (default \"default\")"`
+}
+
+// KGInput is the input of the kg tool.
+type KGInput struct {
+	Entity    string `json:"entity" jsonschema:"the person, place or thing, by name (for example Alice)"`
+	AsOf      string `json:"as_of,omitempty" jsonschema:"the facts valid at this moment: RFC 3339, or a date (the end of that day, UTC); default now"`
+	Timeline  bool   `json:"timeline,omitempty" jsonschema:"every fact, those no longer valid included, in time order (excludes as_of)"`
+	Namespace string `json:"namespace,omitempty" jsonschema:"memory space (default \"default\")"`
+	Limit     int    `json:"limit,omitempty" jsonschema:"most facts, 1 to 1000 (default 100)"`
+}
+
+// TimelineInput is the input of the timeline tool.
+type TimelineInput struct {
+	Entity    string `json:"entity" jsonschema:"the person, place or thing, by name (for example Alice)"`
+	Namespace string `json:"namespace,omitempty" jsonschema:"memory space (default \"default\")"`
+	Limit     int    `json:"limit,omitempty" jsonschema:"most facts, 1 to 1000 (default 100)"`
+}
+
+// KGOutput is an entity's knowledge-graph facts.
+type KGOutput struct {
+	Entity engram.Entity `json:"entity"`
+	// Facts are the triples read as sentences, with their validity.
+	Facts   []string        `json:"facts" jsonschema:"the triples as sentences with the period they hold, for example 'Alice lives in Berlin (2025-03-11 ..)'"`
+	Triples []engram.Triple `json:"triples" jsonschema:"the triples, with the turns they stem from as sources"`
+}
+
+// MemoriesInput is the input of the memories tool.
+type MemoriesInput struct {
+	Query      string `json:"query,omitempty" jsonschema:"keywords to rank by (BM25); default: newest first"`
+	Type       string `json:"type,omitempty" jsonschema:"only memories of this type"`
+	Subject    string `json:"subject,omitempty" jsonschema:"only memories about this person or thing"`
+	Superseded bool   `json:"superseded,omitempty" jsonschema:"include memories a newer one replaced"`
+	From       string `json:"from,omitempty" jsonschema:"only memories said at or after this moment (RFC 3339 or a date)"`
+	To         string `json:"to,omitempty" jsonschema:"only memories said before this moment (RFC 3339 or a date, meaning its start)"`
+	Namespace  string `json:"namespace,omitempty" jsonschema:"memory space, \"*\" for all (default \"default\")"`
+	Limit      int    `json:"limit,omitempty" jsonschema:"most memories, 1 to 1000 (default 10)"`
+}
+
+// MemoriesOutput is a list of L1 memories.
+type MemoriesOutput struct {
+	Memories []engram.Memory `json:"memories" jsonschema:"facts, decisions, preferences, plans and events extracted from conversations, with their source turns"`
+}
+
+// StatusInput is the (empty) input of the status tool.
+type StatusInput struct{}
+
+// StatusOutput is engram's health and counts.
+type StatusOutput struct {
+	Health engram.Health `json:"health"`
+	Stats  *engram.Stats `json:"stats,omitempty" jsonschema:"counts per namespace and layer, and of the archive"`
+	// StatsError says why the counts are missing.
+	StatsError string `json:"stats_error,omitempty"`
+}
+
+func (s *Server) addTools(srv *sdk.Server) error {
+	readOnly := &sdk.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(false)}
+	tools := []func() error{
+		func() error {
+			return add(srv, &sdk.Tool{
+				Name:  ToolRemember,
+				Title: "Remember",
+				Description: "Store a conversation turn or a note in long-term memory, durably. Use it for anything worth " +
+					"recalling in a later conversation: facts about people, decisions and their reasons, preferences, plans. " +
+					"Write self-contained text that names who and what. Returns the turn's id, which recall cites as a source.",
+				Annotations: &sdk.ToolAnnotations{Title: "Remember", DestructiveHint: new(false), IdempotentHint: false, OpenWorldHint: new(false)},
+			}, func(sc *schema) {
+				sc.enum("role", string(engram.RoleUser), string(engram.RoleAssistant), string(engram.RoleSystem), string(engram.RoleTool))
+				sc.minLength("content", 1)
+			}, guard(s, ToolRemember, s.remember))
+		},
+		func() error {
+			return add(srv, &sdk.Tool{
+				Name:  ToolRecall,
+				Title: "Recall",
+				Description: "Search long-term memory before answering a question that may depend on earlier conversations. " +
+					"Returns the best matching results, each with its sources (the archived turns it stems from, with their " +
+					"ids and timestamps); with budget_tokens, also a packed context block to quote. Ask kinds=[\"memory\",\"fact\"] " +
+					"for extracted facts and decisions, as_of for what was true at a past moment.",
+				Annotations: &sdk.ToolAnnotations{Title: "Recall", ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(false)},
+			}, func(sc *schema) {
+				sc.enum("mode", engram.ModeAuto, engram.ModeShallow, engram.ModeDeep, engram.ModeKeyword)
+				sc.itemsEnum("kinds", engram.KindTurn, engram.KindDoc, engram.KindMemory, engram.KindScene, engram.KindFact, engram.KindPersona)
+				sc.minLength("query", 1)
+				sc.between("k", 1, engram.MaxK)
+				sc.between("budget_tokens", 0, 1<<20)
+			}, guard(s, ToolRecall, s.recall))
+		},
+		func() error {
+			return add(srv, &sdk.Tool{
+				Name:  ToolKG,
+				Title: "Knowledge graph",
+				Description: "What is known about one person, place or thing: its knowledge-graph facts (subject, predicate, " +
+					"object) valid now, or as of a past date with as_of, or its whole history with timeline=true. Each fact " +
+					"names the turns it stems from. Fails with not_found when the entity is unknown; try recall then.",
+				Annotations: readOnly,
+			}, func(sc *schema) {
+				sc.minLength("entity", 1)
+				sc.between("limit", 1, MaxLimit)
+			}, guard(s, ToolKG, s.kg))
+		},
+		func() error {
+			return add(srv, &sdk.Tool{
+				Name:  ToolTimeline,
+				Title: "Timeline",
+				Description: "How what is known about one person, place or thing changed over time: every knowledge-graph fact " +
+					"about it, those no longer valid included, in time order with the period each held (for example where " +
+					"someone lived before and after a move).",
+				Annotations: readOnly,
+			}, func(sc *schema) {
+				sc.minLength("entity", 1)
+				sc.between("limit", 1, MaxLimit)
+			}, guard(s, ToolTimeline, s.timeline))
+		},
+		func() error {
+			return add(srv, &sdk.Tool{
+				Name:  ToolMemories,
+				Title: "Memories",
+				Description: "List the memories extracted from conversations (facts, decisions with their rationale, " +
+					"preferences, plans, events), newest first or ranked by query keywords, filtered by type, subject and " +
+					"period. Each memory names the turns it stems from.",
+				Annotations: readOnly,
+			}, func(sc *schema) {
+				sc.enum("type", memoryTypes...)
+				sc.between("limit", 1, MaxLimit)
+			}, guard(s, ToolMemories, s.memories))
+		},
+		func() error {
+			return add(srv, &sdk.Tool{
+				Name:  ToolStatus,
+				Title: "Status",
+				Description: "engram's health (ok or degraded, with the problems) and counts: turns archived, how far indexing " +
+					"lags, memories, scenes and facts per namespace. Use it when recall seems to miss something recent.",
+				Annotations: readOnly,
+			}, nil, guard(s, ToolStatus, s.status))
+		},
+	}
+	for _, f := range tools {
+		if err := f(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Server) remember(ctx context.Context, in RememberInput) (RememberOutput, error) {
+	ti := engram.TurnInput{Namespace: in.Namespace, Session: in.Session, Role: in.Role, Speaker: in.Speaker,
+		Content: in.Content, TS: in.TS}
+	if ti.Session == "" {
+		ti.Session = DefaultSession
+	}
+	if in.Meta != nil {
+		b, err := json.Marshal(in.Meta)
+		if err != nil {
+			return RememberOutput{}, engram.FieldError("meta", "meta is not a JSON object: %v", err)
+		}
+		ti.Meta = b
+	}
+	turn, err := ti.Turn("", s.Now(), s.Limits)
+	if err != nil {
+		return RememberOutput{}, err
+	}
+	res, err := s.Ingest.Ingest(ctx, []engram.Turn{turn})
+	if err != nil {
+		return RememberOutput{}, err
+	}
+	if len(res.Turns) != 1 {
+		return RememberOutput{}, fmt.Errorf("ingest acknowledged %d turns for 1", len(res.Turns))
+	}
+	a := res.Turns[0]
+	return RememberOutput{ID: a.ID, Seq: a.Seq, Duplicate: a.Duplicate, Namespace: turn.Namespace, Session: turn.Session,
+		Warnings: res.Warnings}, nil
+}
+
+func (s *Server) recall(ctx context.Context, in RecallInput) (engram.RecallResponse, error) {
+	req := engram.RecallRequest{Namespace: in.Namespace, Query: in.Query, K: in.K, Mode: in.Mode,
+		BudgetTokens: in.BudgetTokens, Kinds: in.Kinds}
+	if req.Namespace == "" {
+		req.Namespace = engram.DefaultNamespace
+	}
+	var err error
+	if req.AsOf, err = parseTime("as_of", in.AsOf, true); err != nil {
+		return engram.RecallResponse{}, err
+	}
+	resp, err := s.Recall.Recall(ctx, req)
+	if err != nil {
+		return engram.RecallResponse{}, err
+	}
+	if resp.Results == nil {
+		resp.Results = []engram.Result{}
+	}
+	return resp, nil
+}
+
+func (s *Server) kg(ctx context.Context, in KGInput) (KGOutput, error) {
+	q := engram.GraphQuery{Namespace: in.Namespace, Entity: in.Entity, Timeline: in.Timeline, Limit: in.Limit}
+	var err error
+	if q.AsOf, err = parseTime("as_of", in.AsOf, true); err != nil {
+		return KGOutput{}, err
+	}
+	if q.Timeline && !q.AsOf.IsZero() {
+		return KGOutput{}, engram.FieldError("as_of", "as_of and timeline do not go together: a timeline holds every fact")
+	}
+	return s.graph(ctx, q)
+}
+
+func (s *Server) timeline(ctx context.Context, in TimelineInput) (KGOutput, error) {
+	return s.graph(ctx, engram.GraphQuery{Namespace: in.Namespace, Entity: in.Entity, Timeline: true, Limit: in.Limit})
+}
+
+func (s *Server) graph(ctx context.Context, q engram.GraphQuery) (KGOutput, error) {
+	if s.Layers == nil {
+		return KGOutput{}, errNoLayers
+	}
+	if strings.TrimSpace(q.Entity) == "" {
+		return KGOutput{}, engram.FieldError("entity", "entity is required (a name, for example Alice)")
+	}
+	if q.Namespace == "" {
+		q.Namespace = engram.DefaultNamespace
+	}
+	if q.Namespace == allNamespaces {
+		return KGOutput{}, engram.FieldError("namespace", `"*" is not allowed here: name one namespace`)
+	}
+	if err := checkLimit(q.Limit); err != nil {
+		return KGOutput{}, err
+	}
+	res, err := s.Layers.Graph(ctx, q)
+	if err != nil {
+		return KGOutput{}, err
+	}
+	out := KGOutput{Entity: res.Entity, Triples: res.Triples, Facts: make([]string, len(res.Triples))}
+	if out.Triples == nil {
+		out.Triples = []engram.Triple{}
+	}
+	for i, t := range res.Triples {
+		to := ""
+		if !t.ValidTo.IsZero() {
+			to = " " + day(t.ValidTo)
+		}
+		out.Facts[i] = fmt.Sprintf("%s (%s ..%s)", t.Sentence(), day(t.ValidFrom), to)
+	}
+	return out, nil
+}
+
+func (s *Server) memories(ctx context.Context, in MemoriesInput) (MemoriesOutput, error) {
+	if s.Layers == nil {
+		return MemoriesOutput{}, errNoLayers
+	}
+	q := engram.MemoryQuery{Namespace: in.Namespace, Type: in.Type, Subject: in.Subject, Text: in.Query,
+		Superseded: in.Superseded, Limit: in.Limit}
+	switch q.Namespace {
+	case "":
+		q.Namespace = engram.DefaultNamespace
+	case allNamespaces:
+		q.Namespace = ""
+	}
+	if err := checkLimit(q.Limit); err != nil {
+		return MemoriesOutput{}, err
+	}
+	var err error
+	if q.From, err = parseTime("from", in.From, false); err != nil {
+		return MemoriesOutput{}, err
+	}
+	if q.To, err = parseTime("to", in.To, false); err != nil {
+		return MemoriesOutput{}, err
+	}
+	if !q.From.IsZero() && !q.To.IsZero() && !q.To.After(q.From) {
+		return MemoriesOutput{}, engram.FieldError("to", "to (%s) must be after from (%s)", in.To, in.From)
+	}
+	mems, err := s.Layers.Memories(ctx, q)
+	if err != nil {
+		return MemoriesOutput{}, err
+	}
+	if mems == nil {
+		mems = []engram.Memory{}
+	}
+	return MemoriesOutput{Memories: mems}, nil
+}
+
+func (s *Server) status(ctx context.Context, _ StatusInput) (StatusOutput, error) {
+	out := StatusOutput{Health: s.Status.Health(ctx)}
+	st, err := s.Status.Stats(ctx)
+	if err != nil {
+		out.StatsError = s.toolError(ToolStatus, err).Error()
+	} else {
+		if st.Layers == nil { // null would not match the output schema
+			st.Layers = map[string]map[string]int64{}
+		}
+		out.Stats = &st
+	}
+	return out, nil
+}
+
+var errNoLayers = engram.Errorf(engram.EUNSUPPORTED, "the derived layers (memories, knowledge graph) are not available on this server")
+
+// parseTime reads an RFC 3339 time or a date: the end of that day (UTC)
+// when endOfDay, its start otherwise. "" is the zero time.
+func parseTime(field, s string, endOfDay bool) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		d, derr := time.Parse(time.DateOnly, s)
+		if derr != nil {
+			return time.Time{}, engram.FieldError(field, "%q is neither a date (2025-03-11) nor RFC 3339 (2025-03-11T14:03:00Z)", s)
+		}
+		t = d
+		if endOfDay {
+			t = d.AddDate(0, 0, 1).Add(-time.Nanosecond)
+		}
+	}
+	if t.Year() < 1678 || t.Year() > 2261 {
+		return time.Time{}, engram.FieldError(field, "%q is out of range (years 1678 to 2261)", s)
+	}
+	return t.UTC(), nil
+}
+
+func checkLimit(n int) error {
+	if n < 0 || n > MaxLimit {
+		return engram.FieldError("limit", "limit must be from 1 to %d, got %d", MaxLimit, n)
+	}
+	return nil
+}
+
+func day(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.Format(time.DateOnly)
+}
