@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,7 +16,6 @@ import (
 	"github.com/engram-dev/engram/httpapi"
 	"github.com/engram-dev/engram/palace"
 	"github.com/engram-dev/engram/pipeline"
-	"github.com/engram-dev/engram/recall"
 )
 
 // homeBackup is a BackupService over a real archive and palace, in the
@@ -53,34 +51,9 @@ func (h homeBackup) Backup(ctx context.Context, req httpapi.BackupRequest) (http
 // mustOpenBackupStack is mustOpenStack with POST /v1/backup served.
 func mustOpenBackupStack(tb testing.TB, cfg httpapi.Config) *stack {
 	tb.Helper()
-	dir := tb.TempDir()
-	a, err := archive.Open(filepath.Join(dir, "archive"), archive.Options{})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { a.Close() })
-	p, err := palace.Open(filepath.Join(dir, "palace.db"), palace.Options{})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { p.Close() })
-	ix := pipeline.NewIndexer(a, p)
-	if err := ix.Open(context.Background()); err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { ix.Close() })
-	cfg.Addr = "127.0.0.1:0"
-	srv, err := httpapi.New(cfg, nil)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	srv.Ingest = &pipeline.Ingester{Archive: a, Indexer: ix}
-	srv.Recall = recall.NewService(p)
-	srv.Status = status{a, ix, p}
-	srv.Backup = homeBackup{a, p}
-	ts := httptest.NewServer(srv.Handler())
-	tb.Cleanup(ts.Close)
-	return &stack{URL: ts.URL, Token: cfg.Token, Archive: a, Palace: p, Indexer: ix}
+	return mustOpenStack(tb, cfg, func(srv *httpapi.Server, s *stack) {
+		srv.Backup = homeBackup{s.Archive, s.Palace}
+	})
 }
 
 // TestPostBackupWhileIngesting backs up through the API while clients post

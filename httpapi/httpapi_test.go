@@ -40,7 +40,10 @@ func (s status) Health(ctx context.Context) engram.Health {
 }
 func (s status) Stats(ctx context.Context) (engram.Stats, error) { return s.p.Stats(ctx) }
 
-func mustOpenStack(tb testing.TB, cfg httpapi.Config) *stack {
+// mustOpenStack serves a real archive, palace and indexer over loopback
+// HTTP. Each set func runs after the core services are wired and before the
+// server starts, to serve more (backup, layers, MCP) from the same stack.
+func mustOpenStack(tb testing.TB, cfg httpapi.Config, set ...func(*httpapi.Server, *stack)) *stack {
 	tb.Helper()
 	dir := tb.TempDir()
 	a, err := archive.Open(filepath.Join(dir, "archive"), archive.Options{})
@@ -68,9 +71,14 @@ func mustOpenStack(tb testing.TB, cfg httpapi.Config) *stack {
 	srv.Ingest = &pipeline.Ingester{Archive: a, Indexer: ix}
 	srv.Recall = rs
 	srv.Status = status{a, ix, p}
+	s := &stack{Token: cfg.Token, Archive: a, Palace: p, Indexer: ix}
+	for _, f := range set {
+		f(srv, s)
+	}
 	ts := httptest.NewServer(srv.Handler())
 	tb.Cleanup(ts.Close)
-	return &stack{URL: ts.URL, Token: cfg.Token, Archive: a, Palace: p, Indexer: ix}
+	s.URL = ts.URL
+	return s
 }
 
 // do sends a request and decodes the JSON answer into a map.

@@ -133,21 +133,71 @@ func (s *stack) get(tb testing.TB, path string) (int, string, map[string]any) {
 	return resp.StatusCode, string(b), out
 }
 
-// ids returns the "id" of each object of out[key].
-func ids(tb testing.TB, out map[string]any, key string) []string {
+// objects returns the objects of the array out[key].
+func objects(tb testing.TB, out map[string]any, key string) []map[string]any {
 	tb.Helper()
 	list, ok := out[key].([]any)
 	if !ok {
 		tb.Fatalf("%q is not an array: %v", key, out)
 	}
+	objs := make([]map[string]any, len(list))
+	for i, x := range list {
+		objs[i] = x.(map[string]any)
+	}
+	return objs
+}
+
+// ids returns the "id" of each object of out[key].
+func ids(tb testing.TB, out map[string]any, key string) []string {
+	tb.Helper()
 	got := []string{}
-	for _, x := range list {
-		got = append(got, x.(map[string]any)["id"].(string))
+	for _, o := range objects(tb, out, key) {
+		got = append(got, o["id"].(string))
 	}
 	return got
 }
 
 func ts(day int) string { return url.QueryEscape(layerDay(day).Format(time.RFC3339)) }
+
+// paramCase is a GET path and the status it must answer; when field is set,
+// the answer must be an error naming that query parameter.
+type paramCase struct {
+	path  string
+	code  int
+	field string
+}
+
+// checkNotFound GETs path+q for each query q from s and checks that the
+// answer is 404 not_found.
+func checkNotFound(t *testing.T, s *stack, path string, queries ...string) {
+	t.Helper()
+	for _, q := range queries {
+		code, raw, out := s.get(t, path+q)
+		if code != http.StatusNotFound || out["error"].(map[string]any)["code"] != engram.ENOTFOUND {
+			t.Errorf("%s: %d %s, want 404 not_found", q, code, raw)
+		}
+	}
+}
+
+// checkParams GETs each case's path from s and checks its status and, for a
+// case with a field, that the error names the field.
+func checkParams(t *testing.T, s *stack, cases []paramCase) {
+	t.Helper()
+	for _, c := range cases {
+		code, raw, out := s.get(t, c.path)
+		if code != c.code {
+			t.Errorf("%.80s: status %d, want %d: %s", c.path, code, c.code, raw)
+			continue
+		}
+		if c.field == "" {
+			continue
+		}
+		e, _ := out["error"].(map[string]any)
+		if e == nil || e["field"] != c.field || !strings.Contains(e["message"].(string), c.field) {
+			t.Errorf("%.80s: error %s, want one naming %q", c.path, raw, c.field)
+		}
+	}
+}
 
 func TestLayersMemories(t *testing.T) {
 	s := mustOpenLayers(t, httpapi.Config{})
@@ -296,22 +346,13 @@ func TestLayersGraph(t *testing.T) {
 	if _, raw, _ := s.get(t, "/v1/kg?entity=Berlin&as_of="+ts(5)); !strings.Contains(raw, `"triples":[]`) {
 		t.Errorf("no triples must be [], got %s", raw)
 	}
-	for _, q := range []string{"?entity=Nobody", "?entity=Alice&namespace=work"} {
-		code, raw, out := s.get(t, "/v1/kg"+q)
-		if code != http.StatusNotFound || out["error"].(map[string]any)["code"] != engram.ENOTFOUND {
-			t.Errorf("%s: %d %s, want 404 not_found", q, code, raw)
-		}
-	}
+	checkNotFound(t, s, "/v1/kg", "?entity=Nobody", "?entity=Alice&namespace=work")
 }
 
 func TestLayersBadParams(t *testing.T) {
 	s := mustOpenLayers(t, httpapi.Config{})
 	long := strings.Repeat("x", engram.DefaultMaxFieldBytes+1)
-	for _, c := range []struct {
-		path  string
-		code  int
-		field string
-	}{
+	checkParams(t, s, []paramCase{
 		{"/v1/memories?type=idea", 400, "type"},
 		{"/v1/memories?type=", 200, ""},
 		{"/v1/memories?limit=0", 400, "limit"},
@@ -344,20 +385,7 @@ func TestLayersBadParams(t *testing.T) {
 		{"/v1/kg?entity=Alice&namespace=*", 400, "namespace"},
 		{"/v1/kg?entity=Alice&limit=5000", 400, "limit"},
 		{"/v1/kg?entity=Alice&from=" + ts(1), 400, "from"},
-	} {
-		code, raw, out := s.get(t, c.path)
-		if code != c.code {
-			t.Errorf("%.80s: status %d, want %d: %s", c.path, code, c.code, raw)
-			continue
-		}
-		if c.field == "" {
-			continue
-		}
-		e, _ := out["error"].(map[string]any)
-		if e == nil || e["field"] != c.field || !strings.Contains(e["message"].(string), c.field) {
-			t.Errorf("%.80s: error %s, want one naming %q", c.path, raw, c.field)
-		}
-	}
+	})
 }
 
 func TestLayersAuthAndAbsent(t *testing.T) {

@@ -3,20 +3,14 @@ package httpapi_test
 import (
 	"context"
 	"net/http"
-	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/engram-dev/engram/archive"
 	"github.com/engram-dev/engram/httpapi"
 	"github.com/engram-dev/engram/mcp"
-	"github.com/engram-dev/engram/palace"
-	"github.com/engram-dev/engram/pipeline"
-	"github.com/engram-dev/engram/recall"
 )
 
 // bearer adds a bearer token to every request.
@@ -35,39 +29,19 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 // when withMCP, on loopback.
 func mustServeMCP(t *testing.T, token string, withMCP bool) string {
 	t.Helper()
-	dir := t.TempDir()
-	a, err := archive.Open(filepath.Join(dir, "archive"), archive.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { a.Close() })
-	p, err := palace.Open(filepath.Join(dir, "palace.db"), palace.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { p.Close() })
-	ix := pipeline.NewIndexer(a, p)
-	if err := ix.Open(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ix.Close() })
-	srv, err := httpapi.New(httpapi.Config{Addr: "127.0.0.1:0", Token: token}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rs := recall.NewService(p)
-	rs.Sync = ix.WaitCurrent
-	srv.Ingest, srv.Recall, srv.Status, srv.Layers = &pipeline.Ingester{Archive: a, Indexer: ix}, rs, status{a, ix, p}, p
-	if withMCP {
+	s := mustOpenStack(t, httpapi.Config{Token: token}, func(srv *httpapi.Server, s *stack) {
+		srv.Layers = s.Palace
+		if !withMCP {
+			return
+		}
 		m := mcp.NewServer(srv.Ingest, srv.Recall, srv.Status)
-		m.Layers = p
+		m.Layers = s.Palace
+		var err error
 		if srv.MCP, err = m.Handler(); err != nil {
 			t.Fatal(err)
 		}
-	}
-	ts := httptest.NewServer(srv.Handler())
-	t.Cleanup(ts.Close)
-	return ts.URL
+	})
+	return s.URL
 }
 
 func TestMCPMount(t *testing.T) {

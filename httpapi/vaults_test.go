@@ -79,13 +79,8 @@ func mustOpenGraph(tb testing.TB) *stack {
 // graphPaths returns "path@depth<via" for each document of out[key].
 func graphPaths(tb testing.TB, out map[string]any, key string) []string {
 	tb.Helper()
-	list, ok := out[key].([]any)
-	if !ok {
-		tb.Fatalf("%q is not an array: %v", key, out)
-	}
 	got := []string{}
-	for _, x := range list {
-		d := x.(map[string]any)
+	for _, d := range objects(tb, out, key) {
 		s := d["path"].(string) + "@" + strings.Repeat("*", int(d["depth"].(float64)))
 		if via, _ := d["via"].(string); via != "" {
 			s += "<" + via
@@ -155,22 +150,13 @@ func TestDocGraph(t *testing.T) {
 	}
 
 	// Unknown documents, and a document of another vault.
-	for _, q := range []string{"doc=nope.md", "doc=docs/adrs/0007.md&vault=/vaults/other"} {
-		code, raw, out := s.get(t, "/v1/graph?"+q)
-		if code != http.StatusNotFound || out["error"].(map[string]any)["code"] != engram.ENOTFOUND {
-			t.Errorf("%s: %d %s, want 404 not_found", q, code, raw)
-		}
-	}
+	checkNotFound(t, s, "/v1/graph?", "doc=nope.md", "doc=docs/adrs/0007.md&vault=/vaults/other")
 }
 
 func TestDocGraphBadParams(t *testing.T) {
 	s := mustOpenGraph(t)
 	long := strings.Repeat("x", engram.DefaultMaxFieldBytes+1)
-	for _, c := range []struct {
-		path  string
-		code  int
-		field string
-	}{
+	checkParams(t, s, []paramCase{
 		{"/v1/graph", 400, "doc"},
 		{"/v1/graph?doc=", 400, "doc"},
 		{"/v1/graph?doc=a.md&depth=0", 400, "depth"},
@@ -186,20 +172,7 @@ func TestDocGraphBadParams(t *testing.T) {
 		{"/v1/graph?doc=" + long, 413, "doc"},
 		{"/v1/graph?doc=docs/adrs/0007.md&depth=6", 200, ""},
 		{"/v1/graph?doc=docs/adrs/0007.md&depth=1", 200, ""},
-	} {
-		code, raw, out := s.get(t, c.path)
-		if code != c.code {
-			t.Errorf("%.80s: status %d, want %d: %s", c.path, code, c.code, raw)
-			continue
-		}
-		if c.field == "" {
-			continue
-		}
-		e, _ := out["error"].(map[string]any)
-		if e == nil || e["field"] != c.field || !strings.Contains(e["message"].(string), c.field) {
-			t.Errorf("%.80s: error %s, want one naming %q", c.path, raw, c.field)
-		}
-	}
+	})
 	// A server without vaults answers 501 on the vault routes.
 	none := mustOpenStack(t, httpapi.Config{})
 	for _, r := range []struct{ method, path string }{{"GET", "/v1/graph?doc=a.md"}, {"GET", "/v1/vaults"}, {"POST", "/v1/vaults/sync"}} {

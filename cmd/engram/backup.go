@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -232,6 +233,19 @@ func swapInto(tmp, dir string, replace bool) error {
 	return nil
 }
 
+// parseBackupDir parses the flags of backup or restore and returns their one
+// argument, the backup folder, made absolute.
+func parseBackupDir(flags *flag.FlagSet, args []string) (string, error) {
+	pos, err := parse(flags, args)
+	if err != nil {
+		return "", err
+	}
+	if len(pos) != 1 {
+		return "", &usageError{msg: "want one argument: the backup folder"}
+	}
+	return filepath.Abs(pos[0])
+}
+
 func runBackup(ctx context.Context, m *Main, args []string) error {
 	fs := m.newFlagSet("backup", `backup [--force] [--json] DIR
 
@@ -241,14 +255,7 @@ empty, while engram serve goes on serving: the server makes the copy when it
 runs, this process otherwise. Restore it with `+"`engram restore DIR`.")
 	force := fs.Bool("force", false, "replace an earlier backup in DIR")
 	asJSON := fs.Bool("json", false, "print JSON (the HTTP API's shape)")
-	pos, err := parse(fs, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) != 1 {
-		return &usageError{msg: "want one argument: the backup folder"}
-	}
-	dir, err := filepath.Abs(pos[0])
+	dir, err := parseBackupDir(fs, args)
 	if err != nil {
 		return err
 	}
@@ -382,14 +389,7 @@ that its counts match the manifest. A home that holds anything is refused
 unless --force, which moves it aside to <home>.before-restore-<time>. Stop
 engram serve on the home first.`)
 	force := flags.Bool("force", false, "restore over a home that holds data, moving it aside to <home>.before-restore-<time>")
-	pos, err := parse(flags, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) != 1 {
-		return &usageError{msg: "want one argument: the backup folder"}
-	}
-	dir, err := filepath.Abs(pos[0])
+	dir, err := parseBackupDir(flags, args)
 	if err != nil {
 		return err
 	}

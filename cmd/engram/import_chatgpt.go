@@ -82,11 +82,12 @@ type recordImporter struct {
 	quiet  bool
 	start  time.Time
 
-	read, archived, duplicates, bad int
-	skipped                         map[string]int // by reason
-	lastReport                      time.Time
-	batch                           []engram.Turn
-	batchBytes                      int
+	ingestTally
+	read, bad  int
+	skipped    map[string]int // by reason
+	lastReport time.Time
+	batch      []engram.Turn
+	batchBytes int
 }
 
 func newRecordImporter(m *Main, be backend, cfg Config, label string, quiet bool) *recordImporter {
@@ -126,16 +127,9 @@ func (g *recordImporter) flush(ctx context.Context) error {
 	if len(g.batch) == 0 {
 		return nil
 	}
-	res, err := g.be.Ingest(ctx, g.batch)
+	res, err := g.send(ctx, g.be, g.batch)
 	if err != nil {
 		return fmt.Errorf("archive: %w", err)
-	}
-	for _, t := range res.Turns {
-		if t.Duplicate {
-			g.duplicates++
-		} else {
-			g.archived++
-		}
 	}
 	for _, w := range res.Warnings {
 		fmt.Fprintln(g.m.Stderr, "warning:", w)

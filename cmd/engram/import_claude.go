@@ -27,8 +27,9 @@ type ccIngester struct {
 	limits  engram.Limits
 	warn    func(path string, end int64, err error) // a line that is not a turn
 
-	lines, bad, archived, duplicates int
-	batch                            []engram.Turn
+	ingestTally
+	lines, bad int
+	batch      []engram.Turn
 }
 
 func newCCIngester(be backend, cfg Config, namespace string) (*ccIngester, error) {
@@ -91,16 +92,8 @@ func (g *ccIngester) flush(ctx context.Context) error {
 	if len(g.batch) == 0 {
 		return nil
 	}
-	res, err := g.be.Ingest(ctx, g.batch)
-	if err != nil {
+	if _, err := g.send(ctx, g.be, g.batch); err != nil {
 		return fmt.Errorf("archive Claude Code turns: %w", err)
-	}
-	for _, t := range res.Turns {
-		if t.Duplicate {
-			g.duplicates++
-		} else {
-			g.archived++
-		}
 	}
 	g.batch = g.batch[:0]
 	return nil

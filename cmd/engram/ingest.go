@@ -16,6 +16,28 @@ import (
 // ingestBatch is how many good lines go to the archive in one call.
 const ingestBatch = 1000
 
+// ingestTally counts what became of the turns an importer has sent to the
+// archive.
+type ingestTally struct{ archived, duplicates int }
+
+// send archives batch through be and counts its turns: archived, or
+// duplicates where the archive already held them. It returns the backend's
+// result, whose warnings are the caller's to report, and its error as is.
+func (c *ingestTally) send(ctx context.Context, be backend, batch []engram.Turn) (engram.IngestResult, error) {
+	res, err := be.Ingest(ctx, batch)
+	if err != nil {
+		return res, err
+	}
+	for _, t := range res.Turns {
+		if t.Duplicate {
+			c.duplicates++
+		} else {
+			c.archived++
+		}
+	}
+	return res, nil
+}
+
 // progressEvery is how often ingest reports progress on stderr.
 const progressEvery = 2 * time.Second
 
@@ -72,10 +94,11 @@ type lineIngester struct {
 	quiet     bool
 	start     time.Time
 
-	lineNo                           int // physical line number, for messages
-	lines, bad, archived, duplicates int // lines counts non-blank lines
-	lastReport                       time.Time
-	batch                            []engram.Turn
+	ingestTally
+	lineNo     int // physical line number, for messages
+	lines, bad int // lines counts non-blank lines
+	lastReport time.Time
+	batch      []engram.Turn
 }
 
 func (g *lineIngester) run(ctx context.Context, in io.Reader) error {
@@ -129,16 +152,9 @@ func (g *lineIngester) flush(ctx context.Context) error {
 	if len(g.batch) == 0 {
 		return nil
 	}
-	res, err := g.be.Ingest(ctx, g.batch)
+	res, err := g.send(ctx, g.be, g.batch)
 	if err != nil {
 		return fmt.Errorf("archive lines up to %d: %w", g.lineNo, err)
-	}
-	for _, t := range res.Turns {
-		if t.Duplicate {
-			g.duplicates++
-		} else {
-			g.archived++
-		}
 	}
 	for _, w := range res.Warnings {
 		fmt.Fprintln(g.m.Stderr, "warning:", w)
