@@ -600,6 +600,27 @@ func (db *DB) SearchTriples(ctx context.Context, q engram.TextQuery, asOf time.T
 	return out, nil
 }
 
+// getByIDs runs query, which ends with "IN ", for ids, and returns the items
+// scan reads in the order of ids, each once; unknown ids are skipped.
+func getByIDs[T any](ctx context.Context, db *DB, what, query string, ids []string,
+	scan func(*sql.Rows, func(T)) error, id func(T) string) ([]T, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	var got []T
+	err := db.View(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, query+`(?`+strings.Repeat(",?", len(ids)-1)+`)`, anys(ids)...)
+		if err != nil {
+			return err
+		}
+		return scan(rows, func(v T) { got = append(got, v) })
+	})
+	if err != nil {
+		return nil, fmt.Errorf("palace: get %s: %w", what, err)
+	}
+	return inOrder(ids, got, id), nil
+}
+
 // inOrder returns items in the order of ids, each once; ids without an
 // item are skipped.
 func inOrder[T any](ids []string, items []T, id func(T) string) []T {

@@ -599,21 +599,10 @@ func (db *DB) SearchMemories(ctx context.Context, q engram.TextQuery) ([]engram.
 // GetMemories returns the memories with the given ids, in the order of ids;
 // unknown ids are skipped.
 func (db *DB) GetMemories(ctx context.Context, ids []string) ([]engram.Memory, error) {
-	if len(ids) == 0 {
-		return nil, nil
-	}
-	var got []engram.Memory
-	err := db.View(ctx, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, `SELECT `+memoryColumns+` FROM memories m WHERE m.id IN (?`+strings.Repeat(",?", len(ids)-1)+`)`, anys(ids)...)
-		if err != nil {
-			return err
-		}
-		return scanMemories(rows, func(_ int64, m engram.Memory, _ float64) { got = append(got, m) })
-	})
-	if err != nil {
-		return nil, fmt.Errorf("palace: get memories: %w", err)
-	}
-	return inOrder(ids, got, func(m engram.Memory) string { return m.ID }), nil
+	return getByIDs(ctx, db, "memories", `SELECT `+memoryColumns+` FROM memories m WHERE m.id IN `, ids,
+		func(rows *sql.Rows, add func(engram.Memory)) error {
+			return scanMemories(rows, func(_ int64, m engram.Memory, _ float64) { add(m) })
+		}, func(m engram.Memory) string { return m.ID })
 }
 
 // listQuery builds the listing queries of a layer table: conditions with

@@ -237,19 +237,8 @@ func (db *DB) ScenesSince(ctx context.Context, after int64, limit int) ([]engram
 // GetScenes returns the scenes with the given ids, in the order of ids;
 // unknown ids are skipped.
 func (db *DB) GetScenes(ctx context.Context, ids []string) ([]engram.Scene, error) {
-	if len(ids) == 0 {
-		return nil, nil
-	}
-	var got []engram.Scene
-	err := db.View(ctx, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, `SELECT `+sceneColumns+` FROM scenes s WHERE s.id IN (?`+strings.Repeat(",?", len(ids)-1)+`)`, anys(ids)...)
-		if err != nil {
-			return err
-		}
-		return scanScenes(rows, func(s engram.Scene, _ float64) { got = append(got, s) })
-	})
-	if err != nil {
-		return nil, fmt.Errorf("palace: get scenes: %w", err)
-	}
-	return inOrder(ids, got, func(s engram.Scene) string { return s.ID }), nil
+	return getByIDs(ctx, db, "scenes", `SELECT `+sceneColumns+` FROM scenes s WHERE s.id IN `, ids,
+		func(rows *sql.Rows, add func(engram.Scene)) error {
+			return scanScenes(rows, func(s engram.Scene, _ float64) { add(s) })
+		}, func(s engram.Scene) string { return s.ID })
 }

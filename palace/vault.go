@@ -404,22 +404,10 @@ func (db *DB) SearchChunks(ctx context.Context, q engram.TextQuery) ([]engram.Ch
 // unknown ids (a chunk that changed since its vector was written) are
 // skipped.
 func (db *DB) GetChunks(ctx context.Context, ids []string) ([]engram.DocChunk, error) {
-	if len(ids) == 0 {
-		return nil, nil
-	}
-	var got []engram.DocChunk
-	err := db.View(ctx, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, `SELECT `+chunkColumns+` FROM vault_chunks c JOIN vault_docs d ON d.n = c.doc
-			WHERE c.id IN (?`+strings.Repeat(",?", len(ids)-1)+`)`, anys(ids)...)
-		if err != nil {
-			return err
-		}
-		return scanChunks(rows, func(c engram.DocChunk, _ float64) { got = append(got, c) })
-	})
-	if err != nil {
-		return nil, fmt.Errorf("palace: get chunks: %w", err)
-	}
-	return inOrder(ids, got, func(c engram.DocChunk) string { return c.ID }), nil
+	return getByIDs(ctx, db, "chunks", `SELECT `+chunkColumns+` FROM vault_chunks c JOIN vault_docs d ON d.n = c.doc WHERE c.id IN `, ids,
+		func(rows *sql.Rows, add func(engram.DocChunk)) error {
+			return scanChunks(rows, func(c engram.DocChunk, _ float64) { add(c) })
+		}, func(c engram.DocChunk) string { return c.ID })
 }
 
 // DefaultGraphDepth is how far links are followed by default.
