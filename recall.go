@@ -6,11 +6,14 @@ import (
 )
 
 // Recall modes. auto runs deep when the query holds a trigger phrase ("do
-// you remember", "认真回忆", "覚えてる") and shallow otherwise; shallow is
-// embed-the-query then vector search; deep fuses vector search, BM25, session
-// and neighbour context and time decay; keyword is BM25 alone.
+// you remember", "认真回忆", "覚えてる") and hybrid otherwise; hybrid fuses
+// BM25 and vector search of single turns with the evidence of their
+// sessions; shallow is embed-the-query then vector search; deep fuses vector
+// search, BM25, session, scene and neighbour context, the derived layers and
+// time decay; keyword is BM25 alone.
 const (
 	ModeAuto    = "auto"
+	ModeHybrid  = "hybrid"
 	ModeShallow = "shallow"
 	ModeDeep    = "deep"
 	ModeKeyword = "keyword"
@@ -102,7 +105,8 @@ type Result struct {
 type Signals struct {
 	Vector    float64 `json:"vector"`    // cosine similarity, min-max normalised over the candidates
 	BM25      float64 `json:"bm25"`      // BM25, divided by the best candidate's
-	Session   float64 `json:"session"`   // the keyword evidence of the result's whole session
+	Session   float64 `json:"session"`   // the evidence of the result's session as a whole (its text by BM25 and vector)
+	Scene     float64 `json:"scene"`     // the evidence of the result's scene as a whole
 	Neighbour float64 `json:"neighbour"` // the best adjacent turn's relevance
 	Layer     float64 `json:"layer"`     // the best memory or scene citing the turn, divided by the best match's
 	KG        float64 `json:"kg"`        // confidence of the best knowledge-graph triple about a queried entity citing the turn

@@ -36,6 +36,10 @@ type VectorQuery struct {
 	Namespace string   // "" = every namespace
 	Kinds     []string // empty = every kind
 	From, To  time.Time
+	// IDs, when set, restricts the query to these ids: their similarities,
+	// without a scan (the deep and hybrid paths score keyword candidates
+	// this way instead of embedding them again).
+	IDs []string
 }
 
 // VectorHit is a nearest neighbour with its cosine similarity (higher is

@@ -89,6 +89,13 @@ func (ix *Index) Query(ctx context.Context, q engram.VectorQuery) ([]engram.Vect
 	if where := whereFilter(q); where != nil {
 		opts = append(opts, v2.WithWhere(where))
 	}
+	if len(q.IDs) > 0 {
+		ids := make([]v2.DocumentID, len(q.IDs))
+		for i, id := range q.IDs {
+			ids[i] = v2.DocumentID(id)
+		}
+		opts = append(opts, v2.WithIDsQuery(ids...))
+	}
 	var res v2.QueryResult
 	err := ix.do(ctx, "query", func(col v2.Collection) error {
 		var err error

@@ -28,6 +28,7 @@ const sifA = 1e-3
 // vocab maps words to their vectors in gloveData.
 type vocab struct {
 	index  map[string]int32
+	words  []string  // word i, a slice of data
 	off    []uint32  // offset of word i's int8 components in data
 	weight []float32 // word i's SIF weight times its quantisation scale
 	data   string
@@ -70,6 +71,7 @@ func parseVocab(data string) (*vocab, error) {
 	}
 	v := &vocab{
 		index:  make(map[string]int32, n),
+		words:  make([]string, n),
 		off:    make([]uint32, n),
 		weight: make([]float32, n),
 		data:   data,
@@ -103,6 +105,7 @@ func parseVocab(data string) (*vocab, error) {
 		}
 		pw := 1 / (float64(rank+1) * h)
 		v.index[w] = int32(i)
+		v.words[i] = w
 		v.off[i] = uint32(p)
 		v.weight[i] = float32(sifA / (sifA + pw) * float64(sc))
 		p += dim

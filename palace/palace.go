@@ -97,6 +97,9 @@ func Open(path string, opts Options) (*DB, error) {
 	if err == nil {
 		err = db.migrate(context.Background(), list)
 	}
+	if err == nil {
+		err = db.backfillUnits(context.Background())
+	}
 	if err != nil {
 		db.w.Close()
 		return nil, err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -84,12 +85,52 @@ func checkInvariants(tb testing.TB, db *DB) {
 				tb.Errorf("%s: %d rows for %d turns, %d turns missing", table, docs, turns, missing)
 			}
 		}
-		return nil
+		return checkUnitInvariants(ctx, tb, tx)
 	})
 	if err != nil {
 		tb.Errorf("check invariants: %v", err)
 	}
 	checkVectorInvariants(tb, db)
+}
+
+// checkUnitInvariants verifies the retrieval units: every stored turn is in
+// exactly one session part, of its own session; each unit's turn count
+// matches its members and its bounds; each unit has one row in its kind's
+// keyword index.
+func checkUnitInvariants(ctx context.Context, tb testing.TB, tx *sql.Tx) error {
+	tb.Helper()
+	for _, c := range []struct{ what, q string }{
+		{"turns in no session unit", `SELECT count(*) FROM turns t WHERE NOT EXISTS (SELECT 1 FROM unit_turns ut JOIN units u ON u.n = ut.unit_n
+			WHERE ut.turn_seq = t.seq AND u.kind = 'session')`},
+		{"turns in two session units", `SELECT count(*) FROM (SELECT ut.turn_seq FROM unit_turns ut JOIN units u ON u.n = ut.unit_n
+			WHERE u.kind = 'session' GROUP BY ut.turn_seq HAVING count(*) > 1)`},
+		{"session units holding a turn of another session", `SELECT count(*) FROM unit_turns ut JOIN units u ON u.n = ut.unit_n
+			JOIN turns t ON t.seq = ut.turn_seq WHERE u.kind = 'session' AND (t.namespace != u.namespace OR t.session != u.session)`},
+		{"units whose count is off", `SELECT count(*) FROM units u WHERE u.turns != (SELECT count(*) FROM unit_turns WHERE unit_n = u.n)`},
+		{"session parts over their bounds", fmt.Sprintf(`SELECT count(*) FROM units WHERE kind = 'session' AND (turns > %d OR (turns > 1 AND bytes > %d))`, UnitMaxTurns, UnitMaxBytes)},
+		{"members of no unit", `SELECT count(*) FROM unit_turns ut WHERE NOT EXISTS (SELECT 1 FROM units u WHERE u.n = ut.unit_n)`},
+	} {
+		var n int
+		if err := tx.QueryRowContext(ctx, c.q).Scan(&n); err != nil {
+			return fmt.Errorf("%s: %w", c.what, err)
+		}
+		if n != 0 {
+			tb.Errorf("units: %d %s", n, c.what)
+		}
+	}
+	for kind, table := range unitFTS {
+		var units, docs int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM units WHERE kind = ?`, kind).Scan(&units); err != nil {
+			return err
+		}
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM `+table).Scan(&docs); err != nil {
+			return err
+		}
+		if units != docs {
+			tb.Errorf("%s: %d rows for %d units of kind %s", table, docs, units, kind)
+		}
+	}
+	return nil
 }
 
 func TestOpen_FileMode(t *testing.T) {

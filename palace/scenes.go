@@ -85,6 +85,13 @@ func (db *DB) PutScenes(ctx context.Context, worker string, scenes []engram.Scen
 		if err != nil {
 			return err
 		}
+		// Units take change numbers of their own table; the offset keeps
+		// them increasing with the scenes' in this transaction.
+		useq, err := nextSeq(ctx, tx, "units")
+		if err != nil {
+			return err
+		}
+		unitSeq := useq - seq
 		for _, p := range rows {
 			s := p.w.Scene
 			var draft any
@@ -108,6 +115,9 @@ func (db *DB) PutScenes(ctx context.Context, worker string, scenes []engram.Scen
 				return err
 			}
 			if _, err := tx.ExecContext(ctx, `INSERT INTO scenes_fts (rowid, text) VALUES (?, ?)`, n, p.text); err != nil {
+				return err
+			}
+			if err := putSceneUnit(ctx, tx, s, seq+unitSeq); err != nil {
 				return err
 			}
 		}

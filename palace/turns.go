@@ -1,6 +1,7 @@
 package palace
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -112,6 +113,7 @@ func (db *DB) PutTurns(ctx context.Context, turns []engram.Turn) error {
 		}
 		defer cjk.Close()
 
+		var stored []engram.Turn // newly stored, for their session units
 		for _, r := range rows {
 			t := r.t
 			var meta any
@@ -131,6 +133,7 @@ func (db *DB) PutTurns(ctx context.Context, turns []engram.Turn) error {
 			} else if n == 0 {
 				continue // stored before
 			}
+			stored = append(stored, t)
 			if _, err := fts.ExecContext(ctx, t.Seq, r.text, r.speaker); err != nil {
 				return fmt.Errorf("palace: index turn %d: %w", t.Seq, err)
 			}
@@ -143,9 +146,14 @@ func (db *DB) PutTurns(ctx context.Context, turns []engram.Turn) error {
 				}
 			}
 		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO palace_meta (key, value) VALUES (?, ?)
-			ON CONFLICT (key) DO UPDATE SET value = max(value, excluded.value)`, keyIndexedSeq, maxSeq)
-		if err != nil {
+		slices.SortFunc(stored, func(a, b engram.Turn) int { return cmp.Compare(a.Seq, b.Seq) })
+		if err := addSessionTurns(ctx, tx, stored); err != nil {
+			return fmt.Errorf("palace: session units: %w", err)
+		}
+		if err := setMeta(ctx, tx, keyUnitsSeq, maxSeq); err != nil {
+			return fmt.Errorf("palace: advance watermark: %w", err)
+		}
+		if err := setMeta(ctx, tx, keyIndexedSeq, maxSeq); err != nil {
 			return fmt.Errorf("palace: advance watermark: %w", err)
 		}
 		return nil

@@ -179,6 +179,21 @@ func (m *matrix) filterFor(q engram.VectorQuery) filter {
 	return f
 }
 
+// pass reports whether row r passes f.
+func (f filter) pass(m *matrix, r int) bool {
+	if f.all {
+		return true
+	}
+	if !f.anyNS && m.ns[r] != f.ns {
+		return false
+	}
+	if f.kinds != nil && !f.kinds[m.kinds[r]] {
+		return false
+	}
+	t := m.ts[r]
+	return t >= f.lo && t <= f.hi
+}
+
 // nanosRange turns the query range [from, to) (zero: open) into an inclusive
 // range of stored times, where a zero time is stored as noTS and every other
 // lies in (minTime, maxTime]. ok is false when nothing can match.
@@ -268,10 +283,23 @@ func (t *topK) push(s float32, r int32) {
 // some 0.5 ms of work at 512 dimensions.
 const ctxCheckRows = 8192
 
-// search scans every row that passes f and keeps the best in top. q must be
-// unit length and of the matrix's dimension.
-func (m *matrix) search(ctx context.Context, q []float32, f filter, top *topK) error {
+// search scans every row that passes f (only the rows of ids, when set)
+// and keeps the best in top. q must be unit length and of the matrix's
+// dimension.
+func (m *matrix) search(ctx context.Context, q []float32, f filter, ids []string, top *topK) error {
 	if f.none {
+		return nil
+	}
+	if len(ids) > 0 {
+		seen := make(map[int]bool, len(ids))
+		for _, id := range ids {
+			r, ok := m.row[id]
+			if !ok || seen[r] || !f.pass(m, r) {
+				continue
+			}
+			seen[r] = true
+			top.push(dot(q, m.data[r*m.dim:(r+1)*m.dim]), int32(r))
+		}
 		return nil
 	}
 	dim, n := m.dim, len(m.ids)

@@ -466,8 +466,9 @@ func (v *VectorIndex) Count(ctx context.Context) (int, error) {
 // best first, that pass the filters: q.Namespace (exact, "" for all),
 // q.Kinds (any of them, empty for all) and the time range [q.From, q.To), a
 // zero bound leaving that side open. The search is exact: it scores every
-// vector that passes the filters. Equal scores come in id order. The first
-// Query loads the matrix (see Load).
+// vector that passes the filters (with q.IDs, only those ids: a lookup, no
+// scan). Equal scores come in id order. The first Query loads the matrix
+// (see Load).
 //
 // Errors: EINVALID for q.K < 1 or a bad query vector (wrong dimension, the
 // message naming both; zero; not finite); EUNAVAILABLE once the palace is
@@ -493,7 +494,7 @@ func (v *VectorIndex) Query(ctx context.Context, q engram.VectorQuery) ([]engram
 		}
 		v.mu.RLock()
 		if m := v.mem; m != nil {
-			err := m.search(ctx, unit, m.filterFor(q), top)
+			err := m.search(ctx, unit, m.filterFor(q), q.IDs, top)
 			var hits []engram.VectorHit
 			if err == nil {
 				hits = m.hits(top)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/engram-dev/engram"
@@ -32,13 +33,27 @@ const (
 var errCaughtUp = errors.New("caught up")
 
 // runArchive streams the archive after the worker's watermark in batches of
-// size, up to the archive's last seq at the start, and calls fn per batch.
-func runArchive(ctx context.Context, a engram.Archive, store engram.LayerStore, worker string, size int, fn func([]engram.Turn) error) error {
+// size, up to the archive's last seq at the start (or bound's, if lower),
+// and calls fn per batch.
+func runArchive(ctx context.Context, a engram.Archive, store engram.LayerStore, worker string, size int,
+	bound func(context.Context) (int64, error), fn func([]engram.Turn) error) error {
 	from, err := store.WorkerSeq(ctx, worker)
 	if err != nil {
 		return err
 	}
 	end := a.LastSeq()
+	if bound != nil {
+		b, err := bound(ctx)
+		if err != nil {
+			return err
+		}
+		if b < end {
+			if b <= from {
+				return nil
+			}
+			end = b
+		}
+	}
 	if from > end {
 		return engram.Errorf(engram.ECONFLICT,
 			"%s is at seq %d but the archive ends at seq %d; run `engram rebuild` to rebuild the layers from the archive", worker, from, end)
@@ -83,7 +98,7 @@ type MemoryWorker struct {
 func (w *MemoryWorker) Run(ctx context.Context) error {
 	logger := orDefault(w.Logger)
 	var total engram.MemoryResult
-	err := runArchive(ctx, w.Archive, w.Store, WorkerMemories, batchOr(w.BatchSize, DefaultLayerBatch), func(batch []engram.Turn) error {
+	err := runArchive(ctx, w.Archive, w.Store, WorkerMemories, batchOr(w.BatchSize, DefaultLayerBatch), nil, func(batch []engram.Turn) error {
 		first, last := batch[0].Seq, batch[len(batch)-1].Seq
 		mems, err := w.Extractor.Extract(ctx, batch)
 		var unusable error
@@ -124,11 +139,19 @@ type SceneWorker struct {
 	Store     engram.LayerStore
 	Config    SceneConfig
 	BatchSize int
+	// Indexed, if set, bounds a run to the turns the turn index holds (its
+	// watermark): a scene's retrieval unit is made of stored turns.
+	Indexed func(context.Context) (int64, error)
+
+	mu sync.Mutex // one run at a time: the job, and the follower of serve
 }
 
-// Run builds scenes until the worker has caught up with the archive.
+// Run builds scenes until the worker has caught up with the archive (or
+// with Indexed).
 func (w *SceneWorker) Run(ctx context.Context) error {
-	return runArchive(ctx, w.Archive, w.Store, WorkerScenes, batchOr(w.BatchSize, DefaultLayerBatch), func(batch []engram.Turn) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return runArchive(ctx, w.Archive, w.Store, WorkerScenes, batchOr(w.BatchSize, DefaultLayerBatch), w.Indexed, func(batch []engram.Turn) error {
 		var keys []engram.SessionKey
 		seen := map[engram.SessionKey]bool{}
 		for _, t := range batch {

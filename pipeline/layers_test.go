@@ -248,23 +248,32 @@ func TestLayerWorkers_OllamaUnusableOutputSkips(t *testing.T) {
 
 func TestLayerVectorWorker(t *testing.T) {
 	a, p := mustArchive(t, team())
-	runLayers(t, a, p, pipeline.RulesExtractor{}, 0)
 	ctx := waitCtx(t)
+	ix := pipeline.NewIndexer(a, p) // the sessions' units come with the turns
+	if err := ix.Open(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	runLayers(t, a, p, pipeline.RulesExtractor{}, 0)
 	emb := embed.New()
 	store, err := p.Vectors(ctx, emb.Model(), emb.Dim())
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := &pipeline.LayerVectorWorker{Layers: p, Embedder: emb, Store: store, BatchSize: 4}
+	w := &pipeline.LayerVectorWorker{Layers: p, Embedder: emb, Store: store, Units: p, BatchSize: 4}
 	if err := w.Run(ctx); err != nil {
 		t.Fatal(err)
 	}
 	mems, _ := p.Memories(ctx, engram.MemoryQuery{Namespace: "team", Superseded: true, Limit: 1000})
 	scenes, _ := p.Scenes(ctx, engram.SceneQuery{Namespace: "team", Limit: 1000})
 	facts, _ := p.TriplesSince(ctx, 0, 1000)
+	units, _ := p.UnitsSince(ctx, 0, 1000)
 	n, err := store.Count(ctx)
-	if err != nil || len(facts) == 0 || n != len(mems)+len(scenes)+len(facts) {
-		t.Fatalf("%d vectors (%v), want one per memory, scene and fact: %d", n, err, len(mems)+len(scenes)+len(facts))
+	if err != nil || len(facts) == 0 || len(units) == 0 || n != len(mems)+len(scenes)+len(facts)+len(units) {
+		t.Fatalf("%d vectors (%v), want one per memory, scene, fact and unit: %d", n, err, len(mems)+len(scenes)+len(facts)+len(units))
+	}
+	if byKind, _ := store.CountByKind(ctx); byKind[engram.KindUnit] != len(units) {
+		t.Errorf("unit vectors: %v, want %d", byKind, len(units))
 	}
 	last, _ := store.LastChange(ctx)
 	if err := w.Run(ctx); err != nil {
@@ -285,5 +294,35 @@ func TestLayerVectorWorker(t *testing.T) {
 	got, _ := p.GetMemories(ctx, []string{hits[0].ID})
 	if len(got) != 1 || !strings.Contains(got[0].Text, "ClickHouse") {
 		t.Errorf("best memory for the analytics question: %+v", got)
+	}
+}
+
+// TestSceneWorkerIndexed: bound to the turn index, the scene worker builds
+// no scene of turns the palace does not hold yet, and once they are
+// indexed each scene's retrieval unit holds their text.
+func TestSceneWorkerIndexed(t *testing.T) {
+	a, p := mustArchive(t, team())
+	ctx := waitCtx(t)
+	w := &pipeline.SceneWorker{Archive: a, Store: p, Indexed: p.IndexedSeq}
+	if err := w.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if seq, _ := p.WorkerSeq(ctx, pipeline.WorkerScenes); seq != 0 {
+		t.Fatalf("scenes built up to seq %d of an empty turn index", seq)
+	}
+	ix := pipeline.NewIndexer(a, p)
+	if err := ix.Open(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	if err := w.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if seq, _ := p.WorkerSeq(ctx, pipeline.WorkerScenes); seq != a.LastSeq() {
+		t.Fatalf("scenes built up to seq %d, want %d", seq, a.LastSeq())
+	}
+	hits, err := p.SearchUnits(ctx, engram.TextQuery{Namespace: "team", Text: "ClickHouse analytics", Limit: 5}, engram.UnitScene)
+	if err != nil || len(hits) == 0 || hits[0].Unit.Turns == 0 {
+		t.Fatalf("the scene unit of the ClickHouse decision: %+v %v", hits, err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/engram-dev/engram"
 )
@@ -25,14 +26,26 @@ type LayerVectorStore interface {
 // layer items by meaning as well as by keyword. A new model (after a
 // re-embed) starts from zero and embeds every layer item again.
 type LayerVectorWorker struct {
-	Layers    engram.LayerStore
-	Embedder  engram.Embedder
-	Store     LayerVectorStore
+	Layers   engram.LayerStore
+	Embedder engram.Embedder
+	Store    LayerVectorStore
+	// Units, if set, has the retrieval units (session parts and scenes)
+	// embedded too ("vec:MODEL:units"): each unit's text, again whenever it
+	// grows.
+	Units     engram.UnitIndex
 	BatchSize int
+
+	mu sync.Mutex // one run at a time: the job, and the follower of serve
 }
 
-// Run embeds until both layers are caught up.
+// DefaultUnitEmbedBatch is how many units are embedded at once: a unit's
+// text is up to 32 KB, so fewer than turns.
+const DefaultUnitEmbedBatch = 32
+
+// Run embeds until every layer is caught up.
 func (w *LayerVectorWorker) Run(ctx context.Context) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	size := batchOr(w.BatchSize, DefaultEmbedBatch)
 	model := w.Embedder.Model()
 	if err := w.embed(ctx, "vec:"+model+":memories", size, func(after int64) ([]engram.VectorItem, []string, int64, error) {
@@ -67,7 +80,7 @@ func (w *LayerVectorWorker) Run(ctx context.Context) error {
 	}); err != nil {
 		return err
 	}
-	return w.embed(ctx, "vec:"+model+":scenes", size, func(after int64) ([]engram.VectorItem, []string, int64, error) {
+	if err := w.embed(ctx, "vec:"+model+":scenes", size, func(after int64) ([]engram.VectorItem, []string, int64, error) {
 		scenes, err := w.Layers.ScenesSince(ctx, after, size)
 		if err != nil || len(scenes) == 0 {
 			return nil, nil, 0, err
@@ -79,6 +92,22 @@ func (w *LayerVectorWorker) Run(ctx context.Context) error {
 			texts = append(texts, SceneEmbedText(s))
 		}
 		return items, texts, scenes[len(scenes)-1].Seq, nil
+	}); err != nil || w.Units == nil {
+		return err
+	}
+	usize := min(size, DefaultUnitEmbedBatch)
+	return w.embed(ctx, "vec:"+model+":units", usize, func(after int64) ([]engram.VectorItem, []string, int64, error) {
+		units, err := w.Units.UnitsSince(ctx, after, usize)
+		if err != nil || len(units) == 0 {
+			return nil, nil, 0, err
+		}
+		items := make([]engram.VectorItem, 0, len(units))
+		texts := make([]string, 0, len(units))
+		for _, u := range units {
+			items = append(items, engram.VectorItem{ID: u.ID, Kind: engram.KindUnit, Namespace: u.Namespace, TS: u.Start})
+			texts = append(texts, u.Text)
+		}
+		return items, texts, units[len(units)-1].Seq, nil
 	})
 }
 

@@ -16,6 +16,7 @@ import (
 const (
 	FusionProduct = "product" // weighted geometric product of the normalised signals, times decay
 	FusionRRF     = "rrf"     // reciprocal rank fusion (k = 60) of the signals' rankings, times decay
+	FusionSum     = "sum"     // weighted sum of the normalised signals, times decay
 )
 
 // DeepConfig tunes the deep path. Zero values mean the defaults; a weight
@@ -25,6 +26,13 @@ type DeepConfig struct {
 	// Weights of the signals (exponents in the product, multipliers of the
 	// rank terms in RRF).
 	VectorWeight, BM25Weight, SessionWeight, NeighbourWeight float64
+	// SceneWeight weighs the evidence of the turn's scene as a retrieval
+	// unit (its full text by BM25 and vector), as SessionWeight weighs its
+	// session's.
+	SceneWeight float64
+	// UnitTurns, when positive, lets the turns of the best units join the
+	// candidates; negative: off.
+	UnitTurns int
 	// LayerWeight weighs the evidence of the derived layers (a memory or a
 	// scene citing the turn) and KGWeight that of the knowledge graph (a
 	// triple about an entity the query names citing the turn). Both only
@@ -42,13 +50,21 @@ type DeepConfig struct {
 	Neighbours int
 }
 
-// Deep defaults, chosen on the LoCoMo development set (docs/benchmarks.md).
+// Deep defaults. The fusion is a plain sum in which every evidence of
+// relevance counts once: the turn's own words (BM25) and meaning (vector),
+// and those of its session and of its scene as wholes (each the mean of
+// their BM25 and vector evidence), all at weight 1; a turn adds 0.3 of its
+// best neighbour's score; the derived layers' and the graph's evidence only
+// raise a score, at lower weights. These are round numbers, not a search:
+// docs/benchmarks.md has each signal switched off on the LoCoMo development
+// set.
 const (
-	DefaultFusion          = FusionProduct
+	DefaultFusion          = FusionSum
 	DefaultVectorWeight    = 1.0
 	DefaultBM25Weight      = 1.0
-	DefaultSessionWeight   = 0.6
+	DefaultSessionWeight   = 1.0
 	DefaultNeighbourWeight = 0.3
+	DefaultSceneWeight     = 1.0
 	DefaultLayerWeight     = 0.25
 	DefaultKGWeight        = 0.5
 	DefaultHalfLife        = 180 * 24 * time.Hour
@@ -76,6 +92,12 @@ func (c DeepConfig) WithDefaults() DeepConfig {
 	def(&c.BM25Weight, DefaultBM25Weight)
 	def(&c.SessionWeight, DefaultSessionWeight)
 	def(&c.NeighbourWeight, DefaultNeighbourWeight)
+	def(&c.SceneWeight, DefaultSceneWeight)
+	if c.UnitTurns == 0 {
+		c.UnitTurns = unitTurnsFrom
+	} else if c.UnitTurns < 0 {
+		c.UnitTurns = 0
+	}
 	def(&c.LayerWeight, DefaultLayerWeight)
 	def(&c.KGWeight, DefaultKGWeight)
 	if c.HalfLife == 0 {
@@ -96,9 +118,9 @@ func (c DeepConfig) WithDefaults() DeepConfig {
 // Validate reports a bad configuration.
 func (c DeepConfig) Validate() error {
 	switch c.Fusion {
-	case "", FusionProduct, FusionRRF:
+	case "", FusionProduct, FusionRRF, FusionSum:
 	default:
-		return fmt.Errorf("deep fusion %q: want %s or %s", c.Fusion, FusionProduct, FusionRRF)
+		return fmt.Errorf("deep fusion %q: want %s, %s or %s", c.Fusion, FusionProduct, FusionRRF, FusionSum)
 	}
 	if c.DecayFloor < 0 || c.DecayFloor > 1 {
 		return fmt.Errorf("deep decay floor %v: want 0 to 1", c.DecayFloor)
@@ -114,6 +136,8 @@ type candidate struct {
 	bm25             float64
 	vecN, bm25N      float64
 	sessN, neighN    float64
+	sceneN           float64
+	neighBase        float64 // the best adjacent turn's base score
 	layerN, kgN      float64
 	decay            float64
 	base, final      float64
@@ -133,7 +157,7 @@ func (s *Service) deep(ctx context.Context, v *Vectors, ns, text string, k int, 
 			to = rng.To
 		}
 	}
-	cands, err := s.candidates(ctx, v, ns, text, cfg, from, to, warn)
+	cands, us, err := s.candidates(ctx, v, ns, text, cfg, from, to, warn)
 	if err != nil {
 		return nil, err
 	}
@@ -143,10 +167,11 @@ func (s *Service) deep(ctx context.Context, v *Vectors, ns, text string, k int, 
 		for _, c := range cands {
 			c.inRange = true
 		}
-		more, err := s.candidates(ctx, v, ns, text, cfg, time.Time{}, asOf.Add(time.Nanosecond), warn)
+		more, mus, err := s.candidates(ctx, v, ns, text, cfg, time.Time{}, asOf.Add(time.Nanosecond), warn)
 		if err != nil {
 			return nil, err
 		}
+		us = us.merge(mus)
 		have := make(map[string]bool, len(cands))
 		for _, c := range cands {
 			have[c.turn.ID] = true
@@ -165,7 +190,16 @@ func (s *Service) deep(ctx context.Context, v *Vectors, ns, text string, k int, 
 		return []engram.Result{}, nil
 	}
 	normalise(cands)
-	sessionSignal(cands)
+	if s.Units != nil {
+		if err := s.unitSignals(ctx, cands, us, v != nil && v.Unavailable == ""); err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			warn(fmt.Sprintf("the sessions and scenes could not be read (%s): deep recall ran on single turns", engram.ErrorMessage(err)))
+		}
+	} else {
+		sessionSignal(cands)
+	}
 	for _, c := range cands {
 		c.decay = decay(asOf.Sub(c.turn.TS), cfg)
 	}
@@ -190,7 +224,7 @@ func (s *Service) deep(ctx context.Context, v *Vectors, ns, text string, k int, 
 	results := make([]engram.Result, len(cands))
 	for i, c := range cands {
 		r := engram.TurnResult(c.turn, c.final)
-		r.Signals = &engram.Signals{Vector: c.vecN, BM25: c.bm25N, Session: c.sessN, Neighbour: c.neighN,
+		r.Signals = &engram.Signals{Vector: c.vecN, BM25: c.bm25N, Session: c.sessN, Scene: c.sceneN, Neighbour: c.neighN,
 			Layer: c.layerN, KG: c.kgN, Decay: c.decay, InRange: c.inRange, Final: c.final}
 		for _, t := range append(append([]engram.Turn{}, c.before...), c.after...) {
 			r.Context = append(r.Context, engram.ContextTurn{ID: t.ID, Speaker: t.Speaker, Role: t.Role, Text: t.Content, TS: t.TS})
@@ -225,7 +259,7 @@ func diverse(cands []*candidate, k int) []*candidate {
 // candidates gathers turns from vector search and BM25 concurrently, and
 // the turns the derived layers cite. A failing vector side only warns: BM25
 // candidates remain; failing layers warn too.
-func (s *Service) candidates(ctx context.Context, v *Vectors, ns, text string, cfg DeepConfig, from, to time.Time, warn func(string)) ([]*candidate, error) {
+func (s *Service) candidates(ctx context.Context, v *Vectors, ns, text string, cfg DeepConfig, from, to time.Time, warn func(string)) ([]*candidate, unitScores, error) {
 	n := cfg.Candidates
 	var (
 		wg          sync.WaitGroup
@@ -244,6 +278,9 @@ func (s *Service) candidates(ctx context.Context, v *Vectors, ns, text string, c
 	}
 	if s.Layers != nil && cfg.KGWeight > 0 {
 		kinds, k = append(kinds, engram.KindFact), k+kgTriples
+	}
+	if s.Units != nil {
+		kinds, k = append(kinds, engram.KindUnit), k+2*unitHits
 	}
 	if vectorsUsed {
 		wg.Add(1)
@@ -264,32 +301,39 @@ func (s *Service) candidates(ctx context.Context, v *Vectors, ns, text string, c
 	wg.Wait()
 	if lerr != nil {
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			return nil, unitScores{}, ctx.Err()
 		}
 		warn(fmt.Sprintf("the derived layers could not be searched (%s): deep recall ran on turns only", engram.ErrorMessage(lerr)))
 	}
 	if berr != nil {
-		return nil, fmt.Errorf("keyword search: %w", berr)
+		return nil, unitScores{}, fmt.Errorf("keyword search: %w", berr)
 	}
 	if verr != nil {
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			return nil, unitScores{}, ctx.Err()
 		}
 		warn(fmt.Sprintf("vector search failed (%s): deep recall ran on keyword evidence only", engram.ErrorMessage(verr)))
 		vhits = nil
 	}
-	var layerHits []engram.VectorHit
-	vhits, layerHits = splitKinds(vhits, n)
+	var layerHits, unitVecHits []engram.VectorHit
+	vhits, layerHits, unitVecHits = splitKinds(vhits, n)
+	us, uerr := s.unitEvidence(ctx, engram.TextQuery{Namespace: ns, Text: text, From: from, To: to}, unitVecHits, "")
+	if uerr != nil {
+		if ctx.Err() != nil {
+			return nil, unitScores{}, ctx.Err()
+		}
+		warn(fmt.Sprintf("the sessions and scenes could not be searched (%s): deep recall ran on single turns", engram.ErrorMessage(uerr)))
+	}
 	if err := s.layerVectorEvidence(ctx, &ev, layerHits); err != nil {
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			return nil, unitScores{}, ctx.Err()
 		}
 		warn(fmt.Sprintf("the derived layers could not be read (%s): deep recall ran without their vector matches", engram.ErrorMessage(err)))
 	}
 	if s.Layers != nil && cfg.KGWeight > 0 {
 		if err := s.kgEvidence(ctx, &ev, ns, text, periodEnd(to), layerHits); err != nil {
 			if ctx.Err() != nil {
-				return nil, ctx.Err()
+				return nil, unitScores{}, ctx.Err()
 			}
 			warn(fmt.Sprintf("the knowledge graph could not be read (%s): deep recall ran without it", engram.ErrorMessage(err)))
 		}
@@ -328,13 +372,32 @@ func (s *Service) candidates(ctx context.Context, v *Vectors, ns, text string, c
 		missing = append(missing, id)
 		added++
 	}
+	if cfg.UnitTurns > 0 && len(us.order) > 0 {
+		top := us.order[:min(cfg.UnitTurns, len(us.order))]
+		ids, err := s.Units.UnitTurnIDs(ctx, top)
+		if err != nil {
+			return nil, unitScores{}, fmt.Errorf("unit turns: %w", err)
+		}
+		for _, u := range top {
+			for _, id := range ids[u] {
+				if _, ok := byID[id]; ok {
+					continue
+				}
+				c := &candidate{}
+				c.turn.ID = id
+				byID[id] = c
+				out = append(out, c)
+				missing = append(missing, id)
+			}
+		}
+	}
 	for id, c := range byID {
 		c.layerN, c.kgN = ev.layer[id], ev.kg[id]
 	}
 	if len(missing) > 0 {
 		turns, err := s.index.GetTurns(ctx, missing)
 		if err != nil {
-			return nil, fmt.Errorf("load turns: %w", err)
+			return nil, unitScores{}, fmt.Errorf("load turns: %w", err)
 		}
 		for _, t := range turns {
 			byID[t.ID].turn = t
@@ -352,37 +415,62 @@ func (s *Service) candidates(ctx context.Context, v *Vectors, ns, text string, c
 		// A keyword candidate the vector search did not return still has a
 		// similarity: embed it, so that a missing signal does not read as
 		// zero evidence (which would bury it in a product).
-		if err := cosines(ctx, v.Embedder, qvec, kept); err != nil {
+		if err := cosines(ctx, v, qvec, kept); err != nil {
 			if ctx.Err() != nil {
-				return nil, ctx.Err()
+				return nil, unitScores{}, ctx.Err()
 			}
 			warn(fmt.Sprintf("embedding keyword candidates failed (%s)", engram.ErrorMessage(err)))
 		}
 	}
-	return kept, nil
+	return kept, us, nil
 }
 
-// cosines fills the cosine similarity of the candidates that lack one.
-func cosines(ctx context.Context, emb engram.Embedder, q []float32, cands []*candidate) error {
+// cosines fills the cosine similarity of the candidates that lack one: from
+// their stored vectors (a lookup by id in the vector index), and for turns
+// not embedded yet by embedding them.
+func cosines(ctx context.Context, v *Vectors, q []float32, cands []*candidate) error {
 	var todo []*candidate
-	var texts []string
 	for _, c := range cands {
 		if !c.hasCos {
 			todo = append(todo, c)
-			texts = append(texts, c.turn.EmbedText())
 		}
 	}
 	if len(todo) == 0 {
 		return nil
 	}
-	vecs, err := emb.Embed(ctx, texts)
+	ids := make([]string, len(todo))
+	for i, c := range todo {
+		ids[i] = c.turn.ID
+	}
+	hits, err := v.Index.Query(ctx, engram.VectorQuery{Vector: q, K: len(ids), Kinds: []string{engram.KindTurn}, IDs: ids})
 	if err != nil {
 		return err
 	}
-	if len(vecs) != len(todo) {
-		return fmt.Errorf("embedder returned %d vectors for %d texts", len(vecs), len(todo))
+	score := make(map[string]float64, len(hits))
+	for _, h := range hits {
+		score[h.ID] = h.Score
 	}
-	for i, c := range todo {
+	var texts []string
+	rest := todo[:0]
+	for _, c := range todo {
+		if sc, ok := score[c.turn.ID]; ok {
+			c.cos, c.hasCos = sc, true
+			continue
+		}
+		rest = append(rest, c)
+		texts = append(texts, c.turn.EmbedText())
+	}
+	if len(rest) == 0 {
+		return nil
+	}
+	vecs, err := v.Embedder.Embed(ctx, texts)
+	if err != nil {
+		return err
+	}
+	if len(vecs) != len(rest) {
+		return fmt.Errorf("embedder returned %d vectors for %d texts", len(vecs), len(rest))
+	}
+	for i, c := range rest {
 		c.cos, c.hasCos = cosine(q, vecs[i]), true
 	}
 	return nil
@@ -500,10 +588,22 @@ func fuse(cands []*candidate, cfg DeepConfig, withNeighbours bool) {
 				c.base = score
 			}
 		}
+	case FusionSum:
+		for _, c := range cands {
+			score := cfg.VectorWeight*c.vecN + cfg.BM25Weight*c.bm25N + cfg.SessionWeight*c.sessN + cfg.SceneWeight*c.sceneN +
+				cfg.LayerWeight*c.layerN + cfg.KGWeight*c.kgN
+			if withNeighbours {
+				// A share of the best adjacent turn's relevance.
+				score += cfg.NeighbourWeight * c.neighBase
+				c.final = score * c.decay
+			} else {
+				c.base = score
+			}
+		}
 	default:
 		for _, c := range cands {
 			score := math.Pow(epsilon+c.vecN, cfg.VectorWeight) * math.Pow(epsilon+c.bm25N, cfg.BM25Weight) *
-				math.Pow(epsilon+c.sessN, cfg.SessionWeight) *
+				math.Pow(epsilon+c.sessN, cfg.SessionWeight) * math.Pow(epsilon+c.sceneN, cfg.SceneWeight) *
 				math.Pow(1+c.layerN, cfg.LayerWeight) * math.Pow(1+c.kgN, cfg.KGWeight)
 			if withNeighbours {
 				score *= math.Pow(1+c.neighN, cfg.NeighbourWeight)
@@ -555,8 +655,8 @@ func (s *Service) neighbours(ctx context.Context, cands []*candidate, cfg DeepCo
 		}
 		for _, t := range adj {
 			if n, ok := byID[t.ID]; ok {
-				c.neighN = math.Max(c.neighN, n.base/maxBase)
-				n.neighN = math.Max(n.neighN, c.base/maxBase)
+				c.neighN, c.neighBase = math.Max(c.neighN, n.base/maxBase), math.Max(c.neighBase, n.base)
+				n.neighN, n.neighBase = math.Max(n.neighN, c.base/maxBase), math.Max(n.neighBase, c.base)
 			}
 		}
 	}

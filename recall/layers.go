@@ -29,18 +29,22 @@ const (
 	maxEntityLookups                    = 40
 )
 
-// splitKinds separates turn hits (at most n) from layer hits, keeping
-// their order.
-func splitKinds(hits []engram.VectorHit, n int) (turns, layers []engram.VectorHit) {
+// splitKinds separates turn hits (at most n) from layer hits (memories,
+// scenes, facts) and unit hits, keeping their order.
+func splitKinds(hits []engram.VectorHit, n int) (turns, layers, units []engram.VectorHit) {
 	for _, h := range hits {
-		switch {
-		case h.Kind == engram.KindMemory || h.Kind == engram.KindScene:
+		switch h.Kind {
+		case engram.KindTurn:
+			if len(turns) < n {
+				turns = append(turns, h)
+			}
+		case engram.KindUnit:
+			units = append(units, h)
+		default:
 			layers = append(layers, h)
-		case len(turns) < n:
-			turns = append(turns, h)
 		}
 	}
-	return turns, layers
+	return turns, layers, units
 }
 
 // layerVectorEvidence adds the vector matches of memories and scenes to ev:

@@ -2,6 +2,7 @@ package recall
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync/atomic"
@@ -46,6 +47,9 @@ type Service struct {
 	// Layers, if set, lets the deep path weigh the derived layers (L1
 	// memories, L2 scenes, the L4 graph).
 	Layers engram.LayerIndex
+	// Units, if set, lets the deep path weigh each turn's session and scene
+	// as retrieval units of their own.
+	Units engram.UnitIndex
 	// Docs, if set, adds the chunks of the indexed vaults to the results.
 	Docs engram.DocIndex
 	// Deep tunes the deep path; Triggers decides when auto runs it.
@@ -96,10 +100,10 @@ func Validate(req engram.RecallRequest) (engram.RecallRequest, error) {
 	switch req.Mode {
 	case "":
 		req.Mode = engram.ModeAuto
-	case engram.ModeAuto, engram.ModeShallow, engram.ModeDeep, engram.ModeKeyword:
+	case engram.ModeAuto, engram.ModeHybrid, engram.ModeShallow, engram.ModeDeep, engram.ModeKeyword:
 	default:
-		return req, engram.FieldError("mode", "unknown mode %q (available: %s, %s, %s, %s)", req.Mode,
-			engram.ModeAuto, engram.ModeShallow, engram.ModeDeep, engram.ModeKeyword)
+		return req, engram.FieldError("mode", "unknown mode %q (available: %s, %s, %s, %s, %s)", req.Mode,
+			engram.ModeAuto, engram.ModeHybrid, engram.ModeShallow, engram.ModeDeep, engram.ModeKeyword)
 	}
 	if !req.AsOf.IsZero() && (req.AsOf.Year() < 1678 || req.AsOf.Year() > 2261) {
 		return req, engram.FieldError("as_of", "as_of is out of range (years 1678 to 2261)")
@@ -157,7 +161,7 @@ func (s *Service) Recall(ctx context.Context, req engram.RecallRequest) (engram.
 	}
 	mode := req.Mode
 	if mode == engram.ModeAuto {
-		mode = engram.ModeShallow
+		mode = engram.ModeHybrid
 		if phrase, rest, ok := s.Triggers.Match(text); ok {
 			mode, resp.Trigger = engram.ModeDeep, phrase
 			if strings.TrimSpace(rest) != "" {
@@ -190,6 +194,32 @@ func (s *Service) Recall(ctx context.Context, req engram.RecallRequest) (engram.
 	var before time.Time
 	if !req.AsOf.IsZero() {
 		before = req.AsOf.Add(time.Nanosecond)
+	}
+	if mode == engram.ModeHybrid {
+		switch {
+		case v == nil:
+			if req.Mode != engram.ModeAuto {
+				warn("no vector index is configured: answered with keyword search")
+			}
+			mode = engram.ModeKeyword
+		case v.Unavailable != "":
+			warn(v.Unavailable + ": answered with keyword search")
+			mode = engram.ModeKeyword
+		default:
+			s.sync(ctx, s.Sync, "index", &resp)
+			s.sync(ctx, v.Sync, "vector index", &resp)
+			results, err := s.hybrid(ctx, v, ns, text, turnK, before, warn)
+			var ve *vectorError
+			switch {
+			case err == nil:
+				resp.Results = results
+			case errors.As(err, &ve):
+				warn(fmt.Sprintf("vector search failed (%s): answered with keyword search", engram.ErrorMessage(ve.err)))
+				mode = engram.ModeKeyword
+			default:
+				return engram.RecallResponse{}, err
+			}
+		}
 	}
 	if mode == engram.ModeShallow {
 		switch {

@@ -83,22 +83,28 @@ func TestShallowAndKeyword(t *testing.T) {
 	f := mustOpenFixture(t, small)
 	s := f.service()
 	ctx := context.Background()
-	resp, err := s.Recall(ctx, engram.RecallRequest{Query: "which database did we pick?"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if resp.Mode != engram.ModeShallow || len(resp.Results) == 0 || !strings.Contains(resp.Results[0].Text, "PostgreSQL") {
-		t.Fatalf("auto runs shallow and finds the database turn first: %+v", resp)
-	}
-	for i, r := range resp.Results {
-		if len(r.Sources) != 1 || r.Sources[0].ID != r.ID || r.Kind != engram.KindTurn {
-			t.Errorf("result %d does not list itself as its source: %+v", i, r)
+	for _, tc := range []struct{ ask, ran string }{
+		{engram.ModeShallow, engram.ModeShallow},
+		{engram.ModeHybrid, engram.ModeHybrid},
+		{"", engram.ModeHybrid}, // auto without a trigger phrase
+	} {
+		resp, err := s.Recall(ctx, engram.RecallRequest{Query: "which database did we pick?", Mode: tc.ask})
+		if err != nil {
+			t.Fatal(err)
 		}
-		if i > 0 && r.Score > resp.Results[i-1].Score {
-			t.Errorf("results not in score order: %v > %v", r.Score, resp.Results[i-1].Score)
+		if resp.Mode != tc.ran || len(resp.Results) == 0 || !strings.Contains(resp.Results[0].Text, "PostgreSQL") {
+			t.Fatalf("mode %q runs %s and finds the database turn first: %+v", tc.ask, tc.ran, resp)
+		}
+		for i, r := range resp.Results {
+			if len(r.Sources) != 1 || r.Sources[0].ID != r.ID || r.Kind != engram.KindTurn {
+				t.Errorf("result %d does not list itself as its source: %+v", i, r)
+			}
+			if i > 0 && r.Score > resp.Results[i-1].Score {
+				t.Errorf("results not in score order: %v > %v", r.Score, resp.Results[i-1].Score)
+			}
 		}
 	}
-	resp, err = s.Recall(ctx, engram.RecallRequest{Query: "PostgreSQL", Mode: engram.ModeKeyword, K: 5})
+	resp, err := s.Recall(ctx, engram.RecallRequest{Query: "PostgreSQL", Mode: engram.ModeKeyword, K: 5})
 	if err != nil || resp.Mode != engram.ModeKeyword || len(resp.Results) != 1 {
 		t.Fatalf("keyword: %+v %v", resp, err)
 	}
@@ -140,12 +146,15 @@ func TestShallowDegradesToKeyword(t *testing.T) {
 		t.Fatalf("no vectors, shallow: %+v %v", resp, err)
 	}
 
-	// A failing embedder: keyword results and a warning naming the cause.
+	// A failing embedder: keyword results and a warning naming the cause,
+	// for the hybrid path (auto) and the vector path alike.
 	s.SetVectors(&recall.Vectors{Embedder: brokenEmbedder{}, Index: f.vecs})
-	resp, err = s.Recall(ctx, engram.RecallRequest{Query: "PostgreSQL"})
-	if err != nil || resp.Mode != engram.ModeKeyword || len(resp.Results) != 1 ||
-		len(resp.Warnings) != 1 || !strings.Contains(resp.Warnings[0], "not reachable") {
-		t.Fatalf("failing embedder: %+v %v", resp, err)
+	for _, mode := range []string{engram.ModeAuto, engram.ModeShallow} {
+		resp, err = s.Recall(ctx, engram.RecallRequest{Query: "PostgreSQL", Mode: mode})
+		if err != nil || resp.Mode != engram.ModeKeyword || len(resp.Results) != 1 ||
+			len(resp.Warnings) != 1 || !strings.Contains(resp.Warnings[0], "not reachable") {
+			t.Fatalf("failing embedder, %s: %+v %v", mode, resp, err)
+		}
 	}
 
 	// Vectors switched off with a reason.
@@ -162,7 +171,7 @@ func TestShallowDegradesToKeyword(t *testing.T) {
 	}})
 	s.SyncWait = 10 * time.Millisecond
 	resp, err = s.Recall(ctx, engram.RecallRequest{Query: "PostgreSQL"})
-	if err != nil || resp.Mode != engram.ModeShallow || !strings.Contains(strings.Join(resp.Warnings, ""), "behind the archive") {
+	if err != nil || resp.Mode != engram.ModeHybrid || !strings.Contains(strings.Join(resp.Warnings, ""), "behind the archive") {
 		t.Fatalf("lagging: %+v %v", resp, err)
 	}
 }
@@ -236,15 +245,15 @@ func TestDeepRecall(t *testing.T) {
 		t.Errorf("context block: %d tokens: %q", resp.ContextTokens, resp.Context)
 	}
 
-	// Without a trigger, auto is shallow; an ordinary sentence never triggers.
+	// Without a trigger, auto is hybrid; an ordinary sentence never triggers.
 	resp, err = s.Recall(ctx, engram.RecallRequest{Query: "I remember the storage layer talk", AsOf: asOf})
-	if err != nil || resp.Mode != engram.ModeShallow || resp.Trigger != "" {
+	if err != nil || resp.Mode != engram.ModeHybrid || resp.Trigger != "" {
 		t.Fatalf("no trigger: %q %q %v", resp.Mode, resp.Trigger, err)
 	}
 
 	// as_of: nothing dated after it.
 	early := time.Date(2026, 5, 1, 9, 1, 30, 0, time.UTC) // after the first two turns only
-	for _, mode := range []string{engram.ModeDeep, engram.ModeShallow, engram.ModeKeyword} {
+	for _, mode := range []string{engram.ModeDeep, engram.ModeHybrid, engram.ModeShallow, engram.ModeKeyword} {
 		resp, err = s.Recall(ctx, engram.RecallRequest{Query: "PostgreSQL Redis cache storage", Mode: mode, AsOf: early})
 		if err != nil {
 			t.Fatal(err)

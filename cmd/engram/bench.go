@@ -174,7 +174,7 @@ func (b *benchEngram) waitIndexed(ctx context.Context, timeout time.Duration) er
 // and deep (fusion) are the modes the design promises; naming them here
 // means a benchmark measures them the day the server learns them, with no
 // change to the bench.
-var candidateModes = []string{engram.ModeKeyword, "shallow", "deep", engram.ModeAuto}
+var candidateModes = []string{engram.ModeKeyword, engram.ModeShallow, engram.ModeHybrid, engram.ModeDeep, engram.ModeAuto}
 
 // probeNamespace is where mode probes search: a namespace no benchmark
 // writes, so probes find nothing and change nothing.

@@ -85,10 +85,11 @@ type VaultConfig struct {
 // DeepSettings is the [deep] table of config.toml. Zero values mean the
 // defaults; a negative weight switches a signal off.
 type DeepSettings struct {
-	Fusion          string  `toml:"fusion"` // product or rrf
+	Fusion          string  `toml:"fusion"` // product, sum or rrf
 	VectorWeight    float64 `toml:"vector_weight"`
 	BM25Weight      float64 `toml:"bm25_weight"`
 	SessionWeight   float64 `toml:"session_weight"`
+	SceneWeight     float64 `toml:"scene_weight"`
 	NeighbourWeight float64 `toml:"neighbour_weight"`
 	LayerWeight     float64 `toml:"layer_weight"`   // memories and scenes citing a turn
 	KGWeight        float64 `toml:"kg_weight"`      // knowledge-graph triples citing a turn
@@ -96,12 +97,13 @@ type DeepSettings struct {
 	DecayFloor      float64 `toml:"decay_floor"`
 	Candidates      int     `toml:"candidates"`
 	Neighbours      int     `toml:"neighbours"` // context turns on each side of a deep hit; negative: none
+	UnitTurns       int     `toml:"unit_turns"` // the best sessions and scenes whose turns join the candidates; negative: none
 }
 
 func (d DeepSettings) config() recall.DeepConfig {
 	c := recall.DeepConfig{
 		Fusion: d.Fusion, VectorWeight: d.VectorWeight, BM25Weight: d.BM25Weight, SessionWeight: d.SessionWeight,
-		NeighbourWeight: d.NeighbourWeight, LayerWeight: d.LayerWeight, KGWeight: d.KGWeight, DecayFloor: d.DecayFloor, Candidates: d.Candidates, Neighbours: d.Neighbours,
+		SceneWeight: d.SceneWeight, UnitTurns: d.UnitTurns, NeighbourWeight: d.NeighbourWeight, LayerWeight: d.LayerWeight, KGWeight: d.KGWeight, DecayFloor: d.DecayFloor, Candidates: d.Candidates, Neighbours: d.Neighbours,
 	}
 	if d.HalfLifeDays != 0 {
 		c.HalfLife = time.Duration(d.HalfLifeDays * 24 * float64(time.Hour))
@@ -218,6 +220,7 @@ func (m *Main) applyEnv(cfg *Config) error {
 		{"ENGRAM_DEEP_VECTOR_WEIGHT", &cfg.Deep.VectorWeight},
 		{"ENGRAM_DEEP_BM25_WEIGHT", &cfg.Deep.BM25Weight},
 		{"ENGRAM_DEEP_SESSION_WEIGHT", &cfg.Deep.SessionWeight},
+		{"ENGRAM_DEEP_SCENE_WEIGHT", &cfg.Deep.SceneWeight},
 		{"ENGRAM_DEEP_NEIGHBOUR_WEIGHT", &cfg.Deep.NeighbourWeight},
 		{"ENGRAM_DEEP_LAYER_WEIGHT", &cfg.Deep.LayerWeight},
 		{"ENGRAM_DEEP_KG_WEIGHT", &cfg.Deep.KGWeight},
@@ -240,6 +243,7 @@ func (m *Main) applyEnv(cfg *Config) error {
 		{"ENGRAM_MAX_CONTENT_BYTES", &cfg.MaxContentBytes},
 		{"ENGRAM_MAX_BATCH", &cfg.MaxBatch},
 		{"ENGRAM_DEEP_CANDIDATES", &cfg.Deep.Candidates},
+		{"ENGRAM_DEEP_UNIT_TURNS", &cfg.Deep.UnitTurns},
 	} {
 		v := m.Getenv(e.name)
 		if v == "" {

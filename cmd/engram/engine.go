@@ -42,6 +42,9 @@ type engine struct {
 	extractBatch int              // turns per extraction batch
 
 	vaultMu sync.Mutex // one vault sync at a time
+
+	scenesOnce sync.Once
+	scenes     *pipeline.SceneWorker
 }
 
 var (
@@ -83,6 +86,7 @@ func openEngine(ctx context.Context, cfg Config, logger *slog.Logger) (_ *engine
 		e.recall.Layers = e.palace
 	}
 	e.recall.Docs = e.palace
+	e.recall.Units = e.palace
 	if e.recall.Triggers, err = cfg.triggerMatcher(); err != nil {
 		return nil, err
 	}

@@ -152,12 +152,14 @@ func TestFaultVectorIndex(t *testing.T) {
 		wantShallowHit(t, home, contents[i], ids[i])
 	}
 
+	// --reembed embeds the turns and, through the layer-vectors worker, the
+	// retrieval units (the session and the scenes of the rules extractor).
 	r = runCLI(t, home, "", "reindex", "vectors", "--reembed")
-	if r.code != 0 || !strings.Contains(r.stdout, "dropped 0 unusable, embedded 30 texts, loaded 30 into memory") {
+	if r.code != 0 || !strings.Contains(r.stdout, "dropped 0 unusable, embedded 33 texts, loaded 33 into memory") {
 		t.Fatalf("reindex vectors --reembed: %+v", r)
 	}
 	rep, _ = runDoctor(t, home, 0)
-	rep.mustFind(t, "vectors", "ok", "30 vectors")
+	rep.mustFind(t, "vectors", "ok", "33 vectors (30 of turns)")
 	wantShallowHit(t, home, contents[20], ids[20])
 }
 
@@ -260,13 +262,13 @@ func TestFaultVectorMemory(t *testing.T) {
 	// re-embed puts it right. The doctor cannot tell a wrong vector from a
 	// right one; --reembed is the cure for a model that changed too.
 	r = runCLI(t, home, "", "reindex", "vectors", "--reembed")
-	if r.code != 0 || !strings.Contains(r.stdout, "embedded 20 texts") {
+	if r.code != 0 || !strings.Contains(r.stdout, "embedded 21 texts") { // 20 turns and their session
 		t.Fatalf("reindex --reembed through the server: %+v", r)
 	}
 	if a := recallHTTP(t, s, "shallow", byTok["zq0012"]); a.Mode != "shallow" || a.Results[0].ID != ids["zq0012"] {
 		t.Fatalf("recall of the re-embedded turn: %+v", a)
 	}
-	if code, err := s.get(context.Background(), "/v1/reindex", &st); err != nil || code != 200 || st.State != "done" || !st.Reembed || st.Embedded != 20 {
+	if code, err := s.get(context.Background(), "/v1/reindex", &st); err != nil || code != 200 || st.State != "done" || !st.Reembed || st.Embedded != 21 {
 		t.Fatalf("GET /v1/reindex: %d %v %+v", code, err, st)
 	}
 	var bad map[string]any
@@ -274,7 +276,7 @@ func TestFaultVectorMemory(t *testing.T) {
 		t.Errorf("POST /v1/reindex with an unknown field: %d %v", code, bad)
 	}
 	rep, _ = runDoctor(t, home, 0)
-	rep.mustFind(t, "vector-memory", "ok", "20 stored vectors")
+	rep.mustFind(t, "vector-memory", "ok", "21 stored vectors")
 }
 
 // chromaScript is scripts/chroma.sh, from this package's directory.

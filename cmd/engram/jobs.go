@@ -39,11 +39,13 @@ func (e *engine) newScheduler() (*scheduler.Scheduler, error) {
 	if e.extractor != nil {
 		add(pipeline.WorkerMemories, (&pipeline.MemoryWorker{Archive: e.archive, Extractor: e.extractor, Store: e.palace,
 			BatchSize: e.extractBatch, Logger: e.logger.With("component", pipeline.WorkerMemories)}).Run)
-		add(pipeline.WorkerScenes, (&pipeline.SceneWorker{Archive: e.archive, Store: e.palace}).Run)
+		add(pipeline.WorkerScenes, e.sceneWorker().Run)
 		add(pipeline.WorkerPersona, (&pipeline.PersonaWorker{Store: e.palace}).Run)
 		add(pipeline.WorkerGraph, (&pipeline.GraphWorker{Store: e.palace}).Run)
-		add(pipeline.WorkerLayerVectors, e.embedLayers)
 	}
+	// Layer vectors run without an extractor too: they embed the sessions
+	// (retrieval units) whatever the layers.
+	add(pipeline.WorkerLayerVectors, e.embedLayers)
 	add(jobVaultReconcile, e.reconcileVaults)
 	add(jobVerify, e.verifyArchive)
 	add(jobCompact, e.palace.Optimize)
@@ -67,8 +69,17 @@ func (e *engine) embedLayers(ctx context.Context) error {
 		e.logger.Debug("layer vectors: no vector model is active; skipped")
 		return nil
 	}
-	w := &pipeline.LayerVectorWorker{Layers: e.palace, Embedder: side.vx.Embedder(), Store: side.store}
+	w := &pipeline.LayerVectorWorker{Layers: e.palace, Embedder: side.vx.Embedder(), Store: side.store, Units: e.palace}
 	return w.Run(ctx)
+}
+
+// sceneWorker returns the engine's L2 worker: one instance, so that the
+// scheduled job and the follower of serve never run at once.
+func (e *engine) sceneWorker() *pipeline.SceneWorker {
+	e.scenesOnce.Do(func() {
+		e.scenes = &pipeline.SceneWorker{Archive: e.archive, Store: e.palace, Indexed: e.palace.IndexedSeq}
+	})
+	return e.scenes
 }
 
 // verifyArchive re-reads every archive file and fails on anything but

@@ -187,16 +187,21 @@ func rebuild(ctx context.Context, cfg Config, logger *slog.Logger, progress func
 			run  func(context.Context) error
 		}{
 			{pipeline.WorkerMemories, (&pipeline.MemoryWorker{Archive: a, Extractor: e.extractor, Store: db, BatchSize: e.extractBatch, Logger: logger}).Run},
-			{pipeline.WorkerScenes, (&pipeline.SceneWorker{Archive: a, Store: db}).Run},
+			{pipeline.WorkerScenes, (&pipeline.SceneWorker{Archive: a, Store: db, Indexed: db.IndexedSeq}).Run},
 			{pipeline.WorkerPersona, (&pipeline.PersonaWorker{Store: db}).Run},
 			{pipeline.WorkerGraph, (&pipeline.GraphWorker{Store: db}).Run},
-			{pipeline.WorkerLayerVectors, e.embedLayers},
 		} {
 			progress(w.name, 0, 0)
 			if err := w.run(ctx); err != nil {
 				return rep, fmt.Errorf("%s: %w", w.name, err)
 			}
 		}
+	}
+	// The layers' vectors, and those of the sessions (retrieval units,
+	// there without an extractor too).
+	progress(pipeline.WorkerLayerVectors, 0, 0)
+	if err := e.embedLayers(ctx); err != nil {
+		return rep, fmt.Errorf("%s: %w", pipeline.WorkerLayerVectors, err)
 	}
 
 	// Vaults.

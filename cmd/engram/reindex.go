@@ -491,7 +491,7 @@ func (e *engine) reembedLayers(ctx context.Context, run *reindexRun, key string,
 			return err
 		}
 		if !viaJob {
-			w := &pipeline.LayerVectorWorker{Layers: e.palace, Embedder: emb, Store: store}
+			w := &pipeline.LayerVectorWorker{Layers: e.palace, Embedder: emb, Store: store, Units: e.palace}
 			if err := w.Run(ctx); err != nil {
 				return fmt.Errorf("embed the layers again: %w", err)
 			}
@@ -518,7 +518,7 @@ func (e *engine) reembedLayers(ctx context.Context, run *reindexRun, key string,
 		if err != nil {
 			return err
 		}
-		embedded.Add(int64(kinds[engram.KindMemory] + kinds[engram.KindFact] + kinds[engram.KindScene]))
+		embedded.Add(int64(kinds[engram.KindMemory] + kinds[engram.KindFact] + kinds[engram.KindScene] + kinds[engram.KindUnit]))
 		break
 	}
 	run.update(func(st *httpapi.ReindexStatus) { st.Done = 1 })

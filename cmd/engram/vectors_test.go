@@ -88,7 +88,7 @@ func TestShallowRecallBuiltin(t *testing.T) {
 		t.Fatalf("ingest: %+v", r)
 	}
 	resp, _ := recallJSON(t, home, "which database did we choose")
-	if resp.Mode != "shallow" || len(resp.Results) != 3 || !strings.Contains(resp.Results[0].Text, "PostgreSQL") {
+	if resp.Mode != "hybrid" || len(resp.Results) != 3 || !strings.Contains(resp.Results[0].Text, "PostgreSQL") {
 		t.Fatalf("shallow recall: %+v", resp)
 	}
 	if len(resp.Results[0].Sources) != 1 || resp.Results[0].Sources[0].ID != resp.Results[0].ID {
@@ -110,7 +110,7 @@ func TestShallowRecallBuiltin(t *testing.T) {
 		os.Remove(filepath.Join(home, f))
 	}
 	resp, _ = recallJSON(t, home, "which database did we choose")
-	if resp.Mode != "shallow" || len(resp.Results) != 3 || !strings.Contains(resp.Results[0].Text, "PostgreSQL") {
+	if resp.Mode != "hybrid" || len(resp.Results) != 3 || !strings.Contains(resp.Results[0].Text, "PostgreSQL") {
 		t.Fatalf("shallow recall after deleting palace.db: %+v", resp)
 	}
 }

@@ -88,6 +88,7 @@ func Run(t *testing.T, open OpenFunc) {
 		{"KindsFilter", testKindsFilter},
 		{"TimeRange", testTimeRange},
 		{"CombinedFilters", testCombinedFilters},
+		{"IDs", testIDs},
 		{"Delete", testDelete},
 		{"Count", testCount},
 		{"KLargerThanCount", testKLargerThanCount},
@@ -193,6 +194,35 @@ func testUpsertReplaces(t *testing.T, open OpenFunc) {
 	}
 	if hits := mustQuery(t, ix, engram.VectorQuery{Vector: vec(0, 0, 1, 0), K: 5, To: t0.Add(time.Second)}); slices.Contains(ids(hits), "x") {
 		t.Fatalf("x still at its old time: %v", ids(hits))
+	}
+}
+
+// testIDs checks that a query restricted to ids scores exactly those (the
+// unknown ones and those other filters exclude left out), whatever their
+// rank among all vectors.
+func testIDs(t *testing.T, open OpenFunc) {
+	ix := open(t, 4)
+	items := []engram.VectorItem{
+		{ID: "best", Kind: engram.KindTurn, Namespace: "a", TS: t0, Vector: vec(1, 0, 0, 0)},
+		{ID: "good", Kind: engram.KindTurn, Namespace: "a", TS: t0, Vector: vec(1, 1, 0, 0)},
+		{ID: "poor", Kind: engram.KindTurn, Namespace: "a", TS: t0, Vector: vec(0, 0, 1, 0)},
+		{ID: "worst", Kind: engram.KindTurn, Namespace: "a", TS: t0, Vector: vec(-1, 0, 0, 0)},
+		{ID: "other", Kind: engram.KindTurn, Namespace: "b", TS: t0, Vector: vec(1, 0, 0, 0)},
+	}
+	mustUpsert(t, ix, items)
+	q := vec(1, 0, 0, 0)
+	hits := mustQuery(t, ix, engram.VectorQuery{Vector: q, K: 10, IDs: []string{"worst", "poor", "missing", "worst"}})
+	want := bruteForce(q, []engram.VectorItem{items[2], items[3]}, 2)
+	checkExact(t, hits, want)
+	// Other filters still apply.
+	hits = mustQuery(t, ix, engram.VectorQuery{Vector: q, K: 10, Namespace: "a", IDs: []string{"other", "good"}})
+	if got := ids(hits); len(got) != 1 || got[0] != "good" {
+		t.Fatalf("ids and namespace a: got %v, want [good]", got)
+	}
+	// K still bounds the answer.
+	hits = mustQuery(t, ix, engram.VectorQuery{Vector: q, K: 1, IDs: []string{"poor", "good", "worst"}})
+	if got := ids(hits); len(got) != 1 || got[0] != "good" {
+		t.Fatalf("ids with k 1: got %v, want [good]", got)
 	}
 }
 

@@ -71,7 +71,8 @@ func (x *exactIndex) Query(_ context.Context, q engram.VectorQuery) ([]engram.Ve
 		if (q.Namespace != "" && it.Namespace != q.Namespace) ||
 			(len(q.Kinds) > 0 && !slices.Contains(q.Kinds, it.Kind)) ||
 			(!q.From.IsZero() && it.TS.Before(q.From)) ||
-			(!q.To.IsZero() && !it.TS.Before(q.To)) {
+			(!q.To.IsZero() && !it.TS.Before(q.To)) ||
+			(len(q.IDs) > 0 && !slices.Contains(q.IDs, it.ID)) {
 			continue
 		}
 		hits = append(hits, engram.VectorHit{ID: it.ID, Kind: it.Kind, Score: Cosine(q.Vector, it.Vector)})

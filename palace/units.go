@@ -1,0 +1,430 @@
+package palace
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	engram "github.com/engram-dev/engram"
+)
+
+// Bounds of retrieval units (see migration 0007).
+const (
+	// UnitMaxTurns and UnitMaxBytes bound a session part: a session longer
+	// than that is indexed as consecutive parts, so that extending a
+	// session's document costs the same at its 10th turn and its 10,000th.
+	UnitMaxTurns = 64
+	UnitMaxBytes = 32 << 10
+	// UnitTurnBytes is how much of one turn's content its units hold: a
+	// pasted log or file is found through the turn itself.
+	UnitTurnBytes = 2 << 10
+)
+
+// keyUnitsSeq is the palace_meta key of the seq through which every stored
+// turn has its session unit.
+const keyUnitsSeq = "units_seq"
+
+// unitFTS is the keyword index of each kind of unit.
+var unitFTS = map[string]string{engram.UnitSession: "unit_sessions_fts", engram.UnitScene: "unit_scenes_fts"}
+
+// unitID is the id of a unit: of a session part, from the turn it starts
+// with; of a scene, from the scene's id.
+func unitID(kind, namespace, session, first string) string {
+	prefix := "ses-"
+	if kind == engram.UnitScene {
+		prefix = "scu-"
+	}
+	sum := sha256.Sum256([]byte(kind + "|" + namespace + "|" + session + "|" + first))
+	return prefix + hex.EncodeToString(sum[:10])
+}
+
+// unitTurnSize is what turn t adds to a unit's text.
+func unitTurnSize(speaker, content string) int {
+	return len(speaker) + 2 + min(len(content), UnitTurnBytes) + 1
+}
+
+// clipUTF8 cuts s to at most n bytes on a rune boundary.
+func clipUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+// openUnit is the session part a turn would join.
+type openUnit struct {
+	n, turns, bytes int64
+	start, end      int64 // Unix nanoseconds, 0 for none
+	changed         bool
+}
+
+// addSessionTurns puts each of turns (newly stored, in seq order) into the
+// open part of its session, starting a new part when that one is full, and
+// re-indexes the parts that changed, inside tx.
+func addSessionTurns(ctx context.Context, tx *sql.Tx, turns []engram.Turn) error {
+	if len(turns) == 0 {
+		return nil
+	}
+	seq, err := nextSeq(ctx, tx, "units")
+	if err != nil {
+		return err
+	}
+	open := map[engram.SessionKey]*openUnit{}
+	var touched []*openUnit
+	get, err := tx.PrepareContext(ctx, `SELECT n, turns, bytes, coalesce(start_ts, 0), coalesce(end_ts, 0)
+		FROM units WHERE namespace = ? AND session = ? AND kind = 'session' ORDER BY n DESC LIMIT 1`)
+	if err != nil {
+		return err
+	}
+	defer get.Close()
+	for _, t := range turns {
+		key := engram.SessionKey{Namespace: t.Namespace, Session: t.Session}
+		u, ok := open[key]
+		if !ok {
+			u = new(openUnit)
+			err := get.QueryRowContext(ctx, t.Namespace, t.Session).Scan(&u.n, &u.turns, &u.bytes, &u.start, &u.end)
+			if errors.Is(err, sql.ErrNoRows) {
+				u = nil
+			} else if err != nil {
+				return err
+			}
+		}
+		size := int64(unitTurnSize(t.Speaker, t.Content))
+		if u == nil || u.turns >= UnitMaxTurns || (u.turns > 0 && u.bytes+size > UnitMaxBytes) {
+			seq++
+			u = new(openUnit)
+			err := tx.QueryRowContext(ctx, `INSERT INTO units (id, kind, namespace, session, turns, bytes, seq)
+				VALUES (?, 'session', ?, ?, 0, 0, ?) RETURNING n`,
+				unitID(engram.UnitSession, t.Namespace, t.Session, t.ID), t.Namespace, t.Session, seq).Scan(&u.n)
+			if err != nil {
+				return fmt.Errorf("session unit of turn %d: %w", t.Seq, err)
+			}
+		}
+		open[key] = u
+		if !u.changed {
+			u.changed = true
+			touched = append(touched, u)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO unit_turns (unit_n, turn_seq) VALUES (?, ?)`, u.n, t.Seq); err != nil {
+			return err
+		}
+		u.turns++
+		u.bytes += size
+		if !t.TS.IsZero() {
+			ts := t.TS.UnixNano()
+			if u.start == 0 || ts < u.start {
+				u.start = ts
+			}
+			if u.end == 0 || ts > u.end {
+				u.end = ts
+			}
+		}
+	}
+	for _, u := range touched {
+		seq++
+		_, err := tx.ExecContext(ctx, `UPDATE units SET turns = ?, bytes = ?, start_ts = nullif(?, 0), end_ts = nullif(?, 0), seq = ?
+			WHERE n = ?`, u.turns, u.bytes, u.start, u.end, seq, u.n)
+		if err != nil {
+			return err
+		}
+		if err := indexUnit(ctx, tx, engram.UnitSession, u.n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// putSceneUnit writes the unit of scene s (its turns as far as they are
+// stored) inside tx, and re-indexes its text.
+func putSceneUnit(ctx context.Context, tx *sql.Tx, s engram.Scene, seq int64) error {
+	id := unitID(engram.UnitScene, s.Namespace, s.Session, s.ID)
+	start, _ := nanos(s.Start)
+	end, _ := nanos(s.End)
+	var n int64
+	err := tx.QueryRowContext(ctx, `INSERT INTO units (id, kind, namespace, session, start_ts, end_ts, turns, bytes, seq)
+		VALUES (?, 'scene', ?, ?, ?, ?, 0, 0, ?)
+		ON CONFLICT (id) DO UPDATE SET start_ts = excluded.start_ts, end_ts = excluded.end_ts, seq = excluded.seq
+		RETURNING n`, id, s.Namespace, s.Session, start, end, seq).Scan(&n)
+	if err != nil {
+		return fmt.Errorf("unit of scene %s: %w", s.ID, err)
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM unit_turns WHERE unit_n = ?`, n); err != nil {
+		return err
+	}
+	const chunk = 500
+	for i := 0; i < len(s.Turns); i += chunk {
+		part := s.Turns[i:min(i+chunk, len(s.Turns))]
+		q := `INSERT OR IGNORE INTO unit_turns (unit_n, turn_seq) SELECT ?, seq FROM turns WHERE id IN (?` + strings.Repeat(",?", len(part)-1) + `)`
+		if _, err := tx.ExecContext(ctx, q, append([]any{n}, anys(part)...)...); err != nil {
+			return err
+		}
+	}
+	_, err = tx.ExecContext(ctx, `UPDATE units SET
+		turns = (SELECT count(*) FROM unit_turns WHERE unit_n = ?1),
+		bytes = coalesce((SELECT sum(length(t.speaker) + 3 + min(length(CAST(t.content AS BLOB)), ?2))
+			FROM unit_turns ut JOIN turns t ON t.seq = ut.turn_seq WHERE ut.unit_n = ?1), 0)
+		WHERE n = ?1`, n, UnitTurnBytes)
+	if err != nil {
+		return err
+	}
+	return indexUnit(ctx, tx, engram.UnitScene, n)
+}
+
+// unitText is the text of unit n: "speaker: content" per turn in arrival
+// order, each turn's content clipped to UnitTurnBytes.
+func unitText(ctx context.Context, tx *sql.Tx, n int64) (string, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT t.speaker, t.role, t.content FROM unit_turns ut JOIN turns t ON t.seq = ut.turn_seq
+		WHERE ut.unit_n = ? ORDER BY ut.turn_seq`, n)
+	if err != nil {
+		return "", err
+	}
+	defer rows.Close()
+	var b strings.Builder
+	for rows.Next() {
+		var speaker, role, content string
+		if err := rows.Scan(&speaker, &role, &content); err != nil {
+			return "", err
+		}
+		if speaker == "" {
+			speaker = role
+		}
+		b.WriteString(speaker)
+		b.WriteString(": ")
+		b.WriteString(clipUTF8(content, UnitTurnBytes))
+		b.WriteByte('\n')
+	}
+	return b.String(), rows.Err()
+}
+
+// indexUnit replaces unit n's entry in its keyword index.
+func indexUnit(ctx context.Context, tx *sql.Tx, kind string, n int64) error {
+	table := unitFTS[kind]
+	text, err := unitText(ctx, tx, n)
+	if err != nil {
+		return err
+	}
+	if text, err = indexText(text); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM `+table+` WHERE rowid = ?`, n); err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO `+table+` (rowid, text) VALUES (?, ?)`, n, text)
+	return err
+}
+
+// backfillUnits gives every stored turn after keyUnitsSeq its session unit:
+// the palace of an older engram, opened for the first time by one with
+// units. It runs at Open, in batches.
+func (db *DB) backfillUnits(ctx context.Context) error {
+	for {
+		var done bool
+		err := db.Update(ctx, func(tx *sql.Tx) error {
+			var from int64
+			err := tx.QueryRowContext(ctx, `SELECT value FROM palace_meta WHERE key = ?`, keyUnitsSeq).Scan(&from)
+			if err != nil && !errors.Is(err, sql.ErrNoRows) {
+				return err
+			}
+			var turns []engram.Turn
+			err = queryTurns(ctx, tx, `SELECT `+turnColumns+` FROM turns t WHERE t.seq > ? ORDER BY t.seq LIMIT 2000`, []any{from},
+				func(t engram.Turn, _ float64) { turns = append(turns, t) })
+			if err != nil || len(turns) == 0 {
+				done = true
+				return err
+			}
+			if err := addSessionTurns(ctx, tx, turns); err != nil {
+				return err
+			}
+			return setMeta(ctx, tx, keyUnitsSeq, turns[len(turns)-1].Seq)
+		})
+		if err != nil {
+			return fmt.Errorf("palace: build session units: %w", err)
+		}
+		if done {
+			return nil
+		}
+	}
+}
+
+// setMeta raises a palace_meta counter to v (it never moves back).
+func setMeta(ctx context.Context, tx *sql.Tx, key string, v int64) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO palace_meta (key, value) VALUES (?, ?)
+		ON CONFLICT (key) DO UPDATE SET value = max(value, excluded.value)`, key, v)
+	return err
+}
+
+const unitColumns = `u.id, u.kind, u.namespace, u.session, u.start_ts, u.end_ts, u.turns, u.seq`
+
+func scanUnit(rows *sql.Rows, extra ...any) (engram.Unit, error) {
+	var (
+		u          engram.Unit
+		start, end sql.NullInt64
+	)
+	err := rows.Scan(append([]any{&u.ID, &u.Kind, &u.Namespace, &u.Session, &start, &end, &u.Turns, &u.Seq}, extra...)...)
+	u.Start, u.End = fromNanos(start), fromNanos(end)
+	return u, err
+}
+
+// SearchUnits ranks the units of kind (engram.UnitSession, engram.UnitScene,
+// or "" for both) that hold a word of q.Text and overlap [q.From, q.To) by
+// BM25 over their full text, best first (higher is better; scores of the
+// two kinds come from two indexes and compare within a kind only). At most
+// q.Limit units of each kind. Errors: EINVALID for an unknown kind.
+func (db *DB) SearchUnits(ctx context.Context, q engram.TextQuery, kind string) ([]engram.UnitHit, error) {
+	var kinds []string
+	switch kind {
+	case "":
+		kinds = []string{engram.UnitSession, engram.UnitScene}
+	case engram.UnitSession, engram.UnitScene:
+		kinds = []string{kind}
+	default:
+		return nil, engram.Errorf(engram.EINVALID, "palace: unknown unit kind %q", kind)
+	}
+	terms, err := queryTerms(q.Text)
+	if err != nil || len(terms) == 0 {
+		return nil, err
+	}
+	limit := min(max(q.Limit, 1), MaxSearchLimit)
+	var out []engram.UnitHit
+	err = db.View(ctx, func(tx *sql.Tx) error {
+		for _, k := range kinds {
+			rows, err := tx.QueryContext(ctx, `SELECT `+unitColumns+`, f.rank FROM `+unitFTS[k]+` f JOIN units u ON u.n = f.rowid
+				WHERE `+unitFTS[k]+` MATCH ?1 AND (?2 = '' OR u.namespace = ?2)
+				AND (?4 = 0 OR u.end_ts >= ?4) AND (?5 = 0 OR u.start_ts < ?5)
+				ORDER BY f.rank LIMIT ?3`, matchExpr(terms), q.Namespace, limit, nanosOrZero(q.From), nanosOrZero(q.To))
+			if err != nil {
+				return err
+			}
+			for rows.Next() {
+				var rank float64
+				u, err := scanUnit(rows, &rank)
+				if err != nil {
+					rows.Close()
+					return err
+				}
+				out = append(out, engram.UnitHit{Unit: u, Score: max(-rank, 0)})
+			}
+			if err := rows.Close(); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("palace: search units: %w", err)
+	}
+	return out, nil
+}
+
+// TurnUnits returns the ids of the units holding each turn of seqs.
+func (db *DB) TurnUnits(ctx context.Context, seqs []int64) (map[int64][]string, error) {
+	out := make(map[int64][]string, len(seqs))
+	if len(seqs) == 0 {
+		return out, nil
+	}
+	err := db.View(ctx, func(tx *sql.Tx) error {
+		const chunk = 500
+		for i := 0; i < len(seqs); i += chunk {
+			part := seqs[i:min(i+chunk, len(seqs))]
+			args := make([]any, len(part))
+			for j, s := range part {
+				args[j] = s
+			}
+			rows, err := tx.QueryContext(ctx, `SELECT ut.turn_seq, u.id FROM unit_turns ut JOIN units u ON u.n = ut.unit_n
+				WHERE ut.turn_seq IN (?`+strings.Repeat(",?", len(part)-1)+`)`, args...)
+			if err != nil {
+				return err
+			}
+			for rows.Next() {
+				var seq int64
+				var id string
+				if err := rows.Scan(&seq, &id); err != nil {
+					rows.Close()
+					return err
+				}
+				out[seq] = append(out[seq], id)
+			}
+			if err := rows.Close(); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("palace: turn units: %w", err)
+	}
+	return out, nil
+}
+
+// UnitTurnIDs returns the ids of the turns of each unit, in arrival order.
+func (db *DB) UnitTurnIDs(ctx context.Context, unitIDs []string) (map[string][]string, error) {
+	out := make(map[string][]string, len(unitIDs))
+	if len(unitIDs) == 0 {
+		return out, nil
+	}
+	err := db.View(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT u.id, t.id FROM units u JOIN unit_turns ut ON ut.unit_n = u.n
+			JOIN turns t ON t.seq = ut.turn_seq WHERE u.id IN (?`+strings.Repeat(",?", len(unitIDs)-1)+`)
+			ORDER BY u.n, ut.turn_seq`, anys(unitIDs)...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var u, t string
+			if err := rows.Scan(&u, &t); err != nil {
+				return err
+			}
+			out[u] = append(out[u], t)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("palace: unit turns: %w", err)
+	}
+	return out, nil
+}
+
+// UnitsSince returns up to limit units whose change number is above after,
+// in change-number order, each with its text (see unitText).
+func (db *DB) UnitsSince(ctx context.Context, after int64, limit int) ([]engram.UnitDoc, error) {
+	var out []engram.UnitDoc
+	err := db.View(ctx, func(tx *sql.Tx) error {
+		var ns []int64
+		rows, err := tx.QueryContext(ctx, `SELECT `+unitColumns+`, u.n FROM units u WHERE u.seq > ? ORDER BY u.seq LIMIT ?`, after, max(limit, 1))
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var n int64
+			u, err := scanUnit(rows, &n)
+			if err != nil {
+				rows.Close()
+				return err
+			}
+			out = append(out, engram.UnitDoc{Unit: u})
+			ns = append(ns, n)
+		}
+		if err := rows.Close(); err != nil {
+			return err
+		}
+		for i, n := range ns {
+			if out[i].Text, err = unitText(ctx, tx, n); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("palace: units since %d: %w", after, err)
+	}
+	return out, nil
+}

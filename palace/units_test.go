@@ -1,0 +1,235 @@
+package palace
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	engram "github.com/engram-dev/engram"
+)
+
+// sessionTurn is testTurn in session s, by speaker.
+func sessionTurn(seq int64, s, speaker, content string) engram.Turn {
+	t := testTurn(seq, content)
+	t.Session, t.Speaker = s, speaker
+	return t
+}
+
+func unitHitIDs(hits []engram.UnitHit) []string {
+	var out []string
+	for _, h := range hits {
+		out = append(out, h.Unit.ID)
+	}
+	return out
+}
+
+// TestSessionUnits: a session's turns make one document, found by words of
+// any of its turns and by its speakers, extended by each new turn in the
+// transaction that stores it.
+func TestSessionUnits(t *testing.T) {
+	db := MustOpenDB(t)
+	ctx := context.Background()
+	mustPut(t, db,
+		sessionTurn(1, "trip", "Ana", "We should plan the trip to Lisbon"),
+		sessionTurn(2, "infra", "Bo", "The database migration is done"),
+		sessionTurn(3, "trip", "Cy", "I booked the flights yesterday"),
+	)
+	hits, err := db.SearchUnits(ctx, engram.TextQuery{Text: "flights to Lisbon", Limit: 10}, engram.UnitSession)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hits) != 1 || hits[0].Unit.Session != "trip" || hits[0].Unit.Turns != 2 || hits[0].Score <= 0 ||
+		hits[0].Unit.Kind != engram.UnitSession {
+		t.Fatalf("search for words of two turns of one session: %+v", hits)
+	}
+	trip := hits[0].Unit
+	if !trip.Start.Equal(testTurn(1, "").TS) || !trip.End.Equal(testTurn(3, "").TS) {
+		t.Errorf("trip spans %v to %v, want the times of turns 1 and 3", trip.Start, trip.End)
+	}
+	// Speakers are indexed with what they said.
+	if hits, _ := db.SearchUnits(ctx, engram.TextQuery{Text: "Bo", Limit: 10}, ""); len(hits) != 1 || hits[0].Unit.Session != "infra" {
+		t.Errorf("search by speaker: %+v", hits)
+	}
+	of, err := db.TurnUnits(ctx, []int64{1, 2, 3, 99})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(of) != 3 || !slices.Equal(of[1], []string{trip.ID}) || !slices.Equal(of[3], []string{trip.ID}) || of[2][0] == trip.ID {
+		t.Errorf("TurnUnits: %v", of)
+	}
+	members, err := db.UnitTurnIDs(ctx, []string{trip.ID, "ses-unknown"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(members) != 1 || !slices.Equal(members[trip.ID], []string{"t1", "t3"}) {
+		t.Errorf("UnitTurnIDs: %v", members)
+	}
+
+	// A new turn extends the document at once and gives it a new change
+	// number; a replayed turn changes nothing.
+	before, err := db.UnitsSince(ctx, 0, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustPut(t, db, sessionTurn(4, "trip", "Ana", "Hotel near Alfama please"))
+	mustPut(t, db, sessionTurn(3, "trip", "Cy", "I booked the flights yesterday"))
+	if hits, _ := db.SearchUnits(ctx, engram.TextQuery{Text: "Alfama", Limit: 10}, ""); len(hits) != 1 || hits[0].Unit.ID != trip.ID || hits[0].Unit.Turns != 3 {
+		t.Fatalf("the session grew: %+v", hits)
+	}
+	since, err := db.UnitsSince(ctx, maxUnitSeq(before), 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(since) != 1 || since[0].ID != trip.ID {
+		t.Fatalf("units changed since the first batch: %+v", since)
+	}
+	want := "Ana: We should plan the trip to Lisbon\nCy: I booked the flights yesterday\nAna: Hotel near Alfama please\n"
+	if since[0].Text != want {
+		t.Errorf("unit text %q, want %q", since[0].Text, want)
+	}
+}
+
+func maxUnitSeq(us []engram.UnitDoc) int64 {
+	var m int64
+	for _, u := range us {
+		m = max(m, u.Seq)
+	}
+	return m
+}
+
+// TestSessionUnits_Bounded: a long session is indexed as consecutive parts
+// of at most UnitMaxTurns turns or UnitMaxBytes of text, and a long turn
+// counts only its first UnitTurnBytes.
+func TestSessionUnits_Bounded(t *testing.T) {
+	db := MustOpenDB(t)
+	ctx := context.Background()
+	var turns []engram.Turn
+	for i := int64(1); i <= UnitMaxTurns+6; i++ {
+		turns = append(turns, sessionTurn(i, "long", "Ana", fmt.Sprintf("note number %d", i)))
+	}
+	// Three batches, so the open part is found again across transactions.
+	mustPut(t, db, turns[:10]...)
+	mustPut(t, db, turns[10:UnitMaxTurns+2]...)
+	mustPut(t, db, turns[UnitMaxTurns+2:]...)
+	units, err := db.UnitsSince(ctx, 0, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(units) != 2 || units[0].Turns+units[1].Turns != UnitMaxTurns+6 || max(units[0].Turns, units[1].Turns) != UnitMaxTurns {
+		t.Fatalf("%d turns in parts: %+v", UnitMaxTurns+6, units)
+	}
+
+	// Bytes: turns of 2 KB (the most a turn gives a unit) fill a part at
+	// UnitMaxBytes.
+	big := strings.Repeat("word ", 3000) // 15 KB, clipped to UnitTurnBytes
+	var bigs []engram.Turn
+	for i := int64(0); i < 20; i++ {
+		bigs = append(bigs, sessionTurn(1000+i, "big", "Bo", big))
+	}
+	mustPut(t, db, bigs...)
+	var parts, most int
+	err = db.View(ctx, func(tx *sql.Tx) error {
+		return tx.QueryRowContext(ctx, `SELECT count(*), max(turns) FROM units WHERE session = 'big'`).Scan(&parts, &most)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	perPart := UnitMaxBytes / unitTurnSize("Bo", big)
+	if most != perPart || parts != (20+perPart-1)/perPart {
+		t.Fatalf("20 turns of 15 KB: %d parts, the largest of %d turns; want parts of %d", parts, most, perPart)
+	}
+	docs, err := db.UnitsSince(ctx, 0, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range docs {
+		if d.Session == "big" && len(d.Text) > UnitMaxBytes {
+			t.Errorf("unit text of %d bytes, over %d", len(d.Text), UnitMaxBytes)
+		}
+	}
+}
+
+// TestSceneUnits: a scene written by the L2 worker is a unit of its own,
+// of its stored turns, searched apart from the sessions.
+func TestSceneUnits(t *testing.T) {
+	db := MustOpenDB(t)
+	ctx := context.Background()
+	mustPut(t, db,
+		sessionTurn(1, "s1", "Ana", "Let us pick a database"),
+		sessionTurn(2, "s1", "Bo", "PostgreSQL for the JSONB support"),
+		sessionTurn(3, "s1", "Ana", "Now lunch: pizza or sushi?"),
+	)
+	sc := engram.Scene{ID: "scn-1", Namespace: engram.DefaultNamespace, Session: "s1", Title: "database",
+		Turns: []string{"t1", "t2"}, Start: testTurn(1, "").TS, End: testTurn(2, "").TS}
+	if err := db.PutScenes(ctx, "l2-scenes", []engram.SceneWrite{{Scene: sc}}, 2); err != nil {
+		t.Fatal(err)
+	}
+	hits, err := db.SearchUnits(ctx, engram.TextQuery{Text: "JSONB database", Limit: 10}, engram.UnitScene)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hits) != 1 || hits[0].Unit.Kind != engram.UnitScene || hits[0].Unit.Turns != 2 || !strings.HasPrefix(hits[0].Unit.ID, "scu-") {
+		t.Fatalf("scene unit: %+v", hits)
+	}
+	if hits, _ := db.SearchUnits(ctx, engram.TextQuery{Text: "sushi", Limit: 10}, engram.UnitScene); len(hits) != 0 {
+		t.Errorf("a turn outside the scene matched it: %+v", hits)
+	}
+	// The scene grows: the same unit, with the new turn.
+	sc.Turns = append(sc.Turns, "t3")
+	if err := db.PutScenes(ctx, "l2-scenes", []engram.SceneWrite{{Scene: sc}}, 3); err != nil {
+		t.Fatal(err)
+	}
+	hits, _ = db.SearchUnits(ctx, engram.TextQuery{Text: "sushi", Limit: 10}, engram.UnitScene)
+	if len(hits) != 1 || hits[0].Unit.Turns != 3 {
+		t.Fatalf("grown scene: %+v", hits)
+	}
+	of, err := db.TurnUnits(ctx, []int64{3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(of[3]) != 2 {
+		t.Errorf("turn 3 is in its session and its scene: %v", of)
+	}
+	if _, err := db.SearchUnits(ctx, engram.TextQuery{Text: "x"}, "chapter"); engram.ErrorCode(err) != engram.EINVALID {
+		t.Errorf("unknown kind: %v", err)
+	}
+}
+
+// TestUnits_Backfill: a palace written before units existed (its units
+// gone, as an older engram left it) gets them at Open.
+func TestUnits_Backfill(t *testing.T) {
+	path := t.TempDir() + "/palace.db"
+	db, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := db.PutTurns(ctx, []engram.Turn{
+		sessionTurn(1, "a", "Ana", "first words"), sessionTurn(2, "b", "Bo", "other words"), sessionTurn(3, "a", "Ana", "last words"),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(ctx, func(tx *sql.Tx) error {
+		for _, q := range []string{`DELETE FROM unit_turns`, `DELETE FROM units`,
+			`INSERT INTO unit_sessions_fts (unit_sessions_fts) VALUES ('delete-all')`, `DELETE FROM palace_meta WHERE key = 'units_seq'`} {
+			if _, err := tx.ExecContext(ctx, q); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db = MustOpenDBAt(t, path, Options{}) // its cleanup checks the invariants
+	hits, err := db.SearchUnits(ctx, engram.TextQuery{Text: "first last", Limit: 10}, engram.UnitSession)
+	if err != nil || len(hits) != 1 || hits[0].Unit.Session != "a" || hits[0].Unit.Turns != 2 {
+		t.Fatalf("after the backfill: %+v %v", hits, err)
+	}
+}

@@ -1,0 +1,149 @@
+package recall
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/engram-dev/engram"
+)
+
+// hybridCandidates is how many turns each of BM25 and vector search
+// proposes on the hybrid path (more when k is larger).
+const hybridCandidates = 50
+
+// hybrid is the default path: BM25 and vector search of single turns, each
+// signal normalised over the candidates (BM25 by the best, the cosine
+// min-max) and summed with equal weights, plus, with SessionWeight on, the
+// evidence of each turn's session as a whole (its text by BM25 and its
+// vector). No layers, no lookups of the turns around a hit. Turns dated at
+// or after before (when set) are left out. A failing vector side (embedder
+// or index) returns a *vectorError, and the caller answers with keyword
+// search.
+func (s *Service) hybrid(ctx context.Context, v *Vectors, ns, text string, k int, before time.Time, warn func(string)) ([]engram.Result, error) {
+	cfg := s.Deep.WithDefaults()
+	n := max(k, hybridCandidates)
+	sessions := s.Units != nil && cfg.SessionWeight > 0
+	var (
+		wg    sync.WaitGroup
+		qvec  []float32
+		vhits []engram.VectorHit
+		verr  error
+	)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		vecs, err := v.Embedder.Embed(ctx, []string{text})
+		if err != nil {
+			verr = fmt.Errorf("embed query: %w", err)
+			return
+		}
+		if len(vecs) != 1 {
+			verr = fmt.Errorf("embed query: got %d vectors for 1 text", len(vecs))
+			return
+		}
+		qvec = vecs[0]
+		q := engram.VectorQuery{Vector: qvec, K: n, Namespace: ns, Kinds: []string{engram.KindTurn}, To: before}
+		if sessions {
+			q.Kinds, q.K = append(q.Kinds, engram.KindUnit), n+2*unitHits
+		}
+		vhits, verr = v.Index.Query(ctx, q)
+	}()
+	bhits, berr := s.index.SearchTurns(ctx, engram.TextQuery{Namespace: ns, Text: text, Limit: n, To: before})
+	wg.Wait()
+	if berr != nil {
+		return nil, fmt.Errorf("keyword search: %w", berr)
+	}
+	if verr != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, &vectorError{verr}
+	}
+	turnHits, _, unitVecHits := splitKinds(vhits, n)
+
+	byID := make(map[string]*candidate, len(bhits)+len(turnHits))
+	var cands []*candidate
+	for _, h := range bhits {
+		c := &candidate{turn: h.Turn, bm25: h.Score}
+		byID[h.Turn.ID] = c
+		cands = append(cands, c)
+	}
+	var missing []string
+	for _, h := range turnHits {
+		if c, ok := byID[h.ID]; ok {
+			c.cos, c.hasCos = h.Score, true
+			continue
+		}
+		c := &candidate{cos: h.Score, hasCos: true}
+		c.turn.ID = h.ID
+		byID[h.ID] = c
+		cands = append(cands, c)
+		missing = append(missing, h.ID)
+	}
+	if len(missing) > 0 {
+		turns, err := s.index.GetTurns(ctx, missing)
+		if err != nil {
+			return nil, fmt.Errorf("load turns: %w", err)
+		}
+		for _, t := range turns {
+			byID[t.ID].turn = t
+		}
+	}
+	kept := cands[:0]
+	for _, c := range cands {
+		if c.turn.Seq != 0 { // a vector whose turn is not indexed yet
+			kept = append(kept, c)
+		}
+	}
+	cands = kept
+	if len(cands) == 0 {
+		return []engram.Result{}, nil
+	}
+	if err := cosines(ctx, v, qvec, cands); err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		warn(fmt.Sprintf("scoring keyword candidates by meaning failed (%s)", engram.ErrorMessage(err)))
+	}
+	normalise(cands)
+	if sessions {
+		us, err := s.unitEvidence(ctx, engram.TextQuery{Namespace: ns, Text: text, To: before}, unitVecHits, engram.UnitSession)
+		if err == nil {
+			err = s.unitSignals(ctx, cands, us, true)
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			warn(fmt.Sprintf("the sessions could not be searched (%s): answered on single turns", engram.ErrorMessage(err)))
+		}
+	}
+	for _, c := range cands {
+		c.final = cfg.VectorWeight*c.vecN + cfg.BM25Weight*c.bm25N
+		if sessions {
+			c.final += cfg.SessionWeight * c.sessN
+		}
+	}
+	sort.SliceStable(cands, func(i, j int) bool {
+		if cands[i].final != cands[j].final {
+			return cands[i].final > cands[j].final
+		}
+		return cands[i].turn.Seq > cands[j].turn.Seq
+	})
+	cands = diverse(cands, k)
+	results := make([]engram.Result, len(cands))
+	for i, c := range cands {
+		results[i] = engram.TurnResult(c.turn, c.final)
+	}
+	return results, nil
+}
+
+// vectorError is a failure of the vector side (embedding the query or the
+// vector query) on a path that can answer from keywords alone.
+type vectorError struct{ err error }
+
+func (e *vectorError) Error() string { return e.err.Error() }
+func (e *vectorError) Unwrap() error { return e.err }

@@ -1,0 +1,154 @@
+package recall
+
+import (
+	"context"
+	"math"
+	"strings"
+
+	"github.com/engram-dev/engram"
+)
+
+// Unit evidence of the deep path.
+const (
+	// unitHits is how many units of each kind keyword search and vector
+	// search propose per query.
+	unitHits = 20
+	// unitTurnsFrom is how many of the best units lend their turns to the
+	// candidates: a turn whose own words miss the question but whose
+	// session or scene matches it can then be found.
+	unitTurnsFrom = 3
+)
+
+// unitScores is the evidence of the retrieval units for one query: each
+// unit's BM25 (divided by the best of its kind) and cosine (min-max over
+// the hits of its kind), by unit id.
+type unitScores struct {
+	bm25, vec map[string]float64
+	kind      map[string]string
+	order     []string // units by their combined evidence, best first
+}
+
+// unitEvidence searches the retrieval units of kind (both for "") by
+// keyword and takes their vector hits (from the path's one vector query).
+func (s *Service) unitEvidence(ctx context.Context, q engram.TextQuery, vhits []engram.VectorHit, kind string) (unitScores, error) {
+	us := unitScores{bm25: map[string]float64{}, vec: map[string]float64{}, kind: map[string]string{}}
+	if s.Units == nil {
+		return us, nil
+	}
+	q.Limit = unitHits
+	hits, err := s.Units.SearchUnits(ctx, q, kind)
+	if err != nil {
+		return us, err
+	}
+	best := map[string]float64{}
+	for _, h := range hits {
+		best[h.Unit.Kind] = math.Max(best[h.Unit.Kind], h.Score)
+	}
+	for _, h := range hits {
+		us.kind[h.Unit.ID] = h.Unit.Kind
+		if b := best[h.Unit.Kind]; b > 0 {
+			us.bm25[h.Unit.ID] = h.Score / b
+		}
+	}
+	// Vector hits: min-max per kind, the kind read from the id's prefix.
+	lo, hi := map[string]float64{}, map[string]float64{}
+	n := map[string]int{}
+	for _, h := range vhits {
+		k := unitKindOf(h.ID)
+		if n[k] == unitHits || (kind != "" && k != kind) {
+			continue
+		}
+		if n[k] == 0 {
+			lo[k], hi[k] = h.Score, h.Score
+		}
+		n[k]++
+		lo[k], hi[k] = math.Min(lo[k], h.Score), math.Max(hi[k], h.Score)
+	}
+	seen := map[string]int{}
+	for _, h := range vhits {
+		k := unitKindOf(h.ID)
+		if seen[k] == unitHits || (kind != "" && k != kind) {
+			continue
+		}
+		seen[k]++
+		us.kind[h.ID] = k
+		if hi[k] > lo[k] {
+			us.vec[h.ID] = (h.Score - lo[k]) / (hi[k] - lo[k])
+		} else {
+			us.vec[h.ID] = 1
+		}
+	}
+	for id := range us.kind {
+		us.order = append(us.order, id)
+	}
+	sortByScore(us.order, func(id string) float64 { return us.bm25[id] + us.vec[id] })
+	return us, nil
+}
+
+// unitKindOf tells a unit's kind by its id (palace gives session parts the
+// prefix "ses-" and scene units "scu-").
+func unitKindOf(id string) string {
+	if strings.HasPrefix(id, "scu-") {
+		return engram.UnitScene
+	}
+	return engram.UnitSession
+}
+
+// score is a unit's evidence: the mean of its keyword and vector evidence
+// (the vector half missing when vectors are off).
+func (us unitScores) score(id string, vectors bool) float64 {
+	if !vectors {
+		return us.bm25[id]
+	}
+	return (us.bm25[id] + us.vec[id]) / 2
+}
+
+// unitSignals gives each candidate the evidence of its session part and of
+// its scene.
+func (s *Service) unitSignals(ctx context.Context, cands []*candidate, us unitScores, vectors bool) error {
+	if s.Units == nil || len(us.kind) == 0 {
+		return nil
+	}
+	seqs := make([]int64, 0, len(cands))
+	for _, c := range cands {
+		seqs = append(seqs, c.turn.Seq)
+	}
+	of, err := s.Units.TurnUnits(ctx, seqs)
+	if err != nil {
+		return err
+	}
+	for _, c := range cands {
+		for _, id := range of[c.turn.Seq] {
+			v := us.score(id, vectors)
+			if unitKindOf(id) == engram.UnitScene {
+				c.sceneN = math.Max(c.sceneN, v)
+			} else {
+				c.sessN = math.Max(c.sessN, v)
+			}
+		}
+	}
+	return nil
+}
+
+func sortByScore(ids []string, score func(string) float64) {
+	// insertion sort is plenty for a few dozen ids, and stable
+	for i := 1; i < len(ids); i++ {
+		for j := i; j > 0 && score(ids[j]) > score(ids[j-1]); j-- {
+			ids[j], ids[j-1] = ids[j-1], ids[j]
+		}
+	}
+}
+
+// merge adds o's units to us (the wider search of a period with too little
+// in it), keeping us's scores where both have one.
+func (us unitScores) merge(o unitScores) unitScores {
+	for id, k := range o.kind {
+		if _, ok := us.kind[id]; ok {
+			continue
+		}
+		us.kind[id] = k
+		us.bm25[id], us.vec[id] = o.bm25[id], o.vec[id]
+		us.order = append(us.order, id)
+	}
+	return us
+}

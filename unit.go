@@ -1,0 +1,66 @@
+package engram
+
+import (
+	"context"
+	"time"
+)
+
+// Kinds of retrieval units.
+const (
+	// UnitSession is a part of a session: its turns in arrival order, up to
+	// a bound (a long session has several consecutive parts).
+	UnitSession = "session"
+	// UnitScene is an L2 scene: consecutive turns of a session on one topic.
+	UnitScene = "scene"
+)
+
+// KindUnit is the vector kind of retrieval units (their vectors sit in the
+// same index as the turns').
+const KindUnit = "unit"
+
+// Unit is a retrieval unit: a document made of the full text of several
+// turns (a session part or a scene) that deep recall scores as a whole, so
+// that a turn whose own words miss a question is found through the
+// conversation around it. Units are derived from turns and rebuilt with
+// them.
+type Unit struct {
+	ID        string    `json:"id"`
+	Kind      string    `json:"kind"` // UnitSession or UnitScene
+	Namespace string    `json:"namespace"`
+	Session   string    `json:"session"`
+	Start     time.Time `json:"start"`
+	End       time.Time `json:"end"`
+	Turns     int       `json:"turns"` // how many turns it holds
+	// Seq is the unit's change number: it takes the next one whenever it is
+	// created or grows.
+	Seq int64 `json:"seq"`
+}
+
+// UnitHit is a unit found by a search, with its score (higher is better).
+type UnitHit struct {
+	Unit  Unit
+	Score float64
+}
+
+// UnitDoc is a unit with the text that represents it: "speaker: content"
+// per turn, each turn clipped, the whole bounded.
+type UnitDoc struct {
+	Unit
+	Text string
+}
+
+// UnitIndex finds retrieval units and the turns they hold.
+type UnitIndex interface {
+	// SearchUnits ranks the units of kind (UnitSession, UnitScene, or ""
+	// for both) overlapping [q.From, q.To) by BM25 over their full text.
+	SearchUnits(ctx context.Context, q TextQuery, kind string) ([]UnitHit, error)
+	// TurnUnits returns the ids of the units holding each of the turns
+	// (by seq); turns in no unit are absent.
+	TurnUnits(ctx context.Context, seqs []int64) (map[int64][]string, error)
+	// UnitTurnIDs returns the ids of the turns of each unit, in arrival
+	// order; unknown units are absent.
+	UnitTurnIDs(ctx context.Context, unitIDs []string) (map[string][]string, error)
+	// UnitsSince returns up to limit units whose change number is above
+	// after, in change-number order, with their text.
+	UnitsSince(ctx context.Context, after int64, limit int) ([]UnitDoc, error)
+}
