@@ -99,6 +99,13 @@ type Result struct {
 	Context []ContextTurn `json:"context,omitempty"`
 	// Doc places a result of kind doc in its file.
 	Doc *DocRef `json:"doc,omitempty"`
+	// SessionStart is when the result's session began (its first turn):
+	// the day a conversation's relative times are read against.
+	SessionStart time.Time `json:"session_start,omitzero"`
+	// Times are the expressions of time in the text resolved against when
+	// it was said: "last week", said on 2023-05-08, is 2023-05-01 to
+	// 2023-05-08 (To exclusive), so an agent can answer "when did...".
+	Times []TimeRange `json:"times,omitempty"`
 }
 
 // Signals are the normalised scores deep recall fused for a result.

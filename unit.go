@@ -63,4 +63,7 @@ type UnitIndex interface {
 	// UnitsSince returns up to limit units whose change number is above
 	// after, in change-number order, with their text.
 	UnitsSince(ctx context.Context, after int64, limit int) ([]UnitDoc, error)
+	// SessionStarts returns when each session began (its first turn's
+	// time); sessions without a dated turn are absent.
+	SessionStarts(ctx context.Context, keys []SessionKey) (map[SessionKey]time.Time, error)
 }

@@ -83,7 +83,7 @@ func newMetrics() *metrics {
 		}),
 		recallDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "engram_recall_duration_seconds",
-			Help:    "Latency of successful recalls by the mode that ran (auto resolves to shallow or deep).",
+			Help:    "Latency of successful recalls by the mode that ran (auto resolves to hybrid or deep).",
 			Buckets: latencyBuckets,
 		}, []string{"mode"}),
 		recallResults: prometheus.NewHistogramVec(prometheus.HistogramOpts{

@@ -123,7 +123,7 @@ func TestToolsAndSchemas(t *testing.T) {
 	}
 	for name, want := range map[string][]string{
 		mcp.ToolRemember: {`"required":["content"]`, `"enum":["user","assistant","system","tool"]`, `"meta"`},
-		mcp.ToolRecall:   {`"required":["query"]`, `"enum":["auto","shallow","deep","keyword"]`, `"maximum":200`, `"sources"`},
+		mcp.ToolRecall:   {`"required":["query"]`, `"enum":["auto","hybrid","shallow","deep","keyword"]`, `"maximum":200`, `"sources"`},
 		mcp.ToolKG:       {`"required":["entity"]`, `"timeline"`, `"as_of"`, `"facts"`},
 		mcp.ToolTimeline: {`"required":["entity"]`},
 		mcp.ToolMemories: {`"enum":["fact","decision","preference","plan","event"]`, `"memories"`},

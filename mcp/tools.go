@@ -58,7 +58,7 @@ type RememberOutput struct {
 // RecallInput is the input of the recall tool.
 type RecallInput struct {
 	Query        string   `json:"query" jsonschema:"what to look for, as a question or keywords (for example 'where does Alice live')"`
-	Mode         string   `json:"mode,omitempty" jsonschema:"auto (default: deep when the query says 'do you remember', else shallow), shallow (vector search, fast), deep (vector, keyword, session, neighbour and time signals fused), keyword (BM25 only)"`
+	Mode         string   `json:"mode,omitempty" jsonschema:"auto (default: deep when the query says 'do you remember', else hybrid), hybrid (keyword and vector search of single turns with their sessions, fast), shallow (vector search only), deep (vector, keyword, session, scene, neighbour, layer and time signals fused), keyword (BM25 only)"`
 	K            int      `json:"k,omitempty" jsonschema:"number of results, 1 to 200 (default 10)"`
 	BudgetTokens int      `json:"budget_tokens,omitempty" jsonschema:"when set, also return 'context': the results packed into one block of at most this many tokens, ready to quote"`
 	Kinds        []string `json:"kinds,omitempty" jsonschema:"kinds of results: turn and doc (the default), memory, scene, fact, persona"`
@@ -144,7 +144,7 @@ func (s *Server) addTools(srv *sdk.Server) error {
 					"for extracted facts and decisions, as_of for what was true at a past moment.",
 				Annotations: &sdk.ToolAnnotations{Title: "Recall", ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(false)},
 			}, func(sc *schema) {
-				sc.enum("mode", engram.ModeAuto, engram.ModeShallow, engram.ModeDeep, engram.ModeKeyword)
+				sc.enum("mode", engram.ModeAuto, engram.ModeHybrid, engram.ModeShallow, engram.ModeDeep, engram.ModeKeyword)
 				sc.itemsEnum("kinds", engram.KindTurn, engram.KindDoc, engram.KindMemory, engram.KindScene, engram.KindFact, engram.KindPersona)
 				sc.minLength("query", 1)
 				sc.between("k", 1, engram.MaxK)

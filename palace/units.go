@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	engram "github.com/engram-dev/engram"
@@ -425,6 +426,40 @@ func (db *DB) UnitsSince(ctx context.Context, after int64, limit int) ([]engram.
 	})
 	if err != nil {
 		return nil, fmt.Errorf("palace: units since %d: %w", after, err)
+	}
+	return out, nil
+}
+
+// SessionStarts returns the time of the first dated turn of each session
+// of keys (the earliest start of its parts); sessions without one are
+// absent.
+func (db *DB) SessionStarts(ctx context.Context, keys []engram.SessionKey) (map[engram.SessionKey]time.Time, error) {
+	out := make(map[engram.SessionKey]time.Time, len(keys))
+	if len(keys) == 0 {
+		return out, nil
+	}
+	err := db.View(ctx, func(tx *sql.Tx) error {
+		st, err := tx.PrepareContext(ctx, `SELECT min(start_ts) FROM units WHERE namespace = ? AND session = ? AND kind = 'session'`)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		for _, k := range keys {
+			if _, done := out[k]; done {
+				continue
+			}
+			var ts sql.NullInt64
+			if err := st.QueryRowContext(ctx, k.Namespace, k.Session).Scan(&ts); err != nil {
+				return err
+			}
+			if ts.Valid {
+				out[k] = fromNanos(ts)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("palace: session starts: %w", err)
 	}
 	return out, nil
 }

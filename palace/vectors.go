@@ -46,6 +46,31 @@ type VectorIndex struct {
 	mu      sync.RWMutex
 	mem     *matrix // nil until loaded; guarded by mu, replaced under wmu too
 	dropped atomic.Bool
+
+	nmu     sync.Mutex
+	changed chan struct{} // closed and replaced after each committed write
+}
+
+// Notify returns a channel closed after the next committed write of the
+// model's vectors (by any writer: the turn pipeline, the layer jobs, a
+// vault sync), what an external index's sync waits on.
+func (v *VectorIndex) Notify() <-chan struct{} {
+	v.nmu.Lock()
+	defer v.nmu.Unlock()
+	if v.changed == nil {
+		v.changed = make(chan struct{})
+	}
+	return v.changed
+}
+
+// wake closes the channel Notify handed out.
+func (v *VectorIndex) wake() {
+	v.nmu.Lock()
+	defer v.nmu.Unlock()
+	if v.changed != nil {
+		close(v.changed)
+		v.changed = nil
+	}
 }
 
 // StoredVector is a vector as stored in the palace, with its change number:
@@ -353,8 +378,10 @@ func (v *VectorIndex) write(ctx context.Context, tx *sql.Tx, p prepared, remove 
 	return nil
 }
 
-// apply brings the in-memory matrix, if loaded, up to a committed write.
+// apply brings the in-memory matrix, if loaded, up to a committed write,
+// and wakes those waiting on Notify.
 func (v *VectorIndex) apply(p prepared, remove []string) {
+	defer v.wake()
 	m := v.mem
 	if m == nil {
 		return

@@ -78,7 +78,10 @@ type follower struct {
 	source     func() <-chan struct{} // a channel closed when there may be new work; nil: poll
 	step       func(ctx context.Context) error
 	retryDelay time.Duration
-	logger     *slog.Logger
+	// minInterval, if set, is the least time between the starts of two
+	// steps: work that arrives meanwhile waits and is done in one step.
+	minInterval time.Duration
+	logger      *slog.Logger
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -117,6 +120,10 @@ func (f *follower) loop(ctx context.Context) {
 			signal = f.source()
 		}
 		var retry <-chan time.Time
+		var pause <-chan time.Time
+		if f.minInterval > 0 {
+			pause = time.After(f.minInterval)
+		}
 		if err := f.step(ctx); err != nil {
 			if errors.Is(err, context.Canceled) && ctx.Err() != nil {
 				return
@@ -145,5 +152,35 @@ func (f *follower) loop(ctx context.Context) {
 			}
 		case <-retry:
 		}
+		if pause != nil {
+			select {
+			case <-ctx.Done():
+				return
+			case <-pause:
+			}
+		}
+	}
+}
+
+// Follower runs a step in the background each time its source signals new
+// work, and again with backoff while the step fails.
+type Follower struct{ f *follower }
+
+// Follow starts a Follower named name (for its log lines): step runs once at
+// start, then after each signal of source (nil: every retry delay), never
+// more often than every minInterval. Stop it with Stop.
+func Follow(name string, source func() <-chan struct{}, step func(context.Context) error, minInterval time.Duration, logger *slog.Logger) *Follower {
+	if logger == nil {
+		logger = slog.Default()
+	}
+	f := &follower{name: name, source: source, step: step, retryDelay: DefaultRetryDelay, minInterval: minInterval, logger: logger}
+	f.start()
+	return &Follower{f}
+}
+
+// Stop cancels the follower's step and waits for it to end.
+func (f *Follower) Stop() {
+	if f != nil {
+		f.f.stop()
 	}
 }

@@ -90,6 +90,10 @@ func (ix *Indexer) Indexed() int64 {
 	return seq
 }
 
+// Notify returns a channel closed when the watermark next moves (or a
+// batch fails): what followers of the turn index wait on.
+func (ix *Indexer) Notify() <-chan struct{} { return ix.prog.notify() }
+
 // Err returns the error of the last failed batch, or nil once a later batch
 // succeeded.
 func (ix *Indexer) Err() error {

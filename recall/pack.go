@@ -3,6 +3,7 @@ package recall
 import (
 	"strconv"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -262,15 +263,33 @@ func newPackEntry(n int, r *engram.Result) packEntry {
 			ids = append(ids, id)
 		}
 	}
-	suffix := ""
+	var tail []string
+	if len(r.Times) > 0 {
+		var ts []string
+		for _, t := range r.Times {
+			ts = append(ts, packFold(t.Expr)+" = "+packDays(t))
+		}
+		tail = append(tail, "["+strings.Join(ts, "; ")+"]")
+	}
 	switch len(ids) {
 	case 0:
 	case 1:
-		suffix = "(source " + ids[0] + ")"
+		tail = append(tail, "(source "+ids[0]+")")
 	default:
-		suffix = "(sources " + strings.Join(ids, ", ") + ")"
+		tail = append(tail, "(sources "+strings.Join(ids, ", ")+")")
 	}
-	return packEntry{prefix: b.String(), text: packFold(r.Text), suffix: suffix}
+	return packEntry{prefix: b.String(), text: packFold(r.Text), suffix: strings.Join(tail, " ")}
+}
+
+// packDays writes the days of a resolved time: one day, or the first and
+// the last day of a longer range (To is exclusive).
+func packDays(t engram.TimeRange) string {
+	const day = "2006-01-02"
+	first, last := t.From.UTC().Format(day), t.To.UTC().Add(-time.Nanosecond).Format(day)
+	if first == last {
+		return first
+	}
+	return first + " to " + last
 }
 
 // line renders the entry with text t, marked as cut if cut is set.

@@ -288,6 +288,7 @@ func (s *Service) Recall(ctx context.Context, req engram.RecallRequest) (engram.
 	if len(resp.Results) > req.K {
 		resp.Results = resp.Results[:req.K]
 	}
+	s.annotateTimes(ctx, resp.Results, warn)
 	if req.BudgetTokens > 0 {
 		resp.Context, resp.ContextTokens, _ = Pack(resp.Results, req.BudgetTokens)
 	}

@@ -85,6 +85,22 @@ func ParseTimeExpr(query string, asOf time.Time) (r TimeRange, rest string, ok b
 	return TimeRange{}, query, false
 }
 
+// FindTimeExprs returns the temporal expressions of text (at most limit),
+// in the order they appear, each resolved against at, the time the text was
+// said: ParseTimeExpr's rules, applied to a turn instead of a query.
+func FindTimeExprs(text string, at time.Time, limit int) []TimeRange {
+	var out []TimeRange
+	for rest := text; len(out) < limit; {
+		r, next, ok := ParseTimeExpr(rest, at)
+		if !ok || len(next) >= len(rest) {
+			break
+		}
+		out = append(out, r)
+		rest = next
+	}
+	return out
+}
+
 // timeHit is an expression found at some start: where it ends (a rune index,
 // exclusive) and the range it names.
 type timeHit struct {

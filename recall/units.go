@@ -1,8 +1,10 @@
 package recall
 
 import (
+	"cmp"
 	"context"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/engram-dev/engram"
@@ -78,10 +80,7 @@ func (s *Service) unitEvidence(ctx context.Context, q engram.TextQuery, vhits []
 			us.vec[h.ID] = 1
 		}
 	}
-	for id := range us.kind {
-		us.order = append(us.order, id)
-	}
-	sortByScore(us.order, func(id string) float64 { return us.bm25[id] + us.vec[id] })
+	us.sort()
 	return us, nil
 }
 
@@ -130,15 +129,6 @@ func (s *Service) unitSignals(ctx context.Context, cands []*candidate, us unitSc
 	return nil
 }
 
-func sortByScore(ids []string, score func(string) float64) {
-	// insertion sort is plenty for a few dozen ids, and stable
-	for i := 1; i < len(ids); i++ {
-		for j := i; j > 0 && score(ids[j]) > score(ids[j-1]); j-- {
-			ids[j], ids[j-1] = ids[j-1], ids[j]
-		}
-	}
-}
-
 // merge adds o's units to us (the wider search of a period with too little
 // in it), keeping us's scores where both have one.
 func (us unitScores) merge(o unitScores) unitScores {
@@ -148,7 +138,22 @@ func (us unitScores) merge(o unitScores) unitScores {
 		}
 		us.kind[id] = k
 		us.bm25[id], us.vec[id] = o.bm25[id], o.vec[id]
+	}
+	us.sort()
+	return us
+}
+
+// sort orders the units by their evidence, ties in id order so that
+// answers are stable.
+func (us *unitScores) sort() {
+	us.order = us.order[:0]
+	for id := range us.kind {
 		us.order = append(us.order, id)
 	}
-	return us
+	slices.SortFunc(us.order, func(a, b string) int {
+		if c := cmp.Compare(us.bm25[b]+us.vec[b], us.bm25[a]+us.vec[a]); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
 }

@@ -45,6 +45,8 @@ type engine struct {
 
 	scenesOnce sync.Once
 	scenes     *pipeline.SceneWorker
+	layerVecMu sync.Mutex         // one layer-vectors run at a time: the job and the follower
+	follower   *pipeline.Follower // serve only: scenes and unit vectors between the jobs' runs
 }
 
 var (
@@ -106,6 +108,7 @@ func openEngine(ctx context.Context, cfg Config, logger *slog.Logger) (_ *engine
 // fsyncs and releases the lock). It returns the first error.
 func (e *engine) Close() error {
 	var errs []error
+	e.follower.Stop()
 	if e.sched != nil {
 		sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 		errs = append(errs, e.sched.Stop(sctx))

@@ -62,6 +62,8 @@ func (e *engine) newScheduler() (*scheduler.Scheduler, error) {
 // active model. Without a vector side (embedder none, or not started) it
 // does nothing: the layers stay searchable by keyword.
 func (e *engine) embedLayers(ctx context.Context) error {
+	e.layerVecMu.Lock()
+	defer e.layerVecMu.Unlock()
 	e.vec.mu.Lock()
 	side := e.vec.side
 	e.vec.mu.Unlock()
@@ -71,6 +73,21 @@ func (e *engine) embedLayers(ctx context.Context) error {
 	}
 	w := &pipeline.LayerVectorWorker{Layers: e.palace, Embedder: side.vx.Embedder(), Store: side.store, Units: e.palace}
 	return w.Run(ctx)
+}
+
+// startFollower keeps the scenes and the vectors of the retrieval units (and
+// of the layers) current between the jobs' runs, as `engram serve` does:
+// after each commit of the turn index, at most once a second, so a new turn
+// joins its open scene and its session's vector within moments.
+func (e *engine) startFollower() {
+	e.follower = pipeline.Follow("scenes and unit vectors", e.indexer.Notify, func(ctx context.Context) error {
+		if e.extractor != nil {
+			if err := e.sceneWorker().Run(ctx); err != nil {
+				return fmt.Errorf("scenes: %w", err)
+			}
+		}
+		return e.embedLayers(ctx)
+	}, time.Second, e.logger.With("component", "units"))
 }
 
 // sceneWorker returns the engine's L2 worker: one instance, so that the

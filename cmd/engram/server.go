@@ -41,6 +41,7 @@ func startServer(ctx context.Context, cfg Config, logger *slog.Logger) (*httpapi
 	if err := eng.sched.Start(ctx); err != nil {
 		return nil, nil, errors.Join(err, stopServer(srv, eng))
 	}
+	eng.startFollower()
 	return srv, eng, nil
 }
 

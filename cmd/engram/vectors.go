@@ -225,7 +225,7 @@ func (e *engine) startSide(ctx context.Context, key string, activate bool) (*vec
 	}
 	sync := side.vx.WaitCurrent
 	if side.ext != nil {
-		if err := side.ext.Open(ctx, side.vx.Notify); err != nil {
+		if err := side.ext.Open(ctx, store.Notify); err != nil {
 			side.vx.Close()
 			return nil, err
 		}
