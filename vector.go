@@ -2,6 +2,7 @@ package engram
 
 import (
 	"context"
+	"math"
 	"time"
 )
 
@@ -63,4 +64,22 @@ type VectorIndex interface {
 	Delete(ctx context.Context, ids []string) error
 	// Count returns how many vectors the index holds.
 	Count(ctx context.Context) (int, error)
+}
+
+// Cosine returns the cosine similarity of a and b, computed in float64; 0
+// when their lengths differ or either is a zero vector.
+func Cosine(a, b []float32) float64 {
+	if len(a) != len(b) {
+		return 0
+	}
+	var dot, na, nb float64
+	for i := range a {
+		dot += float64(a[i]) * float64(b[i])
+		na += float64(a[i]) * float64(a[i])
+		nb += float64(b[i]) * float64(b[i])
+	}
+	if na == 0 || nb == 0 {
+		return 0
+	}
+	return dot / math.Sqrt(na*nb)
 }

@@ -1,9 +1,11 @@
 package chroma
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	v2 "github.com/amikos-tech/chroma-go/pkg/api/v2"
@@ -90,11 +92,7 @@ func (ix *Index) Query(ctx context.Context, q engram.VectorQuery) ([]engram.Vect
 		opts = append(opts, v2.WithWhere(where))
 	}
 	if len(q.IDs) > 0 {
-		ids := make([]v2.DocumentID, len(q.IDs))
-		for i, id := range q.IDs {
-			ids[i] = v2.DocumentID(id)
-		}
-		opts = append(opts, v2.WithIDsQuery(ids...))
+		return ix.queryIDs(ctx, q)
 	}
 	var res v2.QueryResult
 	err := ix.do(ctx, "query", func(col v2.Collection) error {
@@ -122,6 +120,53 @@ func (ix *Index) Query(ctx context.Context, q engram.VectorQuery) ([]engram.Vect
 	}
 	return hits, nil
 }
+
+// queryIDs answers a query restricted to ids: it gets their vectors (a
+// query by ids fails on an id the collection lacks; a get skips it) and
+// scores them here, exactly.
+func (ix *Index) queryIDs(ctx context.Context, q engram.VectorQuery) ([]engram.VectorHit, error) {
+	ids := make([]v2.DocumentID, 0, len(q.IDs))
+	seen := make(map[string]bool, len(q.IDs))
+	for _, id := range q.IDs {
+		if !seen[id] { // the client refuses an id given twice
+			seen[id] = true
+			ids = append(ids, v2.DocumentID(id))
+		}
+	}
+	opts := []v2.CollectionGetOption{v2.WithIDsGet(ids...), v2.WithIncludeGet(v2.IncludeEmbeddings, v2.IncludeMetadatas)}
+	if where := whereFilter(q); where != nil {
+		opts = append(opts, v2.WithWhereGet(where))
+	}
+	var res v2.GetResult
+	err := ix.do(ctx, "get", func(col v2.Collection) error {
+		var err error
+		res, err = col.Get(ctx, opts...)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	got, vecs, metas := res.GetIDs(), res.GetEmbeddings(), res.GetMetadatas()
+	if len(vecs) != len(got) {
+		return nil, engram.Errorf(engram.EINTERNAL, "chroma get at %s: %d ids but %d embeddings", ix.cfg.URL, len(got), len(vecs))
+	}
+	hits := make([]engram.VectorHit, 0, len(got))
+	for i, id := range got {
+		h := engram.VectorHit{ID: string(id), Score: engram.Cosine(q.Vector, vecs[i].ContentAsFloat32())}
+		if i < len(metas) && metas[i] != nil {
+			h.Kind, _ = metas[i].GetString(keyKind)
+		}
+		hits = append(hits, h)
+	}
+	slices.SortFunc(hits, func(a, b engram.VectorHit) int {
+		if c := cmp.Compare(b.Score, a.Score); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.ID, b.ID)
+	})
+	return hits[:min(q.K, len(hits))], nil
+}
+
 
 // whereFilter builds the metadata filter of q, nil for none. A single
 // clause is sent bare: Chroma has refused $and with fewer than two.

@@ -114,3 +114,15 @@ func (h *simHeap) Pop() any {
 	*h = old[:len(old)-1]
 	return e
 }
+
+// Rank returns w's frequency rank among the words of the word-vector
+// vocabulary (0 for the most frequent English word, "the"), and false for a
+// word outside it. w is looked up in lower case.
+func Rank(w string) (int, bool) {
+	voc, err := loadVocab()
+	if err != nil {
+		return 0, false
+	}
+	i, ok := voc.index[strings.ToLower(w)]
+	return int(i), ok
+}

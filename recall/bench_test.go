@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/pipeline"
 )
 
 // benchWords is a small English vocabulary; turns draw from it with Zipf
@@ -45,7 +46,8 @@ func benchTurns(b *testing.B) *fixture {
 		}
 		t0 := time.Now()
 		benchFixture.f = mustOpenFixture(b, contents)
-		b.Logf("built 100k turns with builtin vectors in %v", time.Since(t0))
+		benchFixture.f.addScenesAndUnitVectors(b)
+		b.Logf("built 100k turns with builtin vectors, scenes and unit vectors in %v", time.Since(t0))
 	})
 	if benchFixture.f == nil {
 		b.Fatal("fixture failed")
@@ -54,9 +56,11 @@ func benchTurns(b *testing.B) *fixture {
 }
 
 // BenchmarkRecall100k measures recall over 100k turns through the recall
-// service (validation, query embedding, search, turn lookup, results):
-// shallow (builtin embedder, embedded exact vector index) against keyword
-// (BM25) in the same run. Reports p50/p99 per request.
+// service (validation, query embedding, search, turn lookup, results) in
+// every mode, in the same run: hybrid (the default), shallow (builtin
+// embedder, embedded exact vector index), deep (with the sessions' and
+// scenes' units and their vectors) and keyword (BM25). Reports p50/p99 per
+// request.
 func BenchmarkRecall100k(b *testing.B) {
 	f := benchTurns(b)
 	s := f.service()
@@ -67,7 +71,8 @@ func BenchmarkRecall100k(b *testing.B) {
 		"who promised to fix the cache latency incident?",
 		"dinner with family on friday evening",
 	}
-	for _, mode := range []string{engram.ModeShallow, engram.ModeDeep, engram.ModeKeyword} {
+	s.Units = f.db
+	for _, mode := range []string{engram.ModeHybrid, engram.ModeShallow, engram.ModeDeep, engram.ModeKeyword} {
 		b.Run("mode="+mode, func(b *testing.B) {
 			ctx := context.Background()
 			lat := make([]time.Duration, 0, b.N)
@@ -85,5 +90,41 @@ func BenchmarkRecall100k(b *testing.B) {
 			b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
 			b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
 		})
+	}
+}
+
+// addScenesAndUnitVectors segments the fixture's turns into scenes (their
+// units written with them) and embeds every unit, as the layer workers of
+// a serving engram do.
+func (f *fixture) addScenesAndUnitVectors(tb testing.TB) {
+	ctx := context.Background()
+	var cfg pipeline.SceneConfig
+	open := map[engram.SessionKey]*pipeline.SceneDraft{}
+	var writes []engram.SceneWrite
+	flush := func(through int64) {
+		if err := f.db.PutScenes(ctx, pipeline.WorkerScenes, writes, through); err != nil {
+			tb.Fatal(err)
+		}
+		writes = writes[:0]
+	}
+	for i, t := range f.turns {
+		k := engram.SessionKey{Namespace: t.Namespace, Session: t.Session}
+		prev := open[k]
+		cur, started := cfg.AddTurn(prev, t)
+		if started && prev != nil {
+			writes = append(writes, engram.SceneWrite{Scene: prev.Scene})
+		}
+		open[k] = cur
+		if len(writes) >= 500 || i == len(f.turns)-1 {
+			flush(t.Seq)
+		}
+	}
+	for _, d := range open {
+		writes = append(writes, engram.SceneWrite{Scene: d.Scene})
+	}
+	flush(f.turns[len(f.turns)-1].Seq)
+	w := &pipeline.LayerVectorWorker{Layers: f.db, Embedder: f.emb, Store: f.vecs, Units: f.db}
+	if err := w.Run(ctx); err != nil {
+		tb.Fatal(err)
 	}
 }

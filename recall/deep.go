@@ -33,6 +33,12 @@ type DeepConfig struct {
 	// UnitTurns, when positive, lets the turns of the best units join the
 	// candidates; negative: off.
 	UnitTurns int
+	// RM3Weight weighs relevance feedback (a second keyword search with
+	// the heaviest words of the best candidates) and ExpansionWeight the
+	// query's rare words' nearest neighbours by the builtin embedder's word
+	// vectors. Both re-rank the candidates and are off unless positive:
+	// neither helped on the development set.
+	RM3Weight, ExpansionWeight float64
 	// LayerWeight weighs the evidence of the derived layers (a memory or a
 	// scene citing the turn) and KGWeight that of the knowledge graph (a
 	// triple about an entity the query names citing the turn). Both only
@@ -100,6 +106,8 @@ func (c DeepConfig) WithDefaults() DeepConfig {
 	}
 	def(&c.LayerWeight, DefaultLayerWeight)
 	def(&c.KGWeight, DefaultKGWeight)
+	def(&c.RM3Weight, 0)
+	def(&c.ExpansionWeight, 0)
 	if c.HalfLife == 0 {
 		c.HalfLife = DefaultHalfLife
 	}
@@ -137,6 +145,7 @@ type candidate struct {
 	vecN, bm25N      float64
 	sessN, neighN    float64
 	sceneN           float64
+	rm3N, expN       float64 // relevance feedback, query expansion
 	neighBase        float64 // the best adjacent turn's base score
 	layerN, kgN      float64
 	decay            float64
@@ -203,7 +212,26 @@ func (s *Service) deep(ctx context.Context, v *Vectors, ns, text string, k int, 
 	for _, c := range cands {
 		c.decay = decay(asOf.Sub(c.turn.TS), cfg)
 	}
+	if cfg.ExpansionWeight > 0 {
+		sig, err := s.keywordSignal(ctx, ns, expansionQuery(text), cands, cfg.Candidates, from, to)
+		if err != nil {
+			return nil, fmt.Errorf("expanded keyword search: %w", err)
+		}
+		for c, v := range sig {
+			c.expN = v
+		}
+	}
 	fuse(cands, cfg, false)
+	if cfg.RM3Weight > 0 {
+		sig, err := s.keywordSignal(ctx, ns, rm3Query(cands, text), cands, cfg.Candidates, from, to)
+		if err != nil {
+			return nil, fmt.Errorf("feedback keyword search: %w", err)
+		}
+		for c, v := range sig {
+			c.rm3N = v
+		}
+		fuse(cands, cfg, false)
+	}
 	if err := s.neighbours(ctx, cands, cfg); err != nil {
 		return nil, err
 	}
@@ -471,26 +499,11 @@ func cosines(ctx context.Context, v *Vectors, q []float32, cands []*candidate) e
 		return fmt.Errorf("embedder returned %d vectors for %d texts", len(vecs), len(rest))
 	}
 	for i, c := range rest {
-		c.cos, c.hasCos = cosine(q, vecs[i]), true
+		c.cos, c.hasCos = engram.Cosine(q, vecs[i]), true
 	}
 	return nil
 }
 
-func cosine(a, b []float32) float64 {
-	if len(a) != len(b) {
-		return 0
-	}
-	var dot, na, nb float64
-	for i := range a {
-		dot += float64(a[i]) * float64(b[i])
-		na += float64(a[i]) * float64(a[i])
-		nb += float64(b[i]) * float64(b[i])
-	}
-	if na == 0 || nb == 0 {
-		return 0
-	}
-	return dot / math.Sqrt(na*nb)
-}
 
 // normalise scales cosine min-max and BM25 by the best over the candidates.
 func normalise(cands []*candidate) {
@@ -591,7 +604,7 @@ func fuse(cands []*candidate, cfg DeepConfig, withNeighbours bool) {
 	case FusionSum:
 		for _, c := range cands {
 			score := cfg.VectorWeight*c.vecN + cfg.BM25Weight*c.bm25N + cfg.SessionWeight*c.sessN + cfg.SceneWeight*c.sceneN +
-				cfg.LayerWeight*c.layerN + cfg.KGWeight*c.kgN
+				cfg.LayerWeight*c.layerN + cfg.KGWeight*c.kgN + cfg.RM3Weight*c.rm3N + cfg.ExpansionWeight*c.expN
 			if withNeighbours {
 				// A share of the best adjacent turn's relevance.
 				score += cfg.NeighbourWeight * c.neighBase
@@ -604,7 +617,8 @@ func fuse(cands []*candidate, cfg DeepConfig, withNeighbours bool) {
 		for _, c := range cands {
 			score := math.Pow(epsilon+c.vecN, cfg.VectorWeight) * math.Pow(epsilon+c.bm25N, cfg.BM25Weight) *
 				math.Pow(epsilon+c.sessN, cfg.SessionWeight) * math.Pow(epsilon+c.sceneN, cfg.SceneWeight) *
-				math.Pow(1+c.layerN, cfg.LayerWeight) * math.Pow(1+c.kgN, cfg.KGWeight)
+				math.Pow(1+c.layerN, cfg.LayerWeight) * math.Pow(1+c.kgN, cfg.KGWeight) *
+				math.Pow(1+c.rm3N, cfg.RM3Weight) * math.Pow(1+c.expN, cfg.ExpansionWeight)
 			if withNeighbours {
 				score *= math.Pow(1+c.neighN, cfg.NeighbourWeight)
 				c.final = score * c.decay

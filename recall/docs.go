@@ -82,7 +82,7 @@ func (s *Service) withDocs(ctx context.Context, v *Vectors, ns, text string, res
 			warn(fmt.Sprintf("embedding results to rank documents among them failed (%s)", engram.ErrorMessage(err)))
 		} else {
 			for j, i := range missing {
-				rel[i] += (1 - docRelevanceKeys) * math.Max(0, cosine(qvec, vecs[j]))
+				rel[i] += (1 - docRelevanceKeys) * math.Max(0, engram.Cosine(qvec, vecs[j]))
 			}
 		}
 	}
@@ -205,7 +205,7 @@ func (s *Service) score(ctx context.Context, v *Vectors, qvec []float32, text st
 		return fmt.Errorf("embed chunks: %w", err)
 	}
 	for i, it := range missing {
-		it.r += (1 - docRelevanceKeys) * math.Max(0, cosine(qvec, vecs[i]))
+		it.r += (1 - docRelevanceKeys) * math.Max(0, engram.Cosine(qvec, vecs[i]))
 	}
 	return nil
 }

@@ -96,14 +96,16 @@ type DeepSettings struct {
 	HalfLifeDays    float64 `toml:"half_life_days"` // negative: no time decay
 	DecayFloor      float64 `toml:"decay_floor"`
 	Candidates      int     `toml:"candidates"`
-	Neighbours      int     `toml:"neighbours"` // context turns on each side of a deep hit; negative: none
-	UnitTurns       int     `toml:"unit_turns"` // the best sessions and scenes whose turns join the candidates; negative: none
+	Neighbours      int     `toml:"neighbours"`       // context turns on each side of a deep hit; negative: none
+	UnitTurns       int     `toml:"unit_turns"`       // the best sessions and scenes whose turns join the candidates; negative: none
+	RM3Weight       float64 `toml:"rm3_weight"`       // relevance feedback; off unless positive
+	ExpansionWeight float64 `toml:"expansion_weight"` // word-vector neighbours of rare query words; off unless positive
 }
 
 func (d DeepSettings) config() recall.DeepConfig {
 	c := recall.DeepConfig{
 		Fusion: d.Fusion, VectorWeight: d.VectorWeight, BM25Weight: d.BM25Weight, SessionWeight: d.SessionWeight,
-		SceneWeight: d.SceneWeight, UnitTurns: d.UnitTurns, NeighbourWeight: d.NeighbourWeight, LayerWeight: d.LayerWeight, KGWeight: d.KGWeight, DecayFloor: d.DecayFloor, Candidates: d.Candidates, Neighbours: d.Neighbours,
+		SceneWeight: d.SceneWeight, UnitTurns: d.UnitTurns, RM3Weight: d.RM3Weight, ExpansionWeight: d.ExpansionWeight, NeighbourWeight: d.NeighbourWeight, LayerWeight: d.LayerWeight, KGWeight: d.KGWeight, DecayFloor: d.DecayFloor, Candidates: d.Candidates, Neighbours: d.Neighbours,
 	}
 	if d.HalfLifeDays != 0 {
 		c.HalfLife = time.Duration(d.HalfLifeDays * 24 * float64(time.Hour))
@@ -221,6 +223,8 @@ func (m *Main) applyEnv(cfg *Config) error {
 		{"ENGRAM_DEEP_BM25_WEIGHT", &cfg.Deep.BM25Weight},
 		{"ENGRAM_DEEP_SESSION_WEIGHT", &cfg.Deep.SessionWeight},
 		{"ENGRAM_DEEP_SCENE_WEIGHT", &cfg.Deep.SceneWeight},
+		{"ENGRAM_DEEP_RM3_WEIGHT", &cfg.Deep.RM3Weight},
+		{"ENGRAM_DEEP_EXPANSION_WEIGHT", &cfg.Deep.ExpansionWeight},
 		{"ENGRAM_DEEP_NEIGHBOUR_WEIGHT", &cfg.Deep.NeighbourWeight},
 		{"ENGRAM_DEEP_LAYER_WEIGHT", &cfg.Deep.LayerWeight},
 		{"ENGRAM_DEEP_KG_WEIGHT", &cfg.Deep.KGWeight},

@@ -217,8 +217,12 @@ func TestFaultVectorMemory(t *testing.T) {
 	for tok, c := range byTok {
 		ids[tok] = postTurn(t, s, c)
 	}
-	rep, _ := runDoctor(t, home, 0)
-	rep.mustFind(t, "vector-memory", "ok", "20 stored vectors")
+	// The turns' vectors and, once the follower embedded it, their session's.
+	waitFor(t, "the session's vector", func() bool {
+		rep, _ := runDoctor(t, home, 0)
+		_, ok := rep.find("vector-memory", "ok", "21 stored vectors")
+		return ok
+	})
 	var st httpapi.ReindexStatus
 	if code, _ := s.get(context.Background(), "/v1/reindex", &st); code != http.StatusNotFound {
 		t.Errorf("GET /v1/reindex before any: %d", code)
@@ -235,7 +239,7 @@ func TestFaultVectorMemory(t *testing.T) {
 	db.Close()
 
 	rep, r := runDoctor(t, home, 1)
-	if c := rep.mustFind(t, "vector-memory", "fail", "holds 20 vectors, SQLite 18", "2 only in memory", "1 with other values"); c.Fix != "engram reindex vectors" {
+	if c := rep.mustFind(t, "vector-memory", "fail", "holds 21 vectors, SQLite 19", "2 only in memory", "1 with other values"); c.Fix != "engram reindex vectors" {
 		t.Errorf("fix: %q", c.Fix)
 	}
 	rep.mustFind(t, "vectors", "fail", "2 turns", "have no vector")
@@ -245,14 +249,14 @@ func TestFaultVectorMemory(t *testing.T) {
 	}
 
 	r = runCLI(t, home, "", "reindex", "vectors")
-	if r.code != 0 || !strings.Contains(r.stdout, "dropped 1 unusable, embedded 3 texts, loaded 20 into memory") {
+	if r.code != 0 || !strings.Contains(r.stdout, "dropped 1 unusable, embedded 3 texts, loaded 21 into memory") {
 		t.Fatalf("reindex vectors through the server: %+v", r)
 	}
 	rep, _ = runDoctor(t, home, 0)
 	if f := rep.failed(); len(f) > 0 {
 		t.Fatalf("doctor after reindex:\n%s", rep)
 	}
-	rep.mustFind(t, "vector-memory", "ok", "20 stored vectors")
+	rep.mustFind(t, "vector-memory", "ok", "21 stored vectors")
 	for _, tok := range []string{"zq0004", "zq0009", "zq0015"} {
 		if a := recallHTTP(t, s, "shallow", byTok[tok]); a.Mode != "shallow" || len(a.Results) == 0 || a.Results[0].ID != ids[tok] {
 			t.Fatalf("recall of %s after reindex: %+v", tok, a)

@@ -200,11 +200,12 @@ func TestRebuild_Chroma(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, "the Chroma collection holds the rebuilt vectors") {
 		t.Fatalf("rebuild: %+v", r)
 	}
-	if n, err := ix.Count(ctx); err != nil || n != 12 {
-		t.Fatalf("Chroma holds %d vectors (%v), want 12", n, err)
+	// The 12 turns' vectors and their 3 sessions' (retrieval units).
+	if n, err := ix.Count(ctx); err != nil || n != 15 {
+		t.Fatalf("Chroma holds %d vectors (%v), want 15", n, err)
 	}
 	rep, _ := runDoctor(t, home, 0)
-	rep.mustFind(t, "chroma", "ok", "holds the 12 stored vectors")
+	rep.mustFind(t, "chroma", "ok", "holds the 15 stored vectors")
 	if err := ix.DropCollection(ctx); err != nil {
 		t.Error(err)
 	}

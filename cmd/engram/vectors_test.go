@@ -135,7 +135,7 @@ func TestReembedToOllama(t *testing.T) {
 		t.Fatalf("health before re-embed: %+v", h.Vectors)
 	}
 	resp, _ := recallJSON(t, home, "which database did we choose")
-	if resp.Mode != "shallow" || len(resp.Results) == 0 {
+	if resp.Mode != "hybrid" || len(resp.Results) == 0 {
 		t.Fatalf("recall with the old vectors: %+v", resp)
 	}
 
@@ -155,7 +155,7 @@ func TestReembedToOllama(t *testing.T) {
 		t.Fatalf("ingest: %+v", r)
 	}
 	resp, _ = recallJSON(t, home, "zebra crossing")
-	if resp.Mode != "shallow" || len(resp.Results) == 0 || !strings.Contains(resp.Results[0].Text, "zebra") {
+	if resp.Mode != "hybrid" || len(resp.Results) == 0 || !strings.Contains(resp.Results[0].Text, "zebra") {
 		t.Fatalf("recall after re-embed: %+v", resp)
 	}
 	if r := runCLI(t, home, "", "reembed"); r.code != 1 || !strings.Contains(r.stderr, "already the active model") {
@@ -193,7 +193,7 @@ func TestChromaBackend(t *testing.T) {
 		t.Fatalf("ingest: %+v", r)
 	}
 	resp, r := recallJSON(t, home, "which database did we choose")
-	if resp.Mode != "shallow" || len(resp.Results) != 3 || !strings.Contains(resp.Results[0].Text, "PostgreSQL") || r.stderr != "" {
+	if resp.Mode != "hybrid" || len(resp.Results) != 3 || !strings.Contains(resp.Results[0].Text, "PostgreSQL") || r.stderr != "" {
 		t.Fatalf("shallow recall through chroma: %+v %q", resp, r.stderr)
 	}
 	var h health
@@ -252,7 +252,7 @@ func TestVectorsComeUpLater(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	resp, r = recallJSON(t, home, "which database did we choose")
-	if resp.Mode != "shallow" || r.stderr != "" || len(resp.Results) != 3 {
+	if resp.Mode != "hybrid" || r.stderr != "" || len(resp.Results) != 3 {
 		t.Fatalf("recall after Chroma appeared: %+v %q", resp, r.stderr)
 	}
 }
