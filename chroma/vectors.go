@@ -167,7 +167,6 @@ func (ix *Index) queryIDs(ctx context.Context, q engram.VectorQuery) ([]engram.V
 	return hits[:min(q.K, len(hits))], nil
 }
 
-
 // whereFilter builds the metadata filter of q, nil for none. A single
 // clause is sent bare: Chroma has refused $and with fewer than two.
 func whereFilter(q engram.VectorQuery) v2.WhereFilter {

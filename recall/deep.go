@@ -504,7 +504,6 @@ func cosines(ctx context.Context, v *Vectors, q []float32, cands []*candidate) e
 	return nil
 }
 
-
 // normalise scales cosine min-max and BM25 by the best over the candidates.
 func normalise(cands []*candidate) {
 	cmin, cmax, bmax := math.Inf(1), math.Inf(-1), 0.0
