@@ -1,11 +1,15 @@
 package palace
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
+	"slices"
+	"sync"
 	"time"
 
 	engram "github.com/engram-dev/engram"
@@ -56,10 +60,13 @@ func (db *DB) SearchTurns(ctx context.Context, q engram.TextQuery) ([]engram.Tur
 	}
 
 	s := search{limit: limit, ns: q.Namespace, from: nanosOrZero(q.From), to: nanosOrZero(q.To), seen: make(map[int64]bool)}
+	if err := db.rankKeyword(ctx, &s, terms); err != nil {
+		return nil, fmt.Errorf("palace: search turns: %w", err)
+	}
+	if s.full() {
+		return s.hits, nil
+	}
 	err = db.View(ctx, func(tx *sql.Tx) error {
-		if err := s.keyword(ctx, tx, terms); err != nil {
-			return err
-		}
 		if err := s.substring(ctx, tx, long); err != nil {
 			return err
 		}
@@ -69,6 +76,70 @@ func (db *DB) SearchTurns(ctx context.Context, q engram.TextQuery) ([]engram.Tur
 		return nil, fmt.Errorf("palace: search turns: %w", err)
 	}
 	return s.hits, nil
+}
+
+// Parallel keyword ranking: BM25 scores every turn holding a term of the
+// query, about a microsecond a turn, so a query of common words over
+// 100,000 turns costs tens of milliseconds on one core. Above
+// parallelRankRows turns the ranking is cut into rowid ranges ranked at once
+// on separate read connections, each its best limit, then merged: BM25's
+// statistics (row count, each term's document frequency) are those of the
+// whole index in every range, so the scores compare and the merge is the
+// ranking of one query.
+const parallelRankRows = 20_000
+
+// rankKeyword fills s with the BM25 ranking of terms (the keyword stage).
+func (db *DB) rankKeyword(ctx context.Context, s *search, terms []term) error {
+	parts := min(runtime.GOMAXPROCS(0), DefaultReaders)
+	var last int64
+	if parts > 1 {
+		err := db.View(ctx, func(tx *sql.Tx) error {
+			return tx.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) FROM turns`).Scan(&last)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	if parts < 2 || last < parallelRankRows {
+		return db.View(ctx, func(tx *sql.Tx) error { return s.keyword(ctx, tx, terms, 0, 0) })
+	}
+	ranges := make([][]engram.TurnHit, parts)
+	errs := make([]error, parts)
+	var wg sync.WaitGroup
+	step := last/int64(parts) + 1
+	for i := range parts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sub := search{limit: s.limit, ns: s.ns, from: s.from, to: s.to, seen: make(map[int64]bool)}
+			errs[i] = db.View(ctx, func(tx *sql.Tx) error {
+				return sub.keyword(ctx, tx, terms, int64(i)*step+1, int64(i+1)*step+1)
+			})
+			ranges[i] = sub.hits
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	var all []engram.TurnHit
+	for _, r := range ranges {
+		all = append(all, r...)
+	}
+	slices.SortStableFunc(all, func(a, b engram.TurnHit) int {
+		if c := cmp.Compare(b.Score, a.Score); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Turn.Seq, b.Turn.Seq)
+	})
+	s.floor = 1
+	for _, h := range all {
+		if !s.add(h.Turn, h.Score) {
+			break
+		}
+		s.floor = h.Score
+	}
+	return nil
 }
 
 // timeFilter keeps turns in [?4, ?5) of Unix nanoseconds, 0 meaning no bound.
@@ -96,14 +167,26 @@ type search struct {
 	extra    int     // fallback hits so far
 }
 
-// keyword ranks the turns holding any of terms by BM25.
-func (s *search) keyword(ctx context.Context, tx *sql.Tx, terms []term) error {
-	const q = `SELECT ` + turnColumns + `, turns_fts.rank
+// keyword ranks the turns holding any of terms by BM25, those with a rowid
+// in [lo, hi) when hi > 0.
+func (s *search) keyword(ctx context.Context, tx *sql.Tx, terms []term, lo, hi int64) error {
+	const all = `SELECT ` + turnColumns + `, turns_fts.rank
 		FROM turns_fts JOIN turns t ON t.seq = turns_fts.rowid
 		WHERE turns_fts MATCH ?1 AND (?2 = '' OR t.namespace = ?2) AND ` + timeFilter + `
 		ORDER BY turns_fts.rank LIMIT ?3`
+	// The bounds are plain comparisons of the FTS table's rowid, so that
+	// FTS5 itself skips the rows outside them.
+	const ranged = `SELECT ` + turnColumns + `, turns_fts.rank
+		FROM turns_fts JOIN turns t ON t.seq = turns_fts.rowid
+		WHERE turns_fts MATCH ?1 AND turns_fts.rowid >= ?6 AND turns_fts.rowid < ?7
+		AND (?2 = '' OR t.namespace = ?2) AND ` + timeFilter + `
+		ORDER BY turns_fts.rank LIMIT ?3`
+	q, args := all, []any{matchExpr(terms), s.ns, s.limit, s.from, s.to}
+	if hi > 0 {
+		q, args = ranged, append(args, lo, hi)
+	}
 	s.floor = 1
-	err := queryTurns(ctx, tx, q, []any{matchExpr(terms), s.ns, s.limit, s.from, s.to}, func(t engram.Turn, rank float64) {
+	err := queryTurns(ctx, tx, q, args, func(t engram.Turn, rank float64) {
 		if s.add(t, -rank) {
 			s.floor = s.hits[len(s.hits)-1].Score
 		}

@@ -7,7 +7,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -294,35 +296,49 @@ func (db *DB) SearchUnits(ctx context.Context, q engram.TextQuery, kind string) 
 		return nil, err
 	}
 	limit := min(max(q.Limit, 1), MaxSearchLimit)
+	// Each kind is its own index: searched at once, on two read
+	// connections.
+	found := make([][]engram.UnitHit, len(kinds))
+	errs := make([]error, len(kinds))
+	var wg sync.WaitGroup
+	for i, k := range kinds {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			found[i], errs[i] = db.searchUnitKind(ctx, q, terms, k, limit)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("palace: search units: %w", err)
+	}
+	return slices.Concat(found...), nil
+}
+
+// searchUnitKind ranks the units of one kind by BM25.
+func (db *DB) searchUnitKind(ctx context.Context, q engram.TextQuery, terms []term, kind string, limit int) ([]engram.UnitHit, error) {
+	table := unitFTS[kind]
 	var out []engram.UnitHit
-	err = db.View(ctx, func(tx *sql.Tx) error {
-		for _, k := range kinds {
-			rows, err := tx.QueryContext(ctx, `SELECT `+unitColumns+`, f.rank FROM `+unitFTS[k]+` f JOIN units u ON u.n = f.rowid
-				WHERE `+unitFTS[k]+` MATCH ?1 AND (?2 = '' OR u.namespace = ?2)
-				AND (?4 = 0 OR u.end_ts >= ?4) AND (?5 = 0 OR u.start_ts < ?5)
-				ORDER BY f.rank LIMIT ?3`, matchExpr(terms), q.Namespace, limit, nanosOrZero(q.From), nanosOrZero(q.To))
+	err := db.View(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT `+unitColumns+`, f.rank FROM `+table+` f JOIN units u ON u.n = f.rowid
+			WHERE `+table+` MATCH ?1 AND (?2 = '' OR u.namespace = ?2)
+			AND (?4 = 0 OR u.end_ts >= ?4) AND (?5 = 0 OR u.start_ts < ?5)
+			ORDER BY f.rank LIMIT ?3`, matchExpr(terms), q.Namespace, limit, nanosOrZero(q.From), nanosOrZero(q.To))
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var rank float64
+			u, err := scanUnit(rows, &rank)
 			if err != nil {
 				return err
 			}
-			for rows.Next() {
-				var rank float64
-				u, err := scanUnit(rows, &rank)
-				if err != nil {
-					rows.Close()
-					return err
-				}
-				out = append(out, engram.UnitHit{Unit: u, Score: max(-rank, 0)})
-			}
-			if err := rows.Close(); err != nil {
-				return err
-			}
+			out = append(out, engram.UnitHit{Unit: u, Score: max(-rank, 0)})
 		}
-		return nil
+		return rows.Err()
 	})
-	if err != nil {
-		return nil, fmt.Errorf("palace: search units: %w", err)
-	}
-	return out, nil
+	return out, err
 }
 
 // TurnUnits returns the ids of the units holding each turn of seqs.

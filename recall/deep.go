@@ -324,8 +324,24 @@ func (s *Service) candidates(ctx context.Context, v *Vectors, ns, text string, c
 				Kinds: kinds, From: from, To: to})
 		}()
 	}
+	// Keyword searches of the units and the layers run beside the
+	// turns' BM25 and the vector query: each is a scan of an index.
+	var (
+		uhits []engram.UnitHit
+		uerr  error
+		ev    evidence
+		lerr  error
+	)
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		uhits, uerr = s.searchUnits(ctx, engram.TextQuery{Namespace: ns, Text: text, From: from, To: to}, "")
+	}()
+	go func() {
+		defer wg.Done()
+		ev, lerr = s.layerEvidence(ctx, ns, text, from, to, cfg)
+	}()
 	bhits, berr = s.index.SearchTurns(ctx, engram.TextQuery{Namespace: ns, Text: text, Limit: n, From: from, To: to})
-	ev, lerr := s.layerEvidence(ctx, ns, text, from, to, cfg)
 	wg.Wait()
 	if lerr != nil {
 		if ctx.Err() != nil {
@@ -345,7 +361,7 @@ func (s *Service) candidates(ctx context.Context, v *Vectors, ns, text string, c
 	}
 	var layerHits, unitVecHits []engram.VectorHit
 	vhits, layerHits, unitVecHits = splitKinds(vhits, n)
-	us, uerr := s.unitEvidence(ctx, engram.TextQuery{Namespace: ns, Text: text, From: from, To: to}, unitVecHits, "")
+	us := unitEvidence(uhits, unitVecHits, "")
 	if uerr != nil {
 		if ctx.Err() != nil {
 			return nil, unitScores{}, ctx.Err()

@@ -51,6 +51,15 @@ func (s *Service) hybrid(ctx context.Context, v *Vectors, ns, text string, k int
 		}
 		vhits, verr = v.Index.Query(ctx, q)
 	}()
+	var uhits []engram.UnitHit
+	var uerr error
+	if sessions {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			uhits, uerr = s.searchUnits(ctx, engram.TextQuery{Namespace: ns, Text: text, To: before}, engram.UnitSession)
+		}()
+	}
 	bhits, berr := s.index.SearchTurns(ctx, engram.TextQuery{Namespace: ns, Text: text, Limit: n, To: before})
 	wg.Wait()
 	if berr != nil {
@@ -110,9 +119,9 @@ func (s *Service) hybrid(ctx context.Context, v *Vectors, ns, text string, k int
 	}
 	normalise(cands)
 	if sessions {
-		us, err := s.unitEvidence(ctx, engram.TextQuery{Namespace: ns, Text: text, To: before}, unitVecHits, engram.UnitSession)
+		err := uerr
 		if err == nil {
-			err = s.unitSignals(ctx, cands, us, true)
+			err = s.unitSignals(ctx, cands, unitEvidence(uhits, unitVecHits, engram.UnitSession), true)
 		}
 		if err != nil {
 			if ctx.Err() != nil {

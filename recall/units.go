@@ -30,18 +30,21 @@ type unitScores struct {
 	order     []string // units by their combined evidence, best first
 }
 
-// unitEvidence searches the retrieval units of kind (both for "") by
-// keyword and takes their vector hits (from the path's one vector query).
-func (s *Service) unitEvidence(ctx context.Context, q engram.TextQuery, vhits []engram.VectorHit, kind string) (unitScores, error) {
-	us := unitScores{bm25: map[string]float64{}, vec: map[string]float64{}, kind: map[string]string{}}
+// searchUnits runs the keyword search of the retrieval units of kind (both
+// for ""); none without Units.
+func (s *Service) searchUnits(ctx context.Context, q engram.TextQuery, kind string) ([]engram.UnitHit, error) {
 	if s.Units == nil {
-		return us, nil
+		return nil, nil
 	}
 	q.Limit = unitHits
-	hits, err := s.Units.SearchUnits(ctx, q, kind)
-	if err != nil {
-		return us, err
-	}
+	return s.Units.SearchUnits(ctx, q, kind)
+}
+
+// unitEvidence scores the units of kind (both for "") found by keyword
+// (hits, from searchUnits) and by vector (vhits, from the path's one
+// vector query).
+func unitEvidence(hits []engram.UnitHit, vhits []engram.VectorHit, kind string) unitScores {
+	us := unitScores{bm25: map[string]float64{}, vec: map[string]float64{}, kind: map[string]string{}}
 	best := map[string]float64{}
 	for _, h := range hits {
 		best[h.Unit.Kind] = math.Max(best[h.Unit.Kind], h.Score)
@@ -81,7 +84,7 @@ func (s *Service) unitEvidence(ctx context.Context, q engram.TextQuery, vhits []
 		}
 	}
 	us.sort()
-	return us, nil
+	return us
 }
 
 // unitKindOf tells a unit's kind by its id (palace gives session parts the

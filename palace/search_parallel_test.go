@@ -1,0 +1,62 @@
+package palace
+
+import (
+	"context"
+	"database/sql"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	engram "github.com/engram-dev/engram"
+)
+
+// TestSearchTurns_ParallelRanking: above parallelRankRows turns the keyword
+// ranking is made in rowid ranges at once; it must equal the ranking of
+// one query over the whole index, scores included.
+func TestSearchTurns_ParallelRanking(t *testing.T) {
+	db := MustOpenDB(t)
+	ctx := context.Background()
+	words := strings.Fields("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho sigma tau upsilon")
+	rng := rand.New(rand.NewPCG(7, 7))
+	var turns []engram.Turn
+	for i := int64(1); i <= parallelRankRows+5000; i++ {
+		n := 3 + rng.IntN(8)
+		w := make([]string, n)
+		for j := range w {
+			w[j] = words[rng.IntN(len(words))]
+		}
+		tt := testTurn(i, strings.Join(w, " "))
+		tt.Namespace = []string{"default", "other"}[i%2]
+		turns = append(turns, tt)
+		if len(turns) == 5000 {
+			mustPut(t, db, turns...)
+			turns = turns[:0]
+		}
+	}
+	mustPut(t, db, turns...)
+	for _, q := range []engram.TextQuery{
+		{Text: "alpha omicron", Limit: 10},
+		{Text: "sigma tau upsilon", Limit: 100, Namespace: "other"},
+		{Text: "kappa", Limit: 37},
+	} {
+		got, err := db.SearchTurns(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// One query over the whole index.
+		terms, _ := queryTerms(q.Text)
+		one := search{limit: q.Limit, ns: q.Namespace, seen: make(map[int64]bool)}
+		if err := db.View(ctx, func(tx *sql.Tx) error { return one.keyword(ctx, tx, terms, 0, 0) }); err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != q.Limit || len(one.hits) != q.Limit {
+			t.Fatalf("%q: %d and %d hits, want %d", q.Text, len(got), len(one.hits), q.Limit)
+		}
+		for i := range got {
+			// Equal scores may come in another order; the scores may not.
+			if got[i].Score != one.hits[i].Score {
+				t.Fatalf("%q: hit %d scores %v in ranges, %v in one query", q.Text, i, got[i].Score, one.hits[i].Score)
+			}
+		}
+	}
+}
