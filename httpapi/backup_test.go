@@ -25,25 +25,25 @@ type homeBackup struct {
 	p *palace.DB
 }
 
-var _ httpapi.BackupService = homeBackup{}
+var _ engram.BackupService = homeBackup{}
 
-func (h homeBackup) Backup(ctx context.Context, req httpapi.BackupRequest) (httpapi.BackupReport, error) {
+func (h homeBackup) Backup(ctx context.Context, req engram.BackupRequest) (engram.BackupReport, error) {
 	start := time.Now()
 	if ents, _ := os.ReadDir(req.Dir); len(ents) > 0 {
-		return httpapi.BackupReport{}, engram.Errorf(engram.ECONFLICT, "%s is not empty", req.Dir)
+		return engram.BackupReport{}, engram.Errorf(engram.ECONFLICT, "%s is not empty", req.Dir)
 	}
 	if err := os.MkdirAll(req.Dir, 0o700); err != nil {
-		return httpapi.BackupReport{}, err
+		return engram.BackupReport{}, err
 	}
 	pi, err := h.p.Backup(ctx, filepath.Join(req.Dir, "palace.db"))
 	if err != nil {
-		return httpapi.BackupReport{}, err
+		return engram.BackupReport{}, err
 	}
 	ai, err := h.a.Backup(ctx, filepath.Join(req.Dir, "archive"))
 	if err != nil {
-		return httpapi.BackupReport{}, err
+		return engram.BackupReport{}, err
 	}
-	return httpapi.BackupReport{Dir: req.Dir, CreatedAt: start, ArchiveSeq: ai.LastSeq, ArchiveTurns: ai.Turns,
+	return engram.BackupReport{Dir: req.Dir, CreatedAt: start, ArchiveSeq: ai.LastSeq, ArchiveTurns: ai.Turns,
 		IndexedSeq: pi.IndexedSeq, SchemaVersion: pi.SchemaVersion, Files: len(ai.Files) + 1,
 		TookMS: float64(time.Since(start).Microseconds()) / 1000}, nil
 }

@@ -15,29 +15,29 @@ import (
 
 // doctorStub answers with a fixed report; the real checks run against a
 // real home in cmd/engram's tests.
-type doctorStub struct{ rep httpapi.DoctorReport }
+type doctorStub struct{ rep engram.DoctorReport }
 
-func (d doctorStub) Doctor(context.Context) httpapi.DoctorReport { return d.rep }
+func (d doctorStub) Doctor(context.Context) engram.DoctorReport { return d.rep }
 
 // reindexStub records requests and answers with err, if set.
 type reindexStub struct {
-	got []httpapi.ReindexRequest
+	got []engram.ReindexRequest
 	err error
 }
 
-func (r *reindexStub) StartReindex(_ context.Context, req httpapi.ReindexRequest) (httpapi.ReindexStatus, error) {
+func (r *reindexStub) StartReindex(_ context.Context, req engram.ReindexRequest) (engram.ReindexStatus, error) {
 	if r.err != nil {
-		return httpapi.ReindexStatus{}, r.err
+		return engram.ReindexStatus{}, r.err
 	}
 	r.got = append(r.got, req)
-	return httpapi.ReindexStatus{Model: "m", State: httpapi.ReindexRunning, Reembed: req.Reembed}, nil
+	return engram.ReindexStatus{Model: "m", State: engram.ReindexRunning, Reembed: req.Reembed}, nil
 }
 
-func (r *reindexStub) ReindexStatus(context.Context) (httpapi.ReindexStatus, error) {
+func (r *reindexStub) ReindexStatus(context.Context) (engram.ReindexStatus, error) {
 	if len(r.got) == 0 {
-		return httpapi.ReindexStatus{}, engram.Errorf(engram.ENOTFOUND, "no reindex ran since the server started")
+		return engram.ReindexStatus{}, engram.Errorf(engram.ENOTFOUND, "no reindex ran since the server started")
 	}
-	return httpapi.ReindexStatus{Model: "m", State: httpapi.ReindexDone}, nil
+	return engram.ReindexStatus{Model: "m", State: engram.ReindexDone}, nil
 }
 
 func mustServe(t *testing.T, cfg httpapi.Config, set func(*httpapi.Server)) string {
@@ -76,14 +76,14 @@ func call(t *testing.T, method, url, token, body string) (int, map[string]any) {
 }
 
 func TestDoctorReportStatus(t *testing.T) {
-	var r httpapi.DoctorReport
-	r.Add(httpapi.DoctorCheck{Name: "a", Status: httpapi.CheckOK})
-	if r.Status != httpapi.CheckOK || r.Failed() {
+	var r engram.DoctorReport
+	r.Add(engram.DoctorCheck{Name: "a", Status: engram.CheckOK})
+	if r.Status != engram.CheckOK || r.Failed() {
 		t.Fatalf("%+v", r)
 	}
-	r.Add(httpapi.DoctorCheck{Name: "b", Status: httpapi.CheckFail})
-	r.Add(httpapi.DoctorCheck{Name: "c", Status: httpapi.CheckWarn})
-	if r.Status != httpapi.CheckFail || !r.Failed() || len(r.Checks) != 3 {
+	r.Add(engram.DoctorCheck{Name: "b", Status: engram.CheckFail})
+	r.Add(engram.DoctorCheck{Name: "c", Status: engram.CheckWarn})
+	if r.Status != engram.CheckFail || !r.Failed() || len(r.Checks) != 3 {
 		t.Fatalf("the worst status stays: %+v", r)
 	}
 }
@@ -97,8 +97,8 @@ func TestDoctorAndReindexRoutes(t *testing.T) {
 		}
 	}
 
-	var rep httpapi.DoctorReport
-	rep.Add(httpapi.DoctorCheck{Name: "vectors", Status: httpapi.CheckFail, Finding: "2 turns have no vector", Fix: "engram reindex vectors"})
+	var rep engram.DoctorReport
+	rep.Add(engram.DoctorCheck{Name: "vectors", Status: engram.CheckFail, Finding: "2 turns have no vector", Fix: "engram reindex vectors"})
 	rx := &reindexStub{}
 	base = mustServe(t, httpapi.Config{Token: "s3cret"}, func(s *httpapi.Server) { s.Doctor, s.Reindex = doctorStub{rep}, rx })
 	if code, _ := call(t, "GET", base+"/v1/doctor", "", ""); code != http.StatusUnauthorized {
@@ -119,7 +119,7 @@ func TestDoctorAndReindexRoutes(t *testing.T) {
 		reembed bool
 	}{{"", false}, {"{}", false}, {`{"reembed": true}`, true}, {`{"reembed": false}`, false}} {
 		code, out := call(t, "POST", base+"/v1/reindex", "s3cret", c.body)
-		if code != http.StatusAccepted || out["reembed"] != c.reembed || out["state"] != httpapi.ReindexRunning {
+		if code != http.StatusAccepted || out["reembed"] != c.reembed || out["state"] != engram.ReindexRunning {
 			t.Errorf("POST /v1/reindex %q: %d %v", c.body, code, out)
 		}
 	}
@@ -139,7 +139,7 @@ func TestDoctorAndReindexRoutes(t *testing.T) {
 			t.Errorf("POST /v1/reindex %q: %d %v, want 400 on field %s", c.body, code, out, c.field)
 		}
 	}
-	if code, out := call(t, "GET", base+"/v1/reindex", "s3cret", ""); code != http.StatusOK || out["state"] != httpapi.ReindexDone {
+	if code, out := call(t, "GET", base+"/v1/reindex", "s3cret", ""); code != http.StatusOK || out["state"] != engram.ReindexDone {
 		t.Errorf("GET /v1/reindex: %d %v", code, out)
 	}
 	rx.err = engram.Errorf(engram.ECONFLICT, "a reindex of m is running")

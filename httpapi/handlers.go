@@ -118,8 +118,8 @@ func decodeRecall(body []byte) (engram.RecallRequest, error) {
 		if err != nil {
 			return req, engram.FieldError("as_of", "timestamp %q is not RFC 3339 (for example 2026-05-01T14:03:00Z)", asOf)
 		}
-		if t.Year() < 1678 || t.Year() > 2261 {
-			return req, engram.FieldError("as_of", "as_of is out of range (years 1678 to 2261)")
+		if !engram.InTimeRange(t) {
+			return req, engram.OutOfRange("as_of", "as_of")
 		}
 		req.AsOf = t.UTC()
 	}

@@ -19,13 +19,6 @@ import (
 // MaxLayerLimit is the largest limit the layer routes accept.
 const MaxLayerLimit = 1000
 
-// allNamespaces, as the namespace of /v1/memories or /v1/scenes, lists every
-// namespace (as in recall).
-const allNamespaces = "*"
-
-// memoryTypes are the values of /v1/memories?type=.
-var memoryTypes = []string{engram.MemoryFact, engram.MemoryDecision, engram.MemoryPreference, engram.MemoryPlan, engram.MemoryEvent}
-
 func (s *Server) layers() (engram.LayerService, error) {
 	if s.Layers == nil {
 		return nil, engram.Errorf(engram.EUNSUPPORTED, "the derived layers are not available on this server")
@@ -45,7 +38,7 @@ func (s *Server) getMemories(c echo.Context) error {
 	}
 	q := engram.MemoryQuery{
 		Namespace:  p.namespace(true),
-		Type:       p.oneOf("type", memoryTypes),
+		Type:       p.memoryType("type"),
 		Subject:    p.name("subject"),
 		Text:       p.text("q"),
 		Superseded: p.bool("superseded"),
@@ -202,10 +195,10 @@ func (p *params) namespace(all bool) string {
 	switch {
 	case ns == "":
 		return engram.DefaultNamespace
-	case ns == allNamespaces && all:
+	case ns == engram.AllNamespaces && all:
 		return ""
-	case ns == allNamespaces:
-		p.fail(engram.FieldError("namespace", `namespace "*" is not allowed here: name one namespace`))
+	case ns == engram.AllNamespaces:
+		p.fail(engram.FieldError("namespace", "namespace "+engram.AllNamespacesRefused))
 		return ""
 	}
 	return ns
@@ -214,19 +207,18 @@ func (p *params) namespace(all bool) string {
 // text returns a keyword query, at most engram.MaxQueryBytes.
 func (p *params) text(k string) string {
 	s := p.v.Get(k)
-	if len(s) > engram.MaxQueryBytes {
-		p.fail(&engram.Error{Code: engram.ETOOLARGE, Field: k,
-			Message: fmt.Sprintf("%s is %d bytes, over the limit of %d", k, len(s), engram.MaxQueryBytes)})
+	if err := engram.CheckQueryText(k, s); err != nil {
+		p.fail(err.(*engram.Error))
 		return ""
 	}
 	return s
 }
 
-// oneOf returns a value that must be one of allowed, or "" when absent.
-func (p *params) oneOf(k string, allowed []string) string {
+// memoryType returns a memory type, or "" when absent.
+func (p *params) memoryType(k string) string {
 	s := p.v.Get(k)
-	if s != "" && !slices.Contains(allowed, s) {
-		p.fail(engram.FieldError(k, "unknown %s %q (want one of %s)", k, s, strings.Join(allowed, ", ")))
+	if s != "" && !engram.ValidMemoryType(s) {
+		p.fail(engram.UnknownMemoryType(k, s))
 		return ""
 	}
 	return s
@@ -260,8 +252,8 @@ func (p *params) time(k string) time.Time {
 		p.fail(engram.FieldError(k, "%s %q is not RFC 3339 (for example 2026-05-01T14:03:00Z)", k, s))
 		return time.Time{}
 	}
-	if t.Year() < 1678 || t.Year() > 2261 {
-		p.fail(engram.FieldError(k, "%s is out of range (years 1678 to 2261)", k))
+	if !engram.InTimeRange(t) {
+		p.fail(engram.OutOfRange(k, k))
 		return time.Time{}
 	}
 	return t.UTC()

@@ -19,7 +19,6 @@ import (
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/archive"
-	"github.com/engram-dev/engram/httpapi"
 	"github.com/engram-dev/engram/palace"
 )
 
@@ -64,9 +63,9 @@ type backupFile struct {
 	SHA256 string `json:"sha256"`
 }
 
-var _ httpapi.BackupService = (*engine)(nil)
+var _ engram.BackupService = (*engine)(nil)
 
-// Backup implements httpapi.BackupService: `engram backup` runs it in the
+// Backup implements engram.BackupService: `engram backup` runs it in the
 // server that owns the home, or in its own process when none does.
 //
 // The palace is copied first, the archive second, and that order is what
@@ -80,28 +79,28 @@ var _ httpapi.BackupService = (*engine)(nil)
 // other order could leave the palace holding turns the archive copy lacks,
 // which the indexer refuses to open. The check below makes the argument a
 // guarantee.
-func (e *engine) Backup(ctx context.Context, req httpapi.BackupRequest) (httpapi.BackupReport, error) {
+func (e *engine) Backup(ctx context.Context, req engram.BackupRequest) (engram.BackupReport, error) {
 	start := time.Now()
 	dir := filepath.Clean(req.Dir)
 	if !filepath.IsAbs(dir) {
-		return httpapi.BackupReport{}, engram.FieldError("dir", "dir %q must be an absolute path", req.Dir)
+		return engram.BackupReport{}, engram.FieldError("dir", "dir %q must be an absolute path", req.Dir)
 	}
 	home := realPath(e.cfg.Home)
 	if real := realPath(dir); real == home || within(home, real) || within(real, home) {
-		return httpapi.BackupReport{}, engram.FieldError("dir",
+		return engram.BackupReport{}, engram.FieldError("dir",
 			"backup folder %s and the home %s overlap (one holds the other): a backup must not be lost with the home, nor replace it; choose a folder outside the home", dir, e.cfg.Home)
 	}
 	replace, err := checkBackupDir(dir, req.Force)
 	if err != nil {
-		return httpapi.BackupReport{}, err
+		return engram.BackupReport{}, err
 	}
 	parent := filepath.Dir(dir)
 	if err := os.MkdirAll(parent, 0o700); err != nil {
-		return httpapi.BackupReport{}, fmt.Errorf("backup: %w", err)
+		return engram.BackupReport{}, fmt.Errorf("backup: %w", err)
 	}
 	tmp, err := os.MkdirTemp(parent, filepath.Base(dir)+".tmp-")
 	if err != nil {
-		return httpapi.BackupReport{}, fmt.Errorf("backup: %w", err)
+		return engram.BackupReport{}, fmt.Errorf("backup: %w", err)
 	}
 	done := false
 	defer func() {
@@ -113,22 +112,22 @@ func (e *engine) Backup(ctx context.Context, req httpapi.BackupRequest) (httpapi
 	man := backupManifest{Version: backupFormat, CreatedAt: time.Now().UTC(), EngramVersion: versionString()}
 	pinfo, err := e.palace.Backup(ctx, filepath.Join(tmp, palaceFile))
 	if err != nil {
-		return httpapi.BackupReport{}, err
+		return engram.BackupReport{}, err
 	}
 	man.Palace = backupPalace{SchemaVersion: pinfo.SchemaVersion, IndexedSeq: pinfo.IndexedSeq, Turns: pinfo.Turns}
 	pf, err := hashFile(filepath.Join(tmp, palaceFile))
 	if err != nil {
-		return httpapi.BackupReport{}, err
+		return engram.BackupReport{}, err
 	}
 	man.Files = append(man.Files, backupFile{Path: palaceFile, Size: pf.Size, SHA256: pf.SHA256})
 
 	ainfo, err := e.archive.Backup(ctx, filepath.Join(tmp, archiveDir))
 	if err != nil {
-		return httpapi.BackupReport{}, err
+		return engram.BackupReport{}, err
 	}
 	man.Archive = backupArchive{LastSeq: ainfo.LastSeq, Turns: ainfo.Turns}
 	if pinfo.IndexedSeq > ainfo.LastSeq {
-		return httpapi.BackupReport{}, engram.Errorf(engram.EINTERNAL,
+		return engram.BackupReport{}, engram.Errorf(engram.EINTERNAL,
 			"backup: the palace copy is indexed to seq %d, past the archive copy's last seq %d", pinfo.IndexedSeq, ainfo.LastSeq)
 	}
 	for _, f := range ainfo.Files {
@@ -139,7 +138,7 @@ func (e *engine) Backup(ctx context.Context, req httpapi.BackupRequest) (httpapi
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
-		return httpapi.BackupReport{}, fmt.Errorf("backup: copy %s: %w", configFile, err)
+		return engram.BackupReport{}, fmt.Errorf("backup: copy %s: %w", configFile, err)
 	default:
 		man.Files = append(man.Files, backupFile{Path: configFile, Size: cf.Size, SHA256: cf.SHA256})
 	}
@@ -147,23 +146,23 @@ func (e *engine) Backup(ctx context.Context, req httpapi.BackupRequest) (httpapi
 
 	b, err := json.MarshalIndent(man, "", "  ")
 	if err != nil {
-		return httpapi.BackupReport{}, err
+		return engram.BackupReport{}, err
 	}
 	if err := writeSynced(filepath.Join(tmp, backupManifestName), append(b, '\n')); err != nil {
-		return httpapi.BackupReport{}, fmt.Errorf("backup: write the manifest: %w", err)
+		return engram.BackupReport{}, fmt.Errorf("backup: write the manifest: %w", err)
 	}
 	if err := fsyncDir(tmp); err != nil {
-		return httpapi.BackupReport{}, fmt.Errorf("backup: %w", err)
+		return engram.BackupReport{}, fmt.Errorf("backup: %w", err)
 	}
 	if err := ctx.Err(); err != nil {
-		return httpapi.BackupReport{}, err
+		return engram.BackupReport{}, err
 	}
 	if err := swapInto(tmp, dir, replace); err != nil {
-		return httpapi.BackupReport{}, err
+		return engram.BackupReport{}, err
 	}
 	done = true
 
-	rep := httpapi.BackupReport{Dir: dir, CreatedAt: man.CreatedAt, ArchiveSeq: man.Archive.LastSeq, ArchiveTurns: man.Archive.Turns,
+	rep := engram.BackupReport{Dir: dir, CreatedAt: man.CreatedAt, ArchiveSeq: man.Archive.LastSeq, ArchiveTurns: man.Archive.Turns,
 		IndexedSeq: man.Palace.IndexedSeq, SchemaVersion: man.Palace.SchemaVersion, Files: len(man.Files),
 		TookMS: float64(time.Since(start).Microseconds()) / 1000}
 	for _, f := range man.Files {
@@ -263,8 +262,8 @@ runs, this process otherwise. Restore it with `+"`engram restore DIR`.")
 	if err != nil {
 		return err
 	}
-	req := httpapi.BackupRequest{Dir: dir, Force: *force}
-	var rep httpapi.BackupReport
+	req := engram.BackupRequest{Dir: dir, Force: *force}
+	var rep engram.BackupReport
 	if c := discoverServer(ctx, cfg); c != nil {
 		// The server owns the home and copies it; the folder is on this
 		// machine, where serve.json was found. No client timeout: a large

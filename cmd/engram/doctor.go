@@ -19,7 +19,6 @@ import (
 	"github.com/engram-dev/engram/archive"
 	"github.com/engram-dev/engram/chroma"
 	"github.com/engram-dev/engram/embed"
-	"github.com/engram-dev/engram/httpapi"
 	"github.com/engram-dev/engram/ollama"
 	"github.com/engram-dev/engram/palace"
 )
@@ -58,7 +57,7 @@ const (
 	fixReembed = "engram reindex vectors --reembed"
 )
 
-var _ httpapi.DoctorService = (*engine)(nil)
+var _ engram.DoctorService = (*engine)(nil)
 
 func runDoctor(ctx context.Context, m *Main, args []string) error {
 	fs := m.newFlagSet("doctor", `doctor [--json]
@@ -80,7 +79,7 @@ Exit status: 0 when no check failed (warnings allowed), 1 when one did.`)
 	if err != nil {
 		return err
 	}
-	var rep httpapi.DoctorReport
+	var rep engram.DoctorReport
 	where := "checked locally"
 	if c := discoverServer(ctx, cfg); c != nil {
 		if err := c.do(ctx, http.MethodGet, "/v1/doctor", nil, &rep); err != nil {
@@ -103,7 +102,7 @@ Exit status: 0 when no check failed (warnings allowed), 1 when one did.`)
 	if rep.Failed() {
 		n := 0
 		for _, c := range rep.Checks {
-			if c.Status == httpapi.CheckFail {
+			if c.Status == engram.CheckFail {
 				n++
 			}
 		}
@@ -115,14 +114,14 @@ Exit status: 0 when no check failed (warnings allowed), 1 when one did.`)
 // doctorLocal opens the home in this process and checks it. A home that
 // does not open is still checked as far as it opens: the archive alone,
 // then the palace alone.
-func doctorLocal(ctx context.Context, cfg Config, logger *slog.Logger) httpapi.DoctorReport {
+func doctorLocal(ctx context.Context, cfg Config, logger *slog.Logger) engram.DoctorReport {
 	start := time.Now()
 	e, err := openEngine(ctx, cfg, logger)
 	if err == nil {
 		defer e.Close()
 		return e.Doctor(ctx)
 	}
-	var r httpapi.DoctorReport
+	var r engram.DoctorReport
 	defer func() { r.TookMS = msSince(start) }()
 	if engram.ErrorCode(err) == engram.ELOCKED {
 		r.Add(failCheck(checkHome, "another process holds the home and no server answers for it: "+errorText(err),
@@ -150,10 +149,10 @@ func doctorLocal(ctx context.Context, cfg Config, logger *slog.Logger) httpapi.D
 	return r
 }
 
-// Doctor implements httpapi.DoctorService: every check, in order.
-func (e *engine) Doctor(ctx context.Context) httpapi.DoctorReport {
+// Doctor implements engram.DoctorService: every check, in order.
+func (e *engine) Doctor(ctx context.Context) engram.DoctorReport {
 	start := time.Now()
-	var r httpapi.DoctorReport
+	var r engram.DoctorReport
 	e.checkArchive(ctx, &r)
 	e.checkSQLite(ctx, &r)
 	e.checkIndex(ctx, &r)
@@ -164,23 +163,23 @@ func (e *engine) Doctor(ctx context.Context) httpapi.DoctorReport {
 	return r
 }
 
-func okCheck(name, finding string) httpapi.DoctorCheck {
-	return httpapi.DoctorCheck{Name: name, Status: httpapi.CheckOK, Finding: finding}
+func okCheck(name, finding string) engram.DoctorCheck {
+	return engram.DoctorCheck{Name: name, Status: engram.CheckOK, Finding: finding}
 }
 
-func warnCheck(name, finding, fix string) httpapi.DoctorCheck {
-	return httpapi.DoctorCheck{Name: name, Status: httpapi.CheckWarn, Finding: finding, Fix: fix}
+func warnCheck(name, finding, fix string) engram.DoctorCheck {
+	return engram.DoctorCheck{Name: name, Status: engram.CheckWarn, Finding: finding, Fix: fix}
 }
 
-func failCheck(name, finding, fix string) httpapi.DoctorCheck {
-	return httpapi.DoctorCheck{Name: name, Status: httpapi.CheckFail, Finding: finding, Fix: fix}
+func failCheck(name, finding, fix string) engram.DoctorCheck {
+	return engram.DoctorCheck{Name: name, Status: engram.CheckFail, Finding: finding, Fix: fix}
 }
 
 // checkArchive rereads every archive line (archive.Verify). Damaged lines
 // fail: they are skipped, so their turns are lost to recall until the file
 // is restored. Torn lines in quarantine only warn: a crash cut them before
 // they were acknowledged, and recovery keeps them for inspection.
-func (e *engine) checkArchive(ctx context.Context, r *httpapi.DoctorReport) {
+func (e *engine) checkArchive(ctx context.Context, r *engram.DoctorReport) {
 	rep, err := e.archive.Verify(ctx)
 	if err != nil {
 		r.Add(failCheck(checkArchive, "the archive could not be read: "+errorText(err), ""))
@@ -216,7 +215,7 @@ func (e *engine) checkArchive(ctx context.Context, r *httpapi.DoctorReport) {
 
 // checkSQLite runs integrity_check on the palace, which covers the FTS5
 // indexes too.
-func (e *engine) checkSQLite(ctx context.Context, r *httpapi.DoctorReport) {
+func (e *engine) checkSQLite(ctx context.Context, r *engram.DoctorReport) {
 	problems, err := e.palace.IntegrityCheck(ctx, maxSQLiteProblems)
 	switch {
 	case err != nil:
@@ -234,7 +233,7 @@ func (e *engine) checkSQLite(ctx context.Context, r *httpapi.DoctorReport) {
 
 // checkIndex compares the palace with the archive: the watermark, the
 // number of turns, and the full-text indexes every turn is written to.
-func (e *engine) checkIndex(ctx context.Context, r *httpapi.DoctorReport) {
+func (e *engine) checkIndex(ctx context.Context, r *engram.DoctorReport) {
 	if e.indexer != nil {
 		wctx, cancel := context.WithTimeout(ctx, settleTimeout)
 		_ = e.indexer.WaitCurrent(wctx) // a lag left is reported below
@@ -282,7 +281,7 @@ func (e *engine) checkIndex(ctx context.Context, r *httpapi.DoctorReport) {
 // answers, that every stored vector is usable, that every turn behind the
 // watermark has one, and that the index recall searches (the in-memory
 // matrix, or the Chroma collection) holds exactly the stored vectors.
-func (e *engine) checkVectors(ctx context.Context, r *httpapi.DoctorReport) {
+func (e *engine) checkVectors(ctx context.Context, r *engram.DoctorReport) {
 	e.vec.mu.Lock()
 	side, problem, pending := e.vec.side, e.vec.problem, e.vec.pending
 	var reembed *engram.ReembedStatus
@@ -357,7 +356,7 @@ func (e *engine) checkVectors(ctx context.Context, r *httpapi.DoctorReport) {
 
 	// The index recall searches, checked first: an unreachable Chroma
 	// explains a vector side that is off.
-	var index httpapi.DoctorCheck
+	var index engram.DoctorCheck
 	indexUp := true
 	switch e.cfg.VectorIndex {
 	case vectorsChroma:
@@ -430,12 +429,12 @@ func (e *engine) checkVectors(ctx context.Context, r *httpapi.DoctorReport) {
 
 // checkMemory compares the in-memory matrix with SQLite. It returns no
 // check when the vector side is off: checkVectors says why.
-func (e *engine) checkMemory(c palace.VectorCheck, running bool) httpapi.DoctorCheck {
+func (e *engine) checkMemory(c palace.VectorCheck, running bool) engram.DoctorCheck {
 	switch {
 	case !c.Loaded && running:
 		return failCheck(checkVecMemory, "the in-memory index is not loaded", fixReindex)
 	case !c.Loaded:
-		return httpapi.DoctorCheck{}
+		return engram.DoctorCheck{}
 	case c.OnlyInMem+c.OnlyInStore+c.Differ > 0 || c.InMemory != c.Stored:
 		return failCheck(checkVecMemory, fmt.Sprintf("the in-memory index holds %d vectors, SQLite %d: %d only in memory, %d only in SQLite, %d with other values",
 			c.InMemory, c.Stored, c.OnlyInMem, c.OnlyInStore, c.Differ), fixReindex)
@@ -447,7 +446,7 @@ func (e *engine) checkMemory(c palace.VectorCheck, running bool) httpapi.DoctorC
 // collection holds as many vectors as SQLite once the sync is current;
 // reachable is false when the server does not answer. It gets or creates
 // the collection, as the vector side does.
-func (e *engine) checkChroma(ctx context.Context, c palace.VectorCheck, side *vectorSide) (check httpapi.DoctorCheck, reachable bool) {
+func (e *engine) checkChroma(ctx context.Context, c palace.VectorCheck, side *vectorSide) (check engram.DoctorCheck, reachable bool) {
 	pctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
 	ci, err := chroma.Open(pctx, chroma.Config{URL: e.cfg.ChromaURL, Database: e.cfg.ChromaDatabase, Model: c.Model, Dim: c.Dim, Timeout: probeTimeout})
@@ -506,7 +505,7 @@ func (e *engine) ollamaModels(active string) []string {
 // checkOllamaEmbedder embeds a probe text with model (a model key) and
 // compares the dimension with the stored one. It returns the fix when the
 // model cannot embed.
-func (e *engine) checkOllamaEmbedder(ctx context.Context, r *httpapi.DoctorReport, key, active string, dim int) string {
+func (e *engine) checkOllamaEmbedder(ctx context.Context, r *engram.DoctorReport, key, active string, dim int) string {
 	model := strings.TrimPrefix(key, ollamaPrefix)
 	emb, err := ollama.NewEmbedder(ollama.Config{Host: e.cfg.OllamaHost, Model: model, MaxRetries: -1})
 	if err != nil {
@@ -533,7 +532,7 @@ func (e *engine) checkOllamaEmbedder(ctx context.Context, r *httpapi.DoctorRepor
 
 // checkExtractor checks that the Ollama server has the chat model of the
 // ollama extractor (POST /api/show).
-func (e *engine) checkExtractor(ctx context.Context, r *httpapi.DoctorReport) {
+func (e *engine) checkExtractor(ctx context.Context, r *engram.DoctorReport) {
 	x, isOllama := e.extractor.(*ollama.Extractor)
 	if !isOllama {
 		return
@@ -577,7 +576,7 @@ func ollamaFix(err error, model string) string {
 // checkJobs reports failing jobs and jobs whose last success is older than
 // twice their interval. Jobs that never ran only warn: without `engram
 // serve`, nothing runs them.
-func (e *engine) checkJobs(ctx context.Context, r *httpapi.DoctorReport) {
+func (e *engine) checkJobs(ctx context.Context, r *engram.DoctorReport) {
 	if e.sched == nil {
 		return
 	}
@@ -612,7 +611,7 @@ func (e *engine) checkJobs(ctx context.Context, r *httpapi.DoctorReport) {
 }
 
 // printDoctor prints one line per check, the fix under it, then a summary.
-func printDoctor(m *Main, r httpapi.DoctorReport, where string) {
+func printDoctor(m *Main, r engram.DoctorReport, where string) {
 	width := 0
 	for _, c := range r.Checks {
 		width = max(width, len(c.Name))
@@ -625,8 +624,8 @@ func printDoctor(m *Main, r httpapi.DoctorReport, where string) {
 			fmt.Fprintf(m.Stdout, "      %-*s  fix: %s\n", width, "", c.Fix)
 		}
 	}
-	fmt.Fprintf(m.Stdout, "%d ok, %d %s, %d failed (%s in %.0f ms)\n", counts[httpapi.CheckOK], counts[httpapi.CheckWarn],
-		noun(counts[httpapi.CheckWarn], "warning", "warnings"), counts[httpapi.CheckFail], where, r.TookMS)
+	fmt.Fprintf(m.Stdout, "%d ok, %d %s, %d failed (%s in %.0f ms)\n", counts[engram.CheckOK], counts[engram.CheckWarn],
+		noun(counts[engram.CheckWarn], "warning", "warnings"), counts[engram.CheckFail], where, r.TookMS)
 }
 
 // noun returns one or many by n.

@@ -217,7 +217,7 @@ func TestFaultVectorMemory(t *testing.T) {
 	}
 	rep, _ := runDoctor(t, home, 0)
 	rep.mustFind(t, "vector-memory", "ok", "20 stored vectors")
-	var st httpapi.ReindexStatus
+	var st engram.ReindexStatus
 	if code, _ := s.get(context.Background(), "/v1/reindex", &st); code != http.StatusNotFound {
 		t.Errorf("GET /v1/reindex before any: %d", code)
 	}

@@ -22,12 +22,6 @@ import (
 
 var _ engram.LayerService = (*remote)(nil)
 
-// allNamespaces, as --namespace of memories and scenes, lists every
-// namespace (as in recall).
-const allNamespaces = "*"
-
-var memoryTypes = []string{engram.MemoryFact, engram.MemoryDecision, engram.MemoryPreference, engram.MemoryPlan, engram.MemoryEvent}
-
 // openLayers returns the layer reader of the home's running server, or of
 // the home opened in this process, and what closes it.
 func (m *Main) openLayers(ctx context.Context) (engram.LayerService, func() error, error) {
@@ -48,7 +42,7 @@ func (m *Main) openLayers(ctx context.Context) (engram.LayerService, func() erro
 func runMemories(ctx context.Context, m *Main, args []string) error {
 	fs := m.newFlagSet("memories", "memories [--namespace N] [--type T] [--subject S] [--superseded] [--limit N] [--json] [QUERY...]")
 	ns := fs.String("namespace", engram.DefaultNamespace, `namespace to list ("*" for all)`)
-	typ := fs.String("type", "", "only memories of this type: "+strings.Join(memoryTypes, ", "))
+	typ := fs.String("type", "", "only memories of this type: "+strings.Join(engram.MemoryTypes(), ", "))
 	subject := fs.String("subject", "", "only memories about this subject (a speaker or an entity)")
 	superseded := fs.Bool("superseded", false, "include memories that a newer one replaced")
 	limit := fs.Int("limit", 0, fmt.Sprintf("most memories to print, 1 to %d (default 10)", httpapi.MaxLayerLimit))
@@ -57,8 +51,8 @@ func runMemories(ctx context.Context, m *Main, args []string) error {
 	if err != nil {
 		return err
 	}
-	if *typ != "" && !slices.Contains(memoryTypes, *typ) {
-		return &usageError{msg: fmt.Sprintf("--type %q: want one of %s", *typ, strings.Join(memoryTypes, ", "))}
+	if *typ != "" && !engram.ValidMemoryType(*typ) {
+		return &usageError{msg: fmt.Sprintf("--type %q: want one of %s", *typ, strings.Join(engram.MemoryTypes(), ", "))}
 	}
 	if err := checkLimit(fs, *limit); err != nil {
 		return err
@@ -290,15 +284,15 @@ func checkLimit(fs *flag.FlagSet, limit int) error {
 
 // allOr maps --namespace "*" to the query's "" (every namespace).
 func allOr(ns string) string {
-	if ns == allNamespaces {
+	if ns == engram.AllNamespaces {
 		return ""
 	}
 	return ns
 }
 
 func oneNamespace(ns string) error {
-	if ns == allNamespaces {
-		return &usageError{msg: `--namespace "*" is not allowed here: name one namespace`}
+	if ns == engram.AllNamespaces {
+		return &usageError{msg: "--namespace " + engram.AllNamespacesRefused}
 	}
 	return nil
 }
@@ -322,7 +316,7 @@ func nonNil[T any](s []T) []T {
 // Memories implements engram.LayerService through GET /v1/memories.
 func (c *remote) Memories(ctx context.Context, q engram.MemoryQuery) ([]engram.Memory, error) {
 	v := url.Values{}
-	v.Set("namespace", orDefault(q.Namespace, allNamespaces))
+	v.Set("namespace", orDefault(q.Namespace, engram.AllNamespaces))
 	setParam(v, "type", q.Type)
 	setParam(v, "subject", q.Subject)
 	setParam(v, "q", q.Text)
@@ -339,7 +333,7 @@ func (c *remote) Memories(ctx context.Context, q engram.MemoryQuery) ([]engram.M
 // Scenes implements engram.LayerService through GET /v1/scenes.
 func (c *remote) Scenes(ctx context.Context, q engram.SceneQuery) ([]engram.Scene, error) {
 	v := url.Values{}
-	v.Set("namespace", orDefault(q.Namespace, allNamespaces))
+	v.Set("namespace", orDefault(q.Namespace, engram.AllNamespaces))
 	setParam(v, "session", q.Session)
 	setParam(v, "q", q.Text)
 	setSpan(v, q.From, q.To)

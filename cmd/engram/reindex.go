@@ -14,7 +14,6 @@ import (
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/chroma"
-	"github.com/engram-dev/engram/httpapi"
 	"github.com/engram-dev/engram/palace"
 	"github.com/engram-dev/engram/pipeline"
 	"github.com/engram-dev/engram/vault"
@@ -60,7 +59,7 @@ whole palace is rebuilt from the archive by `+"`engram rebuild`"+`.`)
 		return err
 	}
 	start := time.Now()
-	var st httpapi.ReindexStatus
+	var st engram.ReindexStatus
 	if c := discoverServer(ctx, cfg); c != nil {
 		if st, err = m.reindexRemote(ctx, c, *reembed); err != nil {
 			return err
@@ -88,7 +87,7 @@ whole palace is rebuilt from the archive by `+"`engram rebuild`"+`.`)
 }
 
 // reindexSummary says what a reindex did.
-func reindexSummary(st httpapi.ReindexStatus) string {
+func reindexSummary(st engram.ReindexStatus) string {
 	where := fmt.Sprintf("loaded %d into memory", st.Indexed)
 	if st.Backend == vectorsChroma {
 		where = fmt.Sprintf("pushed %d to a new Chroma collection", st.Indexed)
@@ -96,9 +95,9 @@ func reindexSummary(st httpapi.ReindexStatus) string {
 	return fmt.Sprintf("dropped %d unusable, embedded %d %s, %s", st.Dropped, st.Embedded, noun(int(st.Embedded), "text", "texts"), where)
 }
 
-func (m *Main) reindexRemote(ctx context.Context, c *remote, reembed bool) (httpapi.ReindexStatus, error) {
-	var st httpapi.ReindexStatus
-	if err := c.do(ctx, http.MethodPost, "/v1/reindex", httpapi.ReindexRequest{Reembed: reembed}, &st); err != nil {
+func (m *Main) reindexRemote(ctx context.Context, c *remote, reembed bool) (engram.ReindexStatus, error) {
+	var st engram.ReindexStatus
+	if err := c.do(ctx, http.MethodPost, "/v1/reindex", engram.ReindexRequest{Reembed: reembed}, &st); err != nil {
 		return st, err
 	}
 	bar := &phaseBar{m: m, suffix: " (on the server)"}
@@ -116,9 +115,9 @@ func (m *Main) reindexRemote(ctx context.Context, c *remote, reembed bool) (http
 		}
 		bar.show(st)
 		switch st.State {
-		case httpapi.ReindexDone:
+		case engram.ReindexDone:
 			return st, nil
-		case httpapi.ReindexFailed:
+		case engram.ReindexFailed:
 			return st, fmt.Errorf("reindex vectors of %s failed on the server (run it again: it starts over safely): %s", orNone(st.Model), st.Error)
 		}
 	}
@@ -134,7 +133,7 @@ type phaseBar struct {
 	bar   *progressbar.ProgressBar
 }
 
-func (p *phaseBar) show(st httpapi.ReindexStatus) {
+func (p *phaseBar) show(st engram.ReindexStatus) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if st.Phase != p.phase || p.bar == nil {
@@ -177,16 +176,16 @@ func phaseText(phase string) string {
 // (a progress bar).
 type reindexRun struct {
 	mu      sync.Mutex
-	st      httpapi.ReindexStatus
-	changed func(httpapi.ReindexStatus)
+	st      engram.ReindexStatus
+	changed func(engram.ReindexStatus)
 }
 
-func newReindexRun(reembed bool, changed func(httpapi.ReindexStatus)) *reindexRun {
-	return &reindexRun{st: httpapi.ReindexStatus{Reembed: reembed, State: httpapi.ReindexRunning,
+func newReindexRun(reembed bool, changed func(engram.ReindexStatus)) *reindexRun {
+	return &reindexRun{st: engram.ReindexStatus{Reembed: reembed, State: engram.ReindexRunning,
 		Phase: phaseCheck, Started: time.Now().UTC()}, changed: changed}
 }
 
-func (r *reindexRun) update(f func(*httpapi.ReindexStatus)) {
+func (r *reindexRun) update(f func(*engram.ReindexStatus)) {
 	r.mu.Lock()
 	f(&r.st)
 	st := r.st
@@ -196,7 +195,7 @@ func (r *reindexRun) update(f func(*httpapi.ReindexStatus)) {
 	}
 }
 
-func (r *reindexRun) status() httpapi.ReindexStatus {
+func (r *reindexRun) status() engram.ReindexStatus {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.st
@@ -204,7 +203,7 @@ func (r *reindexRun) status() httpapi.ReindexStatus {
 
 // phase starts a phase of total steps.
 func (r *reindexRun) phase(name string, total int64) {
-	r.update(func(st *httpapi.ReindexStatus) { st.Phase, st.Done, st.Total = name, 0, total })
+	r.update(func(st *engram.ReindexStatus) { st.Phase, st.Done, st.Total = name, 0, total })
 }
 
 // reindexer serves POST and GET /v1/reindex for the engine of a server:
@@ -216,18 +215,18 @@ type reindexer struct {
 	last *reindexRun
 }
 
-var _ httpapi.ReindexService = (*reindexer)(nil)
+var _ engram.ReindexService = (*reindexer)(nil)
 
-// StartReindex implements httpapi.ReindexService.
-func (x *reindexer) StartReindex(ctx context.Context, req httpapi.ReindexRequest) (httpapi.ReindexStatus, error) {
+// StartReindex implements engram.ReindexService.
+func (x *reindexer) StartReindex(ctx context.Context, req engram.ReindexRequest) (engram.ReindexStatus, error) {
 	e := x.e
 	if err := e.reindexAllowed(); err != nil {
-		return httpapi.ReindexStatus{}, err
+		return engram.ReindexStatus{}, err
 	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if x.last != nil {
-		if st := x.last.status(); st.State == httpapi.ReindexRunning {
+		if st := x.last.status(); st.State == engram.ReindexRunning {
 			return st, engram.Errorf(engram.ECONFLICT, "a reindex of %s is running (%s)", orNone(st.Model), phaseText(st.Phase))
 		}
 	}
@@ -237,7 +236,7 @@ func (x *reindexer) StartReindex(ctx context.Context, req httpapi.ReindexRequest
 	bg := e.vec.bg
 	if bg == nil || bg.Err() != nil {
 		e.vec.mu.Unlock()
-		return httpapi.ReindexStatus{}, engram.Errorf(engram.EUNAVAILABLE, "the engine is closing")
+		return engram.ReindexStatus{}, engram.Errorf(engram.EUNAVAILABLE, "the engine is closing")
 	}
 	e.vec.wg.Add(1)
 	e.vec.mu.Unlock()
@@ -246,13 +245,13 @@ func (x *reindexer) StartReindex(ctx context.Context, req httpapi.ReindexRequest
 	go func() {
 		defer e.vec.wg.Done()
 		err := e.reindexVectors(bg, run)
-		run.update(func(st *httpapi.ReindexStatus) {
+		run.update(func(st *engram.ReindexStatus) {
 			st.Ended = time.Now().UTC()
 			if err != nil {
-				st.State, st.Error = httpapi.ReindexFailed, errorText(err)
+				st.State, st.Error = engram.ReindexFailed, errorText(err)
 				return
 			}
-			st.State = httpapi.ReindexDone
+			st.State = engram.ReindexDone
 		})
 		st := run.status()
 		if err != nil {
@@ -264,12 +263,12 @@ func (x *reindexer) StartReindex(ctx context.Context, req httpapi.ReindexRequest
 	return run.status(), nil
 }
 
-// ReindexStatus implements httpapi.ReindexService.
-func (x *reindexer) ReindexStatus(ctx context.Context) (httpapi.ReindexStatus, error) {
+// ReindexStatus implements engram.ReindexService.
+func (x *reindexer) ReindexStatus(ctx context.Context) (engram.ReindexStatus, error) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if x.last == nil {
-		return httpapi.ReindexStatus{}, engram.Errorf(engram.ENOTFOUND, "no reindex ran since the server started")
+		return engram.ReindexStatus{}, engram.Errorf(engram.ENOTFOUND, "no reindex ran since the server started")
 	}
 	return x.last.status(), nil
 }
@@ -361,10 +360,10 @@ func (e *engine) reindexVectors(ctx context.Context, run *reindexRun) error {
 		return err
 	}
 	reembed := run.status().Reembed
-	run.update(func(st *httpapi.ReindexStatus) { st.Model, st.Backend = key, e.cfg.VectorIndex })
+	run.update(func(st *engram.ReindexStatus) { st.Model, st.Backend = key, e.cfg.VectorIndex })
 	var embedded atomic.Int64
 	emb = countingEmbedder{emb, &embedded}
-	defer func() { run.update(func(st *httpapi.ReindexStatus) { st.Embedded = embedded.Load() }) }()
+	defer func() { run.update(func(st *engram.ReindexStatus) { st.Embedded = embedded.Load() }) }()
 
 	run.phase(phaseCheck, 1)
 	bad, err := store.DropBad(ctx)
@@ -376,7 +375,7 @@ func (e *engine) reindexVectors(ctx context.Context, run *reindexRun) error {
 		layers = layers || b.Kind != engram.KindTurn
 		e.logger.Warn("dropped an unusable vector; its text is embedded again", "model", key, "id", b.ID, "kind", b.Kind, "reason", b.Reason)
 	}
-	run.update(func(st *httpapi.ReindexStatus) { st.Dropped, st.Done = len(bad), 1 })
+	run.update(func(st *engram.ReindexStatus) { st.Dropped, st.Done = len(bad), 1 })
 
 	if reembed {
 		err = e.reembedTurns(ctx, run, emb, store)
@@ -406,7 +405,7 @@ func (e *engine) reindexVectors(ctx context.Context, run *reindexRun) error {
 		if err != nil {
 			return err
 		}
-		run.update(func(st *httpapi.ReindexStatus) { st.Done, st.Indexed = 1, int64(n) })
+		run.update(func(st *engram.ReindexStatus) { st.Done, st.Indexed = 1, int64(n) })
 	}
 	return vaultErr
 }
@@ -423,7 +422,7 @@ func (e *engine) reembedTurns(ctx context.Context, run *reindexRun, emb engram.E
 		return err
 	}
 	return vx.CatchUp(ctx, func(seq int64) {
-		run.update(func(st *httpapi.ReindexStatus) { st.Done, st.Total = seq, max(st.Total, seq) })
+		run.update(func(st *engram.ReindexStatus) { st.Done, st.Total = seq, max(st.Total, seq) })
 	})
 }
 
@@ -465,7 +464,7 @@ func (e *engine) embedMissingTurns(ctx context.Context, run *reindexRun, emb eng
 			return err
 		}
 		after = turns[len(turns)-1].Seq
-		run.update(func(st *httpapi.ReindexStatus) { st.Done = after })
+		run.update(func(st *engram.ReindexStatus) { st.Done = after })
 	}
 }
 
@@ -521,11 +520,11 @@ func (e *engine) reembedLayers(ctx context.Context, run *reindexRun, key string,
 		embedded.Add(int64(kinds[engram.KindMemory] + kinds[engram.KindFact] + kinds[engram.KindScene]))
 		break
 	}
-	run.update(func(st *httpapi.ReindexStatus) { st.Done = 1 })
+	run.update(func(st *engram.ReindexStatus) { st.Done = 1 })
 	if err := e.resyncVaults(ctx, key, emb, store); err != nil {
 		return err
 	}
-	run.update(func(st *httpapi.ReindexStatus) { st.Done = 2 })
+	run.update(func(st *engram.ReindexStatus) { st.Done = 2 })
 	return nil
 }
 
@@ -592,7 +591,7 @@ func (e *engine) pushChroma(ctx context.Context, run *reindexRun, key string, st
 		}
 		after = last
 		pushed += int64(len(items))
-		run.update(func(st *httpapi.ReindexStatus) { st.Done, st.Total, st.Indexed = pushed, max(st.Total, pushed), pushed })
+		run.update(func(st *engram.ReindexStatus) { st.Done, st.Total, st.Indexed = pushed, max(st.Total, pushed), pushed })
 	}
 	if after > 0 {
 		if err := store.SetSyncedSeq(ctx, after); err != nil {

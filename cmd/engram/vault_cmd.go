@@ -19,7 +19,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/engram-dev/engram"
-	"github.com/engram-dev/engram/httpapi"
 )
 
 // `engram vault` manages the Markdown vaults: the folders listed as
@@ -34,7 +33,7 @@ import (
 // vaultBackend is what the vault commands need: the engine here, or the
 // running server.
 type vaultBackend interface {
-	httpapi.VaultAdmin
+	engram.VaultAdmin
 	// DocGraph is engram.VaultService's: ENOTFOUND for an unknown document.
 	DocGraph(ctx context.Context, vault, doc string, depth int) (engram.DocGraph, error)
 }
@@ -193,7 +192,7 @@ func within(dir, path string) bool {
 func checkVaultNamespace(ns string) error {
 	bad := ""
 	switch {
-	case ns == "" || ns == allNamespaces:
+	case ns == "" || ns == engram.AllNamespaces:
 		bad = "name one namespace"
 	case !utf8.ValidString(ns):
 		bad = "it is not valid UTF-8"
@@ -323,7 +322,7 @@ func runVaultSync(ctx context.Context, m *Main, args []string) error {
 		root = filepath.Clean(abs)
 	} else if len(cfg.Vaults) == 0 {
 		if *asJSON {
-			return printJSON(m, map[string]any{"reports": []httpapi.VaultSyncReport{}})
+			return printJSON(m, map[string]any{"reports": []engram.VaultSyncReport{}})
 		}
 		fmt.Fprintln(m.Stdout, "no vaults: add one with `engram vault add DIR`")
 		return nil
@@ -363,7 +362,7 @@ const maxUnresolvedShown = 10
 
 // printSyncReports prints what each sync did, and returns an error when a
 // vault failed.
-func printSyncReports(m *Main, reports []httpapi.VaultSyncReport) error {
+func printSyncReports(m *Main, reports []engram.VaultSyncReport) error {
 	for _, r := range reports {
 		fmt.Fprintf(m.Stdout, "%s  [%s]\n", r.Vault, r.Namespace)
 		if r.Error != "" {
@@ -389,7 +388,7 @@ func printSyncReports(m *Main, reports []httpapi.VaultSyncReport) error {
 	return syncFailures(reports)
 }
 
-func syncFailures(reports []httpapi.VaultSyncReport) error {
+func syncFailures(reports []engram.VaultSyncReport) error {
 	failed := 0
 	for _, r := range reports {
 		if r.Error != "" {
@@ -414,7 +413,7 @@ func runVaultList(ctx context.Context, m *Main, args []string) error {
 	if err != nil {
 		return err
 	}
-	var vs []httpapi.VaultStatus
+	var vs []engram.VaultStatus
 	if len(cfg.Vaults) > 0 || discoverServer(ctx, cfg) != nil {
 		vb, closeFn, err := m.openVaults(ctx, cfg)
 		if err != nil {
@@ -445,7 +444,7 @@ func runVaultList(ctx context.Context, m *Main, args []string) error {
 func runVaultGraph(ctx context.Context, m *Main, args []string) error {
 	fs := m.newFlagSet("vault graph", "vault graph [--vault DIR] [--depth 2] [--json] DOC")
 	dir := fs.String("vault", "", "the vault of DOC (default: any indexed vault)")
-	depth := fs.Int("depth", httpapi.DefaultGraphDepth, fmt.Sprintf("how far to follow links, 1 to %d", httpapi.MaxGraphDepth))
+	depth := fs.Int("depth", engram.DefaultGraphDepth, fmt.Sprintf("how far to follow links, 1 to %d", engram.MaxGraphDepth))
 	asJSON := fs.Bool("json", false, "print JSON (the HTTP API's shape)")
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -454,8 +453,8 @@ func runVaultGraph(ctx context.Context, m *Main, args []string) error {
 	if len(pos) == 0 {
 		return &usageError{msg: "missing the document: a path in the vault, a title or an alias (for example: engram vault graph docs/adrs/0007.md)"}
 	}
-	if *depth < 1 || *depth > httpapi.MaxGraphDepth {
-		return &usageError{msg: fmt.Sprintf("--depth %d: want 1 to %d", *depth, httpapi.MaxGraphDepth)}
+	if *depth < 1 || *depth > engram.MaxGraphDepth {
+		return &usageError{msg: fmt.Sprintf("--depth %d: want 1 to %d", *depth, engram.MaxGraphDepth)}
 	}
 	cfg, err := m.loadConfig()
 	if err != nil {
@@ -886,9 +885,9 @@ func writeHookFile(path string, b []byte, mode fs.FileMode) error {
 // backend.
 type vaultAdmin struct{ e *engine }
 
-// Vaults implements httpapi.VaultAdmin.
-func (a vaultAdmin) Vaults(ctx context.Context) ([]httpapi.VaultStatus, error) {
-	out := make([]httpapi.VaultStatus, 0, len(a.e.cfg.Vaults))
+// Vaults implements engram.VaultAdmin.
+func (a vaultAdmin) Vaults(ctx context.Context) ([]engram.VaultStatus, error) {
+	out := make([]engram.VaultStatus, 0, len(a.e.cfg.Vaults))
 	for _, v := range a.e.cfg.Vaults {
 		root := filepath.Clean(v.Path)
 		docs, err := a.e.palace.Docs(ctx, root)
@@ -899,7 +898,7 @@ func (a vaultAdmin) Vaults(ctx context.Context) ([]httpapi.VaultStatus, error) {
 		if err != nil {
 			return nil, err
 		}
-		st := httpapi.VaultStatus{Path: root, Namespace: v.namespace(), Docs: len(docs), UnresolvedLinks: len(un)}
+		st := engram.VaultStatus{Path: root, Namespace: v.namespace(), Docs: len(docs), UnresolvedLinks: len(un)}
 		for _, d := range docs {
 			st.Chunks += d.Chunks
 		}
@@ -908,9 +907,9 @@ func (a vaultAdmin) Vaults(ctx context.Context) ([]httpapi.VaultStatus, error) {
 	return out, nil
 }
 
-// SyncVaults implements httpapi.VaultAdmin: one engine sync per vault, so
+// SyncVaults implements engram.VaultAdmin: one engine sync per vault, so
 // that a vault's failure lands in its own report.
-func (a vaultAdmin) SyncVaults(ctx context.Context, root string) ([]httpapi.VaultSyncReport, error) {
+func (a vaultAdmin) SyncVaults(ctx context.Context, root string) ([]engram.VaultSyncReport, error) {
 	if root != "" {
 		abs, err := filepath.Abs(root)
 		if err != nil {
@@ -921,7 +920,7 @@ func (a vaultAdmin) SyncVaults(ctx context.Context, root string) ([]httpapi.Vaul
 			return nil, engram.Errorf(engram.ENOTFOUND, "%s is not a configured vault: run `engram vault add %s` first", root, root)
 		}
 	}
-	var out []httpapi.VaultSyncReport
+	var out []engram.VaultSyncReport
 	for _, v := range a.e.cfg.Vaults {
 		vr := filepath.Clean(v.Path)
 		if root != "" && vr != root {
@@ -931,12 +930,12 @@ func (a vaultAdmin) SyncVaults(ctx context.Context, root string) ([]httpapi.Vaul
 		if err != nil && ctx.Err() != nil {
 			return out, ctx.Err()
 		}
-		r := httpapi.VaultSyncReport{Vault: vr, Namespace: v.namespace(), Indexed: []string{}, Removed: []string{}, Skipped: []httpapi.SkippedFile{}}
+		r := engram.VaultSyncReport{Vault: vr, Namespace: v.namespace(), Indexed: []string{}, Removed: []string{}, Skipped: []engram.SkippedFile{}}
 		if len(reps) > 0 {
 			rep := reps[0]
 			r.Files, r.Unchanged, r.Indexed, r.Removed, r.TookMS = rep.Files, rep.Unchanged, nonNil(rep.Indexed), nonNil(rep.Removed), rep.TookMS
 			for _, s := range rep.Skipped {
-				r.Skipped = append(r.Skipped, httpapi.SkippedFile{Path: s.Path, Reason: s.Reason})
+				r.Skipped = append(r.Skipped, engram.SkippedFile{Path: s.Path, Reason: s.Reason})
 			}
 		}
 		if err != nil {
@@ -961,23 +960,23 @@ func (a vaultAdmin) DocGraph(ctx context.Context, vault, doc string, depth int) 
 
 // --- the vault routes of the HTTP API ---
 
-// Vaults implements httpapi.VaultAdmin through GET /v1/vaults.
-func (c *remote) Vaults(ctx context.Context) ([]httpapi.VaultStatus, error) {
+// Vaults implements engram.VaultAdmin through GET /v1/vaults.
+func (c *remote) Vaults(ctx context.Context) ([]engram.VaultStatus, error) {
 	var out struct {
-		Vaults []httpapi.VaultStatus `json:"vaults"`
+		Vaults []engram.VaultStatus `json:"vaults"`
 	}
 	err := c.get(ctx, "/v1/vaults", nil, &out)
 	return out.Vaults, err
 }
 
-// SyncVaults implements httpapi.VaultAdmin through POST /v1/vaults/sync.
-func (c *remote) SyncVaults(ctx context.Context, root string) ([]httpapi.VaultSyncReport, error) {
+// SyncVaults implements engram.VaultAdmin through POST /v1/vaults/sync.
+func (c *remote) SyncVaults(ctx context.Context, root string) ([]engram.VaultSyncReport, error) {
 	body := map[string]string{}
 	if root != "" {
 		body["vault"] = root
 	}
 	var out struct {
-		Reports []httpapi.VaultSyncReport `json:"reports"`
+		Reports []engram.VaultSyncReport `json:"reports"`
 	}
 	err := c.do(ctx, http.MethodPost, "/v1/vaults/sync", body, &out)
 	return out.Reports, err
