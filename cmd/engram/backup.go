@@ -19,6 +19,7 @@ import (
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/archive"
+	"github.com/engram-dev/engram/internal/atomicfile"
 	"github.com/engram-dev/engram/palace"
 )
 
@@ -148,10 +149,10 @@ func (e *engine) Backup(ctx context.Context, req engram.BackupRequest) (engram.B
 	if err != nil {
 		return engram.BackupReport{}, err
 	}
-	if err := writeSynced(filepath.Join(tmp, backupManifestName), append(b, '\n')); err != nil {
+	if err := atomicfile.WriteFile(filepath.Join(tmp, backupManifestName), append(b, '\n'), 0o600); err != nil {
 		return engram.BackupReport{}, fmt.Errorf("backup: write the manifest: %w", err)
 	}
-	if err := fsyncDir(tmp); err != nil {
+	if err := atomicfile.SyncDir(tmp); err != nil {
 		return engram.BackupReport{}, fmt.Errorf("backup: %w", err)
 	}
 	if err := ctx.Err(); err != nil {
@@ -221,7 +222,7 @@ func swapInto(tmp, dir string, replace bool) error {
 		}
 		return fmt.Errorf("backup: %w", err)
 	}
-	if err := fsyncDir(filepath.Dir(dir)); err != nil {
+	if err := atomicfile.SyncDir(filepath.Dir(dir)); err != nil {
 		return fmt.Errorf("backup: %w", err)
 	}
 	if old != "" {
@@ -332,36 +333,6 @@ func copyHashed(src, dst string) (backupFile, error) {
 		return backupFile{}, err
 	}
 	return backupFile{Size: n, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
-}
-
-// writeSynced writes b to the new file path (0600) and fsyncs it.
-func writeSynced(path string, b []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(b)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
-// fsyncDir fsyncs a directory, so that the names created or renamed in it
-// are durable.
-func fsyncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }
 
 // realPath resolves the symbolic links of path, or of its longest existing
@@ -484,7 +455,7 @@ engram serve on the home first.`)
 	}
 	done = true
 	unlock()
-	if err := fsyncDir(parent); err != nil {
+	if err := atomicfile.SyncDir(parent); err != nil {
 		return fmt.Errorf("restore: %w", err)
 	}
 
@@ -593,7 +564,7 @@ func copyVerified(dir, home string, f backupFile) error {
 			dir, f.Path, got.Size, got.SHA256, f.Size, f.SHA256)
 	}
 	if filepath.Dir(f.Path) != "." {
-		return fsyncDir(filepath.Dir(dst))
+		return atomicfile.SyncDir(filepath.Dir(dst))
 	}
 	return nil
 }

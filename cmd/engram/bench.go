@@ -287,32 +287,6 @@ func percentile(xs []float64, p float64) float64 {
 	return s[max(0, min(i, len(s)-1))]
 }
 
-// writeFileAtomic writes b to path through a synced temporary file and a
-// rename, so a reader never sees half a result.
-func writeFileAtomic(path string, b []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-")
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(b)
-	if serr := f.Sync(); err == nil {
-		err = serr
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(f.Name(), 0o644)
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-	}
-	return err
-}
-
 // plural returns "1 turn", "2 turns".
 func plural(n int, noun string) string {
 	if n == 1 {

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/internal/atomicfile"
 	"github.com/engram-dev/engram/pipeline"
 )
 
@@ -158,7 +159,7 @@ date_time (UTC) + 30 s per turn, meta {"conversation", "dia_id"}.`)
 	}
 	js = append(js, '\n')
 	if *out != "" {
-		if err := writeFileAtomic(*out, js); err != nil {
+		if err := atomicfile.WriteFile(*out, js, 0o644); err != nil {
 			return fmt.Errorf("--out: %w", err)
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/internal/atomicfile"
 )
 
 // serveFile, in the home, tells CLI commands where the running server of
@@ -68,11 +69,7 @@ func writeServeInfo(home string, info serveInfo) error {
 	if err != nil {
 		return err
 	}
-	tmp := filepath.Join(home, serveFile+".tmp")
-	if err := os.WriteFile(tmp, b, 0o600); err != nil {
-		return err
-	}
-	return os.Rename(tmp, filepath.Join(home, serveFile))
+	return atomicfile.WriteFile(filepath.Join(home, serveFile), b, 0o600)
 }
 
 func removeServeInfo(home string) {

@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/engram-dev/engram/internal/atomicfile"
 )
 
 // ccHookEvents are the Claude Code events engram hooks into.
@@ -227,22 +229,8 @@ func editSettings(path string, edit func(map[string]any) error) (bool, error) {
 			}
 		}
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".settings.json.tmp*")
-	if err != nil {
+	if err := atomicfile.WriteFile(path, buf.Bytes(), mode); err != nil {
 		return false, err
 	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(buf.Bytes()); err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp.Name(), mode)
-	}
-	if err != nil {
-		return false, err
-	}
-	return true, os.Rename(tmp.Name(), path)
+	return true, nil
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/archive"
+	"github.com/engram-dev/engram/internal/atomicfile"
 	"github.com/engram-dev/engram/palace"
 	"github.com/engram-dev/engram/pipeline"
 	"github.com/engram-dev/engram/vault"
@@ -326,7 +327,7 @@ func swapPalace(live, next string, keep bool) (string, error) {
 	for _, f := range []string{next + "-wal", next + "-shm"} {
 		os.Remove(f)
 	}
-	if err := syncDir(filepath.Dir(live)); err != nil {
+	if err := atomicfile.SyncDir(filepath.Dir(live)); err != nil {
 		return previous, err
 	}
 	return previous, nil
@@ -355,13 +356,4 @@ func copyFile(src, dst string) error {
 		return err
 	}
 	return os.WriteFile(dst, b, 0o600)
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }

@@ -19,6 +19,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/internal/atomicfile"
 )
 
 // `engram vault` manages the Markdown vaults: the folders listed as
@@ -777,7 +778,7 @@ func installHook(m *Main, hooks, block, root string) error {
 		}
 		backup := filepath.Join(filepath.Dir(path), hookBackup)
 		if _, err := os.Lstat(backup); errors.Is(err, fs.ErrNotExist) {
-			if err := writeHookFile(backup, old, mode); err != nil {
+			if err := atomicfile.WriteFile(backup, old, mode); err != nil {
 				return fmt.Errorf("back up %s: %w", path, err)
 			}
 		}
@@ -794,7 +795,7 @@ func installHook(m *Main, hooks, block, root string) error {
 		}
 		kept = true
 	}
-	if err := writeHookFile(path, []byte(out), mode); err != nil {
+	if err := atomicfile.WriteFile(path, []byte(out), mode); err != nil {
 		return err
 	}
 	fmt.Fprintf(m.Stdout, "installed the post-commit hook %s: each commit syncs %s in the background\n", path, root)
@@ -840,42 +841,10 @@ func uninstallHook(m *Main, hooks, root string) error {
 	if err != nil {
 		return err
 	}
-	if err := writeHookFile(path, []byte(rest), fi.Mode().Perm()); err != nil {
+	if err := atomicfile.WriteFile(path, []byte(rest), fi.Mode().Perm()); err != nil {
 		return err
 	}
 	fmt.Fprintf(m.Stdout, "removed engram's block for %s from %s; the rest of the hook is kept\n", root, path)
-	return nil
-}
-
-// writeHookFile writes b to path through a synced temporary file renamed
-// over it, so a crash leaves the old file or the new one.
-func writeHookFile(path string, b []byte, mode fs.FileMode) error {
-	tmp := path + ".engram-tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, mode)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(b)
-	if err == nil {
-		err = f.Chmod(mode) // the umask may have cut the execute bits
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	if d, err := os.Open(filepath.Dir(path)); err == nil {
-		d.Sync()
-		d.Close()
-	}
 	return nil
 }
 
