@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/internal/textutil"
 )
 
 // RulesExtractor is the offline, deterministic L1 extractor: hand-written
@@ -332,7 +333,7 @@ func matchClause(subj, clause string) (finding, bool) {
 		return finding{}, false
 	}
 	lower := strings.ToLower(clause)
-	hasHan := strings.IndexFunc(clause, func(r rune) bool { return unicode.Is(unicode.Han, r) }) >= 0
+	hasHan := strings.IndexFunc(clause, isHan) >= 0
 	best := finding{}
 	bestStart := -1
 	var bestRule *rule
@@ -404,6 +405,9 @@ func submatches(s string, loc []int) []string {
 	}
 	return m
 }
+
+// isHan reports whether r is a Chinese character.
+func isHan(r rune) bool { return textutil.ScriptOf(r) == textutil.ScriptHan }
 
 func capFirst(s string) string {
 	r, n := utf8.DecodeRuneInString(s)
@@ -872,7 +876,7 @@ func stripArticle(x string) string {
 // character or an identifier (gRPC, k8s).
 func nameLike(x string) bool {
 	r, _ := utf8.DecodeRuneInString(x)
-	if unicode.IsUpper(r) || unicode.IsDigit(r) || unicode.Is(unicode.Han, r) {
+	if unicode.IsUpper(r) || unicode.IsDigit(r) || isHan(r) {
 		return true
 	}
 	first, _, _ := strings.Cut(x, " ")
@@ -886,7 +890,7 @@ func capitalised(x string) bool {
 		x = rest
 	}
 	r, _ := utf8.DecodeRuneInString(x)
-	return unicode.IsUpper(r) || unicode.Is(unicode.Han, r)
+	return unicode.IsUpper(r) || isHan(r)
 }
 
 // keyDrop are words left off the front of a derived predicate key.

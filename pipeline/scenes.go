@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/internal/textutil"
 )
 
 // Defaults of SceneConfig.
@@ -745,7 +746,7 @@ func sceneSentence(s string) string {
 	last, _ := utf8.DecodeLastRuneInString(s)
 	switch {
 	case strings.ContainsRune(".!?。！？…", last):
-	case sceneBigramRune(last) || unicode.Is(unicode.Hiragana, last):
+	case sceneBigramRune(last) || isHiragana(last):
 		s += "。"
 	default:
 		s += "."
@@ -802,22 +803,18 @@ type sceneTok struct {
 }
 
 // sceneBigramRune reports whether r belongs to a script written without
-// spaces between words, which is indexed by character bigrams.
+// spaces between words, which is indexed by character bigrams: Han,
+// Katakana and Hangul (hiragana runs are particles and endings).
 func sceneBigramRune(r rune) bool {
-	return r >= 0x1100 && (unicode.Is(unicode.Han, r) || unicode.Is(unicode.Katakana, r) || r == 'ー' || unicode.Is(unicode.Hangul, r))
+	switch textutil.ScriptOf(r) {
+	case textutil.ScriptHan, textutil.ScriptKatakana, textutil.ScriptHangul:
+		return true
+	}
+	return false
 }
 
-// sceneScript tells Han, Katakana and Hangul apart: a bigram across two
-// scripts (サーバー移行) is no word.
-func sceneScript(r rune) int {
-	switch {
-	case unicode.Is(unicode.Han, r):
-		return 1
-	case unicode.Is(unicode.Hangul, r):
-		return 2
-	}
-	return 3
-}
+// isHiragana reports whether r is Japanese hiragana.
+func isHiragana(r rune) bool { return textutil.ScriptOf(r) == textutil.ScriptHiragana }
 
 func sceneIsCJK(key string) bool {
 	r, _ := utf8.DecodeRuneInString(key)
@@ -837,11 +834,11 @@ func sceneScan(s string, keepNames bool, fn func(sceneTok)) {
 		case sceneBigramRune(r) && !sceneStopChars[r]:
 			// A run of one script without function characters; frequent
 			// words without topic split it too.
-			run = run[:0] // byte offsets of the run's runes, and of its end
-			j, script := i, sceneScript(r)
+			run = run[:0]                        // byte offsets of the run's runes, and of its end
+			j, script := i, textutil.ScriptOf(r) // a bigram across two scripts (サーバー移行) is no word
 			for j < len(s) {
 				r2, sz := utf8.DecodeRuneInString(s[j:])
-				if !sceneBigramRune(r2) || sceneStopChars[r2] || sceneScript(r2) != script {
+				if !sceneBigramRune(r2) || sceneStopChars[r2] || textutil.ScriptOf(r2) != script {
 					break
 				}
 				run = append(run, j)
@@ -860,11 +857,11 @@ func sceneScan(s string, keepNames bool, fn func(sceneTok)) {
 				fn(sceneTok{key: bg, disp: bg})
 			}
 			i, first, joined = j, false, false
-		case (unicode.IsLetter(r) || unicode.IsDigit(r)) && !unicode.Is(unicode.Hiragana, r) && !sceneBigramRune(r):
+		case (unicode.IsLetter(r) || unicode.IsDigit(r)) && !isHiragana(r) && !sceneBigramRune(r):
 			j := i + size
 			for j < len(s) {
 				r2, sz := utf8.DecodeRuneInString(s[j:])
-				if (unicode.IsLetter(r2) || unicode.IsDigit(r2) || unicode.Is(unicode.Mn, r2)) && !sceneBigramRune(r2) && !unicode.Is(unicode.Hiragana, r2) {
+				if (unicode.IsLetter(r2) || unicode.IsDigit(r2) || unicode.Is(unicode.Mn, r2)) && !sceneBigramRune(r2) && !isHiragana(r2) {
 					j += sz
 					continue
 				}
@@ -1015,30 +1012,21 @@ var sceneStopBigrams = func() map[string]bool {
 }()
 
 // sceneStopWords are English function words and the small talk that occurs on
-// every topic.
-var sceneStopWords = func() map[string]bool {
-	m := map[string]bool{}
-	for _, w := range strings.Fields(`a about above after again against ago all almost already also although always am an and
-		another any anybody anyone anything anyway anyways are aren't around as ask asked at away back be because been before
-		being below best better between big both but by can can't cannot could couldn't did didn't do does doesn't doing
-		don't done down during each either else enough even ever every everyone everything few first for from further get
-		gets getting give go goes going gone good got great had hadn't has hasn't have haven't having he he'd he'll he's
-		her here here's hers herself him himself his how how's however i i'd i'll i'm i've if in into is isn't it it's its
-		itself just keep kind know known last later least less let let's like likely little lot lots made make makes
-		making many may maybe me mean might mine more most much must my myself need needed needs never new next nice no nope
-		nor not nothing now of off often oh ok okay old on once one only or other others otherwise our ours ourselves out
-		over own perhaps please pretty probably put quite rather really right said same say says see seem seems seen shall
-		she she'd she'll she's should shouldn't since so some somebody someone something sometimes soon sorry still such
-		sure take tell than thank thanks thx that that's the their theirs them themselves then there there's these they
-		they'd they'll they're they've thing things think this those though thought through to today tomorrow too took
-		toward try trying two under until up upon us use used using very via want wanted wants was wasn't way we we'd
-		we'll we're we've well went were weren't what what's whatever when where which while who who's whom whose why will
-		with within without won't would wouldn't yeah yes yep yet you you'd you'll you're you've your yours yourself
-		yourselves hi hello hey bye lol haha hmm hm ah uh um cool awesome fine alright agree agreed true false exactly definitely
-		actually basically literally totally absolutely indeed sounds sound look looks looking feel feels felt bit stuff
-		yesterday tonight morning day days week weeks month months year years time times minute minutes hour hours
-		three four five six seven eight nine ten second also etc ie eg vs got gonna wanna gotta`) {
-		m[w] = true
-	}
-	return m
-}()
+// every topic: the core list, then contractions, fillers, vague verbs and
+// nouns, and words of time.
+var sceneStopWords = textutil.StopwordSet(textutil.EnglishStopwords,
+	`ago almost already also although always another anybody anyone anything anyway anyways aren't around ask asked
+		away back best better big can't cannot couldn't didn't doesn't don't done either else enough even ever every
+		everyone everything first get gets getting give go goes going gone good got great hadn't hasn't haven't he'd
+		he'll he's here's how's however i'd i'll i'm i've isn't it's keep kind know known last later least less let
+		let's like likely little lot lots made make makes making many may maybe mean might mine much must need needed
+		needs never new next nice nope nothing often oh ok okay old one others otherwise perhaps please pretty
+		probably put quite rather really right said say says see seem seems seen she'd she'll she's shouldn't since
+		somebody someone something sometimes soon sorry still sure take tell thank thanks thx that's there's they'd
+		they'll they're they've thing things think though thought today tomorrow took toward try trying two upon us
+		use used using via want wanted wants wasn't way we'd we'll we're we've well went weren't what's whatever who's
+		within without won't wouldn't yeah yes yep yet you'd you'll you're you've hi hello hey bye lol haha hmm hm ah
+		uh um cool awesome fine alright agree agreed true false exactly definitely actually basically literally
+		totally absolutely indeed sounds sound look looks looking feel feels felt bit stuff yesterday tonight morning
+		day days week weeks month months year years time times minute minutes hour hours three four five six seven
+		eight nine ten second also etc ie eg vs got gonna wanna gotta`)

@@ -10,6 +10,7 @@ import (
 	"golang.org/x/text/unicode/norm"
 
 	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/internal/textutil"
 )
 
 // DefaultTriggers returns the phrases that make an auto recall run deep, in
@@ -105,7 +106,7 @@ func NewTriggerMatcher(phrases []string) (*TriggerMatcher, error) {
 			key:        key,
 			wordStart:  isSpacedWord(first),
 			wordEnd:    isSpacedWord(last),
-			kanaEnding: unicode.Is(unicode.Hiragana, last),
+			kanaEnding: textutil.ScriptOf(last) == textutil.ScriptHiragana,
 		})
 	}
 	return m, nil
@@ -246,12 +247,7 @@ func trimSpaceRunes(r []rune) []rune {
 
 // isCJKRune reports whether r is Chinese or Japanese (or Korean) script,
 // which is matched without word boundaries.
-func isCJKRune(r rune) bool {
-	if r < 0x2E80 {
-		return false
-	}
-	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul) || r == 'ー' // the prolonged sound mark is Common
-}
+func isCJKRune(r rune) bool { return textutil.IsCJK(r) }
 
 // isSpacedWord reports whether r is part of a word in a script that
 // separates words with spaces, so that a phrase must not start or end next
