@@ -6,10 +6,12 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/internal/querytext"
 	"github.com/engram-dev/engram/internal/textutil"
 )
 
@@ -297,8 +299,27 @@ var (
 	zhPrefixNear = regexp.MustCompile(`不|没|别|觉得|认为|以为|也许|可能|或许|是否|他|她|你|谁`)
 	nearBreak    = regexp.MustCompile(`[,;:—–(，、；：（]|所以`)
 
-	timeSuffix = regexp.MustCompile(`(?i)(?:^|[\s,])((?:next|last|this) (?:week|weekend|month|year|monday|tuesday|wednesday|thursday|friday|saturday|sunday|summer|winter|spring|autumn|fall|quarter|sprint)|tomorrow|tonight|today|yesterday|later today|on (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday))\s*,?\s*$`)
+	// planPeriod is what a plan may open with that names no date range,
+	// which querytext.TimeSuffix therefore does not read: a season, a
+	// quarter or a sprint ("Next sprint, we'll..."), and "later today".
+	planPeriod = regexp.MustCompile(`(?i)(?:^|[\s,])((?:next|last|this) (?:summer|winter|spring|autumn|fall|quarter|sprint)|later today)\s*,?\s*$`)
 )
+
+// timeSuffix returns the time a statement's lead names ("Next week I'll
+// visit..."), which the memory keeps at its end ("...visit Porto next
+// week").
+func timeSuffix(lead string) (string, bool) {
+	if m := planPeriod.FindStringSubmatch(lead); m != nil {
+		return m[1], true
+	}
+	// Only the expression's span is used: the date it resolves to, against
+	// any day, is not.
+	return querytext.TimeSuffix(lead, timeSuffixDay)
+}
+
+// timeSuffixDay is the day time expressions are resolved against for their
+// span alone: a leap year, so that "on February 29" reads as a date.
+var timeSuffixDay = time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC)
 
 func blocked(zh bool, clause string, start, end int) bool {
 	prefix := clause[:start]
@@ -363,8 +384,8 @@ func matchClause(subj, clause string) (finding, bool) {
 				f.text = subj + ": " + clause
 				f.entityText = clause[loc[0]:]
 			} else {
-				if ts := timeSuffix.FindStringSubmatch(clause[:loc[0]]); ts != nil {
-					text += " " + strings.ToLower(ts[1])
+				if when, ok := timeSuffix(clause[:loc[0]]); ok {
+					text += " " + strings.ToLower(when)
 				}
 				f.text = capFirst(text)
 				f.entityText = m[r.obj]

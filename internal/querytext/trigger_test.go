@@ -1,4 +1,4 @@
-package recall_test
+package querytext_test
 
 import (
 	"errors"
@@ -7,12 +7,12 @@ import (
 	"unicode/utf8"
 
 	"github.com/engram-dev/engram"
-	"github.com/engram-dev/engram/recall"
+	"github.com/engram-dev/engram/internal/querytext"
 )
 
-func mustTriggerMatcher(tb testing.TB, phrases []string) *recall.TriggerMatcher {
+func mustTriggerMatcher(tb testing.TB, phrases []string) *querytext.TriggerMatcher {
 	tb.Helper()
-	m, err := recall.NewTriggerMatcher(phrases)
+	m, err := querytext.NewTriggerMatcher(phrases)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -20,7 +20,7 @@ func mustTriggerMatcher(tb testing.TB, phrases []string) *recall.TriggerMatcher 
 }
 
 func TestTriggerMatchPositives(t *testing.T) {
-	m := mustTriggerMatcher(t, recall.DefaultTriggers())
+	m := mustTriggerMatcher(t, querytext.DefaultTriggers())
 	tests := []struct {
 		query, phrase, rest string
 	}{
@@ -89,7 +89,7 @@ func TestTriggerMatchPositives(t *testing.T) {
 }
 
 // triggerNegatives are ordinary sentences that talk about remembering,
-// deciding or searching without asking for a deep recall.
+// deciding or searching without asking for a deep querytext.
 var triggerNegatives = []string{
 	// English.
 	"I remember the meeting",
@@ -147,7 +147,7 @@ var triggerNegatives = []string{
 }
 
 func TestTriggerMatchNegatives(t *testing.T) {
-	m := mustTriggerMatcher(t, recall.DefaultTriggers())
+	m := mustTriggerMatcher(t, querytext.DefaultTriggers())
 	for _, q := range triggerNegatives {
 		if phrase, rest, ok := m.Match(q); ok || rest != q {
 			t.Errorf("Match(%q) = %q, %q, %v; want no match and the query back", q, phrase, rest, ok)
@@ -157,8 +157,8 @@ func TestTriggerMatchNegatives(t *testing.T) {
 
 // Every default phrase fires on itself, alone and inside a sentence.
 func TestTriggerDefaultsMatchThemselves(t *testing.T) {
-	m := mustTriggerMatcher(t, recall.DefaultTriggers())
-	for _, p := range recall.DefaultTriggers() {
+	m := mustTriggerMatcher(t, querytext.DefaultTriggers())
+	for _, p := range querytext.DefaultTriggers() {
 		if phrase, rest, ok := m.Match(p); !ok || phrase != p || rest != "" {
 			t.Errorf("Match(%q) = %q, %q, %v; want itself and an empty rest", p, phrase, rest, ok)
 		}
@@ -222,13 +222,13 @@ func TestNewTriggerMatcherRejectsBlank(t *testing.T) {
 		{[]string{"?!"}, "triggers[0]"},
 		{[]string{"\u200b"}, "triggers[0]"},
 	} {
-		_, err := recall.NewTriggerMatcher(tt.phrases)
+		_, err := querytext.NewTriggerMatcher(tt.phrases)
 		var e *engram.Error
 		if !errors.As(err, &e) || e.Code != engram.EINVALID || e.Field != tt.field {
 			t.Errorf("NewTriggerMatcher(%q) = %v; want EINVALID on %s", tt.phrases, err, tt.field)
 		}
 	}
-	m, err := recall.NewTriggerMatcher(nil)
+	m, err := querytext.NewTriggerMatcher(nil)
 	if err != nil {
 		t.Fatalf("no phrases: %v", err)
 	}
@@ -238,9 +238,9 @@ func TestNewTriggerMatcherRejectsBlank(t *testing.T) {
 }
 
 func TestTriggerDefaultsAreFresh(t *testing.T) {
-	a := recall.DefaultTriggers()
+	a := querytext.DefaultTriggers()
 	a[0] = "changed"
-	if recall.DefaultTriggers()[0] == "changed" {
+	if querytext.DefaultTriggers()[0] == "changed" {
 		t.Fatal("DefaultTriggers returned shared storage")
 	}
 }
@@ -253,7 +253,7 @@ func FuzzTriggerMatch(f *testing.F) {
 	f.Add("ポート番号、覚えていますか？")
 	f.Add("你还记得吗，端口")
 	f.Add("ｄｏ　ｙｏｕ\u200bremember\u0301?")
-	m := mustTriggerMatcher(f, recall.DefaultTriggers())
+	m := mustTriggerMatcher(f, querytext.DefaultTriggers())
 	f.Fuzz(func(t *testing.T, q string) {
 		phrase, rest, ok := m.Match(q)
 		if !ok {
@@ -272,7 +272,7 @@ func FuzzTriggerMatch(f *testing.F) {
 }
 
 func BenchmarkTriggerMatch(b *testing.B) {
-	m := mustTriggerMatcher(b, recall.DefaultTriggers())
+	m := mustTriggerMatcher(b, querytext.DefaultTriggers())
 	// A 4 KB query (the limit) in three scripts with no trigger: the
 	// worst case, every position tried.
 	q := strings.Repeat("we decided to remember 数据库的端口 覚えるのは大事 ", 200)[:engram.MaxQueryBytes]

@@ -1,4 +1,4 @@
-package recall
+package querytext
 
 import (
 	"slices"
@@ -83,6 +83,40 @@ func ParseTimeExpr(query string, asOf time.Time) (r TimeRange, rest string, ok b
 			cutSpan(query, t.lo[start], t.hi[tail-1]), true
 	}
 	return TimeRange{}, query, false
+}
+
+// TimeSuffix returns the temporal expression that ends s, but for white
+// space and one comma ("Next week, " gives "Next week"), as written, with a
+// preposition it owns ("on Monday"). The expression must start a word. asOf
+// only decides whether a date exists (February 29). ok is false when s does
+// not end with one.
+func TimeSuffix(s string, asOf time.Time) (expr string, ok bool) {
+	t := normQuery(s, false)
+	n := len(t.r)
+	for n > 0 && t.r[n-1] == ' ' {
+		n--
+	}
+	if n > 0 && t.r[n-1] == ',' {
+		n--
+	}
+	for n > 0 && t.r[n-1] == ' ' {
+		n--
+	}
+	p := timeParser{t: t, c: newCalendar(asOf)}
+	for i := range n {
+		if !t.canStart(i) {
+			continue
+		}
+		if h, ok := p.parseAt(i, false, false); !ok || h.end != n {
+			continue
+		}
+		start := t.absorbPreposition(i)
+		if start > 0 && t.r[start-1] != ' ' && t.r[start-1] != ',' {
+			continue
+		}
+		return s[t.lo[start]:t.hi[n-1]], true
+	}
+	return "", false
 }
 
 // timeHit is an expression found at some start: where it ends (a rune index,
