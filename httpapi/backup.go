@@ -1,10 +1,8 @@
 package httpapi
 
 import (
-	"encoding/json"
 	"net/http"
 	"path/filepath"
-	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
@@ -34,30 +32,12 @@ func (s *Server) postBackup(c echo.Context) error {
 
 func decodeBackup(body []byte) (engram.BackupRequest, error) {
 	var req engram.BackupRequest
-	if !utf8.Valid(body) {
-		return req, engram.FieldError("body", "request body is not valid UTF-8")
-	}
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(body, &obj); err != nil || obj == nil {
-		return req, engram.FieldError("body", `must be a JSON object like {"dir": "/path/to/backup"}`)
-	}
-	for k, v := range obj {
-		var dst any
-		want := "a string"
-		switch k {
-		case "dir":
-			dst = &req.Dir
-		case "force":
-			dst, want = &req.Force, "true or false"
-		default:
-			return req, engram.FieldError(k, "unknown field %q (known: dir, force)", k)
-		}
-		if string(v) == "null" {
-			continue
-		}
-		if err := json.Unmarshal(v, dst); err != nil {
-			return req, engram.FieldError(k, "must be %s", want)
-		}
+	err := decodeBody(body, bodyShape{like: `{"dir": "/path/to/backup"}`, fields: []field{
+		{"dir", &req.Dir, "a string"},
+		{"force", &req.Force, "true or false"},
+	}})
+	if err != nil {
+		return req, err
 	}
 	switch {
 	case req.Dir == "":

@@ -1,10 +1,7 @@
 package httpapi
 
 import (
-	"bytes"
-	"encoding/json"
 	"net/http"
-	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
@@ -31,22 +28,10 @@ func (s *Server) postReindex(c echo.Context) error {
 		return err
 	}
 	var req engram.ReindexRequest
-	if len(bytes.TrimSpace(body)) > 0 {
-		if !utf8.Valid(body) {
-			return engram.FieldError("body", "request body is not valid UTF-8")
-		}
-		var obj map[string]json.RawMessage
-		if err := json.Unmarshal(body, &obj); err != nil || obj == nil {
-			return engram.FieldError("body", "must be a JSON object like {\"reembed\": false}")
-		}
-		for k, v := range obj {
-			if k != "reembed" {
-				return engram.FieldError(k, "unknown field %q (known: reembed)", k)
-			}
-			if err := json.Unmarshal(v, &req.Reembed); err != nil {
-				return engram.FieldError("reembed", "must be true or false")
-			}
-		}
+	if err := decodeBody(body, bodyShape{like: `{"reembed": false}`, optional: true, fields: []field{
+		{"reembed", &req.Reembed, "true or false"},
+	}}); err != nil {
+		return err
 	}
 	st, err := s.Reindex.StartReindex(c.Request().Context(), req)
 	if err != nil {

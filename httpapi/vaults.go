@@ -1,13 +1,10 @@
 package httpapi
 
 import (
-	"bytes"
-	"encoding/json"
 	"net/http"
 	"net/url"
 	"path/filepath"
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
@@ -54,25 +51,10 @@ func (s *Server) postVaultsSync(c echo.Context) error {
 		return err
 	}
 	var root string
-	if len(bytes.TrimSpace(body)) > 0 {
-		if !utf8.Valid(body) {
-			return engram.FieldError("body", "request body is not valid UTF-8")
-		}
-		var obj map[string]json.RawMessage
-		if err := json.Unmarshal(body, &obj); err != nil || obj == nil {
-			return engram.FieldError("body", `must be a JSON object like {"vault": "/path/to/vault"} or {}`)
-		}
-		for k, v := range obj {
-			if k != "vault" {
-				return engram.FieldError(k, "unknown field %q (known: vault)", k)
-			}
-			if string(v) == "null" {
-				continue
-			}
-			if err := json.Unmarshal(v, &root); err != nil {
-				return engram.FieldError("vault", "must be a string: the vault's folder, an absolute path")
-			}
-		}
+	if err := decodeBody(body, bodyShape{like: `{"vault": "/path/to/vault"} or {}`, optional: true, fields: []field{
+		{"vault", &root, "a string: the vault's folder, an absolute path"},
+	}}); err != nil {
+		return err
 	}
 	if root != "" {
 		if root, err = vaultRoot("vault", root); err != nil {
