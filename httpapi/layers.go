@@ -55,6 +55,20 @@ func (s *Server) getMemories(c echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]any{"memories": nonNil(mems)})
 }
 
+// memoryValues is the query string of GET /v1/memories for q, as Client
+// sends it and getMemories reads it.
+func memoryValues(q engram.MemoryQuery) url.Values {
+	v := url.Values{}
+	v.Set("namespace", orDefault(q.Namespace, engram.AllNamespaces))
+	setParam(v, "type", q.Type)
+	setParam(v, "subject", q.Subject)
+	setParam(v, "q", q.Text)
+	setFlag(v, "superseded", q.Superseded)
+	setSpan(v, q.From, q.To)
+	setLimit(v, q.Limit)
+	return v
+}
+
 // getScenes lists L2 scenes: newest first, or best first with q.
 func (s *Server) getScenes(c echo.Context) error {
 	ls, err := s.layers()
@@ -82,6 +96,17 @@ func (s *Server) getScenes(c echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]any{"scenes": nonNil(scenes)})
 }
 
+// sceneValues is the query string of GET /v1/scenes for q.
+func sceneValues(q engram.SceneQuery) url.Values {
+	v := url.Values{}
+	v.Set("namespace", orDefault(q.Namespace, engram.AllNamespaces))
+	setParam(v, "session", q.Session)
+	setParam(v, "q", q.Text)
+	setSpan(v, q.From, q.To)
+	setLimit(v, q.Limit)
+	return v
+}
+
 // getPersona returns the L3 profile of a speaker, or of every speaker of the
 // namespace.
 func (s *Server) getPersona(c echo.Context) error {
@@ -102,6 +127,14 @@ func (s *Server) getPersona(c echo.Context) error {
 		return err
 	}
 	return c.JSON(http.StatusOK, map[string]any{"personas": nonNil(ps)})
+}
+
+// personaValues is the query string of GET /v1/persona.
+func personaValues(namespace, speaker string) url.Values {
+	v := url.Values{}
+	setParam(v, "namespace", namespace)
+	setParam(v, "speaker", speaker)
+	return v
 }
 
 // getGraph answers a knowledge-graph query about an entity: its triples
@@ -137,6 +170,19 @@ func (s *Server) getGraph(c echo.Context) error {
 	}
 	res.Triples = nonNil(res.Triples)
 	return c.JSON(http.StatusOK, res)
+}
+
+// graphValues is the query string of GET /v1/kg for q.
+func graphValues(q engram.GraphQuery) url.Values {
+	v := url.Values{}
+	v.Set("entity", q.Entity)
+	setParam(v, "namespace", q.Namespace)
+	if !q.AsOf.IsZero() {
+		v.Set("as_of", q.AsOf.Format(time.RFC3339Nano))
+	}
+	setFlag(v, "timeline", q.Timeline)
+	setLimit(v, q.Limit)
+	return v
 }
 
 // params reads the query string of a GET request strictly: a parameter
@@ -289,4 +335,39 @@ func nonNil[T any](s []T) []T {
 		return []T{}
 	}
 	return s
+}
+
+// orDefault returns s, or def when s is "".
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+func setParam(v url.Values, k, s string) {
+	if s != "" {
+		v.Set(k, s)
+	}
+}
+
+func setFlag(v url.Values, k string, b bool) {
+	if b {
+		v.Set(k, "true")
+	}
+}
+
+func setSpan(v url.Values, from, to time.Time) {
+	if !from.IsZero() {
+		v.Set("from", from.Format(time.RFC3339Nano))
+	}
+	if !to.IsZero() {
+		v.Set("to", to.Format(time.RFC3339Nano))
+	}
+}
+
+func setLimit(v url.Values, n int) {
+	if n > 0 {
+		v.Set("limit", strconv.Itoa(n))
+	}
 }

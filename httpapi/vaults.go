@@ -106,6 +106,17 @@ func (s *Server) getDocGraph(c echo.Context) error {
 	return c.JSON(http.StatusOK, g)
 }
 
+// docGraphValues is the query string of GET /v1/graph.
+func docGraphValues(vault, doc string, depth int) url.Values {
+	v := url.Values{}
+	v.Set("doc", doc)
+	setParam(v, "vault", vault)
+	if depth > 0 {
+		v.Set("depth", strconv.Itoa(depth))
+	}
+	return v
+}
+
 // vaultRoot checks a vault's folder as a client names it: absolute,
 // returned cleaned (the form config.toml and the index hold).
 func vaultRoot(field, root string) (string, error) {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/engine"
 	"github.com/engram-dev/engram/httpapi"
 )
 
@@ -83,9 +84,8 @@ Run 'engram bench <benchmark> --help' for its flags.
 type benchEngram struct {
 	home   string
 	keep   bool // leave the home in place on Close
-	srv    *httpapi.Server
-	eng    *engine
-	client *remote
+	srv    *engine.Server
+	client *httpapi.Client
 }
 
 // startBenchEngram starts a private engram. Its home is keep if given
@@ -116,18 +116,18 @@ func (m *Main) startBenchEngram(ctx context.Context, keep string) (_ *benchEngra
 	if m.Getenv("ENGRAM_LOG_LEVEL") == "" {
 		cfg.LogLevel = "warn"
 	}
-	b.srv, b.eng, err = startServer(ctx, cfg, m.logger(cfg))
+	b.srv, err = engine.StartServer(ctx, cfg, m.logger(cfg))
 	if err != nil {
 		b.removeHome()
 		return nil, err
 	}
-	b.client = &remote{base: "http://" + b.srv.Addr(), http: &http.Client{Timeout: 5 * time.Minute}}
+	b.client = httpapi.NewClient("http://"+b.srv.Addr(), "")
 	return b, nil
 }
 
 // Close stops the server and the engine and removes a temporary home.
 func (b *benchEngram) Close() error {
-	err := stopServer(b.srv, b.eng)
+	err := b.srv.Close()
 	if rerr := b.removeHome(); err == nil {
 		err = rerr
 	}
@@ -151,7 +151,7 @@ func (b *benchEngram) waitIndexed(ctx context.Context, timeout time.Duration) er
 	defer tick.Stop()
 	for {
 		var h engram.Health
-		if err := b.client.do(ctx, http.MethodGet, "/v1/health", nil, &h); err != nil {
+		if err := b.client.Do(ctx, http.MethodGet, "/v1/health", nil, &h); err != nil {
 			return fmt.Errorf("GET /v1/health: %w", err)
 		}
 		if h.IndexLag == 0 && h.IndexedSeq >= h.ArchiveSeq {

@@ -703,16 +703,16 @@ func (rep *locomoReport) ingest(ctx context.Context, b *benchEngram, convs []*lo
 		return err
 	}
 	in.Seconds = time.Since(start).Seconds()
-	if b.eng.extractor == nil {
+	if !b.srv.Engine.HasLayers() {
 		return nil
 	}
 	// The derived layers, as the scheduled jobs would build them.
 	start = time.Now()
 	for _, name := range []string{pipeline.WorkerMemories, pipeline.WorkerScenes, pipeline.WorkerPersona, pipeline.WorkerGraph, pipeline.WorkerLayerVectors} {
-		st, err := b.eng.RunJob(ctx, name)
+		st, err := b.srv.Engine.RunJob(ctx, name)
 		for engram.ErrorCode(err) == engram.ECONFLICT && ctx.Err() == nil {
 			time.Sleep(50 * time.Millisecond) // the scheduler's own run of the job ends first
-			st, err = b.eng.RunJob(ctx, name)
+			st, err = b.srv.Engine.RunJob(ctx, name)
 		}
 		if err != nil {
 			return fmt.Errorf("job %s: %w", name, err)
@@ -722,7 +722,7 @@ func (rep *locomoReport) ingest(ctx context.Context, b *benchEngram, convs []*lo
 		}
 	}
 	in.LayerSeconds = time.Since(start).Seconds()
-	st, err := b.eng.palace.Stats(ctx)
+	st, err := b.srv.Engine.Stats(ctx)
 	if err != nil {
 		return err
 	}

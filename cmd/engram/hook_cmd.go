@@ -16,6 +16,7 @@ import (
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/claudecode"
+	"github.com/engram-dev/engram/engine"
 	"github.com/engram-dev/engram/recall"
 )
 
@@ -64,7 +65,7 @@ func runHook(ctx context.Context, m *Main, args []string) error {
 	if err == nil && *budget < 0 {
 		err = fmt.Errorf("--budget %d is negative", *budget)
 	}
-	var cfg Config
+	var cfg engine.Config
 	if err == nil {
 		cfg, err = m.loadConfig()
 	}
@@ -88,7 +89,7 @@ func runHook(ctx context.Context, m *Main, args []string) error {
 
 type hook struct {
 	m           *Main
-	cfg         Config
+	cfg         engine.Config
 	namespace   string
 	budget      int
 	inclSession bool
@@ -134,7 +135,7 @@ func (h *hook) backend(ctx context.Context) (backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	e, err := openEngine(ctx, h.cfg, slog.New(slog.NewTextHandler(lf, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	e, err := engine.Open(ctx, h.cfg, slog.New(slog.NewTextHandler(lf, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	if err != nil {
 		lf.Close()
 		return nil, err
@@ -203,7 +204,7 @@ func (h *hook) recall(ctx context.Context, be backend) (string, error) {
 
 // hookLog appends one line about err to <home>/logs/hook.log; it cannot
 // fail the hook.
-func (m *Main) hookLog(cfg Config, event string, err error) {
+func (m *Main) hookLog(cfg engine.Config, event string, err error) {
 	if cfg.Home == "" {
 		cfg.Home, _ = m.resolveHome()
 	}
@@ -217,7 +218,7 @@ func (m *Main) hookLog(cfg Config, event string, err error) {
 
 // openHookLog opens the hook log for appending, rotating it first when it
 // is over hookLogMax. A home that cannot be resolved has no log.
-func openHookLog(cfg Config) (*os.File, error) {
+func openHookLog(cfg engine.Config) (*os.File, error) {
 	if cfg.Home == "" {
 		return nil, errors.New("no home")
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/engine"
 	"github.com/engram-dev/engram/importer"
 )
 
@@ -90,8 +91,8 @@ type recordImporter struct {
 	batchBytes int
 }
 
-func newRecordImporter(m *Main, be backend, cfg Config, label string, quiet bool) *recordImporter {
-	return &recordImporter{m: m, be: be, limits: cfg.limits(), label: label, quiet: quiet, start: time.Now(),
+func newRecordImporter(m *Main, be backend, cfg engine.Config, label string, quiet bool) *recordImporter {
+	return &recordImporter{m: m, be: be, limits: cfg.Limits(), label: label, quiet: quiet, start: time.Now(),
 		skipped: make(map[string]int)}
 }
 
@@ -112,7 +113,7 @@ func (g *recordImporter) record(ctx context.Context, r importer.Record) error {
 	t, err := r.Turn.Turn("", time.Now(), g.limits)
 	if err != nil {
 		g.bad++
-		fmt.Fprintf(g.m.Stderr, "%s: %s\n", r.Where, errorText(err))
+		fmt.Fprintf(g.m.Stderr, "%s: %s\n", r.Where, engram.ErrorText(err))
 		return nil
 	}
 	g.batch = append(g.batch, t)

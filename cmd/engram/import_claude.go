@@ -11,6 +11,7 @@ import (
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/claudecode"
+	"github.com/engram-dev/engram/engine"
 )
 
 // ccOffsetsFile, in the home, holds how far each Claude Code transcript has
@@ -32,9 +33,9 @@ type ccIngester struct {
 	batch      []engram.Turn
 }
 
-func newCCIngester(be backend, cfg Config, namespace string) (*ccIngester, error) {
+func newCCIngester(be backend, cfg engine.Config, namespace string) (*ccIngester, error) {
 	off, err := claudecode.OpenOffsets(filepath.Join(cfg.Home, ccOffsetsFile))
-	g := &ccIngester{be: be, offsets: off, mapper: claudecode.Mapper{Namespace: namespace}, limits: cfg.limits().WithDefaults()}
+	g := &ccIngester{be: be, offsets: off, mapper: claudecode.Mapper{Namespace: namespace}, limits: cfg.Limits().WithDefaults()}
 	g.warn = func(string, int64, error) {}
 	return g, err // a broken offsets file: start over, ids make it harmless
 }

@@ -70,7 +70,7 @@ func runIngest(ctx context.Context, m *Main, args []string) error {
 	if err != nil {
 		return err
 	}
-	ing := &lineIngester{m: m, be: be, limits: cfg.limits(), namespace: *ns, quiet: *quiet, start: time.Now()}
+	ing := &lineIngester{m: m, be: be, limits: cfg.Limits(), namespace: *ns, quiet: *quiet, start: time.Now()}
 	err = ing.run(ctx, in)
 	if cerr := be.Close(); err == nil {
 		err = cerr
@@ -141,7 +141,7 @@ func (g *lineIngester) line(line []byte) {
 		}
 	}
 	g.bad++
-	msg := errorText(err)
+	msg := engram.ErrorText(err)
 	if engram.ErrorField(err) == "body" {
 		msg = "the line " + engram.ErrorMessage(err) // the "body" is the line itself
 	}

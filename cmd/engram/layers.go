@@ -4,10 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"net/http"
-	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -20,23 +17,16 @@ import (
 // layers: through the HTTP API when a server owns the home, else from the
 // home's palace opened here.
 
-var _ engram.LayerService = (*remote)(nil)
+var _ engram.LayerService = (*httpapi.Client)(nil)
 
 // openLayers returns the layer reader of the home's running server, or of
-// the home opened in this process, and what closes it.
-func (m *Main) openLayers(ctx context.Context) (engram.LayerService, func() error, error) {
+// the home opened in this process.
+func (m *Main) openLayers(ctx context.Context) (backend, error) {
 	cfg, err := m.loadConfig()
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	if c := discoverServer(ctx, cfg); c != nil {
-		return c, c.Close, nil
-	}
-	e, err := openEngine(ctx, cfg, m.logger(cfg))
-	if err != nil {
-		return nil, nil, err
-	}
-	return e.palace, e.Close, nil
+	return m.openBackend(ctx, cfg)
 }
 
 func runMemories(ctx context.Context, m *Main, args []string) error {
@@ -59,11 +49,11 @@ func runMemories(ctx context.Context, m *Main, args []string) error {
 	}
 	q := engram.MemoryQuery{Namespace: allOr(*ns), Type: *typ, Subject: *subject, Text: strings.Join(pos, " "),
 		Superseded: *superseded, Limit: *limit}
-	ls, closeFn, err := m.openLayers(ctx)
+	ls, err := m.openLayers(ctx)
 	if err != nil {
 		return err
 	}
-	defer closeFn()
+	defer ls.Close()
 	mems, err := ls.Memories(ctx, q)
 	if err != nil {
 		return err
@@ -107,11 +97,11 @@ func runScenes(ctx context.Context, m *Main, args []string) error {
 		return err
 	}
 	q := engram.SceneQuery{Namespace: allOr(*ns), Session: *session, Text: strings.Join(pos, " "), Limit: *limit}
-	ls, closeFn, err := m.openLayers(ctx)
+	ls, err := m.openLayers(ctx)
 	if err != nil {
 		return err
 	}
-	defer closeFn()
+	defer ls.Close()
 	scenes, err := ls.Scenes(ctx, q)
 	if err != nil {
 		return err
@@ -152,11 +142,11 @@ func runPersona(ctx context.Context, m *Main, args []string) error {
 		return err
 	}
 	speaker := strings.Join(pos, " ")
-	ls, closeFn, err := m.openLayers(ctx)
+	ls, err := m.openLayers(ctx)
 	if err != nil {
 		return err
 	}
-	defer closeFn()
+	defer ls.Close()
 	ps, err := ls.Persona(ctx, *ns, speaker)
 	if err != nil {
 		return err
@@ -220,11 +210,11 @@ func runKG(ctx context.Context, m *Main, args []string) error {
 			return err
 		}
 	}
-	ls, closeFn, err := m.openLayers(ctx)
+	ls, err := m.openLayers(ctx)
 	if err != nil {
 		return err
 	}
-	defer closeFn()
+	defer ls.Close()
 	res, err := ls.Graph(ctx, q)
 	if err != nil {
 		return err
@@ -312,104 +302,3 @@ func nonNil[T any](s []T) []T {
 }
 
 // --- the layer routes of the HTTP API ---
-
-// Memories implements engram.LayerService through GET /v1/memories.
-func (c *remote) Memories(ctx context.Context, q engram.MemoryQuery) ([]engram.Memory, error) {
-	v := url.Values{}
-	v.Set("namespace", orDefault(q.Namespace, engram.AllNamespaces))
-	setParam(v, "type", q.Type)
-	setParam(v, "subject", q.Subject)
-	setParam(v, "q", q.Text)
-	setFlag(v, "superseded", q.Superseded)
-	setSpan(v, q.From, q.To)
-	setLimit(v, q.Limit)
-	var out struct {
-		Memories []engram.Memory `json:"memories"`
-	}
-	err := c.get(ctx, "/v1/memories", v, &out)
-	return out.Memories, err
-}
-
-// Scenes implements engram.LayerService through GET /v1/scenes.
-func (c *remote) Scenes(ctx context.Context, q engram.SceneQuery) ([]engram.Scene, error) {
-	v := url.Values{}
-	v.Set("namespace", orDefault(q.Namespace, engram.AllNamespaces))
-	setParam(v, "session", q.Session)
-	setParam(v, "q", q.Text)
-	setSpan(v, q.From, q.To)
-	setLimit(v, q.Limit)
-	var out struct {
-		Scenes []engram.Scene `json:"scenes"`
-	}
-	err := c.get(ctx, "/v1/scenes", v, &out)
-	return out.Scenes, err
-}
-
-// Persona implements engram.LayerService through GET /v1/persona.
-func (c *remote) Persona(ctx context.Context, namespace, speaker string) ([]engram.Persona, error) {
-	v := url.Values{}
-	setParam(v, "namespace", namespace)
-	setParam(v, "speaker", speaker)
-	var out struct {
-		Personas []engram.Persona `json:"personas"`
-	}
-	err := c.get(ctx, "/v1/persona", v, &out)
-	return out.Personas, err
-}
-
-// Graph implements engram.LayerService through GET /v1/kg.
-func (c *remote) Graph(ctx context.Context, q engram.GraphQuery) (engram.GraphResult, error) {
-	v := url.Values{}
-	v.Set("entity", q.Entity)
-	setParam(v, "namespace", q.Namespace)
-	if !q.AsOf.IsZero() {
-		v.Set("as_of", q.AsOf.Format(time.RFC3339Nano))
-	}
-	setFlag(v, "timeline", q.Timeline)
-	setLimit(v, q.Limit)
-	var res engram.GraphResult
-	err := c.get(ctx, "/v1/kg", v, &res)
-	return res, err
-}
-
-func (c *remote) get(ctx context.Context, path string, v url.Values, out any) error {
-	if len(v) > 0 {
-		path += "?" + v.Encode()
-	}
-	return c.do(ctx, http.MethodGet, path, nil, out)
-}
-
-// orDefault returns s, or def when s is "".
-func orDefault(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
-}
-
-func setParam(v url.Values, k, s string) {
-	if s != "" {
-		v.Set(k, s)
-	}
-}
-
-func setFlag(v url.Values, k string, b bool) {
-	if b {
-		v.Set(k, "true")
-	}
-}
-
-func setSpan(v url.Values, from, to time.Time) {
-	if !from.IsZero() {
-		v.Set("from", from.Format(time.RFC3339Nano))
-	}
-	if !to.IsZero() {
-		v.Set("to", to.Format(time.RFC3339Nano))
-	}
-}
-
-func setLimit(v url.Values, n int) {
-	if n > 0 {
-		v.Set("limit", strconv.Itoa(n))
-	}
-}

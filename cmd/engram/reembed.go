@@ -4,13 +4,14 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
 
 	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/engine"
+	"github.com/engram-dev/engram/httpapi"
 )
 
 // reembedPoll is how often the CLI asks a running server for progress.
@@ -29,20 +30,20 @@ func runReembed(ctx context.Context, m *Main, args []string) error {
 	if c := discoverServer(ctx, cfg); c != nil {
 		return m.reembedRemote(ctx, c, *model)
 	}
-	key, err := cfg.parseModel(*model)
+	key, err := cfg.ParseModel(*model)
 	if err != nil {
 		return err
 	}
-	e, err := openEngine(ctx, cfg, m.logger(cfg))
+	e, err := engine.Open(ctx, cfg, m.logger(cfg))
 	if err != nil {
 		return err
 	}
 	defer e.Close()
-	if side := e.vec.side; side != nil && side.model == key {
+	if e.ActiveModel() == key {
 		return engram.Errorf(engram.ECONFLICT, "%s is already the active model", key)
 	}
-	bar := m.progressBar(e.archive.LastSeq(), "embedding with "+key)
-	err = e.reembed(ctx, key, func(done int64) { bar.Set64(done) })
+	bar := m.progressBar(e.LastSeq(), "embedding with "+key)
+	err = e.Reembed(ctx, key, func(done int64) { bar.Set64(done) })
 	bar.Finish()
 	if err != nil {
 		return fmt.Errorf("re-embed into %s (recall keeps the old vectors; run again to resume): %w", key, err)
@@ -51,9 +52,9 @@ func runReembed(ctx context.Context, m *Main, args []string) error {
 	return nil
 }
 
-func (m *Main) reembedRemote(ctx context.Context, c *remote, model string) error {
-	var st engram.ReembedStatus
-	if err := c.do(ctx, http.MethodPost, "/v1/reembed", map[string]string{"model": model}, &st); err != nil {
+func (m *Main) reembedRemote(ctx context.Context, c *httpapi.Client, model string) error {
+	st, err := c.StartReembed(ctx, model)
+	if err != nil {
 		return err
 	}
 	bar := m.progressBar(st.Total, "embedding with "+st.Model+" (on the server)")

@@ -7,18 +7,17 @@ import (
 	"flag"
 	"fmt"
 	"io/fs"
-	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/engine"
+	"github.com/engram-dev/engram/httpapi"
 	"github.com/engram-dev/engram/internal/atomicfile"
 )
 
@@ -30,19 +29,6 @@ import (
 // when it started: a vault added while `engram serve` runs is indexed
 // after the server restarts (then by `engram vault sync` or the
 // vault-reconcile job), and `vault add` says so.
-
-// vaultBackend is what the vault commands need: the engine here, or the
-// running server.
-type vaultBackend interface {
-	engram.VaultAdmin
-	// DocGraph is engram.VaultService's: ENOTFOUND for an unknown document.
-	DocGraph(ctx context.Context, vault, doc string, depth int) (engram.DocGraph, error)
-}
-
-var (
-	_ vaultBackend = vaultAdmin{}
-	_ vaultBackend = (*remote)(nil)
-)
 
 const vaultUsage = `Usage:
   engram vault add [--namespace N] DIR       index a folder of Markdown notes (recorded in config.toml)
@@ -87,19 +73,6 @@ func runVault(ctx context.Context, m *Main, args []string) error {
 	return err
 }
 
-// openVaults returns the vault backend of the home's running server, or of
-// the home opened in this process, and what closes it.
-func (m *Main) openVaults(ctx context.Context, cfg Config) (vaultBackend, func() error, error) {
-	if c := discoverServer(ctx, cfg); c != nil {
-		return c, c.Close, nil
-	}
-	e, err := openEngine(ctx, cfg, m.logger(cfg))
-	if err != nil {
-		return nil, nil, err
-	}
-	return vaultAdmin{e}, e.Close, nil
-}
-
 // --- add ---
 
 func runVaultAdd(ctx context.Context, m *Main, args []string) error {
@@ -127,14 +100,14 @@ func runVaultAdd(ctx context.Context, m *Main, args []string) error {
 		old := filepath.Clean(v.Path)
 		switch {
 		case old == root:
-			return engram.Errorf(engram.ECONFLICT, "%s is already a vault (namespace %s)", root, v.namespace())
+			return engram.Errorf(engram.ECONFLICT, "%s is already a vault (namespace %s)", root, v.NamespaceOrDefault())
 		case within(old, root):
 			return engram.Errorf(engram.ECONFLICT, "%s is inside the vault %s: its notes are indexed already", root, old)
 		case within(root, old):
 			return engram.Errorf(engram.ECONFLICT, "%s holds the vault %s: its notes would be indexed twice", root, old)
 		}
 	}
-	path, err := m.appendVaultConfig(cfg.Home, VaultConfig{Path: root, Namespace: *ns})
+	path, err := m.appendVaultConfig(cfg.Home, engine.VaultConfig{Path: root, Namespace: *ns})
 	if err != nil {
 		return err
 	}
@@ -148,12 +121,12 @@ func runVaultAdd(ctx context.Context, m *Main, args []string) error {
 	if cfg, err = m.loadConfig(); err != nil {
 		return err
 	}
-	e, err := openEngine(ctx, cfg, m.logger(cfg))
+	e, err := engine.Open(ctx, cfg, m.logger(cfg))
 	if err != nil {
 		return fmt.Errorf("the vault is recorded, but could not be indexed now (run `engram vault sync %s` later): %w", root, err)
 	}
 	defer e.Close()
-	reports, err := vaultAdmin{e}.SyncVaults(ctx, root)
+	reports, err := e.SyncVaults(ctx, root)
 	if err != nil {
 		return err
 	}
@@ -183,12 +156,6 @@ func vaultDir(dir string) (string, error) {
 	return abs, nil
 }
 
-// within reports whether path lies inside the folder dir (both cleaned).
-func within(dir, path string) bool {
-	rel, err := filepath.Rel(dir, path)
-	return err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
-}
-
 // checkVaultNamespace refuses a namespace a turn could not have.
 func checkVaultNamespace(ns string) error {
 	bad := ""
@@ -214,11 +181,11 @@ func checkVaultNamespace(ns string) error {
 // [[vaults]] table: the user's text is never rewritten. The file is created
 // (0600) if missing. If the result does not load (an inline `vaults = [...]`
 // in the file, say), the file gets its original bytes back.
-func (m *Main) appendVaultConfig(home string, v VaultConfig) (string, error) {
+func (m *Main) appendVaultConfig(home string, v engine.VaultConfig) (string, error) {
 	if err := os.MkdirAll(home, 0o700); err != nil {
 		return "", fmt.Errorf("create home: %w", err)
 	}
-	path := filepath.Join(home, configFile)
+	path := filepath.Join(home, engine.ConfigFile)
 	orig, err := os.ReadFile(path)
 	existed := err == nil
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -266,7 +233,7 @@ func (m *Main) appendVaultConfig(home string, v VaultConfig) (string, error) {
 
 // checkVaultConfig loads the configuration again, as every command will,
 // and checks that it holds v.
-func checkVaultConfig(m *Main, v VaultConfig) error {
+func checkVaultConfig(m *Main, v engine.VaultConfig) error {
 	cfg, err := m.loadConfig()
 	if err != nil {
 		return err
@@ -328,14 +295,14 @@ func runVaultSync(ctx context.Context, m *Main, args []string) error {
 		fmt.Fprintln(m.Stdout, "no vaults: add one with `engram vault add DIR`")
 		return nil
 	}
-	vb, closeFn, err := m.openVaults(ctx, cfg)
+	vb, err := m.openBackend(ctx, cfg)
 	if err != nil {
 		return err
 	}
-	defer closeFn()
+	defer vb.Close()
 	reports, err := vb.SyncVaults(ctx, root)
 	if err != nil {
-		if _, ok := vb.(*remote); ok && engram.ErrorCode(err) == engram.ENOTFOUND && configured(cfg, root) {
+		if _, ok := vb.(*httpapi.Client); ok && engram.ErrorCode(err) == engram.ENOTFOUND && cfg.HasVault(root) {
 			return engram.Errorf(engram.ENOTFOUND, "%s was added after `engram serve` started: restart the server to sync it", root)
 		}
 		return err
@@ -347,15 +314,6 @@ func runVaultSync(ctx context.Context, m *Main, args []string) error {
 		return syncFailures(reports)
 	}
 	return printSyncReports(m, reports)
-}
-
-func configured(cfg Config, root string) bool {
-	for _, v := range cfg.Vaults {
-		if filepath.Clean(v.Path) == root {
-			return true
-		}
-	}
-	return false
 }
 
 // maxUnresolvedShown bounds the unresolved links printed per vault.
@@ -416,11 +374,11 @@ func runVaultList(ctx context.Context, m *Main, args []string) error {
 	}
 	var vs []engram.VaultStatus
 	if len(cfg.Vaults) > 0 || discoverServer(ctx, cfg) != nil {
-		vb, closeFn, err := m.openVaults(ctx, cfg)
+		vb, err := m.openBackend(ctx, cfg)
 		if err != nil {
 			return err
 		}
-		defer closeFn()
+		defer vb.Close()
 		if vs, err = vb.Vaults(ctx); err != nil {
 			return err
 		}
@@ -480,11 +438,11 @@ func runVaultGraph(ctx context.Context, m *Main, args []string) error {
 			}
 		}
 	}
-	vb, closeFn, err := m.openVaults(ctx, cfg)
+	vb, err := m.openBackend(ctx, cfg)
 	if err != nil {
 		return err
 	}
-	defer closeFn()
+	defer vb.Close()
 	g, err := vb.DocGraph(ctx, root, doc, *depth)
 	if err != nil {
 		return err
@@ -584,7 +542,7 @@ func runVaultHook(ctx context.Context, m *Main, args []string) error {
 	if sub == "uninstall" {
 		return uninstallHook(m, hooks, root)
 	}
-	if !configured(cfg, root) {
+	if !cfg.HasVault(root) {
 		return engram.Errorf(engram.ENOTFOUND, "%s is not a configured vault: run `engram vault add %s` first", root, root)
 	}
 	exe, err := os.Executable()
@@ -850,116 +808,10 @@ func uninstallHook(m *Main, hooks, root string) error {
 
 // --- the engine's side ---
 
-// vaultAdmin is the engine as the vault commands' and the HTTP API's
-// backend.
-type vaultAdmin struct{ e *engine }
-
-// Vaults implements engram.VaultAdmin.
-func (a vaultAdmin) Vaults(ctx context.Context) ([]engram.VaultStatus, error) {
-	out := make([]engram.VaultStatus, 0, len(a.e.cfg.Vaults))
-	for _, v := range a.e.cfg.Vaults {
-		root := filepath.Clean(v.Path)
-		docs, err := a.e.palace.Docs(ctx, root)
-		if err != nil {
-			return nil, err
-		}
-		un, err := a.e.palace.UnresolvedLinks(ctx, root)
-		if err != nil {
-			return nil, err
-		}
-		st := engram.VaultStatus{Path: root, Namespace: v.namespace(), Docs: len(docs), UnresolvedLinks: len(un)}
-		for _, d := range docs {
-			st.Chunks += d.Chunks
-		}
-		out = append(out, st)
-	}
-	return out, nil
-}
-
-// SyncVaults implements engram.VaultAdmin: one engine sync per vault, so
-// that a vault's failure lands in its own report.
-func (a vaultAdmin) SyncVaults(ctx context.Context, root string) ([]engram.VaultSyncReport, error) {
-	if root != "" {
-		abs, err := filepath.Abs(root)
-		if err != nil {
-			return nil, err
-		}
-		root = filepath.Clean(abs)
-		if !configured(a.e.cfg, root) {
-			return nil, engram.Errorf(engram.ENOTFOUND, "%s is not a configured vault: run `engram vault add %s` first", root, root)
-		}
-	}
-	var out []engram.VaultSyncReport
-	for _, v := range a.e.cfg.Vaults {
-		vr := filepath.Clean(v.Path)
-		if root != "" && vr != root {
-			continue
-		}
-		reps, err := a.e.SyncVaults(ctx, vr)
-		if err != nil && ctx.Err() != nil {
-			return out, ctx.Err()
-		}
-		r := engram.VaultSyncReport{Vault: vr, Namespace: v.namespace(), Indexed: []string{}, Removed: []string{}, Skipped: []engram.SkippedFile{}}
-		if len(reps) > 0 {
-			rep := reps[0]
-			r.Files, r.Unchanged, r.Indexed, r.Removed, r.TookMS = rep.Files, rep.Unchanged, nonNil(rep.Indexed), nonNil(rep.Removed), rep.TookMS
-			for _, s := range rep.Skipped {
-				r.Skipped = append(r.Skipped, engram.SkippedFile{Path: s.Path, Reason: s.Reason})
-			}
-		}
-		if err != nil {
-			r.Error = errorText(err)
-			a.e.logger.Warn("vault sync failed", "vault", vr, "err", err)
-		}
-		// The count after this sync, also when it changed nothing (the
-		// syncer resolves links again only after a change).
-		if r.Unresolved, err = a.e.palace.UnresolvedLinks(ctx, vr); err != nil {
-			return out, err
-		}
-		r.UnresolvedLinks = len(r.Unresolved)
-		out = append(out, r)
-	}
-	return out, nil
-}
-
-// DocGraph implements vaultBackend.
-func (a vaultAdmin) DocGraph(ctx context.Context, vault, doc string, depth int) (engram.DocGraph, error) {
-	return a.e.palace.DocGraph(ctx, vault, doc, depth)
-}
-
 // --- the vault routes of the HTTP API ---
 
-// Vaults implements engram.VaultAdmin through GET /v1/vaults.
-func (c *remote) Vaults(ctx context.Context) ([]engram.VaultStatus, error) {
-	var out struct {
-		Vaults []engram.VaultStatus `json:"vaults"`
-	}
-	err := c.get(ctx, "/v1/vaults", nil, &out)
-	return out.Vaults, err
-}
-
-// SyncVaults implements engram.VaultAdmin through POST /v1/vaults/sync.
-func (c *remote) SyncVaults(ctx context.Context, root string) ([]engram.VaultSyncReport, error) {
-	body := map[string]string{}
-	if root != "" {
-		body["vault"] = root
-	}
-	var out struct {
-		Reports []engram.VaultSyncReport `json:"reports"`
-	}
-	err := c.do(ctx, http.MethodPost, "/v1/vaults/sync", body, &out)
-	return out.Reports, err
-}
-
-// DocGraph implements vaultBackend through GET /v1/graph.
-func (c *remote) DocGraph(ctx context.Context, vault, doc string, depth int) (engram.DocGraph, error) {
-	v := url.Values{}
-	v.Set("doc", doc)
-	setParam(v, "vault", vault)
-	if depth > 0 {
-		v.Set("depth", strconv.Itoa(depth))
-	}
-	var g engram.DocGraph
-	err := c.get(ctx, "/v1/graph", v, &g)
-	return g, err
+// within reports whether path lies inside the folder dir (both cleaned).
+func within(dir, path string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }

@@ -1,4 +1,4 @@
-package main
+package engine
 
 import (
 	"context"
@@ -20,14 +20,20 @@ import (
 
 // Paths inside the home.
 const (
-	archiveDir = "archive"
-	palaceFile = "palace.db"
+	ArchiveDir = "archive"
+	PalaceFile = "palace.db"
+	// ServeFile tells CLI commands where the running server of the home
+	// listens, so they talk to it instead of opening the home (which the
+	// server has locked).
+	ServeFile = "serve.json"
 )
 
-// engine is a home opened in this process: the archive (which takes the
-// home's lock), the palace, the indexer between them and the services on top.
-// `engram serve` runs one; CLI commands open one when no server owns the home.
-type engine struct {
+// Engine is a home opened in this process: the archive (which takes the
+// home's lock), the palace, the indexer between them, the vector side, the
+// layer workers and the other scheduled jobs, the vaults, and the services
+// on top. `engram serve` runs one; CLI commands open one when no server
+// owns the home. Open it with Open, release it with Close.
+type Engine struct {
 	cfg      Config
 	logger   *slog.Logger
 	archive  *archive.Archive
@@ -45,28 +51,37 @@ type engine struct {
 }
 
 var (
-	_ engram.StatusService  = (*engine)(nil)
-	_ engram.ReembedService = (*engine)(nil)
-	_ engram.JobService     = (*engine)(nil)
+	_ engram.IngestService  = (*Engine)(nil)
+	_ engram.RecallService  = (*Engine)(nil)
+	_ engram.StatusService  = (*Engine)(nil)
+	_ engram.ReembedService = (*Engine)(nil)
+	_ engram.JobService     = (*Engine)(nil)
+	_ engram.LayerService   = (*Engine)(nil)
+	_ engram.VaultAdmin     = (*Engine)(nil)
+	_ engram.VaultService   = (*Engine)(nil)
+	_ engram.DoctorService  = (*Engine)(nil)
+	_ engram.BackupService  = (*Engine)(nil)
 )
 
-// openEngine opens the home, creating it (0700) if needed, and catches the
-// palace up with the archive.
-func openEngine(ctx context.Context, cfg Config, logger *slog.Logger) (_ *engine, err error) {
+// Open opens the home of cfg, creating it (0700) if needed, and catches the
+// palace up with the archive. ELOCKED when another process holds the home.
+// The scheduled jobs do not run until StartJobs; the vector side starts in
+// the background when its embedder or Chroma is not up yet.
+func Open(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Engine, err error) {
 	if err := os.MkdirAll(cfg.Home, 0o700); err != nil {
 		return nil, fmt.Errorf("create home: %w", err)
 	}
-	e := &engine{cfg: cfg, logger: logger}
+	e := &Engine{cfg: cfg, logger: logger}
 	defer func() {
 		if err != nil {
 			e.Close()
 		}
 	}()
-	e.archive, err = archive.Open(filepath.Join(cfg.Home, archiveDir), archive.Options{Logger: logger.With("component", "archive")})
+	e.archive, err = archive.Open(filepath.Join(cfg.Home, ArchiveDir), archive.Options{Logger: logger.With("component", "archive")})
 	if err != nil {
 		return nil, err
 	}
-	e.palace, err = palace.Open(filepath.Join(cfg.Home, palaceFile), palace.Options{})
+	e.palace, err = palace.Open(filepath.Join(cfg.Home, PalaceFile), palace.Options{})
 	if err != nil {
 		return nil, fmt.Errorf("open palace: %w", err)
 	}
@@ -79,7 +94,7 @@ func openEngine(ctx context.Context, cfg Config, logger *slog.Logger) (_ *engine
 	e.recall = recall.NewService(e.palace)
 	e.recall.Sync = e.indexer.WaitCurrent
 	e.recall.Deep = cfg.Deep.config()
-	if cfg.Extractor != extractorNone {
+	if cfg.Extractor != ExtractorNone {
 		e.recall.Layers = e.palace
 	}
 	e.recall.Docs = e.palace
@@ -100,10 +115,10 @@ func openEngine(ctx context.Context, cfg Config, logger *slog.Logger) (_ *engine
 
 // Close stops the indexer and closes the palace and the archive (which
 // fsyncs and releases the lock). It returns the first error.
-func (e *engine) Close() error {
+func (e *Engine) Close() error {
 	var errs []error
 	if e.sched != nil {
-		sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+		sctx, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)
 		errs = append(errs, e.sched.Stop(sctx))
 		cancel()
 	}
@@ -121,10 +136,10 @@ func (e *engine) Close() error {
 }
 
 // Health implements engram.StatusService.
-func (e *engine) Health(ctx context.Context) engram.Health {
+func (e *Engine) Health(ctx context.Context) engram.Health {
 	h := engram.Health{
 		Status:     "ok",
-		Version:    versionString(),
+		Version:    e.cfg.Version,
 		ArchiveSeq: e.archive.LastSeq(),
 		IndexedSeq: e.indexer.Indexed(),
 		IndexLag:   e.indexer.Lag(),
@@ -147,7 +162,7 @@ func (e *engine) Health(ctx context.Context) engram.Health {
 }
 
 // Stats implements engram.StatusService.
-func (e *engine) Stats(ctx context.Context) (engram.Stats, error) {
+func (e *Engine) Stats(ctx context.Context) (engram.Stats, error) {
 	st, err := e.palace.Stats(ctx)
 	if err != nil {
 		return st, err
@@ -164,24 +179,59 @@ func (e *engine) Stats(ctx context.Context) (engram.Stats, error) {
 	return st, nil
 }
 
+// Config returns the configuration the engine was opened with.
+func (e *Engine) Config() Config { return e.cfg }
+
+// LastSeq returns the sequence number of the last archived turn.
+func (e *Engine) LastSeq() int64 { return e.archive.LastSeq() }
+
+// HasLayers reports whether the engine derives the layers (L1-L4): it has
+// an extractor.
+func (e *Engine) HasLayers() bool { return e.extractor != nil }
+
+// Memories implements engram.LayerService.
+func (e *Engine) Memories(ctx context.Context, q engram.MemoryQuery) ([]engram.Memory, error) {
+	return e.palace.Memories(ctx, q)
+}
+
+// Scenes implements engram.LayerService.
+func (e *Engine) Scenes(ctx context.Context, q engram.SceneQuery) ([]engram.Scene, error) {
+	return e.palace.Scenes(ctx, q)
+}
+
+// Persona implements engram.LayerService.
+func (e *Engine) Persona(ctx context.Context, namespace, speaker string) ([]engram.Persona, error) {
+	return e.palace.Persona(ctx, namespace, speaker)
+}
+
+// Graph implements engram.LayerService.
+func (e *Engine) Graph(ctx context.Context, q engram.GraphQuery) (engram.GraphResult, error) {
+	return e.palace.Graph(ctx, q)
+}
+
+// Docs implements engram.VaultService.
+func (e *Engine) Docs(ctx context.Context, vault string) ([]engram.VaultDoc, error) {
+	return e.palace.Docs(ctx, vault)
+}
+
 // Ingest implements engram.IngestService.
-func (e *engine) Ingest(ctx context.Context, turns []engram.Turn) (engram.IngestResult, error) {
+func (e *Engine) Ingest(ctx context.Context, turns []engram.Turn) (engram.IngestResult, error) {
 	return e.ingester.Ingest(ctx, turns)
 }
 
 // Recall implements engram.RecallService.
-func (e *engine) Recall(ctx context.Context, req engram.RecallRequest) (engram.RecallResponse, error) {
+func (e *Engine) Recall(ctx context.Context, req engram.RecallRequest) (engram.RecallResponse, error) {
 	return e.recall.Recall(ctx, req)
 }
 
 // openExtractor sets up the L1 extractor of the configuration. It sends
 // nothing: an Ollama server that is down only makes the memory job fail
 // (and retry), never the engine.
-func (e *engine) openExtractor() error {
+func (e *Engine) openExtractor() error {
 	switch e.cfg.Extractor {
-	case extractorRules:
+	case ExtractorRules:
 		e.extractor, e.extractBatch = pipeline.RulesExtractor{}, pipeline.DefaultLayerBatch
-	case extractorOllama:
+	case ExtractorOllama:
 		x, err := ollama.NewExtractor(ollama.ExtractorConfig{Config: ollama.Config{Host: e.cfg.OllamaHost, Model: e.cfg.OllamaChatModel}})
 		if err != nil {
 			return err

@@ -1,4 +1,4 @@
-package main
+package engine
 
 import (
 	"context"
@@ -6,11 +6,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"io/fs"
-	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,7 +16,6 @@ import (
 	"time"
 
 	"github.com/engram-dev/engram"
-	"github.com/engram-dev/engram/archive"
 	"github.com/engram-dev/engram/internal/atomicfile"
 	"github.com/engram-dev/engram/palace"
 )
@@ -64,7 +61,7 @@ type backupFile struct {
 	SHA256 string `json:"sha256"`
 }
 
-var _ engram.BackupService = (*engine)(nil)
+var _ engram.BackupService = (*Engine)(nil)
 
 // Backup implements engram.BackupService: `engram backup` runs it in the
 // server that owns the home, or in its own process when none does.
@@ -80,7 +77,7 @@ var _ engram.BackupService = (*engine)(nil)
 // other order could leave the palace holding turns the archive copy lacks,
 // which the indexer refuses to open. The check below makes the argument a
 // guarantee.
-func (e *engine) Backup(ctx context.Context, req engram.BackupRequest) (engram.BackupReport, error) {
+func (e *Engine) Backup(ctx context.Context, req engram.BackupRequest) (engram.BackupReport, error) {
 	start := time.Now()
 	dir := filepath.Clean(req.Dir)
 	if !filepath.IsAbs(dir) {
@@ -110,19 +107,19 @@ func (e *engine) Backup(ctx context.Context, req engram.BackupRequest) (engram.B
 		}
 	}()
 
-	man := backupManifest{Version: backupFormat, CreatedAt: time.Now().UTC(), EngramVersion: versionString()}
-	pinfo, err := e.palace.Backup(ctx, filepath.Join(tmp, palaceFile))
+	man := backupManifest{Version: backupFormat, CreatedAt: time.Now().UTC(), EngramVersion: e.cfg.Version}
+	pinfo, err := e.palace.Backup(ctx, filepath.Join(tmp, PalaceFile))
 	if err != nil {
 		return engram.BackupReport{}, err
 	}
 	man.Palace = backupPalace{SchemaVersion: pinfo.SchemaVersion, IndexedSeq: pinfo.IndexedSeq, Turns: pinfo.Turns}
-	pf, err := hashFile(filepath.Join(tmp, palaceFile))
+	pf, err := hashFile(filepath.Join(tmp, PalaceFile))
 	if err != nil {
 		return engram.BackupReport{}, err
 	}
-	man.Files = append(man.Files, backupFile{Path: palaceFile, Size: pf.Size, SHA256: pf.SHA256})
+	man.Files = append(man.Files, backupFile{Path: PalaceFile, Size: pf.Size, SHA256: pf.SHA256})
 
-	ainfo, err := e.archive.Backup(ctx, filepath.Join(tmp, archiveDir))
+	ainfo, err := e.archive.Backup(ctx, filepath.Join(tmp, ArchiveDir))
 	if err != nil {
 		return engram.BackupReport{}, err
 	}
@@ -132,16 +129,16 @@ func (e *engine) Backup(ctx context.Context, req engram.BackupRequest) (engram.B
 			"backup: the palace copy is indexed to seq %d, past the archive copy's last seq %d", pinfo.IndexedSeq, ainfo.LastSeq)
 	}
 	for _, f := range ainfo.Files {
-		man.Files = append(man.Files, backupFile{Path: archiveDir + "/" + f.Path, Size: f.Size, SHA256: f.SHA256})
+		man.Files = append(man.Files, backupFile{Path: ArchiveDir + "/" + f.Path, Size: f.Size, SHA256: f.SHA256})
 	}
 
-	cf, err := copyHashed(filepath.Join(e.cfg.Home, configFile), filepath.Join(tmp, configFile))
+	cf, err := copyHashed(filepath.Join(e.cfg.Home, ConfigFile), filepath.Join(tmp, ConfigFile))
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
-		return engram.BackupReport{}, fmt.Errorf("backup: copy %s: %w", configFile, err)
+		return engram.BackupReport{}, fmt.Errorf("backup: copy %s: %w", ConfigFile, err)
 	default:
-		man.Files = append(man.Files, backupFile{Path: configFile, Size: cf.Size, SHA256: cf.SHA256})
+		man.Files = append(man.Files, backupFile{Path: ConfigFile, Size: cf.Size, SHA256: cf.SHA256})
 	}
 	slices.SortFunc(man.Files, func(a, b backupFile) int { return strings.Compare(a.Path, b.Path) })
 
@@ -233,67 +230,6 @@ func swapInto(tmp, dir string, replace bool) error {
 	return nil
 }
 
-// parseBackupDir parses the flags of backup or restore and returns their one
-// argument, the backup folder, made absolute.
-func parseBackupDir(flags *flag.FlagSet, args []string) (string, error) {
-	pos, err := parse(flags, args)
-	if err != nil {
-		return "", err
-	}
-	if len(pos) != 1 {
-		return "", &usageError{msg: "want one argument: the backup folder"}
-	}
-	return filepath.Abs(pos[0])
-}
-
-func runBackup(ctx context.Context, m *Main, args []string) error {
-	fs := m.newFlagSet("backup", `backup [--force] [--json] DIR
-
-Writes a consistent copy of the home (the archive, the palace, config.toml)
-and a manifest with every file's SHA-256 into DIR, which must not exist or be
-empty, while engram serve goes on serving: the server makes the copy when it
-runs, this process otherwise. Restore it with `+"`engram restore DIR`.")
-	force := fs.Bool("force", false, "replace an earlier backup in DIR")
-	asJSON := fs.Bool("json", false, "print JSON (the HTTP API's shape)")
-	dir, err := parseBackupDir(fs, args)
-	if err != nil {
-		return err
-	}
-	cfg, err := m.loadConfig()
-	if err != nil {
-		return err
-	}
-	req := engram.BackupRequest{Dir: dir, Force: *force}
-	var rep engram.BackupReport
-	if c := discoverServer(ctx, cfg); c != nil {
-		// The server owns the home and copies it; the folder is on this
-		// machine, where serve.json was found. No client timeout: a large
-		// home takes minutes, and ^C cancels.
-		rc := *c
-		rc.http = &http.Client{}
-		if err := rc.do(ctx, http.MethodPost, "/v1/backup", req, &rep); err != nil {
-			return err
-		}
-	} else {
-		e, err := openEngine(ctx, cfg, m.logger(cfg))
-		if err != nil {
-			return err
-		}
-		defer e.Close()
-		if rep, err = e.Backup(ctx, req); err != nil {
-			return err
-		}
-	}
-	if *asJSON {
-		return printJSON(m, rep)
-	}
-	fmt.Fprintf(m.Stdout, "backup of %s written to %s in %.1f s\n", cfg.Home, rep.Dir, rep.TookMS/1000)
-	fmt.Fprintf(m.Stdout, "  archive: %d turns, last seq %d\n", rep.ArchiveTurns, rep.ArchiveSeq)
-	fmt.Fprintf(m.Stdout, "  palace:  indexed to seq %d, schema version %d\n", rep.IndexedSeq, rep.SchemaVersion)
-	fmt.Fprintf(m.Stdout, "  %d files, %d bytes\n", rep.Files, rep.Bytes)
-	return nil
-}
-
 // hashFile returns the size and SHA-256 of a file.
 func hashFile(path string) (backupFile, error) {
 	f, err := os.Open(path)
@@ -349,149 +285,6 @@ func realPath(path string) string {
 	return filepath.Join(realPath(parent), filepath.Base(path))
 }
 
-func runRestore(ctx context.Context, m *Main, args []string) error {
-	flags := m.newFlagSet("restore", `restore [--force] [--home H] DIR
-
-Restores the backup in DIR (made by `+"`engram backup`"+`) into the home: checks
-every file against the manifest's SHA-256, copies the files into a new folder
-beside the home and renames it into place, then opens the home and checks
-that its counts match the manifest. A home that holds anything is refused
-unless --force, which moves it aside to <home>.before-restore-<time>. Stop
-engram serve on the home first.`)
-	force := flags.Bool("force", false, "restore over a home that holds data, moving it aside to <home>.before-restore-<time>")
-	dir, err := parseBackupDir(flags, args)
-	if err != nil {
-		return err
-	}
-	home, err := m.resolveHome()
-	if err != nil {
-		return err
-	}
-	start := time.Now()
-	man, err := readBackupManifest(dir)
-	if err != nil {
-		return err
-	}
-	if real, h := realPath(dir), realPath(home); real == h || within(h, real) || within(real, h) {
-		return engram.Errorf(engram.EINVALID, "backup folder %s and the home %s overlap; restore into another home", dir, home)
-	}
-	if c := discoverServer(ctx, Config{Home: home}); c != nil {
-		return engram.Errorf(engram.ELOCKED, "engram serve is running on %s (%s): stop it, then restore", home, c.base)
-	}
-
-	entries, err := os.ReadDir(home)
-	exists := err == nil
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-	case err != nil:
-		return fmt.Errorf("restore: %w", err)
-	case len(entries) > 0 && !*force:
-		names := make([]string, 0, len(entries))
-		for _, e := range entries {
-			names = append(names, e.Name())
-		}
-		return engram.Errorf(engram.ECONFLICT,
-			"home %s holds data (%s); restore into a new home with --home, or --force to move this one aside to %s.before-restore-<time>",
-			home, strings.Join(names, ", "), home)
-	}
-	// The old home's lock is held until the home is moved aside, so that no
-	// engram opens it meanwhile; it moves with the folder.
-	var lock *archive.DirLock
-	if exists && isDirPath(filepath.Join(home, archiveDir)) {
-		if lock, err = archive.LockDir(filepath.Join(home, archiveDir)); err != nil {
-			return err
-		}
-	}
-	unlock := func() {
-		if lock != nil {
-			lock.Unlock()
-			lock = nil
-		}
-	}
-	defer unlock()
-
-	parent := filepath.Dir(home)
-	if err := os.MkdirAll(parent, 0o700); err != nil {
-		return fmt.Errorf("restore: %w", err)
-	}
-	tmp, err := os.MkdirTemp(parent, filepath.Base(home)+".restore-tmp-")
-	if err != nil {
-		return fmt.Errorf("restore: %w", err)
-	}
-	done := false
-	defer func() {
-		if !done {
-			os.RemoveAll(tmp)
-		}
-	}()
-	for _, f := range man.Files {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if err := copyVerified(dir, tmp, f); err != nil {
-			return err
-		}
-	}
-	if err := checkPalaceCopy(ctx, filepath.Join(tmp, palaceFile), man); err != nil {
-		return err
-	}
-
-	aside := ""
-	if exists {
-		if len(entries) > 0 {
-			aside = fmt.Sprintf("%s.before-restore-%s", home, time.Now().UTC().Format("20060102T150405.000000000Z"))
-			if err := os.Rename(home, aside); err != nil {
-				return fmt.Errorf("restore: move the old home aside: %w", err)
-			}
-		} else if err := os.Remove(home); err != nil {
-			return fmt.Errorf("restore: %w", err)
-		}
-	}
-	if err := os.Rename(tmp, home); err != nil {
-		if aside != "" {
-			os.Rename(aside, home)
-		}
-		return fmt.Errorf("restore: %w", err)
-	}
-	done = true
-	unlock()
-	if err := atomicfile.SyncDir(parent); err != nil {
-		return fmt.Errorf("restore: %w", err)
-	}
-
-	// Open the restored home as any command would: the indexer catches the
-	// palace up with the archive turns the palace snapshot did not hold.
-	cfg, err := m.loadConfig()
-	if err != nil {
-		return fmt.Errorf("restored into %s, but its config does not load: %w", home, err)
-	}
-	e, err := openEngine(ctx, cfg, m.logger(cfg))
-	if err != nil {
-		return fmt.Errorf("restored into %s, but it does not open: %w", home, err)
-	}
-	defer e.Close()
-	st := e.archive.Stats()
-	palaceTurns, err := e.palace.CountTurns(ctx, "")
-	if err != nil {
-		return err
-	}
-	switch last := e.archive.LastSeq(); {
-	case last != man.Archive.LastSeq || st.Turns != man.Archive.Turns:
-		return engram.Errorf(engram.EINTERNAL, "restored into %s, but its archive holds %d turns up to seq %d; the manifest says %d up to %d",
-			home, st.Turns, last, man.Archive.Turns, man.Archive.LastSeq)
-	case e.indexer.Indexed() != last || palaceTurns != st.Turns:
-		return engram.Errorf(engram.EINTERNAL, "restored into %s, but its palace holds %d turns indexed to seq %d, for %d archived turns up to seq %d",
-			home, palaceTurns, e.indexer.Indexed(), st.Turns, last)
-	}
-	fmt.Fprintf(m.Stdout, "restored %s into %s in %.1f s: %d turns up to seq %d (backup of %s), palace caught up from seq %d\n",
-		dir, home, time.Since(start).Seconds(), st.Turns, man.Archive.LastSeq, man.CreatedAt.Local().Format(time.RFC3339),
-		man.Palace.IndexedSeq)
-	if aside != "" {
-		fmt.Fprintf(m.Stdout, "the previous home is kept as %s\n", aside)
-	}
-	return nil
-}
-
 // readBackupManifest reads and checks the manifest of the backup in dir:
 // its format, and that every path stays inside the backup.
 func readBackupManifest(dir string) (backupManifest, error) {
@@ -532,13 +325,13 @@ func readBackupManifest(dir string) (backupManifest, error) {
 			return man, bad("names %s twice", f.Path)
 		case f.Size < 0 || len(f.SHA256) != sha256.Size*2:
 			return man, bad("has a bad size or SHA-256 for %s", f.Path)
-		case f.Path == backupManifestName || filepath.Base(p) == "LOCK" || f.Path == serveFile:
+		case f.Path == backupManifestName || filepath.Base(p) == "LOCK" || f.Path == ServeFile:
 			return man, bad("lists %s, which a backup never holds", f.Path)
 		}
 		seen[f.Path] = true
 	}
-	if !seen[palaceFile] {
-		return man, bad("lists no %s", palaceFile)
+	if !seen[PalaceFile] {
+		return man, bad("lists no %s", PalaceFile)
 	}
 	return man, nil
 }

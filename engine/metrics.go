@@ -1,4 +1,4 @@
-package main
+package engine
 
 import (
 	"context"
@@ -50,9 +50,13 @@ var (
 
 // engineCollector exports the engine's sizes and job state, read when
 // Prometheus scrapes rather than kept up to date on every write.
-type engineCollector struct{ e *engine }
+type engineCollector struct{ e *Engine }
 
 var _ prometheus.Collector = engineCollector{}
+
+// Collector returns the engine's metrics for a Prometheus registry: its
+// sizes and job states, read at scrape time.
+func (e *Engine) Collector() prometheus.Collector { return engineCollector{e} }
 
 // Describe implements prometheus.Collector.
 func (engineCollector) Describe(ch chan<- *prometheus.Desc) {

@@ -1,4 +1,4 @@
-package main
+package engine
 
 import (
 	"context"
@@ -10,94 +10,28 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
-	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/archive"
 	"github.com/engram-dev/engram/internal/atomicfile"
 	"github.com/engram-dev/engram/palace"
 	"github.com/engram-dev/engram/pipeline"
-	"github.com/engram-dev/engram/vault"
 )
 
 // Files of a rebuild, beside palace.db.
 const (
-	rebuildSuffix  = ".rebuild"        // the new palace while it is built
-	previousSuffix = ".before-rebuild" // the palace a rebuild replaced, kept for the operator
+	RebuildSuffix  = ".rebuild"        // the new palace while it is built
+	PreviousSuffix = ".before-rebuild" // the palace a rebuild replaced, kept for the operator
 )
 
-func runRebuild(ctx context.Context, m *Main, args []string) error {
-	fs := m.newFlagSet("rebuild", `rebuild [--keep-previous=true]
-
-Rebuilds every derived index (the palace: turns and their keyword indexes,
-vectors, the L1-L4 layers, the vault index) from the L0 archive and the
-configured vaults, into a new database, and swaps it in only when it is
-complete and verified. An interrupted or failed rebuild leaves the current
-palace as it was. Stop `+"`engram serve`"+` first: the rebuild needs the home.`)
-	keep := fs.Bool("keep-previous", true, "keep the replaced palace as palace.db"+previousSuffix)
-	if err := parseNone(fs, args); err != nil {
-		return err
-	}
-	cfg, err := m.loadConfig()
-	if err != nil {
-		return err
-	}
-	if c := discoverServer(ctx, cfg); c != nil {
-		return engram.Errorf(engram.ECONFLICT, "engram serve is running on this home (%s): stop it, run `engram rebuild`, start it again", c.base)
-	}
-	logger := m.logger(cfg)
-	start := time.Now()
-	last := ""
-	rep, err := rebuild(ctx, cfg, logger, func(stage string, done, total int64) {
-		if stage != last { // one line per stage: readable in a terminal and in a log
-			last = stage
-			fmt.Fprintf(m.Stderr, "engram rebuild: %s (%.1f s)\n", stage, time.Since(start).Seconds())
-		}
-	}, *keep)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(m.Stdout, "rebuilt %s in %.1f s: %d turns, %d vectors (%s), %d memories, %d scenes, %d facts, %d documents\n",
-		filepath.Join(cfg.Home, palaceFile), time.Since(start).Seconds(), rep.turns, rep.vectors, orNone(rep.model),
-		rep.memories, rep.scenes, rep.facts, rep.docs)
-	if rep.previous != "" {
-		fmt.Fprintf(m.Stdout, "the replaced palace is kept as %s\n", rep.previous)
-	}
-	if cfg.VectorIndex == vectorsChroma && rep.model != "" {
-		// The Chroma collection is derived too: drop it and push the
-		// rebuilt palace's vectors, as `engram reindex vectors` does.
-		fmt.Fprintln(m.Stderr, "engram rebuild: refilling the Chroma collection")
-		e, err := openEngine(ctx, cfg, logger)
-		if err != nil {
-			return fmt.Errorf("the palace is rebuilt, but refilling Chroma failed (run `engram reindex vectors`): %w", err)
-		}
-		err = e.reindexVectors(ctx, newReindexRun(false, nil))
-		if cerr := e.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return fmt.Errorf("the palace is rebuilt, but refilling Chroma failed (run `engram reindex vectors`): %w", err)
-		}
-		fmt.Fprintln(m.Stdout, "the Chroma collection holds the rebuilt vectors")
-	}
-	return nil
+// RebuildReport is what a rebuild built.
+type RebuildReport struct {
+	Turns, Vectors                int64
+	Model                         string // the vector model, "" without vectors
+	Memories, Scenes, Facts, Docs int64
+	Previous                      string // where the replaced palace is kept, "" if not kept
 }
 
-func orNone(s string) string {
-	if s == "" {
-		return "no vector model"
-	}
-	return s
-}
-
-type rebuildReport struct {
-	turns, vectors                int64
-	model                         string
-	memories, scenes, facts, docs int64
-	previous                      string
-}
-
-// rebuild builds a new palace from the archive and the vaults next to the
+// Rebuild builds a new palace from the archive and the vaults next to the
 // current one (palace.db.rebuild), verifies it, and swaps it in:
 //
 //  1. The archive is opened, which takes the home's lock: no server or
@@ -114,15 +48,15 @@ type rebuildReport struct {
 //
 // Until step 4 the old palace is untouched, so a kill at any moment leaves a
 // working store (and a palace.db.rebuild that the next rebuild removes).
-func rebuild(ctx context.Context, cfg Config, logger *slog.Logger, progress func(stage string, done, total int64), keep bool) (rebuildReport, error) {
-	var rep rebuildReport
-	a, err := archive.Open(filepath.Join(cfg.Home, archiveDir), archive.Options{Logger: logger.With("component", "archive")})
+func Rebuild(ctx context.Context, cfg Config, logger *slog.Logger, progress func(stage string, done, total int64), keep bool) (RebuildReport, error) {
+	var rep RebuildReport
+	a, err := archive.Open(filepath.Join(cfg.Home, ArchiveDir), archive.Options{Logger: logger.With("component", "archive")})
 	if err != nil {
 		return rep, err
 	}
 	defer a.Close()
-	live := filepath.Join(cfg.Home, palaceFile)
-	next := live + rebuildSuffix
+	live := filepath.Join(cfg.Home, PalaceFile)
+	next := live + RebuildSuffix
 	for _, f := range []string{next, next + "-wal", next + "-shm"} {
 		if err := os.Remove(f); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return rep, fmt.Errorf("remove a stale rebuild: %w", err)
@@ -151,9 +85,9 @@ func rebuild(ctx context.Context, cfg Config, logger *slog.Logger, progress func
 	progress("turns", ix.Indexed(), last)
 
 	// Vectors of the configured model.
-	e := &engine{cfg: cfg, logger: logger, archive: a, palace: db}
+	e := &Engine{cfg: cfg, logger: logger, archive: a, palace: db}
 	var side *vectorSide
-	if key := cfg.modelKey(); key != "" {
+	if key := cfg.ModelKey(); key != "" {
 		emb, dim, err := e.newEmbedder(ctx, key)
 		if err != nil {
 			return rep, fmt.Errorf("vectors: %w (or set embedder = \"none\" to rebuild without vectors)", err)
@@ -174,7 +108,7 @@ func rebuild(ctx context.Context, cfg Config, logger *slog.Logger, progress func
 			return rep, err
 		}
 		side = &vectorSide{model: key, store: store, vx: vx}
-		rep.model = key
+		rep.Model = key
 	}
 	e.vec.side = side
 
@@ -182,36 +116,26 @@ func rebuild(ctx context.Context, cfg Config, logger *slog.Logger, progress func
 	if err := e.openExtractor(); err != nil {
 		return rep, err
 	}
-	if e.extractor != nil {
-		for _, w := range []struct {
-			name string
-			run  func(context.Context) error
-		}{
-			{pipeline.WorkerMemories, (&pipeline.MemoryWorker{Archive: a, Extractor: e.extractor, Store: db, BatchSize: e.extractBatch, Logger: logger}).Run},
-			{pipeline.WorkerScenes, (&pipeline.SceneWorker{Archive: a, Store: db}).Run},
-			{pipeline.WorkerPersona, (&pipeline.PersonaWorker{Store: db}).Run},
-			{pipeline.WorkerGraph, (&pipeline.GraphWorker{Store: db}).Run},
-			{pipeline.WorkerLayerVectors, e.embedLayers},
-		} {
-			progress(w.name, 0, 0)
-			if err := w.run(ctx); err != nil {
-				return rep, fmt.Errorf("%s: %w", w.name, err)
-			}
+	for _, w := range e.layerJobs() {
+		progress(w.Name, 0, 0)
+		if err := w.Run(ctx); err != nil {
+			return rep, fmt.Errorf("%s: %w", w.Name, err)
 		}
 	}
 
 	// Vaults.
 	for _, v := range cfg.Vaults {
 		progress("vault", 0, 0)
-		s := &vault.Syncer{Store: palace.VaultIndex{DB: db}, Logger: logger.With("component", "vault"), Full: true}
+		s := e.newSyncer(nil, nil)
 		if side != nil {
-			s.Store, s.Embedder = palace.VaultIndex{DB: db, Vectors: side.store}, side.vx.Embedder()
+			s = e.newSyncer(side.store, side.vx.Embedder())
 		}
-		if _, err := s.Sync(ctx, v.Path, v.namespace()); err != nil {
+		s.Full = true
+		if _, err := s.Sync(ctx, v.Path, v.NamespaceOrDefault()); err != nil {
 			return rep, fmt.Errorf("vault %s: %w", v.Path, err)
 		}
 		if side != nil {
-			if err := db.SetWorkerSeq(ctx, "vault-model:"+side.model+":"+filepath.Clean(v.Path), 1); err != nil {
+			if err := db.SetWorkerSeq(ctx, vaultMarker(side.model, filepath.Clean(v.Path)), 1); err != nil {
 				return rep, err
 			}
 		}
@@ -229,14 +153,14 @@ func rebuild(ctx context.Context, cfg Config, logger *slog.Logger, progress func
 
 	// Swap.
 	progress("swapping", 0, 0)
-	if rep.previous, err = swapPalace(live, next, keep); err != nil {
+	if rep.Previous, err = swapPalace(live, next, keep); err != nil {
 		return rep, err
 	}
 	return rep, nil
 }
 
 // verifyRebuilt checks the new palace before it replaces the old one.
-func verifyRebuilt(ctx context.Context, db *palace.DB, a *archive.Archive, side *vectorSide, rep *rebuildReport) error {
+func verifyRebuilt(ctx context.Context, db *palace.DB, a *archive.Archive, side *vectorSide, rep *RebuildReport) error {
 	var problems []string
 	err := db.View(ctx, func(tx *sql.Tx) error {
 		var res string
@@ -263,20 +187,20 @@ func verifyRebuilt(ctx context.Context, db *palace.DB, a *archive.Archive, side 
 		return err
 	}
 	for _, l := range st.Layers {
-		rep.turns += l["turns"]
-		rep.memories += l["memories"]
-		rep.scenes += l["scenes"]
-		rep.facts += l["facts"]
+		rep.Turns += l["turns"]
+		rep.Memories += l["memories"]
+		rep.Scenes += l["scenes"]
+		rep.Facts += l["facts"]
 	}
-	if as := a.Stats(); rep.turns != as.Turns {
-		problems = append(problems, fmt.Sprintf("%d turns in the palace, %d in the archive", rep.turns, as.Turns))
+	if as := a.Stats(); rep.Turns != as.Turns {
+		problems = append(problems, fmt.Sprintf("%d turns in the palace, %d in the archive", rep.Turns, as.Turns))
 	}
 	if side != nil {
 		n, err := side.store.Count(ctx)
 		if err != nil {
 			return err
 		}
-		rep.vectors = int64(n)
+		rep.Vectors = int64(n)
 		if w, err := side.store.Watermark(ctx); err != nil {
 			return err
 		} else if w != a.LastSeq() {
@@ -287,7 +211,7 @@ func verifyRebuilt(ctx context.Context, db *palace.DB, a *archive.Archive, side 
 	if err != nil {
 		return err
 	}
-	rep.docs = int64(len(docs))
+	rep.Docs = int64(len(docs))
 	if len(problems) > 0 {
 		return errors.New(strings.Join(problems, "; "))
 	}
@@ -312,7 +236,7 @@ func swapPalace(live, next string, keep bool) (string, error) {
 	previous := ""
 	if keep {
 		if _, err := os.Stat(live); err == nil {
-			previous = live + previousSuffix
+			previous = live + PreviousSuffix
 			os.Remove(previous)
 			if err := os.Link(live, previous); err != nil {
 				if err := copyFile(live, previous); err != nil {
@@ -356,4 +280,19 @@ func copyFile(src, dst string) error {
 		return err
 	}
 	return os.WriteFile(dst, b, 0o600)
+}
+
+// RefillChroma drops the Chroma collection of the home's active model and
+// pushes the palace's vectors into a new one, as `engram reindex vectors`
+// does: what a rebuild leaves to do with vector_index = "chroma".
+func RefillChroma(ctx context.Context, cfg Config, logger *slog.Logger) error {
+	e, err := Open(ctx, cfg, logger)
+	if err != nil {
+		return err
+	}
+	_, err = e.ReindexVectors(ctx, false, nil)
+	if cerr := e.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }

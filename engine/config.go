@@ -1,11 +1,10 @@
-package main
+package engine
 
 import (
 	"errors"
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -25,6 +24,9 @@ import (
 // ENGRAM_* environment variables, then flags.
 type Config struct {
 	Home string `toml:"-"`
+	// Version is the running engram's version, for /v1/health, backups and
+	// MCP clients; set by the command, never by the file.
+	Version string `toml:"-"`
 
 	// Addr is where `engram serve` listens.
 	Addr string `toml:"addr"`
@@ -111,47 +113,47 @@ func (d DeepSettings) config() recall.DeepConfig {
 
 // Embedder and vector index choices.
 const (
-	embedderBuiltin  = "builtin"
-	embedderOllama   = "ollama"
-	embedderNone     = "none"
-	vectorsEmbedded  = "embedded"
-	vectorsChroma    = "chroma"
-	extractorRules   = "rules"
-	extractorOllama  = "ollama"
-	extractorNone    = "none"
-	defaultChromaURL = "http://127.0.0.1:8000"
+	EmbedderBuiltin  = "builtin"
+	EmbedderOllama   = "ollama"
+	EmbedderNone     = "none"
+	VectorsEmbedded  = "embedded"
+	VectorsChroma    = "chroma"
+	ExtractorRules   = "rules"
+	ExtractorOllama  = "ollama"
+	ExtractorNone    = "none"
+	DefaultChromaURL = "http://127.0.0.1:8000"
 )
 
-// configFile is the name of the config file in the home.
-const configFile = "config.toml"
+// ConfigFile is the name of the config file in the home.
+const ConfigFile = "config.toml"
 
-func defaultConfig() Config {
+// DefaultConfig returns the defaults, before config.toml and the
+// environment.
+func DefaultConfig() Config {
 	return Config{
 		Addr:            httpapi.DefaultAddr,
 		MaxBodyBytes:    httpapi.DefaultMaxBodyBytes,
 		MaxContentBytes: engram.DefaultMaxContentBytes,
 		MaxBatch:        engram.DefaultMaxBatch,
 		LogLevel:        "info",
-		Embedder:        embedderBuiltin,
+		Embedder:        EmbedderBuiltin,
 		OllamaModel:     ollama.DefaultModel,
-		VectorIndex:     vectorsEmbedded,
-		ChromaURL:       defaultChromaURL,
-		Extractor:       extractorRules,
+		VectorIndex:     VectorsEmbedded,
+		ChromaURL:       DefaultChromaURL,
+		Extractor:       ExtractorRules,
 		WatchVaults:     true,
 		OllamaChatModel: ollama.DefaultChatModel,
 	}
 }
 
-// loadConfig resolves the home and reads the configuration. It does not
-// create the home.
-func (m *Main) loadConfig() (Config, error) {
-	cfg := defaultConfig()
-	home, err := m.resolveHome()
-	if err != nil {
-		return cfg, err
-	}
+// LoadConfig reads the configuration of home: the defaults, then
+// home/config.toml (a missing file is no error; an unknown setting is), then
+// the ENGRAM_* variables getenv returns, validated. It does not create the
+// home.
+func LoadConfig(home string, getenv func(string) string) (Config, error) {
+	cfg := DefaultConfig()
 	cfg.Home = home
-	path := filepath.Join(home, configFile)
+	path := filepath.Join(home, ConfigFile)
 	md, err := toml.DecodeFile(path, &cfg)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -162,32 +164,18 @@ func (m *Main) loadConfig() (Config, error) {
 			return cfg, fmt.Errorf("%s: unknown setting %q", path, und[0].String())
 		}
 	}
-	if err := m.applyEnv(&cfg); err != nil {
+	if err := applyEnv(&cfg, getenv); err != nil {
 		return cfg, err
 	}
-	return cfg, cfg.validate()
+	return cfg, cfg.Validate()
 }
 
-func (m *Main) resolveHome() (string, error) {
-	home := m.home
-	if home == "" {
-		home = m.Getenv("ENGRAM_HOME")
-	}
-	if home == "" {
-		u, err := os.UserHomeDir()
-		if err != nil {
-			return "", fmt.Errorf("no --home given, ENGRAM_HOME unset, and no user home directory: %w", err)
-		}
-		home = filepath.Join(u, ".engram")
-	}
-	return filepath.Abs(home)
-}
-
-func (m *Main) applyEnv(cfg *Config) error {
-	if v := m.Getenv("ENGRAM_ADDR"); v != "" {
+// applyEnv overrides cfg with the ENGRAM_* variables.
+func applyEnv(cfg *Config, getenv func(string) string) error {
+	if v := getenv("ENGRAM_ADDR"); v != "" {
 		cfg.Addr = v
 	}
-	if v := m.Getenv("ENGRAM_TOKEN"); v != "" {
+	if v := getenv("ENGRAM_TOKEN"); v != "" {
 		cfg.Token = v
 	}
 	for _, e := range []struct {
@@ -204,11 +192,11 @@ func (m *Main) applyEnv(cfg *Config) error {
 		{"ENGRAM_EXTRACTOR", &cfg.Extractor},
 		{"ENGRAM_OLLAMA_CHAT_MODEL", &cfg.OllamaChatModel},
 	} {
-		if v := m.Getenv(e.name); v != "" {
+		if v := getenv(e.name); v != "" {
 			*e.dst = v
 		}
 	}
-	if v := m.Getenv("ENGRAM_DEEP_FUSION"); v != "" {
+	if v := getenv("ENGRAM_DEEP_FUSION"); v != "" {
 		cfg.Deep.Fusion = v
 	}
 	for _, e := range []struct {
@@ -224,7 +212,7 @@ func (m *Main) applyEnv(cfg *Config) error {
 		{"ENGRAM_DEEP_HALF_LIFE_DAYS", &cfg.Deep.HalfLifeDays},
 		{"ENGRAM_DEEP_DECAY_FLOOR", &cfg.Deep.DecayFloor},
 	} {
-		if v := m.Getenv(e.name); v != "" {
+		if v := getenv(e.name); v != "" {
 			f, err := strconv.ParseFloat(v, 64)
 			if err != nil {
 				return fmt.Errorf("%s=%q is not a number", e.name, v)
@@ -241,7 +229,7 @@ func (m *Main) applyEnv(cfg *Config) error {
 		{"ENGRAM_MAX_BATCH", &cfg.MaxBatch},
 		{"ENGRAM_DEEP_CANDIDATES", &cfg.Deep.Candidates},
 	} {
-		v := m.Getenv(e.name)
+		v := getenv(e.name)
 		if v == "" {
 			continue
 		}
@@ -259,7 +247,8 @@ func (m *Main) applyEnv(cfg *Config) error {
 	return nil
 }
 
-func (c Config) validate() error {
+// Validate checks every setting and names the first bad one.
+func (c Config) Validate() error {
 	if c.MaxBodyBytes <= 0 {
 		return fmt.Errorf("max_body_bytes must be positive, got %d", c.MaxBodyBytes)
 	}
@@ -269,28 +258,28 @@ func (c Config) validate() error {
 	if c.MaxBatch <= 0 {
 		return fmt.Errorf("max_batch must be positive, got %d", c.MaxBatch)
 	}
-	if _, err := parseLevel(c.LogLevel); err != nil {
+	if _, err := ParseLevel(c.LogLevel); err != nil {
 		return err
 	}
 	switch c.Embedder {
-	case embedderBuiltin, embedderOllama, embedderNone:
+	case EmbedderBuiltin, EmbedderOllama, EmbedderNone:
 	default:
 		return fmt.Errorf("embedder %q: want builtin, ollama or none", c.Embedder)
 	}
-	if c.Embedder == embedderOllama && strings.TrimSpace(c.OllamaModel) == "" {
+	if c.Embedder == EmbedderOllama && strings.TrimSpace(c.OllamaModel) == "" {
 		return fmt.Errorf("ollama_model must name a model (e.g. %s)", ollama.DefaultModel)
 	}
 	switch c.VectorIndex {
-	case vectorsEmbedded, vectorsChroma:
+	case VectorsEmbedded, VectorsChroma:
 	default:
 		return fmt.Errorf("vector_index %q: want embedded or chroma", c.VectorIndex)
 	}
 	switch c.Extractor {
-	case extractorRules, extractorOllama, extractorNone:
+	case ExtractorRules, ExtractorOllama, ExtractorNone:
 	default:
 		return fmt.Errorf("extractor %q: want rules, ollama or none", c.Extractor)
 	}
-	if c.Extractor == extractorOllama && strings.TrimSpace(c.OllamaChatModel) == "" {
+	if c.Extractor == ExtractorOllama && strings.TrimSpace(c.OllamaChatModel) == "" {
 		return fmt.Errorf("ollama_chat_model must name a chat model (e.g. %s)", ollama.DefaultChatModel)
 	}
 	if _, err := c.jobIntervals(); err != nil {
@@ -315,21 +304,18 @@ func (c Config) validate() error {
 	return nil
 }
 
-func (c Config) limits() engram.Limits {
+// Limits are the request limits of the configuration.
+func (c Config) Limits() engram.Limits {
 	return engram.Limits{MaxContentBytes: c.MaxContentBytes, MaxBatch: c.MaxBatch}.WithDefaults()
 }
 
-func parseLevel(s string) (slog.Level, error) {
+// ParseLevel reads a log_level.
+func ParseLevel(s string) (slog.Level, error) {
 	var l slog.Level
 	if err := l.UnmarshalText([]byte(strings.ToUpper(s))); err != nil {
 		return l, fmt.Errorf("log_level %q: want debug, info, warn or error", s)
 	}
 	return l, nil
-}
-
-func (m *Main) logger(cfg Config) *slog.Logger {
-	lvl, _ := parseLevel(cfg.LogLevel)
-	return slog.New(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: lvl}))
 }
 
 // triggerMatcher builds the matcher of the configured trigger phrases.
@@ -347,15 +333,15 @@ func (c Config) triggerMatcher() (*recall.TriggerMatcher, error) {
 
 // Default job intervals; [jobs] in config.toml overrides them by name.
 var defaultJobIntervals = map[string]time.Duration{
-	jobVerify:                   24 * time.Hour,
-	jobCompact:                  6 * time.Hour,
-	jobSnapshot:                 time.Hour,
+	JobVerify:                   24 * time.Hour,
+	JobCompact:                  6 * time.Hour,
+	JobSnapshot:                 time.Hour,
 	pipeline.WorkerMemories:     5 * time.Minute,
 	pipeline.WorkerScenes:       5 * time.Minute,
 	pipeline.WorkerPersona:      10 * time.Minute,
 	pipeline.WorkerGraph:        10 * time.Minute,
 	pipeline.WorkerLayerVectors: 5 * time.Minute,
-	jobVaultReconcile:           15 * time.Minute,
+	JobVaultReconcile:           15 * time.Minute,
 }
 
 // minJobInterval keeps a typo ("1s") from running a job back to back.
@@ -387,4 +373,14 @@ func (c Config) jobIntervals() (map[string]time.Duration, error) {
 		out[name] = d
 	}
 	return out, nil
+}
+
+// HasVault reports whether root (cleaned) is a configured vault.
+func (c Config) HasVault(root string) bool {
+	for _, v := range c.Vaults {
+		if filepath.Clean(v.Path) == root {
+			return true
+		}
+	}
+	return false
 }

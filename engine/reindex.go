@@ -1,23 +1,23 @@
-package main
+package engine
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
-
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/chroma"
 	"github.com/engram-dev/engram/palace"
 	"github.com/engram-dev/engram/pipeline"
-	"github.com/engram-dev/engram/vault"
 )
+
+// reindexPoll is how often the layer phase of a reindex looks whether the
+// layer-vector job finished.
+const reindexPoll = 500 * time.Millisecond
 
 // Phases of a reindex, as ReindexStatus.Phase names them.
 const (
@@ -27,150 +27,6 @@ const (
 	phaseLoad   = "load"   // rebuild the in-memory matrix
 	phasePush   = "push"   // recreate the Chroma collection and push every vector
 )
-
-// reindexPoll is how often the CLI asks a running server for progress, and
-// the layer phase looks whether the layer-vector job finished.
-const reindexPoll = 500 * time.Millisecond
-
-func runReindex(ctx context.Context, m *Main, args []string) error {
-	fs := m.newFlagSet("reindex", `reindex vectors [--reembed]
-
-Rebuilds the vector index of the active model from the vectors kept in
-SQLite: drops the stored vectors that are unusable (wrong length, NaN,
-zero), embeds again the turns (and, when one of theirs was dropped, the
-memories, facts, scenes and vault chunks) that have no vector, then
-rebuilds what recall searches: the in-memory index (swapped in when
-complete), or the Chroma collection (dropped, created and filled again).
-With --reembed, every text is embedded again with the active model, in
-place: each keeps its old vector until its new one is written.
-
-With a server running, the server does the work (POST /v1/reindex). The
-whole palace is rebuilt from the archive by `+"`engram rebuild`"+`.`)
-	reembed := fs.Bool("reembed", false, "embed every turn, memory, fact, scene and vault chunk again with the active model")
-	pos, err := parse(fs, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) != 1 || pos[0] != "vectors" {
-		return &usageError{msg: "want: engram reindex vectors [--reembed] (the whole palace: engram rebuild)"}
-	}
-	cfg, err := m.loadConfig()
-	if err != nil {
-		return err
-	}
-	start := time.Now()
-	var st engram.ReindexStatus
-	if c := discoverServer(ctx, cfg); c != nil {
-		if st, err = m.reindexRemote(ctx, c, *reembed); err != nil {
-			return err
-		}
-	} else {
-		e, err := openEngine(ctx, cfg, m.logger(cfg))
-		if err != nil {
-			return err
-		}
-		defer e.Close()
-		if err := e.reindexAllowed(); err != nil {
-			return err
-		}
-		bar := &phaseBar{m: m}
-		run := newReindexRun(*reembed, bar.show)
-		err = e.reindexVectors(ctx, run)
-		bar.finish()
-		st = run.status()
-		if err != nil {
-			return fmt.Errorf("reindex vectors of %s (run it again: it starts over safely): %w", orNone(st.Model), err)
-		}
-	}
-	fmt.Fprintf(m.Stdout, "reindexed the vectors of %s in %.1f s: %s\n", st.Model, time.Since(start).Seconds(), reindexSummary(st))
-	return nil
-}
-
-// reindexSummary says what a reindex did.
-func reindexSummary(st engram.ReindexStatus) string {
-	where := fmt.Sprintf("loaded %d into memory", st.Indexed)
-	if st.Backend == vectorsChroma {
-		where = fmt.Sprintf("pushed %d to a new Chroma collection", st.Indexed)
-	}
-	return fmt.Sprintf("dropped %d unusable, embedded %d %s, %s", st.Dropped, st.Embedded, noun(int(st.Embedded), "text", "texts"), where)
-}
-
-func (m *Main) reindexRemote(ctx context.Context, c *remote, reembed bool) (engram.ReindexStatus, error) {
-	var st engram.ReindexStatus
-	if err := c.do(ctx, http.MethodPost, "/v1/reindex", engram.ReindexRequest{Reembed: reembed}, &st); err != nil {
-		return st, err
-	}
-	bar := &phaseBar{m: m, suffix: " (on the server)"}
-	defer bar.finish()
-	for {
-		select {
-		case <-ctx.Done():
-			bar.finish()
-			fmt.Fprintln(m.Stderr, "engram reindex: detached; the server goes on (GET /v1/reindex)")
-			return st, ctx.Err()
-		case <-time.After(reindexPoll):
-		}
-		if err := c.do(ctx, http.MethodGet, "/v1/reindex", nil, &st); err != nil {
-			return st, err
-		}
-		bar.show(st)
-		switch st.State {
-		case engram.ReindexDone:
-			return st, nil
-		case engram.ReindexFailed:
-			return st, fmt.Errorf("reindex vectors of %s failed on the server (run it again: it starts over safely): %s", orNone(st.Model), st.Error)
-		}
-	}
-}
-
-// phaseBar draws one progress bar per phase (on a terminal only).
-type phaseBar struct {
-	m      *Main
-	suffix string
-
-	mu    sync.Mutex
-	phase string
-	bar   *progressbar.ProgressBar
-}
-
-func (p *phaseBar) show(st engram.ReindexStatus) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if st.Phase != p.phase || p.bar == nil {
-		if p.bar != nil {
-			p.bar.Finish()
-		}
-		p.phase = st.Phase
-		p.bar = p.m.progressBar(st.Total, phaseText(st.Phase)+p.suffix)
-	}
-	p.bar.ChangeMax64(max(st.Total, 1))
-	p.bar.Set64(st.Done)
-}
-
-func (p *phaseBar) finish() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.bar != nil {
-		p.bar.Finish()
-		p.bar = nil
-	}
-}
-
-func phaseText(phase string) string {
-	switch phase {
-	case phaseCheck:
-		return "checking stored vectors"
-	case phaseEmbed:
-		return "embedding turns"
-	case phaseLayers:
-		return "embedding memories, scenes and vault chunks"
-	case phaseLoad:
-		return "loading the in-memory index"
-	case phasePush:
-		return "pushing vectors to Chroma"
-	}
-	return phase
-}
 
 // reindexRun is one reindex: its status, and a hook told of every change
 // (a progress bar).
@@ -209,7 +65,7 @@ func (r *reindexRun) phase(name string, total int64) {
 // reindexer serves POST and GET /v1/reindex for the engine of a server:
 // one reindex at a time, in the background, its last status kept.
 type reindexer struct {
-	e *engine
+	e *Engine
 
 	mu   sync.Mutex
 	last *reindexRun
@@ -217,17 +73,21 @@ type reindexer struct {
 
 var _ engram.ReindexService = (*reindexer)(nil)
 
+// Reindexer returns the service of POST and GET /v1/reindex on the engine:
+// one reindex at a time, in the background, its last status kept.
+func (e *Engine) Reindexer() engram.ReindexService { return &reindexer{e: e} }
+
 // StartReindex implements engram.ReindexService.
 func (x *reindexer) StartReindex(ctx context.Context, req engram.ReindexRequest) (engram.ReindexStatus, error) {
 	e := x.e
-	if err := e.reindexAllowed(); err != nil {
+	if err := e.ReindexAllowed(); err != nil {
 		return engram.ReindexStatus{}, err
 	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if x.last != nil {
 		if st := x.last.status(); st.State == engram.ReindexRunning {
-			return st, engram.Errorf(engram.ECONFLICT, "a reindex of %s is running (%s)", orNone(st.Model), phaseText(st.Phase))
+			return st, engram.Errorf(engram.ECONFLICT, "a reindex of %s is running (%s)", orNone(st.Model), PhaseText(st.Phase))
 		}
 	}
 	// The work belongs to the engine's background context: closing the
@@ -248,7 +108,7 @@ func (x *reindexer) StartReindex(ctx context.Context, req engram.ReindexRequest)
 		run.update(func(st *engram.ReindexStatus) {
 			st.Ended = time.Now().UTC()
 			if err != nil {
-				st.State, st.Error = engram.ReindexFailed, errorText(err)
+				st.State, st.Error = engram.ReindexFailed, engram.ErrorText(err)
 				return
 			}
 			st.State = engram.ReindexDone
@@ -273,10 +133,20 @@ func (x *reindexer) ReindexStatus(ctx context.Context) (engram.ReindexStatus, er
 	return x.last.status(), nil
 }
 
-// reindexAllowed refuses a reindex without vectors, or during a re-embed
-// (which writes another model's vectors and swaps the vector side).
-func (e *engine) reindexAllowed() error {
-	if e.cfg.Embedder == embedderNone {
+// ReindexVectors rebuilds the vector index of the active model in the
+// foreground (see reindexVectors), telling progress, if set, of every
+// change, and returns the last status. Call ReindexAllowed first.
+func (e *Engine) ReindexVectors(ctx context.Context, reembed bool, progress func(engram.ReindexStatus)) (engram.ReindexStatus, error) {
+	run := newReindexRun(reembed, progress)
+	err := e.reindexVectors(ctx, run)
+	return run.status(), err
+}
+
+// ReindexAllowed refuses a reindex without vectors (EINVALID), or during a
+// re-embed (ECONFLICT), which writes another model's vectors and swaps the
+// vector side.
+func (e *Engine) ReindexAllowed() error {
+	if e.cfg.Embedder == EmbedderNone {
 		return engram.Errorf(engram.EINVALID, "embedder = none: there is no vector index to rebuild")
 	}
 	e.vec.mu.Lock()
@@ -290,7 +160,7 @@ func (e *engine) reindexAllowed() error {
 // reindexTarget returns the active model with its embedder and store: the
 // running vector side's, or, when it is off (say, because a stored vector
 // is unusable and the index refused to load), a new embedder for it.
-func (e *engine) reindexTarget(ctx context.Context) (string, engram.Embedder, *palace.VectorIndex, error) {
+func (e *Engine) reindexTarget(ctx context.Context) (string, engram.Embedder, *palace.VectorIndex, error) {
 	e.vec.mu.Lock()
 	side, problem := e.vec.side, e.vec.problem
 	e.vec.mu.Unlock()
@@ -354,7 +224,7 @@ func (fromStart) Watermark(context.Context) (int64, error) { return 0, nil }
 // again finishes the work. Recall goes on throughout; with Chroma it sees a
 // partial collection while the push runs. A vault that fails to sync is
 // reported after the index is rebuilt.
-func (e *engine) reindexVectors(ctx context.Context, run *reindexRun) error {
+func (e *Engine) reindexVectors(ctx context.Context, run *reindexRun) error {
 	key, emb, store, err := e.reindexTarget(ctx)
 	if err != nil {
 		return err
@@ -395,7 +265,7 @@ func (e *engine) reindexVectors(ctx context.Context, run *reindexRun) error {
 	}
 
 	switch e.cfg.VectorIndex {
-	case vectorsChroma:
+	case VectorsChroma:
 		if err := e.pushChroma(ctx, run, key, store); err != nil {
 			return err
 		}
@@ -414,7 +284,7 @@ func (e *engine) reindexVectors(ctx context.Context, run *reindexRun) error {
 var errVaults = errors.New("index the vaults again")
 
 // reembedTurns embeds every archived turn again.
-func (e *engine) reembedTurns(ctx context.Context, run *reindexRun, emb engram.Embedder, store *palace.VectorIndex) error {
+func (e *Engine) reembedTurns(ctx context.Context, run *reindexRun, emb engram.Embedder, store *palace.VectorIndex) error {
 	run.phase(phaseEmbed, e.archive.LastSeq())
 	vx := pipeline.NewVectorIndexer(e.archive, emb, fromStart{store})
 	vx.Logger = e.logger.With("component", "reindex")
@@ -428,7 +298,7 @@ func (e *engine) reembedTurns(ctx context.Context, run *reindexRun, emb engram.E
 
 // embedMissingTurns embeds the turns up to the watermark that have no
 // vector. The turns after it are the vector indexer's.
-func (e *engine) embedMissingTurns(ctx context.Context, run *reindexRun, emb engram.Embedder, store *palace.VectorIndex) error {
+func (e *Engine) embedMissingTurns(ctx context.Context, run *reindexRun, emb engram.Embedder, store *palace.VectorIndex) error {
 	wm, err := store.Watermark(ctx)
 	if err != nil {
 		return err
@@ -445,20 +315,9 @@ func (e *engine) embedMissingTurns(ctx context.Context, run *reindexRun, emb eng
 		if err != nil || len(turns) == 0 {
 			return err
 		}
-		texts := make([]string, len(turns))
-		for i, t := range turns {
-			texts[i] = t.EmbedText()
-		}
-		vecs, err := emb.Embed(ctx, texts)
-		if err == nil && len(vecs) != len(turns) {
-			err = fmt.Errorf("the embedder returned %d vectors for %d texts", len(vecs), len(turns))
-		}
+		items, err := pipeline.EmbedTurns(ctx, emb, turns)
 		if err != nil {
-			return fmt.Errorf("embed turns %d..%d with %s: %w", turns[0].Seq, turns[len(turns)-1].Seq, emb.Model(), err)
-		}
-		items := make([]engram.VectorItem, len(turns))
-		for i, t := range turns {
-			items[i] = engram.VectorItem{ID: t.ID, Kind: engram.KindTurn, Namespace: t.Namespace, TS: t.TS, Vector: vecs[i]}
+			return err
 		}
 		if err := store.Upsert(ctx, items); err != nil {
 			return err
@@ -474,7 +333,7 @@ func (e *engine) embedMissingTurns(ctx context.Context, run *reindexRun, emb eng
 // scheduler, so that a scheduled run cannot interleave and move the
 // watermark back up (by the worker itself otherwise); the vaults by a full
 // sync under the vault lock.
-func (e *engine) reembedLayers(ctx context.Context, run *reindexRun, key string, emb engram.Embedder, store *palace.VectorIndex, embedded *atomic.Int64) error {
+func (e *Engine) reembedLayers(ctx context.Context, run *reindexRun, key string, emb engram.Embedder, store *palace.VectorIndex, embedded *atomic.Int64) error {
 	run.phase(phaseLayers, 2)
 	e.vec.mu.Lock()
 	side := e.vec.side
@@ -534,23 +393,23 @@ func (e *engine) reembedLayers(ctx context.Context, run *reindexRun, key string,
 // A vault that fails to sync (its folder gone, say) keeps its chunks and
 // stays marked for a full sync; the others are synced, and the error names
 // it.
-func (e *engine) resyncVaults(ctx context.Context, key string, emb engram.Embedder, store *palace.VectorIndex) error {
+func (e *Engine) resyncVaults(ctx context.Context, key string, emb engram.Embedder, store *palace.VectorIndex) error {
 	e.vaultMu.Lock()
 	defer e.vaultMu.Unlock()
-	if _, err := e.palace.ResetWorkerSeqs(ctx, "vault-model:"+key+":"); err != nil {
+	if _, err := e.palace.ResetWorkerSeqs(ctx, vaultMarkerPrefix(key)); err != nil {
 		return err
 	}
-	syncer := &vault.Syncer{Store: palace.VaultIndex{DB: e.palace, Vectors: store}, Embedder: emb, Full: true,
-		Logger: e.logger.With("component", "vault")}
+	syncer := e.newSyncer(store, emb)
+	syncer.Full = true
 	var errs []error
 	for _, v := range e.cfg.Vaults {
 		root := filepath.Clean(v.Path)
-		if _, err := syncer.Sync(ctx, root, v.namespace()); err != nil {
+		if _, err := syncer.Sync(ctx, root, v.NamespaceOrDefault()); err != nil {
 			errs = append(errs, fmt.Errorf("vault %s: %w", root, err))
 			continue
 		}
 		// The marker SyncVaults reads: this vault is embedded with key.
-		if err := e.palace.SetWorkerSeq(ctx, "vault-model:"+key+":"+root, 1); err != nil {
+		if err := e.palace.SetWorkerSeq(ctx, vaultMarker(key, root), 1); err != nil {
 			return err
 		}
 	}
@@ -563,7 +422,7 @@ func (e *engine) resyncVaults(ctx context.Context, key string, emb engram.Embedd
 // pushChroma drops the model's Chroma collection, creates it again and
 // pushes every stored vector, then records them as synced. Vectors written
 // meanwhile get later change numbers, which the running sync pushes.
-func (e *engine) pushChroma(ctx context.Context, run *reindexRun, key string, store *palace.VectorIndex) error {
+func (e *Engine) pushChroma(ctx context.Context, run *reindexRun, key string, store *palace.VectorIndex) error {
 	total, err := store.Count(ctx)
 	if err != nil {
 		return err
@@ -599,4 +458,22 @@ func (e *engine) pushChroma(ctx context.Context, run *reindexRun, key string, st
 		}
 	}
 	return nil
+}
+
+// PhaseText says what a reindex does in phase, for a progress bar or a
+// message.
+func PhaseText(phase string) string {
+	switch phase {
+	case phaseCheck:
+		return "checking stored vectors"
+	case phaseEmbed:
+		return "embedding turns"
+	case phaseLayers:
+		return "embedding memories, scenes and vault chunks"
+	case phaseLoad:
+		return "loading the in-memory index"
+	case phasePush:
+		return "pushing vectors to Chroma"
+	}
+	return phase
 }

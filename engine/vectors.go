@@ -1,4 +1,4 @@
-package main
+package engine
 
 import (
 	"context"
@@ -59,11 +59,11 @@ type vectorState struct {
 }
 
 // modelKey is the palace's name for the model the config asks for.
-func (cfg Config) modelKey() string {
+func (cfg Config) ModelKey() string {
 	switch cfg.Embedder {
-	case embedderBuiltin:
+	case EmbedderBuiltin:
 		return embed.New().Model()
-	case embedderOllama:
+	case EmbedderOllama:
 		return ollamaPrefix + cfg.OllamaModel
 	}
 	return ""
@@ -72,18 +72,18 @@ func (cfg Config) modelKey() string {
 // parseModel turns a --model argument into a model key: "builtin",
 // "ollama" (the configured Ollama model), "ollama:NAME", or a bare Ollama
 // model name.
-func (cfg Config) parseModel(s string) (string, error) {
+func (cfg Config) ParseModel(s string) (string, error) {
 	switch {
 	case s == "":
-		if k := cfg.modelKey(); k != "" {
+		if k := cfg.ModelKey(); k != "" {
 			return k, nil
 		}
 		return "", engram.FieldError("model", "embedder is none in the config: name a model (builtin, or ollama:NAME)")
-	case s == embedderBuiltin || s == embed.New().Model():
+	case s == EmbedderBuiltin || s == embed.New().Model():
 		return embed.New().Model(), nil
 	case strings.HasPrefix(s, "builtin-"):
 		return "", engram.FieldError("model", "%q is not this engram's builtin embedder (%s)", s, embed.New().Model())
-	case s == embedderOllama:
+	case s == EmbedderOllama:
 		return ollamaPrefix + cfg.OllamaModel, nil
 	case strings.HasPrefix(s, ollamaPrefix):
 		if strings.TrimPrefix(s, ollamaPrefix) == "" {
@@ -95,7 +95,7 @@ func (cfg Config) parseModel(s string) (string, error) {
 }
 
 // newEmbedder builds the embedder of a model key and learns its dimension.
-func (e *engine) newEmbedder(ctx context.Context, key string) (engram.Embedder, int, error) {
+func (e *Engine) newEmbedder(ctx context.Context, key string) (engram.Embedder, int, error) {
 	if b := embed.New(); key == b.Model() {
 		return b, b.Dim(), nil
 	}
@@ -123,12 +123,12 @@ func (e *engine) newEmbedder(ctx context.Context, key string) (engram.Embedder, 
 // openVectors starts the vector side at engine open. It never fails the
 // open: without vectors, recall degrades to keyword search and health says
 // why.
-func (e *engine) openVectors(ctx context.Context) error {
+func (e *Engine) openVectors(ctx context.Context) error {
 	e.vec.bg, e.vec.stop = context.WithCancel(context.Background())
-	if e.cfg.Embedder == embedderNone {
+	if e.cfg.Embedder == EmbedderNone {
 		return nil
 	}
-	want := e.cfg.modelKey()
+	want := e.cfg.ModelKey()
 	active, _, ok, err := e.palace.ActiveModel(ctx)
 	if err != nil {
 		return err
@@ -164,7 +164,7 @@ func (e *engine) openVectors(ctx context.Context) error {
 
 // retryVectors starts the vector side of key with backoff until it starts
 // or ctx ends.
-func (e *engine) retryVectors(ctx context.Context, key string, activate bool) {
+func (e *Engine) retryVectors(ctx context.Context, key string, activate bool) {
 	delay := time.Second
 	for {
 		select {
@@ -191,7 +191,7 @@ func (e *engine) retryVectors(ctx context.Context, key string, activate bool) {
 
 // startSide builds and starts the vector side of model key, and points
 // recall at it. activate makes key the palace's active model first.
-func (e *engine) startSide(ctx context.Context, key string, activate bool) (*vectorSide, error) {
+func (e *Engine) startSide(ctx context.Context, key string, activate bool) (*vectorSide, error) {
 	emb, dim, err := e.newEmbedder(ctx, key)
 	if err != nil {
 		return nil, err
@@ -209,7 +209,7 @@ func (e *engine) startSide(ctx context.Context, key string, activate bool) (*vec
 	side.vx = pipeline.NewVectorIndexer(e.archive, emb, store)
 	side.vx.Logger = e.logger.With("component", "vectors")
 	var index engram.VectorIndex = store
-	if e.cfg.VectorIndex == vectorsChroma {
+	if e.cfg.VectorIndex == VectorsChroma {
 		ci, err := chroma.Open(ctx, chroma.Config{URL: e.cfg.ChromaURL, Database: e.cfg.ChromaDatabase, Model: key, Dim: dim})
 		if err != nil {
 			return nil, fmt.Errorf("chroma: %w", err)
@@ -241,7 +241,7 @@ func (e *engine) startSide(ctx context.Context, key string, activate bool) (*vec
 }
 
 // closeVectors stops a running re-embed and the vector side.
-func (e *engine) closeVectors() {
+func (e *Engine) closeVectors() {
 	if e.vec.stop != nil {
 		e.vec.stop()
 	}
@@ -253,10 +253,10 @@ func (e *engine) closeVectors() {
 }
 
 // vectorHealth reports the vector side for /v1/health.
-func (e *engine) vectorHealth() (*engram.VectorHealth, []string) {
+func (e *Engine) vectorHealth() (*engram.VectorHealth, []string) {
 	e.vec.mu.Lock()
 	defer e.vec.mu.Unlock()
-	if e.cfg.Embedder == embedderNone && e.vec.reembed == nil {
+	if e.cfg.Embedder == EmbedderNone && e.vec.reembed == nil {
 		return nil, nil
 	}
 	h := &engram.VectorHealth{Backend: e.cfg.VectorIndex, Pending: e.vec.pending}
@@ -285,8 +285,8 @@ func (e *engine) vectorHealth() (*engram.VectorHealth, []string) {
 
 // StartReembed implements engram.ReembedService: it embeds every turn with
 // model in the background, then switches recall to it atomically.
-func (e *engine) StartReembed(ctx context.Context, model string) (engram.ReembedStatus, error) {
-	key, err := e.cfg.parseModel(model)
+func (e *Engine) StartReembed(ctx context.Context, model string) (engram.ReembedStatus, error) {
+	key, err := e.cfg.ParseModel(model)
 	if err != nil {
 		return engram.ReembedStatus{}, err
 	}
@@ -324,11 +324,29 @@ func (e *engine) StartReembed(ctx context.Context, model string) (engram.Reembed
 	return *st, nil
 }
 
+// ActiveModel returns the model recall searches now, "" when vectors are
+// off.
+func (e *Engine) ActiveModel() string {
+	e.vec.mu.Lock()
+	defer e.vec.mu.Unlock()
+	if e.vec.side == nil {
+		return ""
+	}
+	return e.vec.side.model
+}
+
+// Reembed embeds every archived turn with the model key (a ParseModel key)
+// in the foreground, progress told of the seq embedded, then switches recall
+// to it (see reembed). StartReembed does the same in the background.
+func (e *Engine) Reembed(ctx context.Context, key string, progress func(done int64)) error {
+	return e.reembed(ctx, key, progress)
+}
+
 // reembed embeds every archived turn with key into that model's index
 // (state building), then activates it and swaps the vector side. Until the
 // swap, recall keeps using the old index; an interrupted re-embed resumes
 // from its watermark next time.
-func (e *engine) reembed(ctx context.Context, key string, progress func(done int64)) error {
+func (e *Engine) reembed(ctx context.Context, key string, progress func(done int64)) error {
 	emb, dim, err := e.newEmbedder(ctx, key)
 	if err != nil {
 		return err
@@ -345,7 +363,7 @@ func (e *engine) reembed(ctx context.Context, key string, progress func(done int
 	if err := vx.CatchUp(ctx, progress); err != nil {
 		return err
 	}
-	if e.cfg.VectorIndex == vectorsEmbedded {
+	if e.cfg.VectorIndex == VectorsEmbedded {
 		if err := store.Load(ctx); err != nil { // before the switch, so no query waits for it
 			return err
 		}
@@ -360,7 +378,7 @@ func (e *engine) reembed(ctx context.Context, key string, progress func(done int
 	e.vec.mu.Lock()
 	old := e.vec.side
 	e.vec.side, e.vec.problem = side, ""
-	if key == e.cfg.modelKey() {
+	if key == e.cfg.ModelKey() {
 		e.vec.pending = ""
 	}
 	e.vec.mu.Unlock()

@@ -1,4 +1,4 @@
-package main
+package engine
 
 import (
 	"context"
@@ -17,12 +17,12 @@ import (
 // many files in a burst, and one sync covers them all.
 const watchDebounce = 2 * time.Second
 
-// vaultWatcher syncs a configured vault soon after its files change, while
+// VaultWatcher syncs a configured vault soon after its files change, while
 // `engram serve` runs. It is an accelerator, never the only path: the git
 // hook and the vault-reconcile job catch whatever it misses (an overflowed
 // event queue, a folder it could not watch).
-type vaultWatcher struct {
-	e        *engine
+type VaultWatcher struct {
+	e        *Engine
 	w        *fsnotify.Watcher
 	roots    map[string]string // watched folder -> its vault root
 	mu       sync.Mutex
@@ -32,9 +32,10 @@ type vaultWatcher struct {
 	debounce time.Duration
 }
 
-// startVaultWatcher watches every configured vault; nil when there is
-// none. A folder that cannot be watched is logged and left to the job.
-func (e *engine) startVaultWatcher() (*vaultWatcher, error) {
+// StartVaultWatcher watches every configured vault when watch_vaults is on;
+// nil when there is none. A folder that cannot be watched is logged and
+// left to the job. Close stops it.
+func (e *Engine) StartVaultWatcher() (*VaultWatcher, error) {
 	if len(e.cfg.Vaults) == 0 || !e.cfg.WatchVaults {
 		return nil, nil
 	}
@@ -43,7 +44,7 @@ func (e *engine) startVaultWatcher() (*vaultWatcher, error) {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	vw := &vaultWatcher{e: e, w: w, roots: map[string]string{}, timers: map[string]*time.Timer{}, cancel: cancel, debounce: watchDebounce}
+	vw := &VaultWatcher{e: e, w: w, roots: map[string]string{}, timers: map[string]*time.Timer{}, cancel: cancel, debounce: watchDebounce}
 	for _, v := range e.cfg.Vaults {
 		vw.addTree(filepath.Clean(v.Path), filepath.Clean(v.Path))
 	}
@@ -57,7 +58,7 @@ func (e *engine) startVaultWatcher() (*vaultWatcher, error) {
 
 // addTree watches dir and its sub-folders, dot-folders (.git, .obsidian)
 // excepted.
-func (vw *vaultWatcher) addTree(root, dir string) {
+func (vw *VaultWatcher) addTree(root, dir string) {
 	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			vw.e.logger.Warn("vault watch: cannot read a folder; the reconcile job covers it", "path", p, "err", err)
@@ -80,7 +81,7 @@ func (vw *vaultWatcher) addTree(root, dir string) {
 	})
 }
 
-func (vw *vaultWatcher) loop(ctx context.Context) {
+func (vw *VaultWatcher) loop(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
@@ -119,7 +120,7 @@ func isVaultFile(name string) bool {
 }
 
 // schedule (re)starts the quiet period of a vault, after which it syncs.
-func (vw *vaultWatcher) schedule(ctx context.Context, root string) {
+func (vw *VaultWatcher) schedule(ctx context.Context, root string) {
 	vw.mu.Lock()
 	defer vw.mu.Unlock()
 	if t, ok := vw.timers[root]; ok {
@@ -135,7 +136,7 @@ func (vw *vaultWatcher) schedule(ctx context.Context, root string) {
 		if ctx.Err() != nil {
 			return
 		}
-		reports, err := vw.e.SyncVaults(ctx, root)
+		reports, err := vw.e.syncVaults(ctx, root)
 		if err != nil {
 			vw.e.logger.Warn("vault watch: sync failed; the reconcile job retries", "vault", root, "err", err)
 			return
@@ -146,8 +147,9 @@ func (vw *vaultWatcher) schedule(ctx context.Context, root string) {
 	})
 }
 
-// close stops watching and waits for a sync in progress.
-func (vw *vaultWatcher) close() {
+// Close stops watching and waits for a sync in progress. A nil watcher is
+// closed already.
+func (vw *VaultWatcher) Close() {
 	if vw == nil {
 		return
 	}

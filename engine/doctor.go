@@ -1,4 +1,4 @@
-package main
+package engine
 
 import (
 	"context"
@@ -57,66 +57,14 @@ const (
 	fixReembed = "engram reindex vectors --reembed"
 )
 
-var _ engram.DoctorService = (*engine)(nil)
+var _ engram.DoctorService = (*Engine)(nil)
 
-func runDoctor(ctx context.Context, m *Main, args []string) error {
-	fs := m.newFlagSet("doctor", `doctor [--json]
-
-Checks the home: the archive (checksums, order, torn lines in quarantine),
-the palace's SQLite integrity (full-text indexes included), the palace
-against the archive, the vectors of the active model against the turns, the
-in-memory index or the Chroma collection against SQLite, Ollama and Chroma
-when configured, and the scheduled jobs. Each check prints OK, WARN or FAIL
-with a finding and, for a problem, the command that fixes it. With a server
-running, the server runs the checks (GET /v1/doctor).
-
-Exit status: 0 when no check failed (warnings allowed), 1 when one did.`)
-	asJSON := fs.Bool("json", false, "print JSON (the HTTP API's shape)")
-	if err := parseNone(fs, args); err != nil {
-		return err
-	}
-	cfg, err := m.loadConfig()
-	if err != nil {
-		return err
-	}
-	var rep engram.DoctorReport
-	where := "checked locally"
-	if c := discoverServer(ctx, cfg); c != nil {
-		if err := c.do(ctx, http.MethodGet, "/v1/doctor", nil, &rep); err != nil {
-			return err
-		}
-		where = "checked by the server at " + strings.TrimPrefix(c.base, "http://")
-	} else {
-		// The report says what is wrong; the engine's warnings would only
-		// repeat it on stderr.
-		logger := slog.New(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
-		rep = doctorLocal(ctx, cfg, logger)
-	}
-	if *asJSON {
-		if err := printJSON(m, rep); err != nil {
-			return err
-		}
-	} else {
-		printDoctor(m, rep, where)
-	}
-	if rep.Failed() {
-		n := 0
-		for _, c := range rep.Checks {
-			if c.Status == engram.CheckFail {
-				n++
-			}
-		}
-		return fmt.Errorf("doctor: %d %s failed", n, noun(n, "check", "checks"))
-	}
-	return nil
-}
-
-// doctorLocal opens the home in this process and checks it. A home that
-// does not open is still checked as far as it opens: the archive alone,
-// then the palace alone.
-func doctorLocal(ctx context.Context, cfg Config, logger *slog.Logger) engram.DoctorReport {
+// DoctorHome opens the home of cfg in this process and checks it. A home
+// that does not open is still checked as far as it opens: the archive
+// alone, then the palace alone.
+func DoctorHome(ctx context.Context, cfg Config, logger *slog.Logger) engram.DoctorReport {
 	start := time.Now()
-	e, err := openEngine(ctx, cfg, logger)
+	e, err := Open(ctx, cfg, logger)
 	if err == nil {
 		defer e.Close()
 		return e.Doctor(ctx)
@@ -124,22 +72,22 @@ func doctorLocal(ctx context.Context, cfg Config, logger *slog.Logger) engram.Do
 	var r engram.DoctorReport
 	defer func() { r.TookMS = msSince(start) }()
 	if engram.ErrorCode(err) == engram.ELOCKED {
-		r.Add(failCheck(checkHome, "another process holds the home and no server answers for it: "+errorText(err),
+		r.Add(failCheck(checkHome, "another process holds the home and no server answers for it: "+engram.ErrorText(err),
 			"stop that process (or wait for it), then run engram doctor again"))
 		return r
 	}
-	r.Add(failCheck(checkHome, "the home does not open: "+errorText(err), fixRebuild))
-	a, aerr := archive.Open(filepath.Join(cfg.Home, archiveDir), archive.Options{Logger: logger})
+	r.Add(failCheck(checkHome, "the home does not open: "+engram.ErrorText(err), fixRebuild))
+	a, aerr := archive.Open(filepath.Join(cfg.Home, ArchiveDir), archive.Options{Logger: logger})
 	if aerr != nil {
-		r.Add(failCheck(checkArchive, "the archive does not open: "+errorText(aerr), ""))
+		r.Add(failCheck(checkArchive, "the archive does not open: "+engram.ErrorText(aerr), ""))
 		return r
 	}
 	defer a.Close()
-	part := &engine{cfg: cfg, logger: logger, archive: a}
+	part := &Engine{cfg: cfg, logger: logger, archive: a}
 	part.checkArchive(ctx, &r)
-	p, perr := palace.Open(filepath.Join(cfg.Home, palaceFile), palace.Options{})
+	p, perr := palace.Open(filepath.Join(cfg.Home, PalaceFile), palace.Options{})
 	if perr != nil {
-		r.Add(failCheck(checkSQLite, "palace.db does not open: "+errorText(perr), fixRebuild))
+		r.Add(failCheck(checkSQLite, "palace.db does not open: "+engram.ErrorText(perr), fixRebuild))
 		return r
 	}
 	defer p.Close()
@@ -150,7 +98,7 @@ func doctorLocal(ctx context.Context, cfg Config, logger *slog.Logger) engram.Do
 }
 
 // Doctor implements engram.DoctorService: every check, in order.
-func (e *engine) Doctor(ctx context.Context) engram.DoctorReport {
+func (e *Engine) Doctor(ctx context.Context) engram.DoctorReport {
 	start := time.Now()
 	var r engram.DoctorReport
 	e.checkArchive(ctx, &r)
@@ -179,10 +127,10 @@ func failCheck(name, finding, fix string) engram.DoctorCheck {
 // fail: they are skipped, so their turns are lost to recall until the file
 // is restored. Torn lines in quarantine only warn: a crash cut them before
 // they were acknowledged, and recovery keeps them for inspection.
-func (e *engine) checkArchive(ctx context.Context, r *engram.DoctorReport) {
+func (e *Engine) checkArchive(ctx context.Context, r *engram.DoctorReport) {
 	rep, err := e.archive.Verify(ctx)
 	if err != nil {
-		r.Add(failCheck(checkArchive, "the archive could not be read: "+errorText(err), ""))
+		r.Add(failCheck(checkArchive, "the archive could not be read: "+engram.ErrorText(err), ""))
 		return
 	}
 	var torn []string
@@ -195,7 +143,7 @@ func (e *engine) checkArchive(ctx context.Context, r *engram.DoctorReport) {
 		}
 	}
 	if len(bad) > 0 {
-		rel, err := filepath.Rel(filepath.Join(e.cfg.Home, archiveDir), bad[0].Path)
+		rel, err := filepath.Rel(filepath.Join(e.cfg.Home, ArchiveDir), bad[0].Path)
 		if err != nil {
 			rel = filepath.Base(bad[0].Path)
 		}
@@ -215,11 +163,11 @@ func (e *engine) checkArchive(ctx context.Context, r *engram.DoctorReport) {
 
 // checkSQLite runs integrity_check on the palace, which covers the FTS5
 // indexes too.
-func (e *engine) checkSQLite(ctx context.Context, r *engram.DoctorReport) {
+func (e *Engine) checkSQLite(ctx context.Context, r *engram.DoctorReport) {
 	problems, err := e.palace.IntegrityCheck(ctx, maxSQLiteProblems)
 	switch {
 	case err != nil:
-		r.Add(failCheck(checkSQLite, "integrity_check could not run: "+errorText(err), ""))
+		r.Add(failCheck(checkSQLite, "integrity_check could not run: "+engram.ErrorText(err), ""))
 	case len(problems) > 0:
 		r.Add(failCheck(checkSQLite, fmt.Sprintf("palace.db is damaged: %s", strings.Join(problems[:min(3, len(problems))], "; ")), fixRebuild))
 	default:
@@ -233,7 +181,7 @@ func (e *engine) checkSQLite(ctx context.Context, r *engram.DoctorReport) {
 
 // checkIndex compares the palace with the archive: the watermark, the
 // number of turns, and the full-text indexes every turn is written to.
-func (e *engine) checkIndex(ctx context.Context, r *engram.DoctorReport) {
+func (e *Engine) checkIndex(ctx context.Context, r *engram.DoctorReport) {
 	if e.indexer != nil {
 		wctx, cancel := context.WithTimeout(ctx, settleTimeout)
 		_ = e.indexer.WaitCurrent(wctx) // a lag left is reported below
@@ -252,7 +200,7 @@ func (e *engine) checkIndex(ctx context.Context, r *engram.DoctorReport) {
 	}
 	c, err := e.palace.CountTurnIndexes(ctx)
 	if err != nil {
-		r.Add(failCheck(checkIndex, "the palace's turns could not be counted: "+errorText(err), fixRebuild))
+		r.Add(failCheck(checkIndex, "the palace's turns could not be counted: "+engram.ErrorText(err), fixRebuild))
 		return
 	}
 	var ixErr error
@@ -264,7 +212,7 @@ func (e *engine) checkIndex(ctx context.Context, r *engram.DoctorReport) {
 		r.Add(failCheck(checkIndex, fmt.Sprintf("the palace is indexed through seq %d but the archive ends at seq %d: it belongs to another archive, or archive files were lost",
 			c.IndexedSeq, last), fixRebuild))
 	case ixErr != nil:
-		r.Add(failCheck(checkIndex, fmt.Sprintf("indexing fails, %d turns behind: %s", last-c.IndexedSeq, errorText(ixErr)), fixRebuild))
+		r.Add(failCheck(checkIndex, fmt.Sprintf("indexing fails, %d turns behind: %s", last-c.IndexedSeq, engram.ErrorText(ixErr)), fixRebuild))
 	case c.IndexedSeq < last:
 		r.Add(okCheck(checkIndex, fmt.Sprintf("%d turns indexed, %d more being indexed (through seq %d of %d)",
 			c.Turns, last-c.IndexedSeq, c.IndexedSeq, last)))
@@ -281,7 +229,7 @@ func (e *engine) checkIndex(ctx context.Context, r *engram.DoctorReport) {
 // answers, that every stored vector is usable, that every turn behind the
 // watermark has one, and that the index recall searches (the in-memory
 // matrix, or the Chroma collection) holds exactly the stored vectors.
-func (e *engine) checkVectors(ctx context.Context, r *engram.DoctorReport) {
+func (e *Engine) checkVectors(ctx context.Context, r *engram.DoctorReport) {
 	e.vec.mu.Lock()
 	side, problem, pending := e.vec.side, e.vec.problem, e.vec.pending
 	var reembed *engram.ReembedStatus
@@ -293,10 +241,10 @@ func (e *engine) checkVectors(ctx context.Context, r *engram.DoctorReport) {
 
 	active, dim, found, err := e.palace.ActiveModel(ctx)
 	if err != nil {
-		r.Add(failCheck(checkVectors, "the vector models could not be read: "+errorText(err), fixRebuild))
+		r.Add(failCheck(checkVectors, "the vector models could not be read: "+engram.ErrorText(err), fixRebuild))
 		return
 	}
-	if e.cfg.Embedder == embedderNone {
+	if e.cfg.Embedder == EmbedderNone {
 		kept := ""
 		if found {
 			kept = " (the vectors of " + active + " stay in the palace)"
@@ -313,7 +261,7 @@ func (e *engine) checkVectors(ctx context.Context, r *engram.DoctorReport) {
 	}
 	if !found {
 		fix := embFix
-		if fix == "" && e.cfg.VectorIndex == vectorsChroma {
+		if fix == "" && e.cfg.VectorIndex == VectorsChroma {
 			fix = chromaFix(e.cfg.ChromaURL)
 		}
 		r.Add(failCheck(checkVectors, "no vector model is active yet, so recall searches by keyword: "+orNoReason(problem), fix))
@@ -335,22 +283,22 @@ func (e *engine) checkVectors(ctx context.Context, r *engram.DoctorReport) {
 	}
 	store, err := e.palace.Vectors(ctx, active, 0)
 	if err != nil {
-		r.Add(failCheck(checkVectors, "the vectors could not be opened: "+errorText(err), fixRebuild))
+		r.Add(failCheck(checkVectors, "the vectors could not be opened: "+engram.ErrorText(err), fixRebuild))
 		return
 	}
 	indexed, err := e.palace.IndexedSeq(ctx)
 	if err != nil {
-		r.Add(failCheck(checkVectors, "the palace watermark could not be read: "+errorText(err), fixRebuild))
+		r.Add(failCheck(checkVectors, "the palace watermark could not be read: "+engram.ErrorText(err), fixRebuild))
 		return
 	}
 	wm, err := store.Watermark(ctx)
 	if err != nil {
-		r.Add(failCheck(checkVectors, "the vector watermark could not be read: "+errorText(err), fixRebuild))
+		r.Add(failCheck(checkVectors, "the vector watermark could not be read: "+engram.ErrorText(err), fixRebuild))
 		return
 	}
 	c, err := store.Check(ctx, min(wm, indexed))
 	if err != nil {
-		r.Add(failCheck(checkVectors, "the vectors could not be read: "+errorText(err), fixRebuild))
+		r.Add(failCheck(checkVectors, "the vectors could not be read: "+engram.ErrorText(err), fixRebuild))
 		return
 	}
 
@@ -359,7 +307,7 @@ func (e *engine) checkVectors(ctx context.Context, r *engram.DoctorReport) {
 	var index engram.DoctorCheck
 	indexUp := true
 	switch e.cfg.VectorIndex {
-	case vectorsChroma:
+	case VectorsChroma:
 		index, indexUp = e.checkChroma(ctx, c, side)
 	default:
 		index = e.checkMemory(c, side != nil)
@@ -405,7 +353,7 @@ func (e *engine) checkVectors(ctx context.Context, r *engram.DoctorReport) {
 		}
 	case side.vx.Err() != nil:
 		healthy = false
-		r.Add(failCheck(checkVectors, fmt.Sprintf("embedding new turns fails, %d behind: %s", side.vx.Lag(), errorText(side.vx.Err())), embFix))
+		r.Add(failCheck(checkVectors, fmt.Sprintf("embedding new turns fails, %d behind: %s", side.vx.Lag(), engram.ErrorText(side.vx.Err())), embFix))
 	}
 	if pending != "" {
 		r.Add(warnCheck(checkVectors, pending, "engram reembed"))
@@ -429,7 +377,7 @@ func (e *engine) checkVectors(ctx context.Context, r *engram.DoctorReport) {
 
 // checkMemory compares the in-memory matrix with SQLite. It returns no
 // check when the vector side is off: checkVectors says why.
-func (e *engine) checkMemory(c palace.VectorCheck, running bool) engram.DoctorCheck {
+func (e *Engine) checkMemory(c palace.VectorCheck, running bool) engram.DoctorCheck {
 	switch {
 	case !c.Loaded && running:
 		return failCheck(checkVecMemory, "the in-memory index is not loaded", fixReindex)
@@ -446,7 +394,7 @@ func (e *engine) checkMemory(c palace.VectorCheck, running bool) engram.DoctorCh
 // collection holds as many vectors as SQLite once the sync is current;
 // reachable is false when the server does not answer. It gets or creates
 // the collection, as the vector side does.
-func (e *engine) checkChroma(ctx context.Context, c palace.VectorCheck, side *vectorSide) (check engram.DoctorCheck, reachable bool) {
+func (e *Engine) checkChroma(ctx context.Context, c palace.VectorCheck, side *vectorSide) (check engram.DoctorCheck, reachable bool) {
 	pctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
 	ci, err := chroma.Open(pctx, chroma.Config{URL: e.cfg.ChromaURL, Database: e.cfg.ChromaDatabase, Model: c.Model, Dim: c.Dim, Timeout: probeTimeout})
@@ -471,7 +419,7 @@ func (e *engine) checkChroma(ctx context.Context, c palace.VectorCheck, side *ve
 	case syncErr != nil:
 		// It answers now: the sync's next retry pushes what is behind.
 		return warnCheck(checkChroma, fmt.Sprintf("%s answers now, but the last push failed, %d changes behind (the sync retries on its own): %s",
-			e.cfg.ChromaURL, behind, errorText(syncErr)), ""), true
+			e.cfg.ChromaURL, behind, engram.ErrorText(syncErr)), ""), true
 	case behind > 0:
 		return okCheck(checkChroma, fmt.Sprintf("%s answers; collection %s holds %d vectors, %d changes still to push", e.cfg.ChromaURL, ci.Collection(), n, behind)), true
 	case n != c.Stored:
@@ -491,13 +439,13 @@ func chromaFix(u string) string {
 
 // ollamaModels lists the Ollama models the doctor probes: the active one
 // and the configured one.
-func (e *engine) ollamaModels(active string) []string {
+func (e *Engine) ollamaModels(active string) []string {
 	var models []string
 	if strings.HasPrefix(active, ollamaPrefix) {
 		models = append(models, active)
 	}
-	if e.cfg.Embedder == embedderOllama && e.cfg.modelKey() != active {
-		models = append(models, e.cfg.modelKey())
+	if e.cfg.Embedder == EmbedderOllama && e.cfg.ModelKey() != active {
+		models = append(models, e.cfg.ModelKey())
 	}
 	return models
 }
@@ -505,11 +453,11 @@ func (e *engine) ollamaModels(active string) []string {
 // checkOllamaEmbedder embeds a probe text with model (a model key) and
 // compares the dimension with the stored one. It returns the fix when the
 // model cannot embed.
-func (e *engine) checkOllamaEmbedder(ctx context.Context, r *engram.DoctorReport, key, active string, dim int) string {
+func (e *Engine) checkOllamaEmbedder(ctx context.Context, r *engram.DoctorReport, key, active string, dim int) string {
 	model := strings.TrimPrefix(key, ollamaPrefix)
 	emb, err := ollama.NewEmbedder(ollama.Config{Host: e.cfg.OllamaHost, Model: model, MaxRetries: -1})
 	if err != nil {
-		r.Add(failCheck(checkEmbedder, errorText(err), ""))
+		r.Add(failCheck(checkEmbedder, engram.ErrorText(err), ""))
 		return ""
 	}
 	defer emb.Close()
@@ -532,7 +480,7 @@ func (e *engine) checkOllamaEmbedder(ctx context.Context, r *engram.DoctorReport
 
 // checkExtractor checks that the Ollama server has the chat model of the
 // ollama extractor (POST /api/show).
-func (e *engine) checkExtractor(ctx context.Context, r *engram.DoctorReport) {
+func (e *Engine) checkExtractor(ctx context.Context, r *engram.DoctorReport) {
 	x, isOllama := e.extractor.(*ollama.Extractor)
 	if !isOllama {
 		return
@@ -576,12 +524,12 @@ func ollamaFix(err error, model string) string {
 // checkJobs reports failing jobs and jobs whose last success is older than
 // twice their interval. Jobs that never ran only warn: without `engram
 // serve`, nothing runs them.
-func (e *engine) checkJobs(ctx context.Context, r *engram.DoctorReport) {
+func (e *Engine) checkJobs(ctx context.Context, r *engram.DoctorReport) {
 	if e.sched == nil {
 		return
 	}
 	if err := e.sched.Load(ctx); err != nil {
-		r.Add(failCheck(checkJobs, "the job state could not be read: "+errorText(err), fixRebuild))
+		r.Add(failCheck(checkJobs, "the job state could not be read: "+engram.ErrorText(err), fixRebuild))
 		return
 	}
 	now := time.Now()
@@ -609,38 +557,3 @@ func (e *engine) checkJobs(ctx context.Context, r *engram.DoctorReport) {
 		r.Add(okCheck(checkJobs, fmt.Sprintf("%d jobs on schedule", len(e.sched.Status()))))
 	}
 }
-
-// printDoctor prints one line per check, the fix under it, then a summary.
-func printDoctor(m *Main, r engram.DoctorReport, where string) {
-	width := 0
-	for _, c := range r.Checks {
-		width = max(width, len(c.Name))
-	}
-	counts := map[string]int{}
-	for _, c := range r.Checks {
-		counts[c.Status]++
-		fmt.Fprintf(m.Stdout, "%-4s  %-*s  %s\n", strings.ToUpper(c.Status), width, c.Name, c.Finding)
-		if c.Fix != "" {
-			fmt.Fprintf(m.Stdout, "      %-*s  fix: %s\n", width, "", c.Fix)
-		}
-	}
-	fmt.Fprintf(m.Stdout, "%d ok, %d %s, %d failed (%s in %.0f ms)\n", counts[engram.CheckOK], counts[engram.CheckWarn],
-		noun(counts[engram.CheckWarn], "warning", "warnings"), counts[engram.CheckFail], where, r.TookMS)
-}
-
-// noun returns one or many by n.
-func noun(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
-}
-
-func orNoReason(s string) string {
-	if s == "" {
-		return "no reason recorded"
-	}
-	return s
-}
-
-func msSince(t time.Time) float64 { return float64(time.Since(t).Microseconds()) / 1000 }
