@@ -108,3 +108,11 @@ func oneLine(s string, n int) string {
 	}
 	return s
 }
+
+// plural returns "1 turn", "2 turns".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}

@@ -1,11 +1,11 @@
-package main
+package bench
 
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"math"
 	"net/http"
 	"os"
@@ -19,68 +19,26 @@ import (
 	"github.com/engram-dev/engram/httpapi"
 )
 
-// benchmark is one `engram bench` benchmark.
-type benchmark struct {
-	name    string
-	summary string
-	run     func(ctx context.Context, m *Main, args []string) error
+// Env is what a benchmark takes from the command that runs it.
+type Env struct {
+	// Getenv reads the environment of the private engram's configuration
+	// (ENGRAM_*), as for any engram.
+	Getenv func(string) string
+	// Stderr receives progress lines and the engram's warnings.
+	Stderr io.Writer
+	// Version is the engram version the report's server reports.
+	Version string
 }
 
-func benchmarks() []benchmark {
-	return []benchmark{
-		{"locomo", "retrieval on LoCoMo conversations: ingest over HTTP, recall, score against the evidence turns", runBenchLocomo},
-	}
-}
+// UsageError is a benchmark setting the private server refuses (a recall
+// mode, a k): the command's usage error.
+type UsageError struct{ Msg string }
 
-// runBench runs `engram bench <benchmark> [flags]`. Every benchmark runs a
-// private engram (see startBenchEngram), never the user's home or server.
-func runBench(ctx context.Context, m *Main, args []string) error {
-	if len(args) == 0 {
-		return &usageError{msg: "missing the benchmark (want one of: " + strings.Join(benchmarkNames(), ", ") + ")"}
-	}
-	switch args[0] {
-	case "-h", "-help", "--help":
-		m.benchUsage(m.Stdout)
-		return flag.ErrHelp
-	}
-	for _, b := range benchmarks() {
-		if b.name != args[0] {
-			continue
-		}
-		err := b.run(ctx, m, args[1:])
-		var ue *usageError
-		if errors.As(err, &ue) && ue.cmd == "" {
-			ue.cmd = "bench " + b.name
-		}
-		return err
-	}
-	return &usageError{msg: fmt.Sprintf("unknown benchmark %q (want one of: %s)", args[0], strings.Join(benchmarkNames(), ", "))}
-}
-
-func benchmarkNames() []string {
-	var names []string
-	for _, b := range benchmarks() {
-		names = append(names, b.name)
-	}
-	return names
-}
-
-func (m *Main) benchUsage(w io.Writer) {
-	fmt.Fprint(w, "Usage: engram bench <benchmark> [flags]\n\nBenchmarks:\n")
-	for _, b := range benchmarks() {
-		fmt.Fprintf(w, "  %-8s %s\n", b.name, b.summary)
-	}
-	fmt.Fprint(w, `
-Each runs a private engram in a temporary home (--keep DIR keeps it) with the
-HTTP API on a free loopback port, and talks to it only through that API.
-
-Run 'engram bench <benchmark> --help' for its flags.
-`)
-}
+func (e *UsageError) Error() string { return e.Msg }
 
 // benchEngram is a private engram for a benchmark: its own home, opened and
 // served over HTTP on a free loopback port exactly as `engram serve` does it
-// (startServer), and a client that uses only the HTTP API.
+// (engine.StartServer), and a client that uses only the HTTP API.
 type benchEngram struct {
 	home   string
 	keep   bool // leave the home in place on Close
@@ -88,13 +46,13 @@ type benchEngram struct {
 	client *httpapi.Client
 }
 
-// startBenchEngram starts a private engram. Its home is keep if given
+// startEngram starts a private engram. Its home is keep if given
 // (created if needed, kept afterwards), else a new temporary folder removed
 // on Close. Its configuration is the defaults, then the home's config.toml
 // (a kept home may hold one), then the ENGRAM_* environment, as for any
 // engram; but it always listens on a free loopback port without a token, and
 // logs at warn unless ENGRAM_LOG_LEVEL says otherwise.
-func (m *Main) startBenchEngram(ctx context.Context, keep string) (_ *benchEngram, err error) {
+func startEngram(ctx context.Context, keep string, env Env) (_ *benchEngram, err error) {
 	b := &benchEngram{keep: keep != ""}
 	if b.keep {
 		if b.home, err = filepath.Abs(keep); err != nil {
@@ -106,17 +64,18 @@ func (m *Main) startBenchEngram(ctx context.Context, keep string) (_ *benchEngra
 	} else if b.home, err = os.MkdirTemp("", "engram-bench-"); err != nil {
 		return nil, err
 	}
-	m.home = b.home
-	cfg, err := m.loadConfig()
+	cfg, err := engine.LoadConfig(b.home, env.Getenv)
 	if err != nil {
 		b.removeHome()
 		return nil, err
 	}
 	cfg.Addr, cfg.Token = "127.0.0.1:0", ""
-	if m.Getenv("ENGRAM_LOG_LEVEL") == "" {
+	cfg.Version = env.Version
+	if env.Getenv("ENGRAM_LOG_LEVEL") == "" {
 		cfg.LogLevel = "warn"
 	}
-	b.srv, err = engine.StartServer(ctx, cfg, m.logger(cfg))
+	lvl, _ := engine.ParseLevel(cfg.LogLevel)
+	b.srv, err = engine.StartServer(ctx, cfg, slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: lvl})))
 	if err != nil {
 		b.removeHome()
 		return nil, err
@@ -210,34 +169,15 @@ func (b *benchEngram) recallModes(ctx context.Context, given []string, k int) ([
 		case e.Field == "mode" && len(given) == 0:
 			// Not a mode this server knows (yet).
 		case e.Field == "mode":
-			return nil, &usageError{msg: fmt.Sprintf("the server refuses --mode %s: %s", mode, e.Error())}
+			return nil, &UsageError{Msg: fmt.Sprintf("the server refuses --mode %s: %s", mode, e.Error())}
 		default:
-			return nil, &usageError{msg: fmt.Sprintf("the server refuses --k %d: %s", k, e.Error())}
+			return nil, &UsageError{Msg: fmt.Sprintf("the server refuses --k %d: %s", k, e.Error())}
 		}
 	}
 	if len(modes) == 0 {
 		return nil, fmt.Errorf("the server accepts none of the recall modes %s", strings.Join(candidateModes, ", "))
 	}
 	return modes, nil
-}
-
-// listFlag is a flag that may be repeated or given a comma-separated list.
-// Repeats are dropped; the order of first appearance is kept.
-type listFlag []string
-
-func (f *listFlag) String() string { return strings.Join(*f, ",") }
-
-func (f *listFlag) Set(v string) error {
-	for _, s := range strings.Split(v, ",") {
-		s = strings.TrimSpace(s)
-		if s == "" {
-			return errors.New("empty value")
-		}
-		if !slices.Contains(*f, s) {
-			*f = append(*f, s)
-		}
-	}
-	return nil
 }
 
 // cutoffs returns the ranks at which scores are reported: 1, 5 and 10 as far

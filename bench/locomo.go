@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"bytes"
@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/engram-dev/engram"
-	"github.com/engram-dev/engram/internal/atomicfile"
 	"github.com/engram-dev/engram/pipeline"
 )
 
@@ -41,10 +40,10 @@ import (
 //   - id "<namespace>-<dia_id>", so a re-run on a kept home is a no-op;
 //   - meta {"conversation": "<file name without .json>", "dia_id": "D1:3"}.
 
-// locomoDataRel is where the LoCoMo development set lives under an ancestor
+// LocomoDataRel is where the LoCoMo development set lives under an ancestor
 // of the working directory: the project keeps it beside the repository and
 // never inside it.
-const locomoDataRel = "shared/bench/locomo-dev"
+const LocomoDataRel = "shared/bench/locomo-dev"
 
 // locomoTurnStep separates the timestamps of consecutive turns of a session.
 const locomoTurnStep = 30 * time.Second
@@ -74,54 +73,44 @@ var (
 	locomoDiaID      = regexp.MustCompile(`^D([0-9]+):([0-9]+)$`)
 )
 
-func runBenchLocomo(ctx context.Context, m *Main, args []string) error {
-	fs := m.newFlagSet("bench locomo", `bench locomo [--data DIR] [--mode M]... [--k 10] [--json] [--out FILE] [--keep DIR]
+// LocomoOptions are the settings of a LoCoMo run: `engram bench locomo`'s
+// flags.
+type LocomoOptions struct {
+	Data     string   // the folder of conversation files; "": LocomoDataRel in the working directory or above
+	Modes    []string // the recall modes to measure; none: every mode the server accepts
+	Kinds    []string // the result kinds asked for; none: the server's default
+	K        int      // results asked per question, the largest rank scored
+	Keep     string   // the folder of the private engram, kept afterwards; "": a temporary one
+	Captions bool     // append a shared photo's caption to the turn
+	Speakers bool     // send the turns' speakers (false: an ablation)
+}
 
-Ingests every conversation (DIR/*.json, LoCoMo format) into a private engram
-through POST /v1/turns, asks every question of categories 1-4 through
-POST /v1/recall in each mode, and scores the results against the questions'
-evidence turns: any@k (some evidence turn in the top k), recall@k (the
-fraction of the evidence turns in the top k) and session@k (some result from
-an evidence turn's session), by category and overall, with recall latency.
+// LocomoReport is the result of a LoCoMo run, as `engram bench locomo
+// --json` prints it; the other types are its parts.
+type (
+	LocomoReport = locomoReport
+	LocomoMode   = locomoMode
+	LocomoScores = locomoScores
+	LocomoAtK    = locomoAtK
+)
 
-Turns: namespace locomo-<file>, session session_<N>, the speaker, the text
-(plus " [shares a photo: CAPTION]" for a shared photo), ts = the session's
-date_time (UTC) + 30 s per turn, meta {"conversation", "dia_id"}.`)
-	data := fs.String("data", "", "`DIR` of LoCoMo conversation files (default: "+locomoDataRel+" in the working directory or a folder above it)")
-	var modes listFlag
-	fs.Var(&modes, "mode", "recall mode `M` to measure; repeat or separate with commas (default: every mode the server accepts)")
-	k := fs.Int("k", engram.DefaultK, "results asked per question: the largest rank scored")
-	asJSON := fs.Bool("json", false, "print the result as JSON instead of tables")
-	out := fs.String("out", "", "also write the JSON result to `FILE`")
-	keep := fs.String("keep", "", "run the private engram in `DIR` and keep it afterwards (default: a temporary folder, removed)")
-	captions := fs.Bool("captions", true, "append a shared photo's caption to the turn's text")
-	speakers := fs.Bool("speakers", true, "send each turn's speaker (an ablation: false ingests turns without speaker names)")
-	var kinds listFlag
-	fs.Var(&kinds, "kinds", "result `KINDS` asked for (turn, memory, scene, fact; comma-separated; default turn): a layer result scores through its source turns")
-	pos, err := parse(fs, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) > 0 {
-		return &usageError{msg: fmt.Sprintf("unexpected argument %q", pos[0])}
-	}
-	if m.home != "" {
-		return &usageError{msg: "--home is not used: the bench runs a private engram in a temporary home (--keep DIR chooses and keeps it)"}
-	}
-	if *k < 1 {
-		return &usageError{msg: fmt.Sprintf("--k must be at least 1, got %d", *k)}
-	}
-	dir := *data
+// RunLocomo reads the conversations, ingests them into a private engram
+// through its HTTP API, asks every scored question in each mode, and
+// scores the answers. Progress goes to env.Stderr. A mode or k the server
+// refuses is a *UsageError.
+func RunLocomo(ctx context.Context, o LocomoOptions, env Env) (*LocomoReport, error) {
+	var err error
+	dir := o.Data
 	if dir == "" {
-		if dir, err = findLocomoData(); err != nil {
-			return err
+		if dir, err = FindLocomoData(); err != nil {
+			return nil, err
 		}
 	}
-	convs, err := loadLocomo(dir, *captions)
+	convs, err := loadLocomo(dir, o.Captions)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if !*speakers {
+	if !o.Speakers {
 		for _, c := range convs {
 			for i := range c.sessions {
 				for j := range c.sessions[i].turns {
@@ -129,62 +118,48 @@ date_time (UTC) + 30 s per turn, meta {"conversation", "dia_id"}.`)
 				}
 			}
 		}
-		fmt.Fprintln(m.Stderr, "engram bench locomo: speakers left out (--speakers=false)")
+		fmt.Fprintln(env.Stderr, "engram bench locomo: speakers left out (--speakers=false)")
 	}
 
-	b, err := m.startBenchEngram(ctx, *keep)
+	b, err := startEngram(ctx, o.Keep, env)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	rep, err := runLocomo(ctx, m, b, convs, modes, kinds, *k)
+	rep, err := runLocomo(ctx, env, b, convs, o.Modes, o.Kinds, o.K)
 	if cerr := b.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
 		if ctx.Err() != nil {
-			return ctx.Err()
+			return nil, ctx.Err()
 		}
-		return err
+		return nil, err
 	}
 	if b.keep {
-		fmt.Fprintf(m.Stderr, "engram bench locomo: home kept in %s\n", b.home)
+		fmt.Fprintf(env.Stderr, "engram bench locomo: home kept in %s\n", b.home)
 	}
-	rep.Data, rep.Captions = dir, *captions
+	rep.Data, rep.Captions = dir, o.Captions
 	if abs, err := filepath.Abs(dir); err == nil {
 		rep.Data = abs
 	}
-	js, err := json.MarshalIndent(rep, "", "  ")
-	if err != nil {
-		return err
-	}
-	js = append(js, '\n')
-	if *out != "" {
-		if err := atomicfile.WriteFile(*out, js, 0o644); err != nil {
-			return fmt.Errorf("--out: %w", err)
-		}
-	}
-	if *asJSON {
-		_, err = m.Stdout.Write(js)
-		return err
-	}
-	return rep.print(m.Stdout)
+	return rep, nil
 }
 
-// findLocomoData looks for locomoDataRel under the working directory and each
+// FindLocomoData looks for LocomoDataRel under the working directory and each
 // folder above it.
-func findLocomoData() (string, error) {
+func FindLocomoData() (string, error) {
 	wd, err := os.Getwd()
 	if err != nil {
 		return "", err
 	}
 	for dir := wd; ; {
-		p := filepath.Join(dir, filepath.FromSlash(locomoDataRel))
+		p := filepath.Join(dir, filepath.FromSlash(LocomoDataRel))
 		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
 			return p, nil
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return "", fmt.Errorf("no LoCoMo data: %s is in neither %s nor a folder above it; pass --data DIR", locomoDataRel, wd)
+			return "", fmt.Errorf("no LoCoMo data: %s is in neither %s nor a folder above it; pass --data DIR", LocomoDataRel, wd)
 		}
 		dir = parent
 	}
@@ -639,7 +614,7 @@ type locomoAtK struct {
 
 // runLocomo ingests convs into b through the HTTP API, then asks every scored
 // question in each mode and scores the answers.
-func runLocomo(ctx context.Context, m *Main, b *benchEngram, convs []*locomoConv, given, kinds []string, k int) (*locomoReport, error) {
+func runLocomo(ctx context.Context, env Env, b *benchEngram, convs []*locomoConv, given, kinds []string, k int) (*locomoReport, error) {
 	modes, err := b.recallModes(ctx, given, k)
 	if err != nil {
 		return nil, err
@@ -653,14 +628,14 @@ func runLocomo(ctx context.Context, m *Main, b *benchEngram, convs []*locomoConv
 		return nil, err
 	}
 	in := rep.Ingest
-	fmt.Fprintf(m.Stderr, "engram bench locomo: %s of %s searchable after %.2f s\n",
+	fmt.Fprintf(env.Stderr, "engram bench locomo: %s of %s searchable after %.2f s\n",
 		plural(in.Turns, "turn"), plural(in.Conversations, "conversation"), in.Seconds)
 	for _, mode := range modes {
 		md, err := askLocomo(ctx, b, convs, mode, kinds, k, rep.Cutoffs)
 		if err != nil {
 			return nil, err
 		}
-		fmt.Fprintf(m.Stderr, "engram bench locomo: mode %s: %d questions, recall p50 %.2f ms\n",
+		fmt.Fprintf(env.Stderr, "engram bench locomo: mode %s: %d questions, recall p50 %.2f ms\n",
 			mode, md.Overall.Questions, md.Latency.ClientP50MS)
 		rep.Modes = append(rep.Modes, md)
 	}
@@ -867,8 +842,8 @@ func (s *locomoScores) finish() {
 	}
 }
 
-// print writes the report as tables.
-func (rep *locomoReport) print(w io.Writer) error {
+// Print writes the report as tables.
+func (rep *locomoReport) Print(w io.Writer) error {
 	c, in := rep.Counts, rep.Ingest
 	fmt.Fprintf(w, "LoCoMo retrieval: %s (%s)\n", rep.Data, strings.Join(rep.Files, ", "))
 	fmt.Fprintf(w, "ingest:    %s, %s, %s in %s; all searchable after %.2f s (%d archived, %d already present)\n",
@@ -894,7 +869,7 @@ func (rep *locomoReport) print(w io.Writer) error {
 		fmt.Fprintf(w, "  ingest warning: %s\n", s)
 	}
 	for _, md := range rep.Modes {
-		ran := sortedKeys(md.Ran)
+		ran := slices.Sorted(maps.Keys(md.Ran))
 		for i, r := range ran {
 			if len(ran) > 1 {
 				ran[i] = fmt.Sprintf("%s %d", r, md.Ran[r])
