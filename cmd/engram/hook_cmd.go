@@ -17,6 +17,7 @@ import (
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/claudecode"
 	"github.com/engram-dev/engram/engine"
+	"github.com/engram-dev/engram/internal/textutil"
 	"github.com/engram-dev/engram/recall"
 )
 
@@ -155,11 +156,11 @@ func (c *closeBoth) Close() error {
 }
 
 func (h *hook) ingest(ctx context.Context, be backend) error {
-	g, err := newCCIngester(be, h.cfg, h.namespace)
+	g, err := claudecode.NewIngester(be, h.cfg.Home, h.cfg.Limits(), h.namespace)
 	if err != nil {
 		h.m.hookLog(h.cfg, h.in.HookEventName, err)
 	}
-	g.warn = func(path string, end int64, err error) {
+	g.Warn = func(path string, end int64, err error) {
 		h.m.hookLog(h.cfg, h.in.HookEventName, fmt.Errorf("%s: line ending at byte %d skipped: %w", path, end, err))
 	}
 	path := h.in.TranscriptPath
@@ -168,16 +169,16 @@ func (h *hook) ingest(ctx context.Context, be backend) error {
 			path = filepath.Join(home, path[2:])
 		}
 	}
-	if err := g.transcript(ctx, path); err != nil {
+	if err := g.Transcript(ctx, path); err != nil {
 		return err
 	}
-	return g.offsets.Save()
+	return g.Offsets.Save()
 }
 
 func (h *hook) recall(ctx context.Context, be backend) (string, error) {
 	req := engram.RecallRequest{
 		Namespace: h.namespace,
-		Query:     cutBytes(h.in.Prompt, engram.MaxQueryBytes),
+		Query:     textutil.CutBytes(h.in.Prompt, engram.MaxQueryBytes),
 		Mode:      engram.ModeAuto,
 		K:         defaultHookK,
 	}

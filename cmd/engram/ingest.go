@@ -16,28 +16,6 @@ import (
 // ingestBatch is how many good lines go to the archive in one call.
 const ingestBatch = 1000
 
-// ingestTally counts what became of the turns an importer has sent to the
-// archive.
-type ingestTally struct{ archived, duplicates int }
-
-// send archives batch through be and counts its turns: archived, or
-// duplicates where the archive already held them. It returns the backend's
-// result, whose warnings are the caller's to report, and its error as is.
-func (c *ingestTally) send(ctx context.Context, be backend, batch []engram.Turn) (engram.IngestResult, error) {
-	res, err := be.Ingest(ctx, batch)
-	if err != nil {
-		return res, err
-	}
-	for _, t := range res.Turns {
-		if t.Duplicate {
-			c.duplicates++
-		} else {
-			c.archived++
-		}
-	}
-	return res, nil
-}
-
 // progressEvery is how often ingest reports progress on stderr.
 const progressEvery = 2 * time.Second
 
@@ -76,7 +54,7 @@ func runIngest(ctx context.Context, m *Main, args []string) error {
 		err = cerr
 	}
 	fmt.Fprintf(m.Stderr, "engram ingest: %s: %d lines, %d turns archived (%d already present), %d bad\n",
-		name, ing.lines, ing.archived, ing.duplicates, ing.bad)
+		name, ing.lines, ing.Archived, ing.Duplicates, ing.bad)
 	if err != nil {
 		return err
 	}
@@ -94,7 +72,7 @@ type lineIngester struct {
 	quiet     bool
 	start     time.Time
 
-	ingestTally
+	engram.IngestTally
 	lineNo     int // physical line number, for messages
 	lines, bad int // lines counts non-blank lines
 	lastReport time.Time
@@ -152,7 +130,7 @@ func (g *lineIngester) flush(ctx context.Context) error {
 	if len(g.batch) == 0 {
 		return nil
 	}
-	res, err := g.send(ctx, g.be, g.batch)
+	res, err := g.Send(ctx, g.be, g.batch)
 	if err != nil {
 		return fmt.Errorf("archive lines up to %d: %w", g.lineNo, err)
 	}
@@ -163,7 +141,7 @@ func (g *lineIngester) flush(ctx context.Context) error {
 	if !g.quiet && time.Since(g.start) >= progressEvery && time.Since(g.lastReport) >= progressEvery {
 		g.lastReport = time.Now()
 		rate := float64(g.lines) / time.Since(g.start).Seconds()
-		fmt.Fprintf(g.m.Stderr, "engram ingest: %d lines read, %d archived (%.0f lines/s)\n", g.lines, g.archived, rate)
+		fmt.Fprintf(g.m.Stderr, "engram ingest: %d lines read, %d archived (%.0f lines/s)\n", g.lines, g.Archived, rate)
 	}
 	return nil
 }

@@ -1,6 +1,9 @@
 package textutil
 
-import "unicode"
+import (
+	"unicode"
+	"unicode/utf8"
+)
 
 // Script is the writing system of a character, as far as cutting text into
 // words cares: the scripts written without spaces between words (Han, kana)
@@ -37,3 +40,15 @@ func ScriptOf(r rune) Script {
 
 // IsCJK reports whether r is Chinese, Japanese or Korean script.
 func IsCJK(r rune) bool { return ScriptOf(r) != ScriptOther }
+
+// CutBytes returns the longest prefix of s of at most n bytes that ends on
+// a character boundary.
+func CutBytes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
