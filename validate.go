@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // AllNamespaces, given as the namespace of a recall or of a memory or scene
@@ -60,4 +62,24 @@ func CheckQueryText(field, s string) error {
 			Message: fmt.Sprintf("%s is %d bytes, over the limit of %d", field, len(s), MaxQueryBytes)}
 	}
 	return nil
+}
+
+// NamespaceProblem says what keeps ns from being the one namespace of a
+// vault, which a turn could have too ("" when nothing does): empty or
+// AllNamespaces, not UTF-8, over DefaultMaxFieldBytes, white space around
+// it, a control character in it.
+func NamespaceProblem(ns string) string {
+	switch {
+	case ns == "" || ns == AllNamespaces:
+		return "name one namespace"
+	case !utf8.ValidString(ns):
+		return "it is not valid UTF-8"
+	case len(ns) > DefaultMaxFieldBytes:
+		return fmt.Sprintf("it is over %d bytes", DefaultMaxFieldBytes)
+	case strings.TrimSpace(ns) != ns:
+		return "it begins or ends with white space"
+	case strings.IndexFunc(ns, unicode.IsControl) >= 0:
+		return "it holds a control character"
+	}
+	return ""
 }

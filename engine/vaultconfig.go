@@ -121,3 +121,34 @@ func tomlString(s string) string {
 	b.WriteByte('"')
 	return b.String()
 }
+
+// CheckNewVault refuses root (absolute, cleaned) as a new vault: ECONFLICT
+// when it is a vault already, lies inside one, or holds one.
+func (c Config) CheckNewVault(root string) error {
+	for _, v := range c.Vaults {
+		old := filepath.Clean(v.Path)
+		switch {
+		case old == root:
+			return engram.Errorf(engram.ECONFLICT, "%s is already a vault (namespace %s)", root, v.NamespaceOrDefault())
+		case within(old, root):
+			return engram.Errorf(engram.ECONFLICT, "%s is inside the vault %s: its notes are indexed already", root, old)
+		case within(root, old):
+			return engram.Errorf(engram.ECONFLICT, "%s holds the vault %s: its notes would be indexed twice", root, old)
+		}
+	}
+	return nil
+}
+
+// VaultPath names a file of a vault by its full path as the vault's root
+// and the file's slash-separated path in it, within the vault root when
+// root is set. A path in no vault comes back as it was.
+func (c Config) VaultPath(path, root string) (doc, vaultRoot string) {
+	for _, v := range c.Vaults {
+		vr := filepath.Clean(v.Path)
+		if within(vr, filepath.Clean(path)) && (root == "" || root == vr) {
+			rel, _ := filepath.Rel(vr, filepath.Clean(path))
+			return filepath.ToSlash(rel), vr
+		}
+	}
+	return path, root
+}

@@ -154,6 +154,32 @@ func (c *Client) RunJob(ctx context.Context, name string) (engram.JobStatus, err
 	return st, err
 }
 
+// RunJobs runs jobs one after the other, each through POST
+// /v1/jobs/{name}/run, and returns their statuses after the runs: the job
+// called name, or with due those whose next run is due, or every job.
+// ENOTFOUND for a name the server has no job of.
+func (c *Client) RunJobs(ctx context.Context, name string, due bool) ([]engram.JobStatus, error) {
+	list, err := c.ListJobs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []engram.JobStatus
+	for _, j := range list {
+		if (name != "" && j.Name != name) || (due && !j.NextRun.IsZero() && j.NextRun.After(time.Now())) {
+			continue
+		}
+		st, err := c.RunJob(ctx, j.Name)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, st)
+	}
+	if name != "" && len(out) == 0 {
+		return nil, engram.Errorf(engram.ENOTFOUND, "no job %q", name)
+	}
+	return out, nil
+}
+
 // StartReembed implements engram.ReembedService through POST /v1/reembed.
 func (c *Client) StartReembed(ctx context.Context, model string) (engram.ReembedStatus, error) {
 	var st engram.ReembedStatus

@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 
 	"github.com/engram-dev/engram"
@@ -74,25 +73,6 @@ Run 'engram bench <benchmark> --help' for its flags.
 `)
 }
 
-// listFlag is a flag that may be repeated or given a comma-separated list.
-// Repeats are dropped; the order of first appearance is kept.
-type listFlag []string
-
-func (f *listFlag) String() string { return strings.Join(*f, ",") }
-
-func (f *listFlag) Set(v string) error {
-	for _, s := range strings.Split(v, ",") {
-		s = strings.TrimSpace(s)
-		if s == "" {
-			return errors.New("empty value")
-		}
-		if !slices.Contains(*f, s) {
-			*f = append(*f, s)
-		}
-	}
-	return nil
-}
-
 func runBenchLocomo(ctx context.Context, m *Main, args []string) error {
 	fs := m.newFlagSet("bench locomo", `bench locomo [--data DIR] [--mode M]... [--k 10] [--json] [--out FILE] [--keep DIR]
 
@@ -107,7 +87,7 @@ Turns: namespace locomo-<file>, session session_<N>, the speaker, the text
 (plus " [shares a photo: CAPTION]" for a shared photo), ts = the session's
 date_time (UTC) + 30 s per turn, meta {"conversation", "dia_id"}.`)
 	data := fs.String("data", "", "`DIR` of LoCoMo conversation files (default: "+bench.LocomoDataRel+" in the working directory or a folder above it)")
-	var modes listFlag
+	var modes bench.ListFlag
 	fs.Var(&modes, "mode", "recall mode `M` to measure; repeat or separate with commas (default: every mode the server accepts)")
 	k := fs.Int("k", engram.DefaultK, "results asked per question: the largest rank scored")
 	asJSON := fs.Bool("json", false, "print the result as JSON instead of tables")
@@ -115,7 +95,7 @@ date_time (UTC) + 30 s per turn, meta {"conversation", "dia_id"}.`)
 	keep := fs.String("keep", "", "run the private engram in `DIR` and keep it afterwards (default: a temporary folder, removed)")
 	captions := fs.Bool("captions", true, "append a shared photo's caption to the turn's text")
 	speakers := fs.Bool("speakers", true, "send each turn's speaker (an ablation: false ingests turns without speaker names)")
-	var kinds listFlag
+	var kinds bench.ListFlag
 	fs.Var(&kinds, "kinds", "result `KINDS` asked for (turn, memory, scene, fact; comma-separated; default turn): a layer result scores through its source turns")
 	pos, err := parse(fs, args)
 	if err != nil {

@@ -26,19 +26,8 @@ const (
 	defaultHookBudget  = 1500            // tokens of context printed on a prompt
 	defaultHookK       = 20              // results asked for before the current session's are dropped
 	defaultHookTimeout = 8 * time.Second // the whole hook; Claude Code's own timeout is set to 10 s
-	hookLogFile        = "hook.log"      // in <home>/logs
-	hookLogMax         = 1 << 20         // bytes before hook.log is rotated to hook.log.1
 	hookStdinMax       = 16 << 20        // bytes of hook input read
 )
-
-// hookInput is what Claude Code sends a command hook on stdin.
-type hookInput struct {
-	SessionID      string `json:"session_id"`
-	TranscriptPath string `json:"transcript_path"`
-	CWD            string `json:"cwd"`
-	HookEventName  string `json:"hook_event_name"`
-	Prompt         string `json:"prompt"`
-}
 
 // runHook is `engram hook claude-code`. It never fails the agent: whatever
 // goes wrong is logged to <home>/logs/hook.log, nothing is printed, and the
@@ -94,7 +83,7 @@ type hook struct {
 	namespace   string
 	budget      int
 	inclSession bool
-	in          hookInput
+	in          claudecode.HookInput
 }
 
 // run returns what to print. Archiving errors are logged and recall still
@@ -132,7 +121,7 @@ func (h *hook) backend(ctx context.Context) (backend, error) {
 	if c := discoverServer(ctx, h.cfg); c != nil {
 		return c, nil
 	}
-	lf, err := openHookLog(h.cfg)
+	lf, err := claudecode.OpenHookLog(h.cfg.Home)
 	if err != nil {
 		return nil, err
 	}
@@ -209,27 +198,10 @@ func (m *Main) hookLog(cfg engine.Config, event string, err error) {
 	if cfg.Home == "" {
 		cfg.Home, _ = m.resolveHome()
 	}
-	f, ferr := openHookLog(cfg)
+	f, ferr := claudecode.OpenHookLog(cfg.Home)
 	if ferr != nil {
 		return
 	}
 	defer f.Close()
 	slog.New(slog.NewTextHandler(f, nil)).Error("claude-code hook", "event", event, "err", err)
-}
-
-// openHookLog opens the hook log for appending, rotating it first when it
-// is over hookLogMax. A home that cannot be resolved has no log.
-func openHookLog(cfg engine.Config) (*os.File, error) {
-	if cfg.Home == "" {
-		return nil, errors.New("no home")
-	}
-	dir := filepath.Join(cfg.Home, "logs")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, err
-	}
-	path := filepath.Join(dir, hookLogFile)
-	if st, err := os.Stat(path); err == nil && st.Size() > hookLogMax {
-		os.Rename(path, path+".1")
-	}
-	return os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 }

@@ -4,8 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"net/http"
-	"net/url"
+	"slices"
 	"text/tabwriter"
 	"time"
 
@@ -43,11 +42,9 @@ func runJobsStatus(ctx context.Context, m *Main, args []string) error {
 	}
 	var jobs []engram.JobStatus
 	if c := discoverServer(ctx, cfg); c != nil {
-		var out struct{ Jobs []engram.JobStatus }
-		if err := c.Do(ctx, http.MethodGet, "/v1/jobs", nil, &out); err != nil {
+		if jobs, err = c.ListJobs(ctx); err != nil {
 			return err
 		}
-		jobs = out.Jobs
 	} else {
 		e, err := engine.Open(ctx, cfg, m.logger(cfg))
 		if err != nil {
@@ -71,7 +68,7 @@ func runJobsRun(ctx context.Context, m *Main, args []string) error {
 	if err != nil {
 		return err
 	}
-	if n := btoi(*due) + btoi(*all) + len(pos); n != 1 {
+	if n := len(pos) + len(slices.DeleteFunc([]bool{*due, *all}, func(b bool) bool { return !b })); n != 1 {
 		return &usageError{msg: "want exactly one of --due, --all or a job name"}
 	}
 	cfg, err := m.loadConfig()
@@ -81,22 +78,12 @@ func runJobsRun(ctx context.Context, m *Main, args []string) error {
 	var jobs []engram.JobStatus
 	if c := discoverServer(ctx, cfg); c != nil {
 		// The server owns the home: ask it to run the jobs.
-		var list struct{ Jobs []engram.JobStatus }
-		if err := c.Do(ctx, http.MethodGet, "/v1/jobs", nil, &list); err != nil {
+		name := ""
+		if len(pos) == 1 {
+			name = pos[0]
+		}
+		if jobs, err = c.RunJobs(ctx, name, *due); err != nil {
 			return err
-		}
-		for _, j := range list.Jobs {
-			if (len(pos) == 1 && j.Name != pos[0]) || (*due && !j.NextRun.IsZero() && j.NextRun.After(time.Now())) {
-				continue
-			}
-			var st engram.JobStatus
-			if err := c.Do(ctx, http.MethodPost, "/v1/jobs/"+url.PathEscape(j.Name)+"/run", nil, &st); err != nil {
-				return err
-			}
-			jobs = append(jobs, st)
-		}
-		if len(pos) == 1 && len(jobs) == 0 {
-			return engram.Errorf(engram.ENOTFOUND, "no job %q", pos[0])
 		}
 	} else {
 		e, err := engine.Open(ctx, cfg, m.logger(cfg))
@@ -145,11 +132,4 @@ func printJobs(m *Main, jobs []engram.JobStatus) {
 			fmt.Fprintf(m.Stdout, "%s skipped %d batches it could not extract; latest: %s\n", j.Name, j.Skipped, oneLine(j.LastSkip, 200))
 		}
 	}
-}
-
-func btoi(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }

@@ -17,8 +17,6 @@ import (
 // layers: through the HTTP API when a server owns the home, else from the
 // home's palace opened here.
 
-var _ engram.LayerService = (*httpapi.Client)(nil)
-
 // openLayers returns the layer reader of the home's running server, or of
 // the home opened in this process.
 func (m *Main) openLayers(ctx context.Context) (backend, error) {

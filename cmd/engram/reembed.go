@@ -3,15 +3,12 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
-	"os"
 	"time"
-
-	"github.com/schollz/progressbar/v3"
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/engine"
 	"github.com/engram-dev/engram/httpapi"
+	"github.com/engram-dev/engram/internal/progress"
 )
 
 // reembedPoll is how often the CLI asks a running server for progress.
@@ -42,7 +39,7 @@ func runReembed(ctx context.Context, m *Main, args []string) error {
 	if e.ActiveModel() == key {
 		return engram.Errorf(engram.ECONFLICT, "%s is already the active model", key)
 	}
-	bar := m.progressBar(e.LastSeq(), "embedding with "+key)
+	bar := progress.New(m.Stderr, e.LastSeq(), "embedding with "+key)
 	err = e.Reembed(ctx, key, func(done int64) { bar.Set64(done) })
 	bar.Finish()
 	if err != nil {
@@ -57,7 +54,7 @@ func (m *Main) reembedRemote(ctx context.Context, c *httpapi.Client, model strin
 	if err != nil {
 		return err
 	}
-	bar := m.progressBar(st.Total, "embedding with "+st.Model+" (on the server)")
+	bar := progress.New(m.Stderr, st.Total, "embedding with "+st.Model+" (on the server)")
 	for {
 		select {
 		case <-ctx.Done():
@@ -82,22 +79,4 @@ func (m *Main) reembedRemote(ctx context.Context, c *httpapi.Client, model strin
 			return fmt.Errorf("re-embed into %s failed (recall keeps the old vectors; run again to resume): %s", r.Model, r.Error)
 		}
 	}
-}
-
-// progressBar draws on stderr when it is a terminal, and stays silent
-// otherwise (logs and CI).
-func (m *Main) progressBar(total int64, what string) *progressbar.ProgressBar {
-	var w io.Writer = io.Discard
-	if f, ok := m.Stderr.(*os.File); ok {
-		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
-			w = f
-		}
-	}
-	return progressbar.NewOptions64(max(total, 1),
-		progressbar.OptionSetWriter(w),
-		progressbar.OptionSetDescription(what),
-		progressbar.OptionShowCount(),
-		progressbar.OptionThrottle(100*time.Millisecond),
-		progressbar.OptionSetPredictTime(true),
-	)
 }

@@ -4,14 +4,12 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"sync"
 	"time"
-
-	"github.com/schollz/progressbar/v3"
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/engine"
 	"github.com/engram-dev/engram/httpapi"
+	"github.com/engram-dev/engram/internal/progress"
 )
 
 // reindexPoll is how often the CLI asks a running server for progress, and
@@ -59,7 +57,7 @@ whole palace is rebuilt from the archive by `+"`engram rebuild`"+`.`)
 		if err := e.ReindexAllowed(); err != nil {
 			return err
 		}
-		bar := &phaseBar{m: m}
+		bar := &phaseBar{progress.Phases{W: m.Stderr}}
 		st, err = e.ReindexVectors(ctx, *reembed, bar.show)
 		bar.finish()
 		if err != nil {
@@ -84,7 +82,7 @@ func (m *Main) reindexRemote(ctx context.Context, c *httpapi.Client, reembed boo
 	if err := c.Do(ctx, http.MethodPost, "/v1/reindex", engram.ReindexRequest{Reembed: reembed}, &st); err != nil {
 		return st, err
 	}
-	bar := &phaseBar{m: m, suffix: " (on the server)"}
+	bar := &phaseBar{progress.Phases{W: m.Stderr, Suffix: " (on the server)"}}
 	defer bar.finish()
 	for {
 		select {
@@ -107,35 +105,12 @@ func (m *Main) reindexRemote(ctx context.Context, c *httpapi.Client, reembed boo
 	}
 }
 
-// phaseBar draws one progress bar per phase (on a terminal only).
-type phaseBar struct {
-	m      *Main
-	suffix string
-
-	mu    sync.Mutex
-	phase string
-	bar   *progressbar.ProgressBar
-}
+// phaseBar draws one progress bar per phase of a reindex (on a terminal
+// only).
+type phaseBar struct{ progress.Phases }
 
 func (p *phaseBar) show(st engram.ReindexStatus) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if st.Phase != p.phase || p.bar == nil {
-		if p.bar != nil {
-			p.bar.Finish()
-		}
-		p.phase = st.Phase
-		p.bar = p.m.progressBar(st.Total, engine.PhaseText(st.Phase)+p.suffix)
-	}
-	p.bar.ChangeMax64(max(st.Total, 1))
-	p.bar.Set64(st.Done)
+	p.Show(st.Phase, engine.PhaseText(st.Phase), st.Done, st.Total)
 }
 
-func (p *phaseBar) finish() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.bar != nil {
-		p.bar.Finish()
-		p.bar = nil
-	}
-}
+func (p *phaseBar) finish() { p.Finish() }

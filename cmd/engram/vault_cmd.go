@@ -9,8 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/engine"
@@ -93,16 +91,8 @@ func runVaultAdd(ctx context.Context, m *Main, args []string) error {
 	if err != nil {
 		return err
 	}
-	for _, v := range cfg.Vaults {
-		old := filepath.Clean(v.Path)
-		switch {
-		case old == root:
-			return engram.Errorf(engram.ECONFLICT, "%s is already a vault (namespace %s)", root, v.NamespaceOrDefault())
-		case within(old, root):
-			return engram.Errorf(engram.ECONFLICT, "%s is inside the vault %s: its notes are indexed already", root, old)
-		case within(root, old):
-			return engram.Errorf(engram.ECONFLICT, "%s holds the vault %s: its notes would be indexed twice", root, old)
-		}
+	if err := cfg.CheckNewVault(root); err != nil {
+		return err
 	}
 	path, err := engine.AppendVault(cfg.Home, engine.VaultConfig{Path: root, Namespace: *ns}, m.Getenv)
 	if err != nil {
@@ -132,20 +122,7 @@ func runVaultAdd(ctx context.Context, m *Main, args []string) error {
 
 // checkVaultNamespace refuses a namespace a turn could not have.
 func checkVaultNamespace(ns string) error {
-	bad := ""
-	switch {
-	case ns == "" || ns == engram.AllNamespaces:
-		bad = "name one namespace"
-	case !utf8.ValidString(ns):
-		bad = "it is not valid UTF-8"
-	case len(ns) > engram.DefaultMaxFieldBytes:
-		bad = fmt.Sprintf("it is over %d bytes", engram.DefaultMaxFieldBytes)
-	case strings.TrimSpace(ns) != ns:
-		bad = "it begins or ends with white space"
-	case strings.IndexFunc(ns, unicode.IsControl) >= 0:
-		bad = "it holds a control character"
-	}
-	if bad != "" {
+	if bad := engram.NamespaceProblem(ns); bad != "" {
 		return &usageError{msg: fmt.Sprintf("--namespace %q: %s", ns, bad)}
 	}
 	return nil
@@ -314,15 +291,7 @@ func runVaultGraph(ctx context.Context, m *Main, args []string) error {
 		root = filepath.Clean(abs)
 	}
 	if filepath.IsAbs(doc) {
-		// A file of a vault, named by its full path.
-		for _, v := range cfg.Vaults {
-			vr := filepath.Clean(v.Path)
-			if within(vr, filepath.Clean(doc)) && (root == "" || root == vr) {
-				rel, _ := filepath.Rel(vr, filepath.Clean(doc))
-				doc, root = filepath.ToSlash(rel), vr
-				break
-			}
-		}
+		doc, root = cfg.VaultPath(doc, root)
 	}
 	vb, err := m.openBackend(ctx, cfg)
 	if err != nil {
