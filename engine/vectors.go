@@ -10,6 +10,7 @@ import (
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/chroma"
 	"github.com/engram-dev/engram/embed"
+	"github.com/engram-dev/engram/internal/backoff"
 	"github.com/engram-dev/engram/ollama"
 	"github.com/engram-dev/engram/palace"
 	"github.com/engram-dev/engram/pipeline"
@@ -165,12 +166,12 @@ func (e *Engine) openVectors(ctx context.Context) error {
 // retryVectors starts the vector side of key with backoff until it starts
 // or ctx ends.
 func (e *Engine) retryVectors(ctx context.Context, key string, activate bool) {
-	delay := time.Second
+	delay := backoff.Backoff{Base: time.Second, Max: time.Minute}
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(delay):
+		case <-time.After(delay.Next()):
 		}
 		side, err := e.startSide(ctx, key, activate)
 		if err != nil {
@@ -178,7 +179,6 @@ func (e *Engine) retryVectors(ctx context.Context, key string, activate bool) {
 			e.vec.problem = "vector recall is off, retrying: " + err.Error()
 			e.vec.mu.Unlock()
 			e.recall.SetVectors(&recall.Vectors{Unavailable: "vector recall is off (" + engram.ErrorMessage(err) + ")"})
-			delay = min(delay*2, time.Minute)
 			continue
 		}
 		e.vec.mu.Lock()
