@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"log/slog"
 	"os"
@@ -20,6 +21,15 @@ func (m *Main) loadConfig() (engine.Config, error) {
 	cfg, err := engine.LoadConfig(home, m.Getenv)
 	cfg.Version = versionString()
 	return cfg, err
+}
+
+// parseConfig parses the flags of a command that takes no arguments, then
+// loads the configuration.
+func (m *Main) parseConfig(fs *flag.FlagSet, args []string) (engine.Config, error) {
+	if err := parseNone(fs, args); err != nil {
+		return engine.Config{}, err
+	}
+	return m.loadConfig()
 }
 
 func (m *Main) resolveHome() (string, error) {

@@ -24,10 +24,7 @@ running, the server runs the checks (GET /v1/doctor).
 
 Exit status: 0 when no check failed (warnings allowed), 1 when one did.`)
 	asJSON := fs.Bool("json", false, "print JSON (the HTTP API's shape)")
-	if err := parseNone(fs, args); err != nil {
-		return err
-	}
-	cfg, err := m.loadConfig()
+	cfg, err := m.parseConfig(fs, args)
 	if err != nil {
 		return err
 	}

@@ -31,11 +31,7 @@ func runImportChatGPT(ctx context.Context, m *Main, args []string) error {
 		return err
 	}
 	defer f.Close()
-	cfg, err := m.loadConfig()
-	if err != nil {
-		return err
-	}
-	be, err := m.openBackend(ctx, cfg)
+	cfg, be, err := m.openHome(ctx)
 	if err != nil {
 		return err
 	}

@@ -34,11 +34,7 @@ func runImportClaudeCode(ctx context.Context, m *Main, args []string) error {
 	if err != nil {
 		return err
 	}
-	cfg, err := m.loadConfig()
-	if err != nil {
-		return err
-	}
-	be, err := m.openBackend(ctx, cfg)
+	cfg, be, err := m.openHome(ctx)
 	if err != nil {
 		return err
 	}

@@ -65,11 +65,7 @@ func runImportJSONL(ctx context.Context, m *Main, args []string) error {
 		defer f.Close()
 		in, name = f, pos[0]
 	}
-	cfg, err := m.loadConfig()
-	if err != nil {
-		return err
-	}
-	be, err := m.openBackend(ctx, cfg)
+	cfg, be, err := m.openHome(ctx)
 	if err != nil {
 		return err
 	}

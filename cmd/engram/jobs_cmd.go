@@ -33,10 +33,7 @@ func runJobs(ctx context.Context, m *Main, args []string) error {
 func runJobsStatus(ctx context.Context, m *Main, args []string) error {
 	fs := m.newFlagSet("jobs status", "jobs status [--json]")
 	asJSON := fs.Bool("json", false, "print JSON (the HTTP API's shape)")
-	if err := parseNone(fs, args); err != nil {
-		return err
-	}
-	cfg, err := m.loadConfig()
+	cfg, err := m.parseConfig(fs, args)
 	if err != nil {
 		return err
 	}

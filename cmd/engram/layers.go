@@ -17,16 +17,6 @@ import (
 // layers: through the HTTP API when a server owns the home, else from the
 // home's palace opened here.
 
-// openLayers returns the layer reader of the home's running server, or of
-// the home opened in this process.
-func (m *Main) openLayers(ctx context.Context) (backend, error) {
-	cfg, err := m.loadConfig()
-	if err != nil {
-		return nil, err
-	}
-	return m.openBackend(ctx, cfg)
-}
-
 func runMemories(ctx context.Context, m *Main, args []string) error {
 	fs := m.newFlagSet("memories", "memories [--namespace N] [--type T] [--subject S] [--superseded] [--limit N] [--json] [QUERY...]")
 	ns := fs.String("namespace", engram.DefaultNamespace, `namespace to list ("*" for all)`)
@@ -47,7 +37,7 @@ func runMemories(ctx context.Context, m *Main, args []string) error {
 	}
 	q := engram.MemoryQuery{Namespace: allOr(*ns), Type: *typ, Subject: *subject, Text: strings.Join(pos, " "),
 		Superseded: *superseded, Limit: *limit}
-	ls, err := m.openLayers(ctx)
+	_, ls, err := m.openHome(ctx)
 	if err != nil {
 		return err
 	}
@@ -95,7 +85,7 @@ func runScenes(ctx context.Context, m *Main, args []string) error {
 		return err
 	}
 	q := engram.SceneQuery{Namespace: allOr(*ns), Session: *session, Text: strings.Join(pos, " "), Limit: *limit}
-	ls, err := m.openLayers(ctx)
+	_, ls, err := m.openHome(ctx)
 	if err != nil {
 		return err
 	}
@@ -140,7 +130,7 @@ func runPersona(ctx context.Context, m *Main, args []string) error {
 		return err
 	}
 	speaker := strings.Join(pos, " ")
-	ls, err := m.openLayers(ctx)
+	_, ls, err := m.openHome(ctx)
 	if err != nil {
 		return err
 	}
@@ -208,7 +198,7 @@ func runKG(ctx context.Context, m *Main, args []string) error {
 			return err
 		}
 	}
-	ls, err := m.openLayers(ctx)
+	_, ls, err := m.openHome(ctx)
 	if err != nil {
 		return err
 	}

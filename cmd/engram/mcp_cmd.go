@@ -18,10 +18,7 @@ import (
 // on a signal.
 func runMCP(ctx context.Context, m *Main, args []string) error {
 	fs := m.newFlagSet("mcp", "mcp\n\nServes the Model Context Protocol on stdin and stdout, for an agent such as Claude Code:\n  claude mcp add engram -- engram mcp\nWhile `engram serve` runs on the same home, the tools go through its HTTP API.")
-	if err := parseNone(fs, args); err != nil {
-		return err
-	}
-	cfg, err := m.loadConfig()
+	cfg, err := m.parseConfig(fs, args)
 	if err != nil {
 		return err
 	}

@@ -19,10 +19,7 @@ configured vaults, into a new database, and swaps it in only when it is
 complete and verified. An interrupted or failed rebuild leaves the current
 palace as it was. Stop `+"`engram serve`"+` first: the rebuild needs the home.`)
 	keep := fs.Bool("keep-previous", true, "keep the replaced palace as palace.db"+engine.PreviousSuffix)
-	if err := parseNone(fs, args); err != nil {
-		return err
-	}
-	cfg, err := m.loadConfig()
+	cfg, err := m.parseConfig(fs, args)
 	if err != nil {
 		return err
 	}

@@ -25,11 +25,7 @@ func runRecall(ctx context.Context, m *Main, args []string) error {
 	if len(pos) == 0 {
 		return &usageError{msg: "missing the query"}
 	}
-	cfg, err := m.loadConfig()
-	if err != nil {
-		return err
-	}
-	be, err := m.openBackend(ctx, cfg)
+	_, be, err := m.openHome(ctx)
 	if err != nil {
 		return err
 	}

@@ -12,10 +12,7 @@ import (
 func runServe(ctx context.Context, m *Main, args []string) error {
 	fs := m.newFlagSet("serve", "serve [--addr HOST:PORT]")
 	addr := fs.String("addr", "", "listen address (default from config, else "+httpapi.DefaultAddr+")")
-	if err := parseNone(fs, args); err != nil {
-		return err
-	}
-	cfg, err := m.loadConfig()
+	cfg, err := m.parseConfig(fs, args)
 	if err != nil {
 		return err
 	}

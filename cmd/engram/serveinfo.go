@@ -53,6 +53,17 @@ func (m *Main) openBackend(ctx context.Context, cfg engine.Config) (backend, err
 	return engine.Open(ctx, cfg, m.logger(cfg))
 }
 
+// openHome loads the configuration and returns the backend of its home
+// (openBackend): what most commands begin with.
+func (m *Main) openHome(ctx context.Context) (engine.Config, backend, error) {
+	cfg, err := m.loadConfig()
+	if err != nil {
+		return cfg, nil, err
+	}
+	be, err := m.openBackend(ctx, cfg)
+	return cfg, be, err
+}
+
 // discoverServer returns a client of the server serve.json names, if it
 // answers /v1/health within a second; nil otherwise.
 func discoverServer(ctx context.Context, cfg engine.Config) *httpapi.Client {

@@ -228,10 +228,7 @@ func syncFailures(reports []engram.VaultSyncReport) error {
 func runVaultList(ctx context.Context, m *Main, args []string) error {
 	fs := m.newFlagSet("vault list", "vault list [--json]")
 	asJSON := fs.Bool("json", false, "print JSON (the HTTP API's shape)")
-	if err := parseNone(fs, args); err != nil {
-		return err
-	}
-	cfg, err := m.loadConfig()
+	cfg, err := m.parseConfig(fs, args)
 	if err != nil {
 		return err
 	}
