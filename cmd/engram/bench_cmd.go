@@ -14,21 +14,15 @@ import (
 	"github.com/engram-dev/engram/internal/atomicfile"
 )
 
-// benchmark is one `engram bench` benchmark.
-type benchmark struct {
-	name    string
-	summary string
-	run     func(ctx context.Context, m *Main, args []string) error
-}
-
-func benchmarks() []benchmark {
-	return []benchmark{
+// benchmarks are the benchmarks of `engram bench`, as subcommands.
+func benchmarks() []command {
+	return []command{
 		{"locomo", "retrieval on LoCoMo conversations: ingest over HTTP, recall, score against the evidence turns", runBenchLocomo},
 	}
 }
 
 // runBench runs `engram bench <benchmark> [flags]`. Every benchmark runs a
-// private engram (see startBenchEngram), never the user's home or server.
+// private engram (see package bench), never the user's home or server.
 func runBench(ctx context.Context, m *Main, args []string) error {
 	if len(args) == 0 {
 		return &usageError{msg: "missing the benchmark (want one of: " + strings.Join(benchmarkNames(), ", ") + ")"}

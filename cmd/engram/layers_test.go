@@ -97,22 +97,9 @@ func mustLayerHome(t *testing.T) string {
 // serve` does (serve.json included), until the test ends.
 func startLayerServer(t *testing.T, home string) engine.Config {
 	t.Helper()
-	m := &Main{Stdout: io.Discard, Stderr: io.Discard, Getenv: func(string) string { return "" }, home: home}
-	cfg, err := m.loadConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Addr = "127.0.0.1:0"
-	srv, err := engine.StartServer(context.Background(), cfg, m.logger(cfg))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		removeServeInfo(home)
-		if err := srv.Close(); err != nil {
-			t.Error(err)
-		}
-	})
+	srv := startServerHere(t, home)
+	t.Cleanup(func() { removeServeInfo(home) })
+	cfg := srv.Engine.Config()
 	if err := writeServeInfo(home, serveInfo{Addr: srv.Addr(), PID: os.Getpid(), StartedAt: time.Now().UTC()}); err != nil {
 		t.Fatal(err)
 	}
@@ -287,4 +274,26 @@ func checkLayerCommands(t *testing.T, home string) {
 			t.Errorf("%s --help: exit %d\n%s", cmd, code, stdout)
 		}
 	}
+}
+
+// startServerHere serves home in this process the way `engram serve` does,
+// on a free loopback port, until the test ends.
+func startServerHere(t *testing.T, home string) *engine.Server {
+	t.Helper()
+	m := &Main{Stdout: io.Discard, Stderr: io.Discard, Getenv: func(string) string { return "" }, home: home}
+	cfg, err := m.loadConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Addr = "127.0.0.1:0"
+	srv, err := engine.StartServer(context.Background(), cfg, m.logger(cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := srv.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return srv
 }

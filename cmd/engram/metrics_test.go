@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -21,22 +20,7 @@ import (
 // does, and returns the server.
 func startMetricsServer(t *testing.T, home string) *httpapi.Server {
 	t.Helper()
-	m := &Main{Stdout: io.Discard, Stderr: io.Discard, Getenv: func(string) string { return "" }, home: home}
-	cfg, err := m.loadConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Addr = "127.0.0.1:0"
-	srv, err := engine.StartServer(context.Background(), cfg, m.logger(cfg))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := srv.Close(); err != nil {
-			t.Error(err)
-		}
-	})
-	return srv.HTTP
+	return startServerHere(t, home).HTTP
 }
 
 func scrapeMetrics(t *testing.T, base string) map[string]*dto.MetricFamily {
