@@ -34,6 +34,7 @@ type Env struct {
 // mode, a k): the command's usage error.
 type UsageError struct{ Msg string }
 
+// Error implements error.
 func (e *UsageError) Error() string { return e.Msg }
 
 // benchEngram is a private engram for a benchmark: its own home, opened and

@@ -10,8 +10,10 @@ import (
 // Repeats are dropped; the order of first appearance is kept.
 type ListFlag []string
 
+// String implements flag.Value.
 func (f *ListFlag) String() string { return strings.Join(*f, ",") }
 
+// Set implements flag.Value: each comma-separated value is added once.
 func (f *ListFlag) Set(v string) error {
 	for _, s := range strings.Split(v, ",") {
 		s = strings.TrimSpace(s)

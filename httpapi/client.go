@@ -51,6 +51,7 @@ func (c *Client) Base() string { return c.base }
 // a Client stand where an engine that must be closed could.
 func (c *Client) Close() error { return nil }
 
+// Ingest implements engram.IngestService through POST /v1/turns.
 func (c *Client) Ingest(ctx context.Context, turns []engram.Turn) (engram.IngestResult, error) {
 	type wire struct {
 		Turns []engram.TurnInput `json:"turns"`
@@ -67,12 +68,15 @@ func (c *Client) Ingest(ctx context.Context, turns []engram.Turn) (engram.Ingest
 	return res, err
 }
 
+// Recall implements engram.RecallService through POST /v1/recall.
 func (c *Client) Recall(ctx context.Context, req engram.RecallRequest) (engram.RecallResponse, error) {
 	var resp engram.RecallResponse
 	err := c.Do(ctx, http.MethodPost, "/v1/recall", req, &resp)
 	return resp, err
 }
 
+// Health implements engram.StatusService through GET /v1/health; a server
+// that does not answer is "unreachable", with the error as its problem.
 func (c *Client) Health(ctx context.Context) engram.Health {
 	var h engram.Health
 	if err := c.Do(ctx, http.MethodGet, "/v1/health", nil, &h); err != nil {
@@ -81,6 +85,7 @@ func (c *Client) Health(ctx context.Context) engram.Health {
 	return h
 }
 
+// Stats implements engram.StatusService through GET /v1/stats.
 func (c *Client) Stats(ctx context.Context) (engram.Stats, error) {
 	var st engram.Stats
 	err := c.Do(ctx, http.MethodGet, "/v1/stats", nil, &st)

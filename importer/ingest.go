@@ -77,6 +77,7 @@ func (g *Importer) Record(ctx context.Context, r Record) error {
 	return nil
 }
 
+// Flush archives the batch, if any: call it after the last record.
 func (g *Importer) Flush(ctx context.Context) error {
 	if len(g.batch) == 0 {
 		return nil
