@@ -63,16 +63,12 @@ func (c *Client) Ingest(ctx context.Context, turns []engram.Turn) (engram.Ingest
 			Speaker: t.Speaker, Content: t.Content, TS: t.TS.Format(time.RFC3339Nano), Meta: t.Meta,
 		}
 	}
-	var res engram.IngestResult
-	err := c.Do(ctx, http.MethodPost, "/v1/turns", body, &res)
-	return res, err
+	return call[engram.IngestResult](ctx, c, http.MethodPost, "/v1/turns", body)
 }
 
 // Recall implements engram.RecallService through POST /v1/recall.
 func (c *Client) Recall(ctx context.Context, req engram.RecallRequest) (engram.RecallResponse, error) {
-	var resp engram.RecallResponse
-	err := c.Do(ctx, http.MethodPost, "/v1/recall", req, &resp)
-	return resp, err
+	return call[engram.RecallResponse](ctx, c, http.MethodPost, "/v1/recall", req)
 }
 
 // Health implements engram.StatusService through GET /v1/health; a server
@@ -87,15 +83,27 @@ func (c *Client) Health(ctx context.Context) engram.Health {
 
 // Stats implements engram.StatusService through GET /v1/stats.
 func (c *Client) Stats(ctx context.Context) (engram.Stats, error) {
-	var st engram.Stats
-	err := c.Do(ctx, http.MethodGet, "/v1/stats", nil, &st)
-	return st, err
+	return call[engram.Stats](ctx, c, http.MethodGet, "/v1/stats", nil)
 }
 
 // Do sends in (nil: no body) as JSON to path and decodes the answer into
 // out.
 func (c *Client) Do(ctx context.Context, method, path string, in, out any) error {
 	return c.do(ctx, c.http, method, path, in, out)
+}
+
+// call sends in (nil: no body) to path and returns the answer.
+func call[T any](ctx context.Context, c *Client, method, path string, in any) (T, error) {
+	var out T
+	err := c.Do(ctx, method, path, in, &out)
+	return out, err
+}
+
+// get sends GET path?v and returns the answer.
+func get[T any](ctx context.Context, c *Client, path string, v url.Values) (T, error) {
+	var out T
+	err := c.get(ctx, path, v, &out)
+	return out, err
 }
 
 // get sends GET path?v and decodes the answer into out.
@@ -187,30 +195,22 @@ func (c *Client) RunJobs(ctx context.Context, name string, due bool) ([]engram.J
 
 // StartReembed implements engram.ReembedService through POST /v1/reembed.
 func (c *Client) StartReembed(ctx context.Context, model string) (engram.ReembedStatus, error) {
-	var st engram.ReembedStatus
-	err := c.Do(ctx, http.MethodPost, "/v1/reembed", map[string]string{"model": model}, &st)
-	return st, err
+	return call[engram.ReembedStatus](ctx, c, http.MethodPost, "/v1/reembed", map[string]string{"model": model})
 }
 
 // Doctor runs the server's checks (GET /v1/doctor).
 func (c *Client) Doctor(ctx context.Context) (engram.DoctorReport, error) {
-	var rep engram.DoctorReport
-	err := c.Do(ctx, http.MethodGet, "/v1/doctor", nil, &rep)
-	return rep, err
+	return call[engram.DoctorReport](ctx, c, http.MethodGet, "/v1/doctor", nil)
 }
 
 // StartReindex implements engram.ReindexService through POST /v1/reindex.
 func (c *Client) StartReindex(ctx context.Context, req engram.ReindexRequest) (engram.ReindexStatus, error) {
-	var st engram.ReindexStatus
-	err := c.Do(ctx, http.MethodPost, "/v1/reindex", req, &st)
-	return st, err
+	return call[engram.ReindexStatus](ctx, c, http.MethodPost, "/v1/reindex", req)
 }
 
 // ReindexStatus implements engram.ReindexService through GET /v1/reindex.
 func (c *Client) ReindexStatus(ctx context.Context) (engram.ReindexStatus, error) {
-	var st engram.ReindexStatus
-	err := c.Do(ctx, http.MethodGet, "/v1/reindex", nil, &st)
-	return st, err
+	return call[engram.ReindexStatus](ctx, c, http.MethodGet, "/v1/reindex", nil)
 }
 
 // Backup implements engram.BackupService through POST /v1/backup: the
@@ -246,9 +246,7 @@ func (c *Client) SyncVaults(ctx context.Context, root string) ([]engram.VaultSyn
 
 // DocGraph implements engram.VaultService's DocGraph through GET /v1/graph.
 func (c *Client) DocGraph(ctx context.Context, vault, doc string, depth int) (engram.DocGraph, error) {
-	var g engram.DocGraph
-	err := c.get(ctx, "/v1/graph", docGraphValues(vault, doc, depth), &g)
-	return g, err
+	return get[engram.DocGraph](ctx, c, "/v1/graph", docGraphValues(vault, doc, depth))
 }
 
 // Memories implements engram.LayerService through GET /v1/memories.
@@ -280,7 +278,5 @@ func (c *Client) Persona(ctx context.Context, namespace, speaker string) ([]engr
 
 // Graph implements engram.LayerService through GET /v1/kg.
 func (c *Client) Graph(ctx context.Context, q engram.GraphQuery) (engram.GraphResult, error) {
-	var res engram.GraphResult
-	err := c.get(ctx, "/v1/kg", graphValues(q), &res)
-	return res, err
+	return get[engram.GraphResult](ctx, c, "/v1/kg", graphValues(q))
 }
