@@ -3,8 +3,12 @@
 // caller can branch on, recall results and their sources, and the store
 // interfaces (Archive, TurnIndex) behind which the embedded defaults live.
 //
-// Adapter packages (archive, palace, recall, pipeline, httpapi) import this
-// package and never each other's internals; cmd/engram wires them together.
+// Adapter packages (archive, palace, recall, pipeline, httpapi, ...) import
+// this package and never each other; package engine opens a home and wires
+// them together, and cmd/engram is the command line on top. The interfaces
+// and reports of the operations (backup, doctor, reindex, vault
+// administration) and the validation every transport shares (validate.go)
+// live here too, so that HTTP, the CLI and MCP check a request the same way.
 //
 // # The path of a turn
 //

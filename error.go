@@ -92,3 +92,14 @@ func ErrorMessage(err error) string {
 	}
 	return "internal error"
 }
+
+// ErrorText is err as the operator reading a terminal or a log sees it: an
+// application error as its message (with the field), anything else, an
+// internal error included, in full.
+func ErrorText(err error) string {
+	var e *Error
+	if errors.As(err, &e) && e.Code != EINTERNAL {
+		return e.Error()
+	}
+	return err.Error()
+}

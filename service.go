@@ -114,3 +114,24 @@ type JobService interface {
 	// unknown job, ECONFLICT if it is running.
 	RunJob(ctx context.Context, name string) (JobStatus, error)
 }
+
+// IngestTally counts what became of the turns an importer sent to the
+// archive: archived, or duplicates where the archive already held them.
+type IngestTally struct{ Archived, Duplicates int }
+
+// Send archives batch through svc and counts its turns. It returns svc's
+// result, whose warnings are the caller's to report, and its error as is.
+func (c *IngestTally) Send(ctx context.Context, svc IngestService, batch []Turn) (IngestResult, error) {
+	res, err := svc.Ingest(ctx, batch)
+	if err != nil {
+		return res, err
+	}
+	for _, t := range res.Turns {
+		if t.Duplicate {
+			c.Duplicates++
+		} else {
+			c.Archived++
+		}
+	}
+	return res, nil
+}

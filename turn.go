@@ -49,12 +49,6 @@ type Turn struct {
 	ReceivedAt time.Time       `json:"received_at"`
 }
 
-// The range of timestamps engram stores (int64 nanoseconds since 1970).
-var (
-	minTS = time.Date(1678, 1, 1, 0, 0, 0, 0, time.UTC)
-	maxTS = time.Date(2262, 1, 1, 0, 0, 0, 0, time.UTC)
-)
-
 // Limits bound what a client may send. Zero values mean the defaults.
 type Limits struct {
 	MaxContentBytes int // longest content of one turn, in bytes
@@ -154,8 +148,8 @@ func (in TurnInput) Turn(prefix string, now time.Time, lim Limits) (Turn, error)
 		if err != nil {
 			return Turn{}, FieldError(prefix+"ts", "timestamp %q is not RFC 3339 (for example 2026-05-01T14:03:00Z)", in.TS)
 		}
-		if ts.Before(minTS) || !ts.Before(maxTS) {
-			return Turn{}, FieldError(prefix+"ts", "timestamp %q is out of range (years 1678 to 2261)", in.TS)
+		if !InTimeRange(ts) {
+			return Turn{}, OutOfRange(prefix+"ts", fmt.Sprintf("timestamp %q", in.TS))
 		}
 		t.TS = ts.UTC()
 	}

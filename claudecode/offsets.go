@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+
+	"github.com/engram-dev/engram/internal/atomicfile"
 )
 
 // Offsets remembers, per transcript path, the offset up to which its lines
@@ -96,28 +98,8 @@ func (o *Offsets) Save() error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(dir, filepath.Base(o.path)+".tmp*")
-	if err != nil {
+	if err := atomicfile.WriteFile(o.path, append(b, '\n'), 0o600); err != nil {
 		return err
-	}
-	defer os.Remove(tmp.Name()) // after the rename, a no-op
-	if _, err := tmp.Write(append(b, '\n')); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), o.path); err != nil {
-		return err
-	}
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
 	}
 	for k, v := range cur {
 		o.m[k] = v

@@ -5,6 +5,8 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/engram-dev/engram/internal/textutil"
 )
 
 // tokenKind says how a token is turned into features.
@@ -55,7 +57,7 @@ func classify(r rune) int {
 	switch {
 	case r == '\u2019': // right single quotation mark, the usual typed apostrophe
 		return clApos
-	case r >= 0x1100 && isCJK(r):
+	case textutil.IsCJK(r):
 		return clCJK
 	case unicode.IsLetter(r), unicode.IsNumber(r):
 		return clWord
@@ -65,12 +67,6 @@ func classify(r rune) int {
 		return clSymbol
 	}
 	return clSep
-}
-
-func isCJK(r rune) bool {
-	return unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) ||
-		unicode.Is(unicode.Katakana, r) || unicode.Is(unicode.Hangul, r) ||
-		r == 'ー' // the prolonged sound mark is Common, not Katakana
 }
 
 // tokenize splits text, after NFKC normalisation and lower-casing, into

@@ -18,42 +18,12 @@ import (
 	"github.com/engram-dev/engram/pipeline"
 )
 
-// homeBackup is a BackupService over a real archive and palace, in the
-// order the engine uses: the palace snapshot first, then the archive cut.
-type homeBackup struct {
-	a *archive.Archive
-	p *palace.DB
-}
-
-var _ httpapi.BackupService = homeBackup{}
-
-func (h homeBackup) Backup(ctx context.Context, req httpapi.BackupRequest) (httpapi.BackupReport, error) {
-	start := time.Now()
-	if ents, _ := os.ReadDir(req.Dir); len(ents) > 0 {
-		return httpapi.BackupReport{}, engram.Errorf(engram.ECONFLICT, "%s is not empty", req.Dir)
-	}
-	if err := os.MkdirAll(req.Dir, 0o700); err != nil {
-		return httpapi.BackupReport{}, err
-	}
-	pi, err := h.p.Backup(ctx, filepath.Join(req.Dir, "palace.db"))
-	if err != nil {
-		return httpapi.BackupReport{}, err
-	}
-	ai, err := h.a.Backup(ctx, filepath.Join(req.Dir, "archive"))
-	if err != nil {
-		return httpapi.BackupReport{}, err
-	}
-	return httpapi.BackupReport{Dir: req.Dir, CreatedAt: start, ArchiveSeq: ai.LastSeq, ArchiveTurns: ai.Turns,
-		IndexedSeq: pi.IndexedSeq, SchemaVersion: pi.SchemaVersion, Files: len(ai.Files) + 1,
-		TookMS: float64(time.Since(start).Microseconds()) / 1000}, nil
-}
-
-// mustOpenBackupStack is mustOpenStack with POST /v1/backup served.
+// mustOpenBackupStack serves the real engine of a temporary home
+// (engine.Open, as `engram serve` opens it), POST /v1/backup included.
 func mustOpenBackupStack(tb testing.TB, cfg httpapi.Config) *stack {
 	tb.Helper()
-	return mustOpenStack(tb, cfg, func(srv *httpapi.Server, s *stack) {
-		srv.Backup = homeBackup{s.Archive, s.Palace}
-	})
+	s, _ := mustOpenEngineStack(tb, cfg)
+	return s
 }
 
 // TestPostBackupWhileIngesting backs up through the API while clients post
@@ -89,7 +59,7 @@ func TestPostBackupWhileIngesting(t *testing.T) {
 	}
 	var reports []map[string]any
 	for i := range 3 {
-		waitUntilSeq(t, s.Archive, int64(100*(i+1)))
+		waitUntilSeq(t, s.LastSeq, int64(100*(i+1)))
 		dir := filepath.Join(t.TempDir(), "backup")
 		code, out := s.do(t, "POST", "/v1/backup", []byte(`{"dir":`+quote(dir)+`}`))
 		if code != 200 {
@@ -125,10 +95,10 @@ func TestPostBackupWhileIngesting(t *testing.T) {
 	}
 }
 
-func waitUntilSeq(t *testing.T, a *archive.Archive, seq int64) {
+func waitUntilSeq(t *testing.T, lastSeq func() int64, seq int64) {
 	t.Helper()
 	deadline := time.Now().Add(time.Minute)
-	for a.LastSeq() < seq {
+	for lastSeq() < seq {
 		if time.Now().After(deadline) {
 			t.Fatalf("the archive did not reach seq %d", seq)
 		}

@@ -2,42 +2,41 @@ package httpapi_test
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/engine"
 	"github.com/engram-dev/engram/httpapi"
 )
 
-// doctorStub answers with a fixed report; the real checks run against a
-// real home in cmd/engram's tests.
-type doctorStub struct{ rep httpapi.DoctorReport }
-
-func (d doctorStub) Doctor(context.Context) httpapi.DoctorReport { return d.rep }
-
 // reindexStub records requests and answers with err, if set.
 type reindexStub struct {
-	got []httpapi.ReindexRequest
+	got []engram.ReindexRequest
 	err error
 }
 
-func (r *reindexStub) StartReindex(_ context.Context, req httpapi.ReindexRequest) (httpapi.ReindexStatus, error) {
+func (r *reindexStub) StartReindex(_ context.Context, req engram.ReindexRequest) (engram.ReindexStatus, error) {
 	if r.err != nil {
-		return httpapi.ReindexStatus{}, r.err
+		return engram.ReindexStatus{}, r.err
 	}
 	r.got = append(r.got, req)
-	return httpapi.ReindexStatus{Model: "m", State: httpapi.ReindexRunning, Reembed: req.Reembed}, nil
+	return engram.ReindexStatus{Model: "m", State: engram.ReindexRunning, Reembed: req.Reembed}, nil
 }
 
-func (r *reindexStub) ReindexStatus(context.Context) (httpapi.ReindexStatus, error) {
+func (r *reindexStub) ReindexStatus(context.Context) (engram.ReindexStatus, error) {
 	if len(r.got) == 0 {
-		return httpapi.ReindexStatus{}, engram.Errorf(engram.ENOTFOUND, "no reindex ran since the server started")
+		return engram.ReindexStatus{}, engram.Errorf(engram.ENOTFOUND, "no reindex ran since the server started")
 	}
-	return httpapi.ReindexStatus{Model: "m", State: httpapi.ReindexDone}, nil
+	return engram.ReindexStatus{Model: "m", State: engram.ReindexDone}, nil
 }
 
 func mustServe(t *testing.T, cfg httpapi.Config, set func(*httpapi.Server)) string {
@@ -76,14 +75,14 @@ func call(t *testing.T, method, url, token, body string) (int, map[string]any) {
 }
 
 func TestDoctorReportStatus(t *testing.T) {
-	var r httpapi.DoctorReport
-	r.Add(httpapi.DoctorCheck{Name: "a", Status: httpapi.CheckOK})
-	if r.Status != httpapi.CheckOK || r.Failed() {
+	var r engram.DoctorReport
+	r.Add(engram.DoctorCheck{Name: "a", Status: engram.CheckOK})
+	if r.Status != engram.CheckOK || r.Failed() {
 		t.Fatalf("%+v", r)
 	}
-	r.Add(httpapi.DoctorCheck{Name: "b", Status: httpapi.CheckFail})
-	r.Add(httpapi.DoctorCheck{Name: "c", Status: httpapi.CheckWarn})
-	if r.Status != httpapi.CheckFail || !r.Failed() || len(r.Checks) != 3 {
+	r.Add(engram.DoctorCheck{Name: "b", Status: engram.CheckFail})
+	r.Add(engram.DoctorCheck{Name: "c", Status: engram.CheckWarn})
+	if r.Status != engram.CheckFail || !r.Failed() || len(r.Checks) != 3 {
 		t.Fatalf("the worst status stays: %+v", r)
 	}
 }
@@ -97,19 +96,43 @@ func TestDoctorAndReindexRoutes(t *testing.T) {
 		}
 	}
 
-	var rep httpapi.DoctorReport
-	rep.Add(httpapi.DoctorCheck{Name: "vectors", Status: httpapi.CheckFail, Finding: "2 turns have no vector", Fix: "engram reindex vectors"})
-	rx := &reindexStub{}
-	base = mustServe(t, httpapi.Config{Token: "s3cret"}, func(s *httpapi.Server) { s.Doctor, s.Reindex = doctorStub{rep}, rx })
-	if code, _ := call(t, "GET", base+"/v1/doctor", "", ""); code != http.StatusUnauthorized {
+	// The real engine of a home whose turn lost its vector: the doctor
+	// fails and names the fix; the route answers 200 with its report.
+	s, eng := mustOpenEngineStack(t, httpapi.Config{Token: "s3cret"})
+	if code, out := s.do(t, "POST", "/v1/turns", []byte(`{"turns":[{"session":"s1","content":"the cache listens on port 6380"},{"session":"s1","content":"billing moved to Postgres"}]}`)); code != http.StatusCreated {
+		t.Fatalf("POST /v1/turns: %d %v", code, out)
+	}
+	waitEmbedded(t, eng)
+	lost := mustLoseVector(t, eng)
+	if code, _ := call(t, "GET", s.URL+"/v1/doctor", "", ""); code != http.StatusUnauthorized {
 		t.Errorf("GET /v1/doctor without the token: %d", code)
 	}
-	code, out := call(t, "GET", base+"/v1/doctor", "s3cret", "")
+	code, out := call(t, "GET", s.URL+"/v1/doctor", "s3cret", "")
 	checks, _ := out["checks"].([]any)
-	if code != http.StatusOK || out["status"] != "fail" || len(checks) != 1 ||
-		checks[0].(map[string]any)["fix"] != "engram reindex vectors" {
+	found := false
+	for _, c := range checks {
+		c := c.(map[string]any)
+		if c["name"] == "vectors" && c["status"] == "fail" && c["fix"] == "engram reindex vectors" && strings.Contains(c["finding"].(string), lost) {
+			found = true
+		}
+	}
+	if code != http.StatusOK || out["status"] != "fail" || !found {
 		t.Fatalf("GET /v1/doctor: %d %v", code, out)
 	}
+	// The answer is the engine's own report, check for check.
+	want := eng.Doctor(context.Background())
+	if len(checks) != len(want.Checks) {
+		t.Fatalf("GET /v1/doctor has %d checks, the engine %d: %v", len(checks), len(want.Checks), out)
+	}
+	for i, c := range want.Checks {
+		got := checks[i].(map[string]any)
+		if got["name"] != c.Name || got["status"] != c.Status || (got["fix"] != nil || c.Fix != "") && got["fix"] != c.Fix {
+			t.Errorf("check %d: %v, the engine's %+v", i, got, c)
+		}
+	}
+
+	rx := &reindexStub{}
+	base = mustServe(t, httpapi.Config{Token: "s3cret"}, func(s *httpapi.Server) { s.Reindex = rx })
 
 	if code, out := call(t, "GET", base+"/v1/reindex", "s3cret", ""); code != http.StatusNotFound || out["error"].(map[string]any)["code"] != engram.ENOTFOUND {
 		t.Errorf("GET /v1/reindex before any: %d %v", code, out)
@@ -119,7 +142,7 @@ func TestDoctorAndReindexRoutes(t *testing.T) {
 		reembed bool
 	}{{"", false}, {"{}", false}, {`{"reembed": true}`, true}, {`{"reembed": false}`, false}} {
 		code, out := call(t, "POST", base+"/v1/reindex", "s3cret", c.body)
-		if code != http.StatusAccepted || out["reembed"] != c.reembed || out["state"] != httpapi.ReindexRunning {
+		if code != http.StatusAccepted || out["reembed"] != c.reembed || out["state"] != engram.ReindexRunning {
 			t.Errorf("POST /v1/reindex %q: %d %v", c.body, code, out)
 		}
 	}
@@ -139,11 +162,49 @@ func TestDoctorAndReindexRoutes(t *testing.T) {
 			t.Errorf("POST /v1/reindex %q: %d %v, want 400 on field %s", c.body, code, out, c.field)
 		}
 	}
-	if code, out := call(t, "GET", base+"/v1/reindex", "s3cret", ""); code != http.StatusOK || out["state"] != httpapi.ReindexDone {
+	if code, out := call(t, "GET", base+"/v1/reindex", "s3cret", ""); code != http.StatusOK || out["state"] != engram.ReindexDone {
 		t.Errorf("GET /v1/reindex: %d %v", code, out)
 	}
 	rx.err = engram.Errorf(engram.ECONFLICT, "a reindex of m is running")
 	if code, out := call(t, "POST", base+"/v1/reindex", "s3cret", "{}"); code != http.StatusConflict {
 		t.Errorf("POST /v1/reindex while one runs: %d %v", code, out)
 	}
+}
+
+// waitEmbedded waits until every archived turn of eng has its vector.
+func waitEmbedded(t *testing.T, eng *engine.Engine) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		h := eng.Health(context.Background())
+		if h.Vectors != nil && h.Vectors.Model != "" && h.Vectors.EmbeddedSeq >= h.ArchiveSeq {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the vectors did not catch up: %+v", h)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// mustLoseVector deletes the vector of the first turn from the palace's
+// SQLite, as a damaged or lost row would, and returns the turn's id.
+func mustLoseVector(t *testing.T, eng *engine.Engine) string {
+	t.Helper()
+	u := url.URL{Scheme: "file", Path: filepath.Join(eng.Config().Home, engine.PalaceFile)}
+	db, err := sql.Open("sqlite", u.String()+"?_pragma=busy_timeout(10000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var id string
+	if err := db.QueryRow(`SELECT id FROM turns ORDER BY seq LIMIT 1`).Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := db.Exec(`DELETE FROM vectors WHERE id = ?`, id); err != nil {
+		t.Fatal(err)
+	} else if n, _ := res.RowsAffected(); n != 1 {
+		t.Fatalf("deleted %d vectors of %s", n, id)
+	}
+	return id
 }

@@ -1,14 +1,11 @@
 package httpapi
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"time"
-	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
@@ -51,14 +48,6 @@ func (s *Server) postTurns(c echo.Context) error {
 	return c.JSON(http.StatusCreated, turnsResponse{IDs: res.IDs(), Turns: res.Turns, Warnings: res.Warnings})
 }
 
-// recallBody is the strict wire form of a recall request.
-type recallBody struct {
-	Namespace *string `json:"namespace"`
-	Query     *string `json:"query"`
-	K         *int    `json:"k"`
-	Mode      *string `json:"mode"`
-}
-
 func (s *Server) postRecall(c echo.Context) error {
 	body, err := s.readBody(c)
 	if err != nil {
@@ -77,49 +66,26 @@ func (s *Server) postRecall(c echo.Context) error {
 
 func decodeRecall(body []byte) (engram.RecallRequest, error) {
 	var req engram.RecallRequest
-	if !utf8.Valid(body) {
-		return req, engram.FieldError("body", "request body is not valid UTF-8")
-	}
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(body, &obj); err != nil || obj == nil {
-		return req, engram.FieldError("body", "must be a JSON object like {\"query\": \"...\"}")
-	}
 	var asOf string
-	for k, v := range obj {
-		var dst any
-		want := "a string"
-		switch k {
-		case "namespace":
-			dst = &req.Namespace
-		case "query":
-			dst = &req.Query
-		case "mode":
-			dst = &req.Mode
-		case "as_of":
-			dst = &asOf
-		case "k":
-			dst, want = &req.K, "an integer"
-		case "budget_tokens":
-			dst, want = &req.BudgetTokens, "an integer"
-		case "kinds":
-			dst, want = &req.Kinds, "an array of strings"
-		default:
-			return req, engram.FieldError(k, "unknown field %q (known: namespace, query, k, mode, as_of, budget_tokens, kinds)", k)
-		}
-		if string(v) == "null" {
-			continue
-		}
-		if err := json.Unmarshal(v, dst); err != nil {
-			return req, engram.FieldError(k, "must be %s", want)
-		}
+	err := decodeBody(body, bodyShape{like: `{"query": "..."}`, fields: []field{
+		{"namespace", &req.Namespace, "a string"},
+		{"query", &req.Query, "a string"},
+		{"k", &req.K, "an integer"},
+		{"mode", &req.Mode, "a string"},
+		{"as_of", &asOf, "a string"},
+		{"budget_tokens", &req.BudgetTokens, "an integer"},
+		{"kinds", &req.Kinds, "an array of strings"},
+	}})
+	if err != nil {
+		return req, err
 	}
 	if asOf != "" {
 		t, err := time.Parse(time.RFC3339Nano, asOf)
 		if err != nil {
 			return req, engram.FieldError("as_of", "timestamp %q is not RFC 3339 (for example 2026-05-01T14:03:00Z)", asOf)
 		}
-		if t.Year() < 1678 || t.Year() > 2261 {
-			return req, engram.FieldError("as_of", "as_of is out of range (years 1678 to 2261)")
+		if !engram.InTimeRange(t) {
+			return req, engram.OutOfRange("as_of", "as_of")
 		}
 		req.AsOf = t.UTC()
 	}
@@ -166,29 +132,11 @@ func (s *Server) postReembed(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var req struct {
-		Model *string `json:"model"`
-	}
-	if len(bytes.TrimSpace(body)) > 0 {
-		if !utf8.Valid(body) {
-			return engram.FieldError("body", "request body is not valid UTF-8")
-		}
-		var obj map[string]json.RawMessage
-		if err := json.Unmarshal(body, &obj); err != nil || obj == nil {
-			return engram.FieldError("body", "must be a JSON object like {\"model\": \"ollama:bge-m3\"}")
-		}
-		for k, v := range obj {
-			if k != "model" {
-				return engram.FieldError(k, "unknown field %q (known: model)", k)
-			}
-			if err := json.Unmarshal(v, &req.Model); err != nil {
-				return engram.FieldError("model", "must be a string")
-			}
-		}
-	}
-	model := ""
-	if req.Model != nil {
-		model = *req.Model
+	var model string
+	if err := decodeBody(body, bodyShape{like: `{"model": "ollama:bge-m3"}`, optional: true, fields: []field{
+		{"model", &model, "a string"},
+	}}); err != nil {
+		return err
 	}
 	st, err := s.Reembed.StartReembed(c.Request().Context(), model)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/archive"
+	"github.com/engram-dev/engram/engine"
 	"github.com/engram-dev/engram/httpapi"
 	"github.com/engram-dev/engram/palace"
 	"github.com/engram-dev/engram/pipeline"
@@ -27,6 +29,7 @@ type stack struct {
 	Archive *archive.Archive
 	Palace  *palace.DB
 	Indexer *pipeline.Indexer
+	LastSeq func() int64 // the archive's last seq
 }
 
 type status struct {
@@ -71,7 +74,7 @@ func mustOpenStack(tb testing.TB, cfg httpapi.Config, set ...func(*httpapi.Serve
 	srv.Ingest = &pipeline.Ingester{Archive: a, Indexer: ix}
 	srv.Recall = rs
 	srv.Status = status{a, ix, p}
-	s := &stack{Token: cfg.Token, Archive: a, Palace: p, Indexer: ix}
+	s := &stack{Token: cfg.Token, Archive: a, Palace: p, Indexer: ix, LastSeq: a.LastSeq}
 	for _, f := range set {
 		f(srv, s)
 	}
@@ -79,6 +82,33 @@ func mustOpenStack(tb testing.TB, cfg httpapi.Config, set ...func(*httpapi.Serve
 	tb.Cleanup(ts.Close)
 	s.URL = ts.URL
 	return s
+}
+
+// mustOpenEngineStack serves the real engine of a temporary home, opened
+// as `engram serve` opens it (engine.Open with the default configuration:
+// builtin vectors, the rules extractor), every route of the API on it.
+func mustOpenEngineStack(tb testing.TB, cfg httpapi.Config) (*stack, *engine.Engine) {
+	tb.Helper()
+	ecfg := engine.DefaultConfig()
+	ecfg.Home = filepath.Join(tb.TempDir(), "home")
+	e, err := engine.Open(context.Background(), ecfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		if err := e.Close(); err != nil {
+			tb.Error(err)
+		}
+	})
+	cfg.Addr = "127.0.0.1:0"
+	srv, err := httpapi.New(cfg, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	e.Serve(srv)
+	ts := httptest.NewServer(srv.Handler())
+	tb.Cleanup(ts.Close)
+	return &stack{URL: ts.URL, Token: cfg.Token, LastSeq: e.LastSeq}, e
 }
 
 // do sends a request and decodes the JSON answer into a map.

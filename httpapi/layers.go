@@ -19,13 +19,6 @@ import (
 // MaxLayerLimit is the largest limit the layer routes accept.
 const MaxLayerLimit = 1000
 
-// allNamespaces, as the namespace of /v1/memories or /v1/scenes, lists every
-// namespace (as in recall).
-const allNamespaces = "*"
-
-// memoryTypes are the values of /v1/memories?type=.
-var memoryTypes = []string{engram.MemoryFact, engram.MemoryDecision, engram.MemoryPreference, engram.MemoryPlan, engram.MemoryEvent}
-
 func (s *Server) layers() (engram.LayerService, error) {
 	if s.Layers == nil {
 		return nil, engram.Errorf(engram.EUNSUPPORTED, "the derived layers are not available on this server")
@@ -45,7 +38,7 @@ func (s *Server) getMemories(c echo.Context) error {
 	}
 	q := engram.MemoryQuery{
 		Namespace:  p.namespace(true),
-		Type:       p.oneOf("type", memoryTypes),
+		Type:       p.memoryType("type"),
 		Subject:    p.name("subject"),
 		Text:       p.text("q"),
 		Superseded: p.bool("superseded"),
@@ -60,6 +53,20 @@ func (s *Server) getMemories(c echo.Context) error {
 		return err
 	}
 	return c.JSON(http.StatusOK, map[string]any{"memories": nonNil(mems)})
+}
+
+// memoryValues is the query string of GET /v1/memories for q, as Client
+// sends it and getMemories reads it.
+func memoryValues(q engram.MemoryQuery) url.Values {
+	v := url.Values{}
+	v.Set("namespace", orDefault(q.Namespace, engram.AllNamespaces))
+	setParam(v, "type", q.Type)
+	setParam(v, "subject", q.Subject)
+	setParam(v, "q", q.Text)
+	setFlag(v, "superseded", q.Superseded)
+	setSpan(v, q.From, q.To)
+	setLimit(v, q.Limit)
+	return v
 }
 
 // getScenes lists L2 scenes: newest first, or best first with q.
@@ -89,6 +96,17 @@ func (s *Server) getScenes(c echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]any{"scenes": nonNil(scenes)})
 }
 
+// sceneValues is the query string of GET /v1/scenes for q.
+func sceneValues(q engram.SceneQuery) url.Values {
+	v := url.Values{}
+	v.Set("namespace", orDefault(q.Namespace, engram.AllNamespaces))
+	setParam(v, "session", q.Session)
+	setParam(v, "q", q.Text)
+	setSpan(v, q.From, q.To)
+	setLimit(v, q.Limit)
+	return v
+}
+
 // getPersona returns the L3 profile of a speaker, or of every speaker of the
 // namespace.
 func (s *Server) getPersona(c echo.Context) error {
@@ -109,6 +127,14 @@ func (s *Server) getPersona(c echo.Context) error {
 		return err
 	}
 	return c.JSON(http.StatusOK, map[string]any{"personas": nonNil(ps)})
+}
+
+// personaValues is the query string of GET /v1/persona.
+func personaValues(namespace, speaker string) url.Values {
+	v := url.Values{}
+	setParam(v, "namespace", namespace)
+	setParam(v, "speaker", speaker)
+	return v
 }
 
 // getGraph answers a knowledge-graph query about an entity: its triples
@@ -144,6 +170,19 @@ func (s *Server) getGraph(c echo.Context) error {
 	}
 	res.Triples = nonNil(res.Triples)
 	return c.JSON(http.StatusOK, res)
+}
+
+// graphValues is the query string of GET /v1/kg for q.
+func graphValues(q engram.GraphQuery) url.Values {
+	v := url.Values{}
+	v.Set("entity", q.Entity)
+	setParam(v, "namespace", q.Namespace)
+	if !q.AsOf.IsZero() {
+		v.Set("as_of", q.AsOf.Format(time.RFC3339Nano))
+	}
+	setFlag(v, "timeline", q.Timeline)
+	setLimit(v, q.Limit)
+	return v
 }
 
 // params reads the query string of a GET request strictly: a parameter
@@ -202,10 +241,10 @@ func (p *params) namespace(all bool) string {
 	switch {
 	case ns == "":
 		return engram.DefaultNamespace
-	case ns == allNamespaces && all:
+	case ns == engram.AllNamespaces && all:
 		return ""
-	case ns == allNamespaces:
-		p.fail(engram.FieldError("namespace", `namespace "*" is not allowed here: name one namespace`))
+	case ns == engram.AllNamespaces:
+		p.fail(engram.FieldError("namespace", "namespace "+engram.AllNamespacesRefused))
 		return ""
 	}
 	return ns
@@ -214,19 +253,18 @@ func (p *params) namespace(all bool) string {
 // text returns a keyword query, at most engram.MaxQueryBytes.
 func (p *params) text(k string) string {
 	s := p.v.Get(k)
-	if len(s) > engram.MaxQueryBytes {
-		p.fail(&engram.Error{Code: engram.ETOOLARGE, Field: k,
-			Message: fmt.Sprintf("%s is %d bytes, over the limit of %d", k, len(s), engram.MaxQueryBytes)})
+	if err := engram.CheckQueryText(k, s); err != nil {
+		p.fail(err.(*engram.Error))
 		return ""
 	}
 	return s
 }
 
-// oneOf returns a value that must be one of allowed, or "" when absent.
-func (p *params) oneOf(k string, allowed []string) string {
+// memoryType returns a memory type, or "" when absent.
+func (p *params) memoryType(k string) string {
 	s := p.v.Get(k)
-	if s != "" && !slices.Contains(allowed, s) {
-		p.fail(engram.FieldError(k, "unknown %s %q (want one of %s)", k, s, strings.Join(allowed, ", ")))
+	if s != "" && !engram.ValidMemoryType(s) {
+		p.fail(engram.UnknownMemoryType(k, s))
 		return ""
 	}
 	return s
@@ -260,8 +298,8 @@ func (p *params) time(k string) time.Time {
 		p.fail(engram.FieldError(k, "%s %q is not RFC 3339 (for example 2026-05-01T14:03:00Z)", k, s))
 		return time.Time{}
 	}
-	if t.Year() < 1678 || t.Year() > 2261 {
-		p.fail(engram.FieldError(k, "%s is out of range (years 1678 to 2261)", k))
+	if !engram.InTimeRange(t) {
+		p.fail(engram.OutOfRange(k, k))
 		return time.Time{}
 	}
 	return t.UTC()
@@ -297,4 +335,39 @@ func nonNil[T any](s []T) []T {
 		return []T{}
 	}
 	return s
+}
+
+// orDefault returns s, or def when s is "".
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+func setParam(v url.Values, k, s string) {
+	if s != "" {
+		v.Set(k, s)
+	}
+}
+
+func setFlag(v url.Values, k string, b bool) {
+	if b {
+		v.Set(k, "true")
+	}
+}
+
+func setSpan(v url.Values, from, to time.Time) {
+	if !from.IsZero() {
+		v.Set("from", from.Format(time.RFC3339Nano))
+	}
+	if !to.IsZero() {
+		v.Set("to", to.Format(time.RFC3339Nano))
+	}
+}
+
+func setLimit(v url.Values, n int) {
+	if n > 0 {
+		v.Set("limit", strconv.Itoa(n))
+	}
 }

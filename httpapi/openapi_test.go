@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -26,8 +27,11 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 	for _, d := range diffs {
 		t.Error(d)
 	}
-	// The comparison catches both directions.
-	routes := append(srv.Routes()[1:], &echo.Route{Method: "GET", Path: "/v1/nope/:id"})
+	// The comparison catches both directions. The route dropped is one the
+	// document describes (Routes comes in no fixed order, and /metrics and
+	// /mcp are not compared).
+	routes := slices.DeleteFunc(srv.Routes(), func(r *echo.Route) bool { return r.Method == "POST" && r.Path == "/v1/turns" })
+	routes = append(routes, &echo.Route{Method: "GET", Path: "/v1/nope/:id"})
 	diffs, _ = httpapi.OpenAPIMismatches(routes)
 	if len(diffs) != 2 || diffs[1] != "served but not in openapi.json: GET /v1/nope/{id}" {
 		t.Errorf("with a route dropped and one added, mismatches = %q", diffs)

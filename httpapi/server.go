@@ -54,15 +54,15 @@ type Server struct {
 	Layers engram.LayerService
 	// Vaults, if set, serves GET /v1/vaults and POST /v1/vaults/sync (501
 	// otherwise).
-	Vaults VaultAdmin
+	Vaults engram.VaultAdmin
 	// VaultDocs, if set, serves GET /v1/graph (501 otherwise).
 	VaultDocs engram.VaultService
 	// Doctor, if set, serves GET /v1/doctor (501 otherwise).
-	Doctor DoctorService
+	Doctor engram.DoctorService
 	// Reindex, if set, serves POST and GET /v1/reindex (501 otherwise).
-	Reindex ReindexService
+	Reindex engram.ReindexService
 	// Backup, if set, serves POST /v1/backup (501 otherwise).
-	Backup BackupService
+	Backup engram.BackupService
 	// MCP, if set, serves the Model Context Protocol (streamable HTTP) at
 	// /mcp, behind the same token check as the API; the route exists only
 	// when it is set.

@@ -1,73 +1,17 @@
 package httpapi
 
 import (
-	"bytes"
-	"context"
-	"encoding/json"
 	"net/http"
 	"net/url"
 	"path/filepath"
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/engram-dev/engram"
 )
 
-// Graph depths of GET /v1/graph.
-const (
-	DefaultGraphDepth = 2
-	MaxGraphDepth     = 6
-)
-
-// VaultAdmin lists and syncs the configured vaults (the Markdown folders of
-// `[[vaults]]` in config.toml). The engine of `engram serve` implements it.
-type VaultAdmin interface {
-	// Vaults lists the configured vaults with their indexed counts.
-	Vaults(ctx context.Context) ([]VaultStatus, error)
-	// SyncVaults syncs every configured vault (vault "") or the one whose
-	// root is vault, and returns a report per vault. A vault that failed
-	// has its Error set; the error returned is for the request as a whole:
-	// ENOTFOUND when vault is not configured, or ctx's error.
-	SyncVaults(ctx context.Context, vault string) ([]VaultSyncReport, error)
-}
-
-// VaultStatus is a configured vault as GET /v1/vaults lists it.
-type VaultStatus struct {
-	Path            string `json:"path"`
-	Namespace       string `json:"namespace"`
-	Docs            int    `json:"docs"`
-	Chunks          int    `json:"chunks"`
-	UnresolvedLinks int    `json:"unresolved_links"`
-}
-
-// VaultSyncReport is what a sync of one vault did.
-type VaultSyncReport struct {
-	Vault     string        `json:"vault"`
-	Namespace string        `json:"namespace"`
-	Files     int           `json:"files"`     // Markdown files in the folder
-	Unchanged int           `json:"unchanged"` // left as they were indexed
-	Indexed   []string      `json:"indexed"`   // new or changed files
-	Removed   []string      `json:"removed"`   // deleted or renamed away
-	Skipped   []SkippedFile `json:"skipped"`   // could not be read or parsed
-	// UnresolvedLinks counts the vault's links to no document after the
-	// sync; Unresolved lists them.
-	UnresolvedLinks int              `json:"unresolved_links"`
-	Unresolved      []engram.DocLink `json:"unresolved"`
-	TookMS          float64          `json:"took_ms"`
-	// Error says why the sync of this vault failed; what it indexed
-	// before stays indexed.
-	Error string `json:"error,omitempty"`
-}
-
-// SkippedFile is a file a sync left out, with the reason.
-type SkippedFile struct {
-	Path   string `json:"path"`
-	Reason string `json:"reason"`
-}
-
-func (s *Server) vaultAdmin() (VaultAdmin, error) {
+func (s *Server) vaultAdmin() (engram.VaultAdmin, error) {
 	if s.Vaults == nil {
 		return nil, engram.Errorf(engram.EUNSUPPORTED, "vaults are not available on this server")
 	}
@@ -107,25 +51,10 @@ func (s *Server) postVaultsSync(c echo.Context) error {
 		return err
 	}
 	var root string
-	if len(bytes.TrimSpace(body)) > 0 {
-		if !utf8.Valid(body) {
-			return engram.FieldError("body", "request body is not valid UTF-8")
-		}
-		var obj map[string]json.RawMessage
-		if err := json.Unmarshal(body, &obj); err != nil || obj == nil {
-			return engram.FieldError("body", `must be a JSON object like {"vault": "/path/to/vault"} or {}`)
-		}
-		for k, v := range obj {
-			if k != "vault" {
-				return engram.FieldError(k, "unknown field %q (known: vault)", k)
-			}
-			if string(v) == "null" {
-				continue
-			}
-			if err := json.Unmarshal(v, &root); err != nil {
-				return engram.FieldError("vault", "must be a string: the vault's folder, an absolute path")
-			}
-		}
+	if err := decodeBody(body, bodyShape{like: `{"vault": "/path/to/vault"} or {}`, optional: true, fields: []field{
+		{"vault", &root, "a string: the vault's folder, an absolute path"},
+	}}); err != nil {
+		return err
 	}
 	if root != "" {
 		if root, err = vaultRoot("vault", root); err != nil {
@@ -156,7 +85,7 @@ func (s *Server) getDocGraph(c echo.Context) error {
 		return err
 	}
 	doc := p.name("doc")
-	depth := p.intRange("depth", 1, MaxGraphDepth, DefaultGraphDepth)
+	depth := p.intRange("depth", 1, engram.MaxGraphDepth, engram.DefaultGraphDepth)
 	root := p.name("vault")
 	switch {
 	case p.err != nil:
@@ -175,6 +104,17 @@ func (s *Server) getDocGraph(c echo.Context) error {
 	}
 	g.Linked, g.Backlinks, g.Unresolved = nonNil(g.Linked), nonNil(g.Backlinks), nonNil(g.Unresolved)
 	return c.JSON(http.StatusOK, g)
+}
+
+// docGraphValues is the query string of GET /v1/graph.
+func docGraphValues(vault, doc string, depth int) url.Values {
+	v := url.Values{}
+	v.Set("doc", doc)
+	setParam(v, "vault", vault)
+	if depth > 0 {
+		v.Set("depth", strconv.Itoa(depth))
+	}
+	return v
 }
 
 // vaultRoot checks a vault's folder as a client names it: absolute,

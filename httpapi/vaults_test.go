@@ -183,17 +183,17 @@ func TestDocGraphBadParams(t *testing.T) {
 	}
 }
 
-// syncAdmin is an httpapi.VaultAdmin over a real palace and real folders,
+// syncAdmin is an engram.VaultAdmin over a real palace and real folders,
 // synced by vault.Syncer (the engine's wiring without the engine).
 type syncAdmin struct {
 	p     *palace.DB
 	roots []string
 }
 
-var _ httpapi.VaultAdmin = syncAdmin{}
+var _ engram.VaultAdmin = syncAdmin{}
 
-func (a syncAdmin) Vaults(ctx context.Context) ([]httpapi.VaultStatus, error) {
-	var out []httpapi.VaultStatus
+func (a syncAdmin) Vaults(ctx context.Context) ([]engram.VaultStatus, error) {
+	var out []engram.VaultStatus
 	for _, root := range a.roots {
 		docs, err := a.p.Docs(ctx, root)
 		if err != nil {
@@ -203,7 +203,7 @@ func (a syncAdmin) Vaults(ctx context.Context) ([]httpapi.VaultStatus, error) {
 		if err != nil {
 			return nil, err
 		}
-		st := httpapi.VaultStatus{Path: root, Namespace: "default", Docs: len(docs), UnresolvedLinks: len(un)}
+		st := engram.VaultStatus{Path: root, Namespace: "default", Docs: len(docs), UnresolvedLinks: len(un)}
 		for _, d := range docs {
 			st.Chunks += d.Chunks
 		}
@@ -212,15 +212,15 @@ func (a syncAdmin) Vaults(ctx context.Context) ([]httpapi.VaultStatus, error) {
 	return out, nil
 }
 
-func (a syncAdmin) SyncVaults(ctx context.Context, root string) ([]httpapi.VaultSyncReport, error) {
-	var out []httpapi.VaultSyncReport
+func (a syncAdmin) SyncVaults(ctx context.Context, root string) ([]engram.VaultSyncReport, error) {
+	var out []engram.VaultSyncReport
 	for _, r := range a.roots {
 		if root != "" && r != root {
 			continue
 		}
 		s := &vault.Syncer{Store: palace.VaultIndex{DB: a.p}}
 		rep, err := s.Sync(ctx, r, "default")
-		wire := httpapi.VaultSyncReport{Vault: r, Namespace: "default", Files: rep.Files, Unchanged: rep.Unchanged,
+		wire := engram.VaultSyncReport{Vault: r, Namespace: "default", Files: rep.Files, Unchanged: rep.Unchanged,
 			Indexed: rep.Indexed, Removed: rep.Removed, TookMS: rep.TookMS}
 		if err != nil {
 			wire.Error = err.Error()

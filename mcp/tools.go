@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -29,10 +30,14 @@ const DefaultSession = "mcp"
 // API's MaxLayerLimit).
 const MaxLimit = 1000
 
-// allNamespaces, as a namespace, searches or lists every namespace.
-const allNamespaces = "*"
-
-var memoryTypes = []any{engram.MemoryFact, engram.MemoryDecision, engram.MemoryPreference, engram.MemoryPlan, engram.MemoryEvent}
+// memoryTypes are the memory types as the schema's enum lists them.
+var memoryTypes = func() []any {
+	var out []any
+	for _, t := range engram.MemoryTypes() {
+		out = append(out, t)
+	}
+	return out
+}()
 
 // RememberInput is the input of the remember tool.
 type RememberInput struct {
@@ -283,8 +288,8 @@ func (s *Server) graph(ctx context.Context, q engram.GraphQuery) (KGOutput, erro
 	if q.Namespace == "" {
 		q.Namespace = engram.DefaultNamespace
 	}
-	if q.Namespace == allNamespaces {
-		return KGOutput{}, engram.FieldError("namespace", `"*" is not allowed here: name one namespace`)
+	if q.Namespace == engram.AllNamespaces {
+		return KGOutput{}, engram.FieldError("namespace", engram.AllNamespacesRefused)
 	}
 	if err := checkLimit(q.Limit); err != nil {
 		return KGOutput{}, err
@@ -316,7 +321,7 @@ func (s *Server) memories(ctx context.Context, in MemoriesInput) (MemoriesOutput
 	switch q.Namespace {
 	case "":
 		q.Namespace = engram.DefaultNamespace
-	case allNamespaces:
+	case engram.AllNamespaces:
 		q.Namespace = ""
 	}
 	if err := checkLimit(q.Limit); err != nil {
@@ -375,8 +380,8 @@ func parseTime(field, s string, endOfDay bool) (time.Time, error) {
 			t = d.AddDate(0, 0, 1).Add(-time.Nanosecond)
 		}
 	}
-	if t.Year() < 1678 || t.Year() > 2261 {
-		return time.Time{}, engram.FieldError(field, "%q is out of range (years 1678 to 2261)", s)
+	if !engram.InTimeRange(t) {
+		return time.Time{}, engram.OutOfRange(field, strconv.Quote(s))
 	}
 	return t.UTC(), nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/ollama/ollama/api"
 
 	engram "github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/internal/backoff"
 )
 
 // probeText is what Check embeds.
@@ -161,7 +162,7 @@ func (e *Embedder) Ping(ctx context.Context) (version string, err error) {
 // do runs call with a per-attempt timeout, and again after a backoff while
 // it fails for a transient reason, at most retries more times.
 func (e *Embedder) do(ctx context.Context, op string, retries int, call func(context.Context) error) error {
-	delay := e.cfg.RetryDelay
+	delay := backoff.Backoff{Base: e.cfg.RetryDelay, Max: MaxRetryDelay}
 	for attempt := 1; ; attempt++ {
 		actx, cancel := context.WithTimeout(ctx, e.cfg.Timeout)
 		err := call(actx)
@@ -175,13 +176,12 @@ func (e *Embedder) do(ctx context.Context, op string, retries int, call func(con
 		if !transient(err) || attempt > retries {
 			return e.describe(err, attempt)
 		}
-		t := time.NewTimer(delay)
+		t := time.NewTimer(delay.Next())
 		select {
 		case <-ctx.Done():
 			t.Stop()
 			return fmt.Errorf("ollama %s: %w", op, ctx.Err())
 		case <-t.C:
 		}
-		delay = min(2*delay, MaxRetryDelay)
 	}
 }

@@ -131,7 +131,8 @@
 //     returns a deleted vector, so an external index that missed a delete
 //     keeps the vector until it is rebuilt.
 //   - Vector times are stored as int64 nanoseconds: a vector dated before
-//     1678 or after 2262 is refused.
+//     1677-09-21 or after 2262-04-11 is refused (a little wider than the
+//     years engram.MinYear to engram.MaxYear that the API accepts).
 //   - The gse dictionary (simplified Chinese, 352,000 words) loads on the
 //     first Chinese or Japanese text, indexed or searched: about a second and
 //     ~135 MB of heap, held for the life of the process. PreloadCJK moves the
@@ -148,6 +149,6 @@
 //   - The trigram index takes about three times the size of the text (49 MB
 //     for 16 MB of content in 100,000 turns; the whole file is 95 MB).
 //   - Times are stored as int64 nanoseconds: PutTurns refuses a turn dated
-//     before 1678 or after 2262.
+//     before 1677-09-21 or after 2262-04-11.
 //   - Scores compare the hits of one query, not of two.
 package palace

@@ -6,6 +6,8 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/engram-dev/engram/internal/textutil"
 )
 
 // Character classes that decide how a run of text is split into words.
@@ -24,12 +26,16 @@ func classOf(r rune) int {
 			return classWord
 		}
 		return classSep
-	case unicode.Is(unicode.Han, r):
+	}
+	switch textutil.ScriptOf(r) {
+	case textutil.ScriptHan:
 		return classHan
-	case unicode.Is(unicode.Hiragana, r):
+	case textutil.ScriptHiragana:
 		return classHiragana
-	case unicode.Is(unicode.Katakana, r), r == 'ー': // the prolonged sound mark is Common, not Katakana
+	case textutil.ScriptKatakana:
 		return classKatakana
+	}
+	switch {
 	case unicode.IsLetter(r), unicode.IsNumber(r), unicode.Is(unicode.Co, r):
 		// The categories FTS5's unicode61 treats as token characters.
 		return classWord
@@ -237,19 +243,11 @@ func matchExpr(terms []term) string {
 // store. Chinese and Japanese entries are particles, pronouns and question
 // words as gse returns them.
 var stopwords = func() map[string]bool {
-	m := make(map[string]bool)
-	for _, list := range []string{
-		// English: articles, pronouns, auxiliaries, prepositions, conjunctions, question words.
-		`a an the this that these those there here
-		i me my mine myself we our ours ourselves you your yours yourself yourselves
-		he him his himself she her hers herself it its itself they them their theirs themselves
-		am is are was were be been being have has had having do does did doing done
-		will would shall should can could might must ought
-		and or but nor so yet if then else than as because while until although though
-		of at by for with about against between into through during before after above below
-		to from up down in out on off over under again further once
-		what which who whom whose when where why how
-		all any both each few more most other some such no not only own same too very just also
+	m := textutil.StopwordSet(textutil.EnglishStopwords,
+		// English beyond the core list: more auxiliaries and conjunctions,
+		// the pieces FTS5 cuts contractions into, and the words of a
+		// request ("please tell me...").
+		`mine done might must ought yet else although though also
 		s t d ll m re ve don doesn didn isn aren wasn weren wouldn shouldn couldn
 		please tell let`,
 		// Chinese.
@@ -259,11 +257,7 @@ var stopwords = func() map[string]bool {
 		// Japanese.
 		`は が を に で の と も へ や か ね よ な から まで より
 		です ます でした ました ですか ますか だ である した して する いる ある
-		これ それ あれ どれ この その あの どの ここ そこ どこ 何 なに いつ 誰 だれ どう について`,
-	} {
-		for _, w := range strings.Fields(list) {
-			m[w] = true
-		}
-	}
+		これ それ あれ どれ この その あの どの ここ そこ どこ 何 なに いつ 誰 だれ どう について`)
+	delete(m, "now") // kept: "what do we use now" asks about the present
 	return m
 }()

@@ -13,9 +13,10 @@ import (
 	"strings"
 	"time"
 
-	engram "github.com/engram-dev/engram"
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
+
+	engram "github.com/engram-dev/engram"
 )
 
 // keyIndexedSeq is the palace_meta key of the indexer's watermark.
@@ -47,7 +48,7 @@ type row struct {
 // The watermark (IndexedSeq) advances to the highest Seq of the batch.
 //
 // It returns EINVALID if a turn has no ID or namespace, a Seq below 1, or a
-// time outside the years 1678 to 2262, and ECONFLICT if a turn's ID is
+// time outside what an int64 of nanoseconds holds (outsideRange), and ECONFLICT if a turn's ID is
 // stored under another Seq (the archive and the palace disagree; rebuild the
 // palace). A batch with an invalid turn stores nothing.
 func (db *DB) PutTurns(ctx context.Context, turns []engram.Turn) error {
@@ -165,13 +166,21 @@ func isUniqueViolation(err error) bool {
 	return errors.As(err, &e) && e.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE
 }
 
+// outsideRange says that t lies outside what the palace stores: Unix
+// nanoseconds in an int64 (minTime to maxTime), a few months wider than the
+// years engram accepts (engram.MinYear to engram.MaxYear).
+func outsideRange(t time.Time) string {
+	return fmt.Sprintf("time %s is outside the range the palace stores (%s to %s, Unix nanoseconds in an int64; engram accepts the years %d to %d)",
+		t.Format(time.RFC3339), minTime.Format(time.DateOnly), maxTime.Format(time.DateOnly), engram.MinYear, engram.MaxYear)
+}
+
 // nanos returns t as Unix nanoseconds, or nil for the zero time.
 func nanos(t time.Time) (any, error) {
 	if t.IsZero() {
 		return nil, nil
 	}
 	if t.Before(minTime) || t.After(maxTime) {
-		return nil, fmt.Errorf("time %s is outside the range the palace stores (years 1678 to 2262)", t.Format(time.RFC3339))
+		return nil, errors.New(outsideRange(t))
 	}
 	return t.UnixNano(), nil
 }

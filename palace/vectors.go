@@ -235,7 +235,7 @@ func (v *VectorIndex) prepare(items []engram.VectorItem) (prepared, error) {
 		}
 		if !it.TS.IsZero() && (!it.TS.After(minTime) || it.TS.After(maxTime)) {
 			return prepared{}, engram.Errorf(engram.EINVALID,
-				"palace: %s: time %s is outside the range the palace stores (years 1678 to 2262)", what, it.TS.Format(time.RFC3339))
+				"palace: %s: %s", what, outsideRange(it.TS))
 		}
 		last[it.ID] = i
 	}
@@ -272,7 +272,7 @@ func (v *VectorIndex) prepare(items []engram.VectorItem) (prepared, error) {
 //
 // Every item is checked before anything is written: an empty ID, a vector
 // whose dimension is not the index's (the message names both), a zero
-// vector, one holding NaN or ±Inf, or a time outside the years 1678 to 2262
+// vector, one holding NaN or ±Inf, or a time outside what an int64 of nanoseconds holds
 // returns EINVALID and writes nothing. Errors: EUNAVAILABLE once the palace
 // is closed; ENOTFOUND once the model is dropped.
 func (v *VectorIndex) Upsert(ctx context.Context, items []engram.VectorItem) error {

@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/engram-dev/engram/internal/backoff"
 )
 
 // progress is a worker's watermark with a broadcast on every change, so
@@ -111,7 +113,7 @@ func (f *follower) loop(ctx context.Context) {
 	if base <= 0 {
 		base = DefaultRetryDelay
 	}
-	delay := base
+	delay := backoff.Backoff{Base: base, Max: maxRetryDelay}
 	for {
 		// Arm the signal before the step, so work that lands during the
 		// step wakes the next round.
@@ -128,14 +130,14 @@ func (f *follower) loop(ctx context.Context) {
 			if errors.Is(err, context.Canceled) && ctx.Err() != nil {
 				return
 			}
-			f.logger.Warn(f.name+" failed; will retry", "err", err, "retry_in", delay)
-			retry = time.After(delay)
-			delay = min(delay*2, maxRetryDelay)
+			wait := delay.Next()
+			f.logger.Warn(f.name+" failed; will retry", "err", err, "retry_in", wait)
+			retry = time.After(wait)
 		} else {
-			delay = base
+			delay.Reset()
 		}
 		if signal == nil {
-			retry = time.After(delay)
+			retry = time.After(delay.Peek())
 		}
 		select {
 		case <-ctx.Done():

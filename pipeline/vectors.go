@@ -124,24 +124,11 @@ func (vx *VectorIndexer) CatchUp(ctx context.Context, progress func(seq int64)) 
 	if size <= 0 {
 		size = DefaultEmbedBatch
 	}
-	texts := make([]string, 0, size)
 	return streamBatches(ctx, vx.archive, vx.Embedded(), size, func(batch []engram.Turn) error {
-		texts = texts[:0]
-		for _, t := range batch {
-			texts = append(texts, t.EmbedText())
-		}
-		vecs, err := vx.embedder.Embed(ctx, texts)
-		if err == nil && len(vecs) != len(batch) {
-			err = fmt.Errorf("embedder returned %d vectors for %d texts", len(vecs), len(batch))
-		}
+		items, err := EmbedTurns(ctx, vx.embedder, batch)
 		if err != nil {
-			err = fmt.Errorf("embed turns %d..%d with %s: %w", batch[0].Seq, batch[len(batch)-1].Seq, vx.embedder.Model(), err)
 			vx.prog.fail(err)
 			return err
-		}
-		items := make([]engram.VectorItem, len(batch))
-		for i, t := range batch {
-			items[i] = engram.VectorItem{ID: t.ID, Kind: engram.KindTurn, Namespace: t.Namespace, TS: t.TS, Vector: vecs[i]}
 		}
 		last := batch[len(batch)-1].Seq
 		if err := vx.store.PutTurnVectors(ctx, items, last); err != nil {
@@ -154,4 +141,26 @@ func (vx *VectorIndexer) CatchUp(ctx context.Context, progress func(seq int64)) 
 		}
 		return nil
 	})
+}
+
+// EmbedTurns embeds turns (their EmbedText) with emb in one call and
+// returns their vector items, of kind turn: the embedding of a batch of
+// the VectorIndexer, and of a reindex's turns that lost their vector.
+func EmbedTurns(ctx context.Context, emb engram.Embedder, turns []engram.Turn) ([]engram.VectorItem, error) {
+	texts := make([]string, len(turns))
+	for i, t := range turns {
+		texts[i] = t.EmbedText()
+	}
+	vecs, err := emb.Embed(ctx, texts)
+	if err == nil && len(vecs) != len(turns) {
+		err = fmt.Errorf("embedder returned %d vectors for %d texts", len(vecs), len(turns))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("embed turns %d..%d with %s: %w", turns[0].Seq, turns[len(turns)-1].Seq, emb.Model(), err)
+	}
+	items := make([]engram.VectorItem, len(turns))
+	for i, t := range turns {
+		items[i] = engram.VectorItem{ID: t.ID, Kind: engram.KindTurn, Namespace: t.Namespace, TS: t.TS, Vector: vecs[i]}
+	}
+	return items, nil
 }

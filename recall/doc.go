@@ -14,7 +14,7 @@
 //     you remember", "认真回忆", "覚えてる?"), removed from the search text;
 //     shallow otherwise.
 //
-// ParseTimeExpr resolves temporal expressions ("last week", "on April 30",
+// ParseTimeExpr (package internal/querytext) resolves temporal expressions ("last week", "on April 30",
 // "三个月前", "先月") against as_of; Pack builds a context block within a
 // token budget (EstimateTokens).
 //
@@ -25,7 +25,9 @@
 //
 // A failing vector side (Ollama or Chroma down) degrades shallow recall to
 // keyword search and deep recall to its keyword evidence, with a warning in
-// the response; it is never an error. The knowledge-graph signal is 1 (no
-// evidence) until the L4 graph exists. Token counts are estimates made
-// without a tokenizer, biased to over-count.
+// the response; it is never an error. The layer and knowledge-graph
+// signals are 0 for a turn that no memory, scene or triple cites (always,
+// with extractor = "none"), and enter the fused product as 1 + signal, so
+// they only ever raise a score. Token counts are estimates made without a
+// tokenizer, biased to over-count.
 package recall

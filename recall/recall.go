@@ -13,7 +13,7 @@ import (
 )
 
 // AllNamespaces, given as a request's namespace, searches every namespace.
-const AllNamespaces = "*"
+const AllNamespaces = engram.AllNamespaces
 
 // MaxBudgetTokens bounds a request's context budget.
 const MaxBudgetTokens = 1 << 20
@@ -87,9 +87,8 @@ func Validate(req engram.RecallRequest) (engram.RecallRequest, error) {
 	if strings.TrimSpace(req.Query) == "" {
 		return req, engram.FieldError("query", "query is required and must not be blank")
 	}
-	if len(req.Query) > engram.MaxQueryBytes {
-		return req, &engram.Error{Code: engram.ETOOLARGE, Field: "query",
-			Message: fmt.Sprintf("query is %d bytes, over the limit of %d", len(req.Query), engram.MaxQueryBytes)}
+	if err := engram.CheckQueryText("query", req.Query); err != nil {
+		return req, err
 	}
 	switch {
 	case req.K == 0:
@@ -105,8 +104,8 @@ func Validate(req engram.RecallRequest) (engram.RecallRequest, error) {
 		return req, engram.FieldError("mode", "unknown mode %q (available: %s, %s, %s, %s, %s)", req.Mode,
 			engram.ModeAuto, engram.ModeHybrid, engram.ModeShallow, engram.ModeDeep, engram.ModeKeyword)
 	}
-	if !req.AsOf.IsZero() && (req.AsOf.Year() < 1678 || req.AsOf.Year() > 2261) {
-		return req, engram.FieldError("as_of", "as_of is out of range (years 1678 to 2261)")
+	if !req.AsOf.IsZero() && !engram.InTimeRange(req.AsOf) {
+		return req, engram.OutOfRange("as_of", "as_of")
 	}
 	seen := map[string]bool{}
 	for i, k := range req.Kinds {

@@ -9,6 +9,8 @@
 // an unchanged vault costs a walk and no reads. Parse (or ParseFile) turns one
 // file into a Doc: front matter fields, chunks for search and links. A
 // Resolver built from every doc's DocRef turns link targets into vault paths.
+// InstallHook and UninstallHook manage the git post-commit hook that syncs a
+// vault after each commit: a file of the vault's repository, never a note.
 //
 // # Parsing
 //

@@ -13,48 +13,33 @@ import (
 	"time"
 
 	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/bench"
 )
 
-// locomoFixture is a LoCoMo conversation small enough to score by hand.
-// Every query term occurs in exactly the turns named next to the question,
-// so the scores do not depend on how BM25 orders them.
+// locomoFixture is a LoCoMo conversation small enough to score by hand
+// (testdata/bench/locomo-fixture.json, read as a map to change). Every
+// query term occurs in exactly the turns named next to the question, so the
+// scores do not depend on how BM25 orders them:
+//   - "What was on the sofa?" (category 4, evidence D1:3): "sofa" is only
+//     in the caption of D1:3;
+//   - "Is the violin teacher patient?" (category 1): violin, teacher,
+//     patient are in D2:1 and D2:3, both evidence; D1:1 is never found; its
+//     evidence holds one entry to split, one malformed and one of no turn;
+//   - "When did they talk about the breed?" (category 2): breed is only in
+//     D1:2, in the evidence's session but no evidence;
+//   - an adversarial question (category 5) and one without evidence.
+//
+// A date without turns (session_3) is no session.
 func locomoFixture() map[string]any {
-	turn := func(speaker, id, text string) map[string]any {
-		return map[string]any{"speaker": speaker, "dia_id": id, "text": text}
+	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "bench", "locomo-fixture.json"))
+	if err != nil {
+		panic(err)
 	}
-	photo := turn("Ana", "D1:3", "A beagle. He loves the park.")
-	photo["blip_caption"] = "a photo of a beagle on a sofa"
-	photo["img_url"] = []string{"https://example.com/x.jpg"}
-	return map[string]any{
-		"speaker_a":           "Ana",
-		"speaker_b":           "Ben",
-		"session_1_date_time": "1:56 pm on 8 May, 2023",
-		"session_1": []any{
-			turn("Ana", "D1:1", "I adopted a puppy named Biscuit last week."),
-			turn("Ben", "D1:2", "Congratulations! What breed is Biscuit?"),
-			photo,
-		},
-		"session_2_date_time": "10:37 am on 27 June, 2023",
-		"session_2": []any{
-			turn("Ben", "D2:1", "I started learning the violin in June."),
-			turn("Ana", "D2:2", "How is the practice going?"),
-			turn("Ben", "D2:3", "Slowly, my teacher is patient."),
-		},
-		// A date without turns is no session.
-		"session_3_date_time": "9:00 am on 1 July, 2023",
-		"session_1_summary":   "ignored",
-		"qa": []any{
-			// "sofa" is only in the caption of D1:3.
-			map[string]any{"question": "What was on the sofa?", "answer": "a beagle", "evidence": []string{"D1:3"}, "category": 4},
-			// violin, teacher, patient: D2:1 and D2:3, both evidence; D1:1 is
-			// never found. One entry to split, one malformed, one of no turn.
-			map[string]any{"question": "Is the violin teacher patient?", "answer": "yes", "evidence": []string{"D2:1; D2:3", "D1:1", "D9", "D3:1"}, "category": 1},
-			// breed: only D1:2, in the evidence's session but no evidence.
-			map[string]any{"question": "When did they talk about the breed?", "answer": "8 May 2023", "evidence": []string{"D1:3"}, "category": 2},
-			map[string]any{"question": "What breed is Ben's cat?", "adversarial_answer": "a beagle", "evidence": []string{"D1:3"}, "category": 5},
-			map[string]any{"question": "Would Ana like dogs?", "answer": "yes", "evidence": []string{}, "category": 3},
-		},
+	var f map[string]any
+	if err := json.Unmarshal(b, &f); err != nil {
+		panic(err)
 	}
+	return f
 }
 
 func writeJSON(t *testing.T, path string, v any) {
@@ -78,13 +63,13 @@ func runMain(t *testing.T, args ...string) (code int, stdout, stderr string) {
 }
 
 // benchLocomo runs `engram bench locomo --json` with args and decodes the report.
-func benchLocomo(t *testing.T, args ...string) locomoReport {
+func benchLocomo(t *testing.T, args ...string) bench.LocomoReport {
 	t.Helper()
 	code, stdout, stderr := runMain(t, append([]string{"bench", "locomo", "--json"}, args...)...)
 	if code != 0 {
 		t.Fatalf("bench locomo %v: exit %d\n%s", args, code, stderr)
 	}
-	var rep locomoReport
+	var rep bench.LocomoReport
 	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
 		t.Fatalf("decode %s: %v", stdout, err)
 	}
@@ -92,14 +77,14 @@ func benchLocomo(t *testing.T, args ...string) locomoReport {
 }
 
 // wantScores checks scores at cutoffs 1, 5 and 10: any, recall and session at each.
-func wantScores(t *testing.T, what string, s locomoScores, questions int, at [3][3]float64) {
+func wantScores(t *testing.T, what string, s bench.LocomoScores, questions int, at [3][3]float64) {
 	t.Helper()
 	if s.Questions != questions || len(s.At) != 3 {
 		t.Fatalf("%s: %d questions, %d cutoffs; want %d and 3", what, s.Questions, len(s.At), questions)
 	}
 	for i, k := range []int{1, 5, 10} {
 		got := s.At[i]
-		want := locomoAtK{K: k, Any: at[i][0], Recall: at[i][1], Session: at[i][2]}
+		want := bench.LocomoAtK{K: k, Any: at[i][0], Recall: at[i][1], Session: at[i][2]}
 		if got.K != k || math.Abs(got.Any-want.Any) > 1e-9 || math.Abs(got.Recall-want.Recall) > 1e-9 || math.Abs(got.Session-want.Session) > 1e-9 {
 			t.Errorf("%s @%d: got %+v, want %+v", what, k, got, want)
 		}
@@ -164,7 +149,7 @@ func TestBenchLocomoScores(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var fromFile locomoReport
+	var fromFile bench.LocomoReport
 	if err := json.Unmarshal(b, &fromFile); err != nil || fromFile.Modes[0].Overall.At[0] != md.Overall.At[0] {
 		t.Errorf("--out: %v %s", err, b)
 	}
@@ -227,7 +212,7 @@ func TestBenchLocomoScores(t *testing.T) {
 	}
 }
 
-func sameScores(a, b locomoMode) bool {
+func sameScores(a, b bench.LocomoMode) bool {
 	ja, _ := json.Marshal([]any{a.Overall, a.Categories, a.Ran})
 	jb, _ := json.Marshal([]any{b.Overall, b.Categories, b.Ran})
 	return bytes.Equal(ja, jb)
@@ -347,60 +332,6 @@ func TestBenchLocomoMalformed(t *testing.T) {
 	})
 }
 
-func TestBenchLocomoParse(t *testing.T) {
-	for _, tc := range []struct {
-		in   string
-		want diaID
-		ok   bool
-	}{
-		{"D1:3", diaID{1, 3}, true},
-		{"D30:05", diaID{30, 5}, true},
-		{"D8:6; D9:17", diaID{}, false},
-		{"d1:3", diaID{}, false},
-		{"D1", diaID{}, false},
-		{" D1:3", diaID{}, false},
-		{"", diaID{}, false},
-	} {
-		got, err := parseDiaID(tc.in)
-		if (err == nil) != tc.ok || got != tc.want {
-			t.Errorf("parseDiaID(%q) = %v, %v", tc.in, got, err)
-		}
-	}
-	for _, tc := range []struct {
-		in   string
-		want time.Time
-	}{
-		{"1:56 pm on 8 May, 2023", time.Date(2023, 5, 8, 13, 56, 0, 0, time.UTC)},
-		{"12:09 am on 13 September, 2023", time.Date(2023, 9, 13, 0, 9, 0, 0, time.UTC)},
-		{"12:48 PM on 1 February, 2023", time.Date(2023, 2, 1, 12, 48, 0, 0, time.UTC)},
-	} {
-		got, err := parseLocomoTime(tc.in)
-		if err != nil || !got.Equal(tc.want) {
-			t.Errorf("parseLocomoTime(%q) = %v, %v; want %v", tc.in, got, err, tc.want)
-		}
-	}
-	// The upstream shape nests the sessions in "conversation".
-	flat := locomoFixture()
-	nested := map[string]any{"qa": flat["qa"], "sample_id": "conv-7", "conversation": flat}
-	delete(flat, "qa")
-	b, err := json.Marshal(nested)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := parseLocomo("7.json", b, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if c.namespace != "locomo-7" || len(c.sessions) != 2 || len(c.turns) != 6 || len(c.questions) != 3 || c.stats.Questions != 5 {
-		t.Errorf("nested shape: %+v", c)
-	}
-	for _, bad := range []string{"", "8 May 2023", "25:00 pm on 8 May, 2023", "1:56 pm on 31 June, 2023"} {
-		if _, err := parseLocomoTime(bad); err == nil {
-			t.Errorf("parseLocomoTime(%q) succeeded", bad)
-		}
-	}
-}
-
 // TestBenchLocomoDevSet runs the bench on the real development set when it is
 // at hand: a smoke test of the counts, not of the scores, which change with
 // every recall improvement.
@@ -408,7 +339,7 @@ func TestBenchLocomoDevSet(t *testing.T) {
 	if testing.Short() {
 		t.Skip("reads the LoCoMo development set")
 	}
-	dir, err := findLocomoData()
+	dir, err := bench.FindLocomoData()
 	if err != nil {
 		t.Skip(err)
 	}

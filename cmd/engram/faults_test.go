@@ -223,7 +223,7 @@ func TestFaultVectorMemory(t *testing.T) {
 		_, ok := rep.find("vector-memory", "ok", "21 stored vectors")
 		return ok
 	})
-	var st httpapi.ReindexStatus
+	var st engram.ReindexStatus
 	if code, _ := s.get(context.Background(), "/v1/reindex", &st); code != http.StatusNotFound {
 		t.Errorf("GET /v1/reindex before any: %d", code)
 	}

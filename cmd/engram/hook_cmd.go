@@ -16,6 +16,8 @@ import (
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/claudecode"
+	"github.com/engram-dev/engram/engine"
+	"github.com/engram-dev/engram/internal/textutil"
 	"github.com/engram-dev/engram/recall"
 )
 
@@ -24,19 +26,8 @@ const (
 	defaultHookBudget  = 1500            // tokens of context printed on a prompt
 	defaultHookK       = 20              // results asked for before the current session's are dropped
 	defaultHookTimeout = 8 * time.Second // the whole hook; Claude Code's own timeout is set to 10 s
-	hookLogFile        = "hook.log"      // in <home>/logs
-	hookLogMax         = 1 << 20         // bytes before hook.log is rotated to hook.log.1
 	hookStdinMax       = 16 << 20        // bytes of hook input read
 )
-
-// hookInput is what Claude Code sends a command hook on stdin.
-type hookInput struct {
-	SessionID      string `json:"session_id"`
-	TranscriptPath string `json:"transcript_path"`
-	CWD            string `json:"cwd"`
-	HookEventName  string `json:"hook_event_name"`
-	Prompt         string `json:"prompt"`
-}
 
 // runHook is `engram hook claude-code`. It never fails the agent: whatever
 // goes wrong is logged to <home>/logs/hook.log, nothing is printed, and the
@@ -64,7 +55,7 @@ func runHook(ctx context.Context, m *Main, args []string) error {
 	if err == nil && *budget < 0 {
 		err = fmt.Errorf("--budget %d is negative", *budget)
 	}
-	var cfg Config
+	var cfg engine.Config
 	if err == nil {
 		cfg, err = m.loadConfig()
 	}
@@ -88,11 +79,11 @@ func runHook(ctx context.Context, m *Main, args []string) error {
 
 type hook struct {
 	m           *Main
-	cfg         Config
+	cfg         engine.Config
 	namespace   string
 	budget      int
 	inclSession bool
-	in          hookInput
+	in          claudecode.HookInput
 }
 
 // run returns what to print. Archiving errors are logged and recall still
@@ -130,11 +121,11 @@ func (h *hook) backend(ctx context.Context) (backend, error) {
 	if c := discoverServer(ctx, h.cfg); c != nil {
 		return c, nil
 	}
-	lf, err := openHookLog(h.cfg)
+	lf, err := claudecode.OpenHookLog(h.cfg.Home)
 	if err != nil {
 		return nil, err
 	}
-	e, err := openEngine(ctx, h.cfg, slog.New(slog.NewTextHandler(lf, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	e, err := engine.Open(ctx, h.cfg, slog.New(slog.NewTextHandler(lf, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	if err != nil {
 		lf.Close()
 		return nil, err
@@ -154,11 +145,11 @@ func (c *closeBoth) Close() error {
 }
 
 func (h *hook) ingest(ctx context.Context, be backend) error {
-	g, err := newCCIngester(be, h.cfg, h.namespace)
+	g, err := claudecode.NewIngester(be, h.cfg.Home, h.cfg.Limits(), h.namespace)
 	if err != nil {
 		h.m.hookLog(h.cfg, h.in.HookEventName, err)
 	}
-	g.warn = func(path string, end int64, err error) {
+	g.Warn = func(path string, end int64, err error) {
 		h.m.hookLog(h.cfg, h.in.HookEventName, fmt.Errorf("%s: line ending at byte %d skipped: %w", path, end, err))
 	}
 	path := h.in.TranscriptPath
@@ -167,16 +158,16 @@ func (h *hook) ingest(ctx context.Context, be backend) error {
 			path = filepath.Join(home, path[2:])
 		}
 	}
-	if err := g.transcript(ctx, path); err != nil {
+	if err := g.Transcript(ctx, path); err != nil {
 		return err
 	}
-	return g.offsets.Save()
+	return g.Offsets.Save()
 }
 
 func (h *hook) recall(ctx context.Context, be backend) (string, error) {
 	req := engram.RecallRequest{
 		Namespace: h.namespace,
-		Query:     cutBytes(h.in.Prompt, engram.MaxQueryBytes),
+		Query:     textutil.CutBytes(h.in.Prompt, engram.MaxQueryBytes),
 		Mode:      engram.ModeAuto,
 		K:         defaultHookK,
 	}
@@ -203,31 +194,14 @@ func (h *hook) recall(ctx context.Context, be backend) (string, error) {
 
 // hookLog appends one line about err to <home>/logs/hook.log; it cannot
 // fail the hook.
-func (m *Main) hookLog(cfg Config, event string, err error) {
+func (m *Main) hookLog(cfg engine.Config, event string, err error) {
 	if cfg.Home == "" {
 		cfg.Home, _ = m.resolveHome()
 	}
-	f, ferr := openHookLog(cfg)
+	f, ferr := claudecode.OpenHookLog(cfg.Home)
 	if ferr != nil {
 		return
 	}
 	defer f.Close()
 	slog.New(slog.NewTextHandler(f, nil)).Error("claude-code hook", "event", event, "err", err)
-}
-
-// openHookLog opens the hook log for appending, rotating it first when it
-// is over hookLogMax. A home that cannot be resolved has no log.
-func openHookLog(cfg Config) (*os.File, error) {
-	if cfg.Home == "" {
-		return nil, errors.New("no home")
-	}
-	dir := filepath.Join(cfg.Home, "logs")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, err
-	}
-	path := filepath.Join(dir, hookLogFile)
-	if st, err := os.Stat(path); err == nil && st.Size() > hookLogMax {
-		os.Rename(path, path+".1")
-	}
-	return os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 }

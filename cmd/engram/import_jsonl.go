@@ -65,23 +65,19 @@ func runImportJSONL(ctx context.Context, m *Main, args []string) error {
 		defer f.Close()
 		in, name = f, pos[0]
 	}
-	cfg, err := m.loadConfig()
+	cfg, be, err := m.openHome(ctx)
 	if err != nil {
 		return err
 	}
-	be, err := m.openBackend(ctx, cfg)
-	if err != nil {
-		return err
-	}
-	imp := newRecordImporter(m, be, cfg, "engram "+cmd, *quiet)
+	imp := importer.NewImporter(be, cfg.Limits(), "engram "+cmd, *quiet, m.Stderr)
 	j := &importer.JSONL{Map: mf.m, Source: name, Namespace: *ns}
-	lines, err := j.Read(in, func(r importer.Record) error { return imp.record(ctx, r) })
+	lines, err := j.Read(in, func(r importer.Record) error { return imp.Record(ctx, r) })
 	if err == nil {
-		err = imp.flush(ctx)
+		err = imp.Flush(ctx)
 	}
 	if cerr := be.Close(); err == nil {
 		err = cerr
 	}
-	imp.report(fmt.Sprintf("%s: %d lines", name, lines))
-	return imp.result(err, "lines")
+	imp.Report(fmt.Sprintf("%s: %d lines", name, lines))
+	return imp.Result(err, "lines")
 }

@@ -1,42 +1,14 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"time"
 
-	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/importer"
 )
-
-// ingestBatch is how many good lines go to the archive in one call.
-const ingestBatch = 1000
-
-// ingestTally counts what became of the turns an importer has sent to the
-// archive.
-type ingestTally struct{ archived, duplicates int }
-
-// send archives batch through be and counts its turns: archived, or
-// duplicates where the archive already held them. It returns the backend's
-// result, whose warnings are the caller's to report, and its error as is.
-func (c *ingestTally) send(ctx context.Context, be backend, batch []engram.Turn) (engram.IngestResult, error) {
-	res, err := be.Ingest(ctx, batch)
-	if err != nil {
-		return res, err
-	}
-	for _, t := range res.Turns {
-		if t.Duplicate {
-			c.duplicates++
-		} else {
-			c.archived++
-		}
-	}
-	return res, nil
-}
 
 // progressEvery is how often ingest reports progress on stderr.
 const progressEvery = 2 * time.Second
@@ -70,100 +42,18 @@ func runIngest(ctx context.Context, m *Main, args []string) error {
 	if err != nil {
 		return err
 	}
-	ing := &lineIngester{m: m, be: be, limits: cfg.limits(), namespace: *ns, quiet: *quiet, start: time.Now()}
-	err = ing.run(ctx, in)
+	ing := importer.NewLines(be, cfg.Limits(), *ns, *quiet, m.Stderr)
+	err = ing.Read(ctx, in)
 	if cerr := be.Close(); err == nil {
 		err = cerr
 	}
 	fmt.Fprintf(m.Stderr, "engram ingest: %s: %d lines, %d turns archived (%d already present), %d bad\n",
-		name, ing.lines, ing.archived, ing.duplicates, ing.bad)
+		name, ing.Lines, ing.Archived, ing.Duplicates, ing.Bad)
 	if err != nil {
 		return err
 	}
-	if ing.bad > 0 {
-		return fmt.Errorf("%d of %d lines were not ingested (see above)", ing.bad, ing.lines)
-	}
-	return nil
-}
-
-type lineIngester struct {
-	m         *Main
-	be        backend
-	limits    engram.Limits
-	namespace string
-	quiet     bool
-	start     time.Time
-
-	ingestTally
-	lineNo     int // physical line number, for messages
-	lines, bad int // lines counts non-blank lines
-	lastReport time.Time
-	batch      []engram.Turn
-}
-
-func (g *lineIngester) run(ctx context.Context, in io.Reader) error {
-	r := bufio.NewReaderSize(in, 1<<20)
-	for {
-		line, err := r.ReadBytes('\n')
-		if len(line) > 0 {
-			g.lineNo++
-			g.line(line)
-			if len(g.batch) >= ingestBatch {
-				if err := g.flush(ctx); err != nil {
-					return err
-				}
-			}
-		}
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return err
-		}
-	}
-	return g.flush(ctx)
-}
-
-func (g *lineIngester) line(line []byte) {
-	if len(bytes.TrimSpace(line)) == 0 {
-		return // blank lines are not turns
-	}
-	g.lines++
-	in, err := engram.DecodeTurnInput(line, "")
-	if err == nil {
-		if in.Namespace == "" {
-			in.Namespace = g.namespace
-		}
-		var t engram.Turn
-		if t, err = in.Turn("", time.Now(), g.limits); err == nil {
-			g.batch = append(g.batch, t)
-			return
-		}
-	}
-	g.bad++
-	msg := errorText(err)
-	if engram.ErrorField(err) == "body" {
-		msg = "the line " + engram.ErrorMessage(err) // the "body" is the line itself
-	}
-	fmt.Fprintf(g.m.Stderr, "line %d: %s\n", g.lineNo, msg)
-}
-
-func (g *lineIngester) flush(ctx context.Context) error {
-	if len(g.batch) == 0 {
-		return nil
-	}
-	res, err := g.send(ctx, g.be, g.batch)
-	if err != nil {
-		return fmt.Errorf("archive lines up to %d: %w", g.lineNo, err)
-	}
-	for _, w := range res.Warnings {
-		fmt.Fprintln(g.m.Stderr, "warning:", w)
-	}
-	g.batch = g.batch[:0]
-	if !g.quiet && time.Since(g.start) >= progressEvery && time.Since(g.lastReport) >= progressEvery {
-		g.lastReport = time.Now()
-		rate := float64(g.lines) / time.Since(g.start).Seconds()
-		fmt.Fprintf(g.m.Stderr, "engram ingest: %d lines read, %d archived (%.0f lines/s)\n", g.lines, g.archived, rate)
+	if ing.Bad > 0 {
+		return fmt.Errorf("%d of %d lines were not ingested (see above)", ing.Bad, ing.Lines)
 	}
 	return nil
 }

@@ -4,10 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"net/http"
-	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -20,35 +17,10 @@ import (
 // layers: through the HTTP API when a server owns the home, else from the
 // home's palace opened here.
 
-var _ engram.LayerService = (*remote)(nil)
-
-// allNamespaces, as --namespace of memories and scenes, lists every
-// namespace (as in recall).
-const allNamespaces = "*"
-
-var memoryTypes = []string{engram.MemoryFact, engram.MemoryDecision, engram.MemoryPreference, engram.MemoryPlan, engram.MemoryEvent}
-
-// openLayers returns the layer reader of the home's running server, or of
-// the home opened in this process, and what closes it.
-func (m *Main) openLayers(ctx context.Context) (engram.LayerService, func() error, error) {
-	cfg, err := m.loadConfig()
-	if err != nil {
-		return nil, nil, err
-	}
-	if c := discoverServer(ctx, cfg); c != nil {
-		return c, c.Close, nil
-	}
-	e, err := openEngine(ctx, cfg, m.logger(cfg))
-	if err != nil {
-		return nil, nil, err
-	}
-	return e.palace, e.Close, nil
-}
-
 func runMemories(ctx context.Context, m *Main, args []string) error {
 	fs := m.newFlagSet("memories", "memories [--namespace N] [--type T] [--subject S] [--superseded] [--limit N] [--json] [QUERY...]")
 	ns := fs.String("namespace", engram.DefaultNamespace, `namespace to list ("*" for all)`)
-	typ := fs.String("type", "", "only memories of this type: "+strings.Join(memoryTypes, ", "))
+	typ := fs.String("type", "", "only memories of this type: "+strings.Join(engram.MemoryTypes(), ", "))
 	subject := fs.String("subject", "", "only memories about this subject (a speaker or an entity)")
 	superseded := fs.Bool("superseded", false, "include memories that a newer one replaced")
 	limit := fs.Int("limit", 0, fmt.Sprintf("most memories to print, 1 to %d (default 10)", httpapi.MaxLayerLimit))
@@ -57,19 +29,19 @@ func runMemories(ctx context.Context, m *Main, args []string) error {
 	if err != nil {
 		return err
 	}
-	if *typ != "" && !slices.Contains(memoryTypes, *typ) {
-		return &usageError{msg: fmt.Sprintf("--type %q: want one of %s", *typ, strings.Join(memoryTypes, ", "))}
+	if *typ != "" && !engram.ValidMemoryType(*typ) {
+		return &usageError{msg: fmt.Sprintf("--type %q: want one of %s", *typ, strings.Join(engram.MemoryTypes(), ", "))}
 	}
 	if err := checkLimit(fs, *limit); err != nil {
 		return err
 	}
 	q := engram.MemoryQuery{Namespace: allOr(*ns), Type: *typ, Subject: *subject, Text: strings.Join(pos, " "),
 		Superseded: *superseded, Limit: *limit}
-	ls, closeFn, err := m.openLayers(ctx)
+	_, ls, err := m.openHome(ctx)
 	if err != nil {
 		return err
 	}
-	defer closeFn()
+	defer ls.Close()
 	mems, err := ls.Memories(ctx, q)
 	if err != nil {
 		return err
@@ -113,11 +85,11 @@ func runScenes(ctx context.Context, m *Main, args []string) error {
 		return err
 	}
 	q := engram.SceneQuery{Namespace: allOr(*ns), Session: *session, Text: strings.Join(pos, " "), Limit: *limit}
-	ls, closeFn, err := m.openLayers(ctx)
+	_, ls, err := m.openHome(ctx)
 	if err != nil {
 		return err
 	}
-	defer closeFn()
+	defer ls.Close()
 	scenes, err := ls.Scenes(ctx, q)
 	if err != nil {
 		return err
@@ -158,11 +130,11 @@ func runPersona(ctx context.Context, m *Main, args []string) error {
 		return err
 	}
 	speaker := strings.Join(pos, " ")
-	ls, closeFn, err := m.openLayers(ctx)
+	_, ls, err := m.openHome(ctx)
 	if err != nil {
 		return err
 	}
-	defer closeFn()
+	defer ls.Close()
 	ps, err := ls.Persona(ctx, *ns, speaker)
 	if err != nil {
 		return err
@@ -226,11 +198,11 @@ func runKG(ctx context.Context, m *Main, args []string) error {
 			return err
 		}
 	}
-	ls, closeFn, err := m.openLayers(ctx)
+	_, ls, err := m.openHome(ctx)
 	if err != nil {
 		return err
 	}
-	defer closeFn()
+	defer ls.Close()
 	res, err := ls.Graph(ctx, q)
 	if err != nil {
 		return err
@@ -290,15 +262,15 @@ func checkLimit(fs *flag.FlagSet, limit int) error {
 
 // allOr maps --namespace "*" to the query's "" (every namespace).
 func allOr(ns string) string {
-	if ns == allNamespaces {
+	if ns == engram.AllNamespaces {
 		return ""
 	}
 	return ns
 }
 
 func oneNamespace(ns string) error {
-	if ns == allNamespaces {
-		return &usageError{msg: `--namespace "*" is not allowed here: name one namespace`}
+	if ns == engram.AllNamespaces {
+		return &usageError{msg: "--namespace " + engram.AllNamespacesRefused}
 	}
 	return nil
 }
@@ -318,104 +290,3 @@ func nonNil[T any](s []T) []T {
 }
 
 // --- the layer routes of the HTTP API ---
-
-// Memories implements engram.LayerService through GET /v1/memories.
-func (c *remote) Memories(ctx context.Context, q engram.MemoryQuery) ([]engram.Memory, error) {
-	v := url.Values{}
-	v.Set("namespace", orDefault(q.Namespace, allNamespaces))
-	setParam(v, "type", q.Type)
-	setParam(v, "subject", q.Subject)
-	setParam(v, "q", q.Text)
-	setFlag(v, "superseded", q.Superseded)
-	setSpan(v, q.From, q.To)
-	setLimit(v, q.Limit)
-	var out struct {
-		Memories []engram.Memory `json:"memories"`
-	}
-	err := c.get(ctx, "/v1/memories", v, &out)
-	return out.Memories, err
-}
-
-// Scenes implements engram.LayerService through GET /v1/scenes.
-func (c *remote) Scenes(ctx context.Context, q engram.SceneQuery) ([]engram.Scene, error) {
-	v := url.Values{}
-	v.Set("namespace", orDefault(q.Namespace, allNamespaces))
-	setParam(v, "session", q.Session)
-	setParam(v, "q", q.Text)
-	setSpan(v, q.From, q.To)
-	setLimit(v, q.Limit)
-	var out struct {
-		Scenes []engram.Scene `json:"scenes"`
-	}
-	err := c.get(ctx, "/v1/scenes", v, &out)
-	return out.Scenes, err
-}
-
-// Persona implements engram.LayerService through GET /v1/persona.
-func (c *remote) Persona(ctx context.Context, namespace, speaker string) ([]engram.Persona, error) {
-	v := url.Values{}
-	setParam(v, "namespace", namespace)
-	setParam(v, "speaker", speaker)
-	var out struct {
-		Personas []engram.Persona `json:"personas"`
-	}
-	err := c.get(ctx, "/v1/persona", v, &out)
-	return out.Personas, err
-}
-
-// Graph implements engram.LayerService through GET /v1/kg.
-func (c *remote) Graph(ctx context.Context, q engram.GraphQuery) (engram.GraphResult, error) {
-	v := url.Values{}
-	v.Set("entity", q.Entity)
-	setParam(v, "namespace", q.Namespace)
-	if !q.AsOf.IsZero() {
-		v.Set("as_of", q.AsOf.Format(time.RFC3339Nano))
-	}
-	setFlag(v, "timeline", q.Timeline)
-	setLimit(v, q.Limit)
-	var res engram.GraphResult
-	err := c.get(ctx, "/v1/kg", v, &res)
-	return res, err
-}
-
-func (c *remote) get(ctx context.Context, path string, v url.Values, out any) error {
-	if len(v) > 0 {
-		path += "?" + v.Encode()
-	}
-	return c.do(ctx, http.MethodGet, path, nil, out)
-}
-
-// orDefault returns s, or def when s is "".
-func orDefault(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
-}
-
-func setParam(v url.Values, k, s string) {
-	if s != "" {
-		v.Set(k, s)
-	}
-}
-
-func setFlag(v url.Values, k string, b bool) {
-	if b {
-		v.Set(k, "true")
-	}
-}
-
-func setSpan(v url.Values, from, to time.Time) {
-	if !from.IsZero() {
-		v.Set("from", from.Format(time.RFC3339Nano))
-	}
-	if !to.IsZero() {
-		v.Set("to", to.Format(time.RFC3339Nano))
-	}
-}
-
-func setLimit(v url.Values, n int) {
-	if n > 0 {
-		v.Set("limit", strconv.Itoa(n))
-	}
-}

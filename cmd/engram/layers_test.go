@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/engine"
 	"github.com/engram-dev/engram/palace"
 )
 
@@ -33,7 +34,7 @@ func mustLayerHome(t *testing.T) string {
 	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte("extractor = \"none\"\nlog_level = \"warn\"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	p, err := palace.Open(filepath.Join(home, palaceFile), palace.Options{})
+	p, err := palace.Open(filepath.Join(home, engine.PalaceFile), palace.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,24 +95,11 @@ func mustLayerHome(t *testing.T) string {
 
 // startLayerServer serves home's HTTP API in this process, the way `engram
 // serve` does (serve.json included), until the test ends.
-func startLayerServer(t *testing.T, home string) Config {
+func startLayerServer(t *testing.T, home string) engine.Config {
 	t.Helper()
-	m := &Main{Stdout: io.Discard, Stderr: io.Discard, Getenv: func(string) string { return "" }, home: home}
-	cfg, err := m.loadConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Addr = "127.0.0.1:0"
-	srv, eng, err := startServer(context.Background(), cfg, m.logger(cfg))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		removeServeInfo(home)
-		if err := stopServer(srv, eng); err != nil {
-			t.Error(err)
-		}
-	})
+	srv := startServerHere(t, home)
+	t.Cleanup(func() { removeServeInfo(home) })
+	cfg := srv.Engine.Config()
 	if err := writeServeInfo(home, serveInfo{Addr: srv.Addr(), PID: os.Getpid(), StartedAt: time.Now().UTC()}); err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +112,7 @@ func TestLayerCommands(t *testing.T) {
 	cfg := startLayerServer(t, home)
 	// The server holds the home's lock: the commands can only succeed
 	// through its HTTP API.
-	if e, err := openEngine(context.Background(), cfg, (&Main{Stderr: io.Discard}).logger(cfg)); err == nil {
+	if e, err := engine.Open(context.Background(), cfg, (&Main{Stderr: io.Discard}).logger(cfg)); err == nil {
 		e.Close()
 		t.Fatal("the home opened beside its server; the http run would prove nothing")
 	}
@@ -286,4 +274,26 @@ func checkLayerCommands(t *testing.T, home string) {
 			t.Errorf("%s --help: exit %d\n%s", cmd, code, stdout)
 		}
 	}
+}
+
+// startServerHere serves home in this process the way `engram serve` does,
+// on a free loopback port, until the test ends.
+func startServerHere(t *testing.T, home string) *engine.Server {
+	t.Helper()
+	m := &Main{Stdout: io.Discard, Stderr: io.Discard, Getenv: func(string) string { return "" }, home: home}
+	cfg, err := m.loadConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Addr = "127.0.0.1:0"
+	srv, err := engine.StartServer(context.Background(), cfg, m.logger(cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := srv.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return srv
 }

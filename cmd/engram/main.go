@@ -42,7 +42,7 @@ type command struct {
 
 func commands() []command {
 	return []command{
-		{"serve", "run the HTTP API (and, later, the scheduled jobs)", runServe},
+		{"serve", "run the HTTP API, the MCP endpoint and the scheduled jobs", runServe},
 		{"ingest", "archive turns from a JSONL file or stdin", runIngest},
 		{"recall", "search what engram remembers", runRecall},
 		{"stats", "counts per namespace and layer", runStats},
@@ -144,19 +144,8 @@ func (m *Main) fail(err error) int {
 		fmt.Fprintln(m.Stderr, "engram: interrupted")
 		return exitFail
 	}
-	fmt.Fprintf(m.Stderr, "engram: %s\n", errorText(err))
+	fmt.Fprintf(m.Stderr, "engram: %s\n", engram.ErrorText(err))
 	return exitFail
-}
-
-// errorText is what the CLI prints for err: application errors as their
-// message (with the field), anything else in full, since the CLI user is the
-// operator.
-func errorText(err error) string {
-	var e *engram.Error
-	if errors.As(err, &e) && e.Code != engram.EINTERNAL {
-		return e.Error()
-	}
-	return err.Error()
 }
 
 func (m *Main) usage(w io.Writer) {

@@ -3,13 +3,12 @@ package main
 import (
 	"context"
 	"io"
-	"log/slog"
-	"net/http"
 	"os"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/engine"
 	"github.com/engram-dev/engram/mcp"
 )
 
@@ -19,10 +18,7 @@ import (
 // on a signal.
 func runMCP(ctx context.Context, m *Main, args []string) error {
 	fs := m.newFlagSet("mcp", "mcp\n\nServes the Model Context Protocol on stdin and stdout, for an agent such as Claude Code:\n  claude mcp add engram -- engram mcp\nWhile `engram serve` runs on the same home, the tools go through its HTTP API.")
-	if err := parseNone(fs, args); err != nil {
-		return err
-	}
-	cfg, err := m.loadConfig()
+	cfg, err := m.parseConfig(fs, args)
 	if err != nil {
 		return err
 	}
@@ -33,16 +29,16 @@ func runMCP(ctx context.Context, m *Main, args []string) error {
 	)
 	if c := discoverServer(ctx, cfg); c != nil {
 		be, layers = c, c
-		logger.Debug("mcp: using the running server", "addr", c.base)
+		logger.Debug("mcp: using the running server", "addr", c.Base())
 	} else {
-		eng, err := openEngine(ctx, cfg, logger)
+		eng, err := engine.Open(ctx, cfg, logger)
 		if err != nil {
 			return err
 		}
-		be, layers = eng, eng.palace
+		be, layers = eng, eng
 	}
 	srv := mcp.NewServer(be, be, be)
-	srv.Layers, srv.Limits, srv.Version, srv.Logger = layers, cfg.limits(), versionString(), logger
+	srv.Layers, srv.Limits, srv.Version, srv.Logger = layers, cfg.Limits(), versionString(), logger
 	err = srv.Serve(ctx, &sdk.IOTransport{Reader: readCloser(m.Stdin), Writer: nopWriteCloser{m.Stdout}})
 	if cerr := be.Close(); err == nil {
 		err = cerr
@@ -67,11 +63,3 @@ func readCloser(r io.Reader) io.ReadCloser {
 type nopWriteCloser struct{ io.Writer }
 
 func (nopWriteCloser) Close() error { return nil }
-
-// newMCPHandler returns the streamable HTTP transport of the MCP tools on
-// eng, which `engram serve` mounts at /mcp.
-func newMCPHandler(eng *engine, cfg Config, logger *slog.Logger) (http.Handler, error) {
-	srv := mcp.NewServer(eng, eng, eng)
-	srv.Layers, srv.Limits, srv.Version, srv.Logger = eng.palace, cfg.limits(), versionString(), logger.With("component", "mcp")
-	return srv.Handler()
-}

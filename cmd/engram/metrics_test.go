@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -13,6 +12,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/engram-dev/engram/engine"
 	"github.com/engram-dev/engram/httpapi"
 )
 
@@ -20,22 +20,7 @@ import (
 // does, and returns the server.
 func startMetricsServer(t *testing.T, home string) *httpapi.Server {
 	t.Helper()
-	m := &Main{Stdout: io.Discard, Stderr: io.Discard, Getenv: func(string) string { return "" }, home: home}
-	cfg, err := m.loadConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Addr = "127.0.0.1:0"
-	srv, eng, err := startServer(context.Background(), cfg, m.logger(cfg))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := stopServer(srv, eng); err != nil {
-			t.Error(err)
-		}
-	})
-	return srv
+	return startServerHere(t, home).HTTP
 }
 
 func scrapeMetrics(t *testing.T, base string) map[string]*dto.MetricFamily {
@@ -107,7 +92,7 @@ func TestMetricsEngine(t *testing.T) {
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		fams = scrapeMetrics(t, base)
-		_, ran := gaugeOf(fams, "engram_job_last_run_timestamp_seconds", map[string]string{"job": jobSnapshot})
+		_, ran := gaugeOf(fams, "engram_job_last_run_timestamp_seconds", map[string]string{"job": engine.JobSnapshot})
 		lag, vec := gaugeOf(fams, "engram_vector_lag_turns", nil)
 		if ran && vec && lag == 0 {
 			break
@@ -132,20 +117,20 @@ func TestMetricsEngine(t *testing.T) {
 		{"engram_archive_bytes", nil, 1},
 		{"engram_archive_last_seq", nil, 2},
 		{"engram_vectors", nil, 2},
-		{"engram_job_last_run_timestamp_seconds", map[string]string{"job": jobSnapshot}, float64(time.Now().Add(-time.Hour).Unix())},
-		{"engram_job_last_success_timestamp_seconds", map[string]string{"job": jobSnapshot}, 1},
+		{"engram_job_last_run_timestamp_seconds", map[string]string{"job": engine.JobSnapshot}, float64(time.Now().Add(-time.Hour).Unix())},
+		{"engram_job_last_success_timestamp_seconds", map[string]string{"job": engine.JobSnapshot}, 1},
 	} {
 		if v, ok := gaugeOf(fams, tc.name, tc.labels); !ok || v < tc.min {
 			t.Errorf("%s%v = %v (present %v), want at least %v", tc.name, tc.labels, v, ok, tc.min)
 		}
 	}
 	for _, name := range []string{"engram_job_lag_seconds", "engram_job_consecutive_failures", "engram_job_failing", "engram_job_running"} {
-		if v, ok := gaugeOf(fams, name, map[string]string{"job": jobVerify}); !ok || v < 0 {
-			t.Errorf("%s{job=%q} = %v, present %v", name, jobVerify, v, ok)
+		if v, ok := gaugeOf(fams, name, map[string]string{"job": engine.JobVerify}); !ok || v < 0 {
+			t.Errorf("%s{job=%q} = %v, present %v", name, engine.JobVerify, v, ok)
 		}
 	}
-	if v, ok := gaugeOf(fams, "engram_job_failing", map[string]string{"job": jobSnapshot}); !ok || v != 0 {
-		t.Errorf("engram_job_failing{job=%q} = %v, present %v", jobSnapshot, v, ok)
+	if v, ok := gaugeOf(fams, "engram_job_failing", map[string]string{"job": engine.JobSnapshot}); !ok || v != 0 {
+		t.Errorf("engram_job_failing{job=%q} = %v, present %v", engine.JobSnapshot, v, ok)
 	}
 	// The recall is counted by the mode that ran, not the one asked for.
 	if rr.Mode == "" || rr.Mode == "auto" {

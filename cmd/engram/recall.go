@@ -10,13 +10,13 @@ import (
 )
 
 func runRecall(ctx context.Context, m *Main, args []string) error {
-	fs := m.newFlagSet("recall", `recall [--namespace N] [--k 10] [--mode auto|hybrid|shallow|deep|keyword] [--as-of TIME] [--budget TOKENS] [--kinds turn,memory,scene,fact,persona] [--json] "query"`)
+	fs := m.newFlagSet("recall", `recall [--namespace N] [--k 10] [--mode auto|hybrid|shallow|deep|keyword] [--as-of TIME] [--budget TOKENS] [--kinds turn,doc,memory,scene,fact,persona] [--json] "query"`)
 	ns := fs.String("namespace", engram.DefaultNamespace, `namespace to search ("*" for all)`)
 	k := fs.Int("k", engram.DefaultK, "number of results")
 	mode := fs.String("mode", engram.ModeAuto, "recall mode: auto (deep on a trigger phrase, else hybrid), hybrid, shallow (vectors only), deep or keyword")
 	asOf := fs.String("as-of", "", "answer as of this RFC 3339 time (default now)")
 	budget := fs.Int("budget", 0, "also print a packed context block of at most this many tokens")
-	kinds := fs.String("kinds", "", "result kinds, comma-separated: turn (default), memory, scene, fact, persona")
+	kinds := fs.String("kinds", "", "result kinds, comma-separated: turn and doc (the default), memory, scene, fact, persona")
 	asJSON := fs.Bool("json", false, "print the response as JSON (the HTTP API's shape)")
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -25,11 +25,7 @@ func runRecall(ctx context.Context, m *Main, args []string) error {
 	if len(pos) == 0 {
 		return &usageError{msg: "missing the query"}
 	}
-	cfg, err := m.loadConfig()
-	if err != nil {
-		return err
-	}
-	be, err := m.openBackend(ctx, cfg)
+	_, be, err := m.openHome(ctx)
 	if err != nil {
 		return err
 	}
@@ -107,4 +103,12 @@ func oneLine(s string, n int) string {
 		return string(r[:n-1]) + "…"
 	}
 	return s
+}
+
+// plural returns "1 turn", "2 turns".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -3,14 +3,12 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
-	"net/http"
-	"os"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
-
 	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/engine"
+	"github.com/engram-dev/engram/httpapi"
+	"github.com/engram-dev/engram/internal/progress"
 )
 
 // reembedPoll is how often the CLI asks a running server for progress.
@@ -19,30 +17,27 @@ const reembedPoll = 500 * time.Millisecond
 func runReembed(ctx context.Context, m *Main, args []string) error {
 	fs := m.newFlagSet("reembed", "reembed [--model builtin|ollama:NAME]\n\nEmbeds every archived turn with the model into a new index, in batches, and switches recall\nto it atomically when complete; until then recall keeps using the old index. Without --model,\nthe model the config names. With a server running, the server does the work.")
 	model := fs.String("model", "", "the model: builtin, ollama (the configured ollama_model) or ollama:NAME")
-	if err := parseNone(fs, args); err != nil {
-		return err
-	}
-	cfg, err := m.loadConfig()
+	cfg, err := m.parseConfig(fs, args)
 	if err != nil {
 		return err
 	}
 	if c := discoverServer(ctx, cfg); c != nil {
 		return m.reembedRemote(ctx, c, *model)
 	}
-	key, err := cfg.parseModel(*model)
+	key, err := cfg.ParseModel(*model)
 	if err != nil {
 		return err
 	}
-	e, err := openEngine(ctx, cfg, m.logger(cfg))
+	e, err := engine.Open(ctx, cfg, m.logger(cfg))
 	if err != nil {
 		return err
 	}
 	defer e.Close()
-	if side := e.vec.side; side != nil && side.model == key {
+	if e.ActiveModel() == key {
 		return engram.Errorf(engram.ECONFLICT, "%s is already the active model", key)
 	}
-	bar := m.progressBar(e.archive.LastSeq(), "embedding with "+key)
-	err = e.reembed(ctx, key, func(done int64) { bar.Set64(done) })
+	bar := progress.New(m.Stderr, e.LastSeq(), "embedding with "+key)
+	err = e.Reembed(ctx, key, func(done int64) { bar.Set64(done) })
 	bar.Finish()
 	if err != nil {
 		return fmt.Errorf("re-embed into %s (recall keeps the old vectors; run again to resume): %w", key, err)
@@ -51,12 +46,12 @@ func runReembed(ctx context.Context, m *Main, args []string) error {
 	return nil
 }
 
-func (m *Main) reembedRemote(ctx context.Context, c *remote, model string) error {
-	var st engram.ReembedStatus
-	if err := c.do(ctx, http.MethodPost, "/v1/reembed", map[string]string{"model": model}, &st); err != nil {
+func (m *Main) reembedRemote(ctx context.Context, c *httpapi.Client, model string) error {
+	st, err := c.StartReembed(ctx, model)
+	if err != nil {
 		return err
 	}
-	bar := m.progressBar(st.Total, "embedding with "+st.Model+" (on the server)")
+	bar := progress.New(m.Stderr, st.Total, "embedding with "+st.Model+" (on the server)")
 	for {
 		select {
 		case <-ctx.Done():
@@ -81,22 +76,4 @@ func (m *Main) reembedRemote(ctx context.Context, c *remote, model string) error
 			return fmt.Errorf("re-embed into %s failed (recall keeps the old vectors; run again to resume): %s", r.Model, r.Error)
 		}
 	}
-}
-
-// progressBar draws on stderr when it is a terminal, and stays silent
-// otherwise (logs and CI).
-func (m *Main) progressBar(total int64, what string) *progressbar.ProgressBar {
-	var w io.Writer = io.Discard
-	if f, ok := m.Stderr.(*os.File); ok {
-		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
-			w = f
-		}
-	}
-	return progressbar.NewOptions64(max(total, 1),
-		progressbar.OptionSetWriter(w),
-		progressbar.OptionSetDescription(what),
-		progressbar.OptionShowCount(),
-		progressbar.OptionThrottle(100*time.Millisecond),
-		progressbar.OptionSetPredictTime(true),
-	)
 }

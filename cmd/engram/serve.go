@@ -5,19 +5,14 @@ import (
 	"os"
 	"time"
 
+	"github.com/engram-dev/engram/engine"
 	"github.com/engram-dev/engram/httpapi"
 )
-
-// shutdownTimeout bounds how long serve waits for in-flight requests.
-const shutdownTimeout = 30 * time.Second
 
 func runServe(ctx context.Context, m *Main, args []string) error {
 	fs := m.newFlagSet("serve", "serve [--addr HOST:PORT]")
 	addr := fs.String("addr", "", "listen address (default from config, else "+httpapi.DefaultAddr+")")
-	if err := parseNone(fs, args); err != nil {
-		return err
-	}
-	cfg, err := m.loadConfig()
+	cfg, err := m.parseConfig(fs, args)
 	if err != nil {
 		return err
 	}
@@ -25,7 +20,7 @@ func runServe(ctx context.Context, m *Main, args []string) error {
 		cfg.Addr = *addr
 	}
 	logger := m.logger(cfg)
-	srv, eng, err := startServer(ctx, cfg, logger)
+	srv, err := engine.StartServer(ctx, cfg, logger)
 	if err != nil {
 		return err
 	}
@@ -33,17 +28,17 @@ func runServe(ctx context.Context, m *Main, args []string) error {
 		logger.Warn("could not write serve.json; CLI commands will not find this server", "err", err)
 	}
 	logger.Info("engram serving", "addr", srv.Addr(), "home", cfg.Home, "version", versionString(),
-		"archive_seq", eng.archive.LastSeq())
-	watcher, err := eng.startVaultWatcher()
+		"archive_seq", srv.Engine.LastSeq())
+	watcher, err := srv.Engine.StartVaultWatcher()
 	if err != nil {
 		logger.Warn("vault watching is off; the hook and the vault-reconcile job keep the vaults indexed", "err", err)
 	}
 
 	<-ctx.Done()
 	logger.Info("shutting down: finishing in-flight requests")
-	watcher.close()
+	watcher.Close()
 	removeServeInfo(cfg.Home)
-	err = stopServer(srv, eng)
+	err = srv.Close()
 	if err == nil {
 		logger.Info("engram stopped cleanly")
 	}

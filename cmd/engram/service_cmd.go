@@ -6,9 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"time"
 
 	"github.com/engram-dev/engram/launchd"
@@ -102,7 +100,7 @@ func (m *Main) serviceFlagSet(manager, sub string, f *serviceFlags) *flag.FlagSe
 		usage += " [--interval 15m]"
 	}
 	if sub != "print" {
-		fs.BoolVar(&f.noStart, "no-start", false, "write or remove the files only; print the "+managerCommand(manager)+" commands instead of running them")
+		fs.BoolVar(&f.noStart, "no-start", false, "write or remove the files only; print the "+launchd.ManagerCommand(manager)+" commands instead of running them")
 		usage += " [--no-start]"
 	}
 	fs.StringVar(&f.dir, "dir", "", "")
@@ -119,13 +117,6 @@ func (m *Main) serviceFlagSet(manager, sub string, f *serviceFlags) *flag.FlagSe
 		shown.PrintDefaults()
 	}
 	return fs
-}
-
-func managerCommand(manager string) string {
-	if manager == "launchd" {
-		return "launchctl"
-	}
-	return "systemctl"
 }
 
 func (m *Main) serviceSub(ctx context.Context, manager, sub string, args []string) error {
@@ -150,7 +141,7 @@ func (m *Main) serviceSub(ctx context.Context, manager, sub string, args []strin
 	var runner launchd.Runner
 	why := "--no-start"
 	if !f.noStart {
-		runner, why = serviceRunner(managerCommand(manager))
+		runner, why = launchd.RunnerFor(launchd.ManagerCommand(manager))
 	}
 
 	if sub == "uninstall" {
@@ -160,7 +151,7 @@ func (m *Main) serviceSub(ctx context.Context, manager, sub string, args []strin
 		} else {
 			res, err = (&launchd.SystemdUser{Dir: dir, Runner: runner}).Uninstall(ctx)
 		}
-		m.printResult(res, manager, why)
+		res.Print(m.Stdout, manager, why)
 		if err == nil && len(res.Removed) == 0 {
 			fmt.Fprintf(m.Stdout, "nothing to remove in %s\n", dir)
 		}
@@ -196,7 +187,7 @@ func (m *Main) serviceSub(ctx context.Context, manager, sub string, args []strin
 	} else {
 		res, err = (&launchd.SystemdUser{Dir: dir, Runner: runner}).Install(ctx, svc)
 	}
-	m.printResult(res, manager, why)
+	res.Print(m.Stdout, manager, why)
 	if err != nil {
 		return serviceHint(manager, sub, err)
 	}
@@ -244,45 +235,6 @@ func (m *Main) serviceDir(manager, dir string) (string, error) {
 		return launchd.LaunchAgentsDir(userHome), nil
 	}
 	return launchd.SystemdUserDir(m.Getenv("XDG_CONFIG_HOME"), userHome), nil
-}
-
-// serviceRunner returns what runs name ("launchctl" or "systemctl"), or nil
-// and why not where that manager is not this system's or not installed:
-// launchctl runs only on macOS, systemctl only on Linux. Tests put fake
-// commands first on $PATH, so the real ones never run there.
-func serviceRunner(name string) (launchd.Runner, string) {
-	want := map[string]string{"launchctl": "darwin", "systemctl": "linux"}[name]
-	if runtime.GOOS != want {
-		return nil, fmt.Sprintf("%s runs on %s only", name, map[string]string{"darwin": "macOS", "linux": "Linux"}[want])
-	}
-	if _, err := exec.LookPath(name); err != nil {
-		return nil, name + " is not installed"
-	}
-	return launchd.ExecRunner{}, ""
-}
-
-// printResult prints what an install or uninstall did, then the commands
-// left to run, with why they were not run.
-func (m *Main) printResult(res launchd.Result, manager, why string) {
-	for _, p := range res.Written {
-		fmt.Fprintf(m.Stdout, "wrote %s\n", p)
-	}
-	for _, p := range res.Removed {
-		fmt.Fprintf(m.Stdout, "removed %s\n", p)
-	}
-	for _, c := range res.Ran {
-		fmt.Fprintf(m.Stdout, "ran %s\n", c)
-	}
-	if len(res.Todo) == 0 {
-		return
-	}
-	fmt.Fprintf(m.Stdout, "%s was not run (%s); to finish, run:\n", managerCommand(manager), why)
-	for _, c := range res.Todo {
-		fmt.Fprintf(m.Stdout, "  %s\n", c)
-	}
-	if manager == "launchd" {
-		fmt.Fprintln(m.Stdout, "(a bootout fails harmlessly for an agent that is not loaded)")
-	}
 }
 
 // serviceHint adds to a launchctl or systemctl failure what to do next:

@@ -13,11 +13,7 @@ func runStats(ctx context.Context, m *Main, args []string) error {
 	if err := parseNone(fs, args); err != nil {
 		return err
 	}
-	cfg, err := m.loadConfig()
-	if err != nil {
-		return err
-	}
-	be, err := m.openBackend(ctx, cfg)
+	_, be, err := m.openHome(ctx)
 	if err != nil {
 		return err
 	}

@@ -1,25 +1,19 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
-	"io/fs"
-	"net/http"
-	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"text/tabwriter"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/engine"
 	"github.com/engram-dev/engram/httpapi"
+	"github.com/engram-dev/engram/vault"
 )
 
 // `engram vault` manages the Markdown vaults: the folders listed as
@@ -30,19 +24,6 @@ import (
 // when it started: a vault added while `engram serve` runs is indexed
 // after the server restarts (then by `engram vault sync` or the
 // vault-reconcile job), and `vault add` says so.
-
-// vaultBackend is what the vault commands need: the engine here, or the
-// running server.
-type vaultBackend interface {
-	httpapi.VaultAdmin
-	// DocGraph is engram.VaultService's: ENOTFOUND for an unknown document.
-	DocGraph(ctx context.Context, vault, doc string, depth int) (engram.DocGraph, error)
-}
-
-var (
-	_ vaultBackend = vaultAdmin{}
-	_ vaultBackend = (*remote)(nil)
-)
 
 const vaultUsage = `Usage:
   engram vault add [--namespace N] DIR       index a folder of Markdown notes (recorded in config.toml)
@@ -87,19 +68,6 @@ func runVault(ctx context.Context, m *Main, args []string) error {
 	return err
 }
 
-// openVaults returns the vault backend of the home's running server, or of
-// the home opened in this process, and what closes it.
-func (m *Main) openVaults(ctx context.Context, cfg Config) (vaultBackend, func() error, error) {
-	if c := discoverServer(ctx, cfg); c != nil {
-		return c, c.Close, nil
-	}
-	e, err := openEngine(ctx, cfg, m.logger(cfg))
-	if err != nil {
-		return nil, nil, err
-	}
-	return vaultAdmin{e}, e.Close, nil
-}
-
 // --- add ---
 
 func runVaultAdd(ctx context.Context, m *Main, args []string) error {
@@ -119,22 +87,14 @@ func runVaultAdd(ctx context.Context, m *Main, args []string) error {
 	if err != nil {
 		return err
 	}
-	root, err := vaultDir(pos[0])
+	root, err := engine.VaultDir(pos[0])
 	if err != nil {
 		return err
 	}
-	for _, v := range cfg.Vaults {
-		old := filepath.Clean(v.Path)
-		switch {
-		case old == root:
-			return engram.Errorf(engram.ECONFLICT, "%s is already a vault (namespace %s)", root, v.namespace())
-		case within(old, root):
-			return engram.Errorf(engram.ECONFLICT, "%s is inside the vault %s: its notes are indexed already", root, old)
-		case within(root, old):
-			return engram.Errorf(engram.ECONFLICT, "%s holds the vault %s: its notes would be indexed twice", root, old)
-		}
+	if err := cfg.CheckNewVault(root); err != nil {
+		return err
 	}
-	path, err := m.appendVaultConfig(cfg.Home, VaultConfig{Path: root, Namespace: *ns})
+	path, err := engine.AppendVault(cfg.Home, engine.VaultConfig{Path: root, Namespace: *ns}, m.Getenv)
 	if err != nil {
 		return err
 	}
@@ -148,154 +108,24 @@ func runVaultAdd(ctx context.Context, m *Main, args []string) error {
 	if cfg, err = m.loadConfig(); err != nil {
 		return err
 	}
-	e, err := openEngine(ctx, cfg, m.logger(cfg))
+	e, err := engine.Open(ctx, cfg, m.logger(cfg))
 	if err != nil {
 		return fmt.Errorf("the vault is recorded, but could not be indexed now (run `engram vault sync %s` later): %w", root, err)
 	}
 	defer e.Close()
-	reports, err := vaultAdmin{e}.SyncVaults(ctx, root)
+	reports, err := e.SyncVaults(ctx, root)
 	if err != nil {
 		return err
 	}
 	return printSyncReports(m, reports)
 }
 
-// vaultDir returns dir absolute and cleaned, the form config.toml holds,
-// once it is known to be a folder.
-func vaultDir(dir string) (string, error) {
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return "", err
-	}
-	abs = filepath.Clean(abs)
-	if strings.ContainsAny(abs, "\n\r") {
-		return "", engram.Errorf(engram.EINVALID, "%q: a folder name with a line break cannot be a vault", abs)
-	}
-	fi, err := os.Stat(abs)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return "", engram.Errorf(engram.ENOTFOUND, "%s does not exist: give the folder of your Markdown notes", abs)
-	case err != nil:
-		return "", err
-	case !fi.IsDir():
-		return "", engram.Errorf(engram.EINVALID, "%s is a file, not a folder: give the folder of your Markdown notes", abs)
-	}
-	return abs, nil
-}
-
-// within reports whether path lies inside the folder dir (both cleaned).
-func within(dir, path string) bool {
-	rel, err := filepath.Rel(dir, path)
-	return err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
-}
-
 // checkVaultNamespace refuses a namespace a turn could not have.
 func checkVaultNamespace(ns string) error {
-	bad := ""
-	switch {
-	case ns == "" || ns == allNamespaces:
-		bad = "name one namespace"
-	case !utf8.ValidString(ns):
-		bad = "it is not valid UTF-8"
-	case len(ns) > engram.DefaultMaxFieldBytes:
-		bad = fmt.Sprintf("it is over %d bytes", engram.DefaultMaxFieldBytes)
-	case strings.TrimSpace(ns) != ns:
-		bad = "it begins or ends with white space"
-	case strings.IndexFunc(ns, unicode.IsControl) >= 0:
-		bad = "it holds a control character"
-	}
-	if bad != "" {
+	if bad := engram.NamespaceProblem(ns); bad != "" {
 		return &usageError{msg: fmt.Sprintf("--namespace %q: %s", ns, bad)}
 	}
 	return nil
-}
-
-// appendVaultConfig records v in <home>/config.toml by appending a
-// [[vaults]] table: the user's text is never rewritten. The file is created
-// (0600) if missing. If the result does not load (an inline `vaults = [...]`
-// in the file, say), the file gets its original bytes back.
-func (m *Main) appendVaultConfig(home string, v VaultConfig) (string, error) {
-	if err := os.MkdirAll(home, 0o700); err != nil {
-		return "", fmt.Errorf("create home: %w", err)
-	}
-	path := filepath.Join(home, configFile)
-	orig, err := os.ReadFile(path)
-	existed := err == nil
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return path, err
-	}
-	var b strings.Builder
-	if len(orig) > 0 {
-		if orig[len(orig)-1] != '\n' {
-			b.WriteString("\n")
-		}
-		b.WriteString("\n")
-	}
-	b.WriteString("# added by `engram vault add`\n[[vaults]]\n")
-	b.WriteString("path = " + tomlString(v.Path) + "\n")
-	b.WriteString("namespace = " + tomlString(v.Namespace) + "\n")
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
-	if err != nil {
-		return path, err
-	}
-	_, werr := f.WriteString(b.String())
-	if werr == nil {
-		werr = f.Sync()
-	}
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = checkVaultConfig(m, v)
-	}
-	if werr == nil {
-		return path, nil
-	}
-	// Put the file back as it was.
-	var rerr error
-	if existed {
-		rerr = os.Truncate(path, int64(len(orig)))
-	} else {
-		rerr = os.Remove(path)
-	}
-	if rerr != nil {
-		return path, fmt.Errorf("%s: adding the vault failed (%v), and restoring the file failed too: %w; remove the last [[vaults]] table by hand", path, werr, rerr)
-	}
-	return path, fmt.Errorf("%s left unchanged: adding the vault failed: %w", path, werr)
-}
-
-// checkVaultConfig loads the configuration again, as every command will,
-// and checks that it holds v.
-func checkVaultConfig(m *Main, v VaultConfig) error {
-	cfg, err := m.loadConfig()
-	if err != nil {
-		return err
-	}
-	for _, got := range cfg.Vaults {
-		if got == v {
-			return nil
-		}
-	}
-	return fmt.Errorf("the appended [[vaults]] table does not read back as path %q, namespace %q", v.Path, v.Namespace)
-}
-
-// tomlString quotes s as a TOML basic string.
-func tomlString(s string) string {
-	var b strings.Builder
-	b.WriteByte('"')
-	for _, r := range s {
-		switch {
-		case r == '"' || r == '\\':
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		case r < 0x20 || r == 0x7f:
-			fmt.Fprintf(&b, "\\u%04X", r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
 }
 
 // --- sync ---
@@ -323,19 +153,19 @@ func runVaultSync(ctx context.Context, m *Main, args []string) error {
 		root = filepath.Clean(abs)
 	} else if len(cfg.Vaults) == 0 {
 		if *asJSON {
-			return printJSON(m, map[string]any{"reports": []httpapi.VaultSyncReport{}})
+			return printJSON(m, map[string]any{"reports": []engram.VaultSyncReport{}})
 		}
 		fmt.Fprintln(m.Stdout, "no vaults: add one with `engram vault add DIR`")
 		return nil
 	}
-	vb, closeFn, err := m.openVaults(ctx, cfg)
+	vb, err := m.openBackend(ctx, cfg)
 	if err != nil {
 		return err
 	}
-	defer closeFn()
+	defer vb.Close()
 	reports, err := vb.SyncVaults(ctx, root)
 	if err != nil {
-		if _, ok := vb.(*remote); ok && engram.ErrorCode(err) == engram.ENOTFOUND && configured(cfg, root) {
+		if _, ok := vb.(*httpapi.Client); ok && engram.ErrorCode(err) == engram.ENOTFOUND && cfg.HasVault(root) {
 			return engram.Errorf(engram.ENOTFOUND, "%s was added after `engram serve` started: restart the server to sync it", root)
 		}
 		return err
@@ -349,21 +179,12 @@ func runVaultSync(ctx context.Context, m *Main, args []string) error {
 	return printSyncReports(m, reports)
 }
 
-func configured(cfg Config, root string) bool {
-	for _, v := range cfg.Vaults {
-		if filepath.Clean(v.Path) == root {
-			return true
-		}
-	}
-	return false
-}
-
 // maxUnresolvedShown bounds the unresolved links printed per vault.
 const maxUnresolvedShown = 10
 
 // printSyncReports prints what each sync did, and returns an error when a
 // vault failed.
-func printSyncReports(m *Main, reports []httpapi.VaultSyncReport) error {
+func printSyncReports(m *Main, reports []engram.VaultSyncReport) error {
 	for _, r := range reports {
 		fmt.Fprintf(m.Stdout, "%s  [%s]\n", r.Vault, r.Namespace)
 		if r.Error != "" {
@@ -389,7 +210,7 @@ func printSyncReports(m *Main, reports []httpapi.VaultSyncReport) error {
 	return syncFailures(reports)
 }
 
-func syncFailures(reports []httpapi.VaultSyncReport) error {
+func syncFailures(reports []engram.VaultSyncReport) error {
 	failed := 0
 	for _, r := range reports {
 		if r.Error != "" {
@@ -407,20 +228,17 @@ func syncFailures(reports []httpapi.VaultSyncReport) error {
 func runVaultList(ctx context.Context, m *Main, args []string) error {
 	fs := m.newFlagSet("vault list", "vault list [--json]")
 	asJSON := fs.Bool("json", false, "print JSON (the HTTP API's shape)")
-	if err := parseNone(fs, args); err != nil {
-		return err
-	}
-	cfg, err := m.loadConfig()
+	cfg, err := m.parseConfig(fs, args)
 	if err != nil {
 		return err
 	}
-	var vs []httpapi.VaultStatus
+	var vs []engram.VaultStatus
 	if len(cfg.Vaults) > 0 || discoverServer(ctx, cfg) != nil {
-		vb, closeFn, err := m.openVaults(ctx, cfg)
+		vb, err := m.openBackend(ctx, cfg)
 		if err != nil {
 			return err
 		}
-		defer closeFn()
+		defer vb.Close()
 		if vs, err = vb.Vaults(ctx); err != nil {
 			return err
 		}
@@ -445,7 +263,7 @@ func runVaultList(ctx context.Context, m *Main, args []string) error {
 func runVaultGraph(ctx context.Context, m *Main, args []string) error {
 	fs := m.newFlagSet("vault graph", "vault graph [--vault DIR] [--depth 2] [--json] DOC")
 	dir := fs.String("vault", "", "the vault of DOC (default: any indexed vault)")
-	depth := fs.Int("depth", httpapi.DefaultGraphDepth, fmt.Sprintf("how far to follow links, 1 to %d", httpapi.MaxGraphDepth))
+	depth := fs.Int("depth", engram.DefaultGraphDepth, fmt.Sprintf("how far to follow links, 1 to %d", engram.MaxGraphDepth))
 	asJSON := fs.Bool("json", false, "print JSON (the HTTP API's shape)")
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -454,8 +272,8 @@ func runVaultGraph(ctx context.Context, m *Main, args []string) error {
 	if len(pos) == 0 {
 		return &usageError{msg: "missing the document: a path in the vault, a title or an alias (for example: engram vault graph docs/adrs/0007.md)"}
 	}
-	if *depth < 1 || *depth > httpapi.MaxGraphDepth {
-		return &usageError{msg: fmt.Sprintf("--depth %d: want 1 to %d", *depth, httpapi.MaxGraphDepth)}
+	if *depth < 1 || *depth > engram.MaxGraphDepth {
+		return &usageError{msg: fmt.Sprintf("--depth %d: want 1 to %d", *depth, engram.MaxGraphDepth)}
 	}
 	cfg, err := m.loadConfig()
 	if err != nil {
@@ -470,21 +288,13 @@ func runVaultGraph(ctx context.Context, m *Main, args []string) error {
 		root = filepath.Clean(abs)
 	}
 	if filepath.IsAbs(doc) {
-		// A file of a vault, named by its full path.
-		for _, v := range cfg.Vaults {
-			vr := filepath.Clean(v.Path)
-			if within(vr, filepath.Clean(doc)) && (root == "" || root == vr) {
-				rel, _ := filepath.Rel(vr, filepath.Clean(doc))
-				doc, root = filepath.ToSlash(rel), vr
-				break
-			}
-		}
+		doc, root = cfg.VaultPath(doc, root)
 	}
-	vb, closeFn, err := m.openVaults(ctx, cfg)
+	vb, err := m.openBackend(ctx, cfg)
 	if err != nil {
 		return err
 	}
-	defer closeFn()
+	defer vb.Close()
 	g, err := vb.DocGraph(ctx, root, doc, *depth)
 	if err != nil {
 		return err
@@ -538,13 +348,6 @@ func typeTag(t string) string {
 
 // --- hook ---
 
-// The post-commit hook's file, and the copy of a hook that was there
-// before engram added its block.
-const (
-	hookName   = "post-commit"
-	hookBackup = "post-commit.engram-backup"
-)
-
 func runVaultHook(ctx context.Context, m *Main, args []string) error {
 	if len(args) == 0 {
 		return &usageError{msg: "want install DIR or uninstall DIR"}
@@ -573,425 +376,33 @@ func runVaultHook(ctx context.Context, m *Main, args []string) error {
 	if err != nil {
 		return err
 	}
-	root, err := vaultDir(pos[0])
+	root, err := engine.VaultDir(pos[0])
 	if err != nil {
 		return err
 	}
-	hooks, err := gitHooksDir(ctx, root)
+	hooks, err := vault.GitHooksDir(ctx, root)
 	if err != nil {
 		return err
 	}
 	if sub == "uninstall" {
-		return uninstallHook(m, hooks, root)
+		return vault.UninstallHook(hooks, root, m.Stdout)
 	}
-	if !configured(cfg, root) {
+	if !cfg.HasVault(root) {
 		return engram.Errorf(engram.ENOTFOUND, "%s is not a configured vault: run `engram vault add %s` first", root, root)
 	}
 	exe, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("find the engram binary: %w", err)
 	}
-	return installHook(m, hooks, hookBlock(exe, cfg.Home, root), root)
-}
-
-// gitHooksDir returns the hooks folder of the git work tree holding dir:
-// what `git rev-parse --git-path hooks` says (core.hooksPath and linked
-// worktrees included) when git is installed, else the hooks folder of the
-// .git found above dir (a folder, or a worktree's file pointing to one).
-func gitHooksDir(ctx context.Context, dir string) (string, error) {
-	if git, err := exec.LookPath("git"); err == nil {
-		cmd := exec.CommandContext(ctx, git, "-C", dir, "rev-parse", "--is-inside-work-tree", "--git-path", "hooks")
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-		if err != nil || len(lines) != 2 || lines[0] != "true" {
-			msg := strings.TrimSpace(stderr.String())
-			if msg == "" && err != nil {
-				msg = err.Error()
-			}
-			if msg == "" {
-				msg = "not inside a work tree"
-			}
-			return "", engram.Errorf(engram.EINVALID, "%s is not in a git work tree (git: %s)", dir, oneLine(msg, 200))
-		}
-		hooks := strings.TrimSpace(lines[1])
-		if !filepath.IsAbs(hooks) {
-			hooks = filepath.Join(dir, hooks)
-		}
-		return filepath.Clean(hooks), nil
-	}
-	for d := dir; ; {
-		dotGit := filepath.Join(d, ".git")
-		fi, err := os.Stat(dotGit)
-		switch {
-		case err == nil && fi.IsDir():
-			return filepath.Join(dotGit, "hooks"), nil
-		case err == nil:
-			return worktreeHooks(d, dotGit)
-		case !errors.Is(err, fs.ErrNotExist):
-			return "", err
-		}
-		parent := filepath.Dir(d)
-		if parent == d {
-			return "", engram.Errorf(engram.EINVALID, "%s is not in a git work tree (no .git above it)", dir)
-		}
-		d = parent
-	}
-}
-
-// worktreeHooks reads a .git file ("gitdir: PATH", a linked worktree or a
-// submodule) and returns the hooks folder of the repository it points to.
-func worktreeHooks(top, dotGit string) (string, error) {
-	b, err := os.ReadFile(dotGit)
-	if err != nil {
-		return "", err
-	}
-	gitDir, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir:")
-	if !ok {
-		return "", engram.Errorf(engram.EINVALID, "%s is not a gitdir file", dotGit)
-	}
-	gitDir = strings.TrimSpace(gitDir)
-	if !filepath.IsAbs(gitDir) {
-		gitDir = filepath.Join(top, gitDir)
-	}
-	common := gitDir
-	if c, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
-		common = strings.TrimSpace(string(c))
-		if !filepath.IsAbs(common) {
-			common = filepath.Join(gitDir, common)
-		}
-	}
-	return filepath.Join(filepath.Clean(common), "hooks"), nil
-}
-
-// hookMarkers are the comment lines around engram's block for the vault
-// root: one block per vault, so a repository may hold several vaults.
-func hookMarkers(root string) (begin, end string) {
-	return "# >>> engram vault sync " + root + " >>>", "# <<< engram vault sync " + root + " <<<"
-}
-
-// hookBlock is the shell that syncs root after a commit: started in a
-// subshell in the background, its output discarded, so the commit returns
-// at once and a failing sync (the vault-reconcile job catches up) never
-// fails the hook.
-func hookBlock(exe, home, root string) string {
-	begin, end := hookMarkers(root)
-	return begin + "\n" +
-		"# Added by `engram vault hook install`: syncs this vault into engram after each commit,\n" +
-		"# in the background. `engram vault hook uninstall " + root + "` removes this block.\n" +
-		"( " + shQuote(exe) + " --home " + shQuote(home) + " vault sync " + shQuote(root) + " </dev/null >/dev/null 2>&1 & )\n" +
-		end + "\n"
-}
-
-// shQuote quotes s for sh.
-func shQuote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
-// posixShells are the interpreters engram's block runs under.
-var posixShells = map[string]bool{"sh": true, "bash": true, "dash": true, "zsh": true, "ksh": true, "mksh": true, "ash": true}
-
-// shellHook reports whether a hook's first line runs it with a POSIX
-// shell: a shebang naming one, or none (git runs such a file with sh).
-func shellHook(first string) (string, bool) {
-	rest, ok := strings.CutPrefix(first, "#!")
-	if !ok {
-		return "", true
-	}
-	f := strings.Fields(rest)
-	if len(f) == 0 {
-		return "", true
-	}
-	prog := filepath.Base(f[0])
-	if prog == "env" {
-		prog = ""
-		for _, a := range f[1:] {
-			if !strings.HasPrefix(a, "-") && !strings.Contains(a, "=") {
-				prog = filepath.Base(a)
-				break
-			}
-		}
-	}
-	return prog, posixShells[prog]
-}
-
-// removeBlock returns text without the lines from begin to end (markers
-// included), and the offset where they were (-1: not found).
-func removeBlock(text, begin, end string) (string, int) {
-	lines := strings.SplitAfter(text, "\n")
-	from, to := -1, -1
-	for i, l := range lines {
-		switch strings.TrimRight(l, "\r\n") {
-		case begin:
-			if from < 0 {
-				from = i
-			}
-		case end:
-			if from >= 0 && to < 0 {
-				to = i
-			}
-		}
-	}
-	if from < 0 || to < 0 {
-		return text, -1
-	}
-	head := strings.Join(lines[:from], "")
-	return head + strings.Join(lines[to+1:], ""), len(head)
-}
-
-func installHook(m *Main, hooks, block, root string) error {
-	if err := os.MkdirAll(hooks, 0o755); err != nil {
-		return err
-	}
-	path := filepath.Join(hooks, hookName)
-	if p, err := filepath.EvalSymlinks(path); err == nil {
-		path = p // a hook managed elsewhere: edit the file it points to
-	}
-	old, err := os.ReadFile(path)
-	exists := err == nil
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	mode := fs.FileMode(0o755)
-	if exists {
-		fi, err := os.Stat(path)
-		if err != nil {
-			return err
-		}
-		mode = fi.Mode().Perm() | 0o111
-	}
-	text, kept := string(old), false
-	begin, end := hookMarkers(root)
-	var out string
-	switch rest, at := removeBlock(text, begin, end); {
-	case strings.TrimSpace(text) == "":
-		out = "#!/bin/sh\n" + block
-	case at >= 0:
-		// Installed before: put the block back where it was, refreshed.
-		out = rest[:at] + block + rest[at:]
-	default:
-		first, _, _ := strings.Cut(text, "\n")
-		if prog, ok := shellHook(strings.TrimRight(first, "\r")); !ok {
-			return engram.Errorf(engram.EINVALID, "%s runs with %s, not sh: add this to it yourself to sync the vault after each commit:\n%s",
-				path, prog, block)
-		}
-		backup := filepath.Join(filepath.Dir(path), hookBackup)
-		if _, err := os.Lstat(backup); errors.Is(err, fs.ErrNotExist) {
-			if err := writeHookFile(backup, old, mode); err != nil {
-				return fmt.Errorf("back up %s: %w", path, err)
-			}
-		}
-		// Right after the shebang: an `exit` at the end of the hook would
-		// never reach a block appended there.
-		if strings.HasPrefix(text, "#!") {
-			i := strings.Index(text, "\n")
-			if i < 0 {
-				text, i = text+"\n", len(text)
-			}
-			out = text[:i+1] + block + text[i+1:]
-		} else {
-			out = block + text
-		}
-		kept = true
-	}
-	if err := writeHookFile(path, []byte(out), mode); err != nil {
-		return err
-	}
-	fmt.Fprintf(m.Stdout, "installed the post-commit hook %s: each commit syncs %s in the background\n", path, root)
-	if kept {
-		fmt.Fprintf(m.Stdout, "kept the hook that was there (a copy is in %s)\n", filepath.Join(filepath.Dir(path), hookBackup))
-	}
-	return nil
-}
-
-func uninstallHook(m *Main, hooks, root string) error {
-	path := filepath.Join(hooks, hookName)
-	if p, err := filepath.EvalSymlinks(path); err == nil {
-		path = p
-	}
-	old, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		fmt.Fprintf(m.Stdout, "no post-commit hook in %s: nothing to remove\n", hooks)
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	begin, end := hookMarkers(root)
-	rest, at := removeBlock(string(old), begin, end)
-	if at < 0 {
-		fmt.Fprintf(m.Stdout, "%s has no engram block for %s: nothing to remove\n", path, root)
-		return nil
-	}
-	backup := filepath.Join(filepath.Dir(path), hookBackup)
-	if b, err := os.ReadFile(backup); err == nil && string(b) == rest {
-		// The hook is back to what it was before engram: the copy is spare.
-		os.Remove(backup)
-	}
-	first, body, _ := strings.Cut(rest, "\n")
-	if strings.TrimSpace(rest) == "" || (strings.HasPrefix(first, "#!") && strings.TrimSpace(body) == "") {
-		if err := os.Remove(path); err != nil {
-			return err
-		}
-		fmt.Fprintf(m.Stdout, "removed %s (it held only engram's block)\n", path)
-		return nil
-	}
-	fi, err := os.Stat(path)
-	if err != nil {
-		return err
-	}
-	if err := writeHookFile(path, []byte(rest), fi.Mode().Perm()); err != nil {
-		return err
-	}
-	fmt.Fprintf(m.Stdout, "removed engram's block for %s from %s; the rest of the hook is kept\n", root, path)
-	return nil
-}
-
-// writeHookFile writes b to path through a synced temporary file renamed
-// over it, so a crash leaves the old file or the new one.
-func writeHookFile(path string, b []byte, mode fs.FileMode) error {
-	tmp := path + ".engram-tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, mode)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(b)
-	if err == nil {
-		err = f.Chmod(mode) // the umask may have cut the execute bits
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	if d, err := os.Open(filepath.Dir(path)); err == nil {
-		d.Sync()
-		d.Close()
-	}
-	return nil
+	return vault.InstallHook(hooks, vault.HookBlock(exe, cfg.Home, root), root, m.Stdout)
 }
 
 // --- the engine's side ---
 
-// vaultAdmin is the engine as the vault commands' and the HTTP API's
-// backend.
-type vaultAdmin struct{ e *engine }
-
-// Vaults implements httpapi.VaultAdmin.
-func (a vaultAdmin) Vaults(ctx context.Context) ([]httpapi.VaultStatus, error) {
-	out := make([]httpapi.VaultStatus, 0, len(a.e.cfg.Vaults))
-	for _, v := range a.e.cfg.Vaults {
-		root := filepath.Clean(v.Path)
-		docs, err := a.e.palace.Docs(ctx, root)
-		if err != nil {
-			return nil, err
-		}
-		un, err := a.e.palace.UnresolvedLinks(ctx, root)
-		if err != nil {
-			return nil, err
-		}
-		st := httpapi.VaultStatus{Path: root, Namespace: v.namespace(), Docs: len(docs), UnresolvedLinks: len(un)}
-		for _, d := range docs {
-			st.Chunks += d.Chunks
-		}
-		out = append(out, st)
-	}
-	return out, nil
-}
-
-// SyncVaults implements httpapi.VaultAdmin: one engine sync per vault, so
-// that a vault's failure lands in its own report.
-func (a vaultAdmin) SyncVaults(ctx context.Context, root string) ([]httpapi.VaultSyncReport, error) {
-	if root != "" {
-		abs, err := filepath.Abs(root)
-		if err != nil {
-			return nil, err
-		}
-		root = filepath.Clean(abs)
-		if !configured(a.e.cfg, root) {
-			return nil, engram.Errorf(engram.ENOTFOUND, "%s is not a configured vault: run `engram vault add %s` first", root, root)
-		}
-	}
-	var out []httpapi.VaultSyncReport
-	for _, v := range a.e.cfg.Vaults {
-		vr := filepath.Clean(v.Path)
-		if root != "" && vr != root {
-			continue
-		}
-		reps, err := a.e.SyncVaults(ctx, vr)
-		if err != nil && ctx.Err() != nil {
-			return out, ctx.Err()
-		}
-		r := httpapi.VaultSyncReport{Vault: vr, Namespace: v.namespace(), Indexed: []string{}, Removed: []string{}, Skipped: []httpapi.SkippedFile{}}
-		if len(reps) > 0 {
-			rep := reps[0]
-			r.Files, r.Unchanged, r.Indexed, r.Removed, r.TookMS = rep.Files, rep.Unchanged, nonNil(rep.Indexed), nonNil(rep.Removed), rep.TookMS
-			for _, s := range rep.Skipped {
-				r.Skipped = append(r.Skipped, httpapi.SkippedFile{Path: s.Path, Reason: s.Reason})
-			}
-		}
-		if err != nil {
-			r.Error = errorText(err)
-			a.e.logger.Warn("vault sync failed", "vault", vr, "err", err)
-		}
-		// The count after this sync, also when it changed nothing (the
-		// syncer resolves links again only after a change).
-		if r.Unresolved, err = a.e.palace.UnresolvedLinks(ctx, vr); err != nil {
-			return out, err
-		}
-		r.UnresolvedLinks = len(r.Unresolved)
-		out = append(out, r)
-	}
-	return out, nil
-}
-
-// DocGraph implements vaultBackend.
-func (a vaultAdmin) DocGraph(ctx context.Context, vault, doc string, depth int) (engram.DocGraph, error) {
-	return a.e.palace.DocGraph(ctx, vault, doc, depth)
-}
-
 // --- the vault routes of the HTTP API ---
 
-// Vaults implements httpapi.VaultAdmin through GET /v1/vaults.
-func (c *remote) Vaults(ctx context.Context) ([]httpapi.VaultStatus, error) {
-	var out struct {
-		Vaults []httpapi.VaultStatus `json:"vaults"`
-	}
-	err := c.get(ctx, "/v1/vaults", nil, &out)
-	return out.Vaults, err
-}
-
-// SyncVaults implements httpapi.VaultAdmin through POST /v1/vaults/sync.
-func (c *remote) SyncVaults(ctx context.Context, root string) ([]httpapi.VaultSyncReport, error) {
-	body := map[string]string{}
-	if root != "" {
-		body["vault"] = root
-	}
-	var out struct {
-		Reports []httpapi.VaultSyncReport `json:"reports"`
-	}
-	err := c.do(ctx, http.MethodPost, "/v1/vaults/sync", body, &out)
-	return out.Reports, err
-}
-
-// DocGraph implements vaultBackend through GET /v1/graph.
-func (c *remote) DocGraph(ctx context.Context, vault, doc string, depth int) (engram.DocGraph, error) {
-	v := url.Values{}
-	v.Set("doc", doc)
-	setParam(v, "vault", vault)
-	if depth > 0 {
-		v.Set("depth", strconv.Itoa(depth))
-	}
-	var g engram.DocGraph
-	err := c.get(ctx, "/v1/graph", v, &g)
-	return g, err
+// within reports whether path lies inside the folder dir (both cleaned).
+func within(dir, path string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }

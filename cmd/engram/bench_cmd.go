@@ -1,0 +1,138 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/bench"
+	"github.com/engram-dev/engram/internal/atomicfile"
+)
+
+// benchmarks are the benchmarks of `engram bench`, as subcommands.
+func benchmarks() []command {
+	return []command{
+		{"locomo", "retrieval on LoCoMo conversations: ingest over HTTP, recall, score against the evidence turns", runBenchLocomo},
+	}
+}
+
+// runBench runs `engram bench <benchmark> [flags]`. Every benchmark runs a
+// private engram (see package bench), never the user's home or server.
+func runBench(ctx context.Context, m *Main, args []string) error {
+	if len(args) == 0 {
+		return &usageError{msg: "missing the benchmark (want one of: " + strings.Join(benchmarkNames(), ", ") + ")"}
+	}
+	switch args[0] {
+	case "-h", "-help", "--help":
+		m.benchUsage(m.Stdout)
+		return flag.ErrHelp
+	}
+	for _, b := range benchmarks() {
+		if b.name != args[0] {
+			continue
+		}
+		err := b.run(ctx, m, args[1:])
+		var ue *usageError
+		if errors.As(err, &ue) && ue.cmd == "" {
+			ue.cmd = "bench " + b.name
+		}
+		return err
+	}
+	return &usageError{msg: fmt.Sprintf("unknown benchmark %q (want one of: %s)", args[0], strings.Join(benchmarkNames(), ", "))}
+}
+
+func benchmarkNames() []string {
+	var names []string
+	for _, b := range benchmarks() {
+		names = append(names, b.name)
+	}
+	return names
+}
+
+func (m *Main) benchUsage(w io.Writer) {
+	fmt.Fprint(w, "Usage: engram bench <benchmark> [flags]\n\nBenchmarks:\n")
+	for _, b := range benchmarks() {
+		fmt.Fprintf(w, "  %-8s %s\n", b.name, b.summary)
+	}
+	fmt.Fprint(w, `
+Each runs a private engram in a temporary home (--keep DIR keeps it) with the
+HTTP API on a free loopback port, and talks to it only through that API.
+
+Run 'engram bench <benchmark> --help' for its flags.
+`)
+}
+
+func runBenchLocomo(ctx context.Context, m *Main, args []string) error {
+	fs := m.newFlagSet("bench locomo", `bench locomo [--data DIR] [--mode M]... [--k 10] [--json] [--out FILE] [--keep DIR]
+
+Ingests every conversation (DIR/*.json, LoCoMo format) into a private engram
+through POST /v1/turns, asks every question of categories 1-4 through
+POST /v1/recall in each mode, and scores the results against the questions'
+evidence turns: any@k (some evidence turn in the top k), recall@k (the
+fraction of the evidence turns in the top k) and session@k (some result from
+an evidence turn's session), by category and overall, with recall latency.
+
+Turns: namespace locomo-<file>, session session_<N>, the speaker, the text
+(plus " [shares a photo: CAPTION]" for a shared photo), ts = the session's
+date_time (UTC) + 30 s per turn, meta {"conversation", "dia_id"}.`)
+	data := fs.String("data", "", "`DIR` of LoCoMo conversation files (default: "+bench.LocomoDataRel+" in the working directory or a folder above it)")
+	var modes bench.ListFlag
+	fs.Var(&modes, "mode", "recall mode `M` to measure; repeat or separate with commas (default: every mode the server accepts)")
+	k := fs.Int("k", engram.DefaultK, "results asked per question: the largest rank scored")
+	asJSON := fs.Bool("json", false, "print the result as JSON instead of tables")
+	out := fs.String("out", "", "also write the JSON result to `FILE`")
+	keep := fs.String("keep", "", "run the private engram in `DIR` and keep it afterwards (default: a temporary folder, removed)")
+	captions := fs.Bool("captions", true, "append a shared photo's caption to the turn's text")
+	speakers := fs.Bool("speakers", true, "send each turn's speaker (an ablation: false ingests turns without speaker names)")
+	var kinds bench.ListFlag
+	fs.Var(&kinds, "kinds", "result `KINDS` asked for (turn, memory, scene, fact; comma-separated; default turn): a layer result scores through its source turns")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return &usageError{msg: fmt.Sprintf("unexpected argument %q", pos[0])}
+	}
+	if m.home != "" {
+		return &usageError{msg: "--home is not used: the bench runs a private engram in a temporary home (--keep DIR chooses and keeps it)"}
+	}
+	if *k < 1 {
+		return &usageError{msg: fmt.Sprintf("--k must be at least 1, got %d", *k)}
+	}
+	rep, err := bench.RunLocomo(ctx, bench.LocomoOptions{Data: *data, Modes: modes, Kinds: kinds, K: *k, Keep: *keep,
+		Captions: *captions, Speakers: *speakers}, m.benchEnv())
+	if err != nil {
+		var ue *bench.UsageError
+		if errors.As(err, &ue) {
+			return &usageError{msg: ue.Msg}
+		}
+		return err
+	}
+	js, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return err
+	}
+	js = append(js, '\n')
+	if *out != "" {
+		if err := atomicfile.WriteFile(*out, js, 0o644); err != nil {
+			return fmt.Errorf("--out: %w", err)
+		}
+	}
+	if *asJSON {
+		_, err = m.Stdout.Write(js)
+		return err
+	}
+	return rep.Print(m.Stdout)
+}
+
+// benchEnv is what a benchmark takes from the command line: the
+// environment of its private engram's configuration, stderr for progress,
+// and the version.
+func (m *Main) benchEnv() bench.Env {
+	return bench.Env{Getenv: m.Getenv, Stderr: m.Stderr, Version: versionString()}
+}

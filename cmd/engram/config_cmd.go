@@ -1,0 +1,53 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"github.com/engram-dev/engram/engine"
+)
+
+// loadConfig resolves the home and reads the configuration (defaults, then
+// <home>/config.toml, then ENGRAM_*; the flags are applied by each command).
+// It does not create the home.
+func (m *Main) loadConfig() (engine.Config, error) {
+	home, err := m.resolveHome()
+	if err != nil {
+		return engine.DefaultConfig(), err
+	}
+	cfg, err := engine.LoadConfig(home, m.Getenv)
+	cfg.Version = versionString()
+	return cfg, err
+}
+
+// parseConfig parses the flags of a command that takes no arguments, then
+// loads the configuration.
+func (m *Main) parseConfig(fs *flag.FlagSet, args []string) (engine.Config, error) {
+	if err := parseNone(fs, args); err != nil {
+		return engine.Config{}, err
+	}
+	return m.loadConfig()
+}
+
+func (m *Main) resolveHome() (string, error) {
+	home := m.home
+	if home == "" {
+		home = m.Getenv("ENGRAM_HOME")
+	}
+	if home == "" {
+		u, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("no --home given, ENGRAM_HOME unset, and no user home directory: %w", err)
+		}
+		home = filepath.Join(u, ".engram")
+	}
+	return filepath.Abs(home)
+}
+
+func (m *Main) logger(cfg engine.Config) *slog.Logger {
+	lvl, _ := engine.ParseLevel(cfg.LogLevel)
+	return slog.New(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: lvl}))
+}

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/engine"
+)
+
+func runDoctor(ctx context.Context, m *Main, args []string) error {
+	fs := m.newFlagSet("doctor", `doctor [--json]
+
+Checks the home: the archive (checksums, order, torn lines in quarantine),
+the palace's SQLite integrity (full-text indexes included), the palace
+against the archive, the vectors of the active model against the turns, the
+in-memory index or the Chroma collection against SQLite, Ollama and Chroma
+when configured, and the scheduled jobs. Each check prints OK, WARN or FAIL
+with a finding and, for a problem, the command that fixes it. With a server
+running, the server runs the checks (GET /v1/doctor).
+
+Exit status: 0 when no check failed (warnings allowed), 1 when one did.`)
+	asJSON := fs.Bool("json", false, "print JSON (the HTTP API's shape)")
+	cfg, err := m.parseConfig(fs, args)
+	if err != nil {
+		return err
+	}
+	var rep engram.DoctorReport
+	where := "checked locally"
+	if c := discoverServer(ctx, cfg); c != nil {
+		if err := c.Do(ctx, http.MethodGet, "/v1/doctor", nil, &rep); err != nil {
+			return err
+		}
+		where = "checked by the server at " + strings.TrimPrefix(c.Base(), "http://")
+	} else {
+		// The report says what is wrong; the engine's warnings would only
+		// repeat it on stderr.
+		logger := slog.New(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+		rep = engine.DoctorHome(ctx, cfg, logger)
+	}
+	if *asJSON {
+		if err := printJSON(m, rep); err != nil {
+			return err
+		}
+	} else {
+		printDoctor(m, rep, where)
+	}
+	if rep.Failed() {
+		n := 0
+		for _, c := range rep.Checks {
+			if c.Status == engram.CheckFail {
+				n++
+			}
+		}
+		return fmt.Errorf("doctor: %d %s failed", n, noun(n, "check", "checks"))
+	}
+	return nil
+}
+
+// printDoctor prints one line per check, the fix under it, then a summary.
+func printDoctor(m *Main, r engram.DoctorReport, where string) {
+	width := 0
+	for _, c := range r.Checks {
+		width = max(width, len(c.Name))
+	}
+	counts := map[string]int{}
+	for _, c := range r.Checks {
+		counts[c.Status]++
+		fmt.Fprintf(m.Stdout, "%-4s  %-*s  %s\n", strings.ToUpper(c.Status), width, c.Name, c.Finding)
+		if c.Fix != "" {
+			fmt.Fprintf(m.Stdout, "      %-*s  fix: %s\n", width, "", c.Fix)
+		}
+	}
+	fmt.Fprintf(m.Stdout, "%d ok, %d %s, %d failed (%s in %.0f ms)\n", counts[engram.CheckOK], counts[engram.CheckWarn],
+		noun(counts[engram.CheckWarn], "warning", "warnings"), counts[engram.CheckFail], where, r.TookMS)
+}
+
+// noun returns one or many by n.
+func noun(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

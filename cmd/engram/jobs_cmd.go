@@ -1,0 +1,132 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"slices"
+	"text/tabwriter"
+	"time"
+
+	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/engine"
+)
+
+func runJobs(ctx context.Context, m *Main, args []string) error {
+	if len(args) == 0 {
+		return &usageError{msg: "want a subcommand: run or status"}
+	}
+	switch args[0] {
+	case "status":
+		return runJobsStatus(ctx, m, args[1:])
+	case "run":
+		return runJobsRun(ctx, m, args[1:])
+	case "-h", "--help", "help":
+		fmt.Fprint(m.Stdout, "Usage: engram jobs status [--json]\n       engram jobs run --due|--all|NAME\n\n"+
+			"Jobs: archive-verify (24h), index-compact (6h), health-snapshot (1h). `engram serve` runs them on their\n"+
+			"intervals and catches up after sleep; `engram jobs run --due` is what launchd or cron calls.\n")
+		return flag.ErrHelp
+	}
+	return &usageError{msg: fmt.Sprintf("unknown jobs subcommand %q (want run or status)", args[0])}
+}
+
+func runJobsStatus(ctx context.Context, m *Main, args []string) error {
+	fs := m.newFlagSet("jobs status", "jobs status [--json]")
+	asJSON := fs.Bool("json", false, "print JSON (the HTTP API's shape)")
+	cfg, err := m.parseConfig(fs, args)
+	if err != nil {
+		return err
+	}
+	var jobs []engram.JobStatus
+	if c := discoverServer(ctx, cfg); c != nil {
+		if jobs, err = c.ListJobs(ctx); err != nil {
+			return err
+		}
+	} else {
+		e, err := engine.Open(ctx, cfg, m.logger(cfg))
+		if err != nil {
+			return err
+		}
+		defer e.Close()
+		jobs = e.Jobs(ctx)
+	}
+	if *asJSON {
+		return printJSON(m, map[string]any{"jobs": jobs})
+	}
+	printJobs(m, jobs)
+	return nil
+}
+
+func runJobsRun(ctx context.Context, m *Main, args []string) error {
+	fs := m.newFlagSet("jobs run", "jobs run --due|--all|NAME")
+	due := fs.Bool("due", false, "run every job whose last success is older than its interval (catch-up)")
+	all := fs.Bool("all", false, "run every job")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if n := len(pos) + len(slices.DeleteFunc([]bool{*due, *all}, func(b bool) bool { return !b })); n != 1 {
+		return &usageError{msg: "want exactly one of --due, --all or a job name"}
+	}
+	cfg, err := m.loadConfig()
+	if err != nil {
+		return err
+	}
+	var jobs []engram.JobStatus
+	if c := discoverServer(ctx, cfg); c != nil {
+		// The server owns the home: ask it to run the jobs.
+		name := ""
+		if len(pos) == 1 {
+			name = pos[0]
+		}
+		if jobs, err = c.RunJobs(ctx, name, *due); err != nil {
+			return err
+		}
+	} else {
+		e, err := engine.Open(ctx, cfg, m.logger(cfg))
+		if err != nil {
+			return err
+		}
+		defer e.Close()
+		switch {
+		case *due:
+			err = e.RunDue(ctx)
+		case *all:
+			err = e.RunAll(ctx)
+		default:
+			_, err = e.RunJob(ctx, pos[0])
+		}
+		if err != nil {
+			return err
+		}
+		jobs = e.Jobs(ctx)
+	}
+	printJobs(m, jobs)
+	for _, j := range jobs {
+		if j.Failing {
+			return fmt.Errorf("job %s failed: %s", j.Name, j.LastError)
+		}
+	}
+	return nil
+}
+
+func printJobs(m *Main, jobs []engram.JobStatus) {
+	tw := tabwriter.NewWriter(m.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "JOB\tEVERY\tLAST SUCCESS\tNEXT RUN\tLAG\tFAILURES\tLAST ERROR")
+	ts := func(t time.Time) string {
+		if t.IsZero() {
+			return "never"
+		}
+		return t.Local().Format("2006-01-02 15:04:05")
+	}
+	for _, j := range jobs {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", j.Name, j.Interval, ts(j.LastSuccess), ts(j.NextRun),
+			(time.Duration(j.LagSeconds) * time.Second).String(), j.Failures, oneLine(j.LastError, 80))
+	}
+	tw.Flush()
+	for _, j := range jobs {
+		if j.Skipped > 0 {
+			fmt.Fprintf(m.Stdout, "%s skipped %d batches it could not extract; latest: %s\n", j.Name, j.Skipped, oneLine(j.LastSkip, 200))
+		}
+	}
+}

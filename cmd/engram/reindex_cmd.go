@@ -1,0 +1,116 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/engine"
+	"github.com/engram-dev/engram/httpapi"
+	"github.com/engram-dev/engram/internal/progress"
+)
+
+// reindexPoll is how often the CLI asks a running server for progress, and
+// the layer phase looks whether the layer-vector job finished.
+const reindexPoll = 500 * time.Millisecond
+
+func runReindex(ctx context.Context, m *Main, args []string) error {
+	fs := m.newFlagSet("reindex", `reindex vectors [--reembed]
+
+Rebuilds the vector index of the active model from the vectors kept in
+SQLite: drops the stored vectors that are unusable (wrong length, NaN,
+zero), embeds again the turns (and, when one of theirs was dropped, the
+memories, facts, scenes and vault chunks) that have no vector, then
+rebuilds what recall searches: the in-memory index (swapped in when
+complete), or the Chroma collection (dropped, created and filled again).
+With --reembed, every text is embedded again with the active model, in
+place: each keeps its old vector until its new one is written.
+
+With a server running, the server does the work (POST /v1/reindex). The
+whole palace is rebuilt from the archive by `+"`engram rebuild`"+`.`)
+	reembed := fs.Bool("reembed", false, "embed every turn, memory, fact, scene and vault chunk again with the active model")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 || pos[0] != "vectors" {
+		return &usageError{msg: "want: engram reindex vectors [--reembed] (the whole palace: engram rebuild)"}
+	}
+	cfg, err := m.loadConfig()
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	var st engram.ReindexStatus
+	if c := discoverServer(ctx, cfg); c != nil {
+		if st, err = m.reindexRemote(ctx, c, *reembed); err != nil {
+			return err
+		}
+	} else {
+		e, err := engine.Open(ctx, cfg, m.logger(cfg))
+		if err != nil {
+			return err
+		}
+		defer e.Close()
+		if err := e.ReindexAllowed(); err != nil {
+			return err
+		}
+		bar := &phaseBar{progress.Phases{W: m.Stderr}}
+		st, err = e.ReindexVectors(ctx, *reembed, bar.show)
+		bar.finish()
+		if err != nil {
+			return fmt.Errorf("reindex vectors of %s (run it again: it starts over safely): %w", orNone(st.Model), err)
+		}
+	}
+	fmt.Fprintf(m.Stdout, "reindexed the vectors of %s in %.1f s: %s\n", st.Model, time.Since(start).Seconds(), reindexSummary(st))
+	return nil
+}
+
+// reindexSummary says what a reindex did.
+func reindexSummary(st engram.ReindexStatus) string {
+	where := fmt.Sprintf("loaded %d into memory", st.Indexed)
+	if st.Backend == engine.VectorsChroma {
+		where = fmt.Sprintf("pushed %d to a new Chroma collection", st.Indexed)
+	}
+	return fmt.Sprintf("dropped %d unusable, embedded %d %s, %s", st.Dropped, st.Embedded, noun(int(st.Embedded), "text", "texts"), where)
+}
+
+func (m *Main) reindexRemote(ctx context.Context, c *httpapi.Client, reembed bool) (engram.ReindexStatus, error) {
+	var st engram.ReindexStatus
+	if err := c.Do(ctx, http.MethodPost, "/v1/reindex", engram.ReindexRequest{Reembed: reembed}, &st); err != nil {
+		return st, err
+	}
+	bar := &phaseBar{progress.Phases{W: m.Stderr, Suffix: " (on the server)"}}
+	defer bar.finish()
+	for {
+		select {
+		case <-ctx.Done():
+			bar.finish()
+			fmt.Fprintln(m.Stderr, "engram reindex: detached; the server goes on (GET /v1/reindex)")
+			return st, ctx.Err()
+		case <-time.After(reindexPoll):
+		}
+		if err := c.Do(ctx, http.MethodGet, "/v1/reindex", nil, &st); err != nil {
+			return st, err
+		}
+		bar.show(st)
+		switch st.State {
+		case engram.ReindexDone:
+			return st, nil
+		case engram.ReindexFailed:
+			return st, fmt.Errorf("reindex vectors of %s failed on the server (run it again: it starts over safely): %s", orNone(st.Model), st.Error)
+		}
+	}
+}
+
+// phaseBar draws one progress bar per phase of a reindex (on a terminal
+// only).
+type phaseBar struct{ progress.Phases }
+
+func (p *phaseBar) show(st engram.ReindexStatus) {
+	p.Show(st.Phase, engine.PhaseText(st.Phase), st.Done, st.Total)
+}
+
+func (p *phaseBar) finish() { p.Finish() }

@@ -1,0 +1,100 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/engine"
+	"github.com/engram-dev/engram/httpapi"
+	"github.com/engram-dev/engram/internal/atomicfile"
+)
+
+// serveInfo is <home>/serve.json (engine.ServeFile): where the running
+// server of the home listens, so that CLI commands talk to it instead of
+// opening the home (which the server has locked).
+type serveInfo struct {
+	Addr      string    `json:"addr"`
+	PID       int       `json:"pid"`
+	StartedAt time.Time `json:"started_at"`
+}
+
+// backend is what CLI commands need: the home opened here
+// (*engine.Engine), or the running server (*httpapi.Client).
+type backend interface {
+	engram.IngestService
+	engram.RecallService
+	engram.StatusService
+	engram.LayerService
+	engram.VaultAdmin
+	// DocGraph is engram.VaultService's: ENOTFOUND for an unknown document.
+	DocGraph(ctx context.Context, vault, doc string, depth int) (engram.DocGraph, error)
+	Close() error
+}
+
+var (
+	_ backend = (*engine.Engine)(nil)
+	_ backend = (*httpapi.Client)(nil)
+)
+
+// openBackend returns a client of the home's running server if one answers,
+// else opens the home in this process.
+func (m *Main) openBackend(ctx context.Context, cfg engine.Config) (backend, error) {
+	if c := discoverServer(ctx, cfg); c != nil {
+		return c, nil
+	}
+	return engine.Open(ctx, cfg, m.logger(cfg))
+}
+
+// openHome loads the configuration and returns the backend of its home
+// (openBackend): what most commands begin with.
+func (m *Main) openHome(ctx context.Context) (engine.Config, backend, error) {
+	cfg, err := m.loadConfig()
+	if err != nil {
+		return cfg, nil, err
+	}
+	be, err := m.openBackend(ctx, cfg)
+	return cfg, be, err
+}
+
+// discoverServer returns a client of the server serve.json names, if it
+// answers /v1/health within a second; nil otherwise.
+func discoverServer(ctx context.Context, cfg engine.Config) *httpapi.Client {
+	b, err := os.ReadFile(filepath.Join(cfg.Home, engine.ServeFile))
+	if err != nil {
+		return nil
+	}
+	var info serveInfo
+	if json.Unmarshal(b, &info) != nil || info.Addr == "" {
+		return nil
+	}
+	c := httpapi.NewClient("http://"+info.Addr, cfg.Token)
+	hctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	var h engram.Health
+	if err := c.Do(hctx, http.MethodGet, "/v1/health", nil, &h); err != nil {
+		return nil
+	}
+	return c
+}
+
+func writeServeInfo(home string, info serveInfo) error {
+	b, err := json.Marshal(info)
+	if err != nil {
+		return err
+	}
+	return atomicfile.WriteFile(filepath.Join(home, engine.ServeFile), b, 0o600)
+}
+
+func removeServeInfo(home string) {
+	if err := os.Remove(filepath.Join(home, engine.ServeFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		fmt.Fprintln(os.Stderr, "engram: remove", engine.ServeFile+":", err)
+	}
+}

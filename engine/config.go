@@ -1,0 +1,394 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+
+	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/httpapi"
+	"github.com/engram-dev/engram/ollama"
+	"github.com/engram-dev/engram/pipeline"
+	"github.com/engram-dev/engram/recall"
+)
+
+// Config is engram's configuration: defaults, then <home>/config.toml, then
+// ENGRAM_* environment variables, then flags.
+type Config struct {
+	Home string `toml:"-"`
+	// Version is the running engram's version, for /v1/health, backups and
+	// MCP clients; set by the command, never by the file.
+	Version string `toml:"-"`
+
+	// Addr is where `engram serve` listens.
+	Addr string `toml:"addr"`
+	// Token is the bearer token; required when Addr is not loopback.
+	Token string `toml:"token"`
+	// MaxBodyBytes limits an HTTP request body.
+	MaxBodyBytes int64 `toml:"max_body_bytes"`
+	// MaxContentBytes limits one turn's content.
+	MaxContentBytes int `toml:"max_content_bytes"`
+	// MaxBatch limits the turns of one request.
+	MaxBatch int `toml:"max_batch"`
+	// LogLevel is debug, info, warn or error.
+	LogLevel string `toml:"log_level"`
+
+	// Embedder is "builtin" (offline, the default), "ollama" or "none"
+	// (keyword recall only).
+	Embedder string `toml:"embedder"`
+	// OllamaHost is the Ollama server; "" means $OLLAMA_HOST, else
+	// 127.0.0.1:11434.
+	OllamaHost string `toml:"ollama_host"`
+	// OllamaModel is the embedding model served by Ollama.
+	OllamaModel string `toml:"ollama_model"`
+	// VectorIndex is "embedded" (in process, the default) or "chroma".
+	VectorIndex string `toml:"vector_index"`
+	// ChromaURL is the ChromaDB server when VectorIndex is "chroma".
+	ChromaURL string `toml:"chroma_url"`
+	// ChromaDatabase is the Chroma database (created if missing); "" is
+	// Chroma's default database.
+	ChromaDatabase string `toml:"chroma_database"`
+
+	// Extractor makes the L1 memories: "rules" (offline, the default),
+	// "ollama" (a chat model on OllamaHost) or "none" (no derived layers).
+	Extractor string `toml:"extractor"`
+	// OllamaChatModel is the chat model of the ollama extractor.
+	OllamaChatModel string `toml:"ollama_chat_model"`
+	// Jobs sets job intervals by job name, e.g. "l1-memories" = "5m".
+	Jobs map[string]string `toml:"jobs"`
+	// Vaults are the Markdown folders engram indexes (`engram vault add`).
+	Vaults []VaultConfig `toml:"vaults"`
+	// WatchVaults makes `engram serve` sync a vault a moment after its
+	// files change (fsnotify, debounced); the hook and the reconcile job
+	// work either way.
+	WatchVaults bool `toml:"watch_vaults"`
+
+	// Triggers are the phrases that make auto recall run deep; empty means
+	// the built-in English, Chinese and Japanese list.
+	Triggers []string `toml:"triggers"`
+	// Deep tunes the deep recall path.
+	Deep DeepSettings `toml:"deep"`
+}
+
+// VaultConfig is one [[vaults]] entry of config.toml.
+type VaultConfig struct {
+	Path      string `toml:"path"`      // absolute
+	Namespace string `toml:"namespace"` // default "default"
+}
+
+// DeepSettings is the [deep] table of config.toml. Zero values mean the
+// defaults; a negative weight switches a signal off.
+type DeepSettings struct {
+	Fusion          string  `toml:"fusion"` // product, sum or rrf
+	VectorWeight    float64 `toml:"vector_weight"`
+	BM25Weight      float64 `toml:"bm25_weight"`
+	SessionWeight   float64 `toml:"session_weight"`
+	SceneWeight     float64 `toml:"scene_weight"`
+	NeighbourWeight float64 `toml:"neighbour_weight"`
+	LayerWeight     float64 `toml:"layer_weight"`   // memories and scenes citing a turn
+	KGWeight        float64 `toml:"kg_weight"`      // knowledge-graph triples citing a turn
+	HalfLifeDays    float64 `toml:"half_life_days"` // negative: no time decay
+	DecayFloor      float64 `toml:"decay_floor"`
+	Candidates      int     `toml:"candidates"`
+	Neighbours      int     `toml:"neighbours"`       // context turns on each side of a deep hit; negative: none
+	UnitTurns       int     `toml:"unit_turns"`       // the best sessions and scenes whose turns join the candidates; negative: none
+	RM3Weight       float64 `toml:"rm3_weight"`       // relevance feedback; off unless positive
+	ExpansionWeight float64 `toml:"expansion_weight"` // word-vector neighbours of rare query words; off unless positive
+}
+
+func (d DeepSettings) config() recall.DeepConfig {
+	c := recall.DeepConfig{
+		Fusion: d.Fusion, VectorWeight: d.VectorWeight, BM25Weight: d.BM25Weight, SessionWeight: d.SessionWeight,
+		SceneWeight: d.SceneWeight, UnitTurns: d.UnitTurns, RM3Weight: d.RM3Weight, ExpansionWeight: d.ExpansionWeight, NeighbourWeight: d.NeighbourWeight, LayerWeight: d.LayerWeight, KGWeight: d.KGWeight, DecayFloor: d.DecayFloor, Candidates: d.Candidates, Neighbours: d.Neighbours,
+	}
+	if d.HalfLifeDays != 0 {
+		c.HalfLife = time.Duration(d.HalfLifeDays * 24 * float64(time.Hour))
+	}
+	return c
+}
+
+// Embedder and vector index choices.
+const (
+	EmbedderBuiltin  = "builtin"
+	EmbedderOllama   = "ollama"
+	EmbedderNone     = "none"
+	VectorsEmbedded  = "embedded"
+	VectorsChroma    = "chroma"
+	ExtractorRules   = "rules"
+	ExtractorOllama  = "ollama"
+	ExtractorNone    = "none"
+	DefaultChromaURL = "http://127.0.0.1:8000"
+)
+
+// ConfigFile is the name of the config file in the home.
+const ConfigFile = "config.toml"
+
+// DefaultConfig returns the defaults, before config.toml and the
+// environment.
+func DefaultConfig() Config {
+	return Config{
+		Addr:            httpapi.DefaultAddr,
+		MaxBodyBytes:    httpapi.DefaultMaxBodyBytes,
+		MaxContentBytes: engram.DefaultMaxContentBytes,
+		MaxBatch:        engram.DefaultMaxBatch,
+		LogLevel:        "info",
+		Embedder:        EmbedderBuiltin,
+		OllamaModel:     ollama.DefaultModel,
+		VectorIndex:     VectorsEmbedded,
+		ChromaURL:       DefaultChromaURL,
+		Extractor:       ExtractorRules,
+		WatchVaults:     true,
+		OllamaChatModel: ollama.DefaultChatModel,
+	}
+}
+
+// LoadConfig reads the configuration of home: the defaults, then
+// home/config.toml (a missing file is no error; an unknown setting is), then
+// the ENGRAM_* variables getenv returns, validated. It does not create the
+// home.
+func LoadConfig(home string, getenv func(string) string) (Config, error) {
+	cfg := DefaultConfig()
+	cfg.Home = home
+	path := filepath.Join(home, ConfigFile)
+	md, err := toml.DecodeFile(path, &cfg)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return cfg, fmt.Errorf("read %s: %w", path, err)
+	default:
+		if und := md.Undecoded(); len(und) > 0 {
+			return cfg, fmt.Errorf("%s: unknown setting %q", path, und[0].String())
+		}
+	}
+	if err := applyEnv(&cfg, getenv); err != nil {
+		return cfg, err
+	}
+	return cfg, cfg.Validate()
+}
+
+// applyEnv overrides cfg with the ENGRAM_* variables.
+func applyEnv(cfg *Config, getenv func(string) string) error {
+	if v := getenv("ENGRAM_ADDR"); v != "" {
+		cfg.Addr = v
+	}
+	if v := getenv("ENGRAM_TOKEN"); v != "" {
+		cfg.Token = v
+	}
+	for _, e := range []struct {
+		name string
+		dst  *string
+	}{
+		{"ENGRAM_LOG_LEVEL", &cfg.LogLevel},
+		{"ENGRAM_EMBEDDER", &cfg.Embedder},
+		{"ENGRAM_OLLAMA_HOST", &cfg.OllamaHost},
+		{"ENGRAM_OLLAMA_MODEL", &cfg.OllamaModel},
+		{"ENGRAM_VECTOR_INDEX", &cfg.VectorIndex},
+		{"ENGRAM_CHROMA_URL", &cfg.ChromaURL},
+		{"ENGRAM_CHROMA_DATABASE", &cfg.ChromaDatabase},
+		{"ENGRAM_EXTRACTOR", &cfg.Extractor},
+		{"ENGRAM_OLLAMA_CHAT_MODEL", &cfg.OllamaChatModel},
+	} {
+		if v := getenv(e.name); v != "" {
+			*e.dst = v
+		}
+	}
+	if v := getenv("ENGRAM_DEEP_FUSION"); v != "" {
+		cfg.Deep.Fusion = v
+	}
+	for _, e := range []struct {
+		name string
+		dst  *float64
+	}{
+		{"ENGRAM_DEEP_VECTOR_WEIGHT", &cfg.Deep.VectorWeight},
+		{"ENGRAM_DEEP_BM25_WEIGHT", &cfg.Deep.BM25Weight},
+		{"ENGRAM_DEEP_SESSION_WEIGHT", &cfg.Deep.SessionWeight},
+		{"ENGRAM_DEEP_SCENE_WEIGHT", &cfg.Deep.SceneWeight},
+		{"ENGRAM_DEEP_RM3_WEIGHT", &cfg.Deep.RM3Weight},
+		{"ENGRAM_DEEP_EXPANSION_WEIGHT", &cfg.Deep.ExpansionWeight},
+		{"ENGRAM_DEEP_NEIGHBOUR_WEIGHT", &cfg.Deep.NeighbourWeight},
+		{"ENGRAM_DEEP_LAYER_WEIGHT", &cfg.Deep.LayerWeight},
+		{"ENGRAM_DEEP_KG_WEIGHT", &cfg.Deep.KGWeight},
+		{"ENGRAM_DEEP_HALF_LIFE_DAYS", &cfg.Deep.HalfLifeDays},
+		{"ENGRAM_DEEP_DECAY_FLOOR", &cfg.Deep.DecayFloor},
+	} {
+		if v := getenv(e.name); v != "" {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				return fmt.Errorf("%s=%q is not a number", e.name, v)
+			}
+			*e.dst = f
+		}
+	}
+	for _, e := range []struct {
+		name string
+		dst  any
+	}{
+		{"ENGRAM_MAX_BODY_BYTES", &cfg.MaxBodyBytes},
+		{"ENGRAM_MAX_CONTENT_BYTES", &cfg.MaxContentBytes},
+		{"ENGRAM_MAX_BATCH", &cfg.MaxBatch},
+		{"ENGRAM_DEEP_CANDIDATES", &cfg.Deep.Candidates},
+		{"ENGRAM_DEEP_UNIT_TURNS", &cfg.Deep.UnitTurns},
+	} {
+		v := getenv(e.name)
+		if v == "" {
+			continue
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return fmt.Errorf("%s=%q is not an integer", e.name, v)
+		}
+		switch d := e.dst.(type) {
+		case *int64:
+			*d = n
+		case *int:
+			*d = int(n)
+		}
+	}
+	return nil
+}
+
+// Validate checks every setting and names the first bad one.
+func (c Config) Validate() error {
+	if c.MaxBodyBytes <= 0 {
+		return fmt.Errorf("max_body_bytes must be positive, got %d", c.MaxBodyBytes)
+	}
+	if c.MaxContentBytes <= 0 {
+		return fmt.Errorf("max_content_bytes must be positive, got %d", c.MaxContentBytes)
+	}
+	if c.MaxBatch <= 0 {
+		return fmt.Errorf("max_batch must be positive, got %d", c.MaxBatch)
+	}
+	if _, err := ParseLevel(c.LogLevel); err != nil {
+		return err
+	}
+	switch c.Embedder {
+	case EmbedderBuiltin, EmbedderOllama, EmbedderNone:
+	default:
+		return fmt.Errorf("embedder %q: want builtin, ollama or none", c.Embedder)
+	}
+	if c.Embedder == EmbedderOllama && strings.TrimSpace(c.OllamaModel) == "" {
+		return fmt.Errorf("ollama_model must name a model (e.g. %s)", ollama.DefaultModel)
+	}
+	switch c.VectorIndex {
+	case VectorsEmbedded, VectorsChroma:
+	default:
+		return fmt.Errorf("vector_index %q: want embedded or chroma", c.VectorIndex)
+	}
+	switch c.Extractor {
+	case ExtractorRules, ExtractorOllama, ExtractorNone:
+	default:
+		return fmt.Errorf("extractor %q: want rules, ollama or none", c.Extractor)
+	}
+	if c.Extractor == ExtractorOllama && strings.TrimSpace(c.OllamaChatModel) == "" {
+		return fmt.Errorf("ollama_chat_model must name a chat model (e.g. %s)", ollama.DefaultChatModel)
+	}
+	if _, err := c.jobIntervals(); err != nil {
+		return err
+	}
+	seen := map[string]bool{}
+	for i, v := range c.Vaults {
+		if !filepath.IsAbs(v.Path) {
+			return fmt.Errorf("vaults[%d].path %q must be an absolute path", i, v.Path)
+		}
+		if seen[filepath.Clean(v.Path)] {
+			return fmt.Errorf("vaults[%d].path %q is listed twice", i, v.Path)
+		}
+		seen[filepath.Clean(v.Path)] = true
+	}
+	if err := c.Deep.config().Validate(); err != nil {
+		return err
+	}
+	if _, err := c.triggerMatcher(); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Limits are the request limits of the configuration.
+func (c Config) Limits() engram.Limits {
+	return engram.Limits{MaxContentBytes: c.MaxContentBytes, MaxBatch: c.MaxBatch}.WithDefaults()
+}
+
+// ParseLevel reads a log_level.
+func ParseLevel(s string) (slog.Level, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(strings.ToUpper(s))); err != nil {
+		return l, fmt.Errorf("log_level %q: want debug, info, warn or error", s)
+	}
+	return l, nil
+}
+
+// triggerMatcher builds the matcher of the configured trigger phrases.
+func (c Config) triggerMatcher() (*recall.TriggerMatcher, error) {
+	phrases := c.Triggers
+	if len(phrases) == 0 {
+		phrases = recall.DefaultTriggers()
+	}
+	m, err := recall.NewTriggerMatcher(phrases)
+	if err != nil {
+		return nil, fmt.Errorf("triggers: %w", err)
+	}
+	return m, nil
+}
+
+// Default job intervals; [jobs] in config.toml overrides them by name.
+var defaultJobIntervals = map[string]time.Duration{
+	JobVerify:                   24 * time.Hour,
+	JobCompact:                  6 * time.Hour,
+	JobSnapshot:                 time.Hour,
+	pipeline.WorkerMemories:     5 * time.Minute,
+	pipeline.WorkerScenes:       5 * time.Minute,
+	pipeline.WorkerPersona:      10 * time.Minute,
+	pipeline.WorkerGraph:        10 * time.Minute,
+	pipeline.WorkerLayerVectors: 5 * time.Minute,
+	JobVaultReconcile:           15 * time.Minute,
+}
+
+// minJobInterval keeps a typo ("1s") from running a job back to back.
+const minJobInterval = 10 * time.Second
+
+// jobIntervals returns every job's interval: the defaults with the [jobs]
+// table applied. It names an unknown job or a bad duration.
+func (c Config) jobIntervals() (map[string]time.Duration, error) {
+	out := make(map[string]time.Duration, len(defaultJobIntervals))
+	for k, v := range defaultJobIntervals {
+		out[k] = v
+	}
+	for name, v := range c.Jobs {
+		if _, ok := out[name]; !ok {
+			known := make([]string, 0, len(out))
+			for k := range out {
+				known = append(known, k)
+			}
+			slices.Sort(known)
+			return nil, fmt.Errorf("jobs: unknown job %q (known: %s)", name, strings.Join(known, ", "))
+		}
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return nil, fmt.Errorf("jobs.%s: %q is not a duration such as 5m or 1h", name, v)
+		}
+		if d < minJobInterval {
+			return nil, fmt.Errorf("jobs.%s: %s is shorter than %s", name, d, minJobInterval)
+		}
+		out[name] = d
+	}
+	return out, nil
+}
+
+// HasVault reports whether root (cleaned) is a configured vault.
+func (c Config) HasVault(root string) bool {
+	for _, v := range c.Vaults {
+		if filepath.Clean(v.Path) == root {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,559 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/ollama/ollama/api"
+
+	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/archive"
+	"github.com/engram-dev/engram/chroma"
+	"github.com/engram-dev/engram/embed"
+	"github.com/engram-dev/engram/ollama"
+	"github.com/engram-dev/engram/palace"
+)
+
+// Bounds of the doctor's probes.
+const (
+	// probeTimeout bounds one request to Chroma or Ollama (an embedding
+	// probe takes checkTimeout: it may load the model).
+	probeTimeout = 10 * time.Second
+	// settleTimeout is how long the doctor lets the vector indexer and the
+	// Chroma sync catch up before it compares counts, so that a turn
+	// ingested a moment ago is not reported as missing.
+	settleTimeout = 5 * time.Second
+	// maxSQLiteProblems bounds the lines of integrity_check kept.
+	maxSQLiteProblems = 10
+)
+
+// Names of the doctor's checks.
+const (
+	checkArchive   = "archive"
+	checkSQLite    = "sqlite"
+	checkIndex     = "index"
+	checkVectors   = "vectors"
+	checkVecMemory = "vector-memory"
+	checkChroma    = "chroma"
+	checkEmbedder  = "ollama-embedder"
+	checkExtractor = "ollama-extractor"
+	checkJobs      = "jobs"
+	checkHome      = "home"
+)
+
+// Fix commands the doctor names.
+const (
+	fixRebuild = "engram rebuild"
+	fixReindex = "engram reindex vectors"
+	fixReembed = "engram reindex vectors --reembed"
+)
+
+var _ engram.DoctorService = (*Engine)(nil)
+
+// DoctorHome opens the home of cfg in this process and checks it. A home
+// that does not open is still checked as far as it opens: the archive
+// alone, then the palace alone.
+func DoctorHome(ctx context.Context, cfg Config, logger *slog.Logger) engram.DoctorReport {
+	start := time.Now()
+	e, err := Open(ctx, cfg, logger)
+	if err == nil {
+		defer e.Close()
+		return e.Doctor(ctx)
+	}
+	var r engram.DoctorReport
+	defer func() { r.TookMS = msSince(start) }()
+	if engram.ErrorCode(err) == engram.ELOCKED {
+		r.Add(failCheck(checkHome, "another process holds the home and no server answers for it: "+engram.ErrorText(err),
+			"stop that process (or wait for it), then run engram doctor again"))
+		return r
+	}
+	r.Add(failCheck(checkHome, "the home does not open: "+engram.ErrorText(err), fixRebuild))
+	a, aerr := archive.Open(filepath.Join(cfg.Home, ArchiveDir), archive.Options{Logger: logger})
+	if aerr != nil {
+		r.Add(failCheck(checkArchive, "the archive does not open: "+engram.ErrorText(aerr), ""))
+		return r
+	}
+	defer a.Close()
+	part := &Engine{cfg: cfg, logger: logger, archive: a}
+	part.checkArchive(ctx, &r)
+	p, perr := palace.Open(filepath.Join(cfg.Home, PalaceFile), palace.Options{})
+	if perr != nil {
+		r.Add(failCheck(checkSQLite, "palace.db does not open: "+engram.ErrorText(perr), fixRebuild))
+		return r
+	}
+	defer p.Close()
+	part.palace = p
+	part.checkSQLite(ctx, &r)
+	part.checkIndex(ctx, &r)
+	return r
+}
+
+// Doctor implements engram.DoctorService: every check, in order.
+func (e *Engine) Doctor(ctx context.Context) engram.DoctorReport {
+	start := time.Now()
+	var r engram.DoctorReport
+	e.checkArchive(ctx, &r)
+	e.checkSQLite(ctx, &r)
+	e.checkIndex(ctx, &r)
+	e.checkVectors(ctx, &r)
+	e.checkExtractor(ctx, &r)
+	e.checkJobs(ctx, &r)
+	r.TookMS = msSince(start)
+	return r
+}
+
+func okCheck(name, finding string) engram.DoctorCheck {
+	return engram.DoctorCheck{Name: name, Status: engram.CheckOK, Finding: finding}
+}
+
+func warnCheck(name, finding, fix string) engram.DoctorCheck {
+	return engram.DoctorCheck{Name: name, Status: engram.CheckWarn, Finding: finding, Fix: fix}
+}
+
+func failCheck(name, finding, fix string) engram.DoctorCheck {
+	return engram.DoctorCheck{Name: name, Status: engram.CheckFail, Finding: finding, Fix: fix}
+}
+
+// checkArchive rereads every archive line (archive.Verify). Damaged lines
+// fail: they are skipped, so their turns are lost to recall until the file
+// is restored. Torn lines in quarantine only warn: a crash cut them before
+// they were acknowledged, and recovery keeps them for inspection.
+func (e *Engine) checkArchive(ctx context.Context, r *engram.DoctorReport) {
+	rep, err := e.archive.Verify(ctx)
+	if err != nil {
+		r.Add(failCheck(checkArchive, "the archive could not be read: "+engram.ErrorText(err), ""))
+		return
+	}
+	var torn []string
+	var bad []archive.Problem
+	for _, p := range rep.Problems {
+		if p.Kind == archive.ProblemQuarantined {
+			torn = append(torn, p.Path)
+		} else {
+			bad = append(bad, p)
+		}
+	}
+	if len(bad) > 0 {
+		rel, err := filepath.Rel(filepath.Join(e.cfg.Home, ArchiveDir), bad[0].Path)
+		if err != nil {
+			rel = filepath.Base(bad[0].Path)
+		}
+		r.Add(failCheck(checkArchive, fmt.Sprintf("%d damaged %s (first: %s); recall skips them and serves the rest",
+			len(bad), noun(len(bad), "line", "lines"), bad[0]),
+			fmt.Sprintf("copy archive/%s from a backup (engram backup DIR) over %s, then run %s", rel, bad[0].Path, fixRebuild)))
+	} else {
+		r.Add(okCheck(checkArchive, fmt.Sprintf("%d day %s, %d turns: checksums, order and ids verified",
+			rep.Files, noun(rep.Files, "file", "files"), rep.Turns)))
+	}
+	if len(torn) > 0 {
+		r.Add(warnCheck(checkArchive, fmt.Sprintf("%d torn %s cut from a day file after a crash %s held in quarantine, never acknowledged to a client: %s",
+			len(torn), noun(len(torn), "line", "lines"), noun(len(torn), "is", "are"), strings.Join(torn, ", ")),
+			"rm "+strings.Join(torn, " ")+" (once inspected)"))
+	}
+}
+
+// checkSQLite runs integrity_check on the palace, which covers the FTS5
+// indexes too.
+func (e *Engine) checkSQLite(ctx context.Context, r *engram.DoctorReport) {
+	problems, err := e.palace.IntegrityCheck(ctx, maxSQLiteProblems)
+	switch {
+	case err != nil:
+		r.Add(failCheck(checkSQLite, "integrity_check could not run: "+engram.ErrorText(err), ""))
+	case len(problems) > 0:
+		r.Add(failCheck(checkSQLite, fmt.Sprintf("palace.db is damaged: %s", strings.Join(problems[:min(3, len(problems))], "; ")), fixRebuild))
+	default:
+		size := ""
+		if fi, err := os.Stat(e.palace.Path()); err == nil {
+			size = fmt.Sprintf(" (%.1f MB)", float64(fi.Size())/1e6)
+		}
+		r.Add(okCheck(checkSQLite, "palace.db"+size+" passes integrity_check, full-text indexes included"))
+	}
+}
+
+// checkIndex compares the palace with the archive: the watermark, the
+// number of turns, and the full-text indexes every turn is written to.
+func (e *Engine) checkIndex(ctx context.Context, r *engram.DoctorReport) {
+	if e.indexer != nil {
+		wctx, cancel := context.WithTimeout(ctx, settleTimeout)
+		_ = e.indexer.WaitCurrent(wctx) // a lag left is reported below
+		cancel()
+	}
+	// The archive's count belongs to its last seq only if no turn came in
+	// between the two reads.
+	var last int64
+	var as archive.Stats
+	for range 3 {
+		last = e.archive.LastSeq()
+		as = e.archive.Stats()
+		if e.archive.LastSeq() == last {
+			break
+		}
+	}
+	c, err := e.palace.CountTurnIndexes(ctx)
+	if err != nil {
+		r.Add(failCheck(checkIndex, "the palace's turns could not be counted: "+engram.ErrorText(err), fixRebuild))
+		return
+	}
+	var ixErr error
+	if e.indexer != nil {
+		ixErr = e.indexer.Err()
+	}
+	switch {
+	case c.IndexedSeq > last:
+		r.Add(failCheck(checkIndex, fmt.Sprintf("the palace is indexed through seq %d but the archive ends at seq %d: it belongs to another archive, or archive files were lost",
+			c.IndexedSeq, last), fixRebuild))
+	case ixErr != nil:
+		r.Add(failCheck(checkIndex, fmt.Sprintf("indexing fails, %d turns behind: %s", last-c.IndexedSeq, engram.ErrorText(ixErr)), fixRebuild))
+	case c.IndexedSeq < last:
+		r.Add(okCheck(checkIndex, fmt.Sprintf("%d turns indexed, %d more being indexed (through seq %d of %d)",
+			c.Turns, last-c.IndexedSeq, c.IndexedSeq, last)))
+	case c.Turns != as.Turns:
+		r.Add(failCheck(checkIndex, fmt.Sprintf("the archive holds %d turns through seq %d, the palace %d", as.Turns, last, c.Turns), fixRebuild))
+	case c.Keyword != c.Turns || c.Trigram != c.Turns:
+		r.Add(failCheck(checkIndex, fmt.Sprintf("the keyword index holds %d rows and the substring index %d for %d turns", c.Keyword, c.Trigram, c.Turns), fixRebuild))
+	default:
+		r.Add(okCheck(checkIndex, fmt.Sprintf("%d turns indexed through seq %d, as archived; keyword and substring indexes match", c.Turns, last)))
+	}
+}
+
+// checkVectors checks the vectors of the active model: that its embedder
+// answers, that every stored vector is usable, that every turn behind the
+// watermark has one, and that the index recall searches (the in-memory
+// matrix, or the Chroma collection) holds exactly the stored vectors.
+func (e *Engine) checkVectors(ctx context.Context, r *engram.DoctorReport) {
+	e.vec.mu.Lock()
+	side, problem, pending := e.vec.side, e.vec.problem, e.vec.pending
+	var reembed *engram.ReembedStatus
+	if e.vec.reembed != nil {
+		cp := *e.vec.reembed
+		reembed = &cp
+	}
+	e.vec.mu.Unlock()
+
+	active, dim, found, err := e.palace.ActiveModel(ctx)
+	if err != nil {
+		r.Add(failCheck(checkVectors, "the vector models could not be read: "+engram.ErrorText(err), fixRebuild))
+		return
+	}
+	if e.cfg.Embedder == EmbedderNone {
+		kept := ""
+		if found {
+			kept = " (the vectors of " + active + " stay in the palace)"
+		}
+		r.Add(okCheck(checkVectors, "off: embedder = none, recall searches by keyword"+kept))
+		return
+	}
+	// The embedders first: a model that cannot embed explains the rest.
+	embFix := ""
+	for _, model := range e.ollamaModels(active) {
+		if fix := e.checkOllamaEmbedder(ctx, r, model, active, dim); fix != "" && (model == active || !found) {
+			embFix = fix
+		}
+	}
+	if !found {
+		fix := embFix
+		if fix == "" && e.cfg.VectorIndex == VectorsChroma {
+			fix = chromaFix(e.cfg.ChromaURL)
+		}
+		r.Add(failCheck(checkVectors, "no vector model is active yet, so recall searches by keyword: "+orNoReason(problem), fix))
+		return
+	}
+	if b := embed.New().Model(); strings.HasPrefix(active, "builtin-") && active != b {
+		r.Add(failCheck(checkVectors, fmt.Sprintf("the vectors were made by the builtin embedder %s, but this engram has %s", active, b),
+			"engram reembed --model builtin"))
+		return
+	}
+
+	// Let the indexer and the Chroma sync finish what they are doing.
+	if side != nil {
+		wctx, cancel := context.WithTimeout(ctx, settleTimeout)
+		if err := side.vx.WaitCurrent(wctx); err == nil && side.ext != nil {
+			_ = side.ext.WaitCurrent(wctx)
+		}
+		cancel()
+	}
+	store, err := e.palace.Vectors(ctx, active, 0)
+	if err != nil {
+		r.Add(failCheck(checkVectors, "the vectors could not be opened: "+engram.ErrorText(err), fixRebuild))
+		return
+	}
+	indexed, err := e.palace.IndexedSeq(ctx)
+	if err != nil {
+		r.Add(failCheck(checkVectors, "the palace watermark could not be read: "+engram.ErrorText(err), fixRebuild))
+		return
+	}
+	wm, err := store.Watermark(ctx)
+	if err != nil {
+		r.Add(failCheck(checkVectors, "the vector watermark could not be read: "+engram.ErrorText(err), fixRebuild))
+		return
+	}
+	c, err := store.Check(ctx, min(wm, indexed))
+	if err != nil {
+		r.Add(failCheck(checkVectors, "the vectors could not be read: "+engram.ErrorText(err), fixRebuild))
+		return
+	}
+
+	// The index recall searches, checked first: an unreachable Chroma
+	// explains a vector side that is off.
+	var index engram.DoctorCheck
+	indexUp := true
+	switch e.cfg.VectorIndex {
+	case VectorsChroma:
+		index, indexUp = e.checkChroma(ctx, c, side)
+	default:
+		index = e.checkMemory(c, side != nil)
+	}
+
+	healthy := true
+	if c.Bad > 0 {
+		healthy = false
+		sample := make([]string, len(c.BadSample))
+		for i, b := range c.BadSample {
+			sample[i] = b.String()
+		}
+		r.Add(failCheck(checkVectors, fmt.Sprintf("%d stored %s of %s %s unusable (%s); the index refuses to load them",
+			c.Bad, noun(c.Bad, "vector", "vectors"), active, noun(c.Bad, "is", "are"), strings.Join(sample, "; ")), fixReindex))
+	}
+	if c.Missing > 0 {
+		healthy = false
+		r.Add(failCheck(checkVectors, fmt.Sprintf("%d %s up to seq %d %s no vector in %s (first: %s): shallow recall cannot find them",
+			c.Missing, noun(int(c.Missing), "turn", "turns"), min(wm, indexed), noun(int(c.Missing), "has", "have"), active,
+			strings.Join(c.MissingIDs, ", ")), fixReindex))
+	}
+	if c.Orphans > 0 {
+		healthy = false
+		r.Add(warnCheck(checkVectors, fmt.Sprintf("%d turn %s of %s name turns the palace does not hold", c.Orphans,
+			noun(int(c.Orphans), "vector", "vectors"), active), fixRebuild))
+	}
+	switch {
+	case side == nil:
+		healthy = false
+		finding := orNoReason(problem) + " (recall searches by keyword meanwhile)"
+		switch {
+		case c.Bad > 0:
+			r.Add(failCheck(checkVectors, finding, fixReindex))
+		case embFix != "":
+			r.Add(failCheck(checkVectors, finding, embFix))
+		case !indexUp:
+			r.Add(failCheck(checkVectors, finding, chromaFix(e.cfg.ChromaURL)))
+		default:
+			// What stopped it is gone (a reindex repaired the vectors, a
+			// server came up): the engine's retry starts it, within a
+			// minute.
+			r.Add(warnCheck(checkVectors, finding+"; its causes are gone now, and engram retries on its own within a minute", ""))
+		}
+	case side.vx.Err() != nil:
+		healthy = false
+		r.Add(failCheck(checkVectors, fmt.Sprintf("embedding new turns fails, %d behind: %s", side.vx.Lag(), engram.ErrorText(side.vx.Err())), embFix))
+	}
+	if pending != "" {
+		r.Add(warnCheck(checkVectors, pending, "engram reembed"))
+	}
+	if reembed != nil && reembed.State == engram.ReembedFailed {
+		r.Add(warnCheck(checkVectors, fmt.Sprintf("the last re-embed into %s failed: %s", reembed.Model, reembed.Error),
+			"engram reembed --model "+reembed.Model))
+	}
+	if healthy {
+		lag := ""
+		if n := e.archive.LastSeq() - c.EmbeddedSeq; n > 0 {
+			lag = fmt.Sprintf("; %d new %s being embedded", n, noun(int(n), "turn", "turns"))
+		}
+		r.Add(okCheck(checkVectors, fmt.Sprintf("%s: %d vectors (%d of turns) through seq %d, all readable, none missing%s",
+			active, c.Stored, c.ByKind[engram.KindTurn], c.EmbeddedSeq, lag)))
+	}
+	if index.Name != "" {
+		r.Add(index)
+	}
+}
+
+// checkMemory compares the in-memory matrix with SQLite. It returns no
+// check when the vector side is off: checkVectors says why.
+func (e *Engine) checkMemory(c palace.VectorCheck, running bool) engram.DoctorCheck {
+	switch {
+	case !c.Loaded && running:
+		return failCheck(checkVecMemory, "the in-memory index is not loaded", fixReindex)
+	case !c.Loaded:
+		return engram.DoctorCheck{}
+	case c.OnlyInMem+c.OnlyInStore+c.Differ > 0 || c.InMemory != c.Stored:
+		return failCheck(checkVecMemory, fmt.Sprintf("the in-memory index holds %d vectors, SQLite %d: %d only in memory, %d only in SQLite, %d with other values",
+			c.InMemory, c.Stored, c.OnlyInMem, c.OnlyInStore, c.Differ), fixReindex)
+	}
+	return okCheck(checkVecMemory, fmt.Sprintf("the in-memory index holds the %d stored vectors, values equal", c.Stored))
+}
+
+// checkChroma checks that the Chroma server answers, and that the model's
+// collection holds as many vectors as SQLite once the sync is current;
+// reachable is false when the server does not answer. It gets or creates
+// the collection, as the vector side does.
+func (e *Engine) checkChroma(ctx context.Context, c palace.VectorCheck, side *vectorSide) (check engram.DoctorCheck, reachable bool) {
+	pctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	ci, err := chroma.Open(pctx, chroma.Config{URL: e.cfg.ChromaURL, Database: e.cfg.ChromaDatabase, Model: c.Model, Dim: c.Dim, Timeout: probeTimeout})
+	if err != nil {
+		if engram.ErrorCode(err) != engram.EUNAVAILABLE {
+			return failCheck(checkChroma, engram.ErrorMessage(err), ""), true
+		}
+		return failCheck(checkChroma, engram.ErrorMessage(err)+"; shallow recall falls back to keyword search, vectors wait in SQLite",
+			chromaFix(e.cfg.ChromaURL)), false
+	}
+	defer ci.Close()
+	n, err := ci.Count(pctx)
+	if err != nil {
+		return failCheck(checkChroma, engram.ErrorMessage(err), chromaFix(e.cfg.ChromaURL)), engram.ErrorCode(err) != engram.EUNAVAILABLE
+	}
+	behind := c.LastChange - c.SyncedSeq
+	var syncErr error
+	if side != nil && side.ext != nil {
+		syncErr = side.ext.Err()
+	}
+	switch {
+	case syncErr != nil:
+		// It answers now: the sync's next retry pushes what is behind.
+		return warnCheck(checkChroma, fmt.Sprintf("%s answers now, but the last push failed, %d changes behind (the sync retries on its own): %s",
+			e.cfg.ChromaURL, behind, engram.ErrorText(syncErr)), ""), true
+	case behind > 0:
+		return okCheck(checkChroma, fmt.Sprintf("%s answers; collection %s holds %d vectors, %d changes still to push", e.cfg.ChromaURL, ci.Collection(), n, behind)), true
+	case n != c.Stored:
+		return failCheck(checkChroma, fmt.Sprintf("collection %s at %s holds %d %s, SQLite %d", ci.Collection(), e.cfg.ChromaURL, n, noun(n, "vector", "vectors"), c.Stored), fixReindex), true
+	}
+	return okCheck(checkChroma, fmt.Sprintf("%s answers; collection %s holds the %d stored vectors", e.cfg.ChromaURL, ci.Collection(), n)), true
+}
+
+// chromaFix is the command that starts a Chroma server at u.
+func chromaFix(u string) string {
+	port := "8000"
+	if pu, err := url.Parse(u); err == nil && pu.Port() != "" {
+		port = pu.Port()
+	}
+	return "chroma run --port " + port + " (start the Chroma server at " + u + ")"
+}
+
+// ollamaModels lists the Ollama models the doctor probes: the active one
+// and the configured one.
+func (e *Engine) ollamaModels(active string) []string {
+	var models []string
+	if strings.HasPrefix(active, ollamaPrefix) {
+		models = append(models, active)
+	}
+	if e.cfg.Embedder == EmbedderOllama && e.cfg.ModelKey() != active {
+		models = append(models, e.cfg.ModelKey())
+	}
+	return models
+}
+
+// checkOllamaEmbedder embeds a probe text with model (a model key) and
+// compares the dimension with the stored one. It returns the fix when the
+// model cannot embed.
+func (e *Engine) checkOllamaEmbedder(ctx context.Context, r *engram.DoctorReport, key, active string, dim int) string {
+	model := strings.TrimPrefix(key, ollamaPrefix)
+	emb, err := ollama.NewEmbedder(ollama.Config{Host: e.cfg.OllamaHost, Model: model, MaxRetries: -1})
+	if err != nil {
+		r.Add(failCheck(checkEmbedder, engram.ErrorText(err), ""))
+		return ""
+	}
+	defer emb.Close()
+	cctx, cancel := context.WithTimeout(ctx, checkTimeout)
+	defer cancel()
+	got, err := emb.Check(cctx)
+	if err != nil {
+		fix := ollamaFix(err, model)
+		r.Add(failCheck(checkEmbedder, engram.ErrorMessage(err), fix))
+		return fix
+	}
+	if key == active && got != dim {
+		r.Add(failCheck(checkEmbedder, fmt.Sprintf("model %s at %s embeds in %d dimensions but its stored vectors have %d: the model changed on the server",
+			model, emb.Host(), got, dim), fixReembed))
+		return fixReembed
+	}
+	r.Add(okCheck(checkEmbedder, fmt.Sprintf("model %s at %s answers, %d dimensions", model, emb.Host(), got)))
+	return ""
+}
+
+// checkExtractor checks that the Ollama server has the chat model of the
+// ollama extractor (POST /api/show).
+func (e *Engine) checkExtractor(ctx context.Context, r *engram.DoctorReport) {
+	x, isOllama := e.extractor.(*ollama.Extractor)
+	if !isOllama {
+		return
+	}
+	base, err := url.Parse(x.Host())
+	if err != nil {
+		r.Add(failCheck(checkExtractor, err.Error(), ""))
+		return
+	}
+	pctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	client := api.NewClient(base, &http.Client{Timeout: probeTimeout})
+	if _, err := client.Show(pctx, &api.ShowRequest{Model: x.Model()}); err != nil {
+		var se api.StatusError
+		if errors.As(err, &se) && se.StatusCode == http.StatusNotFound {
+			r.Add(failCheck(checkExtractor, fmt.Sprintf("chat model %s is not on the ollama server at %s: the memory job fails until it is", x.Model(), base),
+				"ollama pull "+x.Model()))
+			return
+		}
+		r.Add(failCheck(checkExtractor, fmt.Sprintf("the ollama server at %s does not answer (%v): the memory job fails until it does", base, err),
+			"ollama serve"))
+		return
+	}
+	r.Add(okCheck(checkExtractor, fmt.Sprintf("chat model %s present at %s", x.Model(), base)))
+}
+
+// ollamaFix names the command for an Ollama error: pull a missing model,
+// else start the server.
+func ollamaFix(err error, model string) string {
+	var se api.StatusError
+	if errors.As(err, &se) && se.StatusCode == http.StatusNotFound {
+		return "ollama pull " + model
+	}
+	var ne net.Error
+	if errors.As(err, &ne) || errors.Is(err, context.DeadlineExceeded) {
+		return "ollama serve"
+	}
+	return ""
+}
+
+// checkJobs reports failing jobs and jobs whose last success is older than
+// twice their interval. Jobs that never ran only warn: without `engram
+// serve`, nothing runs them.
+func (e *Engine) checkJobs(ctx context.Context, r *engram.DoctorReport) {
+	if e.sched == nil {
+		return
+	}
+	if err := e.sched.Load(ctx); err != nil {
+		r.Add(failCheck(checkJobs, "the job state could not be read: "+engram.ErrorText(err), fixRebuild))
+		return
+	}
+	now := time.Now()
+	var never []string
+	problems := 0
+	for _, j := range e.sched.Status() {
+		name := "job " + j.Name
+		switch {
+		case j.Failing:
+			problems++
+			r.Add(failCheck(name, fmt.Sprintf("failed %d %s in a row: %s", j.Failures, noun(j.Failures, "time", "times"), oneLine(j.LastError, 300)),
+				"engram jobs run "+j.Name))
+		case j.LastSuccess.IsZero():
+			never = append(never, j.Name)
+		case now.Sub(j.LastSuccess) > 2*j.Interval:
+			problems++
+			r.Add(warnCheck(name, fmt.Sprintf("last success %s ago, over twice its interval of %s",
+				now.Sub(j.LastSuccess).Round(time.Minute), j.Interval), "engram jobs run "+j.Name))
+		}
+	}
+	if len(never) > 0 {
+		r.Add(warnCheck(checkJobs, fmt.Sprintf("never ran: %s (engram serve runs the jobs on their intervals)", strings.Join(never, ", ")),
+			"engram jobs run --due"))
+	} else if problems == 0 {
+		r.Add(okCheck(checkJobs, fmt.Sprintf("%d jobs on schedule", len(e.sched.Status()))))
+	}
+}

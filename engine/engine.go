@@ -1,0 +1,249 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/archive"
+	"github.com/engram-dev/engram/ollama"
+	"github.com/engram-dev/engram/palace"
+	"github.com/engram-dev/engram/pipeline"
+	"github.com/engram-dev/engram/recall"
+	"github.com/engram-dev/engram/scheduler"
+)
+
+// Paths inside the home.
+const (
+	ArchiveDir = "archive"
+	PalaceFile = "palace.db"
+	// ServeFile tells CLI commands where the running server of the home
+	// listens, so they talk to it instead of opening the home (which the
+	// server has locked).
+	ServeFile = "serve.json"
+)
+
+// Engine is a home opened in this process: the archive (which takes the
+// home's lock), the palace, the indexer between them, the vector side, the
+// layer workers and the other scheduled jobs, the vaults, and the services
+// on top. `engram serve` runs one; CLI commands open one when no server
+// owns the home. Open it with Open, release it with Close.
+type Engine struct {
+	cfg      Config
+	logger   *slog.Logger
+	archive  *archive.Archive
+	palace   *palace.DB
+	indexer  *pipeline.Indexer
+	ingester *pipeline.Ingester
+	recall   *recall.Service
+	vec      vectorState
+	sched    *scheduler.Scheduler // started by serve only
+
+	extractor    engram.Extractor // nil: no derived layers
+	extractBatch int              // turns per extraction batch
+
+	vaultMu sync.Mutex // one vault sync at a time
+
+	scenesOnce sync.Once
+	scenes     *pipeline.SceneWorker
+	layerVecMu sync.Mutex         // one layer-vectors run at a time: the job and the follower
+	follower   *pipeline.Follower // serve only: scenes and unit vectors between the jobs' runs
+}
+
+var (
+	_ engram.IngestService  = (*Engine)(nil)
+	_ engram.RecallService  = (*Engine)(nil)
+	_ engram.StatusService  = (*Engine)(nil)
+	_ engram.ReembedService = (*Engine)(nil)
+	_ engram.JobService     = (*Engine)(nil)
+	_ engram.LayerService   = (*Engine)(nil)
+	_ engram.VaultAdmin     = (*Engine)(nil)
+	_ engram.VaultService   = (*Engine)(nil)
+	_ engram.DoctorService  = (*Engine)(nil)
+	_ engram.BackupService  = (*Engine)(nil)
+)
+
+// Open opens the home of cfg, creating it (0700) if needed, and catches the
+// palace up with the archive. ELOCKED when another process holds the home.
+// The scheduled jobs do not run until StartJobs; the vector side starts in
+// the background when its embedder or Chroma is not up yet.
+func Open(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Engine, err error) {
+	if err := os.MkdirAll(cfg.Home, 0o700); err != nil {
+		return nil, fmt.Errorf("create home: %w", err)
+	}
+	e := &Engine{cfg: cfg, logger: logger}
+	defer func() {
+		if err != nil {
+			e.Close()
+		}
+	}()
+	e.archive, err = archive.Open(filepath.Join(cfg.Home, ArchiveDir), archive.Options{Logger: logger.With("component", "archive")})
+	if err != nil {
+		return nil, err
+	}
+	e.palace, err = palace.Open(filepath.Join(cfg.Home, PalaceFile), palace.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("open palace: %w", err)
+	}
+	e.indexer = pipeline.NewIndexer(e.archive, e.palace)
+	e.indexer.Logger = logger.With("component", "indexer")
+	if err := e.indexer.Open(ctx); err != nil {
+		return nil, err
+	}
+	e.ingester = &pipeline.Ingester{Archive: e.archive, Indexer: e.indexer}
+	e.recall = recall.NewService(e.palace)
+	e.recall.Sync = e.indexer.WaitCurrent
+	e.recall.Deep = cfg.Deep.config()
+	if cfg.Extractor != ExtractorNone {
+		e.recall.Layers = e.palace
+	}
+	e.recall.Docs = e.palace
+	e.recall.Units = e.palace
+	if e.recall.Triggers, err = cfg.triggerMatcher(); err != nil {
+		return nil, err
+	}
+	if err := e.openVectors(ctx); err != nil {
+		return nil, err
+	}
+	if err := e.openExtractor(); err != nil {
+		return nil, err
+	}
+	if e.sched, err = e.newScheduler(); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// Close stops the indexer and closes the palace and the archive (which
+// fsyncs and releases the lock). It returns the first error.
+func (e *Engine) Close() error {
+	var errs []error
+	e.follower.Stop()
+	if e.sched != nil {
+		sctx, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)
+		errs = append(errs, e.sched.Stop(sctx))
+		cancel()
+	}
+	e.closeVectors()
+	if e.indexer != nil {
+		errs = append(errs, e.indexer.Close())
+	}
+	if e.palace != nil {
+		errs = append(errs, e.palace.Close())
+	}
+	if e.archive != nil {
+		errs = append(errs, e.archive.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// Health implements engram.StatusService.
+func (e *Engine) Health(ctx context.Context) engram.Health {
+	h := engram.Health{
+		Status:     "ok",
+		Version:    e.cfg.Version,
+		ArchiveSeq: e.archive.LastSeq(),
+		IndexedSeq: e.indexer.Indexed(),
+		IndexLag:   e.indexer.Lag(),
+	}
+	if err := e.indexer.Err(); err != nil {
+		h.Status = "degraded"
+		h.Problems = append(h.Problems, "indexing failed, retrying: "+err.Error())
+	}
+	vh, problems := e.vectorHealth()
+	h.Vectors = vh
+	h.Problems = append(h.Problems, problems...)
+	h.Problems = append(h.Problems, e.jobsHealth()...)
+	if len(h.Problems) > 0 {
+		h.Status = "degraded"
+	}
+	if st := e.archive.Stats(); st.CorruptLines > 0 {
+		h.Problems = append(h.Problems, fmt.Sprintf("the archive has %d corrupt lines; they are skipped and kept in place", st.CorruptLines))
+	}
+	return h
+}
+
+// Stats implements engram.StatusService.
+func (e *Engine) Stats(ctx context.Context) (engram.Stats, error) {
+	st, err := e.palace.Stats(ctx)
+	if err != nil {
+		return st, err
+	}
+	as := e.archive.Stats()
+	st.Archive = engram.ArchiveStats{
+		Turns:    as.Turns,
+		LastSeq:  e.archive.LastSeq(),
+		Files:    as.Files,
+		Bytes:    as.Bytes,
+		Corrupt:  as.CorruptLines,
+		IndexLag: e.indexer.Lag(),
+	}
+	return st, nil
+}
+
+// Config returns the configuration the engine was opened with.
+func (e *Engine) Config() Config { return e.cfg }
+
+// LastSeq returns the sequence number of the last archived turn.
+func (e *Engine) LastSeq() int64 { return e.archive.LastSeq() }
+
+// HasLayers reports whether the engine derives the layers (L1-L4): it has
+// an extractor.
+func (e *Engine) HasLayers() bool { return e.extractor != nil }
+
+// Memories implements engram.LayerService.
+func (e *Engine) Memories(ctx context.Context, q engram.MemoryQuery) ([]engram.Memory, error) {
+	return e.palace.Memories(ctx, q)
+}
+
+// Scenes implements engram.LayerService.
+func (e *Engine) Scenes(ctx context.Context, q engram.SceneQuery) ([]engram.Scene, error) {
+	return e.palace.Scenes(ctx, q)
+}
+
+// Persona implements engram.LayerService.
+func (e *Engine) Persona(ctx context.Context, namespace, speaker string) ([]engram.Persona, error) {
+	return e.palace.Persona(ctx, namespace, speaker)
+}
+
+// Graph implements engram.LayerService.
+func (e *Engine) Graph(ctx context.Context, q engram.GraphQuery) (engram.GraphResult, error) {
+	return e.palace.Graph(ctx, q)
+}
+
+// Docs implements engram.VaultService.
+func (e *Engine) Docs(ctx context.Context, vault string) ([]engram.VaultDoc, error) {
+	return e.palace.Docs(ctx, vault)
+}
+
+// Ingest implements engram.IngestService.
+func (e *Engine) Ingest(ctx context.Context, turns []engram.Turn) (engram.IngestResult, error) {
+	return e.ingester.Ingest(ctx, turns)
+}
+
+// Recall implements engram.RecallService.
+func (e *Engine) Recall(ctx context.Context, req engram.RecallRequest) (engram.RecallResponse, error) {
+	return e.recall.Recall(ctx, req)
+}
+
+// openExtractor sets up the L1 extractor of the configuration. It sends
+// nothing: an Ollama server that is down only makes the memory job fail
+// (and retry), never the engine.
+func (e *Engine) openExtractor() error {
+	switch e.cfg.Extractor {
+	case ExtractorRules:
+		e.extractor, e.extractBatch = pipeline.RulesExtractor{}, pipeline.DefaultLayerBatch
+	case ExtractorOllama:
+		x, err := ollama.NewExtractor(ollama.ExtractorConfig{Config: ollama.Config{Host: e.cfg.OllamaHost, Model: e.cfg.OllamaChatModel}})
+		if err != nil {
+			return err
+		}
+		e.extractor, e.extractBatch = x, ollama.DefaultBatchTurns
+	}
+	return nil
+}

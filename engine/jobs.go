@@ -1,0 +1,221 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/archive"
+	"github.com/engram-dev/engram/pipeline"
+	"github.com/engram-dev/engram/scheduler"
+)
+
+// Names of the maintenance jobs; the layer workers' jobs take the workers'
+// names (pipeline.WorkerMemories and so on).
+const (
+	JobVerify   = "archive-verify"
+	JobCompact  = "index-compact"
+	JobSnapshot = "health-snapshot"
+)
+
+// newScheduler builds the scheduler of the engine's jobs (the layer
+// workers and maintenance), its state kept in the palace. It is started by
+// `engram serve` only; `engram jobs run` runs the same jobs once.
+func (e *Engine) newScheduler() (*scheduler.Scheduler, error) {
+	every, err := e.cfg.jobIntervals()
+	if err != nil {
+		return nil, err
+	}
+	var jobs []scheduler.Job
+	add := func(name string, run func(context.Context) error) {
+		jobs = append(jobs, scheduler.Job{Name: name, Interval: every[name], Run: run})
+	}
+	for _, w := range e.layerJobs() {
+		add(w.Name, w.Run)
+	}
+	add(JobVaultReconcile, e.reconcileVaults)
+	add(JobVerify, e.verifyArchive)
+	add(JobCompact, e.palace.Optimize)
+	add(JobSnapshot, e.healthSnapshot)
+	s, err := scheduler.New(scheduler.NewSQLStore(e.palace), jobs...)
+	if err != nil {
+		return nil, err
+	}
+	s.Logger = e.logger.With("component", "scheduler")
+	return s, nil
+}
+
+// layerJobs are the layer workers over the engine's archive and palace, in
+// the order each feeds the next (memories, scenes, persona, graph, then the
+// layers' vectors); without an extractor only the vectors, which embed the
+// sessions (retrieval units) whatever the layers. The scheduler runs them on
+// their intervals, a rebuild once each: the one place they are wired.
+func (e *Engine) layerJobs() []scheduler.Job {
+	var jobs []scheduler.Job
+	if e.extractor != nil {
+		jobs = append(jobs,
+			scheduler.Job{Name: pipeline.WorkerMemories, Run: (&pipeline.MemoryWorker{Archive: e.archive, Extractor: e.extractor, Store: e.palace,
+				BatchSize: e.extractBatch, Logger: e.logger.With("component", pipeline.WorkerMemories)}).Run},
+			scheduler.Job{Name: pipeline.WorkerScenes, Run: e.sceneWorker().Run},
+			scheduler.Job{Name: pipeline.WorkerPersona, Run: (&pipeline.PersonaWorker{Store: e.palace}).Run},
+			scheduler.Job{Name: pipeline.WorkerGraph, Run: (&pipeline.GraphWorker{Store: e.palace}).Run},
+		)
+	}
+	return append(jobs, scheduler.Job{Name: pipeline.WorkerLayerVectors, Run: e.embedLayers})
+}
+
+// embedLayers embeds the memories, facts, scenes and retrieval units not
+// yet embedded with the active model. Without a vector side (embedder none,
+// or not started) it does nothing: the layers stay searchable by keyword.
+func (e *Engine) embedLayers(ctx context.Context) error {
+	e.layerVecMu.Lock()
+	defer e.layerVecMu.Unlock()
+	e.vec.mu.Lock()
+	side := e.vec.side
+	e.vec.mu.Unlock()
+	if side == nil {
+		e.logger.Debug("layer vectors: no vector model is active; skipped")
+		return nil
+	}
+	w := &pipeline.LayerVectorWorker{Layers: e.palace, Embedder: side.vx.Embedder(), Store: side.store, Units: e.palace}
+	return w.Run(ctx)
+}
+
+// startFollower keeps the scenes and the vectors of the retrieval units (and
+// of the layers) current between the jobs' runs, as `engram serve` does:
+// after each commit of the turn index, at most once a second, so a new turn
+// joins its open scene and its session's vector within moments.
+func (e *Engine) startFollower() {
+	e.follower = pipeline.Follow("scenes and unit vectors", e.indexer.Notify, func(ctx context.Context) error {
+		if e.extractor != nil {
+			if err := e.sceneWorker().Run(ctx); err != nil {
+				return fmt.Errorf("scenes: %w", err)
+			}
+		}
+		return e.embedLayers(ctx)
+	}, time.Second, e.logger.With("component", "units"))
+}
+
+// sceneWorker returns the engine's L2 worker: one instance, so that the
+// scheduled job and the follower of serve never run at once. It is bound to
+// the turn index: a scene's retrieval unit is made of stored turns.
+func (e *Engine) sceneWorker() *pipeline.SceneWorker {
+	e.scenesOnce.Do(func() {
+		e.scenes = &pipeline.SceneWorker{Archive: e.archive, Store: e.palace, Indexed: e.palace.IndexedSeq}
+	})
+	return e.scenes
+}
+
+// verifyArchive re-reads every archive file and fails on anything but
+// quarantined torn tails (which a crash leaves and recovery keeps).
+func (e *Engine) verifyArchive(ctx context.Context) error {
+	rep, err := e.archive.Verify(ctx)
+	if err != nil {
+		return err
+	}
+	var bad []string
+	for _, p := range rep.Problems {
+		if p.Kind != archive.ProblemQuarantined {
+			bad = append(bad, p.String())
+		}
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("archive: %d problems, first: %s", len(bad), bad[0])
+	}
+	e.logger.Info("archive verified", "files", rep.Files, "turns", rep.Turns)
+	return nil
+}
+
+// healthSnapshot writes the health to the log: a record of lags and
+// problems over time. It observes and never fails on a degraded state
+// (which /v1/health already reports): a failing snapshot would itself keep
+// the status degraded after the problem is gone.
+func (e *Engine) healthSnapshot(ctx context.Context) error {
+	h := e.Health(ctx)
+	attrs := []any{"status", h.Status, "archive_seq", h.ArchiveSeq, "index_lag", h.IndexLag}
+	if h.Vectors != nil {
+		attrs = append(attrs, "vector_model", h.Vectors.Model, "vector_lag", h.Vectors.Lag)
+	}
+	if h.Status != "ok" {
+		e.logger.Warn("health snapshot", append(attrs, "problems", strings.Join(h.Problems, "; "))...)
+		return nil
+	}
+	e.logger.Info("health snapshot", attrs...)
+	return nil
+}
+
+// RunDue runs every job whose last success is older than its interval
+// (what `engram jobs run --due` does for launchd or cron).
+func (e *Engine) RunDue(ctx context.Context) error {
+	_, err := e.sched.RunDue(ctx)
+	return err
+}
+
+// RunAll runs every job once.
+func (e *Engine) RunAll(ctx context.Context) error {
+	_, err := e.sched.RunAll(ctx)
+	return err
+}
+
+// Jobs implements engram.JobService.
+func (e *Engine) Jobs(ctx context.Context) []engram.JobStatus {
+	if err := e.sched.Load(ctx); err != nil {
+		e.logger.Warn("load job state", "err", err)
+	}
+	skips, err := e.palace.Skips(ctx, maxSkipsShown)
+	if err != nil {
+		e.logger.Warn("read skipped batches", "err", err)
+	}
+	var out []engram.JobStatus
+	for _, j := range e.sched.Status() {
+		st := jobStatus(j)
+		for _, sk := range skips { // newest first
+			if sk.Worker == st.Name {
+				if st.Skipped == 0 {
+					st.LastSkip = fmt.Sprintf("seq %d-%d at %s: %s", sk.From, sk.To, sk.At.Format(time.RFC3339), sk.Error)
+				}
+				st.Skipped++
+			}
+		}
+		out = append(out, st)
+	}
+	return out
+}
+
+// maxSkipsShown bounds the skipped batches counted for `jobs status`.
+const maxSkipsShown = 10000
+
+// RunJob implements engram.JobService.
+func (e *Engine) RunJob(ctx context.Context, name string) (engram.JobStatus, error) {
+	if _, err := e.sched.Run(ctx, name); err != nil {
+		return engram.JobStatus{}, err
+	}
+	for _, j := range e.sched.Status() {
+		if j.Name == name {
+			return jobStatus(j), nil
+		}
+	}
+	return engram.JobStatus{}, engram.Errorf(engram.ENOTFOUND, "no job %q", name)
+}
+
+func jobStatus(j scheduler.JobStatus) engram.JobStatus {
+	return engram.JobStatus{Name: j.Name, Interval: j.Interval.String(), LastRun: j.LastRun, LastSuccess: j.LastSuccess,
+		NextRun: j.NextRun, LagSeconds: j.Lag.Seconds(), Running: j.Running, Failures: j.Failures,
+		LastError: j.LastError, Failing: j.Failing}
+}
+
+// jobsHealth lists failing jobs for /v1/health.
+func (e *Engine) jobsHealth() []string {
+	if e.sched == nil {
+		return nil
+	}
+	var problems []string
+	for _, j := range e.sched.Status() {
+		if j.Failing {
+			problems = append(problems, fmt.Sprintf("job %s is failing (%d in a row): %s", j.Name, j.Failures, j.LastError))
+		}
+	}
+	return problems
+}

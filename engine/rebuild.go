@@ -1,0 +1,298 @@
+package engine
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/engram-dev/engram/archive"
+	"github.com/engram-dev/engram/internal/atomicfile"
+	"github.com/engram-dev/engram/palace"
+	"github.com/engram-dev/engram/pipeline"
+)
+
+// Files of a rebuild, beside palace.db.
+const (
+	RebuildSuffix  = ".rebuild"        // the new palace while it is built
+	PreviousSuffix = ".before-rebuild" // the palace a rebuild replaced, kept for the operator
+)
+
+// RebuildReport is what a rebuild built.
+type RebuildReport struct {
+	Turns, Vectors                int64
+	Model                         string // the vector model, "" without vectors
+	Memories, Scenes, Facts, Docs int64
+	Previous                      string // where the replaced palace is kept, "" if not kept
+}
+
+// Rebuild builds a new palace from the archive and the vaults next to the
+// current one (palace.db.rebuild), verifies it, and swaps it in:
+//
+//  1. The archive is opened, which takes the home's lock: no server or
+//     other command writes meanwhile.
+//  2. The new palace is filled: turns (indexer), the active model's vectors,
+//     the L1-L4 layers and their vectors, the vaults.
+//  3. It is verified (SQLite integrity, turns and indexed seq equal to the
+//     archive's, vectors for every turn) and closed, which checkpoints its
+//     WAL into the file.
+//  4. The old palace's WAL is checkpointed into it (or, for a palace too
+//     damaged to open, dropped), the old file is kept as
+//     palace.db.before-rebuild (a hard link, else a copy), and the new file is
+//     renamed over palace.db: one atomic rename. The folder is fsynced.
+//
+// Until step 4 the old palace is untouched, so a kill at any moment leaves a
+// working store (and a palace.db.rebuild that the next rebuild removes).
+func Rebuild(ctx context.Context, cfg Config, logger *slog.Logger, progress func(stage string, done, total int64), keep bool) (RebuildReport, error) {
+	var rep RebuildReport
+	a, err := archive.Open(filepath.Join(cfg.Home, ArchiveDir), archive.Options{Logger: logger.With("component", "archive")})
+	if err != nil {
+		return rep, err
+	}
+	defer a.Close()
+	live := filepath.Join(cfg.Home, PalaceFile)
+	next := live + RebuildSuffix
+	for _, f := range []string{next, next + "-wal", next + "-shm"} {
+		if err := os.Remove(f); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return rep, fmt.Errorf("remove a stale rebuild: %w", err)
+		}
+	}
+	db, err := palace.Open(next, palace.Options{})
+	if err != nil {
+		return rep, fmt.Errorf("create the new palace: %w", err)
+	}
+	closed := false
+	defer func() {
+		if !closed {
+			db.Close()
+		}
+	}()
+	last := a.LastSeq()
+
+	// Turns.
+	progress("turns", 0, last)
+	ix := pipeline.NewIndexer(a, db)
+	ix.Logger = logger.With("component", "indexer")
+	if err := ix.Open(ctx); err != nil {
+		return rep, err
+	}
+	ix.Close()
+	progress("turns", ix.Indexed(), last)
+
+	// Vectors of the configured model.
+	e := &Engine{cfg: cfg, logger: logger, archive: a, palace: db}
+	var side *vectorSide
+	if key := cfg.ModelKey(); key != "" {
+		emb, dim, err := e.newEmbedder(ctx, key)
+		if err != nil {
+			return rep, fmt.Errorf("vectors: %w (or set embedder = \"none\" to rebuild without vectors)", err)
+		}
+		store, err := db.Vectors(ctx, key, dim)
+		if err != nil {
+			return rep, err
+		}
+		if err := db.ActivateModel(ctx, key); err != nil {
+			return rep, err
+		}
+		vx := pipeline.NewVectorIndexer(a, emb, store)
+		vx.Logger = logger.With("component", "vectors")
+		if err := vx.Init(ctx); err != nil {
+			return rep, err
+		}
+		if err := vx.CatchUp(ctx, func(seq int64) { progress("vectors", seq, last) }); err != nil {
+			return rep, err
+		}
+		side = &vectorSide{model: key, store: store, vx: vx}
+		rep.Model = key
+	}
+	e.vec.side = side
+
+	// Layers and their vectors.
+	if err := e.openExtractor(); err != nil {
+		return rep, err
+	}
+	for _, w := range e.layerJobs() {
+		progress(w.Name, 0, 0)
+		if err := w.Run(ctx); err != nil {
+			return rep, fmt.Errorf("%s: %w", w.Name, err)
+		}
+	}
+
+	// Vaults.
+	for _, v := range cfg.Vaults {
+		progress("vault", 0, 0)
+		s := e.newSyncer(nil, nil)
+		if side != nil {
+			s = e.newSyncer(side.store, side.vx.Embedder())
+		}
+		s.Full = true
+		if _, err := s.Sync(ctx, v.Path, v.NamespaceOrDefault()); err != nil {
+			return rep, fmt.Errorf("vault %s: %w", v.Path, err)
+		}
+		if side != nil {
+			if err := db.SetWorkerSeq(ctx, vaultMarker(side.model, filepath.Clean(v.Path)), 1); err != nil {
+				return rep, err
+			}
+		}
+	}
+
+	// Verify.
+	progress("verifying", 0, 0)
+	if err := verifyRebuilt(ctx, db, a, side, &rep); err != nil {
+		return rep, fmt.Errorf("the rebuilt palace failed verification, the current one is kept: %w", err)
+	}
+	if err := db.Close(); err != nil {
+		return rep, err
+	}
+	closed = true
+
+	// Swap.
+	progress("swapping", 0, 0)
+	if rep.Previous, err = swapPalace(live, next, keep); err != nil {
+		return rep, err
+	}
+	return rep, nil
+}
+
+// verifyRebuilt checks the new palace before it replaces the old one.
+func verifyRebuilt(ctx context.Context, db *palace.DB, a *archive.Archive, side *vectorSide, rep *RebuildReport) error {
+	var problems []string
+	err := db.View(ctx, func(tx *sql.Tx) error {
+		var res string
+		if err := tx.QueryRowContext(ctx, `PRAGMA quick_check`).Scan(&res); err != nil {
+			return err
+		}
+		if res != "ok" {
+			problems = append(problems, "SQLite quick_check: "+res)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	seq, err := db.IndexedSeq(ctx)
+	if err != nil {
+		return err
+	}
+	if seq != a.LastSeq() {
+		problems = append(problems, fmt.Sprintf("indexed through seq %d, the archive ends at %d", seq, a.LastSeq()))
+	}
+	st, err := db.Stats(ctx)
+	if err != nil {
+		return err
+	}
+	for _, l := range st.Layers {
+		rep.Turns += l["turns"]
+		rep.Memories += l["memories"]
+		rep.Scenes += l["scenes"]
+		rep.Facts += l["facts"]
+	}
+	if as := a.Stats(); rep.Turns != as.Turns {
+		problems = append(problems, fmt.Sprintf("%d turns in the palace, %d in the archive", rep.Turns, as.Turns))
+	}
+	if side != nil {
+		n, err := side.store.Count(ctx)
+		if err != nil {
+			return err
+		}
+		rep.Vectors = int64(n)
+		if w, err := side.store.Watermark(ctx); err != nil {
+			return err
+		} else if w != a.LastSeq() {
+			problems = append(problems, fmt.Sprintf("vectors through seq %d, the archive ends at %d", w, a.LastSeq()))
+		}
+	}
+	docs, err := db.Docs(ctx, "")
+	if err != nil {
+		return err
+	}
+	rep.Docs = int64(len(docs))
+	if len(problems) > 0 {
+		return errors.New(strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+// swapPalace puts the closed palace next in place of live, keeping live as
+// live.before-rebuild when keep is set, and returns that name ("" if not
+// kept). The rename of next over live is the one step that switches; before
+// it, live's WAL is checkpointed into live (SQLite would otherwise apply it
+// to the new file) or, when live cannot be opened, removed.
+func swapPalace(live, next string, keep bool) (string, error) {
+	if _, err := os.Stat(live); err == nil {
+		if err := checkpoint(live); err != nil {
+			for _, f := range []string{live + "-wal", live + "-shm"} {
+				if err := os.Remove(f); err != nil && !errors.Is(err, fs.ErrNotExist) {
+					return "", fmt.Errorf("remove the damaged palace's %s: %w", filepath.Base(f), err)
+				}
+			}
+		}
+	}
+	previous := ""
+	if keep {
+		if _, err := os.Stat(live); err == nil {
+			previous = live + PreviousSuffix
+			os.Remove(previous)
+			if err := os.Link(live, previous); err != nil {
+				if err := copyFile(live, previous); err != nil {
+					return "", fmt.Errorf("keep the previous palace: %w", err)
+				}
+			}
+		}
+	}
+	if err := os.Rename(next, live); err != nil {
+		return "", fmt.Errorf("swap the rebuilt palace in: %w", err)
+	}
+	for _, f := range []string{next + "-wal", next + "-shm"} {
+		os.Remove(f)
+	}
+	if err := atomicfile.SyncDir(filepath.Dir(live)); err != nil {
+		return previous, err
+	}
+	return previous, nil
+}
+
+// checkpoint folds a palace's WAL into its main file and empties the WAL.
+func checkpoint(path string) error {
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(5000)")
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	var busy, logFrames, done int
+	if err := db.QueryRow(`PRAGMA wal_checkpoint(TRUNCATE)`).Scan(&busy, &logFrames, &done); err != nil {
+		return err
+	}
+	if busy != 0 {
+		return errors.New("the palace is busy")
+	}
+	return nil
+}
+
+func copyFile(src, dst string) error {
+	b, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(dst, b, 0o600)
+}
+
+// RefillChroma drops the Chroma collection of the home's active model and
+// pushes the palace's vectors into a new one, as `engram reindex vectors`
+// does: what a rebuild leaves to do with vector_index = "chroma".
+func RefillChroma(ctx context.Context, cfg Config, logger *slog.Logger) error {
+	e, err := Open(ctx, cfg, logger)
+	if err != nil {
+		return err
+	}
+	_, err = e.ReindexVectors(ctx, false, nil)
+	if cerr := e.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}

@@ -1,0 +1,97 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/engram-dev/engram/httpapi"
+	"github.com/engram-dev/engram/mcp"
+)
+
+// ShutdownTimeout bounds how long a server waits for in-flight requests,
+// and the scheduler for a running job, when they stop.
+const ShutdownTimeout = 30 * time.Second
+
+// Server is a home served over HTTP: its engine, the HTTP API (with /mcp
+// and /metrics) on top, and the scheduled jobs running.
+type Server struct {
+	HTTP   *httpapi.Server
+	Engine *Engine
+}
+
+// StartServer opens the home of cfg and serves its HTTP API on cfg.Addr in
+// the background, the jobs running on their intervals: the wiring of
+// `engram serve`, which the benchmarks and the tests use to run a private
+// engram the same way. Stop it with Close.
+func StartServer(ctx context.Context, cfg Config, logger *slog.Logger) (*Server, error) {
+	srv, err := httpapi.New(httpapi.Config{
+		Addr: cfg.Addr, Token: cfg.Token, MaxBodyBytes: cfg.MaxBodyBytes, Limits: cfg.Limits(),
+	}, logger.With("component", "http"))
+	if err != nil {
+		return nil, err
+	}
+	eng, err := Open(ctx, cfg, logger)
+	if err != nil {
+		return nil, err
+	}
+	eng.Serve(srv)
+	if err := srv.Registerer().Register(eng.Collector()); err != nil {
+		return nil, errors.Join(err, eng.Close())
+	}
+	if srv.MCP, err = eng.MCPHandler(); err != nil {
+		return nil, errors.Join(err, eng.Close())
+	}
+	if err := srv.Open(); err != nil {
+		return nil, errors.Join(err, eng.Close())
+	}
+	s := &Server{HTTP: srv, Engine: eng}
+	// The jobs run on their intervals, and catch up at once on what is
+	// overdue (a laptop that slept, a server that was down).
+	if err := eng.sched.Start(ctx); err != nil {
+		return nil, errors.Join(err, s.Close())
+	}
+	eng.startFollower()
+	return s, nil
+}
+
+// Serve sets the engine as every service of srv (the routes of the HTTP
+// API); /mcp and /metrics are the caller's to add.
+func (e *Engine) Serve(srv *httpapi.Server) {
+	srv.Ingest, srv.Recall, srv.Status, srv.Reembed, srv.Jobs = e.ingester, e.recall, e, e, e
+	srv.Layers = e
+	srv.Vaults, srv.VaultDocs = e, e
+	srv.Doctor, srv.Reindex = e, e.Reindexer()
+	srv.Backup = e
+}
+
+// Addr is the address the server listens on.
+func (s *Server) Addr() string { return s.HTTP.Addr() }
+
+// Close stops accepting requests, lets the in-flight ones finish (their
+// fsyncs included) for up to ShutdownTimeout, then closes the engine. It
+// returns the first error.
+func (s *Server) Close() error {
+	sctx, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)
+	defer cancel()
+	err := s.HTTP.Close(sctx)
+	if cerr := s.Engine.Close(); cerr != nil {
+		err = errors.Join(err, cerr)
+	}
+	return err
+}
+
+// MCPHandler returns the streamable HTTP transport of the MCP tools on the
+// engine, which `engram serve` mounts at /mcp.
+func (e *Engine) MCPHandler() (http.Handler, error) {
+	return e.MCPServer().Handler()
+}
+
+// MCPServer returns the MCP tools on the engine.
+func (e *Engine) MCPServer() *mcp.Server {
+	srv := mcp.NewServer(e, e, e)
+	srv.Layers, srv.Limits, srv.Version, srv.Logger = e, e.cfg.Limits(), e.cfg.Version, e.logger.With("component", "mcp")
+	return srv
+}

@@ -1,0 +1,190 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/palace"
+	"github.com/engram-dev/engram/vault"
+)
+
+// JobVaultReconcile is the job that syncs every configured vault: what a
+// git hook or a missed event did not.
+const JobVaultReconcile = "vault-reconcile"
+
+// NamespaceOrDefault is the vault's namespace, "default" when unset.
+func (v VaultConfig) NamespaceOrDefault() string {
+	if v.Namespace == "" {
+		return engram.DefaultNamespace
+	}
+	return v.Namespace
+}
+
+// syncVaults syncs the configured vaults (only the one at path when path is
+// set; ENOTFOUND if it is not configured) and returns a report per vault.
+// The chunks are embedded with the active vector model; a vault not yet
+// embedded with that model (after a re-embed, say) is indexed again whole.
+func (e *Engine) syncVaults(ctx context.Context, path string) ([]vault.SyncReport, error) {
+	if path != "" {
+		abs, err := filepath.Abs(path)
+		if err != nil {
+			return nil, err
+		}
+		path = filepath.Clean(abs)
+	}
+	e.vaultMu.Lock() // one sync at a time: the job, a hook and the CLI may race
+	defer e.vaultMu.Unlock()
+	e.vec.mu.Lock()
+	side := e.vec.side
+	e.vec.mu.Unlock()
+	syncer, model := e.newSyncer(nil, nil), ""
+	if side != nil {
+		syncer, model = e.newSyncer(side.store, side.vx.Embedder()), side.model
+	}
+	var reports []vault.SyncReport
+	var errs []error
+	found := path == ""
+	for _, v := range e.cfg.Vaults {
+		root := filepath.Clean(v.Path)
+		if path != "" && root != path {
+			continue
+		}
+		found = true
+		marker := vaultMarker(model, root)
+		if model != "" {
+			done, err := e.palace.WorkerSeq(ctx, marker)
+			if err != nil {
+				return reports, err
+			}
+			syncer.Full = done == 0
+		}
+		rep, err := syncer.Sync(ctx, root, v.NamespaceOrDefault())
+		if err != nil {
+			errs = append(errs, fmt.Errorf("vault %s: %w", root, err))
+			continue
+		}
+		if model != "" && syncer.Full {
+			if err := e.palace.SetWorkerSeq(ctx, marker, 1); err != nil {
+				return reports, err
+			}
+		}
+		reports = append(reports, rep)
+	}
+	if !found {
+		return nil, engram.Errorf(engram.ENOTFOUND, "%s is not a configured vault: run `engram vault add %s` first", path, path)
+	}
+	return reports, errors.Join(errs...)
+}
+
+// newSyncer returns the syncer of the configured vaults into the palace,
+// which embeds the chunks with emb into vectors when vectors is set (and
+// leaves them to keyword search otherwise): the one place a vault.Syncer
+// is made, for a sync, a rebuild and a reindex alike.
+func (e *Engine) newSyncer(vectors *palace.VectorIndex, emb engram.Embedder) *vault.Syncer {
+	s := &vault.Syncer{Store: palace.VaultIndex{DB: e.palace}, Logger: e.logger.With("component", "vault")}
+	if vectors != nil {
+		s.Store, s.Embedder = palace.VaultIndex{DB: e.palace, Vectors: vectors}, emb
+	}
+	return s
+}
+
+// vaultMarker is the worker key that records that the vault at root is
+// embedded with model: a vault without it is indexed again whole.
+func vaultMarker(model, root string) string { return vaultMarkerPrefix(model) + root }
+
+func vaultMarkerPrefix(model string) string { return "vault-model:" + model + ":" }
+
+// reconcileVaults is the vault-reconcile job.
+func (e *Engine) reconcileVaults(ctx context.Context) error {
+	reports, err := e.syncVaults(ctx, "")
+	for _, r := range reports {
+		if len(r.Indexed) > 0 || len(r.Removed) > 0 || len(r.Skipped) > 0 {
+			e.logger.Info("vault synced", "vault", r.Vault, "indexed", len(r.Indexed), "removed", len(r.Removed),
+				"skipped", len(r.Skipped), "unresolved_links", r.Unresolved, "took_ms", r.TookMS)
+		}
+	}
+	return err
+}
+
+// within reports whether path lies inside the folder dir (both cleaned).
+func within(dir, path string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// Vaults implements engram.VaultAdmin.
+func (e *Engine) Vaults(ctx context.Context) ([]engram.VaultStatus, error) {
+	out := make([]engram.VaultStatus, 0, len(e.cfg.Vaults))
+	for _, v := range e.cfg.Vaults {
+		root := filepath.Clean(v.Path)
+		docs, err := e.palace.Docs(ctx, root)
+		if err != nil {
+			return nil, err
+		}
+		un, err := e.palace.UnresolvedLinks(ctx, root)
+		if err != nil {
+			return nil, err
+		}
+		st := engram.VaultStatus{Path: root, Namespace: v.NamespaceOrDefault(), Docs: len(docs), UnresolvedLinks: len(un)}
+		for _, d := range docs {
+			st.Chunks += d.Chunks
+		}
+		out = append(out, st)
+	}
+	return out, nil
+}
+
+// SyncVaults implements engram.VaultAdmin: one engine sync per vault, so
+// that a vault's failure lands in its own report.
+func (e *Engine) SyncVaults(ctx context.Context, root string) ([]engram.VaultSyncReport, error) {
+	if root != "" {
+		abs, err := filepath.Abs(root)
+		if err != nil {
+			return nil, err
+		}
+		root = filepath.Clean(abs)
+		if !e.cfg.HasVault(root) {
+			return nil, engram.Errorf(engram.ENOTFOUND, "%s is not a configured vault: run `engram vault add %s` first", root, root)
+		}
+	}
+	var out []engram.VaultSyncReport
+	for _, v := range e.cfg.Vaults {
+		vr := filepath.Clean(v.Path)
+		if root != "" && vr != root {
+			continue
+		}
+		reps, err := e.syncVaults(ctx, vr)
+		if err != nil && ctx.Err() != nil {
+			return out, ctx.Err()
+		}
+		r := engram.VaultSyncReport{Vault: vr, Namespace: v.NamespaceOrDefault(), Indexed: []string{}, Removed: []string{}, Skipped: []engram.SkippedFile{}}
+		if len(reps) > 0 {
+			rep := reps[0]
+			r.Files, r.Unchanged, r.Indexed, r.Removed, r.TookMS = rep.Files, rep.Unchanged, nonNil(rep.Indexed), nonNil(rep.Removed), rep.TookMS
+			for _, s := range rep.Skipped {
+				r.Skipped = append(r.Skipped, engram.SkippedFile{Path: s.Path, Reason: s.Reason})
+			}
+		}
+		if err != nil {
+			r.Error = engram.ErrorText(err)
+			e.logger.Warn("vault sync failed", "vault", vr, "err", err)
+		}
+		// The count after this sync, also when it changed nothing (the
+		// syncer resolves links again only after a change).
+		if r.Unresolved, err = e.palace.UnresolvedLinks(ctx, vr); err != nil {
+			return out, err
+		}
+		r.UnresolvedLinks = len(r.Unresolved)
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// DocGraph implements engram.VaultService.
+func (e *Engine) DocGraph(ctx context.Context, vault, doc string, depth int) (engram.DocGraph, error) {
+	return e.palace.DocGraph(ctx, vault, doc, depth)
+}

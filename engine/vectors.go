@@ -1,0 +1,390 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/chroma"
+	"github.com/engram-dev/engram/embed"
+	"github.com/engram-dev/engram/internal/backoff"
+	"github.com/engram-dev/engram/ollama"
+	"github.com/engram-dev/engram/palace"
+	"github.com/engram-dev/engram/pipeline"
+	"github.com/engram-dev/engram/recall"
+)
+
+// Vector model names as the palace records them: the builtin embedder's own
+// versioned name (e.g. "builtin-v1-512"), or "ollama:" + the Ollama model.
+const ollamaPrefix = "ollama:"
+
+// checkTimeout bounds the probe that learns an Ollama model's dimension.
+const checkTimeout = 30 * time.Second
+
+// vectorSide is the engine's vector machinery for the active model: the
+// embedder, the palace's copy of the vectors, the worker that embeds new
+// turns, and, with a ChromaDB backend, the sync that pushes vectors there.
+type vectorSide struct {
+	model   string
+	backend string
+	store   *palace.VectorIndex
+	vx      *pipeline.VectorIndexer
+	ext     *pipeline.ExternalSync // nil unless the backend is chroma
+}
+
+func (v *vectorSide) close() {
+	if v == nil {
+		return
+	}
+	if v.ext != nil {
+		v.ext.Close()
+	}
+	v.vx.Close()
+}
+
+// vectorState guards the engine's vector side, which a re-embed swaps.
+type vectorState struct {
+	mu      sync.Mutex
+	side    *vectorSide
+	problem string // why vectors are off, if they are
+	pending string // the config asks for another model than the active one
+	reembed *engram.ReembedStatus
+	// bg is the context of background work (a re-embed, retries of a vector
+	// side that failed to start); closeVectors cancels it and waits on wg.
+	bg   context.Context
+	stop context.CancelFunc
+	wg   sync.WaitGroup
+}
+
+// modelKey is the palace's name for the model the config asks for.
+func (cfg Config) ModelKey() string {
+	switch cfg.Embedder {
+	case EmbedderBuiltin:
+		return embed.New().Model()
+	case EmbedderOllama:
+		return ollamaPrefix + cfg.OllamaModel
+	}
+	return ""
+}
+
+// parseModel turns a --model argument into a model key: "builtin",
+// "ollama" (the configured Ollama model), "ollama:NAME", or a bare Ollama
+// model name.
+func (cfg Config) ParseModel(s string) (string, error) {
+	switch {
+	case s == "":
+		if k := cfg.ModelKey(); k != "" {
+			return k, nil
+		}
+		return "", engram.FieldError("model", "embedder is none in the config: name a model (builtin, or ollama:NAME)")
+	case s == EmbedderBuiltin || s == embed.New().Model():
+		return embed.New().Model(), nil
+	case strings.HasPrefix(s, "builtin-"):
+		return "", engram.FieldError("model", "%q is not this engram's builtin embedder (%s)", s, embed.New().Model())
+	case s == EmbedderOllama:
+		return ollamaPrefix + cfg.OllamaModel, nil
+	case strings.HasPrefix(s, ollamaPrefix):
+		if strings.TrimPrefix(s, ollamaPrefix) == "" {
+			return "", engram.FieldError("model", "ollama: needs a model name, e.g. ollama:bge-m3")
+		}
+		return s, nil
+	}
+	return ollamaPrefix + s, nil
+}
+
+// newEmbedder builds the embedder of a model key and learns its dimension.
+func (e *Engine) newEmbedder(ctx context.Context, key string) (engram.Embedder, int, error) {
+	if b := embed.New(); key == b.Model() {
+		return b, b.Dim(), nil
+	}
+	if strings.HasPrefix(key, "builtin-") {
+		return nil, 0, engram.Errorf(engram.EUNSUPPORTED,
+			"the vectors were made by the builtin embedder %s, but this engram has %s: run `engram reembed --model builtin`", key, embed.New().Model())
+	}
+	model, ok := strings.CutPrefix(key, ollamaPrefix)
+	if !ok {
+		return nil, 0, engram.Errorf(engram.EINVALID, "unknown vector model %q", key)
+	}
+	emb, err := ollama.NewEmbedder(ollama.Config{Host: e.cfg.OllamaHost, Model: model})
+	if err != nil {
+		return nil, 0, err
+	}
+	cctx, cancel := context.WithTimeout(ctx, checkTimeout)
+	defer cancel()
+	dim, err := emb.Check(cctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	return emb, dim, nil
+}
+
+// openVectors starts the vector side at engine open. It never fails the
+// open: without vectors, recall degrades to keyword search and health says
+// why.
+func (e *Engine) openVectors(ctx context.Context) error {
+	e.vec.bg, e.vec.stop = context.WithCancel(context.Background())
+	if e.cfg.Embedder == EmbedderNone {
+		return nil
+	}
+	want := e.cfg.ModelKey()
+	active, _, ok, err := e.palace.ActiveModel(ctx)
+	if err != nil {
+		return err
+	}
+	key := want
+	if ok && active != want {
+		// Never brick the store on a model switch: keep serving the vectors
+		// we have until a re-embed into the new model completes.
+		key = active
+		e.vec.pending = fmt.Sprintf("the config asks for %s but the vectors are %s: run `engram reembed` to switch", want, active)
+		e.logger.Warn("re-embed pending", "active", active, "configured", want)
+	}
+	side, err := e.startSide(ctx, key, !ok)
+	if err == nil {
+		e.vec.side = side
+		return nil
+	}
+	e.vec.problem = "vector recall is off, retrying: " + err.Error()
+	e.recall.SetVectors(&recall.Vectors{Unavailable: "vector recall is off (" + engram.ErrorMessage(err) + ")"})
+	e.logger.Warn("vector recall is off; recall answers with keyword search until it starts", "model", key, "err", err)
+	if engram.ErrorCode(err) == engram.EUNSUPPORTED {
+		return nil // retrying cannot help: the model needs a re-embed
+	}
+	// The embedder or Chroma may come up later (a laptop starting Ollama
+	// after engram): keep trying in the background.
+	e.vec.wg.Add(1)
+	go func() {
+		defer e.vec.wg.Done()
+		e.retryVectors(e.vec.bg, key, !ok)
+	}()
+	return nil
+}
+
+// retryVectors starts the vector side of key with backoff until it starts
+// or ctx ends.
+func (e *Engine) retryVectors(ctx context.Context, key string, activate bool) {
+	delay := backoff.Backoff{Base: time.Second, Max: time.Minute}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(delay.Next()):
+		}
+		side, err := e.startSide(ctx, key, activate)
+		if err != nil {
+			e.vec.mu.Lock()
+			e.vec.problem = "vector recall is off, retrying: " + err.Error()
+			e.vec.mu.Unlock()
+			e.recall.SetVectors(&recall.Vectors{Unavailable: "vector recall is off (" + engram.ErrorMessage(err) + ")"})
+			continue
+		}
+		e.vec.mu.Lock()
+		e.vec.side, e.vec.problem = side, ""
+		e.vec.mu.Unlock()
+		e.logger.Info("vector recall is on", "model", key)
+		return
+	}
+}
+
+// startSide builds and starts the vector side of model key, and points
+// recall at it. activate makes key the palace's active model first.
+func (e *Engine) startSide(ctx context.Context, key string, activate bool) (*vectorSide, error) {
+	emb, dim, err := e.newEmbedder(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	store, err := e.palace.Vectors(ctx, key, dim)
+	if err != nil {
+		return nil, err
+	}
+	if activate {
+		if err := e.palace.ActivateModel(ctx, key); err != nil {
+			return nil, err
+		}
+	}
+	side := &vectorSide{model: key, backend: e.cfg.VectorIndex, store: store}
+	side.vx = pipeline.NewVectorIndexer(e.archive, emb, store)
+	side.vx.Logger = e.logger.With("component", "vectors")
+	var index engram.VectorIndex = store
+	if e.cfg.VectorIndex == VectorsChroma {
+		ci, err := chroma.Open(ctx, chroma.Config{URL: e.cfg.ChromaURL, Database: e.cfg.ChromaDatabase, Model: key, Dim: dim})
+		if err != nil {
+			return nil, fmt.Errorf("chroma: %w", err)
+		}
+		side.ext = pipeline.NewExternalSync(store, ci)
+		side.ext.Logger = e.logger.With("component", "chroma-sync")
+		index = ci
+	} else if err := store.Load(ctx); err != nil {
+		return nil, err
+	}
+	if err := side.vx.Open(ctx); err != nil {
+		return nil, err
+	}
+	sync := side.vx.WaitCurrent
+	if side.ext != nil {
+		if err := side.ext.Open(ctx, store.Notify); err != nil {
+			side.vx.Close()
+			return nil, err
+		}
+		sync = func(ctx context.Context) error {
+			if err := side.vx.WaitCurrent(ctx); err != nil {
+				return err
+			}
+			return side.ext.WaitCurrent(ctx)
+		}
+	}
+	e.recall.SetVectors(&recall.Vectors{Embedder: emb, Index: index, Sync: sync})
+	return side, nil
+}
+
+// closeVectors stops a running re-embed and the vector side.
+func (e *Engine) closeVectors() {
+	if e.vec.stop != nil {
+		e.vec.stop()
+	}
+	e.vec.wg.Wait()
+	e.vec.mu.Lock()
+	defer e.vec.mu.Unlock()
+	e.vec.side.close()
+	e.vec.side = nil
+}
+
+// vectorHealth reports the vector side for /v1/health.
+func (e *Engine) vectorHealth() (*engram.VectorHealth, []string) {
+	e.vec.mu.Lock()
+	defer e.vec.mu.Unlock()
+	if e.cfg.Embedder == EmbedderNone && e.vec.reembed == nil {
+		return nil, nil
+	}
+	h := &engram.VectorHealth{Backend: e.cfg.VectorIndex, Pending: e.vec.pending}
+	var problems []string
+	if e.vec.problem != "" {
+		problems = append(problems, e.vec.problem)
+	}
+	if s := e.vec.side; s != nil {
+		h.Model, h.EmbeddedSeq, h.Lag = s.model, s.vx.Embedded(), s.vx.Lag()
+		if err := s.vx.Err(); err != nil {
+			problems = append(problems, "embedding new turns fails, retrying (shallow recall misses them meanwhile): "+err.Error())
+		}
+		if s.ext != nil {
+			if err := s.ext.Err(); err != nil {
+				problems = append(problems, "the chroma server is behind, retrying: "+err.Error())
+			}
+		}
+	}
+	if r := e.vec.reembed; r != nil {
+		cp := *r
+		cp.Done = min(cp.Done, cp.Total) // turns archived during the re-embed are past Total
+		h.Reembed = &cp
+	}
+	return h, problems
+}
+
+// StartReembed implements engram.ReembedService: it embeds every turn with
+// model in the background, then switches recall to it atomically.
+func (e *Engine) StartReembed(ctx context.Context, model string) (engram.ReembedStatus, error) {
+	key, err := e.cfg.ParseModel(model)
+	if err != nil {
+		return engram.ReembedStatus{}, err
+	}
+	e.vec.mu.Lock()
+	defer e.vec.mu.Unlock()
+	if r := e.vec.reembed; r != nil && r.State == engram.ReembedRunning {
+		return *r, engram.Errorf(engram.ECONFLICT, "a re-embed into %s is running (%d of %d turns)", r.Model, r.Done, r.Total)
+	}
+	if e.vec.side != nil && e.vec.side.model == key {
+		return engram.ReembedStatus{}, engram.Errorf(engram.ECONFLICT, "%s is already the active model", key)
+	}
+	st := &engram.ReembedStatus{Model: key, State: engram.ReembedRunning, Total: e.archive.LastSeq(), Started: time.Now().UTC()}
+	e.vec.reembed = st
+	if e.vec.bg == nil {
+		return engram.ReembedStatus{}, engram.Errorf(engram.EUNAVAILABLE, "the engine is not open")
+	}
+	e.vec.wg.Add(1)
+	go func() {
+		defer e.vec.wg.Done()
+		err := e.reembed(e.vec.bg, key, func(done int64) {
+			e.vec.mu.Lock()
+			st.Done = done
+			e.vec.mu.Unlock()
+		})
+		e.vec.mu.Lock()
+		defer e.vec.mu.Unlock()
+		if err != nil {
+			st.State, st.Error = engram.ReembedFailed, err.Error()
+			e.logger.Error("re-embed failed; recall keeps the old vectors", "model", key, "err", err)
+			return
+		}
+		st.State, st.Done = engram.ReembedDone, st.Total
+		e.logger.Info("re-embed complete; recall now uses the new vectors", "model", key)
+	}()
+	return *st, nil
+}
+
+// ActiveModel returns the model recall searches now, "" when vectors are
+// off.
+func (e *Engine) ActiveModel() string {
+	e.vec.mu.Lock()
+	defer e.vec.mu.Unlock()
+	if e.vec.side == nil {
+		return ""
+	}
+	return e.vec.side.model
+}
+
+// Reembed embeds every archived turn with the model key (a ParseModel key)
+// in the foreground, progress told of the seq embedded, then switches recall
+// to it (see reembed). StartReembed does the same in the background.
+func (e *Engine) Reembed(ctx context.Context, key string, progress func(done int64)) error {
+	return e.reembed(ctx, key, progress)
+}
+
+// reembed embeds every archived turn with key into that model's index
+// (state building), then activates it and swaps the vector side. Until the
+// swap, recall keeps using the old index; an interrupted re-embed resumes
+// from its watermark next time.
+func (e *Engine) reembed(ctx context.Context, key string, progress func(done int64)) error {
+	emb, dim, err := e.newEmbedder(ctx, key)
+	if err != nil {
+		return err
+	}
+	store, err := e.palace.Vectors(ctx, key, dim)
+	if err != nil {
+		return err
+	}
+	vx := pipeline.NewVectorIndexer(e.archive, emb, store)
+	vx.Logger = e.logger.With("component", "reembed")
+	if err := vx.Init(ctx); err != nil {
+		return err
+	}
+	if err := vx.CatchUp(ctx, progress); err != nil {
+		return err
+	}
+	if e.cfg.VectorIndex == VectorsEmbedded {
+		if err := store.Load(ctx); err != nil { // before the switch, so no query waits for it
+			return err
+		}
+	}
+	if err := e.palace.ActivateModel(ctx, key); err != nil {
+		return err
+	}
+	side, err := e.startSide(ctx, key, false)
+	if err != nil {
+		return fmt.Errorf("%s is active but could not start: %w", key, err)
+	}
+	e.vec.mu.Lock()
+	old := e.vec.side
+	e.vec.side, e.vec.problem = side, ""
+	if key == e.cfg.ModelKey() {
+		e.vec.pending = ""
+	}
+	e.vec.mu.Unlock()
+	if old != nil {
+		old.close()
+		old.store.Unload() // the retired model's matrix; its vectors stay in SQLite
+	}
+	return nil
+}

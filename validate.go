@@ -1,0 +1,85 @@
+package engram
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// AllNamespaces, given as the namespace of a recall or of a memory or scene
+// listing, means every namespace. Where one namespace is needed (a persona,
+// the knowledge graph, a vault) it is refused with ErrAllNamespaces's text.
+const AllNamespaces = "*"
+
+// AllNamespacesRefused is the message for AllNamespaces where one namespace
+// is needed.
+const AllNamespacesRefused = `"*" is not allowed here: name one namespace`
+
+// MemoryTypes are the types of an L1 memory, in the order help texts list
+// them.
+func MemoryTypes() []string {
+	return []string{MemoryFact, MemoryDecision, MemoryPreference, MemoryPlan, MemoryEvent}
+}
+
+// ValidMemoryType reports whether t is one of MemoryTypes.
+func ValidMemoryType(t string) bool { return slices.Contains(MemoryTypes(), t) }
+
+// UnknownMemoryType is the error for a memory type that is none of
+// MemoryTypes, on field.
+func UnknownMemoryType(field, t string) *Error {
+	return FieldError(field, "unknown %s %q (want one of %s)", field, t, strings.Join(MemoryTypes(), ", "))
+}
+
+// The years engram accepts in a timestamp, a time range or as_of: every
+// instant from the start of MinYear to the end of MaxYear (UTC) fits in
+// int64 nanoseconds since 1970, the form the palace stores.
+const (
+	MinYear = 1678
+	MaxYear = 2261
+)
+
+var (
+	minTS = time.Date(MinYear, 1, 1, 0, 0, 0, 0, time.UTC)
+	maxTS = time.Date(MaxYear+1, 1, 1, 0, 0, 0, 0, time.UTC)
+)
+
+// InTimeRange reports whether t lies within the years MinYear to MaxYear.
+func InTimeRange(t time.Time) bool { return !t.Before(minTS) && t.Before(maxTS) }
+
+// OutOfRange is the error for a time outside InTimeRange on field; what
+// names the value in the message (the field's name, or the value quoted).
+func OutOfRange(field, what string) *Error {
+	return FieldError(field, "%s is out of range (years %d to %d)", what, MinYear, MaxYear)
+}
+
+// CheckQueryText refuses a keyword query over MaxQueryBytes, on field.
+func CheckQueryText(field, s string) error {
+	if len(s) > MaxQueryBytes {
+		return &Error{Code: ETOOLARGE, Field: field,
+			Message: fmt.Sprintf("%s is %d bytes, over the limit of %d", field, len(s), MaxQueryBytes)}
+	}
+	return nil
+}
+
+// NamespaceProblem says what keeps ns from being the one namespace of a
+// vault, which a turn could have too ("" when nothing does): empty or
+// AllNamespaces, not UTF-8, over DefaultMaxFieldBytes, white space around
+// it, a control character in it.
+func NamespaceProblem(ns string) string {
+	switch {
+	case ns == "" || ns == AllNamespaces:
+		return "name one namespace"
+	case !utf8.ValidString(ns):
+		return "it is not valid UTF-8"
+	case len(ns) > DefaultMaxFieldBytes:
+		return fmt.Sprintf("it is over %d bytes", DefaultMaxFieldBytes)
+	case strings.TrimSpace(ns) != ns:
+		return "it begins or ends with white space"
+	case strings.IndexFunc(ns, unicode.IsControl) >= 0:
+		return "it holds a control character"
+	}
+	return ""
+}
