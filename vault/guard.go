@@ -28,12 +28,14 @@ const (
 	// maxRefDefLines is the longest paragraph searched for link reference
 	// definitions.
 	maxRefDefLines = 500
-	// linkScanBudget bounds, per document, the bytes goldmark's link parser
-	// may rescan on failed attempts.
-	linkScanBudget = 256 << 20
 	// maxWikiLinkBytes is the longest [[...]] looked for.
 	maxWikiLinkBytes = 1024
 )
+
+// linkScanBudget bounds, per document, the bytes goldmark's link parser may
+// rescan on failed attempts: about a second of work at most. A variable so
+// that the tests of the guard can spend less.
+var linkScanBudget = 256 << 20
 
 // guardNesting returns body, or a copy of it in which the container prefix
 // of each line (blanks, ">", list markers) is cut short after
