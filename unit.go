@@ -14,9 +14,22 @@ const (
 	UnitScene = "scene"
 )
 
-// KindUnit is the vector kind of retrieval units (their vectors sit in the
-// same index as the turns').
-const KindUnit = "unit"
+// The vector kinds of retrieval units (their vectors sit in the same index
+// as the turns'), one per kind of unit so that a query asks for the ones it
+// weighs.
+const (
+	KindSessionUnit = "unit-session"
+	KindSceneUnit   = "unit-scene"
+)
+
+// UnitVectorKind returns the vector kind of a unit of kind (UnitSession or
+// UnitScene).
+func UnitVectorKind(kind string) string {
+	if kind == UnitScene {
+		return KindSceneUnit
+	}
+	return KindSessionUnit
+}
 
 // Unit is a retrieval unit: a document made of the full text of several
 // turns (a session part or a scene) that deep recall scores as a whole, so

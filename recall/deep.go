@@ -308,7 +308,7 @@ func (s *Service) candidates(ctx context.Context, v *Vectors, ns, text string, c
 		kinds, k = append(kinds, engram.KindFact), k+kgTriples
 	}
 	if s.Units != nil {
-		kinds, k = append(kinds, engram.KindUnit), k+2*unitHits
+		kinds, k = append(kinds, engram.KindSessionUnit, engram.KindSceneUnit), k+2*unitHits
 	}
 	if vectorsUsed {
 		wg.Add(1)

@@ -47,7 +47,7 @@ func (s *Service) hybrid(ctx context.Context, v *Vectors, ns, text string, k int
 		qvec = vecs[0]
 		q := engram.VectorQuery{Vector: qvec, K: n, Namespace: ns, Kinds: []string{engram.KindTurn}, To: before}
 		if sessions {
-			q.Kinds, q.K = append(q.Kinds, engram.KindUnit), n+2*unitHits
+			q.Kinds, q.K = append(q.Kinds, engram.KindSessionUnit), n+unitHits
 		}
 		vhits, verr = v.Index.Query(ctx, q)
 	}()

@@ -5,7 +5,6 @@ import (
 	"context"
 	"math"
 	"slices"
-	"strings"
 
 	"github.com/engram-dev/engram"
 )
@@ -59,8 +58,8 @@ func unitEvidence(hits []engram.UnitHit, vhits []engram.VectorHit, kind string) 
 	lo, hi := map[string]float64{}, map[string]float64{}
 	n := map[string]int{}
 	for _, h := range vhits {
-		k := unitKindOf(h.ID)
-		if n[k] == unitHits || (kind != "" && k != kind) {
+		k := unitKindOfVector(h.Kind)
+		if k == "" || n[k] == unitHits || (kind != "" && k != kind) {
 			continue
 		}
 		if n[k] == 0 {
@@ -71,8 +70,8 @@ func unitEvidence(hits []engram.UnitHit, vhits []engram.VectorHit, kind string) 
 	}
 	seen := map[string]int{}
 	for _, h := range vhits {
-		k := unitKindOf(h.ID)
-		if seen[k] == unitHits || (kind != "" && k != kind) {
+		k := unitKindOfVector(h.Kind)
+		if k == "" || seen[k] == unitHits || (kind != "" && k != kind) {
 			continue
 		}
 		seen[k]++
@@ -87,13 +86,16 @@ func unitEvidence(hits []engram.UnitHit, vhits []engram.VectorHit, kind string) 
 	return us
 }
 
-// unitKindOf tells a unit's kind by its id (palace gives session parts the
-// prefix "ses-" and scene units "scu-").
-func unitKindOf(id string) string {
-	if strings.HasPrefix(id, "scu-") {
+// unitKindOfVector is the kind of unit a vector kind stands for, "" for
+// none.
+func unitKindOfVector(kind string) string {
+	switch kind {
+	case engram.KindSessionUnit:
+		return engram.UnitSession
+	case engram.KindSceneUnit:
 		return engram.UnitScene
 	}
-	return engram.UnitSession
+	return ""
 }
 
 // score is a unit's evidence: the mean of its keyword and vector evidence
@@ -122,7 +124,7 @@ func (s *Service) unitSignals(ctx context.Context, cands []*candidate, us unitSc
 	for _, c := range cands {
 		for _, id := range of[c.turn.Seq] {
 			v := us.score(id, vectors)
-			if unitKindOf(id) == engram.UnitScene {
+			if us.kind[id] == engram.UnitScene {
 				c.sceneN = math.Max(c.sceneN, v)
 			} else {
 				c.sessN = math.Max(c.sessN, v)
