@@ -67,6 +67,10 @@ type UnitIndex interface {
 	// SearchUnits ranks the units of kind (UnitSession, UnitScene, or ""
 	// for both) overlapping [q.From, q.To) by BM25 over their full text.
 	SearchUnits(ctx context.Context, q TextQuery, kind string) ([]UnitHit, error)
+	// ScoreUnits returns the BM25 of q.Text over the units of ids (of
+	// kind, "" for both) that hold a word of it: the same scores as
+	// SearchUnits, without ranking the rest.
+	ScoreUnits(ctx context.Context, q TextQuery, ids []string, kind string) ([]UnitHit, error)
 	// TurnUnits returns the ids of the units holding each of the turns
 	// (by seq); turns in no unit are absent.
 	TurnUnits(ctx context.Context, seqs []int64) (map[int64][]string, error)

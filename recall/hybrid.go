@@ -51,15 +51,6 @@ func (s *Service) hybrid(ctx context.Context, v *Vectors, ns, text string, k int
 		}
 		vhits, verr = v.Index.Query(ctx, q)
 	}()
-	var uhits []engram.UnitHit
-	var uerr error
-	if sessions {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			uhits, uerr = s.searchUnits(ctx, engram.TextQuery{Namespace: ns, Text: text, To: before}, engram.UnitSession)
-		}()
-	}
 	bhits, berr := s.index.SearchTurns(ctx, engram.TextQuery{Namespace: ns, Text: text, Limit: n, To: before})
 	wg.Wait()
 	if berr != nil {
@@ -119,9 +110,9 @@ func (s *Service) hybrid(ctx context.Context, v *Vectors, ns, text string, k int
 	}
 	normalise(cands)
 	if sessions {
-		err := uerr
+		us, err := s.candidateUnits(ctx, engram.TextQuery{Namespace: ns, Text: text, To: before}, cands, unitVecHits, engram.UnitSession)
 		if err == nil {
-			err = s.unitSignals(ctx, cands, unitEvidence(uhits, unitVecHits, engram.UnitSession), true)
+			err = s.unitSignals(ctx, cands, us, true)
 		}
 		if err != nil {
 			if ctx.Err() != nil {

@@ -29,18 +29,8 @@ type unitScores struct {
 	order     []string // units by their combined evidence, best first
 }
 
-// searchUnits runs the keyword search of the retrieval units of kind (both
-// for ""); none without Units.
-func (s *Service) searchUnits(ctx context.Context, q engram.TextQuery, kind string) ([]engram.UnitHit, error) {
-	if s.Units == nil {
-		return nil, nil
-	}
-	q.Limit = unitHits
-	return s.Units.SearchUnits(ctx, q, kind)
-}
-
-// unitEvidence scores the units of kind (both for "") found by keyword
-// (hits, from searchUnits) and by vector (vhits, from the path's one
+// unitEvidence scores the units of kind (both for "") scored by keyword
+// (hits, from ScoreUnits) and found by vector (vhits, from the path's one
 // vector query).
 func unitEvidence(hits []engram.UnitHit, vhits []engram.VectorHit, kind string) unitScores {
 	us := unitScores{bm25: map[string]float64{}, vec: map[string]float64{}, kind: map[string]string{}}
@@ -49,6 +39,9 @@ func unitEvidence(hits []engram.UnitHit, vhits []engram.VectorHit, kind string) 
 		best[h.Unit.Kind] = math.Max(best[h.Unit.Kind], h.Score)
 	}
 	for _, h := range hits {
+		if kind != "" && h.Unit.Kind != kind {
+			continue
+		}
 		us.kind[h.Unit.ID] = h.Unit.Kind
 		if b := best[h.Unit.Kind]; b > 0 {
 			us.bm25[h.Unit.ID] = h.Score / b
@@ -84,6 +77,43 @@ func unitEvidence(hits []engram.UnitHit, vhits []engram.VectorHit, kind string) 
 	}
 	us.sort()
 	return us
+}
+
+// candidateUnits scores the units (of kind; "" for both) of the candidates
+// and those of vhits (the vector query's unit hits) by keyword, and returns
+// their evidence.
+func (s *Service) candidateUnits(ctx context.Context, q engram.TextQuery, cands []*candidate, vhits []engram.VectorHit, kind string) (unitScores, error) {
+	if s.Units == nil {
+		return unitEvidence(nil, nil, kind), nil
+	}
+	seqs := make([]int64, 0, len(cands))
+	for _, c := range cands {
+		if c.turn.Seq != 0 {
+			seqs = append(seqs, c.turn.Seq)
+		}
+	}
+	of, err := s.Units.TurnUnits(ctx, seqs)
+	if err != nil {
+		return unitEvidence(nil, vhits, kind), err
+	}
+	seen := map[string]bool{}
+	var ids []string
+	add := func(id string) {
+		if !seen[id] {
+			seen[id] = true
+			ids = append(ids, id)
+		}
+	}
+	for _, seq := range seqs {
+		for _, id := range of[seq] {
+			add(id)
+		}
+	}
+	for _, h := range vhits {
+		add(h.ID)
+	}
+	hits, err := s.Units.ScoreUnits(ctx, q, ids, kind)
+	return unitEvidence(hits, vhits, kind), err
 }
 
 // unitKindOfVector is the kind of unit a vector kind stands for, "" for
