@@ -11,6 +11,7 @@ import (
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/archive"
+	"github.com/engram-dev/engram/embed"
 	"github.com/engram-dev/engram/ollama"
 	"github.com/engram-dev/engram/palace"
 	"github.com/engram-dev/engram/pipeline"
@@ -104,6 +105,7 @@ func Open(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Engine, err 
 	}
 	e.recall.Docs = e.palace
 	e.recall.Units = e.palace
+	e.recall.Words = embed.Words{}
 	if e.recall.Triggers, err = cfg.triggerMatcher(); err != nil {
 		return nil, err
 	}
@@ -246,4 +248,14 @@ func (e *Engine) openExtractor() error {
 		e.extractor, e.extractBatch = x, ollama.DefaultBatchTurns
 	}
 	return nil
+}
+
+// ListTurns implements engram.BrowseService.
+func (e *Engine) ListTurns(ctx context.Context, q engram.TurnQuery) ([]engram.Turn, error) {
+	return e.palace.ListTurns(ctx, q)
+}
+
+// Entities implements engram.BrowseService.
+func (e *Engine) Entities(ctx context.Context, q engram.EntityQuery) ([]engram.EntityCount, error) {
+	return e.palace.Entities(ctx, q)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/engram-dev/engram/httpapi"
 	"github.com/engram-dev/engram/mcp"
+	"github.com/engram-dev/engram/ui"
 )
 
 // ShutdownTimeout bounds how long a server waits for in-flight requests,
@@ -65,6 +66,8 @@ func (e *Engine) Serve(srv *httpapi.Server) {
 	srv.Vaults, srv.VaultDocs = e, e
 	srv.Doctor, srv.Reindex = e, e.Reindexer()
 	srv.Backup = e
+	srv.Browse = e
+	srv.UI = ui.Handler()
 }
 
 // Addr is the address the server listens on.

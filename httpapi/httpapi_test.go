@@ -288,7 +288,7 @@ func TestBadInput(t *testing.T) {
 	if code, out := s.do(t, "GET", "/v1/nope", nil); code != 404 || out["error"] == nil {
 		t.Errorf("unknown route: %d %v", code, out)
 	}
-	if code, out := s.do(t, "GET", "/v1/turns", nil); code != 405 || out["error"] == nil {
+	if code, out := s.do(t, "PUT", "/v1/turns", nil); code != 405 || out["error"] == nil {
 		t.Errorf("wrong method: %d %v", code, out)
 	}
 }

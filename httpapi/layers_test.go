@@ -42,7 +42,7 @@ func mustOpenLayers(tb testing.TB, cfg httpapi.Config) *stack {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	srv.Layers = p
+	srv.Layers, srv.Browse = p, p
 	ts := httptest.NewServer(srv.Handler())
 	tb.Cleanup(ts.Close)
 	return &stack{URL: ts.URL, Token: cfg.Token, Palace: p}

@@ -55,8 +55,10 @@ type Server struct {
 	// Vaults, if set, serves GET /v1/vaults and POST /v1/vaults/sync (501
 	// otherwise).
 	Vaults engram.VaultAdmin
-	// VaultDocs, if set, serves GET /v1/graph (501 otherwise).
+	// VaultDocs, if set, serves GET /v1/graph and /v1/docs (501 otherwise).
 	VaultDocs engram.VaultService
+	// Browse, if set, serves GET /v1/turns and /v1/entities (501 otherwise).
+	Browse engram.BrowseService
 	// Doctor, if set, serves GET /v1/doctor (501 otherwise).
 	Doctor engram.DoctorService
 	// Reindex, if set, serves POST and GET /v1/reindex (501 otherwise).
@@ -68,6 +70,9 @@ type Server struct {
 	// when it is set.
 	MCP     http.Handler
 	mcpOnce sync.Once
+	// UI, if set, serves the web view at /ui/ (and / redirects there). Its
+	// files hold no data: they are served without the token.
+	UI http.Handler
 	// Now is the clock used for turns sent without a timestamp.
 	Now func() time.Time
 }
@@ -100,6 +105,9 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 	e.GET(MetricsPath, s.metricsHandler())
 	e.GET(OpenAPIPath, s.getOpenAPI)
 	e.POST("/v1/turns", s.postTurns)
+	e.GET("/v1/turns", s.getTurns)
+	e.GET("/v1/entities", s.getEntities)
+	e.GET("/v1/docs", s.getDocs)
 	e.POST("/v1/recall", s.postRecall)
 	e.GET("/v1/health", s.getHealth)
 	e.GET("/v1/stats", s.getStats)
@@ -179,7 +187,22 @@ func (s *Server) mountMCP() {
 		if s.MCP != nil {
 			s.echo.Any(MCPPath, echo.WrapHandler(s.MCP))
 		}
+		if s.UI != nil {
+			ui := echo.WrapHandler(s.UI)
+			s.echo.GET(UIPath+"*", ui)
+			s.echo.HEAD(UIPath+"*", ui)
+			s.echo.GET(strings.TrimSuffix(UIPath, "/"), func(c echo.Context) error { return c.Redirect(http.StatusFound, UIPath) })
+			s.echo.GET("/", func(c echo.Context) error { return c.Redirect(http.StatusFound, UIPath) })
+		}
 	})
+}
+
+// UIPath is where the web view is mounted.
+const UIPath = "/ui/"
+
+// isUI reports whether path is the web view's (its files, its redirects).
+func isUI(path string) bool {
+	return path == "/" || path == strings.TrimSuffix(UIPath, "/") || strings.HasPrefix(path, UIPath)
 }
 
 // MCPPath is where the MCP handler is mounted.
@@ -188,7 +211,7 @@ const MCPPath = "/mcp"
 // authenticate checks the bearer token on every route but /v1/health.
 func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		if s.cfg.Token == "" || c.Path() == "/v1/health" {
+		if s.cfg.Token == "" || c.Path() == "/v1/health" || isUI(c.Path()) {
 			return next(c)
 		}
 		h := c.Request().Header.Get("Authorization")

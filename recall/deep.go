@@ -213,7 +213,7 @@ func (s *Service) deep(ctx context.Context, v *Vectors, ns, text string, k int, 
 		c.decay = decay(asOf.Sub(c.turn.TS), cfg)
 	}
 	if cfg.ExpansionWeight > 0 {
-		sig, err := s.keywordSignal(ctx, ns, expansionQuery(text), cands, cfg.Candidates, from, to)
+		sig, err := s.keywordSignal(ctx, ns, expansionQuery(s.Words, text), cands, cfg.Candidates, from, to)
 		if err != nil {
 			return nil, fmt.Errorf("expanded keyword search: %w", err)
 		}

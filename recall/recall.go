@@ -50,6 +50,9 @@ type Service struct {
 	// Units, if set, lets the deep path weigh each turn's session and scene
 	// as retrieval units of their own.
 	Units engram.UnitIndex
+	// Words, if set, are the word vectors of query expansion (off unless
+	// DeepConfig.ExpansionWeight is positive).
+	Words WordVectors
 	// Docs, if set, adds the chunks of the indexed vaults to the results.
 	Docs engram.DocIndex
 	// Deep tunes the deep path; Triggers decides when auto runs it.
