@@ -35,13 +35,16 @@ type RecallService interface {
 
 // Health is the state of a running engram, for /v1/health.
 type Health struct {
-	Status     string        `json:"status"` // "ok" or "degraded"
-	Version    string        `json:"version"`
-	ArchiveSeq int64         `json:"archive_seq"` // last archived turn
-	IndexedSeq int64         `json:"indexed_seq"` // last turn searchable
-	IndexLag   int64         `json:"index_lag"`   // archived turns not yet searchable
-	Vectors    *VectorHealth `json:"vectors,omitempty"`
-	Problems   []string      `json:"problems,omitempty"`
+	Status     string `json:"status"` // "ok" or "degraded"
+	Version    string `json:"version"`
+	ArchiveSeq int64  `json:"archive_seq"` // last archived turn
+	IndexedSeq int64  `json:"indexed_seq"` // last turn searchable
+	IndexLag   int64  `json:"index_lag"`   // archived turns not yet searchable
+	// SkippedTurns counts archived turns the index passed over (an id it
+	// holds under another seq, a time it cannot store); the doctor lists them.
+	SkippedTurns int64         `json:"skipped_turns,omitempty"`
+	Vectors      *VectorHealth `json:"vectors,omitempty"`
+	Problems     []string      `json:"problems,omitempty"`
 }
 
 // VectorHealth is the state of the vector side of recall.
