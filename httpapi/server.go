@@ -29,6 +29,11 @@ type Config struct {
 	Token        string // bearer token; required unless Addr is loopback
 	MaxBodyBytes int64
 	Limits       engram.Limits
+	// AllowedHosts are the names (or IPs) a request's Host may give
+	// besides the listen address, localhost and the loopback IPs; "*"
+	// allows any. AllowedOrigins are the origins (scheme://host[:port])
+	// whose pages may call the API besides the server's own.
+	AllowedHosts, AllowedOrigins []string
 }
 
 // Server is engram's HTTP server.
@@ -92,11 +97,15 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 		return nil, engram.Errorf(engram.EINVALID,
 			"listening on %s (not loopback) requires a token: set token in config.toml or ENGRAM_TOKEN", cfg.Addr)
 	}
+	g, err := newGuard(cfg)
+	if err != nil {
+		return nil, err
+	}
 	s := &Server{cfg: cfg, logger: logger, Now: time.Now, metrics: newMetrics()}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.errorHandler
-	e.Use(s.instrument, s.recoverer, s.authenticate)
+	e.Use(s.instrument, s.recoverer, g.middleware, s.authenticate)
 	e.GET(MetricsPath, s.metricsHandler())
 	e.GET(OpenAPIPath, s.getOpenAPI)
 	e.POST("/v1/turns", s.postTurns)
