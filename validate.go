@@ -83,3 +83,31 @@ func NamespaceProblem(ns string) string {
 	}
 	return ""
 }
+
+// Bounds of a path a client names (a backup folder, a vault): Linux's
+// PATH_MAX and NAME_MAX, which macOS's are below.
+const (
+	MaxPathBytes = 4096
+	MaxNameBytes = 255
+)
+
+// CheckPath refuses, on field, a path no file system takes: not UTF-8, a
+// NUL or another control character in it, over MaxPathBytes, or a name in
+// it over MaxNameBytes. It does not require the path to exist or to be
+// absolute.
+func CheckPath(field, p string) error {
+	switch {
+	case !utf8.ValidString(p):
+		return FieldError(field, "%s is not valid UTF-8", field)
+	case strings.IndexFunc(p, unicode.IsControl) >= 0:
+		return FieldError(field, "%s holds a control character (a NUL, a newline...): no file name does", field)
+	case len(p) > MaxPathBytes:
+		return FieldError(field, "%s is %d bytes, over the %d a path may have", field, len(p), MaxPathBytes)
+	}
+	for name := range strings.SplitSeq(p, "/") {
+		if len(name) > MaxNameBytes {
+			return FieldError(field, "%s holds a name of %d bytes, over the %d a file name may have", field, len(name), MaxNameBytes)
+		}
+	}
+	return nil
+}
