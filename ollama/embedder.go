@@ -2,6 +2,7 @@ package ollama
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ollama/ollama/api"
+	"github.com/ollama/ollama/types/model"
 
 	engram "github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/internal/backoff"
@@ -143,6 +145,36 @@ func (e *Embedder) Check(ctx context.Context) (dim int, err error) {
 		return 0, err
 	}
 	return len(vecs[0]), nil
+}
+
+// Present asks the server, once, whether it has the model and whether the
+// model embeds (POST /api/show), without loading it: the check to make
+// before starting work on a model a person named.
+//
+// Errors: ENOTFOUND (on field "model", with the ollama pull hint) when the
+// server lacks the model; EINVALID (on "model") when the server says the
+// model cannot embed (a chat model); EUNAVAILABLE when the server cannot be
+// reached or fails.
+func (e *Embedder) Present(ctx context.Context) error {
+	var resp *api.ShowResponse
+	err := e.do(ctx, "show", 0, func(ctx context.Context) error {
+		var err error
+		resp, err = e.client.Show(ctx, &api.ShowRequest{Model: e.cfg.Model})
+		return err
+	})
+	var se api.StatusError
+	switch {
+	case errors.As(err, &se) && se.StatusCode == http.StatusNotFound:
+		return &engram.Error{Code: engram.ENOTFOUND, Field: "model", Err: err,
+			Message: fmt.Sprintf("model %q is not on the ollama server at %s; run: ollama pull %s", e.cfg.Model, e.base, e.cfg.Model)}
+	case err != nil:
+		return err
+	}
+	if len(resp.Capabilities) > 0 && !slices.Contains(resp.Capabilities, model.CapabilityEmbedding) {
+		return engram.FieldError("model", "model %q on the ollama server at %s does not embed (it can: %v); name an embedding model such as %s",
+			e.cfg.Model, e.base, resp.Capabilities, DefaultModel)
+	}
+	return nil
 }
 
 // Ping asks the server for its version, once, within Config.Timeout, and

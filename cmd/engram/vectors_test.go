@@ -256,3 +256,59 @@ func TestVectorsComeUpLater(t *testing.T) {
 		t.Fatalf("recall after Chroma appeared: %+v %q", resp, r.stderr)
 	}
 }
+
+// TestReembedUnknownModel: POST /v1/reembed checks the model before it
+// answers 202: a name that is no model is a 400 on model, an Ollama model
+// the server lacks a 404 with the pull hint, an Ollama server that is down
+// a 503; nothing starts, and health stays ok.
+func TestReembedUnknownModel(t *testing.T) {
+	home := filepath.Join(t.TempDir(), "home")
+	s := startServer(t, home, "ENGRAM_OLLAMA_HOST=127.0.0.1:1")
+	defer func() { s.stop(t) }() // the server running at the end
+	type errBody struct {
+		Error struct{ Code, Message, Field string }
+	}
+	cases := []struct {
+		model  string
+		status int
+		code   string
+		words  string
+	}{
+		{"bogus", 400, "invalid", "unknown model"},
+		{"builtin:foo", 400, "invalid", "not this engram's builtin embedder"},
+		{"builtin-v0-12", 400, "invalid", "not this engram's builtin embedder"},
+		{"ollama:has space", 400, "invalid", "not an ollama model name"},
+		{"ollama:bge-m3", 503, "unavailable", "not reachable"},
+	}
+	for _, c := range cases {
+		var out errBody
+		code, err := s.post(context.Background(), "/v1/reembed", map[string]any{"model": c.model}, &out)
+		if err != nil || code != c.status || out.Error.Code != c.code || !strings.Contains(out.Error.Message, c.words) ||
+			c.status == 400 && out.Error.Field != "model" {
+			t.Errorf("reembed %q: %d %v %+v, want %d %s with %q", c.model, code, err, out.Error, c.status, c.code, c.words)
+		}
+	}
+	var h health
+	if _, err := s.get(context.Background(), "/v1/health", &h); err != nil || h.Status != "ok" || h.Vectors == nil || h.Vectors.Reembed != nil {
+		t.Fatalf("health after refused re-embeds: %+v %v", h, err)
+	}
+	if r := runCLI(t, home, "", "reembed", "--model", "bogus"); r.code != 1 || !strings.Contains(r.stderr, `model: unknown model "bogus"`) {
+		t.Errorf("engram reembed --model bogus: %+v", r)
+	}
+
+	// With the real Ollama server: a model it lacks is a 404 naming the
+	// pull; the test model is accepted.
+	env := testServers(t, "ENGRAM_TEST_OLLAMA_HOST", "ENGRAM_TEST_OLLAMA_MODEL")
+	s.stop(t)
+	s = startServer(t, home, "ENGRAM_OLLAMA_HOST="+env["ENGRAM_TEST_OLLAMA_HOST"])
+	var out errBody
+	code, err := s.post(context.Background(), "/v1/reembed", map[string]any{"model": "ollama:engram-no-such-model"}, &out)
+	if err != nil || code != 404 || out.Error.Field != "model" || !strings.Contains(out.Error.Message, "ollama pull engram-no-such-model") {
+		t.Errorf("reembed a model the server lacks: %d %v %+v", code, err, out.Error)
+	}
+	var st struct{ Model, State string }
+	code, err = s.post(context.Background(), "/v1/reembed", map[string]any{"model": "ollama:" + env["ENGRAM_TEST_OLLAMA_MODEL"]}, &st)
+	if err != nil || code != 202 || st.State != "running" {
+		t.Errorf("reembed the test model: %d %v %+v", code, err, st)
+	}
+}
