@@ -314,6 +314,22 @@ func TestTokenAuth(t *testing.T) {
 	if code, _ := s.do(t, "GET", "/v1/health", nil); code != 200 {
 		t.Fatalf("health must not need the token: %d", code)
 	}
+	// The scheme is case-insensitive (RFC 9110 11.1), the token is not.
+	for auth, want := range map[string]int{
+		"Bearer s3cret": 200, "bearer s3cret": 200, "BEARER s3cret": 200, "Bearer  s3cret": 200,
+		"Bearer S3CRET": 401, "Basic s3cret": 401, "Bearers3cret": 401, "s3cret": 401, "Bearer": 401,
+	} {
+		req, _ := http.NewRequest("GET", s.URL+"/v1/stats", nil)
+		req.Header.Set("Authorization", auth)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("Authorization %q: %d, want %d", auth, resp.StatusCode, want)
+		}
+	}
 }
 
 func TestServerOpenClose(t *testing.T) {

@@ -200,9 +200,10 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 		if s.cfg.Token == "" || c.Path() == "/v1/health" {
 			return next(c)
 		}
-		h := c.Request().Header.Get("Authorization")
-		tok, ok := strings.CutPrefix(h, "Bearer ")
-		if !ok || subtle.ConstantTimeCompare([]byte(tok), []byte(s.cfg.Token)) != 1 {
+		// The scheme is case-insensitive (RFC 9110, section 11.1).
+		scheme, tok, _ := strings.Cut(c.Request().Header.Get("Authorization"), " ")
+		tok = strings.TrimLeft(tok, " ")
+		if !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare([]byte(tok), []byte(s.cfg.Token)) != 1 {
 			c.Response().Header().Set("WWW-Authenticate", `Bearer realm="engram"`)
 			return engram.Errorf(engram.EUNAUTHORIZED, "missing or wrong bearer token (Authorization: Bearer <token>)")
 		}
