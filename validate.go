@@ -64,14 +64,16 @@ func CheckQueryText(field, s string) error {
 	return nil
 }
 
-// NamespaceProblem says what keeps ns from being the one namespace of a
-// vault, which a turn could have too ("" when nothing does): empty or
-// AllNamespaces, not UTF-8, over DefaultMaxFieldBytes, white space around
-// it, a control character in it.
+// NamespaceProblem says what keeps ns from being a namespace that turns are
+// written to, or the one namespace of a vault ("" when nothing does):
+// empty or AllNamespaces (which means every namespace where one is read),
+// not UTF-8, over DefaultMaxFieldBytes, white space around it, a control
+// character or a path separator in it (namespaces name folders and
+// collections outside the palace).
 func NamespaceProblem(ns string) string {
 	switch {
 	case ns == "" || ns == AllNamespaces:
-		return "name one namespace"
+		return "name one namespace (\"*\" means every namespace where one is read)"
 	case !utf8.ValidString(ns):
 		return "it is not valid UTF-8"
 	case len(ns) > DefaultMaxFieldBytes:
@@ -80,8 +82,27 @@ func NamespaceProblem(ns string) string {
 		return "it begins or ends with white space"
 	case strings.IndexFunc(ns, unicode.IsControl) >= 0:
 		return "it holds a control character"
+	case strings.ContainsAny(ns, `/\`):
+		return "it holds a path separator (/ or \\)"
 	}
 	return ""
+}
+
+// CheckReadNamespace refuses, on field, a namespace to read that no turn
+// can have: over DefaultMaxFieldBytes (ETOOLARGE), not UTF-8, a control
+// character in it. AllNamespaces passes; so does a namespace written
+// before separators were refused.
+func CheckReadNamespace(field, ns string) error {
+	switch {
+	case len(ns) > DefaultMaxFieldBytes:
+		return &Error{Code: ETOOLARGE, Field: field,
+			Message: fmt.Sprintf("%s is %d bytes, over the limit of %d", field, len(ns), DefaultMaxFieldBytes)}
+	case !utf8.ValidString(ns):
+		return FieldError(field, "%s is not valid UTF-8", field)
+	case strings.IndexFunc(ns, unicode.IsControl) >= 0:
+		return FieldError(field, "%s holds a control character", field)
+	}
+	return nil
 }
 
 // Bounds of a path a client names (a backup folder, a vault): Linux's

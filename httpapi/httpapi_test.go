@@ -251,6 +251,13 @@ func TestBadInput(t *testing.T) {
 		{"empty batch", "/v1/turns", `{"turns":[]}`, 400, "turns", "at least one"},
 		{"batch mixed with fields", "/v1/turns", `{"turns":[{"session":"s","content":"1"}],"session":"s"}`, 400, "session", "only \"turns\""},
 		{"session with control char", "/v1/turns", `{"session":"a\u0007b","content":"hi"}`, 400, "session", "control"},
+		{"namespace * written to", "/v1/turns", `{"namespace":"*","session":"s","content":"hi"}`, 400, "namespace", "cannot be written to"},
+		{"namespace with a slash", "/v1/turns", `{"namespace":"a/b","session":"s","content":"hi"}`, 400, "namespace", "path separator"},
+		{"namespace with a backslash", "/v1/turns", `{"namespace":"..\\x","session":"s","content":"hi"}`, 400, "namespace", "path separator"},
+		{"namespace with a control char", "/v1/turns", `{"namespace":"a\u0001b","session":"s","content":"hi"}`, 400, "namespace", "control"},
+		{"batch namespace *", "/v1/turns", `{"turns":[{"session":"s","content":"1"},{"namespace":"*","session":"s","content":"2"}]}`, 400, "turns[1].namespace", "cannot be written to"},
+		{"recall namespace too long", "/v1/recall", `{"query":"x","namespace":"` + strings.Repeat("n", 300) + `"}`, 413, "namespace", "over the limit of 256"},
+		{"recall namespace with a control char", "/v1/recall", `{"query":"x","namespace":"a\u0000"}`, 400, "namespace", "control"},
 		{"recall blank query", "/v1/recall", `{"query":"  "}`, 400, "query", "required"},
 		{"recall bad k", "/v1/recall", `{"query":"x","k":0.5}`, 400, "k", "integer"},
 		{"recall k too big", "/v1/recall", `{"query":"x","k":100000}`, 400, "k", "between 1 and"},
@@ -283,6 +290,13 @@ func TestBadInput(t *testing.T) {
 	}
 	if n := s.Archive.LastSeq(); n != 0 {
 		t.Errorf("bad requests archived %d turns", n)
+	}
+	// The issue's probe: a recall namespace of 10 KB, under the default
+	// body limit, answered 200.
+	big := mustOpenStack(t, httpapi.Config{})
+	if code, out := big.do(t, "POST", "/v1/recall", []byte(`{"query":"x","namespace":"`+strings.Repeat("n", 10<<10)+`"}`)); code != 413 ||
+		out["error"].(map[string]any)["field"] != "namespace" {
+		t.Errorf("recall in a 10 KB namespace: %d %v", code, out)
 	}
 	// Unknown routes and methods get JSON errors too.
 	if code, out := s.do(t, "GET", "/v1/nope", nil); code != 404 || out["error"] == nil {

@@ -81,6 +81,9 @@ func Validate(req engram.RecallRequest) (engram.RecallRequest, error) {
 	if req.Namespace == "" {
 		req.Namespace = engram.DefaultNamespace
 	}
+	if err := engram.CheckReadNamespace("namespace", req.Namespace); err != nil {
+		return req, err
+	}
 	if !utf8.ValidString(req.Query) {
 		return req, engram.FieldError("query", "query is not valid UTF-8")
 	}

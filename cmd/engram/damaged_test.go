@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -97,7 +98,9 @@ func TestResentDamagedLine(t *testing.T) {
 		t.Fatalf("re-send of the damaged line's id: %+v, want b2 a duplicate at seq 2, d4 new at seq 4", got)
 	}
 	h := getHealth(t, s)
-	if h.IndexLag != 0 || h.IndexedSeq != 4 || h.Status != "degraded" || len(h.Problems) != 1 || !strings.Contains(h.Problems[0], "1 damaged line") {
+	// The archive-verify job, which runs at start, may report the line too.
+	if h.IndexLag != 0 || h.IndexedSeq != 4 || h.Status != "degraded" ||
+		!slices.ContainsFunc(h.Problems, func(p string) bool { return strings.Contains(p, "the archive has 1 damaged line") }) {
 		t.Fatalf("health with a damaged line: %+v", h)
 	}
 	s.stop(t)
