@@ -11,6 +11,7 @@ const (
 	EUNAUTHORIZED = "unauthorized"           // missing or wrong token (401)
 	EFORBIDDEN    = "forbidden"              // a Host or Origin engram does not answer (403)
 	EMEDIATYPE    = "unsupported_media_type" // a body that is not application/json (415)
+	ETIMEOUT      = "timeout"                // the request did not arrive in time (408)
 	ENOTFOUND     = "not_found"              // the thing asked for does not exist (404)
 	ECONFLICT     = "conflict"               // the state does not allow the operation (409)
 	ETOOLARGE     = "too_large"              // a body or field exceeds its limit (413)

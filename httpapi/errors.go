@@ -26,6 +26,7 @@ var statusOf = map[string]int{
 	engram.EUNAUTHORIZED: http.StatusUnauthorized,
 	engram.EFORBIDDEN:    http.StatusForbidden,
 	engram.EMEDIATYPE:    http.StatusUnsupportedMediaType,
+	engram.ETIMEOUT:      http.StatusRequestTimeout,
 	engram.ENOTFOUND:     http.StatusNotFound,
 	engram.ECONFLICT:     http.StatusConflict,
 	engram.ELOCKED:       http.StatusConflict,

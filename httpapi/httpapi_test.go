@@ -1,11 +1,13 @@
 package httpapi_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -372,5 +374,49 @@ func TestServerOpenClose(t *testing.T) {
 	}
 	if _, err := http.Get("http://" + srv.Addr() + "/v1/health"); err == nil {
 		t.Fatal("server still answers after Close")
+	}
+}
+
+// TestStalledBody: a client that sends its headers and stalls in its body
+// is answered 408 and cut off once the read timeout passes, instead of
+// holding the connection for ever; a body that keeps coming is served.
+func TestStalledBody(t *testing.T) {
+	s := mustOpenStack(t, httpapi.Config{})
+	srv, err := httpapi.New(httpapi.Config{Addr: "127.0.0.1:0", ReadTimeout: 300 * time.Millisecond}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Ingest, srv.Recall, srv.Status = &pipeline.Ingester{Archive: s.Archive, Indexer: s.Indexer}, recall.NewService(s.Palace), status{s.Archive, s.Indexer, s.Palace}
+	if err := srv.Open(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close(context.Background()) })
+
+	conn, err := net.Dial("tcp", srv.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	// A guard against a server that never answers (the bug): far past the
+	// read timeout, so that a slow machine only makes the test slower.
+	conn.SetDeadline(time.Now().Add(time.Minute))
+	if _, err := io.WriteString(conn, "POST /v1/turns HTTP/1.1\r\nHost: "+srv.Addr()+"\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"session\":"); err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(conn)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatalf("no answer to a stalled body: %v", err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestTimeout || !strings.Contains(string(b), `"code":"timeout"`) || !strings.Contains(string(b), `"field":"body"`) {
+		t.Fatalf("stalled body: %s %s", resp.Status, b)
+	}
+	if _, err := br.ReadByte(); err != io.EOF {
+		t.Fatalf("the connection is still open after the 408: %v", err)
+	}
+	if s.LastSeq() != 0 {
+		t.Fatal("the stalled request archived a turn")
 	}
 }

@@ -21,6 +21,15 @@ import (
 const (
 	DefaultAddr         = "127.0.0.1:30001"
 	DefaultMaxBodyBytes = 32 << 20
+	// DefaultReadTimeout bounds reading a whole request, body included: a
+	// client that sends headers and stalls in its body is answered 408 and
+	// cut off instead of holding a connection and a goroutine for ever.
+	// 32 MiB (the body limit) arrive within it at 2.2 Mbit/s.
+	DefaultReadTimeout = 2 * time.Minute
+	// DefaultReadHeaderTimeout bounds reading the headers.
+	DefaultReadHeaderTimeout = 10 * time.Second
+	// DefaultIdleTimeout closes a kept-alive connection idle that long.
+	DefaultIdleTimeout = 2 * time.Minute
 )
 
 // Config is the server's configuration.
@@ -34,6 +43,10 @@ type Config struct {
 	// allows any. AllowedOrigins are the origins (scheme://host[:port])
 	// whose pages may call the API besides the server's own.
 	AllowedHosts, AllowedOrigins []string
+	// ReadTimeout, ReadHeaderTimeout and IdleTimeout are the listening
+	// server's (zero: the defaults). A handler runs on after ReadTimeout:
+	// it bounds reading the request only.
+	ReadTimeout, ReadHeaderTimeout, IdleTimeout time.Duration
 }
 
 // Server is engram's HTTP server.
@@ -84,6 +97,15 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 	}
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if cfg.ReadTimeout <= 0 {
+		cfg.ReadTimeout = DefaultReadTimeout
+	}
+	if cfg.ReadHeaderTimeout <= 0 {
+		cfg.ReadHeaderTimeout = DefaultReadHeaderTimeout
+	}
+	if cfg.IdleTimeout <= 0 {
+		cfg.IdleTimeout = DefaultIdleTimeout
 	}
 	cfg.Limits = cfg.Limits.WithDefaults()
 	if logger == nil {
@@ -154,8 +176,9 @@ func (s *Server) Open() error {
 	s.echo.Listener = ln
 	s.done = make(chan error, 1)
 	srv := s.echo.Server
-	srv.ReadHeaderTimeout = 10 * time.Second
-	srv.IdleTimeout = 2 * time.Minute
+	srv.ReadTimeout = s.cfg.ReadTimeout
+	srv.ReadHeaderTimeout = s.cfg.ReadHeaderTimeout
+	srv.IdleTimeout = s.cfg.IdleTimeout
 	go func() { s.done <- s.echo.Server.Serve(ln) }()
 	return nil
 }
