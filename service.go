@@ -42,9 +42,13 @@ type Health struct {
 	IndexLag   int64  `json:"index_lag"`   // archived turns not yet searchable
 	// SkippedTurns counts archived turns the index passed over (an id it
 	// holds under another seq, a time it cannot store); the doctor lists them.
-	SkippedTurns int64         `json:"skipped_turns,omitempty"`
-	Vectors      *VectorHealth `json:"vectors,omitempty"`
-	Problems     []string      `json:"problems,omitempty"`
+	SkippedTurns int64 `json:"skipped_turns,omitempty"`
+	// LayerLag says how far each derived layer that is behind lags its
+	// source: l1-memories and l2-scenes in archived turns, l3-persona and
+	// l4-graph in memory changes. Deep recall warns meanwhile.
+	LayerLag map[string]int64 `json:"layer_lag,omitempty"`
+	Vectors  *VectorHealth    `json:"vectors,omitempty"`
+	Problems []string         `json:"problems,omitempty"`
 }
 
 // VectorHealth is the state of the vector side of recall.

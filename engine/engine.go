@@ -101,6 +101,7 @@ func Open(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Engine, err 
 	e.recall.Deep = cfg.Deep.config()
 	if cfg.Extractor != ExtractorNone {
 		e.recall.Layers = e.palace
+		e.recall.LayerLag = e.layerLagText
 	}
 	e.recall.Docs = e.palace
 	e.recall.Units = e.palace
@@ -162,6 +163,11 @@ func (e *Engine) Health(ctx context.Context) engram.Health {
 	} else if h.SkippedTurns = sk.Count; sk.Lost > 0 {
 		h.Problems = append(h.Problems, fmt.Sprintf("%d archived %s not indexed and missing from recall (latest: %s); see engram doctor",
 			sk.Lost, noun(int(sk.Lost), "turn is", "turns are"), sk.Latest[0]))
+	}
+	if lag, err := e.LayerLag(ctx); err != nil {
+		h.Problems = append(h.Problems, "the layers' watermarks could not be read: "+engram.ErrorText(err))
+	} else {
+		h.LayerLag = lag // catching up is no problem: the jobs do it
 	}
 	vh, problems := e.vectorHealth()
 	h.Vectors = vh

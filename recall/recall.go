@@ -47,6 +47,10 @@ type Service struct {
 	// Layers, if set, lets the deep path weigh the derived layers (L1
 	// memories, L2 scenes, the L4 graph).
 	Layers engram.LayerIndex
+	// LayerLag, if set, describes the layers that have not taken in every
+	// archived turn yet ("" when none): deep recall and layer results warn
+	// with it, since they may rank otherwise once the layers catch up.
+	LayerLag func(ctx context.Context) string
 	// Units, if set, lets the deep path weigh each turn's session and scene
 	// as retrieval units of their own.
 	Units engram.UnitIndex
@@ -191,6 +195,11 @@ func (s *Service) Recall(ctx context.Context, req engram.RecallRequest) (engram.
 			return engram.RecallResponse{}, err
 		}
 		resp.Results = results
+	}
+	if s.LayerLag != nil && s.Layers != nil && (mode == engram.ModeDeep || layersWanted(req)) {
+		if lag := s.LayerLag(ctx); lag != "" {
+			warn("the derived layers are behind the archive (" + lag + "): results may rank otherwise once they catch up")
+		}
 	}
 	// as_of bounds shallow and keyword recall too: nothing dated after it.
 	var before time.Time
