@@ -347,6 +347,13 @@ func (s *Service) shallow(ctx context.Context, v *Vectors, ns string, req engram
 	}
 	results := make([]engram.Result, 0, len(hits))
 	for _, h := range hits {
+		// A cosine of 0 or less is no similarity at all: such a turn would
+		// only pad the list. Above it a cosine means different things for
+		// different models (unrelated texts score 0.3 to 0.4 with bge-m3),
+		// so no fixed floor cuts more; the rank is the information.
+		if h.Score <= 0 {
+			continue
+		}
 		if t, ok := byID[h.ID]; ok { // a vector whose turn is not indexed yet is skipped
 			results = append(results, engram.TurnResult(t, h.Score))
 		}
