@@ -53,12 +53,15 @@ type Health struct {
 
 // VectorHealth is the state of the vector side of recall.
 type VectorHealth struct {
-	Model       string         `json:"model,omitempty"`   // the active model recall searches
-	Backend     string         `json:"backend,omitempty"` // "embedded" or "chroma"
-	EmbeddedSeq int64          `json:"embedded_seq"`      // last turn with a vector
-	Lag         int64          `json:"lag"`               // archived turns without a vector yet
-	Pending     string         `json:"reembed_pending,omitempty"`
-	Reembed     *ReembedStatus `json:"reembed,omitempty"`
+	Model       string `json:"model,omitempty"`   // the active model recall searches
+	Backend     string `json:"backend,omitempty"` // "embedded" or "chroma"
+	EmbeddedSeq int64  `json:"embedded_seq"`      // last turn with a vector
+	Lag         int64  `json:"lag"`               // archived turns without a vector yet
+	// ChromaLag (vector_index = "chroma") counts the vector changes the
+	// Chroma collection has not received yet.
+	ChromaLag int64          `json:"chroma_lag,omitempty"`
+	Pending   string         `json:"reembed_pending,omitempty"`
+	Reembed   *ReembedStatus `json:"reembed,omitempty"`
 }
 
 // Re-embed states.

@@ -169,7 +169,7 @@ func (e *Engine) Health(ctx context.Context) engram.Health {
 	} else {
 		h.LayerLag = lag // catching up is no problem: the jobs do it
 	}
-	vh, problems := e.vectorHealth()
+	vh, problems := e.vectorHealth(ctx)
 	h.Vectors = vh
 	h.Problems = append(h.Problems, problems...)
 	h.Problems = append(h.Problems, e.jobsHealth()...)

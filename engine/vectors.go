@@ -278,7 +278,7 @@ func (e *Engine) closeVectors() {
 }
 
 // vectorHealth reports the vector side for /v1/health.
-func (e *Engine) vectorHealth() (*engram.VectorHealth, []string) {
+func (e *Engine) vectorHealth(ctx context.Context) (*engram.VectorHealth, []string) {
 	e.vec.mu.Lock()
 	defer e.vec.mu.Unlock()
 	if e.cfg.Embedder == EmbedderNone && e.vec.reembed == nil {
@@ -297,6 +297,9 @@ func (e *Engine) vectorHealth() (*engram.VectorHealth, []string) {
 		if s.ext != nil {
 			if err := s.ext.Err(); err != nil {
 				problems = append(problems, "the chroma server is behind, retrying: "+err.Error())
+			}
+			if last, err := s.store.LastChange(ctx); err == nil {
+				h.ChromaLag = max(last-s.ext.Synced(), 0)
 			}
 		}
 	}

@@ -30,6 +30,22 @@ type Embedder struct {
 	transport *http.Transport
 
 	dim atomic.Int64 // 0 until the first successful Embed
+
+	// pause waits d between two attempts, or until ctx ends (its error);
+	// sleepCtx unless a test records the backoff instead of living it.
+	pause func(ctx context.Context, d time.Duration) error
+}
+
+// sleepCtx waits d, or until ctx ends, whose error it then returns.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }
 
 var _ engram.Embedder = (*Embedder)(nil)
@@ -54,6 +70,7 @@ func NewEmbedder(cfg Config) (*Embedder, error) {
 		base:      base,
 		client:    api.NewClient(base, &http.Client{Transport: transport}),
 		transport: transport,
+		pause:     sleepCtx,
 	}, nil
 }
 
@@ -208,12 +225,8 @@ func (e *Embedder) do(ctx context.Context, op string, retries int, call func(con
 		if !transient(err) || attempt > retries {
 			return e.describe(err, attempt)
 		}
-		t := time.NewTimer(delay.Next())
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return fmt.Errorf("ollama %s: %w", op, ctx.Err())
-		case <-t.C:
+		if err := e.pause(ctx, delay.Next()); err != nil {
+			return fmt.Errorf("ollama %s: %w", op, err)
 		}
 	}
 }
