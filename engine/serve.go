@@ -30,6 +30,7 @@ type Server struct {
 func StartServer(ctx context.Context, cfg Config, logger *slog.Logger) (*Server, error) {
 	srv, err := httpapi.New(httpapi.Config{
 		Addr: cfg.Addr, Token: cfg.Token, MaxBodyBytes: cfg.MaxBodyBytes, Limits: cfg.Limits(),
+		AllowedHosts: cfg.AllowedHosts, AllowedOrigins: cfg.AllowedOrigins,
 	}, logger.With("component", "http"))
 	if err != nil {
 		return nil, err
@@ -89,7 +90,9 @@ func (s *Server) Close() error {
 // MCPHandler returns the streamable HTTP transport of the MCP tools on the
 // engine, which `engram serve` mounts at /mcp.
 func (e *Engine) MCPHandler() (http.Handler, error) {
-	return e.MCPServer().Handler()
+	srv := e.MCPServer()
+	srv.HostChecked = true // by the HTTP API's guard, with allowed_hosts
+	return srv.Handler()
 }
 
 // MCPServer returns the MCP tools on the engine.

@@ -127,6 +127,17 @@ func (s *Service) hybrid(ctx context.Context, v *Vectors, ns, text string, k int
 			c.final += cfg.SessionWeight * c.sessN
 		}
 	}
+	// A candidate whose every signal is at the floor (the least similar by
+	// meaning of all the candidates, no keyword in common, nothing from its
+	// session) carries no evidence: listing it would only pad the results
+	// of a small namespace with an unrelated turn scored 0.
+	kept = cands[:0]
+	for _, c := range cands {
+		if c.final > 0 {
+			kept = append(kept, c)
+		}
+	}
+	cands = kept
 	sort.SliceStable(cands, func(i, j int) bool {
 		if cands[i].final != cands[j].final {
 			return cands[i].final > cands[j].final
