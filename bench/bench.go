@@ -43,17 +43,19 @@ func (e *UsageError) Error() string { return e.Msg }
 type benchEngram struct {
 	home   string
 	keep   bool // leave the home in place on Close
+	cfg    engine.Config
 	srv    *engine.Server
+	closed bool // srv closed before Close
 	client *httpapi.Client
 }
 
 // startEngram starts a private engram. Its home is keep if given
 // (created if needed, kept afterwards), else a new temporary folder removed
-// on Close. Its configuration is the defaults, then the home's config.toml
+// on Close. Each tune function adjusts the configuration before the start. Its configuration is the defaults, then the home's config.toml
 // (a kept home may hold one), then the ENGRAM_* environment, as for any
 // engram; but it always listens on a free loopback port without a token, and
 // logs at warn unless ENGRAM_LOG_LEVEL says otherwise.
-func startEngram(ctx context.Context, keep string, env Env) (_ *benchEngram, err error) {
+func startEngram(ctx context.Context, keep string, env Env, tune ...func(*engine.Config)) (_ *benchEngram, err error) {
 	b := &benchEngram{keep: keep != ""}
 	if b.keep {
 		if b.home, err = filepath.Abs(keep); err != nil {
@@ -75,6 +77,10 @@ func startEngram(ctx context.Context, keep string, env Env) (_ *benchEngram, err
 	if env.Getenv("ENGRAM_LOG_LEVEL") == "" {
 		cfg.LogLevel = "warn"
 	}
+	for _, f := range tune {
+		f(&cfg)
+	}
+	b.cfg = cfg
 	lvl, _ := engine.ParseLevel(cfg.LogLevel)
 	b.srv, err = engine.StartServer(ctx, cfg, slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: lvl})))
 	if err != nil {
@@ -87,7 +93,10 @@ func startEngram(ctx context.Context, keep string, env Env) (_ *benchEngram, err
 
 // Close stops the server and the engine and removes a temporary home.
 func (b *benchEngram) Close() error {
-	err := b.srv.Close()
+	var err error
+	if !b.closed {
+		err = b.srv.Close()
+	}
 	if rerr := b.removeHome(); err == nil {
 		err = rerr
 	}

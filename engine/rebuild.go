@@ -51,6 +51,9 @@ type RebuildReport struct {
 // working store (and a palace.db.rebuild that the next rebuild removes).
 func Rebuild(ctx context.Context, cfg Config, logger *slog.Logger, progress func(stage string, done, total int64), keep bool) (RebuildReport, error) {
 	var rep RebuildReport
+	if progress == nil {
+		progress = func(string, int64, int64) {}
+	}
 	a, err := archive.Open(filepath.Join(cfg.Home, ArchiveDir), archive.Options{Logger: logger.With("component", "archive")})
 	if err != nil {
 		return rep, err

@@ -49,6 +49,7 @@ type DB struct {
 	path   string
 	now    func() time.Time
 	w      *sql.DB // exactly one connection; every write goes through it
+	gate   writeGate
 	r      *sql.DB // query_only connections
 	closed atomic.Bool
 
@@ -205,6 +206,16 @@ func errClosed() error {
 // it if fn returns nil; otherwise it rolls back and returns fn's error.
 // Writes are serialised: Update waits for the writer to be free.
 func (db *DB) Update(ctx context.Context, fn func(*sql.Tx) error) error {
+	return db.update(ctx, false, fn)
+}
+
+// update is Update; an urgent one (the turn index, which acknowledgements
+// wait for) goes before every background write waiting for the writer.
+func (db *DB) update(ctx context.Context, urgent bool, fn func(*sql.Tx) error) error {
+	if err := db.gate.acquire(ctx, urgent); err != nil {
+		return fmt.Errorf("palace: begin: %w", err)
+	}
+	defer db.gate.release()
 	return db.run(ctx, db.w, nil, fn)
 }
 

@@ -96,7 +96,8 @@ func (db *DB) PutTurns(ctx context.Context, turns []engram.Turn) error {
 		rows[i] = r
 	}
 
-	return db.Update(ctx, func(tx *sql.Tx) error {
+	// Urgent: an acknowledgement waits for it (see writeGate).
+	return db.update(ctx, true, func(tx *sql.Tx) error {
 		ins, err := tx.PrepareContext(ctx, `INSERT INTO turns
 			(seq, id, namespace, session, role, speaker, content, ts, meta, received_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)

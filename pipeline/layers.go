@@ -24,8 +24,8 @@ const (
 
 // Batch sizes of the layer workers.
 const (
-	DefaultLayerBatch  = 500  // turns per transaction for the rules extractor and scenes
-	DefaultDeriveBatch = 1000 // memories per transaction for persona and graph
+	DefaultLayerBatch  = 64  // turns per transaction for the rules extractor and scenes: short, so a job never holds the writer long
+	DefaultDeriveBatch = 200 // memories per transaction for persona and graph
 )
 
 // errCaughtUp stops a stream once a worker passed the archive's end as it

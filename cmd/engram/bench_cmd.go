@@ -18,6 +18,7 @@ import (
 func benchmarks() []command {
 	return []command{
 		{"locomo", "retrieval on LoCoMo conversations: ingest over HTTP, recall, score against the evidence turns", runBenchLocomo},
+		{"scale", "a heavy user's history: ingest N turns, writes while the layer jobs catch up, recall latency, memory, storage, rebuild", runBenchScale},
 	}
 }
 
@@ -113,21 +114,87 @@ date_time (UTC) + 30 s per turn, meta {"conversation", "dia_id"}.`)
 		}
 		return err
 	}
+	return m.benchOutput(rep, rep.Print, *out, *asJSON)
+}
+
+// benchOutput writes a benchmark's report: as JSON to out if given, and to
+// stdout as JSON or by print.
+func (m *Main) benchOutput(rep any, print func(io.Writer) error, out string, asJSON bool) error {
 	js, err := json.MarshalIndent(rep, "", "  ")
 	if err != nil {
 		return err
 	}
 	js = append(js, '\n')
-	if *out != "" {
-		if err := atomicfile.WriteFile(*out, js, 0o644); err != nil {
+	if out != "" {
+		if err := atomicfile.WriteFile(out, js, 0o644); err != nil {
 			return fmt.Errorf("--out: %w", err)
 		}
 	}
-	if *asJSON {
+	if asJSON {
 		_, err = m.Stdout.Write(js)
 		return err
 	}
-	return rep.Print(m.Stdout)
+	return print(m.Stdout)
+}
+
+func runBenchScale(ctx context.Context, m *Main, args []string) error {
+	fs := m.newFlagSet("bench scale", `bench scale [--turns N] [--namespaces 4] [--mode M]... [--json] [--out FILE] [--keep DIR]
+
+Runs a private engram on the embedded defaults (or the ENGRAM_* environment)
+and measures what a heavy user's history costs, through the HTTP API:
+
+  1. ingest N turns of generated conversation (sentences drawn from the
+     corpus the binary embeds, two speakers, sessions of 20 turns, a session
+     a day per namespace) in batches, until every turn has its vector;
+  2. single-turn POSTs (p50, p99) and batches (turns/s) with no job running;
+  3. the same while every layer job catches up on the N turns;
+  4. recall questions made from random turns, per mode (p50, p95 measured
+     by the client; found@10: the question's turn among the top 10);
+  5. the process's memory (RSS after ingest, peak during the jobs, after),
+     the home's size per turn, and the time of `+"`engram rebuild`"+`.`)
+	turns := fs.Int("turns", 100000, "turns to ingest first")
+	namespaces := fs.Int("namespaces", 4, "namespaces the turns are spread over")
+	batch := fs.Int("batch", 500, "turns per POST while ingesting, and per measured batch")
+	posts := fs.Int("posts", 200, "single-turn POSTs measured with no job running (at least)")
+	questions := fs.Int("questions", 200, "recall questions per mode")
+	var modes bench.ListFlag
+	fs.Var(&modes, "mode", "recall mode `M` to measure; repeat or separate with commas (default: every mode the server accepts)")
+	noRebuild := fs.Bool("no-rebuild", false, "skip timing the rebuild")
+	seed := fs.Uint64("seed", 1, "seed of the generated conversations and questions")
+	asJSON := fs.Bool("json", false, "print the result as JSON instead of tables")
+	out := fs.String("out", "", "also write the JSON result to `FILE`")
+	keep := fs.String("keep", "", "run the private engram in `DIR` and keep it afterwards (default: a temporary folder, removed)")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return &usageError{msg: fmt.Sprintf("unexpected argument %q", pos[0])}
+	}
+	if m.home != "" {
+		return &usageError{msg: "--home is not used: the bench runs a private engram in a temporary home (--keep DIR chooses and keeps it)"}
+	}
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"turns", *turns}, {"namespaces", *namespaces}, {"batch", *batch}, {"posts", *posts}, {"questions", *questions}} {
+		if f.v < 1 {
+			return &usageError{msg: fmt.Sprintf("--%s must be at least 1, got %d", f.name, f.v)}
+		}
+	}
+	if *batch > engram.DefaultMaxBatch {
+		return &usageError{msg: fmt.Sprintf("--batch must be at most %d, got %d", engram.DefaultMaxBatch, *batch)}
+	}
+	rep, err := bench.RunScale(ctx, m.benchEnv(), bench.ScaleOptions{Turns: *turns, Namespaces: *namespaces, Batch: *batch,
+		Posts: *posts, Questions: *questions, Modes: modes, Keep: *keep, NoRebuild: *noRebuild, Seed: *seed})
+	if err != nil {
+		var ue *bench.UsageError
+		if errors.As(err, &ue) {
+			return &usageError{msg: ue.Msg}
+		}
+		return err
+	}
+	return m.benchOutput(rep, rep.Print, *out, *asJSON)
 }
 
 // benchEnv is what a benchmark takes from the command line: the

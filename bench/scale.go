@@ -1,0 +1,439 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/engine"
+	"github.com/engram-dev/engram/pipeline"
+)
+
+// ScaleOptions configure `engram bench scale`.
+type ScaleOptions struct {
+	Turns      int      // turns to ingest before the measurements
+	Namespaces int      // namespaces the turns are spread over
+	Batch      int      // turns per POST /v1/turns while ingesting
+	Posts      int      // single-turn POSTs measured idle
+	Questions  int      // recall questions per mode
+	Modes      []string // recall modes; every mode the server knows if empty
+	Keep       string   // keep the home here
+	NoRebuild  bool     // skip timing `engram rebuild`
+	Seed       uint64
+}
+
+// ScaleReport is what `engram bench scale` measured.
+type ScaleReport struct {
+	Version    string `json:"version"`
+	Turns      int    `json:"turns"`
+	Namespaces int    `json:"namespaces"`
+	CPUs       int    `json:"cpus"`
+
+	// Ingest: the turns in batches over HTTP, to acknowledged (archived
+	// and fsync'd, indexed for keyword recall); then until every turn has
+	// its vector.
+	IngestSeconds     float64 `json:"ingest_seconds"`
+	IngestTurnsPerSec float64 `json:"ingest_turns_per_s"`
+	VectorSeconds     float64 `json:"vectors_seconds"` // after the last acknowledgement
+
+	Idle      writeReport `json:"idle"`      // no job running
+	UnderJobs writeReport `json:"underjobs"` // while every layer job catches up
+	// JobsSeconds is how long the layer jobs took to catch up, one after
+	// another, with the writes above going on.
+	JobsSeconds float64 `json:"jobs_seconds"`
+	Memories    int64   `json:"memories"`
+	Scenes      int64   `json:"scenes"`
+	Facts       int64   `json:"facts"`
+
+	// Memory of the process (server and the benchmark's client), from
+	// /proc/self/status: after ingest, the peak while the jobs caught up,
+	// after catch-up.
+	RSSAfterIngestMB float64 `json:"rss_after_ingest_mb"`
+	RSSPeakJobsMB    float64 `json:"rss_peak_jobs_mb"`
+	RSSAfterJobsMB   float64 `json:"rss_after_jobs_mb"`
+	GoHeapMB         float64 `json:"go_heap_mb"` // live Go heap after a GC, after catch-up
+
+	Recall []scaleRecall `json:"recall"`
+
+	HomeBytes    int64            `json:"home_bytes"`
+	BytesPerTurn float64          `json:"bytes_per_turn"`
+	HomeParts    map[string]int64 `json:"home_parts"` // bytes by top-level file or folder
+
+	RebuildSeconds float64 `json:"rebuild_seconds,omitempty"`
+}
+
+// writeReport is single-turn POST latency and batched ingest throughput.
+type writeReport struct {
+	Posts         int     `json:"posts"`
+	PostP50MS     float64 `json:"post_p50_ms"`
+	PostP99MS     float64 `json:"post_p99_ms"`
+	PostMaxMS     float64 `json:"post_max_ms"`
+	Batches       int     `json:"batches"`
+	BatchTurnsSec float64 `json:"batch_turns_per_s"`
+}
+
+type scaleRecall struct {
+	Mode    string        `json:"mode"`
+	Latency latencyReport `json:"latency"`
+	// Found is the share of questions whose turn (the one the question was
+	// made from) is among the top 10: a check that the answers are real.
+	Found float64 `json:"found_at_10"`
+}
+
+// RunScale runs `engram bench scale`.
+func RunScale(ctx context.Context, env Env, opts ScaleOptions) (*ScaleReport, error) {
+	c, err := parseCorpus(scaleCorpus)
+	if err != nil {
+		return nil, err
+	}
+	b, err := startEngram(ctx, opts.Keep, env, func(cfg *engine.Config) {
+		// The layer jobs run when the benchmark says so (they run once, on an
+		// empty home, at start): the idle figures are idle.
+		if cfg.Jobs == nil {
+			cfg.Jobs = map[string]string{}
+		}
+		for _, j := range layerJobNames {
+			cfg.Jobs[j] = "720h"
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer b.Close()
+	rep := &ScaleReport{Version: env.Version, Turns: opts.Turns, Namespaces: opts.Namespaces, CPUs: runtime.NumCPU()}
+	gen := newScaleGen(c, opts.Namespaces, opts.Seed)
+	rng := rand.New(rand.NewPCG(opts.Seed+1, 7))
+	targets := map[int]bool{}
+	for len(targets) < min(opts.Questions, opts.Turns) {
+		targets[rng.IntN(opts.Turns)] = true
+	}
+	var asked []engram.Turn
+	progress := func(format string, a ...any) { fmt.Fprintf(env.Stderr, "bench scale: "+format+"\n", a...) }
+
+	// Ingest.
+	start := time.Now()
+	for done := 0; done < opts.Turns; {
+		n := min(opts.Batch, opts.Turns-done)
+		batch := make([]engram.Turn, n)
+		for i := range batch {
+			batch[i] = gen.next()
+			if targets[done+i] {
+				asked = append(asked, batch[i])
+			}
+		}
+		if _, err := b.client.Ingest(ctx, batch); err != nil {
+			return nil, fmt.Errorf("ingest: POST /v1/turns: %w", err)
+		}
+		done += n
+		if done%(max(opts.Turns/10, 1)) < n || done == opts.Turns {
+			progress("ingested %d of %d turns (%.0f turns/s)", done, opts.Turns, float64(done)/time.Since(start).Seconds())
+		}
+	}
+	rep.IngestSeconds = time.Since(start).Seconds()
+	rep.IngestTurnsPerSec = float64(opts.Turns) / rep.IngestSeconds
+	start = time.Now()
+	if err := b.waitCaughtUp(ctx, 2*time.Hour); err != nil {
+		return nil, err
+	}
+	rep.VectorSeconds = time.Since(start).Seconds()
+	rep.RSSAfterIngestMB = procStatusMB("VmRSS")
+
+	// Writes with no job running.
+	if rep.Idle, err = measureWrites(ctx, b, gen, opts, func(posts, batches int) bool { return posts < opts.Posts || batches < 10 }); err != nil {
+		return nil, err
+	}
+	progress("idle: single POST p50 %.2f ms, p99 %.2f ms; batches %.0f turns/s", rep.Idle.PostP50MS, rep.Idle.PostP99MS, rep.Idle.BatchTurnsSec)
+
+	// Writes while the layer jobs catch up.
+	resetPeakRSS()
+	var jobsDone atomic.Bool
+	jobErr := make(chan error, 1)
+	start = time.Now()
+	go func() {
+		defer jobsDone.Store(true)
+		jobErr <- b.runLayerJobs(ctx)
+	}()
+	if rep.UnderJobs, err = measureWrites(ctx, b, gen, opts, func(int, int) bool { return !jobsDone.Load() }); err != nil {
+		return nil, err
+	}
+	if err := <-jobErr; err != nil {
+		return nil, err
+	}
+	rep.JobsSeconds = time.Since(start).Seconds()
+	rep.RSSPeakJobsMB = procStatusMB("VmHWM")
+	progress("under jobs (%.0f s): single POST p50 %.2f ms, p99 %.2f ms; batches %.0f turns/s", rep.JobsSeconds,
+		rep.UnderJobs.PostP50MS, rep.UnderJobs.PostP99MS, rep.UnderJobs.BatchTurnsSec)
+	if err := b.waitCaughtUp(ctx, 2*time.Hour); err != nil {
+		return nil, err
+	}
+	rep.RSSAfterJobsMB = procStatusMB("VmRSS")
+	var ms runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	rep.GoHeapMB = float64(ms.HeapAlloc) / (1 << 20)
+	st, err := b.srv.Engine.Stats(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, l := range st.Layers {
+		rep.Memories += l["memories"]
+		rep.Scenes += l["scenes"]
+		rep.Facts += l["facts"]
+	}
+
+	// Recall.
+	modes, err := b.recallModes(ctx, opts.Modes, 10)
+	if err != nil {
+		return nil, err
+	}
+	for _, mode := range modes {
+		r, err := askScale(ctx, b, asked, mode, rand.New(rand.NewPCG(opts.Seed+2, 11)))
+		if err != nil {
+			return nil, err
+		}
+		progress("recall %s: p50 %.1f ms, p95 %.1f ms, found %.0f%%", mode, r.Latency.ClientP50MS, r.Latency.ClientP95MS, 100*r.Found)
+		rep.Recall = append(rep.Recall, r)
+	}
+
+	// Storage, then a rebuild from the archive.
+	cfg := b.cfg
+	if err := b.srv.Close(); err != nil {
+		return nil, err
+	}
+	b.closed = true
+	if rep.HomeParts, rep.HomeBytes, err = homeSize(b.home); err != nil {
+		return nil, err
+	}
+	rep.BytesPerTurn = float64(rep.HomeBytes) / float64(opts.Turns+rep.Idle.Posts+rep.UnderJobs.Posts+opts.Batch*(rep.Idle.Batches+rep.UnderJobs.Batches))
+	if !opts.NoRebuild {
+		progress("rebuilding every index from the archive")
+		start = time.Now()
+		lvl, _ := engine.ParseLevel(cfg.LogLevel)
+		if _, err := engine.Rebuild(ctx, cfg, slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: lvl})), nil, false); err != nil {
+			return nil, fmt.Errorf("rebuild: %w", err)
+		}
+		rep.RebuildSeconds = time.Since(start).Seconds()
+	}
+	return rep, nil
+}
+
+// layerJobNames are the layer jobs, in the order each feeds the next.
+var layerJobNames = []string{pipeline.WorkerMemories, pipeline.WorkerScenes, pipeline.WorkerPersona, pipeline.WorkerGraph, pipeline.WorkerLayerVectors}
+
+// runLayerJobs runs every layer job the engine has, one after another, as
+// the scheduler does when they are due.
+func (b *benchEngram) runLayerJobs(ctx context.Context) error {
+	known := map[string]bool{}
+	for _, j := range b.srv.Engine.Jobs(ctx) {
+		known[j.Name] = true
+	}
+	for _, name := range layerJobNames {
+		if !known[name] {
+			continue
+		}
+		st, err := b.srv.Engine.RunJob(ctx, name)
+		for engram.ErrorCode(err) == engram.ECONFLICT && ctx.Err() == nil {
+			time.Sleep(50 * time.Millisecond) // the scheduler's own run ends first
+			st, err = b.srv.Engine.RunJob(ctx, name)
+		}
+		if err != nil {
+			return fmt.Errorf("job %s: %w", name, err)
+		}
+		if st.LastError != "" {
+			return fmt.Errorf("job %s: %s", name, st.LastError)
+		}
+	}
+	return nil
+}
+
+// measureWrites alternates 20 single-turn POSTs and one batch while more
+// says so, and reports their latency and throughput.
+func measureWrites(ctx context.Context, b *benchEngram, gen *scaleGen, opts ScaleOptions, more func(posts, batches int) bool) (writeReport, error) {
+	var posts []float64
+	var batchTurns int
+	var batchTime time.Duration
+	var r writeReport
+	for more(len(posts), r.Batches) {
+		for range 20 {
+			t := gen.next()
+			start := time.Now()
+			if _, err := b.client.Ingest(ctx, []engram.Turn{t}); err != nil {
+				return r, fmt.Errorf("POST /v1/turns: %w", err)
+			}
+			posts = append(posts, float64(time.Since(start).Microseconds())/1000)
+		}
+		batch := make([]engram.Turn, opts.Batch)
+		for i := range batch {
+			batch[i] = gen.next()
+		}
+		start := time.Now()
+		if _, err := b.client.Ingest(ctx, batch); err != nil {
+			return r, fmt.Errorf("POST /v1/turns: %w", err)
+		}
+		batchTime += time.Since(start)
+		batchTurns += len(batch)
+		r.Batches++
+	}
+	r.Posts = len(posts)
+	r.PostP50MS, r.PostP99MS, r.PostMaxMS = percentile(posts, 0.5), percentile(posts, 0.99), percentile(posts, 1)
+	if batchTime > 0 {
+		r.BatchTurnsSec = float64(batchTurns) / batchTime.Seconds()
+	}
+	return r, nil
+}
+
+func askScale(ctx context.Context, b *benchEngram, asked []engram.Turn, mode string, rng *rand.Rand) (scaleRecall, error) {
+	r := scaleRecall{Mode: mode}
+	var client []time.Duration
+	var server []float64
+	found := 0
+	for _, t := range asked {
+		start := time.Now()
+		res, err := b.client.Recall(ctx, engram.RecallRequest{Namespace: t.Namespace, Query: question(t, rng), K: 10, Mode: mode})
+		if err != nil {
+			return r, fmt.Errorf("recall in mode %s: %w", mode, err)
+		}
+		client = append(client, time.Since(start))
+		server = append(server, res.TookMS)
+	scan:
+		for _, x := range res.Results {
+			for _, s := range x.Sources {
+				if s.ID == t.ID {
+					found++
+					break scan
+				}
+			}
+		}
+	}
+	r.Latency = newLatencyReport(client, server)
+	if len(asked) > 0 {
+		r.Found = float64(found) / float64(len(asked))
+	}
+	return r, nil
+}
+
+// waitCaughtUp waits until every archived turn is indexed and has its
+// vector.
+func (b *benchEngram) waitCaughtUp(ctx context.Context, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		var h engram.Health
+		if err := b.client.Do(ctx, http.MethodGet, "/v1/health", nil, &h); err != nil {
+			return fmt.Errorf("GET /v1/health: %w", err)
+		}
+		if h.IndexLag == 0 && (h.Vectors == nil || h.Vectors.Lag == 0) {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("not caught up after %s: %+v", timeout, h)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// procStatusMB reads a memory figure (VmRSS, VmHWM) of this process in MB;
+// 0 where /proc is missing.
+func procStatusMB(field string) float64 {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, field+":"); ok {
+			kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
+			return kb / 1024
+		}
+	}
+	return 0
+}
+
+// resetPeakRSS resets VmHWM to the current RSS (Linux: clear_refs 5), so
+// that the peak read later is the peak of what came after.
+func resetPeakRSS() { _ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) }
+
+// homeSize returns the bytes of home by top-level entry, and their sum.
+func homeSize(home string) (map[string]int64, int64, error) {
+	parts := map[string]int64{}
+	var total int64
+	err := filepath.WalkDir(home, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(home, p)
+		top, _, _ := strings.Cut(filepath.ToSlash(rel), "/")
+		parts[top] += info.Size()
+		total += info.Size()
+		return nil
+	})
+	return parts, total, err
+}
+
+// Print writes the report for a reader.
+func (r *ScaleReport) Print(w io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "engram %s, %d turns in %d namespaces, %d CPUs\n\n", r.Version, r.Turns, r.Namespaces, r.CPUs)
+	fmt.Fprintf(&b, "ingest:      %.0f turns/s over HTTP (%.1f s); every vector %.1f s later\n", r.IngestTurnsPerSec, r.IngestSeconds, r.VectorSeconds)
+	fmt.Fprintf(&b, "layer jobs:  %.1f s to catch up: %d memories, %d scenes, %d facts\n\n", r.JobsSeconds, r.Memories, r.Scenes, r.Facts)
+	fmt.Fprintf(&b, "%-12s %8s %10s %10s %10s %10s\n", "writes", "posts", "p50 ms", "p99 ms", "max ms", "batch t/s")
+	for _, x := range []struct {
+		name string
+		w    writeReport
+	}{{"idle", r.Idle}, {"under jobs", r.UnderJobs}} {
+		fmt.Fprintf(&b, "%-12s %8d %10.2f %10.2f %10.2f %10.0f\n", x.name, x.w.Posts, x.w.PostP50MS, x.w.PostP99MS, x.w.PostMaxMS, x.w.BatchTurnsSec)
+	}
+	fmt.Fprintf(&b, "\n%-12s %8s %10s %10s %10s %10s\n", "recall", "asked", "p50 ms", "p95 ms", "server p50", "found@10")
+	for _, x := range r.Recall {
+		fmt.Fprintf(&b, "%-12s %8d %10.1f %10.1f %10.1f %9.0f%%\n", x.Mode, x.Latency.Requests, x.Latency.ClientP50MS, x.Latency.ClientP95MS, x.Latency.ServerP50MS, 100*x.Found)
+	}
+	fmt.Fprintf(&b, "\nmemory:      RSS %.0f MB after ingest, peak %.0f MB while the jobs ran, %.0f MB after (Go heap %.0f MB)\n",
+		r.RSSAfterIngestMB, r.RSSPeakJobsMB, r.RSSAfterJobsMB, r.GoHeapMB)
+	fmt.Fprintf(&b, "home:        %.1f MB, %.0f bytes per turn (", float64(r.HomeBytes)/(1<<20), r.BytesPerTurn)
+	first := true
+	keys := make([]string, 0, len(r.HomeParts))
+	for k := range r.HomeParts {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		if !first {
+			b.WriteString(", ")
+		}
+		first = false
+		fmt.Fprintf(&b, "%s %.1f MB", k, float64(r.HomeParts[k])/(1<<20))
+	}
+	b.WriteString(")\n")
+	if r.RebuildSeconds > 0 {
+		fmt.Fprintf(&b, "rebuild:     %.1f s\n", r.RebuildSeconds)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// JSON writes the report as JSON.
+func (r *ScaleReport) JSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}

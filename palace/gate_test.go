@@ -1,0 +1,78 @@
+package palace
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"testing"
+)
+
+// queued waits until the gate has n urgent and m other waiters.
+func (g *writeGate) queued(n, m int) {
+	for {
+		g.mu.Lock()
+		u, w := len(g.urgent), len(g.waiting)
+		g.mu.Unlock()
+		if u == n && w == m {
+			return
+		}
+		runtime.Gosched()
+	}
+}
+
+func TestWriteGateUrgentFirst(t *testing.T) {
+	var g writeGate
+	ctx := context.Background()
+	if err := g.acquire(ctx, false); err != nil {
+		t.Fatal(err)
+	}
+	order := make(chan string, 3)
+	start := func(name string, urgent bool) {
+		go func() {
+			if err := g.acquire(ctx, urgent); err != nil {
+				t.Error(err)
+				return
+			}
+			order <- name
+			g.release()
+		}()
+	}
+	start("job1", false)
+	g.queued(0, 1)
+	start("job2", false)
+	g.queued(0, 2)
+	start("turns", true)
+	g.queued(1, 2)
+	g.release()
+	for _, want := range []string{"turns", "job1", "job2"} {
+		if got := <-order; got != want {
+			t.Fatalf("got %s, want %s", got, want)
+		}
+	}
+	g.queued(0, 0)
+	if err := g.acquire(ctx, false); err != nil { // free again
+		t.Fatal(err)
+	}
+	g.release()
+}
+
+func TestWriteGateCancel(t *testing.T) {
+	var g writeGate
+	if err := g.acquire(context.Background(), false); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- g.acquire(ctx, true) }()
+	g.queued(1, 0)
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("acquire after cancel: %v", err)
+	}
+	g.queued(0, 0)
+	g.release()
+	if err := g.acquire(context.Background(), false); err != nil {
+		t.Fatal(err)
+	}
+	g.release()
+}
