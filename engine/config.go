@@ -57,8 +57,10 @@ type Config struct {
 	// Chroma's default database.
 	ChromaDatabase string `toml:"chroma_database"`
 
-	// Extractor makes the L1 memories: "rules" (offline, the default),
-	// "ollama" (a chat model on OllamaHost) or "none" (no derived layers).
+	// Extractor makes the L1 memories: "nlp" (offline, a part-of-speech
+	// parse; the default), "rules" (offline, the earlier regular
+	// expressions), "ollama" (a chat model on OllamaHost) or "none" (no
+	// derived layers).
 	Extractor string `toml:"extractor"`
 	// OllamaChatModel is the chat model of the ollama extractor.
 	OllamaChatModel string `toml:"ollama_chat_model"`
@@ -122,6 +124,7 @@ const (
 	EmbedderNone     = "none"
 	VectorsEmbedded  = "embedded"
 	VectorsChroma    = "chroma"
+	ExtractorNLP     = "nlp"
 	ExtractorRules   = "rules"
 	ExtractorOllama  = "ollama"
 	ExtractorNone    = "none"
@@ -144,7 +147,7 @@ func DefaultConfig() Config {
 		OllamaModel:     ollama.DefaultModel,
 		VectorIndex:     VectorsEmbedded,
 		ChromaURL:       DefaultChromaURL,
-		Extractor:       ExtractorRules,
+		Extractor:       ExtractorNLP,
 		WatchVaults:     true,
 		OllamaChatModel: ollama.DefaultChatModel,
 	}
@@ -283,9 +286,9 @@ func (c Config) Validate() error {
 		return fmt.Errorf("vector_index %q: want embedded or chroma", c.VectorIndex)
 	}
 	switch c.Extractor {
-	case ExtractorRules, ExtractorOllama, ExtractorNone:
+	case ExtractorNLP, ExtractorRules, ExtractorOllama, ExtractorNone:
 	default:
-		return fmt.Errorf("extractor %q: want rules, ollama or none", c.Extractor)
+		return fmt.Errorf("extractor %q: want nlp, rules, ollama or none", c.Extractor)
 	}
 	if c.Extractor == ExtractorOllama && strings.TrimSpace(c.OllamaChatModel) == "" {
 		return fmt.Errorf("ollama_chat_model must name a chat model (e.g. %s)", ollama.DefaultChatModel)

@@ -236,6 +236,8 @@ func (e *Engine) Recall(ctx context.Context, req engram.RecallRequest) (engram.R
 // (and retry), never the engine.
 func (e *Engine) openExtractor() error {
 	switch e.cfg.Extractor {
+	case ExtractorNLP:
+		e.extractor, e.extractBatch = &pipeline.NLPExtractor{}, pipeline.DefaultLayerBatch
 	case ExtractorRules:
 		e.extractor, e.extractBatch = pipeline.RulesExtractor{}, pipeline.DefaultLayerBatch
 	case ExtractorOllama:

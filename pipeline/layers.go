@@ -286,13 +286,13 @@ func (w *PersonaWorker) Run(ctx context.Context) error {
 
 // Persona facets by predicate, for relations about the speaker.
 var (
-	identityPredicates = map[string]bool{"name": true, "lives_in": true, "is_from": true, "age": true, "works_as": true,
+	identityPredicates = map[string]bool{"name": true, "lives_in": true, "is_from": true, "born_in": true, "age": true, "works_as": true,
 		"works_at": true, "job": true, "role": true, "is": true, "studies": true, "studies_at": true, "nationality": true}
 	relationshipPredicates = map[string]bool{"relationship_status": true, "married_to": true, "partner": true,
 		"sister": true, "brother": true, "wife": true, "husband": true, "mother": true, "father": true, "son": true,
 		"daughter": true, "friend": true, "best_friend": true, "boss": true, "manager": true, "colleague": true,
 		"girlfriend": true, "boyfriend": true, "cousin": true, "dog": true, "cat": true, "has_pet": true, "child": true}
-	tastePredicates = map[string]bool{"likes": true, "dislikes": true, "prefers": true, "loves": true, "hates": true, "enjoys": true}
+	tastePredicates = map[string]bool{"likes": true, "dislikes": true, "prefers": true, "loves": true, "hates": true, "enjoys": true, "avoids": true}
 )
 
 // MemoryFacet returns the persona observation a memory makes about its
@@ -321,10 +321,10 @@ func MemoryFacet(m engram.Memory) (engram.FacetUpdate, bool) {
 		u.Facet, u.Key, u.Value = engram.FacetPreference, strings.ToLower(obj), p
 	case strings.HasPrefix(p, "favourite_"):
 		u.Facet = engram.FacetPreference
-	case p == "uses" || strings.HasPrefix(p, "uses_for_"):
+	case p == "uses" || strings.HasPrefix(p, "uses_for_") || p == "works_on":
 		u.Facet = engram.FacetProject
-		if p == "uses" {
-			u.Key, u.Value = "uses:"+strings.ToLower(obj), obj
+		if p == "uses" || p == "works_on" {
+			u.Key, u.Value = p+":"+strings.ToLower(obj), obj
 		}
 	case p == "habit":
 		u.Facet, u.Key = engram.FacetHabit, strings.ToLower(obj)

@@ -13,12 +13,13 @@ import (
 	"github.com/engram-dev/engram/pipeline"
 )
 
-// BenchmarkLayerPipeline measures the layer workers with the rules backend:
-// every op runs L1 (rules extraction into the palace), L2, L3 and L4 over a
-// fresh palace of the same archived conversation. turns/s is the rate of the
+// BenchmarkLayerPipeline measures the layer workers with each offline
+// extractor (nlp, the default, and rules as the baseline of the same run):
+// every op runs L1 (extraction into the palace), L2, L3 and L4 over a fresh
+// palace of the same archived conversation. turns/s is the rate of the
 // whole pipeline; the per-worker rates follow.
 //
-//	go test -run x -bench LayerPipeline -benchtime 3x ./pipeline/
+//	go test -run '^$' -bench LayerPipeline -benchtime 3x -cpu 2 ./pipeline/
 func BenchmarkLayerPipeline(b *testing.B) {
 	const n = 10000
 	team := team()
@@ -39,6 +40,17 @@ func BenchmarkLayerPipeline(b *testing.B) {
 	if _, err := a.Append(context.Background(), turns); err != nil {
 		b.Fatal(err)
 	}
+	pipeline.LoadTagger()
+	for _, x := range []struct {
+		name string
+		x    engram.Extractor
+	}{{"nlp", &pipeline.NLPExtractor{}}, {"rules", pipeline.RulesExtractor{}}} {
+		b.Run(x.name, func(b *testing.B) { benchLayerPipeline(b, a, x.x, n) })
+	}
+}
+
+func benchLayerPipeline(b *testing.B, a *archive.Archive, x engram.Extractor, n int) {
+	dir := b.TempDir()
 	ctx := context.Background()
 	spent := map[string]time.Duration{}
 	b.ResetTimer()
@@ -53,7 +65,7 @@ func BenchmarkLayerPipeline(b *testing.B) {
 			name string
 			run  func(context.Context) error
 		}{
-			{pipeline.WorkerMemories, (&pipeline.MemoryWorker{Archive: a, Extractor: pipeline.RulesExtractor{}, Store: p}).Run},
+			{pipeline.WorkerMemories, (&pipeline.MemoryWorker{Archive: a, Extractor: x, Store: p}).Run},
 			{pipeline.WorkerScenes, (&pipeline.SceneWorker{Archive: a, Store: p}).Run},
 			{pipeline.WorkerPersona, (&pipeline.PersonaWorker{Store: p}).Run},
 			{pipeline.WorkerGraph, (&pipeline.GraphWorker{Store: p}).Run},

@@ -201,7 +201,8 @@ func checkMemoryInvariants(t *testing.T, turn engram.Turn, m engram.Memory) {
 	if subject == "" {
 		subject = string(turn.Role)
 	}
-	if m.Subject != subject || m.Namespace != turn.Namespace || !m.TS.Equal(turn.TS) || !m.ValidFrom.Equal(turn.TS) ||
+	// ValidFrom may be earlier than the turn: "I moved here in 2019".
+	if m.Subject != subject || m.Namespace != turn.Namespace || !m.TS.Equal(turn.TS) || m.ValidFrom.After(turn.TS) || m.ValidFrom.IsZero() ||
 		!reflect.DeepEqual(m.Sources, []string{turn.ID}) {
 		t.Errorf("memory %+v does not carry turn %s's subject, namespace, time and source", m, turn.ID)
 	}
@@ -406,4 +407,22 @@ func BenchmarkRulesExtract(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.N*len(turns))/b.Elapsed().Seconds(), "turns/s")
+}
+
+func BenchmarkNLPExtract(b *testing.B) {
+	turns := benchTurns(1000)
+	pipeline.LoadTagger()
+	for _, workers := range []int{1, 0} {
+		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {
+			x := &pipeline.NLPExtractor{Workers: workers}
+			ctx := context.Background()
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := x.Extract(ctx, turns); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.N*len(turns))/b.Elapsed().Seconds(), "turns/s")
+		})
+	}
 }
