@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/internal/llm"
 	"github.com/engram-dev/engram/pipeline"
 )
 
@@ -248,4 +250,45 @@ func FuzzNLPExtract(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestPromptNamesOfflinePredicates keeps the LLM extractors' prompt in step
+// with the offline extractor: every predicate and memory type the
+// offline extractor gives on its fixtures is one the prompt asks a model
+// for (a relative's predicate among the relatives it lists).
+func TestPromptNamesOfflinePredicates(t *testing.T) {
+	var turns []engram.Turn
+	for _, c := range loadNLPCases(t) {
+		turns = append(turns, c.turns()...)
+	}
+	for _, c := range loadRulesFile(t, "relations.json") {
+		turns = append(turns, c.turn(len(turns)))
+	}
+	got, err := (&pipeline.NLPExtractor{}).Extract(context.Background(), turns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	preds := map[string]bool{}
+	for _, m := range got {
+		if !strings.Contains(llm.SystemPrompt, `"`+m.Type+`"`) {
+			t.Errorf("memory type %q is not in the prompt", m.Type)
+		}
+		if m.Relation != nil {
+			preds[m.Relation.Predicate] = true
+		}
+	}
+	if len(preds) < 15 {
+		t.Errorf("only %d predicates from the fixtures: %v", len(preds), preds)
+	}
+	for p := range preds {
+		name := p
+		if strings.HasPrefix(p, "favourite_") {
+			name = "favourite_<thing>"
+		} else if strings.HasPrefix(p, "uses_for_") {
+			name = "uses_for_<purpose>"
+		}
+		if !regexp.MustCompile(`(^|[^a-z_])` + regexp.QuoteMeta(name) + `([^a-z_]|$)`).MatchString(llm.SystemPrompt) {
+			t.Errorf("the offline extractor gives predicate %s, which the prompt does not name", p)
+		}
+	}
 }
