@@ -12,6 +12,7 @@ import (
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/archive"
 	"github.com/engram-dev/engram/ollama"
+	"github.com/engram-dev/engram/openai"
 	"github.com/engram-dev/engram/palace"
 	"github.com/engram-dev/engram/pipeline"
 	"github.com/engram-dev/engram/recall"
@@ -246,6 +247,12 @@ func (e *Engine) openExtractor() error {
 			return err
 		}
 		e.extractor, e.extractBatch = x, ollama.DefaultBatchTurns
+	case ExtractorOpenAI:
+		x, err := openai.NewExtractor(openai.ExtractorConfig{Config: e.cfg.OpenAIConfig(e.cfg.OpenAIChatModel)})
+		if err != nil {
+			return err
+		}
+		e.extractor, e.extractBatch = x, x.BatchTurns()
 	}
 	return nil
 }

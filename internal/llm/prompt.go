@@ -35,8 +35,8 @@ const RetryReminder = "\n\nYour last reply was not usable. Reply with the JSON o
 
 // Message is one message of a chat.
 type Message struct {
-	Role    string // "system" or "user"
-	Content string
+	Role    string `json:"role"` // "system" or "user"
+	Content string `json:"content"`
 }
 
 // Prompt returns the messages for a batch: the instructions, then the turns
