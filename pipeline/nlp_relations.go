@@ -6,6 +6,7 @@ package pipeline
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/engram-dev/engram"
@@ -93,7 +94,7 @@ func (c *clause) relation(sp speakers) *engram.Relation {
 		if g.copula() {
 			// "passionate about X", "into X", "a fan of X".
 			if k := c.preferenceObject(); k >= 0 {
-				return tasteRel(S, "likes", object(S, c.compText(k)))
+				return objectRel(S, "likes", object(S, c.objectText(k)))
 			}
 			return nil
 		}
@@ -104,7 +105,7 @@ func (c *clause) relation(sp speakers) *engram.Relation {
 			}
 			pred = "dislikes"
 		}
-		return tasteRel(S, pred, comp)
+		return objectRel(S, pred, object(S, c.objectText(c.compA)))
 	}
 	if g.neg {
 		return nil
@@ -156,7 +157,7 @@ var jobAt = regexp.MustCompile(`(?i)^(?:a |an |my |the )?(?:new |first |part-tim
 
 // projectVerbs start or make something: "I started a dance studio", "we
 // are building a platform".
-var projectVerbs = stemSet("start launch open found build creat develop", false)
+var projectVerbs = stemSet("start launch open build create develop", false)
 
 // nounObject reports whether the complement opens with a noun phrase (not
 // a verb: "started running" is no project).
@@ -309,3 +310,44 @@ func (c *clause) preferenceObject() int {
 	}
 	return -1
 }
+
+// objectText is the complement from word a up to where its object ends: a
+// dash, a semicolon, a parenthesis, a clause ("because", "which", "when"),
+// or a comma that does not stand between two adjectives ("a safe, inviting
+// place" keeps its comma).
+func (c *clause) objectText(a int) string {
+	ws := c.ws
+	end := a
+	for ; end < c.compB; end++ {
+		w := ws[end]
+		switch {
+		case w.text == "-" || w.text == "--" || w.text == ";" || w.text == ":" || w.text == "(":
+		case w.tag == "WRB" || w.tag == "WDT" || w.tag == "WP" || w.low == "because" || w.low == "since" || w.low == "while":
+		case w.tag == ",":
+			if end > a && end+1 < c.compB && isAdjTag(ws[end-1].tag) && isAdjTag(ws[end+1].tag) {
+				continue
+			}
+		default:
+			continue
+		}
+		break
+	}
+	if end <= a {
+		return ""
+	}
+	return c.s[ws[a].start:ws[end-1].end]
+}
+
+// objectRel is tasteRel for an object objectText already cut at its
+// clause: a comma left in it stands between adjectives.
+func objectRel(subj, pred, x string) *engram.Relation {
+	x = cutAt(x, relCutsInObject)
+	if pred == "prefers" {
+		x, _ = cutPrefixFold(x, "to ")
+		x = cutAt(x, prefCuts)
+	}
+	return newRel(subj, pred, x)
+}
+
+// relCutsInObject are relCuts but the comma.
+var relCutsInObject = slices.DeleteFunc(slices.Clone(relCuts), func(c string) bool { return c == "," })
