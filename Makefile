@@ -4,10 +4,14 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 BIN     := bin/engram
 
-.PHONY: build run test test-short bench lint fuzz clean
+.PHONY: build install run test test-short bench lint fuzz clean
 
 build:
 	$(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/engram
+
+# Installs engram into $(go env GOPATH)/bin (put that folder on your PATH).
+install:
+	$(GO) install -trimpath -ldflags "$(LDFLAGS)" ./cmd/engram
 
 # Starts engram on the embedded defaults (home: $ENGRAM_HOME or ~/.engram).
 run: build

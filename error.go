@@ -7,16 +7,19 @@ import (
 
 // Application error codes. Each maps to one HTTP status in httpapi.
 const (
-	EINVALID      = "invalid"       // the request is malformed or a field is bad (400)
-	EUNAUTHORIZED = "unauthorized"  // missing or wrong token (401)
-	ENOTFOUND     = "not_found"     // the thing asked for does not exist (404)
-	ECONFLICT     = "conflict"      // the state does not allow the operation (409)
-	ETOOLARGE     = "too_large"     // a body or field exceeds its limit (413)
-	EUNAVAILABLE  = "unavailable"   // a dependency is down or the store is closing (503)
-	ENOSPACE      = "no_space"      // the disk is full; nothing was acknowledged (507)
-	EINTERNAL     = "internal"      // a bug or an unexpected failure (500)
-	ELOCKED       = "locked"        // another process owns the home (409 at the API, exit 1 in the CLI)
-	EUNSUPPORTED  = "not_supported" // the operation is not available in this configuration
+	EINVALID      = "invalid"                // the request is malformed or a field is bad (400)
+	EUNAUTHORIZED = "unauthorized"           // missing or wrong token (401)
+	EFORBIDDEN    = "forbidden"              // a Host or Origin engram does not answer (403)
+	EMEDIATYPE    = "unsupported_media_type" // a body that is not application/json (415)
+	ETIMEOUT      = "timeout"                // the request did not arrive in time (408)
+	ENOTFOUND     = "not_found"              // the thing asked for does not exist (404)
+	ECONFLICT     = "conflict"               // the state does not allow the operation (409)
+	ETOOLARGE     = "too_large"              // a body or field exceeds its limit (413)
+	EUNAVAILABLE  = "unavailable"            // a dependency is down or the store is closing (503)
+	ENOSPACE      = "no_space"               // the disk is full; nothing was acknowledged (507)
+	EINTERNAL     = "internal"               // a bug or an unexpected failure (500)
+	ELOCKED       = "locked"                 // another process owns the home (409 at the API, exit 1 in the CLI)
+	EUNSUPPORTED  = "not_supported"          // the operation is not available in this configuration
 )
 
 // Error is engram's application error: a code callers branch on, a message

@@ -35,23 +35,33 @@ type RecallService interface {
 
 // Health is the state of a running engram, for /v1/health.
 type Health struct {
-	Status     string        `json:"status"` // "ok" or "degraded"
-	Version    string        `json:"version"`
-	ArchiveSeq int64         `json:"archive_seq"` // last archived turn
-	IndexedSeq int64         `json:"indexed_seq"` // last turn searchable
-	IndexLag   int64         `json:"index_lag"`   // archived turns not yet searchable
-	Vectors    *VectorHealth `json:"vectors,omitempty"`
-	Problems   []string      `json:"problems,omitempty"`
+	Status     string `json:"status"` // "ok" or "degraded"
+	Version    string `json:"version"`
+	ArchiveSeq int64  `json:"archive_seq"` // last archived turn
+	IndexedSeq int64  `json:"indexed_seq"` // last turn searchable
+	IndexLag   int64  `json:"index_lag"`   // archived turns not yet searchable
+	// SkippedTurns counts archived turns the index passed over (an id it
+	// holds under another seq, a time it cannot store); the doctor lists them.
+	SkippedTurns int64 `json:"skipped_turns,omitempty"`
+	// LayerLag says how far each derived layer that is behind lags its
+	// source: l1-memories and l2-scenes in archived turns, l3-persona and
+	// l4-graph in memory changes. Deep recall warns meanwhile.
+	LayerLag map[string]int64 `json:"layer_lag,omitempty"`
+	Vectors  *VectorHealth    `json:"vectors,omitempty"`
+	Problems []string         `json:"problems,omitempty"`
 }
 
 // VectorHealth is the state of the vector side of recall.
 type VectorHealth struct {
-	Model       string         `json:"model,omitempty"`   // the active model recall searches
-	Backend     string         `json:"backend,omitempty"` // "embedded" or "chroma"
-	EmbeddedSeq int64          `json:"embedded_seq"`      // last turn with a vector
-	Lag         int64          `json:"lag"`               // archived turns without a vector yet
-	Pending     string         `json:"reembed_pending,omitempty"`
-	Reembed     *ReembedStatus `json:"reembed,omitempty"`
+	Model       string `json:"model,omitempty"`   // the active model recall searches
+	Backend     string `json:"backend,omitempty"` // "embedded" or "chroma"
+	EmbeddedSeq int64  `json:"embedded_seq"`      // last turn with a vector
+	Lag         int64  `json:"lag"`               // archived turns without a vector yet
+	// ChromaLag (vector_index = "chroma") counts the vector changes the
+	// Chroma collection has not received yet.
+	ChromaLag int64          `json:"chroma_lag,omitempty"`
+	Pending   string         `json:"reembed_pending,omitempty"`
+	Reembed   *ReembedStatus `json:"reembed,omitempty"`
 }
 
 // Re-embed states.

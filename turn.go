@@ -128,6 +128,9 @@ func (in TurnInput) Turn(prefix string, now time.Time, lim Limits) (Turn, error)
 			return Turn{}, err
 		}
 	}
+	if p := NamespaceProblem(t.Namespace); p != "" {
+		return Turn{}, FieldError(prefix+"namespace", "namespace %q cannot be written to: %s", t.Namespace, p)
+	}
 	if !t.Role.Valid() {
 		return Turn{}, FieldError(prefix+"role", "unknown role %q (want user, assistant, system or tool)", in.Role)
 	}

@@ -14,9 +14,22 @@ const (
 	UnitScene = "scene"
 )
 
-// KindUnit is the vector kind of retrieval units (their vectors sit in the
-// same index as the turns').
-const KindUnit = "unit"
+// The vector kinds of retrieval units (their vectors sit in the same index
+// as the turns'), one per kind of unit so that a query asks for the ones it
+// weighs.
+const (
+	KindSessionUnit = "unit-session"
+	KindSceneUnit   = "unit-scene"
+)
+
+// UnitVectorKind returns the vector kind of a unit of kind (UnitSession or
+// UnitScene).
+func UnitVectorKind(kind string) string {
+	if kind == UnitScene {
+		return KindSceneUnit
+	}
+	return KindSessionUnit
+}
 
 // Unit is a retrieval unit: a document made of the full text of several
 // turns (a session part or a scene) that deep recall scores as a whole, so
@@ -54,6 +67,10 @@ type UnitIndex interface {
 	// SearchUnits ranks the units of kind (UnitSession, UnitScene, or ""
 	// for both) overlapping [q.From, q.To) by BM25 over their full text.
 	SearchUnits(ctx context.Context, q TextQuery, kind string) ([]UnitHit, error)
+	// ScoreUnits returns the BM25 of q.Text over the units of ids (of
+	// kind, "" for both) that hold a word of it: the same scores as
+	// SearchUnits, without ranking the rest.
+	ScoreUnits(ctx context.Context, q TextQuery, ids []string, kind string) ([]UnitHit, error)
 	// TurnUnits returns the ids of the units holding each of the turns
 	// (by seq); turns in no unit are absent.
 	TurnUnits(ctx context.Context, seqs []int64) (map[int64][]string, error)

@@ -64,14 +64,16 @@ func CheckQueryText(field, s string) error {
 	return nil
 }
 
-// NamespaceProblem says what keeps ns from being the one namespace of a
-// vault, which a turn could have too ("" when nothing does): empty or
-// AllNamespaces, not UTF-8, over DefaultMaxFieldBytes, white space around
-// it, a control character in it.
+// NamespaceProblem says what keeps ns from being a namespace that turns are
+// written to, or the one namespace of a vault ("" when nothing does):
+// empty or AllNamespaces (which means every namespace where one is read),
+// not UTF-8, over DefaultMaxFieldBytes, white space around it, a control
+// character or a path separator in it (namespaces name folders and
+// collections outside the palace).
 func NamespaceProblem(ns string) string {
 	switch {
 	case ns == "" || ns == AllNamespaces:
-		return "name one namespace"
+		return "name one namespace (\"*\" means every namespace where one is read)"
 	case !utf8.ValidString(ns):
 		return "it is not valid UTF-8"
 	case len(ns) > DefaultMaxFieldBytes:
@@ -80,6 +82,53 @@ func NamespaceProblem(ns string) string {
 		return "it begins or ends with white space"
 	case strings.IndexFunc(ns, unicode.IsControl) >= 0:
 		return "it holds a control character"
+	case strings.ContainsAny(ns, `/\`):
+		return "it holds a path separator (/ or \\)"
 	}
 	return ""
+}
+
+// CheckReadNamespace refuses, on field, a namespace to read that no turn
+// can have: over DefaultMaxFieldBytes (ETOOLARGE), not UTF-8, a control
+// character in it. AllNamespaces passes; so does a namespace written
+// before separators were refused.
+func CheckReadNamespace(field, ns string) error {
+	switch {
+	case len(ns) > DefaultMaxFieldBytes:
+		return &Error{Code: ETOOLARGE, Field: field,
+			Message: fmt.Sprintf("%s is %d bytes, over the limit of %d", field, len(ns), DefaultMaxFieldBytes)}
+	case !utf8.ValidString(ns):
+		return FieldError(field, "%s is not valid UTF-8", field)
+	case strings.IndexFunc(ns, unicode.IsControl) >= 0:
+		return FieldError(field, "%s holds a control character", field)
+	}
+	return nil
+}
+
+// Bounds of a path a client names (a backup folder, a vault): Linux's
+// PATH_MAX and NAME_MAX, which macOS's are below.
+const (
+	MaxPathBytes = 4096
+	MaxNameBytes = 255
+)
+
+// CheckPath refuses, on field, a path no file system takes: not UTF-8, a
+// NUL or another control character in it, over MaxPathBytes, or a name in
+// it over MaxNameBytes. It does not require the path to exist or to be
+// absolute.
+func CheckPath(field, p string) error {
+	switch {
+	case !utf8.ValidString(p):
+		return FieldError(field, "%s is not valid UTF-8", field)
+	case strings.IndexFunc(p, unicode.IsControl) >= 0:
+		return FieldError(field, "%s holds a control character (a NUL, a newline...): no file name does", field)
+	case len(p) > MaxPathBytes:
+		return FieldError(field, "%s is %d bytes, over the %d a path may have", field, len(p), MaxPathBytes)
+	}
+	for name := range strings.SplitSeq(p, "/") {
+		if len(name) > MaxNameBytes {
+			return FieldError(field, "%s holds a name of %d bytes, over the %d a file name may have", field, len(name), MaxNameBytes)
+		}
+	}
+	return nil
 }

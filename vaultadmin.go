@@ -27,6 +27,10 @@ type VaultStatus struct {
 	Docs            int    `json:"docs"`
 	Chunks          int    `json:"chunks"`
 	UnresolvedLinks int    `json:"unresolved_links"`
+	// Pending, set by `engram vault list` for a vault config.toml records
+	// but the running server does not serve yet (added after it started),
+	// says so; the counts are then 0.
+	Pending string `json:"pending,omitempty"`
 }
 
 // VaultSyncReport is what a sync of one vault did.

@@ -100,7 +100,7 @@ func (a *Archive) loadFile(day string) error {
 		t, err := DecodeLine(line)
 		if err != nil {
 			a.stats.CorruptLines++
-			a.log.Warn("archive: unreadable line kept in place and skipped; see engram verify",
+			a.log.Warn("archive: unreadable line kept in place and skipped; engram doctor names it and its fix (engram repair restores it from the palace)",
 				logKeyPath, path, logKeyLine, num, logKeyErr, err)
 			return nil
 		}

@@ -133,7 +133,7 @@ func (r *reader) file(ctx context.Context, files []fileInfo, i int, fn func(engr
 		}
 		t, err := DecodeLine(line)
 		if err != nil {
-			r.a.log.Warn("archive: unreadable line skipped; see engram verify",
+			r.a.log.Warn("archive: unreadable line skipped; engram doctor names it and its fix",
 				logKeyPath, fi.path, logKeyLine, num, logKeyErr, err)
 			return nil
 		}

@@ -2,6 +2,7 @@ package archive
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -29,7 +30,19 @@ type Problem struct {
 	Path string // the day file, or the quarantined file
 	Line int    // 1-based line number; 0 for a whole file
 	Err  error  // detail; wraps ErrChecksum or ErrMalformed for those kinds
+	// Seq is, for a damaged line (checksum, malformed), the seq it held:
+	// the one missing between the readable lines around it, or the seq the
+	// line still reads as when that lies between them; 0 when unknown. For
+	// the other kinds it is the line's seq (0 for a whole file).
+	Seq int64
+	// ID is the id a damaged line still reads as ("" if none), and the
+	// line's id for the other kinds.
+	ID string
 }
+
+// Damaged reports whether p is a line Verify could not read (checksum or
+// malformed): the lines that Repair can restore.
+func (p Problem) Damaged() bool { return p.Kind == ProblemChecksum || p.Kind == ProblemMalformed }
 
 // String formats p as "path:line: kind: detail".
 func (p Problem) String() string {
@@ -79,6 +92,7 @@ func (a *Archive) Verify(ctx context.Context) (Report, error) {
 			return rep, err
 		}
 	}
+	v.resolve(&rep, 0)
 
 	qdir := filepath.Join(a.dir, quarantineDir)
 	entries, err := a.fs.ReadDir(qdir)
@@ -96,9 +110,44 @@ func (a *Archive) Verify(ctx context.Context) (Report, error) {
 
 // verifier is the state Verify carries from file to file.
 type verifier struct {
-	files []fileInfo
-	seen  map[string]lineRef // id -> its first line
-	prev  int64              // the last seq in order
+	files   []fileInfo
+	seen    map[string]lineRef // id -> its first line
+	prev    int64              // the last seq in order
+	damaged []damagedLine      // damaged lines since the last readable one
+}
+
+// damagedLine is a damaged line waiting for the seq of the next readable
+// line, which bounds the seq it held.
+type damagedLine struct {
+	problem int   // index in Report.Problems
+	seq     int64 // the seq the line still reads as, 0 if none
+}
+
+// resolve gives the damaged lines between the readable seqs v.prev and
+// next (0: the end of the archive) the seqs they held: the missing ones in
+// order when there are exactly as many as lines, else each the seq it
+// still reads as if that lies in the gap.
+func (v *verifier) resolve(rep *Report, next int64) {
+	if len(v.damaged) == 0 {
+		return
+	}
+	exact := next > 0 && next-v.prev-1 == int64(len(v.damaged))
+	for i, d := range v.damaged {
+		p := &rep.Problems[d.problem]
+		switch {
+		case exact:
+			p.Seq = v.prev + 1 + int64(i)
+		case d.seq > v.prev && (next == 0 || d.seq < next):
+			p.Seq = d.seq
+		}
+	}
+	v.damaged = v.damaged[:0]
+}
+
+// looseLine is what a damaged line may still say about itself.
+type looseLine struct {
+	ID  string `json:"id"`
+	Seq int64  `json:"seq"`
 }
 
 type lineRef struct{ file, line int }
@@ -121,19 +170,23 @@ func (a *Archive) verifyFile(ctx context.Context, v *verifier, i int, rep *Repor
 			if errors.Is(err, ErrChecksum) {
 				kind = ProblemChecksum
 			}
-			rep.Problems = append(rep.Problems, Problem{Kind: kind, Path: fi.path, Line: num, Err: err})
+			var loose looseLine
+			_ = json.Unmarshal(line, &loose) // best effort: what the line still says
+			v.damaged = append(v.damaged, damagedLine{problem: len(rep.Problems), seq: loose.Seq})
+			rep.Problems = append(rep.Problems, Problem{Kind: kind, Path: fi.path, Line: num, Err: err, ID: loose.ID})
 			return nil
 		}
 		if t.Seq <= v.prev {
 			rep.Problems = append(rep.Problems, Problem{Kind: ProblemSeqOrder, Path: fi.path, Line: num,
-				Err: fmt.Errorf("seq %d after seq %d", t.Seq, v.prev)})
+				Err: fmt.Errorf("seq %d after seq %d", t.Seq, v.prev), Seq: t.Seq, ID: t.ID})
 			return nil
 		}
+		v.resolve(rep, t.Seq)
 		v.prev = t.Seq
 		rep.Turns++
 		if first, dup := v.seen[t.ID]; dup {
 			rep.Problems = append(rep.Problems, Problem{Kind: ProblemDuplicateID, Path: fi.path, Line: num,
-				Err: fmt.Errorf("id %q is also at %s:%d", t.ID, v.files[first.file].path, first.line)})
+				Err: fmt.Errorf("id %q is also at %s:%d", t.ID, v.files[first.file].path, first.line), Seq: t.Seq, ID: t.ID})
 		} else {
 			v.seen[t.ID] = lineRef{i, num}
 		}

@@ -706,12 +706,14 @@ func ingestLocomo(ctx context.Context, b *benchEngram, convs []*locomoConv, in *
 		return err
 	}
 	in.Seconds = time.Since(start).Seconds()
-	if !b.srv.Engine.HasLayers() {
-		return nil
+	// The derived layers, as the scheduled jobs would build them; without
+	// them, the vectors of the sessions (retrieval units) all the same.
+	jobs := []string{pipeline.WorkerLayerVectors}
+	if b.srv.Engine.HasLayers() {
+		jobs = []string{pipeline.WorkerMemories, pipeline.WorkerScenes, pipeline.WorkerPersona, pipeline.WorkerGraph, pipeline.WorkerLayerVectors}
 	}
-	// The derived layers, as the scheduled jobs would build them.
 	start = time.Now()
-	for _, name := range []string{pipeline.WorkerMemories, pipeline.WorkerScenes, pipeline.WorkerPersona, pipeline.WorkerGraph, pipeline.WorkerLayerVectors} {
+	for _, name := range jobs {
 		st, err := b.srv.Engine.RunJob(ctx, name)
 		for engram.ErrorCode(err) == engram.ECONFLICT && ctx.Err() == nil {
 			time.Sleep(50 * time.Millisecond) // the scheduler's own run of the job ends first

@@ -165,7 +165,11 @@ func closedPortURL(t *testing.T) string {
 	return "http://" + addr
 }
 
-func checkUnavailable(t *testing.T, what string, err error, url string, took, limit time.Duration) {
+// checkUnavailable checks that err is EUNAVAILABLE naming url. How long the
+// call took is not checked: a refused connection fails at once, and a
+// silent server after Config.Timeout, which TestServerSilent checks by the
+// error instead of the clock.
+func checkUnavailable(t *testing.T, what string, err error, url string) {
 	t.Helper()
 	if engram.ErrorCode(err) != engram.EUNAVAILABLE {
 		t.Fatalf("%s: got %v (code %q), want EUNAVAILABLE", what, err, engram.ErrorCode(err))
@@ -173,17 +177,16 @@ func checkUnavailable(t *testing.T, what string, err error, url string, took, li
 	if !strings.Contains(engram.ErrorMessage(err), url) {
 		t.Fatalf("%s: message %q does not name %s", what, engram.ErrorMessage(err), url)
 	}
-	if took > limit {
-		t.Fatalf("%s took %v, want under %v", what, took, limit)
-	}
 }
 
 // TestServerDown needs no server: nothing listens on the port.
 func TestServerDown(t *testing.T) {
 	url := closedPortURL(t)
-	start := time.Now()
 	_, err := Open(context.Background(), Config{URL: url, Model: "m", Dim: 4})
-	checkUnavailable(t, "Open", err, url, time.Since(start), time.Second)
+	checkUnavailable(t, "Open", err, url)
+	if !strings.Contains(err.Error(), "connection refused") { // chroma-go flattens the cause into text
+		t.Fatalf("Open: %v, want the refused connection named", err)
+	}
 }
 
 // TestServerSilent: a server that accepts connections and never answers
@@ -215,9 +218,12 @@ func TestServerSilent(t *testing.T) {
 		}
 	})
 	url := "http://" + ln.Addr().String()
-	start := time.Now()
+	// Untimed: without the timeout Open would wait for ever.
 	_, err = Open(context.Background(), Config{URL: url, Model: "m", Dim: 4, Timeout: 300 * time.Millisecond})
-	checkUnavailable(t, "Open against a silent server", err, url, time.Since(start), 3*time.Second)
+	checkUnavailable(t, "Open against a silent server", err, url)
+	if !strings.Contains(err.Error(), "deadline exceeded") { // chroma-go flattens the cause into text
+		t.Fatalf("Open against a silent server: %v, want the timeout named", err)
+	}
 }
 
 // proxy forwards TCP connections to a target until stopped: it lets a test
@@ -288,18 +294,14 @@ func TestServerGoesAway(t *testing.T) {
 	}
 	p.stop()
 
-	start := time.Now()
 	_, err = ix.Query(ctx, engram.VectorQuery{Vector: []float32{1, 0, 0, 0}, K: 1})
-	checkUnavailable(t, "Query", err, p.url(), time.Since(start), time.Second)
-	start = time.Now()
+	checkUnavailable(t, "Query", err, p.url())
 	err = ix.Upsert(ctx, []engram.VectorItem{{ID: "b", Kind: engram.KindTurn, TS: time.Now(), Vector: []float32{0, 1, 0, 0}}})
-	checkUnavailable(t, "Upsert", err, p.url(), time.Since(start), time.Second)
-	start = time.Now()
+	checkUnavailable(t, "Upsert", err, p.url())
 	_, err = ix.Count(ctx)
-	checkUnavailable(t, "Count", err, p.url(), time.Since(start), time.Second)
-	start = time.Now()
+	checkUnavailable(t, "Count", err, p.url())
 	err = ix.Heartbeat(ctx)
-	checkUnavailable(t, "Heartbeat", err, p.url(), time.Since(start), time.Second)
+	checkUnavailable(t, "Heartbeat", err, p.url())
 
 	if n, err := direct.Count(ctx); err != nil || n != 1 {
 		t.Fatalf("direct Count = %d, %v; want 1", n, err)

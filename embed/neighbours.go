@@ -126,3 +126,19 @@ func Rank(w string) (int, bool) {
 	i, ok := voc.index[strings.ToLower(w)]
 	return int(i), ok
 }
+
+// Words is the word-vector vocabulary as recall's query expansion asks it
+// (recall.WordVectors): Rank and the neighbours' words.
+type Words struct{}
+
+// Rank is the package's Rank.
+func (Words) Rank(w string) (int, bool) { return Rank(w) }
+
+// Neighbours returns the words of the package's Neighbours.
+func (Words) Neighbours(w string, n int, minSim float64) []string {
+	var out []string
+	for _, nb := range Neighbours(w, n, minSim) {
+		out = append(out, nb.Word)
+	}
+	return out
+}

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/engram-dev/engram"
@@ -77,7 +78,53 @@ var _ engram.BackupService = (*Engine)(nil)
 // other order could leave the palace holding turns the archive copy lacks,
 // which the indexer refuses to open. The check below makes the argument a
 // guarantee.
+//
+// A folder the server cannot make or write is EINVALID on dir (its cause
+// named: permission, a read-only or virtual file system, a file in the
+// way, a name too long), a full disk ENOSPACE: the client's to change.
 func (e *Engine) Backup(ctx context.Context, req engram.BackupRequest) (engram.BackupReport, error) {
+	if err := engram.CheckPath("dir", req.Dir); err != nil {
+		return engram.BackupReport{}, err
+	}
+	rep, err := e.backup(ctx, req)
+	return rep, destError("dir", filepath.Clean(req.Dir), err)
+}
+
+// destError is err, from writing into the folder dir a client named on
+// field, as the client's error where it is the folder's fault: ENOSPACE
+// for a full disk or quota, EINVALID for a folder the server cannot make or
+// write. Application errors and the rest pass as they are.
+func destError(field, dir string, err error) error {
+	var ae *engram.Error
+	switch {
+	case err == nil || errors.As(err, &ae):
+		return err
+	case errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) || palace.IsDiskFull(err):
+		return &engram.Error{Code: engram.ENOSPACE, Field: field, Err: err,
+			Message: fmt.Sprintf("the disk holding %s is full; nothing was written", dir)}
+	}
+	for _, c := range []struct {
+		errno syscall.Errno
+		why   string
+	}{
+		{syscall.EACCES, "permission denied"},
+		{syscall.EPERM, "the file system does not allow it"},
+		{syscall.EROFS, "the file system is read-only"},
+		{syscall.ENOENT, "a folder above it cannot be made there (a virtual file system such as /proc?)"},
+		{syscall.ENOTDIR, "a file stands where a folder of the path must be"},
+		{syscall.ENAMETOOLONG, "the name is too long"},
+		{syscall.EINVAL, "the file system refuses the name"},
+		{syscall.EXDEV, "it is on another file system than its parent"},
+	} {
+		if errors.Is(err, c.errno) {
+			return &engram.Error{Code: engram.EINVALID, Field: field, Err: err,
+				Message: fmt.Sprintf("cannot write a backup into %s: %s; choose another folder", dir, c.why)}
+		}
+	}
+	return err
+}
+
+func (e *Engine) backup(ctx context.Context, req engram.BackupRequest) (engram.BackupReport, error) {
 	start := time.Now()
 	dir := filepath.Clean(req.Dir)
 	if !filepath.IsAbs(dir) {

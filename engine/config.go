@@ -34,6 +34,13 @@ type Config struct {
 	Addr string `toml:"addr"`
 	// Token is the bearer token; required when Addr is not loopback.
 	Token string `toml:"token"`
+	// AllowedHosts are the names a request's Host may give besides the
+	// listen address, localhost and the loopback IPs ("*": any); the rest
+	// is refused, which stops DNS rebinding.
+	AllowedHosts []string `toml:"allowed_hosts"`
+	// AllowedOrigins are the origins (scheme://host[:port]) whose web
+	// pages may call the API, besides pages engram serves itself.
+	AllowedOrigins []string `toml:"allowed_origins"`
 	// MaxBodyBytes limits an HTTP request body.
 	MaxBodyBytes int64 `toml:"max_body_bytes"`
 	// MaxContentBytes limits one turn's content.
@@ -221,6 +228,12 @@ func applyEnv(cfg *Config, getenv func(string) string) error {
 	if v := getenv("ENGRAM_TOKEN"); v != "" {
 		cfg.Token = v
 	}
+	if v := getenv("ENGRAM_ALLOWED_HOSTS"); v != "" {
+		cfg.AllowedHosts = splitList(v)
+	}
+	if v := getenv("ENGRAM_ALLOWED_ORIGINS"); v != "" {
+		cfg.AllowedOrigins = splitList(v)
+	}
 	for _, e := range []struct {
 		name string
 		dst  *string
@@ -301,8 +314,29 @@ func applyEnv(cfg *Config, getenv func(string) string) error {
 	return nil
 }
 
+// splitList reads a comma-separated list of an environment variable.
+func splitList(v string) []string {
+	var out []string
+	for _, f := range strings.Split(v, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
 // Validate checks every setting and names the first bad one.
 func (c Config) Validate() error {
+	for i, h := range c.AllowedHosts {
+		if err := httpapi.CheckAllowedHost(h); err != nil {
+			return fmt.Errorf("allowed_hosts[%d]: %w", i, err)
+		}
+	}
+	for i, o := range c.AllowedOrigins {
+		if _, err := httpapi.NormalOrigin(o); err != nil {
+			return fmt.Errorf("allowed_origins[%d]: %w", i, err)
+		}
+	}
 	if c.MaxBodyBytes <= 0 {
 		return fmt.Errorf("max_body_bytes must be positive, got %d", c.MaxBodyBytes)
 	}

@@ -87,16 +87,17 @@ func DoctorHome(ctx context.Context, cfg Config, logger *slog.Logger) engram.Doc
 	}
 	defer a.Close()
 	part := &Engine{cfg: cfg, logger: logger, archive: a}
-	part.checkArchive(ctx, &r)
 	p, perr := palace.Open(filepath.Join(cfg.Home, PalaceFile), palace.Options{})
 	if perr != nil {
+		part.checkArchive(ctx, &r)
 		r.Add(failCheck(checkSQLite, "palace.db does not open: "+engram.ErrorText(perr), fixRebuild))
 		return r
 	}
 	defer p.Close()
 	part.palace = p
+	held := part.checkArchive(ctx, &r)
 	part.checkSQLite(ctx, &r)
-	part.checkIndex(ctx, &r)
+	part.checkIndex(ctx, &r, held)
 	return r
 }
 
@@ -104,9 +105,9 @@ func DoctorHome(ctx context.Context, cfg Config, logger *slog.Logger) engram.Doc
 func (e *Engine) Doctor(ctx context.Context) engram.DoctorReport {
 	start := time.Now()
 	var r engram.DoctorReport
-	e.checkArchive(ctx, &r)
+	held := e.checkArchive(ctx, &r)
 	e.checkSQLite(ctx, &r)
-	e.checkIndex(ctx, &r)
+	e.checkIndex(ctx, &r, held)
 	e.checkVectors(ctx, &r)
 	e.checkExtractor(ctx, &r)
 	e.checkJobs(ctx, &r)
@@ -127,41 +128,86 @@ func failCheck(name, finding, fix string) engram.DoctorCheck {
 }
 
 // checkArchive rereads every archive line (archive.Verify). Damaged lines
-// fail: they are skipped, so their turns are lost to recall until the file
-// is restored. Torn lines in quarantine only warn: a crash cut them before
-// they were acknowledged, and recovery keeps them for inspection.
-func (e *Engine) checkArchive(ctx context.Context, r *engram.DoctorReport) {
+// fail: they are skipped, so their turns are lost to recall, unless the
+// palace kept a copy (it indexed them before the damage), which `engram
+// repair` writes back; else their day file must come from a backup. An id
+// on two lines (the re-send of a damaged line's turn) only warns: re-sends
+// map to the first, and the palace holds one copy. Torn lines in
+// quarantine only warn: a crash cut them before they were acknowledged, and
+// recovery keeps them for inspection. It returns how many damaged lines the
+// palace holds the turns of.
+func (e *Engine) checkArchive(ctx context.Context, r *engram.DoctorReport) (held int64) {
 	rep, err := e.archive.Verify(ctx)
 	if err != nil {
 		r.Add(failCheck(checkArchive, "the archive could not be read: "+engram.ErrorText(err), ""))
-		return
+		return 0
 	}
 	var torn []string
-	var bad []archive.Problem
+	var bad, unheld, dups []archive.Problem // unheld: the bad lines only a backup restores
 	for _, p := range rep.Problems {
-		if p.Kind == archive.ProblemQuarantined {
+		switch {
+		case p.Kind == archive.ProblemQuarantined:
 			torn = append(torn, p.Path)
-		} else {
+		case p.Kind == archive.ProblemDuplicateID:
+			dups = append(dups, p)
+		case p.Damaged() && e.palaceHolds(ctx, p):
 			bad = append(bad, p)
+			held++
+		default:
+			bad = append(bad, p)
+			unheld = append(unheld, p)
 		}
 	}
 	if len(bad) > 0 {
-		rel, err := filepath.Rel(filepath.Join(e.cfg.Home, ArchiveDir), bad[0].Path)
-		if err != nil {
-			rel = filepath.Base(bad[0].Path)
+		fix := e.backupFix(unheld)
+		switch {
+		case len(unheld) == 0:
+			fix = fmt.Sprintf("stop engram serve, then run engram repair: it writes the %d %s again from the palace's copies", len(bad), noun(len(bad), "line", "lines"))
+		case held > 0:
+			fix = fmt.Sprintf("stop engram serve, run engram repair (it restores %d of the %d lines from the palace's copies), then for the rest: %s", held, len(bad), fix)
 		}
-		r.Add(failCheck(checkArchive, fmt.Sprintf("%d damaged %s (first: %s); recall skips them and serves the rest",
-			len(bad), noun(len(bad), "line", "lines"), bad[0]),
-			fmt.Sprintf("copy archive/%s from a backup (engram backup DIR) over %s, then run %s", rel, bad[0].Path, fixRebuild)))
+		kept := ""
+		if held > 0 {
+			kept = fmt.Sprintf("; the palace holds the turns of %d of them", held)
+		}
+		r.Add(failCheck(checkArchive, fmt.Sprintf("%d damaged %s (first: %s); recall skips them and serves the rest%s",
+			len(bad), noun(len(bad), "line", "lines"), bad[0], kept), fix))
 	} else {
 		r.Add(okCheck(checkArchive, fmt.Sprintf("%d day %s, %d turns: checksums, order and ids verified",
 			rep.Files, noun(rep.Files, "file", "files"), rep.Turns)))
+	}
+	if len(dups) > 0 {
+		r.Add(warnCheck(checkArchive, fmt.Sprintf("%d %s archived a second time (first: %s): re-sends map to the first line, the palace keeps one copy",
+			len(dups), noun(len(dups), "id is", "ids are"), dups[0]), ""))
 	}
 	if len(torn) > 0 {
 		r.Add(warnCheck(checkArchive, fmt.Sprintf("%d torn %s cut from a day file after a crash %s held in quarantine, never acknowledged to a client: %s",
 			len(torn), noun(len(torn), "line", "lines"), noun(len(torn), "is", "are"), strings.Join(torn, ", ")),
 			"rm "+strings.Join(torn, " ")+" (once inspected)"))
 	}
+	return held
+}
+
+// palaceHolds reports whether the palace holds the turn of the damaged line
+// p: a turn at its seq, with the id the line still reads as.
+func (e *Engine) palaceHolds(ctx context.Context, p archive.Problem) bool {
+	if e.palace == nil || p.Seq <= 0 {
+		return false
+	}
+	t, ok, err := e.palace.TurnAt(ctx, p.Seq)
+	return err == nil && ok && (p.ID == "" || t.ID == p.ID)
+}
+
+// backupFix is the fix of archive lines only a backup restores.
+func (e *Engine) backupFix(lines []archive.Problem) string {
+	if len(lines) == 0 {
+		return ""
+	}
+	rel, err := filepath.Rel(filepath.Join(e.cfg.Home, ArchiveDir), lines[0].Path)
+	if err != nil {
+		rel = filepath.Base(lines[0].Path)
+	}
+	return fmt.Sprintf("copy archive/%s from a backup (engram backup DIR) over %s, then run %s", rel, lines[0].Path, fixRebuild)
 }
 
 // checkSQLite runs integrity_check on the palace, which covers the FTS5
@@ -183,8 +229,10 @@ func (e *Engine) checkSQLite(ctx context.Context, r *engram.DoctorReport) {
 }
 
 // checkIndex compares the palace with the archive: the watermark, the
-// number of turns, and the full-text indexes every turn is written to.
-func (e *Engine) checkIndex(ctx context.Context, r *engram.DoctorReport) {
+// number of turns, and the full-text indexes every turn is written to. The
+// palace holds every readable archived turn but those it skipped
+// (palace.TurnSkips), and the turns of held damaged lines besides.
+func (e *Engine) checkIndex(ctx context.Context, r *engram.DoctorReport, held int64) {
 	if e.indexer != nil {
 		wctx, cancel := context.WithTimeout(ctx, settleTimeout)
 		_ = e.indexer.WaitCurrent(wctx) // a lag left is reported below
@@ -206,10 +254,17 @@ func (e *Engine) checkIndex(ctx context.Context, r *engram.DoctorReport) {
 		r.Add(failCheck(checkIndex, "the palace's turns could not be counted: "+engram.ErrorText(err), fixRebuild))
 		return
 	}
+	sk, err := e.palace.TurnSkips(ctx, 3)
+	if err != nil {
+		r.Add(failCheck(checkIndex, "the skipped turns could not be read: "+engram.ErrorText(err), fixRebuild))
+		return
+	}
+	skipped := sk.Count
 	var ixErr error
 	if e.indexer != nil {
 		ixErr = e.indexer.Err()
 	}
+	defer e.reportSkips(r, sk)
 	switch {
 	case c.IndexedSeq > last:
 		r.Add(failCheck(checkIndex, fmt.Sprintf("the palace is indexed through seq %d but the archive ends at seq %d: it belongs to another archive, or archive files were lost",
@@ -219,13 +274,48 @@ func (e *Engine) checkIndex(ctx context.Context, r *engram.DoctorReport) {
 	case c.IndexedSeq < last:
 		r.Add(okCheck(checkIndex, fmt.Sprintf("%d turns indexed, %d more being indexed (through seq %d of %d)",
 			c.Turns, last-c.IndexedSeq, c.IndexedSeq, last)))
-	case c.Turns != as.Turns:
-		r.Add(failCheck(checkIndex, fmt.Sprintf("the archive holds %d turns through seq %d, the palace %d", as.Turns, last, c.Turns), fixRebuild))
+	case c.Turns != as.Turns-skipped+held:
+		var also []string
+		if skipped > 0 {
+			also = append(also, fmt.Sprintf("%d skipped by the index", skipped))
+		}
+		if held > 0 {
+			also = append(also, fmt.Sprintf("%d more in damaged lines the palace holds", held))
+		}
+		note := ""
+		if len(also) > 0 {
+			note = " (" + strings.Join(also, ", ") + ")"
+		}
+		r.Add(failCheck(checkIndex, fmt.Sprintf("the archive holds %d turns through seq %d%s, the palace %d", as.Turns, last, note, c.Turns), fixRebuild))
 	case c.Keyword != c.Turns || c.Trigram != c.Turns:
 		r.Add(failCheck(checkIndex, fmt.Sprintf("the keyword index holds %d rows and the substring index %d for %d turns", c.Keyword, c.Trigram, c.Turns), fixRebuild))
 	default:
 		r.Add(okCheck(checkIndex, fmt.Sprintf("%d turns indexed through seq %d, as archived; keyword and substring indexes match", c.Turns, last)))
 	}
+}
+
+// reportSkips reports the archived turns the index passed over: a
+// duplicate id loses nothing (the palace keeps the first copy: OK, shown);
+// a turn with a time the palace cannot store is missing from recall until
+// its line is corrected (WARN).
+func (e *Engine) reportSkips(r *engram.DoctorReport, sk palace.TurnSkips) {
+	if sk.Count == 0 {
+		return
+	}
+	list := make([]string, len(sk.Latest))
+	fix := ""
+	for i, s := range sk.Latest {
+		list[i] = s.String()
+		if s.StoredSeq == 0 && fix == "" {
+			fix = fmt.Sprintf("correct the time on the line of seq %d in the archive (years %d to %d), then run %s", s.Seq, engram.MinYear, engram.MaxYear, fixRebuild)
+		}
+	}
+	finding := fmt.Sprintf("%d archived %s not indexed (latest: %s)", sk.Count, noun(int(sk.Count), "turn is", "turns are"), strings.Join(list, "; "))
+	if sk.Lost == 0 {
+		r.Add(okCheck(checkIndex, finding+": re-sent ids, the palace holds their first copies"))
+		return
+	}
+	r.Add(warnCheck(checkIndex, fmt.Sprintf("%s; %d of them %s missing from recall", finding, sk.Lost, noun(int(sk.Lost), "is", "are")), fix))
 }
 
 // checkVectors checks the vectors of the active model: that its embedder

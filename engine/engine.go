@@ -11,6 +11,7 @@ import (
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/archive"
+	"github.com/engram-dev/engram/embed"
 	"github.com/engram-dev/engram/ollama"
 	"github.com/engram-dev/engram/openai"
 	"github.com/engram-dev/engram/palace"
@@ -96,15 +97,17 @@ func Open(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Engine, err 
 	if err := e.indexer.Open(ctx); err != nil {
 		return nil, err
 	}
-	e.ingester = &pipeline.Ingester{Archive: e.archive, Indexer: e.indexer}
+	e.ingester = &pipeline.Ingester{Archive: e.archive, Indexer: e.indexer, Known: e.palace.TurnSeqs}
 	e.recall = recall.NewService(e.palace)
 	e.recall.Sync = e.indexer.WaitCurrent
 	e.recall.Deep = cfg.Deep.config()
 	if cfg.Extractor != ExtractorNone {
 		e.recall.Layers = e.palace
+		e.recall.LayerLag = e.layerLagText
 	}
 	e.recall.Docs = e.palace
 	e.recall.Units = e.palace
+	e.recall.Words = embed.Words{}
 	if e.recall.Triggers, err = cfg.triggerMatcher(); err != nil {
 		return nil, err
 	}
@@ -156,15 +159,29 @@ func (e *Engine) Health(ctx context.Context) engram.Health {
 		h.Status = "degraded"
 		h.Problems = append(h.Problems, "indexing failed, retrying: "+err.Error())
 	}
-	vh, problems := e.vectorHealth()
+	// A skipped duplicate id is counted but no problem: the palace holds
+	// the turn. A skipped turn it holds no copy of is missing from recall.
+	if sk, err := e.palace.TurnSkips(ctx, 1); err != nil {
+		h.Problems = append(h.Problems, "the skipped turns could not be read: "+engram.ErrorText(err))
+	} else if h.SkippedTurns = sk.Count; sk.Lost > 0 {
+		h.Problems = append(h.Problems, fmt.Sprintf("%d archived %s not indexed and missing from recall (latest: %s); see engram doctor",
+			sk.Lost, noun(int(sk.Lost), "turn is", "turns are"), sk.Latest[0]))
+	}
+	if lag, err := e.LayerLag(ctx); err != nil {
+		h.Problems = append(h.Problems, "the layers' watermarks could not be read: "+engram.ErrorText(err))
+	} else {
+		h.LayerLag = lag // catching up is no problem: the jobs do it
+	}
+	vh, problems := e.vectorHealth(ctx)
 	h.Vectors = vh
 	h.Problems = append(h.Problems, problems...)
 	h.Problems = append(h.Problems, e.jobsHealth()...)
+	if st := e.archive.Stats(); st.CorruptLines > 0 {
+		h.Problems = append(h.Problems, fmt.Sprintf("the archive has %d damaged %s, skipped and kept in place; see engram doctor",
+			st.CorruptLines, noun(int(st.CorruptLines), "line", "lines")))
+	}
 	if len(h.Problems) > 0 {
 		h.Status = "degraded"
-	}
-	if st := e.archive.Stats(); st.CorruptLines > 0 {
-		h.Problems = append(h.Problems, fmt.Sprintf("the archive has %d corrupt lines; they are skipped and kept in place", st.CorruptLines))
 	}
 	return h
 }
@@ -255,4 +272,14 @@ func (e *Engine) openExtractor() error {
 		e.extractor, e.extractBatch = x, x.BatchTurns()
 	}
 	return nil
+}
+
+// ListTurns implements engram.BrowseService.
+func (e *Engine) ListTurns(ctx context.Context, q engram.TurnQuery) ([]engram.Turn, error) {
+	return e.palace.ListTurns(ctx, q)
+}
+
+// Entities implements engram.BrowseService.
+func (e *Engine) Entities(ctx context.Context, q engram.EntityQuery) ([]engram.EntityCount, error) {
+	return e.palace.Entities(ctx, q)
 }

@@ -66,6 +66,66 @@ func (e *Engine) layerJobs() []scheduler.Job {
 	return append(jobs, scheduler.Job{Name: pipeline.WorkerLayerVectors, Run: e.embedLayers})
 }
 
+// LayerLag returns how far each derived layer is behind its source, for
+// the layers that are: l1-memories and l2-scenes in archived turns not
+// taken in yet, l3-persona and l4-graph in memory changes. Nil when the
+// layers are off or current. A layer catches up at its job's next run (the
+// scenes within a second under serve); until then deep recall, which
+// weighs the layers, may rank otherwise than it will.
+func (e *Engine) LayerLag(ctx context.Context) (map[string]int64, error) {
+	if e.extractor == nil {
+		return nil, nil
+	}
+	var lag map[string]int64
+	add := func(worker string, source int64) error {
+		seq, err := e.palace.WorkerSeq(ctx, worker)
+		if err != nil {
+			return err
+		}
+		if n := source - seq; n > 0 {
+			if lag == nil {
+				lag = map[string]int64{}
+			}
+			lag[worker] = n
+		}
+		return nil
+	}
+	last := e.archive.LastSeq()
+	mem, err := e.palace.MemorySeq(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range []struct {
+		name   string
+		source int64
+	}{{pipeline.WorkerMemories, last}, {pipeline.WorkerScenes, last}, {pipeline.WorkerPersona, mem}, {pipeline.WorkerGraph, mem}} {
+		if err := add(w.name, w.source); err != nil {
+			return nil, err
+		}
+	}
+	return lag, nil
+}
+
+// layerLagText describes the layers that lag for recall's warning, "" when
+// none do.
+func (e *Engine) layerLagText(ctx context.Context) string {
+	lag, err := e.LayerLag(ctx)
+	if err != nil || len(lag) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, w := range []string{pipeline.WorkerMemories, pipeline.WorkerScenes, pipeline.WorkerPersona, pipeline.WorkerGraph} {
+		if n := lag[w]; n > 0 {
+			unit := "turns"
+			if w == pipeline.WorkerPersona || w == pipeline.WorkerGraph {
+				unit = "memory changes"
+			}
+			parts = append(parts, fmt.Sprintf("%s %d %s", w, n, unit))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
 // embedLayers embeds the memories, facts, scenes and retrieval units not
 // yet embedded with the active model. Without a vector side (embedder none,
 // or not started) it does nothing: the layers stay searchable by keyword.
@@ -117,12 +177,15 @@ func (e *Engine) verifyArchive(ctx context.Context) error {
 	}
 	var bad []string
 	for _, p := range rep.Problems {
-		if p.Kind != archive.ProblemQuarantined {
+		// A torn line in quarantine was never acknowledged, and an id on two
+		// lines loses nothing (re-sends map to the first): the doctor warns
+		// of them; the job fails for lines whose turns recall lacks.
+		if p.Kind != archive.ProblemQuarantined && p.Kind != archive.ProblemDuplicateID {
 			bad = append(bad, p.String())
 		}
 	}
 	if len(bad) > 0 {
-		return fmt.Errorf("archive: %d problems, first: %s", len(bad), bad[0])
+		return fmt.Errorf("archive: %d problems, first: %s; engram doctor names the fix", len(bad), bad[0])
 	}
 	e.logger.Info("archive verified", "files", rep.Files, "turns", rep.Turns)
 	return nil

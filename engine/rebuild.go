@@ -26,6 +26,7 @@ const (
 // RebuildReport is what a rebuild built.
 type RebuildReport struct {
 	Turns, Vectors                int64
+	Skipped                       int64  // archived turns not stored (palace.TurnSkips): duplicate ids, unstorable times
 	Model                         string // the vector model, "" without vectors
 	Memories, Scenes, Facts, Docs int64
 	Previous                      string // where the replaced palace is kept, "" if not kept
@@ -78,10 +79,9 @@ func Rebuild(ctx context.Context, cfg Config, logger *slog.Logger, progress func
 	progress("turns", 0, last)
 	ix := pipeline.NewIndexer(a, db)
 	ix.Logger = logger.With("component", "indexer")
-	if err := ix.Open(ctx); err != nil {
+	if err := ix.CatchUp(ctx); err != nil {
 		return rep, err
 	}
-	ix.Close()
 	progress("turns", ix.Indexed(), last)
 
 	// Vectors of the configured model.
@@ -192,8 +192,13 @@ func verifyRebuilt(ctx context.Context, db *palace.DB, a *archive.Archive, side 
 		rep.Scenes += l["scenes"]
 		rep.Facts += l["facts"]
 	}
-	if as := a.Stats(); rep.Turns != as.Turns {
-		problems = append(problems, fmt.Sprintf("%d turns in the palace, %d in the archive", rep.Turns, as.Turns))
+	sk, err := db.TurnSkips(ctx, 0)
+	if err != nil {
+		return err
+	}
+	rep.Skipped = sk.Count
+	if as := a.Stats(); rep.Turns+rep.Skipped != as.Turns {
+		problems = append(problems, fmt.Sprintf("%d turns in the palace (and %d skipped), %d in the archive", rep.Turns, rep.Skipped, as.Turns))
 	}
 	if side != nil {
 		n, err := side.store.Count(ctx)

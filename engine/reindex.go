@@ -376,7 +376,7 @@ func (e *Engine) reembedLayers(ctx context.Context, run *reindexRun, key string,
 		if err != nil {
 			return err
 		}
-		embedded.Add(int64(kinds[engram.KindMemory] + kinds[engram.KindFact] + kinds[engram.KindScene] + kinds[engram.KindUnit]))
+		embedded.Add(int64(kinds[engram.KindMemory] + kinds[engram.KindFact] + kinds[engram.KindScene] + kinds[engram.KindSessionUnit] + kinds[engram.KindSceneUnit]))
 		break
 	}
 	run.update(func(st *engram.ReindexStatus) { st.Done = 1 })

@@ -9,6 +9,7 @@ import (
 
 	"github.com/engram-dev/engram/httpapi"
 	"github.com/engram-dev/engram/mcp"
+	"github.com/engram-dev/engram/ui"
 )
 
 // ShutdownTimeout bounds how long a server waits for in-flight requests,
@@ -29,6 +30,7 @@ type Server struct {
 func StartServer(ctx context.Context, cfg Config, logger *slog.Logger) (*Server, error) {
 	srv, err := httpapi.New(httpapi.Config{
 		Addr: cfg.Addr, Token: cfg.Token, MaxBodyBytes: cfg.MaxBodyBytes, Limits: cfg.Limits(),
+		AllowedHosts: cfg.AllowedHosts, AllowedOrigins: cfg.AllowedOrigins,
 	}, logger.With("component", "http"))
 	if err != nil {
 		return nil, err
@@ -65,6 +67,8 @@ func (e *Engine) Serve(srv *httpapi.Server) {
 	srv.Vaults, srv.VaultDocs = e, e
 	srv.Doctor, srv.Reindex = e, e.Reindexer()
 	srv.Backup = e
+	srv.Browse = e
+	srv.UI = ui.Handler()
 }
 
 // Addr is the address the server listens on.
@@ -86,7 +90,9 @@ func (s *Server) Close() error {
 // MCPHandler returns the streamable HTTP transport of the MCP tools on the
 // engine, which `engram serve` mounts at /mcp.
 func (e *Engine) MCPHandler() (http.Handler, error) {
-	return e.MCPServer().Handler()
+	srv := e.MCPServer()
+	srv.HostChecked = true // by the HTTP API's guard, with allowed_hosts
+	return srv.Handler()
 }
 
 // MCPServer returns the MCP tools on the engine.

@@ -184,7 +184,72 @@ func (e *Engine) SyncVaults(ctx context.Context, root string) ([]engram.VaultSyn
 	return out, nil
 }
 
-// DocGraph implements engram.VaultService.
+// DocGraph implements engram.VaultService. doc is a path, a title or an
+// alias, or a wiki-link target resolved as a [[link]] in the vault resolves
+// (vault.Resolver: the file name without its extension, a trailing part of
+// the path); "[[name#heading|text]]" as pasted from a note works too.
+// ENOTFOUND for an unknown document; EINVALID for a name that resolves to
+// several documents.
 func (e *Engine) DocGraph(ctx context.Context, vault, doc string, depth int) (engram.DocGraph, error) {
-	return e.palace.DocGraph(ctx, vault, doc, depth)
+	g, err := e.palace.DocGraph(ctx, vault, doc, depth)
+	if engram.ErrorCode(err) != engram.ENOTFOUND {
+		return g, err
+	}
+	root, path, rerr := e.resolveDoc(ctx, vault, linkTarget(doc))
+	if rerr != nil || path == "" {
+		if rerr != nil {
+			return g, rerr
+		}
+		return g, err
+	}
+	return e.palace.DocGraph(ctx, root, path, depth)
+}
+
+// linkTarget is the target of a wiki link as written or pasted:
+// "[[a#b|c]]" is "a".
+func linkTarget(s string) string {
+	s = strings.TrimSpace(s)
+	if t, ok := strings.CutPrefix(s, "[["); ok {
+		s = strings.TrimSuffix(t, "]]")
+	}
+	if i := strings.IndexAny(s, "#|"); i >= 0 {
+		s = s[:i]
+	}
+	return strings.TrimSpace(s)
+}
+
+// resolveDoc resolves target in each indexed vault (or in vault) as a
+// link in a note at its root would, and returns the one document it names
+// ("" when none does).
+func (e *Engine) resolveDoc(ctx context.Context, only, target string) (root, path string, err error) {
+	if target == "" {
+		return "", "", nil
+	}
+	docs, err := e.palace.Docs(ctx, only)
+	if err != nil {
+		return "", "", err
+	}
+	byVault := map[string][]vault.DocRef{}
+	var roots []string
+	for _, d := range docs {
+		if _, ok := byVault[d.Vault]; !ok {
+			roots = append(roots, d.Vault)
+		}
+		byVault[d.Vault] = append(byVault[d.Vault], vault.DocRef{Path: d.Path, Title: d.Title, Aliases: d.Aliases})
+	}
+	var found []string
+	for _, r := range roots {
+		p, ok := vault.NewResolver(byVault[r]).Resolve("", target)
+		switch {
+		case ok:
+			root, path = r, p
+			found = append(found, r+": "+p)
+		case p != "":
+			return "", "", engram.FieldError("doc", "%q names several documents in the vault %s (%s, ...): give its path", target, r, p)
+		}
+	}
+	if len(found) > 1 {
+		return "", "", engram.FieldError("doc", "%q names documents in %d vaults (%s): choose one with vault", target, len(found), strings.Join(found, "; "))
+	}
+	return root, path, nil
 }

@@ -77,10 +77,12 @@ func (cfg Config) ModelKey() string {
 	return ""
 }
 
-// parseModel turns a --model argument into a model key: "builtin",
-// "ollama" (the configured Ollama model), "ollama:NAME", or a bare Ollama
-// model name.
+// ParseModel turns a --model argument (or POST /v1/reembed's model) into a
+// model key: "builtin" (this engram's builtin embedder), "ollama" (the
+// configured Ollama model) or "ollama:NAME". Anything else is EINVALID on
+// field model, naming what is accepted.
 func (cfg Config) ParseModel(s string) (string, error) {
+	const want = "want builtin, ollama (the configured ollama_model) or ollama:NAME"
 	switch {
 	case s == "":
 		if k := cfg.ModelKey(); k != "" {
@@ -89,8 +91,8 @@ func (cfg Config) ParseModel(s string) (string, error) {
 		return "", engram.FieldError("model", "embedder is none in the config: name a model (builtin, or ollama:NAME)")
 	case s == EmbedderBuiltin || s == embed.New().Model():
 		return embed.New().Model(), nil
-	case strings.HasPrefix(s, "builtin-"):
-		return "", engram.FieldError("model", "%q is not this engram's builtin embedder (%s)", s, embed.New().Model())
+	case strings.HasPrefix(s, "builtin"):
+		return "", engram.FieldError("model", "%q is not this engram's builtin embedder (builtin, %s); %s", s, embed.New().Model(), want)
 	case s == EmbedderOllama:
 		return ollamaPrefix + cfg.OllamaModel, nil
 	case s == EmbedderOpenAI:
@@ -101,12 +103,35 @@ func (cfg Config) ParseModel(s string) (string, error) {
 		}
 		return s, nil
 	case strings.HasPrefix(s, ollamaPrefix):
-		if strings.TrimPrefix(s, ollamaPrefix) == "" {
+		name := strings.TrimPrefix(s, ollamaPrefix)
+		if name == "" {
 			return "", engram.FieldError("model", "ollama: needs a model name, e.g. ollama:bge-m3")
+		}
+		if i := strings.IndexFunc(name, func(r rune) bool {
+			return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._-:/", r))
+		}); i >= 0 || len(name) > engram.DefaultMaxFieldBytes {
+			return "", engram.FieldError("model", "%q is not an ollama model name (letters, digits, '.', '_', '-', '/' and a ':tag')", name)
 		}
 		return s, nil
 	}
-	return ollamaPrefix + s, nil
+	return "", engram.FieldError("model", "unknown model %q: %s", s, want)
+}
+
+// CheckModel makes sure the model of key can embed before work starts on
+// it: an Ollama model must be on the server (ENOTFOUND on model, with the
+// ollama pull hint) and embed (EINVALID); an unreachable server is
+// EUNAVAILABLE. The builtin embedder always can.
+func (e *Engine) CheckModel(ctx context.Context, key string) error {
+	name, ok := strings.CutPrefix(key, ollamaPrefix)
+	if !ok {
+		return nil
+	}
+	emb, err := ollama.NewEmbedder(ollama.Config{Host: e.cfg.OllamaHost, Model: name, Timeout: probeTimeout})
+	if err != nil {
+		return err
+	}
+	defer emb.Close()
+	return emb.Present(ctx)
 }
 
 // newEmbedder builds the embedder of a model key and learns its dimension.
@@ -280,7 +305,7 @@ func (e *Engine) closeVectors() {
 }
 
 // vectorHealth reports the vector side for /v1/health.
-func (e *Engine) vectorHealth() (*engram.VectorHealth, []string) {
+func (e *Engine) vectorHealth(ctx context.Context) (*engram.VectorHealth, []string) {
 	e.vec.mu.Lock()
 	defer e.vec.mu.Unlock()
 	if e.cfg.Embedder == EmbedderNone && e.vec.reembed == nil {
@@ -300,12 +325,18 @@ func (e *Engine) vectorHealth() (*engram.VectorHealth, []string) {
 			if err := s.ext.Err(); err != nil {
 				problems = append(problems, "the chroma server is behind, retrying: "+err.Error())
 			}
+			if last, err := s.store.LastChange(ctx); err == nil {
+				h.ChromaLag = max(last-s.ext.Synced(), 0)
+			}
 		}
 	}
 	if r := e.vec.reembed; r != nil {
 		cp := *r
 		cp.Done = min(cp.Done, cp.Total) // turns archived during the re-embed are past Total
 		h.Reembed = &cp
+		if r.State == engram.ReembedFailed {
+			problems = append(problems, fmt.Sprintf("the re-embed into %s failed, recall keeps the old vectors (run engram reembed again to resume): %s", r.Model, r.Error))
+		}
 	}
 	return h, problems
 }
@@ -316,6 +347,11 @@ func (e *Engine) StartReembed(ctx context.Context, model string) (engram.Reembed
 	key, err := e.cfg.ParseModel(model)
 	if err != nil {
 		return engram.ReembedStatus{}, err
+	}
+	if e.ActiveModel() != key {
+		if err := e.CheckModel(ctx, key); err != nil { // before the 202: a model the server lacks fails here, not in the background
+			return engram.ReembedStatus{}, err
+		}
 	}
 	e.vec.mu.Lock()
 	defer e.vec.mu.Unlock()

@@ -104,6 +104,11 @@ func (vw *VaultWatcher) loop(ctx context.Context) {
 			if ev.Has(fsnotify.Create) {
 				if st, err := os.Stat(ev.Name); err == nil && st.IsDir() && !strings.HasPrefix(filepath.Base(ev.Name), ".") {
 					vw.addTree(root, ev.Name)
+					// Files can land in the new folder before it is watched
+					// (a copied tree, a checkout): no event tells of them,
+					// so the vault is synced, which finds them.
+					vw.schedule(ctx, root)
+					continue
 				}
 			}
 			if !isVaultFile(ev.Name) && !ev.Has(fsnotify.Remove) && !ev.Has(fsnotify.Rename) {

@@ -39,6 +39,9 @@ func decodeBackup(body []byte) (engram.BackupRequest, error) {
 	if err != nil {
 		return req, err
 	}
+	if err := engram.CheckPath("dir", req.Dir); err != nil {
+		return req, err
+	}
 	switch {
 	case req.Dir == "":
 		return req, engram.FieldError("dir", "dir is required: the backup folder, an absolute path on the server's machine")

@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -133,6 +134,26 @@ func TestPostBackupBadInput(t *testing.T) {
 	}
 	if _, err := os.Stat(abs); err == nil {
 		t.Errorf("a refused request wrote %s", abs)
+	}
+
+	// Folders no file system takes, or the server cannot make: 400 on dir,
+	// never a 500.
+	file := filepath.Join(t.TempDir(), "a-file")
+	os.WriteFile(file, []byte("x"), 0o600)
+	for _, dir := range []string{
+		"/proc/engram-bk",                      // a virtual file system
+		"/tmp/engram\x00bk",                    // a NUL
+		"/tmp/engram\nbk",                      // a newline
+		"/tmp/" + strings.Repeat("b", 10<<10),  // a 10 KB name
+		"/tmp/" + strings.Repeat("dir/", 1100), // a path over PATH_MAX
+		filepath.Join(file, "bk"),              // a file where a folder must be
+	} {
+		body, _ := json.Marshal(map[string]string{"dir": dir})
+		code, out := s.do(t, "POST", "/v1/backup", body)
+		e, _ := out["error"].(map[string]any)
+		if code != 400 || e["code"] != engram.EINVALID || e["field"] != "dir" {
+			t.Errorf("backup into %.60q: %d %v; want 400 on field dir", dir, code, out)
+		}
 	}
 
 	// A folder that is not empty: the service's ECONFLICT is a 409.

@@ -58,6 +58,9 @@ func call(t *testing.T, method, url, token, body string) (int, map[string]any) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}

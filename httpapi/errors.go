@@ -24,6 +24,9 @@ type errorBody struct {
 var statusOf = map[string]int{
 	engram.EINVALID:      http.StatusBadRequest,
 	engram.EUNAUTHORIZED: http.StatusUnauthorized,
+	engram.EFORBIDDEN:    http.StatusForbidden,
+	engram.EMEDIATYPE:    http.StatusUnsupportedMediaType,
+	engram.ETIMEOUT:      http.StatusRequestTimeout,
 	engram.ENOTFOUND:     http.StatusNotFound,
 	engram.ECONFLICT:     http.StatusConflict,
 	engram.ELOCKED:       http.StatusConflict,

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -116,6 +117,11 @@ func (s *Server) readBody(c echo.Context) ([]byte, error) {
 		if errors.As(err, &mbe) {
 			return nil, &engram.Error{Code: engram.ETOOLARGE, Field: "body",
 				Message: fmt.Sprintf("request body is over the limit of %d bytes", s.cfg.MaxBodyBytes)}
+		}
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			c.Response().Header().Set("Connection", "close")
+			return nil, &engram.Error{Code: engram.ETIMEOUT, Field: "body",
+				Message: fmt.Sprintf("the request body did not arrive within %s", s.cfg.ReadTimeout)}
 		}
 		return nil, engram.FieldError("body", "reading the request body failed: %v", err)
 	}

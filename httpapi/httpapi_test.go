@@ -1,11 +1,13 @@
 package httpapi_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -251,6 +253,13 @@ func TestBadInput(t *testing.T) {
 		{"empty batch", "/v1/turns", `{"turns":[]}`, 400, "turns", "at least one"},
 		{"batch mixed with fields", "/v1/turns", `{"turns":[{"session":"s","content":"1"}],"session":"s"}`, 400, "session", "only \"turns\""},
 		{"session with control char", "/v1/turns", `{"session":"a\u0007b","content":"hi"}`, 400, "session", "control"},
+		{"namespace * written to", "/v1/turns", `{"namespace":"*","session":"s","content":"hi"}`, 400, "namespace", "cannot be written to"},
+		{"namespace with a slash", "/v1/turns", `{"namespace":"a/b","session":"s","content":"hi"}`, 400, "namespace", "path separator"},
+		{"namespace with a backslash", "/v1/turns", `{"namespace":"..\\x","session":"s","content":"hi"}`, 400, "namespace", "path separator"},
+		{"namespace with a control char", "/v1/turns", `{"namespace":"a\u0001b","session":"s","content":"hi"}`, 400, "namespace", "control"},
+		{"batch namespace *", "/v1/turns", `{"turns":[{"session":"s","content":"1"},{"namespace":"*","session":"s","content":"2"}]}`, 400, "turns[1].namespace", "cannot be written to"},
+		{"recall namespace too long", "/v1/recall", `{"query":"x","namespace":"` + strings.Repeat("n", 300) + `"}`, 413, "namespace", "over the limit of 256"},
+		{"recall namespace with a control char", "/v1/recall", `{"query":"x","namespace":"a\u0000"}`, 400, "namespace", "control"},
 		{"recall blank query", "/v1/recall", `{"query":"  "}`, 400, "query", "required"},
 		{"recall bad k", "/v1/recall", `{"query":"x","k":0.5}`, 400, "k", "integer"},
 		{"recall k too big", "/v1/recall", `{"query":"x","k":100000}`, 400, "k", "between 1 and"},
@@ -284,11 +293,18 @@ func TestBadInput(t *testing.T) {
 	if n := s.Archive.LastSeq(); n != 0 {
 		t.Errorf("bad requests archived %d turns", n)
 	}
+	// The issue's probe: a recall namespace of 10 KB, under the default
+	// body limit, answered 200.
+	big := mustOpenStack(t, httpapi.Config{})
+	if code, out := big.do(t, "POST", "/v1/recall", []byte(`{"query":"x","namespace":"`+strings.Repeat("n", 10<<10)+`"}`)); code != 413 ||
+		out["error"].(map[string]any)["field"] != "namespace" {
+		t.Errorf("recall in a 10 KB namespace: %d %v", code, out)
+	}
 	// Unknown routes and methods get JSON errors too.
 	if code, out := s.do(t, "GET", "/v1/nope", nil); code != 404 || out["error"] == nil {
 		t.Errorf("unknown route: %d %v", code, out)
 	}
-	if code, out := s.do(t, "GET", "/v1/turns", nil); code != 405 || out["error"] == nil {
+	if code, out := s.do(t, "PUT", "/v1/turns", nil); code != 405 || out["error"] == nil {
 		t.Errorf("wrong method: %d %v", code, out)
 	}
 }
@@ -313,6 +329,22 @@ func TestTokenAuth(t *testing.T) {
 	}
 	if code, _ := s.do(t, "GET", "/v1/health", nil); code != 200 {
 		t.Fatalf("health must not need the token: %d", code)
+	}
+	// The scheme is case-insensitive (RFC 9110 11.1), the token is not.
+	for auth, want := range map[string]int{
+		"Bearer s3cret": 200, "bearer s3cret": 200, "BEARER s3cret": 200, "Bearer  s3cret": 200,
+		"Bearer S3CRET": 401, "Basic s3cret": 401, "Bearers3cret": 401, "s3cret": 401, "Bearer": 401,
+	} {
+		req, _ := http.NewRequest("GET", s.URL+"/v1/stats", nil)
+		req.Header.Set("Authorization", auth)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("Authorization %q: %d, want %d", auth, resp.StatusCode, want)
+		}
 	}
 }
 
@@ -342,5 +374,49 @@ func TestServerOpenClose(t *testing.T) {
 	}
 	if _, err := http.Get("http://" + srv.Addr() + "/v1/health"); err == nil {
 		t.Fatal("server still answers after Close")
+	}
+}
+
+// TestStalledBody: a client that sends its headers and stalls in its body
+// is answered 408 and cut off once the read timeout passes, instead of
+// holding the connection for ever; a body that keeps coming is served.
+func TestStalledBody(t *testing.T) {
+	s := mustOpenStack(t, httpapi.Config{})
+	srv, err := httpapi.New(httpapi.Config{Addr: "127.0.0.1:0", ReadTimeout: 300 * time.Millisecond}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Ingest, srv.Recall, srv.Status = &pipeline.Ingester{Archive: s.Archive, Indexer: s.Indexer}, recall.NewService(s.Palace), status{s.Archive, s.Indexer, s.Palace}
+	if err := srv.Open(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close(context.Background()) })
+
+	conn, err := net.Dial("tcp", srv.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	// A guard against a server that never answers (the bug): far past the
+	// read timeout, so that a slow machine only makes the test slower.
+	conn.SetDeadline(time.Now().Add(time.Minute))
+	if _, err := io.WriteString(conn, "POST /v1/turns HTTP/1.1\r\nHost: "+srv.Addr()+"\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"session\":"); err != nil {
+		t.Fatal(err)
+	}
+	br := bufio.NewReader(conn)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatalf("no answer to a stalled body: %v", err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestTimeout || !strings.Contains(string(b), `"code":"timeout"`) || !strings.Contains(string(b), `"field":"body"`) {
+		t.Fatalf("stalled body: %s %s", resp.Status, b)
+	}
+	if _, err := br.ReadByte(); err != io.EOF {
+		t.Fatalf("the connection is still open after the 408: %v", err)
+	}
+	if s.LastSeq() != 0 {
+		t.Fatal("the stalled request archived a turn")
 	}
 }

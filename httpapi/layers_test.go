@@ -42,7 +42,7 @@ func mustOpenLayers(tb testing.TB, cfg httpapi.Config) *stack {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	srv.Layers = p
+	srv.Layers, srv.Browse = p, p
 	ts := httptest.NewServer(srv.Handler())
 	tb.Cleanup(ts.Close)
 	return &stack{URL: ts.URL, Token: cfg.Token, Palace: p}
@@ -406,5 +406,48 @@ func TestLayersAuthAndAbsent(t *testing.T) {
 		if code != http.StatusNotImplemented || out["error"].(map[string]any)["code"] != engram.EUNSUPPORTED {
 			t.Errorf("%s without Layers: %d %v", p, code, out)
 		}
+	}
+}
+
+// TestLayerLag: turns the layer workers have not taken in yet show in
+// /v1/health's layer_lag, and deep recall warns meanwhile (it weighs the
+// layers); once the jobs ran, both are quiet.
+func TestLayerLag(t *testing.T) {
+	s, _ := mustOpenEngineStack(t, httpapi.Config{})
+	if code, out := s.do(t, "POST", "/v1/turns", []byte(`{"turns":[{"session":"s","speaker":"Ana","content":"Ana decided to move the billing service to Postgres"},{"session":"s","speaker":"Bo","content":"Bo lives in Lisbon now"}]}`)); code != 201 {
+		t.Fatalf("POST /v1/turns: %d %v", code, out)
+	}
+	lagOf := func() map[string]any {
+		code, h := s.do(t, "GET", "/v1/health", nil)
+		if code != 200 {
+			t.Fatalf("health: %d %v", code, h)
+		}
+		lag, _ := h["layer_lag"].(map[string]any)
+		return lag
+	}
+	deepWarnings := func() string {
+		code, out := s.do(t, "POST", "/v1/recall", []byte(`{"query":"do you remember where the billing service went?"}`))
+		if code != 200 || out["mode"] != "deep" {
+			t.Fatalf("deep recall: %d %v", code, out)
+		}
+		b, _ := json.Marshal(out["warnings"])
+		return string(b)
+	}
+	if lag := lagOf(); lag["l1-memories"] != 2.0 || lag["l2-scenes"] != 2.0 {
+		t.Fatalf("layer_lag before the jobs ran: %v, want l1-memories and l2-scenes 2 turns behind", lag)
+	}
+	if w := deepWarnings(); !strings.Contains(w, "the derived layers are behind the archive (l1-memories 2 turns, l2-scenes 2 turns") {
+		t.Fatalf("deep recall while the layers lag: warnings %s", w)
+	}
+	for _, job := range []string{"l1-memories", "l2-scenes", "l3-persona", "l4-graph"} {
+		if code, out := s.do(t, "POST", "/v1/jobs/"+job+"/run", nil); code != 200 || out["failing"] != false {
+			t.Fatalf("run %s: %d %v", job, code, out)
+		}
+	}
+	if lag := lagOf(); lag != nil {
+		t.Fatalf("layer_lag after the jobs ran: %v", lag)
+	}
+	if w := deepWarnings(); strings.Contains(w, "derived layers") {
+		t.Fatalf("deep recall with current layers still warns: %s", w)
 	}
 }

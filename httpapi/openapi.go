@@ -34,9 +34,9 @@ func (s *Server) Routes() []*echo.Route { return s.echo.Routes() }
 
 // undocumented reports whether a route is deliberately left out of the
 // OpenAPI description: the Prometheus metrics and the MCP endpoint speak
-// their own protocols.
+// their own protocols, and the web view is pages, not API.
 func undocumented(path string) bool {
-	return path == MetricsPath || path == "/mcp" || strings.HasPrefix(path, "/mcp/")
+	return path == MetricsPath || path == "/mcp" || strings.HasPrefix(path, "/mcp/") || isUI(path)
 }
 
 // OpenAPIMismatches compares the OpenAPI description with routes (an Echo

@@ -21,6 +21,15 @@ import (
 const (
 	DefaultAddr         = "127.0.0.1:30001"
 	DefaultMaxBodyBytes = 32 << 20
+	// DefaultReadTimeout bounds reading a whole request, body included: a
+	// client that sends headers and stalls in its body is answered 408 and
+	// cut off instead of holding a connection and a goroutine for ever.
+	// 32 MiB (the body limit) arrive within it at 2.2 Mbit/s.
+	DefaultReadTimeout = 2 * time.Minute
+	// DefaultReadHeaderTimeout bounds reading the headers.
+	DefaultReadHeaderTimeout = 10 * time.Second
+	// DefaultIdleTimeout closes a kept-alive connection idle that long.
+	DefaultIdleTimeout = 2 * time.Minute
 )
 
 // Config is the server's configuration.
@@ -29,6 +38,15 @@ type Config struct {
 	Token        string // bearer token; required unless Addr is loopback
 	MaxBodyBytes int64
 	Limits       engram.Limits
+	// AllowedHosts are the names (or IPs) a request's Host may give
+	// besides the listen address, localhost and the loopback IPs; "*"
+	// allows any. AllowedOrigins are the origins (scheme://host[:port])
+	// whose pages may call the API besides the server's own.
+	AllowedHosts, AllowedOrigins []string
+	// ReadTimeout, ReadHeaderTimeout and IdleTimeout are the listening
+	// server's (zero: the defaults). A handler runs on after ReadTimeout:
+	// it bounds reading the request only.
+	ReadTimeout, ReadHeaderTimeout, IdleTimeout time.Duration
 }
 
 // Server is engram's HTTP server.
@@ -55,8 +73,10 @@ type Server struct {
 	// Vaults, if set, serves GET /v1/vaults and POST /v1/vaults/sync (501
 	// otherwise).
 	Vaults engram.VaultAdmin
-	// VaultDocs, if set, serves GET /v1/graph (501 otherwise).
+	// VaultDocs, if set, serves GET /v1/graph and /v1/docs (501 otherwise).
 	VaultDocs engram.VaultService
+	// Browse, if set, serves GET /v1/turns and /v1/entities (501 otherwise).
+	Browse engram.BrowseService
 	// Doctor, if set, serves GET /v1/doctor (501 otherwise).
 	Doctor engram.DoctorService
 	// Reindex, if set, serves POST and GET /v1/reindex (501 otherwise).
@@ -68,6 +88,9 @@ type Server struct {
 	// when it is set.
 	MCP     http.Handler
 	mcpOnce sync.Once
+	// UI, if set, serves the web view at /ui/ (and / redirects there). Its
+	// files hold no data: they are served without the token.
+	UI http.Handler
 	// Now is the clock used for turns sent without a timestamp.
 	Now func() time.Time
 }
@@ -79,6 +102,15 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 	}
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if cfg.ReadTimeout <= 0 {
+		cfg.ReadTimeout = DefaultReadTimeout
+	}
+	if cfg.ReadHeaderTimeout <= 0 {
+		cfg.ReadHeaderTimeout = DefaultReadHeaderTimeout
+	}
+	if cfg.IdleTimeout <= 0 {
+		cfg.IdleTimeout = DefaultIdleTimeout
 	}
 	cfg.Limits = cfg.Limits.WithDefaults()
 	if logger == nil {
@@ -92,14 +124,21 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 		return nil, engram.Errorf(engram.EINVALID,
 			"listening on %s (not loopback) requires a token: set token in config.toml or ENGRAM_TOKEN", cfg.Addr)
 	}
+	g, err := newGuard(cfg)
+	if err != nil {
+		return nil, err
+	}
 	s := &Server{cfg: cfg, logger: logger, Now: time.Now, metrics: newMetrics()}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.errorHandler
-	e.Use(s.instrument, s.recoverer, s.authenticate)
+	e.Use(s.instrument, s.recoverer, g.middleware, s.authenticate)
 	e.GET(MetricsPath, s.metricsHandler())
 	e.GET(OpenAPIPath, s.getOpenAPI)
 	e.POST("/v1/turns", s.postTurns)
+	e.GET("/v1/turns", s.getTurns)
+	e.GET("/v1/entities", s.getEntities)
+	e.GET("/v1/docs", s.getDocs)
 	e.POST("/v1/recall", s.postRecall)
 	e.GET("/v1/health", s.getHealth)
 	e.GET("/v1/stats", s.getStats)
@@ -145,8 +184,9 @@ func (s *Server) Open() error {
 	s.echo.Listener = ln
 	s.done = make(chan error, 1)
 	srv := s.echo.Server
-	srv.ReadHeaderTimeout = 10 * time.Second
-	srv.IdleTimeout = 2 * time.Minute
+	srv.ReadTimeout = s.cfg.ReadTimeout
+	srv.ReadHeaderTimeout = s.cfg.ReadHeaderTimeout
+	srv.IdleTimeout = s.cfg.IdleTimeout
 	go func() { s.done <- s.echo.Server.Serve(ln) }()
 	return nil
 }
@@ -179,7 +219,22 @@ func (s *Server) mountMCP() {
 		if s.MCP != nil {
 			s.echo.Any(MCPPath, echo.WrapHandler(s.MCP))
 		}
+		if s.UI != nil {
+			ui := echo.WrapHandler(s.UI)
+			s.echo.GET(UIPath+"*", ui)
+			s.echo.HEAD(UIPath+"*", ui)
+			s.echo.GET(strings.TrimSuffix(UIPath, "/"), func(c echo.Context) error { return c.Redirect(http.StatusFound, UIPath) })
+			s.echo.GET("/", func(c echo.Context) error { return c.Redirect(http.StatusFound, UIPath) })
+		}
 	})
+}
+
+// UIPath is where the web view is mounted.
+const UIPath = "/ui/"
+
+// isUI reports whether path is the web view's (its files, its redirects).
+func isUI(path string) bool {
+	return path == "/" || path == strings.TrimSuffix(UIPath, "/") || strings.HasPrefix(path, UIPath)
 }
 
 // MCPPath is where the MCP handler is mounted.
@@ -188,12 +243,13 @@ const MCPPath = "/mcp"
 // authenticate checks the bearer token on every route but /v1/health.
 func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		if s.cfg.Token == "" || c.Path() == "/v1/health" {
+		if s.cfg.Token == "" || c.Path() == "/v1/health" || isUI(c.Path()) {
 			return next(c)
 		}
-		h := c.Request().Header.Get("Authorization")
-		tok, ok := strings.CutPrefix(h, "Bearer ")
-		if !ok || subtle.ConstantTimeCompare([]byte(tok), []byte(s.cfg.Token)) != 1 {
+		// The scheme is case-insensitive (RFC 9110, section 11.1).
+		scheme, tok, _ := strings.Cut(c.Request().Header.Get("Authorization"), " ")
+		tok = strings.TrimLeft(tok, " ")
+		if !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare([]byte(tok), []byte(s.cfg.Token)) != 1 {
 			c.Response().Header().Set("WWW-Authenticate", `Bearer realm="engram"`)
 			return engram.Errorf(engram.EUNAUTHORIZED, "missing or wrong bearer token (Authorization: Bearer <token>)")
 		}

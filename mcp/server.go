@@ -41,6 +41,11 @@ type Server struct {
 	// Logger receives internal errors, which clients see only as
 	// "internal error".
 	Logger *slog.Logger
+	// HostChecked says that whoever mounts Handler checks the Host and
+	// Origin of every request (the HTTP API's guard does, honouring
+	// allowed_hosts), so the SDK's own DNS-rebinding check, which allows
+	// only localhost names, is off.
+	HostChecked bool
 
 	once sync.Once
 	srv  *sdk.Server
@@ -99,14 +104,15 @@ func (s *Server) Serve(ctx context.Context, t sdk.Transport) error {
 }
 
 // Handler returns the streamable HTTP transport of the server, for /mcp.
-// It authenticates nobody: mount it behind the HTTP API's token check.
+// It authenticates nobody: mount it behind the HTTP API's token check and
+// guard.
 func (s *Server) Handler() (http.Handler, error) {
 	srv, err := s.MCP()
 	if err != nil {
 		return nil, err
 	}
 	return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv },
-		&sdk.StreamableHTTPOptions{Logger: s.Logger.With("component", "mcp-http")}), nil
+		&sdk.StreamableHTTPOptions{Logger: s.Logger.With("component", "mcp-http"), DisableLocalhostProtection: s.HostChecked}), nil
 }
 
 // toolError is what a client sees of err: the field at fault and the

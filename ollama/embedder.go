@@ -2,6 +2,7 @@ package ollama
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ollama/ollama/api"
+	"github.com/ollama/ollama/types/model"
 
 	engram "github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/internal/backoff"
@@ -28,6 +30,22 @@ type Embedder struct {
 	transport *http.Transport
 
 	dim atomic.Int64 // 0 until the first successful Embed
+
+	// pause waits d between two attempts, or until ctx ends (its error);
+	// sleepCtx unless a test records the backoff instead of living it.
+	pause func(ctx context.Context, d time.Duration) error
+}
+
+// sleepCtx waits d, or until ctx ends, whose error it then returns.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }
 
 var _ engram.Embedder = (*Embedder)(nil)
@@ -52,6 +70,7 @@ func NewEmbedder(cfg Config) (*Embedder, error) {
 		base:      base,
 		client:    api.NewClient(base, &http.Client{Transport: transport}),
 		transport: transport,
+		pause:     sleepCtx,
 	}, nil
 }
 
@@ -145,6 +164,36 @@ func (e *Embedder) Check(ctx context.Context) (dim int, err error) {
 	return len(vecs[0]), nil
 }
 
+// Present asks the server, once, whether it has the model and whether the
+// model embeds (POST /api/show), without loading it: the check to make
+// before starting work on a model a person named.
+//
+// Errors: ENOTFOUND (on field "model", with the ollama pull hint) when the
+// server lacks the model; EINVALID (on "model") when the server says the
+// model cannot embed (a chat model); EUNAVAILABLE when the server cannot be
+// reached or fails.
+func (e *Embedder) Present(ctx context.Context) error {
+	var resp *api.ShowResponse
+	err := e.do(ctx, "show", 0, func(ctx context.Context) error {
+		var err error
+		resp, err = e.client.Show(ctx, &api.ShowRequest{Model: e.cfg.Model})
+		return err
+	})
+	var se api.StatusError
+	switch {
+	case errors.As(err, &se) && se.StatusCode == http.StatusNotFound:
+		return &engram.Error{Code: engram.ENOTFOUND, Field: "model", Err: err,
+			Message: fmt.Sprintf("model %q is not on the ollama server at %s; run: ollama pull %s", e.cfg.Model, e.base, e.cfg.Model)}
+	case err != nil:
+		return err
+	}
+	if len(resp.Capabilities) > 0 && !slices.Contains(resp.Capabilities, model.CapabilityEmbedding) {
+		return engram.FieldError("model", "model %q on the ollama server at %s does not embed (it can: %v); name an embedding model such as %s",
+			e.cfg.Model, e.base, resp.Capabilities, DefaultModel)
+	}
+	return nil
+}
+
 // Ping asks the server for its version, once, within Config.Timeout, and
 // returns it. It says whether the server answers, not whether it has the
 // model (see Check).
@@ -176,12 +225,8 @@ func (e *Embedder) do(ctx context.Context, op string, retries int, call func(con
 		if !transient(err) || attempt > retries {
 			return e.describe(err, attempt)
 		}
-		t := time.NewTimer(delay.Next())
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return fmt.Errorf("ollama %s: %w", op, ctx.Err())
-		case <-t.C:
+		if err := e.pause(ctx, delay.Next()); err != nil {
+			return fmt.Errorf("ollama %s: %w", op, err)
 		}
 	}
 }

@@ -9,6 +9,9 @@ import (
 	"os"
 	"path/filepath"
 
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
 	engram "github.com/engram-dev/engram"
 )
 
@@ -135,4 +138,11 @@ func syncFile(path string) error {
 		err = cerr
 	}
 	return err
+}
+
+// IsDiskFull reports whether err is SQLite's "database or disk is full"
+// (a write, a VACUUM INTO, that found no room).
+func IsDiskFull(err error) bool {
+	var e *sqlite.Error
+	return errors.As(err, &e) && e.Code()&0xff == sqlite3.SQLITE_FULL
 }

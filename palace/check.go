@@ -229,7 +229,7 @@ func (v *VectorIndex) Check(ctx context.Context, throughSeq int64) (VectorCheck,
 				continue
 			}
 			seen[i] = true
-			if reason == "" && !sameVector(unit, m.data[i*v.dim:(i+1)*v.dim]) {
+			if reason == "" && !m.sameRow(i, unit) {
 				c.Differ++
 			}
 		}

@@ -23,3 +23,19 @@ func dot(a, b []float32) float32 {
 //
 //go:noescape
 func dotAVX2(a, b *float32, n int) float32
+
+// dotInt8 is the dot product of the float32 values q and the int8 codes c
+// (len(c) >= len(q)): the scan of the quantised matrix.
+func dotInt8(q []float32, c []int8) float32 {
+	if useAVX2 && len(q) > 0 {
+		_ = c[len(q)-1]
+		return dotInt8AVX2(&q[0], &c[0], len(q))
+	}
+	return dotInt8Generic(q, c)
+}
+
+// dotInt8AVX2 is the dot product of the n float32 values at q and the n
+// int8 codes at c.
+//
+//go:noescape
+func dotInt8AVX2(q *float32, c *int8, n int) float32

@@ -14,7 +14,7 @@ import (
 	engram "github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/migrations"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
+	"modernc.org/sqlite" // registers the "sqlite" driver
 )
 
 var _ engram.TurnIndex = (*DB)(nil)
@@ -92,6 +92,10 @@ func Open(path string, opts Options) (*DB, error) {
 	db.w.SetMaxIdleConns(1)
 	db.w.SetConnMaxLifetime(0)
 	db.w.SetConnMaxIdleTime(0)
+	if err := db.persistWAL(); err != nil {
+		db.w.Close()
+		return nil, err
+	}
 
 	list, err := migrations.All()
 	if err == nil {
@@ -116,6 +120,33 @@ func Open(path string, opts Options) (*DB, error) {
 	return db, nil
 }
 
+// persistWAL keeps the WAL file (emptied) and its index, palace.db-shm,
+// when the writer, the last connection, closes (SQLITE_FCNTL_PERSIST_WAL;
+// journal_size_limit makes the close truncate the WAL to 0 bytes). SQLite
+// would otherwise delete both, and the next open would have to allocate the
+// index again: on a full disk that fails (SQLITE_IOERR_SHMSIZE), and engram
+// could not start at all, where it can start degraded (recall from what is
+// indexed, ingest refused with 507) while the palace keeps its files. A
+// leftover empty WAL is harmless beside any database file.
+func (db *DB) persistWAL() error {
+	ctx := context.Background()
+	conn, err := db.w.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("palace: open: %w", err)
+	}
+	defer conn.Close()
+	return conn.Raw(func(dc any) error {
+		fc, ok := dc.(sqlite.FileControl)
+		if !ok {
+			return nil // another driver: SQLite's default
+		}
+		if _, err := fc.FileControlPersistWAL("main", 1); err != nil {
+			return fmt.Errorf("palace: persist the WAL: %w", err)
+		}
+		return nil
+	})
+}
+
 // dsn returns the modernc data source name for the database file at abs.
 func dsn(abs string, writer bool) string {
 	q := url.Values{}
@@ -130,6 +161,9 @@ func dsn(abs string, writer bool) string {
 	// FULL would buy nothing but an fsync per commit.
 	q.Add("_pragma", "synchronous(NORMAL)")
 	if writer {
+		// Bounds the WAL left on disk after a checkpoint resets it; with
+		// the persistent WAL (persistWAL) it also empties it at close.
+		q.Add("_pragma", "journal_size_limit(67108864)")
 		// Take the write lock at BEGIN: a deferred transaction that upgrades
 		// to a writer later can fail with SQLITE_BUSY without waiting out
 		// busy_timeout, should another process (a CLI tool) write meanwhile.

@@ -150,6 +150,38 @@ func TestOpen_FileMode(t *testing.T) {
 	}
 }
 
+// TestClose_KeepsWALFiles: a clean close folds the WAL into the database
+// and empties it, but keeps it and its index file, so that the next open
+// allocates nothing (on a full disk it could not); the data is all in the
+// main file.
+func TestClose_KeepsWALFiles(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "palace.db")
+	db, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.PutTurns(context.Background(), []engram.Turn{testTurn(1, "kept")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(path + "-wal"); err != nil || fi.Size() != 0 {
+		t.Fatalf("WAL after close: %v %v, want an empty file", fi, err)
+	}
+	if fi, err := os.Stat(path + "-shm"); err != nil || fi.Size() == 0 {
+		t.Fatalf("WAL index after close: %v %v, want it kept", fi, err)
+	}
+	info, err := ReadInfo(context.Background(), path) // the main file alone
+	if err != nil || info.Turns != 1 {
+		t.Fatalf("main file after close: %+v %v", info, err)
+	}
+	db = MustOpenDBAt(t, path, Options{})
+	if n, _ := db.CountTurns(context.Background(), ""); n != 1 {
+		t.Fatalf("reopened: %d turns", n)
+	}
+}
+
 func TestOpen_OddPath(t *testing.T) {
 	// '?', '#' and '%' would end or escape a DSN's path if not escaped.
 	path := filepath.Join(t.TempDir(), "a?b#c%20 d.db")

@@ -13,9 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"modernc.org/sqlite"
-	sqlite3 "modernc.org/sqlite/lib"
-
 	engram "github.com/engram-dev/engram"
 )
 
@@ -41,16 +38,23 @@ type row struct {
 	raw     string // NFKC content for turns_trigram
 	grams   string // CJK characters and pairs for turns_cjk, "" if none
 	ts, rx  any    // Unix nanoseconds or nil
+	skip    string // why the turn cannot be stored ("" if it can)
 }
 
 // PutTurns stores turns in one transaction. A turn whose Seq is stored
 // already is left as it is, so replaying a range of the archive is harmless.
 // The watermark (IndexedSeq) advances to the highest Seq of the batch.
 //
-// It returns EINVALID if a turn has no ID or namespace, a Seq below 1, or a
-// time outside what an int64 of nanoseconds holds (outsideRange), and ECONFLICT if a turn's ID is
-// stored under another Seq (the archive and the palace disagree; rebuild the
-// palace). A batch with an invalid turn stores nothing.
+// One bad archived turn never stops indexing: a turn whose ID is stored
+// under another Seq is a duplicate, whatever its archive line holds (the
+// re-send of a turn whose archive line was damaged, which the archive did
+// not know), and a turn with a time outside what an int64 of nanoseconds
+// holds (outsideRange; a line edited by hand) cannot be stored. Neither is
+// stored; each is recorded in turn_skips with the reason (TurnSkips reads
+// them), and the rest of the batch is stored.
+//
+// It returns EINVALID if a turn has no ID or namespace or a Seq below 1,
+// which no archive line has. A batch with such a turn stores nothing.
 func (db *DB) PutTurns(ctx context.Context, turns []engram.Turn) error {
 	if len(turns) == 0 {
 		return nil
@@ -69,12 +73,16 @@ func (db *DB) PutTurns(ctx context.Context, turns []engram.Turn) error {
 			return engram.FieldError(field+"seq", "seq %d is not positive", t.Seq)
 		}
 		r := row{t: t}
+		maxSeq = max(maxSeq, t.Seq)
 		var err error
 		if r.ts, err = nanos(t.TS); err != nil {
-			return engram.FieldError(field+"ts", "%v", err)
+			r.skip = "ts: " + err.Error()
+		} else if r.rx, err = nanos(t.ReceivedAt); err != nil {
+			r.skip = "received_at: " + err.Error()
 		}
-		if r.rx, err = nanos(t.ReceivedAt); err != nil {
-			return engram.FieldError(field+"received_at", "%v", err)
+		if r.skip != "" {
+			rows[i] = r
+			continue
 		}
 		r.raw = nfkc(t.Content)
 		if r.text, err = segmentText(r.raw); err != nil {
@@ -86,14 +94,13 @@ func (db *DB) PutTurns(ctx context.Context, turns []engram.Turn) error {
 		}
 		r.grams = strings.TrimSpace(cjkGrams(r.raw) + " " + cjkGrams(speaker))
 		rows[i] = r
-		maxSeq = max(maxSeq, t.Seq)
 	}
 
 	return db.Update(ctx, func(tx *sql.Tx) error {
 		ins, err := tx.PrepareContext(ctx, `INSERT INTO turns
 			(seq, id, namespace, session, role, speaker, content, ts, meta, received_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-			ON CONFLICT (seq) DO NOTHING`)
+			ON CONFLICT DO NOTHING`)
 		if err != nil {
 			return fmt.Errorf("palace: put turns: %w", err)
 		}
@@ -117,22 +124,29 @@ func (db *DB) PutTurns(ctx context.Context, turns []engram.Turn) error {
 		var stored []engram.Turn // newly stored, for their session units
 		for _, r := range rows {
 			t := r.t
+			if r.skip != "" {
+				if err := recordSkip(ctx, tx, t, r.skip, nil, db.now()); err != nil {
+					return fmt.Errorf("palace: put turn %d: %w", t.Seq, err)
+				}
+				continue
+			}
 			var meta any
 			if len(t.Meta) > 0 {
 				meta = string(t.Meta)
 			}
 			res, err := ins.ExecContext(ctx, t.Seq, t.ID, t.Namespace, t.Session, string(t.Role), t.Speaker, t.Content, r.ts, meta, r.rx)
-			if isUniqueViolation(err) {
-				return &engram.Error{Code: engram.ECONFLICT, Err: err,
-					Message: fmt.Sprintf("turn %q (seq %d) is stored under another seq", t.ID, t.Seq)}
-			}
 			if err != nil {
 				return fmt.Errorf("palace: put turn %d: %w", t.Seq, err)
 			}
 			if n, err := res.RowsAffected(); err != nil {
 				return fmt.Errorf("palace: put turn %d: %w", t.Seq, err)
 			} else if n == 0 {
-				continue // stored before
+				// Stored before (a replayed range), or its id is stored
+				// under another seq.
+				if err := skipDuplicate(ctx, tx, t, db.now()); err != nil {
+					return fmt.Errorf("palace: put turn %d: %w", t.Seq, err)
+				}
+				continue
 			}
 			stored = append(stored, t)
 			if _, err := fts.ExecContext(ctx, t.Seq, r.text, r.speaker); err != nil {
@@ -161,9 +175,136 @@ func (db *DB) PutTurns(ctx context.Context, turns []engram.Turn) error {
 	})
 }
 
-func isUniqueViolation(err error) bool {
-	var e *sqlite.Error
-	return errors.As(err, &e) && e.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE
+// skipDuplicate records t in turn_skips when the palace holds its id under
+// another seq. A seq that holds t's id, or another turn (a palace and an
+// archive that disagree: the doctor's index check finds it), is left as is.
+func skipDuplicate(ctx context.Context, tx *sql.Tx, t engram.Turn, now time.Time) error {
+	var stored int64
+	err := tx.QueryRowContext(ctx, `SELECT seq FROM turns WHERE id = ?`, t.ID).Scan(&stored)
+	if errors.Is(err, sql.ErrNoRows) || err == nil && stored == t.Seq {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return recordSkip(ctx, tx, t, fmt.Sprintf("id %q is stored under seq %d", t.ID, stored), stored, now)
+}
+
+// recordSkip records that t is not stored, and why; stored is the seq its
+// id is stored under, or nil.
+func recordSkip(ctx context.Context, tx *sql.Tx, t engram.Turn, reason string, stored any, now time.Time) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO turn_skips (seq, id, reason, stored_seq, at) VALUES (?, ?, ?, ?, ?)
+		ON CONFLICT (seq) DO NOTHING`, t.Seq, t.ID, reason, stored, now.UnixNano())
+	return err
+}
+
+// TurnSkip is an archived turn PutTurns did not store, and why.
+type TurnSkip struct {
+	Seq       int64     `json:"seq"`
+	ID        string    `json:"id"`
+	Reason    string    `json:"reason"`
+	StoredSeq int64     `json:"stored_seq,omitempty"` // a duplicate's: the seq the palace holds its id under
+	At        time.Time `json:"at"`
+}
+
+// String describes s for a person: "seq 4 (id "b2"): id "b2" is stored
+// under seq 2".
+func (s TurnSkip) String() string {
+	return fmt.Sprintf("seq %d (id %q): %s", s.Seq, s.ID, s.Reason)
+}
+
+// TurnSkips counts the archived turns PutTurns skipped.
+type TurnSkips struct {
+	Count int64 // every skip
+	// Lost counts the skipped turns the palace holds no copy of (a time it
+	// cannot store): missing from recall, unlike a duplicate id.
+	Lost   int64
+	Latest []TurnSkip // the latest skips, highest seq first
+}
+
+// TurnSkips returns how many archived turns PutTurns skipped, and the
+// latest of them, at most limit.
+func (db *DB) TurnSkips(ctx context.Context, limit int) (TurnSkips, error) {
+	var out TurnSkips
+	err := db.View(ctx, func(tx *sql.Tx) error {
+		if err := tx.QueryRowContext(ctx, `SELECT count(*), count(*) FILTER (WHERE stored_seq IS NULL) FROM turn_skips`).Scan(&out.Count, &out.Lost); err != nil || out.Count == 0 {
+			return err
+		}
+		rows, err := tx.QueryContext(ctx, `SELECT seq, id, reason, stored_seq, at FROM turn_skips ORDER BY seq DESC LIMIT ?`, limit)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var s TurnSkip
+			var at int64
+			var stored sql.NullInt64
+			if err := rows.Scan(&s.Seq, &s.ID, &s.Reason, &stored, &at); err != nil {
+				return err
+			}
+			s.StoredSeq, s.At = stored.Int64, time.Unix(0, at).UTC()
+			out.Latest = append(out.Latest, s)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return TurnSkips{}, fmt.Errorf("palace: turn skips: %w", err)
+	}
+	return out, nil
+}
+
+// TurnAt returns the stored turn of seq, and false when there is none.
+func (db *DB) TurnAt(ctx context.Context, seq int64) (engram.Turn, bool, error) {
+	var out engram.Turn
+	found := false
+	err := db.View(ctx, func(tx *sql.Tx) error {
+		return queryTurns(ctx, tx, `SELECT `+turnColumns+` FROM turns t WHERE t.seq = ?`, []any{seq}, func(t engram.Turn, _ float64) {
+			out, found = t, true
+		})
+	})
+	if err != nil {
+		return engram.Turn{}, false, fmt.Errorf("palace: turn at %d: %w", seq, err)
+	}
+	return out, found, nil
+}
+
+// TurnSeqs returns the seq of each of ids the palace stores a turn for.
+func (db *DB) TurnSeqs(ctx context.Context, ids []string) (map[string]int64, error) {
+	out := make(map[string]int64)
+	if len(ids) == 0 {
+		return out, nil
+	}
+	err := db.View(ctx, func(tx *sql.Tx) error {
+		const chunk = 500
+		for part := range slices.Chunk(ids, chunk) {
+			args := make([]any, len(part))
+			for i, id := range part {
+				args[i] = id
+			}
+			rows, err := tx.QueryContext(ctx, `SELECT id, seq FROM turns WHERE id IN (?`+strings.Repeat(",?", len(part)-1)+`)`, args...)
+			if err != nil {
+				return err
+			}
+			for rows.Next() {
+				var id string
+				var seq int64
+				if err := rows.Scan(&id, &seq); err != nil {
+					rows.Close()
+					return err
+				}
+				out[id] = seq
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("palace: turn seqs: %w", err)
+	}
+	return out, nil
 }
 
 // outsideRange says that t lies outside what the palace stores: Unix

@@ -8,6 +8,7 @@ import (
 	"os"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -109,8 +110,6 @@ func TestPutTurns_Invalid(t *testing.T) {
 		{"no namespace", func(t *engram.Turn) { t.Namespace = "" }, "turns[1].namespace"},
 		{"zero seq", func(t *engram.Turn) { t.Seq = 0 }, "turns[1].seq"},
 		{"negative seq", func(t *engram.Turn) { t.Seq = -4 }, "turns[1].seq"},
-		{"ts too late", func(t *engram.Turn) { t.TS = time.Date(2300, 1, 1, 0, 0, 0, 0, time.UTC) }, "turns[1].ts"},
-		{"received too early", func(t *engram.Turn) { t.ReceivedAt = time.Date(1600, 1, 1, 0, 0, 0, 0, time.UTC) }, "turns[1].received_at"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			bad := testTurn(2, "bad")
@@ -126,21 +125,77 @@ func TestPutTurns_Invalid(t *testing.T) {
 	}
 }
 
-func TestPutTurns_IDConflict(t *testing.T) {
+// TestPutTurns_TimeOutOfRange: a turn with a time the palace cannot store
+// (an archive line edited by hand) is skipped and recorded with the reason;
+// the rest of its batch is stored and the watermark passes it.
+func TestPutTurns_TimeOutOfRange(t *testing.T) {
+	db := MustOpenDB(t)
+	ctx := context.Background()
+	late, early := testTurn(2, "late"), testTurn(3, "early")
+	late.TS = time.Date(2300, 1, 1, 0, 0, 0, 0, time.UTC)
+	early.ReceivedAt = time.Date(1600, 1, 1, 0, 0, 0, 0, time.UTC)
+	if err := db.PutTurns(ctx, []engram.Turn{testTurn(1, "good"), late, early, testTurn(4, "good too")}); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := db.CountTurns(ctx, ""); n != 2 {
+		t.Fatalf("%d turns stored, want the 2 good ones", n)
+	}
+	if seq, _ := db.IndexedSeq(ctx); seq != 4 {
+		t.Fatalf("watermark %d, want 4", seq)
+	}
+	sk, err := db.TurnSkips(ctx, 10)
+	skips := sk.Latest
+	if err != nil || sk.Count != 2 || sk.Lost != 2 || len(skips) != 2 || skips[0].Seq != 3 || !strings.HasPrefix(skips[0].Reason, "received_at: time 1600-01-01") ||
+		skips[1].Seq != 2 || !strings.HasPrefix(skips[1].Reason, "ts: time 2300-01-01") || skips[1].StoredSeq != 0 {
+		t.Fatalf("TurnSkips = %+v %v", sk, err)
+	}
+}
+
+// TestPutTurns_IDStoredUnderAnotherSeq: a turn whose id the palace holds
+// under another seq (the re-send of a turn whose archive line was damaged)
+// is a duplicate: it is skipped and recorded, the rest of its batch is
+// stored with their session units, and the watermark moves past it.
+func TestPutTurns_IDStoredUnderAnotherSeq(t *testing.T) {
 	db := MustOpenDB(t)
 	ctx := context.Background()
 	mustPut(t, db, testTurn(1, "first"))
 	other := testTurn(7, "same id, other seq")
 	other.ID = testTurn(1, "").ID
-	err := db.PutTurns(ctx, []engram.Turn{testTurn(2, "second"), other})
-	if engram.ErrorCode(err) != engram.ECONFLICT {
-		t.Fatalf("PutTurns = %v, want ECONFLICT", err)
+	if err := db.PutTurns(ctx, []engram.Turn{testTurn(2, "second"), other, testTurn(8, "eighth")}); err != nil {
+		t.Fatalf("PutTurns with a re-sent id: %v, want the batch stored but that turn", err)
 	}
-	if n, _ := db.CountTurns(ctx, ""); n != 1 {
-		t.Fatalf("the failed batch was partly stored: %d turns", n)
+	if n, _ := db.CountTurns(ctx, ""); n != 3 {
+		t.Fatalf("%d turns stored, want 3 (the re-sent id once)", n)
 	}
-	if seq, _ := db.IndexedSeq(ctx); seq != 1 {
-		t.Fatalf("the failed batch moved the watermark to %d", seq)
+	if seq, _ := db.IndexedSeq(ctx); seq != 8 {
+		t.Fatalf("watermark %d, want 8", seq)
+	}
+	got, err := db.GetTurns(ctx, []string{other.ID})
+	if err != nil || len(got) != 1 || got[0].Seq != 1 || got[0].Content != "first" {
+		t.Fatalf("the palace's copy of the id: %+v %v, want seq 1 unchanged", got, err)
+	}
+	sk, err := db.TurnSkips(ctx, 10)
+	skips := sk.Latest
+	if err != nil || sk.Count != 1 || sk.Lost != 0 || len(skips) != 1 || skips[0].Seq != 7 || skips[0].ID != other.ID || skips[0].StoredSeq != 1 || skips[0].At.IsZero() {
+		t.Fatalf("TurnSkips = %+v %v, want seq 7 of %s, stored under seq 1", sk, err, other.ID)
+	}
+	units, err := db.TurnUnits(ctx, []int64{1, 2, 7, 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(units[2]) == 0 || len(units[8]) == 0 || len(units[7]) != 0 {
+		t.Fatalf("session units by turn: %v, want seqs 2 and 8 in a unit, 7 in none", units)
+	}
+	// Replaying the range records nothing new and stores nothing twice.
+	if err := db.PutTurns(ctx, []engram.Turn{testTurn(2, "second"), other, testTurn(8, "eighth")}); err != nil {
+		t.Fatal(err)
+	}
+	if sk, _ := db.TurnSkips(ctx, 10); sk.Count != 1 {
+		t.Fatalf("a replay recorded %d skips, want 1", sk.Count)
+	}
+	seqs, err := db.TurnSeqs(ctx, []string{other.ID, testTurn(8, "").ID, "nope"})
+	if err != nil || len(seqs) != 2 || seqs[other.ID] != 1 || seqs[testTurn(8, "").ID] != 8 {
+		t.Fatalf("TurnSeqs = %v %v", seqs, err)
 	}
 }
 

@@ -282,14 +282,9 @@ func scanUnit(rows *sql.Rows, extra ...any) (engram.Unit, error) {
 // two kinds come from two indexes and compare within a kind only). At most
 // q.Limit units of each kind. Errors: EINVALID for an unknown kind.
 func (db *DB) SearchUnits(ctx context.Context, q engram.TextQuery, kind string) ([]engram.UnitHit, error) {
-	var kinds []string
-	switch kind {
-	case "":
-		kinds = []string{engram.UnitSession, engram.UnitScene}
-	case engram.UnitSession, engram.UnitScene:
-		kinds = []string{kind}
-	default:
-		return nil, engram.Errorf(engram.EINVALID, "palace: unknown unit kind %q", kind)
+	kinds, err := unitKinds(kind)
+	if err != nil {
+		return nil, err
 	}
 	terms, err := queryTerms(q.Text)
 	if err != nil || len(terms) == 0 {
@@ -339,6 +334,18 @@ func (db *DB) searchUnitKind(ctx context.Context, q engram.TextQuery, terms []te
 		return rows.Err()
 	})
 	return out, err
+}
+
+// unitKinds is kind as a list: both kinds for "". Errors: EINVALID for an
+// unknown kind.
+func unitKinds(kind string) ([]string, error) {
+	switch kind {
+	case "":
+		return []string{engram.UnitSession, engram.UnitScene}, nil
+	case engram.UnitSession, engram.UnitScene:
+		return []string{kind}, nil
+	}
+	return nil, engram.Errorf(engram.EINVALID, "palace: unknown unit kind %q", kind)
 }
 
 // TurnUnits returns the ids of the units holding each turn of seqs.
@@ -476,6 +483,57 @@ func (db *DB) SessionStarts(ctx context.Context, keys []engram.SessionKey) (map[
 	})
 	if err != nil {
 		return nil, fmt.Errorf("palace: session starts: %w", err)
+	}
+	return out, nil
+}
+
+// ScoreUnits returns the BM25 of q.Text over the full text of each unit of
+// ids that holds a word of it (higher is better; each kind scored in its own
+// index, so scores compare within a kind). Only these units are scored: one
+// pass over the matching units in rowid order (cheap) that computes BM25
+// for those of ids alone; what the deep path asks about the units of its
+// candidates. The "+" keeps the rowid test out of FTS5's reach: FTS5 would
+// run one query per rowid, each recounting every term's documents.
+func (db *DB) ScoreUnits(ctx context.Context, q engram.TextQuery, ids []string, kind string) ([]engram.UnitHit, error) {
+	kinds, err := unitKinds(kind)
+	if err != nil {
+		return nil, err
+	}
+	terms, err := queryTerms(q.Text)
+	if err != nil || len(terms) == 0 || len(ids) == 0 {
+		return nil, err
+	}
+	var out []engram.UnitHit
+	err = db.View(ctx, func(tx *sql.Tx) error {
+		const chunk = 500
+		for i := 0; i < len(ids); i += chunk {
+			part := ids[i:min(i+chunk, len(ids))]
+			for _, kind := range kinds {
+				table := unitFTS[kind]
+				args := append([]any{matchExpr(terms), kind}, anys(part)...)
+				rows, err := tx.QueryContext(ctx, `SELECT `+unitColumns+`, f.rank FROM `+table+` f JOIN units u ON u.n = f.rowid
+					WHERE `+table+` MATCH ?1 AND +f.rowid IN (SELECT n FROM units WHERE kind = ?2 AND id IN (?`+strings.Repeat(",?", len(part)-1)+`))`, args...)
+				if err != nil {
+					return err
+				}
+				for rows.Next() {
+					var rank float64
+					u, err := scanUnit(rows, &rank)
+					if err != nil {
+						rows.Close()
+						return err
+					}
+					out = append(out, engram.UnitHit{Unit: u, Score: max(-rank, 0)})
+				}
+				if err := rows.Close(); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("palace: score units: %w", err)
 	}
 	return out, nil
 }

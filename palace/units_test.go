@@ -233,3 +233,30 @@ func TestUnits_Backfill(t *testing.T) {
 		t.Fatalf("after the backfill: %+v %v", hits, err)
 	}
 }
+
+// TestScoreUnits: the scores of given units equal those SearchUnits ranks.
+func TestScoreUnits(t *testing.T) {
+	db := MustOpenDB(t)
+	ctx := context.Background()
+	var turns []engram.Turn
+	for i := int64(1); i <= 60; i++ {
+		turns = append(turns, sessionTurn(i, fmt.Sprintf("s%d", i%6), "Ana", fmt.Sprintf("words %d about lisbon flights %d", i, i%4)))
+	}
+	mustPut(t, db, turns...)
+	q := engram.TextQuery{Text: "lisbon flights 3", Limit: 100}
+	all, err := db.SearchUnits(ctx, q, engram.UnitSession)
+	if err != nil || len(all) != 6 {
+		t.Fatalf("search: %d hits, %v", len(all), err)
+	}
+	ids := []string{all[4].Unit.ID, all[1].Unit.ID, "ses-unknown"}
+	got, err := db.ScoreUnits(ctx, q, ids, "")
+	if err != nil || len(got) != 2 {
+		t.Fatalf("score: %+v %v", got, err)
+	}
+	want := map[string]float64{all[4].Unit.ID: all[4].Score, all[1].Unit.ID: all[1].Score}
+	for _, h := range got {
+		if h.Score != want[h.Unit.ID] || h.Unit.Kind != engram.UnitSession {
+			t.Errorf("%s scored %v, SearchUnits %v", h.Unit.ID, h.Score, want[h.Unit.ID])
+		}
+	}
+}

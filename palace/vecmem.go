@@ -14,16 +14,20 @@ import (
 // minTime, whose Unix nanoseconds are math.MinInt64, so noTS is free.
 const noTS = math.MinInt64
 
-// matrix is the in-memory copy of one model's vectors: unit-length rows in
-// one contiguous slice, so that cosine is a dot product and a query is one
-// sequential pass over memory, and the metadata queries filter on in
-// parallel slices. Namespaces and kinds are interned to small codes, so a
-// filter compares integers.
+// matrix is the in-memory copy of one model's vectors, quantised: each
+// unit-length row is kept as int8 codes in one contiguous slice with one
+// scale (code * scale is the value, the scale the row's largest magnitude
+// over 127), a quarter of the float32 rows' memory and of the memory a scan
+// reads; the metadata queries filter on sit in parallel slices. Namespaces
+// and kinds are interned to small codes, so a filter compares integers. The
+// scan ranks by the quantised dot product; VectorIndex.Query rescores the
+// best candidates with the exact float32 vectors kept in SQLite.
 //
 // A matrix is not safe for concurrent use; VectorIndex guards it.
 type matrix struct {
 	dim   int
-	data  []float32 // len(ids) * dim values, row r at data[r*dim:]
+	codes []int8    // len(ids) * dim codes, row r at codes[r*dim:]
+	scale []float32 // by row
 	ids   []string
 	ns    []uint32 // namespace codes
 	kinds []uint32 // kind codes
@@ -38,7 +42,8 @@ type matrix struct {
 func newMatrix(dim, capacity int) *matrix {
 	return &matrix{
 		dim:      dim,
-		data:     make([]float32, 0, capacity*dim),
+		codes:    make([]int8, 0, capacity*dim),
+		scale:    make([]float32, 0, capacity),
 		ids:      make([]string, 0, capacity),
 		ns:       make([]uint32, 0, capacity),
 		kinds:    make([]uint32, 0, capacity),
@@ -71,21 +76,58 @@ func (m *matrix) newRows(rs []vecRow) int {
 	return n
 }
 
-// grown returns a copy of m.data with room for extra more rows, or nil if
+// grown returns a copy of m.codes with room for extra more rows, or nil if
 // it has room already. It only reads m, so it can run beside queries while
-// the caller keeps other writers out; the copy of 200 MB then costs no query
+// the caller keeps other writers out; the copy of 50 MB then costs no query
 // a wait.
-func (m *matrix) grown(extra int) []float32 {
-	need := len(m.data) + extra*m.dim
-	if need <= cap(m.data) {
+func (m *matrix) grown(extra int) []int8 {
+	need := len(m.codes) + extra*m.dim
+	if need <= cap(m.codes) {
 		return nil
 	}
 	// Grow by a quarter, as append does for large slices, rather than
 	// doubling: the matrix is most of the process's memory.
-	c := max(need, cap(m.data)+cap(m.data)/4, 1024*m.dim)
-	d := make([]float32, len(m.data), c)
-	copy(d, m.data)
+	c := max(need, cap(m.codes)+cap(m.codes)/4, 1024*m.dim)
+	d := make([]int8, len(m.codes), c)
+	copy(d, m.codes)
 	return d
+}
+
+// quantize writes the codes of the unit vector u into dst (len(u) values)
+// and returns their scale: the largest magnitude over 127, so that the
+// largest component is ±127 and every code is within half a step of its
+// value.
+func quantize(dst []int8, u []float32) float32 {
+	var mx float32
+	for _, x := range u {
+		mx = max(mx, abs32(x))
+	}
+	if mx == 0 {
+		clear(dst[:len(u)])
+		return 0
+	}
+	scale := mx / 127
+	inv := 1 / scale
+	for i, x := range u {
+		dst[i] = int8(max(-127, min(127, math.Round(float64(x*inv)))))
+	}
+	return scale
+}
+
+func abs32(x float32) float32 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// sameRow reports whether row i holds the quantisation of the unit vector u.
+func (m *matrix) sameRow(i int, u []float32) bool {
+	codes := make([]int8, m.dim)
+	if quantize(codes, u) != m.scale[i] {
+		return false
+	}
+	return slices.Equal(codes, m.codes[i*m.dim:(i+1)*m.dim])
 }
 
 // put inserts or replaces the rows rs; ids must be distinct.
@@ -99,10 +141,10 @@ func (m *matrix) put(rs []vecRow) {
 			m.ns = append(m.ns, 0)
 			m.kinds = append(m.kinds, 0)
 			m.ts = append(m.ts, 0)
-			m.data = append(m.data, r.unit...)
-		} else {
-			copy(m.data[i*m.dim:(i+1)*m.dim], r.unit)
+			m.scale = append(m.scale, 0)
+			m.codes = append(m.codes, make([]int8, m.dim)...)
 		}
+		m.scale[i] = quantize(m.codes[i*m.dim:(i+1)*m.dim], r.unit)
 		m.ns[i] = intern(m.nsCode, nil, r.namespace)
 		m.kinds[i] = intern(m.kindCode, &m.kindNames, r.kind)
 		m.ts[i] = r.ts
@@ -132,13 +174,13 @@ func (m *matrix) remove(id string) {
 	delete(m.row, id)
 	last := len(m.ids) - 1
 	if i != last {
-		copy(m.data[i*m.dim:(i+1)*m.dim], m.data[last*m.dim:])
-		m.ids[i], m.ns[i], m.kinds[i], m.ts[i] = m.ids[last], m.ns[last], m.kinds[last], m.ts[last]
+		copy(m.codes[i*m.dim:(i+1)*m.dim], m.codes[last*m.dim:])
+		m.ids[i], m.ns[i], m.kinds[i], m.ts[i], m.scale[i] = m.ids[last], m.ns[last], m.kinds[last], m.ts[last], m.scale[last]
 		m.row[m.ids[i]] = i
 	}
 	m.ids[last] = "" // let the string go
-	m.data = m.data[:last*m.dim]
-	m.ids, m.ns, m.kinds, m.ts = m.ids[:last], m.ns[:last], m.kinds[:last], m.ts[:last]
+	m.codes = m.codes[:last*m.dim]
+	m.ids, m.ns, m.kinds, m.ts, m.scale = m.ids[:last], m.ns[:last], m.kinds[:last], m.ts[:last], m.scale[:last]
 }
 
 // filter is a VectorQuery's filter resolved against one matrix's codes.
@@ -298,12 +340,12 @@ func (m *matrix) search(ctx context.Context, q []float32, f filter, ids []string
 				continue
 			}
 			seen[r] = true
-			top.push(dot(q, m.data[r*m.dim:(r+1)*m.dim]), int32(r))
+			top.push(m.scale[r]*dotInt8(q, m.codes[r*m.dim:(r+1)*m.dim]), int32(r))
 		}
 		return nil
 	}
 	dim, n := m.dim, len(m.ids)
-	data := m.data[:n*dim]
+	codes := m.codes[:n*dim]
 	for start := 0; start < n; start += ctxCheckRows {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -321,7 +363,7 @@ func (m *matrix) search(ctx context.Context, q []float32, f filter, ids []string
 					continue
 				}
 			}
-			s := dot(q, data[r*dim:(r+1)*dim])
+			s := m.scale[r] * dotInt8(q, codes[r*dim:(r+1)*dim])
 			if len(top.h) == top.k && s <= top.h[0].score {
 				continue
 			}

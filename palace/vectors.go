@@ -1,12 +1,15 @@
 package palace
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -386,7 +389,7 @@ func (v *VectorIndex) apply(p prepared, remove []string) {
 	if m == nil {
 		return
 	}
-	var grown []float32
+	var grown []int8
 	if len(p.rows) > 0 {
 		grown = m.grown(m.newRows(p.rows)) // outside mu: the copy costs queries no wait
 	}
@@ -396,7 +399,7 @@ func (v *VectorIndex) apply(p prepared, remove []string) {
 		m.remove(id)
 	}
 	if grown != nil {
-		m.data = grown
+		m.codes = grown
 	}
 	if len(p.rows) > 0 {
 		m.put(p.rows)
@@ -489,13 +492,23 @@ func (v *VectorIndex) Count(ctx context.Context) (int, error) {
 	return n, vecErr("count vectors of "+v.model, err)
 }
 
+// Rescoring: the scan ranks by the quantised vectors, then the best
+// k + min(max(k, rescoreMin), rescoreMax) candidates are scored again with
+// the exact vectors SQLite keeps, so that scores are exact cosines and a
+// near tie the codes got wrong at the edge of the top k is put right.
+const (
+	rescoreMin = 16
+	rescoreMax = 200
+)
+
 // Query returns up to q.K vectors nearest to q.Vector by cosine similarity,
 // best first, that pass the filters: q.Namespace (exact, "" for all),
 // q.Kinds (any of them, empty for all) and the time range [q.From, q.To), a
-// zero bound leaving that side open. The search is exact: it scores every
-// vector that passes the filters (with q.IDs, only those ids: a lookup, no
-// scan). Equal scores come in id order. The first Query loads the matrix
-// (see Load).
+// zero bound leaving that side open. It scores every vector that passes the
+// filters (with q.IDs, only those ids: a lookup, no scan) by its quantised
+// codes in memory, then rescores the best candidates with their exact
+// vectors (see rescoreMin): scores are exact cosines. Equal scores come in
+// id order. The first Query loads the matrix (see Load).
 //
 // Errors: EINVALID for q.K < 1 or a bad query vector (wrong dimension, the
 // message naming both; zero; not finite); EUNAVAILABLE once the palace is
@@ -513,7 +526,11 @@ func (v *VectorIndex) Query(ctx context.Context, q engram.VectorQuery) ([]engram
 	}
 	unit := make([]float32, v.dim)
 	normalize(unit, q.Vector)
-	top := &topK{k: q.K, h: make([]scored, 0, min(q.K, 1024))}
+	kk := q.K + min(max(q.K, rescoreMin), rescoreMax)
+	if len(q.IDs) > 0 {
+		kk = max(q.K, len(q.IDs))
+	}
+	top := &topK{k: kk, h: make([]scored, 0, min(kk, 1024))}
 
 	for {
 		if err := v.Load(ctx); err != nil {
@@ -527,10 +544,79 @@ func (v *VectorIndex) Query(ctx context.Context, q engram.VectorQuery) ([]engram
 				hits = m.hits(top)
 			}
 			v.mu.RUnlock()
-			return hits, err
+			if err != nil {
+				return nil, err
+			}
+			hits, err = v.rescore(ctx, unit, hits)
+			if err != nil {
+				return nil, err
+			}
+			return hits[:min(q.K, len(hits))], nil
 		}
 		v.mu.RUnlock() // unloaded since Load returned: load again
 	}
+}
+
+// rescore scores hits again with their exact vectors from SQLite, best
+// first (ties in id order); a hit whose row is gone (deleted meanwhile) is
+// dropped.
+func (v *VectorIndex) rescore(ctx context.Context, unit []float32, hits []engram.VectorHit) ([]engram.VectorHit, error) {
+	if len(hits) == 0 {
+		return hits, nil
+	}
+	exact := make(map[string]float64, len(hits))
+	err := v.db.View(ctx, func(tx *sql.Tx) error {
+		const chunk = 500
+		buf := make([]float32, v.dim)
+		for i := 0; i < len(hits); i += chunk {
+			part := hits[i:min(i+chunk, len(hits))]
+			args := make([]any, 0, len(part)+1)
+			args = append(args, v.model)
+			for _, h := range part {
+				args = append(args, h.ID)
+			}
+			rows, err := tx.QueryContext(ctx, `SELECT id, vec FROM vectors WHERE model = ? AND id IN (?`+strings.Repeat(",?", len(part)-1)+`)`, args...)
+			if err != nil {
+				return err
+			}
+			for rows.Next() {
+				var id string
+				var raw sql.RawBytes
+				if err := rows.Scan(&id, &raw); err != nil {
+					rows.Close()
+					return err
+				}
+				if len(raw) != 4*v.dim {
+					continue // unusable: the doctor reports it
+				}
+				decodeVector(buf, raw)
+				if normalize(buf, buf) {
+					exact[id] = min(max(float64(dot(unit, buf)), -1), 1)
+				}
+			}
+			if err := rows.Close(); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, vecErr("rescore vectors of "+v.model, err)
+	}
+	out := hits[:0]
+	for _, h := range hits {
+		if sc, ok := exact[h.ID]; ok {
+			h.Score = sc
+			out = append(out, h)
+		}
+	}
+	slices.SortFunc(out, func(a, b engram.VectorHit) int {
+		if c := cmp.Compare(b.Score, a.Score); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.ID, b.ID)
+	})
+	return out, nil
 }
 
 // Load reads the model's vectors from SQLite into the in-memory matrix,

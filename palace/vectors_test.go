@@ -776,9 +776,9 @@ func matrixRows(m *matrix) map[string]string {
 			out[id] = "row map broken"
 			continue
 		}
-		out[id] = fmt.Sprint(nsName[m.ns[i]], m.kindNames[m.kinds[i]], m.ts[i], m.data[i*m.dim:(i+1)*m.dim])
+		out[id] = fmt.Sprint(nsName[m.ns[i]], m.kindNames[m.kinds[i]], m.ts[i], m.scale[i], m.codes[i*m.dim:(i+1)*m.dim])
 	}
-	if len(m.row) != len(m.ids) || len(m.data) != len(m.ids)*m.dim {
+	if len(m.row) != len(m.ids) || len(m.codes) != len(m.ids)*m.dim || len(m.scale) != len(m.ids) {
 		out[""] = "sizes differ"
 	}
 	return out

@@ -51,8 +51,31 @@ func NewIndexer(a engram.Archive, idx engram.TurnIndex) *Indexer {
 }
 
 // Open catches the index up with the archive, then follows new commits in
-// the background until Close.
+// the background until Close. A catch-up that fails (a full disk, a palace
+// that cannot be written) does not fail Open: the error is reported by Err
+// and the follower retries with backoff, so the engine starts degraded
+// instead of not at all. Open fails for a palace ahead of its archive
+// (ECONFLICT), or when ctx ends.
 func (ix *Indexer) Open(ctx context.Context) error {
+	switch err := ix.CatchUp(ctx); {
+	case err == nil:
+	case ctx.Err() != nil || ix.Err() == nil:
+		// Cancelled, or no batch failed: the watermark is unreadable or
+		// the palace is ahead of the archive.
+		return err
+	default:
+		ix.Logger.Warn("indexer: catching up failed; retrying in the background", "err", err)
+	}
+	ix.f = &follower{name: "indexing", source: archiveSignal(ix.archive), step: ix.catchUp,
+		retryDelay: ix.RetryDelay, logger: ix.Logger}
+	ix.f.start()
+	return nil
+}
+
+// CatchUp indexes every archived turn after the index's watermark, once,
+// and returns the first error: what a rebuild runs, where a failure must
+// stop it. ECONFLICT when the palace claims more than the archive holds.
+func (ix *Indexer) CatchUp(ctx context.Context) error {
 	seq, err := ix.index.IndexedSeq(ctx)
 	if err != nil {
 		return fmt.Errorf("read index watermark: %w", err)
@@ -68,9 +91,6 @@ func (ix *Indexer) Open(ctx context.Context) error {
 	if err := ix.catchUp(ctx); err != nil {
 		return fmt.Errorf("catch up index: %w", err)
 	}
-	ix.f = &follower{name: "indexing", source: archiveSignal(ix.archive), step: ix.catchUp,
-		retryDelay: ix.RetryDelay, logger: ix.Logger}
-	ix.f.start()
 	return nil
 }
 

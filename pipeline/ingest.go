@@ -21,6 +21,11 @@ type Ingester struct {
 	// Wait bounds how long Ingest waits for the index after the archive
 	// acknowledged the write.
 	Wait time.Duration
+	// Known, if set, returns the seq of each of ids the index already
+	// holds. A turn sent with such an id is a duplicate even when the
+	// archive does not know its id (its line there was damaged, so the
+	// archive skipped it): it is answered as one and not archived again.
+	Known func(ctx context.Context, ids []string) (map[string]int64, error)
 }
 
 var _ engram.IngestService = (*Ingester)(nil)
@@ -34,9 +39,33 @@ func (g *Ingester) Ingest(ctx context.Context, turns []engram.Turn) (engram.Inge
 	if wait <= 0 {
 		wait = DefaultIngestWait
 	}
-	appended, err := a.Append(ctx, turns)
-	if err != nil {
-		return engram.IngestResult{}, err
+	known := g.known(ctx, turns)
+	send := turns
+	if len(known) > 0 {
+		send = make([]engram.Turn, 0, len(turns))
+		for _, t := range turns {
+			if _, ok := known[t.ID]; !ok || t.ID == "" {
+				send = append(send, t)
+			}
+		}
+	}
+	var appended []engram.Appended
+	if len(send) > 0 {
+		var err error
+		if appended, err = a.Append(ctx, send); err != nil {
+			return engram.IngestResult{}, err
+		}
+	}
+	if len(known) > 0 {
+		all := make([]engram.Appended, 0, len(turns))
+		for _, t := range turns {
+			if seq, ok := known[t.ID]; ok && t.ID != "" {
+				all = append(all, engram.Appended{ID: t.ID, Seq: seq, Duplicate: true})
+				continue
+			}
+			all, appended = append(all, appended[0]), appended[1:]
+		}
+		appended = all
 	}
 	res := engram.IngestResult{Turns: appended}
 	if ix == nil {
@@ -58,4 +87,27 @@ func (g *Ingester) Ingest(ctx context.Context, turns []engram.Turn) (engram.Inge
 		res.Warnings = append(res.Warnings, msg)
 	}
 	return res, nil
+}
+
+// known returns the turns' client-sent ids the index holds, with their
+// seqs. A failing lookup returns none: the archive's own idempotency and
+// the indexer's skip of a duplicate id still hold.
+func (g *Ingester) known(ctx context.Context, turns []engram.Turn) map[string]int64 {
+	if g.Known == nil {
+		return nil
+	}
+	var ids []string
+	for _, t := range turns {
+		if t.ID != "" {
+			ids = append(ids, t.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	known, err := g.Known(ctx, ids)
+	if err != nil {
+		return nil
+	}
+	return known
 }

@@ -272,7 +272,7 @@ func TestLayerVectorWorker(t *testing.T) {
 	if err != nil || len(facts) == 0 || len(units) == 0 || n != len(mems)+len(scenes)+len(facts)+len(units) {
 		t.Fatalf("%d vectors (%v), want one per memory, scene, fact and unit: %d", n, err, len(mems)+len(scenes)+len(facts)+len(units))
 	}
-	if byKind, _ := store.CountByKind(ctx); byKind[engram.KindUnit] != len(units) {
+	if byKind, _ := store.CountByKind(ctx); byKind[engram.KindSessionUnit]+byKind[engram.KindSceneUnit] != len(units) {
 		t.Errorf("unit vectors: %v, want %d", byKind, len(units))
 	}
 	last, _ := store.LastChange(ctx)

@@ -104,7 +104,7 @@ func (w *LayerVectorWorker) Run(ctx context.Context) error {
 		items := make([]engram.VectorItem, 0, len(units))
 		texts := make([]string, 0, len(units))
 		for _, u := range units {
-			items = append(items, engram.VectorItem{ID: u.ID, Kind: engram.KindUnit, Namespace: u.Namespace, TS: u.Start})
+			items = append(items, engram.VectorItem{ID: u.ID, Kind: engram.UnitVectorKind(u.Kind), Namespace: u.Namespace, TS: u.Start})
 			texts = append(texts, u.Text)
 		}
 		return items, texts, units[len(units)-1].Seq, nil

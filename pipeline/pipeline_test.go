@@ -106,6 +106,46 @@ func TestIndexerRefusesForeignPalace(t *testing.T) {
 	}
 }
 
+// failingPalace is a palace whose writes fail while down is set, like a
+// full disk (a process edge misbehaving).
+type failingPalace struct {
+	*palace.DB
+	down atomic.Bool
+}
+
+func (f *failingPalace) PutTurns(ctx context.Context, turns []engram.Turn) error {
+	if f.down.Load() {
+		return engram.Errorf(engram.ENOSPACE, "disk full")
+	}
+	return f.DB.PutTurns(ctx, turns)
+}
+
+// TestIndexerOpensWhileWritesFail: a catch-up that fails at Open does not
+// fail it (an engine starts degraded, not at all); the error is reported
+// and the indexer catches up by itself once writes succeed.
+func TestIndexerOpensWhileWritesFail(t *testing.T) {
+	a, p, _ := mustOpen(t)
+	appendTurns(t, a, 5)
+	idx := &failingPalace{DB: p}
+	idx.down.Store(true)
+	ix := pipeline.NewIndexer(a, idx)
+	ix.RetryDelay = time.Millisecond
+	if err := ix.Open(context.Background()); err != nil {
+		t.Fatalf("Open while the palace cannot be written: %v, want nil (degraded)", err)
+	}
+	defer ix.Close()
+	if ix.Err() == nil || engram.ErrorCode(ix.Err()) != engram.ENOSPACE || ix.Lag() != 5 {
+		t.Fatalf("after Open: err %v, lag %d; want the write error and 5 behind", ix.Err(), ix.Lag())
+	}
+	idx.down.Store(false)
+	if err := ix.WaitCurrent(waitCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	if ix.Err() != nil || ix.Indexed() != 5 {
+		t.Fatalf("after the disk recovered: err %v, indexed %d", ix.Err(), ix.Indexed())
+	}
+}
+
 // flakyEmbedder fails while down is set, like an embedding server that is
 // restarting (a process edge misbehaving); otherwise it is the builtin one.
 type flakyEmbedder struct {

@@ -213,7 +213,7 @@ func (s *Service) deep(ctx context.Context, v *Vectors, ns, text string, k int, 
 		c.decay = decay(asOf.Sub(c.turn.TS), cfg)
 	}
 	if cfg.ExpansionWeight > 0 {
-		sig, err := s.keywordSignal(ctx, ns, expansionQuery(text), cands, cfg.Candidates, from, to)
+		sig, err := s.keywordSignal(ctx, ns, expansionQuery(s.Words, text), cands, cfg.Candidates, from, to)
 		if err != nil {
 			return nil, fmt.Errorf("expanded keyword search: %w", err)
 		}
@@ -308,7 +308,7 @@ func (s *Service) candidates(ctx context.Context, v *Vectors, ns, text string, c
 		kinds, k = append(kinds, engram.KindFact), k+kgTriples
 	}
 	if s.Units != nil {
-		kinds, k = append(kinds, engram.KindUnit), k+2*unitHits
+		kinds, k = append(kinds, engram.KindSessionUnit, engram.KindSceneUnit), k+2*unitHits
 	}
 	if vectorsUsed {
 		wg.Add(1)
@@ -324,19 +324,13 @@ func (s *Service) candidates(ctx context.Context, v *Vectors, ns, text string, c
 				Kinds: kinds, From: from, To: to})
 		}()
 	}
-	// Keyword searches of the units and the layers run beside the
-	// turns' BM25 and the vector query: each is a scan of an index.
+	// The layers' keyword search runs beside the turns' BM25 and the
+	// vector query: each is a scan of an index.
 	var (
-		uhits []engram.UnitHit
-		uerr  error
-		ev    evidence
-		lerr  error
+		ev   evidence
+		lerr error
 	)
-	wg.Add(2)
-	go func() {
-		defer wg.Done()
-		uhits, uerr = s.searchUnits(ctx, engram.TextQuery{Namespace: ns, Text: text, From: from, To: to}, "")
-	}()
+	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		ev, lerr = s.layerEvidence(ctx, ns, text, from, to, cfg)
@@ -361,13 +355,6 @@ func (s *Service) candidates(ctx context.Context, v *Vectors, ns, text string, c
 	}
 	var layerHits, unitVecHits []engram.VectorHit
 	vhits, layerHits, unitVecHits = splitKinds(vhits, n)
-	us := unitEvidence(uhits, unitVecHits, "")
-	if uerr != nil {
-		if ctx.Err() != nil {
-			return nil, unitScores{}, ctx.Err()
-		}
-		warn(fmt.Sprintf("the sessions and scenes could not be searched (%s): deep recall ran on single turns", engram.ErrorMessage(uerr)))
-	}
 	if err := s.layerVectorEvidence(ctx, &ev, layerHits); err != nil {
 		if ctx.Err() != nil {
 			return nil, unitScores{}, ctx.Err()
@@ -416,35 +403,43 @@ func (s *Service) candidates(ctx context.Context, v *Vectors, ns, text string, c
 		missing = append(missing, id)
 		added++
 	}
+	for id, c := range byID {
+		c.layerN, c.kgN = ev.layer[id], ev.kg[id]
+	}
+	if err := s.loadTurns(ctx, byID, missing); err != nil {
+		return nil, unitScores{}, err
+	}
+	// The units: those of the candidates and those the vector query found,
+	// scored by keyword (only these: the cost follows the candidates, not
+	// the index); the turns of the best join the candidates.
+	us, err := s.candidateUnits(ctx, engram.TextQuery{Namespace: ns, Text: text, From: from, To: to}, out, unitVecHits, "")
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, unitScores{}, ctx.Err()
+		}
+		warn(fmt.Sprintf("the sessions and scenes could not be searched (%s): deep recall ran on single turns", engram.ErrorMessage(err)))
+	}
 	if cfg.UnitTurns > 0 && len(us.order) > 0 {
 		top := us.order[:min(cfg.UnitTurns, len(us.order))]
 		ids, err := s.Units.UnitTurnIDs(ctx, top)
 		if err != nil {
 			return nil, unitScores{}, fmt.Errorf("unit turns: %w", err)
 		}
+		missing = missing[:0]
 		for _, u := range top {
 			for _, id := range ids[u] {
 				if _, ok := byID[id]; ok {
 					continue
 				}
-				c := &candidate{}
+				c := &candidate{layerN: ev.layer[id], kgN: ev.kg[id]}
 				c.turn.ID = id
 				byID[id] = c
 				out = append(out, c)
 				missing = append(missing, id)
 			}
 		}
-	}
-	for id, c := range byID {
-		c.layerN, c.kgN = ev.layer[id], ev.kg[id]
-	}
-	if len(missing) > 0 {
-		turns, err := s.index.GetTurns(ctx, missing)
-		if err != nil {
-			return nil, unitScores{}, fmt.Errorf("load turns: %w", err)
-		}
-		for _, t := range turns {
-			byID[t.ID].turn = t
+		if err := s.loadTurns(ctx, byID, missing); err != nil {
+			return nil, unitScores{}, err
 		}
 	}
 	kept := out[:0]
@@ -467,6 +462,22 @@ func (s *Service) candidates(ctx context.Context, v *Vectors, ns, text string, c
 		}
 	}
 	return kept, us, nil
+}
+
+// loadTurns reads the turns of the candidates of ids (which hold only an
+// id so far).
+func (s *Service) loadTurns(ctx context.Context, byID map[string]*candidate, ids []string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	turns, err := s.index.GetTurns(ctx, ids)
+	if err != nil {
+		return fmt.Errorf("load turns: %w", err)
+	}
+	for _, t := range turns {
+		byID[t.ID].turn = t
+	}
+	return nil
 }
 
 // cosines fills the cosine similarity of the candidates that lack one: from

@@ -10,8 +10,19 @@ import (
 	"unicode"
 
 	"github.com/engram-dev/engram"
-	"github.com/engram-dev/engram/embed"
 )
+
+// WordVectors is what query expansion needs of a word-vector vocabulary
+// (package embed's GloVe block): a word's frequency rank and its nearest
+// neighbours.
+type WordVectors interface {
+	// Rank returns w's frequency rank (0 the most frequent), false for a
+	// word outside the vocabulary.
+	Rank(w string) (int, bool)
+	// Neighbours returns up to n words nearest to w with a similarity of
+	// at least minSim, best first.
+	Neighbours(w string, n int, minSim float64) []string
+}
 
 // The query side of the deep path: two ways to search with words the query
 // does not say. Both are measured on the LoCoMo development set and off by
@@ -102,22 +113,25 @@ func rm3Query(cands []*candidate, query string) []string {
 // word vectors, of the query's rare words: words a turn may say instead
 // ("novels" for "books"). Forms of the word itself are left out (the
 // keyword index stems them already).
-func expansionQuery(query string) []string {
+func expansionQuery(words WordVectors, query string) []string {
+	if words == nil {
+		return nil
+	}
 	var out []string
 	seen := map[string]bool{}
 	for _, w := range feedbackWords(query) {
 		seen[w] = true
 	}
 	for _, w := range feedbackWords(query) {
-		if rank, ok := embed.Rank(w); !ok || rank < expandRank {
+		if rank, ok := words.Rank(w); !ok || rank < expandRank {
 			continue
 		}
-		for _, nb := range embed.Neighbours(w, expandNeighbours, expandSim) {
-			if seen[nb.Word] || sharesStem(w, nb.Word) {
+		for _, nb := range words.Neighbours(w, expandNeighbours, expandSim) {
+			if seen[nb] || sharesStem(w, nb) {
 				continue
 			}
-			seen[nb.Word] = true
-			out = append(out, nb.Word)
+			seen[nb] = true
+			out = append(out, nb)
 		}
 	}
 	return out

@@ -47,19 +47,10 @@ func (s *Service) hybrid(ctx context.Context, v *Vectors, ns, text string, k int
 		qvec = vecs[0]
 		q := engram.VectorQuery{Vector: qvec, K: n, Namespace: ns, Kinds: []string{engram.KindTurn}, To: before}
 		if sessions {
-			q.Kinds, q.K = append(q.Kinds, engram.KindUnit), n+2*unitHits
+			q.Kinds, q.K = append(q.Kinds, engram.KindSessionUnit), n+unitHits
 		}
 		vhits, verr = v.Index.Query(ctx, q)
 	}()
-	var uhits []engram.UnitHit
-	var uerr error
-	if sessions {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			uhits, uerr = s.searchUnits(ctx, engram.TextQuery{Namespace: ns, Text: text, To: before}, engram.UnitSession)
-		}()
-	}
 	bhits, berr := s.index.SearchTurns(ctx, engram.TextQuery{Namespace: ns, Text: text, Limit: n, To: before})
 	wg.Wait()
 	if berr != nil {
@@ -119,9 +110,9 @@ func (s *Service) hybrid(ctx context.Context, v *Vectors, ns, text string, k int
 	}
 	normalise(cands)
 	if sessions {
-		err := uerr
+		us, err := s.candidateUnits(ctx, engram.TextQuery{Namespace: ns, Text: text, To: before}, cands, unitVecHits, engram.UnitSession)
 		if err == nil {
-			err = s.unitSignals(ctx, cands, unitEvidence(uhits, unitVecHits, engram.UnitSession), true)
+			err = s.unitSignals(ctx, cands, us, true)
 		}
 		if err != nil {
 			if ctx.Err() != nil {
@@ -136,6 +127,17 @@ func (s *Service) hybrid(ctx context.Context, v *Vectors, ns, text string, k int
 			c.final += cfg.SessionWeight * c.sessN
 		}
 	}
+	// A candidate whose every signal is at the floor (the least similar by
+	// meaning of all the candidates, no keyword in common, nothing from its
+	// session) carries no evidence: listing it would only pad the results
+	// of a small namespace with an unrelated turn scored 0.
+	kept = cands[:0]
+	for _, c := range cands {
+		if c.final > 0 {
+			kept = append(kept, c)
+		}
+	}
+	cands = kept
 	sort.SliceStable(cands, func(i, j int) bool {
 		if cands[i].final != cands[j].final {
 			return cands[i].final > cands[j].final

@@ -38,7 +38,7 @@ func splitKinds(hits []engram.VectorHit, n int) (turns, layers, units []engram.V
 			if len(turns) < n {
 				turns = append(turns, h)
 			}
-		case engram.KindUnit:
+		case engram.KindSessionUnit, engram.KindSceneUnit:
 			units = append(units, h)
 		default:
 			layers = append(layers, h)

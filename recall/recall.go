@@ -47,9 +47,16 @@ type Service struct {
 	// Layers, if set, lets the deep path weigh the derived layers (L1
 	// memories, L2 scenes, the L4 graph).
 	Layers engram.LayerIndex
+	// LayerLag, if set, describes the layers that have not taken in every
+	// archived turn yet ("" when none): deep recall and layer results warn
+	// with it, since they may rank otherwise once the layers catch up.
+	LayerLag func(ctx context.Context) string
 	// Units, if set, lets the deep path weigh each turn's session and scene
 	// as retrieval units of their own.
 	Units engram.UnitIndex
+	// Words, if set, are the word vectors of query expansion (off unless
+	// DeepConfig.ExpansionWeight is positive).
+	Words WordVectors
 	// Docs, if set, adds the chunks of the indexed vaults to the results.
 	Docs engram.DocIndex
 	// Deep tunes the deep path; Triggers decides when auto runs it.
@@ -80,6 +87,9 @@ func (s *Service) SetVectors(v *Vectors) { s.vectors.Store(v) }
 func Validate(req engram.RecallRequest) (engram.RecallRequest, error) {
 	if req.Namespace == "" {
 		req.Namespace = engram.DefaultNamespace
+	}
+	if err := engram.CheckReadNamespace("namespace", req.Namespace); err != nil {
+		return req, err
 	}
 	if !utf8.ValidString(req.Query) {
 		return req, engram.FieldError("query", "query is not valid UTF-8")
@@ -188,6 +198,11 @@ func (s *Service) Recall(ctx context.Context, req engram.RecallRequest) (engram.
 			return engram.RecallResponse{}, err
 		}
 		resp.Results = results
+	}
+	if s.LayerLag != nil && s.Layers != nil && (mode == engram.ModeDeep || layersWanted(req)) {
+		if lag := s.LayerLag(ctx); lag != "" {
+			warn("the derived layers are behind the archive (" + lag + "): results may rank otherwise once they catch up")
+		}
 	}
 	// as_of bounds shallow and keyword recall too: nothing dated after it.
 	var before time.Time
@@ -335,6 +350,13 @@ func (s *Service) shallow(ctx context.Context, v *Vectors, ns string, req engram
 	}
 	results := make([]engram.Result, 0, len(hits))
 	for _, h := range hits {
+		// A cosine of 0 or less is no similarity at all: such a turn would
+		// only pad the list. Above it a cosine means different things for
+		// different models (unrelated texts score 0.3 to 0.4 with bge-m3),
+		// so no fixed floor cuts more; the rank is the information.
+		if h.Score <= 0 {
+			continue
+		}
 		if t, ok := byID[h.ID]; ok { // a vector whose turn is not indexed yet is skipped
 			results = append(results, engram.TurnResult(t, h.Score))
 		}

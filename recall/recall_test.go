@@ -279,3 +279,71 @@ func TestDeepRecall(t *testing.T) {
 		}
 	}
 }
+
+// TestNoPadding: a small namespace's list is not padded with turns that
+// carry no evidence. Hybrid leaves out the candidate whose every signal is
+// at the floor (score 0); shallow leaves out a turn with no similarity at
+// all (cosine 0 or less) and keeps the rest, nearest first.
+func TestNoPadding(t *testing.T) {
+	f := mustOpenFixture(t, small)
+	ctx := context.Background()
+	resp, err := f.service().Recall(ctx, engram.RecallRequest{Query: "which database did we pick?", Mode: engram.ModeHybrid})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Results) == 0 || len(resp.Results) >= len(small) || !strings.Contains(resp.Results[0].Text, "PostgreSQL") {
+		t.Fatalf("hybrid over %d turns: %d results %+v, want the database turn first and the unrelated one left out", len(small), len(resp.Results), resp.Results)
+	}
+	for _, r := range resp.Results {
+		if r.Score <= 0 {
+			t.Errorf("hybrid result with no evidence: %q scored %v", r.Text, r.Score)
+		}
+	}
+
+	// Shallow, with vectors whose cosines to the query are known: 1, 0.5,
+	// 0 and -1.
+	vecs := map[string][]float32{"query": {1, 0}, "same": {1, 0}, "near": {0.5, 0.8660254}, "orthogonal": {0, 1}, "opposite": {-1, 0}}
+	db := f.db
+	emb := fixedEmbedder(vecs)
+	idx, err := db.Vectors(ctx, emb.Model(), emb.Dim())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var items []engram.VectorItem
+	for i, tr := range f.turns {
+		name := []string{"same", "near", "orthogonal", "opposite"}[i]
+		items = append(items, engram.VectorItem{ID: tr.ID, Kind: engram.KindTurn, Namespace: tr.Namespace, TS: tr.TS, Vector: vecs[name]})
+	}
+	if err := idx.PutTurnVectors(ctx, items, f.turns[len(f.turns)-1].Seq); err != nil {
+		t.Fatal(err)
+	}
+	s := recall.NewService(db)
+	s.SetVectors(&recall.Vectors{Embedder: emb, Index: idx})
+	resp, err = s.Recall(ctx, engram.RecallRequest{Query: "query", Mode: engram.ModeShallow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Results) != 2 || resp.Results[0].ID != f.turns[0].ID || resp.Results[1].ID != f.turns[1].ID {
+		t.Fatalf("shallow: %+v, want the turns of cosine 1 and 0.5 only", resp.Results)
+	}
+}
+
+// fixedEmbedder embeds each text as the vector the test gave it: a test
+// double for cosines known in advance.
+type fixedEmbedder map[string][]float32
+
+var _ engram.Embedder = fixedEmbedder(nil)
+
+func (e fixedEmbedder) Embed(_ context.Context, texts []string) ([][]float32, error) {
+	out := make([][]float32, len(texts))
+	for i, t := range texts {
+		v, ok := e[t]
+		if !ok {
+			return nil, fmt.Errorf("fixedEmbedder: no vector for %q", t)
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+func (fixedEmbedder) Model() string { return "fixed-2" }
+func (fixedEmbedder) Dim() int      { return 2 }

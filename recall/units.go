@@ -5,7 +5,6 @@ import (
 	"context"
 	"math"
 	"slices"
-	"strings"
 
 	"github.com/engram-dev/engram"
 )
@@ -30,18 +29,8 @@ type unitScores struct {
 	order     []string // units by their combined evidence, best first
 }
 
-// searchUnits runs the keyword search of the retrieval units of kind (both
-// for ""); none without Units.
-func (s *Service) searchUnits(ctx context.Context, q engram.TextQuery, kind string) ([]engram.UnitHit, error) {
-	if s.Units == nil {
-		return nil, nil
-	}
-	q.Limit = unitHits
-	return s.Units.SearchUnits(ctx, q, kind)
-}
-
-// unitEvidence scores the units of kind (both for "") found by keyword
-// (hits, from searchUnits) and by vector (vhits, from the path's one
+// unitEvidence scores the units of kind (both for "") scored by keyword
+// (hits, from ScoreUnits) and found by vector (vhits, from the path's one
 // vector query).
 func unitEvidence(hits []engram.UnitHit, vhits []engram.VectorHit, kind string) unitScores {
 	us := unitScores{bm25: map[string]float64{}, vec: map[string]float64{}, kind: map[string]string{}}
@@ -50,6 +39,9 @@ func unitEvidence(hits []engram.UnitHit, vhits []engram.VectorHit, kind string) 
 		best[h.Unit.Kind] = math.Max(best[h.Unit.Kind], h.Score)
 	}
 	for _, h := range hits {
+		if kind != "" && h.Unit.Kind != kind {
+			continue
+		}
 		us.kind[h.Unit.ID] = h.Unit.Kind
 		if b := best[h.Unit.Kind]; b > 0 {
 			us.bm25[h.Unit.ID] = h.Score / b
@@ -59,8 +51,8 @@ func unitEvidence(hits []engram.UnitHit, vhits []engram.VectorHit, kind string) 
 	lo, hi := map[string]float64{}, map[string]float64{}
 	n := map[string]int{}
 	for _, h := range vhits {
-		k := unitKindOf(h.ID)
-		if n[k] == unitHits || (kind != "" && k != kind) {
+		k := unitKindOfVector(h.Kind)
+		if k == "" || n[k] == unitHits || (kind != "" && k != kind) {
 			continue
 		}
 		if n[k] == 0 {
@@ -71,8 +63,8 @@ func unitEvidence(hits []engram.UnitHit, vhits []engram.VectorHit, kind string) 
 	}
 	seen := map[string]int{}
 	for _, h := range vhits {
-		k := unitKindOf(h.ID)
-		if seen[k] == unitHits || (kind != "" && k != kind) {
+		k := unitKindOfVector(h.Kind)
+		if k == "" || seen[k] == unitHits || (kind != "" && k != kind) {
 			continue
 		}
 		seen[k]++
@@ -87,13 +79,53 @@ func unitEvidence(hits []engram.UnitHit, vhits []engram.VectorHit, kind string) 
 	return us
 }
 
-// unitKindOf tells a unit's kind by its id (palace gives session parts the
-// prefix "ses-" and scene units "scu-").
-func unitKindOf(id string) string {
-	if strings.HasPrefix(id, "scu-") {
+// candidateUnits scores the units (of kind; "" for both) of the candidates
+// and those of vhits (the vector query's unit hits) by keyword, and returns
+// their evidence.
+func (s *Service) candidateUnits(ctx context.Context, q engram.TextQuery, cands []*candidate, vhits []engram.VectorHit, kind string) (unitScores, error) {
+	if s.Units == nil {
+		return unitEvidence(nil, nil, kind), nil
+	}
+	seqs := make([]int64, 0, len(cands))
+	for _, c := range cands {
+		if c.turn.Seq != 0 {
+			seqs = append(seqs, c.turn.Seq)
+		}
+	}
+	of, err := s.Units.TurnUnits(ctx, seqs)
+	if err != nil {
+		return unitEvidence(nil, vhits, kind), err
+	}
+	seen := map[string]bool{}
+	var ids []string
+	add := func(id string) {
+		if !seen[id] {
+			seen[id] = true
+			ids = append(ids, id)
+		}
+	}
+	for _, seq := range seqs {
+		for _, id := range of[seq] {
+			add(id)
+		}
+	}
+	for _, h := range vhits {
+		add(h.ID)
+	}
+	hits, err := s.Units.ScoreUnits(ctx, q, ids, kind)
+	return unitEvidence(hits, vhits, kind), err
+}
+
+// unitKindOfVector is the kind of unit a vector kind stands for, "" for
+// none.
+func unitKindOfVector(kind string) string {
+	switch kind {
+	case engram.KindSessionUnit:
+		return engram.UnitSession
+	case engram.KindSceneUnit:
 		return engram.UnitScene
 	}
-	return engram.UnitSession
+	return ""
 }
 
 // score is a unit's evidence: the mean of its keyword and vector evidence
@@ -122,7 +154,7 @@ func (s *Service) unitSignals(ctx context.Context, cands []*candidate, us unitSc
 	for _, c := range cands {
 		for _, id := range of[c.turn.Seq] {
 			v := us.score(id, vectors)
-			if unitKindOf(id) == engram.UnitScene {
+			if us.kind[id] == engram.UnitScene {
 				c.sceneN = math.Max(c.sceneN, v)
 			} else {
 				c.sessN = math.Max(c.sessN, v)

@@ -66,10 +66,11 @@ type counter struct{ n atomic.Int64 }
 
 func (c *counter) Run(context.Context) error { c.n.Add(1); return nil }
 
-// waitFor retries cond until it holds, failing the test after a few seconds.
+// waitFor retries cond until it holds. The minute is a guard against a
+// hang, not a speed limit: a loaded machine only makes the wait longer.
 func waitFor(tb testing.TB, what string, cond func() bool) {
 	tb.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for !cond() {
 		if time.Now().After(deadline) {
 			tb.Fatalf("timed out waiting for %s", what)
@@ -367,11 +368,22 @@ func TestStartCronEntries(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, "cron runs", func() bool { return a.n.Load() >= 3 })
+	// A second scheduler with the same interval keeps running: its runs
+	// measure three intervals after Stop on this machine's clock, however
+	// loaded, where a fixed sleep would measure nothing on a slow one.
+	var probe counter
+	p := mustNew(t, scheduler.NewSQLStore(mustOpenPalace(t, filepath.Join(t.TempDir(), "q.db"))), newClock(),
+		scheduler.Job{Name: "probe", Interval: 10 * time.Millisecond, Run: probe.Run})
+	p.Now, p.Tick = time.Now, time.Hour
+	if err := p.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer p.Stop(context.Background())
 	if err := s.Stop(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	n := a.n.Load()
-	time.Sleep(30 * time.Millisecond) // three intervals: nothing runs after Stop
+	n, since := a.n.Load(), probe.n.Load()
+	waitFor(t, "three intervals after Stop", func() bool { return probe.n.Load() >= since+3 })
 	if m := a.n.Load(); m != n {
 		t.Fatalf("job ran %d times after Stop", m-n)
 	}

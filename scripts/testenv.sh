@@ -4,8 +4,9 @@
 # Usage: scripts/testenv.sh COMMAND [ARGS...]
 #
 # Installs (cached) and starts a ChromaDB server (scripts/chroma.sh) and an Ollama server with the
-# generated test models (scripts/ollama.sh) on free loopback ports, exports ENGRAM_TEST_CHROMA_URL,
-# ENGRAM_TEST_OLLAMA_HOST, ENGRAM_TEST_OLLAMA_MODEL and ENGRAM_TEST_OLLAMA_CHAT_MODEL, runs COMMAND,
+# generated test models (scripts/ollama.sh) on free loopback ports, installs a headless Chromium for the
+# web view's tests (scripts/chromium.sh, Debian's package), exports ENGRAM_TEST_CHROMA_URL,
+# ENGRAM_TEST_OLLAMA_HOST, ENGRAM_TEST_OLLAMA_MODEL, ENGRAM_TEST_OLLAMA_CHAT_MODEL and ENGRAM_TEST_CHROMIUM, runs COMMAND,
 # stops both servers whatever happens, and exits with COMMAND's status. `make test` runs the test suite
 # through it. The first run on a machine builds Ollama from the Go module proxy (minutes); later runs
 # reuse ${ENGRAM_TEST_CACHE:-$HOME/.cache/engram-test}.
@@ -44,6 +45,8 @@ export "${vars?}"
 vars=$("$ROOT/scripts/ollama.sh" up "$ollama_port" "$ollama_pid")
 # shellcheck disable=SC2086 # one VAR=value per word
 export $vars
+vars=$("$ROOT/scripts/chromium.sh" up)
+export "${vars?}"
 echo "testenv.sh: Chroma at $ENGRAM_TEST_CHROMA_URL, Ollama at $ENGRAM_TEST_OLLAMA_HOST" >&2
 
 set +e

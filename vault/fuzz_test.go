@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 // FuzzParse feeds Parse arbitrary bytes and chunk sizes: it must never
@@ -37,11 +36,9 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, content []byte, chunk, overlap uint16) {
 		opts := Options{ChunkBytes: int(chunk), OverlapBytes: int(overlap) - 100, MaxFileBytes: 1 << 16}
-		start := time.Now()
+		// Not timed: a wall-clock limit fails on a loaded machine.
+		// BenchmarkParseHostile measures the inputs that were quadratic.
 		d, err := Parse("fuzz/doc.md", content, opts)
-		if took := time.Since(start); took > 3*time.Second {
-			t.Fatalf("%d bytes took %v", len(content), took)
-		}
 		if err != nil {
 			if errors.Is(err, ErrInternal) {
 				t.Fatalf("parser failed: %v", err)

@@ -211,9 +211,23 @@ func TestDoctorArchive(t *testing.T) {
 		t.Fatal(err)
 	}
 	rep, _ = runDoctor(t, home, 1)
+	c = rep.mustFind(t, "archive", "fail", "1 damaged line", "checksum", "the palace holds the turns of 1")
+	if !strings.Contains(c.Fix, "engram repair") || strings.Contains(c.Fix, "backup") {
+		t.Errorf("damaged line fix, the palace holding its turn: %q", c.Fix)
+	}
+	rep.mustFind(t, "index", "ok", "as archived")
+
+	// Without the palace's copy only a backup brings the turn back.
+	for _, f := range []string{"palace.db", "palace.db-wal", "palace.db-shm"} {
+		os.Remove(filepath.Join(home, f))
+	}
+	rep, _ = runDoctor(t, home, 1)
 	c = rep.mustFind(t, "archive", "fail", "1 damaged line", "checksum")
-	if !strings.Contains(c.Fix, "from a backup") || !strings.HasSuffix(c.Fix, "engram rebuild") {
-		t.Errorf("damaged line fix: %q", c.Fix)
+	if !strings.Contains(c.Fix, "from a backup") || !strings.HasSuffix(c.Fix, "engram rebuild") || strings.Contains(c.Fix, "repair") {
+		t.Errorf("damaged line fix, no copy in the palace: %q", c.Fix)
+	}
+	if r := runCLI(t, home, "", "repair"); r.code != 1 || !strings.Contains(r.stdout, "the palace holds no turn of seq 2") {
+		t.Errorf("repair without a copy: %+v", r)
 	}
 }
 

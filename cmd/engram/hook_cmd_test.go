@@ -198,13 +198,16 @@ func TestHookClaudeCodeNeverFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.cmd.Process.Signal(syscall.SIGCONT) })
-	start := time.Now()
+	os.Remove(filepath.Join(home, "logs", "hook.log"))
 	r = runCLI(t, home, hookInput(t, "UserPromptSubmit", "x", broken, "what renders the invoice PDFs?"), "hook", "claude-code")
 	if r.code != 0 || r.stdout != "" {
 		t.Fatalf("stopped server: exit %d stdout %q", r.code, r.stdout)
 	}
-	if d := time.Since(start); d > 9*time.Second {
-		t.Errorf("hook took %v with a stopped server", d)
+	// Not timed: the hook gave up because the server did not answer its
+	// probe and holds the home, not because its own 8 s deadline (or
+	// Claude Code's 10 s) ran out.
+	if log := hookLog(home); !strings.Contains(log, "in use by another engram process") || strings.Contains(log, "deadline exceeded") {
+		t.Errorf("hook.log with a stopped server:\n%s", log)
 	}
 	s.cmd.Process.Signal(syscall.SIGCONT)
 	s.stop(t)

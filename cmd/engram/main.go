@@ -53,6 +53,7 @@ func commands() []command {
 		{"kg", "an entity's knowledge-graph triples, now, as of a time, or as a timeline", runKG},
 		{"reembed", "embed every turn with another model, then switch recall to it", runReembed},
 		{"rebuild", "rebuild every index from the archive and the vaults into a new palace, then swap it in", runRebuild},
+		{"repair", "write damaged archive lines again from the palace's copies of their turns", runRepair},
 		{"vault", "Markdown vaults: add, sync, list, graph, hook install|uninstall", runVault},
 		{"jobs", "scheduled jobs: status, or run --due|--all|NAME", runJobs},
 		{"doctor", "check the archive, the indexes, the vectors and the servers engram uses; name the fixes", runDoctor},

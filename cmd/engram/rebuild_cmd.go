@@ -41,6 +41,9 @@ palace as it was. Stop `+"`engram serve`"+` first: the rebuild needs the home.`)
 	fmt.Fprintf(m.Stdout, "rebuilt %s in %.1f s: %d turns, %d vectors (%s), %d memories, %d scenes, %d facts, %d documents\n",
 		filepath.Join(cfg.Home, engine.PalaceFile), time.Since(start).Seconds(), rep.Turns, rep.Vectors, orNone(rep.Model),
 		rep.Memories, rep.Scenes, rep.Facts, rep.Docs)
+	if rep.Skipped > 0 {
+		fmt.Fprintf(m.Stdout, "%d archived turns were not stored (a re-sent id, or a time the palace cannot hold); engram doctor lists them\n", rep.Skipped)
+	}
 	if rep.Previous != "" {
 		fmt.Fprintf(m.Stdout, "the replaced palace is kept as %s\n", rep.Previous)
 	}

@@ -81,6 +81,11 @@ func runRecall(ctx context.Context, m *Main, args []string) error {
 			fmt.Fprintf(m.Stdout, "    signals: vector %.2f  bm25 %.2f  session %.2f  neighbour %.2f  layer %.2f  kg %.2f  decay %.2f\n",
 				sig.Vector, sig.BM25, sig.Session, sig.Neighbour, sig.Layer, sig.KG, sig.Decay)
 		}
+		if d := r.Doc; d != nil {
+			// A document's source is its file: where to open it.
+			fmt.Fprintf(m.Stdout, "    %s\n", docPlace(d))
+			continue
+		}
 		for _, s := range r.Sources {
 			meta := ""
 			if len(s.Meta) > 0 {
@@ -89,11 +94,36 @@ func runRecall(ctx context.Context, m *Main, args []string) error {
 			fmt.Fprintf(m.Stdout, "    source %s%s\n", s.ID, meta)
 		}
 	}
-	fmt.Fprintf(m.Stdout, "(%d results, mode %s, %.1f ms)\n", len(resp.Results), resp.Mode, resp.TookMS)
+	fmt.Fprintf(m.Stdout, "(%s, mode %s, %.1f ms)\n", plural(len(resp.Results), "result"), resp.Mode, resp.TookMS)
 	if resp.Context != "" {
 		fmt.Fprintf(m.Stdout, "\n%s\n(context: about %d tokens)\n", resp.Context, resp.ContextTokens)
 	}
 	return nil
+}
+
+// docPlace says where a document result is: its file, heading and lines
+// ("file docs/adr/0007.md > Decision > Why, lines 12-30 (vault /notes),
+// linked from docs/incidents/x.md").
+func docPlace(d *engram.DocRef) string {
+	var b strings.Builder
+	b.WriteString("file " + d.Path)
+	if len(d.Heading) > 0 {
+		b.WriteString(" > " + strings.Join(d.Heading, " > "))
+	}
+	if d.StartLine > 0 {
+		if d.EndLine > d.StartLine {
+			fmt.Fprintf(&b, ", lines %d-%d", d.StartLine, d.EndLine)
+		} else {
+			fmt.Fprintf(&b, ", line %d", d.StartLine)
+		}
+	}
+	if d.Vault != "" {
+		fmt.Fprintf(&b, " (vault %s)", d.Vault)
+	}
+	if d.LinkedFrom != "" {
+		fmt.Fprintf(&b, ", linked from %s", d.LinkedFrom)
+	}
+	return b.String()
 }
 
 // oneLine folds white space and cuts s to at most n runes.

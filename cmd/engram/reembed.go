@@ -36,6 +36,9 @@ func runReembed(ctx context.Context, m *Main, args []string) error {
 	if e.ActiveModel() == key {
 		return engram.Errorf(engram.ECONFLICT, "%s is already the active model", key)
 	}
+	if err := e.CheckModel(ctx, key); err != nil {
+		return err
+	}
 	bar := progress.New(m.Stderr, e.LastSeq(), "embedding with "+key)
 	err = e.Reembed(ctx, key, func(done int64) { bar.Set64(done) })
 	bar.Finish()

@@ -242,6 +242,9 @@ func runVaultList(ctx context.Context, m *Main, args []string) error {
 		if vs, err = vb.Vaults(ctx); err != nil {
 			return err
 		}
+		if _, remote := vb.(*httpapi.Client); remote {
+			vs = withPending(vs, cfg.Vaults)
+		}
 	}
 	if *asJSON {
 		return printJSON(m, map[string]any{"vaults": nonNil(vs)})
@@ -252,10 +255,40 @@ func runVaultList(ctx context.Context, m *Main, args []string) error {
 	}
 	tw := tabwriter.NewWriter(m.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "VAULT\tNAMESPACE\tDOCS\tCHUNKS\tUNRESOLVED LINKS")
+	var pending []string
 	for _, v := range vs {
+		if v.Pending != "" {
+			fmt.Fprintf(tw, "%s\t%s\t-\t-\t-\n", v.Path, v.Namespace)
+			pending = append(pending, v.Path)
+			continue
+		}
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\n", v.Path, v.Namespace, v.Docs, v.Chunks, v.UnresolvedLinks)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, p := range pending {
+		fmt.Fprintf(m.Stdout, "%s: %s\n", p, pendingVault)
+	}
+	return nil
+}
+
+// pendingVault says why a recorded vault is not listed with counts.
+const pendingVault = "recorded in config.toml after engram serve started; the server reads config.toml when it starts: restart it to index and serve this vault"
+
+// withPending adds to the vaults a running server lists those config.toml
+// records that it does not serve (added after it started), marked pending.
+func withPending(served []engram.VaultStatus, recorded []engine.VaultConfig) []engram.VaultStatus {
+	have := map[string]bool{}
+	for _, v := range served {
+		have[filepath.Clean(v.Path)] = true
+	}
+	for _, v := range recorded {
+		if !have[filepath.Clean(v.Path)] {
+			served = append(served, engram.VaultStatus{Path: v.Path, Namespace: v.NamespaceOrDefault(), Pending: pendingVault})
+		}
+	}
+	return served
 }
 
 // --- graph ---
@@ -270,7 +303,7 @@ func runVaultGraph(ctx context.Context, m *Main, args []string) error {
 		return err
 	}
 	if len(pos) == 0 {
-		return &usageError{msg: "missing the document: a path in the vault, a title or an alias (for example: engram vault graph docs/adrs/0007.md)"}
+		return &usageError{msg: "missing the document: a path in the vault, a title, an alias or a wiki-link name (for example: engram vault graph docs/adrs/0007.md)"}
 	}
 	if *depth < 1 || *depth > engram.MaxGraphDepth {
 		return &usageError{msg: fmt.Sprintf("--depth %d: want 1 to %d", *depth, engram.MaxGraphDepth)}

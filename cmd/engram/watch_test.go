@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 )
 
 // TestServeWatchesVaults: with watch_vaults on (the default), a file added
@@ -34,26 +33,40 @@ func TestServeWatchesVaults(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(root, "notes", "late"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(100 * time.Millisecond) // let the watcher add the new folder before the file lands
+	// No pause: the file may land before the watcher adds the new folder,
+	// and the sync that a new folder starts finds it then.
 	note := "# Watched note\n\nThe quokka deployment runs on port 7781.\n"
 	if err := os.WriteFile(filepath.Join(root, "notes", "late", "watched.md"), []byte(note), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	waitFor(t, "the watcher to index the new file", func() bool {
 		var g struct {
 			Doc struct{ Path string } `json:"doc"`
 		}
 		code, err := s.get(ctx, "/v1/graph?doc=notes/late/watched.md", &g)
-		if err == nil && code == 200 && g.Doc.Path == "notes/late/watched.md" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the new file was not indexed within 30 s (last: %d %v)\n%s", code, err, s.stderr)
-		}
-		time.Sleep(200 * time.Millisecond)
+		return err == nil && code == 200 && g.Doc.Path == "notes/late/watched.md"
+	})
+	// A folder moved in whole, its file already inside: one event, for the
+	// folder; the sync it starts indexes the file (it waited for the
+	// reconcile job, 15 minutes, before).
+	outside := filepath.Join(t.TempDir(), "moved")
+	if err := os.MkdirAll(outside, 0o755); err != nil {
+		t.Fatal(err)
 	}
+	if err := os.WriteFile(filepath.Join(outside, "inside.md"), []byte("# Moved in\n\nThe wombat service answers on 7782.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(outside, filepath.Join(root, "notes", "moved")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the watcher to index a folder moved in", func() bool {
+		var g struct {
+			Doc struct{ Path string } `json:"doc"`
+		}
+		code, err := s.get(ctx, "/v1/graph?doc=notes/moved/inside.md", &g)
+		return err == nil && code == 200 && g.Doc.Path == "notes/moved/inside.md"
+	})
 	var resp struct {
 		Results []struct {
 			Kind string

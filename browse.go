@@ -1,0 +1,37 @@
+package engram
+
+import "context"
+
+// TurnQuery lists stored turns: a namespace's timeline, newest first by
+// time, or one session's turns in the order they arrived.
+type TurnQuery struct {
+	Namespace string // "" lists every namespace
+	// Session, when set, lists that session's turns, oldest first, from the
+	// turn after the one of seq After; otherwise the timeline, newest first,
+	// from the turn before the one of seq Before (0: the newest).
+	Session string
+	Before  int64
+	After   int64
+	Limit   int
+}
+
+// EntityQuery lists the entities of the knowledge graph.
+type EntityQuery struct {
+	Namespace string // "" lists every namespace
+	Prefix    string // names (or aliases) starting with it, case folded; "" all
+	Limit     int
+}
+
+// EntityCount is an entity of the knowledge graph and the number of triples
+// it is the subject or object of, closed ones included.
+type EntityCount struct {
+	Entity
+	Triples int `json:"triples"`
+}
+
+// BrowseService lists what a home holds, for GET /v1/turns and
+// /v1/entities (the web view's timeline, sessions and graph).
+type BrowseService interface {
+	ListTurns(ctx context.Context, q TurnQuery) ([]Turn, error)
+	Entities(ctx context.Context, q EntityQuery) ([]EntityCount, error)
+}

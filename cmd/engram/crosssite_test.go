@@ -1,0 +1,57 @@
+package main_test
+
+import (
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestServeCrossSite: `engram serve` wires the guard with the configured
+// allowed hosts and origins, for the API and /mcp alike.
+func TestServeCrossSite(t *testing.T) {
+	home := filepath.Join(t.TempDir(), "home")
+	writeConfig(t, home, "allowed_hosts = [\"engram.lan\"]\n")
+	s := startServer(t, home, "ENGRAM_ALLOWED_ORIGINS=http://localhost:5173")
+	defer s.stop(t)
+	initMCP := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}`
+	for _, tc := range []struct {
+		name, method, path, body string
+		headers                  map[string]string
+		want                     int
+	}{
+		{"a page on another site writes a turn", "POST", "/v1/turns", `{"session":"s","content":"x"}`,
+			map[string]string{"Content-Type": "text/plain", "Origin": "http://evil.example"}, 403},
+		{"rebinding", "GET", "/v1/stats", "", map[string]string{"Host": "evil.example"}, 403},
+		{"rebinding /mcp", "POST", "/mcp", initMCP, map[string]string{"Host": "evil.example", "Content-Type": "application/json", "Accept": "application/json, text/event-stream"}, 403},
+		{"text/plain", "POST", "/v1/turns", `{"session":"s","content":"x"}`, map[string]string{"Content-Type": "text/plain"}, 415},
+		{"an allowed host", "GET", "/v1/stats", "", map[string]string{"Host": "engram.lan"}, 200},
+		{"an allowed host on /mcp", "POST", "/mcp", initMCP, map[string]string{"Host": "engram.lan", "Content-Type": "application/json", "Accept": "application/json, text/event-stream"}, 200},
+		{"an allowed origin", "POST", "/v1/recall", `{"query":"x"}`, map[string]string{"Content-Type": "application/json", "Origin": "http://localhost:5173"}, 200},
+		{"same origin", "POST", "/v1/recall", `{"query":"x"}`, map[string]string{"Content-Type": "application/json", "Origin": "http://" + s.addr}, 200},
+	} {
+		req, err := http.NewRequest(tc.method, "http://"+s.addr+tc.path, strings.NewReader(tc.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, v := range tc.headers {
+			if k == "Host" {
+				req.Host = v
+			} else {
+				req.Header.Set(k, v)
+			}
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tc.want {
+			t.Errorf("%s: %d, want %d", tc.name, resp.StatusCode, tc.want)
+		}
+	}
+	// The CLI talks to the server as before.
+	if r := runCLI(t, home, `{"session":"s","content":"from the command line"}`+"\n", "ingest", "-"); r.code != 0 {
+		t.Fatalf("ingest through the server: %+v", r)
+	}
+}

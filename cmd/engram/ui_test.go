@@ -1,0 +1,404 @@
+package main_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+)
+
+// uiHome is a home with something in every view: a conversation whose
+// speakers state facts, decisions and moves (so the layer jobs derive
+// memories, scenes, facets with a history and graph triples), and a vault of
+// two notes that link to each other.
+func uiHome(t *testing.T, config string) string {
+	t.Helper()
+	home := filepath.Join(t.TempDir(), "home")
+	writeConfig(t, home, config)
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	start := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
+	lines := []struct{ session, speaker, content string }{
+		{"trip", "Ana", "I live in Paris."},
+		{"trip", "Bo", "We decided to use Postgres for the billing service because it is simpler to run."},
+		{"trip", "Ana", "My favourite book is Dune."},
+		{"trip", "Bo", "I'm going to refactor the ingest path next week."},
+		{"move", "Ana", "I live in Berlin now, I moved last week."},
+		{"move", "Bo", "I really like Kenyan coffee."},
+		{"move", "Ana", "I usually run before work."},
+		{"move", "Bo", "I went to the support group yesterday and it helped."},
+	}
+	for i, l := range lines {
+		day := 0
+		if l.session == "move" {
+			day = 20
+		}
+		if err := enc.Encode(map[string]any{"id": fmt.Sprintf("ui-%02d", i), "session": l.session, "speaker": l.speaker,
+			"ts": start.AddDate(0, 0, day).Add(time.Duration(i) * time.Minute).Format(time.RFC3339), "content": l.content}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if r := runCLI(t, home, b.String(), "ingest", "-"); r.code != 0 {
+		t.Fatalf("ingest: %+v", r)
+	}
+	if r := runCLI(t, home, "", "ingest", conversationJSONL(t, 120)); r.code != 0 {
+		t.Fatalf("ingest: %+v", r)
+	}
+	vault := filepath.Join(t.TempDir(), "notes")
+	if err := os.MkdirAll(vault, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for name, body := range map[string]string{
+		"adr-postgres.md":     "---\ntitle: ADR 1 Postgres for billing\ntype: adr\n---\n# Decision\n\nWe use Postgres for billing. See [[incident-timeout]].\n",
+		"incident-timeout.md": "---\ntitle: Incident: billing timeout\ntype: incident\n---\n# What happened\n\nThe billing service timed out; the fix is in [[adr-postgres]].\n",
+	} {
+		if err := os.WriteFile(filepath.Join(vault, name), []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if r := runCLI(t, home, "", "vault", "add", vault); r.code != 0 {
+		t.Fatalf("vault add: %+v", r)
+	}
+	if r := runCLI(t, home, "", "jobs", "run", "--all"); r.code != 0 {
+		t.Fatalf("jobs run --all: %+v", r)
+	}
+	return home
+}
+
+// browser is a headless Chromium (the one scripts/chromium.sh installed)
+// that records every console error, uncaught exception and error log entry
+// (a failed request included) of the pages it loads.
+type browser struct {
+	t        *testing.T
+	alloc    context.Context
+	shotsDir string
+
+	mu     sync.Mutex
+	errors []string
+}
+
+func newBrowser(t *testing.T) *browser {
+	t.Helper()
+	bin := os.Getenv("ENGRAM_TEST_CHROMIUM")
+	if bin == "" {
+		t.Fatal("ENGRAM_TEST_CHROMIUM is not set: run `make test` (scripts/testenv.sh installs Chromium), or -short to skip")
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(bin), chromedp.NoSandbox,
+		chromedp.Flag("disable-gpu", true), chromedp.WindowSize(1280, 900))
+	alloc, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
+	t.Cleanup(cancel)
+	dir := os.Getenv("ENGRAM_TEST_ARTIFACTS")
+	if dir == "" {
+		dir = filepath.Join(os.TempDir(), "engram-test-artifacts")
+	}
+	dir = filepath.Join(dir, "ui")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshots in %s", dir)
+	return &browser{t: t, alloc: alloc, shotsDir: dir}
+}
+
+// tab opens a new tab, listening for errors, closed with the test.
+func (b *browser) tab() context.Context {
+	record := func(ev any) {
+		var msg string
+		switch e := ev.(type) {
+		case *runtime.EventConsoleAPICalled:
+			if e.Type == runtime.ConsoleAPICalledTypeError {
+				var parts []string
+				for _, a := range e.Args {
+					parts = append(parts, string(a.Value)+a.Description)
+				}
+				msg = "console.error: " + strings.Join(parts, " ")
+			}
+		case *runtime.EventExceptionThrown:
+			msg = "exception: " + e.ExceptionDetails.Text
+			if e.ExceptionDetails.Exception != nil {
+				msg += " " + e.ExceptionDetails.Exception.Description
+			}
+		case *log.EventEntryAdded:
+			if e.Entry.Level == log.EntryLevelError {
+				msg = "log: " + e.Entry.Text + " " + e.Entry.URL
+			}
+		}
+		if msg != "" {
+			b.mu.Lock()
+			b.errors = append(b.errors, msg)
+			b.mu.Unlock()
+		}
+	}
+	ctx, cancel := chromedp.NewContext(b.alloc, chromedp.WithListener(record))
+	b.t.Cleanup(cancel)
+	// The first run starts the browser, with no timeout of its own (a
+	// timeout there would stop the browser).
+	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
+		b.t.Fatal(err)
+	}
+	return ctx
+}
+
+// do runs actions in ctx, failing the test on an error.
+func (b *browser) do(ctx context.Context, what string, actions ...chromedp.Action[chromedp.Void]) {
+	b.t.Helper()
+	tctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	if err := chromedp.Do(tctx, actions...); err != nil {
+		b.t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// eval returns the value of a JavaScript expression in the page.
+func eval[T any](b *browser, ctx context.Context, expr string) T {
+	b.t.Helper()
+	tctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	v, err := chromedp.Run(tctx, chromedp.Evaluate[T](expr))
+	if err != nil {
+		b.t.Fatalf("evaluate %s: %v", expr, err)
+	}
+	return v
+}
+
+// shots saves the page at 1280 and 390 pixels wide and checks that at 390
+// nothing is wider than the screen.
+func (b *browser) shots(ctx context.Context, name string) {
+	b.t.Helper()
+	for _, w := range []int64{1280, 390} {
+		b.do(ctx, "viewport", chromedp.EmulateViewport(w, 900))
+		if eval[bool](b, ctx, `document.documentElement.scrollWidth > window.innerWidth + 1`) {
+			b.t.Errorf("%s at %d px: the page is wider than the screen", name, w)
+		}
+		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+		if err != nil {
+			b.t.Fatalf("screenshot %s: %v", name, err)
+		}
+		if err := os.WriteFile(filepath.Join(b.shotsDir, fmt.Sprintf("%s-%d.png", name, w)), png, 0o644); err != nil {
+			b.t.Fatal(err)
+		}
+	}
+	// What a screen shows first, at 1280 by 800 (the README's picture).
+	b.do(ctx, "viewport", chromedp.EmulateViewport(1280, 800))
+	eval[any](b, ctx, `window.scrollTo(0, 0)`)
+	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		b.t.Fatalf("screenshot %s: %v", name, err)
+	}
+	if err := os.WriteFile(filepath.Join(b.shotsDir, name+"-screen.png"), png, 0o644); err != nil {
+		b.t.Fatal(err)
+	}
+	b.do(ctx, "viewport", chromedp.EmulateViewport(1280, 900))
+}
+
+// noErrors fails the test on any error the pages logged so far.
+func (b *browser) noErrors(page string) {
+	b.t.Helper()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, e := range b.errors {
+		b.t.Errorf("%s: %s", page, e)
+	}
+	b.errors = nil
+}
+
+// unlabelled is a script listing the form controls without a label.
+const unlabelled = `[...document.querySelectorAll('input:not([type=hidden]), select, textarea')]
+	.filter(e => !(e.labels && e.labels.length) && !e.getAttribute('aria-label')).map(e => e.id || e.name || e.outerHTML)`
+
+// TestWebView loads every page of the web view from a real `engram serve`
+// holding data, in a real headless Chromium, and checks the rendered DOM,
+// labels, the keyboard path, widths of 1280 and 390 pixels and that no page
+// logs an error.
+func TestWebView(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts engram serve and Chromium")
+	}
+	b := newBrowser(t)
+	home := uiHome(t, "log_level = \"warn\"\n")
+	s := startServer(t, home)
+	defer s.stop(t)
+	base := "http://" + s.addr
+	ctx := b.tab()
+
+	count := func(sel string) int {
+		t.Helper()
+		return eval[int](b, ctx, fmt.Sprintf(`document.querySelectorAll(%q).length`, sel))
+	}
+	text := func(sel string) string {
+		t.Helper()
+		return eval[string](b, ctx, fmt.Sprintf(`[...document.querySelectorAll(%q)].map(e => e.textContent).join("\n")`, sel))
+	}
+	page := func(name, path, ready string) {
+		t.Helper()
+		b.do(ctx, "load "+name, chromedp.Navigate(base+path), chromedp.WaitReady(chromedp.CSS(ready)))
+		if missing := eval[[]string](b, ctx, unlabelled); len(missing) > 0 {
+			t.Errorf("%s: controls without a label: %v", name, missing)
+		}
+	}
+
+	// The root leads to the timeline: turns by day and session, with what
+	// was derived from them.
+	page("timeline", "/", "main .session")
+	if count(".turn") < 20 || count(".day > h2") < 2 || count(".derived .memory") == 0 || count(".derived .scene") == 0 {
+		t.Errorf("timeline: %d turns, %d days, %d memories, %d scenes", count(".turn"), count(".day > h2"),
+			count(".derived .memory"), count(".derived .scene"))
+	}
+	if !strings.Contains(text(".turn"), "I live in Berlin now") {
+		t.Errorf("timeline misses a turn: %q", text(".turn"))
+	}
+	// Keyboard: the first Tab reaches the skip link, which leads to main.
+	b.do(ctx, "tab", chromedp.KeyEvent("\t"))
+	if focused := eval[string](b, ctx, `document.activeElement.className`); focused != "skip" {
+		t.Errorf("the first Tab focuses %q, want the skip link", focused)
+	}
+	b.do(ctx, "enter", chromedp.KeyEvent("\r"))
+	if focused := eval[string](b, ctx, `location.hash + " " + document.activeElement.id`); focused != "#main main" {
+		t.Errorf("the skip link leads to %q, want main", focused)
+	}
+	b.shots(ctx, "timeline")
+	// Older turns, paged.
+	b.do(ctx, "older", chromedp.Click(chromedp.CSS(`.more a`)), chromedp.WaitReady(chromedp.CSS(`.more, main .session`)))
+	loc := eval[string](b, ctx, `location.search`)
+	if !strings.Contains(loc, "before=") || count(".turn") == 0 {
+		t.Errorf("older turns: %q, %d turns", loc, count(".turn"))
+	}
+	b.noErrors("timeline")
+
+	// Search, from the box: the query goes into the URL; deep shows its
+	// signals; a result opens its session around the turn.
+	page("search box", "/ui/", "#q")
+	b.do(ctx, "search", chromedp.SendKeys(chromedp.CSS("#q"), "billing database decision"),
+		chromedp.SetValue(chromedp.CSS("#mode"), "deep"), chromedp.Submit(chromedp.CSS("#q")),
+		chromedp.WaitReady(chromedp.CSS(".results li")))
+	loc = eval[string](b, ctx, `location.search`)
+	if q, _ := url.ParseQuery(strings.TrimPrefix(loc, "?")); q.Get("q") != "billing database decision" || q.Get("mode") != "deep" {
+		t.Errorf("the search is not in the URL: %q", loc)
+	}
+	if count(".results li") == 0 || count(".signals") == 0 || !strings.Contains(text(".results li"), "Postgres") {
+		t.Errorf("deep search: %d results, %d with signals: %q", count(".results li"), count(".signals"), text(".results li"))
+	}
+	b.shots(ctx, "search-deep")
+	b.do(ctx, "open", chromedp.Click(chromedp.CSS(`.results li[data-kind=turn] a.open`)), chromedp.WaitReady(chromedp.CSS(".turn.hit")))
+	hitFocused := eval[bool](b, ctx, `document.activeElement.classList.contains('hit')`)
+	if count(".turn.hit") != 1 || !hitFocused || count(".turn") < 2 {
+		t.Errorf("session view: %d hits (focused %v) among %d turns", count(".turn.hit"), hitFocused, count(".turn"))
+	}
+	b.shots(ctx, "session")
+	page("search default", "/ui/?q=favourite+book", ".results li")
+	if !strings.Contains(text(".results li"), "Dune") || !strings.Contains(text("main .meta"), "mode hybrid") {
+		t.Errorf("default search: %q / %q", text(".results li"), text("main .meta"))
+	}
+	page("search dates", "/ui/?q=support+group", ".results li")
+	if !strings.Contains(text(".results li"), "yesterday = 2026-03-21") {
+		t.Errorf("a result does not say what yesterday was: %q", text(".results li"))
+	}
+	b.noErrors("search")
+
+	// Memories, filtered by type.
+	page("memories", "/ui/?view=memories", "main .memory")
+	b.shots(ctx, "memories")
+	page("decisions", "/ui/?view=memories&type=decision", "main .memory")
+	for _, k := range strings.Split(text("main .memory .kind"), "\n") {
+		if k != "decision" {
+			t.Errorf("decisions only: a memory of kind %q", k)
+		}
+	}
+	page("superseded", "/ui/?view=memories&superseded=true&subject=Ana", "main .memory")
+	if count(".kind.superseded") == 0 {
+		t.Errorf("superseded memories of Ana: none marked in %q", text("main .memory"))
+	}
+	page("scenes", "/ui/?view=scenes", "main .scene")
+	b.noErrors("memories and scenes")
+
+	// Persona, with the history of a facet: Ana moved from Paris to Berlin.
+	page("persona", "/ui/?view=persona", "main .facet")
+	if !strings.Contains(text("main section"), "Berlin") || !strings.Contains(text(".history li"), "Paris") {
+		t.Errorf("persona: %q", text("main section"))
+	}
+	b.shots(ctx, "persona")
+	b.noErrors("persona")
+
+	// The graph of Ana: now she lives in Berlin; at the slider's start, in
+	// Paris.
+	page("entities", "/ui/?view=graph", "main ul li a")
+	page("graph", "/ui/?view=graph&entity=Ana", ".graph-box svg")
+	if !strings.Contains(text(".graph-box svg"), "Berlin") || strings.Contains(text(".graph-box svg"), "Paris") {
+		t.Errorf("graph now: %q", text(".graph-box svg"))
+	}
+	b.shots(ctx, "graph")
+	eval[any](b, ctx, `(() => { const s = document.getElementById('asof'); s.value = 0; s.dispatchEvent(new Event('input')); })()`)
+	if !strings.Contains(text(".graph-box svg"), "Paris") || strings.Contains(text(".graph-box svg"), "Berlin") {
+		t.Errorf("graph at the first moment: %q (%s)", text(".graph-box svg"), text("#asof-label"))
+	}
+	b.noErrors("graph")
+
+	// Documents, with their links and backlinks.
+	page("docs", "/ui/?view=docs", "main table tbody tr")
+	if count("main table tbody tr") != 2 {
+		t.Errorf("documents: %q", text("main table tbody tr"))
+	}
+	b.do(ctx, "open doc", chromedp.Click(chromedp.CSS(`main table tbody tr a[href*="adr-postgres.md"]`)), chromedp.WaitReady(chromedp.CSS("main h2")))
+	// The ADR links to the incident, which links back.
+	if count(`main ul a[href*="incident-timeout.md"]`) != 2 {
+		t.Errorf("the ADR's link and backlink to the incident: %q", text("main"))
+	}
+	b.shots(ctx, "doc")
+	b.noErrors("documents")
+
+	// Jobs and health.
+	page("jobs", "/ui/?view=jobs", "main table tbody tr")
+	if count("main table tbody tr") < 5 || !strings.Contains(text("main"), "ok") {
+		t.Errorf("jobs: %q", text("main"))
+	}
+	b.shots(ctx, "jobs")
+	b.noErrors("jobs")
+}
+
+// TestWebViewToken: with a token, the page asks for it once, keeps it for
+// the tab, and every view works with it.
+func TestWebViewToken(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts engram serve and Chromium")
+	}
+	b := newBrowser(t)
+	home := uiHome(t, "log_level = \"warn\"\ntoken = \"s3cret-ui\"\n")
+	s := startServer(t, home)
+	defer s.stop(t)
+	ctx := b.tab()
+	b.do(ctx, "load", chromedp.Navigate("http://"+s.addr+"/ui/"), chromedp.WaitVisible(chromedp.CSS("#token-dialog")))
+	if !eval[bool](b, ctx, `document.getElementById('token-dialog').open`) {
+		t.Fatal("no token dialog")
+	}
+	b.shots(ctx, "token")
+	b.do(ctx, "token", chromedp.SendKeys(chromedp.CSS("#token"), "s3cret-ui"), chromedp.Submit(chromedp.CSS("#token")),
+		chromedp.WaitReady(chromedp.CSS("main .session")))
+	b.do(ctx, "next view", chromedp.Navigate("http://"+s.addr+"/ui/?view=memories"), chromedp.WaitReady(chromedp.CSS("main .memory")))
+	kept := eval[string](b, ctx, `sessionStorage.getItem('engram-token')`)
+	if open := eval[bool](b, ctx, `document.getElementById('token-dialog').open`); kept != "s3cret-ui" || open {
+		t.Errorf("the token is not kept for the tab: %q, dialog open %v", kept, open)
+	}
+	// The 401s of the first load are what asked for the token; after it,
+	// no error.
+	b.mu.Lock()
+	var other []string
+	for _, e := range b.errors {
+		if !strings.Contains(e, "401") {
+			other = append(other, e)
+		}
+	}
+	b.errors = nil
+	b.mu.Unlock()
+	for _, e := range other {
+		t.Errorf("token flow: %s", e)
+	}
+}

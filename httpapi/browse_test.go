@@ -1,0 +1,97 @@
+package httpapi_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"testing"
+
+	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/httpapi"
+)
+
+// TestListTurns: the timeline pages newest first with before, a session's
+// turns page in order with after, and the parameters are checked.
+func TestListTurns(t *testing.T) {
+	s := mustOpenLayers(t, httpapi.Config{})
+	ctx := context.Background()
+	var turns []engram.Turn
+	for i := int64(1); i <= 7; i++ {
+		turns = append(turns, engram.Turn{ID: fmt.Sprintf("t%d", i), Seq: i, Namespace: "default", Session: []string{"s1", "s2"}[i%2],
+			Role: engram.RoleUser, Speaker: "Ana", Content: fmt.Sprintf("turn %d", i), TS: layerDay(int(i))})
+	}
+	turns = append(turns, engram.Turn{ID: "w1", Seq: 8, Namespace: "work", Session: "s1", Role: engram.RoleUser, Content: "elsewhere", TS: layerDay(9)},
+		// Imported late: the last to arrive, the oldest in time.
+		engram.Turn{ID: "old", Seq: 9, Namespace: "default", Session: "s3", Role: engram.RoleUser, Content: "long ago", TS: layerDay(-30)})
+	if err := s.Palace.PutTurns(ctx, turns); err != nil {
+		t.Fatal(err)
+	}
+	ids := func(body map[string]any) []string {
+		var out []string
+		for _, x := range body["turns"].([]any) {
+			out = append(out, x.(map[string]any)["id"].(string))
+		}
+		return out
+	}
+	code, _, body := s.get(t, "/v1/turns?limit=3")
+	if code != 200 || fmt.Sprint(ids(body)) != "[t7 t6 t5]" || body["next"].(float64) != 5 {
+		t.Fatalf("first page: %d %v", code, body)
+	}
+	_, _, body = s.get(t, "/v1/turns?limit=3&before=5")
+	if fmt.Sprint(ids(body)) != "[t4 t3 t2]" {
+		t.Fatalf("second page: %v", body)
+	}
+	_, _, body = s.get(t, "/v1/turns?limit=3&before=2")
+	if fmt.Sprint(ids(body)) != "[t1 old]" || body["next"].(float64) != 0 {
+		t.Fatalf("last page (the timeline is in time order, not arrival order): %v", body)
+	}
+	_, _, body = s.get(t, "/v1/turns?namespace=*&limit=2")
+	if fmt.Sprint(ids(body)) != "[w1 t7]" {
+		t.Fatalf("every namespace: %v", body)
+	}
+	_, _, body = s.get(t, "/v1/turns?session=s1")
+	if fmt.Sprint(ids(body)) != "[t2 t4 t6]" {
+		t.Fatalf("session s1 of default: %v", body)
+	}
+	_, _, body = s.get(t, "/v1/turns?session=s1&after=2&limit=1")
+	if fmt.Sprint(ids(body)) != "[t4]" || body["next"].(float64) != 4 {
+		t.Fatalf("session page: %v", body)
+	}
+	for _, bad := range []struct{ q, field string }{
+		{"before=0", "before"}, {"before=x", "before"}, {"after=3", "after"}, {"session=s1&before=3", "before"},
+		{"limit=0", "limit"}, {"nope=1", "nope"},
+	} {
+		code, _, body := s.get(t, "/v1/turns?"+bad.q)
+		if code != http.StatusBadRequest || body["error"].(map[string]any)["field"] != bad.field {
+			t.Errorf("%s: %d %v, want 400 naming %s", bad.q, code, body, bad.field)
+		}
+	}
+}
+
+// TestListEntities: entities with their triples, by prefix of a name or an
+// alias, those with the most triples first.
+func TestListEntities(t *testing.T) {
+	s := mustOpenLayers(t, httpapi.Config{})
+	code, _, body := s.get(t, "/v1/entities")
+	if code != 200 {
+		t.Fatalf("entities: %d %v", code, body)
+	}
+	es := body["entities"].([]any)
+	if len(es) == 0 {
+		t.Fatalf("no entities: %v", body)
+	}
+	first := es[0].(map[string]any)
+	for _, e := range es[1:] {
+		if e.(map[string]any)["triples"].(float64) > first["triples"].(float64) {
+			t.Fatalf("not by triples: %v", es)
+		}
+	}
+	_, _, body = s.get(t, "/v1/entities?prefix=ali")
+	got := body["entities"].([]any)
+	if len(got) != 1 || got[0].(map[string]any)["name"] != "Alice" {
+		t.Fatalf("prefix ali: %v", body)
+	}
+	if code, _, _ := s.get(t, "/v1/entities?limit=5000"); code != http.StatusBadRequest {
+		t.Errorf("limit 5000: %d", code)
+	}
+}
