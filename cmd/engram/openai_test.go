@@ -31,7 +31,10 @@ func TestOpenAICompatibleServer(t *testing.T) {
 		t.Fatalf("ingest: %+v", r)
 	}
 	resp, r := recallJSON(t, home, "which database did we choose")
-	if resp.Mode != "hybrid" || len(resp.Results) != 3 || r.stderr != "" {
+	// The test model's weights are random: the keyword side finds the
+	// turn, and the list holds no turn without evidence.
+	if resp.Mode != "hybrid" || len(resp.Results) == 0 || len(resp.Results) > 3 ||
+		!strings.Contains(resp.Results[0].Text, "PostgreSQL") || r.stderr != "" {
 		t.Fatalf("recall with openai vectors: %+v %q", resp, r.stderr)
 	}
 	var h health
