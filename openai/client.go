@@ -334,6 +334,7 @@ func (c *client) describe(op string, err error, attempts int) error {
 	}
 	base, model := c.base.String(), c.cfg.Model
 	var se *statusError
+	var mm *missingModel
 	var re *replyError
 	var ne net.Error
 	var msg string
@@ -344,6 +345,15 @@ func (c *client) describe(op string, err error, attempts int) error {
 			hint = fmt.Sprintf("the key in $%s was sent and refused: check it and its access to model %q", c.cfg.KeyEnv, model)
 		}
 		msg = fmt.Sprintf("the server at %s refused the %s request (%s); %s", base, op, se, hint)
+	case errors.As(err, &mm):
+		listed := strings.Join(mm.listed, ", ")
+		if len(mm.listed) > 12 {
+			listed = strings.Join(mm.listed[:12], ", ") + fmt.Sprintf(" and %d more", len(mm.listed)-12)
+		}
+		if listed == "" {
+			listed = "none"
+		}
+		msg = fmt.Sprintf("model %q is not among the models of %s (it lists %s); check the model name, or pull it on a local server", model, base, listed)
 	case errors.As(err, &se) && se.status == http.StatusNotFound:
 		msg = fmt.Sprintf("model %q is not available at %s (%s); check the model name, or pull it on a local server", model, base, se)
 	case errors.As(err, &se) && se.hasAfter && se.retryAfter > c.cfg.MaxRetryAfter:

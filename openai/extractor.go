@@ -3,7 +3,10 @@ package openai
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"io"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/engram-dev/engram"
@@ -139,35 +142,80 @@ func (x *Extractor) chat(ctx context.Context, msgs []llm.Message) (string, strin
 	return reply.Choices[0].Message.Content, reply.Choices[0].FinishReason, nil
 }
 
-// Check asks the server about the chat model (GET /models/{model}): the
-// doctor's probe. It fails with EUNAVAILABLE like Extract when the server
-// is down, refuses the key or lacks the model.
+// Check asks the server about the chat model: the doctor's probe. It
+// sends GET /models/{model} (OpenAI, Ollama) and, where the server has no
+// such route (vLLM, llama.cpp's server answer 404 or 405 to it), looks the
+// model up in GET /models. It fails with EUNAVAILABLE like Extract when the
+// server is down, refuses the key or lacks the model; the error of a model
+// missing from the list names the models the server has.
 func (x *Extractor) Check(ctx context.Context) error {
-	return x.c.get(ctx, "models", "/models/"+x.cfg.Model)
+	path := "/models/" + (&url.URL{Path: x.cfg.Model}).EscapedPath()
+	err := x.c.get(ctx, path, nil)
+	var se *statusError
+	if !errors.As(err, &se) || (se.status != http.StatusNotFound && se.status != http.StatusMethodNotAllowed) {
+		return x.c.check("models", err)
+	}
+	var list struct {
+		Data []struct {
+			ID string `json:"id"`
+		} `json:"data"`
+	}
+	if lerr := x.c.get(ctx, "/models", &list); lerr != nil {
+		return x.c.check("models", err) // no list either: the first answer stands
+	}
+	ids := make([]string, 0, len(list.Data))
+	for _, m := range list.Data {
+		// Ollama lists a model with its tag; a name without one means
+		// ":latest".
+		if m.ID == x.cfg.Model || m.ID == x.cfg.Model+":latest" {
+			return nil
+		}
+		ids = append(ids, m.ID)
+	}
+	return x.c.check("models", &missingModel{statusError: se, listed: ids})
 }
 
-// get sends one GET without retries and checks its status.
-func (c *client) get(ctx context.Context, op, path string) error {
+// missingModel is a model the server's GET /models does not list.
+type missingModel struct {
+	*statusError
+	listed []string
+}
+
+// get sends one GET without retries, checks its status and decodes the
+// reply's JSON into out (nil: checked, then dropped).
+func (c *client) get(ctx context.Context, path string, out any) error {
 	actx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(actx, http.MethodGet, c.base.String()+path, nil)
 	if err != nil {
-		return c.describe(op, err, 1)
+		return err
 	}
+	req.Header.Set("Accept", "application/json")
 	if c.cfg.APIKey != "" {
 		req.Header.Set("Authorization", "Bearer "+c.cfg.APIKey)
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return c.describe(op, err, 1)
+		return err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return c.describe(op, c.readError(resp), 1)
+		return c.readError(resp)
 	}
-	var v json.RawMessage
-	if err := json.NewDecoder(resp.Body).Decode(&v); err != nil {
-		return c.describe(op, &replyError{err: err}, 1)
+	if out == nil {
+		var v json.RawMessage
+		out = &v
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, maxReplyBody)).Decode(out); err != nil {
+		return &replyError{err: err}
 	}
 	return nil
+}
+
+// check describes the error of a GET, nil for none.
+func (c *client) check(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return c.describe(op, err, 1)
 }

@@ -237,6 +237,40 @@ func TestExtract_ServerErrors(t *testing.T) {
 	}
 }
 
+// TestCheck_ModelList: a server without GET /models/{model} (vLLM and
+// llama.cpp's server answer 404) is asked for its list of models instead;
+// a model it lists passes (Ollama lists "name:latest" for "name"), one it
+// does not is named with the models it has.
+func TestCheck_ModelList(t *testing.T) {
+	p := newProxy(t)
+	p.Fault(func(_ int, w http.ResponseWriter, r *http.Request) bool {
+		if strings.HasPrefix(r.URL.Path, "/v1/models/") {
+			answer(w, http.StatusNotFound, nil, "not found")
+			return true
+		}
+		return false
+	})
+	x, _ := mustExtractor(t, ExtractorConfig{Config: Config{BaseURL: p.Base()}})
+	if err := x.Check(context.Background()); err != nil {
+		t.Fatalf("Check through the list: %v", err)
+	}
+	_, _, chat := testServer(t)
+	y, _ := mustExtractor(t, ExtractorConfig{Config: Config{BaseURL: p.Base(), Model: "no-such-chat-model"}})
+	err := y.Check(context.Background())
+	mustCode(t, err, engram.EUNAVAILABLE)
+	if msg := engram.ErrorMessage(err); !strings.Contains(msg, `model "no-such-chat-model" is not among the models`) || !strings.Contains(msg, chat) {
+		t.Errorf("missing from the list: %v", err)
+	}
+	var paths []string
+	for _, r := range p.Requests() {
+		paths = append(paths, r.Method+" "+r.Path)
+	}
+	want := []string{"GET /v1/models/" + chat, "GET /v1/models", "GET /v1/models/no-such-chat-model", "GET /v1/models"}
+	if !slices.Equal(paths, want) {
+		t.Errorf("requests %v, want %v", paths, want)
+	}
+}
+
 func TestNewExtractor(t *testing.T) {
 	for _, tc := range []struct {
 		cfg   ExtractorConfig
