@@ -95,9 +95,23 @@ type MemoryWorker struct {
 // return are stored and the batch is recorded as skipped (Store.Skip); any
 // other error ends the run with the watermark at the last stored batch, so
 // the next run resumes there.
+//
+// A batch is stored while the next one is extracted, in order, one store at
+// a time: with an offline extractor both cores work, one parsing, the other
+// writing the palace.
 func (w *MemoryWorker) Run(ctx context.Context) error {
 	logger := orDefault(w.Logger)
 	var total engram.MemoryResult
+	// stored carries the outcome of the store in flight, nil when none is.
+	var stored chan error
+	wait := func() error {
+		if stored == nil {
+			return nil
+		}
+		err := <-stored
+		stored = nil
+		return err
+	}
 	err := runArchive(ctx, w.Archive, w.Store, WorkerMemories, batchOr(w.BatchSize, DefaultLayerBatch), nil, func(batch []engram.Turn) error {
 		first, last := batch[0].Seq, batch[len(batch)-1].Seq
 		mems, err := w.Extractor.Extract(ctx, batch)
@@ -107,28 +121,45 @@ func (w *MemoryWorker) Run(ctx context.Context) error {
 			// record the rest as skipped once the memories are stored.
 			unusable, err = err, nil
 		}
+		if werr := wait(); werr != nil {
+			return werr
+		}
 		if err != nil {
 			return fmt.Errorf("extract turns %d-%d: %w", first, last, err)
 		}
-		res, err := w.Store.PutMemories(ctx, WorkerMemories, mems, last)
-		if err != nil {
-			return err
-		}
-		if unusable != nil {
-			logger.Warn("skipped turns the extractor cannot read", "from_seq", first, "to_seq", last, "err", unusable)
-			if err := w.Store.Skip(ctx, WorkerMemories, first, last, unusable.Error()); err != nil {
-				return err
-			}
-		}
-		total.Inserted += res.Inserted
-		total.Merged += res.Merged
-		total.Superseded += res.Superseded
+		stored = make(chan error, 1)
+		go func(done chan<- error) {
+			done <- w.store(ctx, logger, mems, first, last, unusable, &total)
+		}(stored)
 		return nil
 	})
+	if werr := wait(); err == nil {
+		err = werr
+	}
 	if total != (engram.MemoryResult{}) {
 		logger.Info("memories extracted", "inserted", total.Inserted, "merged", total.Merged, "superseded", total.Superseded)
 	}
 	return err
+}
+
+// store writes the memories of the batch of turns first to last, moves the
+// watermark to last, records the batch as skipped when part of it was
+// unusable, and adds what happened to total.
+func (w *MemoryWorker) store(ctx context.Context, logger *slog.Logger, mems []engram.Memory, first, last int64, unusable error, total *engram.MemoryResult) error {
+	res, err := w.Store.PutMemories(ctx, WorkerMemories, mems, last)
+	if err != nil {
+		return err
+	}
+	if unusable != nil {
+		logger.Warn("skipped turns the extractor cannot read", "from_seq", first, "to_seq", last, "err", unusable)
+		if err := w.Store.Skip(ctx, WorkerMemories, first, last, unusable.Error()); err != nil {
+			return err
+		}
+	}
+	total.Inserted += res.Inserted
+	total.Merged += res.Merged
+	total.Superseded += res.Superseded
+	return nil
 }
 
 // SceneWorker groups the archived turns after its watermark into L2 scenes
