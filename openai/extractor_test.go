@@ -13,9 +13,14 @@ import (
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/internal/llm"
+	"github.com/engram-dev/engram/internal/llmtest"
 )
 
-var day = time.Date(2026, 5, 1, 14, 3, 0, 0, time.UTC)
+var (
+	day          = llmtest.Day
+	conversation = llmtest.Conversation
+	checkMemory  = llmtest.CheckMemory
+)
 
 // mustExtractor returns an Extractor for cfg, its server and chat model the
 // test server's where cfg leaves them empty, that records its waits.
@@ -36,32 +41,6 @@ func mustExtractor(tb testing.TB, cfg ExtractorConfig) (*Extractor, *waits) {
 	x.c.sleep = w.sleep
 	tb.Cleanup(func() { _ = x.Close() })
 	return x, w
-}
-
-func conversation(n int) []engram.Turn {
-	out := make([]engram.Turn, n)
-	for i := range out {
-		out[i] = engram.Turn{ID: fmt.Sprintf("t%d", i+1), Namespace: "work", Session: "s1", Role: engram.RoleUser,
-			Speaker: "Alice", Content: fmt.Sprintf("Note %d: we moved the weekly sync to room %d.", i+1, i%7), TS: day.Add(time.Duration(i) * time.Minute)}
-	}
-	return out
-}
-
-// checkMemory fails the test unless m is a memory Extract may return for
-// turns.
-func checkMemory(tb testing.TB, m engram.Memory, turns []engram.Turn) {
-	tb.Helper()
-	i := slices.IndexFunc(turns, func(t engram.Turn) bool { return len(m.Sources) == 1 && t.ID == m.Sources[0] })
-	switch {
-	case i < 0:
-		tb.Fatalf("memory %+v: sources are not one turn of the batch", m)
-	case turns[i].Role == engram.RoleTool || turns[i].Role == engram.RoleSystem:
-		tb.Fatalf("memory %+v comes from a %s turn", m, turns[i].Role)
-	case !engram.ValidMemoryType(m.Type) || strings.TrimSpace(m.Text) == "" || m.Subject == "":
-		tb.Fatalf("memory %+v: bad type, text or subject", m)
-	case m.ID != engram.MemoryID(turns[i].Namespace, m.Type, m.Text, turns[i].ID) || !m.TS.Equal(turns[i].TS) || m.ValidFrom.After(m.TS):
-		tb.Fatalf("memory %+v: id or times do not fit turn %+v", m, turns[i])
-	}
 }
 
 // TestExtract sends a batch to the real server's /v1/chat/completions: one
