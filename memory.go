@@ -55,7 +55,7 @@ type Relation struct {
 
 // singleValued are the predicates whose subject has one object at a time.
 var singleValued = map[string]bool{
-	"name": true, "lives_in": true, "works_at": true, "works_as": true, "is_from": true, "age": true,
+	"name": true, "lives_in": true, "works_at": true, "works_as": true, "is_from": true, "born_in": true, "age": true,
 	"job": true, "role": true, "status": true, "uses": false, "likes": false, "dislikes": false,
 	"relationship_status": true, "married_to": true, "partner": true, "favourite": true,
 }

@@ -205,6 +205,20 @@ type locomoConv struct {
 	turns     map[diaID]bool
 	questions []locomoQuestion
 	stats     locomoCounts
+	// speakers are the conversation's speakers (speaker_a, speaker_b, or
+	// those of the turns), and events the dataset authors' summaries of
+	// what happened to each of them per session (events_session_N), which
+	// the layers bench scores memories against.
+	speakers []string
+	events   []locomoEvent
+}
+
+// locomoEvent is one entry of events_session_N: something that happened to
+// speaker in session N, as the dataset's authors wrote it.
+type locomoEvent struct {
+	session int
+	speaker string
+	text    string
 }
 
 // locomoMeta is the meta of an ingested turn: which turn of which
@@ -423,6 +437,10 @@ func parseLocomo(file string, data []byte, captions bool) (*locomoConv, error) {
 			return nil, fmt.Errorf("qa[%d].%w", i, err)
 		}
 	}
+	_, nested := top["conversation"]
+	if err := c.readEvents(top, conv, nested); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 
@@ -454,6 +472,9 @@ func (c *locomoConv) turn(raw json.RawMessage, n int, captions bool) (engram.Tur
 		return engram.Turn{}, fmt.Errorf("dia_id: %s appears twice", rawID)
 	}
 	c.turns[id] = true
+	if !slices.Contains(c.speakers, speaker) {
+		c.speakers = append(c.speakers, speaker)
+	}
 	text, err := obj.str("text", true)
 	if err != nil {
 		return engram.Turn{}, err
@@ -643,9 +664,16 @@ func runLocomo(ctx context.Context, env Env, b *benchEngram, convs []*locomoConv
 }
 
 // ingest sends every session of convs as one POST /v1/turns and waits until
-// the server has made every turn searchable.
+// the server has made every turn searchable, then runs the layer jobs.
 func (rep *locomoReport) ingest(ctx context.Context, b *benchEngram, convs []*locomoConv) error {
-	in := &rep.Ingest
+	return ingestLocomo(ctx, b, convs, &rep.Ingest)
+}
+
+// ingestLocomo sends every session of convs as one POST /v1/turns, waits
+// until the server has made every turn searchable, and, when the server has
+// an extractor, runs the layer jobs once each, in order, as the scheduler
+// would; in records what happened.
+func ingestLocomo(ctx context.Context, b *benchEngram, convs []*locomoConv, in *locomoIngest) error {
 	start := time.Now()
 	for _, c := range convs {
 		in.Conversations++
@@ -924,4 +952,65 @@ of a question's evidence turns found there; session@k: a top-k result comes from
 an evidence turn.
 `)
 	return err
+}
+
+var locomoEventsKey = regexp.MustCompile(`^events_session_([0-9]+)$`)
+
+// readEvents reads the optional events_session_N objects ({"<speaker>":
+// ["...", ...], "date": "..."}) at the top of the file, in conv, or in the
+// upstream shape's "event_summary" object. A session without turns or a
+// speaker who never speaks is an error: the summaries would score memories
+// against a conversation they do not describe.
+func (c *locomoConv) readEvents(top, conv jsonObject, nested bool) error {
+	holders := []jsonObject{top}
+	if nested {
+		holders = append(holders, conv)
+	}
+	if raw, ok := top["event_summary"]; ok {
+		es, err := decodeObject(raw)
+		if err != nil {
+			return fmt.Errorf("event_summary: %w", err)
+		}
+		holders = append(holders, es)
+	}
+	seen := map[string]bool{}
+	for _, h := range holders {
+		for _, key := range slices.Sorted(maps.Keys(h)) {
+			sub := locomoEventsKey.FindStringSubmatch(key)
+			if sub == nil || seen[key] {
+				continue
+			}
+			seen[key] = true
+			n, err := strconv.Atoi(sub[1])
+			if err != nil {
+				return fmt.Errorf("%s: bad session number: %w", key, err)
+			}
+			if !slices.ContainsFunc(c.sessions, func(s locomoSession) bool { return s.name == fmt.Sprintf("session_%d", n) }) {
+				return fmt.Errorf("%s: the conversation has no session_%d with turns", key, n)
+			}
+			obj, err := decodeObject(h[key])
+			if err != nil {
+				return fmt.Errorf("%s: %w", key, err)
+			}
+			for _, speaker := range slices.Sorted(maps.Keys(obj)) {
+				if speaker == "date" {
+					continue
+				}
+				var texts []string
+				if err := json.Unmarshal(obj[speaker], &texts); err != nil {
+					return fmt.Errorf("%s.%s: want a list of strings, got %s", key, speaker, jsonKind(obj[speaker]))
+				}
+				if len(texts) > 0 && !slices.Contains(c.speakers, speaker) {
+					return fmt.Errorf("%s.%s: no turn of the conversation has this speaker", key, speaker)
+				}
+				for _, text := range texts {
+					if text = strings.TrimSpace(text); text != "" {
+						c.events = append(c.events, locomoEvent{session: n, speaker: speaker, text: text})
+					}
+				}
+			}
+		}
+	}
+	slices.SortStableFunc(c.events, func(a, b locomoEvent) int { return a.session - b.session })
+	return nil
 }

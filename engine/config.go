@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/httpapi"
 	"github.com/engram-dev/engram/ollama"
+	"github.com/engram-dev/engram/openai"
 	"github.com/engram-dev/engram/pipeline"
 	"github.com/engram-dev/engram/recall"
 )
@@ -48,8 +50,8 @@ type Config struct {
 	// LogLevel is debug, info, warn or error.
 	LogLevel string `toml:"log_level"`
 
-	// Embedder is "builtin" (offline, the default), "ollama" or "none"
-	// (keyword recall only).
+	// Embedder is "builtin" (offline, the default), "ollama", "openai" (an
+	// OpenAI-compatible server) or "none" (keyword recall only).
 	Embedder string `toml:"embedder"`
 	// OllamaHost is the Ollama server; "" means $OLLAMA_HOST, else
 	// 127.0.0.1:11434.
@@ -64,11 +66,27 @@ type Config struct {
 	// Chroma's default database.
 	ChromaDatabase string `toml:"chroma_database"`
 
-	// Extractor makes the L1 memories: "rules" (offline, the default),
-	// "ollama" (a chat model on OllamaHost) or "none" (no derived layers).
+	// Extractor makes the L1 memories: "nlp" (offline, a part-of-speech
+	// parse; the default), "rules" (offline, the earlier regular
+	// expressions), "ollama" (a chat model on OllamaHost), "openai" (a chat
+	// model on an OpenAI-compatible server) or "none" (no derived layers).
 	Extractor string `toml:"extractor"`
 	// OllamaChatModel is the chat model of the ollama extractor.
 	OllamaChatModel string `toml:"ollama_chat_model"`
+
+	// OpenAIBaseURL is the OpenAI-compatible server of the openai embedder
+	// and extractor, up to the version: a hosted API, vLLM, llama.cpp's
+	// server, LM Studio, Ollama's /v1.
+	OpenAIBaseURL string `toml:"openai_base_url"`
+	// OpenAIModel is the embedding model of the openai embedder.
+	OpenAIModel string `toml:"openai_model"`
+	// OpenAIChatModel is the chat model of the openai extractor.
+	OpenAIChatModel string `toml:"openai_chat_model"`
+	// OpenAIKeyEnv names the environment variable that holds the API key.
+	// The key itself is never read from config.toml, nor written anywhere.
+	OpenAIKeyEnv string `toml:"openai_api_key_env"`
+	// openAIKey is the key, read from the environment by LoadConfig.
+	openAIKey string
 	// Jobs sets job intervals by job name, e.g. "l1-memories" = "5m".
 	Jobs map[string]string `toml:"jobs"`
 	// Vaults are the Markdown folders engram indexes (`engram vault add`).
@@ -126,13 +144,22 @@ func (d DeepSettings) config() recall.DeepConfig {
 const (
 	EmbedderBuiltin  = "builtin"
 	EmbedderOllama   = "ollama"
+	EmbedderOpenAI   = "openai"
 	EmbedderNone     = "none"
 	VectorsEmbedded  = "embedded"
 	VectorsChroma    = "chroma"
+	ExtractorNLP     = "nlp"
 	ExtractorRules   = "rules"
 	ExtractorOllama  = "ollama"
+	ExtractorOpenAI  = "openai"
 	ExtractorNone    = "none"
 	DefaultChromaURL = "http://127.0.0.1:8000"
+
+	// Defaults of the openai embedder and extractor: OpenAI's API and its
+	// small models; any OpenAI-compatible server by its base URL.
+	DefaultOpenAIModel     = "text-embedding-3-small"
+	DefaultOpenAIChatModel = "gpt-4o-mini"
+	DefaultOpenAIKeyEnv    = "OPENAI_API_KEY"
 )
 
 // ConfigFile is the name of the config file in the home.
@@ -151,11 +178,19 @@ func DefaultConfig() Config {
 		OllamaModel:     ollama.DefaultModel,
 		VectorIndex:     VectorsEmbedded,
 		ChromaURL:       DefaultChromaURL,
-		Extractor:       ExtractorRules,
+		Extractor:       ExtractorNLP,
 		WatchVaults:     true,
 		OllamaChatModel: ollama.DefaultChatModel,
+		OpenAIBaseURL:   openai.DefaultBaseURL,
+		OpenAIModel:     DefaultOpenAIModel,
+		OpenAIChatModel: DefaultOpenAIChatModel,
+		OpenAIKeyEnv:    DefaultOpenAIKeyEnv,
 	}
 }
+
+// OpenAIKey returns the API key of the openai embedder and extractor, as
+// read from the environment variable OpenAIKeyEnv names; "" when unset.
+func (c Config) OpenAIKey() string { return c.openAIKey }
 
 // LoadConfig reads the configuration of home: the defaults, then
 // home/config.toml (a missing file is no error; an unknown setting is), then
@@ -172,6 +207,10 @@ func LoadConfig(home string, getenv func(string) string) (Config, error) {
 		return cfg, fmt.Errorf("read %s: %w", path, err)
 	default:
 		if und := md.Undecoded(); len(und) > 0 {
+			if k := und[0].String(); k == "openai_api_key" || k == "api_key" {
+				return cfg, fmt.Errorf("%s: %s: the API key is never read from a file; put it in the environment variable openai_api_key_env names (default %s)",
+					path, k, DefaultOpenAIKeyEnv)
+			}
 			return cfg, fmt.Errorf("%s: unknown setting %q", path, und[0].String())
 		}
 	}
@@ -208,10 +247,17 @@ func applyEnv(cfg *Config, getenv func(string) string) error {
 		{"ENGRAM_CHROMA_DATABASE", &cfg.ChromaDatabase},
 		{"ENGRAM_EXTRACTOR", &cfg.Extractor},
 		{"ENGRAM_OLLAMA_CHAT_MODEL", &cfg.OllamaChatModel},
+		{"ENGRAM_OPENAI_BASE_URL", &cfg.OpenAIBaseURL},
+		{"ENGRAM_OPENAI_MODEL", &cfg.OpenAIModel},
+		{"ENGRAM_OPENAI_CHAT_MODEL", &cfg.OpenAIChatModel},
+		{"ENGRAM_OPENAI_API_KEY_ENV", &cfg.OpenAIKeyEnv},
 	} {
 		if v := getenv(e.name); v != "" {
 			*e.dst = v
 		}
+	}
+	if envName.MatchString(cfg.OpenAIKeyEnv) {
+		cfg.openAIKey = strings.TrimSpace(getenv(cfg.OpenAIKeyEnv))
 	}
 	if v := getenv("ENGRAM_DEEP_FUSION"); v != "" {
 		cfg.Deep.Fusion = v
@@ -304,9 +350,9 @@ func (c Config) Validate() error {
 		return err
 	}
 	switch c.Embedder {
-	case EmbedderBuiltin, EmbedderOllama, EmbedderNone:
+	case EmbedderBuiltin, EmbedderOllama, EmbedderOpenAI, EmbedderNone:
 	default:
-		return fmt.Errorf("embedder %q: want builtin, ollama or none", c.Embedder)
+		return fmt.Errorf("embedder %q: want builtin, ollama, openai or none", c.Embedder)
 	}
 	if c.Embedder == EmbedderOllama && strings.TrimSpace(c.OllamaModel) == "" {
 		return fmt.Errorf("ollama_model must name a model (e.g. %s)", ollama.DefaultModel)
@@ -317,12 +363,26 @@ func (c Config) Validate() error {
 		return fmt.Errorf("vector_index %q: want embedded or chroma", c.VectorIndex)
 	}
 	switch c.Extractor {
-	case ExtractorRules, ExtractorOllama, ExtractorNone:
+	case ExtractorNLP, ExtractorRules, ExtractorOllama, ExtractorOpenAI, ExtractorNone:
 	default:
-		return fmt.Errorf("extractor %q: want rules, ollama or none", c.Extractor)
+		return fmt.Errorf("extractor %q: want nlp, rules, ollama, openai or none", c.Extractor)
 	}
 	if c.Extractor == ExtractorOllama && strings.TrimSpace(c.OllamaChatModel) == "" {
 		return fmt.Errorf("ollama_chat_model must name a chat model (e.g. %s)", ollama.DefaultChatModel)
+	}
+	if c.Embedder == EmbedderOpenAI || c.Extractor == ExtractorOpenAI {
+		if _, err := openai.ParseBaseURL(c.OpenAIBaseURL); err != nil {
+			return fmt.Errorf("openai_base_url: %s", engram.ErrorMessage(err))
+		}
+		if !envName.MatchString(c.OpenAIKeyEnv) {
+			return fmt.Errorf("openai_api_key_env %q: want the name of an environment variable, such as %s", c.OpenAIKeyEnv, DefaultOpenAIKeyEnv)
+		}
+	}
+	if c.Embedder == EmbedderOpenAI && strings.TrimSpace(c.OpenAIModel) == "" {
+		return fmt.Errorf("openai_model must name an embedding model (e.g. %s)", DefaultOpenAIModel)
+	}
+	if c.Extractor == ExtractorOpenAI && strings.TrimSpace(c.OpenAIChatModel) == "" {
+		return fmt.Errorf("openai_chat_model must name a chat model (e.g. %s)", DefaultOpenAIChatModel)
 	}
 	if _, err := c.jobIntervals(); err != nil {
 		return err
@@ -344,6 +404,15 @@ func (c Config) Validate() error {
 		return err
 	}
 	return nil
+}
+
+// envName is what an environment variable's name may be.
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// OpenAIConfig is the configuration of an openai client for model, with the
+// key from the environment.
+func (c Config) OpenAIConfig(model string) openai.Config {
+	return openai.Config{BaseURL: c.OpenAIBaseURL, Model: model, APIKey: c.openAIKey, KeyEnv: c.OpenAIKeyEnv}
 }
 
 // Limits are the request limits of the configuration.

@@ -20,6 +20,7 @@ import (
 	"github.com/engram-dev/engram/chroma"
 	"github.com/engram-dev/engram/embed"
 	"github.com/engram-dev/engram/ollama"
+	"github.com/engram-dev/engram/openai"
 	"github.com/engram-dev/engram/palace"
 )
 
@@ -46,6 +47,8 @@ const (
 	checkChroma    = "chroma"
 	checkEmbedder  = "ollama-embedder"
 	checkExtractor = "ollama-extractor"
+	checkOpenAIEmb = "openai-embedder"
+	checkOpenAIExt = "openai-extractor"
 	checkJobs      = "jobs"
 	checkHome      = "home"
 )
@@ -349,6 +352,11 @@ func (e *Engine) checkVectors(ctx context.Context, r *engram.DoctorReport) {
 			embFix = fix
 		}
 	}
+	for _, model := range e.openaiModels(active) {
+		if fix := e.checkOpenAIEmbedder(ctx, r, model, active, dim); fix != "" && (model == active || !found) {
+			embFix = fix
+		}
+	}
 	if !found {
 		fix := embFix
 		if fix == "" && e.cfg.VectorIndex == VectorsChroma {
@@ -540,6 +548,48 @@ func (e *Engine) ollamaModels(active string) []string {
 	return models
 }
 
+// openaiModels lists the models of an OpenAI-compatible server the doctor
+// probes: the active one and the configured one.
+func (e *Engine) openaiModels(active string) []string {
+	var models []string
+	if strings.HasPrefix(active, openaiPrefix) {
+		models = append(models, active)
+	}
+	if e.cfg.Embedder == EmbedderOpenAI && e.cfg.ModelKey() != active {
+		models = append(models, e.cfg.ModelKey())
+	}
+	return models
+}
+
+// checkOpenAIEmbedder embeds a probe text with model (a model key) on the
+// OpenAI-compatible server, once, and compares the dimension with the
+// stored one. It returns the fix when the model cannot embed.
+func (e *Engine) checkOpenAIEmbedder(ctx context.Context, r *engram.DoctorReport, key, active string, dim int) string {
+	model := strings.TrimPrefix(key, openaiPrefix)
+	cfg := e.cfg.OpenAIConfig(model)
+	cfg.MaxRetries = -1
+	emb, err := openai.NewEmbedder(openai.EmbedderConfig{Config: cfg})
+	if err != nil {
+		r.Add(failCheck(checkOpenAIEmb, engram.ErrorText(err), "set openai_base_url and openai_model in config.toml"))
+		return ""
+	}
+	defer emb.Close()
+	cctx, cancel := context.WithTimeout(ctx, checkTimeout)
+	defer cancel()
+	got, err := emb.Check(cctx)
+	if err != nil {
+		r.Add(failCheck(checkOpenAIEmb, engram.ErrorMessage(err), "check openai_base_url, openai_model and $"+e.cfg.OpenAIKeyEnv))
+		return "check openai_base_url, openai_model and $" + e.cfg.OpenAIKeyEnv
+	}
+	if key == active && got != dim {
+		r.Add(failCheck(checkOpenAIEmb, fmt.Sprintf("model %s at %s embeds in %d dimensions but its stored vectors have %d: the model changed on the server",
+			model, emb.Host(), got, dim), fixReembed))
+		return fixReembed
+	}
+	r.Add(okCheck(checkOpenAIEmb, fmt.Sprintf("model %s at %s answers, %d dimensions", model, emb.Host(), got)))
+	return ""
+}
+
 // checkOllamaEmbedder embeds a probe text with model (a model key) and
 // compares the dimension with the stored one. It returns the fix when the
 // model cannot embed.
@@ -568,9 +618,21 @@ func (e *Engine) checkOllamaEmbedder(ctx context.Context, r *engram.DoctorReport
 	return ""
 }
 
-// checkExtractor checks that the Ollama server has the chat model of the
-// ollama extractor (POST /api/show).
+// checkExtractor checks that the server of an LLM extractor has its chat
+// model: the Ollama server's POST /api/show, an OpenAI-compatible server's
+// GET /models/{model}.
 func (e *Engine) checkExtractor(ctx context.Context, r *engram.DoctorReport) {
+	if ox, ok := e.extractor.(*openai.Extractor); ok {
+		pctx, cancel := context.WithTimeout(ctx, probeTimeout)
+		defer cancel()
+		if err := ox.Check(pctx); err != nil {
+			r.Add(failCheck(checkOpenAIExt, engram.ErrorMessage(err)+": the memory job fails until it answers",
+				"check openai_base_url, openai_chat_model and $"+e.cfg.OpenAIKeyEnv))
+			return
+		}
+		r.Add(okCheck(checkOpenAIExt, fmt.Sprintf("chat model %s present at %s", ox.Model(), ox.Host())))
+		return
+	}
 	x, isOllama := e.extractor.(*ollama.Extractor)
 	if !isOllama {
 		return

@@ -13,6 +13,7 @@ import (
 	"github.com/engram-dev/engram/archive"
 	"github.com/engram-dev/engram/embed"
 	"github.com/engram-dev/engram/ollama"
+	"github.com/engram-dev/engram/openai"
 	"github.com/engram-dev/engram/palace"
 	"github.com/engram-dev/engram/pipeline"
 	"github.com/engram-dev/engram/recall"
@@ -253,6 +254,8 @@ func (e *Engine) Recall(ctx context.Context, req engram.RecallRequest) (engram.R
 // (and retry), never the engine.
 func (e *Engine) openExtractor() error {
 	switch e.cfg.Extractor {
+	case ExtractorNLP:
+		e.extractor, e.extractBatch = &pipeline.NLPExtractor{}, pipeline.DefaultLayerBatch
 	case ExtractorRules:
 		e.extractor, e.extractBatch = pipeline.RulesExtractor{}, pipeline.DefaultLayerBatch
 	case ExtractorOllama:
@@ -261,6 +264,12 @@ func (e *Engine) openExtractor() error {
 			return err
 		}
 		e.extractor, e.extractBatch = x, ollama.DefaultBatchTurns
+	case ExtractorOpenAI:
+		x, err := openai.NewExtractor(openai.ExtractorConfig{Config: e.cfg.OpenAIConfig(e.cfg.OpenAIChatModel)})
+		if err != nil {
+			return err
+		}
+		e.extractor, e.extractBatch = x, x.BatchTurns()
 	}
 	return nil
 }

@@ -12,14 +12,19 @@ import (
 	"github.com/engram-dev/engram/embed"
 	"github.com/engram-dev/engram/internal/backoff"
 	"github.com/engram-dev/engram/ollama"
+	"github.com/engram-dev/engram/openai"
 	"github.com/engram-dev/engram/palace"
 	"github.com/engram-dev/engram/pipeline"
 	"github.com/engram-dev/engram/recall"
 )
 
 // Vector model names as the palace records them: the builtin embedder's own
-// versioned name (e.g. "builtin-v1-512"), or "ollama:" + the Ollama model.
-const ollamaPrefix = "ollama:"
+// versioned name (e.g. "builtin-v1-512"), "ollama:" + the Ollama model, or
+// "openai:" + the model of the OpenAI-compatible server.
+const (
+	ollamaPrefix = "ollama:"
+	openaiPrefix = "openai:"
+)
 
 // checkTimeout bounds the probe that learns an Ollama model's dimension.
 const checkTimeout = 30 * time.Second
@@ -66,6 +71,8 @@ func (cfg Config) ModelKey() string {
 		return embed.New().Model()
 	case EmbedderOllama:
 		return ollamaPrefix + cfg.OllamaModel
+	case EmbedderOpenAI:
+		return openaiPrefix + cfg.OpenAIModel
 	}
 	return ""
 }
@@ -88,6 +95,13 @@ func (cfg Config) ParseModel(s string) (string, error) {
 		return "", engram.FieldError("model", "%q is not this engram's builtin embedder (builtin, %s); %s", s, embed.New().Model(), want)
 	case s == EmbedderOllama:
 		return ollamaPrefix + cfg.OllamaModel, nil
+	case s == EmbedderOpenAI:
+		return openaiPrefix + cfg.OpenAIModel, nil
+	case strings.HasPrefix(s, openaiPrefix):
+		if strings.TrimPrefix(s, openaiPrefix) == "" {
+			return "", engram.FieldError("model", "openai: needs a model name, e.g. openai:%s", DefaultOpenAIModel)
+		}
+		return s, nil
 	case strings.HasPrefix(s, ollamaPrefix):
 		name := strings.TrimPrefix(s, ollamaPrefix)
 		if name == "" {
@@ -128,6 +142,19 @@ func (e *Engine) newEmbedder(ctx context.Context, key string) (engram.Embedder, 
 	if strings.HasPrefix(key, "builtin-") {
 		return nil, 0, engram.Errorf(engram.EUNSUPPORTED,
 			"the vectors were made by the builtin embedder %s, but this engram has %s: run `engram reembed --model builtin`", key, embed.New().Model())
+	}
+	if model, ok := strings.CutPrefix(key, openaiPrefix); ok {
+		emb, err := openai.NewEmbedder(openai.EmbedderConfig{Config: e.cfg.OpenAIConfig(model)})
+		if err != nil {
+			return nil, 0, err
+		}
+		cctx, cancel := context.WithTimeout(ctx, checkTimeout)
+		defer cancel()
+		dim, err := emb.Check(cctx)
+		if err != nil {
+			return nil, 0, err
+		}
+		return emb, dim, nil
 	}
 	model, ok := strings.CutPrefix(key, ollamaPrefix)
 	if !ok {

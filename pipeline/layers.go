@@ -95,9 +95,23 @@ type MemoryWorker struct {
 // return are stored and the batch is recorded as skipped (Store.Skip); any
 // other error ends the run with the watermark at the last stored batch, so
 // the next run resumes there.
+//
+// A batch is stored while the next one is extracted, in order, one store at
+// a time: with an offline extractor both cores work, one parsing, the other
+// writing the palace.
 func (w *MemoryWorker) Run(ctx context.Context) error {
 	logger := orDefault(w.Logger)
 	var total engram.MemoryResult
+	// stored carries the outcome of the store in flight, nil when none is.
+	var stored chan error
+	wait := func() error {
+		if stored == nil {
+			return nil
+		}
+		err := <-stored
+		stored = nil
+		return err
+	}
 	err := runArchive(ctx, w.Archive, w.Store, WorkerMemories, batchOr(w.BatchSize, DefaultLayerBatch), nil, func(batch []engram.Turn) error {
 		first, last := batch[0].Seq, batch[len(batch)-1].Seq
 		mems, err := w.Extractor.Extract(ctx, batch)
@@ -107,28 +121,45 @@ func (w *MemoryWorker) Run(ctx context.Context) error {
 			// record the rest as skipped once the memories are stored.
 			unusable, err = err, nil
 		}
+		if werr := wait(); werr != nil {
+			return werr
+		}
 		if err != nil {
 			return fmt.Errorf("extract turns %d-%d: %w", first, last, err)
 		}
-		res, err := w.Store.PutMemories(ctx, WorkerMemories, mems, last)
-		if err != nil {
-			return err
-		}
-		if unusable != nil {
-			logger.Warn("skipped turns the extractor cannot read", "from_seq", first, "to_seq", last, "err", unusable)
-			if err := w.Store.Skip(ctx, WorkerMemories, first, last, unusable.Error()); err != nil {
-				return err
-			}
-		}
-		total.Inserted += res.Inserted
-		total.Merged += res.Merged
-		total.Superseded += res.Superseded
+		stored = make(chan error, 1)
+		go func(done chan<- error) {
+			done <- w.store(ctx, logger, mems, first, last, unusable, &total)
+		}(stored)
 		return nil
 	})
+	if werr := wait(); err == nil {
+		err = werr
+	}
 	if total != (engram.MemoryResult{}) {
 		logger.Info("memories extracted", "inserted", total.Inserted, "merged", total.Merged, "superseded", total.Superseded)
 	}
 	return err
+}
+
+// store writes the memories of the batch of turns first to last, moves the
+// watermark to last, records the batch as skipped when part of it was
+// unusable, and adds what happened to total.
+func (w *MemoryWorker) store(ctx context.Context, logger *slog.Logger, mems []engram.Memory, first, last int64, unusable error, total *engram.MemoryResult) error {
+	res, err := w.Store.PutMemories(ctx, WorkerMemories, mems, last)
+	if err != nil {
+		return err
+	}
+	if unusable != nil {
+		logger.Warn("skipped turns the extractor cannot read", "from_seq", first, "to_seq", last, "err", unusable)
+		if err := w.Store.Skip(ctx, WorkerMemories, first, last, unusable.Error()); err != nil {
+			return err
+		}
+	}
+	total.Inserted += res.Inserted
+	total.Merged += res.Merged
+	total.Superseded += res.Superseded
+	return nil
 }
 
 // SceneWorker groups the archived turns after its watermark into L2 scenes
@@ -286,13 +317,13 @@ func (w *PersonaWorker) Run(ctx context.Context) error {
 
 // Persona facets by predicate, for relations about the speaker.
 var (
-	identityPredicates = map[string]bool{"name": true, "lives_in": true, "is_from": true, "age": true, "works_as": true,
+	identityPredicates = map[string]bool{"name": true, "lives_in": true, "is_from": true, "born_in": true, "age": true, "works_as": true,
 		"works_at": true, "job": true, "role": true, "is": true, "studies": true, "studies_at": true, "nationality": true}
 	relationshipPredicates = map[string]bool{"relationship_status": true, "married_to": true, "partner": true,
 		"sister": true, "brother": true, "wife": true, "husband": true, "mother": true, "father": true, "son": true,
 		"daughter": true, "friend": true, "best_friend": true, "boss": true, "manager": true, "colleague": true,
 		"girlfriend": true, "boyfriend": true, "cousin": true, "dog": true, "cat": true, "has_pet": true, "child": true}
-	tastePredicates = map[string]bool{"likes": true, "dislikes": true, "prefers": true, "loves": true, "hates": true, "enjoys": true}
+	tastePredicates = map[string]bool{"likes": true, "dislikes": true, "prefers": true, "loves": true, "hates": true, "enjoys": true, "avoids": true}
 )
 
 // MemoryFacet returns the persona observation a memory makes about its
@@ -321,10 +352,10 @@ func MemoryFacet(m engram.Memory) (engram.FacetUpdate, bool) {
 		u.Facet, u.Key, u.Value = engram.FacetPreference, strings.ToLower(obj), p
 	case strings.HasPrefix(p, "favourite_"):
 		u.Facet = engram.FacetPreference
-	case p == "uses" || strings.HasPrefix(p, "uses_for_"):
+	case p == "uses" || strings.HasPrefix(p, "uses_for_") || p == "works_on":
 		u.Facet = engram.FacetProject
-		if p == "uses" {
-			u.Key, u.Value = "uses:"+strings.ToLower(obj), obj
+		if p == "uses" || p == "works_on" {
+			u.Key, u.Value = p+":"+strings.ToLower(obj), obj
 		}
 	case p == "habit":
 		u.Facet, u.Key = engram.FacetHabit, strings.ToLower(obj)

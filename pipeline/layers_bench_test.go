@@ -2,7 +2,9 @@ package pipeline_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -13,12 +15,22 @@ import (
 	"github.com/engram-dev/engram/pipeline"
 )
 
-// BenchmarkLayerPipeline measures the layer workers with the rules backend:
-// every op runs L1 (rules extraction into the palace), L2, L3 and L4 over a
-// fresh palace of the same archived conversation. turns/s is the rate of the
-// whole pipeline; the per-worker rates follow.
+// BenchmarkLayerPipeline measures the layer workers with each offline
+// extractor (nlp, the default, and rules as the baseline of the same run):
+// every op runs L1 (extraction into the palace), L2, L3 and L4 over a fresh
+// palace of the same archived conversation. turns/s is the rate of the
+// whole pipeline; the per-worker rates follow, and turns/cpu-s, the turns
+// per second of CPU time the process spent (all threads, GC included):
+// unlike turns/s it barely moves when other processes share the machine,
+// and it is a floor for the rate on one idle core.
 //
-//	go test -run x -bench LayerPipeline -benchtime 3x ./pipeline/
+// Two corpora: "team", the 14-turn conversation of layers_test.go repeated
+// into 10,000 turns (nearly every memory a near-duplicate), and "locomo",
+// the 788 turns of the LoCoMo development set as chat turns with their
+// sessions' dates, when shared/bench/locomo-dev is found in the working
+// folder or one above it (else skipped).
+//
+//	go test -run '^$' -bench LayerPipeline -benchtime 3x -count 3 -cpu 2 ./pipeline/
 func BenchmarkLayerPipeline(b *testing.B) {
 	const n = 10000
 	team := team()
@@ -30,17 +42,95 @@ func BenchmarkLayerPipeline(b *testing.B) {
 		t.TS = t.TS.Add(time.Duration(i) * time.Minute)
 		turns[i] = t
 	}
-	dir := b.TempDir()
-	a, err := archive.Open(filepath.Join(dir, "archive"), archive.Options{})
+	pipeline.LoadTagger()
+	corpora := []struct {
+		name  string
+		turns func(testing.TB) []engram.Turn
+	}{{"team", func(testing.TB) []engram.Turn { return turns }}, {"locomo", locomoTurns}}
+	for _, c := range corpora {
+		b.Run(c.name, func(b *testing.B) {
+			turns := c.turns(b)
+			a := benchArchive(b, turns)
+			for _, x := range []struct {
+				name string
+				x    engram.Extractor
+			}{{"nlp", &pipeline.NLPExtractor{}}, {"rules", pipeline.RulesExtractor{}}} {
+				b.Run(x.name, func(b *testing.B) { benchLayerPipeline(b, a, x.x, len(turns)) })
+			}
+		})
+	}
+}
+
+// benchArchive archives turns in a temporary folder.
+func benchArchive(b *testing.B, turns []engram.Turn) *archive.Archive {
+	b.Helper()
+	a, err := archive.Open(filepath.Join(b.TempDir(), "archive"), archive.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer a.Close()
+	b.Cleanup(func() { _ = a.Close() })
 	if _, err := a.Append(context.Background(), turns); err != nil {
 		b.Fatal(err)
 	}
+	return a
+}
+
+// locomoTurns reads the turns of the LoCoMo development set (every
+// session_N of every file, a minute apart from the session's date_time),
+// or skips when shared/bench/locomo-dev is not in the working folder or
+// one above it.
+func locomoTurns(tb testing.TB) []engram.Turn {
+	tb.Helper()
+	var files []string
+	for dir, _ := filepath.Abs("."); ; dir = filepath.Dir(dir) {
+		files, _ = filepath.Glob(filepath.Join(dir, "shared", "bench", "locomo-dev", "*.json"))
+		if len(files) > 0 || dir == filepath.Dir(dir) {
+			break
+		}
+	}
+	if len(files) == 0 {
+		tb.Skip("the LoCoMo development set (shared/bench/locomo-dev) is not in a folder above")
+	}
+	var turns []engram.Turn
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		var conv map[string]json.RawMessage
+		if err := json.Unmarshal(data, &conv); err != nil {
+			tb.Fatalf("%s: %v", f, err)
+		}
+		for s := 1; ; s++ {
+			raw, ok := conv[fmt.Sprintf("session_%d", s)]
+			if !ok {
+				break
+			}
+			var when string
+			_ = json.Unmarshal(conv[fmt.Sprintf("session_%d_date_time", s)], &when)
+			ts, err := time.ParseInLocation("3:04 pm on 2 January, 2006", when, time.UTC)
+			if err != nil {
+				tb.Fatalf("%s session %d: %v", f, s, err)
+			}
+			var session []struct{ Speaker, Text string }
+			if err := json.Unmarshal(raw, &session); err != nil {
+				tb.Fatalf("%s session %d: %v", f, s, err)
+			}
+			for i, t := range session {
+				turns = append(turns, engram.Turn{ID: fmt.Sprintf("%s-%d-%d", filepath.Base(f), s, i), Namespace: filepath.Base(f),
+					Session: fmt.Sprintf("session_%d", s), Role: engram.RoleUser, Speaker: t.Speaker, Content: t.Text,
+					TS: ts.Add(time.Duration(i) * time.Minute)})
+			}
+		}
+	}
+	return turns
+}
+
+func benchLayerPipeline(b *testing.B, a *archive.Archive, x engram.Extractor, n int) {
+	dir := b.TempDir()
 	ctx := context.Background()
 	spent := map[string]time.Duration{}
+	cpu0 := cpuTime()
 	b.ResetTimer()
 	for i := range b.N {
 		b.StopTimer()
@@ -53,7 +143,7 @@ func BenchmarkLayerPipeline(b *testing.B) {
 			name string
 			run  func(context.Context) error
 		}{
-			{pipeline.WorkerMemories, (&pipeline.MemoryWorker{Archive: a, Extractor: pipeline.RulesExtractor{}, Store: p}).Run},
+			{pipeline.WorkerMemories, (&pipeline.MemoryWorker{Archive: a, Extractor: x, Store: p}).Run},
 			{pipeline.WorkerScenes, (&pipeline.SceneWorker{Archive: a, Store: p}).Run},
 			{pipeline.WorkerPersona, (&pipeline.PersonaWorker{Store: p}).Run},
 			{pipeline.WorkerGraph, (&pipeline.GraphWorker{Store: p}).Run},
@@ -69,6 +159,9 @@ func BenchmarkLayerPipeline(b *testing.B) {
 		b.StartTimer()
 	}
 	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "turns/s")
+	if cpu := cpuTime() - cpu0; cpu > 0 {
+		b.ReportMetric(float64(n*b.N)/cpu.Seconds(), "turns/cpu-s")
+	}
 	for name, d := range spent {
 		b.ReportMetric(float64(n*b.N)/d.Seconds(), name+"-turns/s")
 	}

@@ -18,6 +18,7 @@ import (
 func benchmarks() []command {
 	return []command{
 		{"locomo", "retrieval on LoCoMo conversations: ingest over HTTP, recall, score against the evidence turns", runBenchLocomo},
+		{"layers", "the derived layers on LoCoMo conversations: event coverage of the memories, memories per turn, facts, facets", runBenchLayers},
 		{"scale", "a heavy user's history: ingest N turns, writes while the layer jobs catch up, recall latency, memory, storage, rebuild", runBenchScale},
 	}
 }
@@ -195,6 +196,53 @@ and measures what a heavy user's history costs, through the HTTP API:
 		return err
 	}
 	return m.benchOutput(rep, rep.Print, *out, *asJSON)
+}
+
+func runBenchLayers(ctx context.Context, m *Main, args []string) error {
+	fs := m.newFlagSet("bench layers", `bench layers [--data DIR] [--sample 25] [--events] [--json] [--out FILE] [--keep DIR]
+
+Ingests every conversation (DIR/*.json, LoCoMo format, as bench locomo does)
+into a private engram through POST /v1/turns, runs the layer jobs once each,
+reads the layers back through GET /v1/memories, /v1/persona, /v1/kg and
+/v1/stats, and scores the memories against the conversations' events
+(events_session_N: per speaker, what happened to them in session N).
+
+An event is covered when one memory citing a turn of its session and naming
+its speaker holds at least half of its content words (lower-cased words of
+two or more letters, light suffix stemming, English stopwords and the
+speaker's own name left out). Reported: coverage, memories per turn, facts
+(knowledge-graph triples) and persona facets, and a sample of memories,
+facts and facets to judge their precision by hand. The extractor is the
+configured one: ENGRAM_EXTRACTOR=rules (or ollama, openai) measures another.`)
+	data := fs.String("data", "", "`DIR` of LoCoMo conversation files (default: "+bench.LocomoDataRel+" in the working directory or a folder above it)")
+	sample := fs.Int("sample", bench.DefaultLayersSample, "memories, facts and facets to print (`N`; 0: none)")
+	events := fs.Bool("events", false, "print every event with the closest memory of its session")
+	asJSON := fs.Bool("json", false, "print the result as JSON instead of text")
+	out := fs.String("out", "", "also write the JSON result to `FILE`")
+	keep := fs.String("keep", "", "run the private engram in `DIR` and keep it afterwards (default: a temporary folder, removed)")
+	captions := fs.Bool("captions", true, "append a shared photo's caption to the turn's text")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return &usageError{msg: fmt.Sprintf("unexpected argument %q", pos[0])}
+	}
+	if m.home != "" {
+		return &usageError{msg: "--home is not used: the bench runs a private engram in a temporary home (--keep DIR chooses and keeps it)"}
+	}
+	if *sample < 0 {
+		return &usageError{msg: fmt.Sprintf("--sample must not be negative, got %d", *sample)}
+	}
+	n := *sample
+	if n == 0 {
+		n = -1 // none
+	}
+	rep, err := bench.RunLayers(ctx, bench.LayersOptions{Data: *data, Keep: *keep, Captions: *captions, Sample: n}, m.benchEnv())
+	if err != nil {
+		return err
+	}
+	return m.benchOutput(rep, func(w io.Writer) error { return rep.Print(w, *events) }, *out, *asJSON)
 }
 
 // benchEnv is what a benchmark takes from the command line: the

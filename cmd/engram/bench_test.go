@@ -254,7 +254,7 @@ func TestBenchLocomoUsage(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"bench"}, "engram bench: missing the benchmark (want one of: locomo, scale)\nRun 'engram bench --help' for usage."},
+		{[]string{"bench"}, "engram bench: missing the benchmark (want one of: locomo, layers, scale)\nRun 'engram bench --help' for usage."},
 		{[]string{"bench", "nope"}, `engram bench: unknown benchmark "nope"`},
 		{[]string{"bench", "locomo", "--k", "0"}, "engram bench locomo: --k must be at least 1, got 0\nRun 'engram bench locomo --help' for usage."},
 		{[]string{"bench", "locomo", "extra"}, `engram bench locomo: unexpected argument "extra"`},
@@ -352,5 +352,50 @@ func TestBenchLocomoDevSet(t *testing.T) {
 	}
 	if at := rep.Modes[0].Overall.At[2]; at.K != 10 || at.Any <= 0 || at.Any > 1 {
 		t.Errorf("scores: %+v", at)
+	}
+}
+
+// TestBenchLayers runs `engram bench layers` on the fixture with two events:
+// Ben's, which his turn states in so many words, and Ana's, whose content
+// words no turn of her session holds.
+func TestBenchLayers(t *testing.T) {
+	data := t.TempDir()
+	f := locomoFixture()
+	f["events_session_1"] = map[string]any{"Ana": []string{"Ana wins a chess tournament."}, "date": "8 May, 2023"}
+	f["events_session_2"] = map[string]any{"Ben": []string{"Ben starts learning the violin."}, "date": "27 June, 2023"}
+	writeJSON(t, filepath.Join(data, "7.json"), f)
+	code, stdout, stderr := runMain(t, "bench", "layers", "--json", "--data", data)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	var rep bench.LayersReport
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatalf("decode %s: %v", stdout, err)
+	}
+	if rep.Benchmark != "layers" || rep.Turns != 6 || rep.EventCount != 2 || rep.Covered != 1 || rep.Coverage != 0.5 ||
+		rep.Memories == 0 || rep.MemoriesPerTurn != float64(rep.Memories)/6 || len(rep.Conversations) != 1 {
+		t.Errorf("totals: %+v", rep.LayersTotals)
+	}
+	if len(rep.Events) != 2 || rep.Events[0].Covered || !rep.Events[1].Covered || !strings.Contains(rep.Events[1].Best, "violin") {
+		t.Errorf("events: %+v", rep.Events)
+	}
+	if len(rep.Sample) != rep.Memories || rep.Sample[0].Source == "" || len(rep.Sample[0].Turns) == 0 {
+		t.Errorf("sample: %+v", rep.Sample)
+	}
+	code, stdout, _ = runMain(t, "bench", "layers", "--data", data, "--events", "--sample", "1")
+	for _, want := range []string{"extractor ", "coverage", "+ 7.json session 2 Ben: Ben starts learning the violin.", "- 7.json session 1 Ana", "Sample of 1 memories"} {
+		if code != 0 || !strings.Contains(stdout, want) {
+			t.Errorf("text report: exit %d, no %q in\n%s", code, want, stdout)
+		}
+	}
+
+	delete(f, "events_session_1")
+	delete(f, "events_session_2")
+	writeJSON(t, filepath.Join(data, "7.json"), f)
+	if code, _, stderr := runMain(t, "bench", "layers", "--data", data); code != exitFail || !strings.Contains(stderr, "has events (events_session_N)") {
+		t.Errorf("no events: exit %d, stderr %q", code, stderr)
+	}
+	if code, _, stderr := runMain(t, "bench", "layers", "--sample", "-1"); code != exitUsage || !strings.Contains(stderr, "--sample must not be negative") {
+		t.Errorf("--sample -1: exit %d, stderr %q", code, stderr)
 	}
 }

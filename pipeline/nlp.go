@@ -1,0 +1,334 @@
+package pipeline
+
+import (
+	"context"
+	"math"
+	"regexp"
+	"runtime"
+	"strings"
+	"sync"
+
+	"github.com/jdkato/prose/v2"
+
+	"github.com/engram-dev/engram"
+)
+
+// NLPExtractor is the default offline L1 extractor: it parses each English
+// sentence with a part-of-speech tagger (github.com/jdkato/prose/v2, an
+// averaged perceptron trained on the Penn Treebank, embedded in the binary)
+// and reads clauses off the tags, instead of matching whole statements
+// with regular expressions as RulesExtractor does.
+//
+// Per clause it finds the subject and the verb group, and keeps the clause
+// as a memory when it states something about a participant:
+//
+//   - the first person is the speaker ("I", "me", "my"; a chat's dropped
+//     subject, "Lost my job yesterday", too), "you" the other speaker of the
+//     session, and "we" the session's speakers when the clause is a plan, a
+//     suggestion or a decision, else the speaker and others ("we went to the
+//     beach" was the speaker's family, not the listener);
+//   - the verb group gives the type: a decision (decided, chose, settled on,
+//     "let's use"), with its rationale ("because ..."); a plan (will, going
+//     to, want to, need to, "let's"); a preference (like, love, prefer, a fan
+//     of, into); an event (the past, the present perfect, an activity going
+//     on); else a fact (what is, has, lives, works, usually does);
+//   - a relative time ("yesterday", "last Friday", "next month") is resolved
+//     against the turn's time and written as a date, and an event keeps its
+//     date as ValidFrom;
+//   - clauses that state nothing are dropped: questions, hypotheticals,
+//     hedges and reports ("I think", "he said"), feelings and politeness
+//     ("I'm so happy", "I appreciate it"), imperatives, and statements with
+//     no content word ("I will keep it up").
+//
+// Relations for the knowledge graph (lives_in, is_from, born_in, works_at,
+// works_as, likes, dislikes, prefers, favourite_<noun>, uses, uses_for_<x>,
+// relatives and pets by name, works_on, habit) come from patterns over the
+// same tags; the persona facets follow from them. Entities are the proper
+// noun runs the tagger finds, with numbers, quoted terms and identifiers.
+//
+// Sentences in Chinese keep the patterns of RulesExtractor (see
+// rules_patterns.go); Japanese and other scripts yield nothing.
+//
+// The tagger's model loads once per process, on the first Extract (about a
+// second and 30 MB). Turns of a batch are parsed in parallel, up to Workers
+// at a time. The same turns always give the same memories with the same
+// IDs.
+type NLPExtractor struct {
+	// Workers bounds the turns parsed at once; 0 means GOMAXPROCS.
+	Workers int
+}
+
+var _ engram.Extractor = (*NLPExtractor)(nil)
+
+// taggerModel is the part-of-speech model, loaded once. A document made
+// without entity extraction builds a model of the tagger alone: the named
+// entity classifier of prose scans a 10,000-word list per token (about 0.6
+// ms a token), too slow to run on every turn.
+var taggerModel = sync.OnceValue(func() *prose.Model {
+	doc, err := prose.NewDocument("", prose.WithSegmentation(false), prose.WithExtraction(false))
+	if err != nil {
+		panic("prose: " + err.Error()) // the embedded model cannot fail to load
+	}
+	return doc.Model
+})
+
+// LoadTagger loads the tagger's model now, so that the first Extract does
+// not pay for it. It is safe to call more than once.
+func LoadTagger() { taggerModel() }
+
+// Extract returns the memories found in turns, in turn order, without
+// duplicates. It returns ctx.Err() when ctx is done before it finishes.
+func (x *NLPExtractor) Extract(ctx context.Context, turns []engram.Turn) ([]engram.Memory, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	ctxs := speakerContexts(turns)
+	found := make([][]engram.Memory, len(turns))
+	workers := x.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	workers = max(1, min(workers, len(turns)))
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		next int
+	)
+	take := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		if next >= len(turns) || ctx.Err() != nil {
+			return -1
+		}
+		next++
+		return next - 1
+	}
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := take(); i >= 0; i = take() {
+				t := &turns[i]
+				if t.Role == engram.RoleTool || t.Role == engram.RoleSystem {
+					continue
+				}
+				found[i] = nlpTurn(t, ctxs[i])
+			}
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var out []engram.Memory
+	seen := make(map[string]bool)
+	for _, mems := range found {
+		for _, m := range mems {
+			if !seen[m.ID] {
+				seen[m.ID] = true
+				out = append(out, m)
+			}
+		}
+	}
+	return out, nil
+}
+
+// speakers says who a turn's pronouns name: the speaker ("I"), the other
+// speaker of the session ("you"; "" when the batch shows none), and the
+// session's speakers in order of appearance ("we").
+type speakers struct {
+	self, other string
+	session     []string
+}
+
+// speakerContexts finds, for each turn, the other speaker: the nearest
+// earlier turn of the session by someone else, else the nearest later one.
+func speakerContexts(turns []engram.Turn) []speakers {
+	type key struct{ ns, session string }
+	out := make([]speakers, len(turns))
+	bySession := map[key][]int{}
+	for i := range turns {
+		k := key{turns[i].Namespace, turns[i].Session}
+		bySession[k] = append(bySession[k], i)
+		out[i].self = speakerName(&turns[i])
+	}
+	for _, idx := range bySession {
+		var names []string
+		for _, i := range idx {
+			if n := out[i].self; !containsFold(names, n) {
+				names = append(names, n)
+			}
+		}
+		for j, i := range idx {
+			self := out[i].self
+			other := ""
+			for k := j - 1; k >= 0 && other == ""; k-- {
+				if n := out[idx[k]].self; !strings.EqualFold(n, self) {
+					other = n
+				}
+			}
+			for k := j + 1; k < len(idx) && other == ""; k++ {
+				if n := out[idx[k]].self; !strings.EqualFold(n, self) {
+					other = n
+				}
+			}
+			out[i].other, out[i].session = other, names
+		}
+	}
+	return out
+}
+
+// speakerName is who says a turn: its speaker, else its role.
+func speakerName(t *engram.Turn) string {
+	s := strings.TrimSpace(strings.ToValidUTF8(t.Speaker, "\uFFFD"))
+	if s == "" {
+		s = string(t.Role)
+	}
+	if s == "" {
+		s = string(engram.RoleUser)
+	}
+	return s
+}
+
+func containsFold(list []string, s string) bool {
+	for _, x := range list {
+		if strings.EqualFold(x, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// nlpTurn extracts the memories of one turn.
+func nlpTurn(t *engram.Turn, sp speakers) []engram.Memory {
+	ns := t.Namespace
+	if ns == "" {
+		ns = engram.DefaultNamespace
+	}
+	content := strings.ToValidUTF8(t.Content, "\uFFFD")
+	var out []engram.Memory
+	add := func(f nlpFinding) {
+		imp := ruleImportance[f.typ]
+		if f.rationale != "" {
+			imp += rationaleBonus
+		}
+		m := engram.Memory{
+			ID:         engram.MemoryID(ns, f.typ, f.text, t.ID),
+			Namespace:  ns,
+			Type:       f.typ,
+			Text:       f.text,
+			Rationale:  f.rationale,
+			Subject:    sp.self,
+			Entities:   f.entities,
+			Importance: math.Min(1, math.Round(imp*100)/100),
+			TS:         t.TS,
+			ValidFrom:  t.TS,
+			Sources:    []string{t.ID},
+			Relation:   f.rel,
+		}
+		if !f.at.IsZero() && f.at.Before(t.TS) {
+			m.ValidFrom = f.at
+		}
+		out = append(out, m)
+	}
+	for _, s := range splitSentences(normalizeChat(content)) {
+		if s.question {
+			// "I finished another pottery project - want to see a pic?":
+			// the question is the part after the dash.
+			i := strings.LastIndex(s.text, " - ")
+			if i <= 0 {
+				continue
+			}
+			s.text, s.question = strings.TrimSpace(s.text[:i]), false
+		}
+		if isQuestion(s.text) || isHypothetical(s.text) || len(s.text) > maxClauseBytes {
+			continue
+		}
+		if strings.IndexFunc(s.text, isHan) >= 0 {
+			for _, c := range splitClauses(s.text) {
+				if f, ok := matchClause(sp.self, c); ok {
+					add(nlpFinding{typ: f.typ, text: f.text, rationale: f.rationale, entities: entities(f.entityText), rel: f.rel})
+				}
+			}
+			continue
+		}
+		if f, ok := reminder(s.text, sp.self); ok {
+			add(f)
+			continue
+		}
+		if !mayState(s.text) || quoted(s.text) {
+			continue
+		}
+		for _, f := range parseSentence(s.text, t.TS, sp) {
+			add(f)
+		}
+	}
+	return out
+}
+
+// firstPerson are the words a sentence about the speaker holds.
+var firstPerson = wordSet("i me my mine myself we us our ours ourselves let's")
+
+// mayState reports, before the sentence is tagged (the costly part),
+// whether it can state anything the parser keeps: it speaks of the
+// speaker, opens with a verb whose subject is dropped ("Lost my job"), or
+// reports a decision ("the team settled on gRPC").
+func mayState(s string) bool {
+	first := true
+	for _, w := range strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r == '\'')
+	}) {
+		w = strings.Trim(w, "'")
+		switch {
+		case firstPerson[w]:
+			return true
+		case decisionVerbs[verbStem(w)] && w != "pick" && w != "picks":
+			return true
+		case first && discourseWords[w], first && leadAdverbs[w]:
+			continue
+		case first:
+			first = false
+			if _, ok := irregularPast[w]; ok || strings.HasSuffix(w, "ed") || strings.HasSuffix(w, "ing") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+var (
+	todoRe   = regexp.MustCompile(`(?i)^(?:todo|to-do|to do)\s*[:\-]\s*(.+)`)
+	remindRe = regexp.MustCompile(`(?i)^(?:please,?\s+)?(?:remind me to|don't forget to|do not forget to|remember to)\s+(.+)`)
+)
+
+// reminder reads the two imperatives that are the speaker's own plans: a
+// todo ("TODO: rotate the keys") and a reminder ("Remind me to renew the
+// certificate").
+func reminder(s, self string) (nlpFinding, bool) {
+	m := todoRe.FindStringSubmatch(s)
+	verb := " has a todo: "
+	if m == nil {
+		m, verb = remindRe.FindStringSubmatch(s), " wants to remember to "
+	}
+	if m == nil {
+		return nlpFinding{}, false
+	}
+	x := object(self, m[1])
+	if x == "" || vague(x) {
+		return nlpFinding{}, false
+	}
+	text := self + verb + x
+	var ents []string
+	if first, rest, ok := strings.Cut(x, " "); ok && verb == " has a todo: " && first != "" {
+		ents = entities(rest) // an imperative's capital is no name
+	} else {
+		ents = entities(x)
+	}
+	return nlpFinding{typ: engram.MemoryPlan, text: capFirst(text), entities: ents}, true
+}
+
+// quoted reports whether a sentence quotes someone: it opens with a quote,
+// or a reporting clause follows ("..., he said").
+func quoted(s string) bool {
+	return strings.HasPrefix(s, `"`) || enSuffixSaid.MatchString(s)
+}

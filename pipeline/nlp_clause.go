@@ -1,0 +1,632 @@
+package pipeline
+
+// Clauses of a tagged English sentence: where each starts, its subject, its
+// verb group and what it says, and the memory text built from them.
+
+import (
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/jdkato/prose/v2"
+
+	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/internal/querytext"
+)
+
+const (
+	maxSubjectWords = 6  // "my two younger kids and I"
+	maxPrefixWords  = 8  // "Last Friday after work," before the subject
+	maxMemoryWords  = 40 // a longer clause is cut at a comma
+)
+
+// nlpFinding is what a clause yields.
+type nlpFinding struct {
+	typ, text, rationale string
+	entities             []string
+	rel                  *engram.Relation
+	at                   time.Time // when it happened, if the clause says and it is before the turn
+}
+
+// word is a token of a sentence with its Penn Treebank tag and its place.
+type word struct {
+	text, low, tag string
+	start, end     int // bytes of the sentence
+}
+
+func isVerbTag(tag string) bool { return strings.HasPrefix(tag, "VB") }
+func isNounTag(tag string) bool { return strings.HasPrefix(tag, "NN") }
+func isAdjTag(tag string) bool  { return strings.HasPrefix(tag, "JJ") }
+
+// tagWords tokenizes and tags s. The first word is lowered first unless it
+// is "I", a speaker's name or an acronym: chat sentences open with "Wow",
+// "Went" and "Lost", which a tagger trained on edited text reads as names.
+// It returns the sentence as tagged, lowered first word and all, and its
+// words, which index into it: a memory that starts elsewhere carries no
+// capital in its middle.
+func tagWords(s string, names []string) (string, []word) {
+	in := s
+	if end := strings.IndexFunc(s, func(r rune) bool { return !unicode.IsLetter(r) && r != '\'' }); end != 0 {
+		if end < 0 {
+			end = len(s)
+		}
+		first := s[:end]
+		if len(first) > 1 && first[0] >= 'A' && first[0] <= 'Z' && strings.ToLower(first[1:]) == first[1:] && !containsFold(names, first) {
+			in = string(first[0]+'a'-'A') + s[1:]
+		}
+	}
+	doc, err := prose.NewDocument(in, prose.UsingModel(taggerModel()), prose.WithSegmentation(false), prose.WithExtraction(false))
+	if err != nil {
+		return in, nil
+	}
+	toks := doc.Tokens()
+	out := make([]word, 0, len(toks))
+	pos := 0
+	for _, t := range toks {
+		i := strings.Index(in[pos:], t.Text)
+		if i < 0 {
+			return in, nil // the tokenizer rewrote the text: nothing to map back
+		}
+		w := word{text: in[pos+i : pos+i+len(t.Text)], tag: t.Tag, start: pos + i, end: pos + i + len(t.Text)}
+		w.low = strings.ToLower(w.text)
+		if w.text == "I" {
+			w.tag = "PRP" // "I've" and the like are tagged NNP
+		}
+		out = append(out, w)
+		pos = w.end
+	}
+	return in, out
+}
+
+// span is a clause: words [a, b). reason marks a "because" clause, the
+// rationale of the clause before.
+type span struct {
+	a, b   int
+	reason bool
+}
+
+// clauseStarts are the words that open a new clause after a comma or a
+// conjunction: subject pronouns, "my"/"our" + noun, "let's".
+var clauseStarts = wordSet("i we you he she they it there this that let my our")
+
+func startsClause(ws []word, k int) bool {
+	for k < len(ws) && leadAdverbs[ws[k].low] {
+		k++
+	}
+	if k >= len(ws) {
+		return false
+	}
+	w := ws[k]
+	switch {
+	case w.text == "I", clauseStarts[w.low] && w.low != "i":
+		return w.low != "that" && w.low != "this" || k+1 < len(ws) && (isVerbTag(ws[k+1].tag) || ws[k+1].tag == "MD")
+	case w.tag == "NNP" && k+1 < len(ws) && (isVerbTag(ws[k+1].tag) || ws[k+1].tag == "MD"):
+		return true
+	}
+	return false
+}
+
+// splitWords cuts a sentence into clauses: at a comma, colon, semicolon,
+// dash or coordinating conjunction that a new subject follows ("..., and I
+// ...", "... but we ..."), and before "because", whose clause is the
+// reason of the one before.
+func splitWords(ws []word) []span {
+	var out []span
+	a := 0
+	reason := false
+	cut := func(end, next int, r bool) {
+		if end > a {
+			out = append(out, span{a, end, reason})
+		}
+		a, reason = next, r
+	}
+	for k := 0; k < len(ws); k++ {
+		w := ws[k]
+		switch {
+		case w.low == "because" || w.low == "since" && k+1 < len(ws) && (ws[k+1].text == "I" || ws[k+1].low == "we") && reasonSince(ws, k):
+			cut(k, k+1, true)
+		case w.tag == "," || w.tag == ":" || w.text == ";" || w.text == "-" || w.text == "--":
+			j := k + 1
+			if j < len(ws) && (ws[j].tag == "CC" || ws[j].low == "so" || ws[j].low == "then") {
+				j++
+			}
+			if startsClause(ws, j) && hasVerb(ws, a, k) {
+				// (A comma after a verbless opening, "Last Friday, I went",
+				// ends no clause.)
+				cut(k, j, false)
+				k = j - 1
+			}
+		case (w.tag == "CC" || w.low == "so") && k > a && startsClause(ws, k+1) && hasVerb(ws, a, k):
+			cut(k, k+1, false) // not in a subject: "my kids and I went"
+		}
+	}
+	cut(len(ws), len(ws), false)
+	return out
+}
+
+// hasVerb reports whether words [a, b) hold a verb.
+func hasVerb(ws []word, a, b int) bool {
+	for k := a; k < b; k++ {
+		if isVerbTag(ws[k].tag) || ws[k].tag == "MD" {
+			return true
+		}
+	}
+	return false
+}
+
+// reasonSince tells "since I was a kid" (a time, kept in its clause) from
+// "since we need speed" (a reason): a reason's verb is not in the past.
+func reasonSince(ws []word, k int) bool {
+	for j := k + 2; j < len(ws) && j < k+5; j++ {
+		if isVerbTag(ws[j].tag) || ws[j].tag == "MD" {
+			return ws[j].tag != "VBD"
+		}
+	}
+	return false
+}
+
+// subject kinds.
+const (
+	subjNone  = iota
+	subjSelf  // I, or a dropped subject
+	subjGroup // we, "X and I"
+	subjLet   // let's
+	subjMine  // my sister, our team
+	subjOther // a noun phrase: the team (kept only for decisions)
+)
+
+// clause is a clause analysed: who it is about, its verb group and its
+// complement.
+type clause struct {
+	s             string // the sentence
+	ws            []word
+	kind          int
+	subjA, subjB  int    // the subject's words; subjA == subjB for a dropped subject
+	subjText      string // the subject as the memory writes it
+	plural        bool
+	prefixA       int // words [prefixA, subjA) stand before the subject (a time, an adverb)
+	vg            verbGroup
+	compA, compB  int // the complement's words
+	mineHead      string
+	inclusive     bool   // "we" names the session's speakers
+	implicitParts bool   // the subject was dropped: the text gets one
+	typ           string // the memory type, once classified
+}
+
+// verbGroup is a clause's auxiliaries and main verb.
+type verbGroup struct {
+	a, b                             int // its words
+	main                             int // the main verb, -1 for a bare copula
+	be, have                         int // the first be and have, -1 if none
+	neg, future, weak, duty, intent  bool
+	past, perfect, progressive, pass bool
+	habit                            bool
+	stem                             string // the main verb's stem (verbStem)
+}
+
+func (vg verbGroup) copula() bool { return vg.main < 0 && vg.be >= 0 }
+
+// parseSentence returns what the clauses of one sentence state.
+func parseSentence(s string, ts time.Time, sp speakers) []nlpFinding {
+	s, ws := tagWords(s, sp.session)
+	if len(ws) < 2 {
+		return nil
+	}
+	var out []nlpFinding
+	spans := splitWords(ws)
+	for i, sn := range spans {
+		if sn.reason {
+			continue
+		}
+		c, ok := analyse(ws, sn.a, sn.b, sp)
+		if !ok {
+			continue
+		}
+		c.s = s
+		why := ""
+		if i+1 < len(spans) && spans[i+1].reason {
+			r := spans[i+1]
+			why = resolveSpan(ws, r.a, r.b, sp, c.inclusive, s)
+		}
+		if f, ok := c.finding(s, ts, sp, why); ok {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// analyse finds the subject and the verb group of the clause [a, b).
+func analyse(ws []word, a, b int, sp speakers) (clause, bool) {
+	c := clause{ws: ws, compB: b}
+	i := a
+	for i < b {
+		w := ws[i]
+		switch {
+		case w.tag == "UH", w.tag == ",", w.tag == ":", w.tag == ".", w.tag == "CC", w.text == "-", w.text == "--",
+			discourseWords[w.low] && w.text != "I":
+			i++
+			continue
+		case w.tag == "NNP" && containsFold(sp.session, w.text) && i+1 < b && (ws[i+1].tag == "," || ws[i+1].tag == "."):
+			i += 2 // a vocative: "Jon, I ..."
+			continue
+		}
+		break
+	}
+	c.prefixA = i
+	for j := i; j < b && j-i < maxPrefixWords; j++ {
+		if c.subject(j, b, sp) {
+			if j > i && !adverbial(ws, i, j) {
+				return c, false // "Glad I ...", "... remind me why I ...": not the clause's own statement
+			}
+			break
+		}
+		if isVerbTag(ws[j].tag) || ws[j].tag == "MD" {
+			break
+		}
+	}
+	if c.kind == subjNone {
+		// A dropped subject: "Lost my job yesterday", "Just got back".
+		k := i
+		for k < b && leadAdverbs[ws[k].low] {
+			k++
+		}
+		if k >= b || !droppedSubjectVerb(ws, k, b) {
+			return c, false
+		}
+		c.kind, c.subjA, c.subjB, c.subjText, c.implicitParts = subjSelf, k, k, sp.self, true
+		c.prefixA = k
+	}
+	if c.kind == subjLet || c.kind == subjSelf && !c.implicitParts {
+		// The word after "let's", and a "like" right after "I", are verbs
+		// whatever the tagger made of them ("let/NN 's/POS use/NN").
+		n := c.subjB
+		for n < b && (ws[n].low == "not" || ws[n].low == "never" || ws[n].tag == "RB") {
+			n++
+		}
+		if n < b && (c.kind == subjLet && ws[n].tag != "DT" && ws[n].tag != "PRP" && isWordText(ws[n].low) || ws[n].low == "like" && ws[n].tag == "IN") {
+			ws[n].tag = forcedVerbTag(ws[n])
+		}
+	}
+	c.vg = verbGroupAt(ws, c.subjB, b)
+	if c.vg.main < 0 && c.vg.be < 0 && c.vg.have < 0 {
+		return c, false
+	}
+	c.compA = c.vg.b
+	// A vocative at the end is no part of the statement: "..., Mel".
+	for c.compB-2 >= c.compA && ws[c.compB-2].tag == "," && containsFold(sp.session, ws[c.compB-1].text) {
+		c.compB -= 2
+	}
+	return c, true
+}
+
+// adverbial reports whether words [a, b), before a subject, are adverbs or
+// a time ("Actually,", "Last Friday,"): anything else puts the subject in
+// a subordinate or reported clause.
+func adverbial(ws []word, a, b int) bool {
+	plain := true
+	for k := a; k < b; k++ {
+		if t := ws[k].tag; !(strings.HasPrefix(t, "RB") || t == "," || t == ":") {
+			plain = false
+		}
+	}
+	if plain {
+		return true
+	}
+	pre := ws[a].text
+	for k := a + 1; k < b; k++ {
+		pre += " " + ws[k].text
+	}
+	pre = strings.TrimRight(pre, " ,:")
+	if _, ok := querytext.TimeSuffix(pre, timeSuffixDay); ok || planPeriod.MatchString(pre) || everyPeriod.MatchString(pre) {
+		return true
+	}
+	// A prepositional phrase: "In the end,", "After a long call".
+	if ws[a].tag != "IN" || ws[a].low == "that" || ws[a].low == "if" || ws[a].low == "because" {
+		return false
+	}
+	for k := a + 1; k < b; k++ {
+		if t := ws[k].tag; !(t == "DT" || isAdjTag(t) || isNounTag(t) || t == "CD" || t == "," || t == "PRP$" || strings.HasPrefix(t, "RB")) {
+			return false
+		}
+	}
+	return true
+}
+
+// isWordText reports whether s is a word of letters.
+func isWordText(s string) bool {
+	return s != "" && strings.IndexFunc(s, func(r rune) bool { return !unicode.IsLetter(r) }) < 0
+}
+
+// forcedVerbTag is the verb tag of a word the tagger took for something
+// else: its past form if it has one, else the base form.
+func forcedVerbTag(w word) string {
+	if isVerbTag(w.tag) {
+		return w.tag
+	}
+	if base, ok := irregularPast[w.low]; ok && base != w.low || strings.HasSuffix(w.low, "ed") {
+		return "VBD"
+	}
+	if strings.HasSuffix(w.low, "ing") {
+		return "VBG"
+	}
+	return "VB"
+}
+
+// droppedSubjectVerb reports whether the clause at k opens with a verb
+// whose subject a chat leaves out: a past form ("Lost", "Went"), or a
+// present participle that no later verb makes a gerund subject ("Finishing
+// the choreography", not "Seeing them was great").
+func droppedSubjectVerb(ws []word, k, b int) bool {
+	w := ws[k]
+	if beForms[w.low] || haveForms[w.low] || doForms[w.low] {
+		// "Been running longer" is the speaker's; "Been a long road" and
+		// "Had a blast" may be about "it".
+		return w.low == "been" && k+1 < b && ws[k+1].tag == "VBG"
+	}
+	if affectAdjectives[w.low] {
+		return false // "Excited for the future!"
+	}
+	switch w.tag {
+	case "VBD", "VBN":
+		return true
+	case "VBG":
+		// A gerund subject: "Seeing them was great", "Biking sounds fun"
+		// (the tagger reads "sounds" as a plural noun), "Parenting's hard".
+		if k+1 < b {
+			if n := ws[k+1]; n.tag == "POS" || n.low == "'s" || n.tag == "NNS" && !strings.HasSuffix(n.low, "ss") {
+				return false
+			}
+		}
+		for j := k + 1; j < b; j++ {
+			if t := ws[j].tag; t == "VBD" || t == "VBZ" || t == "VBP" || t == "MD" || beForms[ws[j].low] ||
+				ws[j].low == "'s" && j+1 < b && (ws[j+1].tag == "DT" || isAdjTag(ws[j+1].tag)) {
+				return false
+			}
+		}
+		return true
+	case "VB", "VBP", "NN", "NNP":
+		base, ok := irregularPast[w.low] // "Took the kids to the museum", tagged as a base form
+		return ok && base != w.low && !beForms[w.low] && !haveForms[w.low]
+	}
+	return false
+}
+
+// subject reads a subject at j, sets c's subject fields and reports
+// whether there is one.
+func (c *clause) subject(j, b int, sp speakers) bool {
+	ws := c.ws
+	w := ws[j]
+	switch {
+	case w.text == "I":
+		// "I and Jon" is rare; "X and I" is read below.
+		c.kind, c.subjA, c.subjB, c.subjText = subjSelf, j, j+1, sp.self
+		return true
+	case w.low == "we":
+		c.kind, c.subjA, c.subjB, c.plural = subjGroup, j, j+1, true
+		return true
+	case w.low == "let" && j+1 < b && (ws[j+1].low == "us" || ws[j+1].low == "'s"):
+		c.kind, c.subjA, c.subjB, c.plural, c.inclusive = subjLet, j, j+2, true, true
+		return true
+	case w.low == "my" || w.low == "our" || w.tag == "NNP" || w.low == "me":
+		return c.nounSubject(j, b, sp)
+	case w.tag == "DT" && (w.low == "the" || w.low == "our"):
+		k := j + 1
+		for k < b && (isAdjTag(ws[k].tag) || isNounTag(ws[k].tag)) && k-j <= maxSubjectWords {
+			k++
+		}
+		if k > j+1 && k < b && isNounTag(ws[k-1].tag) && (isVerbTag(ws[k].tag) || ws[k].tag == "MD") {
+			c.kind, c.subjA, c.subjB, c.plural = subjOther, j, k, ws[k-1].tag == "NNS"
+			return true
+		}
+	}
+	return false
+}
+
+// nounSubject reads "my sister", "our team", "my kids and I", "Jon and I",
+// "me and Jon": a noun phrase ending right before a verb.
+func (c *clause) nounSubject(j, b int, sp speakers) bool {
+	ws := c.ws
+	k := j
+	hasSelf, hasNoun, and := false, false, false
+	for k < b && k-j < maxSubjectWords {
+		w := ws[k]
+		switch {
+		case w.text == "I" || w.low == "me":
+			hasSelf = true
+		case w.low == "and":
+			and = true
+		case w.low == "my" || w.low == "our" || w.tag == "POS" || w.tag == "CD" || isAdjTag(w.tag):
+		case isNounTag(w.tag):
+			hasNoun = true
+		default:
+			goto end
+		}
+		k++
+	}
+end:
+	v := k
+	for v < b && leadAdverbs[ws[v].low] {
+		v++ // "my kids and I just finished"
+	}
+	if k == j || v >= b || !(isVerbTag(ws[v].tag) || ws[v].tag == "MD") {
+		return false
+	}
+	if hasSelf && !and || !hasSelf && !hasNoun {
+		return false
+	}
+	if !hasSelf && ws[j].tag == "NNP" {
+		return false // someone else: "Jon said ..."
+	}
+	c.subjA, c.subjB = j, k
+	last := ws[k-1]
+	switch {
+	case hasSelf:
+		c.kind, c.plural = subjGroup, true
+	default:
+		c.kind, c.plural = subjMine, last.tag == "NNS" || and
+		for m := j; m < k; m++ {
+			if w := ws[m].low; w == "favourite" || w == "favorite" || w == "fave" || w == "fav" {
+				c.mineHead = "favourite"
+				break
+			}
+			if isNounTag(ws[m].tag) && ws[m].tag != "NNP" {
+				c.mineHead = ws[m].low
+			}
+		}
+	}
+	return true
+}
+
+// verbGroupAt reads the auxiliaries and the main verb from v.
+func verbGroupAt(ws []word, v, b int) verbGroup {
+	g := verbGroup{a: v, main: -1, be: -1, have: -1}
+	k := v
+	next := func(k int) int { // the next word that is not an adverb
+		for k < b && ws[k].tag == "RB" && ws[k].low != "not" && ws[k].low != "never" {
+			k++
+		}
+		return k
+	}
+loop:
+	for k < b {
+		w := ws[k]
+		switch {
+		case w.low == "not" || w.low == "never":
+			g.neg = true
+		case w.tag == "RB" || w.tag == "RBR" || w.low == "all" || w.low == "both":
+			// An adverb belongs to the group only before another verb:
+			// "I am really into it", not "I am sure".
+			n := next(k + 1)
+			for n < b && (ws[n].low == "all" || ws[n].low == "both") {
+				n = next(n + 1)
+			}
+			if n >= b || !(isVerbTag(ws[n].tag) || ws[n].tag == "MD" || ws[n].low == "not" || ws[n].low == "never") {
+				break loop
+			}
+			if habitWords[w.low] {
+				g.habit = true
+			}
+		case w.tag == "MD" || w.low == "will" || w.low == "would":
+			// The word after a modal is a verb, whatever the tagger made of
+			// it ("we should book/NN the venue").
+			if n := next(k + 1); n < b && !isVerbTag(ws[n].tag) && ws[n].tag != "MD" && ws[n].tag != "DT" && ws[n].tag != "PRP" &&
+				ws[n].tag != "IN" && ws[n].low != "not" && ws[n].low != "never" && isWordText(ws[n].low) && ws[n].low == ws[n].text {
+				ws[n].tag = "VB"
+			}
+			switch {
+			case futureMD[w.low]:
+				g.future = true
+			case dutyMD[w.low]:
+				g.duty = true
+			case weakMD[w.low]:
+				g.weak = true
+			}
+		case beForms[w.low]:
+			if g.be < 0 {
+				g.be = k
+			}
+			if w.low == "was" || w.low == "were" {
+				g.past = true
+			}
+		case haveForms[w.low]:
+			n := next(k + 1)
+			switch {
+			case n < b && (ws[n].tag == "VBN" || ws[n].low == "been"):
+				g.perfect = true
+				if w.low == "had" {
+					g.past = true
+				}
+				if g.have < 0 {
+					g.have = k
+				}
+			case n+1 < b && ws[n].low == "to" && ws[n+1].tag == "VB":
+				g.duty = true
+				if w.low == "had" {
+					g.past = true
+				}
+				k = n
+			case n+1 < b && ws[n].low == "got" && ws[n+1].low == "to":
+				g.duty = true
+				k = n + 1
+			default:
+				g.main, g.stem = k, "have"
+				if w.low == "had" {
+					g.past = true
+				}
+				k++
+				break loop
+			}
+		case doForms[w.low] && next(k+1) < b && (ws[next(k+1)].tag == "VB" || ws[next(k+1)].tag == "VBP" || ws[next(k+1)].low == "not"):
+			if w.low == "did" {
+				g.past = true
+			}
+			// The verb after "do not" is the main verb, whatever the tagger
+			// made of it ("I do not like/IN olives").
+			n := next(k + 1)
+			for n < b && (ws[n].low == "not" || ws[n].low == "never") {
+				g.neg = true
+				n = next(n + 1)
+			}
+			if n < b && ws[n].tag != "DT" && ws[n].tag != "PRP" && isWordText(ws[n].low) {
+				ws[n].tag = forcedVerbTag(ws[n])
+			}
+		case w.low == "going" && k+2 < b && ws[k+1].low == "to" && (ws[k+2].tag == "VB" || ws[k+2].tag == "VBP" || ws[k+2].tag == "RB"):
+			g.future = true
+			k++
+		case (w.low == "got" || w.low == "get") && k+2 < b && ws[k+1].low == "to" && ws[k+2].tag == "VB":
+			if g.have >= 0 || w.low == "get" {
+				g.duty = true // "I have got to", "gotta"
+			} else {
+				g.past = true // "I got to meet them": the chance came
+			}
+			k++
+		case w.low == "used" && k+2 < b && ws[k+1].low == "to" && ws[k+2].tag == "VB":
+			g.habit, g.past = true, true
+			k++
+		case isVerbTag(w.tag) && intentVerbs[verbStem(w.low)] && k+2 < b && ws[k+1].low == "to" && (ws[k+2].tag == "VB" || ws[k+2].tag == "VBP"):
+			g.intent = true
+			if (w.tag == "VBD" || w.tag == "VBN" && g.have < 0) && g.be < 0 {
+				g.past = true // "I wanted to": a past wish, no plan
+			}
+			k++
+		case (w.low == "like" || w.low == "love") && g.weak && k+2 < b && ws[k+1].low == "to":
+			g.intent, g.weak = true, false // "I would like to", "I'd love to"
+			k++
+		case (w.low == "thinking" || w.low == "dreaming") && k+1 < b && (ws[k+1].low == "of" || ws[k+1].low == "about") && k+2 < b && ws[k+2].tag == "VBG":
+			g.intent = true
+			k++
+		case w.low == "looking" && k+2 < b && ws[k+1].low == "forward" && ws[k+2].low == "to":
+			g.intent = true
+			k += 2
+		case isVerbTag(w.tag):
+			g.main, g.stem = k, verbStem(w.low)
+			if base, ok := irregularPast[w.low]; ok && base != w.low && (w.tag == "VBP" || w.tag == "VB") && g.have < 0 && !g.future && !g.duty && !g.weak && !g.intent && g.be < 0 {
+				w.tag = "VBD" // "I built": a past form tagged as a present one
+			}
+			switch w.tag {
+			case "VBD":
+				g.past = true
+			case "VBN":
+				if g.be >= 0 {
+					g.pass = true
+				} else if g.have < 0 {
+					g.past = true // a dropped subject: "Lost my job"
+				}
+			case "VBG":
+				if g.be >= 0 || g.have < 0 {
+					g.progressive = true
+				}
+			}
+			k++
+			break loop
+		default:
+			break loop
+		}
+		k++
+	}
+	g.b = k
+	if g.main < 0 && g.be >= 0 && g.be == k-1 && ws[g.be].low == "been" && g.have >= 0 {
+		g.perfect = true
+	}
+	return g
+}

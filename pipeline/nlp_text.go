@@ -1,0 +1,114 @@
+package pipeline
+
+// Normalising chat English before it is tagged: contractions and informal
+// spellings the tagger was not trained on.
+
+import (
+	"regexp"
+	"strings"
+)
+
+// chatForms are informal spellings and their standard forms. The tagger
+// was trained on edited prose: "gonna" is a noun to it, "I've" a name.
+var chatForms = strings.NewReplacer(
+	"’", "'", "‘", "'", "“", `"`, "”", `"`, "…", "...", "—", " - ", "–", " - ",
+)
+
+var (
+	// contractionRe finds the contractions of pronouns and auxiliaries;
+	// expandContraction rewrites them.
+	contractionRe = regexp.MustCompile(`(?i)\b(i|you|we|they|he|she|it|that|there|who|what)'(m|re|ve|ll|d)\b`)
+	negationRe    = regexp.MustCompile(`(?i)\b(can|won|shan|ain|[a-z]+)'?n't\b`)
+	informalRe    = regexp.MustCompile(`(?i)(?:\b|')(?:gonna|wanna|gotta|kinda|sorta|tryna|outta|lemme|dunno|gimme|cause|cuz|coz|cos|em|i)\b`)
+	// hadNext are the words after "'d" that make it "had": "I'd been".
+	hadNext = regexp.MustCompile(`^\s+(?:been|had|gone|done|seen|got|gotten|never|already|just|better)\b`)
+)
+
+var informal = map[string]string{"gonna": "going to", "wanna": "want to", "gotta": "have got to", "kinda": "kind of",
+	"sorta": "sort of", "tryna": "trying to", "outta": "out of", "lemme": "let me", "dunno": "do not know",
+	"gimme": "give me", "cuz": "because", "coz": "because", "cos": "because", "'cause": "because", "'em": "them", "i": "I"}
+
+// normalizeChat rewrites s for the tagger: typographic quotes and dashes
+// made plain, contractions expanded ("I'm" is "I am", "didn't" "did not",
+// "I'd been" "I had been"), informal forms spelt out ("gonna" is "going
+// to", "cuz" "because"), and a lone "i" capitalised.
+func normalizeChat(s string) string {
+	s = chatForms.Replace(s)
+	s = contractionRe.ReplaceAllStringFunc(s, func(m string) string {
+		i := strings.LastIndexByte(m, '\'')
+		word, suf := m[:i], strings.ToLower(m[i+1:])
+		if strings.EqualFold(word, "i") {
+			word = "I"
+		}
+		switch suf {
+		case "m":
+			return word + " am"
+		case "re":
+			return word + " are"
+		case "ve":
+			return word + " have"
+		case "ll":
+			return word + " will"
+		}
+		return word + " 'd" // resolved below, once the next word is known
+	})
+	if strings.Contains(s, " 'd") {
+		var b strings.Builder
+		for {
+			i := strings.Index(s, " 'd")
+			if i < 0 {
+				b.WriteString(s)
+				break
+			}
+			b.WriteString(s[:i])
+			if hadNext.MatchString(s[i+3:]) {
+				b.WriteString(" had")
+			} else {
+				b.WriteString(" would")
+			}
+			s = s[i+3:]
+		}
+		s = b.String()
+	}
+	s = negationRe.ReplaceAllStringFunc(s, func(m string) string {
+		stem := strings.TrimSuffix(strings.TrimSuffix(m, "n't"), "'")
+		switch strings.ToLower(stem) {
+		case "can", "ca":
+			return keepCase(stem, "can") + " not"
+		case "won", "wo":
+			return keepCase(stem, "will") + " not"
+		case "shan", "sha":
+			return keepCase(stem, "shall") + " not"
+		case "ain", "ai":
+			return keepCase(stem, "is") + " not"
+		}
+		return stem + " not"
+	})
+	var b strings.Builder
+	last := 0
+	for _, loc := range informalRe.FindAllStringIndex(s, -1) {
+		m := s[loc[0]:loc[1]]
+		r, ok := informal[strings.ToLower(m)]
+		switch {
+		case !ok:
+			continue // "cause" and "em" without their apostrophe are words
+		case m[0] == '\'' && loc[0] > 0 && isWordByte(s[loc[0]-1]):
+			continue // "o'cause"
+		case m == "i" && loc[1] < len(s) && s[loc[1]] == '.':
+			continue // "i.e."
+		}
+		b.WriteString(s[last:loc[0]])
+		b.WriteString(keepCase(m, r))
+		last = loc[1]
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// keepCase returns r capitalised when orig is.
+func keepCase(orig, r string) string {
+	if orig != "" && orig[0] >= 'A' && orig[0] <= 'Z' && r != "" && r[0] >= 'a' && r[0] <= 'z' {
+		return string(r[0]-'a'+'A') + r[1:]
+	}
+	return r
+}
