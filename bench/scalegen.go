@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/embed"
 )
 
 //go:embed corpus/scale.txt
@@ -20,11 +21,35 @@ type corpus struct {
 	slots     map[string][]string
 }
 
+// topicSlot is the slot whose values are the words of the builtin
+// embedder's English vocabulary (see topicWords), so that the turns hold the
+// long tail of rare words real conversations have.
+const topicSlot = "topic"
+
+// topicWords returns the alphabetic words of four letters or more among
+// the 40,000 most frequent English words, by frequency, the 2,000 most
+// frequent left out: the rare words a topic brings in.
+func topicWords() []string {
+	var out []string
+	for i := 2000; ; i++ {
+		w, ok := embed.Word(i)
+		if !ok {
+			return out
+		}
+		if len(w) >= 4 && strings.IndexFunc(w, func(r rune) bool { return r < 'a' || r > 'z' }) < 0 {
+			out = append(out, w)
+		}
+	}
+}
+
 // parseCorpus parses text in the format of corpus/scale.txt: "#" comments,
 // "@slot v1 v2 ..." lines (a value's "_" are spaces) and templates whose
-// every {slot} must be defined.
+// every {slot} must be defined ({topic} always is: topicWords).
 func parseCorpus(text string) (*corpus, error) {
-	c := &corpus{slots: map[string][]string{}}
+	c := &corpus{slots: map[string][]string{topicSlot: topicWords()}}
+	if len(c.slots[topicSlot]) == 0 {
+		return nil, fmt.Errorf("corpus: the word-vector vocabulary is missing")
+	}
 	for i, line := range strings.Split(text, "\n") {
 		line = strings.TrimSpace(line)
 		switch {
@@ -82,7 +107,11 @@ func newScaleGen(c *corpus, namespaces int, seed uint64) *scaleGen {
 	g := &scaleGen{c: c, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), zipf: map[string]*rand.Zipf{},
 		namespaces: namespaces, start: time.Date(2023, 1, 2, 9, 0, 0, 0, time.UTC)}
 	for name, vs := range c.slots {
-		g.zipf[name] = rand.NewZipf(g.rng, 1.2, 1, uint64(len(vs)-1))
+		s := 1.2
+		if name == topicSlot {
+			s = 1.01 // Zipf's law of words: a long tail
+		}
+		g.zipf[name] = rand.NewZipf(g.rng, s, 1, uint64(len(vs)-1))
 	}
 	return g
 }

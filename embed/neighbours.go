@@ -142,3 +142,13 @@ func (Words) Neighbours(w string, n int, minSim float64) []string {
 	}
 	return out
 }
+
+// Word returns the word of frequency rank i in the word-vector vocabulary
+// (see Rank), and false for a rank outside it.
+func Word(i int) (string, bool) {
+	voc, err := loadVocab()
+	if err != nil || i < 0 || i >= len(voc.words) {
+		return "", false
+	}
+	return voc.words[i], true
+}
