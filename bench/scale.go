@@ -51,7 +51,7 @@ type ScaleReport struct {
 	VectorSeconds     float64 `json:"vectors_seconds"` // after the last acknowledgement
 
 	Idle      writeReport `json:"idle"`      // no job running
-	UnderJobs writeReport `json:"underjobs"` // while every layer job catches up
+	UnderJobs writeReport `json:"underjobs"` // while every layer job catches up (as many writes as idle, or until they end)
 	// JobsSeconds is how long the layer jobs took to catch up, one after
 	// another, with the writes above going on.
 	JobsSeconds float64 `json:"jobs_seconds"`
@@ -167,7 +167,11 @@ func RunScale(ctx context.Context, env Env, opts ScaleOptions) (*ScaleReport, er
 		defer jobsDone.Store(true)
 		jobErr <- b.runLayerJobs(ctx)
 	}()
-	if rep.UnderJobs, err = measureWrites(ctx, b, gen, opts, func(int, int) bool { return !jobsDone.Load() }); err != nil {
+	// As many writes as idle, so the jobs catch up on the N turns rather
+	// than on what the measurement keeps adding; fewer if the jobs end first.
+	if rep.UnderJobs, err = measureWrites(ctx, b, gen, opts, func(posts, batches int) bool {
+		return !jobsDone.Load() && (posts < opts.Posts || batches < 10)
+	}); err != nil {
 		return nil, err
 	}
 	if err := <-jobErr; err != nil {
@@ -260,15 +264,17 @@ func (b *benchEngram) runLayerJobs(ctx context.Context) error {
 	return nil
 }
 
-// measureWrites alternates 20 single-turn POSTs and one batch while more
-// says so, and reports their latency and throughput.
+// measureWrites alternates single-turn POSTs (a tenth of opts.Posts, at
+// most 20) and one batch while more says so, and reports their latency and
+// throughput.
 func measureWrites(ctx context.Context, b *benchEngram, gen *scaleGen, opts ScaleOptions, more func(posts, batches int) bool) (writeReport, error) {
 	var posts []float64
 	var batchTurns int
 	var batchTime time.Duration
 	var r writeReport
+	singles := min(max(opts.Posts/10, 1), 20)
 	for more(len(posts), r.Batches) {
-		for range 20 {
+		for range singles {
 			t := gen.next()
 			start := time.Now()
 			if _, err := b.client.Ingest(ctx, []engram.Turn{t}); err != nil {

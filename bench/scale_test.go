@@ -47,19 +47,27 @@ func TestBenchScale(t *testing.T) {
 		t.Skip("runs a private engram")
 	}
 	var stderr bytes.Buffer
-	rep, err := RunScale(context.Background(), Env{Getenv: func(string) string { return "" }, Stderr: &stderr, Version: "test"},
-		ScaleOptions{Turns: 400, Namespaces: 2, Batch: 100, Posts: 20, Questions: 10, Modes: []string{engram.ModeKeyword, engram.ModeHybrid}, Seed: 1})
+	// The rules extractor: the nlp one's tagger is slow under the race
+	// detector, and what is tested here is the benchmark, not the extractor.
+	getenv := func(k string) string {
+		if k == "ENGRAM_EXTRACTOR" {
+			return "rules"
+		}
+		return ""
+	}
+	rep, err := RunScale(context.Background(), Env{Getenv: getenv, Stderr: &stderr, Version: "test"},
+		ScaleOptions{Turns: 200, Namespaces: 2, Batch: 20, Posts: 10, Questions: 5, Modes: []string{engram.ModeKeyword, engram.ModeHybrid}, Seed: 1})
 	if err != nil {
 		t.Fatalf("%v\n%s", err, stderr.String())
 	}
-	if rep.Idle.Posts < 20 || rep.Idle.Batches < 10 || rep.UnderJobs.Posts == 0 || rep.RebuildSeconds == 0 {
+	if rep.Idle.Posts < 10 || rep.Idle.Batches < 10 || rep.UnderJobs.Posts == 0 || rep.RebuildSeconds == 0 {
 		t.Fatalf("report: %+v", rep)
 	}
 	if rep.Memories == 0 || rep.RSSAfterJobsMB == 0 || rep.BytesPerTurn == 0 || rep.HomeParts["archive"] == 0 {
 		t.Fatalf("report: %+v", rep)
 	}
 	for _, r := range rep.Recall {
-		if r.Latency.Requests != 10 || r.Found == 0 {
+		if r.Latency.Requests != 5 || r.Found == 0 {
 			t.Fatalf("recall %s: %+v", r.Mode, r)
 		}
 	}
