@@ -93,15 +93,8 @@ date_time (UTC) + 30 s per turn, meta {"conversation", "dia_id"}.`)
 	speakers := fs.Bool("speakers", true, "send each turn's speaker (an ablation: false ingests turns without speaker names)")
 	var kinds bench.ListFlag
 	fs.Var(&kinds, "kinds", "result `KINDS` asked for (turn, memory, scene, fact; comma-separated; default turn): a layer result scores through its source turns")
-	pos, err := parse(fs, args)
-	if err != nil {
+	if err := m.parseBench(fs, args); err != nil {
 		return err
-	}
-	if len(pos) > 0 {
-		return &usageError{msg: fmt.Sprintf("unexpected argument %q", pos[0])}
-	}
-	if m.home != "" {
-		return &usageError{msg: "--home is not used: the bench runs a private engram in a temporary home (--keep DIR chooses and keeps it)"}
 	}
 	if *k < 1 {
 		return &usageError{msg: fmt.Sprintf("--k must be at least 1, got %d", *k)}
@@ -109,11 +102,7 @@ date_time (UTC) + 30 s per turn, meta {"conversation", "dia_id"}.`)
 	rep, err := bench.RunLocomo(ctx, bench.LocomoOptions{Data: *data, Modes: modes, Kinds: kinds, K: *k, Keep: *keep,
 		Captions: *captions, Speakers: *speakers}, m.benchEnv())
 	if err != nil {
-		var ue *bench.UsageError
-		if errors.As(err, &ue) {
-			return &usageError{msg: ue.Msg}
-		}
-		return err
+		return benchError(err)
 	}
 	return m.benchOutput(rep, rep.Print, *out, *asJSON)
 }
@@ -165,15 +154,8 @@ and measures what a heavy user's history costs, through the HTTP API:
 	asJSON := fs.Bool("json", false, "print the result as JSON instead of tables")
 	out := fs.String("out", "", "also write the JSON result to `FILE`")
 	keep := fs.String("keep", "", "run the private engram in `DIR` and keep it afterwards (default: a temporary folder, removed)")
-	pos, err := parse(fs, args)
-	if err != nil {
+	if err := m.parseBench(fs, args); err != nil {
 		return err
-	}
-	if len(pos) > 0 {
-		return &usageError{msg: fmt.Sprintf("unexpected argument %q", pos[0])}
-	}
-	if m.home != "" {
-		return &usageError{msg: "--home is not used: the bench runs a private engram in a temporary home (--keep DIR chooses and keeps it)"}
 	}
 	for _, f := range []struct {
 		name string
@@ -189,11 +171,7 @@ and measures what a heavy user's history costs, through the HTTP API:
 	rep, err := bench.RunScale(ctx, m.benchEnv(), bench.ScaleOptions{Turns: *turns, Namespaces: *namespaces, Batch: *batch,
 		Posts: *posts, Questions: *questions, Modes: modes, Keep: *keep, NoRebuild: *noRebuild, Seed: *seed})
 	if err != nil {
-		var ue *bench.UsageError
-		if errors.As(err, &ue) {
-			return &usageError{msg: ue.Msg}
-		}
-		return err
+		return benchError(err)
 	}
 	return m.benchOutput(rep, rep.Print, *out, *asJSON)
 }
@@ -221,15 +199,8 @@ configured one: ENGRAM_EXTRACTOR=rules (or ollama, openai) measures another.`)
 	out := fs.String("out", "", "also write the JSON result to `FILE`")
 	keep := fs.String("keep", "", "run the private engram in `DIR` and keep it afterwards (default: a temporary folder, removed)")
 	captions := fs.Bool("captions", true, "append a shared photo's caption to the turn's text")
-	pos, err := parse(fs, args)
-	if err != nil {
+	if err := m.parseBench(fs, args); err != nil {
 		return err
-	}
-	if len(pos) > 0 {
-		return &usageError{msg: fmt.Sprintf("unexpected argument %q", pos[0])}
-	}
-	if m.home != "" {
-		return &usageError{msg: "--home is not used: the bench runs a private engram in a temporary home (--keep DIR chooses and keeps it)"}
 	}
 	if *sample < 0 {
 		return &usageError{msg: fmt.Sprintf("--sample must not be negative, got %d", *sample)}
@@ -243,6 +214,31 @@ configured one: ENGRAM_EXTRACTOR=rules (or ollama, openai) measures another.`)
 		return err
 	}
 	return m.benchOutput(rep, func(w io.Writer) error { return rep.Print(w, *events) }, *out, *asJSON)
+}
+
+// benchError makes a setting the benchmark's server refuses a usage error.
+func benchError(err error) error {
+	var ue *bench.UsageError
+	if errors.As(err, &ue) {
+		return &usageError{msg: ue.Msg}
+	}
+	return err
+}
+
+// parseBench parses a benchmark's flags: it takes no arguments, and no
+// --home (it runs a private engram).
+func (m *Main) parseBench(fs *flag.FlagSet, args []string) error {
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return &usageError{msg: fmt.Sprintf("unexpected argument %q", pos[0])}
+	}
+	if m.home != "" {
+		return &usageError{msg: "--home is not used: the bench runs a private engram in a temporary home (--keep DIR chooses and keeps it)"}
+	}
+	return nil
 }
 
 // benchEnv is what a benchmark takes from the command line: the
