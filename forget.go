@@ -119,7 +119,7 @@ type ForgetReport struct {
 	// forgotten turns, and the items that kept their other sources.
 	Memories     int     `json:"memories_deleted"`
 	MemoriesKept int     `json:"memories_updated"`
-	Scenes       int     `json:"scenes_rebuilt"`
+	Scenes       int     `json:"scenes_deleted"`
 	Facts        int     `json:"facts_changed"`
 	Facets       int     `json:"persona_facets_changed"`
 	Units        int     `json:"units_changed"`
@@ -264,17 +264,26 @@ type Correction struct {
 	Sources   []string `json:"sources,omitempty"`
 }
 
-// ForgetService forgets, redacts and corrects: the engine implements it,
-// and httpapi.Client through a running server.
+// ForgetService forgets turns: the engine implements it, and
+// httpapi.Client through a running server.
 type ForgetService interface {
 	// Forget forgets the turns req selects: from the palace at once (every
 	// index, the vectors, the layers standing only on them) and from the
 	// archive (each line rewritten to a tombstone). EINVALID for a bad
 	// request, ENOTFOUND when it selects no turn.
 	Forget(ctx context.Context, req ForgetRequest) (ForgetReport, error)
-	// Redact replaces spans of the selected turns' content everywhere the
-	// text lives. EINVALID for a bad request.
+}
+
+// RedactService replaces spans of turns' content everywhere the text
+// lives.
+type RedactService interface {
+	// Redact replaces the spans in the selected turns. EINVALID for a bad
+	// request.
 	Redact(ctx context.Context, req RedactRequest) (RedactReport, error)
+}
+
+// CorrectService corrects derived memories and graph facts.
+type CorrectService interface {
 	// Correct records and applies a correction, and returns it.
 	// ENOTFOUND for an unknown memory or triple.
 	Correct(ctx context.Context, req CorrectionRequest) (Correction, error)

@@ -219,14 +219,12 @@ func (a *Archive) commitAppends(batch []*request) {
 			fail(err)
 			return
 		}
-		for id, s := range pending {
-			a.ids[id] = s
-		}
 		a.lastRecv = now
 	}
 
 	a.mu.Lock()
-	for id := range pending {
+	for id, s := range pending {
+		a.ids[id] = s
 		delete(a.goneIDs, id) // resurrected
 	}
 	if len(added) > 0 {

@@ -106,6 +106,25 @@ func (a *Archive) Forgotten(id string) bool {
 	return ok
 }
 
+// Known reports whether id is archived (forgotten or not).
+func (a *Archive) Known(id string) bool {
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	_, ok := a.ids[id]
+	return ok
+}
+
+// Tombstones returns the forgotten ids with the seqs of their tombstones.
+func (a *Archive) Tombstones() map[string]int64 {
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	out := make(map[string]int64, len(a.goneIDs))
+	for id := range a.goneIDs {
+		out[id] = a.ids[id]
+	}
+	return out
+}
+
 // doRewrite runs a rewrite request in the writer goroutine.
 func (a *Archive) doRewrite(rq *rewriteReq) (RewriteResult, error) {
 	var res RewriteResult

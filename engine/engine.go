@@ -52,8 +52,11 @@ type Engine struct {
 
 	scenesOnce sync.Once
 	scenes     *pipeline.SceneWorker
-	layerVecMu sync.Mutex         // one layer-vectors run at a time: the job and the follower
-	follower   *pipeline.Follower // serve only: scenes and unit vectors between the jobs' runs
+	layerVecMu sync.Mutex // one layer-vectors run at a time: the job and the follower
+	// forgetMu keeps the layer jobs (held shared) from deriving anything
+	// from turns a forget (held exclusively) is removing.
+	forgetMu sync.RWMutex
+	follower *pipeline.Follower // serve only: scenes and unit vectors between the jobs' runs
 }
 
 var (
@@ -95,6 +98,9 @@ func Open(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Engine, err 
 	e.indexer.Logger = logger.With("component", "indexer")
 	if err := e.indexer.Open(ctx); err != nil {
 		return nil, err
+	}
+	if err := e.finishForgets(ctx); err != nil {
+		return nil, fmt.Errorf("finish forgets: %w", err)
 	}
 	e.ingester = &pipeline.Ingester{Archive: e.archive, Indexer: e.indexer, Known: e.palace.TurnSeqs}
 	e.recall = recall.NewService(e.palace)

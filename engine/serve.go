@@ -67,6 +67,7 @@ func (e *Engine) Serve(srv *httpapi.Server) {
 	srv.Vaults, srv.VaultDocs = e, e
 	srv.Doctor, srv.Reindex = e, e.Reindexer()
 	srv.Backup = e
+	srv.Forget = e
 	srv.Browse = e
 	srv.UI = ui.Handler()
 }

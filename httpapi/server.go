@@ -83,6 +83,9 @@ type Server struct {
 	Reindex engram.ReindexService
 	// Backup, if set, serves POST /v1/backup (501 otherwise).
 	Backup engram.BackupService
+	// Forget, if set, serves DELETE /v1/turns, DELETE /v1/turns/{id} and
+	// POST /v1/forget (501 otherwise).
+	Forget engram.ForgetService
 	// MCP, if set, serves the Model Context Protocol (streamable HTTP) at
 	// /mcp, behind the same token check as the API; the route exists only
 	// when it is set.
@@ -137,6 +140,9 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 	e.GET(OpenAPIPath, s.getOpenAPI)
 	e.POST("/v1/turns", s.postTurns)
 	e.GET("/v1/turns", s.getTurns)
+	e.DELETE("/v1/turns", s.deleteTurns)
+	e.DELETE("/v1/turns/:id", s.deleteTurn)
+	e.POST("/v1/forget", s.postForget)
 	e.GET("/v1/entities", s.getEntities)
 	e.GET("/v1/docs", s.getDocs)
 	e.POST("/v1/recall", s.postRecall)

@@ -100,7 +100,11 @@ func (w *MemoryWorker) Run(ctx context.Context) error {
 	var total engram.MemoryResult
 	err := runArchive(ctx, w.Archive, w.Store, WorkerMemories, batchOr(w.BatchSize, DefaultLayerBatch), nil, func(batch []engram.Turn) error {
 		first, last := batch[0].Seq, batch[len(batch)-1].Seq
-		mems, err := w.Extractor.Extract(ctx, batch)
+		var mems []engram.Memory
+		var err error
+		if live := engram.LiveTurns(batch); len(live) > 0 { // tombstones say nothing
+			mems, err = w.Extractor.Extract(ctx, live)
+		}
 		var unusable error
 		if errors.Is(err, engram.ErrUnusableOutput) {
 			// Part of the batch could not be read: keep what could, and
@@ -154,6 +158,8 @@ func (w *SceneWorker) Run(ctx context.Context) error {
 	return runArchive(ctx, w.Archive, w.Store, WorkerScenes, batchOr(w.BatchSize, DefaultLayerBatch), w.Indexed, func(batch []engram.Turn) error {
 		var keys []engram.SessionKey
 		seen := map[engram.SessionKey]bool{}
+		last := batch[len(batch)-1].Seq
+		batch = engram.LiveTurns(batch)
 		for _, t := range batch {
 			k := engram.SessionKey{Namespace: t.Namespace, Session: t.Session}
 			if !seen[k] {
@@ -207,7 +213,7 @@ func (w *SceneWorker) Run(ctx context.Context) error {
 			}
 			writes = append(writes, wr)
 		}
-		return w.Store.PutScenes(ctx, WorkerScenes, writes, batch[len(batch)-1].Seq)
+		return w.Store.PutScenes(ctx, WorkerScenes, writes, last)
 	})
 }
 
