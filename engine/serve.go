@@ -100,5 +100,6 @@ func (e *Engine) MCPHandler() (http.Handler, error) {
 func (e *Engine) MCPServer() *mcp.Server {
 	srv := mcp.NewServer(e, e, e)
 	srv.Layers, srv.Limits, srv.Version, srv.Logger = e, e.cfg.Limits(), e.cfg.Version, e.logger.With("component", "mcp")
+	srv.Forget = e
 	return srv
 }

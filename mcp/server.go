@@ -31,6 +31,9 @@ type Server struct {
 	Recall engram.RecallService
 	Status engram.StatusService
 	Layers engram.LayerService
+	// Forget, if set, serves the forget tool (which fails unsupported
+	// otherwise).
+	Forget engram.ForgetService
 
 	// Version is reported to clients in the initialize handshake.
 	Version string

@@ -128,6 +128,7 @@ func TestToolsAndSchemas(t *testing.T) {
 		mcp.ToolTimeline: {`"required":["entity"]`},
 		mcp.ToolMemories: {`"enum":["fact","decision","preference","plan","event"]`, `"memories"`},
 		mcp.ToolStatus:   {`"health"`, `"index_lag"`},
+		mcp.ToolForget:   {`"ids"`, `"dry_run"`, `"maxLength":1024`, `"already_forgotten"`},
 	} {
 		s, ok := schemas[name]
 		if !ok {
@@ -140,9 +141,45 @@ func TestToolsAndSchemas(t *testing.T) {
 			}
 		}
 	}
-	if len(schemas) != 6 {
-		t.Errorf("%d tools, want 6", len(schemas))
+	if len(schemas) != 7 {
+		t.Errorf("%d tools, want 7", len(schemas))
 	}
+}
+
+// TestForgetErrors: forget names what is wrong, and says so when the
+// server cannot forget.
+func TestForgetErrors(t *testing.T) {
+	svc := &services{}
+	cs := mustConnect(t, mcp.NewServer(svc, svc, svc))
+	if res := callTool(t, cs, mcp.ToolForget, map[string]any{"ids": []string{"x"}}); !res.IsError || !strings.Contains(text(res), "not available") {
+		t.Errorf("forget without a forget service: %v %q", res.IsError, text(res))
+	}
+	srv := mcp.NewServer(svc, svc, svc)
+	srv.Forget = forgetFunc(func(ctx context.Context, req engram.ForgetRequest) (engram.ForgetReport, error) {
+		return engram.ForgetReport{Turns: req.IDs}, nil
+	})
+	cs = mustConnect(t, srv)
+	for args, want := range map[string]string{
+		`{}`:                            "ids",
+		`{"ids":["a"],"session":"s"}`:   "session",
+		`{"namespace":"*"}`:             "namespace",
+		`{"ids":["a"],"dry_run":"yes"}`: "dry_run",
+	} {
+		var m map[string]any
+		json.Unmarshal([]byte(args), &m)
+		if res := callTool(t, cs, mcp.ToolForget, m); !res.IsError || !strings.Contains(text(res), want) {
+			t.Errorf("forget %s: %v %q, want an error naming %s", args, res.IsError, text(res), want)
+		}
+	}
+	if res := callTool(t, cs, mcp.ToolForget, map[string]any{"ids": []string{"a"}}); res.IsError || !strings.Contains(text(res), `"turns":["a"]`) {
+		t.Errorf("forget: %v %q", res.IsError, text(res))
+	}
+}
+
+type forgetFunc func(context.Context, engram.ForgetRequest) (engram.ForgetReport, error)
+
+func (f forgetFunc) Forget(ctx context.Context, req engram.ForgetRequest) (engram.ForgetReport, error) {
+	return f(ctx, req)
 }
 
 func TestRemember(t *testing.T) {

@@ -21,6 +21,7 @@ const (
 	ToolTimeline = "timeline"
 	ToolMemories = "memories"
 	ToolStatus   = "status"
+	ToolForget   = "forget"
 )
 
 // DefaultSession is the session of a turn remembered without one.
@@ -205,6 +206,20 @@ func (s *Server) addTools(srv *sdk.Server) error {
 			}, nil, guard(s, ToolStatus, s.status))
 		},
 	}
+	tools = append(tools, func() error {
+		return add(srv, &sdk.Tool{
+			Name:  ToolForget,
+			Title: "Forget",
+			Description: "Forget conversation turns for good, when the user asks to forget something or pasted a secret: " +
+				"the turns named by ids (the sources recall cites), or every turn of a session, or of a namespace. " +
+				"They leave the archive (a tombstone keeps only the id, the time and the reason), the search indexes, " +
+				"the vectors, and every memory, scene, persona facet and fact that stood only on them. It cannot be undone: " +
+				"call it with dry_run=true first to see what would go. Fails with not_found when nothing matches.",
+			Annotations: &sdk.ToolAnnotations{Title: "Forget", DestructiveHint: new(true), IdempotentHint: true, OpenWorldHint: new(false)},
+		}, func(sc *schema) {
+			sc.maxLength("reason", engram.MaxReasonBytes)
+		}, guard(s, ToolForget, s.forget))
+	})
 	for _, f := range tools {
 		if err := f(); err != nil {
 			return err
@@ -398,4 +413,24 @@ func day(t time.Time) string {
 		return "-"
 	}
 	return t.Format(time.DateOnly)
+}
+
+// ForgetInput is the input of the forget tool.
+type ForgetInput struct {
+	IDs       []string `json:"ids,omitempty" jsonschema:"ids of the turns to forget (the source ids recall returns)"`
+	Session   string   `json:"session,omitempty" jsonschema:"forget every turn of this session (of namespace, default \"default\")"`
+	Namespace string   `json:"namespace,omitempty" jsonschema:"forget every turn of this namespace (with session: the session's namespace)"`
+	Reason    string   `json:"reason,omitempty" jsonschema:"why, kept in the tombstone (at most 1024 bytes)"`
+	DryRun    bool     `json:"dry_run,omitempty" jsonschema:"true: report what would be forgotten and change nothing"`
+}
+
+func (s *Server) forget(ctx context.Context, in ForgetInput) (engram.ForgetReport, error) {
+	if s.Forget == nil {
+		return engram.ForgetReport{}, engram.Errorf(engram.EUNSUPPORTED, "forgetting is not available on this server")
+	}
+	req := engram.ForgetRequest{IDs: in.IDs, Session: in.Session, Namespace: in.Namespace, Reason: in.Reason, DryRun: in.DryRun}
+	if err := req.Validate(); err != nil {
+		return engram.ForgetReport{}, err
+	}
+	return s.Forget.Forget(ctx, req)
 }
