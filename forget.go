@@ -198,15 +198,14 @@ const (
 )
 
 // CorrectionRequest corrects an L1 memory or an L4 triple: marks it wrong,
-// or replaces the memory's text, or the object of its relation (for a
-// triple: its object). Restore takes a correction back.
+// or replaces the memory's text or the triple's object. Restore takes a
+// correction back.
 type CorrectionRequest struct {
 	Target string `json:"target"` // CorrectMemory or CorrectFact
 	ID     string `json:"id"`
 	// Text replaces a memory's text (not for facts).
 	Text string `json:"text,omitempty"`
-	// Object replaces the object of the memory's relation, or of the
-	// triple.
+	// Object replaces the object of a triple (not for memories).
 	Object string `json:"object,omitempty"`
 	// Wrong marks it wrong: recall, the listings, the persona and the
 	// graph leave it out.
@@ -226,6 +225,8 @@ func (r CorrectionRequest) Validate() error {
 		return FieldError("id", "id is required")
 	case r.Target == CorrectFact && r.Text != "":
 		return FieldError("text", "a fact has no text of its own: replace its object, or mark it wrong")
+	case r.Target == CorrectMemory && r.Object != "":
+		return FieldError("object", "a memory's text is corrected with text; object replaces the object of a graph fact")
 	case r.Restore && (r.Wrong || r.Text != "" || r.Object != ""):
 		return FieldError("restore", "restore takes every correction back; it goes alone")
 	case !r.Restore && !r.Wrong && strings.TrimSpace(r.Text) == "" && strings.TrimSpace(r.Object) == "":
@@ -254,14 +255,21 @@ type Correction struct {
 	Wrong   bool   `json:"wrong,omitempty"`
 	Restore bool   `json:"restore,omitempty"`
 	Reason  string `json:"reason,omitempty"`
-	// What the corrected item was, so that a rebuild whose extraction
-	// gives it another id still finds it: the memories' namespace, type,
-	// extracted text and sources (for a fact, the memories it stands on).
+	// What the corrected item was, so that a rebuild that gives it another
+	// id still finds it: a memory's namespace, type, extracted text and
+	// sources; a fact's namespace, subject, predicate and extracted object
+	// (Original), and the memories it stands on.
 	Namespace string   `json:"namespace"`
 	Memories  []string `json:"memories,omitempty"`
 	Type      string   `json:"type,omitempty"`
+	Subject   string   `json:"subject,omitempty"`
+	Predicate string   `json:"predicate,omitempty"`
 	Original  string   `json:"original,omitempty"`
 	Sources   []string `json:"sources,omitempty"`
+	// Key is what the palace matches a fact's statements by: its
+	// namespace, the normalised names of subject and object, and the
+	// predicate.
+	Key string `json:"key,omitempty"`
 }
 
 // ForgetService forgets turns: the engine implements it, and

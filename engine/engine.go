@@ -56,6 +56,7 @@ type Engine struct {
 	// forgetMu keeps the layer jobs (held shared) from deriving anything
 	// from turns a forget (held exclusively) is removing.
 	forgetMu sync.RWMutex
+	journal  *archive.Journal   // the corrections journal
 	follower *pipeline.Follower // serve only: scenes and unit vectors between the jobs' runs
 }
 
@@ -70,6 +71,7 @@ var (
 	_ engram.VaultService   = (*Engine)(nil)
 	_ engram.DoctorService  = (*Engine)(nil)
 	_ engram.BackupService  = (*Engine)(nil)
+	_ engram.CorrectService = (*Engine)(nil)
 )
 
 // Open opens the home of cfg, creating it (0700) if needed, and catches the
@@ -101,6 +103,9 @@ func Open(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Engine, err 
 	}
 	if err := e.finishForgets(ctx); err != nil {
 		return nil, fmt.Errorf("finish forgets: %w", err)
+	}
+	if err := e.openJournal(ctx); err != nil {
+		return nil, err
 	}
 	e.ingester = &pipeline.Ingester{Archive: e.archive, Indexer: e.indexer, Known: e.palace.TurnSeqs}
 	e.recall = recall.NewService(e.palace)

@@ -68,6 +68,7 @@ func (e *Engine) Serve(srv *httpapi.Server) {
 	srv.Doctor, srv.Reindex = e, e.Reindexer()
 	srv.Backup = e
 	srv.Forget = e
+	srv.Correct = e
 	srv.Browse = e
 	srv.UI = ui.Handler()
 }
@@ -101,5 +102,6 @@ func (e *Engine) MCPServer() *mcp.Server {
 	srv := mcp.NewServer(e, e, e)
 	srv.Layers, srv.Limits, srv.Version, srv.Logger = e, e.cfg.Limits(), e.cfg.Version, e.logger.With("component", "mcp")
 	srv.Forget = e
+	srv.Correct = e
 	return srv
 }

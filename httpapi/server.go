@@ -86,6 +86,9 @@ type Server struct {
 	// Forget, if set, serves DELETE /v1/turns, DELETE /v1/turns/{id} and
 	// POST /v1/forget (501 otherwise).
 	Forget engram.ForgetService
+	// Correct, if set, serves PATCH /v1/memories/{id} and PATCH
+	// /v1/kg/facts/{id} (501 otherwise).
+	Correct engram.CorrectService
 	// MCP, if set, serves the Model Context Protocol (streamable HTTP) at
 	// /mcp, behind the same token check as the API; the route exists only
 	// when it is set.
@@ -152,6 +155,8 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 	e.GET("/v1/jobs", s.getJobs)
 	e.POST("/v1/jobs/:name/run", s.postJobRun)
 	e.GET("/v1/memories", s.getMemories)
+	e.PATCH("/v1/memories/:id", s.patchMemory)
+	e.PATCH("/v1/kg/facts/:id", s.patchFact)
 	e.GET("/v1/scenes", s.getScenes)
 	e.GET("/v1/persona", s.getPersona)
 	e.GET("/v1/kg", s.getGraph)

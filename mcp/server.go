@@ -34,6 +34,8 @@ type Server struct {
 	// Forget, if set, serves the forget tool (which fails unsupported
 	// otherwise).
 	Forget engram.ForgetService
+	// Correct, if set, serves the correct tool.
+	Correct engram.CorrectService
 
 	// Version is reported to clients in the initialize handshake.
 	Version string

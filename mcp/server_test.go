@@ -129,6 +129,7 @@ func TestToolsAndSchemas(t *testing.T) {
 		mcp.ToolMemories: {`"enum":["fact","decision","preference","plan","event"]`, `"memories"`},
 		mcp.ToolStatus:   {`"health"`, `"index_lag"`},
 		mcp.ToolForget:   {`"ids"`, `"dry_run"`, `"maxLength":1024`, `"already_forgotten"`},
+		mcp.ToolCorrect:  {`"required":["target","id"]`, `"enum":["memory","fact"]`, `"restore"`, `"original"`},
 	} {
 		s, ok := schemas[name]
 		if !ok {
@@ -141,8 +142,8 @@ func TestToolsAndSchemas(t *testing.T) {
 			}
 		}
 	}
-	if len(schemas) != 7 {
-		t.Errorf("%d tools, want 7", len(schemas))
+	if len(schemas) != 8 {
+		t.Errorf("%d tools, want 8", len(schemas))
 	}
 }
 
@@ -174,6 +175,47 @@ func TestForgetErrors(t *testing.T) {
 	if res := callTool(t, cs, mcp.ToolForget, map[string]any{"ids": []string{"a"}}); res.IsError || !strings.Contains(text(res), `"turns":["a"]`) {
 		t.Errorf("forget: %v %q", res.IsError, text(res))
 	}
+}
+
+// TestCorrectErrors: correct names the field at fault, and says so when
+// the server cannot correct.
+func TestCorrectErrors(t *testing.T) {
+	svc := &services{}
+	cs := mustConnect(t, mcp.NewServer(svc, svc, svc))
+	if res := callTool(t, cs, mcp.ToolCorrect, map[string]any{"target": "memory", "id": "m1", "wrong": true}); !res.IsError || !strings.Contains(text(res), "not available") {
+		t.Errorf("correct without a correct service: %v %q", res.IsError, text(res))
+	}
+	srv := mcp.NewServer(svc, svc, svc)
+	srv.Correct = correctFunc(func(ctx context.Context, req engram.CorrectionRequest) (engram.Correction, error) {
+		if req.ID == "gone" {
+			return engram.Correction{}, &engram.Error{Code: engram.ENOTFOUND, Field: "id", Message: "no memory has the id \"gone\""}
+		}
+		return engram.Correction{ID: "cor-1", Target: req.Target, Of: req.ID, Wrong: req.Wrong, Text: req.Text}, nil
+	})
+	cs = mustConnect(t, srv)
+	for args, want := range map[string]string{
+		`{"target":"memory","id":"m1"}`:                             "text",
+		`{"target":"memory","id":"m1","object":"x"}`:                "object",
+		`{"target":"fact","id":"f1","text":"x"}`:                    "text",
+		`{"target":"memory","id":"m1","wrong":true,"text":"x"}`:     "wrong",
+		`{"target":"memory","id":"m1","restore":true,"wrong":true}`: "restore",
+		`{"target":"memory","id":"gone","wrong":true}`:              "not_found",
+	} {
+		var m map[string]any
+		json.Unmarshal([]byte(args), &m)
+		if res := callTool(t, cs, mcp.ToolCorrect, m); !res.IsError || !strings.Contains(text(res), want) {
+			t.Errorf("correct %s: %v %q, want an error naming %s", args, res.IsError, text(res), want)
+		}
+	}
+	if res := callTool(t, cs, mcp.ToolCorrect, map[string]any{"target": "memory", "id": "m1", "text": "Ana lives in Porto"}); res.IsError || !strings.Contains(text(res), `"text":"Ana lives in Porto"`) {
+		t.Errorf("correct: %v %q", res.IsError, text(res))
+	}
+}
+
+type correctFunc func(context.Context, engram.CorrectionRequest) (engram.Correction, error)
+
+func (f correctFunc) Correct(ctx context.Context, req engram.CorrectionRequest) (engram.Correction, error) {
+	return f(ctx, req)
 }
 
 type forgetFunc func(context.Context, engram.ForgetRequest) (engram.ForgetReport, error)

@@ -441,7 +441,7 @@ func (db *DB) Stats(ctx context.Context) (engram.Stats, error) {
 	err := db.View(ctx, func(tx *sql.Tx) error {
 		for _, l := range []struct{ name, q string }{
 			{"turns", `SELECT namespace, count(*) FROM turns GROUP BY namespace`},
-			{"memories", `SELECT namespace, count(*) FROM memories WHERE superseded_by IS NULL GROUP BY namespace`},
+			{"memories", `SELECT namespace, count(*) FROM memories WHERE superseded_by IS NULL AND wrong = 0 GROUP BY namespace`},
 			{"scenes", `SELECT namespace, count(*) FROM scenes GROUP BY namespace`},
 			{"facts", `SELECT namespace, count(*) FROM kg_triples GROUP BY namespace`},
 		} {

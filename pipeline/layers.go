@@ -267,7 +267,7 @@ func (w *GraphWorker) Run(ctx context.Context) error {
 // relation.
 func MemoryTriple(m engram.Memory) (engram.Triple, bool) {
 	r := m.Relation
-	if r == nil || strings.TrimSpace(r.Subject) == "" || r.Predicate == "" || strings.TrimSpace(r.Object) == "" {
+	if m.Wrong || r == nil || strings.TrimSpace(r.Subject) == "" || r.Predicate == "" || strings.TrimSpace(r.Object) == "" {
 		return engram.Triple{}, false
 	}
 	at := memoryTime(m)
@@ -306,7 +306,7 @@ var (
 // favourites, the tools chosen for projects, and habits.
 func MemoryFacet(m engram.Memory) (engram.FacetUpdate, bool) {
 	r := m.Relation
-	if r == nil || m.Subject == "" || !strings.EqualFold(strings.TrimSpace(r.Subject), strings.TrimSpace(m.Subject)) {
+	if m.Wrong || r == nil || m.Subject == "" || !strings.EqualFold(strings.TrimSpace(r.Subject), strings.TrimSpace(m.Subject)) {
 		return engram.FacetUpdate{}, false
 	}
 	obj := strings.TrimSpace(r.Object)

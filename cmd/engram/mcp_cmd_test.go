@@ -138,7 +138,7 @@ func checkMCPTools(t *testing.T, cs *sdk.ClientSession) {
 		}
 	}
 	slices.Sort(names)
-	if want := []string{"forget", "kg", "memories", "recall", "remember", "status", "timeline"}; !slices.Equal(names, want) {
+	if want := []string{"correct", "forget", "kg", "memories", "recall", "remember", "status", "timeline"}; !slices.Equal(names, want) {
 		t.Fatalf("tools %v, want %v", names, want)
 	}
 	for _, tool := range tools.Tools {

@@ -35,6 +35,7 @@ type backend interface {
 	engram.LayerService
 	engram.VaultAdmin
 	engram.ForgetService
+	engram.CorrectService
 	// DocGraph is engram.VaultService's: ENOTFOUND for an unknown document.
 	DocGraph(ctx context.Context, vault, doc string, depth int) (engram.DocGraph, error)
 	Close() error
