@@ -233,6 +233,7 @@ func (a *Archive) commitAppends(batch []*request) {
 		for i := range added {
 			fi.add(&added[i])
 			a.tail.push(added[i])
+			a.stats.countRedaction(&added[i], 1)
 		}
 		a.lastSeq = seq
 		a.stats.Turns += int64(len(added))

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"sync"
@@ -157,6 +158,28 @@ type Stats struct {
 	Commits      int64 // Append calls acknowledged since Open
 	CorruptLines int64 // complete lines found unreadable (or with a seq out of order) at Open
 	TornTails    int64 // torn last lines moved to quarantine at Open
+	// Redacted counts the readable turns whose content was redacted;
+	// Secrets the spans the ingest filter replaced in them, by rule.
+	Redacted int64
+	Secrets  map[string]int64
+}
+
+// countRedaction adds (d = 1) or takes away (d = -1) the redaction of t
+// in the counters.
+func (s *Stats) countRedaction(t *engram.Turn, d int64) {
+	if t.Redacted == nil || t.IsTombstone() {
+		return
+	}
+	s.Redacted += d
+	for rule, n := range t.Redacted.Rules {
+		if s.Secrets == nil {
+			s.Secrets = map[string]int64{}
+		}
+		s.Secrets[rule] += d * n
+		if s.Secrets[rule] <= 0 {
+			delete(s.Secrets, rule)
+		}
+	}
 }
 
 // Open opens the archive in dir (<home>/archive), creating it if need be,
@@ -280,6 +303,7 @@ func (a *Archive) Stats() Stats {
 	a.mu.RLock()
 	defer a.mu.RUnlock()
 	s := a.stats
+	s.Secrets = maps.Clone(a.stats.Secrets)
 	s.Files = len(a.files)
 	for _, fi := range a.files {
 		s.Bytes += fi.size

@@ -279,6 +279,8 @@ func (a *Archive) rewriteFile(fi fileInfo, seqs map[int64]bool, edit Edit, found
 			a.files[i].size = size
 			a.files[i].gen++
 			for _, c := range changed {
+				a.stats.countRedaction(&c.Old, -1)
+				a.stats.countRedaction(&c.New, 1)
 				switch was, now := c.Old.IsTombstone(), c.New.IsTombstone(); {
 				case !was && now:
 					a.files[i].gone++

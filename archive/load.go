@@ -144,6 +144,7 @@ func (a *Archive) loadFile(day string) error {
 			a.stats.Forgotten++
 		} else {
 			a.stats.Turns++
+			a.stats.countRedaction(&t, 1)
 		}
 		return nil
 	})

@@ -7,7 +7,9 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
+	"time"
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/archive"
@@ -108,6 +110,9 @@ func Open(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Engine, err 
 		return nil, err
 	}
 	e.ingester = &pipeline.Ingester{Archive: e.archive, Indexer: e.indexer, Known: e.palace.TurnSeqs}
+	if cfg.RedactSecrets {
+		e.ingester.Filter = func(ts []engram.Turn) []engram.Turn { return redactSecrets(ts, time.Now().UTC()) }
+	}
 	e.recall = recall.NewService(e.palace)
 	e.recall.Sync = e.indexer.WaitCurrent
 	e.recall.Deep = cfg.Deep.config()
@@ -210,6 +215,10 @@ func (e *Engine) Stats(ctx context.Context) (engram.Stats, error) {
 		Bytes:    as.Bytes,
 		Corrupt:  as.CorruptLines,
 		IndexLag: e.indexer.Lag(),
+
+		Forgotten: as.Forgotten,
+		Redacted:  as.Redacted,
+		Secrets:   as.Secrets,
 	}
 	return st, nil
 }
@@ -252,6 +261,32 @@ func (e *Engine) Docs(ctx context.Context, vault string) ([]engram.VaultDoc, err
 // Ingest implements engram.IngestService.
 func (e *Engine) Ingest(ctx context.Context, turns []engram.Turn) (engram.IngestResult, error) {
 	return e.ingester.Ingest(ctx, turns)
+}
+
+// redactSecrets returns turns with the secrets of their content replaced
+// (engram.RedactSecrets), each changed turn carrying its Redaction; turns
+// itself when none holds one.
+func redactSecrets(turns []engram.Turn, now time.Time) []engram.Turn {
+	var out []engram.Turn
+	for i, t := range turns {
+		content, rules := engram.RedactSecrets(t.Content)
+		if rules == nil {
+			continue
+		}
+		if out == nil {
+			out = slices.Clone(turns)
+		}
+		spans := 0
+		for _, n := range rules {
+			spans += int(n)
+		}
+		out[i].Content = content
+		out[i].Redacted = &engram.Redaction{At: now, Spans: spans, Reason: "ingest filter", Rules: rules}
+	}
+	if out == nil {
+		return turns
+	}
+	return out
 }
 
 // Recall implements engram.RecallService.

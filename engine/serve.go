@@ -69,6 +69,7 @@ func (e *Engine) Serve(srv *httpapi.Server) {
 	srv.Backup = e
 	srv.Forget = e
 	srv.Correct = e
+	srv.Redact = e
 	srv.Browse = e
 	srv.UI = ui.Handler()
 }

@@ -89,6 +89,8 @@ type Server struct {
 	// Correct, if set, serves PATCH /v1/memories/{id} and PATCH
 	// /v1/kg/facts/{id} (501 otherwise).
 	Correct engram.CorrectService
+	// Redact, if set, serves POST /v1/redact (501 otherwise).
+	Redact engram.RedactService
 	// MCP, if set, serves the Model Context Protocol (streamable HTTP) at
 	// /mcp, behind the same token check as the API; the route exists only
 	// when it is set.
@@ -146,6 +148,7 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 	e.DELETE("/v1/turns", s.deleteTurns)
 	e.DELETE("/v1/turns/:id", s.deleteTurn)
 	e.POST("/v1/forget", s.postForget)
+	e.POST("/v1/redact", s.postRedact)
 	e.GET("/v1/entities", s.getEntities)
 	e.GET("/v1/docs", s.getDocs)
 	e.POST("/v1/recall", s.postRecall)

@@ -63,6 +63,7 @@ func commands() []command {
 		{"backup", "write a consistent copy of the home into a folder, while serving", runBackup},
 		{"restore", "restore a backup into a home, checking every file's SHA-256", runRestore},
 		{"forget", "forget turns everywhere: forget --turn ID | --session S | --namespace N [--yes]", runForget},
+		{"redact", "replace a span in turns everywhere: redact --turn ID --span TEXT [--marker M] [--yes]", runRedact},
 		{"correct", "correct a memory or a graph fact: correct --memory ID | --fact ID --wrong | --text T | --object O | --restore", runCorrect},
 		{"import", "archive conversations from elsewhere: import claude-code|chatgpt|jsonl", runImport},
 		{"hook", "run as a Claude Code hook: archive the transcript, print recalled memories (hook claude-code)", runHook},
