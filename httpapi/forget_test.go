@@ -76,6 +76,9 @@ func TestForgetTurnEverywhere(t *testing.T) {
 	if n := recallCount(t, s, "Quokkaville"); n != 0 {
 		t.Fatal("a re-send resurrected the forgotten turn")
 	}
+	if c := doctorCheck(t, e.Doctor(ctx), "forgotten"); c.Status != engram.CheckOK || !strings.Contains(c.Finding, "1 forgotten turn, none left") {
+		t.Errorf("doctor after a forget: %+v", c)
+	}
 	// Unless asked.
 	code, _ = s.do(t, "POST", "/v1/turns", []byte(`{"id":"gone-1","session":"s1","content":"I moved to Quokkaville","resurrect":true}`))
 	if code != 201 {
@@ -211,4 +214,15 @@ func recallCount(tb testing.TB, s *stack, query string) int {
 		}
 	}
 	return n
+}
+
+func doctorCheck(tb testing.TB, r engram.DoctorReport, name string) engram.DoctorCheck {
+	tb.Helper()
+	for _, c := range r.Checks {
+		if c.Name == name {
+			return c
+		}
+	}
+	tb.Fatalf("no doctor check %s: %+v", name, r)
+	return engram.DoctorCheck{}
 }

@@ -85,4 +85,31 @@ func TestCorrectThenRebuild(t *testing.T) {
 	}
 	check("after the rebuild and the jobs")
 
+	// A backup carries the journal and the tombstones; the restored home
+	// keeps the corrections through its own rebuild.
+	if r := runCLI(t, home, "y\n", "forget", "--turn", "t1"); r.code != 0 {
+		t.Fatalf("forget: %+v", r)
+	}
+	dir := filepath.Join(t.TempDir(), "backup")
+	backupJSON(t, home, dir)
+	man, err := os.ReadFile(filepath.Join(dir, "engram-backup.json"))
+	if err != nil || !strings.Contains(string(man), `"corrections.jsonl"`) {
+		t.Fatalf("the manifest lacks the journal: %v %s", err, man)
+	}
+	home = filepath.Join(t.TempDir(), "restored")
+	if r := runCLI(t, home, "", "restore", dir); r.code != 0 {
+		t.Fatalf("restore: %+v", r)
+	}
+	if r := runCLI(t, home, "", "rebuild"); r.code != 0 {
+		t.Fatalf("rebuild of the restored home: %+v", r)
+	}
+	if r := runCLI(t, home, "", "memories", "--superseded", "Acme"); !strings.Contains(r.stdout, "marked wrong") {
+		t.Errorf("the restored home lost the correction: %s", r.stdout)
+	}
+	if r := runCLI(t, home, "", "recall", "--mode", "keyword", "Lisbon"); strings.Contains(r.stdout, "I live in Lisbon") {
+		t.Errorf("the restored home brought a forgotten turn back: %s", r.stdout)
+	}
+	if r := runCLI(t, home, "", "doctor"); r.code != 0 || !strings.Contains(r.stdout, "forgotten") {
+		t.Errorf("doctor of the restored home: %+v", r)
+	}
 }
