@@ -36,6 +36,8 @@ type Server struct {
 	Forget engram.ForgetService
 	// Correct, if set, serves the correct tool.
 	Correct engram.CorrectService
+	// Docs, if set, serves the doc_graph tool.
+	Docs DocGraphService
 
 	// Version is reported to clients in the initialize handshake.
 	Version string

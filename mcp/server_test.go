@@ -122,14 +122,18 @@ func TestToolsAndSchemas(t *testing.T) {
 		schemas[tool.Name] = string(in) + "\n" + string(out)
 	}
 	for name, want := range map[string][]string{
-		mcp.ToolRemember: {`"required":["content"]`, `"enum":["user","assistant","system","tool"]`, `"meta"`},
-		mcp.ToolRecall:   {`"required":["query"]`, `"enum":["auto","hybrid","shallow","deep","keyword"]`, `"maximum":200`, `"sources"`},
-		mcp.ToolKG:       {`"required":["entity"]`, `"timeline"`, `"as_of"`, `"facts"`},
-		mcp.ToolTimeline: {`"required":["entity"]`},
-		mcp.ToolMemories: {`"enum":["fact","decision","preference","plan","event"]`, `"memories"`},
-		mcp.ToolStatus:   {`"health"`, `"index_lag"`},
-		mcp.ToolForget:   {`"ids"`, `"dry_run"`, `"maxLength":1024`, `"already_forgotten"`},
-		mcp.ToolCorrect:  {`"required":["target","id"]`, `"enum":["memory","fact"]`, `"restore"`, `"original"`},
+		mcp.ToolRemember:    {`"required":["content"]`, `"enum":["user","assistant","system","tool"]`, `"meta"`},
+		mcp.ToolRecall:      {`"required":["query"]`, `"enum":["auto","hybrid","shallow","deep","keyword"]`, `"maximum":200`, `"sources"`},
+		mcp.ToolKG:          {`"required":["entity"]`, `"timeline"`, `"as_of"`, `"facts"`},
+		mcp.ToolTimeline:    {`"required":["entity"]`},
+		mcp.ToolMemories:    {`"enum":["fact","decision","preference","plan","event"]`, `"memories"`},
+		mcp.ToolStatus:      {`"health"`, `"index_lag"`},
+		mcp.ToolForget:      {`"ids"`, `"dry_run"`, `"maxLength":1024`, `"already_forgotten"`},
+		mcp.ToolScenes:      {`"scenes"`, `"session"`},
+		mcp.ToolPersona:     {`"personas"`, `"speaker"`},
+		mcp.ToolVaultSearch: {`"required":["query"]`, `"results"`},
+		mcp.ToolDocGraph:    {`"required":["doc"]`, `"maximum":6`, `"backlinks"`},
+		mcp.ToolCorrect:     {`"required":["target","id"]`, `"enum":["memory","fact"]`, `"restore"`, `"original"`},
 	} {
 		s, ok := schemas[name]
 		if !ok {
@@ -142,8 +146,8 @@ func TestToolsAndSchemas(t *testing.T) {
 			}
 		}
 	}
-	if len(schemas) != 8 {
-		t.Errorf("%d tools, want 8", len(schemas))
+	if len(schemas) != 12 {
+		t.Errorf("%d tools, want 12", len(schemas))
 	}
 }
 
@@ -354,4 +358,33 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
+}
+
+// TestVaultSearchAndDocGraph: vault_search asks recall for documents only;
+// doc_graph checks its depth and says so when the server has no vaults.
+func TestVaultSearchAndDocGraph(t *testing.T) {
+	svc := &services{}
+	cs := mustConnect(t, mcp.NewServer(svc, svc, svc))
+	if res := callTool(t, cs, mcp.ToolVaultSearch, map[string]any{"query": "billing ADR"}); res.IsError {
+		t.Fatalf("vault_search: %q", text(res))
+	}
+	svc.mu.Lock()
+	req := svc.reqs[len(svc.reqs)-1]
+	svc.mu.Unlock()
+	if len(req.Kinds) != 1 || req.Kinds[0] != engram.KindDoc || req.Namespace != engram.DefaultNamespace {
+		t.Errorf("vault_search asked recall for %+v", req)
+	}
+	for tool, c := range map[string]struct {
+		args map[string]any
+		want string
+	}{
+		mcp.ToolVaultSearch: {map[string]any{"query": " "}, "query"},
+		mcp.ToolDocGraph:    {map[string]any{"doc": "ADR-7"}, "not available"},
+		mcp.ToolScenes:      {map[string]any{}, "not available"},
+		mcp.ToolPersona:     {map[string]any{}, "not available"},
+	} {
+		if res := callTool(t, cs, tool, c.args); !res.IsError || !strings.Contains(text(res), c.want) {
+			t.Errorf("%s %v: %v %q, want an error naming %s", tool, c.args, res.IsError, text(res), c.want)
+		}
+	}
 }

@@ -207,6 +207,7 @@ func (s *Server) addTools(srv *sdk.Server) error {
 			}, nil, guard(s, ToolStatus, s.status))
 		},
 	}
+	tools = append(tools, s.browseTools(srv, readOnly)...)
 	tools = append(tools, func() error {
 		return add(srv, &sdk.Tool{
 			Name:  ToolForget,
