@@ -123,6 +123,23 @@ func TestCorrectMemoryAndFact(t *testing.T) {
 	}
 	check("after a turn said it again")
 
+	// A fact marked wrong leaves the graph; its correction's id names it
+	// to restore it.
+	porto := factID("Porto")
+	code, out := s.do(t, "PATCH", "/v1/kg/facts/"+porto, []byte(`{"wrong":true}`))
+	if code != 200 {
+		t.Fatalf("PATCH fact wrong: %d %v", code, out)
+	}
+	if _, raw, _ := s.get(t, "/v1/kg?entity=Ana"); strings.Contains(raw, "Porto") || strings.Contains(raw, "Lisbon") {
+		t.Errorf("a fact marked wrong is in the graph: %s", raw)
+	}
+	if code, out := s.do(t, "PATCH", "/v1/kg/facts/"+out["id"].(string), []byte(`{"restore":true}`)); code != 200 {
+		t.Fatalf("PATCH fact restore by the correction's id: %d %v", code, out)
+	}
+	if _, raw, _ := s.get(t, "/v1/kg?entity=Ana"); !strings.Contains(raw, `"object":"Lisbon"`) {
+		t.Errorf("a restored fact is not in the graph as extracted: %s", raw)
+	}
+
 	// Restore: what extraction produced stands again.
 	if code, out := s.do(t, "PATCH", "/v1/memories/"+acme, []byte(`{"restore":true}`)); code != 200 {
 		t.Fatalf("PATCH restore: %d %v", code, out)

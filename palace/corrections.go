@@ -31,7 +31,8 @@ func memoryAlt(ns, typ, text string) string { return ns + "\x1f" + typ + "\x1f" 
 // FactToCorrect returns the triple with the given id as a correction must
 // name it: the names and predicate of the statements it stands on (for a
 // triple an earlier correction made, those of the statements it replaced),
-// and the memories behind it. ENOTFOUND for an unknown id.
+// and the memories behind it. A fact marked wrong, which has no triple
+// left, is named by its correction's id. ENOTFOUND for an unknown id.
 func (db *DB) FactToCorrect(ctx context.Context, id string) (engram.Triple, string, []string, error) {
 	var tr engram.Triple
 	var key string
@@ -43,7 +44,23 @@ func (db *DB) FactToCorrect(ctx context.Context, id string) (engram.Triple, stri
 			(SELECT name FROM kg_entities WHERE n = t.subject), (SELECT name FROM kg_entities WHERE n = t.object)
 			FROM kg_triples t WHERE t.id = ?`, id).Scan(&tr.Namespace, &tr.Predicate, &subj, &obj, &corrected, &tr.Subject, &tr.Object)
 		if errors.Is(err, sql.ErrNoRows) {
-			return &engram.Error{Code: engram.ENOTFOUND, Field: "id", Message: fmt.Sprintf("no graph fact has the id %q (a fact's id changes when its chain is rebuilt: list the entity's facts again)", id)}
+			// A fact marked wrong has no triple left: it is named by the
+			// id of its correction.
+			var body string
+			err := tx.QueryRowContext(ctx, `SELECT body FROM corrections WHERE id = ? AND target = ?`, id, engram.CorrectFact).Scan(&body)
+			if errors.Is(err, sql.ErrNoRows) {
+				return &engram.Error{Code: engram.ENOTFOUND, Field: "id", Message: fmt.Sprintf("no graph fact has the id %q (a fact's id changes when its chain is rebuilt: list the entity's facts again; a fact marked wrong is named by its correction's id)", id)}
+			}
+			if err != nil {
+				return err
+			}
+			var c engram.Correction
+			if err := json.Unmarshal([]byte(body), &c); err != nil {
+				return err
+			}
+			tr = engram.Triple{ID: id, Namespace: c.Namespace, Subject: c.Subject, Predicate: c.Predicate, Object: c.Original}
+			key, mems = c.Key, c.Memories
+			return nil
 		}
 		if err != nil {
 			return err
