@@ -21,6 +21,7 @@ func turnFields(in *TurnInput) map[string]any {
 		"content":   &in.Content,
 		"ts":        &in.TS,
 		"meta":      &in.Meta,
+		"resurrect": &in.Resurrect,
 	}
 }
 
@@ -40,7 +41,7 @@ func DecodeTurnInput(raw []byte, prefix string) (TurnInput, error) {
 	for _, k := range sortedKeys(obj) {
 		dst, ok := fields[k]
 		if !ok {
-			return in, FieldError(prefix+k, "unknown field %q (known: id, namespace, session, role, speaker, content, ts, meta)", k)
+			return in, FieldError(prefix+k, "unknown field %q (known: id, namespace, session, role, speaker, content, ts, meta, resurrect)", k)
 		}
 		v := obj[k]
 		if k == "meta" {
@@ -51,6 +52,9 @@ func DecodeTurnInput(raw []byte, prefix string) (TurnInput, error) {
 			continue
 		}
 		if err := json.Unmarshal(v, dst); err != nil {
+			if k == "resurrect" {
+				return in, FieldError(prefix+k, "must be true or false")
+			}
 			return in, FieldError(prefix+k, "must be a string")
 		}
 	}

@@ -119,8 +119,10 @@ type MemoryQuery struct {
 	Text      string // a keyword search (BM25) when set
 	// Superseded includes memories a newer one replaced.
 	Superseded bool
-	From, To   time.Time // TS in [From, To)
-	Limit      int
+	// Wrong includes memories a correction marked wrong.
+	Wrong    bool
+	From, To time.Time // TS in [From, To)
+	Limit    int
 }
 
 // SceneQuery filters scenes. Zero fields do not filter.

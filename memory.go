@@ -38,10 +38,21 @@ type Memory struct {
 	Relation *Relation `json:"relation,omitempty"`
 	// SupersededBy names the newer memory that replaced this one.
 	SupersededBy string `json:"superseded_by,omitempty"`
+	// Wrong says a correction marked the memory wrong: readers leave it
+	// out, and the persona and the graph do not use it.
+	Wrong bool `json:"wrong,omitempty"`
+	// Corrected, when set, is the id of the correction that set the
+	// memory's text or relation; Extracted is the text extraction produced.
+	Corrected string `json:"corrected,omitempty"`
+	Extracted string `json:"extracted_text,omitempty"`
 	// Seq is the memory's change number in the palace: it grows with every
 	// insert or update, so workers that read memories keep a watermark on it.
 	Seq int64 `json:"seq,omitempty"`
 }
+
+// Active reports whether the memory stands: neither superseded nor marked
+// wrong.
+func (m Memory) Active() bool { return m.SupersededBy == "" && !m.Wrong }
 
 // Relation is a (subject, predicate, object) statement. Predicates are
 // snake_case verbs ("lives_in", "works_at", "likes", "uses"); single-valued

@@ -10,6 +10,10 @@ type Appended struct {
 	ID        string `json:"id"`
 	Seq       int64  `json:"seq"`
 	Duplicate bool   `json:"duplicate,omitempty"` // the id was archived before; nothing was written
+	// Forgotten says that the duplicate's id was forgotten: nothing was
+	// written, and recall does not know it (send it with resurrect to
+	// archive it again).
+	Forgotten bool `json:"forgotten,omitempty"`
 }
 
 // Archive is the append-only L0 log of turns, the source every other index
@@ -81,4 +85,10 @@ type ArchiveStats struct {
 	Bytes    int64 `json:"bytes"`
 	Corrupt  int64 `json:"corrupt_lines,omitempty"`
 	IndexLag int64 `json:"index_lag"`
+	// Forgotten counts the tombstones of forgotten turns, Redacted the
+	// turns whose content was redacted; Secrets counts the spans the ingest
+	// filter replaced, by rule.
+	Forgotten int64            `json:"forgotten,omitempty"`
+	Redacted  int64            `json:"redacted_turns,omitempty"`
+	Secrets   map[string]int64 `json:"secrets_redacted,omitempty"`
 }

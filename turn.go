@@ -47,6 +47,17 @@ type Turn struct {
 	TS         time.Time       `json:"ts"`
 	Meta       json.RawMessage `json:"meta,omitempty"`
 	ReceivedAt time.Time       `json:"received_at"`
+	// Redacted, when set, says that spans of the content were replaced by
+	// a marker (see Redaction).
+	Redacted *Redaction `json:"redacted,omitempty"`
+	// Forgotten, when set, makes the turn a tombstone: the archive's record
+	// that a turn of this id and seq was forgotten. Only ID, Seq,
+	// ReceivedAt and Forgotten are set then.
+	Forgotten *Forgotten `json:"forgotten,omitempty"`
+	// Resurrect asks the archive to archive the turn again when its id was
+	// forgotten (a re-sent forgotten id is otherwise a duplicate). It is
+	// never stored.
+	Resurrect bool `json:"-"`
 }
 
 // Limits bound what a client may send. Zero values mean the defaults.
@@ -93,6 +104,8 @@ type TurnInput struct {
 	Content   string          `json:"content"`
 	TS        string          `json:"ts,omitempty"`
 	Meta      json.RawMessage `json:"meta,omitempty"`
+	// Resurrect archives the turn again although its id was forgotten.
+	Resurrect bool `json:"resurrect,omitempty"`
 }
 
 // Turn validates in and returns the turn to archive. now is used when no
@@ -108,6 +121,7 @@ func (in TurnInput) Turn(prefix string, now time.Time, lim Limits) (Turn, error)
 		Role:      Role(in.Role),
 		Speaker:   in.Speaker,
 		Content:   in.Content,
+		Resurrect: in.Resurrect,
 	}
 	if t.Namespace == "" {
 		t.Namespace = DefaultNamespace

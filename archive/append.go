@@ -15,14 +15,16 @@ import (
 
 // request is one Append call waiting for the writer.
 type request struct {
-	ctx   context.Context
-	turns []engram.Turn // the archive's own copy, checked
-	done  chan response // buffered: the writer never blocks on an answer
+	ctx     context.Context
+	turns   []engram.Turn // the archive's own copy, checked
+	rewrite *rewriteReq   // set for a Rewrite instead of turns
+	done    chan response // buffered: the writer never blocks on an answer
 }
 
 type response struct {
-	res []engram.Appended
-	err error
+	res     []engram.Appended
+	rewrite *RewriteResult
+	err     error
 }
 
 // Append archives turns and returns, for each, its id and seq, or
@@ -53,7 +55,7 @@ func (a *Archive) Append(ctx context.Context, turns []engram.Turn) ([]engram.App
 			return nil, engram.FieldError(fmt.Sprintf("turns[%d].meta", i), "%s", merr.Message)
 		}
 		t.Meta = meta
-		t.Seq, t.ReceivedAt = 0, time.Time{}
+		t.Seq, t.ReceivedAt, t.Forgotten = 0, time.Time{}, nil
 		t.TS = t.TS.UTC()
 		if field, why := checkFields(&t); field != "" {
 			return nil, engram.FieldError(fmt.Sprintf("turns[%d].%s", i, field), "%s %s", field, why)
@@ -104,8 +106,31 @@ func (a *Archive) run() {
 	}
 }
 
-// commit writes a batch, fsyncs it and answers every request in it.
+// commit writes a batch, fsyncs it and answers every request in it: the
+// appends together, then the rewrites one by one.
 func (a *Archive) commit(batch []*request) {
+	var appends, rewrites []*request
+	for _, r := range batch {
+		if r.rewrite != nil {
+			rewrites = append(rewrites, r)
+		} else {
+			appends = append(appends, r)
+		}
+	}
+	a.commitAppends(appends)
+	for _, r := range rewrites {
+		if err := r.ctx.Err(); err != nil {
+			r.done <- response{err: err}
+			continue
+		}
+		res, err := a.doRewrite(r.rewrite)
+		r.done <- response{rewrite: &res, err: err}
+	}
+}
+
+// commitAppends writes the turns of a batch, fsyncs them and answers
+// every request.
+func (a *Archive) commitAppends(batch []*request) {
 	live := make([]*request, 0, len(batch))
 	for _, r := range batch {
 		if err := r.ctx.Err(); err != nil {
@@ -150,13 +175,16 @@ func (a *Archive) commit(batch []*request) {
 				}
 				t.ID = id.String()
 			}
-			if s, ok := a.ids[t.ID]; ok {
-				res[i] = engram.Appended{ID: t.ID, Seq: s, Duplicate: true}
-				continue
-			}
 			if s, ok := pending[t.ID]; ok {
 				res[i] = engram.Appended{ID: t.ID, Seq: s, Duplicate: true}
 				continue
+			}
+			if s, ok := a.ids[t.ID]; ok {
+				// A forgotten id is archived again only when asked.
+				if _, gone := a.goneIDs[t.ID]; !gone || !t.Resurrect {
+					res[i] = engram.Appended{ID: t.ID, Seq: s, Duplicate: true, Forgotten: gone}
+					continue
+				}
 			}
 			seq++
 			t.Seq, t.ReceivedAt = seq, now
@@ -191,19 +219,21 @@ func (a *Archive) commit(batch []*request) {
 			fail(err)
 			return
 		}
-		for id, s := range pending {
-			a.ids[id] = s
-		}
 		a.lastRecv = now
 	}
 
 	a.mu.Lock()
+	for id, s := range pending {
+		a.ids[id] = s
+		delete(a.goneIDs, id) // resurrected
+	}
 	if len(added) > 0 {
 		fi := &a.files[len(a.files)-1] // openDay made the current file the last
 		fi.size += int64(len(buf))
 		for i := range added {
 			fi.add(&added[i])
 			a.tail.push(added[i])
+			a.stats.countRedaction(&added[i], 1)
 		}
 		a.lastSeq = seq
 		a.stats.Turns += int64(len(added))

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"sync"
@@ -82,8 +83,11 @@ type Archive struct {
 	closeErr  error
 
 	// Owned by the writer goroutine (and by Open before it starts it).
-	ids      map[string]int64 // id -> seq of every archived turn, for idempotency
-	cur      File             // the open file of curDay, nil before the first write
+	ids map[string]int64 // id -> seq of every archived turn, for idempotency
+	// goneIDs holds the ids whose latest line is a tombstone; the writer
+	// changes it under mu.
+	goneIDs  map[string]struct{}
+	cur      File // the open file of curDay, nil before the first write
 	curDay   string
 	lastRecv time.Time // received_at of the last turn; later ones are never earlier
 	entropy  *ulid.MonotonicEntropy
@@ -99,6 +103,10 @@ type Archive struct {
 	notify  chan struct{} // closed at the next commit, then replaced
 	closed  bool
 	stats   Stats
+
+	// rwMu keeps a Rewrite from replacing a file while a Backup copies
+	// it: Backup holds it shared, a rewrite exclusively.
+	rwMu sync.RWMutex
 }
 
 var _ engram.Archive = (*Archive)(nil)
@@ -113,14 +121,24 @@ type fileInfo struct {
 	lastSeq  int64
 	minTS    time.Time
 	maxTS    time.Time
+	hasTS    bool  // minTS and maxTS are set: the file holds a live turn
+	gone     int64 // tombstones among turns
+	gen      int   // rewrites of the file since Open
 }
 
 func (fi *fileInfo) add(t *engram.Turn) {
 	if fi.turns == 0 {
-		fi.firstSeq, fi.minTS, fi.maxTS = t.Seq, t.TS, t.TS
+		fi.firstSeq = t.Seq
 	}
 	fi.turns++
 	fi.lastSeq = t.Seq
+	if t.IsTombstone() {
+		fi.gone++
+		return
+	}
+	if !fi.hasTS {
+		fi.minTS, fi.maxTS, fi.hasTS = t.TS, t.TS, true
+	}
 	if t.TS.Before(fi.minTS) {
 		fi.minTS = t.TS
 	}
@@ -131,7 +149,8 @@ func (fi *fileInfo) add(t *engram.Turn) {
 
 // Stats counts what an Archive holds and did since Open.
 type Stats struct {
-	Turns        int64 // readable turns in the archive
+	Turns        int64 // readable turns in the archive, tombstones left out
+	Forgotten    int64 // tombstones of forgotten turns
 	Files        int   // day files
 	Bytes        int64 // committed bytes in the day files
 	Fsyncs       int64 // fsyncs of files and directories since Open
@@ -139,6 +158,28 @@ type Stats struct {
 	Commits      int64 // Append calls acknowledged since Open
 	CorruptLines int64 // complete lines found unreadable (or with a seq out of order) at Open
 	TornTails    int64 // torn last lines moved to quarantine at Open
+	// Redacted counts the readable turns whose content was redacted;
+	// Secrets the spans the ingest filter replaced in them, by rule.
+	Redacted int64
+	Secrets  map[string]int64
+}
+
+// countRedaction adds (d = 1) or takes away (d = -1) the redaction of t
+// in the counters.
+func (s *Stats) countRedaction(t *engram.Turn, d int64) {
+	if t.Redacted == nil || t.IsTombstone() {
+		return
+	}
+	s.Redacted += d
+	for rule, n := range t.Redacted.Rules {
+		if s.Secrets == nil {
+			s.Secrets = map[string]int64{}
+		}
+		s.Secrets[rule] += d * n
+		if s.Secrets[rule] <= 0 {
+			delete(s.Secrets, rule)
+		}
+	}
 }
 
 // Open opens the archive in dir (<home>/archive), creating it if need be,
@@ -171,6 +212,7 @@ func Open(dir string, opts Options) (*Archive, error) {
 		log:     opts.Logger.With(logKeyComponent, "archive"),
 		reqs:    make(chan *request),
 		ids:     make(map[string]int64),
+		goneIDs: make(map[string]struct{}),
 		entropy: ulid.Monotonic(rand.Reader, 0),
 		tail:    newTailCache(opts.TailCache),
 		notify:  make(chan struct{}),
@@ -261,6 +303,7 @@ func (a *Archive) Stats() Stats {
 	a.mu.RLock()
 	defer a.mu.RUnlock()
 	s := a.stats
+	s.Secrets = maps.Clone(a.stats.Secrets)
 	s.Files = len(a.files)
 	for _, fi := range a.files {
 		s.Bytes += fi.size

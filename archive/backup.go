@@ -52,6 +52,8 @@ type BackupInfo struct {
 // directory. Backup returns EUNAVAILABLE after Close and ctx.Err() when
 // ctx ends; dst may then hold part of a copy, for the caller to remove.
 func (a *Archive) Backup(ctx context.Context, dst string) (BackupInfo, error) {
+	a.rwMu.RLock()
+	defer a.rwMu.RUnlock()
 	a.mu.RLock()
 	if a.closed {
 		a.mu.RUnlock()
@@ -61,7 +63,7 @@ func (a *Archive) Backup(ctx context.Context, dst string) (BackupInfo, error) {
 	info := BackupInfo{LastSeq: a.lastSeq}
 	a.mu.RUnlock()
 	for _, fi := range files {
-		info.Turns += fi.turns
+		info.Turns += fi.turns - fi.gone
 	}
 
 	dst = filepath.Clean(dst)

@@ -28,6 +28,23 @@
 //
 // EncodeLine and DecodeLine convert between a line and an engram.Turn.
 //
+// A forgotten turn's line is rewritten as a tombstone: only its id, seq and
+// received_at, and when and why it was forgotten, with its own crc:
+//
+//	{"id":"01JTD7W4Q8V3M6Y2K9N5R1X0ZB","seq":1,"received_at":"2026-05-01T14:03:00.123456789Z","forgotten":{"at":"2026-05-03T09:00:00Z","reason":"asked"},"crc":"…"}
+//
+// Readers deliver tombstones in their place (engram.Turn.IsTombstone), so
+// that every seq stays accounted for; a re-sent forgotten id is a
+// duplicate unless it asks to be resurrected.
+//
+// # Rewrites
+//
+// Forget and Rewrite (redaction) change lines in place: the writer
+// goroutine writes the day file again to <day>.jsonl.rewrite.tmp, fsyncs
+// it, renames it over the day file and fsyncs the directory, between two
+// group commits. A crash leaves the old file or the new one, whole; Open
+// removes the temporary file. Backup waits for a rewrite in progress.
+//
 // # Durability
 //
 // A single writer goroutine takes every pending Append, writes the lines

@@ -51,6 +51,9 @@ func appendLine(dst []byte, t engram.Turn) ([]byte, error) {
 	if field, why := checkIdentity(&t); field != "" {
 		return dst, fmt.Errorf("%w: %s %s", ErrMalformed, field, why)
 	}
+	if t.Forgotten != nil {
+		return appendTombstone(dst, t)
+	}
 	meta, merr := engram.NormalizeMeta(t.Meta, 0)
 	if merr != nil {
 		return dst, fmt.Errorf("%w: meta: %s", ErrMalformed, merr.Message)
@@ -70,13 +73,68 @@ func appendLine(dst []byte, t engram.Turn) ([]byte, error) {
 	if err := enc.Encode(&t); err != nil {
 		return dst, fmt.Errorf("%w: %v", ErrMalformed, err)
 	}
-	b := buf.Bytes()
-	b = b[:len(b)-2] // drop the "}\n" Encode ends with
+	return sealLine(buf.Bytes(), start), nil
+}
+
+// sealLine drops the "}\n" json.Encoder ended b with and appends the crc
+// of b[start:] and the line end.
+func sealLine(b []byte, start int) []byte {
+	b = b[:len(b)-2]
 	sum := crc32.Checksum(b[start:], castagnoli)
 	b = append(b, crcPrefix...)
 	b = appendHex8(b, sum)
-	b = append(b, '"', '}', '\n')
-	return b, nil
+	return append(b, '"', '}', '\n')
+}
+
+// tombstoneLine is the line of a forgotten turn: its id, seq and receive
+// time, and when and why it was forgotten. Nothing the turn said is left.
+type tombstoneLine struct {
+	ID         string           `json:"id"`
+	Seq        int64            `json:"seq"`
+	ReceivedAt time.Time        `json:"received_at"`
+	Forgotten  engram.Forgotten `json:"forgotten"`
+}
+
+// Tombstone returns the tombstone of t: only its id, seq and receive time,
+// and f.
+func Tombstone(t engram.Turn, f engram.Forgotten) engram.Turn {
+	f.At = f.At.UTC()
+	return engram.Turn{ID: t.ID, Seq: t.Seq, ReceivedAt: t.ReceivedAt.UTC(), Forgotten: &f}
+}
+
+func appendTombstone(dst []byte, t engram.Turn) ([]byte, error) {
+	if field, why := checkTombstone(&t); field != "" {
+		return dst, fmt.Errorf("%w: %s %s", ErrMalformed, field, why)
+	}
+	start := len(dst)
+	buf := bytes.NewBuffer(dst)
+	enc := json.NewEncoder(buf)
+	enc.SetEscapeHTML(false)
+	line := tombstoneLine{ID: t.ID, Seq: t.Seq, ReceivedAt: t.ReceivedAt.UTC(), Forgotten: *t.Forgotten}
+	line.Forgotten.At = line.Forgotten.At.UTC()
+	if err := enc.Encode(&line); err != nil {
+		return dst, fmt.Errorf("%w: %v", ErrMalformed, err)
+	}
+	return sealLine(buf.Bytes(), start), nil
+}
+
+// checkTombstone checks that a tombstone holds nothing of the turn it
+// replaces, and times a line can hold.
+func checkTombstone(t *engram.Turn) (field, why string) {
+	switch {
+	case t.Namespace != "" || t.Session != "" || t.Speaker != "" || t.Content != "" || t.Role != "" ||
+		len(t.Meta) > 0 || !t.TS.IsZero() || t.Redacted != nil:
+		return "forgotten", "is set on a line that still holds the turn"
+	case !utf8.ValidString(t.Forgotten.Reason):
+		return "forgotten", "reason is not valid UTF-8"
+	}
+	if y := t.Forgotten.At.Year(); y < 0 || y > 9999 {
+		return "forgotten", "at is outside the years 0 to 9999"
+	}
+	if y := t.ReceivedAt.Year(); y < 0 || y > 9999 {
+		return "received_at", "is outside the years 0 to 9999"
+	}
+	return "", ""
 }
 
 // DecodeLine parses one archive line, with or without its trailing '\n'.
@@ -115,6 +173,13 @@ func DecodeLine(line []byte) (engram.Turn, error) {
 	}
 	if field, why := checkIdentity(&t); field != "" {
 		return engram.Turn{}, fmt.Errorf("%w: %s %s", ErrMalformed, field, why)
+	}
+	if t.Forgotten != nil {
+		t.Forgotten.At = t.Forgotten.At.UTC()
+		if field, why := checkTombstone(&t); field != "" {
+			return engram.Turn{}, fmt.Errorf("%w: %s %s", ErrMalformed, field, why)
+		}
+		return t, nil
 	}
 	if field, why := checkFields(&t); field != "" {
 		return engram.Turn{}, fmt.Errorf("%w: %s %s", ErrMalformed, field, why)

@@ -65,6 +65,16 @@ func (a *Archive) listDays() ([]string, error) {
 				return nil, fmt.Errorf("archive: list %s: %w", mdir, err)
 			}
 			for _, e := range entries {
+				if isRewriteTemp(e.Name()) {
+					// A rewrite a crash interrupted: the day file is
+					// still the old one, whole.
+					tmp := filepath.Join(mdir, e.Name())
+					if err := a.fs.Remove(tmp); err != nil {
+						return nil, fmt.Errorf("archive: remove stale temp file: %w", err)
+					}
+					a.log.Warn("archive: removed the temporary file of an interrupted rewrite", logKeyPath, tmp)
+					continue
+				}
 				day, ok := strings.CutSuffix(e.Name(), fileExt)
 				if _, perr := time.Parse(time.DateOnly, day); !ok || perr != nil || e.IsDir() ||
 					day[0:4] != y.Name() || day[5:7] != m.Name() {
@@ -110,13 +120,19 @@ func (a *Archive) loadFile(day string) error {
 				logKeyPath, path, logKeyLine, num, logKeySeq, t.Seq)
 			return nil
 		}
-		if s, dup := a.ids[t.ID]; dup {
+		_, wasGone := a.goneIDs[t.ID]
+		if s, dup := a.ids[t.ID]; dup && !wasGone {
 			// Two lines, one id: only a hand edit or a copied file does
 			// this. Both stay readable; a re-send maps to the first.
 			a.log.Warn("archive: id archived twice; re-sends map to the first",
 				logKeyPath, path, logKeyLine, num, logKeyID, t.ID, logKeySeq, s)
 		} else {
+			// New, or archived again after it was forgotten.
 			a.ids[t.ID] = t.Seq
+			delete(a.goneIDs, t.ID)
+			if t.IsTombstone() {
+				a.goneIDs[t.ID] = struct{}{}
+			}
 		}
 		a.lastSeq = t.Seq
 		if t.ReceivedAt.After(a.lastRecv) {
@@ -124,7 +140,12 @@ func (a *Archive) loadFile(day string) error {
 		}
 		fi.add(&t)
 		a.tail.push(t)
-		a.stats.Turns++
+		if t.IsTombstone() {
+			a.stats.Forgotten++
+		} else {
+			a.stats.Turns++
+			a.stats.countRedaction(&t, 1)
+		}
 		return nil
 	})
 	if err != nil {

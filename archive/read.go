@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"time"
 
@@ -86,11 +85,11 @@ func (a *Archive) ScanTime(ctx context.Context, from, to time.Time, fn func(engr
 		fi := &files[i]
 		// TS is the client's time, so any day file may hold any TS; the
 		// range of each file says which ones to open.
-		if fi.turns == 0 || fi.maxTS.Before(from) || !fi.minTS.Before(to) {
+		if !fi.hasTS || fi.maxTS.Before(from) || !fi.minTS.Before(to) {
 			continue
 		}
 		if err := r.file(ctx, files, i, func(t engram.Turn) error {
-			if t.TS.Before(from) || !t.TS.Before(to) {
+			if t.IsTombstone() || t.TS.Before(from) || !t.TS.Before(to) {
 				return nil
 			}
 			return fn(t)
@@ -121,13 +120,13 @@ func (r *reader) file(ctx context.Context, files []fileInfo, i int, fn func(engr
 			break
 		}
 	}
-	f, err := r.a.fs.OpenFile(fi.path, os.O_RDONLY, 0)
+	f, size, err := r.a.openCommitted(fi)
 	if err != nil {
-		return fmt.Errorf("archive: open %s: %w", fi.path, err)
+		return err
 	}
 	defer f.Close()
 	var fnErr error
-	_, err = eachLine(f, fi.size, func(line []byte, num int, _ int64) error {
+	_, err = eachLine(f, size, func(line []byte, num int, _ int64) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}

@@ -51,3 +51,11 @@ func (c *tailCache) since(afterSeq int64) ([]engram.Turn, bool) {
 	}
 	return out, true
 }
+
+// replace puts t in place of the turn of the same seq, if the ring holds it.
+func (c *tailCache) replace(t engram.Turn) {
+	i := sort.Search(c.n, func(i int) bool { return c.at(i).Seq >= t.Seq })
+	if i < c.n && c.at(i).Seq == t.Seq {
+		*c.at(i) = t
+	}
+}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -60,11 +59,12 @@ func (p Problem) String() string {
 
 // Report is the result of Verify.
 type Report struct {
-	Files    int   // day files read
-	Lines    int64 // complete lines read
-	Turns    int64 // readable turns
-	Bytes    int64 // bytes read
-	Problems []Problem
+	Files     int   // day files read
+	Lines     int64 // complete lines read
+	Turns     int64 // readable turns, tombstones left out
+	Forgotten int64 // tombstones of forgotten turns
+	Bytes     int64 // bytes read
+	Problems  []Problem
 }
 
 // OK reports whether Verify found nothing wrong.
@@ -150,16 +150,19 @@ type looseLine struct {
 	Seq int64  `json:"seq"`
 }
 
-type lineRef struct{ file, line int }
+type lineRef struct {
+	file, line int
+	gone       bool // a tombstone: a later line may archive the id again
+}
 
 func (a *Archive) verifyFile(ctx context.Context, v *verifier, i int, rep *Report) error {
 	fi := &v.files[i]
-	f, err := a.fs.OpenFile(fi.path, os.O_RDONLY, 0)
+	f, size, err := a.openCommitted(fi)
 	if err != nil {
-		return fmt.Errorf("archive: open %s: %w", fi.path, err)
+		return err
 	}
 	defer f.Close()
-	end, err := eachLine(f, fi.size, func(line []byte, num int, _ int64) error {
+	end, err := eachLine(f, size, func(line []byte, num int, _ int64) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -183,12 +186,16 @@ func (a *Archive) verifyFile(ctx context.Context, v *verifier, i int, rep *Repor
 		}
 		v.resolve(rep, t.Seq)
 		v.prev = t.Seq
-		rep.Turns++
-		if first, dup := v.seen[t.ID]; dup {
+		if t.IsTombstone() {
+			rep.Forgotten++
+		} else {
+			rep.Turns++
+		}
+		if first, dup := v.seen[t.ID]; dup && !first.gone {
 			rep.Problems = append(rep.Problems, Problem{Kind: ProblemDuplicateID, Path: fi.path, Line: num,
 				Err: fmt.Errorf("id %q is also at %s:%d", t.ID, v.files[first.file].path, first.line), Seq: t.Seq, ID: t.ID})
 		} else {
-			v.seen[t.ID] = lineRef{i, num}
+			v.seen[t.ID] = lineRef{i, num, t.IsTombstone()}
 		}
 		return nil
 	})

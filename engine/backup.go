@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/archive"
 	"github.com/engram-dev/engram/internal/atomicfile"
 	"github.com/engram-dev/engram/palace"
 )
@@ -26,6 +27,7 @@ import (
 //	engram-backup.json   the manifest: format version, counts, every file with its size and SHA-256
 //	palace.db            the palace, a VACUUM INTO snapshot
 //	archive/YYYY/MM/...  the archive's day files, cut at one commit; archive/quarantine/ too
+//	corrections.jsonl    the corrections journal, when the home has one
 //	config.toml          when the home has one
 const (
 	backupManifestName = "engram-backup.json"
@@ -177,6 +179,12 @@ func (e *Engine) backup(ctx context.Context, req engram.BackupRequest) (engram.B
 	}
 	for _, f := range ainfo.Files {
 		man.Files = append(man.Files, backupFile{Path: ArchiveDir + "/" + f.Path, Size: f.Size, SHA256: f.SHA256})
+	}
+
+	if size, sum, ok, err := e.journal.Backup(filepath.Join(tmp, archive.CorrectionsFile)); err != nil {
+		return engram.BackupReport{}, fmt.Errorf("backup: copy %s: %w", archive.CorrectionsFile, err)
+	} else if ok {
+		man.Files = append(man.Files, backupFile{Path: archive.CorrectionsFile, Size: size, SHA256: sum})
 	}
 
 	cf, err := copyHashed(filepath.Join(e.cfg.Home, ConfigFile), filepath.Join(tmp, ConfigFile))

@@ -95,6 +95,10 @@ type Config struct {
 	// files change (fsnotify, debounced); the hook and the reconcile job
 	// work either way.
 	WatchVaults bool `toml:"watch_vaults"`
+	// RedactSecrets replaces well-known secret shapes (engram.SecretRules:
+	// API keys, tokens, private keys) in every turn's content before it is
+	// archived.
+	RedactSecrets bool `toml:"redact_secrets"`
 
 	// Triggers are the phrases that make auto recall run deep; empty means
 	// the built-in English, Chinese and Japanese list.
@@ -258,6 +262,13 @@ func applyEnv(cfg *Config, getenv func(string) string) error {
 	}
 	if envName.MatchString(cfg.OpenAIKeyEnv) {
 		cfg.openAIKey = strings.TrimSpace(getenv(cfg.OpenAIKeyEnv))
+	}
+	if v := getenv("ENGRAM_REDACT_SECRETS"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return fmt.Errorf("ENGRAM_REDACT_SECRETS=%q: want true or false", v)
+		}
+		cfg.RedactSecrets = b
 	}
 	if v := getenv("ENGRAM_DEEP_FUSION"); v != "" {
 		cfg.Deep.Fusion = v

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -42,6 +43,7 @@ const (
 	checkArchive   = "archive"
 	checkSQLite    = "sqlite"
 	checkIndex     = "index"
+	checkForgotten = "forgotten"
 	checkVectors   = "vectors"
 	checkVecMemory = "vector-memory"
 	checkChroma    = "chroma"
@@ -108,6 +110,7 @@ func (e *Engine) Doctor(ctx context.Context) engram.DoctorReport {
 	held := e.checkArchive(ctx, &r)
 	e.checkSQLite(ctx, &r)
 	e.checkIndex(ctx, &r, held)
+	e.checkForgotten(ctx, &r)
 	e.checkVectors(ctx, &r)
 	e.checkExtractor(ctx, &r)
 	e.checkJobs(ctx, &r)
@@ -708,4 +711,45 @@ func (e *Engine) checkJobs(ctx context.Context, r *engram.DoctorReport) {
 	} else if problems == 0 {
 		r.Add(okCheck(checkJobs, fmt.Sprintf("%d jobs on schedule", len(e.sched.Status()))))
 	}
+}
+
+// checkForgotten checks that every tombstone of the archive is recorded as
+// forgotten in the palace, and that no index still holds a forgotten id (a
+// turn row, a vector, a memory's, scene's, statement's, triple's or
+// facet's sources). A forget that stopped between the archive and the
+// palace is finished at the next start; a rebuild, which reads the
+// tombstones, repairs the rest.
+func (e *Engine) checkForgotten(ctx context.Context, r *engram.DoctorReport) {
+	gone := e.archive.Tombstones()
+	ids := make([]string, 0, len(gone))
+	for id := range gone {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	known, err := e.palace.ForgottenIDs(ctx, ids)
+	if err != nil {
+		r.Add(failCheck(checkForgotten, "the forgotten ids could not be read: "+engram.ErrorText(err), fixRebuild))
+		return
+	}
+	var missing []string
+	for _, id := range ids {
+		if !known[id] {
+			missing = append(missing, id)
+		}
+	}
+	if len(missing) > 0 {
+		r.Add(failCheck(checkForgotten, fmt.Sprintf("%d forgotten %s of the archive not recorded in the palace (first: %s)",
+			len(missing), noun(len(missing), "turn", "turns"), missing[0]), "restart engram (it finishes the forget), or "+fixRebuild))
+		return
+	}
+	left, err := e.palace.ForgottenLeft(ctx, 5)
+	if err != nil {
+		r.Add(failCheck(checkForgotten, "the indexes could not be searched for forgotten ids: "+engram.ErrorText(err), fixRebuild))
+		return
+	}
+	if len(left) > 0 {
+		r.Add(failCheck(checkForgotten, "forgotten turns are still in an index: "+strings.Join(left, "; "), fixRebuild))
+		return
+	}
+	r.Add(okCheck(checkForgotten, fmt.Sprintf("%d forgotten %s, none left in any index", len(ids), noun(len(ids), "turn", "turns"))))
 }

@@ -7,7 +7,9 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
+	"time"
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/archive"
@@ -53,8 +55,12 @@ type Engine struct {
 
 	scenesOnce sync.Once
 	scenes     *pipeline.SceneWorker
-	layerVecMu sync.Mutex         // one layer-vectors run at a time: the job and the follower
-	follower   *pipeline.Follower // serve only: scenes and unit vectors between the jobs' runs
+	layerVecMu sync.Mutex // one layer-vectors run at a time: the job and the follower
+	// forgetMu keeps the layer jobs (held shared) from deriving anything
+	// from turns a forget (held exclusively) is removing.
+	forgetMu sync.RWMutex
+	journal  *archive.Journal   // the corrections journal
+	follower *pipeline.Follower // serve only: scenes and unit vectors between the jobs' runs
 }
 
 var (
@@ -68,6 +74,7 @@ var (
 	_ engram.VaultService   = (*Engine)(nil)
 	_ engram.DoctorService  = (*Engine)(nil)
 	_ engram.BackupService  = (*Engine)(nil)
+	_ engram.CorrectService = (*Engine)(nil)
 )
 
 // Open opens the home of cfg, creating it (0700) if needed, and catches the
@@ -97,7 +104,16 @@ func Open(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Engine, err 
 	if err := e.indexer.Open(ctx); err != nil {
 		return nil, err
 	}
+	if err := e.finishForgets(ctx); err != nil {
+		return nil, fmt.Errorf("finish forgets: %w", err)
+	}
+	if err := e.openJournal(ctx); err != nil {
+		return nil, err
+	}
 	e.ingester = &pipeline.Ingester{Archive: e.archive, Indexer: e.indexer, Known: e.palace.TurnSeqs}
+	if cfg.RedactSecrets {
+		e.ingester.Filter = func(ts []engram.Turn) []engram.Turn { return redactSecrets(ts, time.Now().UTC()) }
+	}
 	e.recall = recall.NewService(e.palace)
 	e.recall.Sync = e.indexer.WaitCurrent
 	e.recall.Deep = cfg.Deep.config()
@@ -200,6 +216,10 @@ func (e *Engine) Stats(ctx context.Context) (engram.Stats, error) {
 		Bytes:    as.Bytes,
 		Corrupt:  as.CorruptLines,
 		IndexLag: e.indexer.Lag(),
+
+		Forgotten: as.Forgotten,
+		Redacted:  as.Redacted,
+		Secrets:   as.Secrets,
 	}
 	return st, nil
 }
@@ -242,6 +262,32 @@ func (e *Engine) Docs(ctx context.Context, vault string) ([]engram.VaultDoc, err
 // Ingest implements engram.IngestService.
 func (e *Engine) Ingest(ctx context.Context, turns []engram.Turn) (engram.IngestResult, error) {
 	return e.ingester.Ingest(ctx, turns)
+}
+
+// redactSecrets returns turns with the secrets of their content replaced
+// (engram.RedactSecrets), each changed turn carrying its Redaction; turns
+// itself when none holds one.
+func redactSecrets(turns []engram.Turn, now time.Time) []engram.Turn {
+	var out []engram.Turn
+	for i, t := range turns {
+		content, rules := engram.RedactSecrets(t.Content)
+		if rules == nil {
+			continue
+		}
+		if out == nil {
+			out = slices.Clone(turns)
+		}
+		spans := 0
+		for _, n := range rules {
+			spans += int(n)
+		}
+		out[i].Content = content
+		out[i].Redacted = &engram.Redaction{At: now, Spans: spans, Reason: "ingest filter", Rules: rules}
+	}
+	if out == nil {
+		return turns
+	}
+	return out
 }
 
 // Recall implements engram.RecallService.

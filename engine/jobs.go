@@ -33,7 +33,7 @@ func (e *Engine) newScheduler() (*scheduler.Scheduler, error) {
 		jobs = append(jobs, scheduler.Job{Name: name, Interval: every[name], Run: run})
 	}
 	for _, w := range e.layerJobs() {
-		add(w.Name, w.Run)
+		add(w.Name, e.guardLayers(w.Run))
 	}
 	add(JobVaultReconcile, e.reconcileVaults)
 	add(JobVerify, e.verifyArchive)
@@ -148,14 +148,14 @@ func (e *Engine) embedLayers(ctx context.Context) error {
 // after each commit of the turn index, at most once a second, so a new turn
 // joins its open scene and its session's vector within moments.
 func (e *Engine) startFollower() {
-	e.follower = pipeline.Follow("scenes and unit vectors", e.indexer.Notify, func(ctx context.Context) error {
+	e.follower = pipeline.Follow("scenes and unit vectors", e.indexer.Notify, e.guardLayers(func(ctx context.Context) error {
 		if e.extractor != nil {
 			if err := e.sceneWorker().Run(ctx); err != nil {
 				return fmt.Errorf("scenes: %w", err)
 			}
 		}
 		return e.embedLayers(ctx)
-	}, time.Second, e.logger.With("component", "units"))
+	}), time.Second, e.logger.With("component", "units"))
 }
 
 // sceneWorker returns the engine's L2 worker: one instance, so that the

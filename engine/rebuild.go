@@ -87,8 +87,13 @@ func Rebuild(ctx context.Context, cfg Config, logger *slog.Logger, progress func
 	}
 	progress("turns", ix.Indexed(), last)
 
-	// Vectors of the configured model.
+	// The corrections, before the layers, so that extraction meets them.
 	e := &Engine{cfg: cfg, logger: logger, archive: a, palace: db}
+	if err := e.openJournal(ctx); err != nil {
+		return rep, err
+	}
+
+	// Vectors of the configured model.
 	var side *vectorSide
 	if key := cfg.ModelKey(); key != "" {
 		emb, dim, err := e.newEmbedder(ctx, key)

@@ -67,6 +67,9 @@ func (e *Engine) Serve(srv *httpapi.Server) {
 	srv.Vaults, srv.VaultDocs = e, e
 	srv.Doctor, srv.Reindex = e, e.Reindexer()
 	srv.Backup = e
+	srv.Forget = e
+	srv.Correct = e
+	srv.Redact = e
 	srv.Browse = e
 	srv.UI = ui.Handler()
 }
@@ -99,5 +102,8 @@ func (e *Engine) MCPHandler() (http.Handler, error) {
 func (e *Engine) MCPServer() *mcp.Server {
 	srv := mcp.NewServer(e, e, e)
 	srv.Layers, srv.Limits, srv.Version, srv.Logger = e, e.cfg.Limits(), e.cfg.Version, e.logger.With("component", "mcp")
+	srv.Forget = e
+	srv.Correct = e
+	srv.Docs = e
 	return srv
 }

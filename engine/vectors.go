@@ -38,6 +38,9 @@ type vectorSide struct {
 	store   *palace.VectorIndex
 	vx      *pipeline.VectorIndexer
 	ext     *pipeline.ExternalSync // nil unless the backend is chroma
+	// external is the Chroma index ext pushes to (deletes go to it
+	// directly: the palace does not journal them).
+	external engram.VectorIndex
 }
 
 func (v *vectorSide) close() {
@@ -267,6 +270,7 @@ func (e *Engine) startSide(ctx context.Context, key string, activate bool) (*vec
 			return nil, fmt.Errorf("chroma: %w", err)
 		}
 		side.ext = pipeline.NewExternalSync(store, ci)
+		side.external = ci
 		side.ext.Logger = e.logger.With("component", "chroma-sync")
 		index = ci
 	} else if err := store.Load(ctx); err != nil {

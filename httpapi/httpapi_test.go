@@ -91,8 +91,18 @@ func mustOpenStack(tb testing.TB, cfg httpapi.Config, set ...func(*httpapi.Serve
 // builtin vectors, the rules extractor), every route of the API on it.
 func mustOpenEngineStack(tb testing.TB, cfg httpapi.Config) (*stack, *engine.Engine) {
 	tb.Helper()
+	return mustOpenEngineStackWith(tb, cfg, nil)
+}
+
+// mustOpenEngineStackWith is mustOpenEngineStack with the engine's
+// configuration changed by set.
+func mustOpenEngineStackWith(tb testing.TB, cfg httpapi.Config, set func(*engine.Config)) (*stack, *engine.Engine) {
+	tb.Helper()
 	ecfg := engine.DefaultConfig()
 	ecfg.Home = filepath.Join(tb.TempDir(), "home")
+	if set != nil {
+		set(&ecfg)
+	}
 	e, err := engine.Open(context.Background(), ecfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		tb.Fatal(err)

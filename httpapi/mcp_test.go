@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -35,7 +36,7 @@ func mustServeMCP(t *testing.T, token string, withMCP bool) string {
 			return
 		}
 		m := mcp.NewServer(srv.Ingest, srv.Recall, srv.Status)
-		m.Layers = s.Palace
+		m.Layers, m.Docs = s.Palace, s.Palace
 		var err error
 		if srv.MCP, err = m.Handler(); err != nil {
 			t.Fatal(err)
@@ -75,7 +76,7 @@ func TestMCPMount(t *testing.T) {
 	}
 	defer cs.Close()
 	tools, err := cs.ListTools(ctx, nil)
-	if err != nil || len(tools.Tools) != 6 {
+	if err != nil || len(tools.Tools) != 12 {
 		t.Fatalf("list tools: %v %d", err, len(tools.Tools))
 	}
 	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "remember", Arguments: map[string]any{"content": "The staging database runs on port 5433"}})
@@ -94,6 +95,31 @@ func TestMCPMount(t *testing.T) {
 	res, err = cs.CallTool(ctx, &sdk.CallToolParams{Name: "recall", Arguments: map[string]any{"query": ""}})
 	if err != nil || !res.IsError {
 		t.Errorf("recall with a blank query: want a tool error, got %v %+v", err, res)
+	}
+	// The browsing tools answer through the engine; bad input is a tool
+	// error naming the field.
+	for name, args := range map[string]map[string]any{
+		"scenes":       {"query": "staging"},
+		"persona":      {},
+		"vault_search": {"query": "staging database"},
+	} {
+		res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: args})
+		if err != nil || res.IsError {
+			t.Errorf("%s: %v %+v", name, err, res)
+		}
+	}
+	for name, c := range map[string]struct {
+		args map[string]any
+		want string
+	}{
+		"doc_graph": {map[string]any{"doc": "no-such-note"}, "not_found"},
+		"persona":   {map[string]any{"namespace": "*"}, "namespace"},
+		"scenes":    {map[string]any{"limit": 5000}, "limit"},
+	} {
+		res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: c.args})
+		if err != nil || !res.IsError || !strings.Contains(fmt.Sprint(res.Content[0]), c.want) {
+			t.Errorf("%s %v: want a tool error naming %s, got %v %+v", name, c.args, c.want, err, res)
+		}
 	}
 }
 

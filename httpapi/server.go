@@ -83,6 +83,14 @@ type Server struct {
 	Reindex engram.ReindexService
 	// Backup, if set, serves POST /v1/backup (501 otherwise).
 	Backup engram.BackupService
+	// Forget, if set, serves DELETE /v1/turns, DELETE /v1/turns/{id} and
+	// POST /v1/forget (501 otherwise).
+	Forget engram.ForgetService
+	// Correct, if set, serves PATCH /v1/memories/{id} and PATCH
+	// /v1/kg/facts/{id} (501 otherwise).
+	Correct engram.CorrectService
+	// Redact, if set, serves POST /v1/redact (501 otherwise).
+	Redact engram.RedactService
 	// MCP, if set, serves the Model Context Protocol (streamable HTTP) at
 	// /mcp, behind the same token check as the API; the route exists only
 	// when it is set.
@@ -137,6 +145,10 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 	e.GET(OpenAPIPath, s.getOpenAPI)
 	e.POST("/v1/turns", s.postTurns)
 	e.GET("/v1/turns", s.getTurns)
+	e.DELETE("/v1/turns", s.deleteTurns)
+	e.DELETE("/v1/turns/:id", s.deleteTurn)
+	e.POST("/v1/forget", s.postForget)
+	e.POST("/v1/redact", s.postRedact)
 	e.GET("/v1/entities", s.getEntities)
 	e.GET("/v1/docs", s.getDocs)
 	e.POST("/v1/recall", s.postRecall)
@@ -146,6 +158,8 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 	e.GET("/v1/jobs", s.getJobs)
 	e.POST("/v1/jobs/:name/run", s.postJobRun)
 	e.GET("/v1/memories", s.getMemories)
+	e.PATCH("/v1/memories/:id", s.patchMemory)
+	e.PATCH("/v1/kg/facts/:id", s.patchFact)
 	e.GET("/v1/scenes", s.getScenes)
 	e.GET("/v1/persona", s.getPersona)
 	e.GET("/v1/kg", s.getGraph)

@@ -46,6 +46,8 @@ func (sc *schema) itemsEnum(name string, values ...any) {
 
 func (sc *schema) minLength(name string, n int) { sc.prop(name).MinLength = &n }
 
+func (sc *schema) maxLength(name string, n int) { sc.prop(name).MaxLength = &n }
+
 func (sc *schema) between(name string, lo, hi float64) {
 	p := sc.prop(name)
 	p.Minimum, p.Maximum = &lo, &hi

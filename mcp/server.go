@@ -31,6 +31,13 @@ type Server struct {
 	Recall engram.RecallService
 	Status engram.StatusService
 	Layers engram.LayerService
+	// Forget, if set, serves the forget tool (which fails unsupported
+	// otherwise).
+	Forget engram.ForgetService
+	// Correct, if set, serves the correct tool.
+	Correct engram.CorrectService
+	// Docs, if set, serves the doc_graph tool.
+	Docs DocGraphService
 
 	// Version is reported to clients in the initialize handshake.
 	Version string

@@ -122,12 +122,18 @@ func TestToolsAndSchemas(t *testing.T) {
 		schemas[tool.Name] = string(in) + "\n" + string(out)
 	}
 	for name, want := range map[string][]string{
-		mcp.ToolRemember: {`"required":["content"]`, `"enum":["user","assistant","system","tool"]`, `"meta"`},
-		mcp.ToolRecall:   {`"required":["query"]`, `"enum":["auto","hybrid","shallow","deep","keyword"]`, `"maximum":200`, `"sources"`},
-		mcp.ToolKG:       {`"required":["entity"]`, `"timeline"`, `"as_of"`, `"facts"`},
-		mcp.ToolTimeline: {`"required":["entity"]`},
-		mcp.ToolMemories: {`"enum":["fact","decision","preference","plan","event"]`, `"memories"`},
-		mcp.ToolStatus:   {`"health"`, `"index_lag"`},
+		mcp.ToolRemember:    {`"required":["content"]`, `"enum":["user","assistant","system","tool"]`, `"meta"`},
+		mcp.ToolRecall:      {`"required":["query"]`, `"enum":["auto","hybrid","shallow","deep","keyword"]`, `"maximum":200`, `"sources"`},
+		mcp.ToolKG:          {`"required":["entity"]`, `"timeline"`, `"as_of"`, `"facts"`},
+		mcp.ToolTimeline:    {`"required":["entity"]`},
+		mcp.ToolMemories:    {`"enum":["fact","decision","preference","plan","event"]`, `"memories"`},
+		mcp.ToolStatus:      {`"health"`, `"index_lag"`},
+		mcp.ToolForget:      {`"ids"`, `"dry_run"`, `"maxLength":1024`, `"already_forgotten"`},
+		mcp.ToolScenes:      {`"scenes"`, `"session"`},
+		mcp.ToolPersona:     {`"personas"`, `"speaker"`},
+		mcp.ToolVaultSearch: {`"required":["query"]`, `"results"`},
+		mcp.ToolDocGraph:    {`"required":["doc"]`, `"maximum":6`, `"backlinks"`},
+		mcp.ToolCorrect:     {`"required":["target","id"]`, `"enum":["memory","fact"]`, `"restore"`, `"original"`},
 	} {
 		s, ok := schemas[name]
 		if !ok {
@@ -140,9 +146,86 @@ func TestToolsAndSchemas(t *testing.T) {
 			}
 		}
 	}
-	if len(schemas) != 6 {
-		t.Errorf("%d tools, want 6", len(schemas))
+	if len(schemas) != 12 {
+		t.Errorf("%d tools, want 12", len(schemas))
 	}
+}
+
+// TestForgetErrors: forget names what is wrong, and says so when the
+// server cannot forget.
+func TestForgetErrors(t *testing.T) {
+	svc := &services{}
+	cs := mustConnect(t, mcp.NewServer(svc, svc, svc))
+	if res := callTool(t, cs, mcp.ToolForget, map[string]any{"ids": []string{"x"}}); !res.IsError || !strings.Contains(text(res), "not available") {
+		t.Errorf("forget without a forget service: %v %q", res.IsError, text(res))
+	}
+	srv := mcp.NewServer(svc, svc, svc)
+	srv.Forget = forgetFunc(func(ctx context.Context, req engram.ForgetRequest) (engram.ForgetReport, error) {
+		return engram.ForgetReport{Turns: req.IDs}, nil
+	})
+	cs = mustConnect(t, srv)
+	for args, want := range map[string]string{
+		`{}`:                            "ids",
+		`{"ids":["a"],"session":"s"}`:   "session",
+		`{"namespace":"*"}`:             "namespace",
+		`{"ids":["a"],"dry_run":"yes"}`: "dry_run",
+	} {
+		var m map[string]any
+		json.Unmarshal([]byte(args), &m)
+		if res := callTool(t, cs, mcp.ToolForget, m); !res.IsError || !strings.Contains(text(res), want) {
+			t.Errorf("forget %s: %v %q, want an error naming %s", args, res.IsError, text(res), want)
+		}
+	}
+	if res := callTool(t, cs, mcp.ToolForget, map[string]any{"ids": []string{"a"}}); res.IsError || !strings.Contains(text(res), `"turns":["a"]`) {
+		t.Errorf("forget: %v %q", res.IsError, text(res))
+	}
+}
+
+// TestCorrectErrors: correct names the field at fault, and says so when
+// the server cannot correct.
+func TestCorrectErrors(t *testing.T) {
+	svc := &services{}
+	cs := mustConnect(t, mcp.NewServer(svc, svc, svc))
+	if res := callTool(t, cs, mcp.ToolCorrect, map[string]any{"target": "memory", "id": "m1", "wrong": true}); !res.IsError || !strings.Contains(text(res), "not available") {
+		t.Errorf("correct without a correct service: %v %q", res.IsError, text(res))
+	}
+	srv := mcp.NewServer(svc, svc, svc)
+	srv.Correct = correctFunc(func(ctx context.Context, req engram.CorrectionRequest) (engram.Correction, error) {
+		if req.ID == "gone" {
+			return engram.Correction{}, &engram.Error{Code: engram.ENOTFOUND, Field: "id", Message: "no memory has the id \"gone\""}
+		}
+		return engram.Correction{ID: "cor-1", Target: req.Target, Of: req.ID, Wrong: req.Wrong, Text: req.Text}, nil
+	})
+	cs = mustConnect(t, srv)
+	for args, want := range map[string]string{
+		`{"target":"memory","id":"m1"}`:                             "text",
+		`{"target":"memory","id":"m1","object":"x"}`:                "object",
+		`{"target":"fact","id":"f1","text":"x"}`:                    "text",
+		`{"target":"memory","id":"m1","wrong":true,"text":"x"}`:     "wrong",
+		`{"target":"memory","id":"m1","restore":true,"wrong":true}`: "restore",
+		`{"target":"memory","id":"gone","wrong":true}`:              "not_found",
+	} {
+		var m map[string]any
+		json.Unmarshal([]byte(args), &m)
+		if res := callTool(t, cs, mcp.ToolCorrect, m); !res.IsError || !strings.Contains(text(res), want) {
+			t.Errorf("correct %s: %v %q, want an error naming %s", args, res.IsError, text(res), want)
+		}
+	}
+	if res := callTool(t, cs, mcp.ToolCorrect, map[string]any{"target": "memory", "id": "m1", "text": "Ana lives in Porto"}); res.IsError || !strings.Contains(text(res), `"text":"Ana lives in Porto"`) {
+		t.Errorf("correct: %v %q", res.IsError, text(res))
+	}
+}
+
+type correctFunc func(context.Context, engram.CorrectionRequest) (engram.Correction, error)
+
+func (f correctFunc) Correct(ctx context.Context, req engram.CorrectionRequest) (engram.Correction, error) {
+	return f(ctx, req)
+}
+
+type forgetFunc func(context.Context, engram.ForgetRequest) (engram.ForgetReport, error)
+
+func (f forgetFunc) Forget(ctx context.Context, req engram.ForgetRequest) (engram.ForgetReport, error) {
+	return f(ctx, req)
 }
 
 func TestRemember(t *testing.T) {
@@ -275,4 +358,33 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
+}
+
+// TestVaultSearchAndDocGraph: vault_search asks recall for documents only;
+// doc_graph checks its depth and says so when the server has no vaults.
+func TestVaultSearchAndDocGraph(t *testing.T) {
+	svc := &services{}
+	cs := mustConnect(t, mcp.NewServer(svc, svc, svc))
+	if res := callTool(t, cs, mcp.ToolVaultSearch, map[string]any{"query": "billing ADR"}); res.IsError {
+		t.Fatalf("vault_search: %q", text(res))
+	}
+	svc.mu.Lock()
+	req := svc.reqs[len(svc.reqs)-1]
+	svc.mu.Unlock()
+	if len(req.Kinds) != 1 || req.Kinds[0] != engram.KindDoc || req.Namespace != engram.DefaultNamespace {
+		t.Errorf("vault_search asked recall for %+v", req)
+	}
+	for tool, c := range map[string]struct {
+		args map[string]any
+		want string
+	}{
+		mcp.ToolVaultSearch: {map[string]any{"query": " "}, "query"},
+		mcp.ToolDocGraph:    {map[string]any{"doc": "ADR-7"}, "not available"},
+		mcp.ToolScenes:      {map[string]any{}, "not available"},
+		mcp.ToolPersona:     {map[string]any{}, "not available"},
+	} {
+		if res := callTool(t, cs, tool, c.args); !res.IsError || !strings.Contains(text(res), c.want) {
+			t.Errorf("%s %v: %v %q, want an error naming %s", tool, c.args, res.IsError, text(res), c.want)
+		}
+	}
 }

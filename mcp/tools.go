@@ -21,6 +21,8 @@ const (
 	ToolTimeline = "timeline"
 	ToolMemories = "memories"
 	ToolStatus   = "status"
+	ToolForget   = "forget"
+	ToolCorrect  = "correct"
 )
 
 // DefaultSession is the session of a turn remembered without one.
@@ -205,6 +207,37 @@ func (s *Server) addTools(srv *sdk.Server) error {
 			}, nil, guard(s, ToolStatus, s.status))
 		},
 	}
+	tools = append(tools, s.browseTools(srv, readOnly)...)
+	tools = append(tools, func() error {
+		return add(srv, &sdk.Tool{
+			Name:  ToolForget,
+			Title: "Forget",
+			Description: "Forget conversation turns for good, when the user asks to forget something or pasted a secret: " +
+				"the turns named by ids (the sources recall cites), or every turn of a session, or of a namespace. " +
+				"They leave the archive (a tombstone keeps only the id, the time and the reason), the search indexes, " +
+				"the vectors, and every memory, scene, persona facet and fact that stood only on them. It cannot be undone: " +
+				"call it with dry_run=true first to see what would go. Fails with not_found when nothing matches.",
+			Annotations: &sdk.ToolAnnotations{Title: "Forget", DestructiveHint: new(true), IdempotentHint: true, OpenWorldHint: new(false)},
+		}, func(sc *schema) {
+			sc.maxLength("reason", engram.MaxReasonBytes)
+		}, guard(s, ToolForget, s.forget))
+	})
+	tools = append(tools, func() error {
+		return add(srv, &sdk.Tool{
+			Name:  ToolCorrect,
+			Title: "Correct",
+			Description: "Correct what engram extracted, when the user says a memory or a fact is wrong: target memory " +
+				"(an id from memories or recall) with wrong=true or a new text, or target fact (a triple id from kg) with " +
+				"wrong=true or a new object; restore=true takes the corrections of the item back. A correction is kept " +
+				"apart from extraction and wins over it, also after a rebuild. Fails with not_found for an unknown id.",
+			Annotations: &sdk.ToolAnnotations{Title: "Correct", DestructiveHint: new(false), IdempotentHint: true, OpenWorldHint: new(false)},
+		}, func(sc *schema) {
+			sc.enum("target", engram.CorrectMemory, engram.CorrectFact)
+			sc.minLength("id", 1)
+			sc.maxLength("text", 4000)
+			sc.maxLength("reason", engram.MaxReasonBytes)
+		}, guard(s, ToolCorrect, s.correct))
+	})
 	for _, f := range tools {
 		if err := f(); err != nil {
 			return err
@@ -398,4 +431,47 @@ func day(t time.Time) string {
 		return "-"
 	}
 	return t.Format(time.DateOnly)
+}
+
+// ForgetInput is the input of the forget tool.
+type ForgetInput struct {
+	IDs       []string `json:"ids,omitempty" jsonschema:"ids of the turns to forget (the source ids recall returns)"`
+	Session   string   `json:"session,omitempty" jsonschema:"forget every turn of this session (of namespace, default \"default\")"`
+	Namespace string   `json:"namespace,omitempty" jsonschema:"forget every turn of this namespace (with session: the session's namespace)"`
+	Reason    string   `json:"reason,omitempty" jsonschema:"why, kept in the tombstone (at most 1024 bytes)"`
+	DryRun    bool     `json:"dry_run,omitempty" jsonschema:"true: report what would be forgotten and change nothing"`
+}
+
+func (s *Server) forget(ctx context.Context, in ForgetInput) (engram.ForgetReport, error) {
+	if s.Forget == nil {
+		return engram.ForgetReport{}, engram.Errorf(engram.EUNSUPPORTED, "forgetting is not available on this server")
+	}
+	req := engram.ForgetRequest{IDs: in.IDs, Session: in.Session, Namespace: in.Namespace, Reason: in.Reason, DryRun: in.DryRun}
+	if err := req.Validate(); err != nil {
+		return engram.ForgetReport{}, err
+	}
+	return s.Forget.Forget(ctx, req)
+}
+
+// CorrectInput is the input of the correct tool.
+type CorrectInput struct {
+	Target  string `json:"target" jsonschema:"memory (an L1 memory) or fact (a knowledge-graph triple)"`
+	ID      string `json:"id" jsonschema:"the memory's or the triple's id"`
+	Wrong   bool   `json:"wrong,omitempty" jsonschema:"true: it is wrong; recall, the listings, the persona and the graph leave it out"`
+	Text    string `json:"text,omitempty" jsonschema:"a memory's correct text"`
+	Object  string `json:"object,omitempty" jsonschema:"a fact's correct object (for example Porto in 'Ana lives in Porto')"`
+	Restore bool   `json:"restore,omitempty" jsonschema:"true: take the corrections back; what extraction produced stands again"`
+	Reason  string `json:"reason,omitempty" jsonschema:"why, kept with the correction (at most 1024 bytes)"`
+}
+
+func (s *Server) correct(ctx context.Context, in CorrectInput) (engram.Correction, error) {
+	if s.Correct == nil {
+		return engram.Correction{}, engram.Errorf(engram.EUNSUPPORTED, "correcting is not available on this server")
+	}
+	req := engram.CorrectionRequest{Target: in.Target, ID: in.ID, Wrong: in.Wrong, Text: in.Text, Object: in.Object,
+		Restore: in.Restore, Reason: in.Reason}
+	if err := req.Validate(); err != nil {
+		return engram.Correction{}, err
+	}
+	return s.Correct.Correct(ctx, req)
 }

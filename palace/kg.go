@@ -106,6 +106,7 @@ type statement struct {
 	object    int64
 	sources   []string
 	memory    string
+	corrected string // the key of the fact correction that replaced the object
 }
 
 // value is what replaces what within a chain.
@@ -209,6 +210,9 @@ func rebuildChain(ctx context.Context, tx *sql.Tx, ns, chain string, single bool
 	if err := rows.Err(); err != nil {
 		return err
 	}
+	if sts, err = correctStatements(ctx, tx, ns, sts); err != nil {
+		return err
+	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM kg_fts WHERE rowid IN (SELECT n FROM kg_triples WHERE namespace = ? AND chain = ?)`, ns, chain); err != nil {
 		return err
 	}
@@ -236,11 +240,15 @@ func rebuildChain(ctx context.Context, tx *sql.Tx, ns, chain string, single bool
 		raw, _ := json.Marshal(nonNil(srcs))
 		seq++
 		var n int64
+		var corrected any
+		if first.corrected != "" {
+			corrected = first.corrected
+		}
 		if err := tx.QueryRowContext(ctx, `INSERT INTO kg_triples
-			(id, namespace, chain, subject, predicate, object, valid_from, valid_to, confidence, sources, memory, seq)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING n`,
+			(id, namespace, chain, subject, predicate, object, valid_from, valid_to, confidence, sources, memory, seq, corrected)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING n`,
 			tripleID(ns, first.subject, first.predicate, first.object, first.at), ns, chain, first.subject, first.predicate,
-			first.object, first.at, validTo, confidence(len(srcs)), string(raw), first.memory, seq).Scan(&n); err != nil {
+			first.object, first.at, validTo, confidence(len(srcs)), string(raw), first.memory, seq, corrected).Scan(&n); err != nil {
 			return err
 		}
 		var subj, obj string

@@ -174,6 +174,9 @@ func putMemory(ctx context.Context, tx *sql.Tx, m engram.Memory, seq *int64) (pu
 	if _, err := tx.ExecContext(ctx, `INSERT INTO memories_fts (rowid, text) VALUES (?, ?)`, n, text); err != nil {
 		return 0, err
 	}
+	if _, err := settleMemory(ctx, tx, n, seq); err != nil {
+		return 0, err
+	}
 	if rp == nil {
 		return memInserted, nil
 	}
@@ -446,7 +449,8 @@ func nextSeq(ctx context.Context, tx *sql.Tx, table string) (int64, error) {
 // --- reading ---
 
 const memoryColumns = `m.n, m.id, m.namespace, m.type, m.subject, m.text, m.rationale, m.entities, m.importance,
-	m.ts, m.valid_from, m.sources, m.rel_subject, m.rel_predicate, m.rel_object, m.superseded_by, m.seq`
+	m.ts, m.valid_from, m.sources, m.rel_subject, m.rel_predicate, m.rel_object, m.superseded_by, m.seq,
+	m.wrong, m.corrected, m.extracted`
 
 func scanMemories(rows *sql.Rows, fn func(n int64, m engram.Memory, extra float64)) error {
 	defer rows.Close()
@@ -454,7 +458,7 @@ func scanMemories(rows *sql.Rows, fn func(n int64, m engram.Memory, extra float6
 	if err != nil {
 		return err
 	}
-	ranked := len(cols) > 17
+	ranked := len(cols) > 20
 	for rows.Next() {
 		var (
 			m          engram.Memory
@@ -464,9 +468,10 @@ func scanMemories(rows *sql.Rows, fn func(n int64, m engram.Memory, extra float6
 			rs, rp, ro sql.NullString
 			sup        sql.NullString
 			rank       sql.NullFloat64
+			corr, ext  sql.NullString
 		)
 		dest := []any{&n, &m.ID, &m.Namespace, &m.Type, &m.Subject, &m.Text, &m.Rationale, &ents, &m.Importance,
-			&ts, &vf, &srcs, &rs, &rp, &ro, &sup, &m.Seq}
+			&ts, &vf, &srcs, &rs, &rp, &ro, &sup, &m.Seq, &m.Wrong, &corr, &ext}
 		if ranked {
 			dest = append(dest, &rank)
 		}
@@ -484,6 +489,7 @@ func scanMemories(rows *sql.Rows, fn func(n int64, m engram.Memory, extra float6
 			m.Relation = &engram.Relation{Subject: rs.String, Predicate: rp.String, Object: ro.String}
 		}
 		m.SupersededBy = sup.String
+		m.Corrected, m.Extracted = corr.String, ext.String
 		fn(n, m, rank.Float64)
 	}
 	return rows.Err()
@@ -543,7 +549,7 @@ func (db *DB) Memories(ctx context.Context, q engram.MemoryQuery) ([]engram.Memo
 		l.add("lower(m.subject) = lower(?)", q.Subject)
 	}
 	if !q.Superseded {
-		l.where = append(l.where, "m.superseded_by IS NULL")
+		l.where = append(l.where, "m.superseded_by IS NULL", "m.wrong = 0")
 	}
 	if !q.From.IsZero() {
 		l.add("m.ts >= ?", q.From.UnixNano())
@@ -580,7 +586,7 @@ func (db *DB) SearchMemories(ctx context.Context, q engram.TextQuery) ([]engram.
 	var out []engram.MemoryHit
 	err = db.View(ctx, func(tx *sql.Tx) error {
 		rows, err := tx.QueryContext(ctx, `SELECT `+memoryColumns+`, f.rank FROM memories_fts f JOIN memories m ON m.n = f.rowid
-			WHERE memories_fts MATCH ?1 AND (?2 = '' OR m.namespace = ?2) AND m.superseded_by IS NULL
+			WHERE memories_fts MATCH ?1 AND (?2 = '' OR m.namespace = ?2) AND m.superseded_by IS NULL AND m.wrong = 0
 			AND (?4 = 0 OR m.ts >= ?4) AND (?5 = 0 OR m.ts < ?5)
 			ORDER BY f.rank LIMIT ?3`, matchExpr(terms), q.Namespace, limit, nanosOrZero(q.From), nanosOrZero(q.To))
 		if err != nil {

@@ -165,6 +165,9 @@ func dsn(abs string, writer bool) string {
 		// Bounds the WAL left on disk after a checkpoint resets it; with
 		// the persistent WAL (persistWAL) it also empties it at close.
 		q.Add("_pragma", "journal_size_limit(67108864)")
+		// Deleted content is overwritten with zeros, so that a forgotten
+		// turn's words do not linger in free pages (engram forget).
+		q.Add("_pragma", "secure_delete(1)")
 		// Take the write lock at BEGIN: a deferred transaction that upgrades
 		// to a writer later can fail with SQLITE_BUSY without waiting out
 		// busy_timeout, should another process (a CLI tool) write meanwhile.

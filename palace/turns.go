@@ -39,6 +39,7 @@ type row struct {
 	grams   string // CJK characters and pairs for turns_cjk, "" if none
 	ts, rx  any    // Unix nanoseconds or nil
 	skip    string // why the turn cannot be stored ("" if it can)
+	tomb    bool   // a tombstone: its id goes to table forgotten
 }
 
 // PutTurns stores turns in one transaction. A turn whose Seq is stored
@@ -65,6 +66,14 @@ func (db *DB) PutTurns(ctx context.Context, turns []engram.Turn) error {
 		field := "turns[" + strconv.Itoa(i) + "]."
 		if t.ID == "" {
 			return engram.FieldError(field+"id", "id is required")
+		}
+		if t.IsTombstone() {
+			if t.Seq < 1 {
+				return engram.FieldError(field+"seq", "seq %d is not positive", t.Seq)
+			}
+			rows[i] = row{t: t, tomb: true}
+			maxSeq = max(maxSeq, t.Seq)
+			continue
 		}
 		if t.Namespace == "" {
 			return engram.FieldError(field+"namespace", "namespace is required")
@@ -122,9 +131,39 @@ func (db *DB) PutTurns(ctx context.Context, turns []engram.Turn) error {
 		}
 		defer cjk.Close()
 
+		// Forgotten ids: a tombstone records its id; a turn read before
+		// its forget (a stream that began earlier) is not stored again,
+		// and one archived again after it (resurrected) is.
+		var anyForgotten bool
+		if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM forgotten)`).Scan(&anyForgotten); err != nil {
+			return fmt.Errorf("palace: put turns: %w", err)
+		}
 		var stored []engram.Turn // newly stored, for their session units
 		for _, r := range rows {
 			t := r.t
+			if r.tomb {
+				if _, err := tx.ExecContext(ctx, `INSERT INTO forgotten (id, seq, at) VALUES (?, ?, ?)
+					ON CONFLICT (id) DO UPDATE SET seq = max(seq, excluded.seq)`, t.ID, t.Seq, t.Forgotten.At.UnixNano()); err != nil {
+					return fmt.Errorf("palace: put tombstone %d: %w", t.Seq, err)
+				}
+				anyForgotten = true
+				continue
+			}
+			if anyForgotten {
+				var fseq int64
+				err := tx.QueryRowContext(ctx, `SELECT seq FROM forgotten WHERE id = ?`, t.ID).Scan(&fseq)
+				switch {
+				case err == sql.ErrNoRows:
+				case err != nil:
+					return fmt.Errorf("palace: put turn %d: %w", t.Seq, err)
+				case fseq >= t.Seq:
+					continue // forgotten since it was read
+				default:
+					if _, err := tx.ExecContext(ctx, `DELETE FROM forgotten WHERE id = ?`, t.ID); err != nil {
+						return fmt.Errorf("palace: put turn %d: %w", t.Seq, err)
+					}
+				}
+			}
 			if r.skip != "" {
 				if err := recordSkip(ctx, tx, t, r.skip, nil, db.now()); err != nil {
 					return fmt.Errorf("palace: put turn %d: %w", t.Seq, err)
@@ -403,7 +442,7 @@ func (db *DB) Stats(ctx context.Context) (engram.Stats, error) {
 	err := db.View(ctx, func(tx *sql.Tx) error {
 		for _, l := range []struct{ name, q string }{
 			{"turns", `SELECT namespace, count(*) FROM turns GROUP BY namespace`},
-			{"memories", `SELECT namespace, count(*) FROM memories WHERE superseded_by IS NULL GROUP BY namespace`},
+			{"memories", `SELECT namespace, count(*) FROM memories WHERE superseded_by IS NULL AND wrong = 0 GROUP BY namespace`},
 			{"scenes", `SELECT namespace, count(*) FROM scenes GROUP BY namespace`},
 			{"facts", `SELECT namespace, count(*) FROM kg_triples GROUP BY namespace`},
 		} {

@@ -325,7 +325,16 @@ func (v *VectorIndex) put(ctx context.Context, items []engram.VectorItem, throug
 	if err := v.usable(); err != nil {
 		return err
 	}
-	err = v.db.Update(ctx, func(tx *sql.Tx) error { return v.write(ctx, tx, p, nil, throughSeq, worker) })
+	err = v.db.Update(ctx, func(tx *sql.Tx) error {
+		if worker == "" {
+			// A turn embedded from a read that began before its forget.
+			var err error
+			if p, err = dropForgotten(ctx, tx, p); err != nil {
+				return err
+			}
+		}
+		return v.write(ctx, tx, p, nil, throughSeq, worker)
+	})
 	if err != nil {
 		return vecErr("put vectors of "+v.model, err)
 	}
@@ -858,4 +867,27 @@ func (v *VectorIndex) Since(ctx context.Context, after int64, limit int) ([]engr
 		items[i] = sv.VectorItem
 	}
 	return items, svs[len(svs)-1].Seq, nil
+}
+
+// dropForgotten leaves out of p the rows of forgotten turns.
+func dropForgotten(ctx context.Context, tx *sql.Tx, p prepared) (prepared, error) {
+	var any bool
+	if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM forgotten)`).Scan(&any); err != nil || !any {
+		return p, err
+	}
+	var out prepared
+	for i, r := range p.rows {
+		var one int
+		err := tx.QueryRowContext(ctx, `SELECT 1 FROM forgotten WHERE id = ?`, r.id).Scan(&one)
+		if errors.Is(err, sql.ErrNoRows) {
+			out.rows = append(out.rows, r)
+			out.ts = append(out.ts, p.ts[i])
+			out.blobs = append(out.blobs, p.blobs[i])
+			continue
+		}
+		if err != nil {
+			return p, err
+		}
+	}
+	return out, nil
 }

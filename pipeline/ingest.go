@@ -26,6 +26,9 @@ type Ingester struct {
 	// archive does not know its id (its line there was damaged, so the
 	// archive skipped it): it is answered as one and not archived again.
 	Known func(ctx context.Context, ids []string) (map[string]int64, error)
+	// Filter, if set, returns the turns as they are archived (the ingest
+	// filter of redact_secrets); it must keep their number and order.
+	Filter func([]engram.Turn) []engram.Turn
 }
 
 var _ engram.IngestService = (*Ingester)(nil)
@@ -36,6 +39,9 @@ var _ engram.IngestService = (*Ingester)(nil)
 // because the turns are already safe in the archive.
 func (g *Ingester) Ingest(ctx context.Context, turns []engram.Turn) (engram.IngestResult, error) {
 	a, ix, wait := g.Archive, g.Indexer, g.Wait
+	if g.Filter != nil {
+		turns = g.Filter(turns)
+	}
 	if wait <= 0 {
 		wait = DefaultIngestWait
 	}

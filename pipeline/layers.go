@@ -114,7 +114,11 @@ func (w *MemoryWorker) Run(ctx context.Context) error {
 	}
 	err := runArchive(ctx, w.Archive, w.Store, WorkerMemories, batchOr(w.BatchSize, DefaultLayerBatch), nil, func(batch []engram.Turn) error {
 		first, last := batch[0].Seq, batch[len(batch)-1].Seq
-		mems, err := w.Extractor.Extract(ctx, batch)
+		var mems []engram.Memory
+		var err error
+		if live := engram.LiveTurns(batch); len(live) > 0 { // tombstones say nothing
+			mems, err = w.Extractor.Extract(ctx, live)
+		}
 		var unusable error
 		if errors.Is(err, engram.ErrUnusableOutput) {
 			// Part of the batch could not be read: keep what could, and
@@ -185,6 +189,8 @@ func (w *SceneWorker) Run(ctx context.Context) error {
 	return runArchive(ctx, w.Archive, w.Store, WorkerScenes, batchOr(w.BatchSize, DefaultLayerBatch), w.Indexed, func(batch []engram.Turn) error {
 		var keys []engram.SessionKey
 		seen := map[engram.SessionKey]bool{}
+		last := batch[len(batch)-1].Seq
+		batch = engram.LiveTurns(batch)
 		for _, t := range batch {
 			k := engram.SessionKey{Namespace: t.Namespace, Session: t.Session}
 			if !seen[k] {
@@ -238,7 +244,7 @@ func (w *SceneWorker) Run(ctx context.Context) error {
 			}
 			writes = append(writes, wr)
 		}
-		return w.Store.PutScenes(ctx, WorkerScenes, writes, batch[len(batch)-1].Seq)
+		return w.Store.PutScenes(ctx, WorkerScenes, writes, last)
 	})
 }
 
@@ -292,7 +298,7 @@ func (w *GraphWorker) Run(ctx context.Context) error {
 // relation.
 func MemoryTriple(m engram.Memory) (engram.Triple, bool) {
 	r := m.Relation
-	if r == nil || strings.TrimSpace(r.Subject) == "" || r.Predicate == "" || strings.TrimSpace(r.Object) == "" {
+	if m.Wrong || r == nil || strings.TrimSpace(r.Subject) == "" || r.Predicate == "" || strings.TrimSpace(r.Object) == "" {
 		return engram.Triple{}, false
 	}
 	at := memoryTime(m)
@@ -331,7 +337,7 @@ var (
 // favourites, the tools chosen for projects, and habits.
 func MemoryFacet(m engram.Memory) (engram.FacetUpdate, bool) {
 	r := m.Relation
-	if r == nil || m.Subject == "" || !strings.EqualFold(strings.TrimSpace(r.Subject), strings.TrimSpace(m.Subject)) {
+	if m.Wrong || r == nil || m.Subject == "" || !strings.EqualFold(strings.TrimSpace(r.Subject), strings.TrimSpace(m.Subject)) {
 		return engram.FacetUpdate{}, false
 	}
 	obj := strings.TrimSpace(r.Object)

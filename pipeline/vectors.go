@@ -125,12 +125,15 @@ func (vx *VectorIndexer) CatchUp(ctx context.Context, progress func(seq int64)) 
 		size = DefaultEmbedBatch
 	}
 	return streamBatches(ctx, vx.archive, vx.Embedded(), size, func(batch []engram.Turn) error {
-		items, err := EmbedTurns(ctx, vx.embedder, batch)
-		if err != nil {
-			vx.prog.fail(err)
-			return err
-		}
 		last := batch[len(batch)-1].Seq
+		var items []engram.VectorItem
+		if live := engram.LiveTurns(batch); len(live) > 0 { // tombstones get no vector
+			var err error
+			if items, err = EmbedTurns(ctx, vx.embedder, live); err != nil {
+				vx.prog.fail(err)
+				return err
+			}
+		}
 		if err := vx.store.PutTurnVectors(ctx, items, last); err != nil {
 			vx.prog.fail(err)
 			return err

@@ -75,7 +75,7 @@ func (s *Service) layerVectorEvidence(ctx context.Context, ev *evidence, hits []
 		return err
 	}
 	for _, m := range mems {
-		if m.SupersededBy != "" {
+		if !m.Active() {
 			continue
 		}
 		for _, id := range m.Sources {

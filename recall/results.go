@@ -173,7 +173,7 @@ func (s *Service) layerItems(ctx context.Context, v *Vectors, req engram.RecallR
 		return nil, err
 	}
 	for _, m := range mems {
-		if m.SupersededBy != "" || !inPeriod(m.TS, from, to) {
+		if !m.Active() || !inPeriod(m.TS, from, to) {
 			continue
 		}
 		text := m.Text

@@ -54,7 +54,7 @@ func runMemories(ctx context.Context, m *Main, args []string) error {
 		return nil
 	}
 	tw := tabwriter.NewWriter(m.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "DATE\tTYPE\tSOURCES\tTEXT")
+	fmt.Fprintln(tw, "DATE\tTYPE\tSOURCES\tID\tTEXT")
 	for _, mem := range mems {
 		text := oneLine(mem.Text, 200)
 		if mem.Rationale != "" {
@@ -66,7 +66,13 @@ func runMemories(ctx context.Context, m *Main, args []string) error {
 		if mem.SupersededBy != "" {
 			text += " (superseded by " + mem.SupersededBy + ")"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", day(mem.TS), mem.Type, len(mem.Sources), text)
+		switch {
+		case mem.Wrong:
+			text += " (marked wrong by " + mem.Corrected + ")"
+		case mem.Corrected != "":
+			text += " (corrected by " + mem.Corrected + ")"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", day(mem.TS), mem.Type, len(mem.Sources), mem.ID, text)
 	}
 	return tw.Flush()
 }
@@ -232,7 +238,7 @@ func runKG(ctx context.Context, m *Main, args []string) error {
 		if !t.ValidTo.IsZero() {
 			to = " " + day(t.ValidTo)
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t[%s ..%s]\n", t.Subject, t.Predicate, t.Object, day(t.ValidFrom), to)
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t[%s ..%s]\t%s\n", t.Subject, t.Predicate, t.Object, day(t.ValidFrom), to, t.ID)
 	}
 	return tw.Flush()
 }

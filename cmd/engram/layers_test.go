@@ -171,9 +171,9 @@ func checkLayerCommands(t *testing.T, home string) {
 	hasNot("memories", out, "Paris", "Carol")
 	if !slices.ContainsFunc(strings.Split(out, "\n"), func(l string) bool {
 		f := strings.Fields(l)
-		return len(f) > 3 && f[1] == "fact" && f[2] == "2" && strings.Join(f[3:], " ") == "Alice lives in Berlin"
+		return len(f) > 4 && f[1] == "fact" && f[2] == "2" && f[3] == "m2" && strings.Join(f[4:], " ") == "Alice lives in Berlin"
 	}) {
-		t.Errorf("no line with date, type, 2 sources and text:\n%s", out)
+		t.Errorf("no line with date, type, 2 sources, id and text:\n%s", out)
 	}
 	has("memories --superseded", ok("memories", "--superseded", "--subject", "alice"), "Alice lives in Paris (superseded by m2)")
 	has("memories --namespace *", ok("memories", "--namespace", "*"), "[work] Carol works at Acme")

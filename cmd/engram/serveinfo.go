@@ -34,6 +34,9 @@ type backend interface {
 	engram.StatusService
 	engram.LayerService
 	engram.VaultAdmin
+	engram.ForgetService
+	engram.CorrectService
+	engram.RedactService
 	// DocGraph is engram.VaultService's: ENOTFOUND for an unknown document.
 	DocGraph(ctx context.Context, vault, doc string, depth int) (engram.DocGraph, error)
 	Close() error

@@ -362,6 +362,44 @@ func TestWebView(t *testing.T) {
 	}
 	b.shots(ctx, "jobs")
 	b.noErrors("jobs")
+
+	// Corrections and forgetting, each asked first: mark a memory wrong,
+	// correct a fact's object, forget a turn.
+	page("memories to correct", "/ui/?view=memories&mq=Postgres", "main .memory .action")
+	id := eval[string](b, ctx, `document.querySelector("main .memory").dataset.id`)
+	b.do(ctx, "mark wrong", chromedp.Click(chromedp.CSS(`main .memory .action`)), chromedp.WaitVisible(chromedp.CSS(`main .memory .action.confirm`)))
+	if !strings.Contains(text("main .memory .actions"), "Mark this memory wrong?") {
+		t.Errorf("mark wrong does not ask first: %q", text("main .memory .actions"))
+	}
+	b.do(ctx, "confirm", chromedp.Click(chromedp.CSS(`main .memory .action.confirm`)), chromedp.WaitVisible(chromedp.CSS(`main .memory .done`)))
+	page("memories after", "/ui/?view=memories&mq=Postgres", "main .memory, main .empty")
+	if count(fmt.Sprintf(`main .memory[data-id=%q]`, id)) != 0 {
+		t.Errorf("the memory marked wrong is still listed: %q", text("main"))
+	}
+	page("memories history", "/ui/?view=memories&superseded=true&mq=Postgres", "main .memory")
+	if !strings.Contains(text(fmt.Sprintf(`main .memory[data-id=%q] .kind`, id)), "(wrong)") {
+		t.Errorf("the history does not say the memory is wrong: %q", text("main .memory"))
+	}
+
+	page("graph to correct", "/ui/?view=graph&entity=Ana", "main table tbody tr .fact-actions")
+	b.do(ctx, "correct", chromedp.Click(chromedp.CSS(`main table tbody tr[data-id] .fact-actions .actions:last-child .action`)),
+		chromedp.WaitVisible(chromedp.CSS(`.correct-input`)))
+	b.do(ctx, "type", chromedp.SetValue(chromedp.CSS(`.correct-input`), "Hamburg"), chromedp.Click(chromedp.CSS(`form.inline .action.confirm`)),
+		chromedp.WaitVisible(chromedp.CSS(`main table .done`)))
+	page("graph after", "/ui/?view=graph&entity=Ana", ".graph-box svg")
+	if !strings.Contains(text("main table"), "Hamburg") {
+		t.Errorf("the corrected object is not in the graph: %q", text("main table"))
+	}
+
+	page("timeline to forget", "/", "main .turn .action")
+	forgotten := eval[string](b, ctx, `document.querySelector("main .turn").id`)
+	b.do(ctx, "forget", chromedp.Click(chromedp.CSS(`main .turn .action`)), chromedp.WaitVisible(chromedp.CSS(`main .turn .action.confirm`)))
+	b.do(ctx, "confirm forget", chromedp.Click(chromedp.CSS(`main .turn .action.confirm`)), chromedp.WaitVisible(chromedp.CSS(`main .turn .done`)))
+	page("timeline after", "/", "main .session")
+	if count("#"+forgotten) != 0 {
+		t.Errorf("the forgotten turn %s is still on the timeline", forgotten)
+	}
+	b.noErrors("corrections")
 }
 
 // TestWebViewToken: with a token, the page asks for it once, keeps it for

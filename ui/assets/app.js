@@ -33,13 +33,18 @@ function askToken() {
 
 // api calls the engram API at path (GET, or POST with a JSON body). On a
 // 401 it asks for the token once, keeps it for the tab and retries.
-async function api(path, body, retried) {
+function api(path, body) {
+  return send(body === undefined ? "GET" : "POST", path, body);
+}
+
+// send calls the API with any method; a body goes as JSON (the server's
+// guard wants application/json from a page).
+async function send(method, path, body, retried) {
   const headers = { Accept: "application/json" };
   const token = sessionStorage.getItem(TOKEN_KEY);
   if (token) headers.Authorization = "Bearer " + token;
-  const init = { headers, credentials: "omit" };
+  const init = { method, headers, credentials: "omit" };
   if (body !== undefined) {
-    init.method = "POST";
     headers["Content-Type"] = "application/json";
     init.body = JSON.stringify(body);
   }
@@ -48,7 +53,7 @@ async function api(path, body, retried) {
     const t = await askToken();
     if (t) {
       sessionStorage.setItem(TOKEN_KEY, t);
-      return api(path, body, true);
+      return send(method, path, body, true);
     }
   }
   let data = null;
@@ -131,11 +136,66 @@ function sources(ids) {
   return el("span", { class: "meta" }, `sources: ${ids.slice(0, 6).join(", ")}${ids.length > 6 ? ` +${ids.length - 6}` : ""}`);
 }
 
+// confirmAction is a button that asks before it acts: the first press
+// shows "Confirm" and "Cancel"; Confirm runs act, whose result (a text)
+// replaces the buttons, or whose error is shown beside them.
+function confirmAction(label, question, act) {
+  const box = el("span", { class: "actions" });
+  const status = el("span", { class: "meta", role: "status" });
+  const start = el("button", { type: "button", class: "action", onclick: () => {
+    const yes = el("button", { type: "button", class: "action confirm", onclick: async () => {
+      yes.disabled = true;
+      try {
+        box.replaceChildren(el("span", { class: "meta done", role: "status" }, await act()));
+      } catch (err) {
+        yes.disabled = false;
+        status.textContent = "Error: " + err.message;
+      }
+    } }, "Confirm");
+    const no = el("button", { type: "button", class: "action", onclick: () => box.replaceChildren(start, status) }, "Cancel");
+    box.replaceChildren(el("span", { class: "meta" }, question + " "), yes, " ", no, status);
+    yes.focus();
+  } }, label);
+  box.append(start, status);
+  return box;
+}
+
+// correctAction is a button that opens a one-field form (the correct text
+// or object) and sends it.
+function correctAction(label, value, act) {
+  const box = el("span", { class: "actions" });
+  const start = el("button", { type: "button", class: "action", onclick: () => {
+    const input = el("input", { type: "text", value, "aria-label": label, class: "correct-input" });
+    const status = el("span", { class: "meta", role: "status" });
+    const form = el("form", { class: "inline", onsubmit: async (ev) => {
+      ev.preventDefault();
+      if (!input.value.trim() || input.value === value) {
+        status.textContent = "Type the correct value first.";
+        return;
+      }
+      try {
+        box.replaceChildren(el("span", { class: "meta done", role: "status" }, await act(input.value.trim())));
+      } catch (err) {
+        status.textContent = "Error: " + err.message;
+      }
+    } }, input, " ", el("button", { type: "submit", class: "action confirm" }, "Save"), " ",
+      el("button", { type: "button", class: "action", onclick: () => box.replaceChildren(start) }, "Cancel"), status);
+    box.replaceChildren(form);
+    input.focus();
+  } }, label);
+  box.append(start);
+  return box;
+}
+
 function turnNode(t, hit) {
   return el("div", { class: "turn" + (hit ? " hit" : ""), id: "turn-" + t.id, tabindex: hit ? "-1" : null },
     el("span", { class: "who" }, t.speaker || t.role),
     el("span", { class: "when" }, fmtTime(t.ts)),
-    el("div", {}, t.content));
+    el("div", {}, t.content),
+    confirmAction("Forget", "Forget this turn everywhere? This cannot be undone.", async () => {
+      await send("DELETE", "/v1/turns/" + encodeURIComponent(t.id) + "?reason=web+view");
+      return "Forgotten.";
+    }));
 }
 
 // ---- views -------------------------------------------------------------
@@ -202,11 +262,42 @@ async function timeline() {
 }
 
 function memoryNode(m) {
-  return el("div", { class: "item memory" },
-    el("span", { class: "kind" + (m.superseded_by ? " superseded" : "") }, m.superseded_by ? m.type + " (superseded)" : m.type),
+  const path = "/v1/memories/" + encodeURIComponent(m.id);
+  const kind = m.wrong ? m.type + " (wrong)" : m.superseded_by ? m.type + " (superseded)" : m.corrected ? m.type + " (corrected)" : m.type;
+  return el("div", { class: "item memory", "data-id": m.id },
+    el("span", { class: "kind" + (m.superseded_by || m.wrong ? " superseded" : "") }, kind),
     m.text,
     m.rationale ? el("span", { class: "meta" }, " because " + m.rationale) : null,
-    el("div", {}, el("span", { class: "meta" }, fmtTime(m.ts) + (m.subject ? " · " + m.subject : "")), " ", sources(m.sources)));
+    m.extracted_text ? el("span", { class: "meta" }, " (extracted: " + m.extracted_text + ")") : null,
+    el("div", {}, el("span", { class: "meta" }, fmtTime(m.ts) + (m.subject ? " · " + m.subject : "")), " ", sources(m.sources)),
+    m.wrong || m.corrected
+      ? confirmAction("Restore", "Take the correction back?", async () => {
+        await send("PATCH", path, { restore: true });
+        return "Restored as extracted.";
+      })
+      : el("div", { class: "actions-row" },
+        confirmAction("Mark wrong", "Mark this memory wrong? Recall and the listings will leave it out.", async () => {
+          await send("PATCH", path, { wrong: true, reason: "web view" });
+          return "Marked wrong.";
+        }), " ",
+        correctAction("Correct", m.text, async (text) => {
+          await send("PATCH", path, { text, reason: "web view" });
+          return "Corrected: " + text;
+        })));
+}
+
+// factActions are the correct and mark-wrong actions of a graph triple.
+function factActions(x) {
+  const path = "/v1/kg/facts/" + encodeURIComponent(x.id);
+  return el("span", { class: "fact-actions" },
+    confirmAction("Mark wrong", "Mark this fact wrong? The graph will leave it out.", async () => {
+      await send("PATCH", path, { wrong: true, reason: "web view" });
+      return "Marked wrong.";
+    }), " ",
+    correctAction("Correct", x.object, async (object) => {
+      await send("PATCH", path, { object, reason: "web view" });
+      return "Corrected: " + object;
+    }));
 }
 
 function sceneNode(s) {
@@ -408,9 +499,10 @@ async function graph() {
     const valid = triples.filter((x) => x.valid_from <= t && (!x.valid_to || x.valid_to.startsWith("0001-") || t < x.valid_to));
     box.replaceChildren(drawGraph(res.entity.name, valid));
     table.replaceChildren(valid.length === 0 ? empty("No triple is valid at that time.") : el("table", {},
-      el("thead", {}, el("tr", {}, ["subject", "predicate", "object", "valid", "sources"].map((h) => el("th", { scope: "col" }, h)))),
-      el("tbody", {}, valid.map((x) => el("tr", {}, el("td", {}, x.subject), el("td", {}, x.predicate.replaceAll("_", " ")), el("td", {}, x.object),
-        el("td", {}, `${day(x.valid_from)} to ${x.valid_to && !x.valid_to.startsWith("0001-") ? day(x.valid_to) : "now"}`), el("td", {}, sources(x.sources)))))));
+      el("thead", {}, el("tr", {}, ["subject", "predicate", "object", "valid", "sources", "correct"].map((h) => el("th", { scope: "col" }, h)))),
+      el("tbody", {}, valid.map((x) => el("tr", { "data-id": x.id }, el("td", {}, x.subject), el("td", {}, x.predicate.replaceAll("_", " ")), el("td", {}, x.object),
+        el("td", {}, `${day(x.valid_from)} to ${x.valid_to && !x.valid_to.startsWith("0001-") ? day(x.valid_to) : "now"}`), el("td", {}, sources(x.sources)),
+        el("td", {}, factActions(x)))))));
   };
   slider.addEventListener("input", draw);
   draw();

@@ -1,0 +1,6 @@
+package archive
+
+// SetCrashHook makes a rewrite call f at its crash points
+// ("rewrite-partial", "rewrite-synced", "rewrite-renamed"); nil removes it.
+// Set it before opening an archive.
+func SetCrashHook(f func(point string)) { crashHook = f }

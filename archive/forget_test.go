@@ -1,0 +1,319 @@
+package archive_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/archive"
+)
+
+// grepDir fails the test if any file under dir holds word.
+func grepDir(tb testing.TB, dir, word string) {
+	tb.Helper()
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if bytes.Contains(b, []byte(word)) {
+			tb.Errorf("%s still holds %q", path, word)
+		}
+		return nil
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+}
+
+func TestForgetRewritesTheLine(t *testing.T) {
+	dir := t.TempDir()
+	a := MustOpen(t, dir, archive.Options{}, true)
+	ctx := context.Background()
+	in := []engram.Turn{turn("s1", "keep one"), turn("s1", "secret zebrafish"), turn("s2", "keep two")}
+	in[1].ID = "gone-1"
+	in[1].Meta = []byte(`{"who":"zebrafish"}`)
+	res := mustAppend(t, a, in...)
+
+	at := time.Date(2026, 5, 2, 10, 0, 0, 0, time.UTC)
+	out, err := a.Forget(ctx, []string{"gone-1", "nope"}, engram.Forgotten{At: at, Reason: "asked"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Changed) != 1 || out.Changed[0].Old.Content != "secret zebrafish" || out.Files != 1 {
+		t.Fatalf("forget: %+v", out)
+	}
+	if len(out.Unknown) != 1 || out.Unknown[0] != "nope" {
+		t.Fatalf("unknown: %v", out.Unknown)
+	}
+	again, err := a.Forget(ctx, []string{"gone-1"}, engram.Forgotten{At: at})
+	if err != nil || len(again.Changed) != 0 || len(again.Unchanged) != 1 {
+		t.Fatalf("forget again: %+v %v", again, err)
+	}
+	grepDir(t, dir, "zebrafish")
+
+	// Readers see the tombstone in its place: from the tail and the files.
+	for _, got := range [][]engram.Turn{streamAll(t, a, 0)} {
+		if len(got) != 3 || !got[1].IsTombstone() || got[1].ID != "gone-1" || got[1].Seq != res[1].Seq ||
+			got[1].Forgotten.Reason != "asked" || !got[1].Forgotten.At.Equal(at) || got[1].Content != "" {
+			t.Fatalf("stream: %+v", got)
+		}
+	}
+	if s := a.Stats(); s.Turns != 2 || s.Forgotten != 1 {
+		t.Fatalf("stats: %+v", s)
+	}
+	// Appends go on into the rewritten (current) file.
+	mustAppend(t, a, turn("s1", "after"))
+	if !a.Forgotten("gone-1") {
+		t.Fatal("Forgotten(gone-1) is false")
+	}
+
+	// A re-send is a duplicate that says it was forgotten; with Resurrect
+	// it is archived again under a new seq.
+	resend := turn("s1", "secret again")
+	resend.ID = "gone-1"
+	dup := mustAppend(t, a, resend)
+	if !dup[0].Duplicate || !dup[0].Forgotten {
+		t.Fatalf("re-send: %+v", dup[0])
+	}
+	resend.Resurrect = true
+	back := mustAppend(t, a, resend)
+	if back[0].Duplicate || back[0].Seq <= res[2].Seq {
+		t.Fatalf("resurrect: %+v", back[0])
+	}
+	if a.Forgotten("gone-1") {
+		t.Fatal("still forgotten after a resurrect")
+	}
+	rep, err := a.Verify(ctx)
+	if err != nil || !rep.OK() || rep.Forgotten != 1 || rep.Turns != 4 {
+		t.Fatalf("verify: %+v %v", rep, err)
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	b := MustOpen(t, dir, archive.Options{TailCache: -1}, false)
+	got := streamAll(t, b, 0)
+	if len(got) != 5 || !got[1].IsTombstone() || got[4].Content != "secret again" {
+		t.Fatalf("after reopen: %+v", got)
+	}
+	if b.Forgotten("gone-1") {
+		t.Fatal("the resurrected id reads as forgotten after a reopen")
+	}
+	dup = mustAppend(t, b, resend)
+	if !dup[0].Duplicate || dup[0].Seq != back[0].Seq {
+		t.Fatalf("re-send after reopen: %+v", dup[0])
+	}
+}
+
+func TestRewriteKeepsIdentity(t *testing.T) {
+	a := MustOpen(t, t.TempDir(), archive.Options{}, true)
+	res := mustAppend(t, a, turn("s1", "hello there"))
+	_, err := a.Rewrite(context.Background(), []string{res[0].ID}, func(t engram.Turn) (engram.Turn, bool) {
+		t.Seq++
+		return t, true
+	})
+	wantCode(t, err, engram.EINVALID)
+	got := streamAll(t, a, 0)
+	if got[0].Content != "hello there" {
+		t.Fatalf("after a refused rewrite: %+v", got)
+	}
+}
+
+// TestForgetUnderLoad forgets turns in the current file while writers
+// append: nothing else is lost, and the archive verifies clean.
+func TestForgetUnderLoad(t *testing.T) {
+	dir := t.TempDir()
+	a := MustOpen(t, dir, archive.Options{TailCache: 64}, true)
+	ctx := context.Background()
+	const writers, perWriter = 4, 150
+	var mu sync.Mutex
+	acked := map[string]string{}
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range perWriter {
+				tr := turn(fmt.Sprintf("w%d", w), fmt.Sprintf("turn w%d-%d", w, i))
+				tr.ID = fmt.Sprintf("w%d-%d", w, i)
+				if _, err := a.Append(ctx, []engram.Turn{tr}); err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				acked[tr.ID] = tr.Content
+				mu.Unlock()
+			}
+		}()
+	}
+	forgot := map[string]bool{}
+	for round := 0; round < 40; round++ {
+		mu.Lock()
+		var pick []string
+		for id := range acked {
+			if !forgot[id] && len(pick) < 3 {
+				pick = append(pick, id)
+			}
+		}
+		mu.Unlock()
+		res, err := a.Forget(ctx, pick, engram.Forgotten{At: time.Now()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range res.Changed {
+			forgot[c.New.ID] = true
+		}
+	}
+	wg.Wait()
+	got := map[string]engram.Turn{}
+	for _, tr := range streamAll(t, a, 0) {
+		got[tr.ID] = tr
+	}
+	for id, content := range acked {
+		tr, ok := got[id]
+		switch {
+		case !ok:
+			t.Errorf("turn %s lost", id)
+		case forgot[id] && !tr.IsTombstone():
+			t.Errorf("turn %s not forgotten", id)
+		case !forgot[id] && tr.Content != content:
+			t.Errorf("turn %s reads %q, want %q", id, tr.Content, content)
+		}
+	}
+	rep, err := a.Verify(ctx)
+	if err != nil || !rep.OK() || rep.Forgotten != int64(len(forgot)) || rep.Turns != int64(len(acked)-len(forgot)) {
+		t.Fatalf("verify: %+v %v (forgot %d)", rep, err, len(forgot))
+	}
+}
+
+// TestRewriteCrashHelper is the process TestRewriteSIGKILL kills: it opens
+// the archive named by the environment, forgets one turn, and stops at the
+// crash point named there, saying so on stdout.
+func TestRewriteCrashHelper(t *testing.T) {
+	dir, point := os.Getenv("ENGRAM_ARCHIVE_CRASH_DIR"), os.Getenv("ENGRAM_ARCHIVE_CRASH_POINT")
+	if dir == "" {
+		t.Skip("the helper process of TestRewriteSIGKILL")
+	}
+	archive.SetCrashHook(func(p string) {
+		if p == point {
+			fmt.Println("at " + p)
+			os.Stdout.Sync()
+			select {} // wait for the SIGKILL
+		}
+	})
+	a, err := archive.Open(dir, archive.Options{Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Forget(context.Background(), []string{os.Getenv("ENGRAM_ARCHIVE_CRASH_ID")}, engram.Forgotten{At: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	fmt.Println("at done")
+	select {}
+}
+
+// TestRewriteSIGKILL kills a process in the middle of a rewrite, at each of
+// its steps, and checks that the day file is then the old one or the new
+// one, whole, and that the archive opens and verifies clean.
+func TestRewriteSIGKILL(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crash test skipped with -short")
+	}
+	for _, point := range []string{"rewrite-partial", "rewrite-synced", "rewrite-renamed", "done"} {
+		t.Run(point, func(t *testing.T) {
+			dir := t.TempDir()
+			a := MustOpen(t, dir, archive.Options{}, false)
+			var turns []engram.Turn
+			for i := range 200 {
+				tr := turn("s1", fmt.Sprintf("line %d of the day", i))
+				if i == 100 {
+					tr.Content = "the forgotten quokka"
+					tr.ID = "victim"
+				}
+				turns = append(turns, tr)
+			}
+			mustAppend(t, a, turns...)
+			if err := a.Close(); err != nil {
+				t.Fatal(err)
+			}
+			files, _ := filepath.Glob(filepath.Join(dir, "*", "*", "*.jsonl"))
+			if len(files) != 1 {
+				t.Fatalf("day files: %v", files)
+			}
+			before, _ := os.ReadFile(files[0])
+
+			cmd := exec.Command(os.Args[0], "-test.run=^TestRewriteCrashHelper$", "-test.v")
+			cmd.Env = append(os.Environ(), "ENGRAM_ARCHIVE_CRASH_DIR="+dir, "ENGRAM_ARCHIVE_CRASH_POINT="+point,
+				"ENGRAM_ARCHIVE_CRASH_ID=victim")
+			stdout, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			sc := bufio.NewScanner(stdout)
+			reached := false
+			for sc.Scan() {
+				if sc.Text() == "at "+point {
+					reached = true
+					break
+				}
+			}
+			cmd.Process.Signal(syscall.SIGKILL)
+			cmd.Wait()
+			if !reached {
+				t.Fatalf("the helper never reached %s", point)
+			}
+
+			after, err := os.ReadFile(files[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			old := bytes.Equal(after, before)
+			if !old && bytes.Contains(after, []byte("quokka")) {
+				t.Fatal("the day file is neither the old one nor the new one")
+			}
+			if point == "rewrite-partial" && !old {
+				t.Fatal("a rewrite killed before its rename changed the day file")
+			}
+			b := MustOpen(t, dir, archive.Options{}, true)
+			if s := b.Stats(); s.CorruptLines != 0 || s.TornTails != 0 {
+				t.Fatalf("stats after the crash: %+v", s)
+			}
+			got := streamAll(t, b, 0)
+			if len(got) != 200 || got[100].IsTombstone() == old {
+				t.Fatalf("after the crash: %d turns, tombstone %v, old file %v", len(got), got[100].IsTombstone(), old)
+			}
+			leftovers, _ := filepath.Glob(filepath.Join(dir, "*", "*", "*.tmp"))
+			if len(leftovers) != 0 {
+				t.Fatalf("temporary files left: %v", leftovers)
+			}
+			if !old {
+				return
+			}
+			// The forget can be done again after the crash.
+			if _, err := b.Forget(context.Background(), []string{"victim"}, engram.Forgotten{At: time.Now()}); err != nil {
+				t.Fatal(err)
+			}
+			grepDir(t, dir, "quokka")
+			if strings.Contains(string(before), "quokka") == false {
+				t.Fatal("the test's turn was never written")
+			}
+		})
+	}
+}

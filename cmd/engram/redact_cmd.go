@@ -1,0 +1,105 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/engine"
+)
+
+func runRedact(ctx context.Context, m *Main, args []string) error {
+	fs := m.newFlagSet("redact", `redact --span TEXT [--span TEXT...] [--turn ID... | --session S [--namespace N] | --namespace N] [--marker M] [--reason R] [--yes] [--dry-run] [--json]
+
+Replaces every occurrence of each span (a secret, a name) in the content of
+the turns named, or of a session or a namespace, or of every namespace, by
+the marker (default "[redacted]"): in the archive (each line rewritten in
+place, with a record of when, why and how many spans), the palace (the
+turn, its keyword indexes, its session and scene units, the memories,
+scenes and persona facets citing it) and the vectors (the turn embedded
+again). Earlier backups still hold the text. Asks before redacting unless
+--yes.`)
+	var turns, spans multiFlag
+	fs.Var(&turns, "turn", "the id of a turn to redact (repeat for more)")
+	fs.Var(&spans, "span", "the text to replace (repeat for more; at least 3 bytes)")
+	session := fs.String("session", "", "redact in every turn of this session (of --namespace, default \"default\")")
+	namespace := fs.String("namespace", "", "redact in every turn of this namespace")
+	marker := fs.String("marker", "", `what replaces a span (default "[redacted]")`)
+	reason := fs.String("reason", "", "why, kept in the turn's redaction record")
+	yes := fs.Bool("yes", false, "do not ask for confirmation")
+	dry := fs.Bool("dry-run", false, "say what would be redacted, change nothing")
+	asJSON := fs.Bool("json", false, "print JSON (the HTTP API's shape)")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return &usageError{msg: "redact takes no arguments: name the text with --span TEXT and the turns with --turn ID"}
+	}
+	ns := *namespace
+	if *session != "" && ns == "" {
+		ns = engram.DefaultNamespace
+	}
+	req := engram.RedactRequest{Texts: spans, IDs: turns, Session: *session, Namespace: ns, Marker: *marker, Reason: *reason}
+	if err := req.Validate(); err != nil {
+		return &usageError{msg: err.Error() + " (engram redact --turn ID --span TEXT)"}
+	}
+	cfg, err := m.loadConfig()
+	if err != nil {
+		return err
+	}
+	var svc engram.RedactService
+	if c := discoverServer(ctx, cfg); c != nil {
+		svc = c
+	} else {
+		e, err := engine.Open(ctx, cfg, m.logger(cfg))
+		if err != nil {
+			return err
+		}
+		defer e.Close()
+		svc = e
+	}
+	if !*yes || *dry {
+		probe := req
+		probe.DryRun = true
+		rep, err := svc.Redact(ctx, probe)
+		if err != nil {
+			return err
+		}
+		if *dry || len(rep.Turns) == 0 {
+			return printRedact(m, rep, *asJSON)
+		}
+		fmt.Fprintf(m.Stdout, "redact %d span(s) in %d turn(s) (%s) in the archive, the palace and the vectors? This cannot be undone. [y/N] ",
+			rep.Spans, len(rep.Turns), clipList(rep.Turns, 3))
+		line, _ := bufio.NewReader(m.Stdin).ReadString('\n')
+		if a := strings.ToLower(strings.TrimSpace(line)); a != "y" && a != "yes" {
+			return &usageError{msg: "not confirmed; nothing was redacted (--yes skips the question)"}
+		}
+	}
+	rep, err := svc.Redact(ctx, req)
+	if err != nil {
+		return err
+	}
+	return printRedact(m, rep, *asJSON)
+}
+
+func printRedact(m *Main, rep engram.RedactReport, asJSON bool) error {
+	if asJSON {
+		return printJSON(m, rep)
+	}
+	verb := "redacted"
+	if rep.DryRun {
+		verb = "would redact"
+	}
+	fmt.Fprintf(m.Stdout, "%s %d span(s) in %d turn(s)", verb, rep.Spans, len(rep.Turns))
+	if len(rep.Turns) > 0 {
+		fmt.Fprintf(m.Stdout, ": %s", clipList(rep.Turns, 5))
+	}
+	fmt.Fprintln(m.Stdout)
+	if !rep.DryRun && len(rep.Turns) > 0 {
+		fmt.Fprintf(m.Stdout, "  archive: %d file(s) rewritten; palace: %d memories and %d scenes rewritten\n", rep.ArchiveFiles, rep.Memories, rep.Scenes)
+	}
+	return nil
+}

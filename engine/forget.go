@@ -1,0 +1,179 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/archive"
+	"github.com/engram-dev/engram/palace"
+)
+
+var _ engram.ForgetService = (*Engine)(nil)
+
+// Forget implements engram.ForgetService. It resolves the turns to forget
+// (ids as given; a session's or a namespace's from the palace, once the
+// index has caught up with the archive), rewrites their archive lines as
+// tombstones, then removes them and what stood only on them from the
+// palace and its vectors, the active model's in-memory matrix and, with
+// Chroma, the server's collection. The layer jobs do not run meanwhile, so
+// none derives anything from a turn being forgotten.
+func (e *Engine) Forget(ctx context.Context, req engram.ForgetRequest) (engram.ForgetReport, error) {
+	start := time.Now()
+	var rep engram.ForgetReport
+	if err := req.Validate(); err != nil {
+		return rep, err
+	}
+	ids := req.IDs
+	if len(ids) == 0 {
+		ns := req.Namespace
+		if ns == "" {
+			ns = engram.DefaultNamespace
+		}
+		if err := e.indexer.WaitCurrent(ctx); err != nil {
+			return rep, err
+		}
+		var err error
+		if ids, err = e.palace.TurnIDs(ctx, ns, req.Session); err != nil {
+			return rep, err
+		}
+		if len(ids) == 0 {
+			what := fmt.Sprintf("namespace %q", ns)
+			if req.Session != "" {
+				what = fmt.Sprintf("session %q of namespace %q", req.Session, ns)
+			}
+			return rep, engram.Errorf(engram.ENOTFOUND, "%s holds no turn to forget", what)
+		}
+	}
+	rep.DryRun = req.DryRun
+	if req.DryRun {
+		for _, id := range ids {
+			switch {
+			case e.archive.Forgotten(id):
+				rep.Already = append(rep.Already, id)
+			case e.archive.Known(id):
+				rep.Turns = append(rep.Turns, id)
+			default:
+				rep.Unknown = append(rep.Unknown, id)
+			}
+		}
+		rep.Turns = nonNilIDs(rep.Turns)
+		rep.TookMS = msSince(start)
+		return rep, e.noneFound(rep)
+	}
+
+	e.forgetMu.Lock()
+	defer e.forgetMu.Unlock()
+	at := time.Now().UTC()
+	res, err := e.archive.Forget(ctx, ids, engram.Forgotten{At: at, Reason: req.Reason})
+	if err != nil {
+		return rep, err
+	}
+	rep.Already, rep.Unknown, rep.ArchiveFiles = res.Unchanged, res.Unknown, res.Files
+	turns := make([]palace.ForgetTurn, 0, len(res.Changed))
+	for _, c := range res.Changed {
+		rep.Turns = append(rep.Turns, c.New.ID)
+		turns = append(turns, palace.ForgetTurn{ID: c.New.ID, Seq: c.New.Seq})
+	}
+	rep.Turns = nonNilIDs(rep.Turns)
+	if err := e.forgetInPalace(ctx, turns, at, &rep); err != nil {
+		return rep, err
+	}
+	rep.TookMS = msSince(start)
+	return rep, e.noneFound(rep)
+}
+
+// noneFound is ENOTFOUND when a forget named only unknown ids.
+func (e *Engine) noneFound(rep engram.ForgetReport) error {
+	if len(rep.Turns) == 0 && len(rep.Already) == 0 {
+		return &engram.Error{Code: engram.ENOTFOUND, Field: "ids", Message: fmt.Sprintf("no archived turn has the id %q", rep.Unknown[0])}
+	}
+	return nil
+}
+
+// forgetInPalace removes forgotten turns from the palace, the in-memory
+// vectors and Chroma.
+func (e *Engine) forgetInPalace(ctx context.Context, turns []palace.ForgetTurn, at time.Time, rep *engram.ForgetReport) error {
+	if len(turns) == 0 {
+		return nil
+	}
+	pr, err := e.palace.ForgetTurns(ctx, turns, at)
+	if err != nil {
+		return fmt.Errorf("the archive forgot the turns, the palace failed (engram doctor finds them, a restart finishes it): %w", err)
+	}
+	rep.Memories, rep.MemoriesKept, rep.Scenes = pr.Memories, pr.MemoriesKept, pr.Scenes
+	rep.Facts, rep.Facets, rep.Units = pr.Facts, pr.Facets, pr.Units
+	rep.Vectors = len(pr.Removed)
+	e.vec.mu.Lock()
+	side := e.vec.side
+	e.vec.mu.Unlock()
+	if side == nil {
+		return nil
+	}
+	if err := side.store.Delete(ctx, pr.Removed); err != nil {
+		return err
+	}
+	if side.ext != nil {
+		// What the sync may have pushed before the palace forgot it.
+		if err := side.ext.WaitCurrent(ctx); err != nil {
+			return fmt.Errorf("chroma: %w", err)
+		}
+		if err := side.external.Delete(ctx, pr.Removed); err != nil {
+			return fmt.Errorf("delete the forgotten vectors from chroma: %w", err)
+		}
+	}
+	return nil
+}
+
+// finishForgets removes from the palace the turns the archive holds as
+// tombstones but the palace does not record as forgotten: a forget that
+// stopped between the two (a crash), or an archive restored over a newer
+// palace. It runs at Open.
+func (e *Engine) finishForgets(ctx context.Context) error {
+	gone := e.archive.Tombstones()
+	if len(gone) == 0 {
+		return nil
+	}
+	ids := make([]string, 0, len(gone))
+	for id := range gone {
+		ids = append(ids, id)
+	}
+	known, err := e.palace.ForgottenIDs(ctx, ids)
+	if err != nil {
+		return err
+	}
+	var turns []palace.ForgetTurn
+	for _, id := range ids {
+		if !known[id] {
+			turns = append(turns, palace.ForgetTurn{ID: id, Seq: gone[id]})
+		}
+	}
+	if len(turns) == 0 {
+		return nil
+	}
+	e.logger.Warn("finishing forgets the palace missed", "turns", len(turns))
+	_, err = e.palace.ForgetTurns(ctx, turns, time.Now())
+	return err
+}
+
+// guardLayers wraps a layer job so that it never runs while a forget does.
+func (e *Engine) guardLayers(run func(context.Context) error) func(context.Context) error {
+	return func(ctx context.Context) error {
+		e.forgetMu.RLock()
+		defer e.forgetMu.RUnlock()
+		return run(ctx)
+	}
+}
+
+func nonNilIDs(ids []string) []string {
+	if ids == nil {
+		return []string{}
+	}
+	return ids
+}
+
+// VerifyArchive rereads every line of the archive (see archive.Verify).
+func (e *Engine) VerifyArchive(ctx context.Context) (archive.Report, error) {
+	return e.archive.Verify(ctx)
+}

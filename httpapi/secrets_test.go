@@ -1,0 +1,62 @@
+package httpapi_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/engram-dev/engram/engine"
+	"github.com/engram-dev/engram/httpapi"
+)
+
+// TestIngestRedactsSecrets: with redact_secrets on, a turn's secrets are
+// replaced before it is archived, so neither the archive nor recall holds
+// them; the stats count them by rule. Off (the default), content is kept
+// as sent.
+func TestIngestRedactsSecrets(t *testing.T) {
+	var home string
+	s, e := mustOpenEngineStackWith(t, httpapi.Config{}, func(c *engine.Config) { c.RedactSecrets = true; home = c.Home })
+	body := `{"turns":[
+		{"id":"k1","session":"s1","content":"my key is sk-proj-abcdefghijklmnopqrstuvwxyz012345 and AKIAIOSFODNN7EXAMPLE"},
+		{"id":"k2","session":"s1","content":"nothing secret about the quarterly plan"}]}`
+	if code, out := s.do(t, "POST", "/v1/turns", []byte(body)); code != 201 {
+		t.Fatalf("POST: %d %v", code, out)
+	}
+	_, raw, _ := s.get(t, "/v1/turns?session=s1")
+	if strings.Contains(raw, "sk-proj-abc") || strings.Contains(raw, "AKIAIOSFODNN7EXAMPLE") ||
+		!strings.Contains(raw, "[redacted:api-key]") || !strings.Contains(raw, "[redacted:aws-access-key]") || !strings.Contains(raw, "quarterly") {
+		t.Fatalf("the stored turns: %s", raw)
+	}
+	if err := e.RunAll(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	_, raw, out := s.get(t, "/v1/stats")
+	arch, _ := out["archive"].(map[string]any)
+	sec, _ := arch["secrets_redacted"].(map[string]any)
+	if arch["redacted_turns"] != float64(1) || sec["api-key"] != float64(1) || sec["aws-access-key"] != float64(1) {
+		t.Fatalf("stats: %s", raw)
+	}
+	err := filepath.WalkDir(home, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err == nil && (strings.Contains(string(b), "sk-proj-abc") || strings.Contains(string(b), "AKIAIOSFODNN7EXAMPLE")) {
+			t.Errorf("%s holds the secret", path)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	plain, _ := mustOpenEngineStack(t, httpapi.Config{})
+	if code, out := plain.do(t, "POST", "/v1/turns", []byte(`{"session":"s1","content":"AKIAIOSFODNN7EXAMPLE"}`)); code != 201 {
+		t.Fatalf("POST: %d %v", code, out)
+	}
+	if _, raw, _ := plain.get(t, "/v1/turns?session=s1"); !strings.Contains(raw, "AKIAIOSFODNN7EXAMPLE") {
+		t.Fatalf("the filter ran while off: %s", raw)
+	}
+}

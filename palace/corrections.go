@@ -1,0 +1,425 @@
+package palace
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/engram-dev/engram"
+)
+
+// Corrections of memories and graph facts. The palace keeps each correction
+// it was given (table corrections) and applies the last one of each memory
+// or fact wherever extraction writes: a memory inserted again (a rebuild, a
+// re-extraction) takes its correction in the same transaction, and a chain
+// of graph statements rebuilt leaves out the wrong ones and replaces the
+// corrected objects. So a correction wins over what extraction produces,
+// whatever the order the two arrive in.
+
+// FactKey is the key a fact correction matches statements by: the
+// namespace, the normalised subject and object names and the predicate.
+func FactKey(ns, subject, predicate, object string) string {
+	return ns + "\x1f" + normName(subject) + "\x1f" + predicate + "\x1f" + normName(object)
+}
+
+func memoryAlt(ns, typ, text string) string { return ns + "\x1f" + typ + "\x1f" + text }
+
+// FactToCorrect returns the triple with the given id as a correction must
+// name it: the names and predicate of the statements it stands on (for a
+// triple an earlier correction made, those of the statements it replaced),
+// and the memories behind it. A fact marked wrong, which has no triple
+// left, is named by its correction's id. ENOTFOUND for an unknown id.
+func (db *DB) FactToCorrect(ctx context.Context, id string) (engram.Triple, string, []string, error) {
+	var tr engram.Triple
+	var key string
+	var mems []string
+	err := db.View(ctx, func(tx *sql.Tx) error {
+		var corrected sql.NullString
+		var subj, obj int64
+		err := tx.QueryRowContext(ctx, `SELECT t.namespace, t.predicate, t.subject, t.object, t.corrected,
+			(SELECT name FROM kg_entities WHERE n = t.subject), (SELECT name FROM kg_entities WHERE n = t.object)
+			FROM kg_triples t WHERE t.id = ?`, id).Scan(&tr.Namespace, &tr.Predicate, &subj, &obj, &corrected, &tr.Subject, &tr.Object)
+		if errors.Is(err, sql.ErrNoRows) {
+			// A fact marked wrong has no triple left: it is named by the
+			// id of its correction.
+			var body string
+			err := tx.QueryRowContext(ctx, `SELECT body FROM corrections WHERE id = ? AND target = ?`, id, engram.CorrectFact).Scan(&body)
+			if errors.Is(err, sql.ErrNoRows) {
+				return &engram.Error{Code: engram.ENOTFOUND, Field: "id", Message: fmt.Sprintf("no graph fact has the id %q (a fact's id changes when its chain is rebuilt: list the entity's facts again; a fact marked wrong is named by its correction's id)", id)}
+			}
+			if err != nil {
+				return err
+			}
+			var c engram.Correction
+			if err := json.Unmarshal([]byte(body), &c); err != nil {
+				return err
+			}
+			tr = engram.Triple{ID: id, Namespace: c.Namespace, Subject: c.Subject, Predicate: c.Predicate, Object: c.Original}
+			key, mems = c.Key, c.Memories
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		tr.ID = id
+		if corrected.Valid {
+			// The fact as extracted: its correction holds the names.
+			var body string
+			if err := tx.QueryRowContext(ctx, `SELECT body FROM corrections WHERE target = ? AND key = ? ORDER BY n DESC LIMIT 1`,
+				engram.CorrectFact, corrected.String).Scan(&body); err != nil {
+				return err
+			}
+			var c engram.Correction
+			if err := json.Unmarshal([]byte(body), &c); err != nil {
+				return err
+			}
+			tr.Subject, tr.Object, key = c.Subject, c.Original, corrected.String
+		} else {
+			key = FactKey(tr.Namespace, tr.Subject, tr.Predicate, tr.Object)
+		}
+		rows, err := tx.QueryContext(ctx, `SELECT DISTINCT s.memory FROM kg_statements s
+			JOIN kg_entities a ON a.n = s.subject JOIN kg_entities b ON b.n = s.object
+			WHERE s.namespace = ? AND a.norm = ? AND s.predicate = ? AND b.norm = ? AND s.memory <> '' ORDER BY s.memory`,
+			tr.Namespace, normName(tr.Subject), tr.Predicate, normName(tr.Object))
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var m string
+			if err := rows.Scan(&m); err != nil {
+				return err
+			}
+			mems = append(mems, m)
+		}
+		return rows.Err()
+	})
+	return tr, key, mems, err
+}
+
+// MemoryToCorrect returns the memory with the given id, with the text
+// extraction gave it (Extracted, when a correction changed it) and whether
+// it is marked wrong. ENOTFOUND for an unknown id.
+func (db *DB) MemoryToCorrect(ctx context.Context, id string) (engram.Memory, error) {
+	ms, err := db.GetMemories(ctx, []string{id})
+	if err != nil {
+		return engram.Memory{}, err
+	}
+	if len(ms) == 0 {
+		return engram.Memory{}, &engram.Error{Code: engram.ENOTFOUND, Field: "id", Message: fmt.Sprintf("no memory has the id %q", id)}
+	}
+	return ms[0], nil
+}
+
+// ApplyCorrections records the corrections the palace does not hold yet
+// (by id, in order) and applies each to the memories and graph facts it
+// names. It returns how many were new. A correction whose memory or fact
+// the palace does not hold (yet) is kept and applied when extraction
+// writes it.
+func (db *DB) ApplyCorrections(ctx context.Context, cs []engram.Correction) (int, error) {
+	added := 0
+	err := db.Update(ctx, func(tx *sql.Tx) error {
+		added = 0
+		for _, c := range cs {
+			ok, err := applyCorrection(ctx, tx, c)
+			if err != nil {
+				return fmt.Errorf("correction %s: %w", c.ID, err)
+			}
+			if ok {
+				added++
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("palace: apply corrections: %w", err)
+	}
+	return added, nil
+}
+
+func applyCorrection(ctx context.Context, tx *sql.Tx, c engram.Correction) (bool, error) {
+	body, err := json.Marshal(c)
+	if err != nil {
+		return false, err
+	}
+	key, alt := c.Of, ""
+	switch c.Target {
+	case engram.CorrectMemory:
+		if c.Original != "" {
+			alt = memoryAlt(c.Namespace, c.Type, c.Original)
+		}
+	case engram.CorrectFact:
+		key = c.Key
+		if key == "" {
+			key = FactKey(c.Namespace, c.Subject, c.Predicate, c.Original)
+		}
+	default:
+		return false, fmt.Errorf("target %q", c.Target)
+	}
+	res, err := tx.ExecContext(ctx, `INSERT INTO corrections (id, target, ns, key, alt, body) VALUES (?, ?, ?, ?, ?, ?)
+		ON CONFLICT (id) DO NOTHING`, c.ID, c.Target, c.Namespace, key, alt, string(body))
+	if err != nil {
+		return false, err
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		return false, err
+	}
+	if c.Target == engram.CorrectMemory {
+		rows, err := tx.QueryContext(ctx, `SELECT n FROM memories WHERE id = ?
+			UNION SELECT n FROM memories WHERE ? <> '' AND namespace = ? AND type = ? AND coalesce(extracted, text) = ?`,
+			c.Of, c.Original, c.Namespace, c.Type, c.Original)
+		if err != nil {
+			return false, err
+		}
+		ns, err := scanInts(rows)
+		if err != nil {
+			return false, err
+		}
+		seq, err := nextSeq(ctx, tx, "memories")
+		if err != nil {
+			return false, err
+		}
+		for _, n := range ns {
+			if _, err := settleMemory(ctx, tx, n, &seq); err != nil {
+				return false, err
+			}
+		}
+		return true, nil
+	}
+	// A fact: rebuild every chain holding one of its statements.
+	rows, err := tx.QueryContext(ctx, `SELECT DISTINCT s.chain, s.predicate FROM kg_statements s
+		JOIN kg_entities a ON a.n = s.subject JOIN kg_entities b ON b.n = s.object
+		WHERE s.namespace = ? AND a.norm = ? AND s.predicate = ? AND b.norm = ?`,
+		c.Namespace, normName(c.Subject), c.Predicate, normName(c.Original))
+	if err != nil {
+		return false, err
+	}
+	type chain struct{ name, pred string }
+	var chains []chain
+	for rows.Next() {
+		var ch chain
+		if err := rows.Scan(&ch.name, &ch.pred); err != nil {
+			rows.Close()
+			return false, err
+		}
+		chains = append(chains, ch)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return false, err
+	}
+	for _, ch := range chains {
+		if err := rebuildChain(ctx, tx, c.Namespace, ch.name, engram.SingleValued(ch.pred)); err != nil {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+func scanInts(rows *sql.Rows) ([]int64, error) {
+	defer rows.Close()
+	var out []int64
+	for rows.Next() {
+		var n int64
+		if err := rows.Scan(&n); err != nil {
+			return nil, err
+		}
+		out = append(out, n)
+	}
+	return out, rows.Err()
+}
+
+// lastCorrection returns the last correction of target matching key or
+// alt; nil when there is none, or when the last one is a restore.
+func lastCorrection(ctx context.Context, tx *sql.Tx, target, key, alt string) (*engram.Correction, error) {
+	var body string
+	err := tx.QueryRowContext(ctx, `SELECT body FROM corrections WHERE target = ?1 AND (key = ?2 OR (?3 <> '' AND alt = ?3))
+		ORDER BY n DESC LIMIT 1`, target, key, alt).Scan(&body)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var c engram.Correction
+	if err := json.Unmarshal([]byte(body), &c); err != nil {
+		return nil, err
+	}
+	if c.Restore {
+		return nil, nil
+	}
+	return &c, nil
+}
+
+// settleMemory gives memory row n the state its last correction says
+// (none: as extracted), re-indexing its text and rebuilding the graph
+// chains of its statements when that changes. It reports whether the row
+// changed.
+func settleMemory(ctx context.Context, tx *sql.Tx, n int64, seq *int64) (bool, error) {
+	var (
+		m                    engram.Memory
+		ents                 string
+		wrong                bool
+		corrected, extracted sql.NullString
+	)
+	if err := tx.QueryRowContext(ctx, `SELECT id, namespace, type, text, rationale, entities, wrong, corrected, extracted
+		FROM memories WHERE n = ?`, n).Scan(&m.ID, &m.Namespace, &m.Type, &m.Text, &m.Rationale, &ents, &wrong, &corrected, &extracted); err != nil {
+		return false, err
+	}
+	if err := json.Unmarshal([]byte(ents), &m.Entities); err != nil {
+		return false, fmt.Errorf("memory %s: entities: %w", m.ID, err)
+	}
+	orig := m.Text
+	if extracted.Valid {
+		orig = extracted.String
+	}
+	c, err := lastCorrection(ctx, tx, engram.CorrectMemory, m.ID, memoryAlt(m.Namespace, m.Type, orig))
+	if err != nil {
+		return false, err
+	}
+	wantText, wantWrong := orig, false
+	var wantCorrected, wantExtracted any
+	if c != nil {
+		wantCorrected, wantExtracted = c.ID, orig
+		if c.Wrong {
+			wantWrong = true
+		} else {
+			wantText = c.Text
+		}
+	}
+	if wantText == m.Text && wantWrong == wrong && corrected.Valid == (c != nil) && (c == nil || corrected.String == c.ID) {
+		return false, nil
+	}
+	*seq++
+	if _, err := tx.ExecContext(ctx, `UPDATE memories SET text = ?, wrong = ?, corrected = ?, extracted = ?, seq = ? WHERE n = ?`,
+		wantText, wantWrong, wantCorrected, wantExtracted, *seq, n); err != nil {
+		return false, err
+	}
+	if wantText != m.Text {
+		m.Text = wantText
+		text, err := indexText(memoryIndexText(m))
+		if err != nil {
+			return false, err
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM memories_fts WHERE rowid = ?`, n); err != nil {
+			return false, err
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO memories_fts (rowid, text) VALUES (?, ?)`, n, text); err != nil {
+			return false, err
+		}
+	}
+	if wantWrong != wrong {
+		rows, err := tx.QueryContext(ctx, `SELECT DISTINCT namespace, chain, predicate FROM kg_statements WHERE memory = ?`, m.ID)
+		if err != nil {
+			return false, err
+		}
+		type chain struct{ ns, name, pred string }
+		var chains []chain
+		for rows.Next() {
+			var ch chain
+			if err := rows.Scan(&ch.ns, &ch.name, &ch.pred); err != nil {
+				rows.Close()
+				return false, err
+			}
+			chains = append(chains, ch)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return false, err
+		}
+		for _, ch := range chains {
+			if err := rebuildChain(ctx, tx, ch.ns, ch.name, engram.SingleValued(ch.pred)); err != nil {
+				return false, err
+			}
+		}
+	}
+	return true, nil
+}
+
+// correctStatements applies the namespace's corrections to the statements
+// of a chain being rebuilt: statements of a memory marked wrong, or of a
+// fact marked wrong, are left out; a replaced object replaces theirs.
+func correctStatements(ctx context.Context, tx *sql.Tx, ns string, sts []statement) ([]statement, error) {
+	var any int
+	if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM corrections WHERE ns = ?)`, ns).Scan(&any); err != nil || any == 0 {
+		return sts, err
+	}
+	norms := map[int64]string{}
+	norm := func(n int64) (string, error) {
+		if s, ok := norms[n]; ok {
+			return s, nil
+		}
+		var s string
+		err := tx.QueryRowContext(ctx, `SELECT norm FROM kg_entities WHERE n = ?`, n).Scan(&s)
+		norms[n] = s
+		return s, err
+	}
+	out := sts[:0]
+	changed := false
+	for _, s := range sts {
+		if s.memory != "" {
+			var wrong bool
+			err := tx.QueryRowContext(ctx, `SELECT wrong FROM memories WHERE id = ?`, s.memory).Scan(&wrong)
+			if err != nil && !errors.Is(err, sql.ErrNoRows) {
+				return nil, err
+			}
+			if wrong {
+				changed = true
+				continue
+			}
+		}
+		sn, err := norm(s.subject)
+		if err != nil {
+			return nil, err
+		}
+		on, err := norm(s.object)
+		if err != nil {
+			return nil, err
+		}
+		key := ns + "\x1f" + sn + "\x1f" + s.predicate + "\x1f" + on
+		c, err := lastCorrection(ctx, tx, engram.CorrectFact, key, "")
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case c == nil:
+		case c.Wrong:
+			changed = true
+			continue
+		case strings.TrimSpace(c.Object) != "":
+			obj, err := resolveEntity(ctx, tx, ns, c.Object, true)
+			if err != nil {
+				return nil, err
+			}
+			s.object, s.corrected = obj, key
+			changed = true
+		}
+		out = append(out, s)
+	}
+	if changed {
+		slices.SortStableFunc(out, func(a, b statement) int {
+			switch {
+			case a.at != b.at:
+				return cmpInt(a.at, b.at)
+			case a.predicate != b.predicate:
+				return strings.Compare(a.predicate, b.predicate)
+			}
+			return cmpInt(a.object, b.object)
+		})
+	}
+	return out, nil
+}
+
+func cmpInt(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}

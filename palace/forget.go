@@ -1,0 +1,686 @@
+package palace
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	engram "github.com/engram-dev/engram"
+)
+
+// ForgetTurn names a forgotten turn: its id and the archive's seq of its
+// tombstone.
+type ForgetTurn struct {
+	ID  string
+	Seq int64
+}
+
+// ForgetResult says what ForgetTurns removed from the palace.
+type ForgetResult struct {
+	Turns        int // turn rows deleted
+	Memories     int // memories deleted: every source was forgotten
+	MemoriesKept int // memories that lost some sources and kept others
+	Scenes       int // scenes deleted (their other turns stay, without a scene)
+	Facts        int // knowledge-graph statements deleted or changed
+	Facets       int // persona facets deleted or changed
+	Units        int // retrieval units deleted or re-indexed
+	// Removed are the ids of every item deleted whose vectors (of any
+	// model) went with it, for an external index to delete too: the turns,
+	// memories, scenes, units and triples.
+	Removed []string
+}
+
+// ForgetTurns removes the given turns from the palace in one transaction:
+// their rows and every keyword index (turns_fts, trigram, CJK), their
+// vectors of every model, the session and scene units they were in
+// (re-indexed from the other turns, or deleted), the memories that stood
+// only on them (deleted; memories with other sources keep those), the
+// scenes holding them (deleted, open drafts too), the persona facets and
+// graph statements whose evidence they were (the others kept; a chain's
+// triples rebuilt, entities no statement names any more deleted), and the
+// turn_skips rows. Each id is recorded in table forgotten, so that
+// PutTurns never stores it again under a seq up to the tombstone's.
+// Already forgotten or unknown ids cost nothing. The in-memory matrix of a
+// loaded vector index is not touched: call VectorIndex.Delete with Removed.
+func (db *DB) ForgetTurns(ctx context.Context, turns []ForgetTurn, at time.Time) (ForgetResult, error) {
+	var res ForgetResult
+	if len(turns) == 0 {
+		return res, nil
+	}
+	err := db.Update(ctx, func(tx *sql.Tx) error {
+		res = ForgetResult{}
+		f := forgetter{ctx: ctx, tx: tx, res: &res, gone: map[string]bool{}}
+		return f.run(turns, at)
+	})
+	if err != nil {
+		return ForgetResult{}, fmt.Errorf("palace: forget turns: %w", err)
+	}
+	if err := db.scrub(ctx); err != nil {
+		return res, fmt.Errorf("palace: forget turns: %w", err)
+	}
+	return res, nil
+}
+
+// ftsTables are the palace's full-text indexes.
+var ftsTables = []string{"turns_fts", "turns_trigram", "turns_cjk", "memories_fts", "scenes_fts",
+	"unit_sessions_fts", "unit_scenes_fts", "kg_fts"}
+
+// scrub leaves no trace of deleted rows in the files: a contentless FTS5
+// index keeps a deleted row's terms until its segments merge, so each is
+// merged ('optimize'); secure_delete zeroes the pages freed; and the WAL,
+// which still holds the old pages, is checkpointed and truncated.
+func (db *DB) scrub(ctx context.Context) error {
+	err := db.Update(ctx, func(tx *sql.Tx) error {
+		for _, t := range ftsTables {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO `+t+` (`+t+`) VALUES ('optimize')`); err != nil {
+				return fmt.Errorf("optimize %s: %w", t, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return db.checkpointTruncate(ctx)
+}
+
+// checkpointTruncate copies the WAL into the database and truncates it to
+// nothing; readers in the way make it retry a few times, then give up
+// quietly (the next checkpoint overwrites the frames).
+func (db *DB) checkpointTruncate(ctx context.Context) error {
+	for range 20 {
+		var busy, logFrames, done int
+		if err := db.w.QueryRowContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`).Scan(&busy, &logFrames, &done); err != nil {
+			return fmt.Errorf("checkpoint: %w", err)
+		}
+		if busy == 0 {
+			return nil
+		}
+	}
+	return nil
+}
+
+// forgetter is one ForgetTurns transaction.
+type forgetter struct {
+	ctx  context.Context
+	tx   *sql.Tx
+	res  *ForgetResult
+	gone map[string]bool // the forgotten turn ids
+}
+
+func (f *forgetter) exec(q string, args ...any) error {
+	_, err := f.tx.ExecContext(f.ctx, q, args...)
+	return err
+}
+
+func (f *forgetter) run(turns []ForgetTurn, at time.Time) error {
+	var ids []string
+	for _, t := range turns {
+		f.gone[t.ID] = true
+		ids = append(ids, t.ID)
+		if err := f.exec(`INSERT INTO forgotten (id, seq, at) VALUES (?, ?, ?)
+			ON CONFLICT (id) DO UPDATE SET seq = max(seq, excluded.seq), at = excluded.at`, t.ID, t.Seq, at.UnixNano()); err != nil {
+			return err
+		}
+	}
+	seqs, err := f.turnSeqs(ids)
+	if err != nil {
+		return err
+	}
+	if err := f.turnRows(seqs); err != nil {
+		return fmt.Errorf("turns: %w", err)
+	}
+	if err := f.memories(ids); err != nil {
+		return fmt.Errorf("memories: %w", err)
+	}
+	if err := f.scenes(); err != nil {
+		return fmt.Errorf("scenes: %w", err)
+	}
+	if err := f.facets(); err != nil {
+		return fmt.Errorf("persona: %w", err)
+	}
+	if err := f.statements(); err != nil {
+		return fmt.Errorf("graph: %w", err)
+	}
+	for _, id := range ids {
+		if err := f.exec(`DELETE FROM turn_skips WHERE id = ?`, id); err != nil {
+			return err
+		}
+	}
+	f.res.Removed = append(f.res.Removed, ids...)
+	return f.vectors(f.res.Removed)
+}
+
+// turnSeqs maps the stored ones among ids to their palace seqs.
+func (f *forgetter) turnSeqs(ids []string) ([]int64, error) {
+	var seqs []int64
+	for _, id := range ids {
+		var seq int64
+		err := f.tx.QueryRowContext(f.ctx, `SELECT seq FROM turns WHERE id = ?`, id).Scan(&seq)
+		if err == sql.ErrNoRows {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		seqs = append(seqs, seq)
+	}
+	return seqs, nil
+}
+
+// turnRows deletes the turns' rows and index entries, and fixes the units
+// they were in.
+func (f *forgetter) turnRows(seqs []int64) error {
+	units := map[int64]bool{}
+	for _, seq := range seqs {
+		for _, table := range []string{"turns_fts", "turns_trigram", "turns_cjk"} {
+			if err := f.exec(`DELETE FROM `+table+` WHERE rowid = ?`, seq); err != nil {
+				return err
+			}
+		}
+		if err := f.exec(`DELETE FROM turns WHERE seq = ?`, seq); err != nil {
+			return err
+		}
+		f.res.Turns++
+		rows, err := f.tx.QueryContext(f.ctx, `SELECT unit_n FROM unit_turns WHERE turn_seq = ?`, seq)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var n int64
+			if err := rows.Scan(&n); err != nil {
+				rows.Close()
+				return err
+			}
+			units[n] = true
+		}
+		rows.Close()
+		if err := f.exec(`DELETE FROM unit_turns WHERE turn_seq = ?`, seq); err != nil {
+			return err
+		}
+	}
+	ns := make([]int64, 0, len(units))
+	for n := range units {
+		ns = append(ns, n)
+	}
+	slices.Sort(ns)
+	return f.fixUnits(ns)
+}
+
+// fixUnits re-indexes units from the turns they still hold, with a new
+// change number (so that their vectors are made again), and deletes those
+// left empty.
+func (f *forgetter) fixUnits(ns []int64) error {
+	for _, n := range ns {
+		var id, kind string
+		var left int64
+		err := f.tx.QueryRowContext(f.ctx, `SELECT id, kind, (SELECT count(*) FROM unit_turns WHERE unit_n = ?1) FROM units WHERE n = ?1`, n).
+			Scan(&id, &kind, &left)
+		if err == sql.ErrNoRows {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		f.res.Units++
+		if err := f.exec(`DELETE FROM `+unitFTS[kind]+` WHERE rowid = ?`, n); err != nil {
+			return err
+		}
+		if left == 0 {
+			if err := f.exec(`DELETE FROM units WHERE n = ?`, n); err != nil {
+				return err
+			}
+			f.res.Removed = append(f.res.Removed, id)
+			continue
+		}
+		seq, err := nextSeq(f.ctx, f.tx, "units")
+		if err != nil {
+			return err
+		}
+		if err := f.exec(`UPDATE units SET
+			turns = (SELECT count(*) FROM unit_turns WHERE unit_n = ?1),
+			bytes = coalesce((SELECT sum(length(t.speaker) + 3 + min(length(CAST(t.content AS BLOB)), ?2))
+				FROM unit_turns ut JOIN turns t ON t.seq = ut.turn_seq WHERE ut.unit_n = ?1), 0),
+			start_ts = (SELECT min(t.ts) FROM unit_turns ut JOIN turns t ON t.seq = ut.turn_seq WHERE ut.unit_n = ?1),
+			end_ts = (SELECT max(t.ts) FROM unit_turns ut JOIN turns t ON t.seq = ut.turn_seq WHERE ut.unit_n = ?1),
+			seq = ?3
+			WHERE n = ?1`, n, UnitTurnBytes, seq+1); err != nil {
+			return err
+		}
+		if err := indexUnit(f.ctx, f.tx, kind, n); err != nil {
+			return err
+		}
+		// Its vector holds the forgotten words' meaning: it goes now and
+		// is made again from the text left.
+		f.res.Removed = append(f.res.Removed, id)
+	}
+	return nil
+}
+
+// sourcesOf decodes a JSON array of turn ids and splits it into those
+// kept and whether any was forgotten.
+func (f *forgetter) split(raw string) (kept []string, hit bool, err error) {
+	var all []string
+	if err := json.Unmarshal([]byte(raw), &all); err != nil {
+		return nil, false, err
+	}
+	for _, s := range all {
+		if f.gone[s] {
+			hit = true
+		} else {
+			kept = append(kept, s)
+		}
+	}
+	return kept, hit, nil
+}
+
+// memories deletes the memories that stood only on forgotten turns and
+// takes the forgotten turns out of the others' sources.
+func (f *forgetter) memories(ids []string) error {
+	q := `SELECT n, id, sources FROM memories WHERE EXISTS (SELECT 1 FROM json_each(memories.sources) WHERE value IN (?` +
+		strings.Repeat(",?", len(ids)-1) + `))`
+	type mem struct {
+		n       int64
+		id, raw string
+	}
+	var hits []mem
+	rows, err := f.tx.QueryContext(f.ctx, q, anys(ids)...)
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+		var m mem
+		if err := rows.Scan(&m.n, &m.id, &m.raw); err != nil {
+			rows.Close()
+			return err
+		}
+		hits = append(hits, m)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, m := range hits {
+		kept, _, err := f.split(m.raw)
+		if err != nil {
+			return err
+		}
+		seq, err := nextSeq(f.ctx, f.tx, "memories")
+		if err != nil {
+			return err
+		}
+		if len(kept) > 0 {
+			raw, _ := json.Marshal(kept)
+			if err := f.exec(`UPDATE memories SET sources = ?, seq = ? WHERE n = ?`, string(raw), seq+1, m.n); err != nil {
+				return err
+			}
+			f.res.MemoriesKept++
+			continue
+		}
+		for _, q := range []string{
+			`DELETE FROM memories_fts WHERE rowid = ?1`,
+			`DELETE FROM memories WHERE n = ?1`,
+		} {
+			if err := f.exec(q, m.n); err != nil {
+				return err
+			}
+		}
+		if err := f.exec(`DELETE FROM memory_merges WHERE memory = ?`, m.id); err != nil {
+			return err
+		}
+		// What it superseded stands again, each with a change number of
+		// its own.
+		for {
+			var n int64
+			err := f.tx.QueryRowContext(f.ctx, `SELECT n FROM memories WHERE superseded_by = ? LIMIT 1`, m.id).Scan(&n)
+			if err == sql.ErrNoRows {
+				break
+			}
+			if err != nil {
+				return err
+			}
+			seq++
+			if err := f.exec(`UPDATE memories SET superseded_by = NULL, seq = ? WHERE n = ?`, seq, n); err != nil {
+				return err
+			}
+		}
+		f.res.Memories++
+		f.res.Removed = append(f.res.Removed, m.id)
+	}
+	return nil
+}
+
+// scenes deletes every scene that holds a forgotten turn, with its unit:
+// its title and summary were made from the turn's words.
+func (f *forgetter) scenes() error {
+	ids := make([]string, 0, len(f.gone))
+	for id := range f.gone {
+		ids = append(ids, id)
+	}
+	q := `SELECT n, id, namespace, session FROM scenes WHERE EXISTS (SELECT 1 FROM json_each(scenes.turns) WHERE value IN (?` +
+		strings.Repeat(",?", len(ids)-1) + `))`
+	type scene struct {
+		n               int64
+		id, ns, session string
+	}
+	var hits []scene
+	rows, err := f.tx.QueryContext(f.ctx, q, anys(ids)...)
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+		var s scene
+		if err := rows.Scan(&s.n, &s.id, &s.ns, &s.session); err != nil {
+			rows.Close()
+			return err
+		}
+		hits = append(hits, s)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, s := range hits {
+		if err := f.exec(`DELETE FROM scenes_fts WHERE rowid = ?`, s.n); err != nil {
+			return err
+		}
+		if err := f.exec(`DELETE FROM scenes WHERE n = ?`, s.n); err != nil {
+			return err
+		}
+		f.res.Scenes++
+		f.res.Removed = append(f.res.Removed, s.id)
+		uid := unitID(engram.UnitScene, s.ns, s.session, s.id)
+		var n int64
+		err := f.tx.QueryRowContext(f.ctx, `SELECT n FROM units WHERE id = ?`, uid).Scan(&n)
+		if err == sql.ErrNoRows {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		for _, q := range []string{`DELETE FROM unit_turns WHERE unit_n = ?1`, `DELETE FROM unit_scenes_fts WHERE rowid = ?1`, `DELETE FROM units WHERE n = ?1`} {
+			if err := f.exec(q, n); err != nil {
+				return err
+			}
+		}
+		f.res.Units++
+		f.res.Removed = append(f.res.Removed, uid)
+	}
+	return nil
+}
+
+// facets takes forgotten turns out of each facet's evidence, current value
+// and history alike; a value left without evidence goes, and a facet left
+// with none is deleted.
+func (f *forgetter) facets() error {
+	rows, err := f.tx.QueryContext(f.ctx, `SELECT namespace, speaker, facet, key, value, since, evidence, history FROM persona_facets`)
+	if err != nil {
+		return err
+	}
+	type facet struct {
+		ns, speaker, facet, key, value, evid, hist string
+		since                                      sql.NullInt64
+	}
+	var all []facet
+	for rows.Next() {
+		var x facet
+		if err := rows.Scan(&x.ns, &x.speaker, &x.facet, &x.key, &x.value, &x.since, &x.evid, &x.hist); err != nil {
+			rows.Close()
+			return err
+		}
+		all = append(all, x)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, x := range all {
+		var past []engram.FacetChange
+		if err := json.Unmarshal([]byte(x.hist), &past); err != nil {
+			return err
+		}
+		var line []observation
+		for _, p := range past {
+			line = append(line, observation{p.Value, p.From, p.Evidence})
+		}
+		cur := observation{Value: x.value, From: fromNanos(x.since)}
+		if err := json.Unmarshal([]byte(x.evid), &cur.Evidence); err != nil {
+			return err
+		}
+		line = append(line, cur)
+		changed := false
+		var kept []observation
+		for _, o := range line {
+			var ev []string
+			for _, e := range o.Evidence {
+				if f.gone[e] {
+					changed = true
+				} else {
+					ev = append(ev, e)
+				}
+			}
+			if len(ev) > 0 {
+				o.Evidence = ev
+				kept = append(kept, o)
+			}
+		}
+		if !changed {
+			continue
+		}
+		f.res.Facets++
+		if err := f.exec(`DELETE FROM persona_facets WHERE namespace = ? AND speaker = ? AND facet = ? AND key = ?`,
+			x.ns, x.speaker, x.facet, x.key); err != nil {
+			return err
+		}
+		if len(kept) == 0 {
+			continue
+		}
+		c := kept[len(kept)-1]
+		hist := make([]engram.FacetChange, 0, len(kept)-1)
+		for i, o := range kept[:len(kept)-1] {
+			hist = append(hist, engram.FacetChange{Value: o.Value, From: o.From, To: kept[i+1].From, Evidence: o.Evidence})
+		}
+		rawHist, _ := json.Marshal(hist)
+		rawEvid, _ := json.Marshal(c.Evidence)
+		if err := f.exec(`INSERT INTO persona_facets (namespace, speaker, facet, key, value, since, evidence, history, updated)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, x.ns, x.speaker, x.facet, x.key, c.Value, c.From.UnixNano(),
+			string(rawEvid), string(rawHist), c.From.UnixNano()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// statements takes forgotten turns out of the graph's statements, deletes
+// those left without a source, rebuilds the chains that changed and
+// deletes the entities nothing names any more.
+func (f *forgetter) statements() error {
+	ids := make([]string, 0, len(f.gone))
+	for id := range f.gone {
+		ids = append(ids, id)
+	}
+	q := `SELECT namespace, chain, at, predicate, object, sources FROM kg_statements
+		WHERE EXISTS (SELECT 1 FROM json_each(kg_statements.sources) WHERE value IN (?` + strings.Repeat(",?", len(ids)-1) + `))`
+	type st struct {
+		ns, chain, pred, raw string
+		at, obj              int64
+	}
+	var hits []st
+	rows, err := f.tx.QueryContext(f.ctx, q, anys(ids)...)
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+		var s st
+		if err := rows.Scan(&s.ns, &s.chain, &s.at, &s.pred, &s.obj, &s.raw); err != nil {
+			rows.Close()
+			return err
+		}
+		hits = append(hits, s)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	chains := map[chainKey]bool{}
+	var order []chainKey
+	for _, s := range hits {
+		kept, _, err := f.split(s.raw)
+		if err != nil {
+			return err
+		}
+		f.res.Facts++
+		where := `WHERE namespace = ? AND chain = ? AND at = ? AND predicate = ? AND object = ?`
+		if len(kept) == 0 {
+			err = f.exec(`DELETE FROM kg_statements `+where, s.ns, s.chain, s.at, s.pred, s.obj)
+		} else {
+			raw, _ := json.Marshal(kept)
+			err = f.exec(`UPDATE kg_statements SET sources = ? `+where, string(raw), s.ns, s.chain, s.at, s.pred, s.obj)
+		}
+		if err != nil {
+			return err
+		}
+		k := chainKey{s.ns, s.chain, engram.SingleValued(s.pred)}
+		if !chains[k] {
+			chains[k] = true
+			order = append(order, k)
+		}
+	}
+	for _, k := range order {
+		before, err := f.tripleIDs(k)
+		if err != nil {
+			return err
+		}
+		if err := rebuildChain(f.ctx, f.tx, k.ns, k.chain, k.single); err != nil {
+			return err
+		}
+		after, err := f.tripleIDs(k)
+		if err != nil {
+			return err
+		}
+		for _, id := range before {
+			if !slices.Contains(after, id) {
+				f.res.Removed = append(f.res.Removed, id)
+			}
+		}
+	}
+	if len(order) == 0 {
+		return nil
+	}
+	// Entities no statement names: their names were the forgotten words.
+	orphans := `SELECT n FROM kg_entities e WHERE NOT EXISTS (SELECT 1 FROM kg_statements s WHERE s.subject = e.n OR s.object = e.n)
+		AND NOT EXISTS (SELECT 1 FROM kg_triples t WHERE t.subject = e.n OR t.object = e.n)`
+	if err := f.exec(`DELETE FROM kg_aliases WHERE entity IN (` + orphans + `)`); err != nil {
+		return err
+	}
+	return f.exec(`DELETE FROM kg_entities WHERE n IN (` + orphans + `)`)
+}
+
+func (f *forgetter) tripleIDs(k chainKey) ([]string, error) {
+	rows, err := f.tx.QueryContext(f.ctx, `SELECT id FROM kg_triples WHERE namespace = ? AND chain = ?`, k.ns, k.chain)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
+}
+
+// vectors deletes the vectors of every model of the removed items.
+func (f *forgetter) vectors(ids []string) error {
+	for _, id := range ids {
+		if err := f.exec(`DELETE FROM vectors WHERE id = ?`, id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ForgottenIDs returns which of ids the palace records as forgotten.
+func (db *DB) ForgottenIDs(ctx context.Context, ids []string) (map[string]bool, error) {
+	out := map[string]bool{}
+	err := db.View(ctx, func(tx *sql.Tx) error {
+		for _, id := range ids {
+			var one int
+			err := tx.QueryRowContext(ctx, `SELECT 1 FROM forgotten WHERE id = ?`, id).Scan(&one)
+			if err == sql.ErrNoRows {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			out[id] = true
+		}
+		return nil
+	})
+	return out, err
+}
+
+// ForgottenLeft returns the forgotten ids that some index of the palace
+// still holds (a turn row, a vector, a memory's or statement's source, a
+// scene, a facet's evidence), with where: what the doctor checks. It
+// returns at most limit of them.
+func (db *DB) ForgottenLeft(ctx context.Context, limit int) ([]string, error) {
+	var out []string
+	err := db.View(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT id || ': ' || what FROM (SELECT f.id, CASE
+			WHEN EXISTS (SELECT 1 FROM turns t WHERE t.id = f.id AND t.seq <= f.seq) THEN 'a turn row'
+			WHEN EXISTS (SELECT 1 FROM vectors v WHERE v.id = f.id AND NOT EXISTS (SELECT 1 FROM turns t WHERE t.id = f.id)) THEN 'a vector'
+			WHEN EXISTS (SELECT 1 FROM memories m, json_each(m.sources) j WHERE j.value = f.id) THEN 'a memory''s sources'
+			WHEN EXISTS (SELECT 1 FROM scenes s, json_each(s.turns) j WHERE j.value = f.id) THEN 'a scene'
+			WHEN EXISTS (SELECT 1 FROM kg_statements s, json_each(s.sources) j WHERE j.value = f.id) THEN 'a graph statement'
+			WHEN EXISTS (SELECT 1 FROM kg_triples s, json_each(s.sources) j WHERE j.value = f.id) THEN 'a graph triple'
+			WHEN EXISTS (SELECT 1 FROM persona_facets p, json_each(p.evidence) j WHERE j.value = f.id) THEN 'a persona facet'
+			ELSE '' END AS what FROM forgotten f) WHERE what != '' LIMIT ?`, limit)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var s string
+			if err := rows.Scan(&s); err != nil {
+				return err
+			}
+			out = append(out, s)
+		}
+		return rows.Err()
+	})
+	return out, err
+}
+
+// TurnIDs returns the ids of the stored turns of namespace (every
+// namespace when ""), of session only when it is set, in seq order.
+func (db *DB) TurnIDs(ctx context.Context, namespace, session string) ([]string, error) {
+	var ids []string
+	err := db.View(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT id FROM turns WHERE (?1 = '' OR namespace = ?1) AND (?2 = '' OR session = ?2) ORDER BY seq`,
+			namespace, session)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				return err
+			}
+			ids = append(ids, id)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("palace: turn ids: %w", err)
+	}
+	return ids, nil
+}
