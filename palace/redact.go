@@ -194,9 +194,10 @@ func redactMemories(ctx context.Context, tx *sql.Tx, turnID string, red func(str
 			continue
 		}
 		raw, _ := json.Marshal(nonNil(m.Entities))
+		// The near-duplicate key is made of the text's words: redacted too.
 		if _, err := tx.ExecContext(ctx, `UPDATE memories SET text = ?, rationale = ?, subject = ?, entities = ?, extracted = ?,
-			seq = ? WHERE n = ?`,
-			m.Text, m.Rationale, m.Subject, string(raw), newExt, seq, n); err != nil {
+			dedup_key = ?, seq = ? WHERE n = ?`,
+			m.Text, m.Rationale, m.Subject, string(raw), newExt, dedupKey(m, contentWords(m.Text)), seq, n); err != nil {
 			return err
 		}
 		text, err := indexText(memoryIndexText(m))
