@@ -24,7 +24,7 @@ const (
 
 // Batch sizes of the layer workers.
 const (
-	DefaultLayerBatch  = 64  // turns per transaction for the rules extractor and scenes: short, so a job never holds the writer long
+	DefaultLayerBatch  = 16  // turns per transaction for the rules extractor and scenes: short, so a job never holds the writer long
 	DefaultDeriveBatch = 200 // memories per transaction for persona and graph
 )
 
