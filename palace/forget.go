@@ -581,20 +581,7 @@ func (f *forgetter) statements() error {
 }
 
 func (f *forgetter) tripleIDs(k chainKey) ([]string, error) {
-	rows, err := f.tx.QueryContext(f.ctx, `SELECT id FROM kg_triples WHERE namespace = ? AND chain = ?`, k.ns, k.chain)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var ids []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		ids = append(ids, id)
-	}
-	return ids, rows.Err()
+	return queryStrings(f.ctx, f.tx, `SELECT id FROM kg_triples WHERE namespace = ? AND chain = ?`, k.ns, k.chain)
 }
 
 // vectors deletes the vectors of every model of the removed items.
@@ -634,7 +621,8 @@ func (db *DB) ForgottenIDs(ctx context.Context, ids []string) (map[string]bool, 
 func (db *DB) ForgottenLeft(ctx context.Context, limit int) ([]string, error) {
 	var out []string
 	err := db.View(ctx, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, `SELECT id || ': ' || what FROM (SELECT f.id, CASE
+		var err error
+		out, err = queryStrings(ctx, tx, `SELECT id || ': ' || what FROM (SELECT f.id, CASE
 			WHEN EXISTS (SELECT 1 FROM turns t WHERE t.id = f.id AND t.seq <= f.seq) THEN 'a turn row'
 			WHEN EXISTS (SELECT 1 FROM vectors v WHERE v.id = f.id AND NOT EXISTS (SELECT 1 FROM turns t WHERE t.id = f.id)) THEN 'a vector'
 			WHEN EXISTS (SELECT 1 FROM memories m, json_each(m.sources) j WHERE j.value = f.id) THEN 'a memory''s sources'
@@ -643,18 +631,7 @@ func (db *DB) ForgottenLeft(ctx context.Context, limit int) ([]string, error) {
 			WHEN EXISTS (SELECT 1 FROM kg_triples s, json_each(s.sources) j WHERE j.value = f.id) THEN 'a graph triple'
 			WHEN EXISTS (SELECT 1 FROM persona_facets p, json_each(p.evidence) j WHERE j.value = f.id) THEN 'a persona facet'
 			ELSE '' END AS what FROM forgotten f) WHERE what != '' LIMIT ?`, limit)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var s string
-			if err := rows.Scan(&s); err != nil {
-				return err
-			}
-			out = append(out, s)
-		}
-		return rows.Err()
+		return err
 	})
 	return out, err
 }
@@ -664,20 +641,10 @@ func (db *DB) ForgottenLeft(ctx context.Context, limit int) ([]string, error) {
 func (db *DB) TurnIDs(ctx context.Context, namespace, session string) ([]string, error) {
 	var ids []string
 	err := db.View(ctx, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, `SELECT id FROM turns WHERE (?1 = '' OR namespace = ?1) AND (?2 = '' OR session = ?2) ORDER BY seq`,
+		var err error
+		ids, err = queryStrings(ctx, tx, `SELECT id FROM turns WHERE (?1 = '' OR namespace = ?1) AND (?2 = '' OR session = ?2) ORDER BY seq`,
 			namespace, session)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var id string
-			if err := rows.Scan(&id); err != nil {
-				return err
-			}
-			ids = append(ids, id)
-		}
-		return rows.Err()
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("palace: turn ids: %w", err)

@@ -307,26 +307,19 @@ func redactFacets(ctx context.Context, tx *sql.Tx, turnID string, red func(strin
 // holds one of texts, in seq order.
 func (db *DB) TurnIDsHolding(ctx context.Context, namespace, session string, texts []string) ([]string, error) {
 	var ids []string
+	seen := map[string]bool{}
 	err := db.View(ctx, func(tx *sql.Tx) error {
 		for _, text := range texts {
-			rows, err := tx.QueryContext(ctx, `SELECT id FROM turns WHERE (?1 = '' OR namespace = ?1) AND (?2 = '' OR session = ?2)
+			found, err := queryStrings(ctx, tx, `SELECT id FROM turns WHERE (?1 = '' OR namespace = ?1) AND (?2 = '' OR session = ?2)
 				AND instr(content, ?3) > 0 ORDER BY seq`, namespace, session, text)
 			if err != nil {
 				return err
 			}
-			for rows.Next() {
-				var id string
-				if err := rows.Scan(&id); err != nil {
-					rows.Close()
-					return err
-				}
-				if !slices.Contains(ids, id) {
+			for _, id := range found {
+				if !seen[id] {
+					seen[id] = true
 					ids = append(ids, id)
 				}
-			}
-			rows.Close()
-			if err := rows.Err(); err != nil {
-				return err
 			}
 		}
 		return nil

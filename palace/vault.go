@@ -87,22 +87,11 @@ func (db *DB) DocChunkIDs(ctx context.Context, vault string, paths []string) ([]
 	var out []string
 	err := db.View(ctx, func(tx *sql.Tx) error {
 		for _, p := range paths {
-			rows, err := tx.QueryContext(ctx, `SELECT c.id FROM vault_chunks c JOIN vault_docs d ON d.n = c.doc WHERE d.vault = ? AND d.path = ?`, vault, p)
+			ids, err := queryStrings(ctx, tx, `SELECT c.id FROM vault_chunks c JOIN vault_docs d ON d.n = c.doc WHERE d.vault = ? AND d.path = ?`, vault, p)
 			if err != nil {
 				return err
 			}
-			for rows.Next() {
-				var id string
-				if err := rows.Scan(&id); err != nil {
-					rows.Close()
-					return err
-				}
-				out = append(out, id)
-			}
-			rows.Close()
-			if err := rows.Err(); err != nil {
-				return err
-			}
+			out = append(out, ids...)
 		}
 		return nil
 	})

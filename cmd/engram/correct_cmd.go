@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/engram-dev/engram"
-	"github.com/engram-dev/engram/engine"
 )
 
 func runCorrect(ctx context.Context, m *Main, args []string) error {
@@ -47,21 +46,11 @@ a re-extraction and after engram rebuild.`)
 	if err := req.Validate(); err != nil {
 		return &usageError{msg: err.Error() + " (engram correct --memory ID --wrong | --text T | --restore)"}
 	}
-	cfg, err := m.loadConfig()
+	_, svc, err := m.openHome(ctx)
 	if err != nil {
 		return err
 	}
-	var svc engram.CorrectService
-	if c := discoverServer(ctx, cfg); c != nil {
-		svc = c
-	} else {
-		e, err := engine.Open(ctx, cfg, m.logger(cfg))
-		if err != nil {
-			return err
-		}
-		defer e.Close()
-		svc = e
-	}
+	defer svc.Close()
 	c, err := svc.Correct(ctx, req)
 	if err != nil {
 		return err

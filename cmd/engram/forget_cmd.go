@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/engram-dev/engram"
-	"github.com/engram-dev/engram/engine"
 )
 
 // multiFlag is a flag that may be given more than once.
@@ -45,21 +44,11 @@ unless --yes.`)
 	if err := req.Validate(); err != nil {
 		return &usageError{msg: err.Error() + " (engram forget --turn ID | --session S | --namespace N)"}
 	}
-	cfg, err := m.loadConfig()
+	_, svc, err := m.openHome(ctx)
 	if err != nil {
 		return err
 	}
-	var svc engram.ForgetService
-	if c := discoverServer(ctx, cfg); c != nil {
-		svc = c
-	} else {
-		e, err := engine.Open(ctx, cfg, m.logger(cfg))
-		if err != nil {
-			return err
-		}
-		defer e.Close()
-		svc = e
-	}
+	defer svc.Close()
 	if !*yes || *dry {
 		probe := req
 		probe.DryRun = true

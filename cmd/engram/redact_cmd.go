@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/engram-dev/engram"
-	"github.com/engram-dev/engram/engine"
 )
 
 func runRedact(ctx context.Context, m *Main, args []string) error {
@@ -46,21 +45,11 @@ again). Earlier backups still hold the text. Asks before redacting unless
 	if err := req.Validate(); err != nil {
 		return &usageError{msg: err.Error() + " (engram redact --turn ID --span TEXT)"}
 	}
-	cfg, err := m.loadConfig()
+	_, svc, err := m.openHome(ctx)
 	if err != nil {
 		return err
 	}
-	var svc engram.RedactService
-	if c := discoverServer(ctx, cfg); c != nil {
-		svc = c
-	} else {
-		e, err := engine.Open(ctx, cfg, m.logger(cfg))
-		if err != nil {
-			return err
-		}
-		defer e.Close()
-		svc = e
-	}
+	defer svc.Close()
 	if !*yes || *dry {
 		probe := req
 		probe.DryRun = true
