@@ -72,7 +72,14 @@ func (e *Engine) Serve(srv *httpapi.Server) {
 	srv.Redact = e
 	srv.Browse = e
 	srv.UI = ui.Handler()
+	e.Warm()
 }
+
+// Warm starts loading, in the background, what a long-running process
+// answers recall from in memory: the keyword index of the turns (searches
+// use SQLite's full-text index until it is ready). The embedded vector
+// index is loaded by Open.
+func (e *Engine) Warm() { e.palace.WarmKeywordIndex() }
 
 // Addr is the address the server listens on.
 func (s *Server) Addr() string { return s.HTTP.Addr() }

@@ -423,3 +423,23 @@ func cmpInt(a, b int64) int {
 	}
 	return 0
 }
+
+// DropCorrections deletes the corrections with the given ids (the journal
+// dropped them: what they corrected was forgotten), then leaves no trace
+// of their text in the files, as a forget does. Unknown ids cost nothing.
+func (db *DB) DropCorrections(ctx context.Context, ids []string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	err := db.Update(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `DELETE FROM corrections WHERE id IN (SELECT value FROM json_each(?))`, jsonList(ids))
+		return err
+	})
+	if err == nil {
+		err = db.scrub(ctx)
+	}
+	if err != nil {
+		return fmt.Errorf("palace: drop corrections: %w", err)
+	}
+	return nil
+}

@@ -51,11 +51,17 @@ func (db *DB) ForgetTurns(ctx context.Context, turns []ForgetTurn, at time.Time)
 	if len(turns) == 0 {
 		return res, nil
 	}
+	kw := db.beginChange()
 	err := db.Update(ctx, func(tx *sql.Tx) error {
 		res = ForgetResult{}
-		f := forgetter{ctx: ctx, tx: tx, res: &res, gone: map[string]bool{}}
-		return f.run(turns, at)
+		kw.reset()
+		f := forgetter{ctx: ctx, tx: tx, res: &res, gone: map[string]bool{}, kw: kw}
+		if err := f.run(turns, at); err != nil {
+			return err
+		}
+		return kw.count(ctx, tx)
 	})
+	db.endChange(kw, err)
 	if err != nil {
 		return ForgetResult{}, fmt.Errorf("palace: forget turns: %w", err)
 	}
@@ -110,6 +116,7 @@ type forgetter struct {
 	tx   *sql.Tx
 	res  *ForgetResult
 	gone map[string]bool // the forgotten turn ids
+	kw   *kwChange       // the change of turns_fts
 }
 
 func (f *forgetter) exec(q string, args ...any) error {
@@ -185,6 +192,7 @@ func (f *forgetter) turnRows(seqs []int64) error {
 		if err := f.exec(`DELETE FROM turns WHERE seq = ?`, seq); err != nil {
 			return err
 		}
+		f.kw.del(seq)
 		f.res.Turns++
 		rows, err := f.tx.QueryContext(f.ctx, `SELECT unit_n FROM unit_turns WHERE turn_seq = ?`, seq)
 		if err != nil {
@@ -232,6 +240,9 @@ func (f *forgetter) fixUnits(ns []int64) error {
 		}
 		if left == 0 {
 			if err := f.exec(`DELETE FROM units WHERE n = ?`, n); err != nil {
+				return err
+			}
+			if err := countUnitDeletion(f.ctx, f.tx); err != nil {
 				return err
 			}
 			f.res.Removed = append(f.res.Removed, id)
@@ -406,6 +417,9 @@ func (f *forgetter) scenes() error {
 			if err := f.exec(q, n); err != nil {
 				return err
 			}
+		}
+		if err := countUnitDeletion(f.ctx, f.tx); err != nil {
+			return err
 		}
 		f.res.Units++
 		f.res.Removed = append(f.res.Removed, uid)

@@ -53,7 +53,10 @@ type DB struct {
 	r      *sql.DB // query_only connections
 	closed atomic.Bool
 
-	vectors vectorCache // the VectorIndex of each model, made by Vectors
+	vectors vectorCache  // the VectorIndex of each model, made by Vectors
+	kw      keywordIndex // the in-memory keyword index (kwindex.go)
+	ukw     unitKeywords // the units' (kwunits.go)
+	stmts   stmtCache    // prepared read statements (stmts.go)
 }
 
 // Open opens (creating it if needed, with mode 0600) the palace database at
@@ -190,7 +193,7 @@ func (db *DB) Close() error {
 	}
 	var errs []error
 	if db.r != nil {
-		errs = append(errs, db.r.Close())
+		errs = append(errs, db.stmts.close(), db.r.Close())
 	}
 	// The writer closes last: the last connection to close checkpoints the
 	// WAL into the database file and removes it.

@@ -48,9 +48,11 @@ func (db *DB) RedactTurns(ctx context.Context, turns []engram.Turn, spans []stri
 		jsonPairs = append(jsonPairs, string(a[1:len(a)-1]), string(b[1:len(b)-1]))
 	}
 	redJSON := strings.NewReplacer(jsonPairs...)
+	kw := db.beginChange()
 	err := db.Update(ctx, func(tx *sql.Tx) error {
 		res = RedactResult{}
-		f := &forgetter{ctx: ctx, tx: tx, res: &ForgetResult{}, gone: map[string]bool{}}
+		kw.reset()
+		f := &forgetter{ctx: ctx, tx: tx, res: &ForgetResult{}, gone: map[string]bool{}, kw: kw}
 		units := map[int64]bool{}
 		for _, t := range turns {
 			raw := nfkc(t.Content)
@@ -58,8 +60,11 @@ func (db *DB) RedactTurns(ctx context.Context, turns []engram.Turn, spans []stri
 			if err != nil {
 				return err
 			}
-			var speaker string
-			if err := tx.QueryRowContext(ctx, `SELECT speaker FROM turns WHERE seq = ? AND id = ?`, t.Seq, t.ID).Scan(&speaker); err == sql.ErrNoRows {
+			var (
+				speaker, namespace string
+				ts                 sql.NullInt64
+			)
+			if err := tx.QueryRowContext(ctx, `SELECT speaker, namespace, ts FROM turns WHERE seq = ? AND id = ?`, t.Seq, t.ID).Scan(&speaker, &namespace, &ts); err == sql.ErrNoRows {
 				continue // not indexed (skipped, or not yet: the indexer stores the new version)
 			} else if err != nil {
 				return err
@@ -82,6 +87,12 @@ func (db *DB) RedactTurns(ctx context.Context, turns []engram.Turn, spans []stri
 			if _, err := tx.ExecContext(ctx, `INSERT INTO turns_fts (rowid, text, speaker) VALUES (?, ?, ?)`, t.Seq, text, sp); err != nil {
 				return err
 			}
+			var tsv any
+			if ts.Valid {
+				tsv = ts.Int64
+			}
+			kw.del(t.Seq)
+			kw.add(t.Seq, namespace, tsv, text, sp)
 			if _, err := tx.ExecContext(ctx, `INSERT INTO turns_trigram (rowid, content) VALUES (?, ?)`, t.Seq, raw); err != nil {
 				return err
 			}
@@ -134,8 +145,12 @@ func (db *DB) RedactTurns(ctx context.Context, turns []engram.Turn, spans []stri
 		}
 		res.Units = f.res.Units
 		res.Removed = append(res.Removed, f.res.Removed...)
-		return nil
+		if err := redactCorrections(ctx, tx, spans, marker); err != nil {
+			return err
+		}
+		return kw.count(ctx, tx)
 	})
+	db.endChange(kw, err)
 	if err != nil {
 		return RedactResult{}, fmt.Errorf("palace: redact turns: %w", err)
 	}
@@ -143,6 +158,31 @@ func (db *DB) RedactTurns(ctx context.Context, turns []engram.Turn, spans []stri
 		return res, fmt.Errorf("palace: redact turns: %w", err)
 	}
 	return res, nil
+}
+
+// redactCorrections replaces the spans wherever the palace keeps a
+// correction's words (a user may have typed the secret into one): the
+// corrected text of memories and facts, and the corrections' records (JSON,
+// where a span appears escaped) and keys. The engine rewrites the journal.
+func redactCorrections(ctx context.Context, tx *sql.Tx, spans []string, marker string) error {
+	jm, _ := json.Marshal(marker)
+	for _, sp := range spans {
+		js, _ := json.Marshal(sp)
+		for _, q := range []struct {
+			sql      string
+			from, to string
+		}{
+			{`UPDATE memories SET corrected = replace(corrected, ?1, ?2) WHERE instr(corrected, ?1) > 0`, sp, marker},
+			{`UPDATE kg_triples SET corrected = replace(corrected, ?1, ?2) WHERE instr(corrected, ?1) > 0`, sp, marker},
+			{`UPDATE corrections SET body = replace(body, ?1, ?2) WHERE instr(body, ?1) > 0`, string(js[1 : len(js)-1]), string(jm[1 : len(jm)-1])},
+			{`UPDATE corrections SET key = replace(key, ?1, ?2), alt = replace(alt, ?1, ?2) WHERE instr(key, ?1) > 0 OR instr(alt, ?1) > 0`, sp, marker},
+		} {
+			if _, err := tx.ExecContext(ctx, q.sql, q.from, q.to); err != nil {
+				return fmt.Errorf("redact corrections: %w", err)
+			}
+		}
+	}
+	return nil
 }
 
 func redactMemories(ctx context.Context, tx *sql.Tx, turnID string, red func(string) string, res *RedactResult) error {

@@ -90,6 +90,9 @@ const parallelRankRows = 20_000
 
 // rankKeyword fills s with the BM25 ranking of terms (the keyword stage).
 func (db *DB) rankKeyword(ctx context.Context, s *search, terms []term) error {
+	if done, err := db.rankFromMemory(ctx, s, terms); err != nil || done {
+		return err
+	}
 	parts := min(runtime.GOMAXPROCS(0), DefaultReaders)
 	var last int64
 	if parts > 1 {

@@ -106,7 +106,9 @@ func (db *DB) PutTurns(ctx context.Context, turns []engram.Turn) error {
 	}
 
 	// Urgent: an acknowledgement waits for it (see writeGate).
-	return db.update(ctx, true, func(tx *sql.Tx) error {
+	kw := db.beginChange()
+	err := db.update(ctx, true, func(tx *sql.Tx) error {
+		kw.reset()
 		ins, err := tx.PrepareContext(ctx, `INSERT INTO turns
 			(seq, id, namespace, session, role, speaker, content, ts, meta, received_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -192,6 +194,7 @@ func (db *DB) PutTurns(ctx context.Context, turns []engram.Turn) error {
 			if _, err := fts.ExecContext(ctx, t.Seq, r.text, r.speaker); err != nil {
 				return fmt.Errorf("palace: index turn %d: %w", t.Seq, err)
 			}
+			kw.add(t.Seq, t.Namespace, r.ts, r.text, r.speaker)
 			if _, err := tri.ExecContext(ctx, t.Seq, r.raw); err != nil {
 				return fmt.Errorf("palace: index turn %d: %w", t.Seq, err)
 			}
@@ -211,8 +214,13 @@ func (db *DB) PutTurns(ctx context.Context, turns []engram.Turn) error {
 		if err := setMeta(ctx, tx, keyIndexedSeq, maxSeq); err != nil {
 			return fmt.Errorf("palace: advance watermark: %w", err)
 		}
+		if err := kw.count(ctx, tx); err != nil {
+			return fmt.Errorf("palace: put turns: %w", err)
+		}
 		return nil
 	})
+	db.endChange(kw, err)
+	return err
 }
 
 // skipDuplicate records t in turn_skips when the palace holds its id under
@@ -391,19 +399,11 @@ func (db *DB) GetTurns(ctx context.Context, ids []string) ([]engram.Turn, error)
 	}
 	byID := make(map[string]engram.Turn, len(ids))
 	err := db.View(ctx, func(tx *sql.Tx) error {
-		const chunk = 500
-		for start := 0; start < len(ids); start += chunk {
-			part := ids[start:min(start+chunk, len(ids))]
-			args := make([]any, len(part))
-			for i, id := range part {
-				args[i] = id
-			}
-			q := `SELECT ` + turnColumns + ` FROM turns t WHERE t.id IN (?` + strings.Repeat(",?", len(part)-1) + `)`
-			if err := queryTurns(ctx, tx, q, args, func(t engram.Turn, _ float64) { byID[t.ID] = t }); err != nil {
-				return err
-			}
+		rows, err := db.readQuery(ctx, tx, `SELECT `+turnColumns+` FROM turns t WHERE t.id IN (SELECT value FROM json_each(?))`, jsonList(ids))
+		if err != nil {
+			return err
 		}
-		return nil
+		return scanTurns(rows, func(t engram.Turn, _ float64) { byID[t.ID] = t })
 	})
 	if err != nil {
 		return nil, fmt.Errorf("palace: get turns: %w", err)
@@ -487,6 +487,12 @@ func queryTurns(ctx context.Context, tx *sql.Tx, q string, args []any, fn func(e
 	if err != nil {
 		return err
 	}
+	return scanTurns(rows, fn)
+}
+
+// scanTurns reads rows of turnColumns, optionally followed by a rank, and
+// closes them.
+func scanTurns(rows *sql.Rows, fn func(engram.Turn, float64)) error {
 	defer rows.Close()
 	cols, err := rows.Columns()
 	if err != nil {

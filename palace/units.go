@@ -291,6 +291,12 @@ func (db *DB) SearchUnits(ctx context.Context, q engram.TextQuery, kind string) 
 		return nil, err
 	}
 	limit := min(max(q.Limit, 1), MaxSearchLimit)
+	if hits, ok, err := db.searchUnitsFromMemory(ctx, q, terms, kinds, limit); err != nil || ok {
+		if err != nil {
+			return nil, fmt.Errorf("palace: search units: %w", err)
+		}
+		return hits, nil
+	}
 	// Each kind is its own index: searched at once, on two read
 	// connections.
 	found := make([][]engram.UnitHit, len(kinds))
@@ -355,32 +361,21 @@ func (db *DB) TurnUnits(ctx context.Context, seqs []int64) (map[int64][]string, 
 		return out, nil
 	}
 	err := db.View(ctx, func(tx *sql.Tx) error {
-		const chunk = 500
-		for i := 0; i < len(seqs); i += chunk {
-			part := seqs[i:min(i+chunk, len(seqs))]
-			args := make([]any, len(part))
-			for j, s := range part {
-				args[j] = s
-			}
-			rows, err := tx.QueryContext(ctx, `SELECT ut.turn_seq, u.id FROM unit_turns ut JOIN units u ON u.n = ut.unit_n
-				WHERE ut.turn_seq IN (?`+strings.Repeat(",?", len(part)-1)+`)`, args...)
-			if err != nil {
-				return err
-			}
-			for rows.Next() {
-				var seq int64
-				var id string
-				if err := rows.Scan(&seq, &id); err != nil {
-					rows.Close()
-					return err
-				}
-				out[seq] = append(out[seq], id)
-			}
-			if err := rows.Close(); err != nil {
-				return err
-			}
+		rows, err := db.readQuery(ctx, tx, `SELECT ut.turn_seq, u.id FROM unit_turns ut JOIN units u ON u.n = ut.unit_n
+			WHERE ut.turn_seq IN (SELECT value FROM json_each(?))`, jsonList(seqs))
+		if err != nil {
+			return err
 		}
-		return nil
+		defer rows.Close()
+		for rows.Next() {
+			var seq int64
+			var id string
+			if err := rows.Scan(&seq, &id); err != nil {
+				return err
+			}
+			out[seq] = append(out[seq], id)
+		}
+		return rows.Err()
 	})
 	if err != nil {
 		return nil, fmt.Errorf("palace: turn units: %w", err)
@@ -503,31 +498,33 @@ func (db *DB) ScoreUnits(ctx context.Context, q engram.TextQuery, ids []string, 
 	if err != nil || len(terms) == 0 || len(ids) == 0 {
 		return nil, err
 	}
+	if hits, ok, err := db.scoreUnitsFromMemory(ctx, terms, ids, kinds); err != nil || ok {
+		if err != nil {
+			return nil, fmt.Errorf("palace: score units: %w", err)
+		}
+		return hits, nil
+	}
 	var out []engram.UnitHit
 	err = db.View(ctx, func(tx *sql.Tx) error {
-		const chunk = 500
-		for i := 0; i < len(ids); i += chunk {
-			part := ids[i:min(i+chunk, len(ids))]
-			for _, kind := range kinds {
-				table := unitFTS[kind]
-				args := append([]any{matchExpr(terms), kind}, anys(part)...)
-				rows, err := tx.QueryContext(ctx, `SELECT `+unitColumns+`, f.rank FROM `+table+` f JOIN units u ON u.n = f.rowid
-					WHERE `+table+` MATCH ?1 AND +f.rowid IN (SELECT n FROM units WHERE kind = ?2 AND id IN (?`+strings.Repeat(",?", len(part)-1)+`))`, args...)
+		for _, kind := range kinds {
+			table := unitFTS[kind]
+			rows, err := db.readQuery(ctx, tx, `SELECT `+unitColumns+`, f.rank FROM `+table+` f JOIN units u ON u.n = f.rowid
+				WHERE `+table+` MATCH ?1 AND +f.rowid IN (SELECT n FROM units WHERE kind = ?2 AND id IN (SELECT value FROM json_each(?3)))`,
+				matchExpr(terms), kind, jsonList(ids))
+			if err != nil {
+				return err
+			}
+			for rows.Next() {
+				var rank float64
+				u, err := scanUnit(rows, &rank)
 				if err != nil {
+					rows.Close()
 					return err
 				}
-				for rows.Next() {
-					var rank float64
-					u, err := scanUnit(rows, &rank)
-					if err != nil {
-						rows.Close()
-						return err
-					}
-					out = append(out, engram.UnitHit{Unit: u, Score: max(-rank, 0)})
-				}
-				if err := rows.Close(); err != nil {
-					return err
-				}
+				out = append(out, engram.UnitHit{Unit: u, Score: max(-rank, 0)})
+			}
+			if err := rows.Close(); err != nil {
+				return err
 			}
 		}
 		return nil

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -575,39 +574,31 @@ func (v *VectorIndex) rescore(ctx context.Context, unit []float32, hits []engram
 	}
 	exact := make(map[string]float64, len(hits))
 	err := v.db.View(ctx, func(tx *sql.Tx) error {
-		const chunk = 500
 		buf := make([]float32, v.dim)
-		for i := 0; i < len(hits); i += chunk {
-			part := hits[i:min(i+chunk, len(hits))]
-			args := make([]any, 0, len(part)+1)
-			args = append(args, v.model)
-			for _, h := range part {
-				args = append(args, h.ID)
-			}
-			rows, err := tx.QueryContext(ctx, `SELECT id, vec FROM vectors WHERE model = ? AND id IN (?`+strings.Repeat(",?", len(part)-1)+`)`, args...)
-			if err != nil {
+		ids := make([]string, len(hits))
+		for i, h := range hits {
+			ids[i] = h.ID
+		}
+		rows, err := v.db.readQuery(ctx, tx, `SELECT id, vec FROM vectors WHERE model = ? AND id IN (SELECT value FROM json_each(?))`, v.model, jsonList(ids))
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id string
+			var raw sql.RawBytes
+			if err := rows.Scan(&id, &raw); err != nil {
 				return err
 			}
-			for rows.Next() {
-				var id string
-				var raw sql.RawBytes
-				if err := rows.Scan(&id, &raw); err != nil {
-					rows.Close()
-					return err
-				}
-				if len(raw) != 4*v.dim {
-					continue // unusable: the doctor reports it
-				}
-				decodeVector(buf, raw)
-				if normalize(buf, buf) {
-					exact[id] = min(max(float64(dot(unit, buf)), -1), 1)
-				}
+			if len(raw) != 4*v.dim {
+				continue // unusable: the doctor reports it
 			}
-			if err := rows.Close(); err != nil {
-				return err
+			decodeVector(buf, raw)
+			if normalize(buf, buf) {
+				exact[id] = min(max(float64(dot(unit, buf)), -1), 1)
 			}
 		}
-		return nil
+		return rows.Err()
 	})
 	if err != nil {
 		return nil, vecErr("rescore vectors of "+v.model, err)

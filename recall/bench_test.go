@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -47,6 +48,17 @@ func benchTurns(b *testing.B) *fixture {
 		t0 := time.Now()
 		benchFixture.f = mustOpenFixture(b, contents)
 		benchFixture.f.addScenesAndUnitVectors(b)
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		t1 := time.Now()
+		if err := benchFixture.f.db.LoadKeywordIndex(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+		took := time.Since(t1)
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		b.Logf("loaded the keyword indexes of the turns and units in %v, %.1f MB of heap", took, float64(int64(after.HeapAlloc)-int64(before.HeapAlloc))/1e6)
 		b.Logf("built 100k turns with builtin vectors, scenes and unit vectors in %v", time.Since(t0))
 	})
 	if benchFixture.f == nil {

@@ -26,7 +26,8 @@ const (
 type unitScores struct {
 	bm25, vec map[string]float64
 	kind      map[string]string
-	order     []string // units by their combined evidence, best first
+	order     []string           // units by their combined evidence, best first
+	of        map[int64][]string // the units of the turns asked about, by seq
 }
 
 // unitEvidence scores the units of kind (both for "") scored by keyword
@@ -112,8 +113,15 @@ func (s *Service) candidateUnits(ctx context.Context, q engram.TextQuery, cands 
 	for _, h := range vhits {
 		add(h.ID)
 	}
+	for _, seq := range seqs {
+		if _, ok := of[seq]; !ok {
+			of[seq] = nil // looked up: in no unit
+		}
+	}
 	hits, err := s.Units.ScoreUnits(ctx, q, ids, kind)
-	return unitEvidence(hits, vhits, kind), err
+	us := unitEvidence(hits, vhits, kind)
+	us.of = of
+	return us, err
 }
 
 // unitKindOfVector is the kind of unit a vector kind stands for, "" for
@@ -143,13 +151,21 @@ func (s *Service) unitSignals(ctx context.Context, cands []*candidate, us unitSc
 	if s.Units == nil || len(us.kind) == 0 {
 		return nil
 	}
-	seqs := make([]int64, 0, len(cands))
+	// The units of the turns candidateUnits looked up are known.
+	var seqs []int64
 	for _, c := range cands {
-		seqs = append(seqs, c.turn.Seq)
+		if _, ok := us.of[c.turn.Seq]; !ok {
+			seqs = append(seqs, c.turn.Seq)
+		}
 	}
 	of, err := s.Units.TurnUnits(ctx, seqs)
 	if err != nil {
 		return err
+	}
+	for seq, ids := range us.of {
+		if _, ok := of[seq]; !ok {
+			of[seq] = ids
+		}
 	}
 	for _, c := range cands {
 		for _, id := range of[c.turn.Seq] {
@@ -173,6 +189,14 @@ func (us unitScores) merge(o unitScores) unitScores {
 		}
 		us.kind[id] = k
 		us.bm25[id], us.vec[id] = o.bm25[id], o.vec[id]
+	}
+	if us.of == nil {
+		us.of = map[int64][]string{}
+	}
+	for seq, ids := range o.of {
+		if _, ok := us.of[seq]; !ok {
+			us.of[seq] = ids
+		}
 	}
 	us.sort()
 	return us

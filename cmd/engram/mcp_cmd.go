@@ -35,6 +35,7 @@ func runMCP(ctx context.Context, m *Main, args []string) error {
 		if err != nil {
 			return err
 		}
+		eng.Warm()
 		be, layers = eng, eng
 	}
 	srv := mcp.NewServer(be, be, be)

@@ -1,0 +1,360 @@
+package palace
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	engram "github.com/engram-dev/engram"
+)
+
+// kwCorpus makes n turns of words drawn with Zipf frequencies from a small
+// vocabulary (so that most queries match many turns, with repeated words
+// and ties), in three namespaces, some without a time, with speakers whose
+// names are words of the text too, and some words inflected.
+func kwCorpus(n int, seed uint64) []engram.Turn {
+	words := strings.Fields(`the we decided to use postgres for the database migration release
+		review meeting kafka cluster backup cache latency incident rollback deploy deploying deployed
+		caresses ponies agreed hopping relational generalizations café naïve Zürich 数据库 東京 会議
+		alice bob carol port 5432 friday evening dinner family hiking guitar`)
+	speakers := []string{"Alice", "Bob", "Carol Cache", ""}
+	rng := rand.New(rand.NewPCG(seed, 7))
+	zipf := rand.NewZipf(rng, 1.2, 3, uint64(len(words)-1))
+	turns := make([]engram.Turn, n)
+	for i := range turns {
+		w := make([]string, 3+rng.IntN(25))
+		for j := range w {
+			w[j] = words[zipf.Uint64()]
+		}
+		t := testTurn(int64(i+1), strings.Join(w, " "))
+		t.Namespace = []string{"default", "work", "home"}[rng.IntN(3)]
+		t.Session = fmt.Sprintf("s%d-%d", seed, i/25)
+		t.Speaker = speakers[rng.IntN(len(speakers))]
+		if rng.IntN(10) == 0 {
+			t.TS = time.Time{}
+		}
+		turns[i] = t
+	}
+	return turns
+}
+
+var kwQueries = []string{
+	"decided database migration", "kafka cluster backup", "the release review meeting",
+	"deploy", "deployed deploying", "alice cache", "carol", "ponies caresses agreed",
+	"café naive zurich", "数据库", "東京の会議", "port 5432", "nothing matches this", "friday family dinner hiking guitar bob",
+}
+
+// TestKeywordIndex_SameAsFTS checks that the in-memory keyword index ranks
+// as turns_fts does: the same turns with the same scores, for every query,
+// filter and limit, after ingest, forget, redaction and more ingest.
+func TestKeywordIndex_SameAsFTS(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "palace.db")
+	mem := MustOpenDBAt(t, path, Options{})
+	fts := MustOpenDBAt(t, path, Options{}) // never loads the index
+	turns := kwCorpus(800, 1)
+	mustPut(t, mem, turns[:500]...)
+	putKWScenes(t, mem, turns[:500])
+	if err := mem.LoadKeywordIndex(ctx); err != nil {
+		t.Fatal(err)
+	}
+	compareKeyword(t, mem, fts, "after the load")
+
+	mustPut(t, mem, turns[500:]...)
+	putKWScenes(t, mem, turns[500:])
+	compareKeyword(t, mem, fts, "after more turns")
+
+	var forget []ForgetTurn
+	for i := 5; i < len(turns); i += 37 {
+		forget = append(forget, ForgetTurn{ID: turns[i].ID, Seq: turns[i].Seq})
+	}
+	if _, err := mem.ForgetTurns(ctx, forget, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+
+	var red []engram.Turn
+	for i := 11; i < len(turns); i += 53 {
+		r := turns[i]
+		r.Content = strings.ReplaceAll(r.Content, "kafka", "[redacted]")
+		red = append(red, r)
+	}
+	if _, err := mem.RedactTurns(ctx, red, []string{"kafka"}, "[redacted]"); err != nil {
+		t.Fatal(err)
+	}
+	compareKeyword(t, mem, fts, "after a forget and a redaction")
+
+	more := kwCorpus(200, 2)
+	for i := range more {
+		more[i].Seq += 800
+		more[i].ID = fmt.Sprintf("m%d", i)
+	}
+	mustPut(t, mem, more...)
+	compareKeyword(t, mem, fts, "after ingest again")
+	if mem.ukw.ranked == 0 || fts.ukw.ranked != 0 {
+		t.Fatalf("the units' index answered %d searches, on the FTS5 handle %d", mem.ukw.ranked, fts.ukw.ranked)
+	}
+	if !mem.KeywordIndexLoaded() || fts.KeywordIndexLoaded() {
+		t.Fatal("the index is not loaded where it should be, or is where it should not")
+	}
+}
+
+// putKWScenes stores a scene of every 10 turns.
+func putKWScenes(tb testing.TB, db *DB, turns []engram.Turn) {
+	tb.Helper()
+	var writes []engram.SceneWrite
+	for i := 0; i < len(turns); i += 10 {
+		part := turns[i:min(i+10, len(turns))]
+		sc := engram.Scene{ID: "sc-" + part[0].ID, Namespace: part[0].Namespace, Session: part[0].Session, Title: "scene", Start: part[0].TS, End: part[len(part)-1].TS}
+		for _, t := range part {
+			if t.Namespace == sc.Namespace && t.Session == sc.Session {
+				sc.Turns = append(sc.Turns, t.ID)
+			}
+		}
+		writes = append(writes, engram.SceneWrite{Scene: sc})
+	}
+	if err := db.PutScenes(context.Background(), "test-scenes", writes, turns[len(turns)-1].Seq); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// compareKeyword runs every query on both databases (mem ranking from the
+// keyword indexes, fts with FTS5) and reports any difference: turns by
+// SearchTurns, units by SearchUnits and ScoreUnits.
+func compareKeyword(t *testing.T, mem, fts *DB, when string) {
+	t.Helper()
+	ctx := context.Background()
+	from := time.Date(2026, 5, 1, 20, 0, 0, 0, time.UTC)
+	to := from.Add(30 * time.Hour)
+	used := 0
+	for _, q := range kwQueries {
+		for _, tq := range []engram.TextQuery{
+			{Text: q, Limit: 30},
+			{Text: q, Limit: 10, Namespace: "work", From: from},
+			{Text: q, Limit: 5, Namespace: "home", To: to},
+		} {
+			before := memRanked(mem)
+			a, err := mem.SearchTurns(ctx, tq)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if memRanked(mem) > before {
+				used++
+			}
+			b, err := fts.SearchTurns(ctx, tq)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if msg := sameHits(a, b); msg != "" {
+				t.Errorf("%s, query %+v: %s", when, tq, msg)
+			}
+			ua, err := mem.SearchUnits(ctx, tq, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			ub, err := fts.SearchUnits(ctx, tq, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if msg := sameUnitHits(ua, ub, tq.Limit); msg != "" {
+				t.Errorf("%s, units of query %+v: %s", when, tq, msg)
+			}
+			var ids []string
+			for i, h := range ub {
+				if i%2 == 0 {
+					ids = append(ids, h.Unit.ID)
+				}
+			}
+			ids = append(ids, "no-such-unit")
+			sa, err := mem.ScoreUnits(ctx, tq, ids, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			sb, err := fts.ScoreUnits(ctx, tq, ids, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if msg := sameUnitHits(sa, sb, 0); msg != "" {
+				t.Errorf("%s, unit scores of query %+v: %s", when, tq, msg)
+			}
+		}
+	}
+	if used == 0 {
+		t.Errorf("%s: no query was ranked by the keyword index", when)
+	}
+}
+
+// memRanked counts the searches the keyword index answered.
+func memRanked(db *DB) int64 { return db.kw.ranked.Load() }
+
+// sameHits compares two rankings: the same scores, and the same turns but
+// for those tied with the last one (either may be cut off at the limit).
+func sameHits(a, b []engram.TurnHit) string {
+	if len(a) != len(b) {
+		return fmt.Sprintf("%d hits, FTS5 %d", len(a), len(b))
+	}
+	if len(a) == 0 {
+		return ""
+	}
+	last := b[len(b)-1].Score
+	key := func(hs []engram.TurnHit) []string {
+		var out []string
+		for _, h := range hs {
+			if math.Abs(h.Score-last) > 1e-9*math.Abs(last) {
+				out = append(out, fmt.Sprintf("%d %.12f", h.Turn.Seq, h.Score))
+			}
+		}
+		slices.Sort(out)
+		return out
+	}
+	for i := range a {
+		if d := math.Abs(a[i].Score - b[i].Score); d > 1e-9*math.Abs(b[i].Score) {
+			return fmt.Sprintf("hit %d: score %v, FTS5 %v", i, a[i].Score, b[i].Score)
+		}
+	}
+	if ka, kb := key(a), key(b); !slices.Equal(ka, kb) {
+		return fmt.Sprintf("turns %v, FTS5 %v", ka, kb)
+	}
+	return ""
+}
+
+// TestKeywordIndex_OtherWriter checks that a write the index cannot know
+// of (another process's, here another handle's) is never missed: searches
+// go to FTS5 until a rebuild, started by the first search that sees it,
+// catches up.
+func TestKeywordIndex_OtherWriter(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "palace.db")
+	mem := MustOpenDBAt(t, path, Options{})
+	other := MustOpenDBAt(t, path, Options{})
+	turns := kwCorpus(600, 3)
+	mustPut(t, mem, turns[:500]...)
+	if err := mem.LoadKeywordIndex(ctx); err != nil {
+		t.Fatal(err)
+	}
+	unique := testTurn(601, "a zeppelin only the other handle wrote")
+	mustPut(t, other, append(turns[500:], unique)...)
+
+	hits, err := mem.SearchTurns(ctx, engram.TextQuery{Text: "zeppelin"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hits) != 1 || hits[0].Turn.ID != unique.ID {
+		t.Fatalf("the other handle's turn is not found: %v", hits)
+	}
+	mem.kw.builds.Wait() // the rebuild the search started
+	mem.kw.mu.RLock()
+	gen := mem.kw.idx.gen
+	mem.kw.mu.RUnlock()
+	if want := keywordGenOf(t, mem); gen != want {
+		t.Fatalf("rebuilt at generation %d, the palace is at %d", gen, want)
+	}
+	before := memRanked(mem)
+	hits, err = mem.SearchTurns(ctx, engram.TextQuery{Text: "zeppelin"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hits) != 1 || hits[0].Turn.ID != unique.ID || memRanked(mem) != before+1 {
+		t.Fatalf("after the rebuild: %v, ranked by the index %d times (was %d)", hits, memRanked(mem), before)
+	}
+	compareKeyword(t, mem, other, "after the rebuild")
+}
+
+func keywordGenOf(tb testing.TB, db *DB) int64 {
+	tb.Helper()
+	var gen int64
+	err := db.View(context.Background(), func(tx *sql.Tx) (err error) {
+		gen, err = keywordGen(context.Background(), tx)
+		return err
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return gen
+}
+
+// sameUnitHits compares unit hits by id and score: the same set but for
+// ties with the last of each kind when limit cuts them.
+func sameUnitHits(a, b []engram.UnitHit, limit int) string {
+	key := func(hs []engram.UnitHit) map[string]float64 {
+		m := map[string]float64{}
+		for _, h := range hs {
+			m[h.Unit.ID] = h.Score
+		}
+		return m
+	}
+	ka, kb := key(a), key(b)
+	if len(ka) != len(kb) {
+		return fmt.Sprintf("%d units, FTS5 %d", len(ka), len(kb))
+	}
+	last := map[string]float64{}
+	for _, h := range b {
+		last[h.Unit.Kind] = h.Score // b is best first within each kind
+	}
+	for id, sb := range kb {
+		sa, ok := ka[id]
+		if !ok {
+			var kind string
+			for _, h := range b {
+				if h.Unit.ID == id {
+					kind = h.Unit.Kind
+				}
+			}
+			if limit > 0 && math.Abs(sb-last[kind]) <= 1e-9*math.Abs(sb) {
+				continue // tied at the cut
+			}
+			return fmt.Sprintf("unit %s (%v) missing", id, sb)
+		}
+		if math.Abs(sa-sb) > 1e-9*math.Abs(sb) {
+			return fmt.Sprintf("unit %s: score %v, FTS5 %v", id, sa, sb)
+		}
+	}
+	return ""
+}
+
+// TestKWIndex_Compact replaces and deletes most docs of an index, compacts
+// it, and checks that it scores as an index built from the live docs alone.
+func TestKWIndex_Compact(t *testing.T) {
+	turns := kwCorpus(12000, 4)
+	add := func(x *kwIndex, tr engram.Turn, text string) {
+		x.add(kwAdd{seq: tr.Seq, namespace: tr.Namespace, ts: tr.TS.UnixNano(), hasTS: true, text: text, speaker: tr.Speaker})
+	}
+	x := newKWIndex()
+	for _, tr := range turns {
+		add(x, tr, tr.Content)
+	}
+	want := newKWIndex()
+	for i, tr := range turns {
+		switch i % 4 {
+		case 0: // kept
+			add(want, tr, tr.Content)
+		case 1: // replaced, as a unit that grows
+			add(x, tr, tr.Content+" grown")
+			add(want, tr, tr.Content+" grown")
+		default:
+			x.remove(tr.Seq)
+		}
+	}
+	dead := len(x.docs) - int(x.live)
+	x.compactIfWasteful()
+	if len(x.docs) != int(x.live) || dead <= 4096 {
+		t.Fatalf("%d docs, %d live after the compaction (%d were dead)", len(x.docs), x.live, dead)
+	}
+	for _, q := range kwQueries {
+		terms, err := queryTerms(q + " grown")
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, okA := x.rank(terms, "", 0, 0, 40)
+		b, okB := want.rank(terms, "", 0, 0, 40)
+		if okA != okB || !slices.Equal(a, b) {
+			t.Errorf("%q: compacted %v, fresh %v", q, a, b)
+		}
+	}
+}

@@ -1,0 +1,331 @@
+package palace
+
+import (
+	"context"
+	"database/sql"
+	"sync"
+
+	engram "github.com/engram-dev/engram"
+)
+
+// The keyword index of the units: each kind's full-text index (the
+// session parts in unit_sessions_fts, the scenes in unit_scenes_fts) held
+// in memory like the turns' (kwindex.go), with the statistics of its own
+// table, so that scoring the units of a query's candidates (ScoreUnits)
+// and ranking the units (SearchUnits) cost no FTS5 scan of every unit
+// holding a query word: at 100,000 turns that scan was 5 ms of the hybrid
+// path's 22.
+//
+// A unit's text changes with every turn its session gains, so rather than
+// in each write, the index catches up when searched: every insert or
+// growth of a unit takes the next change number (units.seq), so the units
+// with a change number past the index's are the changed ones, read again
+// from their turns (unitText, the text their index holds). A deletion
+// takes no change number; it counts in palace_meta (keyUnitsDeleted), and
+// the index is built again. A catch-up of more than unitCatchUp units (the
+// first load, a bulk ingest) runs in the background while searches use
+// FTS5.
+
+// keyUnitsDeleted counts the deletions of units.
+const keyUnitsDeleted = "units_deleted"
+
+// unitCatchUp is the most changed units a search reads itself.
+const unitCatchUp = 256
+
+type unitKeywords struct {
+	mu       sync.Mutex
+	warm     bool
+	current  bool                // kinds holds the state of seq and deleted
+	seq      int64               // the change number caught up to
+	deleted  int64               // the deletion count it reflects
+	kinds    map[string]*kwIndex // by unit kind
+	ids      map[string]int64    // unit id → n
+	catching bool                // a catch-up is running
+	builds   sync.WaitGroup
+	ranked   int64 // searches it answered, for the tests
+}
+
+// countUnitDeletion counts a deletion of units inside tx.
+func countUnitDeletion(ctx context.Context, tx *sql.Tx) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO palace_meta (key, value) VALUES (?1, 1)
+		ON CONFLICT (key) DO UPDATE SET value = value + 1`, keyUnitsDeleted)
+	return err
+}
+
+// unitState reads the units' change number and deletion count.
+func (db *DB) unitState(ctx context.Context) (seq, deleted int64, err error) {
+	err = db.View(ctx, func(tx *sql.Tx) error {
+		rows, err := db.readQuery(ctx, tx, `SELECT (SELECT coalesce(max(seq), 0) FROM units),
+			coalesce((SELECT value FROM palace_meta WHERE key = ?), 0)`, keyUnitsDeleted)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		if rows.Next() {
+			if err := rows.Scan(&seq, &deleted); err != nil {
+				return err
+			}
+		}
+		return rows.Err()
+	})
+	return seq, deleted, err
+}
+
+// unitChange is a unit read for the index.
+type unitChange struct {
+	id, kind string
+	add      kwAdd
+}
+
+// readUnitChanges reads the units changed after seq, and the state they
+// bring the index to.
+func (db *DB) readUnitChanges(ctx context.Context, after int64) (changes []unitChange, seq, deleted int64, err error) {
+	err = db.View(ctx, func(tx *sql.Tx) error {
+		if err := tx.QueryRowContext(ctx, `SELECT (SELECT coalesce(max(seq), 0) FROM units),
+			coalesce((SELECT value FROM palace_meta WHERE key = ?), 0)`, keyUnitsDeleted).Scan(&seq, &deleted); err != nil {
+			return err
+		}
+		rows, err := tx.QueryContext(ctx, `SELECT n, id, kind, namespace, start_ts, end_ts FROM units WHERE seq > ? ORDER BY seq`, after)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var (
+				c          unitChange
+				start, end sql.NullInt64
+			)
+			if err := rows.Scan(&c.add.seq, &c.id, &c.kind, &c.add.namespace, &start, &end); err != nil {
+				rows.Close()
+				return err
+			}
+			c.add.ts, c.add.hasTS = start.Int64, start.Valid
+			c.add.end, c.add.hasEnd = end.Int64, end.Valid
+			changes = append(changes, c)
+		}
+		if err := rows.Close(); err != nil {
+			return err
+		}
+		for i := range changes {
+			text, err := unitText(ctx, tx, changes[i].add.seq)
+			if err != nil {
+				return err
+			}
+			if changes[i].add.text, err = indexText(text); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return changes, seq, deleted, err
+}
+
+// catchUpUnits brings the index to the palace's state: the changed units
+// on top of the index, or every unit into a new one (fresh).
+func (db *DB) catchUpUnits(ctx context.Context, fresh bool) error {
+	u := &db.ukw
+	u.mu.Lock()
+	after := u.seq
+	if fresh {
+		after = 0
+	}
+	u.mu.Unlock()
+	changes, seq, deleted, err := db.readUnitChanges(ctx, after)
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.catching = false
+	if err != nil {
+		return err
+	}
+	if fresh {
+		u.kinds = map[string]*kwIndex{engram.UnitSession: newKWIndex(), engram.UnitScene: newKWIndex()}
+		u.ids = map[string]int64{}
+	} else if u.seq != after || !u.current {
+		return nil // another catch-up got there first
+	}
+	for _, c := range changes {
+		x := u.kinds[c.kind]
+		if x == nil {
+			continue
+		}
+		x.add(c.add)
+		u.ids[c.id] = c.add.seq
+	}
+	for _, x := range u.kinds {
+		if fresh {
+			x.trim()
+		} else {
+			x.compactIfWasteful()
+		}
+	}
+	u.seq, u.deleted, u.current = seq, deleted, true
+	return nil
+}
+
+// warmUnitIndex starts loading the units' keyword index in the
+// background; WarmKeywordIndex calls it.
+func (db *DB) warmUnitIndex() {
+	u := &db.ukw
+	u.mu.Lock()
+	u.warm = true
+	start := !u.catching && !u.current
+	if start {
+		u.catching = true
+		u.builds.Add(1)
+	}
+	u.mu.Unlock()
+	if start {
+		go func() {
+			defer u.builds.Done()
+			db.catchUpUnits(context.Background(), true) // on failure searches stay with FTS5
+		}()
+	}
+}
+
+// withUnitIndex calls fn with the units' index, caught up, and reports
+// whether it did: false (the search goes to FTS5) when it is not warm, or
+// so far behind that it catches up in the background.
+func (db *DB) withUnitIndex(ctx context.Context, fn func(u *unitKeywords)) (bool, error) {
+	u := &db.ukw
+	u.mu.Lock()
+	warm := u.warm
+	u.mu.Unlock()
+	if !warm {
+		return false, nil
+	}
+	seq, deleted, err := db.unitState(ctx)
+	if err != nil {
+		return false, err
+	}
+	u.mu.Lock()
+	if u.current && u.seq == seq && u.deleted == deleted {
+		fn(u)
+		u.ranked++
+		u.mu.Unlock()
+		return true, nil
+	}
+	if u.catching {
+		u.mu.Unlock()
+		return false, nil
+	}
+	u.catching = true
+	fresh := !u.current || u.deleted != deleted
+	if fresh || seq-u.seq > unitCatchUp {
+		u.builds.Add(1)
+		u.mu.Unlock()
+		go func() {
+			defer u.builds.Done()
+			db.catchUpUnits(context.Background(), fresh)
+		}()
+		return false, nil
+	}
+	u.mu.Unlock()
+	if err := db.catchUpUnits(ctx, false); err != nil {
+		return false, err
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if !u.current || u.seq < seq {
+		return false, nil
+	}
+	fn(u)
+	u.ranked++
+	return true, nil
+}
+
+// unitHitsFromMemory reads the units of hits (n and score, by kind order)
+// into UnitHits, in the order of hits; a unit gone meanwhile is left out.
+func (db *DB) unitHitsFromMemory(ctx context.Context, hits []kwHit) ([]engram.UnitHit, error) {
+	if len(hits) == 0 {
+		return nil, nil
+	}
+	ns := make([]int64, len(hits))
+	for i, h := range hits {
+		ns[i] = h.seq
+	}
+	byN := make(map[int64]engram.Unit, len(hits))
+	err := db.View(ctx, func(tx *sql.Tx) error {
+		rows, err := db.readQuery(ctx, tx, `SELECT `+unitColumns+`, u.n FROM units u WHERE u.n IN (SELECT value FROM json_each(?))`, jsonList(ns))
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var n int64
+			un, err := scanUnit(rows, &n)
+			if err != nil {
+				return err
+			}
+			byN[n] = un
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]engram.UnitHit, 0, len(hits))
+	for _, h := range hits {
+		if un, ok := byN[h.seq]; ok {
+			out = append(out, engram.UnitHit{Unit: un, Score: h.score})
+		}
+	}
+	return out, nil
+}
+
+// scoreUnitsFromMemory is ScoreUnits from the index; ok false when the
+// index cannot answer.
+func (db *DB) scoreUnitsFromMemory(ctx context.Context, terms []term, ids []string, kinds []string) ([]engram.UnitHit, bool, error) {
+	toks, ok := kwTokens(terms)
+	if !ok {
+		return nil, false, nil
+	}
+	var hits []kwHit
+	ok, err := db.withUnitIndex(ctx, func(u *unitKeywords) {
+		want := make(map[int64]bool, len(ids))
+		for _, id := range ids {
+			if n, found := u.ids[id]; found {
+				want[n] = true
+			}
+		}
+		for _, kind := range kinds {
+			x := u.kinds[kind]
+			x.score(toks, func(d *kwDoc) bool { return want[d.seq] }, func(d uint32, score float64) {
+				hits = append(hits, kwHit{seq: x.docs[d].seq, score: score})
+			})
+		}
+	})
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	out, err := db.unitHitsFromMemory(ctx, hits)
+	return out, err == nil, err
+}
+
+// searchUnitsFromMemory is SearchUnits from the index.
+func (db *DB) searchUnitsFromMemory(ctx context.Context, q engram.TextQuery, terms []term, kinds []string, limit int) ([]engram.UnitHit, bool, error) {
+	toks, ok := kwTokens(terms)
+	if !ok {
+		return nil, false, nil
+	}
+	from, to := nanosOrZero(q.From), nanosOrZero(q.To)
+	var hits []kwHit
+	ok, err := db.withUnitIndex(ctx, func(u *unitKeywords) {
+		for _, kind := range kinds {
+			x := u.kinds[kind]
+			nsc, nsOK := x.nsCode[q.Namespace]
+			if q.Namespace != "" && !nsOK {
+				continue
+			}
+			hits = append(hits, x.best(toks, limit, func(d *kwDoc) bool {
+				if q.Namespace != "" && d.ns != nsc {
+					return false
+				}
+				return (from == 0 || (d.hasEnd && d.end >= from)) && (to == 0 || (d.hasTS && d.ts < to))
+			})...)
+		}
+	})
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	out, err := db.unitHitsFromMemory(ctx, hits)
+	return out, err == nil, err
+}
