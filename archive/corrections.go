@@ -23,8 +23,9 @@ const CorrectionsFile = "corrections.jsonl"
 
 // Journal is the home's corrections journal: one JSON line per correction
 // of a memory or a graph fact, appended and fsynced before the correction
-// is applied, never rewritten. It is the corrections' source of truth, as
-// the day files are the turns': a rebuilt palace applies it again.
+// is applied; only a forget or a redaction rewrites it, whole (Rewrite).
+// It is the corrections' source of truth, as the day files are the turns':
+// a rebuilt palace applies it again.
 //
 // A line cut short by a crash (never acknowledged) is skipped on reading
 // and cut off before the next append.
@@ -137,4 +138,46 @@ func (j *Journal) Backup(dst string) (size int64, sum string, ok bool, err error
 		return 0, "", false, err
 	}
 	return j.size, hex.EncodeToString(h.Sum(nil)), true, out.Close()
+}
+
+// Rewrite replaces the journal by the corrections edit returns, each
+// correction in turn: keep false drops it. It is how a forget or a
+// redaction reaches the corrections (a corrected memory's text holds the
+// words of its turns): the journal is written whole to a temporary file,
+// fsynced and renamed over the old one, so a crash leaves either journal,
+// never a torn one. It returns how many corrections changed or went; with
+// none, the file is left as it is.
+func (j *Journal) Rewrite(edit func(engram.Correction) (c engram.Correction, keep bool)) (int, error) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	var (
+		list    []engram.Correction
+		buf     bytes.Buffer
+		changed int
+	)
+	for _, old := range j.list {
+		c, keep := edit(old)
+		if !keep {
+			changed++
+			continue
+		}
+		line, err := json.Marshal(c)
+		if err != nil {
+			return 0, err
+		}
+		if oldLine, _ := json.Marshal(old); !bytes.Equal(line, oldLine) {
+			changed++
+		}
+		buf.Write(line)
+		buf.WriteByte('\n')
+		list = append(list, c)
+	}
+	if changed == 0 {
+		return 0, nil
+	}
+	if err := atomicfile.WriteFile(j.path, buf.Bytes(), 0o600); err != nil {
+		return 0, fmt.Errorf("corrections journal: %w", err)
+	}
+	j.list, j.size = list, int64(buf.Len())
+	return changed, nil
 }

@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/engram-dev/engram"
@@ -22,6 +24,17 @@ func (e *Engine) openJournal(ctx context.Context) error {
 		return err
 	}
 	e.journal = j
+	// A forget that stopped before the journal (a crash), or an archive
+	// restored with tombstones the journal predates.
+	if gone := e.archive.Tombstones(); len(gone) > 0 {
+		ids := make(map[string]bool, len(gone))
+		for id := range gone {
+			ids[id] = true
+		}
+		if err := e.forgetCorrections(ctx, ids, false); err != nil {
+			return err
+		}
+	}
 	if all := j.All(); len(all) > 0 {
 		n, err := e.palace.ApplyCorrections(ctx, all)
 		if err != nil {
@@ -82,4 +95,81 @@ func newCorrectionID() string {
 	var b [8]byte
 	rand.Read(b[:])
 	return "cor-" + time.Now().UTC().Format("20060102T150405") + "-" + hex.EncodeToString(b[:])
+}
+
+// forgetCorrections takes forgotten turns out of the corrections journal:
+// a correction of a memory that stood only on them, or (with facts) of a
+// fact none of whose memories is left in the palace, goes (what it
+// corrected is gone, and its text holds the turns' words); a memory's
+// other sources keep it. At Open, facts is false: the layers of a rebuilt
+// palace are not made yet.
+func (e *Engine) forgetCorrections(ctx context.Context, gone map[string]bool, facts bool) error {
+	if len(gone) == 0 || len(e.journal.All()) == 0 {
+		return nil
+	}
+	left := map[string]bool{} // the facts' memories still in the palace
+	for _, c := range e.journal.All() {
+		if facts && c.Target == engram.CorrectFact && len(c.Memories) > 0 {
+			ms, err := e.palace.GetMemories(ctx, c.Memories)
+			if err != nil {
+				return err
+			}
+			for _, m := range ms {
+				left[m.ID] = true
+			}
+		}
+	}
+	var dropped []string
+	_, err := e.journal.Rewrite(func(c engram.Correction) (engram.Correction, bool) {
+		keep := true
+		defer func() {
+			if !keep {
+				dropped = append(dropped, c.ID)
+			}
+		}()
+		switch {
+		case len(c.Sources) > 0:
+			var kept []string
+			for _, id := range c.Sources {
+				if !gone[id] {
+					kept = append(kept, id)
+				}
+			}
+			if len(kept) == 0 {
+				keep = false
+				return c, false
+			}
+			c.Sources = kept
+		case facts && c.Target == engram.CorrectFact && len(c.Memories) > 0:
+			if !slices.ContainsFunc(c.Memories, func(id string) bool { return left[id] }) {
+				keep = false
+				return c, false
+			}
+		}
+		return c, true
+	})
+	if err != nil {
+		return fmt.Errorf("the palace forgot the turns, the corrections journal failed: %w", err)
+	}
+	return e.palace.DropCorrections(ctx, dropped)
+}
+
+// redactCorrections replaces the spans by marker in every text of the
+// corrections journal.
+func (e *Engine) redactCorrections(spans []string, marker string) error {
+	red := func(s string) string {
+		for _, sp := range spans {
+			s = strings.ReplaceAll(s, sp, marker)
+		}
+		return s
+	}
+	_, err := e.journal.Rewrite(func(c engram.Correction) (engram.Correction, bool) {
+		c.Text, c.Object, c.Reason, c.Original = red(c.Text), red(c.Object), red(c.Reason), red(c.Original)
+		c.Subject, c.Predicate, c.Key = red(c.Subject), red(c.Predicate), red(c.Key)
+		return c, true
+	})
+	if err != nil {
+		return fmt.Errorf("the palace holds the redacted turns, the corrections journal failed: %w", err)
+	}
+	return nil
 }

@@ -102,6 +102,13 @@ func (e *Engine) forgetInPalace(ctx context.Context, turns []palace.ForgetTurn, 
 	if err != nil {
 		return fmt.Errorf("the archive forgot the turns, the palace failed (engram doctor finds them, a restart finishes it): %w", err)
 	}
+	gone := make(map[string]bool, len(turns))
+	for _, t := range turns {
+		gone[t.ID] = true
+	}
+	if err := e.forgetCorrections(ctx, gone, true); err != nil {
+		return err
+	}
 	rep.Memories, rep.MemoriesKept, rep.Scenes = pr.Memories, pr.MemoriesKept, pr.Scenes
 	rep.Facts, rep.Facets, rep.Units = pr.Facts, pr.Facets, pr.Units
 	rep.Vectors = len(pr.Removed)

@@ -104,6 +104,9 @@ func (e *Engine) Redact(ctx context.Context, req engram.RedactRequest) (engram.R
 		return rep, fmt.Errorf("the archive holds the redacted turns, the palace failed (engram rebuild repairs it): %w", err)
 	}
 	rep.Memories, rep.Scenes = pr.Memories, pr.Scenes
+	if err := e.redactCorrections(req.Texts, marker); err != nil {
+		return rep, err
+	}
 	if err := e.reembedRedacted(ctx, turns, pr.Removed); err != nil {
 		return rep, err
 	}

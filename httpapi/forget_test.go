@@ -5,11 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/engine"
 	"github.com/engram-dev/engram/httpapi"
 )
 
@@ -17,7 +20,8 @@ import (
 // were derived from it: recall, the listings, the layers and the graph no
 // longer know its words; a re-send does not bring it back.
 func TestForgetTurnEverywhere(t *testing.T) {
-	s, e := mustOpenEngineStack(t, httpapi.Config{})
+	var home string
+	s, e := mustOpenEngineStackWith(t, httpapi.Config{}, func(c *engine.Config) { home = c.Home })
 	ctx := context.Background()
 	body := `{"turns":[
 		{"id":"keep-1","session":"s1","speaker":"Ana","content":"I live in Lisbon and I work at Acme."},
@@ -31,6 +35,16 @@ func TestForgetTurnEverywhere(t *testing.T) {
 	}
 	if n := recallCount(t, s, "Quokkaville xylophones"); n == 0 {
 		t.Fatal("the turn to forget is not found before the forget")
+	}
+	// A correction of the memory made from it holds its words too.
+	_, raw, mems := s.get(t, "/v1/memories?q=Quokkaville")
+	ms, _ := mems["memories"].([]any)
+	if len(ms) == 0 {
+		t.Fatalf("no memory of the turn to forget: %s", raw)
+	}
+	memID := ms[0].(map[string]any)["id"].(string)
+	if code, out := s.do(t, "PATCH", "/v1/memories/"+memID, []byte(`{"text":"Ana moved to Quokkaville in May"}`)); code != 200 {
+		t.Fatalf("PATCH /v1/memories/%s: %d %v", memID, code, out)
 	}
 
 	code, out := s.do(t, "DELETE", "/v1/turns/gone-1?reason=asked", nil)
@@ -52,6 +66,24 @@ func TestForgetTurnEverywhere(t *testing.T) {
 	}
 	if n := recallCount(t, s, "Lisbon Acme"); n == 0 {
 		t.Fatal("forgetting one turn lost another")
+	}
+	for _, c := range e.Corrections() {
+		if c.Of == memID || strings.Contains(c.Text, "Quokkaville") {
+			t.Errorf("the corrections journal still holds the forgotten turn's memory: %+v", c)
+		}
+	}
+	err := filepath.WalkDir(home, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err == nil && strings.Contains(strings.ToLower(string(b)), "quokkaville") {
+			t.Errorf("%s still holds the forgotten words", path)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 	if code, _, _ := s.get(t, "/v1/kg?entity=Quokkaville"); code != 404 {
 		t.Errorf("GET /v1/kg?entity=Quokkaville: %d, want 404", code)
