@@ -111,6 +111,7 @@ func (e *Engine) MCPServer() *mcp.Server {
 	srv.Layers, srv.Limits, srv.Version, srv.Logger = e, e.cfg.Limits(), e.cfg.Version, e.logger.With("component", "mcp")
 	srv.Forget = e
 	srv.Correct = e
+	srv.Redact = e
 	srv.Docs = e
 	return srv
 }

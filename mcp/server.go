@@ -36,6 +36,8 @@ type Server struct {
 	Forget engram.ForgetService
 	// Correct, if set, serves the correct tool.
 	Correct engram.CorrectService
+	// Redact, if set, serves the redact tool.
+	Redact engram.RedactService
 	// Docs, if set, serves the doc_graph tool.
 	Docs DocGraphService
 

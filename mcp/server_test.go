@@ -134,6 +134,7 @@ func TestToolsAndSchemas(t *testing.T) {
 		mcp.ToolVaultSearch: {`"required":["query"]`, `"results"`},
 		mcp.ToolDocGraph:    {`"required":["doc"]`, `"maximum":6`, `"backlinks"`},
 		mcp.ToolCorrect:     {`"required":["target","id"]`, `"enum":["memory","fact"]`, `"restore"`, `"original"`},
+		mcp.ToolRedact:      {`"required":["texts"]`, `"marker"`, `"dry_run"`, `"spans"`},
 	} {
 		s, ok := schemas[name]
 		if !ok {
@@ -146,8 +147,8 @@ func TestToolsAndSchemas(t *testing.T) {
 			}
 		}
 	}
-	if len(schemas) != 12 {
-		t.Errorf("%d tools, want 12", len(schemas))
+	if len(schemas) != 13 {
+		t.Errorf("%d tools, want 13", len(schemas))
 	}
 }
 
@@ -179,6 +180,46 @@ func TestForgetErrors(t *testing.T) {
 	if res := callTool(t, cs, mcp.ToolForget, map[string]any{"ids": []string{"a"}}); res.IsError || !strings.Contains(text(res), `"turns":["a"]`) {
 		t.Errorf("forget: %v %q", res.IsError, text(res))
 	}
+}
+
+// TestRedactErrors: redact names what is wrong, says so when the server
+// cannot redact, and passes a good request on.
+func TestRedactErrors(t *testing.T) {
+	svc := &services{}
+	cs := mustConnect(t, mcp.NewServer(svc, svc, svc))
+	if res := callTool(t, cs, mcp.ToolRedact, map[string]any{"texts": []string{"secret"}}); !res.IsError || !strings.Contains(text(res), "not available") {
+		t.Errorf("redact without a redact service: %v %q", res.IsError, text(res))
+	}
+	srv := mcp.NewServer(svc, svc, svc)
+	var got engram.RedactRequest
+	srv.Redact = redactFunc(func(ctx context.Context, req engram.RedactRequest) (engram.RedactReport, error) {
+		got = req
+		return engram.RedactReport{Turns: req.IDs, Spans: 2}, nil
+	})
+	cs = mustConnect(t, srv)
+	for args, want := range map[string]string{
+		`{}`:                                     "texts",
+		`{"texts":["ab"]}`:                       "texts[0]",
+		`{"texts":["secret"],"namespace":"*"}`:   "namespace",
+		`{"texts":["secret"],"dry_run":"yes"}`:   "dry_run",
+		`{"texts":["secret"],"marker":"secret"}`: "marker",
+	} {
+		var m map[string]any
+		json.Unmarshal([]byte(args), &m)
+		if res := callTool(t, cs, mcp.ToolRedact, m); !res.IsError || !strings.Contains(text(res), want) {
+			t.Errorf("redact %s: %v %q, want an error naming %s", args, res.IsError, text(res), want)
+		}
+	}
+	res := callTool(t, cs, mcp.ToolRedact, map[string]any{"texts": []string{"sk-live-123"}, "ids": []string{"a"}, "reason": "a key"})
+	if res.IsError || !strings.Contains(text(res), `"spans":2`) || got.Reason != "a key" || len(got.IDs) != 1 {
+		t.Errorf("redact: %v %q, the service got %+v", res.IsError, text(res), got)
+	}
+}
+
+type redactFunc func(context.Context, engram.RedactRequest) (engram.RedactReport, error)
+
+func (f redactFunc) Redact(ctx context.Context, req engram.RedactRequest) (engram.RedactReport, error) {
+	return f(ctx, req)
 }
 
 // TestCorrectErrors: correct names the field at fault, and says so when

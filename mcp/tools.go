@@ -23,6 +23,7 @@ const (
 	ToolStatus   = "status"
 	ToolForget   = "forget"
 	ToolCorrect  = "correct"
+	ToolRedact   = "redact"
 )
 
 // DefaultSession is the session of a turn remembered without one.
@@ -238,6 +239,20 @@ func (s *Server) addTools(srv *sdk.Server) error {
 			sc.maxLength("reason", engram.MaxReasonBytes)
 		}, guard(s, ToolCorrect, s.correct))
 	})
+	tools = append(tools, func() error {
+		return add(srv, &sdk.Tool{
+			Name:  ToolRedact,
+			Title: "Redact",
+			Description: "Replace a span (a secret, a name) by a marker wherever engram keeps the text, when the user pasted " +
+				"something that must go but the rest of the conversation should stay: texts are the spans (3 bytes or more), " +
+				"in the turns named by ids, or of a session or a namespace, or in every turn that holds them. The archive line " +
+				"is rewritten, the indexes, memories, scenes, persona and corrections lose the span, the vectors are made " +
+				"again. It cannot be undone: call it with dry_run=true first to see what would change.",
+			Annotations: &sdk.ToolAnnotations{Title: "Redact", DestructiveHint: new(true), IdempotentHint: true, OpenWorldHint: new(false)},
+		}, func(sc *schema) {
+			sc.maxLength("reason", engram.MaxReasonBytes)
+		}, guard(s, ToolRedact, s.redact))
+	})
 	for _, f := range tools {
 		if err := f(); err != nil {
 			return err
@@ -451,6 +466,29 @@ func (s *Server) forget(ctx context.Context, in ForgetInput) (engram.ForgetRepor
 		return engram.ForgetReport{}, err
 	}
 	return s.Forget.Forget(ctx, req)
+}
+
+// RedactInput is the input of the redact tool.
+type RedactInput struct {
+	Texts     []string `json:"texts" jsonschema:"the spans to replace, each at least 3 bytes (an API key, a name)"`
+	IDs       []string `json:"ids,omitempty" jsonschema:"only in these turns (the source ids recall returns)"`
+	Session   string   `json:"session,omitempty" jsonschema:"only in this session (of namespace, default \"default\")"`
+	Namespace string   `json:"namespace,omitempty" jsonschema:"only in this namespace; with neither ids nor session, every turn holding a span"`
+	Marker    string   `json:"marker,omitempty" jsonschema:"what replaces each span (default [redacted])"`
+	Reason    string   `json:"reason,omitempty" jsonschema:"why, kept with the turn (at most 1024 bytes)"`
+	DryRun    bool     `json:"dry_run,omitempty" jsonschema:"true: report what would change and change nothing"`
+}
+
+func (s *Server) redact(ctx context.Context, in RedactInput) (engram.RedactReport, error) {
+	if s.Redact == nil {
+		return engram.RedactReport{}, engram.Errorf(engram.EUNSUPPORTED, "redacting is not available on this server")
+	}
+	req := engram.RedactRequest{Texts: in.Texts, IDs: in.IDs, Session: in.Session, Namespace: in.Namespace,
+		Marker: in.Marker, Reason: in.Reason, DryRun: in.DryRun}
+	if err := req.Validate(); err != nil {
+		return engram.RedactReport{}, err
+	}
+	return s.Redact.Redact(ctx, req)
 }
 
 // CorrectInput is the input of the correct tool.

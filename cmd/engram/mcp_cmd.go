@@ -42,6 +42,7 @@ func runMCP(ctx context.Context, m *Main, args []string) error {
 	srv.Layers, srv.Limits, srv.Version, srv.Logger = layers, cfg.Limits(), versionString(), logger
 	srv.Forget = be
 	srv.Correct = be
+	srv.Redact = be
 	srv.Docs = be
 	err = srv.Serve(ctx, &sdk.IOTransport{Reader: readCloser(m.Stdin), Writer: nopWriteCloser{m.Stdout}})
 	if cerr := be.Close(); err == nil {
