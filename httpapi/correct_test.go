@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -26,16 +27,7 @@ func TestCorrectMemoryAndFact(t *testing.T) {
 	if err := e.RunAll(ctx); err != nil {
 		t.Fatal(err)
 	}
-	memID := func(q string) string {
-		t.Helper()
-		_, raw, out := s.get(t, "/v1/memories?q="+q)
-		ms, _ := out["memories"].([]any)
-		if len(ms) == 0 {
-			t.Fatalf("no memory for %q: %s", q, raw)
-		}
-		return ms[0].(map[string]any)["id"].(string)
-	}
-	lisbon, acme := memID("Lisbon"), memID("Acme")
+	lisbon, acme := firstMemoryID(t, s, "Lisbon"), firstMemoryID(t, s, "Acme")
 	factID := func(object string) string {
 		t.Helper()
 		_, raw, out := s.get(t, "/v1/kg?entity=Ana")
@@ -147,4 +139,27 @@ func TestCorrectMemoryAndFact(t *testing.T) {
 	if _, raw, _ := s.get(t, "/v1/memories?q=Acme"); !strings.Contains(raw, acme) {
 		t.Errorf("a restored memory is not listed: %s", raw)
 	}
+}
+
+// firstMemoryID is the id of the first memory GET /v1/memories?q= lists.
+func firstMemoryID(t *testing.T, s *stack, q string) string {
+	t.Helper()
+	_, raw, out := s.get(t, "/v1/memories?q="+q)
+	ms, _ := out["memories"].([]any)
+	if len(ms) == 0 {
+		t.Fatalf("no memory for %q: %s", q, raw)
+	}
+	return ms[0].(map[string]any)["id"].(string)
+}
+
+// correctMemoryText corrects the text of the first memory of q and returns
+// its id.
+func correctMemoryText(t *testing.T, s *stack, q, text string) string {
+	t.Helper()
+	id := firstMemoryID(t, s, q)
+	body, _ := json.Marshal(map[string]string{"text": text})
+	if code, out := s.do(t, "PATCH", "/v1/memories/"+id, body); code != 200 {
+		t.Fatalf("PATCH /v1/memories/%s: %d %v", id, code, out)
+	}
+	return id
 }

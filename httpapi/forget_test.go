@@ -37,15 +37,7 @@ func TestForgetTurnEverywhere(t *testing.T) {
 		t.Fatal("the turn to forget is not found before the forget")
 	}
 	// A correction of the memory made from it holds its words too.
-	_, raw, mems := s.get(t, "/v1/memories?q=Quokkaville")
-	ms, _ := mems["memories"].([]any)
-	if len(ms) == 0 {
-		t.Fatalf("no memory of the turn to forget: %s", raw)
-	}
-	memID := ms[0].(map[string]any)["id"].(string)
-	if code, out := s.do(t, "PATCH", "/v1/memories/"+memID, []byte(`{"text":"Ana moved to Quokkaville in May"}`)); code != 200 {
-		t.Fatalf("PATCH /v1/memories/%s: %d %v", memID, code, out)
-	}
+	memID := correctMemoryText(t, s, "Quokkaville", "Ana moved to Quokkaville in May")
 
 	code, out := s.do(t, "DELETE", "/v1/turns/gone-1?reason=asked", nil)
 	if code != 200 {

@@ -48,15 +48,7 @@ func TestRedactSpanEverywhere(t *testing.T) {
 		}
 	}
 	// A correction holding the span: the journal is rewritten too.
-	_, raw, mems := s.get(t, "/v1/memories?q=password")
-	ms, _ := mems["memories"].([]any)
-	if len(ms) == 0 {
-		t.Fatalf("no memory of the password: %s", raw)
-	}
-	memID := ms[0].(map[string]any)["id"].(string)
-	if code, out := s.do(t, "PATCH", "/v1/memories/"+memID, []byte(`{"text":"Ana's password is zorbletrax"}`)); code != 200 {
-		t.Fatalf("PATCH /v1/memories/%s: %d %v", memID, code, out)
-	}
+	correctMemoryText(t, s, "password", "Ana's password is zorbletrax")
 	code, out := s.do(t, "POST", "/v1/redact", []byte(`{"texts":["zorbletrax","Quokkaville"],"dry_run":true}`))
 	if code != 200 || out["spans"] != float64(2) || out["dry_run"] != true {
 		t.Fatalf("dry run: %d %v", code, out)

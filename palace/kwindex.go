@@ -471,6 +471,15 @@ type kwHit struct {
 	score float64
 }
 
+// hitKeys is the key of each hit.
+func hitKeys(hits []kwHit) []int64 {
+	keys := make([]int64, len(hits))
+	for i, h := range hits {
+		keys[i] = h.seq
+	}
+	return keys
+}
+
 // kwTokens is the token of each term, ok false when a term is not one
 // token (a phrase, which needs positions: FTS5 answers it).
 func kwTokens(terms []term) (toks []string, ok bool) {
@@ -666,13 +675,9 @@ func (db *DB) rankFromMemory(ctx context.Context, s *search, terms []term) (bool
 	if len(hits) == 0 {
 		return true, nil
 	}
-	seqs := make([]int64, len(hits))
-	for i, h := range hits {
-		seqs[i] = h.seq
-	}
 	turns := make(map[int64]engram.Turn, len(hits))
 	err = db.View(ctx, func(tx *sql.Tx) error {
-		rows, err := db.readQuery(ctx, tx, `SELECT `+turnColumns+` FROM turns t WHERE t.seq IN (SELECT value FROM json_each(?))`, jsonList(seqs))
+		rows, err := db.readQuery(ctx, tx, `SELECT `+turnColumns+` FROM turns t WHERE t.seq IN (SELECT value FROM json_each(?))`, jsonList(hitKeys(hits)))
 		if err != nil {
 			return err
 		}

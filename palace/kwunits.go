@@ -238,13 +238,9 @@ func (db *DB) unitHitsFromMemory(ctx context.Context, hits []kwHit) ([]engram.Un
 	if len(hits) == 0 {
 		return nil, nil
 	}
-	ns := make([]int64, len(hits))
-	for i, h := range hits {
-		ns[i] = h.seq
-	}
 	byN := make(map[int64]engram.Unit, len(hits))
 	err := db.View(ctx, func(tx *sql.Tx) error {
-		rows, err := db.readQuery(ctx, tx, `SELECT `+unitColumns+`, u.n FROM units u WHERE u.n IN (SELECT value FROM json_each(?))`, jsonList(ns))
+		rows, err := db.readQuery(ctx, tx, `SELECT `+unitColumns+`, u.n FROM units u WHERE u.n IN (SELECT value FROM json_each(?))`, jsonList(hitKeys(hits)))
 		if err != nil {
 			return err
 		}

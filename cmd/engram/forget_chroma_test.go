@@ -16,10 +16,7 @@ import (
 // turn's vector leaves the collection, the redacted turn's is made again
 // from its new text, and the doctor finds the collection and SQLite equal.
 func TestForgetAndRedactInChroma(t *testing.T) {
-	env := testServers(t, "ENGRAM_TEST_CHROMA_URL")
-	home := filepath.Join(t.TempDir(), "home")
-	database := "forget-" + time.Now().Format("150405.000000")
-	writeConfig(t, home, "extractor = \"none\"\nvector_index = \"chroma\"\nchroma_url = \""+env["ENGRAM_TEST_CHROMA_URL"]+"\"\nchroma_database = \""+database+"\"\n")
+	home, ix := chromaHome(t, "forget")
 	lines := `{"id":"c1","session":"s1","speaker":"Ana","content":"I moved to Quokkaville last spring."}
 {"id":"c2","session":"s1","speaker":"Ana","content":"My token is sk-plumbus-4242 for the billing API."}
 {"id":"c3","session":"s2","speaker":"Bo","content":"We keep the API on port 30001."}
@@ -29,11 +26,6 @@ func TestForgetAndRedactInChroma(t *testing.T) {
 	}
 	ctx := context.Background()
 	b := embed.New()
-	ix, err := chroma.Open(ctx, chroma.Config{URL: env["ENGRAM_TEST_CHROMA_URL"], Database: database, Model: b.Model(), Dim: b.Dim()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ix.Close()
 	defer ix.DropCollection(ctx)
 	vec := func(text string) []float32 {
 		v, err := b.Embed(ctx, []string{text})
@@ -91,4 +83,23 @@ func TestForgetAndRedactInChroma(t *testing.T) {
 	if n, err := ix.Count(ctx); err != nil || n != 2 {
 		t.Errorf("Chroma holds %d vectors (%v), want 2", n, err)
 	}
+}
+
+// chromaHome makes a home whose vector index is the shared Chroma test
+// server, in a database of its own named after prefix, and opens that
+// database's collection of the builtin model for the test to look into
+// (closed at the end).
+func chromaHome(t *testing.T, prefix string) (string, *chroma.Index) {
+	t.Helper()
+	env := testServers(t, "ENGRAM_TEST_CHROMA_URL")
+	home := filepath.Join(t.TempDir(), "home")
+	database := prefix + "-" + time.Now().Format("150405.000000")
+	writeConfig(t, home, "extractor = \"none\"\nvector_index = \"chroma\"\nchroma_url = \""+env["ENGRAM_TEST_CHROMA_URL"]+"\"\nchroma_database = \""+database+"\"\n")
+	b := embed.New()
+	ix, err := chroma.Open(context.Background(), chroma.Config{URL: env["ENGRAM_TEST_CHROMA_URL"], Database: database, Model: b.Model(), Dim: b.Dim()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ix.Close() })
+	return home, ix
 }

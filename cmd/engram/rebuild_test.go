@@ -10,9 +10,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/engram-dev/engram/chroma"
-	"github.com/engram-dev/engram/embed"
 )
 
 // recallIDs runs fixed queries in every mode (as of a fixed time, so decay
@@ -175,21 +172,12 @@ func BenchmarkRebuild(b *testing.B) {
 // the Chroma collection from the rebuilt palace (here after the collection
 // was lost), and the doctor finds it in step.
 func TestRebuild_Chroma(t *testing.T) {
-	env := testServers(t, "ENGRAM_TEST_CHROMA_URL")
-	home := filepath.Join(t.TempDir(), "home")
-	database := "rebuild-" + time.Now().Format("150405.000000")
-	writeConfig(t, home, "extractor = \"none\"\nvector_index = \"chroma\"\nchroma_url = \""+env["ENGRAM_TEST_CHROMA_URL"]+"\"\nchroma_database = \""+database+"\"\n")
+	home, ix := chromaHome(t, "rebuild")
 	jsonl, _ := faultTurns(12)
 	if r := runCLI(t, home, jsonl, "ingest", "-"); r.code != 0 {
 		t.Fatalf("ingest: %+v", r)
 	}
 	ctx := context.Background()
-	b := embed.New()
-	ix, err := chroma.Open(ctx, chroma.Config{URL: env["ENGRAM_TEST_CHROMA_URL"], Database: database, Model: b.Model(), Dim: b.Dim()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ix.Close()
 	if err := ix.DropCollection(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -7,9 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/engram-dev/engram/chroma"
 	"github.com/engram-dev/engram/embed"
 )
 
@@ -119,10 +117,7 @@ func TestReindexLayers(t *testing.T) {
 // the collection lost, the doctor sees it, the reindex pushes every stored
 // vector again. It uses the shared test server, in a database of its own.
 func TestReindexChroma(t *testing.T) {
-	env := testServers(t, "ENGRAM_TEST_CHROMA_URL")
-	home := filepath.Join(t.TempDir(), "home")
-	database := "reindex-" + time.Now().Format("150405.000000")
-	writeConfig(t, home, "extractor = \"none\"\nvector_index = \"chroma\"\nchroma_url = \""+env["ENGRAM_TEST_CHROMA_URL"]+"\"\nchroma_database = \""+database+"\"\n")
+	home, ix := chromaHome(t, "reindex")
 	jsonl, _ := faultTurns(12)
 	if r := runCLI(t, home, jsonl, "ingest", "-"); r.code != 0 {
 		t.Fatalf("ingest: %+v", r)
@@ -131,12 +126,6 @@ func TestReindexChroma(t *testing.T) {
 	rep.mustFind(t, "chroma", "ok", "holds the 12 stored vectors")
 
 	ctx := context.Background()
-	b := embed.New()
-	ix, err := chroma.Open(ctx, chroma.Config{URL: env["ENGRAM_TEST_CHROMA_URL"], Database: database, Model: b.Model(), Dim: b.Dim()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ix.Close()
 	if err := ix.DropCollection(ctx); err != nil {
 		t.Fatal(err)
 	}
