@@ -56,7 +56,7 @@ func (db *DB) PutMemories(ctx context.Context, worker string, mems []engram.Memo
 			return err
 		}
 		for _, m := range mems {
-			what, err := putMemory(ctx, tx, m, &seq)
+			what, err := db.putMemory(ctx, tx, m, &seq)
 			if err != nil {
 				return fmt.Errorf("memory %s: %w", m.ID, err)
 			}
@@ -118,10 +118,33 @@ type storedMemory struct {
 	importance float64
 }
 
-func putMemory(ctx context.Context, tx *sql.Tx, m engram.Memory, seq *int64) (putOutcome, error) {
+// The statements of storing a memory, prepared once (writeStatements).
+const (
+	qInsertMemory = `INSERT INTO memories
+		(id, namespace, type, subject, text, rationale, entities, importance, ts, valid_from, sources,
+		 rel_subject, rel_predicate, rel_object, rel_subj_norm, rel_obj_norm, dedup_key, seq)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	qInsertMemoryFTS = `INSERT INTO memories_fts (rowid, text) VALUES (?, ?)`
+	qNearDuplicates  = `SELECT m.n, m.text, m.rationale, m.entities FROM memories_fts f JOIN memories m ON m.n = f.rowid
+		WHERE memories_fts MATCH ? AND m.namespace = ? AND m.type = ? AND m.subject = ? AND m.superseded_by IS NULL
+		ORDER BY f.rowid DESC LIMIT ?`
+	qLoadMemory   = `SELECT n, id, sources, importance FROM memories `
+	whereMemoryID = `WHERE id = ?`
+	whereMergedID = `WHERE id = (SELECT memory FROM memory_merges WHERE id = ?)`
+	whereDedupKey = `WHERE namespace = ? AND dedup_key = ? AND superseded_by IS NULL ORDER BY n LIMIT 1`
+	whereMemoryN  = `WHERE n = ?`
+)
+
+// writeStatements are the writes prepared when the palace opens: those
+// of storing memories, the most frequent statements of the layer jobs
+// (compiling them was a sixth of the jobs' CPU).
+var writeStatements = []string{qInsertMemory, qInsertMemoryFTS, qNearDuplicates,
+	qLoadMemory + whereMemoryID, qLoadMemory + whereMergedID, qLoadMemory + whereDedupKey, qLoadMemory + whereMemoryN}
+
+func (db *DB) putMemory(ctx context.Context, tx *sql.Tx, m engram.Memory, seq *int64) (putOutcome, error) {
 	// Replayed: the same memory from the same batch, stored or merged.
-	for _, q := range []string{`WHERE id = ?`, `WHERE id = (SELECT memory FROM memory_merges WHERE id = ?)`} {
-		if old, err := loadMemory(ctx, tx, q, m.ID); err != nil {
+	for _, q := range []string{whereMemoryID, whereMergedID} {
+		if old, err := db.loadMemory(ctx, tx, q, m.ID); err != nil {
 			return 0, err
 		} else if old != nil {
 			return memKnown, mergeInto(ctx, tx, old, m, seq)
@@ -129,12 +152,12 @@ func putMemory(ctx context.Context, tx *sql.Tx, m engram.Memory, seq *int64) (pu
 	}
 	words := contentWords(m.Text)
 	key := dedupKey(m, words)
-	old, err := loadMemory(ctx, tx, `WHERE namespace = ? AND dedup_key = ? AND superseded_by IS NULL ORDER BY n LIMIT 1`, m.Namespace, key)
+	old, err := db.loadMemory(ctx, tx, whereDedupKey, m.Namespace, key)
 	if err != nil {
 		return 0, err
 	}
 	if old == nil {
-		if old, err = nearDuplicate(ctx, tx, m, words); err != nil {
+		if old, err = db.nearDuplicate(ctx, tx, m, words); err != nil {
 			return 0, err
 		}
 	}
@@ -158,10 +181,11 @@ func putMemory(ctx context.Context, tx *sql.Tx, m engram.Memory, seq *int64) (pu
 		rs, rp, ro, rsn, ron = r.Subject, r.Predicate, r.Object, normName(r.Subject), normName(r.Object)
 	}
 	*seq++
-	out, err := tx.ExecContext(ctx, `INSERT INTO memories
-		(id, namespace, type, subject, text, rationale, entities, importance, ts, valid_from, sources,
-		 rel_subject, rel_predicate, rel_object, rel_subj_norm, rel_obj_norm, dedup_key, seq)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	ins, err := db.writeStmt(ctx, tx, qInsertMemory)
+	if err != nil {
+		return 0, err
+	}
+	out, err := ins.ExecContext(ctx,
 		m.ID, m.Namespace, m.Type, m.Subject, m.Text, m.Rationale, string(ents), clamp01(m.Importance), ts, vf,
 		string(srcs), rs, rp, ro, rsn, ron, key, *seq)
 	if err != nil {
@@ -171,7 +195,11 @@ func putMemory(ctx context.Context, tx *sql.Tx, m engram.Memory, seq *int64) (pu
 	if err != nil {
 		return 0, err
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO memories_fts (rowid, text) VALUES (?, ?)`, n, text); err != nil {
+	fts, err := db.writeStmt(ctx, tx, qInsertMemoryFTS)
+	if err != nil {
+		return 0, err
+	}
+	if _, err := fts.ExecContext(ctx, n, text); err != nil {
 		return 0, err
 	}
 	if _, err := settleMemory(ctx, tx, n, seq); err != nil {
@@ -278,25 +306,40 @@ func mergeInto(ctx context.Context, tx *sql.Tx, old *storedMemory, m engram.Memo
 // walks the index newest first without ranking: ranking by BM25 scored every
 // memory sharing the words, superseded ones included, which made it most of
 // the cost of storing memories.
-func nearDuplicate(ctx context.Context, tx *sql.Tx, m engram.Memory, words []string) (*storedMemory, error) {
+func (db *DB) nearDuplicate(ctx context.Context, tx *sql.Tx, m engram.Memory, words []string) (*storedMemory, error) {
 	terms, err := queryTerms(m.Text)
 	if err != nil || len(terms) == 0 {
 		return nil, err
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT m.n, m.text FROM memories_fts f JOIN memories m ON m.n = f.rowid
-		WHERE memories_fts MATCH ? AND m.namespace = ? AND m.type = ? AND m.subject = ? AND m.superseded_by IS NULL
-		ORDER BY f.rowid DESC LIMIT ?`, allButOneExpr(terms), m.Namespace, m.Type, m.Subject, nearDupCandidates)
+	expr, limit, holds := allButOneExpr(terms), nearDupCandidates, func(string) bool { return true }
+	if pair, check, ok := nearDupPair(terms); ok {
+		expr, limit, holds = pair, nearDupScan, check
+	}
+	q, err := db.writeStmt(ctx, tx, qNearDuplicates)
 	if err != nil {
 		return nil, err
 	}
-	best, bestScore := int64(0), 0.0
-	for rows.Next() {
-		var n int64
-		var text string
-		if err := rows.Scan(&n, &text); err != nil {
+	rows, err := q.QueryContext(ctx, expr, m.Namespace, m.Type, m.Subject, limit)
+	if err != nil {
+		return nil, err
+	}
+	best, bestScore, seen := int64(0), 0.0, 0
+	for rows.Next() && seen < nearDupCandidates {
+		var (
+			n          int64
+			text, ents string
+			rationale  sql.NullString
+		)
+		if err := rows.Scan(&n, &text, &rationale, &ents); err != nil {
 			rows.Close()
 			return nil, err
 		}
+		c := engram.Memory{Text: text, Rationale: rationale.String}
+		json.Unmarshal([]byte(ents), &c.Entities) // unreadable: matched on the rest
+		if !holds(memoryIndexText(c)) {
+			continue
+		}
+		seen++
 		if s := jaccard(words, contentWords(text)); s >= nearDupJaccard && s > bestScore {
 			best, bestScore = n, s
 		}
@@ -305,7 +348,52 @@ func nearDuplicate(ctx context.Context, tx *sql.Tx, m engram.Memory, words []str
 	if err := rows.Err(); err != nil || best == 0 {
 		return nil, err
 	}
-	return loadMemory(ctx, tx, `WHERE n = ?`, best)
+	return db.loadMemory(ctx, tx, whereMemoryN, best)
+}
+
+// nearDupScan bounds the memories a near-duplicate lookup reads.
+const nearDupScan = 256
+
+// nearDupPair is a cheaper form of allButOneExpr's query for more than two
+// terms: a text that lacks at most one of them holds one of any two, so
+// the rows holding either of the two longest (the rarer, as a rule) are
+// read, newest first, and check keeps those whose indexed text
+// (memoryIndexText) holds all the terms but one, by the tokens FTS5 gave
+// it (ftsTokens). allButOneExpr's n
+// conjunctions of n-1 terms cost FTS5 n x (n-1) seeks into its index a
+// lookup, most of the time of storing memories. ok is false where the
+// plain query is cheap (two terms or fewer) or a term is a phrase.
+func nearDupPair(terms []term) (expr string, check func(text string) bool, ok bool) {
+	terms = terms[:min(len(terms), maxNearDupTerms)]
+	if len(terms) <= 2 {
+		return "", nil, false
+	}
+	toks, ok := kwTokens(terms)
+	if !ok {
+		return "", nil, false
+	}
+	order := make([]int, len(terms))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return len(terms[b].text) - len(terms[a].text) })
+	expr = matchExpr([]term{terms[order[0]], terms[order[1]]})
+	check = func(text string) bool {
+		indexed, err := indexText(text)
+		if err != nil {
+			return false
+		}
+		have := map[string]bool{}
+		ftsTokens(indexed, func(tok string) { have[tok] = true })
+		missing := 0
+		for _, t := range toks {
+			if !have[t] {
+				missing++
+			}
+		}
+		return missing <= 1
+	}
+	return expr, check, true
 }
 
 // maxNearDupTerms bounds the terms of a near-duplicate lookup.
@@ -337,10 +425,14 @@ func andExpr(terms []term) string {
 	return strings.Join(parts, " AND ")
 }
 
-func loadMemory(ctx context.Context, tx *sql.Tx, where string, args ...any) (*storedMemory, error) {
+func (db *DB) loadMemory(ctx context.Context, tx *sql.Tx, where string, args ...any) (*storedMemory, error) {
 	var s storedMemory
 	var raw string
-	err := tx.QueryRowContext(ctx, `SELECT n, id, sources, importance FROM memories `+where, args...).Scan(&s.n, &s.id, &raw, &s.importance)
+	q, err := db.writeStmt(ctx, tx, qLoadMemory+where)
+	if err != nil {
+		return nil, err
+	}
+	err = q.QueryRowContext(ctx, args...).Scan(&s.n, &s.id, &raw, &s.importance)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}

@@ -57,6 +57,7 @@ type DB struct {
 	kw      keywordIndex // the in-memory keyword index (kwindex.go)
 	ukw     unitKeywords // the units' (kwunits.go)
 	stmts   stmtCache    // prepared read statements (stmts.go)
+	wstmts  stmtCache    // prepared write statements
 }
 
 // Open opens (creating it if needed, with mode 0600) the palace database at
@@ -107,6 +108,9 @@ func Open(path string, opts Options) (*DB, error) {
 	}
 	if err == nil {
 		err = db.backfillUnits(context.Background())
+	}
+	if err == nil {
+		err = db.prepareWrites(context.Background())
 	}
 	if err != nil {
 		db.w.Close()
@@ -197,7 +201,7 @@ func (db *DB) Close() error {
 	}
 	// The writer closes last: the last connection to close checkpoints the
 	// WAL into the database file and removes it.
-	errs = append(errs, db.w.Close())
+	errs = append(errs, db.wstmts.close(), db.w.Close())
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("palace: close: %w", err)
 	}

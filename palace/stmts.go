@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"sync"
 )
 
@@ -24,22 +25,53 @@ type stmtCache struct {
 // readQuery runs q, with args, inside tx, a transaction of View, through
 // the statement cache.
 func (db *DB) readQuery(ctx context.Context, tx *sql.Tx, q string, args ...any) (*sql.Rows, error) {
-	c := &db.stmts
-	c.mu.Lock()
-	st, ok := c.m[q]
-	if !ok {
-		var err error
-		if st, err = db.r.PrepareContext(ctx, q); err != nil {
-			c.mu.Unlock()
-			return nil, err
-		}
-		if c.m == nil {
-			c.m = make(map[string]*sql.Stmt)
-		}
-		c.m[q] = st
+	st, err := db.stmts.get(ctx, db.r, q)
+	if err != nil {
+		return nil, err
 	}
-	c.mu.Unlock()
 	return tx.StmtContext(ctx, st).QueryContext(ctx, args...)
+}
+
+// writeStmt is q prepared for tx, a transaction of Update: one of
+// writeStatements, prepared when the palace opened (the writer is one
+// connection, busy with tx, so nothing can be prepared on it meanwhile), or
+// any other statement, prepared for tx alone.
+func (db *DB) writeStmt(ctx context.Context, tx *sql.Tx, q string) (*sql.Stmt, error) {
+	db.wstmts.mu.Lock()
+	st, ok := db.wstmts.m[q]
+	db.wstmts.mu.Unlock()
+	if !ok {
+		return tx.PrepareContext(ctx, q)
+	}
+	return tx.StmtContext(ctx, st), nil
+}
+
+// prepareWrites prepares writeStatements on the writer; Open calls it.
+func (db *DB) prepareWrites(ctx context.Context) error {
+	for _, q := range writeStatements {
+		if _, err := db.wstmts.get(ctx, db.w, q); err != nil {
+			return fmt.Errorf("palace: prepare %q: %w", q, err)
+		}
+	}
+	return nil
+}
+
+// get returns q prepared on pool, preparing it the first time.
+func (c *stmtCache) get(ctx context.Context, pool *sql.DB, q string) (*sql.Stmt, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if st, ok := c.m[q]; ok {
+		return st, nil
+	}
+	st, err := pool.PrepareContext(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	if c.m == nil {
+		c.m = make(map[string]*sql.Stmt)
+	}
+	c.m[q] = st
+	return st, nil
 }
 
 // close closes the cached statements.
