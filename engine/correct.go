@@ -12,6 +12,7 @@ import (
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/archive"
+	"github.com/engram-dev/engram/pipeline"
 )
 
 // openJournal opens the home's corrections journal and gives the palace
@@ -84,6 +85,16 @@ func (e *Engine) Correct(ctx context.Context, req engram.CorrectionRequest) (eng
 	}
 	if _, err := e.palace.ApplyCorrections(ctx, []engram.Correction{c}); err != nil {
 		return c, fmt.Errorf("the journal holds the correction, the palace failed (the next start applies it): %w", err)
+	}
+	if req.Target == engram.CorrectMemory && (req.Wrong || req.Restore) {
+		// The personas the memory was folded into (or left out of) are
+		// folded again; the layer jobs wait (forgetMu).
+		if err := e.palace.ResetPersonas(ctx, pipeline.WorkerPersona); err != nil {
+			return c, err
+		}
+		if err := (&pipeline.PersonaWorker{Store: e.palace}).Run(ctx); err != nil {
+			return c, fmt.Errorf("the correction is recorded, folding the personas again failed (the persona job finishes it): %w", err)
+		}
 	}
 	return c, nil
 }

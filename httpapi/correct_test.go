@@ -28,6 +28,9 @@ func TestCorrectMemoryAndFact(t *testing.T) {
 		t.Fatal(err)
 	}
 	lisbon, acme := firstMemoryID(t, s, "Lisbon"), firstMemoryID(t, s, "Acme")
+	if _, raw, _ := s.get(t, "/v1/persona"); !strings.Contains(raw, "Acme") {
+		t.Fatalf("the persona lacks the memory to mark wrong: %s", raw)
+	}
 	factID := func(object string) string {
 		t.Helper()
 		_, raw, out := s.get(t, "/v1/kg?entity=Ana")
@@ -88,6 +91,9 @@ func TestCorrectMemoryAndFact(t *testing.T) {
 		if _, raw, _ := s.get(t, "/v1/memories?superseded=true&q=Acme"); !strings.Contains(raw, `"wrong":true`) {
 			t.Errorf("%s: a memory marked wrong is not in the history: %s", when, raw)
 		}
+		if _, raw, _ := s.get(t, "/v1/persona"); strings.Contains(raw, "Acme") || !strings.Contains(raw, "Lisbon") {
+			t.Errorf("%s: the persona keeps the memory marked wrong, or lost the others: %s", when, raw)
+		}
 		if _, raw, _ := s.get(t, "/v1/kg?entity=Ana"); !strings.Contains(raw, `"object":"Porto"`) || strings.Contains(raw, `"object":"Lisbon"`) || strings.Contains(raw, "Acme") {
 			t.Errorf("%s: the graph does not hold the corrections: %s", when, raw)
 		}
@@ -135,6 +141,9 @@ func TestCorrectMemoryAndFact(t *testing.T) {
 	// Restore: what extraction produced stands again.
 	if code, out := s.do(t, "PATCH", "/v1/memories/"+acme, []byte(`{"restore":true}`)); code != 200 {
 		t.Fatalf("PATCH restore: %d %v", code, out)
+	}
+	if _, raw, _ := s.get(t, "/v1/persona"); !strings.Contains(raw, "Acme") {
+		t.Errorf("a restored memory is not in the persona again: %s", raw)
 	}
 	if _, raw, _ := s.get(t, "/v1/memories?q=Acme"); !strings.Contains(raw, acme) {
 		t.Errorf("a restored memory is not listed: %s", raw)

@@ -179,3 +179,22 @@ func (db *DB) Persona(ctx context.Context, namespace, speaker string) ([]engram.
 	}
 	return out, nil
 }
+
+// ResetPersonas deletes every persona facet and the watermark of worker,
+// the persona worker, which then folds every memory again from the first:
+// how a memory marked wrong (or restored) leaves (or rejoins) the personas
+// it was folded into, their history included, as a rebuild would make
+// them. Folding is cheap (memories only, no extraction).
+func (db *DB) ResetPersonas(ctx context.Context, worker string) error {
+	err := db.Update(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM persona_facets`); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `DELETE FROM palace_meta WHERE key = ?`, workerKey(worker))
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("palace: reset personas: %w", err)
+	}
+	return nil
+}
