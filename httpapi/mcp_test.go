@@ -76,7 +76,7 @@ func TestMCPMount(t *testing.T) {
 	}
 	defer cs.Close()
 	tools, err := cs.ListTools(ctx, nil)
-	if err != nil || len(tools.Tools) != 12 {
+	if err != nil || len(tools.Tools) != 13 {
 		t.Fatalf("list tools: %v %d", err, len(tools.Tools))
 	}
 	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "remember", Arguments: map[string]any{"content": "The staging database runs on port 5433"}})

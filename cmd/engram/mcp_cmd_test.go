@@ -138,7 +138,7 @@ func checkMCPTools(t *testing.T, cs *sdk.ClientSession) {
 		}
 	}
 	slices.Sort(names)
-	if want := []string{"correct", "doc_graph", "forget", "kg", "memories", "persona", "recall", "remember", "scenes", "status", "timeline", "vault_search"}; !slices.Equal(names, want) {
+	if want := []string{"correct", "doc_graph", "forget", "kg", "memories", "persona", "recall", "redact", "remember", "scenes", "status", "timeline", "vault_search"}; !slices.Equal(names, want) {
 		t.Fatalf("tools %v, want %v", names, want)
 	}
 	for _, tool := range tools.Tools {
