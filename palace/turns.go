@@ -544,17 +544,20 @@ func (db *DB) TurnsAround(ctx context.Context, t engram.Turn, n int) (before, af
 		const qb = `SELECT ` + turnColumns + ` FROM turns t
 			WHERE t.namespace = ?1 AND t.session = ?2 AND (t.ts < ?3 OR (t.ts = ?3 AND t.seq < ?4))
 			ORDER BY t.ts DESC, t.seq DESC LIMIT ?5`
-		if err := queryTurns(ctx, tx, qb, []any{t.Namespace, t.Session, ts, t.Seq, n}, func(b engram.Turn, _ float64) {
-			before = append(before, b)
-		}); err != nil {
+		rows, err := db.readQuery(ctx, tx, qb, t.Namespace, t.Session, ts, t.Seq, n)
+		if err != nil {
+			return err
+		}
+		if err := scanTurns(rows, func(b engram.Turn, _ float64) { before = append(before, b) }); err != nil {
 			return err
 		}
 		const qa = `SELECT ` + turnColumns + ` FROM turns t
 			WHERE t.namespace = ?1 AND t.session = ?2 AND (t.ts > ?3 OR (t.ts = ?3 AND t.seq > ?4))
 			ORDER BY t.ts, t.seq LIMIT ?5`
-		return queryTurns(ctx, tx, qa, []any{t.Namespace, t.Session, ts, t.Seq, n}, func(a engram.Turn, _ float64) {
-			after = append(after, a)
-		})
+		if rows, err = db.readQuery(ctx, tx, qa, t.Namespace, t.Session, ts, t.Seq, n); err != nil {
+			return err
+		}
+		return scanTurns(rows, func(a engram.Turn, _ float64) { after = append(after, a) })
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("palace: turns around: %w", err)

@@ -63,11 +63,9 @@ unless --yes.`)
 			fmt.Fprintf(m.Stdout, "nothing to forget: %d already forgotten, %d unknown\n", len(rep.Already), len(rep.Unknown))
 			return nil
 		}
-		fmt.Fprintf(m.Stdout, "forget %d turn(s) (%s) from the archive, the palace and the vectors? This cannot be undone. [y/N] ",
-			len(rep.Turns), clipList(rep.Turns, 3))
-		line, _ := bufio.NewReader(m.Stdin).ReadString('\n')
-		if a := strings.ToLower(strings.TrimSpace(line)); a != "y" && a != "yes" {
-			return &usageError{msg: "not confirmed; nothing was forgotten (--yes skips the question)"}
+		q := fmt.Sprintf("forget %d turn(s) (%s) from the archive, the palace and the vectors?", len(rep.Turns), clipList(rep.Turns, 3))
+		if err := confirm(m, q, "forgotten"); err != nil {
+			return err
 		}
 	}
 	rep, err := svc.Forget(ctx, req)
@@ -75,6 +73,18 @@ unless --yes.`)
 		return err
 	}
 	return printForget(m, rep, *asJSON)
+}
+
+// confirm asks q on stdout and reads the answer from stdin: anything but
+// y or yes is a usage error saying nothing was done (done: what would have
+// been, "forgotten").
+func confirm(m *Main, q, done string) error {
+	fmt.Fprintf(m.Stdout, "%s This cannot be undone. [y/N] ", q)
+	line, _ := bufio.NewReader(m.Stdin).ReadString('\n')
+	if a := strings.ToLower(strings.TrimSpace(line)); a != "y" && a != "yes" {
+		return &usageError{msg: "not confirmed; nothing was " + done + " (--yes skips the question)"}
+	}
+	return nil
 }
 
 func printForget(m *Main, rep engram.ForgetReport, asJSON bool) error {

@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/engram-dev/engram"
 )
@@ -60,11 +58,9 @@ again). Earlier backups still hold the text. Asks before redacting unless
 		if *dry || len(rep.Turns) == 0 {
 			return printRedact(m, rep, *asJSON)
 		}
-		fmt.Fprintf(m.Stdout, "redact %d span(s) in %d turn(s) (%s) in the archive, the palace and the vectors? This cannot be undone. [y/N] ",
-			rep.Spans, len(rep.Turns), clipList(rep.Turns, 3))
-		line, _ := bufio.NewReader(m.Stdin).ReadString('\n')
-		if a := strings.ToLower(strings.TrimSpace(line)); a != "y" && a != "yes" {
-			return &usageError{msg: "not confirmed; nothing was redacted (--yes skips the question)"}
+		q := fmt.Sprintf("redact %d span(s) in %d turn(s) (%s) in the archive, the palace and the vectors?", rep.Spans, len(rep.Turns), clipList(rep.Turns, 3))
+		if err := confirm(m, q, "redacted"); err != nil {
+			return err
 		}
 	}
 	rep, err := svc.Redact(ctx, req)
