@@ -659,8 +659,11 @@ func (db *DB) rankFromMemory(ctx context.Context, s *search, terms []term) (bool
 	case k.idx == nil:
 	case k.idx.gen < gen:
 		// A change not applied yet: one of this process's writes between
-		// its commit and its apply, or another process's write.
-		behind = k.writers == 0 && len(k.pending) == 0 && !k.building
+		// its commit and its apply, or another process's write. With no
+		// write of this process in flight it is the latter, and the
+		// changes pending behind it wait for a generation no write here
+		// will bring: rebuild.
+		behind = k.writers == 0 && !k.building
 	default:
 		hits, ok = k.idx.rank(terms, s.ns, s.from, s.to, s.limit)
 	}

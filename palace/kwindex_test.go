@@ -240,6 +240,10 @@ func TestKeywordIndex_OtherWriter(t *testing.T) {
 	}
 	unique := testTurn(601, "a zeppelin only the other handle wrote")
 	mustPut(t, other, append(turns[500:], unique)...)
+	// A write of this handle after it: its change waits behind the other
+	// handle's generation, which no write here brings.
+	own := testTurn(602, "a dirigible this handle wrote")
+	mustPut(t, mem, own)
 
 	hits, err := mem.SearchTurns(ctx, engram.TextQuery{Text: "zeppelin"})
 	if err != nil {
@@ -262,6 +266,15 @@ func TestKeywordIndex_OtherWriter(t *testing.T) {
 	}
 	if len(hits) != 1 || hits[0].Turn.ID != unique.ID || memRanked(mem) != before+1 {
 		t.Fatalf("after the rebuild: %v, ranked by the index %d times (was %d)", hits, memRanked(mem), before)
+	}
+	if hits, err := mem.SearchTurns(ctx, engram.TextQuery{Text: "dirigible"}); err != nil || len(hits) != 1 || hits[0].Turn.ID != own.ID {
+		t.Fatalf("this handle's own turn after the rebuild: %v %v", hits, err)
+	}
+	mem.kw.mu.RLock()
+	left := len(mem.kw.pending)
+	mem.kw.mu.RUnlock()
+	if left != 0 {
+		t.Errorf("%d changes still pending after the rebuild", left)
 	}
 	compareKeyword(t, mem, other, "after the rebuild")
 }
