@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -18,6 +17,7 @@ import (
 	chhttp "github.com/amikos-tech/chroma-go/pkg/commons/http"
 
 	engram "github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/internal/remote"
 )
 
 // Defaults for Config.
@@ -154,8 +154,7 @@ func Open(ctx context.Context, cfg Config) (*Index, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	transport := http.DefaultTransport.(*http.Transport).Clone()
-	transport.DialContext = (&net.Dialer{Timeout: min(DefaultDialTimeout, cfg.Timeout), KeepAlive: 30 * time.Second}).DialContext
+	transport := remote.NewTransport(DefaultDialTimeout, cfg.Timeout)
 	client, err := v2.NewHTTPClient(
 		v2.WithBaseURL(cfg.URL),
 		v2.WithDatabaseAndTenant(cfg.Database, cfg.Tenant),

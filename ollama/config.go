@@ -1,6 +1,7 @@
 package ollama
 
 import (
+	"cmp"
 	"net"
 	"net/url"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	engram "github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/internal/backoff"
 )
 
 // Defaults for Config's zero values.
@@ -63,30 +65,12 @@ type Config struct {
 }
 
 func (c Config) withDefaults() Config {
-	if c.Host == "" {
-		c.Host = strings.TrimSpace(os.Getenv("OLLAMA_HOST"))
-	}
-	if c.Host == "" {
-		c.Host = DefaultHost
-	}
-	if c.Model == "" {
-		c.Model = DefaultModel
-	}
-	if c.BatchSize == 0 {
-		c.BatchSize = DefaultBatchSize
-	}
-	if c.Timeout == 0 {
-		c.Timeout = DefaultTimeout
-	}
-	switch {
-	case c.MaxRetries == 0:
-		c.MaxRetries = DefaultMaxRetries
-	case c.MaxRetries < 0:
-		c.MaxRetries = 0
-	}
-	if c.RetryDelay == 0 {
-		c.RetryDelay = DefaultRetryDelay
-	}
+	c.Host = cmp.Or(c.Host, strings.TrimSpace(os.Getenv("OLLAMA_HOST")), DefaultHost)
+	c.Model = cmp.Or(c.Model, DefaultModel)
+	c.BatchSize = cmp.Or(c.BatchSize, DefaultBatchSize)
+	c.Timeout = cmp.Or(c.Timeout, DefaultTimeout)
+	c.MaxRetries = backoff.Retries(c.MaxRetries, DefaultMaxRetries)
+	c.RetryDelay = cmp.Or(c.RetryDelay, DefaultRetryDelay)
 	return c
 }
 

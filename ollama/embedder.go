@@ -4,11 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"slices"
-	"sync/atomic"
 	"time"
 
 	"github.com/ollama/ollama/api"
@@ -16,10 +14,8 @@ import (
 
 	engram "github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/internal/backoff"
+	"github.com/engram-dev/engram/internal/remote"
 )
-
-// probeText is what Check embeds.
-const probeText = "engram health check"
 
 // Embedder is an engram.Embedder over an Ollama server's /api/embed. It is
 // safe for concurrent use.
@@ -29,23 +25,11 @@ type Embedder struct {
 	client    *api.Client
 	transport *http.Transport
 
-	dim atomic.Int64 // 0 until the first successful Embed
+	dim remote.Dim // 0 until the first successful Embed
 
 	// pause waits d between two attempts, or until ctx ends (its error);
-	// sleepCtx unless a test records the backoff instead of living it.
+	// backoff.Sleep unless a test records the backoff instead of living it.
 	pause func(ctx context.Context, d time.Duration) error
-}
-
-// sleepCtx waits d, or until ctx ends, whose error it then returns.
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 var _ engram.Embedder = (*Embedder)(nil)
@@ -63,14 +47,13 @@ func NewEmbedder(cfg Config) (*Embedder, error) {
 	if err != nil {
 		return nil, err
 	}
-	transport := http.DefaultTransport.(*http.Transport).Clone()
-	transport.DialContext = (&net.Dialer{Timeout: min(DefaultDialTimeout, cfg.Timeout), KeepAlive: 30 * time.Second}).DialContext
+	transport := remote.NewTransport(DefaultDialTimeout, cfg.Timeout)
 	return &Embedder{
 		cfg:       cfg,
 		base:      base,
 		client:    api.NewClient(base, &http.Client{Transport: transport}),
 		transport: transport,
-		pause:     sleepCtx,
+		pause:     backoff.Sleep,
 	}, nil
 }
 
@@ -79,7 +62,7 @@ func (e *Embedder) Model() string { return e.cfg.Model }
 
 // Dim returns the vector dimension, 0 until the first successful Embed or
 // Check.
-func (e *Embedder) Dim() int { return int(e.dim.Load()) }
+func (e *Embedder) Dim() int { return e.dim.Load() }
 
 // Host returns the server's base URL, e.g. "http://127.0.0.1:11434".
 func (e *Embedder) Host() string { return e.base.String() }
@@ -103,15 +86,7 @@ func (e *Embedder) Close() error {
 // request. A canceled context returns the context's error. A failure in a
 // later batch discards the vectors of earlier ones.
 func (e *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
-	out := make([][]float32, 0, len(texts))
-	for batch := range slices.Chunk(texts, e.cfg.BatchSize) {
-		vecs, err := e.embedBatch(ctx, batch)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, vecs...)
-	}
-	return out, nil
+	return remote.InBatches(ctx, texts, e.cfg.BatchSize, e.embedBatch)
 }
 
 func (e *Embedder) embedBatch(ctx context.Context, texts []string) ([][]float32, error) {
@@ -142,10 +117,7 @@ func (e *Embedder) checkDim(n int) error {
 	if n == 0 {
 		return engram.Errorf(engram.EINTERNAL, "ollama server at %s returned an empty vector (model %q)", e.base, e.cfg.Model)
 	}
-	if e.dim.CompareAndSwap(0, int64(n)) {
-		return nil
-	}
-	if d := e.dim.Load(); d != int64(n) {
+	if d := e.dim.Record(n); d != n {
 		return engram.Errorf(engram.ECONFLICT,
 			"ollama model %q at %s returned %d-dimensional vectors, %d before: the model changed on the server; vectors of different models must not be mixed",
 			e.cfg.Model, e.base, n, d)
@@ -157,11 +129,7 @@ func (e *Embedder) checkDim(n int) error {
 // returns the vector dimension. It is the health check: it fails, with the
 // errors of Embed, when the server is down or lacks the model.
 func (e *Embedder) Check(ctx context.Context) (dim int, err error) {
-	vecs, err := e.Embed(ctx, []string{probeText})
-	if err != nil {
-		return 0, err
-	}
-	return len(vecs[0]), nil
+	return remote.Probe(ctx, e.Embed)
 }
 
 // Present asks the server, once, whether it has the model and whether the

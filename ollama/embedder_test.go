@@ -17,6 +17,7 @@ import (
 	"github.com/ollama/ollama/api"
 
 	engram "github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/internal/backoff"
 )
 
 // texts returns n distinct texts.
@@ -449,7 +450,7 @@ func TestEmbed_ContextCanceled(t *testing.T) {
 	down.pause = func(ctx context.Context, d time.Duration) error {
 		pauses++
 		cancel()
-		return sleepCtx(ctx, d) // the real wait, an hour, which the cancel must end
+		return backoff.Sleep(ctx, d) // the real wait, an hour, which the cancel must end
 	}
 	_, err = down.Embed(ctx, []string{"hello"})
 	if !errors.Is(err, context.Canceled) || pauses != 1 {

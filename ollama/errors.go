@@ -4,14 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
-	"net/url"
 
 	"github.com/ollama/ollama/api"
 
-	engram "github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/internal/remote"
 )
 
 // transient reports whether a request that failed with err may succeed if
@@ -27,9 +24,7 @@ func transient(err error) bool {
 	if errors.As(err, &ae) {
 		return false
 	}
-	var ne net.Error
-	return errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) ||
-		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+	return remote.NoAnswer(err)
 }
 
 // describe turns the last error of a request into an EUNAVAILABLE error that
@@ -41,7 +36,6 @@ func (e *Embedder) describe(err error, attempts int) error {
 	}
 	var se api.StatusError
 	var ae api.AuthorizationError
-	var ne net.Error
 	var msg string
 	switch {
 	case errors.As(err, &se) && se.StatusCode == http.StatusNotFound:
@@ -52,34 +46,12 @@ func (e *Embedder) describe(err error, attempts int) error {
 		msg = fmt.Sprintf("ollama server at %s refused access: %d %s", e.base, ae.StatusCode, http.StatusText(ae.StatusCode))
 	case errors.Is(err, context.DeadlineExceeded):
 		msg = fmt.Sprintf("ollama server at %s did not answer within %s%s (the first request loads the model: raise the timeout if the machine is slow)", e.base, e.cfg.Timeout, tries)
-	case errors.As(err, &ne), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-		msg = fmt.Sprintf("ollama server at %s not reachable%s: %v; start it with \"ollama serve\" or set OLLAMA_HOST", e.base, tries, cause(err))
+	case remote.NoAnswer(err):
+		msg = fmt.Sprintf("ollama server at %s not reachable%s: %v; start it with \"ollama serve\" or set OLLAMA_HOST", e.base, tries, remote.Cause(err))
 	default:
-		msg = fmt.Sprintf("unexpected reply from the ollama server at %s: %v", e.base, cause(err))
+		msg = fmt.Sprintf("unexpected reply from the ollama server at %s: %v", e.base, remote.Cause(err))
 	}
-	return &engram.Error{Code: engram.EUNAVAILABLE, Err: &describedError{msg: msg, err: err}}
-}
-
-// describedError carries a complete message for the user and the cause for
-// errors.Is and errors.As. It sits in engram.Error's Err with an empty
-// Message, so that the text a client sees (engram.ErrorMessage) is the whole
-// message, hint included.
-type describedError struct {
-	msg string
-	err error
-}
-
-func (e *describedError) Error() string { return e.msg }
-func (e *describedError) Unwrap() error { return e.err }
-
-// cause drops the *url.Error wrapper ("Post \"http://...\": ") that repeats
-// the address the message already names.
-func cause(err error) error {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		return ue.Err
-	}
-	return err
+	return remote.Unavailable(msg, err)
 }
 
 func statusText(se api.StatusError) string {

@@ -1,6 +1,7 @@
 package ollama
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"strings"
@@ -53,22 +54,12 @@ type ExtractorConfig struct {
 }
 
 func (c ExtractorConfig) withDefaults() ExtractorConfig {
-	if c.Model == "" {
-		c.Model = DefaultChatModel
-	}
-	if c.Timeout == 0 {
-		c.Timeout = DefaultExtractTimeout
-	}
+	c.Model = cmp.Or(c.Model, DefaultChatModel)
+	c.Timeout = cmp.Or(c.Timeout, DefaultExtractTimeout)
 	c.Config = c.Config.withDefaults()
-	if c.BatchTurns == 0 {
-		c.BatchTurns = DefaultBatchTurns
-	}
-	if c.MaxTokens == 0 {
-		c.MaxTokens = DefaultMaxTokens
-	}
-	if c.MaxAttempts == 0 {
-		c.MaxAttempts = DefaultMaxAttempts
-	}
+	c.BatchTurns = cmp.Or(c.BatchTurns, DefaultBatchTurns)
+	c.MaxTokens = cmp.Or(c.MaxTokens, DefaultMaxTokens)
+	c.MaxAttempts = cmp.Or(c.MaxAttempts, DefaultMaxAttempts)
 	return c
 }
 

@@ -2,12 +2,12 @@ package openai
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -16,6 +16,7 @@ import (
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/internal/backoff"
+	"github.com/engram-dev/engram/internal/remote"
 )
 
 // Defaults for Config's zero values.
@@ -75,27 +76,12 @@ type Config struct {
 }
 
 func (c Config) withDefaults() Config {
-	if c.BaseURL == "" {
-		c.BaseURL = DefaultBaseURL
-	}
-	if c.KeyEnv == "" {
-		c.KeyEnv = "OPENAI_API_KEY"
-	}
-	if c.Timeout == 0 {
-		c.Timeout = DefaultTimeout
-	}
-	switch {
-	case c.MaxRetries == 0:
-		c.MaxRetries = DefaultMaxRetries
-	case c.MaxRetries < 0:
-		c.MaxRetries = 0
-	}
-	if c.RetryDelay == 0 {
-		c.RetryDelay = DefaultRetryDelay
-	}
-	if c.MaxRetryAfter == 0 {
-		c.MaxRetryAfter = DefaultMaxRetryAfter
-	}
+	c.BaseURL = cmp.Or(c.BaseURL, DefaultBaseURL)
+	c.KeyEnv = cmp.Or(c.KeyEnv, "OPENAI_API_KEY")
+	c.Timeout = cmp.Or(c.Timeout, DefaultTimeout)
+	c.MaxRetries = backoff.Retries(c.MaxRetries, DefaultMaxRetries)
+	c.RetryDelay = cmp.Or(c.RetryDelay, DefaultRetryDelay)
+	c.MaxRetryAfter = cmp.Or(c.MaxRetryAfter, DefaultMaxRetryAfter)
 	return c
 }
 
@@ -167,21 +153,9 @@ func newClient(cfg Config) (*client, error) {
 	if err != nil {
 		return nil, err
 	}
-	transport := http.DefaultTransport.(*http.Transport).Clone()
-	transport.DialContext = (&net.Dialer{Timeout: min(DefaultDialTimeout, cfg.Timeout), KeepAlive: 30 * time.Second}).DialContext
+	transport := remote.NewTransport(DefaultDialTimeout, cfg.Timeout)
 	return &client{cfg: cfg, base: base, http: &http.Client{Transport: transport}, transport: transport,
-		sleep: sleepCtx, now: time.Now}, nil
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+		sleep: backoff.Sleep, now: time.Now}, nil
 }
 
 // Host returns the server's base URL.
@@ -217,9 +191,7 @@ func transient(err error) bool {
 	if errors.As(err, &se) {
 		return se.status == http.StatusTooManyRequests || se.status >= 500
 	}
-	var ne net.Error
-	return errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) ||
-		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+	return remote.NoAnswer(err)
 }
 
 // post sends body (JSON) to path with retries and decodes the reply into
@@ -231,7 +203,7 @@ func (c *client) post(ctx context.Context, op, path string, body, out any) error
 	}
 	delay := backoff.Backoff{Base: c.cfg.RetryDelay, Max: MaxRetryDelay}
 	for attempt := 1; ; attempt++ {
-		err := c.once(ctx, path, payload, out)
+		err := c.send(ctx, http.MethodPost, path, payload, out)
 		if err == nil {
 			return nil
 		}
@@ -257,15 +229,23 @@ func (c *client) post(ctx context.Context, op, path string, body, out any) error
 	}
 }
 
-// once sends one attempt.
-func (c *client) once(ctx context.Context, path string, payload []byte, out any) error {
+// send sends one attempt within Timeout, with payload (JSON) as its body
+// unless it is nil, checks the reply's status and decodes its JSON into out
+// (nil: checked, then dropped).
+func (c *client) send(ctx context.Context, method, path string, payload []byte, out any) error {
 	actx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(actx, http.MethodPost, c.base.String()+path, bytes.NewReader(payload))
+	var body io.Reader
+	if payload != nil {
+		body = bytes.NewReader(payload)
+	}
+	req, err := http.NewRequestWithContext(actx, method, c.base.String()+path, body)
 	if err != nil {
 		return err
 	}
-	req.Header.Set("Content-Type", "application/json")
+	if payload != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	req.Header.Set("Accept", "application/json")
 	if c.cfg.APIKey != "" {
 		req.Header.Set("Authorization", "Bearer "+c.cfg.APIKey)
@@ -278,8 +258,11 @@ func (c *client) once(ctx context.Context, path string, payload []byte, out any)
 	if resp.StatusCode != http.StatusOK {
 		return c.readError(resp)
 	}
-	dec := json.NewDecoder(io.LimitReader(resp.Body, maxReplyBody))
-	if err := dec.Decode(out); err != nil {
+	if out == nil {
+		var v json.RawMessage
+		out = &v
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, maxReplyBody)).Decode(out); err != nil {
 		return &replyError{err: err}
 	}
 	return nil
@@ -336,7 +319,6 @@ func (c *client) describe(op string, err error, attempts int) error {
 	var se *statusError
 	var mm *missingModel
 	var re *replyError
-	var ne net.Error
 	var msg string
 	switch {
 	case errors.As(err, &se) && (se.status == http.StatusUnauthorized || se.status == http.StatusForbidden):
@@ -365,31 +347,12 @@ func (c *client) describe(op string, err error, attempts int) error {
 		msg = fmt.Sprintf("the server at %s answered the %s request for model %q, but %v", base, op, model, re)
 	case errors.Is(err, context.DeadlineExceeded):
 		msg = fmt.Sprintf("the server at %s did not answer the %s request within %s%s", base, op, c.cfg.Timeout, tries)
-	case errors.As(err, &ne), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-		msg = fmt.Sprintf("the server at %s is not reachable%s: %v", base, tries, cause(err))
+	case remote.NoAnswer(err):
+		msg = fmt.Sprintf("the server at %s is not reachable%s: %v", base, tries, remote.Cause(err))
 	default:
-		msg = fmt.Sprintf("the %s request to %s failed: %v", op, base, cause(err))
+		msg = fmt.Sprintf("the %s request to %s failed: %v", op, base, remote.Cause(err))
 	}
-	return &engram.Error{Code: engram.EUNAVAILABLE, Err: &describedError{msg: redact(msg, c.cfg.APIKey), err: err}}
-}
-
-// describedError carries a complete message for the user and the cause
-// for errors.Is and errors.As (see package ollama).
-type describedError struct {
-	msg string
-	err error
-}
-
-func (e *describedError) Error() string { return e.msg }
-func (e *describedError) Unwrap() error { return e.err }
-
-// cause drops the *url.Error wrapper that repeats the URL.
-func cause(err error) error {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		return ue.Err
-	}
-	return err
+	return remote.Unavailable(redact(msg, c.cfg.APIKey), err)
 }
 
 // redact removes the key from s, should a server echo it back.

@@ -2,17 +2,13 @@ package openai
 
 import (
 	"context"
-	"slices"
-	"sync/atomic"
 
 	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/internal/remote"
 )
 
 // DefaultBatchSize is the most texts an Embedder sends in one request.
 const DefaultBatchSize = 64
-
-// probeText is what Check embeds.
-const probeText = "engram health check"
 
 // EmbedderConfig says which server and embedding model an Embedder uses.
 type EmbedderConfig struct {
@@ -26,7 +22,7 @@ type EmbedderConfig struct {
 type Embedder struct {
 	c         *client
 	batchSize int
-	dim       atomic.Int64 // 0 until the first successful Embed
+	dim       remote.Dim // 0 until the first successful Embed
 }
 
 var _ engram.Embedder = (*Embedder)(nil)
@@ -54,7 +50,7 @@ func NewEmbedder(cfg EmbedderConfig) (*Embedder, error) {
 func (e *Embedder) Model() string { return e.c.cfg.Model }
 
 // Dim returns the vector dimension, 0 until the first successful Embed.
-func (e *Embedder) Dim() int { return int(e.dim.Load()) }
+func (e *Embedder) Dim() int { return e.dim.Load() }
 
 // Host returns the server's base URL.
 func (e *Embedder) Host() string { return e.c.Host() }
@@ -87,15 +83,7 @@ type embedReply struct {
 // failure in any batch fails the call: no text is ever left without its
 // vector silently.
 func (e *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
-	out := make([][]float32, 0, len(texts))
-	for batch := range slices.Chunk(texts, e.batchSize) {
-		vecs, err := e.embedBatch(ctx, batch)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, vecs...)
-	}
-	return out, nil
+	return remote.InBatches(ctx, texts, e.batchSize, e.embedBatch)
 }
 
 func (e *Embedder) embedBatch(ctx context.Context, texts []string) ([][]float32, error) {
@@ -127,10 +115,7 @@ func (e *Embedder) checkDim(n int) error {
 	if n == 0 {
 		return engram.Errorf(engram.EINTERNAL, "the server at %s returned an empty vector (model %q)", e.c.Host(), e.c.cfg.Model)
 	}
-	if e.dim.CompareAndSwap(0, int64(n)) {
-		return nil
-	}
-	if d := e.dim.Load(); d != int64(n) {
+	if d := e.dim.Record(n); d != n {
 		return engram.Errorf(engram.ECONFLICT,
 			"model %q at %s returned %d-dimensional vectors, %d before: the model changed on the server; vectors of different models must not be mixed",
 			e.c.cfg.Model, e.c.Host(), n, d)
@@ -141,9 +126,5 @@ func (e *Embedder) checkDim(n int) error {
 // Check embeds a short text and returns the vector dimension: the health
 // check. It fails with the errors of Embed.
 func (e *Embedder) Check(ctx context.Context) (dim int, err error) {
-	vecs, err := e.Embed(ctx, []string{probeText})
-	if err != nil {
-		return 0, err
-	}
-	return len(vecs[0]), nil
+	return remote.Probe(ctx, e.Embed)
 }

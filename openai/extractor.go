@@ -2,9 +2,7 @@ package openai
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"net/url"
 	"time"
@@ -184,32 +182,7 @@ type missingModel struct {
 // get sends one GET without retries, checks its status and decodes the
 // reply's JSON into out (nil: checked, then dropped).
 func (c *client) get(ctx context.Context, path string, out any) error {
-	actx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(actx, http.MethodGet, c.base.String()+path, nil)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Accept", "application/json")
-	if c.cfg.APIKey != "" {
-		req.Header.Set("Authorization", "Bearer "+c.cfg.APIKey)
-	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return c.readError(resp)
-	}
-	if out == nil {
-		var v json.RawMessage
-		out = &v
-	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, maxReplyBody)).Decode(out); err != nil {
-		return &replyError{err: err}
-	}
-	return nil
+	return c.send(ctx, http.MethodGet, path, nil, out)
 }
 
 // check describes the error of a GET, nil for none.

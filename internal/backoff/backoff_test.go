@@ -1,6 +1,8 @@
 package backoff_test
 
 import (
+	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -25,5 +27,26 @@ func TestBackoff(t *testing.T) {
 	b.Reset()
 	if p, n := b.Peek(), b.Next(); p != time.Second || n != time.Second {
 		t.Errorf("after Reset: Peek %v, Next %v; want Base", p, n)
+	}
+}
+
+func TestRetries(t *testing.T) {
+	for _, tc := range []struct{ n, want int }{{0, 3}, {-1, 0}, {-7, 0}, {1, 1}, {10, 10}} {
+		if got := backoff.Retries(tc.n, 3); got != tc.want {
+			t.Errorf("Retries(%d, 3) = %d, want %d", tc.n, got, tc.want)
+		}
+	}
+}
+
+func TestSleep(t *testing.T) {
+	if err := backoff.Sleep(context.Background(), 0); err != nil {
+		t.Fatalf("Sleep(0) = %v", err)
+	}
+	// A canceled context ends an hour's wait at once: untimed, a Sleep that
+	// ignored it would hang the test.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := backoff.Sleep(ctx, time.Hour); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Sleep on a canceled context = %v, want context.Canceled", err)
 	}
 }
