@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
-	"time"
 
 	"github.com/ollama/ollama/api"
 
@@ -21,21 +20,16 @@ const (
 	// Chinese conversations alike) and good at filling a JSON schema. It is
 	// not a reasoning model, so no hidden "thinking" eats MaxTokens.
 	DefaultChatModel = "qwen2.5:3b-instruct"
-	// DefaultBatchTurns is the most turns in one prompt.
-	DefaultBatchTurns = 12
-	// DefaultMaxTokens bounds the reply (Ollama's num_predict): room for
-	// about fifteen memories.
-	DefaultMaxTokens = 1024
-	// DefaultMaxAttempts is how many times a batch is sent when the reply
-	// is not usable JSON: once, then once more with a stricter reminder.
-	DefaultMaxAttempts = 2
-	// DefaultExtractTimeout bounds each request: generating a thousand
-	// tokens with a 3B model on a few CPU cores takes minutes.
-	DefaultExtractTimeout = 5 * time.Minute
+	// DefaultBatchTurns is the most turns in one prompt (the protocol's).
+	DefaultBatchTurns = llm.DefaultBatchTurns
+	// DefaultMaxTokens bounds the reply (Ollama's num_predict).
+	DefaultMaxTokens = llm.DefaultMaxTokens
+	// DefaultMaxAttempts is how many times a batch is sent while the reply
+	// is not usable JSON.
+	DefaultMaxAttempts = llm.DefaultMaxAttempts
+	// DefaultExtractTimeout bounds each request.
+	DefaultExtractTimeout = llm.DefaultTimeout
 )
-
-// chatSeed, with temperature 0, makes the same turns give the same reply.
-const chatSeed = 42
 
 // ExtractorConfig says which server and chat model an Extractor uses. Zero
 // fields take the defaults.
@@ -157,7 +151,7 @@ func (x *Extractor) chat(ctx context.Context, msgs []llm.Message) (reply, doneRe
 		Messages: make([]api.Message, len(msgs)),
 		Stream:   &stream,
 		Format:   x.format,
-		Options:  map[string]any{"temperature": 0, "seed": chatSeed, "num_predict": x.cfg.MaxTokens},
+		Options:  map[string]any{"temperature": 0, "seed": llm.Seed, "num_predict": x.cfg.MaxTokens},
 	}
 	for i, m := range msgs {
 		req.Messages[i] = api.Message{Role: m.Role, Content: m.Content}

@@ -157,7 +157,7 @@ func TestExtract(t *testing.T) {
 	if !bytes.Equal(req.Format, llm.ReplySchema) || !json.Valid(req.Format) {
 		t.Fatalf("format %s: want the reply schema", req.Format)
 	}
-	for k, want := range map[string]any{"temperature": 0.0, "seed": float64(chatSeed), "num_predict": float64(DefaultMaxTokens)} {
+	for k, want := range map[string]any{"temperature": 0.0, "seed": float64(llm.Seed), "num_predict": float64(DefaultMaxTokens)} {
 		if req.Options[k] != want {
 			t.Errorf("option %s = %v, want %v", k, req.Options[k], want)
 		}

@@ -5,29 +5,24 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
-	"time"
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/internal/llm"
 )
 
-// Defaults for ExtractorConfig's zero values.
+// Defaults for ExtractorConfig's zero values: the protocol's (package llm).
 const (
 	// DefaultBatchTurns is the most turns in one prompt.
-	DefaultBatchTurns = 12
-	// DefaultMaxTokens bounds the reply: room for about fifteen memories.
-	DefaultMaxTokens = 1024
+	DefaultBatchTurns = llm.DefaultBatchTurns
+	// DefaultMaxTokens bounds the reply (max_tokens).
+	DefaultMaxTokens = llm.DefaultMaxTokens
 	// DefaultMaxAttempts is how many times a batch is sent while the reply
-	// is not usable: once, then once more with a stricter reminder.
-	DefaultMaxAttempts = 2
+	// is not usable.
+	DefaultMaxAttempts = llm.DefaultMaxAttempts
 	// DefaultExtractTimeout bounds each request: a local model on a CPU
 	// takes minutes for a thousand tokens.
-	DefaultExtractTimeout = 5 * time.Minute
+	DefaultExtractTimeout = llm.DefaultTimeout
 )
-
-// chatSeed, with temperature 0, asks the server for the same reply to the
-// same turns (servers that ignore seeds may still vary).
-const chatSeed = 42
 
 // ExtractorConfig says which server and chat model an Extractor uses.
 type ExtractorConfig struct {
@@ -130,7 +125,7 @@ type chatReply struct {
 // ended ("stop", "length").
 func (x *Extractor) chat(ctx context.Context, msgs []llm.Message) (string, string, error) {
 	var reply chatReply
-	req := chatRequest{Model: x.cfg.Model, Messages: msgs, Temperature: 0, Seed: chatSeed, MaxTokens: x.cfg.MaxTokens, ResponseFormat: x.format}
+	req := chatRequest{Model: x.cfg.Model, Messages: msgs, Temperature: 0, Seed: llm.Seed, MaxTokens: x.cfg.MaxTokens, ResponseFormat: x.format}
 	if err := x.c.post(ctx, "chat", "/chat/completions", req, &reply); err != nil {
 		return "", "", err
 	}

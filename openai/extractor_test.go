@@ -66,7 +66,7 @@ func TestExtract(t *testing.T) {
 		t.Fatalf("requests %+v", reqs)
 	}
 	body := reqs[0].Body
-	if body["model"] != x.Model() || body["temperature"] != 0.0 || body["seed"] != float64(chatSeed) ||
+	if body["model"] != x.Model() || body["temperature"] != 0.0 || body["seed"] != float64(llm.Seed) ||
 		body["max_tokens"] != float64(DefaultMaxTokens) || body["stream"] != false {
 		t.Errorf("request %v", body)
 	}

@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/engram-dev/engram"
 )
@@ -36,6 +37,23 @@ const (
 	maxCandidates = 8    // places in a reply where JSON is looked for
 	// MaxEntities is the most entities a memory keeps.
 	MaxEntities = 16
+)
+
+// The protocol's defaults, which the extractors' configurations take.
+const (
+	// DefaultBatchTurns is the most turns in one prompt.
+	DefaultBatchTurns = 12
+	// DefaultMaxTokens bounds a reply: room for about fifteen memories.
+	DefaultMaxTokens = 1024
+	// DefaultMaxAttempts is how many times a batch is sent while the reply
+	// is not usable: once, then once more with a stricter reminder.
+	DefaultMaxAttempts = 2
+	// DefaultTimeout bounds each request: generating a thousand tokens with
+	// a 3B model on a few CPU cores takes minutes.
+	DefaultTimeout = 5 * time.Minute
+	// Seed, with temperature 0, asks the server for the same reply to the
+	// same turns (servers that ignore seeds may still vary).
+	Seed = 42
 )
 
 // ErrBadOutput is what an *ExtractError unwraps to: the model answered, but
