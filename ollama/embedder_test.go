@@ -20,25 +20,6 @@ import (
 	"github.com/engram-dev/engram/internal/backoff"
 )
 
-// texts returns n distinct texts.
-func texts(n int) []string {
-	out := make([]string, n)
-	for i := range out {
-		out[i] = fmt.Sprintf("note %d: the meeting about project number %d moved to room %d", i, i*7, i%13)
-	}
-	return out
-}
-
-func cosine(a, b []float32) float64 {
-	var dot, na, nb float64
-	for i := range a {
-		dot += float64(a[i]) * float64(b[i])
-		na += float64(a[i]) * float64(a[i])
-		nb += float64(b[i]) * float64(b[i])
-	}
-	return dot / math.Sqrt(na*nb)
-}
-
 // sameVector reports whether a and b are the same vector up to float noise
 // (the server may sum in another order in a batch than alone).
 func sameVector(a, b []float32) bool {
@@ -51,18 +32,6 @@ func sameVector(a, b []float32) bool {
 		}
 	}
 	return true
-}
-
-// mustCode fails the test unless err is an *engram.Error with code.
-func mustCode(tb testing.TB, err error, code string) {
-	tb.Helper()
-	if err == nil {
-		tb.Fatalf("no error, want %s", code)
-	}
-	var ee *engram.Error
-	if !errors.As(err, &ee) || ee.Code != code {
-		tb.Fatalf("error %q has code %q, want %s", err, engram.ErrorCode(err), code)
-	}
 }
 
 func TestEmbed(t *testing.T) {
@@ -130,10 +99,11 @@ func TestEmbed_BatchesKeepOrder(t *testing.T) {
 	}
 	var sent []string
 	for i, want := range []int{32, 32, 6} {
-		if reqs[i].Path != "/api/embed" || len(reqs[i].Inputs) != want {
-			t.Fatalf("request %d: %s with %d texts, want /api/embed with %d", i+1, reqs[i].Path, len(reqs[i].Inputs), want)
+		inputs := reqs[i].Strings("input")
+		if reqs[i].Path != "/api/embed" || len(inputs) != want {
+			t.Fatalf("request %d: %s with %d texts, want /api/embed with %d", i+1, reqs[i].Path, len(inputs), want)
 		}
-		sent = append(sent, reqs[i].Inputs...)
+		sent = append(sent, inputs...)
 	}
 	for i := range in {
 		if sent[i] != in[i] {
@@ -467,7 +437,7 @@ func TestEmbed_DimensionChange(t *testing.T) {
 		t.Fatal(err)
 	}
 	dim := e.Dim()
-	p.Rewrite(func(_ int, reply map[string]any) {
+	p.Rewrite("/api/embed", func(_ int, reply map[string]any) {
 		for i, v := range reply["embeddings"].([]any) {
 			reply["embeddings"].([]any)[i] = v.([]any)[:dim-1]
 		}
@@ -484,7 +454,7 @@ func TestEmbed_DimensionChange(t *testing.T) {
 
 func TestEmbed_ShortReply(t *testing.T) {
 	p := newProxy(t)
-	p.Rewrite(func(_ int, reply map[string]any) {
+	p.Rewrite("/api/embed", func(_ int, reply map[string]any) {
 		reply["embeddings"] = reply["embeddings"].([]any)[1:]
 	})
 	e := MustNewEmbedder(t, Config{Host: p.Host()})

@@ -2,6 +2,7 @@ package ollama
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -43,12 +44,7 @@ func MustNewExtractor(tb testing.TB, cfg ExtractorConfig) *Extractor {
 			}
 			tb.Fatalf("Ollama test chat model not configured: run `make test` (it starts one) or scripts/ollama.sh up PORT and export %s; -short skips", EnvChatModel)
 		}
-		if cfg.Host == "" {
-			cfg.Host = host
-		}
-		if cfg.Model == "" {
-			cfg.Model = model
-		}
+		cfg.Host, cfg.Model = cmp.Or(cfg.Host, host), cmp.Or(cfg.Model, model)
 	}
 	x, err := NewExtractor(cfg)
 	if err != nil {
@@ -81,7 +77,6 @@ func recordChats(p *proxy, reply func(n int) (string, string, bool)) *chatRecord
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return true
 		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
 		if r.URL.Path != "/api/chat" {
 			return false
 		}

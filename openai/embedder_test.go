@@ -13,14 +13,6 @@ import (
 	"github.com/engram-dev/engram"
 )
 
-func texts(n int) []string {
-	out := make([]string, n)
-	for i := range out {
-		out[i] = fmt.Sprintf("note %d: the meeting about project number %d moved to room %d", i, i*7, i%13)
-	}
-	return out
-}
-
 func TestEmbed(t *testing.T) {
 	p := newProxy(t)
 	e, _ := mustEmbedder(t, EmbedderConfig{Config: Config{BaseURL: p.Base(), APIKey: "sk-test-key"}})
@@ -93,7 +85,7 @@ func TestEmbed_OutOfOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.Rewrite(func(_ int, _ string, reply map[string]any) { slices.Reverse(reply["data"].([]any)) })
+	p.Rewrite("", func(_ int, reply map[string]any) { slices.Reverse(reply["data"].([]any)) })
 	got, err := e.Embed(context.Background(), in)
 	if err != nil {
 		t.Fatal(err)
@@ -117,14 +109,14 @@ func TestEmbed_BadReplies(t *testing.T) {
 		"empty":   func(r map[string]any) { r["data"].([]any)[0].(map[string]any)["embedding"] = []any{} },
 		"no data": func(r map[string]any) { delete(r, "data") },
 	} {
-		p.Rewrite(func(_ int, _ string, reply map[string]any) { rw(reply) })
+		p.Rewrite("", func(_ int, reply map[string]any) { rw(reply) })
 		vecs, err := e.Embed(context.Background(), texts(2))
 		if vecs != nil {
 			t.Errorf("%s: vectors returned", name)
 		}
 		mustCode(t, err, engram.EINTERNAL)
 	}
-	p.Rewrite(nil)
+	p.Rewrite("", nil)
 	p.Fault(func(n int, w http.ResponseWriter, r *http.Request) bool {
 		if strings.Contains(fmt.Sprint(p.Requests()[n-1].Body["input"]), "note 2:") {
 			answer(w, http.StatusBadRequest, nil, "input too long")
@@ -145,7 +137,7 @@ func TestEmbed_DimensionChange(t *testing.T) {
 	if _, err := e.Embed(context.Background(), texts(1)); err != nil {
 		t.Fatal(err)
 	}
-	p.Rewrite(func(_ int, _ string, reply map[string]any) {
+	p.Rewrite("", func(_ int, reply map[string]any) {
 		d := reply["data"].([]any)[0].(map[string]any)
 		d["embedding"] = d["embedding"].([]any)[:3]
 	})

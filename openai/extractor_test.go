@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -27,20 +28,12 @@ var (
 func mustExtractor(tb testing.TB, cfg ExtractorConfig) (*Extractor, *waits) {
 	tb.Helper()
 	base, _, model := testServer(tb)
-	if cfg.BaseURL == "" {
-		cfg.BaseURL = base
-	}
-	if cfg.Model == "" {
-		cfg.Model = model
-	}
+	cfg.BaseURL, cfg.Model = cmp.Or(cfg.BaseURL, base), cmp.Or(cfg.Model, model)
 	x, err := NewExtractor(cfg)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	w := &waits{}
-	x.c.sleep = w.sleep
-	tb.Cleanup(func() { _ = x.Close() })
-	return x, w
+	return x, recordWaits(tb, x.c)
 }
 
 // TestExtract sends a batch to the real server's /v1/chat/completions: one
@@ -103,7 +96,7 @@ func TestExtract_Reply(t *testing.T) {
 	p := newProxy(t)
 	x, _ := mustExtractor(t, ExtractorConfig{Config: Config{BaseURL: p.Base()}})
 	reply := `{"memories":[{"type":"event","text":"Bob moved to Lisbon in the week of 20 April 2026","rationale":"","subject":"Bob","entities":["Lisbon"],"importance":0.5,"turn":2,"valid_from":"2026-04-20","relation":{"subject":"Bob","predicate":"lives in","object":"Lisbon"}}]}`
-	p.Rewrite(func(_ int, _ string, r map[string]any) {
+	p.Rewrite("", func(_ int, r map[string]any) {
 		r["choices"].([]any)[0].(map[string]any)["message"].(map[string]any)["content"] = reply
 	})
 	turns := conversation(1)
@@ -146,7 +139,7 @@ func TestExtract_UnusableReply(t *testing.T) {
 	p := newProxy(t)
 	x, w := mustExtractor(t, ExtractorConfig{Config: Config{BaseURL: p.Base()}})
 	x.format = nil
-	p.Rewrite(func(_ int, _ string, r map[string]any) {
+	p.Rewrite("", func(_ int, r map[string]any) {
 		r["choices"].([]any)[0].(map[string]any)["message"].(map[string]any)["content"] = "ok"
 	})
 	mems, err := x.Extract(context.Background(), conversation(3))
