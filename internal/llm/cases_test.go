@@ -1,4 +1,4 @@
-package llm
+package llm_test
 
 import (
 	"encoding/json"
@@ -12,6 +12,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/internal/llm"
 )
 
 // replyCase is one fixture of testdata/replies.json: a batch of turns, the
@@ -56,7 +57,7 @@ func loadReplyCases(tb testing.TB) []replyCase {
 // (when it is JSON), and give exactly the memories the case wants.
 func TestReplyCases(t *testing.T) {
 	var schema jsonschema.Schema
-	if err := json.Unmarshal(ReplySchema, &schema); err != nil {
+	if err := json.Unmarshal(llm.ReplySchema, &schema); err != nil {
 		t.Fatal(err)
 	}
 	resolved, err := schema.Resolve(nil)
@@ -87,11 +88,11 @@ func TestReplyCases(t *testing.T) {
 				}
 				reply = string(c.Reply)
 			}
-			items, _, err := ParseReply(reply)
+			items, _, err := llm.ParseReply(reply)
 			if err != nil {
 				t.Fatalf("ParseReply: %v", err)
 			}
-			got := Memories(items, batch)
+			got := llm.Memories(items, batch)
 			if len(got) != len(c.Want) {
 				t.Fatalf("%d memories, want %d: %+v", len(got), len(c.Want), got)
 			}
@@ -137,12 +138,12 @@ func TestPrompt(t *testing.T) {
 			} `json:"memories"`
 		} `json:"properties"`
 	}
-	if err := json.Unmarshal(ReplySchema, &schema); err != nil {
+	if err := json.Unmarshal(llm.ReplySchema, &schema); err != nil {
 		t.Fatal(err)
 	}
 	enum := schema.Properties.Memories.Items.Properties.Type.Enum
 	for _, typ := range engram.MemoryTypes() {
-		if !strings.Contains(strings.Join(enum, ","), typ) || !strings.Contains(SystemPrompt, `"`+typ+`"`) {
+		if !strings.Contains(strings.Join(enum, ","), typ) || !strings.Contains(llm.SystemPrompt, `"`+typ+`"`) {
 			t.Errorf("memory type %q missing from the schema's enum %q or the prompt", typ, enum)
 		}
 	}
@@ -152,8 +153,8 @@ func TestPrompt(t *testing.T) {
 	turns := conversation(2)
 	turns[1].Speaker, turns[1].Role = "", engram.RoleAssistant
 	turns[0].Content = "line one\n\nline   two " + strings.Repeat("x", 3000)
-	msgs := Prompt([]*engram.Turn{&turns[0], &turns[1]}, false)
-	if len(msgs) != 2 || msgs[0].Role != "system" || msgs[0].Content != SystemPrompt || msgs[1].Role != "user" {
+	msgs := llm.Prompt([]*engram.Turn{&turns[0], &turns[1]}, false)
+	if len(msgs) != 2 || msgs[0].Role != "system" || msgs[0].Content != llm.SystemPrompt || msgs[1].Role != "user" {
 		t.Fatalf("messages %+v", msgs)
 	}
 	user := msgs[1].Content
@@ -162,7 +163,7 @@ func TestPrompt(t *testing.T) {
 			t.Errorf("the prompt lacks %q:\n%s", want, user)
 		}
 	}
-	if again := Prompt([]*engram.Turn{&turns[0], &turns[1]}, true); again[1].Content != user+RetryReminder {
+	if again := llm.Prompt([]*engram.Turn{&turns[0], &turns[1]}, true); again[1].Content != user+llm.RetryReminder {
 		t.Error("a retry must add the reminder")
 	}
 }

@@ -1,66 +1,22 @@
-package llm
+package llm_test
 
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/internal/llm"
+	"github.com/engram-dev/engram/internal/llmtest"
 )
 
-var day = time.Date(2026, 5, 1, 14, 3, 0, 0, time.UTC)
-
-// conversation returns n user turns t1..tn by Alice, one a minute.
-func conversation(n int) []engram.Turn {
-	out := make([]engram.Turn, n)
-	for i := range out {
-		out[i] = engram.Turn{ID: fmt.Sprintf("t%d", i+1), Namespace: "work", Session: "s1", Role: engram.RoleUser,
-			Speaker: "Alice", Content: fmt.Sprintf("Note %d: we moved the weekly sync to room %d.", i+1, i%7), TS: day.Add(time.Duration(i) * time.Minute)}
-	}
-	return out
-}
-
-// checkMemory fails the test unless m is a memory Memories may return for
-// turns.
-func checkMemory(tb testing.TB, m engram.Memory, turns []engram.Turn) {
-	tb.Helper()
-	if len(m.Sources) != 1 {
-		tb.Fatalf("memory %+v: sources %q, want one turn", m, m.Sources)
-	}
-	i := slices.IndexFunc(turns, func(t engram.Turn) bool { return t.ID == m.Sources[0] })
-	if i < 0 {
-		tb.Fatalf("memory %+v: source %q is not one of the turns", m, m.Sources[0])
-	}
-	t := turns[i]
-	ns := t.Namespace
-	if ns == "" {
-		ns = engram.DefaultNamespace
-	}
-	switch {
-	case t.Role == engram.RoleTool || t.Role == engram.RoleSystem:
-		tb.Fatalf("memory %+v comes from a %s turn", m, t.Role)
-	case m.ID != engram.MemoryID(ns, m.Type, m.Text, t.ID):
-		tb.Fatalf("memory %+v: id is not engram.MemoryID(namespace, type, text, source)", m)
-	case m.Namespace != ns || !m.TS.Equal(t.TS) || m.ValidFrom.After(t.TS) || m.ValidFrom.IsZero():
-		tb.Fatalf("memory %+v: namespace, ts or valid_from do not fit turn %+v", m, t)
-	case !engram.ValidMemoryType(m.Type):
-		tb.Fatalf("memory %+v: unknown type", m)
-	case strings.TrimSpace(m.Text) == "" || m.Subject == "":
-		tb.Fatalf("memory %+v: empty text or subject", m)
-	case m.Importance < 0 || m.Importance > 1:
-		tb.Fatalf("memory %+v: importance out of 0..1", m)
-	}
-	if r := m.Relation; r != nil && (r.Subject == "" || r.Object == "" || r.Predicate == "" || SnakeCase(r.Predicate) != r.Predicate) {
-		tb.Fatalf("memory %+v: bad relation %+v", m, *r)
-	}
-	if len(m.Entities) > MaxEntities || slices.Contains(m.Entities, "") {
-		tb.Fatalf("memory %+v: bad entities %q", m, m.Entities)
-	}
-}
+// What the tests of the extractors share.
+var (
+	conversation = llmtest.Conversation
+	checkMemory  = llmtest.CheckMemory
+)
 
 // Replies as local models break them. want is the number of memory objects
 // read, or -1 for an unusable reply.
@@ -83,8 +39,8 @@ var brokenReplies = []struct {
 	{"truncated in escape", `{"memories":[{"text":"a \"q\""},{"text":"b \`, 1, nil},
 	{"missing last brace", `{"memories":[{"text":"a"}]`, 1, nil},
 	{"empty list missing brace", `{"memories":[]`, 0, nil},
-	{"truncated before first", `{"memories":[{"type":"fact","te`, -1, ErrTruncated},
-	{"truncated before list", `{"memo`, -1, ErrTruncated},
+	{"truncated before first", `{"memories":[{"type":"fact","te`, -1, llm.ErrTruncated},
+	{"truncated before list", `{"memo`, -1, llm.ErrTruncated},
 	{"truncated fence", "```json\n{\"memories\": [\n  {\"text\": \"a\"},\n  {\"text\": \"b", 1, nil},
 	{"single quotes", `{'memories': [{'type': 'fact', 'text': 'Alice\'s cat is called "Tom"', 'turn': 1}]}`, 1, nil},
 	{"apostrophe in single quotes", `{'memories': [{'text': 'it's Bob's'}]}`, 1, nil},
@@ -94,19 +50,19 @@ var brokenReplies = []struct {
 	{"top-level array", `[{"type":"fact","text":"a","turn":1}]`, 1, nil},
 	{"other key", `{"facts":[{"text":"a"},{"text":"b"}]}`, 2, nil},
 	{"single memory", `{"type":"fact","text":"a","turn":1}`, 1, nil},
-	{"not objects", `{"memories":["a","b"]}`, -1, ErrNoMemories},
-	{"no list", `{"answer":"nothing here"}`, -1, ErrNoMemories},
-	{"plain text", "ok", -1, ErrNoJSON},
-	{"empty reply", "", -1, ErrNoJSON},
-	{"unquoted keys", `{memories: [{text: "a"}]}`, -1, ErrSyntax},
-	{"python literals", `{"memories":[{"text":"a","important":True}]}`, -1, ErrSyntax},
+	{"not objects", `{"memories":["a","b"]}`, -1, llm.ErrNoMemories},
+	{"no list", `{"answer":"nothing here"}`, -1, llm.ErrNoMemories},
+	{"plain text", "ok", -1, llm.ErrNoJSON},
+	{"empty reply", "", -1, llm.ErrNoJSON},
+	{"unquoted keys", `{memories: [{text: "a"}]}`, -1, llm.ErrSyntax},
+	{"python literals", `{"memories":[{"text":"a","important":True}]}`, -1, llm.ErrSyntax},
 	{"think", "<think>The user wants {memories}.</think>\n{\"memories\":[{\"text\":\"a\"}]}", 1, nil},
 }
 
 func TestParseReply(t *testing.T) {
 	for _, tc := range brokenReplies {
 		t.Run(tc.name, func(t *testing.T) {
-			items, fixed, err := ParseReply(tc.in)
+			items, fixed, err := llm.ParseReply(tc.in)
 			if tc.want < 0 {
 				if !errors.Is(err, tc.err) {
 					t.Fatalf("ParseReply(%q) = %d items (%s), %v; want %v", tc.in, len(items), fixed, err, tc.err)
@@ -128,7 +84,7 @@ func TestParseReply(t *testing.T) {
 		"{\"memories\":[{\"text\":\"a\nb\"}]}":                     "a\nb",
 		`{"memories":[{"text":"it\'s \q"}]}`:                       `it's \q`,
 	} {
-		items, _, err := ParseReply(in)
+		items, _, err := llm.ParseReply(in)
 		if err != nil || len(items) != 1 || items[0].Get("text").String() != want {
 			t.Errorf("ParseReply(%q) = %v, %v: want text %q", in, items, err, want)
 		}
@@ -140,7 +96,7 @@ func TestMemories(t *testing.T) {
 	turns[1].Speaker = ""
 	turns[1].Role = engram.RoleAssistant
 	batch := []*engram.Turn{&turns[0], &turns[1], &turns[2]}
-	items, _, err := ParseReply(`{"memories":[
+	items, _, err := llm.ParseReply(`{"memories":[
 		{"type":"fact","text":"  Alice   works at\nAcme ","turn":1,"importance":0.42,"relation":{"subject":"Alice","predicate":"works-at","object":"Acme"}},
 		{"type":"fact","text":"Alice works at Acme","turn":1},
 		{"type":"opinion","text":"unknown type","turn":1},
@@ -156,7 +112,7 @@ func TestMemories(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := Memories(items, batch)
+	got := llm.Memories(items, batch)
 	type row struct {
 		typ, text, subject string
 		source             string
@@ -184,8 +140,8 @@ func TestMemories(t *testing.T) {
 	}
 
 	// One turn: the turn number may be left out.
-	items, _, _ = ParseReply(`[{"type":"fact","text":"no turn"}]`)
-	if got := Memories(items, batch[:1]); len(got) != 1 || got[0].Sources[0] != "t1" {
+	items, _, _ = llm.ParseReply(`[{"type":"fact","text":"no turn"}]`)
+	if got := llm.Memories(items, batch[:1]); len(got) != 1 || got[0].Sources[0] != "t1" {
 		t.Fatalf("single turn without a number: %+v", got)
 	}
 }
@@ -203,19 +159,19 @@ func TestSnakeCase(t *testing.T) {
 		"  works  at ": "works_at", "uses_for__DB": "uses_for_db", "favourite book!": "favourite_book",
 		"has2Cats": "has2_cats", "喜欢": "喜欢", "--": "", "": "",
 	} {
-		if got := SnakeCase(in); got != want {
+		if got := llm.SnakeCase(in); got != want {
 			t.Errorf("SnakeCase(%q) = %q, want %q", in, got, want)
 		}
 	}
 }
 
 func TestExcerpt(t *testing.T) {
-	long := strings.Repeat("é", maxExcerpt) // 2 bytes a rune
-	got := Excerpt(long)
-	if len(got) > maxExcerpt+len("…") || !strings.HasSuffix(got, "…") || strings.ContainsRune(got, '\uFFFD') {
+	long := strings.Repeat("é", llm.MaxExcerpt) // 2 bytes a rune
+	got := llm.Excerpt(long)
+	if len(got) > llm.MaxExcerpt+len("…") || !strings.HasSuffix(got, "…") || strings.ContainsRune(got, '\uFFFD') {
 		t.Fatalf("excerpt: %d bytes, %q...", len(got), got[:10])
 	}
-	if Excerpt("ok") != "ok" {
+	if llm.Excerpt("ok") != "ok" {
 		t.Fatal("a short reply must be kept whole")
 	}
 }
@@ -227,12 +183,12 @@ func FuzzParseReply(f *testing.F) {
 	turns := conversation(3)
 	batch := []*engram.Turn{&turns[0], &turns[1], &turns[2]}
 	f.Fuzz(func(t *testing.T, s string) {
-		items, fixed, err := ParseReply(s)
+		items, fixed, err := llm.ParseReply(s)
 		if err != nil {
 			if len(items) != 0 || fixed != "" {
 				t.Fatalf("ParseReply(%q): items with error %v", s, err)
 			}
-			if !errors.Is(err, ErrNoJSON) && !errors.Is(err, ErrTruncated) && !errors.Is(err, ErrSyntax) && !errors.Is(err, ErrNoMemories) {
+			if !errors.Is(err, llm.ErrNoJSON) && !errors.Is(err, llm.ErrTruncated) && !errors.Is(err, llm.ErrSyntax) && !errors.Is(err, llm.ErrNoMemories) {
 				t.Fatalf("ParseReply(%q): unexpected error %v", s, err)
 			}
 			return
@@ -240,11 +196,11 @@ func FuzzParseReply(f *testing.F) {
 		if !json.Valid([]byte(fixed)) {
 			t.Fatalf("ParseReply(%q) repaired to invalid JSON %q", s, fixed)
 		}
-		again, fixed2, err := ParseReply(fixed)
+		again, fixed2, err := llm.ParseReply(fixed)
 		if err != nil || fixed2 != fixed || len(again) != len(items) {
 			t.Fatalf("parseReply is not idempotent on %q: %q, %d vs %d items, %v", s, fixed2, len(again), len(items), err)
 		}
-		for _, m := range Memories(items, batch) {
+		for _, m := range llm.Memories(items, batch) {
 			checkMemory(t, m, turns)
 		}
 	})

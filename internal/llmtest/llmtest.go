@@ -1,5 +1,6 @@
 // Package llmtest holds what the tests of the LLM extractors (packages
-// ollama and openai) share: a conversation to send and the check of a
+// ollama and openai) and of their protocol (package llm, from the external
+// test package llm_test) share: a conversation to send and the check of a
 // memory read from a model's reply. Only tests import it.
 package llmtest
 
