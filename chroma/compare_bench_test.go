@@ -15,6 +15,7 @@ import (
 
 	engram "github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/chroma"
+	"github.com/engram-dev/engram/internal/vectortest"
 	"github.com/engram-dev/engram/palace"
 )
 
@@ -124,7 +125,7 @@ func onceFor[T any](m *map[int]*cmpOnce[T], n int) *cmpOnce[T] {
 func cmpDataFor(n int) *cmpData {
 	o := onceFor(&cmpCache.data, n)
 	o.once.Do(func() {
-		c := newClusters(uint64(n), cmpDim, n/100)
+		c := vectortest.NewClusters(uint64(n), cmpDim, n/100)
 		d := &cmpData{n: n, items: make([]engram.VectorItem, n)}
 		base := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 		for i := range d.items {
@@ -133,7 +134,7 @@ func cmpDataFor(n int) *cmpData {
 				Kind:      engram.KindTurn,
 				Namespace: "ns" + strconv.Itoa(i%10),
 				TS:        base.Add(time.Duration(i) * time.Minute),
-				Vector:    unit(c.vector()),
+				Vector:    unit(c.Vector()),
 			}
 		}
 		rng := rand.New(rand.NewPCG(uint64(n), 0xc0ffee))
@@ -155,40 +156,6 @@ func cmpDataFor(n int) *cmpData {
 		o.v = d
 	})
 	return o.v
-}
-
-// clusters is palace's vecCorpus: random centres plus Gaussian noise of
-// about the centre's length, so that a query has a few dozen close
-// neighbours and a long tail, as embeddings of conversation do.
-type clusters struct {
-	dim     int
-	rng     *rand.Rand
-	centres [][]float32
-}
-
-func newClusters(seed uint64, dim, n int) *clusters {
-	c := &clusters{dim: dim, rng: rand.New(rand.NewPCG(seed, 0xfeed))}
-	for range n {
-		c.centres = append(c.centres, c.noise(1))
-	}
-	return c
-}
-
-func (c *clusters) noise(scale float64) []float32 {
-	v := make([]float32, c.dim)
-	for i := range v {
-		v[i] = float32(c.rng.NormFloat64() * scale)
-	}
-	return v
-}
-
-func (c *clusters) vector() []float32 {
-	v := c.noise(0.8)
-	centre := c.centres[c.rng.IntN(len(c.centres))]
-	for i := range v {
-		v[i] += centre[i]
-	}
-	return v
 }
 
 func unit(v []float32) []float32 {

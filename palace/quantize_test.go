@@ -43,9 +43,9 @@ func TestQuantizedRecall(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	var codesFound, queryFound int
 	for range queries {
-		q := c.vector()
+		q := c.Vector()
 		if rng.IntN(2) == 0 { // half the queries far from every centre
-			q = c.noise(1)
+			q = c.Noise(1)
 		}
 		unit := make([]float32, dim)
 		normalize(unit, q)

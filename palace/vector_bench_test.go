@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,42 +14,14 @@ import (
 	"time"
 
 	engram "github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/internal/vectortest"
 )
 
-// vecCorpus generates clustered vectors: each is one of a set of random
-// centres plus Gaussian noise, so that a query has a few dozen close
-// neighbours and a long tail, as embeddings of conversation do. The same
-// seed gives the same vectors.
-type vecCorpus struct {
-	dim     int
-	rng     *rand.Rand
-	centres [][]float32
-}
+// vecCorpus generates clustered vectors (vectortest.Clusters) as items.
+type vecCorpus struct{ *vectortest.Clusters }
 
 func newVecCorpus(seed uint64, dim, clusters int) *vecCorpus {
-	c := &vecCorpus{dim: dim, rng: rand.New(rand.NewPCG(seed, 0xfeed))}
-	for range clusters {
-		c.centres = append(c.centres, c.noise(1))
-	}
-	return c
-}
-
-func (c *vecCorpus) noise(scale float64) []float32 {
-	v := make([]float32, c.dim)
-	for i := range v {
-		v[i] = float32(c.rng.NormFloat64() * scale)
-	}
-	return v
-}
-
-// vector returns a centre plus noise of about the centre's length.
-func (c *vecCorpus) vector() []float32 {
-	v := c.noise(0.8)
-	centre := c.centres[c.rng.IntN(len(c.centres))]
-	for i := range v {
-		v[i] += centre[i]
-	}
-	return v
+	return &vecCorpus{vectortest.NewClusters(seed, dim, clusters)}
 }
 
 // items returns the items seq from..to-1: ten namespaces ns0..ns9 in turn,
@@ -63,7 +34,7 @@ func (c *vecCorpus) items(from, to int) []engram.VectorItem {
 			Kind:      engram.KindTurn,
 			Namespace: "ns" + strconv.Itoa(i%10),
 			TS:        time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Minute),
-			Vector:    c.vector(),
+			Vector:    c.Vector(),
 		})
 	}
 	return items
@@ -109,7 +80,7 @@ func BenchmarkVectorQuery(b *testing.B) {
 				}
 				queries := make([][]float32, 256)
 				for i := range queries {
-					queries[i] = c.vector()
+					queries[i] = c.Vector()
 				}
 				for _, ns := range []string{"", "ns3"} {
 					name := "all"
