@@ -91,6 +91,31 @@ func startEngram(ctx context.Context, keep string, env Env, tune ...func(*engine
 	return b, nil
 }
 
+// onEngram starts a private engram, runs run on it and closes it. The error
+// is run's, else Close's; the context's when it has ended, since a canceled
+// bench fails wherever it was. A kept home is named on env.Stderr, as
+// "engram bench NAME: home kept in DIR".
+func onEngram(ctx context.Context, name, keep string, env Env, run func(*benchEngram) error) error {
+	b, err := startEngram(ctx, keep, env)
+	if err != nil {
+		return err
+	}
+	err = run(b)
+	if cerr := b.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return err
+	}
+	if b.keep {
+		fmt.Fprintf(env.Stderr, "engram bench %s: home kept in %s\n", name, b.home)
+	}
+	return nil
+}
+
 // Close stops the server and the engine and removes a temporary home.
 func (b *benchEngram) Close() error {
 	var err error

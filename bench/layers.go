@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"path/filepath"
 	"slices"
 	"strings"
 	"unicode"
@@ -116,42 +115,22 @@ type layersTurn struct {
 // scores them against the conversations' events. Progress goes to
 // env.Stderr.
 func RunLayers(ctx context.Context, o LayersOptions, env Env) (*LayersReport, error) {
-	var err error
-	dir := o.Data
-	if dir == "" {
-		if dir, err = FindLocomoData(); err != nil {
-			return nil, err
-		}
-	}
-	convs, err := loadLocomo(dir, o.Captions)
+	dir, convs, err := openLocomo(o.Data, o.Captions)
 	if err != nil {
 		return nil, err
 	}
 	if !slices.ContainsFunc(convs, func(c *locomoConv) bool { return len(c.events) > 0 }) {
 		return nil, fmt.Errorf("--data: no conversation in %s has events (events_session_N): the layers bench scores memories against them", dir)
 	}
-	b, err := startEngram(ctx, o.Keep, env)
+	rep := &LayersReport{Benchmark: "layers"}
+	err = onEngram(ctx, "layers", o.Keep, env, func(b *benchEngram) error {
+		rep.Extractor = b.srv.Engine.Config().Extractor
+		return rep.run(ctx, env, b, convs, o.Sample)
+	})
 	if err != nil {
 		return nil, err
 	}
-	rep := &LayersReport{Benchmark: "layers", Extractor: b.srv.Engine.Config().Extractor}
-	err = rep.run(ctx, env, b, convs, o.Sample)
-	if cerr := b.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		return nil, err
-	}
-	if b.keep {
-		fmt.Fprintf(env.Stderr, "engram bench layers: home kept in %s\n", b.home)
-	}
-	rep.Data = dir
-	if abs, err := filepath.Abs(dir); err == nil {
-		rep.Data = abs
-	}
+	rep.Data = absPath(dir)
 	return rep, nil
 }
 

@@ -99,14 +99,7 @@ type (
 // scores the answers. Progress goes to env.Stderr. A mode or k the server
 // refuses is a *UsageError.
 func RunLocomo(ctx context.Context, o LocomoOptions, env Env) (*LocomoReport, error) {
-	var err error
-	dir := o.Data
-	if dir == "" {
-		if dir, err = FindLocomoData(); err != nil {
-			return nil, err
-		}
-	}
-	convs, err := loadLocomo(dir, o.Captions)
+	dir, convs, err := openLocomo(o.Data, o.Captions)
 	if err != nil {
 		return nil, err
 	}
@@ -121,28 +114,37 @@ func RunLocomo(ctx context.Context, o LocomoOptions, env Env) (*LocomoReport, er
 		fmt.Fprintln(env.Stderr, "engram bench locomo: speakers left out (--speakers=false)")
 	}
 
-	b, err := startEngram(ctx, o.Keep, env)
+	var rep *locomoReport
+	err = onEngram(ctx, "locomo", o.Keep, env, func(b *benchEngram) (err error) {
+		rep, err = runLocomo(ctx, env, b, convs, o.Modes, o.Kinds, o.K)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
-	rep, err := runLocomo(ctx, env, b, convs, o.Modes, o.Kinds, o.K)
-	if cerr := b.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		return nil, err
-	}
-	if b.keep {
-		fmt.Fprintf(env.Stderr, "engram bench locomo: home kept in %s\n", b.home)
-	}
-	rep.Data, rep.Captions = dir, o.Captions
-	if abs, err := filepath.Abs(dir); err == nil {
-		rep.Data = abs
-	}
+	rep.Data, rep.Captions = absPath(dir), o.Captions
 	return rep, nil
+}
+
+// openLocomo reads the conversations of dir, or of FindLocomoData's folder
+// when dir is "", and returns the folder with them.
+func openLocomo(dir string, captions bool) (string, []*locomoConv, error) {
+	if dir == "" {
+		var err error
+		if dir, err = FindLocomoData(); err != nil {
+			return "", nil, err
+		}
+	}
+	convs, err := loadLocomo(dir, captions)
+	return dir, convs, err
+}
+
+// absPath returns dir made absolute, or as it is where that fails.
+func absPath(dir string) string {
+	if abs, err := filepath.Abs(dir); err == nil {
+		return abs
+	}
+	return dir
 }
 
 // FindLocomoData looks for LocomoDataRel under the working directory and each
