@@ -19,11 +19,23 @@ func mustTriggerMatcher(tb testing.TB, phrases []string) *querytext.TriggerMatch
 	return m
 }
 
+// matchCase is a query that must match: the phrase Match finds and the
+// rest of the query.
+type matchCase struct{ query, phrase, rest string }
+
+// checkMatches fails the test for each case m does not match as it says.
+func checkMatches(t *testing.T, m *querytext.TriggerMatcher, tests []matchCase) {
+	t.Helper()
+	for _, tt := range tests {
+		phrase, rest, ok := m.Match(tt.query)
+		if !ok || phrase != tt.phrase || rest != tt.rest {
+			t.Errorf("Match(%q) = %q, %q, %v; want %q, %q, true", tt.query, phrase, rest, ok, tt.phrase, tt.rest)
+		}
+	}
+}
+
 func TestTriggerMatchPositives(t *testing.T) {
-	m := mustTriggerMatcher(t, querytext.DefaultTriggers())
-	tests := []struct {
-		query, phrase, rest string
-	}{
+	checkMatches(t, mustTriggerMatcher(t, querytext.DefaultTriggers()), []matchCase{
 		// English: case, white space, punctuation, the seam tidied.
 		{"Do you remember, what port we chose?", "do you remember", "what port we chose?"},
 		{"What port did we choose, do you remember?", "do you remember", "What port did we choose?"},
@@ -79,13 +91,7 @@ func TestTriggerMatchPositives(t *testing.T) {
 		{"深く検索してデータベースの件", "深く検索", "してデータベースの件"},
 		{"何を決めたっけ？", "何を決めたっけ", ""},
 		{"ﾎﾟｰﾄ番号、覚えていますか", "覚えていますか", "ﾎﾟｰﾄ番号"},
-	}
-	for _, tt := range tests {
-		phrase, rest, ok := m.Match(tt.query)
-		if !ok || phrase != tt.phrase || rest != tt.rest {
-			t.Errorf("Match(%q) = %q, %q, %v; want %q, %q, true", tt.query, phrase, rest, ok, tt.phrase, tt.rest)
-		}
-	}
+	})
 }
 
 // triggerNegatives are ordinary sentences that talk about remembering,
@@ -171,19 +177,13 @@ func TestTriggerDefaultsMatchThemselves(t *testing.T) {
 
 func TestTriggerLongestWins(t *testing.T) {
 	m := mustTriggerMatcher(t, []string{"remember", "do you remember", "you remember when", "记得", "你还记得吗"})
-	tests := []struct{ query, phrase, rest string }{
+	checkMatches(t, m, []matchCase{
 		{"do you remember the port", "do you remember", "the port"},
 		{"do you remember when we met", "you remember when", "do we met"},
 		{"remember the port", "remember", "the port"},
 		{"记得吗你还记得吗端口", "你还记得吗", "记得吗端口"},
 		{"记得端口", "记得", "端口"},
-	}
-	for _, tt := range tests {
-		phrase, rest, ok := m.Match(tt.query)
-		if !ok || phrase != tt.phrase || rest != tt.rest {
-			t.Errorf("Match(%q) = %q, %q, %v; want %q, %q", tt.query, phrase, rest, ok, tt.phrase, tt.rest)
-		}
-	}
+	})
 }
 
 // Configured phrases come back as configured, whatever their case or
