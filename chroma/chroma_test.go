@@ -17,6 +17,7 @@ import (
 	v2 "github.com/amikos-tech/chroma-go/pkg/api/v2"
 
 	engram "github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/internal/remotetest"
 	"github.com/engram-dev/engram/internal/vectortest"
 )
 
@@ -154,15 +155,7 @@ func TestConfigValidate(t *testing.T) {
 // closedPortURL returns the URL of a loopback port where nothing listens.
 func closedPortURL(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	if err := ln.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return "http://" + addr
+	return "http://" + remotetest.ClosedPort(t)
 }
 
 // checkUnavailable checks that err is EUNAVAILABLE naming url. How long the

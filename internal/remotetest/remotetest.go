@@ -1,8 +1,8 @@
 // Package remotetest holds what the tests of the adapters over a model
 // server (packages ollama and openai) share: a proxy in front of the real
 // server that records the requests and can misbehave, an address where
-// nothing listens, texts to embed and the check of an error's code. Only
-// tests import it.
+// nothing listens (chroma's tests use it too), texts to embed and the check
+// of an error's code. Only tests import it.
 package remotetest
 
 import (
