@@ -429,13 +429,3 @@ func runVaultHook(ctx context.Context, m *Main, args []string) error {
 	}
 	return vault.InstallHook(hooks, vault.HookBlock(exe, cfg.Home, root), root, m.Stdout)
 }
-
-// --- the engine's side ---
-
-// --- the vault routes of the HTTP API ---
-
-// within reports whether path lies inside the folder dir (both cleaned).
-func within(dir, path string) bool {
-	rel, err := filepath.Rel(dir, path)
-	return err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
-}
