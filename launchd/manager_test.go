@@ -20,7 +20,7 @@ func TestInstaller(t *testing.T) {
 	svc.Binary = filepath.Join(t.TempDir(), "my bin", "engram") // systemd refuses quotes
 	for _, tc := range []struct {
 		manager, firstRun string
-		files            func() ([]launchd.File, error)
+		files             func() ([]launchd.File, error)
 	}{
 		{"launchd", "launchctl print gui/" + fmt.Sprint(os.Getuid()) + "/com.engram.serve", svc.LaunchdFiles},
 		{"systemd", "systemctl --user daemon-reload", svc.SystemdFiles},

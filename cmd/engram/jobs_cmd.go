@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/engram-dev/engram"
-	"github.com/engram-dev/engram/engine"
 )
 
 func runJobs(ctx context.Context, m *Main, args []string) error {
@@ -33,22 +32,12 @@ func runJobs(ctx context.Context, m *Main, args []string) error {
 func runJobsStatus(ctx context.Context, m *Main, args []string) error {
 	fs := m.newFlagSet("jobs status", "jobs status [--json]")
 	asJSON := fs.Bool("json", false, "print JSON (the HTTP API's shape)")
-	cfg, err := m.parseConfig(fs, args)
-	if err != nil {
+	if err := parseNone(fs, args); err != nil {
 		return err
 	}
-	var jobs []engram.JobStatus
-	if c := discoverServer(ctx, cfg); c != nil {
-		if jobs, err = c.ListJobs(ctx); err != nil {
-			return err
-		}
-	} else {
-		e, err := engine.Open(ctx, cfg, m.logger(cfg))
-		if err != nil {
-			return err
-		}
-		defer e.Close()
-		jobs = e.Jobs(ctx)
+	jobs, err := withHome(ctx, m, func(be backend) ([]engram.JobStatus, error) { return be.ListJobs(ctx) })
+	if err != nil {
+		return err
 	}
 	if *asJSON {
 		return printJSON(m, map[string]any{"jobs": jobs})
@@ -68,38 +57,14 @@ func runJobsRun(ctx context.Context, m *Main, args []string) error {
 	if n := len(pos) + len(slices.DeleteFunc([]bool{*due, *all}, func(b bool) bool { return !b })); n != 1 {
 		return &usageError{msg: "want exactly one of --due, --all or a job name"}
 	}
-	cfg, err := m.loadConfig()
+	name := "" // --due or --all
+	if len(pos) == 1 {
+		name = pos[0]
+	}
+	// A running server owns the home: it runs the jobs.
+	jobs, err := withHome(ctx, m, func(be backend) ([]engram.JobStatus, error) { return be.RunJobs(ctx, name, *due) })
 	if err != nil {
 		return err
-	}
-	var jobs []engram.JobStatus
-	if c := discoverServer(ctx, cfg); c != nil {
-		// The server owns the home: ask it to run the jobs.
-		name := ""
-		if len(pos) == 1 {
-			name = pos[0]
-		}
-		if jobs, err = c.RunJobs(ctx, name, *due); err != nil {
-			return err
-		}
-	} else {
-		e, err := engine.Open(ctx, cfg, m.logger(cfg))
-		if err != nil {
-			return err
-		}
-		defer e.Close()
-		switch {
-		case *due:
-			err = e.RunDue(ctx)
-		case *all:
-			err = e.RunAll(ctx)
-		default:
-			_, err = e.RunJob(ctx, pos[0])
-		}
-		if err != nil {
-			return err
-		}
-		jobs = e.Jobs(ctx)
 	}
 	printJobs(m, jobs)
 	for _, j := range jobs {

@@ -37,12 +37,7 @@ func runMemories(ctx context.Context, m *Main, args []string) error {
 	}
 	q := engram.MemoryQuery{Namespace: allOr(*ns), Type: *typ, Subject: *subject, Text: strings.Join(pos, " "),
 		Superseded: *superseded, Limit: *limit}
-	_, ls, err := m.openHome(ctx)
-	if err != nil {
-		return err
-	}
-	defer ls.Close()
-	mems, err := ls.Memories(ctx, q)
+	mems, err := withHome(ctx, m, func(be backend) ([]engram.Memory, error) { return be.Memories(ctx, q) })
 	if err != nil {
 		return err
 	}
@@ -91,12 +86,7 @@ func runScenes(ctx context.Context, m *Main, args []string) error {
 		return err
 	}
 	q := engram.SceneQuery{Namespace: allOr(*ns), Session: *session, Text: strings.Join(pos, " "), Limit: *limit}
-	_, ls, err := m.openHome(ctx)
-	if err != nil {
-		return err
-	}
-	defer ls.Close()
-	scenes, err := ls.Scenes(ctx, q)
+	scenes, err := withHome(ctx, m, func(be backend) ([]engram.Scene, error) { return be.Scenes(ctx, q) })
 	if err != nil {
 		return err
 	}
@@ -136,12 +126,7 @@ func runPersona(ctx context.Context, m *Main, args []string) error {
 		return err
 	}
 	speaker := strings.Join(pos, " ")
-	_, ls, err := m.openHome(ctx)
-	if err != nil {
-		return err
-	}
-	defer ls.Close()
-	ps, err := ls.Persona(ctx, *ns, speaker)
+	ps, err := withHome(ctx, m, func(be backend) ([]engram.Persona, error) { return be.Persona(ctx, *ns, speaker) })
 	if err != nil {
 		return err
 	}
@@ -204,12 +189,7 @@ func runKG(ctx context.Context, m *Main, args []string) error {
 			return err
 		}
 	}
-	_, ls, err := m.openHome(ctx)
-	if err != nil {
-		return err
-	}
-	defer ls.Close()
-	res, err := ls.Graph(ctx, q)
+	res, err := withHome(ctx, m, func(be backend) (engram.GraphResult, error) { return be.Graph(ctx, q) })
 	if err != nil {
 		return err
 	}
@@ -294,5 +274,3 @@ func nonNil[T any](s []T) []T {
 	}
 	return s
 }
-
-// --- the layer routes of the HTTP API ---

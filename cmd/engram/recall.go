@@ -25,11 +25,6 @@ func runRecall(ctx context.Context, m *Main, args []string) error {
 	if len(pos) == 0 {
 		return &usageError{msg: "missing the query"}
 	}
-	_, be, err := m.openHome(ctx)
-	if err != nil {
-		return err
-	}
-	defer be.Close()
 	req := engram.RecallRequest{Namespace: *ns, Query: strings.Join(pos, " "), K: *k, Mode: *mode, BudgetTokens: *budget}
 	if *kinds != "" {
 		for _, kind := range strings.Split(*kinds, ",") {
@@ -43,7 +38,7 @@ func runRecall(ctx context.Context, m *Main, args []string) error {
 		}
 		req.AsOf = t
 	}
-	resp, err := be.Recall(ctx, req)
+	resp, err := withHome(ctx, m, func(be backend) (engram.RecallResponse, error) { return be.Recall(ctx, req) })
 	if err != nil {
 		return err
 	}

@@ -21,6 +21,11 @@ type backend interface {
 	engram.ForgetService
 	engram.CorrectService
 	engram.RedactService
+	engram.BackupService
+	// ListJobs and RunJobs list and run the scheduled jobs (RunJobs: the
+	// one called name, or those due, or every job).
+	ListJobs(ctx context.Context) ([]engram.JobStatus, error)
+	RunJobs(ctx context.Context, name string, due bool) ([]engram.JobStatus, error)
 	// DocGraph is engram.VaultService's: ENOTFOUND for an unknown document.
 	DocGraph(ctx context.Context, vault, doc string, depth int) (engram.DocGraph, error)
 	Close() error
@@ -49,6 +54,18 @@ func (m *Main) openHome(ctx context.Context) (engine.Config, backend, error) {
 	}
 	be, err := m.openBackend(ctx, cfg)
 	return cfg, be, err
+}
+
+// withHome opens the home's backend (openHome), calls f on it and closes
+// it: what a command that makes one call begins with.
+func withHome[T any](ctx context.Context, m *Main, f func(backend) (T, error)) (T, error) {
+	_, be, err := m.openHome(ctx)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	defer be.Close()
+	return f(be)
 }
 
 // discoverServer returns a client of the server serve.json names, if it
