@@ -113,12 +113,8 @@ func (e *Engine) MCPHandler() (http.Handler, error) {
 
 // MCPServer returns the MCP tools on the engine.
 func (e *Engine) MCPServer() *mcp.Server {
-	srv := mcp.NewServer(e, e, e)
-	srv.Layers, srv.Limits, srv.Version, srv.Logger = e, e.cfg.Limits(), e.cfg.Version, e.logger.With("component", "mcp")
-	srv.Forget = e
-	srv.Correct = e
-	srv.Redact = e
-	srv.Docs = e
+	srv := mcp.NewServerFor(e)
+	srv.Limits, srv.Version, srv.Logger = e.cfg.Limits(), e.cfg.Version, e.logger.With("component", "mcp")
 	return srv
 }
 

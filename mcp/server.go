@@ -67,6 +67,26 @@ func NewServer(ingest engram.IngestService, recall engram.RecallService, status 
 	return &Server{Ingest: ingest, Recall: recall, Status: status, Now: time.Now, Logger: slog.Default()}
 }
 
+// Services is everything the tools can be served by: a home's engine, or a
+// client of the server that owns the home.
+type Services interface {
+	engram.IngestService
+	engram.RecallService
+	engram.StatusService
+	engram.LayerService
+	engram.ForgetService
+	engram.CorrectService
+	engram.RedactService
+	DocGraphService
+}
+
+// NewServerFor returns a server whose every tool is served by svc.
+func NewServerFor(svc Services) *Server {
+	s := NewServer(svc, svc, svc)
+	s.Layers, s.Forget, s.Correct, s.Redact, s.Docs = svc, svc, svc, svc, svc
+	return s
+}
+
 // MCP returns the SDK server with engram's tools, built on first use. The
 // services must be set by then.
 func (s *Server) MCP() (*sdk.Server, error) {

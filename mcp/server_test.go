@@ -429,3 +429,52 @@ func TestVaultSearchAndDocGraph(t *testing.T) {
 		}
 	}
 }
+
+// allServices serves every tool, each with a canned answer.
+type allServices struct{ *services }
+
+var _ mcp.Services = allServices{}
+
+func (allServices) Memories(context.Context, engram.MemoryQuery) ([]engram.Memory, error) {
+	return []engram.Memory{{ID: "m1"}}, nil
+}
+func (allServices) Scenes(context.Context, engram.SceneQuery) ([]engram.Scene, error) {
+	return []engram.Scene{{ID: "s1"}}, nil
+}
+func (allServices) Persona(context.Context, string, string) ([]engram.Persona, error) {
+	return []engram.Persona{{Speaker: "Ana"}}, nil
+}
+func (allServices) Graph(context.Context, engram.GraphQuery) (engram.GraphResult, error) {
+	return engram.GraphResult{Entity: engram.Entity{Name: "Ana"}}, nil
+}
+func (allServices) Forget(context.Context, engram.ForgetRequest) (engram.ForgetReport, error) {
+	return engram.ForgetReport{Turns: []string{"t1"}}, nil
+}
+func (allServices) Correct(_ context.Context, req engram.CorrectionRequest) (engram.Correction, error) {
+	return engram.Correction{ID: "c1", Of: req.ID}, nil
+}
+func (allServices) Redact(context.Context, engram.RedactRequest) (engram.RedactReport, error) {
+	return engram.RedactReport{Spans: 1}, nil
+}
+func (allServices) DocGraph(context.Context, string, string, int) (engram.DocGraph, error) {
+	return engram.DocGraph{Doc: engram.VaultDoc{Path: "adr.md"}}, nil
+}
+
+// TestNewServerFor: every tool is served by the one Services.
+func TestNewServerFor(t *testing.T) {
+	cs := mustConnect(t, mcp.NewServerFor(allServices{&services{}}))
+	for tool, args := range map[string]map[string]any{
+		mcp.ToolMemories: {},
+		mcp.ToolScenes:   {},
+		mcp.ToolPersona:  {},
+		mcp.ToolKG:       {"entity": "Ana"},
+		mcp.ToolForget:   {"ids": []string{"t1"}},
+		mcp.ToolCorrect:  {"target": engram.CorrectMemory, "id": "m1", "wrong": true},
+		mcp.ToolRedact:   {"texts": []string{"secret"}, "ids": []string{"t1"}},
+		mcp.ToolDocGraph: {"doc": "adr.md"},
+	} {
+		if res := callTool(t, cs, tool, args); res.IsError {
+			t.Errorf("%s: %q", tool, text(res))
+		}
+	}
+}

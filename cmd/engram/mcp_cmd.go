@@ -7,7 +7,6 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/engine"
 	"github.com/engram-dev/engram/mcp"
 )
@@ -23,12 +22,9 @@ func runMCP(ctx context.Context, m *Main, args []string) error {
 		return err
 	}
 	logger := m.logger(cfg).With("component", "mcp")
-	var (
-		be     backend
-		layers engram.LayerService
-	)
+	var be backend
 	if c := discoverServer(ctx, cfg); c != nil {
-		be, layers = c, c
+		be = c
 		logger.Debug("mcp: using the running server", "addr", c.Base())
 	} else {
 		eng, err := engine.Open(ctx, cfg, logger)
@@ -36,14 +32,10 @@ func runMCP(ctx context.Context, m *Main, args []string) error {
 			return err
 		}
 		eng.Warm()
-		be, layers = eng, eng
+		be = eng
 	}
-	srv := mcp.NewServer(be, be, be)
-	srv.Layers, srv.Limits, srv.Version, srv.Logger = layers, cfg.Limits(), versionString(), logger
-	srv.Forget = be
-	srv.Correct = be
-	srv.Redact = be
-	srv.Docs = be
+	srv := mcp.NewServerFor(be)
+	srv.Limits, srv.Version, srv.Logger = cfg.Limits(), versionString(), logger
 	err = srv.Serve(ctx, &sdk.IOTransport{Reader: readCloser(m.Stdin), Writer: nopWriteCloser{m.Stdout}})
 	if cerr := be.Close(); err == nil {
 		err = cerr
