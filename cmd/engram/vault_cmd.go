@@ -87,14 +87,7 @@ func runVaultAdd(ctx context.Context, m *Main, args []string) error {
 	if err != nil {
 		return err
 	}
-	root, err := engine.VaultDir(pos[0])
-	if err != nil {
-		return err
-	}
-	if err := cfg.CheckNewVault(root); err != nil {
-		return err
-	}
-	path, err := engine.AppendVault(cfg.Home, engine.VaultConfig{Path: root, Namespace: *ns}, m.Getenv)
+	root, path, err := engine.AddVault(cfg, pos[0], *ns, m.Getenv)
 	if err != nil {
 		return err
 	}
@@ -146,11 +139,9 @@ func runVaultSync(ctx context.Context, m *Main, args []string) error {
 	}
 	root := ""
 	if len(pos) == 1 {
-		abs, err := filepath.Abs(pos[0])
-		if err != nil {
+		if root, err = filepath.Abs(pos[0]); err != nil {
 			return err
 		}
-		root = filepath.Clean(abs)
 	} else if len(cfg.Vaults) == 0 {
 		if *asJSON {
 			return printJSON(m, map[string]any{"reports": []engram.VaultSyncReport{}})
@@ -243,7 +234,7 @@ func runVaultList(ctx context.Context, m *Main, args []string) error {
 			return err
 		}
 		if _, remote := vb.(*httpapi.Client); remote {
-			vs = withPending(vs, cfg.Vaults)
+			vs = cfg.WithPending(vs)
 		}
 	}
 	if *asJSON {
@@ -255,11 +246,11 @@ func runVaultList(ctx context.Context, m *Main, args []string) error {
 	}
 	tw := tabwriter.NewWriter(m.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "VAULT\tNAMESPACE\tDOCS\tCHUNKS\tUNRESOLVED LINKS")
-	var pending []string
+	var pending []engram.VaultStatus
 	for _, v := range vs {
 		if v.Pending != "" {
 			fmt.Fprintf(tw, "%s\t%s\t-\t-\t-\n", v.Path, v.Namespace)
-			pending = append(pending, v.Path)
+			pending = append(pending, v)
 			continue
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\n", v.Path, v.Namespace, v.Docs, v.Chunks, v.UnresolvedLinks)
@@ -267,28 +258,10 @@ func runVaultList(ctx context.Context, m *Main, args []string) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	for _, p := range pending {
-		fmt.Fprintf(m.Stdout, "%s: %s\n", p, pendingVault)
+	for _, v := range pending {
+		fmt.Fprintf(m.Stdout, "%s: %s\n", v.Path, v.Pending)
 	}
 	return nil
-}
-
-// pendingVault says why a recorded vault is not listed with counts.
-const pendingVault = "recorded in config.toml after engram serve started; the server reads config.toml when it starts: restart it to index and serve this vault"
-
-// withPending adds to the vaults a running server lists those config.toml
-// records that it does not serve (added after it started), marked pending.
-func withPending(served []engram.VaultStatus, recorded []engine.VaultConfig) []engram.VaultStatus {
-	have := map[string]bool{}
-	for _, v := range served {
-		have[filepath.Clean(v.Path)] = true
-	}
-	for _, v := range recorded {
-		if !have[filepath.Clean(v.Path)] {
-			served = append(served, engram.VaultStatus{Path: v.Path, Namespace: v.NamespaceOrDefault(), Pending: pendingVault})
-		}
-	}
-	return served
 }
 
 // --- graph ---
@@ -314,11 +287,9 @@ func runVaultGraph(ctx context.Context, m *Main, args []string) error {
 	}
 	doc, root := strings.Join(pos, " "), ""
 	if *dir != "" {
-		abs, err := filepath.Abs(*dir)
-		if err != nil {
+		if root, err = filepath.Abs(*dir); err != nil {
 			return err
 		}
-		root = filepath.Clean(abs)
 	}
 	if filepath.IsAbs(doc) {
 		doc, root = cfg.VaultPath(doc, root)
