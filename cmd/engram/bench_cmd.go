@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -11,7 +10,6 @@ import (
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/bench"
-	"github.com/engram-dev/engram/internal/atomicfile"
 )
 
 // benchmarks are the benchmarks of `engram bench`, as subcommands.
@@ -96,35 +94,12 @@ date_time (UTC) + 30 s per turn, meta {"conversation", "dia_id"}.`)
 	if err := m.parseBench(fs, args); err != nil {
 		return err
 	}
-	if *k < 1 {
-		return &usageError{msg: fmt.Sprintf("--k must be at least 1, got %d", *k)}
-	}
 	rep, err := bench.RunLocomo(ctx, bench.LocomoOptions{Data: *data, Modes: modes, Kinds: kinds, K: *k, Keep: *keep,
 		Captions: *captions, Speakers: *speakers}, m.benchEnv())
 	if err != nil {
 		return benchError(err)
 	}
-	return m.benchOutput(rep, rep.Print, *out, *asJSON)
-}
-
-// benchOutput writes a benchmark's report: as JSON to out if given, and to
-// stdout as JSON or by print.
-func (m *Main) benchOutput(rep any, print func(io.Writer) error, out string, asJSON bool) error {
-	js, err := json.MarshalIndent(rep, "", "  ")
-	if err != nil {
-		return err
-	}
-	js = append(js, '\n')
-	if out != "" {
-		if err := atomicfile.WriteFile(out, js, 0o644); err != nil {
-			return fmt.Errorf("--out: %w", err)
-		}
-	}
-	if asJSON {
-		_, err = m.Stdout.Write(js)
-		return err
-	}
-	return print(m.Stdout)
+	return bench.Output(m.Stdout, rep, rep.Print, *out, *asJSON)
 }
 
 func runBenchScale(ctx context.Context, m *Main, args []string) error {
@@ -157,23 +132,12 @@ and measures what a heavy user's history costs, through the HTTP API:
 	if err := m.parseBench(fs, args); err != nil {
 		return err
 	}
-	for _, f := range []struct {
-		name string
-		v    int
-	}{{"turns", *turns}, {"namespaces", *namespaces}, {"batch", *batch}, {"posts", *posts}, {"questions", *questions}} {
-		if f.v < 1 {
-			return &usageError{msg: fmt.Sprintf("--%s must be at least 1, got %d", f.name, f.v)}
-		}
-	}
-	if *batch > engram.DefaultMaxBatch {
-		return &usageError{msg: fmt.Sprintf("--batch must be at most %d, got %d", engram.DefaultMaxBatch, *batch)}
-	}
 	rep, err := bench.RunScale(ctx, m.benchEnv(), bench.ScaleOptions{Turns: *turns, Namespaces: *namespaces, Batch: *batch,
 		Posts: *posts, Questions: *questions, Modes: modes, Keep: *keep, NoRebuild: *noRebuild, Seed: *seed})
 	if err != nil {
 		return benchError(err)
 	}
-	return m.benchOutput(rep, rep.Print, *out, *asJSON)
+	return bench.Output(m.Stdout, rep, rep.Print, *out, *asJSON)
 }
 
 func runBenchLayers(ctx context.Context, m *Main, args []string) error {
@@ -213,7 +177,7 @@ configured one: ENGRAM_EXTRACTOR=rules (or ollama, openai) measures another.`)
 	if err != nil {
 		return err
 	}
-	return m.benchOutput(rep, func(w io.Writer) error { return rep.Print(w, *events) }, *out, *asJSON)
+	return bench.Output(m.Stdout, rep, func(w io.Writer) error { return rep.Print(w, *events) }, *out, *asJSON)
 }
 
 // benchError makes a setting the benchmark's server refuses a usage error.
