@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"log/slog"
 	"strings"
 	"sync"
@@ -476,5 +477,40 @@ func TestNewServerFor(t *testing.T) {
 		if res := callTool(t, cs, tool, args); res.IsError {
 			t.Errorf("%s: %q", tool, text(res))
 		}
+	}
+}
+
+// closeRecorder is an output that records whether it was closed.
+type closeRecorder struct {
+	io.Writer
+	closed bool
+}
+
+func (c *closeRecorder) Close() error { c.closed = true; return nil }
+
+// TestServeIO serves a client over a pair of pipes until the client's end
+// closes, leaving the output open.
+func TestServeIO(t *testing.T) {
+	svc := &services{}
+	srv := mcp.NewServer(svc, svc, svc)
+	toServer, fromClient := io.Pipe()
+	toClient, fromServer := io.Pipe()
+	out := &closeRecorder{Writer: fromServer}
+	done := make(chan error, 1)
+	go func() { done <- srv.ServeIO(context.Background(), toServer, out) }()
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "v0"}, nil).Connect(context.Background(),
+		&sdk.IOTransport{Reader: toClient, Writer: fromClient}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := cs.ListTools(context.Background(), nil); err != nil || len(res.Tools) == 0 {
+		t.Fatalf("ListTools: %v", err)
+	}
+	cs.Close()
+	if err := <-done; err != nil {
+		t.Fatalf("ServeIO: %v", err)
+	}
+	if out.closed {
+		t.Error("the output was closed")
 	}
 }

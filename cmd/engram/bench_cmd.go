@@ -24,47 +24,20 @@ func benchmarks() []command {
 // runBench runs `engram bench <benchmark> [flags]`. Every benchmark runs a
 // private engram (see package bench), never the user's home or server.
 func runBench(ctx context.Context, m *Main, args []string) error {
-	if len(args) == 0 {
-		return &usageError{msg: "missing the benchmark (want one of: " + strings.Join(benchmarkNames(), ", ") + ")"}
-	}
-	switch args[0] {
-	case "-h", "-help", "--help":
-		m.benchUsage(m.Stdout)
-		return flag.ErrHelp
-	}
-	for _, b := range benchmarks() {
-		if b.name != args[0] {
-			continue
-		}
-		err := b.run(ctx, m, args[1:])
-		var ue *usageError
-		if errors.As(err, &ue) && ue.cmd == "" {
-			ue.cmd = "bench " + b.name
-		}
-		return err
-	}
-	return &usageError{msg: fmt.Sprintf("unknown benchmark %q (want one of: %s)", args[0], strings.Join(benchmarkNames(), ", "))}
-}
-
-func benchmarkNames() []string {
 	var names []string
+	usage := "Usage: engram bench <benchmark> [flags]\n\nBenchmarks:\n"
 	for _, b := range benchmarks() {
 		names = append(names, b.name)
+		usage += fmt.Sprintf("  %-8s %s\n", b.name, b.summary)
 	}
-	return names
-}
-
-func (m *Main) benchUsage(w io.Writer) {
-	fmt.Fprint(w, "Usage: engram bench <benchmark> [flags]\n\nBenchmarks:\n")
-	for _, b := range benchmarks() {
-		fmt.Fprintf(w, "  %-8s %s\n", b.name, b.summary)
-	}
-	fmt.Fprint(w, `
+	want := "(want one of: " + strings.Join(names, ", ") + ")"
+	return m.runGroup(ctx, group{name: "bench", subs: benchmarks(), hint: true,
+		missing: "missing the benchmark " + want, unknown: "unknown benchmark %q " + want, usage: usage + `
 Each runs a private engram in a temporary home (--keep DIR keeps it) with the
 HTTP API on a free loopback port, and talks to it only through that API.
 
 Run 'engram bench <benchmark> --help' for its flags.
-`)
+`}, args)
 }
 
 func runBenchLocomo(ctx context.Context, m *Main, args []string) error {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"slices"
 	"text/tabwriter"
@@ -12,21 +11,12 @@ import (
 )
 
 func runJobs(ctx context.Context, m *Main, args []string) error {
-	if len(args) == 0 {
-		return &usageError{msg: "want a subcommand: run or status"}
-	}
-	switch args[0] {
-	case "status":
-		return runJobsStatus(ctx, m, args[1:])
-	case "run":
-		return runJobsRun(ctx, m, args[1:])
-	case "-h", "--help", "help":
-		fmt.Fprint(m.Stdout, "Usage: engram jobs status [--json]\n       engram jobs run --due|--all|NAME\n\n"+
-			"Jobs: archive-verify (24h), index-compact (6h), health-snapshot (1h). `engram serve` runs them on their\n"+
-			"intervals and catches up after sleep; `engram jobs run --due` is what launchd or cron calls.\n")
-		return flag.ErrHelp
-	}
-	return &usageError{msg: fmt.Sprintf("unknown jobs subcommand %q (want run or status)", args[0])}
+	return m.runGroup(ctx, group{name: "jobs", missing: "want a subcommand: run or status",
+		unknown: "unknown jobs subcommand %q (want run or status)",
+		usage: "Usage: engram jobs status [--json]\n       engram jobs run --due|--all|NAME\n\n" +
+			"Jobs: archive-verify (24h), index-compact (6h), health-snapshot (1h). `engram serve` runs them on their\n" +
+			"intervals and catches up after sleep; `engram jobs run --due` is what launchd or cron calls.\n",
+		subs: []command{{"status", "", runJobsStatus}, {"run", "", runJobsRun}}}, args)
 }
 
 func runJobsStatus(ctx context.Context, m *Main, args []string) error {

@@ -2,10 +2,6 @@ package main
 
 import (
 	"context"
-	"io"
-	"os"
-
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/engram-dev/engram/engine"
 	"github.com/engram-dev/engram/mcp"
@@ -36,27 +32,9 @@ func runMCP(ctx context.Context, m *Main, args []string) error {
 	}
 	srv := mcp.NewServerFor(be)
 	srv.Limits, srv.Version, srv.Logger = cfg.Limits(), versionString(), logger
-	err = srv.Serve(ctx, &sdk.IOTransport{Reader: readCloser(m.Stdin), Writer: nopWriteCloser{m.Stdout}})
+	err = srv.ServeIO(ctx, m.Stdin, m.Stdout)
 	if cerr := be.Close(); err == nil {
 		err = cerr
 	}
 	return err
 }
-
-// readCloser returns r as an io.ReadCloser; closing a file stdin is what
-// unblocks the transport's read when a signal stops the server.
-func readCloser(r io.Reader) io.ReadCloser {
-	if f, ok := r.(*os.File); ok {
-		return f
-	}
-	if rc, ok := r.(io.ReadCloser); ok {
-		return rc
-	}
-	return io.NopCloser(r)
-}
-
-// nopWriteCloser keeps stdout open when the transport closes (the exit
-// message of a failure still goes to stderr).
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }

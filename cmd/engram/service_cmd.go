@@ -59,24 +59,14 @@ func runSystemd(ctx context.Context, m *Main, args []string) error {
 }
 
 func runServiceCmd(ctx context.Context, m *Main, manager, usage string, args []string) error {
-	if len(args) == 0 {
-		return &usageError{msg: "want a subcommand: install, uninstall or print"}
+	g := group{name: manager, usage: usage, hint: true, missing: "want a subcommand: install, uninstall or print",
+		unknown: "unknown " + manager + " subcommand %q (want install, uninstall or print)"}
+	for _, sub := range []string{"install", "uninstall", "print"} {
+		g.subs = append(g.subs, command{name: sub, run: func(ctx context.Context, m *Main, args []string) error {
+			return m.serviceSub(ctx, manager, sub, args)
+		}})
 	}
-	sub := args[0]
-	switch sub {
-	case "install", "uninstall", "print":
-	case "-h", "--help", "help":
-		fmt.Fprint(m.Stdout, usage)
-		return flag.ErrHelp
-	default:
-		return &usageError{msg: fmt.Sprintf("unknown %s subcommand %q (want install, uninstall or print)", manager, sub)}
-	}
-	err := m.serviceSub(ctx, manager, sub, args[1:])
-	var ue *usageError
-	if errors.As(err, &ue) && ue.cmd == "" {
-		ue.cmd = manager + " " + sub // the hint names the subcommand's --help
-	}
-	return err
+	return m.runGroup(ctx, g, args)
 }
 
 // serviceFlags are the flags of `engram launchd|systemd SUB`.

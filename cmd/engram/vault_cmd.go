@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -39,33 +38,11 @@ vaults' sections as results of kind "doc", with their file, heading and lines.
 `
 
 func runVault(ctx context.Context, m *Main, args []string) error {
-	if len(args) == 0 {
-		return &usageError{msg: "want a subcommand: add, sync, list, graph or hook"}
-	}
-	var run func(context.Context, *Main, []string) error
-	switch args[0] {
-	case "add":
-		run = runVaultAdd
-	case "sync":
-		run = runVaultSync
-	case "list":
-		run = runVaultList
-	case "graph":
-		run = runVaultGraph
-	case "hook":
-		run = runVaultHook
-	case "-h", "--help", "help":
-		fmt.Fprint(m.Stdout, vaultUsage)
-		return flag.ErrHelp
-	default:
-		return &usageError{msg: fmt.Sprintf("unknown vault subcommand %q (want add, sync, list, graph or hook)", args[0])}
-	}
-	err := run(ctx, m, args[1:])
-	var ue *usageError
-	if errors.As(err, &ue) && ue.cmd == "" {
-		ue.cmd = "vault " + args[0] // the hint names the subcommand's --help
-	}
-	return err
+	return m.runGroup(ctx, group{name: "vault", usage: vaultUsage, hint: true,
+		missing: "want a subcommand: add, sync, list, graph or hook",
+		unknown: "unknown vault subcommand %q (want add, sync, list, graph or hook)",
+		subs: []command{{"add", "", runVaultAdd}, {"sync", "", runVaultSync}, {"list", "", runVaultList},
+			{"graph", "", runVaultGraph}, {"hook", "", runVaultHook}}}, args)
 }
 
 // --- add ---
