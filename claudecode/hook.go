@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -46,6 +47,17 @@ func OpenHookLog(home string) (*os.File, error) {
 		os.Rename(path, path+".1")
 	}
 	return os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+}
+
+// LogHook appends one line about err, met on the hook's event, to the hook
+// log of the engram home; it cannot fail the hook.
+func LogHook(home, event string, err error) {
+	f, ferr := OpenHookLog(home)
+	if ferr != nil {
+		return
+	}
+	defer f.Close()
+	slog.New(slog.NewTextHandler(f, nil)).Error("claude-code hook", "event", event, "err", err)
 }
 
 // hookStdinMax bounds the hook input read.

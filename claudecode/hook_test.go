@@ -142,3 +142,15 @@ func TestReadHookInput(t *testing.T) {
 		t.Fatalf("err %v", err)
 	}
 }
+
+// TestLogHook appends a line naming the event and the error; a home that
+// cannot be resolved logs nothing, without failing.
+func TestLogHook(t *testing.T) {
+	home := t.TempDir()
+	claudecode.LogHook(home, "Stop", errors.New("archive down"))
+	claudecode.LogHook("", "Stop", errors.New("lost"))
+	b, err := os.ReadFile(filepath.Join(home, "logs", claudecode.HookLogFile))
+	if err != nil || !strings.Contains(string(b), "event=Stop") || !strings.Contains(string(b), `err="archive down"`) {
+		t.Fatalf("hook.log: %q, %v", b, err)
+	}
+}

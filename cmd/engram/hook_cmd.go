@@ -97,10 +97,5 @@ func (m *Main) hookLog(cfg engine.Config, event string, err error) {
 	if cfg.Home == "" {
 		cfg.Home, _ = m.resolveHome()
 	}
-	f, ferr := claudecode.OpenHookLog(cfg.Home)
-	if ferr != nil {
-		return
-	}
-	defer f.Close()
-	slog.New(slog.NewTextHandler(f, nil)).Error("claude-code hook", "event", event, "err", err)
+	claudecode.LogHook(cfg.Home, event, err)
 }
