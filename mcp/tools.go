@@ -389,16 +389,9 @@ func parseTime(field, s string, endOfDay bool) (time.Time, error) {
 	if s == "" {
 		return time.Time{}, nil
 	}
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		d, derr := time.Parse(time.DateOnly, s)
-		if derr != nil {
-			return time.Time{}, engram.FieldError(field, "%q is neither a date (2025-03-11) nor RFC 3339 (2025-03-11T14:03:00Z)", s)
-		}
-		t = d
-		if endOfDay {
-			t = d.AddDate(0, 0, 1).Add(-time.Nanosecond)
-		}
+	t, ok := engram.ParseTimeOrDate(s, time.UTC, endOfDay)
+	if !ok {
+		return time.Time{}, engram.FieldError(field, "%q is neither a date (2025-03-11) nor RFC 3339 (2025-03-11T14:03:00Z)", s)
 	}
 	if !engram.InTimeRange(t) {
 		return time.Time{}, engram.OutOfRange(field, strconv.Quote(s))

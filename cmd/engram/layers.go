@@ -41,12 +41,8 @@ func runMemories(ctx context.Context, m *Main, args []string) error {
 	if err != nil {
 		return err
 	}
-	if *asJSON {
-		return printJSON(m, map[string]any{"memories": nonNil(mems)})
-	}
-	if len(mems) == 0 {
-		fmt.Fprintln(m.Stdout, "no memories")
-		return nil
+	if printed, err := printList(m, *asJSON, "memories", mems, "no memories"); printed {
+		return err
 	}
 	tw := tabwriter.NewWriter(m.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "DATE\tTYPE\tSOURCES\tID\tTEXT")
@@ -90,12 +86,8 @@ func runScenes(ctx context.Context, m *Main, args []string) error {
 	if err != nil {
 		return err
 	}
-	if *asJSON {
-		return printJSON(m, map[string]any{"scenes": nonNil(scenes)})
-	}
-	if len(scenes) == 0 {
-		fmt.Fprintln(m.Stdout, "no scenes")
-		return nil
+	if printed, err := printList(m, *asJSON, "scenes", scenes, "no scenes"); printed {
+		return err
 	}
 	for i, s := range scenes {
 		if i > 0 {
@@ -226,11 +218,8 @@ func runKG(ctx context.Context, m *Main, args []string) error {
 // parseAsOf reads --as-of: RFC 3339, or a date meaning the end of that day
 // in local time (so that "as of March 11" includes what happened that day).
 func parseAsOf(s string) (time.Time, error) {
-	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+	if t, ok := engram.ParseTimeOrDate(s, time.Local, true); ok {
 		return t, nil
-	}
-	if d, err := time.ParseInLocation(time.DateOnly, s, time.Local); err == nil {
-		return d.AddDate(0, 0, 1).Add(-time.Nanosecond), nil
 	}
 	return time.Time{}, &usageError{msg: fmt.Sprintf("--as-of %q is neither a date (2026-05-01) nor RFC 3339 (2026-05-01T14:03:00Z)", s)}
 }
@@ -266,6 +255,19 @@ func day(t time.Time) string {
 		return "-"
 	}
 	return t.Format(time.DateOnly)
+}
+
+// printList prints l as JSON, {key: l}, with asJSON, or none when l is
+// empty, and reports whether it printed; else the caller prints l.
+func printList[T any](m *Main, asJSON bool, key string, l []T, none string) (bool, error) {
+	switch {
+	case asJSON:
+		return true, printJSON(m, map[string]any{key: nonNil(l)})
+	case len(l) == 0:
+		_, err := fmt.Fprintln(m.Stdout, none)
+		return true, err
+	}
+	return false, nil
 }
 
 func nonNil[T any](s []T) []T {

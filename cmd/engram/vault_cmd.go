@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -214,12 +213,8 @@ func runVaultList(ctx context.Context, m *Main, args []string) error {
 			vs = cfg.WithPending(vs)
 		}
 	}
-	if *asJSON {
-		return printJSON(m, map[string]any{"vaults": nonNil(vs)})
-	}
-	if len(vs) == 0 {
-		fmt.Fprintln(m.Stdout, "no vaults: add one with `engram vault add DIR`")
-		return nil
+	if printed, err := printList(m, *asJSON, "vaults", vs, "no vaults: add one with `engram vault add DIR`"); printed {
+		return err
 	}
 	tw := tabwriter.NewWriter(m.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "VAULT\tNAMESPACE\tDOCS\tCHUNKS\tUNRESOLVED LINKS")
@@ -330,23 +325,24 @@ func typeTag(t string) string {
 // --- hook ---
 
 func runVaultHook(ctx context.Context, m *Main, args []string) error {
-	if len(args) == 0 {
-		return &usageError{msg: "want install DIR or uninstall DIR"}
+	g := group{name: "vault hook", missing: "want install DIR or uninstall DIR",
+		unknown: "unknown hook subcommand %q (want install or uninstall)",
+		usage: "Usage: engram vault hook install DIR\n       engram vault hook uninstall DIR\n\n" +
+			"install adds to the git post-commit hook of DIR's repository a block that starts\n" +
+			"`engram vault sync DIR` in the background, so a commit never waits for it. An existing hook\n" +
+			"is kept (with a copy in post-commit.engram-backup); uninstall removes only engram's block.\n"}
+	for _, sub := range []string{"install", "uninstall"} {
+		g.subs = append(g.subs, command{name: sub, run: func(ctx context.Context, m *Main, args []string) error {
+			return vaultHook(ctx, m, sub, args)
+		}})
 	}
-	sub := args[0]
-	switch sub {
-	case "install", "uninstall":
-	case "-h", "--help", "help":
-		fmt.Fprint(m.Stdout, "Usage: engram vault hook install DIR\n       engram vault hook uninstall DIR\n\n"+
-			"install adds to the git post-commit hook of DIR's repository a block that starts\n"+
-			"`engram vault sync DIR` in the background, so a commit never waits for it. An existing hook\n"+
-			"is kept (with a copy in post-commit.engram-backup); uninstall removes only engram's block.\n")
-		return flag.ErrHelp
-	default:
-		return &usageError{msg: fmt.Sprintf("unknown hook subcommand %q (want install or uninstall)", sub)}
-	}
+	return m.runGroup(ctx, g, args)
+}
+
+// vaultHook installs or uninstalls (sub) the git hook of a vault.
+func vaultHook(ctx context.Context, m *Main, sub string, args []string) error {
 	fs := m.newFlagSet("vault hook "+sub, "vault hook "+sub+" DIR")
-	pos, err := parse(fs, args[1:])
+	pos, err := parse(fs, args)
 	if err != nil {
 		return err
 	}
