@@ -37,6 +37,17 @@ func (r *DoctorReport) Add(c DoctorCheck) {
 // Failed reports whether a check failed.
 func (r DoctorReport) Failed() bool { return r.Status == CheckFail }
 
+// Count is how many checks have the status.
+func (r DoctorReport) Count(status string) int {
+	n := 0
+	for _, c := range r.Checks {
+		if c.Status == status {
+			n++
+		}
+	}
+	return n
+}
+
 func rank(status string) int {
 	switch status {
 	case CheckOK:

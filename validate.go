@@ -49,6 +49,24 @@ var (
 // InTimeRange reports whether t lies within the years MinYear to MaxYear.
 func InTimeRange(t time.Time) bool { return !t.Before(minTS) && t.Before(maxTS) }
 
+// ParseTimeOrDate reads s as an RFC 3339 time, else as a date (2006-01-02)
+// in loc, meaning the end of that day when endOfDay ("as of March 11"
+// includes that day) and its start otherwise. It reports false for
+// anything else.
+func ParseTimeOrDate(s string, loc *time.Location, endOfDay bool) (time.Time, bool) {
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t, true
+	}
+	d, err := time.ParseInLocation(time.DateOnly, s, loc)
+	if err != nil {
+		return time.Time{}, false
+	}
+	if endOfDay {
+		d = d.AddDate(0, 0, 1).Add(-time.Nanosecond)
+	}
+	return d, true
+}
+
 // OutOfRange is the error for a time outside InTimeRange on field; what
 // names the value in the message (the field's name, or the value quoted).
 func OutOfRange(field, what string) *Error {

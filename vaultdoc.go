@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -153,4 +155,29 @@ type DocRef struct {
 	// another result, names that document's path.
 	LinkedFrom string `json:"linked_from,omitempty"`
 	Depth      int    `json:"depth,omitempty"`
+}
+
+// Place says, for a person, where the chunk is: its file, heading and
+// lines ("file docs/adr/0007.md > Decision > Why, lines 12-30 (vault
+// /notes), linked from docs/incidents/x.md").
+func (d DocRef) Place() string {
+	var b strings.Builder
+	b.WriteString("file " + d.Path)
+	if len(d.Heading) > 0 {
+		b.WriteString(" > " + strings.Join(d.Heading, " > "))
+	}
+	if d.StartLine > 0 {
+		if d.EndLine > d.StartLine {
+			fmt.Fprintf(&b, ", lines %d-%d", d.StartLine, d.EndLine)
+		} else {
+			fmt.Fprintf(&b, ", line %d", d.StartLine)
+		}
+	}
+	if d.Vault != "" {
+		fmt.Fprintf(&b, " (vault %s)", d.Vault)
+	}
+	if d.LinkedFrom != "" {
+		fmt.Fprintf(&b, ", linked from %s", d.LinkedFrom)
+	}
+	return b.String()
 }

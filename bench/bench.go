@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -17,6 +18,7 @@ import (
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/engine"
 	"github.com/engram-dev/engram/httpapi"
+	"github.com/engram-dev/engram/internal/atomicfile"
 )
 
 // Env is what a benchmark takes from the command that runs it.
@@ -36,6 +38,26 @@ type UsageError struct{ Msg string }
 
 // Error implements error.
 func (e *UsageError) Error() string { return e.Msg }
+
+// Output writes a benchmark's report rep: as JSON to the file out when it
+// is set (atomically), and to w as JSON when asJSON, else by print.
+func Output(w io.Writer, rep any, print func(io.Writer) error, out string, asJSON bool) error {
+	js, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return err
+	}
+	js = append(js, '\n')
+	if out != "" {
+		if err := atomicfile.WriteFile(out, js, 0o644); err != nil {
+			return fmt.Errorf("--out: %w", err)
+		}
+	}
+	if asJSON {
+		_, err = w.Write(js)
+		return err
+	}
+	return print(w)
+}
 
 // benchEngram is a private engram for a benchmark: its own home, opened and
 // served over HTTP on a free loopback port exactly as `engram serve` does it

@@ -96,9 +96,12 @@ type (
 
 // RunLocomo reads the conversations, ingests them into a private engram
 // through its HTTP API, asks every scored question in each mode, and
-// scores the answers. Progress goes to env.Stderr. A mode or k the server
-// refuses is a *UsageError.
+// scores the answers. Progress goes to env.Stderr. A k below 1, or a mode
+// or k the server refuses, is a *UsageError.
 func RunLocomo(ctx context.Context, o LocomoOptions, env Env) (*LocomoReport, error) {
+	if o.K < 1 {
+		return nil, &UsageError{Msg: fmt.Sprintf("--k must be at least 1, got %d", o.K)}
+	}
 	dir, convs, err := openLocomo(o.Data, o.Captions)
 	if err != nil {
 		return nil, err

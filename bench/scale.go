@@ -94,8 +94,29 @@ type scaleRecall struct {
 	Found float64 `json:"found_at_10"`
 }
 
-// RunScale runs `engram bench scale`.
+// Check refuses counts below 1 and a batch over the server's limit, with a
+// *UsageError naming the flag.
+func (o ScaleOptions) Check() error {
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"turns", o.Turns}, {"namespaces", o.Namespaces}, {"batch", o.Batch}, {"posts", o.Posts}, {"questions", o.Questions}} {
+		if f.v < 1 {
+			return &UsageError{Msg: fmt.Sprintf("--%s must be at least 1, got %d", f.name, f.v)}
+		}
+	}
+	if o.Batch > engram.DefaultMaxBatch {
+		return &UsageError{Msg: fmt.Sprintf("--batch must be at most %d, got %d", engram.DefaultMaxBatch, o.Batch)}
+	}
+	return nil
+}
+
+// RunScale runs `engram bench scale`. Options that Check refuses are a
+// *UsageError.
 func RunScale(ctx context.Context, env Env, opts ScaleOptions) (*ScaleReport, error) {
+	if err := opts.Check(); err != nil {
+		return nil, err
+	}
 	c, err := parseCorpus(scaleCorpus)
 	if err != nil {
 		return nil, err

@@ -103,3 +103,19 @@ func (g *Ingester) flush(ctx context.Context) error {
 	g.batch = g.batch[:0]
 	return nil
 }
+
+// Transcripts archives the new lines of each transcript of paths in turn,
+// saving the offsets after each, and calls progress with how many are done.
+// It stops at the first error, which names the transcript.
+func (g *Ingester) Transcripts(ctx context.Context, paths []string, progress func(done int)) error {
+	for i, p := range paths {
+		if err := g.Transcript(ctx, p); err != nil {
+			return fmt.Errorf("%s: %w", p, err)
+		}
+		if err := g.Offsets.Save(); err != nil {
+			return fmt.Errorf("save offsets: %w", err)
+		}
+		progress(i + 1)
+	}
+	return nil
+}

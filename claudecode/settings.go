@@ -168,3 +168,40 @@ func EditSettings(path string, edit func(map[string]any) error) (bool, error) {
 	}
 	return true, nil
 }
+
+// SettingsPath is the settings.json engram's hooks go in: the project's
+// DIR/.claude/settings.json, or the user's ~/.claude/settings.json when
+// project is "".
+func SettingsPath(project string) (string, error) {
+	if project != "" {
+		return filepath.Join(project, ".claude", "settings.json"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(home, ".claude", "settings.json"), nil
+}
+
+// Integrate puts engram's hooks running command into the settings.json at
+// path, in place of any earlier ones, or with remove only takes them out,
+// keeping every other setting and hook (see EditSettings). It reports
+// whether it changed the file.
+func Integrate(path, command string, remove bool) (bool, error) {
+	return EditSettings(path, func(settings map[string]any) error {
+		hooks, ok := settings["hooks"].(map[string]any)
+		if settings["hooks"] != nil && !ok {
+			return fmt.Errorf("%s: \"hooks\" is not an object; fix it by hand", path)
+		}
+		hooks = RemoveHooks(hooks)
+		if !remove {
+			hooks = AddHooks(hooks, command)
+		}
+		if len(hooks) == 0 {
+			delete(settings, "hooks")
+		} else {
+			settings["hooks"] = hooks
+		}
+		return nil
+	})
+}

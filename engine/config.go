@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -195,6 +196,22 @@ func DefaultConfig() Config {
 // OpenAIKey returns the API key of the openai embedder and extractor, as
 // read from the environment variable OpenAIKeyEnv names; "" when unset.
 func (c Config) OpenAIKey() string { return c.openAIKey }
+
+// ResolveHome names the home: dir (--home) if given, else $ENGRAM_HOME as
+// getenv returns it, else ~/.engram; made absolute.
+func ResolveHome(dir string, getenv func(string) string) (string, error) {
+	if dir == "" {
+		dir = getenv("ENGRAM_HOME")
+	}
+	if dir == "" {
+		u, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("no --home given, ENGRAM_HOME unset, and no user home directory: %w", err)
+		}
+		dir = filepath.Join(u, ".engram")
+	}
+	return filepath.Abs(dir)
+}
 
 // LoadConfig reads the configuration of home: the defaults, then
 // home/config.toml (a missing file is no error; an unknown setting is), then

@@ -55,3 +55,26 @@ func TestOpenAIConfig(t *testing.T) {
 		t.Errorf("a key in config.toml: %v", err)
 	}
 }
+
+// TestResolveHome: --home, then $ENGRAM_HOME, then ~/.engram, absolute.
+func TestResolveHome(t *testing.T) {
+	env := map[string]string{}
+	getenv := func(k string) string { return env[k] }
+	wd, _ := os.Getwd()
+	if got, err := ResolveHome("rel/home", getenv); err != nil || got != filepath.Join(wd, "rel/home") {
+		t.Errorf("--home: %q, %v", got, err)
+	}
+	env["ENGRAM_HOME"] = "/srv/engram/"
+	if got, err := ResolveHome("", getenv); err != nil || got != "/srv/engram" {
+		t.Errorf("ENGRAM_HOME: %q, %v", got, err)
+	}
+	if got, _ := ResolveHome("/flag", getenv); got != "/flag" {
+		t.Errorf("--home over ENGRAM_HOME: %q", got)
+	}
+	delete(env, "ENGRAM_HOME")
+	if u, err := os.UserHomeDir(); err == nil {
+		if got, err := ResolveHome("", getenv); err != nil || got != filepath.Join(u, ".engram") {
+			t.Errorf("default: %q, %v", got, err)
+		}
+	}
+}

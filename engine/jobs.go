@@ -247,6 +247,30 @@ func (e *Engine) Jobs(ctx context.Context) []engram.JobStatus {
 	return out
 }
 
+// ListJobs is Jobs with the signature of httpapi.Client's, so that a
+// command can stand on either.
+func (e *Engine) ListJobs(ctx context.Context) ([]engram.JobStatus, error) { return e.Jobs(ctx), nil }
+
+// RunJobs runs jobs in this process: the one called name, or with due every
+// job whose last success is older than its interval (RunDue), or with
+// neither every job (RunAll). It returns every job's status after the runs;
+// a job's own failure is in its status. ENOTFOUND for an unknown name.
+func (e *Engine) RunJobs(ctx context.Context, name string, due bool) ([]engram.JobStatus, error) {
+	var err error
+	switch {
+	case due:
+		err = e.RunDue(ctx)
+	case name == "":
+		err = e.RunAll(ctx)
+	default:
+		_, err = e.RunJob(ctx, name)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return e.Jobs(ctx), nil
+}
+
 // maxSkipsShown bounds the skipped batches counted for `jobs status`.
 const maxSkipsShown = 10000
 

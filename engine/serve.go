@@ -2,12 +2,18 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"io/fs"
 	"log/slog"
 	"net/http"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/engram-dev/engram/httpapi"
+	"github.com/engram-dev/engram/internal/atomicfile"
 	"github.com/engram-dev/engram/mcp"
 	"github.com/engram-dev/engram/ui"
 )
@@ -107,11 +113,52 @@ func (e *Engine) MCPHandler() (http.Handler, error) {
 
 // MCPServer returns the MCP tools on the engine.
 func (e *Engine) MCPServer() *mcp.Server {
-	srv := mcp.NewServer(e, e, e)
-	srv.Layers, srv.Limits, srv.Version, srv.Logger = e, e.cfg.Limits(), e.cfg.Version, e.logger.With("component", "mcp")
-	srv.Forget = e
-	srv.Correct = e
-	srv.Redact = e
-	srv.Docs = e
+	srv := mcp.NewServerFor(e)
+	srv.Limits, srv.Version, srv.Logger = e.cfg.Limits(), e.cfg.Version, e.logger.With("component", "mcp")
 	return srv
+}
+
+// ServeInfo is the home's ServeFile: where the process serving the home
+// listens. CLI commands read it to talk to that server instead of opening
+// the home, which the server has locked.
+type ServeInfo struct {
+	Addr      string    `json:"addr"`
+	PID       int       `json:"pid"`
+	StartedAt time.Time `json:"started_at"`
+}
+
+// WriteServeInfo records in home's ServeFile, atomically, that this process
+// serves the home at addr.
+func WriteServeInfo(home, addr string) error {
+	b, err := json.Marshal(ServeInfo{Addr: addr, PID: os.Getpid(), StartedAt: time.Now().UTC()})
+	if err != nil {
+		return err
+	}
+	return atomicfile.WriteFile(filepath.Join(home, ServeFile), b, 0o600)
+}
+
+// ReadServeInfo reads home's ServeFile. A missing file is fs.ErrNotExist;
+// one that does not parse or names no address is an error too.
+func ReadServeInfo(home string) (ServeInfo, error) {
+	var info ServeInfo
+	b, err := os.ReadFile(filepath.Join(home, ServeFile))
+	if err != nil {
+		return info, err
+	}
+	if err := json.Unmarshal(b, &info); err != nil {
+		return info, fmt.Errorf("%s: %w", ServeFile, err)
+	}
+	if info.Addr == "" {
+		return info, fmt.Errorf("%s names no address", ServeFile)
+	}
+	return info, nil
+}
+
+// RemoveServeInfo removes home's ServeFile, when the server stops; a
+// missing one is no error.
+func RemoveServeInfo(home string) error {
+	if err := os.Remove(filepath.Join(home, ServeFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
 }

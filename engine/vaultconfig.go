@@ -152,3 +152,38 @@ func (c Config) VaultPath(path, root string) (doc, vaultRoot string) {
 	}
 	return path, root
 }
+
+// AddVault records the folder dir as a vault of cfg's home, its documents
+// in namespace: made absolute (VaultDir), refused when it is, holds or lies
+// in a vault already (CheckNewVault), then appended to config.toml
+// (AppendVault; getenv as LoadConfig's). It returns the vault's root and
+// config.toml's path.
+func AddVault(cfg Config, dir, namespace string, getenv func(string) string) (root, path string, err error) {
+	if root, err = VaultDir(dir); err != nil {
+		return "", "", err
+	}
+	if err = cfg.CheckNewVault(root); err != nil {
+		return root, "", err
+	}
+	path, err = AppendVault(cfg.Home, VaultConfig{Path: root, Namespace: namespace}, getenv)
+	return root, path, err
+}
+
+// PendingVault is why a vault config.toml records is not served: the
+// running server read config.toml before it was added.
+const PendingVault = "recorded in config.toml after engram serve started; the server reads config.toml when it starts: restart it to index and serve this vault"
+
+// WithPending adds to the vaults a running server serves those c records
+// that it does not (added after it started), with Pending set.
+func (c Config) WithPending(served []engram.VaultStatus) []engram.VaultStatus {
+	have := map[string]bool{}
+	for _, v := range served {
+		have[filepath.Clean(v.Path)] = true
+	}
+	for _, v := range c.Vaults {
+		if !have[filepath.Clean(v.Path)] {
+			served = append(served, engram.VaultStatus{Path: v.Path, Namespace: v.NamespaceOrDefault(), Pending: PendingVault})
+		}
+	}
+	return served
+}

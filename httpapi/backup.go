@@ -12,22 +12,8 @@ import (
 // postBackup answers POST /v1/backup {"dir": "/abs/folder", "force": false}
 // with the report of the backup, once it is complete and durable.
 func (s *Server) postBackup(c echo.Context) error {
-	if s.Backup == nil {
-		return engram.Errorf(engram.EUNSUPPORTED, "backups are not available on this server")
-	}
-	body, err := s.readBody(c)
-	if err != nil {
-		return err
-	}
-	req, err := decodeBackup(body)
-	if err != nil {
-		return err
-	}
-	rep, err := s.Backup.Backup(c.Request().Context(), req)
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, rep)
+	return serve(c, http.StatusOK, s.Backup, "backups are not available on this server",
+		fromBody(s, decodeBackup), engram.BackupService.Backup)
 }
 
 func decodeBackup(body []byte) (engram.BackupRequest, error) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -279,4 +280,51 @@ func (c *Client) Persona(ctx context.Context, namespace, speaker string) ([]engr
 // Graph implements engram.LayerService through GET /v1/kg.
 func (c *Client) Graph(ctx context.Context, q engram.GraphQuery) (engram.GraphResult, error) {
 	return get[engram.GraphResult](ctx, c, "/v1/kg", graphValues(q))
+}
+
+// WaitReindex waits for the server's reindex to end, asking GET
+// /v1/reindex every poll and telling progress each status. A reindex that
+// failed is returned with no error: its status says why. ctx ends the
+// wait, not the reindex.
+func (c *Client) WaitReindex(ctx context.Context, poll time.Duration, progress func(engram.ReindexStatus)) (engram.ReindexStatus, error) {
+	return wait(ctx, poll, progress, func() (engram.ReindexStatus, bool, error) {
+		st, err := c.ReindexStatus(ctx)
+		return st, st.State == engram.ReindexDone || st.State == engram.ReindexFailed, err
+	})
+}
+
+// WaitReembed waits for the server's re-embed to end, asking GET
+// /v1/health every poll and telling progress each status. A re-embed that
+// failed is returned with no error: its status says why. ctx ends the
+// wait, not the re-embed.
+func (c *Client) WaitReembed(ctx context.Context, poll time.Duration, progress func(engram.ReembedStatus)) (engram.ReembedStatus, error) {
+	return wait(ctx, poll, progress, func() (engram.ReembedStatus, bool, error) {
+		h := c.Health(ctx)
+		if h.Vectors == nil || h.Vectors.Reembed == nil {
+			return engram.ReembedStatus{}, false, fmt.Errorf("the server reports no re-embed: %v", h.Problems)
+		}
+		st := *h.Vectors.Reembed
+		return st, st.State == engram.ReembedDone || st.State == engram.ReembedFailed, nil
+	})
+}
+
+// wait calls get every poll, telling progress what it returns, until it
+// says the wait is over or fails, or ctx ends.
+func wait[T any](ctx context.Context, poll time.Duration, progress func(T), get func() (T, bool, error)) (T, error) {
+	for {
+		select {
+		case <-ctx.Done():
+			var zero T
+			return zero, ctx.Err()
+		case <-time.After(poll):
+		}
+		st, over, err := get()
+		if err != nil {
+			return st, err
+		}
+		progress(st)
+		if over {
+			return st, nil
+		}
+	}
 }

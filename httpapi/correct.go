@@ -11,13 +11,6 @@ import (
 	"github.com/engram-dev/engram"
 )
 
-func (s *Server) corrector() (engram.CorrectService, error) {
-	if s.Correct == nil {
-		return nil, engram.Errorf(engram.EUNSUPPORTED, "correcting memories is not available on this server")
-	}
-	return s.Correct, nil
-}
-
 // patchMemory answers PATCH /v1/memories/{id} {"wrong":true} or
 // {"text":"..."} or {"restore":true}, with "reason".
 func (s *Server) patchMemory(c echo.Context) error {
@@ -31,40 +24,27 @@ func (s *Server) patchFact(c echo.Context) error {
 }
 
 func (s *Server) patchCorrection(c echo.Context, target, like string) error {
-	cs, err := s.corrector()
-	if err != nil {
-		return err
-	}
-	body, err := s.readBody(c)
-	if err != nil {
-		return err
-	}
-	req := engram.CorrectionRequest{Target: target, ID: c.Param("id")}
-	fields := []field{
-		{"wrong", &req.Wrong, "true or false"},
-		{"restore", &req.Restore, "true or false"},
-		{"reason", &req.Reason, "a string"},
-	}
-	if target == engram.CorrectMemory {
-		fields = append(fields, field{"text", &req.Text, "a string"})
-	} else {
-		fields = append(fields, field{"object", &req.Object, "a string"})
-	}
-	if err := decodeBody(body, bodyShape{like: like, fields: fields}); err != nil {
-		return err
-	}
-	if len(req.ID) > s.cfg.Limits.MaxFieldBytes {
-		return &engram.Error{Code: engram.ETOOLARGE, Field: "id",
-			Message: fmt.Sprintf("%d bytes, over the limit of %d", len(req.ID), s.cfg.Limits.MaxFieldBytes)}
-	}
-	if err := req.Validate(); err != nil {
-		return err
-	}
-	corr, err := cs.Correct(c.Request().Context(), req)
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, corr)
+	return serve(c, http.StatusOK, s.Correct, "correcting memories is not available on this server", fromBody(s, func(body []byte) (engram.CorrectionRequest, error) {
+		req := engram.CorrectionRequest{Target: target, ID: c.Param("id")}
+		fields := []field{
+			{"wrong", &req.Wrong, "true or false"},
+			{"restore", &req.Restore, "true or false"},
+			{"reason", &req.Reason, "a string"},
+		}
+		if target == engram.CorrectMemory {
+			fields = append(fields, field{"text", &req.Text, "a string"})
+		} else {
+			fields = append(fields, field{"object", &req.Object, "a string"})
+		}
+		if err := decodeBody(body, bodyShape{like: like, fields: fields}); err != nil {
+			return req, err
+		}
+		if len(req.ID) > s.cfg.Limits.MaxFieldBytes {
+			return req, &engram.Error{Code: engram.ETOOLARGE, Field: "id",
+				Message: fmt.Sprintf("%d bytes, over the limit of %d", len(req.ID), s.cfg.Limits.MaxFieldBytes)}
+		}
+		return req, req.Validate()
+	}), engram.CorrectService.Correct)
 }
 
 // Correct corrects a memory or a graph fact through the server (PATCH
@@ -92,7 +72,5 @@ func (c *Client) Correct(ctx context.Context, req engram.CorrectionRequest) (eng
 	if req.Reason != "" {
 		body["reason"] = req.Reason
 	}
-	var out engram.Correction
-	err := c.Do(ctx, http.MethodPatch, path, body, &out)
-	return out, err
+	return call[engram.Correction](ctx, c, http.MethodPatch, path, body)
 }

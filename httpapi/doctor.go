@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
@@ -17,37 +18,25 @@ func (s *Server) getDoctor(c echo.Context) error {
 	return c.JSON(http.StatusOK, s.Doctor.Doctor(c.Request().Context()))
 }
 
+// noReindex is the error of the reindex routes without a ReindexService.
+const noReindex = "reindexing is not available on this server"
+
 // postReindex starts a reindex of the vectors, {"reembed": true} to embed
 // everything again, and answers 202 at once; GET /v1/reindex reports it.
 func (s *Server) postReindex(c echo.Context) error {
-	if s.Reindex == nil {
-		return engram.Errorf(engram.EUNSUPPORTED, "reindexing is not available on this server")
-	}
-	body, err := s.readBody(c)
-	if err != nil {
-		return err
-	}
-	var req engram.ReindexRequest
-	if err := decodeBody(body, bodyShape{like: `{"reembed": false}`, optional: true, fields: []field{
-		{"reembed", &req.Reembed, "true or false"},
-	}}); err != nil {
-		return err
-	}
-	st, err := s.Reindex.StartReindex(c.Request().Context(), req)
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusAccepted, st)
+	return serve(c, http.StatusAccepted, s.Reindex, noReindex, fromBody(s, func(body []byte) (engram.ReindexRequest, error) {
+		var req engram.ReindexRequest
+		err := decodeBody(body, bodyShape{like: `{"reembed": false}`, optional: true, fields: []field{
+			{"reembed", &req.Reembed, "true or false"},
+		}})
+		return req, err
+	}), engram.ReindexService.StartReindex)
 }
 
 // getReindex reports the running or last reindex.
 func (s *Server) getReindex(c echo.Context) error {
-	if s.Reindex == nil {
-		return engram.Errorf(engram.EUNSUPPORTED, "reindexing is not available on this server")
-	}
-	st, err := s.Reindex.ReindexStatus(c.Request().Context())
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, st)
+	return serve(c, http.StatusOK, s.Reindex, noReindex, noQuery,
+		func(r engram.ReindexService, ctx context.Context, _ struct{}) (engram.ReindexStatus, error) {
+			return r.ReindexStatus(ctx)
+		})
 }

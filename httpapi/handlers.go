@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -50,19 +51,7 @@ func (s *Server) postTurns(c echo.Context) error {
 }
 
 func (s *Server) postRecall(c echo.Context) error {
-	body, err := s.readBody(c)
-	if err != nil {
-		return err
-	}
-	req, err := decodeRecall(body)
-	if err != nil {
-		return err
-	}
-	resp, err := s.Recall.Recall(c.Request().Context(), req)
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, resp)
+	return answer(c, http.StatusOK, fromBody(s, decodeRecall), s.Recall.Recall)
 }
 
 func decodeRecall(body []byte) (engram.RecallRequest, error) {
@@ -131,52 +120,28 @@ func (s *Server) readBody(c echo.Context) ([]byte, error) {
 // postReembed starts a re-embed into {"model": "..."} ("" = the configured
 // model) and answers 202 at once; /v1/health reports its progress.
 func (s *Server) postReembed(c echo.Context) error {
-	if s.Reembed == nil {
-		return engram.Errorf(engram.EUNSUPPORTED, "re-embedding is not available on this server")
-	}
-	body, err := s.readBody(c)
-	if err != nil {
-		return err
-	}
-	var model string
-	if err := decodeBody(body, bodyShape{like: `{"model": "ollama:bge-m3"}`, optional: true, fields: []field{
-		{"model", &model, "a string"},
-	}}); err != nil {
-		return err
-	}
-	st, err := s.Reembed.StartReembed(c.Request().Context(), model)
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusAccepted, st)
+	return serve(c, http.StatusAccepted, s.Reembed, "re-embedding is not available on this server", fromBody(s, func(body []byte) (string, error) {
+		var model string
+		err := decodeBody(body, bodyShape{like: `{"model": "ollama:bge-m3"}`, optional: true, fields: []field{
+			{"model", &model, "a string"},
+		}})
+		return model, err
+	}), engram.ReembedService.StartReembed)
 }
 
-func (s *Server) jobs() (engram.JobService, error) {
-	if s.Jobs == nil {
-		return nil, engram.Errorf(engram.EUNSUPPORTED, "scheduled jobs are not available on this server")
-	}
-	return s.Jobs, nil
-}
+// noJobs is the error of the job routes without a JobService.
+const noJobs = "scheduled jobs are not available on this server"
 
 // getJobs lists the scheduled jobs with their last run, last success, next
 // run, lag and last error.
 func (s *Server) getJobs(c echo.Context) error {
-	js, err := s.jobs()
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, map[string]any{"jobs": js.Jobs(c.Request().Context())})
+	return serve(c, http.StatusOK, s.Jobs, noJobs, noQuery, func(js engram.JobService, ctx context.Context, _ struct{}) (map[string]any, error) {
+		return map[string]any{"jobs": js.Jobs(ctx)}, nil
+	})
 }
 
 // postJobRun runs one job now and answers with its status after the run.
 func (s *Server) postJobRun(c echo.Context) error {
-	js, err := s.jobs()
-	if err != nil {
-		return err
-	}
-	st, err := js.RunJob(c.Request().Context(), c.Param("name"))
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, st)
+	return serve(c, http.StatusOK, s.Jobs, noJobs, func(c echo.Context) (string, error) { return c.Param("name"), nil },
+		engram.JobService.RunJob)
 }

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"net/http"
@@ -19,40 +20,23 @@ import (
 // MaxLayerLimit is the largest limit the layer routes accept.
 const MaxLayerLimit = 1000
 
-func (s *Server) layers() (engram.LayerService, error) {
-	if s.Layers == nil {
-		return nil, engram.Errorf(engram.EUNSUPPORTED, "the derived layers are not available on this server")
-	}
-	return s.Layers, nil
-}
+// noLayers is the error of the layer routes without a LayerService.
+const noLayers = "the derived layers are not available on this server"
 
 // getMemories lists L1 memories: newest first, or best first with q.
 func (s *Server) getMemories(c echo.Context) error {
-	ls, err := s.layers()
-	if err != nil {
-		return err
-	}
-	p, err := s.queryParams(c, "namespace", "type", "subject", "q", "superseded", "from", "to", "limit")
-	if err != nil {
-		return err
-	}
-	q := engram.MemoryQuery{
-		Namespace:  p.namespace(true),
-		Type:       p.memoryType("type"),
-		Subject:    p.name("subject"),
-		Text:       p.text("q"),
-		Superseded: p.bool("superseded"),
-		Limit:      p.limit(),
-	}
-	q.From, q.To = p.span()
-	if p.err != nil {
-		return p.err
-	}
-	mems, err := ls.Memories(c.Request().Context(), q)
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, map[string]any{"memories": nonNil(mems)})
+	return serve(c, http.StatusOK, s.Layers, noLayers, fromQuery(s, func(p *params) (engram.MemoryQuery, error) {
+		q := engram.MemoryQuery{
+			Namespace:  p.namespace(true),
+			Type:       p.memoryType("type"),
+			Subject:    p.name("subject"),
+			Text:       p.text("q"),
+			Superseded: p.bool("superseded"),
+			Limit:      p.limit(),
+		}
+		q.From, q.To = p.span()
+		return q, nil
+	}, "namespace", "type", "subject", "q", "superseded", "from", "to", "limit"), list("memories", engram.LayerService.Memories))
 }
 
 // memoryValues is the query string of GET /v1/memories for q, as Client
@@ -71,29 +55,11 @@ func memoryValues(q engram.MemoryQuery) url.Values {
 
 // getScenes lists L2 scenes: newest first, or best first with q.
 func (s *Server) getScenes(c echo.Context) error {
-	ls, err := s.layers()
-	if err != nil {
-		return err
-	}
-	p, err := s.queryParams(c, "namespace", "session", "q", "from", "to", "limit")
-	if err != nil {
-		return err
-	}
-	q := engram.SceneQuery{
-		Namespace: p.namespace(true),
-		Session:   p.name("session"),
-		Text:      p.text("q"),
-		Limit:     p.limit(),
-	}
-	q.From, q.To = p.span()
-	if p.err != nil {
-		return p.err
-	}
-	scenes, err := ls.Scenes(c.Request().Context(), q)
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, map[string]any{"scenes": nonNil(scenes)})
+	return serve(c, http.StatusOK, s.Layers, noLayers, fromQuery(s, func(p *params) (engram.SceneQuery, error) {
+		q := engram.SceneQuery{Namespace: p.namespace(true), Session: p.name("session"), Text: p.text("q"), Limit: p.limit()}
+		q.From, q.To = p.span()
+		return q, nil
+	}, "namespace", "session", "q", "from", "to", "limit"), list("scenes", engram.LayerService.Scenes))
 }
 
 // sceneValues is the query string of GET /v1/scenes for q.
@@ -107,26 +73,18 @@ func sceneValues(q engram.SceneQuery) url.Values {
 	return v
 }
 
+// personaQuery is what GET /v1/persona asks: a namespace, and a speaker or
+// "" for every speaker.
+type personaQuery struct{ namespace, speaker string }
+
 // getPersona returns the L3 profile of a speaker, or of every speaker of the
 // namespace.
 func (s *Server) getPersona(c echo.Context) error {
-	ls, err := s.layers()
-	if err != nil {
-		return err
-	}
-	p, err := s.queryParams(c, "namespace", "speaker")
-	if err != nil {
-		return err
-	}
-	ns, speaker := p.namespace(false), p.name("speaker")
-	if p.err != nil {
-		return p.err
-	}
-	ps, err := ls.Persona(c.Request().Context(), ns, speaker)
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, map[string]any{"personas": nonNil(ps)})
+	return serve(c, http.StatusOK, s.Layers, noLayers, fromQuery(s, func(p *params) (personaQuery, error) {
+		return personaQuery{p.namespace(false), p.name("speaker")}, nil
+	}, "namespace", "speaker"), list("personas", func(ls engram.LayerService, ctx context.Context, q personaQuery) ([]engram.Persona, error) {
+		return ls.Persona(ctx, q.namespace, q.speaker)
+	}))
 }
 
 // personaValues is the query string of GET /v1/persona.
@@ -141,35 +99,26 @@ func personaValues(namespace, speaker string) url.Values {
 // valid now or as_of a moment, or its whole timeline. 404 when the graph
 // does not know the entity.
 func (s *Server) getGraph(c echo.Context) error {
-	ls, err := s.layers()
-	if err != nil {
-		return err
-	}
-	p, err := s.queryParams(c, "entity", "namespace", "as_of", "timeline", "limit")
-	if err != nil {
-		return err
-	}
-	q := engram.GraphQuery{
-		Entity:    p.name("entity"),
-		Namespace: p.namespace(false),
-		AsOf:      p.time("as_of"),
-		Timeline:  p.bool("timeline"),
-		Limit:     p.limit(),
-	}
-	switch {
-	case p.err != nil:
-		return p.err
-	case q.Entity == "":
-		return engram.FieldError("entity", "entity is required (for example ?entity=Alice)")
-	case q.Timeline && !q.AsOf.IsZero():
-		return engram.FieldError("as_of", "as_of and timeline=true do not go together: a timeline holds every triple")
-	}
-	res, err := ls.Graph(c.Request().Context(), q)
-	if err != nil {
-		return err
-	}
-	res.Triples = nonNil(res.Triples)
-	return c.JSON(http.StatusOK, res)
+	return serve(c, http.StatusOK, s.Layers, noLayers, fromQuery(s, func(p *params) (engram.GraphQuery, error) {
+		q := engram.GraphQuery{
+			Entity:    p.name("entity"),
+			Namespace: p.namespace(false),
+			AsOf:      p.time("as_of"),
+			Timeline:  p.bool("timeline"),
+			Limit:     p.limit(),
+		}
+		switch {
+		case q.Entity == "":
+			return q, engram.FieldError("entity", "entity is required (for example ?entity=Alice)")
+		case q.Timeline && !q.AsOf.IsZero():
+			return q, engram.FieldError("as_of", "as_of and timeline=true do not go together: a timeline holds every triple")
+		}
+		return q, nil
+	}, "entity", "namespace", "as_of", "timeline", "limit"), func(ls engram.LayerService, ctx context.Context, q engram.GraphQuery) (engram.GraphResult, error) {
+		res, err := ls.Graph(ctx, q)
+		res.Triples = nonNil(res.Triples)
+		return res, err
+	})
 }
 
 // graphValues is the query string of GET /v1/kg for q.

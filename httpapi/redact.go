@@ -13,13 +13,11 @@ import (
 // "session" and "namespace", or neither: every namespace), with "marker",
 // "reason" and "dry_run".
 func (s *Server) postRedact(c echo.Context) error {
-	if s.Redact == nil {
-		return engram.Errorf(engram.EUNSUPPORTED, "redacting turns is not available on this server")
-	}
-	body, err := s.readBody(c)
-	if err != nil {
-		return err
-	}
+	return serve(c, http.StatusOK, s.Redact, "redacting turns is not available on this server",
+		fromBody(s, decodeRedact), engram.RedactService.Redact)
+}
+
+func decodeRedact(body []byte) (engram.RedactRequest, error) {
 	var req engram.RedactRequest
 	if err := decodeBody(body, bodyShape{like: `{"texts": ["sk-..."], "ids": ["01KB..."], "marker": "[redacted]"}`, fields: []field{
 		{"texts", &req.Texts, "an array of strings"},
@@ -30,21 +28,12 @@ func (s *Server) postRedact(c echo.Context) error {
 		{"reason", &req.Reason, "a string"},
 		{"dry_run", &req.DryRun, "true or false"},
 	}}); err != nil {
-		return err
+		return req, err
 	}
-	if err := req.Validate(); err != nil {
-		return err
-	}
-	rep, err := s.Redact.Redact(c.Request().Context(), req)
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, rep)
+	return req, req.Validate()
 }
 
 // Redact replaces spans of turns through the server (POST /v1/redact).
 func (c *Client) Redact(ctx context.Context, req engram.RedactRequest) (engram.RedactReport, error) {
-	var rep engram.RedactReport
-	err := c.Do(ctx, http.MethodPost, "/v1/redact", req, &rep)
-	return rep, err
+	return call[engram.RedactReport](ctx, c, http.MethodPost, "/v1/redact", req)
 }

@@ -108,18 +108,10 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 	if cfg.Addr == "" {
 		cfg.Addr = DefaultAddr
 	}
-	if cfg.MaxBodyBytes <= 0 {
-		cfg.MaxBodyBytes = DefaultMaxBodyBytes
-	}
-	if cfg.ReadTimeout <= 0 {
-		cfg.ReadTimeout = DefaultReadTimeout
-	}
-	if cfg.ReadHeaderTimeout <= 0 {
-		cfg.ReadHeaderTimeout = DefaultReadHeaderTimeout
-	}
-	if cfg.IdleTimeout <= 0 {
-		cfg.IdleTimeout = DefaultIdleTimeout
-	}
+	cfg.MaxBodyBytes = positiveOr(cfg.MaxBodyBytes, DefaultMaxBodyBytes)
+	cfg.ReadTimeout = positiveOr(cfg.ReadTimeout, DefaultReadTimeout)
+	cfg.ReadHeaderTimeout = positiveOr(cfg.ReadHeaderTimeout, DefaultReadHeaderTimeout)
+	cfg.IdleTimeout = positiveOr(cfg.IdleTimeout, DefaultIdleTimeout)
 	cfg.Limits = cfg.Limits.WithDefaults()
 	if logger == nil {
 		logger = slog.Default()

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"path/filepath"
@@ -11,65 +12,51 @@ import (
 	"github.com/engram-dev/engram"
 )
 
-func (s *Server) vaultAdmin() (engram.VaultAdmin, error) {
-	if s.Vaults == nil {
-		return nil, engram.Errorf(engram.EUNSUPPORTED, "vaults are not available on this server")
-	}
-	return s.Vaults, nil
-}
+// noVaults is the error of the vault routes without their services.
+const noVaults = "vaults are not available on this server"
 
 // getVaults lists the configured vaults with their counts.
 func (s *Server) getVaults(c echo.Context) error {
-	va, err := s.vaultAdmin()
-	if err != nil {
-		return err
-	}
-	if q, err := url.ParseQuery(c.Request().URL.RawQuery); err != nil || len(q) > 0 {
-		k := "query"
-		for k = range q {
-			break
+	return serve(c, http.StatusOK, s.Vaults, noVaults, func(c echo.Context) (struct{}, error) {
+		if q, err := url.ParseQuery(c.Request().URL.RawQuery); err != nil || len(q) > 0 {
+			k := "query"
+			for k = range q {
+				break
+			}
+			return struct{}{}, engram.FieldError(k, "GET /v1/vaults takes no parameters")
 		}
-		return engram.FieldError(k, "GET /v1/vaults takes no parameters")
-	}
-	vs, err := va.Vaults(c.Request().Context())
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusOK, map[string]any{"vaults": nonNil(vs)})
+		return struct{}{}, nil
+	}, list("vaults", func(va engram.VaultAdmin, ctx context.Context, _ struct{}) ([]engram.VaultStatus, error) {
+		return va.Vaults(ctx)
+	}))
 }
 
 // postVaultsSync syncs every configured vault, or the one named by
 // {"vault": "/abs/path"}, and answers with a report per vault (200 even
 // when one failed: its report has "error").
 func (s *Server) postVaultsSync(c echo.Context) error {
-	va, err := s.vaultAdmin()
-	if err != nil {
-		return err
-	}
-	body, err := s.readBody(c)
-	if err != nil {
-		return err
-	}
-	var root string
-	if err := decodeBody(body, bodyShape{like: `{"vault": "/path/to/vault"} or {}`, optional: true, fields: []field{
-		{"vault", &root, "a string: the vault's folder, an absolute path"},
-	}}); err != nil {
-		return err
-	}
-	if root != "" {
-		if root, err = vaultRoot("vault", root); err != nil {
-			return err
+	return serve(c, http.StatusOK, s.Vaults, noVaults, fromBody(s, func(body []byte) (string, error) {
+		var root string
+		if err := decodeBody(body, bodyShape{like: `{"vault": "/path/to/vault"} or {}`, optional: true, fields: []field{
+			{"vault", &root, "a string: the vault's folder, an absolute path"},
+		}}); err != nil || root == "" {
+			return root, err
 		}
-	}
-	reports, err := va.SyncVaults(c.Request().Context(), root)
-	if err != nil {
-		return err
-	}
-	for i := range reports {
-		r := &reports[i]
-		r.Indexed, r.Removed, r.Skipped, r.Unresolved = nonNil(r.Indexed), nonNil(r.Removed), nonNil(r.Skipped), nonNil(r.Unresolved)
-	}
-	return c.JSON(http.StatusOK, map[string]any{"reports": nonNil(reports)})
+		return vaultRoot("vault", root)
+	}), list("reports", func(va engram.VaultAdmin, ctx context.Context, root string) ([]engram.VaultSyncReport, error) {
+		reports, err := va.SyncVaults(ctx, root)
+		for i := range reports {
+			r := &reports[i]
+			r.Indexed, r.Removed, r.Skipped, r.Unresolved = nonNil(r.Indexed), nonNil(r.Removed), nonNil(r.Skipped), nonNil(r.Unresolved)
+		}
+		return reports, err
+	}))
+}
+
+// docGraphQuery is what GET /v1/graph asks.
+type docGraphQuery struct {
+	root, doc string
+	depth     int
 }
 
 // getDocGraph answers GET /v1/graph: the documents a vault document links
@@ -77,33 +64,24 @@ func (s *Server) postVaultsSync(c echo.Context) error {
 // documents linking to it, and its links that resolve to nothing. 404 for
 // an unknown document.
 func (s *Server) getDocGraph(c echo.Context) error {
-	if s.VaultDocs == nil {
-		return engram.Errorf(engram.EUNSUPPORTED, "vaults are not available on this server")
-	}
-	p, err := s.queryParams(c, "doc", "depth", "vault")
-	if err != nil {
-		return err
-	}
-	doc := p.name("doc")
-	depth := p.intRange("depth", 1, engram.MaxGraphDepth, engram.DefaultGraphDepth)
-	root := p.name("vault")
-	switch {
-	case p.err != nil:
-		return p.err
-	case doc == "":
-		return engram.FieldError("doc", "doc is required: a path in the vault, a title or an alias (for example ?doc=docs/adrs/0007.md)")
-	}
-	if root != "" {
-		if root, err = vaultRoot("vault", root); err != nil {
-			return err
+	return serve(c, http.StatusOK, s.VaultDocs, noVaults, fromQuery(s, func(p *params) (q docGraphQuery, err error) {
+		q.doc = p.name("doc")
+		q.depth = p.intRange("depth", 1, engram.MaxGraphDepth, engram.DefaultGraphDepth)
+		q.root = p.name("vault")
+		switch {
+		case p.err != nil:
+			return q, nil // fromQuery reports it
+		case q.doc == "":
+			return q, engram.FieldError("doc", "doc is required: a path in the vault, a title or an alias (for example ?doc=docs/adrs/0007.md)")
+		case q.root != "":
+			q.root, err = vaultRoot("vault", q.root)
 		}
-	}
-	g, err := s.VaultDocs.DocGraph(c.Request().Context(), root, doc, depth)
-	if err != nil {
-		return err
-	}
-	g.Linked, g.Backlinks, g.Unresolved = nonNil(g.Linked), nonNil(g.Backlinks), nonNil(g.Unresolved)
-	return c.JSON(http.StatusOK, g)
+		return q, err
+	}, "doc", "depth", "vault"), func(vs engram.VaultService, ctx context.Context, q docGraphQuery) (engram.DocGraph, error) {
+		g, err := vs.DocGraph(ctx, q.root, q.doc, q.depth)
+		g.Linked, g.Backlinks, g.Unresolved = nonNil(g.Linked), nonNil(g.Backlinks), nonNil(g.Unresolved)
+		return g, err
+	})
 }
 
 // docGraphValues is the query string of GET /v1/graph.

@@ -1,10 +1,14 @@
 package launchd
 
 import (
+	"context"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
+	"strings"
 )
 
 // ManagerCommand is the command of a service manager: launchctl for
@@ -54,4 +58,71 @@ func (res Result) Print(w io.Writer, manager, why string) {
 	if manager == "launchd" {
 		fmt.Fprintln(w, "(a bootout fails harmlessly for an agent that is not loaded)")
 	}
+}
+
+// Installer installs a Service with the service manager Manager, "launchd"
+// (LaunchAgents) or "systemd" (SystemdUser), in Dir, running its commands
+// with Runner (nil: they are returned in Result.Todo).
+type Installer struct {
+	Manager string
+	Dir     string
+	Runner  Runner
+}
+
+// Install writes the Service's agents or units and loads them (see
+// LaunchAgents.Install and SystemdUser.Install).
+func (in Installer) Install(ctx context.Context, s Service) (Result, error) {
+	if in.Manager == "launchd" {
+		return NewLaunchAgents(in.Dir, os.Getuid(), in.Runner).Install(ctx, s)
+	}
+	return (&SystemdUser{Dir: in.Dir, Runner: in.Runner}).Install(ctx, s)
+}
+
+// Uninstall unloads and removes them; labelPrefix names launchd's agents
+// (systemd's units have fixed names).
+func (in Installer) Uninstall(ctx context.Context, labelPrefix string) (Result, error) {
+	if in.Manager == "launchd" {
+		return NewLaunchAgents(in.Dir, os.Getuid(), in.Runner).Uninstall(ctx, labelPrefix)
+	}
+	return (&SystemdUser{Dir: in.Dir, Runner: in.Runner}).Uninstall(ctx)
+}
+
+// Files are the files Install writes into Dir, without writing them.
+func (in Installer) Files(s Service) ([]File, error) {
+	if in.Manager == "launchd" {
+		return s.LaunchdFiles()
+	}
+	return s.SystemdFiles()
+}
+
+// UserDir is the folder of a user's agents (manager "launchd":
+// LaunchAgentsDir) or systemd units (SystemdUserDir), from getenv's HOME
+// and XDG_CONFIG_HOME, else the user's home folder as the system knows it.
+func UserDir(manager string, getenv func(string) string) (string, error) {
+	userHome := getenv("HOME")
+	if userHome == "" {
+		var err error
+		if userHome, err = os.UserHomeDir(); err != nil {
+			return "", fmt.Errorf("no user home directory: %w", err)
+		}
+	}
+	if manager == "launchd" {
+		return LaunchAgentsDir(userHome), nil
+	}
+	return SystemdUserDir(getenv("XDG_CONFIG_HOME"), userHome), nil
+}
+
+// Executable is the absolute path of the running binary, what the agents
+// run, and whether it lies in the temporary folder (go run), where it will
+// be cleaned away from under them.
+func Executable() (bin string, temporary bool, err error) {
+	if bin, err = os.Executable(); err != nil {
+		return "", false, fmt.Errorf("find the engram binary: %w", err)
+	}
+	if bin, err = filepath.Abs(bin); err != nil {
+		return "", false, err
+	}
+	rel, err := filepath.Rel(filepath.Clean(os.TempDir()), bin)
+	temporary = err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+	return bin, temporary, nil
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"strings"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/engram-dev/engram"
 )
 
@@ -65,52 +63,37 @@ type DocGraphInput struct {
 	Vault string `json:"vault,omitempty" jsonschema:"the vault's folder (absolute); default any vault"`
 }
 
-func (s *Server) browseTools(srv *sdk.Server, readOnly *sdk.ToolAnnotations) []func() error {
-	return []func() error{
-		func() error {
-			return add(srv, &sdk.Tool{
-				Name:  ToolScenes,
-				Title: "Scenes",
-				Description: "Browse the L2 scenes: stretches of one conversation on one topic, each with a title, a summary, " +
-					"who took part and its turns. Use it to see what a conversation was about, or to find the discussion of a topic.",
-				Annotations: readOnly,
-			}, func(sc *schema) { sc.between("limit", 0, MaxLimit) }, guard(s, ToolScenes, s.scenes))
-		},
-		func() error {
-			return add(srv, &sdk.Tool{
-				Name:  ToolPersona,
-				Title: "Persona",
-				Description: "A speaker's L3 profile: identity, relationships, preferences, tools and habits, each with the " +
-					"turns it stems from and how it changed. Without a speaker, every speaker of the namespace.",
-				Annotations: readOnly,
-			}, nil, guard(s, ToolPersona, s.persona))
-		},
-		func() error {
-			return add(srv, &sdk.Tool{
-				Name:  ToolVaultSearch,
-				Title: "Vault search",
-				Description: "Search the Markdown vaults only (ADRs, incident reviews, rules, notes): results of kind doc that " +
-					"name their file, heading and lines. Use doc_graph to follow a result's links.",
-				Annotations: readOnly,
-			}, func(sc *schema) {
-				sc.minLength("query", 1)
-				sc.between("k", 0, engram.MaxK)
-			}, guard(s, ToolVaultSearch, s.vaultSearch))
-		},
-		func() error {
-			return add(srv, &sdk.Tool{
-				Name:  ToolDocGraph,
-				Title: "Document graph",
-				Description: "The documents a vault document links to (by depth, with the one each was reached through), its " +
-					"backlinks and its unresolved links: from an incident review to its ADR and rules. Fails with not_found for an unknown document.",
-				Annotations: readOnly,
-			}, func(sc *schema) {
-				sc.minLength("doc", 1)
-				sc.between("depth", 0, engram.MaxGraphDepth)
-			}, guard(s, ToolDocGraph, s.docGraph))
-		},
-	}
-}
+// browseTools are the tools that browse the layers and the vaults.
+var browseTools = []tool{{
+	name: ToolScenes, title: "Scenes",
+	description: "Browse the L2 scenes: stretches of one conversation on one topic, each with a title, a summary, " +
+		"who took part and its turns. Use it to see what a conversation was about, or to find the discussion of a topic.",
+	refine:   func(sc *schema) { sc.between("limit", 0, MaxLimit) },
+	register: handler((*Server).scenes),
+}, {
+	name: ToolPersona, title: "Persona",
+	description: "A speaker's L3 profile: identity, relationships, preferences, tools and habits, each with the " +
+		"turns it stems from and how it changed. Without a speaker, every speaker of the namespace.",
+	register: handler((*Server).persona),
+}, {
+	name: ToolVaultSearch, title: "Vault search",
+	description: "Search the Markdown vaults only (ADRs, incident reviews, rules, notes): results of kind doc that " +
+		"name their file, heading and lines. Use doc_graph to follow a result's links.",
+	refine: func(sc *schema) {
+		sc.minLength("query", 1)
+		sc.between("k", 0, engram.MaxK)
+	},
+	register: handler((*Server).vaultSearch),
+}, {
+	name: ToolDocGraph, title: "Document graph",
+	description: "The documents a vault document links to (by depth, with the one each was reached through), its " +
+		"backlinks and its unresolved links: from an incident review to its ADR and rules. Fails with not_found for an unknown document.",
+	refine: func(sc *schema) {
+		sc.minLength("doc", 1)
+		sc.between("depth", 0, engram.MaxGraphDepth)
+	},
+	register: handler((*Server).docGraph),
+}}
 
 func namespaceOrDefault(ns string) string {
 	switch ns {
@@ -131,23 +114,11 @@ func (s *Server) scenes(ctx context.Context, in ScenesInput) (ScenesOutput, erro
 	}
 	q := engram.SceneQuery{Namespace: namespaceOrDefault(in.Namespace), Session: in.Session, Text: in.Query, Limit: in.Limit}
 	var err error
-	if q.From, err = parseTime("from", in.From, false); err != nil {
+	if q.From, q.To, err = period(in.From, in.To); err != nil {
 		return ScenesOutput{}, err
-	}
-	if q.To, err = parseTime("to", in.To, false); err != nil {
-		return ScenesOutput{}, err
-	}
-	if !q.From.IsZero() && !q.To.IsZero() && !q.To.After(q.From) {
-		return ScenesOutput{}, engram.FieldError("to", "to (%s) must be after from (%s)", in.To, in.From)
 	}
 	scenes, err := s.Layers.Scenes(ctx, q)
-	if err != nil {
-		return ScenesOutput{}, err
-	}
-	if scenes == nil {
-		scenes = []engram.Scene{}
-	}
-	return ScenesOutput{Scenes: scenes}, nil
+	return ScenesOutput{Scenes: nonNil(scenes)}, err
 }
 
 func (s *Server) persona(ctx context.Context, in PersonaInput) (PersonaOutput, error) {
@@ -158,13 +129,7 @@ func (s *Server) persona(ctx context.Context, in PersonaInput) (PersonaOutput, e
 		return PersonaOutput{}, engram.FieldError("namespace", "a persona belongs to one namespace: name it (default \"default\")")
 	}
 	ps, err := s.Layers.Persona(ctx, namespaceOrDefault(in.Namespace), strings.TrimSpace(in.Speaker))
-	if err != nil {
-		return PersonaOutput{}, err
-	}
-	if ps == nil {
-		ps = []engram.Persona{}
-	}
-	return PersonaOutput{Personas: ps}, nil
+	return PersonaOutput{Personas: nonNil(ps)}, err
 }
 
 func (s *Server) vaultSearch(ctx context.Context, in VaultSearchInput) (engram.RecallResponse, error) {
@@ -176,13 +141,8 @@ func (s *Server) vaultSearch(ctx context.Context, in VaultSearchInput) (engram.R
 		ns = engram.DefaultNamespace
 	}
 	resp, err := s.Recall.Recall(ctx, engram.RecallRequest{Namespace: ns, Query: in.Query, K: in.K, Kinds: []string{engram.KindDoc}})
-	if err != nil {
-		return engram.RecallResponse{}, err
-	}
-	if resp.Results == nil {
-		resp.Results = []engram.Result{}
-	}
-	return resp, nil
+	resp.Results = nonNil(resp.Results)
+	return resp, err
 }
 
 func (s *Server) docGraph(ctx context.Context, in DocGraphInput) (engram.DocGraph, error) {

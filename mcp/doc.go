@@ -5,7 +5,7 @@
 // A Server is built from the root services (engram.IngestService,
 // engram.RecallService, engram.LayerService, engram.StatusService), which
 // may be an engine opened in this process or a client of a running `engram
-// serve`; it serves one client over stdio (ServeStdio, for `engram mcp`)
+// serve`; it serves one client over stdio (ServeIO, for `engram mcp`)
 // or any number over the streamable HTTP transport (Handler, mounted at
 // /mcp by `engram serve`).
 //

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -67,6 +68,26 @@ func NewServer(ingest engram.IngestService, recall engram.RecallService, status 
 	return &Server{Ingest: ingest, Recall: recall, Status: status, Now: time.Now, Logger: slog.Default()}
 }
 
+// Services is everything the tools can be served by: a home's engine, or a
+// client of the server that owns the home.
+type Services interface {
+	engram.IngestService
+	engram.RecallService
+	engram.StatusService
+	engram.LayerService
+	engram.ForgetService
+	engram.CorrectService
+	engram.RedactService
+	DocGraphService
+}
+
+// NewServerFor returns a server whose every tool is served by svc.
+func NewServerFor(svc Services) *Server {
+	s := NewServer(svc, svc, svc)
+	s.Layers, s.Forget, s.Correct, s.Redact, s.Docs = svc, svc, svc, svc, svc
+	return s
+}
+
 // MCP returns the SDK server with engram's tools, built on first use. The
 // services must be set by then.
 func (s *Server) MCP() (*sdk.Server, error) {
@@ -98,6 +119,23 @@ func (s *Server) MCP() (*sdk.Server, error) {
 func (s *Server) ServeStdio(ctx context.Context) error {
 	return s.Serve(ctx, &sdk.StdioTransport{})
 }
+
+// ServeIO serves one client over in and out (`engram mcp`: its stdin and
+// stdout) until in ends or ctx does. It never closes out, so that what the
+// process writes after stays possible; a file in is closed when ctx ends,
+// which is what unblocks the read then.
+func (s *Server) ServeIO(ctx context.Context, in io.Reader, out io.Writer) error {
+	rc, ok := in.(io.ReadCloser)
+	if !ok {
+		rc = io.NopCloser(in)
+	}
+	return s.Serve(ctx, &sdk.IOTransport{Reader: rc, Writer: nopWriteCloser{out}})
+}
+
+// nopWriteCloser is a writer the transport cannot close.
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
 
 // Serve serves one client over t until it disconnects or ctx ends.
 func (s *Server) Serve(ctx context.Context, t sdk.Transport) error {

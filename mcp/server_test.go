@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"log/slog"
 	"strings"
 	"sync"
@@ -427,5 +428,89 @@ func TestVaultSearchAndDocGraph(t *testing.T) {
 		if res := callTool(t, cs, tool, c.args); !res.IsError || !strings.Contains(text(res), c.want) {
 			t.Errorf("%s %v: %v %q, want an error naming %s", tool, c.args, res.IsError, text(res), c.want)
 		}
+	}
+}
+
+// allServices serves every tool, each with a canned answer.
+type allServices struct{ *services }
+
+var _ mcp.Services = allServices{}
+
+func (allServices) Memories(context.Context, engram.MemoryQuery) ([]engram.Memory, error) {
+	return []engram.Memory{{ID: "m1"}}, nil
+}
+func (allServices) Scenes(context.Context, engram.SceneQuery) ([]engram.Scene, error) {
+	return []engram.Scene{{ID: "s1"}}, nil
+}
+func (allServices) Persona(context.Context, string, string) ([]engram.Persona, error) {
+	return []engram.Persona{{Speaker: "Ana"}}, nil
+}
+func (allServices) Graph(context.Context, engram.GraphQuery) (engram.GraphResult, error) {
+	return engram.GraphResult{Entity: engram.Entity{Name: "Ana"}}, nil
+}
+func (allServices) Forget(context.Context, engram.ForgetRequest) (engram.ForgetReport, error) {
+	return engram.ForgetReport{Turns: []string{"t1"}}, nil
+}
+func (allServices) Correct(_ context.Context, req engram.CorrectionRequest) (engram.Correction, error) {
+	return engram.Correction{ID: "c1", Of: req.ID}, nil
+}
+func (allServices) Redact(context.Context, engram.RedactRequest) (engram.RedactReport, error) {
+	return engram.RedactReport{Spans: 1}, nil
+}
+func (allServices) DocGraph(context.Context, string, string, int) (engram.DocGraph, error) {
+	return engram.DocGraph{Doc: engram.VaultDoc{Path: "adr.md"}}, nil
+}
+
+// TestNewServerFor: every tool is served by the one Services.
+func TestNewServerFor(t *testing.T) {
+	cs := mustConnect(t, mcp.NewServerFor(allServices{&services{}}))
+	for tool, args := range map[string]map[string]any{
+		mcp.ToolMemories: {},
+		mcp.ToolScenes:   {},
+		mcp.ToolPersona:  {},
+		mcp.ToolKG:       {"entity": "Ana"},
+		mcp.ToolForget:   {"ids": []string{"t1"}},
+		mcp.ToolCorrect:  {"target": engram.CorrectMemory, "id": "m1", "wrong": true},
+		mcp.ToolRedact:   {"texts": []string{"secret"}, "ids": []string{"t1"}},
+		mcp.ToolDocGraph: {"doc": "adr.md"},
+	} {
+		if res := callTool(t, cs, tool, args); res.IsError {
+			t.Errorf("%s: %q", tool, text(res))
+		}
+	}
+}
+
+// closeRecorder is an output that records whether it was closed.
+type closeRecorder struct {
+	io.Writer
+	closed bool
+}
+
+func (c *closeRecorder) Close() error { c.closed = true; return nil }
+
+// TestServeIO serves a client over a pair of pipes until the client's end
+// closes, leaving the output open.
+func TestServeIO(t *testing.T) {
+	svc := &services{}
+	srv := mcp.NewServer(svc, svc, svc)
+	toServer, fromClient := io.Pipe()
+	toClient, fromServer := io.Pipe()
+	out := &closeRecorder{Writer: fromServer}
+	done := make(chan error, 1)
+	go func() { done <- srv.ServeIO(context.Background(), toServer, out) }()
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "v0"}, nil).Connect(context.Background(),
+		&sdk.IOTransport{Reader: toClient, Writer: fromClient}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := cs.ListTools(context.Background(), nil); err != nil || len(res.Tools) == 0 {
+		t.Fatalf("ListTools: %v", err)
+	}
+	cs.Close()
+	if err := <-done; err != nil {
+		t.Fatalf("ServeIO: %v", err)
+	}
+	if out.closed {
+		t.Error("the output was closed")
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -126,135 +127,132 @@ type StatusOutput struct {
 	StatsError string `json:"stats_error,omitempty"`
 }
 
-func (s *Server) addTools(srv *sdk.Server) error {
-	readOnly := &sdk.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(false)}
-	tools := []func() error{
-		func() error {
-			return add(srv, &sdk.Tool{
-				Name:  ToolRemember,
-				Title: "Remember",
-				Description: "Store a conversation turn or a note in long-term memory, durably. Use it for anything worth " +
-					"recalling in a later conversation: facts about people, decisions and their reasons, preferences, plans. " +
-					"Write self-contained text that names who and what. Returns the turn's id, which recall cites as a source.",
-				Annotations: &sdk.ToolAnnotations{Title: "Remember", DestructiveHint: new(false), IdempotentHint: false, OpenWorldHint: new(false)},
-			}, func(sc *schema) {
-				sc.enum("role", string(engram.RoleUser), string(engram.RoleAssistant), string(engram.RoleSystem), string(engram.RoleTool))
-				sc.minLength("content", 1)
-			}, guard(s, ToolRemember, s.remember))
-		},
-		func() error {
-			return add(srv, &sdk.Tool{
-				Name:  ToolRecall,
-				Title: "Recall",
-				Description: "Search long-term memory before answering a question that may depend on earlier conversations. " +
-					"Returns the best matching results, each with its sources (the archived turns it stems from, with their " +
-					"ids and timestamps); with budget_tokens, also a packed context block to quote. Ask kinds=[\"memory\",\"fact\"] " +
-					"for extracted facts and decisions, as_of for what was true at a past moment.",
-				Annotations: &sdk.ToolAnnotations{Title: "Recall", ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(false)},
-			}, func(sc *schema) {
-				sc.enum("mode", engram.ModeAuto, engram.ModeHybrid, engram.ModeShallow, engram.ModeDeep, engram.ModeKeyword)
-				sc.itemsEnum("kinds", engram.KindTurn, engram.KindDoc, engram.KindMemory, engram.KindScene, engram.KindFact, engram.KindPersona)
-				sc.minLength("query", 1)
-				sc.between("k", 1, engram.MaxK)
-				sc.between("budget_tokens", 0, 1<<20)
-			}, guard(s, ToolRecall, s.recall))
-		},
-		func() error {
-			return add(srv, &sdk.Tool{
-				Name:  ToolKG,
-				Title: "Knowledge graph",
-				Description: "What is known about one person, place or thing: its knowledge-graph facts (subject, predicate, " +
-					"object) valid now, or as of a past date with as_of, or its whole history with timeline=true. Each fact " +
-					"names the turns it stems from. Fails with not_found when the entity is unknown; try recall then.",
-				Annotations: readOnly,
-			}, func(sc *schema) {
-				sc.minLength("entity", 1)
-				sc.between("limit", 1, MaxLimit)
-			}, guard(s, ToolKG, s.kg))
-		},
-		func() error {
-			return add(srv, &sdk.Tool{
-				Name:  ToolTimeline,
-				Title: "Timeline",
-				Description: "How what is known about one person, place or thing changed over time: every knowledge-graph fact " +
-					"about it, those no longer valid included, in time order with the period each held (for example where " +
-					"someone lived before and after a move).",
-				Annotations: readOnly,
-			}, func(sc *schema) {
-				sc.minLength("entity", 1)
-				sc.between("limit", 1, MaxLimit)
-			}, guard(s, ToolTimeline, s.timeline))
-		},
-		func() error {
-			return add(srv, &sdk.Tool{
-				Name:  ToolMemories,
-				Title: "Memories",
-				Description: "List the memories extracted from conversations (facts, decisions with their rationale, " +
-					"preferences, plans, events), newest first or ranked by query keywords, filtered by type, subject and " +
-					"period. Each memory names the turns it stems from.",
-				Annotations: readOnly,
-			}, func(sc *schema) {
-				sc.enum("type", memoryTypes...)
-				sc.between("limit", 1, MaxLimit)
-			}, guard(s, ToolMemories, s.memories))
-		},
-		func() error {
-			return add(srv, &sdk.Tool{
-				Name:  ToolStatus,
-				Title: "Status",
-				Description: "engram's health (ok or degraded, with the problems) and counts: turns archived, how far indexing " +
-					"lags, memories, scenes and facts per namespace. Use it when recall seems to miss something recent.",
-				Annotations: readOnly,
-			}, nil, guard(s, ToolStatus, s.status))
-		},
+// tool declares one tool: what clients see of it, what its input schema
+// says beyond the Go type (refine), and its handler.
+type tool struct {
+	name, title, description string
+	// annotations are the tool's hints; nil: read-only and idempotent.
+	annotations *sdk.ToolAnnotations
+	refine      func(*schema)
+	register    func(s *Server, srv *sdk.Server, t *sdk.Tool, refine func(*schema)) error
+}
+
+// handler makes a tool's register from its typed handler, a method of
+// Server: its schemas come from In and Out, its errors and panics become
+// tool errors (guard).
+func handler[In, Out any](h func(*Server, context.Context, In) (Out, error)) func(*Server, *sdk.Server, *sdk.Tool, func(*schema)) error {
+	return func(s *Server, srv *sdk.Server, t *sdk.Tool, refine func(*schema)) error {
+		return add(srv, t, refine, guard(s, t.Name, func(ctx context.Context, in In) (Out, error) { return h(s, ctx, in) }))
 	}
-	tools = append(tools, s.browseTools(srv, readOnly)...)
-	tools = append(tools, func() error {
-		return add(srv, &sdk.Tool{
-			Name:  ToolForget,
-			Title: "Forget",
-			Description: "Forget conversation turns for good, when the user asks to forget something or pasted a secret: " +
-				"the turns named by ids (the sources recall cites), or every turn of a session, or of a namespace. " +
-				"They leave the archive (a tombstone keeps only the id, the time and the reason), the search indexes, " +
-				"the vectors, and every memory, scene, persona facet and fact that stood only on them. It cannot be undone: " +
-				"call it with dry_run=true first to see what would go. Fails with not_found when nothing matches.",
-			Annotations: &sdk.ToolAnnotations{Title: "Forget", DestructiveHint: new(true), IdempotentHint: true, OpenWorldHint: new(false)},
-		}, func(sc *schema) {
-			sc.maxLength("reason", engram.MaxReasonBytes)
-		}, guard(s, ToolForget, s.forget))
-	})
-	tools = append(tools, func() error {
-		return add(srv, &sdk.Tool{
-			Name:  ToolCorrect,
-			Title: "Correct",
-			Description: "Correct what engram extracted, when the user says a memory or a fact is wrong: target memory " +
-				"(an id from memories or recall) with wrong=true or a new text, or target fact (a triple id from kg) with " +
-				"wrong=true or a new object; restore=true takes the corrections of the item back. A correction is kept " +
-				"apart from extraction and wins over it, also after a rebuild. Fails with not_found for an unknown id.",
-			Annotations: &sdk.ToolAnnotations{Title: "Correct", DestructiveHint: new(false), IdempotentHint: true, OpenWorldHint: new(false)},
-		}, func(sc *schema) {
-			sc.enum("target", engram.CorrectMemory, engram.CorrectFact)
-			sc.minLength("id", 1)
-			sc.maxLength("text", 4000)
-			sc.maxLength("reason", engram.MaxReasonBytes)
-		}, guard(s, ToolCorrect, s.correct))
-	})
-	tools = append(tools, func() error {
-		return add(srv, &sdk.Tool{
-			Name:  ToolRedact,
-			Title: "Redact",
-			Description: "Replace a span (a secret, a name) by a marker wherever engram keeps the text, when the user pasted " +
-				"something that must go but the rest of the conversation should stay: texts are the spans (3 bytes or more), " +
-				"in the turns named by ids, or of a session or a namespace, or in every turn that holds them. The archive line " +
-				"is rewritten, the indexes, memories, scenes, persona and corrections lose the span, the vectors are made " +
-				"again. It cannot be undone: call it with dry_run=true first to see what would change.",
-			Annotations: &sdk.ToolAnnotations{Title: "Redact", DestructiveHint: new(true), IdempotentHint: true, OpenWorldHint: new(false)},
-		}, func(sc *schema) {
-			sc.maxLength("reason", engram.MaxReasonBytes)
-		}, guard(s, ToolRedact, s.redact))
-	})
-	for _, f := range tools {
-		if err := f(); err != nil {
+}
+
+// tools are engram's tools but the browsing ones (browseTools).
+var tools = []tool{{
+	name: ToolRemember, title: "Remember",
+	description: "Store a conversation turn or a note in long-term memory, durably. Use it for anything worth " +
+		"recalling in a later conversation: facts about people, decisions and their reasons, preferences, plans. " +
+		"Write self-contained text that names who and what. Returns the turn's id, which recall cites as a source.",
+	annotations: &sdk.ToolAnnotations{Title: "Remember", DestructiveHint: new(false), IdempotentHint: false, OpenWorldHint: new(false)},
+	refine: func(sc *schema) {
+		sc.enum("role", string(engram.RoleUser), string(engram.RoleAssistant), string(engram.RoleSystem), string(engram.RoleTool))
+		sc.minLength("content", 1)
+	},
+	register: handler((*Server).remember),
+}, {
+	name: ToolRecall, title: "Recall",
+	description: "Search long-term memory before answering a question that may depend on earlier conversations. " +
+		"Returns the best matching results, each with its sources (the archived turns it stems from, with their " +
+		"ids and timestamps); with budget_tokens, also a packed context block to quote. Ask kinds=[\"memory\",\"fact\"] " +
+		"for extracted facts and decisions, as_of for what was true at a past moment.",
+	annotations: &sdk.ToolAnnotations{Title: "Recall", ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(false)},
+	refine: func(sc *schema) {
+		sc.enum("mode", engram.ModeAuto, engram.ModeHybrid, engram.ModeShallow, engram.ModeDeep, engram.ModeKeyword)
+		sc.itemsEnum("kinds", engram.KindTurn, engram.KindDoc, engram.KindMemory, engram.KindScene, engram.KindFact, engram.KindPersona)
+		sc.minLength("query", 1)
+		sc.between("k", 1, engram.MaxK)
+		sc.between("budget_tokens", 0, 1<<20)
+	},
+	register: handler((*Server).recall),
+}, {
+	name: ToolKG, title: "Knowledge graph",
+	description: "What is known about one person, place or thing: its knowledge-graph facts (subject, predicate, " +
+		"object) valid now, or as of a past date with as_of, or its whole history with timeline=true. Each fact " +
+		"names the turns it stems from. Fails with not_found when the entity is unknown; try recall then.",
+	refine:   entityLimit,
+	register: handler((*Server).kg),
+}, {
+	name: ToolTimeline, title: "Timeline",
+	description: "How what is known about one person, place or thing changed over time: every knowledge-graph fact " +
+		"about it, those no longer valid included, in time order with the period each held (for example where " +
+		"someone lived before and after a move).",
+	refine:   entityLimit,
+	register: handler((*Server).timeline),
+}, {
+	name: ToolMemories, title: "Memories",
+	description: "List the memories extracted from conversations (facts, decisions with their rationale, " +
+		"preferences, plans, events), newest first or ranked by query keywords, filtered by type, subject and " +
+		"period. Each memory names the turns it stems from.",
+	refine: func(sc *schema) {
+		sc.enum("type", memoryTypes...)
+		sc.between("limit", 1, MaxLimit)
+	},
+	register: handler((*Server).memories),
+}, {
+	name: ToolStatus, title: "Status",
+	description: "engram's health (ok or degraded, with the problems) and counts: turns archived, how far indexing " +
+		"lags, memories, scenes and facts per namespace. Use it when recall seems to miss something recent.",
+	register: handler((*Server).status),
+}, {
+	name: ToolForget, title: "Forget",
+	description: "Forget conversation turns for good, when the user asks to forget something or pasted a secret: " +
+		"the turns named by ids (the sources recall cites), or every turn of a session, or of a namespace. " +
+		"They leave the archive (a tombstone keeps only the id, the time and the reason), the search indexes, " +
+		"the vectors, and every memory, scene, persona facet and fact that stood only on them. It cannot be undone: " +
+		"call it with dry_run=true first to see what would go. Fails with not_found when nothing matches.",
+	annotations: &sdk.ToolAnnotations{Title: "Forget", DestructiveHint: new(true), IdempotentHint: true, OpenWorldHint: new(false)},
+	refine:      func(sc *schema) { sc.maxLength("reason", engram.MaxReasonBytes) },
+	register:    handler((*Server).forget),
+}, {
+	name: ToolCorrect, title: "Correct",
+	description: "Correct what engram extracted, when the user says a memory or a fact is wrong: target memory " +
+		"(an id from memories or recall) with wrong=true or a new text, or target fact (a triple id from kg) with " +
+		"wrong=true or a new object; restore=true takes the corrections of the item back. A correction is kept " +
+		"apart from extraction and wins over it, also after a rebuild. Fails with not_found for an unknown id.",
+	annotations: &sdk.ToolAnnotations{Title: "Correct", DestructiveHint: new(false), IdempotentHint: true, OpenWorldHint: new(false)},
+	refine: func(sc *schema) {
+		sc.enum("target", engram.CorrectMemory, engram.CorrectFact)
+		sc.minLength("id", 1)
+		sc.maxLength("text", 4000)
+		sc.maxLength("reason", engram.MaxReasonBytes)
+	},
+	register: handler((*Server).correct),
+}, {
+	name: ToolRedact, title: "Redact",
+	description: "Replace a span (a secret, a name) by a marker wherever engram keeps the text, when the user pasted " +
+		"something that must go but the rest of the conversation should stay: texts are the spans (3 bytes or more), " +
+		"in the turns named by ids, or of a session or a namespace, or in every turn that holds them. The archive line " +
+		"is rewritten, the indexes, memories, scenes, persona and corrections lose the span, the vectors are made " +
+		"again. It cannot be undone: call it with dry_run=true first to see what would change.",
+	annotations: &sdk.ToolAnnotations{Title: "Redact", DestructiveHint: new(true), IdempotentHint: true, OpenWorldHint: new(false)},
+	refine:      func(sc *schema) { sc.maxLength("reason", engram.MaxReasonBytes) },
+	register:    handler((*Server).redact),
+}}
+
+// entityLimit refines the schema of kg and timeline.
+func entityLimit(sc *schema) {
+	sc.minLength("entity", 1)
+	sc.between("limit", 1, MaxLimit)
+}
+
+func (s *Server) addTools(srv *sdk.Server) error {
+	for _, t := range slices.Concat(tools, browseTools) {
+		ann := &sdk.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(false)}
+		if t.annotations != nil {
+			a := *t.annotations // each server its own copy
+			ann = &a
+		}
+		st := &sdk.Tool{Name: t.name, Title: t.title, Description: t.description, Annotations: ann}
+		if err := t.register(s, srv, st, t.refine); err != nil {
 			return err
 		}
 	}
@@ -301,13 +299,8 @@ func (s *Server) recall(ctx context.Context, in RecallInput) (engram.RecallRespo
 		return engram.RecallResponse{}, err
 	}
 	resp, err := s.Recall.Recall(ctx, req)
-	if err != nil {
-		return engram.RecallResponse{}, err
-	}
-	if resp.Results == nil {
-		resp.Results = []engram.Result{}
-	}
-	return resp, nil
+	resp.Results = nonNil(resp.Results)
+	return resp, err
 }
 
 func (s *Server) kg(ctx context.Context, in KGInput) (KGOutput, error) {
@@ -346,10 +339,7 @@ func (s *Server) graph(ctx context.Context, q engram.GraphQuery) (KGOutput, erro
 	if err != nil {
 		return KGOutput{}, err
 	}
-	out := KGOutput{Entity: res.Entity, Triples: res.Triples, Facts: make([]string, len(res.Triples))}
-	if out.Triples == nil {
-		out.Triples = []engram.Triple{}
-	}
+	out := KGOutput{Entity: res.Entity, Triples: nonNil(res.Triples), Facts: make([]string, len(res.Triples))}
 	for i, t := range res.Triples {
 		to := ""
 		if !t.ValidTo.IsZero() {
@@ -364,35 +354,17 @@ func (s *Server) memories(ctx context.Context, in MemoriesInput) (MemoriesOutput
 	if s.Layers == nil {
 		return MemoriesOutput{}, errNoLayers
 	}
-	q := engram.MemoryQuery{Namespace: in.Namespace, Type: in.Type, Subject: in.Subject, Text: in.Query,
+	q := engram.MemoryQuery{Namespace: namespaceOrDefault(in.Namespace), Type: in.Type, Subject: in.Subject, Text: in.Query,
 		Superseded: in.Superseded, Limit: in.Limit}
-	switch q.Namespace {
-	case "":
-		q.Namespace = engram.DefaultNamespace
-	case engram.AllNamespaces:
-		q.Namespace = ""
-	}
 	if err := checkLimit(q.Limit); err != nil {
 		return MemoriesOutput{}, err
 	}
 	var err error
-	if q.From, err = parseTime("from", in.From, false); err != nil {
+	if q.From, q.To, err = period(in.From, in.To); err != nil {
 		return MemoriesOutput{}, err
-	}
-	if q.To, err = parseTime("to", in.To, false); err != nil {
-		return MemoriesOutput{}, err
-	}
-	if !q.From.IsZero() && !q.To.IsZero() && !q.To.After(q.From) {
-		return MemoriesOutput{}, engram.FieldError("to", "to (%s) must be after from (%s)", in.To, in.From)
 	}
 	mems, err := s.Layers.Memories(ctx, q)
-	if err != nil {
-		return MemoriesOutput{}, err
-	}
-	if mems == nil {
-		mems = []engram.Memory{}
-	}
-	return MemoriesOutput{Memories: mems}, nil
+	return MemoriesOutput{Memories: nonNil(mems)}, err
 }
 
 func (s *Server) status(ctx context.Context, _ StatusInput) (StatusOutput, error) {
@@ -417,21 +389,37 @@ func parseTime(field, s string, endOfDay bool) (time.Time, error) {
 	if s == "" {
 		return time.Time{}, nil
 	}
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		d, derr := time.Parse(time.DateOnly, s)
-		if derr != nil {
-			return time.Time{}, engram.FieldError(field, "%q is neither a date (2025-03-11) nor RFC 3339 (2025-03-11T14:03:00Z)", s)
-		}
-		t = d
-		if endOfDay {
-			t = d.AddDate(0, 0, 1).Add(-time.Nanosecond)
-		}
+	t, ok := engram.ParseTimeOrDate(s, time.UTC, endOfDay)
+	if !ok {
+		return time.Time{}, engram.FieldError(field, "%q is neither a date (2025-03-11) nor RFC 3339 (2025-03-11T14:03:00Z)", s)
 	}
 	if !engram.InTimeRange(t) {
 		return time.Time{}, engram.OutOfRange(field, strconv.Quote(s))
 	}
 	return t.UTC(), nil
+}
+
+// period reads from and to (RFC 3339 or dates, meaning their start); to
+// must be after from when both are given.
+func period(from, to string) (f, t time.Time, err error) {
+	if f, err = parseTime("from", from, false); err != nil {
+		return f, t, err
+	}
+	if t, err = parseTime("to", to, false); err != nil {
+		return f, t, err
+	}
+	if !f.IsZero() && !t.IsZero() && !t.After(f) {
+		return f, t, engram.FieldError("to", "to (%s) must be after from (%s)", to, from)
+	}
+	return f, t, nil
+}
+
+// nonNil makes a nil slice empty: null would not match the output schema.
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
 }
 
 func checkLimit(n int) error {

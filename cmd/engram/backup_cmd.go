@@ -37,29 +37,17 @@ runs, this process otherwise. Restore it with `+"`engram restore DIR`.")
 	if err != nil {
 		return err
 	}
-	cfg, err := m.loadConfig()
+	// A running server owns the home and copies it; the folder is on this
+	// machine, where serve.json was found. No client timeout: a large home
+	// takes minutes, and ^C cancels.
+	cfg, be, err := m.openHome(ctx)
 	if err != nil {
 		return err
 	}
-	req := engram.BackupRequest{Dir: dir, Force: *force}
-	var rep engram.BackupReport
-	if c := discoverServer(ctx, cfg); c != nil {
-		// The server owns the home and copies it; the folder is on this
-		// machine, where serve.json was found. No client timeout: a large
-		// home takes minutes, and ^C cancels.
-		if rep, err = c.Backup(ctx, req); err != nil {
-			return err
-		}
-
-	} else {
-		e, err := engine.Open(ctx, cfg, m.logger(cfg))
-		if err != nil {
-			return err
-		}
-		defer e.Close()
-		if rep, err = e.Backup(ctx, req); err != nil {
-			return err
-		}
+	defer be.Close()
+	rep, err := be.Backup(ctx, engram.BackupRequest{Dir: dir, Force: *force})
+	if err != nil {
+		return err
 	}
 	if *asJSON {
 		return printJSON(m, rep)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -11,7 +10,6 @@ import (
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/bench"
-	"github.com/engram-dev/engram/internal/atomicfile"
 )
 
 // benchmarks are the benchmarks of `engram bench`, as subcommands.
@@ -26,47 +24,20 @@ func benchmarks() []command {
 // runBench runs `engram bench <benchmark> [flags]`. Every benchmark runs a
 // private engram (see package bench), never the user's home or server.
 func runBench(ctx context.Context, m *Main, args []string) error {
-	if len(args) == 0 {
-		return &usageError{msg: "missing the benchmark (want one of: " + strings.Join(benchmarkNames(), ", ") + ")"}
-	}
-	switch args[0] {
-	case "-h", "-help", "--help":
-		m.benchUsage(m.Stdout)
-		return flag.ErrHelp
-	}
-	for _, b := range benchmarks() {
-		if b.name != args[0] {
-			continue
-		}
-		err := b.run(ctx, m, args[1:])
-		var ue *usageError
-		if errors.As(err, &ue) && ue.cmd == "" {
-			ue.cmd = "bench " + b.name
-		}
-		return err
-	}
-	return &usageError{msg: fmt.Sprintf("unknown benchmark %q (want one of: %s)", args[0], strings.Join(benchmarkNames(), ", "))}
-}
-
-func benchmarkNames() []string {
 	var names []string
+	usage := "Usage: engram bench <benchmark> [flags]\n\nBenchmarks:\n"
 	for _, b := range benchmarks() {
 		names = append(names, b.name)
+		usage += fmt.Sprintf("  %-8s %s\n", b.name, b.summary)
 	}
-	return names
-}
-
-func (m *Main) benchUsage(w io.Writer) {
-	fmt.Fprint(w, "Usage: engram bench <benchmark> [flags]\n\nBenchmarks:\n")
-	for _, b := range benchmarks() {
-		fmt.Fprintf(w, "  %-8s %s\n", b.name, b.summary)
-	}
-	fmt.Fprint(w, `
+	want := "(want one of: " + strings.Join(names, ", ") + ")"
+	return m.runGroup(ctx, group{name: "bench", subs: benchmarks(), hint: true,
+		missing: "missing the benchmark " + want, unknown: "unknown benchmark %q " + want, usage: usage + `
 Each runs a private engram in a temporary home (--keep DIR keeps it) with the
 HTTP API on a free loopback port, and talks to it only through that API.
 
 Run 'engram bench <benchmark> --help' for its flags.
-`)
+`}, args)
 }
 
 func runBenchLocomo(ctx context.Context, m *Main, args []string) error {
@@ -96,35 +67,12 @@ date_time (UTC) + 30 s per turn, meta {"conversation", "dia_id"}.`)
 	if err := m.parseBench(fs, args); err != nil {
 		return err
 	}
-	if *k < 1 {
-		return &usageError{msg: fmt.Sprintf("--k must be at least 1, got %d", *k)}
-	}
 	rep, err := bench.RunLocomo(ctx, bench.LocomoOptions{Data: *data, Modes: modes, Kinds: kinds, K: *k, Keep: *keep,
 		Captions: *captions, Speakers: *speakers}, m.benchEnv())
 	if err != nil {
 		return benchError(err)
 	}
-	return m.benchOutput(rep, rep.Print, *out, *asJSON)
-}
-
-// benchOutput writes a benchmark's report: as JSON to out if given, and to
-// stdout as JSON or by print.
-func (m *Main) benchOutput(rep any, print func(io.Writer) error, out string, asJSON bool) error {
-	js, err := json.MarshalIndent(rep, "", "  ")
-	if err != nil {
-		return err
-	}
-	js = append(js, '\n')
-	if out != "" {
-		if err := atomicfile.WriteFile(out, js, 0o644); err != nil {
-			return fmt.Errorf("--out: %w", err)
-		}
-	}
-	if asJSON {
-		_, err = m.Stdout.Write(js)
-		return err
-	}
-	return print(m.Stdout)
+	return bench.Output(m.Stdout, rep, rep.Print, *out, *asJSON)
 }
 
 func runBenchScale(ctx context.Context, m *Main, args []string) error {
@@ -157,23 +105,12 @@ and measures what a heavy user's history costs, through the HTTP API:
 	if err := m.parseBench(fs, args); err != nil {
 		return err
 	}
-	for _, f := range []struct {
-		name string
-		v    int
-	}{{"turns", *turns}, {"namespaces", *namespaces}, {"batch", *batch}, {"posts", *posts}, {"questions", *questions}} {
-		if f.v < 1 {
-			return &usageError{msg: fmt.Sprintf("--%s must be at least 1, got %d", f.name, f.v)}
-		}
-	}
-	if *batch > engram.DefaultMaxBatch {
-		return &usageError{msg: fmt.Sprintf("--batch must be at most %d, got %d", engram.DefaultMaxBatch, *batch)}
-	}
 	rep, err := bench.RunScale(ctx, m.benchEnv(), bench.ScaleOptions{Turns: *turns, Namespaces: *namespaces, Batch: *batch,
 		Posts: *posts, Questions: *questions, Modes: modes, Keep: *keep, NoRebuild: *noRebuild, Seed: *seed})
 	if err != nil {
 		return benchError(err)
 	}
-	return m.benchOutput(rep, rep.Print, *out, *asJSON)
+	return bench.Output(m.Stdout, rep, rep.Print, *out, *asJSON)
 }
 
 func runBenchLayers(ctx context.Context, m *Main, args []string) error {
@@ -213,7 +150,7 @@ configured one: ENGRAM_EXTRACTOR=rules (or ollama, openai) measures another.`)
 	if err != nil {
 		return err
 	}
-	return m.benchOutput(rep, func(w io.Writer) error { return rep.Print(w, *events) }, *out, *asJSON)
+	return bench.Output(m.Stdout, rep, func(w io.Writer) error { return rep.Print(w, *events) }, *out, *asJSON)
 }
 
 // benchError makes a setting the benchmark's server refuses a usage error.

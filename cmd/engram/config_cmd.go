@@ -2,10 +2,7 @@ package main
 
 import (
 	"flag"
-	"fmt"
 	"log/slog"
-	"os"
-	"path/filepath"
 
 	"github.com/engram-dev/engram/engine"
 )
@@ -32,20 +29,7 @@ func (m *Main) parseConfig(fs *flag.FlagSet, args []string) (engine.Config, erro
 	return m.loadConfig()
 }
 
-func (m *Main) resolveHome() (string, error) {
-	home := m.home
-	if home == "" {
-		home = m.Getenv("ENGRAM_HOME")
-	}
-	if home == "" {
-		u, err := os.UserHomeDir()
-		if err != nil {
-			return "", fmt.Errorf("no --home given, ENGRAM_HOME unset, and no user home directory: %w", err)
-		}
-		home = filepath.Join(u, ".engram")
-	}
-	return filepath.Abs(home)
-}
+func (m *Main) resolveHome() (string, error) { return engine.ResolveHome(m.home, m.Getenv) }
 
 func (m *Main) logger(cfg engine.Config) *slog.Logger {
 	lvl, _ := engine.ParseLevel(cfg.LogLevel)

@@ -46,12 +46,7 @@ a re-extraction and after engram rebuild.`)
 	if err := req.Validate(); err != nil {
 		return &usageError{msg: err.Error() + " (engram correct --memory ID --wrong | --text T | --restore)"}
 	}
-	_, svc, err := m.openHome(ctx)
-	if err != nil {
-		return err
-	}
-	defer svc.Close()
-	c, err := svc.Correct(ctx, req)
+	c, err := withHome(ctx, m, func(be backend) (engram.Correction, error) { return be.Correct(ctx, req) })
 	if err != nil {
 		return err
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"strings"
 
 	"github.com/engram-dev/engram"
@@ -31,7 +30,7 @@ Exit status: 0 when no check failed (warnings allowed), 1 when one did.`)
 	var rep engram.DoctorReport
 	where := "checked locally"
 	if c := discoverServer(ctx, cfg); c != nil {
-		if err := c.Do(ctx, http.MethodGet, "/v1/doctor", nil, &rep); err != nil {
+		if rep, err = c.Doctor(ctx); err != nil {
 			return err
 		}
 		where = "checked by the server at " + strings.TrimPrefix(c.Base(), "http://")
@@ -49,12 +48,7 @@ Exit status: 0 when no check failed (warnings allowed), 1 when one did.`)
 		printDoctor(m, rep, where)
 	}
 	if rep.Failed() {
-		n := 0
-		for _, c := range rep.Checks {
-			if c.Status == engram.CheckFail {
-				n++
-			}
-		}
+		n := rep.Count(engram.CheckFail)
 		return fmt.Errorf("doctor: %d %s failed", n, noun(n, "check", "checks"))
 	}
 	return nil
@@ -66,16 +60,15 @@ func printDoctor(m *Main, r engram.DoctorReport, where string) {
 	for _, c := range r.Checks {
 		width = max(width, len(c.Name))
 	}
-	counts := map[string]int{}
 	for _, c := range r.Checks {
-		counts[c.Status]++
 		fmt.Fprintf(m.Stdout, "%-4s  %-*s  %s\n", strings.ToUpper(c.Status), width, c.Name, c.Finding)
 		if c.Fix != "" {
 			fmt.Fprintf(m.Stdout, "      %-*s  fix: %s\n", width, "", c.Fix)
 		}
 	}
-	fmt.Fprintf(m.Stdout, "%d ok, %d %s, %d failed (%s in %.0f ms)\n", counts[engram.CheckOK], counts[engram.CheckWarn],
-		noun(counts[engram.CheckWarn], "warning", "warnings"), counts[engram.CheckFail], where, r.TookMS)
+	warn := r.Count(engram.CheckWarn)
+	fmt.Fprintf(m.Stdout, "%d ok, %d %s, %d failed (%s in %.0f ms)\n", r.Count(engram.CheckOK), warn,
+		noun(warn, "warning", "warnings"), r.Count(engram.CheckFail), where, r.TookMS)
 }
 
 // noun returns one or many by n.

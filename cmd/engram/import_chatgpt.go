@@ -31,23 +31,34 @@ func runImportChatGPT(ctx context.Context, m *Main, args []string) error {
 		return err
 	}
 	defer f.Close()
+	return m.importRecords(ctx, cmd, *quiet, "messages or conversations", func(record func(importer.Record) error) (string, error) {
+		st, err := importer.ReadChatGPT(f, *ns, record)
+		if errors.Is(err, importer.ErrNotChatGPTExport) {
+			err = fmt.Errorf("%s: %w", pos[0], err)
+		}
+		return fmt.Sprintf("%s: %d conversations, %d messages", pos[0], st.Conversations, st.Messages), err
+	})
+}
+
+// importRecords archives, through the home's backend, the records read
+// passes on, then prints the summary (read returns what it read, its
+// head) and returns the command's error (what names the records).
+func (m *Main) importRecords(ctx context.Context, cmd string, quiet bool, what string,
+	read func(record func(importer.Record) error) (string, error)) error {
 	cfg, be, err := m.openHome(ctx)
 	if err != nil {
 		return err
 	}
-	imp := importer.NewImporter(be, cfg.Limits(), "engram "+cmd, *quiet, m.Stderr)
-	st, err := importer.ReadChatGPT(f, *ns, func(r importer.Record) error { return imp.Record(ctx, r) })
+	imp := importer.NewImporter(be, cfg.Limits(), "engram "+cmd, quiet, m.Stderr)
+	head, err := read(func(r importer.Record) error { return imp.Record(ctx, r) })
 	if err == nil {
 		err = imp.Flush(ctx)
 	}
 	if cerr := be.Close(); err == nil {
 		err = cerr
 	}
-	imp.Report(fmt.Sprintf("%s: %d conversations, %d messages", pos[0], st.Conversations, st.Messages))
-	if errors.Is(err, importer.ErrNotChatGPTExport) {
-		return fmt.Errorf("%s: %w", pos[0], err)
-	}
-	return imp.Result(err, "messages or conversations")
+	imp.Report(head)
+	return imp.Result(err, what)
 }
 
 // openImportFile opens the file an import reads; a missing one is a usage

@@ -47,23 +47,14 @@ func runImportClaudeCode(ctx context.Context, m *Main, args []string) error {
 		fmt.Fprintf(m.Stderr, "%s: line ending at byte %d skipped: %v\n", path, end, err)
 	}
 	start, last := time.Now(), time.Now()
-	var ferr error
-	for i, p := range paths {
-		if err := g.Transcript(ctx, p); err != nil {
-			ferr = fmt.Errorf("%s: %w", p, err)
-			break
-		}
-		if err := g.Offsets.Save(); err != nil {
-			ferr = fmt.Errorf("save offsets: %w", err)
-			break
-		}
+	err = g.Transcripts(ctx, paths, func(done int) {
 		if !*quiet && time.Since(last) >= progressEvery {
 			last = time.Now()
 			fmt.Fprintf(m.Stderr, "engram import claude-code: %d of %d transcripts, %d archived (%.0f lines/s)\n",
-				i+1, len(paths), g.Archived, float64(g.Lines)/time.Since(start).Seconds())
+				done, len(paths), g.Archived, float64(g.Lines)/time.Since(start).Seconds())
 		}
-	}
+	})
 	fmt.Fprintf(m.Stderr, "engram import claude-code: %s: %d transcripts, %d new lines, %d turns archived (%d duplicates), %d bad lines\n",
 		dir, len(paths), g.Lines, g.Archived, g.Duplicates, g.Bad)
-	return ferr
+	return err
 }

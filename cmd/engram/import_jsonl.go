@@ -65,19 +65,9 @@ func runImportJSONL(ctx context.Context, m *Main, args []string) error {
 		defer f.Close()
 		in, name = f, pos[0]
 	}
-	cfg, be, err := m.openHome(ctx)
-	if err != nil {
-		return err
-	}
-	imp := importer.NewImporter(be, cfg.Limits(), "engram "+cmd, *quiet, m.Stderr)
 	j := &importer.JSONL{Map: mf.m, Source: name, Namespace: *ns}
-	lines, err := j.Read(in, func(r importer.Record) error { return imp.Record(ctx, r) })
-	if err == nil {
-		err = imp.Flush(ctx)
-	}
-	if cerr := be.Close(); err == nil {
-		err = cerr
-	}
-	imp.Report(fmt.Sprintf("%s: %d lines", name, lines))
-	return imp.Result(err, "lines")
+	return m.importRecords(ctx, cmd, *quiet, "lines", func(record func(importer.Record) error) (string, error) {
+		lines, err := j.Read(in, record)
+		return fmt.Sprintf("%s: %d lines", name, lines), err
+	})
 }

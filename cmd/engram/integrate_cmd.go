@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/engram-dev/engram/claudecode"
@@ -40,32 +38,11 @@ func runIntegrate(ctx context.Context, m *Main, args []string) error {
 		fmt.Fprintf(m.Stdout, "%s\n", b)
 		return nil
 	}
-	var path string
-	if *project != "" {
-		path = filepath.Join(*project, ".claude", "settings.json")
-	} else {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return err
-		}
-		path = filepath.Join(home, ".claude", "settings.json")
+	path, err := claudecode.SettingsPath(*project)
+	if err != nil {
+		return err
 	}
-	changed, err := claudecode.EditSettings(path, func(settings map[string]any) error {
-		hooks, ok := settings["hooks"].(map[string]any)
-		if settings["hooks"] != nil && !ok {
-			return fmt.Errorf("%s: \"hooks\" is not an object; fix it by hand", path)
-		}
-		hooks = claudecode.RemoveHooks(hooks)
-		if !*remove {
-			hooks = claudecode.AddHooks(hooks, command)
-		}
-		if len(hooks) == 0 {
-			delete(settings, "hooks")
-		} else {
-			settings["hooks"] = hooks
-		}
-		return nil
-	})
+	changed, err := claudecode.Integrate(path, command, *remove)
 	if err != nil {
 		return err
 	}

@@ -2,53 +2,32 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"slices"
 	"text/tabwriter"
 	"time"
 
 	"github.com/engram-dev/engram"
-	"github.com/engram-dev/engram/engine"
 )
 
 func runJobs(ctx context.Context, m *Main, args []string) error {
-	if len(args) == 0 {
-		return &usageError{msg: "want a subcommand: run or status"}
-	}
-	switch args[0] {
-	case "status":
-		return runJobsStatus(ctx, m, args[1:])
-	case "run":
-		return runJobsRun(ctx, m, args[1:])
-	case "-h", "--help", "help":
-		fmt.Fprint(m.Stdout, "Usage: engram jobs status [--json]\n       engram jobs run --due|--all|NAME\n\n"+
-			"Jobs: archive-verify (24h), index-compact (6h), health-snapshot (1h). `engram serve` runs them on their\n"+
-			"intervals and catches up after sleep; `engram jobs run --due` is what launchd or cron calls.\n")
-		return flag.ErrHelp
-	}
-	return &usageError{msg: fmt.Sprintf("unknown jobs subcommand %q (want run or status)", args[0])}
+	return m.runGroup(ctx, group{name: "jobs", missing: "want a subcommand: run or status",
+		unknown: "unknown jobs subcommand %q (want run or status)",
+		usage: "Usage: engram jobs status [--json]\n       engram jobs run --due|--all|NAME\n\n" +
+			"Jobs: archive-verify (24h), index-compact (6h), health-snapshot (1h). `engram serve` runs them on their\n" +
+			"intervals and catches up after sleep; `engram jobs run --due` is what launchd or cron calls.\n",
+		subs: []command{{"status", "", runJobsStatus}, {"run", "", runJobsRun}}}, args)
 }
 
 func runJobsStatus(ctx context.Context, m *Main, args []string) error {
 	fs := m.newFlagSet("jobs status", "jobs status [--json]")
 	asJSON := fs.Bool("json", false, "print JSON (the HTTP API's shape)")
-	cfg, err := m.parseConfig(fs, args)
-	if err != nil {
+	if err := parseNone(fs, args); err != nil {
 		return err
 	}
-	var jobs []engram.JobStatus
-	if c := discoverServer(ctx, cfg); c != nil {
-		if jobs, err = c.ListJobs(ctx); err != nil {
-			return err
-		}
-	} else {
-		e, err := engine.Open(ctx, cfg, m.logger(cfg))
-		if err != nil {
-			return err
-		}
-		defer e.Close()
-		jobs = e.Jobs(ctx)
+	jobs, err := withHome(ctx, m, func(be backend) ([]engram.JobStatus, error) { return be.ListJobs(ctx) })
+	if err != nil {
+		return err
 	}
 	if *asJSON {
 		return printJSON(m, map[string]any{"jobs": jobs})
@@ -68,38 +47,14 @@ func runJobsRun(ctx context.Context, m *Main, args []string) error {
 	if n := len(pos) + len(slices.DeleteFunc([]bool{*due, *all}, func(b bool) bool { return !b })); n != 1 {
 		return &usageError{msg: "want exactly one of --due, --all or a job name"}
 	}
-	cfg, err := m.loadConfig()
+	name := "" // --due or --all
+	if len(pos) == 1 {
+		name = pos[0]
+	}
+	// A running server owns the home: it runs the jobs.
+	jobs, err := withHome(ctx, m, func(be backend) ([]engram.JobStatus, error) { return be.RunJobs(ctx, name, *due) })
 	if err != nil {
 		return err
-	}
-	var jobs []engram.JobStatus
-	if c := discoverServer(ctx, cfg); c != nil {
-		// The server owns the home: ask it to run the jobs.
-		name := ""
-		if len(pos) == 1 {
-			name = pos[0]
-		}
-		if jobs, err = c.RunJobs(ctx, name, *due); err != nil {
-			return err
-		}
-	} else {
-		e, err := engine.Open(ctx, cfg, m.logger(cfg))
-		if err != nil {
-			return err
-		}
-		defer e.Close()
-		switch {
-		case *due:
-			err = e.RunDue(ctx)
-		case *all:
-			err = e.RunAll(ctx)
-		default:
-			_, err = e.RunJob(ctx, pos[0])
-		}
-		if err != nil {
-			return err
-		}
-		jobs = e.Jobs(ctx)
 	}
 	printJobs(m, jobs)
 	for _, j := range jobs {

@@ -37,21 +37,12 @@ func runMemories(ctx context.Context, m *Main, args []string) error {
 	}
 	q := engram.MemoryQuery{Namespace: allOr(*ns), Type: *typ, Subject: *subject, Text: strings.Join(pos, " "),
 		Superseded: *superseded, Limit: *limit}
-	_, ls, err := m.openHome(ctx)
+	mems, err := withHome(ctx, m, func(be backend) ([]engram.Memory, error) { return be.Memories(ctx, q) })
 	if err != nil {
 		return err
 	}
-	defer ls.Close()
-	mems, err := ls.Memories(ctx, q)
-	if err != nil {
+	if printed, err := printList(m, *asJSON, "memories", mems, "no memories"); printed {
 		return err
-	}
-	if *asJSON {
-		return printJSON(m, map[string]any{"memories": nonNil(mems)})
-	}
-	if len(mems) == 0 {
-		fmt.Fprintln(m.Stdout, "no memories")
-		return nil
 	}
 	tw := tabwriter.NewWriter(m.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "DATE\tTYPE\tSOURCES\tID\tTEXT")
@@ -91,21 +82,12 @@ func runScenes(ctx context.Context, m *Main, args []string) error {
 		return err
 	}
 	q := engram.SceneQuery{Namespace: allOr(*ns), Session: *session, Text: strings.Join(pos, " "), Limit: *limit}
-	_, ls, err := m.openHome(ctx)
+	scenes, err := withHome(ctx, m, func(be backend) ([]engram.Scene, error) { return be.Scenes(ctx, q) })
 	if err != nil {
 		return err
 	}
-	defer ls.Close()
-	scenes, err := ls.Scenes(ctx, q)
-	if err != nil {
+	if printed, err := printList(m, *asJSON, "scenes", scenes, "no scenes"); printed {
 		return err
-	}
-	if *asJSON {
-		return printJSON(m, map[string]any{"scenes": nonNil(scenes)})
-	}
-	if len(scenes) == 0 {
-		fmt.Fprintln(m.Stdout, "no scenes")
-		return nil
 	}
 	for i, s := range scenes {
 		if i > 0 {
@@ -136,12 +118,7 @@ func runPersona(ctx context.Context, m *Main, args []string) error {
 		return err
 	}
 	speaker := strings.Join(pos, " ")
-	_, ls, err := m.openHome(ctx)
-	if err != nil {
-		return err
-	}
-	defer ls.Close()
-	ps, err := ls.Persona(ctx, *ns, speaker)
+	ps, err := withHome(ctx, m, func(be backend) ([]engram.Persona, error) { return be.Persona(ctx, *ns, speaker) })
 	if err != nil {
 		return err
 	}
@@ -204,12 +181,7 @@ func runKG(ctx context.Context, m *Main, args []string) error {
 			return err
 		}
 	}
-	_, ls, err := m.openHome(ctx)
-	if err != nil {
-		return err
-	}
-	defer ls.Close()
-	res, err := ls.Graph(ctx, q)
+	res, err := withHome(ctx, m, func(be backend) (engram.GraphResult, error) { return be.Graph(ctx, q) })
 	if err != nil {
 		return err
 	}
@@ -246,11 +218,8 @@ func runKG(ctx context.Context, m *Main, args []string) error {
 // parseAsOf reads --as-of: RFC 3339, or a date meaning the end of that day
 // in local time (so that "as of March 11" includes what happened that day).
 func parseAsOf(s string) (time.Time, error) {
-	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+	if t, ok := engram.ParseTimeOrDate(s, time.Local, true); ok {
 		return t, nil
-	}
-	if d, err := time.ParseInLocation(time.DateOnly, s, time.Local); err == nil {
-		return d.AddDate(0, 0, 1).Add(-time.Nanosecond), nil
 	}
 	return time.Time{}, &usageError{msg: fmt.Sprintf("--as-of %q is neither a date (2026-05-01) nor RFC 3339 (2026-05-01T14:03:00Z)", s)}
 }
@@ -288,11 +257,22 @@ func day(t time.Time) string {
 	return t.Format(time.DateOnly)
 }
 
+// printList prints l as JSON, {key: l}, with asJSON, or none when l is
+// empty, and reports whether it printed; else the caller prints l.
+func printList[T any](m *Main, asJSON bool, key string, l []T, none string) (bool, error) {
+	switch {
+	case asJSON:
+		return true, printJSON(m, map[string]any{key: nonNil(l)})
+	case len(l) == 0:
+		_, err := fmt.Fprintln(m.Stdout, none)
+		return true, err
+	}
+	return false, nil
+}
+
 func nonNil[T any](s []T) []T {
 	if s == nil {
 		return []T{}
 	}
 	return s
 }
-
-// --- the layer routes of the HTTP API ---

@@ -98,9 +98,9 @@ func mustLayerHome(t *testing.T) string {
 func startLayerServer(t *testing.T, home string) engine.Config {
 	t.Helper()
 	srv := startServerHere(t, home)
-	t.Cleanup(func() { removeServeInfo(home) })
+	t.Cleanup(func() { engine.RemoveServeInfo(home) })
 	cfg := srv.Engine.Config()
-	if err := writeServeInfo(home, serveInfo{Addr: srv.Addr(), PID: os.Getpid(), StartedAt: time.Now().UTC()}); err != nil {
+	if err := engine.WriteServeInfo(home, srv.Addr()); err != nil {
 		t.Fatal(err)
 	}
 	return cfg

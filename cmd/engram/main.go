@@ -223,6 +223,43 @@ func parseNone(fs *flag.FlagSet, args []string) error {
 	return nil
 }
 
+// group is a command whose first argument names a subcommand: `engram
+// vault add`, `engram jobs run`, `engram import chatgpt`.
+type group struct {
+	name    string    // the command: "vault"
+	subs    []command // its subcommands
+	usage   string    // what -h, --help or help prints
+	missing string    // the usage error without a subcommand
+	unknown string    // the usage error for an unknown one: a format taking its name (%q)
+	// hint makes a subcommand's usage errors name it in their hint
+	// ("Run 'engram vault add --help'"); without it they name the group.
+	hint bool
+}
+
+// runGroup runs the subcommand args[0] of g with the rest of args.
+func (m *Main) runGroup(ctx context.Context, g group, args []string) error {
+	if len(args) == 0 {
+		return &usageError{msg: g.missing}
+	}
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		fmt.Fprint(m.Stdout, g.usage)
+		return flag.ErrHelp
+	}
+	for _, c := range g.subs {
+		if c.name != args[0] {
+			continue
+		}
+		err := c.run(ctx, m, args[1:])
+		var ue *usageError
+		if g.hint && errors.As(err, &ue) && ue.cmd == "" {
+			ue.cmd = g.name + " " + c.name
+		}
+		return err
+	}
+	return &usageError{msg: fmt.Sprintf(g.unknown, args[0])}
+}
+
 // printJSON writes v indented, the shape of the HTTP API.
 func printJSON(m *Main, v any) error {
 	enc := json.NewEncoder(m.Stdout)

@@ -2,12 +2,7 @@ package main
 
 import (
 	"context"
-	"io"
-	"os"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/engine"
 	"github.com/engram-dev/engram/mcp"
 )
@@ -23,12 +18,9 @@ func runMCP(ctx context.Context, m *Main, args []string) error {
 		return err
 	}
 	logger := m.logger(cfg).With("component", "mcp")
-	var (
-		be     backend
-		layers engram.LayerService
-	)
+	var be backend
 	if c := discoverServer(ctx, cfg); c != nil {
-		be, layers = c, c
+		be = c
 		logger.Debug("mcp: using the running server", "addr", c.Base())
 	} else {
 		eng, err := engine.Open(ctx, cfg, logger)
@@ -36,35 +28,13 @@ func runMCP(ctx context.Context, m *Main, args []string) error {
 			return err
 		}
 		eng.Warm()
-		be, layers = eng, eng
+		be = eng
 	}
-	srv := mcp.NewServer(be, be, be)
-	srv.Layers, srv.Limits, srv.Version, srv.Logger = layers, cfg.Limits(), versionString(), logger
-	srv.Forget = be
-	srv.Correct = be
-	srv.Redact = be
-	srv.Docs = be
-	err = srv.Serve(ctx, &sdk.IOTransport{Reader: readCloser(m.Stdin), Writer: nopWriteCloser{m.Stdout}})
+	srv := mcp.NewServerFor(be)
+	srv.Limits, srv.Version, srv.Logger = cfg.Limits(), versionString(), logger
+	err = srv.ServeIO(ctx, m.Stdin, m.Stdout)
 	if cerr := be.Close(); err == nil {
 		err = cerr
 	}
 	return err
 }
-
-// readCloser returns r as an io.ReadCloser; closing a file stdin is what
-// unblocks the transport's read when a signal stops the server.
-func readCloser(r io.Reader) io.ReadCloser {
-	if f, ok := r.(*os.File); ok {
-		return f
-	}
-	if rc, ok := r.(io.ReadCloser); ok {
-		return rc
-	}
-	return io.NopCloser(r)
-}
-
-// nopWriteCloser keeps stdout open when the transport closes (the exit
-// message of a failure still goes to stderr).
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }

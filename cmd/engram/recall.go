@@ -25,11 +25,6 @@ func runRecall(ctx context.Context, m *Main, args []string) error {
 	if len(pos) == 0 {
 		return &usageError{msg: "missing the query"}
 	}
-	_, be, err := m.openHome(ctx)
-	if err != nil {
-		return err
-	}
-	defer be.Close()
 	req := engram.RecallRequest{Namespace: *ns, Query: strings.Join(pos, " "), K: *k, Mode: *mode, BudgetTokens: *budget}
 	if *kinds != "" {
 		for _, kind := range strings.Split(*kinds, ",") {
@@ -43,7 +38,7 @@ func runRecall(ctx context.Context, m *Main, args []string) error {
 		}
 		req.AsOf = t
 	}
-	resp, err := be.Recall(ctx, req)
+	resp, err := withHome(ctx, m, func(be backend) (engram.RecallResponse, error) { return be.Recall(ctx, req) })
 	if err != nil {
 		return err
 	}
@@ -83,7 +78,7 @@ func runRecall(ctx context.Context, m *Main, args []string) error {
 		}
 		if d := r.Doc; d != nil {
 			// A document's source is its file: where to open it.
-			fmt.Fprintf(m.Stdout, "    %s\n", docPlace(d))
+			fmt.Fprintf(m.Stdout, "    %s\n", d.Place())
 			continue
 		}
 		for _, s := range r.Sources {
@@ -99,31 +94,6 @@ func runRecall(ctx context.Context, m *Main, args []string) error {
 		fmt.Fprintf(m.Stdout, "\n%s\n(context: about %d tokens)\n", resp.Context, resp.ContextTokens)
 	}
 	return nil
-}
-
-// docPlace says where a document result is: its file, heading and lines
-// ("file docs/adr/0007.md > Decision > Why, lines 12-30 (vault /notes),
-// linked from docs/incidents/x.md").
-func docPlace(d *engram.DocRef) string {
-	var b strings.Builder
-	b.WriteString("file " + d.Path)
-	if len(d.Heading) > 0 {
-		b.WriteString(" > " + strings.Join(d.Heading, " > "))
-	}
-	if d.StartLine > 0 {
-		if d.EndLine > d.StartLine {
-			fmt.Fprintf(&b, ", lines %d-%d", d.StartLine, d.EndLine)
-		} else {
-			fmt.Fprintf(&b, ", line %d", d.StartLine)
-		}
-	}
-	if d.Vault != "" {
-		fmt.Fprintf(&b, " (vault %s)", d.Vault)
-	}
-	if d.LinkedFrom != "" {
-		fmt.Fprintf(&b, ", linked from %s", d.LinkedFrom)
-	}
-	return b.String()
 }
 
 // oneLine folds white space and cuts s to at most n runes.

@@ -55,28 +55,19 @@ func (m *Main) reembedRemote(ctx context.Context, c *httpapi.Client, model strin
 		return err
 	}
 	bar := progress.New(m.Stderr, st.Total, "embedding with "+st.Model+" (on the server)")
-	for {
-		select {
-		case <-ctx.Done():
-			bar.Finish()
-			fmt.Fprintln(m.Stderr, "engram reembed: detached; the server goes on (see /v1/health)")
-			return ctx.Err()
-		case <-time.After(reembedPoll):
-		}
-		h := c.Health(ctx)
-		if h.Vectors == nil || h.Vectors.Reembed == nil {
-			return fmt.Errorf("the server reports no re-embed: %v", h.Problems)
-		}
-		r := h.Vectors.Reembed
-		bar.Set64(r.Done)
-		switch r.State {
-		case engram.ReembedDone:
-			bar.Finish()
-			fmt.Fprintf(m.Stderr, "engram reembed: %s is now the active model\n", r.Model)
-			return nil
-		case engram.ReembedFailed:
-			bar.Finish()
-			return fmt.Errorf("re-embed into %s failed (recall keeps the old vectors; run again to resume): %s", r.Model, r.Error)
-		}
+	st, err = c.WaitReembed(ctx, reembedPoll, func(st engram.ReembedStatus) { bar.Set64(st.Done) })
+	switch {
+	case ctx.Err() != nil:
+		bar.Finish()
+		fmt.Fprintln(m.Stderr, "engram reembed: detached; the server goes on (see /v1/health)")
+		return ctx.Err()
+	case err != nil:
+		return err
 	}
+	bar.Finish()
+	if st.State == engram.ReembedFailed {
+		return fmt.Errorf("re-embed into %s failed (recall keeps the old vectors; run again to resume): %s", st.Model, st.Error)
+	}
+	fmt.Fprintf(m.Stderr, "engram reembed: %s is now the active model\n", st.Model)
+	return nil
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"time"
 
 	"github.com/engram-dev/engram"
@@ -57,9 +56,9 @@ whole palace is rebuilt from the archive by `+"`engram rebuild`"+`.`)
 		if err := e.ReindexAllowed(); err != nil {
 			return err
 		}
-		bar := &phaseBar{progress.Phases{W: m.Stderr}}
-		st, err = e.ReindexVectors(ctx, *reembed, bar.show)
-		bar.finish()
+		bar := &progress.Phases{W: m.Stderr}
+		st, err = e.ReindexVectors(ctx, *reembed, showPhase(bar))
+		bar.Finish()
 		if err != nil {
 			return fmt.Errorf("reindex vectors of %s (run it again: it starts over safely): %w", orNone(st.Model), err)
 		}
@@ -78,39 +77,26 @@ func reindexSummary(st engram.ReindexStatus) string {
 }
 
 func (m *Main) reindexRemote(ctx context.Context, c *httpapi.Client, reembed bool) (engram.ReindexStatus, error) {
-	var st engram.ReindexStatus
-	if err := c.Do(ctx, http.MethodPost, "/v1/reindex", engram.ReindexRequest{Reembed: reembed}, &st); err != nil {
+	st, err := c.StartReindex(ctx, engram.ReindexRequest{Reembed: reembed})
+	if err != nil {
 		return st, err
 	}
-	bar := &phaseBar{progress.Phases{W: m.Stderr, Suffix: " (on the server)"}}
-	defer bar.finish()
-	for {
-		select {
-		case <-ctx.Done():
-			bar.finish()
-			fmt.Fprintln(m.Stderr, "engram reindex: detached; the server goes on (GET /v1/reindex)")
-			return st, ctx.Err()
-		case <-time.After(reindexPoll):
-		}
-		if err := c.Do(ctx, http.MethodGet, "/v1/reindex", nil, &st); err != nil {
-			return st, err
-		}
-		bar.show(st)
-		switch st.State {
-		case engram.ReindexDone:
-			return st, nil
-		case engram.ReindexFailed:
-			return st, fmt.Errorf("reindex vectors of %s failed on the server (run it again: it starts over safely): %s", orNone(st.Model), st.Error)
-		}
+	bar := &progress.Phases{W: m.Stderr, Suffix: " (on the server)"}
+	defer bar.Finish()
+	st, err = c.WaitReindex(ctx, reindexPoll, showPhase(bar))
+	switch {
+	case ctx.Err() != nil:
+		bar.Finish()
+		fmt.Fprintln(m.Stderr, "engram reindex: detached; the server goes on (GET /v1/reindex)")
+		return st, ctx.Err()
+	case err == nil && st.State == engram.ReindexFailed:
+		return st, fmt.Errorf("reindex vectors of %s failed on the server (run it again: it starts over safely): %s", orNone(st.Model), st.Error)
 	}
+	return st, err
 }
 
-// phaseBar draws one progress bar per phase of a reindex (on a terminal
-// only).
-type phaseBar struct{ progress.Phases }
-
-func (p *phaseBar) show(st engram.ReindexStatus) {
-	p.Show(st.Phase, engine.PhaseText(st.Phase), st.Done, st.Total)
+// showPhase draws a reindex's status on p: one progress bar per phase (on
+// a terminal only).
+func showPhase(p *progress.Phases) func(engram.ReindexStatus) {
+	return func(st engram.ReindexStatus) { p.Show(st.Phase, engine.PhaseText(st.Phase), st.Done, st.Total) }
 }
-
-func (p *phaseBar) finish() { p.Finish() }

@@ -2,8 +2,7 @@ package main
 
 import (
 	"context"
-	"os"
-	"time"
+	"fmt"
 
 	"github.com/engram-dev/engram/engine"
 	"github.com/engram-dev/engram/httpapi"
@@ -24,7 +23,7 @@ func runServe(ctx context.Context, m *Main, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := writeServeInfo(cfg.Home, serveInfo{Addr: srv.Addr(), PID: os.Getpid(), StartedAt: time.Now().UTC()}); err != nil {
+	if err := engine.WriteServeInfo(cfg.Home, srv.Addr()); err != nil {
 		logger.Warn("could not write serve.json; CLI commands will not find this server", "err", err)
 	}
 	logger.Info("engram serving", "addr", srv.Addr(), "home", cfg.Home, "version", versionString(),
@@ -37,7 +36,9 @@ func runServe(ctx context.Context, m *Main, args []string) error {
 	<-ctx.Done()
 	logger.Info("shutting down: finishing in-flight requests")
 	watcher.Close()
-	removeServeInfo(cfg.Home)
+	if err := engine.RemoveServeInfo(cfg.Home); err != nil {
+		fmt.Fprintln(m.Stderr, "engram: remove", engine.ServeFile+":", err)
+	}
 	err = srv.Close()
 	if err == nil {
 		logger.Info("engram stopped cleanly")

@@ -2,29 +2,13 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"io/fs"
 	"net/http"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/engine"
 	"github.com/engram-dev/engram/httpapi"
-	"github.com/engram-dev/engram/internal/atomicfile"
 )
-
-// serveInfo is <home>/serve.json (engine.ServeFile): where the running
-// server of the home listens, so that CLI commands talk to it instead of
-// opening the home (which the server has locked).
-type serveInfo struct {
-	Addr      string    `json:"addr"`
-	PID       int       `json:"pid"`
-	StartedAt time.Time `json:"started_at"`
-}
 
 // backend is what CLI commands need: the home opened here
 // (*engine.Engine), or the running server (*httpapi.Client).
@@ -37,6 +21,11 @@ type backend interface {
 	engram.ForgetService
 	engram.CorrectService
 	engram.RedactService
+	engram.BackupService
+	// ListJobs and RunJobs list and run the scheduled jobs (RunJobs: the
+	// one called name, or those due, or every job).
+	ListJobs(ctx context.Context) ([]engram.JobStatus, error)
+	RunJobs(ctx context.Context, name string, due bool) ([]engram.JobStatus, error)
 	// DocGraph is engram.VaultService's: ENOTFOUND for an unknown document.
 	DocGraph(ctx context.Context, vault, doc string, depth int) (engram.DocGraph, error)
 	Close() error
@@ -67,15 +56,23 @@ func (m *Main) openHome(ctx context.Context) (engine.Config, backend, error) {
 	return cfg, be, err
 }
 
+// withHome opens the home's backend (openHome), calls f on it and closes
+// it: what a command that makes one call begins with.
+func withHome[T any](ctx context.Context, m *Main, f func(backend) (T, error)) (T, error) {
+	_, be, err := m.openHome(ctx)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	defer be.Close()
+	return f(be)
+}
+
 // discoverServer returns a client of the server serve.json names, if it
 // answers /v1/health within a second; nil otherwise.
 func discoverServer(ctx context.Context, cfg engine.Config) *httpapi.Client {
-	b, err := os.ReadFile(filepath.Join(cfg.Home, engine.ServeFile))
+	info, err := engine.ReadServeInfo(cfg.Home)
 	if err != nil {
-		return nil
-	}
-	var info serveInfo
-	if json.Unmarshal(b, &info) != nil || info.Addr == "" {
 		return nil
 	}
 	c := httpapi.NewClient("http://"+info.Addr, cfg.Token)
@@ -86,18 +83,4 @@ func discoverServer(ctx context.Context, cfg engine.Config) *httpapi.Client {
 		return nil
 	}
 	return c
-}
-
-func writeServeInfo(home string, info serveInfo) error {
-	b, err := json.Marshal(info)
-	if err != nil {
-		return err
-	}
-	return atomicfile.WriteFile(filepath.Join(home, engine.ServeFile), b, 0o600)
-}
-
-func removeServeInfo(home string) {
-	if err := os.Remove(filepath.Join(home, engine.ServeFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		fmt.Fprintln(os.Stderr, "engram: remove", engine.ServeFile+":", err)
-	}
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -60,24 +59,14 @@ func runSystemd(ctx context.Context, m *Main, args []string) error {
 }
 
 func runServiceCmd(ctx context.Context, m *Main, manager, usage string, args []string) error {
-	if len(args) == 0 {
-		return &usageError{msg: "want a subcommand: install, uninstall or print"}
+	g := group{name: manager, usage: usage, hint: true, missing: "want a subcommand: install, uninstall or print",
+		unknown: "unknown " + manager + " subcommand %q (want install, uninstall or print)"}
+	for _, sub := range []string{"install", "uninstall", "print"} {
+		g.subs = append(g.subs, command{name: sub, run: func(ctx context.Context, m *Main, args []string) error {
+			return m.serviceSub(ctx, manager, sub, args)
+		}})
 	}
-	sub := args[0]
-	switch sub {
-	case "install", "uninstall", "print":
-	case "-h", "--help", "help":
-		fmt.Fprint(m.Stdout, usage)
-		return flag.ErrHelp
-	default:
-		return &usageError{msg: fmt.Sprintf("unknown %s subcommand %q (want install, uninstall or print)", manager, sub)}
-	}
-	err := m.serviceSub(ctx, manager, sub, args[1:])
-	var ue *usageError
-	if errors.As(err, &ue) && ue.cmd == "" {
-		ue.cmd = manager + " " + sub // the hint names the subcommand's --help
-	}
-	return err
+	return m.runGroup(ctx, g, args)
 }
 
 // serviceFlags are the flags of `engram launchd|systemd SUB`.
@@ -134,26 +123,26 @@ func (m *Main) serviceSub(ctx context.Context, manager, sub string, args []strin
 			return &usageError{msg: "--" + err.Error()}
 		}
 	}
-	dir, err := m.serviceDir(manager, f.dir)
+	in := launchd.Installer{Manager: manager, Dir: f.dir}
+	var err error
+	if in.Dir != "" {
+		in.Dir, err = filepath.Abs(in.Dir)
+	} else {
+		in.Dir, err = launchd.UserDir(manager, m.Getenv)
+	}
 	if err != nil {
 		return err
 	}
-	var runner launchd.Runner
 	why := "--no-start"
 	if !f.noStart {
-		runner, why = launchd.RunnerFor(launchd.ManagerCommand(manager))
+		in.Runner, why = launchd.RunnerFor(launchd.ManagerCommand(manager))
 	}
 
 	if sub == "uninstall" {
-		var res launchd.Result
-		if manager == "launchd" {
-			res, err = launchd.NewLaunchAgents(dir, os.Getuid(), runner).Uninstall(ctx, f.labelPrefix)
-		} else {
-			res, err = (&launchd.SystemdUser{Dir: dir, Runner: runner}).Uninstall(ctx)
-		}
+		res, err := in.Uninstall(ctx, f.labelPrefix)
 		res.Print(m.Stdout, manager, why)
 		if err == nil && len(res.Removed) == 0 {
-			fmt.Fprintf(m.Stdout, "nothing to remove in %s\n", dir)
+			fmt.Fprintf(m.Stdout, "nothing to remove in %s\n", in.Dir)
 		}
 		return serviceHint(manager, sub, err)
 	}
@@ -163,12 +152,7 @@ func (m *Main) serviceSub(ctx context.Context, manager, sub string, args []strin
 		return err
 	}
 	if sub == "print" {
-		var files []launchd.File
-		if manager == "launchd" {
-			files, err = svc.LaunchdFiles()
-		} else {
-			files, err = svc.SystemdFiles()
-		}
+		files, err := in.Files(svc)
 		if err != nil {
 			return err
 		}
@@ -176,22 +160,17 @@ func (m *Main) serviceSub(ctx context.Context, manager, sub string, args []strin
 			if i > 0 {
 				fmt.Fprintln(m.Stdout)
 			}
-			fmt.Fprintf(m.Stdout, "==> %s <==\n%s", filepath.Join(dir, file.Name), file.Data)
+			fmt.Fprintf(m.Stdout, "==> %s <==\n%s", filepath.Join(in.Dir, file.Name), file.Data)
 		}
 		return nil
 	}
 
-	var res launchd.Result
-	if manager == "launchd" {
-		res, err = launchd.NewLaunchAgents(dir, os.Getuid(), runner).Install(ctx, svc)
-	} else {
-		res, err = (&launchd.SystemdUser{Dir: dir, Runner: runner}).Install(ctx, svc)
-	}
+	res, err := in.Install(ctx, svc)
 	res.Print(m.Stdout, manager, why)
 	if err != nil {
 		return serviceHint(manager, sub, err)
 	}
-	if runner != nil {
+	if in.Runner != nil {
 		fmt.Fprintf(m.Stdout, "%s keeps `engram serve` running and runs `engram jobs run --due` every %s; logs in %s\n",
 			manager, launchd.Timespan(f.interval), filepath.Join(svc.Home, launchd.LogDir))
 	}
@@ -204,37 +183,14 @@ func (m *Main) service(f serviceFlags) (launchd.Service, error) {
 	if err != nil {
 		return launchd.Service{}, err
 	}
-	bin, err := os.Executable()
+	bin, temporary, err := launchd.Executable()
 	if err != nil {
-		return launchd.Service{}, fmt.Errorf("find the engram binary: %w", err)
-	}
-	if bin, err = filepath.Abs(bin); err != nil {
 		return launchd.Service{}, err
 	}
-	if within(filepath.Clean(os.TempDir()), bin) {
+	if temporary {
 		fmt.Fprintf(m.Stderr, "engram: warning: %s is in the temporary folder (go run?): the agents will break when it is cleaned; install engram first (make build)\n", bin)
 	}
 	return launchd.Service{Binary: bin, Home: home, LabelPrefix: f.labelPrefix, Interval: f.interval}, nil
-}
-
-// serviceDir is the folder of the agents or units: dir if given, else the
-// user's LaunchAgents folder ($HOME/Library/LaunchAgents) or systemd user
-// folder ($XDG_CONFIG_HOME/systemd/user, else $HOME/.config/systemd/user).
-func (m *Main) serviceDir(manager, dir string) (string, error) {
-	if dir != "" {
-		return filepath.Abs(dir)
-	}
-	userHome := m.Getenv("HOME")
-	if userHome == "" {
-		var err error
-		if userHome, err = os.UserHomeDir(); err != nil {
-			return "", fmt.Errorf("no user home directory: %w", err)
-		}
-	}
-	if manager == "launchd" {
-		return launchd.LaunchAgentsDir(userHome), nil
-	}
-	return launchd.SystemdUserDir(m.Getenv("XDG_CONFIG_HOME"), userHome), nil
 }
 
 // serviceHint adds to a launchctl or systemctl failure what to do next:

@@ -3,8 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"text/tabwriter"
+
+	"github.com/engram-dev/engram"
 )
 
 func runStats(ctx context.Context, m *Main, args []string) error {
@@ -13,12 +16,7 @@ func runStats(ctx context.Context, m *Main, args []string) error {
 	if err := parseNone(fs, args); err != nil {
 		return err
 	}
-	_, be, err := m.openHome(ctx)
-	if err != nil {
-		return err
-	}
-	defer be.Close()
-	st, err := be.Stats(ctx)
+	st, err := withHome(ctx, m, func(be backend) (engram.Stats, error) { return be.Stats(ctx) })
 	if err != nil {
 		return err
 	}
@@ -33,19 +31,10 @@ func runStats(ctx context.Context, m *Main, args []string) error {
 	}
 	tw := tabwriter.NewWriter(m.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAMESPACE\tLAYER\tCOUNT")
-	for _, ns := range sortedKeys(st.Layers) {
-		for _, layer := range sortedKeys(st.Layers[ns]) {
+	for _, ns := range slices.Sorted(maps.Keys(st.Layers)) {
+		for _, layer := range slices.Sorted(maps.Keys(st.Layers[ns])) {
 			fmt.Fprintf(tw, "%s\t%s\t%d\n", ns, layer, st.Layers[ns][layer])
 		}
 	}
 	return tw.Flush()
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -39,33 +37,11 @@ vaults' sections as results of kind "doc", with their file, heading and lines.
 `
 
 func runVault(ctx context.Context, m *Main, args []string) error {
-	if len(args) == 0 {
-		return &usageError{msg: "want a subcommand: add, sync, list, graph or hook"}
-	}
-	var run func(context.Context, *Main, []string) error
-	switch args[0] {
-	case "add":
-		run = runVaultAdd
-	case "sync":
-		run = runVaultSync
-	case "list":
-		run = runVaultList
-	case "graph":
-		run = runVaultGraph
-	case "hook":
-		run = runVaultHook
-	case "-h", "--help", "help":
-		fmt.Fprint(m.Stdout, vaultUsage)
-		return flag.ErrHelp
-	default:
-		return &usageError{msg: fmt.Sprintf("unknown vault subcommand %q (want add, sync, list, graph or hook)", args[0])}
-	}
-	err := run(ctx, m, args[1:])
-	var ue *usageError
-	if errors.As(err, &ue) && ue.cmd == "" {
-		ue.cmd = "vault " + args[0] // the hint names the subcommand's --help
-	}
-	return err
+	return m.runGroup(ctx, group{name: "vault", usage: vaultUsage, hint: true,
+		missing: "want a subcommand: add, sync, list, graph or hook",
+		unknown: "unknown vault subcommand %q (want add, sync, list, graph or hook)",
+		subs: []command{{"add", "", runVaultAdd}, {"sync", "", runVaultSync}, {"list", "", runVaultList},
+			{"graph", "", runVaultGraph}, {"hook", "", runVaultHook}}}, args)
 }
 
 // --- add ---
@@ -87,14 +63,7 @@ func runVaultAdd(ctx context.Context, m *Main, args []string) error {
 	if err != nil {
 		return err
 	}
-	root, err := engine.VaultDir(pos[0])
-	if err != nil {
-		return err
-	}
-	if err := cfg.CheckNewVault(root); err != nil {
-		return err
-	}
-	path, err := engine.AppendVault(cfg.Home, engine.VaultConfig{Path: root, Namespace: *ns}, m.Getenv)
+	root, path, err := engine.AddVault(cfg, pos[0], *ns, m.Getenv)
 	if err != nil {
 		return err
 	}
@@ -146,11 +115,9 @@ func runVaultSync(ctx context.Context, m *Main, args []string) error {
 	}
 	root := ""
 	if len(pos) == 1 {
-		abs, err := filepath.Abs(pos[0])
-		if err != nil {
+		if root, err = filepath.Abs(pos[0]); err != nil {
 			return err
 		}
-		root = filepath.Clean(abs)
 	} else if len(cfg.Vaults) == 0 {
 		if *asJSON {
 			return printJSON(m, map[string]any{"reports": []engram.VaultSyncReport{}})
@@ -243,23 +210,19 @@ func runVaultList(ctx context.Context, m *Main, args []string) error {
 			return err
 		}
 		if _, remote := vb.(*httpapi.Client); remote {
-			vs = withPending(vs, cfg.Vaults)
+			vs = cfg.WithPending(vs)
 		}
 	}
-	if *asJSON {
-		return printJSON(m, map[string]any{"vaults": nonNil(vs)})
-	}
-	if len(vs) == 0 {
-		fmt.Fprintln(m.Stdout, "no vaults: add one with `engram vault add DIR`")
-		return nil
+	if printed, err := printList(m, *asJSON, "vaults", vs, "no vaults: add one with `engram vault add DIR`"); printed {
+		return err
 	}
 	tw := tabwriter.NewWriter(m.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "VAULT\tNAMESPACE\tDOCS\tCHUNKS\tUNRESOLVED LINKS")
-	var pending []string
+	var pending []engram.VaultStatus
 	for _, v := range vs {
 		if v.Pending != "" {
 			fmt.Fprintf(tw, "%s\t%s\t-\t-\t-\n", v.Path, v.Namespace)
-			pending = append(pending, v.Path)
+			pending = append(pending, v)
 			continue
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\n", v.Path, v.Namespace, v.Docs, v.Chunks, v.UnresolvedLinks)
@@ -267,28 +230,10 @@ func runVaultList(ctx context.Context, m *Main, args []string) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	for _, p := range pending {
-		fmt.Fprintf(m.Stdout, "%s: %s\n", p, pendingVault)
+	for _, v := range pending {
+		fmt.Fprintf(m.Stdout, "%s: %s\n", v.Path, v.Pending)
 	}
 	return nil
-}
-
-// pendingVault says why a recorded vault is not listed with counts.
-const pendingVault = "recorded in config.toml after engram serve started; the server reads config.toml when it starts: restart it to index and serve this vault"
-
-// withPending adds to the vaults a running server lists those config.toml
-// records that it does not serve (added after it started), marked pending.
-func withPending(served []engram.VaultStatus, recorded []engine.VaultConfig) []engram.VaultStatus {
-	have := map[string]bool{}
-	for _, v := range served {
-		have[filepath.Clean(v.Path)] = true
-	}
-	for _, v := range recorded {
-		if !have[filepath.Clean(v.Path)] {
-			served = append(served, engram.VaultStatus{Path: v.Path, Namespace: v.NamespaceOrDefault(), Pending: pendingVault})
-		}
-	}
-	return served
 }
 
 // --- graph ---
@@ -314,11 +259,9 @@ func runVaultGraph(ctx context.Context, m *Main, args []string) error {
 	}
 	doc, root := strings.Join(pos, " "), ""
 	if *dir != "" {
-		abs, err := filepath.Abs(*dir)
-		if err != nil {
+		if root, err = filepath.Abs(*dir); err != nil {
 			return err
 		}
-		root = filepath.Clean(abs)
 	}
 	if filepath.IsAbs(doc) {
 		doc, root = cfg.VaultPath(doc, root)
@@ -382,23 +325,24 @@ func typeTag(t string) string {
 // --- hook ---
 
 func runVaultHook(ctx context.Context, m *Main, args []string) error {
-	if len(args) == 0 {
-		return &usageError{msg: "want install DIR or uninstall DIR"}
+	g := group{name: "vault hook", missing: "want install DIR or uninstall DIR",
+		unknown: "unknown hook subcommand %q (want install or uninstall)",
+		usage: "Usage: engram vault hook install DIR\n       engram vault hook uninstall DIR\n\n" +
+			"install adds to the git post-commit hook of DIR's repository a block that starts\n" +
+			"`engram vault sync DIR` in the background, so a commit never waits for it. An existing hook\n" +
+			"is kept (with a copy in post-commit.engram-backup); uninstall removes only engram's block.\n"}
+	for _, sub := range []string{"install", "uninstall"} {
+		g.subs = append(g.subs, command{name: sub, run: func(ctx context.Context, m *Main, args []string) error {
+			return vaultHook(ctx, m, sub, args)
+		}})
 	}
-	sub := args[0]
-	switch sub {
-	case "install", "uninstall":
-	case "-h", "--help", "help":
-		fmt.Fprint(m.Stdout, "Usage: engram vault hook install DIR\n       engram vault hook uninstall DIR\n\n"+
-			"install adds to the git post-commit hook of DIR's repository a block that starts\n"+
-			"`engram vault sync DIR` in the background, so a commit never waits for it. An existing hook\n"+
-			"is kept (with a copy in post-commit.engram-backup); uninstall removes only engram's block.\n")
-		return flag.ErrHelp
-	default:
-		return &usageError{msg: fmt.Sprintf("unknown hook subcommand %q (want install or uninstall)", sub)}
-	}
+	return m.runGroup(ctx, g, args)
+}
+
+// vaultHook installs or uninstalls (sub) the git hook of a vault.
+func vaultHook(ctx context.Context, m *Main, sub string, args []string) error {
 	fs := m.newFlagSet("vault hook "+sub, "vault hook "+sub+" DIR")
-	pos, err := parse(fs, args[1:])
+	pos, err := parse(fs, args)
 	if err != nil {
 		return err
 	}
@@ -428,14 +372,4 @@ func runVaultHook(ctx context.Context, m *Main, args []string) error {
 		return fmt.Errorf("find the engram binary: %w", err)
 	}
 	return vault.InstallHook(hooks, vault.HookBlock(exe, cfg.Home, root), root, m.Stdout)
-}
-
-// --- the engine's side ---
-
-// --- the vault routes of the HTTP API ---
-
-// within reports whether path lies inside the folder dir (both cleaned).
-func within(dir, path string) bool {
-	rel, err := filepath.Rel(dir, path)
-	return err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }

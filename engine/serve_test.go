@@ -1,0 +1,42 @@
+package engine_test
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/engram-dev/engram/engine"
+)
+
+// TestServeInfo: what a server writes, a CLI command reads back, and a
+// stopping server removes; a missing, broken or empty file finds nothing.
+func TestServeInfo(t *testing.T) {
+	home := t.TempDir()
+	if _, err := engine.ReadServeInfo(home); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("no file: %v", err)
+	}
+	if err := engine.WriteServeInfo(home, "127.0.0.1:30001"); err != nil {
+		t.Fatal(err)
+	}
+	info, err := engine.ReadServeInfo(home)
+	if err != nil || info.Addr != "127.0.0.1:30001" || info.PID != os.Getpid() || info.StartedAt.IsZero() {
+		t.Fatalf("read %+v, %v", info, err)
+	}
+	if st, err := os.Stat(filepath.Join(home, engine.ServeFile)); err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("stat %v, %v", st, err)
+	}
+	if err := engine.RemoveServeInfo(home); err != nil {
+		t.Fatal(err)
+	}
+	if err := engine.RemoveServeInfo(home); err != nil {
+		t.Fatalf("removed twice: %v", err)
+	}
+	for _, bad := range []string{"{", `{"pid": 7}`} {
+		os.WriteFile(filepath.Join(home, engine.ServeFile), []byte(bad), 0o600)
+		if _, err := engine.ReadServeInfo(home); err == nil {
+			t.Errorf("%s: no error", bad)
+		}
+	}
+}
