@@ -124,9 +124,31 @@ func (r *redactor) run(turns []engram.Turn) error {
 			return fmt.Errorf("scenes: %w", err)
 		}
 	}
-	if len(r.gone) == 0 {
-		return nil
+	if len(r.gone) > 0 {
+		if err := r.derived(); err != nil {
+			return err
+		}
 	}
+	if err := r.fixUnits(units); err != nil {
+		return err
+	}
+	if err := redactCorrections(r.ctx, r.tx, r.red, r.redJSON); err != nil {
+		return err
+	}
+	if err := r.entities(namespaces); err != nil {
+		return fmt.Errorf("graph entities: %w", err)
+	}
+	r.out.Units = r.res.Units
+	r.out.Removed = append(r.out.Removed, r.res.Removed...)
+	if err := r.rewind(); err != nil {
+		return fmt.Errorf("vector watermarks: %w", err)
+	}
+	return r.vectors(r.out.Removed)
+}
+
+// derived redacts the persona facets and the graph statements of the
+// redacted turns.
+func (r *redactor) derived() error {
 	// A facet named by a span (its speaker, or its key: a liked thing)
 	// loses the turns' evidence, and the persona job files it again under
 	// the redacted name from the redacted memories; the others are
@@ -145,21 +167,7 @@ func (r *redactor) run(turns []engram.Turn) error {
 	if err := r.statements(); err != nil {
 		return fmt.Errorf("graph: %w", err)
 	}
-	if err := r.fixUnits(units); err != nil {
-		return err
-	}
-	if err := redactCorrections(r.ctx, r.tx, r.red, r.redJSON); err != nil {
-		return err
-	}
-	if err := r.entities(namespaces); err != nil {
-		return fmt.Errorf("graph entities: %w", err)
-	}
-	r.out.Units = r.res.Units
-	r.out.Removed = append(r.out.Removed, r.res.Removed...)
-	if err := r.rewind(); err != nil {
-		return fmt.Errorf("vector watermarks: %w", err)
-	}
-	return r.vectors(r.out.Removed)
+	return nil
 }
 
 // rewind moves the watermark of each model that loses a turn's vector
