@@ -26,12 +26,7 @@ func TestForgetTurnEverywhere(t *testing.T) {
 		{"id":"keep-1","session":"s1","speaker":"Ana","content":"I live in Lisbon and I work at Acme."},
 		{"id":"gone-1","session":"s1","speaker":"Ana","content":"I moved to Quokkaville and I love xylophones."},
 		{"id":"keep-2","session":"s2","speaker":"Bo","content":"We decided to keep the API on port 30001."}]}`
-	if code, out := s.do(t, "POST", "/v1/turns", []byte(body)); code != 201 {
-		t.Fatalf("POST /v1/turns: %d %v", code, out)
-	}
-	if err := e.RunAll(ctx); err != nil {
-		t.Fatal(err)
-	}
+	mustIngest(t, s, e, body)
 	if n := recallCount(t, s, "Quokkaville xylophones"); n == 0 {
 		t.Fatal("the turn to forget is not found before the forget")
 	}
@@ -137,9 +132,7 @@ func TestForgetSessionUnderLoad(t *testing.T) {
 	ctx := context.Background()
 	for i := range 5 {
 		body := fmt.Sprintf(`{"turns":[{"session":"doomed-%d","content":"doomed words number %d"},{"session":"doomed-%d","content":"more doomed %d"}]}`, i, i, i, i)
-		if code, out := s.do(t, "POST", "/v1/turns", []byte(body)); code != 201 {
-			t.Fatalf("POST: %d %v", code, out)
-		}
+		mustIngest(t, s, nil, body)
 	}
 	stop := postWhile(t, s, 3, func(w, i int) string {
 		return fmt.Sprintf(`{"session":"live-%d","content":"live turn %d of writer %d"}`, w, i, w)
@@ -219,6 +212,21 @@ func mustHoldTurns(tb testing.TB, e *engine.Engine, ids []string) {
 		if !have[id] {
 			tb.Errorf("turn %s posted meanwhile is lost", id)
 		}
+	}
+}
+
+// mustIngest posts turns (a POST /v1/turns body) and, given the engine,
+// derives every layer from them.
+func mustIngest(tb testing.TB, s *stack, e *engine.Engine, body string) {
+	tb.Helper()
+	if code, out := s.do(tb, "POST", "/v1/turns", []byte(body)); code != 201 {
+		tb.Fatalf("POST /v1/turns: %d %v", code, out)
+	}
+	if e == nil {
+		return
+	}
+	if err := e.RunAll(context.Background()); err != nil {
+		tb.Fatal(err)
 	}
 }
 

@@ -23,12 +23,7 @@ func TestRedactSpanEverywhere(t *testing.T) {
 	body := `{"turns":[
 		{"id":"r1","session":"s1","speaker":"Ana","content":"I moved to Quokkaville and my password is zorbletrax."},
 		{"id":"r2","session":"s1","speaker":"Ana","content":"I work at Acme and love the sea."}]}`
-	if code, out := s.do(t, "POST", "/v1/turns", []byte(body)); code != 201 {
-		t.Fatalf("POST: %d %v", code, out)
-	}
-	if err := e.RunAll(ctx); err != nil {
-		t.Fatal(err)
-	}
+	mustIngest(t, s, e, body)
 	for _, c := range []struct {
 		body string
 		code int
@@ -98,12 +93,7 @@ func TestRedactSpeakerMetaAndEntities(t *testing.T) {
 		{"id":"n1","session":"s1","speaker":"Ana","content":"My name is Ana Zorbletrax.","meta":{"device":"Zorbletrax's phone","n":1}},
 		{"id":"n2","session":"s1","speaker":"Ana","content":"I work at Acme and I love the sea."},
 		{"id":"n3","session":"s1","speaker":"Zorbletrax Bot","content":"The deploy finished on time."}]}`
-	if code, out := s.do(t, "POST", "/v1/turns", []byte(body)); code != 201 {
-		t.Fatalf("POST: %d %v", code, out)
-	}
-	if err := e.RunAll(ctx); err != nil {
-		t.Fatal(err)
-	}
+	mustIngest(t, s, e, body)
 	if _, raw, _ := s.get(t, "/v1/kg?entity=Ana"); !strings.Contains(raw, "Ana Zorbletrax") {
 		t.Fatalf("the graph does not know Ana's full name before the redaction: %s", raw)
 	}
@@ -151,9 +141,7 @@ func TestRedactUnderLoad(t *testing.T) {
 	for i := range 5 {
 		body := fmt.Sprintf(`{"turns":[{"session":"leak-%d","speaker":"Ana","content":"the vault code is Plumbarix-%d, keep it"},
 			{"session":"leak-%d","speaker":"Plumbarix bot","content":"noted %d","meta":{"tag":"Plumbarix"}}]}`, i, i, i, i)
-		if code, out := s.do(t, "POST", "/v1/turns", []byte(body)); code != 201 {
-			t.Fatalf("POST: %d %v", code, out)
-		}
+		mustIngest(t, s, nil, body)
 	}
 	if err := e.RunAll(ctx); err != nil {
 		t.Fatal(err)
