@@ -295,18 +295,5 @@ func reindexText(ctx context.Context, tx *sql.Tx, table string, n int64, text st
 // queryStrings runs a query of one text column in tx and returns its values
 // in order.
 func queryStrings(ctx context.Context, tx *sql.Tx, query string, args ...any) ([]string, error) {
-	rows, err := tx.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var s string
-		if err := rows.Scan(&s); err != nil {
-			return nil, err
-		}
-		out = append(out, s)
-	}
-	return out, rows.Err()
+	return queryRows(ctx, tx, query, args, func(r *sql.Rows, s *string) error { return r.Scan(s) })
 }
