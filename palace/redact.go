@@ -347,9 +347,9 @@ func (r *redactor) entities(namespaces map[string]bool) error {
 
 // redactCorrections replaces the spans wherever the palace keeps a
 // correction's words (a user may have typed the secret into one): the
-// corrected text of memories, the corrections' records (JSON, where a span
-// appears escaped), their keys, and the fact keys of the triples they
-// made (a fact's key is made again from its redacted names, as
+// corrections' records (JSON, where a span appears escaped) and keys, the
+// text of the memories they corrected, and the fact keys of the triples
+// they made (a fact's key is made again from its redacted names, as
 // RedactCorrection does, so that it goes on matching the statements
 // derived from the redacted memories and the renamed entities). The
 // engine rewrites the journal.
@@ -391,6 +391,34 @@ func redactCorrections(ctx context.Context, tx *sql.Tx, red func(string) string,
 			if _, err := tx.ExecContext(ctx, `UPDATE kg_triples SET corrected = ? WHERE corrected = ?`, key, c.key); err != nil {
 				return fmt.Errorf("redact corrections: %w", err)
 			}
+		}
+		if c.target == engram.CorrectMemory {
+			// A memory that holds the correction's text takes it again.
+			if err := settleCorrected(ctx, tx, c.n); err != nil {
+				return fmt.Errorf("redact corrections: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+// settleCorrected settles the memories that correction n corrected.
+func settleCorrected(ctx context.Context, tx *sql.Tx, n int64) error {
+	rows, err := tx.QueryContext(ctx, `SELECT n FROM memories WHERE corrected = (SELECT id FROM corrections WHERE n = ?)`, n)
+	if err != nil {
+		return err
+	}
+	ns, err := scanInts(rows)
+	if err != nil {
+		return err
+	}
+	seq, err := nextSeq(ctx, tx, "memories")
+	if err != nil {
+		return err
+	}
+	for _, m := range ns {
+		if _, err := settleMemory(ctx, tx, m, &seq); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -44,7 +44,13 @@ func TestRedactTurns_SpeakerMetaGraphAndModels(t *testing.T) {
 	// Bo visits Lisbon, in truth: the correction is keyed by the names.
 	fix := engram.Correction{ID: "cor-1", Target: engram.CorrectFact, Of: "kg-x", Object: "Lisbon", Namespace: "default",
 		Subject: "Bo", Predicate: "visits", Original: "Quokkaville", Key: FactKey("default", "Bo", "visits", "Quokkaville")}
-	if _, err := db.ApplyCorrections(ctx, []engram.Correction{fix}); err != nil {
+	// A memory of another turn, corrected with the span in its text.
+	if _, err := db.PutMemories(ctx, "l1", []engram.Memory{mem("m-b", engram.MemoryFact, "Ana", "Ana works at Acme", day(1), "b", nil)}, 3); err != nil {
+		t.Fatal(err)
+	}
+	typed := engram.Correction{ID: "cor-2", Target: engram.CorrectMemory, Of: "m-b", Text: "Ana Zorblewski works at Acme", Namespace: "default",
+		Type: engram.MemoryFact, Original: "Ana works at Acme"}
+	if _, err := db.ApplyCorrections(ctx, []engram.Correction{fix, typed}); err != nil {
 		t.Fatal(err)
 	}
 	err = db.ApplyFacets(ctx, "p", []engram.FacetUpdate{
@@ -110,6 +116,9 @@ func TestRedactTurns_SpeakerMetaGraphAndModels(t *testing.T) {
 	}
 	if g, err := db.Graph(ctx, engram.GraphQuery{Entity: "[redacted]"}); err != nil || g.Entity.Name != "[redacted]" {
 		t.Errorf("the renamed entity: %+v %v", g, err)
+	}
+	if ms, err := db.GetMemories(ctx, []string{"m-b"}); err != nil || len(ms) != 1 || ms[0].Text != "Ana [redacted] works at Acme" {
+		t.Errorf("the memory corrected with the span: %+v %v", ms, err)
 	}
 	personas, err := db.Persona(ctx, "default", "")
 	if err != nil {
