@@ -16,9 +16,10 @@ type Forgotten struct {
 	Reason string    `json:"reason,omitempty"`
 }
 
-// Redaction records that spans of a turn's content were replaced by a
-// marker: when, why, and how many spans (Rules counts the spans the ingest
-// filter replaced, by rule name). It never holds what was replaced.
+// Redaction records that spans of a turn (its content; with engram redact,
+// its speaker and meta too) were replaced by a marker: when, why, and how
+// many spans (Rules counts the spans the ingest filter replaced, by rule
+// name). It never holds what was replaced.
 type Redaction struct {
 	At     time.Time        `json:"at"`
 	Spans  int              `json:"spans"`
@@ -129,10 +130,10 @@ type ForgetReport struct {
 	TookMS       float64 `json:"took_ms"`
 }
 
-// RedactRequest replaces every occurrence of each of Texts in the content of
-// the selected turns (by id, session or namespace, as a ForgetRequest
-// selects them; none selects every namespace) by Marker
-// (DefaultRedactionMarker when empty).
+// RedactRequest replaces every occurrence of each of Texts in the content,
+// the speaker and the meta's string values of the selected turns (by id,
+// session or namespace, as a ForgetRequest selects them; none selects
+// every namespace) by Marker (DefaultRedactionMarker when empty).
 type RedactRequest struct {
 	Texts     []string `json:"texts"`
 	IDs       []string `json:"ids,omitempty"`
@@ -182,13 +183,17 @@ func (r RedactRequest) MarkerOrDefault() string {
 
 // RedactReport says what a redaction did.
 type RedactReport struct {
-	Turns        []string `json:"turns"` // ids of the turns whose content changed
+	Turns        []string `json:"turns"` // ids of the turns that changed
 	Spans        int      `json:"spans"` // occurrences replaced
 	Memories     int      `json:"memories_rederived"`
 	Scenes       int      `json:"scenes_rebuilt"`
 	ArchiveFiles int      `json:"archive_files_rewritten"`
 	DryRun       bool     `json:"dry_run,omitempty"`
 	TookMS       float64  `json:"took_ms"`
+	// Warnings name what the redaction left to do, though it succeeded:
+	// a vector model whose embedder could not be built, whose vectors of
+	// the turns are deleted until `engram reembed` makes them again.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Targets of a correction.
@@ -282,8 +287,8 @@ type ForgetService interface {
 	Forget(ctx context.Context, req ForgetRequest) (ForgetReport, error)
 }
 
-// RedactService replaces spans of turns' content everywhere the text
-// lives.
+// RedactService replaces spans of turns (content, speaker, meta)
+// everywhere the text lives.
 type RedactService interface {
 	// Redact replaces the spans in the selected turns. EINVALID for a bad
 	// request.

@@ -47,8 +47,8 @@ type Turn struct {
 	TS         time.Time       `json:"ts"`
 	Meta       json.RawMessage `json:"meta,omitempty"`
 	ReceivedAt time.Time       `json:"received_at"`
-	// Redacted, when set, says that spans of the content were replaced by
-	// a marker (see Redaction).
+	// Redacted, when set, says that spans of the turn were replaced by a
+	// marker (see Redaction).
 	Redacted *Redaction `json:"redacted,omitempty"`
 	// Forgotten, when set, makes the turn a tombstone: the archive's record
 	// that a turn of this id and seq was forgotten. Only ID, Seq,

@@ -16,28 +16,8 @@ import (
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/archive"
+	"github.com/engram-dev/engram/internal/filetest"
 )
-
-// grepDir fails the test if any file under dir holds word.
-func grepDir(tb testing.TB, dir, word string) {
-	tb.Helper()
-	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		if bytes.Contains(b, []byte(word)) {
-			tb.Errorf("%s still holds %q", path, word)
-		}
-		return nil
-	})
-	if err != nil {
-		tb.Fatal(err)
-	}
-}
 
 func TestForgetRewritesTheLine(t *testing.T) {
 	dir := t.TempDir()
@@ -63,7 +43,7 @@ func TestForgetRewritesTheLine(t *testing.T) {
 	if err != nil || len(again.Changed) != 0 || len(again.Unchanged) != 1 {
 		t.Fatalf("forget again: %+v %v", again, err)
 	}
-	grepDir(t, dir, "zebrafish")
+	filetest.MustHoldNowhere(t, dir, "zebrafish")
 
 	// Readers see the tombstone in its place: from the tail and the files.
 	for _, got := range [][]engram.Turn{streamAll(t, a, 0)} {
@@ -310,7 +290,7 @@ func TestRewriteSIGKILL(t *testing.T) {
 			if _, err := b.Forget(context.Background(), []string{"victim"}, engram.Forgotten{At: time.Now()}); err != nil {
 				t.Fatal(err)
 			}
-			grepDir(t, dir, "quokka")
+			filetest.MustHoldNowhere(t, dir, "quokka")
 			if strings.Contains(string(before), "quokka") == false {
 				t.Fatal("the test's turn was never written")
 			}

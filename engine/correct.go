@@ -12,6 +12,7 @@ import (
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/archive"
+	"github.com/engram-dev/engram/palace"
 	"github.com/engram-dev/engram/pipeline"
 )
 
@@ -166,7 +167,8 @@ func (e *Engine) forgetCorrections(ctx context.Context, gone map[string]bool, fa
 }
 
 // redactCorrections replaces the spans by marker in every text of the
-// corrections journal.
+// corrections journal, as the palace does in its copy (a fact's key made
+// again from the redacted names).
 func (e *Engine) redactCorrections(spans []string, marker string) error {
 	red := func(s string) string {
 		for _, sp := range spans {
@@ -175,9 +177,7 @@ func (e *Engine) redactCorrections(spans []string, marker string) error {
 		return s
 	}
 	_, err := e.journal.Rewrite(func(c engram.Correction) (engram.Correction, bool) {
-		c.Text, c.Object, c.Reason, c.Original = red(c.Text), red(c.Object), red(c.Reason), red(c.Original)
-		c.Subject, c.Predicate, c.Key = red(c.Subject), red(c.Predicate), red(c.Key)
-		return c, true
+		return palace.RedactCorrection(c, red), true
 	})
 	if err != nil {
 		return fmt.Errorf("the palace holds the redacted turns, the corrections journal failed: %w", err)

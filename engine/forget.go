@@ -112,25 +112,34 @@ func (e *Engine) forgetInPalace(ctx context.Context, turns []palace.ForgetTurn, 
 	rep.Memories, rep.MemoriesKept, rep.Scenes = pr.Memories, pr.MemoriesKept, pr.Scenes
 	rep.Facts, rep.Facets, rep.Units = pr.Facts, pr.Facets, pr.Units
 	rep.Vectors = len(pr.Removed)
+	_, err = e.dropVectors(ctx, pr.Removed, "forgotten")
+	return err
+}
+
+// dropVectors deletes ids, whose rows the palace deleted, from the active
+// model's in-memory index and, with Chroma, from its collection (what
+// names them: "forgotten"). It returns the vector side, nil when vectors
+// are off.
+func (e *Engine) dropVectors(ctx context.Context, ids []string, what string) (*vectorSide, error) {
 	e.vec.mu.Lock()
 	side := e.vec.side
 	e.vec.mu.Unlock()
 	if side == nil {
-		return nil
+		return nil, nil
 	}
-	if err := side.store.Delete(ctx, pr.Removed); err != nil {
-		return err
+	if err := side.store.Delete(ctx, ids); err != nil {
+		return nil, err
 	}
 	if side.ext != nil {
-		// What the sync may have pushed before the palace forgot it.
+		// What the sync may have pushed before the palace deleted it.
 		if err := side.ext.WaitCurrent(ctx); err != nil {
-			return fmt.Errorf("chroma: %w", err)
+			return nil, fmt.Errorf("chroma: %w", err)
 		}
-		if err := side.external.Delete(ctx, pr.Removed); err != nil {
-			return fmt.Errorf("delete the forgotten vectors from chroma: %w", err)
+		if err := side.external.Delete(ctx, ids); err != nil {
+			return nil, fmt.Errorf("delete the %s vectors from chroma: %w", what, err)
 		}
 	}
-	return nil
+	return side, nil
 }
 
 // finishForgets removes from the palace the turns the archive holds as

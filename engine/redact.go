@@ -3,21 +3,26 @@ package engine
 import (
 	"context"
 	"fmt"
-	"strings"
+	"io"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/palace"
 	"github.com/engram-dev/engram/pipeline"
 )
 
 var _ engram.RedactService = (*Engine)(nil)
 
 // Redact implements engram.RedactService. It finds the turns holding a
-// span (those named, or of the session or namespace, or of every
-// namespace), rewrites their archive lines with the spans replaced by the
-// marker (and a Redaction recording when, why and how many), then the
-// palace's copies of their text (palace.RedactTurns), and embeds the turns
-// again. The layer jobs do not run meanwhile.
+// span in their content, speaker or meta (those named, or of the session
+// or namespace, or of every namespace), rewrites their archive lines with
+// the spans replaced by the marker (engram.Turn.RedactSpans, and a
+// Redaction recording when, why and how many), then the palace's copies
+// of their text (palace.RedactTurns) and the corrections journal, and
+// embeds the turns again with every model that had a vector of them (see
+// reembedRedacted). The layer jobs do not run meanwhile.
 func (e *Engine) Redact(ctx context.Context, req engram.RedactRequest) (engram.RedactReport, error) {
 	start := time.Now()
 	rep := engram.RedactReport{Turns: []string{}, DryRun: req.DryRun}
@@ -45,11 +50,7 @@ func (e *Engine) Redact(ctx context.Context, req engram.RedactRequest) (engram.R
 		if t.IsTombstone() {
 			return t, false
 		}
-		n := 0
-		for _, s := range req.Texts {
-			n += strings.Count(t.Content, s)
-			t.Content = strings.ReplaceAll(t.Content, s, marker)
-		}
+		t, n := t.RedactSpans(req.Texts, marker)
 		if n == 0 {
 			return t, false
 		}
@@ -107,36 +108,93 @@ func (e *Engine) Redact(ctx context.Context, req engram.RedactRequest) (engram.R
 	if err := e.redactCorrections(req.Texts, marker); err != nil {
 		return rep, err
 	}
-	if err := e.reembedRedacted(ctx, turns, pr.Removed); err != nil {
+	if rep.Warnings, err = e.reembedRedacted(ctx, turns, pr); err != nil {
 		return rep, err
 	}
 	rep.TookMS = msSince(start)
 	return rep, nil
 }
 
-// reembedRedacted drops the removed vectors from the in-memory index and
-// Chroma, and embeds the redacted turns with the active model.
-func (e *Engine) reembedRedacted(ctx context.Context, turns []engram.Turn, removed []string) error {
-	e.vec.mu.Lock()
-	side := e.vec.side
-	e.vec.mu.Unlock()
-	if side == nil {
-		return nil
+// reembedRedacted drops the removed vectors from the active model's
+// in-memory index and Chroma (an error: the old text's vectors must go),
+// embeds the redacted turns with the active model, and embeds them with
+// every other model that had a vector of them into the palace. A model
+// that cannot embed them now (its server down, a builtin embedder of
+// another version) is left without them and named in the warnings
+// returned, with the command that makes them; the redaction stands. The
+// palace moved such a model's watermark back, so that it embeds them when
+// it catches up next (a re-embed into it, its restart as the active one).
+func (e *Engine) reembedRedacted(ctx context.Context, turns []engram.Turn, pr palace.RedactResult) ([]string, error) {
+	side, err := e.dropVectors(ctx, pr.Removed, "redacted")
+	if err != nil {
+		return nil, err
 	}
-	if err := side.store.Delete(ctx, removed); err != nil {
+	var warnings []string
+	warn := func(model string, n int, err error, hint string) {
+		warnings = append(warnings, fmt.Sprintf("the %s vectors of %d redacted %s are deleted and not made again: %s; %s",
+			model, n, noun(n, "turn", "turns"), engram.ErrorMessage(err), hint))
+		e.logger.Info("the vectors of redacted turns are not made again", "model", model, "turns", n, "err", err) // the report warns
+	}
+	if side != nil {
+		items, err := pipeline.EmbedTurns(ctx, side.vx.Embedder(), turns)
+		if err == nil {
+			err = side.store.PutTurnVectors(ctx, items, pr.Watermarks[side.model])
+		}
+		if err != nil {
+			warn(side.model, len(turns), err, "`engram reindex vectors` makes them")
+		}
+	}
+	for _, model := range slices.Sorted(maps.Keys(pr.TurnVectors)) {
+		if side != nil && model == side.model {
+			continue
+		}
+		ids := pr.TurnVectors[model]
+		if err := e.embedInto(ctx, model, pickTurns(turns, ids), pr.Watermarks[model]); err != nil {
+			hint := "`engram reembed --model " + model + "` makes them"
+			if model == e.palaceActive(ctx) {
+				hint = "they are made when its embedder is back (engram doctor says why it is off)"
+			}
+			warn(model, len(ids), err, hint)
+		}
+	}
+	return warnings, nil
+}
+
+// embedInto embeds turns with model into its palace index and advances
+// its watermark to wm.
+func (e *Engine) embedInto(ctx context.Context, model string, turns []engram.Turn, wm int64) error {
+	emb, dim, err := e.newEmbedder(ctx, model)
+	if err != nil {
 		return err
 	}
-	if side.ext != nil {
-		if err := side.ext.WaitCurrent(ctx); err != nil {
-			return fmt.Errorf("chroma: %w", err)
-		}
-		if err := side.external.Delete(ctx, removed); err != nil {
-			return fmt.Errorf("delete the redacted vectors from chroma: %w", err)
-		}
+	if c, ok := emb.(io.Closer); ok {
+		defer c.Close()
 	}
-	items, err := pipeline.EmbedTurns(ctx, side.vx.Embedder(), turns)
+	store, err := e.palace.Vectors(ctx, model, dim)
 	if err != nil {
-		return fmt.Errorf("embed the redacted turns (engram reindex vectors embeds them later): %w", err)
+		return err
 	}
-	return side.store.Upsert(ctx, items)
+	items, err := pipeline.EmbedTurns(ctx, emb, turns)
+	if err != nil {
+		return err
+	}
+	return store.PutTurnVectors(ctx, items, wm)
+}
+
+// palaceActive is the palace's active vector model, "" when none is or it
+// cannot be read.
+func (e *Engine) palaceActive(ctx context.Context) string {
+	model, _, _, _ := e.palace.ActiveModel(ctx)
+	return model
+}
+
+// pickTurns returns the turns of ts whose ids are in ids, in order.
+func pickTurns(ts []engram.Turn, ids []string) []engram.Turn {
+	var out []engram.Turn
+	for _, t := range ts {
+		if slices.Contains(ids, t.ID) {
+			out = append(out, t)
+		}
+	}
+	return out
 }

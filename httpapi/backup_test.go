@@ -4,11 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -32,32 +30,9 @@ func mustOpenBackupStack(tb testing.TB, cfg httpapi.Config) *stack {
 // opens as a home of its own.
 func TestPostBackupWhileIngesting(t *testing.T) {
 	s := mustOpenBackupStack(t, httpapi.Config{})
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for w := range 3 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				body := fmt.Sprintf(`{"turns":[{"session":"w%d","content":"turn %d about the cache port"},{"session":"w%d","content":"and %d more"}]}`, w, i, w, i)
-				resp, err := http.Post(s.URL+"/v1/turns", "application/json", strings.NewReader(body))
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				resp.Body.Close()
-				if resp.StatusCode != 201 {
-					t.Errorf("POST /v1/turns: %s", resp.Status)
-					return
-				}
-			}
-		}()
-	}
+	stop := postWhile(t, s, 3, func(w, i int) string {
+		return fmt.Sprintf(`{"turns":[{"session":"w%d","content":"turn %d about the cache port"},{"session":"w%d","content":"and %d more"}]}`, w, i, w, i)
+	})
 	var reports []map[string]any
 	for i := range 3 {
 		waitUntilSeq(t, s.LastSeq, int64(100*(i+1)))
@@ -71,8 +46,7 @@ func TestPostBackupWhileIngesting(t *testing.T) {
 		}
 		reports = append(reports, out)
 	}
-	close(stop)
-	wg.Wait()
+	stop()
 
 	for _, rep := range reports {
 		dir := rep["dir"].(string)

@@ -21,12 +21,7 @@ func TestCorrectMemoryAndFact(t *testing.T) {
 	body := `{"turns":[
 		{"id":"t1","session":"s1","speaker":"Ana","content":"I live in Lisbon."},
 		{"id":"t2","session":"s1","speaker":"Ana","content":"I work at Acme."}]}`
-	if code, out := s.do(t, "POST", "/v1/turns", []byte(body)); code != 201 {
-		t.Fatalf("POST /v1/turns: %d %v", code, out)
-	}
-	if err := e.RunAll(ctx); err != nil {
-		t.Fatal(err)
-	}
+	mustIngest(t, s, e, body)
 	lisbon, acme := firstMemoryID(t, s, "Lisbon"), firstMemoryID(t, s, "Acme")
 	if _, raw, _ := s.get(t, "/v1/persona"); !strings.Contains(raw, "Acme") {
 		t.Fatalf("the persona lacks the memory to mark wrong: %s", raw)

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -14,6 +12,7 @@ import (
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/engine"
 	"github.com/engram-dev/engram/httpapi"
+	"github.com/engram-dev/engram/internal/filetest"
 )
 
 // TestForgetTurnEverywhere forgets a turn through the API after the layers
@@ -27,12 +26,7 @@ func TestForgetTurnEverywhere(t *testing.T) {
 		{"id":"keep-1","session":"s1","speaker":"Ana","content":"I live in Lisbon and I work at Acme."},
 		{"id":"gone-1","session":"s1","speaker":"Ana","content":"I moved to Quokkaville and I love xylophones."},
 		{"id":"keep-2","session":"s2","speaker":"Bo","content":"We decided to keep the API on port 30001."}]}`
-	if code, out := s.do(t, "POST", "/v1/turns", []byte(body)); code != 201 {
-		t.Fatalf("POST /v1/turns: %d %v", code, out)
-	}
-	if err := e.RunAll(ctx); err != nil {
-		t.Fatal(err)
-	}
+	mustIngest(t, s, e, body)
 	if n := recallCount(t, s, "Quokkaville xylophones"); n == 0 {
 		t.Fatal("the turn to forget is not found before the forget")
 	}
@@ -64,19 +58,7 @@ func TestForgetTurnEverywhere(t *testing.T) {
 			t.Errorf("the corrections journal still holds the forgotten turn's memory: %+v", c)
 		}
 	}
-	err := filepath.WalkDir(home, func(path string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(path)
-		if err == nil && strings.Contains(strings.ToLower(string(b)), "quokkaville") {
-			t.Errorf("%s still holds the forgotten words", path)
-		}
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	filetest.MustHoldNowhere(t, home, "quokkaville")
 	if code, _, _ := s.get(t, "/v1/kg?entity=Quokkaville"); code != 404 {
 		t.Errorf("GET /v1/kg?entity=Quokkaville: %d, want 404", code)
 	}
@@ -150,70 +132,101 @@ func TestForgetSessionUnderLoad(t *testing.T) {
 	ctx := context.Background()
 	for i := range 5 {
 		body := fmt.Sprintf(`{"turns":[{"session":"doomed-%d","content":"doomed words number %d"},{"session":"doomed-%d","content":"more doomed %d"}]}`, i, i, i, i)
-		if code, out := s.do(t, "POST", "/v1/turns", []byte(body)); code != 201 {
-			t.Fatalf("POST: %d %v", code, out)
-		}
+		mustIngest(t, s, nil, body)
 	}
-	var mu sync.Mutex
-	var kept []string
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for w := range 3 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				body := fmt.Sprintf(`{"session":"live-%d","content":"live turn %d of writer %d"}`, w, i, w)
-				resp, err := http.Post(s.URL+"/v1/turns", "application/json", strings.NewReader(body))
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				var out struct{ IDs []string }
-				json.NewDecoder(resp.Body).Decode(&out)
-				resp.Body.Close()
-				if resp.StatusCode != 201 {
-					t.Errorf("POST: %s", resp.Status)
-					return
-				}
-				mu.Lock()
-				kept = append(kept, out.IDs...)
-				mu.Unlock()
-			}
-		}()
-	}
+	stop := postWhile(t, s, 3, func(w, i int) string {
+		return fmt.Sprintf(`{"session":"live-%d","content":"live turn %d of writer %d"}`, w, i, w)
+	})
 	for i := range 5 {
 		code, out := s.do(t, "DELETE", fmt.Sprintf("/v1/turns?session=doomed-%d", i), nil)
 		if ids, _ := out["turns"].([]any); code != 200 || len(ids) != 2 {
 			t.Errorf("forget session %d: %d %v", i, code, out)
 		}
 	}
-	close(stop)
-	wg.Wait()
+	kept := stop()
 	if n := recallCount(t, s, "doomed"); n != 0 {
 		t.Fatalf("recall finds %d doomed turns", n)
 	}
-	turns, err := e.ListTurns(ctx, engram.TurnQuery{Limit: 1000})
+	mustHoldTurns(t, e, kept)
+	rep, err := e.VerifyArchive(ctx)
+	if err != nil || !rep.OK() || rep.Forgotten != 10 {
+		t.Fatalf("archive verify: %+v %v", rep, err)
+	}
+}
+
+// postWhile starts n clients posting bodies (body(w, i) is the i-th of
+// client w) to POST /v1/turns until stop is called; stop waits for them
+// and returns the ids the server acknowledged.
+func postWhile(tb testing.TB, s *stack, n int, body func(w, i int) string) (stop func() []string) {
+	var mu sync.Mutex
+	var acked []string
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				resp, err := http.Post(s.URL+"/v1/turns", "application/json", strings.NewReader(body(w, i)))
+				if err != nil {
+					tb.Error(err)
+					return
+				}
+				var out struct{ IDs []string }
+				json.NewDecoder(resp.Body).Decode(&out)
+				resp.Body.Close()
+				if resp.StatusCode != 201 {
+					tb.Errorf("POST /v1/turns: %s", resp.Status)
+					return
+				}
+				mu.Lock()
+				acked = append(acked, out.IDs...)
+				mu.Unlock()
+			}
+		}()
+	}
+	return func() []string {
+		close(done)
+		wg.Wait()
+		return acked
+	}
+}
+
+// mustHoldTurns fails the test for each of ids the engine does not list.
+func mustHoldTurns(tb testing.TB, e *engine.Engine, ids []string) {
+	tb.Helper()
+	turns, err := e.ListTurns(context.Background(), engram.TurnQuery{Limit: 1000})
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	have := map[string]bool{}
 	for _, tr := range turns {
 		have[tr.ID] = true
 	}
-	for _, id := range kept {
+	for _, id := range ids {
 		if !have[id] {
-			t.Errorf("turn %s posted during the forgets is lost", id)
+			tb.Errorf("turn %s posted meanwhile is lost", id)
 		}
 	}
-	rep, err := e.VerifyArchive(ctx)
-	if err != nil || !rep.OK() || rep.Forgotten != 10 {
-		t.Fatalf("archive verify: %+v %v", rep, err)
+}
+
+// mustIngest posts turns (a POST /v1/turns body) and, given the engine,
+// derives every layer from them.
+func mustIngest(tb testing.TB, s *stack, e *engine.Engine, body string) {
+	tb.Helper()
+	if code, out := s.do(tb, "POST", "/v1/turns", []byte(body)); code != 201 {
+		tb.Fatalf("POST /v1/turns: %d %v", code, out)
+	}
+	if e == nil {
+		return
+	}
+	if err := e.RunAll(context.Background()); err != nil {
+		tb.Fatal(err)
 	}
 }
 

@@ -3,13 +3,12 @@ package httpapi_test
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/engram-dev/engram/engine"
 	"github.com/engram-dev/engram/httpapi"
+	"github.com/engram-dev/engram/internal/filetest"
 )
 
 // TestRedactSpanEverywhere redacts a span of a turn through the API after
@@ -24,12 +23,7 @@ func TestRedactSpanEverywhere(t *testing.T) {
 	body := `{"turns":[
 		{"id":"r1","session":"s1","speaker":"Ana","content":"I moved to Quokkaville and my password is zorbletrax."},
 		{"id":"r2","session":"s1","speaker":"Ana","content":"I work at Acme and love the sea."}]}`
-	if code, out := s.do(t, "POST", "/v1/turns", []byte(body)); code != 201 {
-		t.Fatalf("POST: %d %v", code, out)
-	}
-	if err := e.RunAll(ctx); err != nil {
-		t.Fatal(err)
-	}
+	mustIngest(t, s, e, body)
 	for _, c := range []struct {
 		body string
 		code int
@@ -85,17 +79,101 @@ func TestRedactSpanEverywhere(t *testing.T) {
 	if r := e.Doctor(ctx); r.Failed() {
 		t.Errorf("doctor after a redaction: %+v", r)
 	}
-	err := filepath.WalkDir(home, func(path string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
+	filetest.MustHoldNowhere(t, home, "zorbletrax", "Quokkaville")
+}
+
+// TestRedactSpeakerMetaAndEntities redacts a name a speaker, a meta
+// value and a graph alias hold: the archive lines, the palace, the layers
+// derived again and every file of the home lose it, in any case.
+func TestRedactSpeakerMetaAndEntities(t *testing.T) {
+	var home string
+	s, e := mustOpenEngineStackWith(t, httpapi.Config{}, func(c *engine.Config) { home = c.Home })
+	ctx := context.Background()
+	body := `{"turns":[
+		{"id":"n1","session":"s1","speaker":"Ana","content":"My name is Ana Zorbletrax.","meta":{"device":"Zorbletrax's phone","n":1}},
+		{"id":"n2","session":"s1","speaker":"Ana","content":"I work at Acme and I love the sea."},
+		{"id":"n3","session":"s1","speaker":"Zorbletrax Bot","content":"The deploy finished on time."}]}`
+	mustIngest(t, s, e, body)
+	if _, raw, _ := s.get(t, "/v1/kg?entity=Ana"); !strings.Contains(raw, "Ana Zorbletrax") {
+		t.Fatalf("the graph does not know Ana's full name before the redaction: %s", raw)
+	}
+	code, out := s.do(t, "POST", "/v1/redact", []byte(`{"texts":["Zorbletrax"]}`))
+	if ids, _ := out["turns"].([]any); code != 200 || len(ids) != 2 || out["spans"] != float64(3) {
+		t.Fatalf("redact: %d %v", code, out)
+	}
+	_, raw, _ := s.get(t, "/v1/turns?session=s1")
+	for _, want := range []string{`"speaker":"[redacted] Bot"`, `[redacted]'s phone`, "My name is Ana [redacted]."} {
+		if !strings.Contains(raw, want) {
+			t.Errorf("the stored turns lack %s: %s", want, raw)
 		}
-		b, err := os.ReadFile(path)
-		if err == nil && (strings.Contains(strings.ToLower(string(b)), "zorbletrax")) {
-			t.Errorf("%s still holds the span", path)
-		}
-		return err
-	})
-	if err != nil {
+	}
+	if err := e.RunAll(ctx); err != nil {
 		t.Fatal(err)
 	}
+	if n := recallCount(t, s, "Zorbletrax"); n != 0 {
+		t.Errorf("recall still finds Zorbletrax (%d results)", n)
+	}
+	for _, path := range []string{"/v1/turns?session=s1", "/v1/memories", "/v1/scenes", "/v1/persona", "/v1/kg?entity=Ana",
+		"/v1/entities?namespace=default"} {
+		if _, raw, _ := s.get(t, path); strings.Contains(strings.ToLower(raw), "zorbletrax") {
+			t.Errorf("%s still holds the span: %s", path, raw)
+		}
+	}
+	if _, raw, _ := s.get(t, "/v1/kg?entity=Ana"); !strings.Contains(raw, "Acme") {
+		t.Errorf("Ana's other facts are lost: %s", raw)
+	}
+	if rep, err := e.VerifyArchive(ctx); err != nil || !rep.OK() {
+		t.Fatalf("archive-verify: %+v %v", rep, err)
+	}
+	if r := e.Doctor(ctx); r.Failed() {
+		t.Errorf("doctor after a redaction: %+v", r)
+	}
+	filetest.MustHoldNowhere(t, home, "zorbletrax")
+}
+
+// TestRedactUnderLoad redacts a secret, session by session, while clients
+// post: nothing else is lost, the archive verifies clean, and no file of
+// the home holds the secret afterwards.
+func TestRedactUnderLoad(t *testing.T) {
+	var home string
+	s, e := mustOpenEngineStackWith(t, httpapi.Config{}, func(c *engine.Config) { home = c.Home })
+	ctx := context.Background()
+	for i := range 5 {
+		body := fmt.Sprintf(`{"turns":[{"session":"leak-%d","speaker":"Ana","content":"the vault code is Plumbarix-%d, keep it"},
+			{"session":"leak-%d","speaker":"Plumbarix bot","content":"noted %d","meta":{"tag":"Plumbarix"}}]}`, i, i, i, i)
+		mustIngest(t, s, nil, body)
+	}
+	if err := e.RunAll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	stop := postWhile(t, s, 3, func(w, i int) string {
+		return fmt.Sprintf(`{"session":"live-%d","content":"live turn %d of writer %d"}`, w, i, w)
+	})
+	for i := range 5 {
+		code, out := s.do(t, "POST", "/v1/redact", []byte(fmt.Sprintf(`{"texts":["Plumbarix"],"session":"leak-%d"}`, i)))
+		if ids, _ := out["turns"].([]any); code != 200 || len(ids) != 2 || out["spans"] != float64(3) {
+			t.Errorf("redact session %d: %d %v", i, code, out)
+		}
+	}
+	kept := stop()
+	mustHoldTurns(t, e, kept)
+	if rep, err := e.VerifyArchive(ctx); err != nil || !rep.OK() || rep.Forgotten != 0 {
+		t.Fatalf("archive verify: %+v %v", rep, err)
+	}
+	if _, _, stats := s.get(t, "/v1/stats"); fmt.Sprint(stats["archive"].(map[string]any)["redacted_turns"]) != "10" {
+		t.Errorf("stats: %v, want 10 redacted turns", stats["archive"])
+	}
+	if err := e.RunAll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := recallCount(t, s, "Plumbarix"); n != 0 {
+		t.Errorf("recall finds %d turns holding the secret", n)
+	}
+	if n := recallCount(t, s, "vault code"); n < 5 {
+		t.Errorf("recall finds %d of the 5 redacted turns by their other words", n)
+	}
+	if r := e.Doctor(ctx); r.Failed() {
+		t.Errorf("doctor: %+v", r)
+	}
+	filetest.MustHoldNowhere(t, home, "Plumbarix")
 }

@@ -2,13 +2,12 @@ package httpapi_test
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/engram-dev/engram/engine"
 	"github.com/engram-dev/engram/httpapi"
+	"github.com/engram-dev/engram/internal/filetest"
 )
 
 // TestIngestRedactsSecrets: with redact_secrets on, a turn's secrets are
@@ -38,19 +37,7 @@ func TestIngestRedactsSecrets(t *testing.T) {
 	if arch["redacted_turns"] != float64(1) || sec["api-key"] != float64(1) || sec["aws-access-key"] != float64(1) {
 		t.Fatalf("stats: %s", raw)
 	}
-	err := filepath.WalkDir(home, func(path string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(path)
-		if err == nil && (strings.Contains(string(b), "sk-proj-abc") || strings.Contains(string(b), "AKIAIOSFODNN7EXAMPLE")) {
-			t.Errorf("%s holds the secret", path)
-		}
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	filetest.MustHoldNowhere(t, home, "sk-proj-abc", "AKIAIOSFODNN7EXAMPLE")
 
 	plain, _ := mustOpenEngineStack(t, httpapi.Config{})
 	if code, out := plain.do(t, "POST", "/v1/turns", []byte(`{"session":"s1","content":"AKIAIOSFODNN7EXAMPLE"}`)); code != 201 {

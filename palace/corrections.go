@@ -305,36 +305,13 @@ func settleMemory(ctx context.Context, tx *sql.Tx, n int64, seq *int64) (bool, e
 		if err != nil {
 			return false, err
 		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM memories_fts WHERE rowid = ?`, n); err != nil {
-			return false, err
-		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO memories_fts (rowid, text) VALUES (?, ?)`, n, text); err != nil {
+		if err := reindexText(ctx, tx, "memories_fts", n, text); err != nil {
 			return false, err
 		}
 	}
 	if wantWrong != wrong {
-		rows, err := tx.QueryContext(ctx, `SELECT DISTINCT namespace, chain, predicate FROM kg_statements WHERE memory = ?`, m.ID)
-		if err != nil {
+		if _, err := rebuildChainsWhere(ctx, tx, `memory = ?`, m.ID); err != nil {
 			return false, err
-		}
-		type chain struct{ ns, name, pred string }
-		var chains []chain
-		for rows.Next() {
-			var ch chain
-			if err := rows.Scan(&ch.ns, &ch.name, &ch.pred); err != nil {
-				rows.Close()
-				return false, err
-			}
-			chains = append(chains, ch)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return false, err
-		}
-		for _, ch := range chains {
-			if err := rebuildChain(ctx, tx, ch.ns, ch.name, engram.SingleValued(ch.pred)); err != nil {
-				return false, err
-			}
 		}
 	}
 	return true, nil

@@ -51,24 +51,38 @@ func (db *DB) ForgetTurns(ctx context.Context, turns []ForgetTurn, at time.Time)
 	if len(turns) == 0 {
 		return res, nil
 	}
-	kw := db.beginChange()
-	err := db.Update(ctx, func(tx *sql.Tx) error {
+	committed, err := db.erase(ctx, "forget turns", func(f *forgetter) error {
 		res = ForgetResult{}
+		f.res = &res
+		return f.run(turns, at)
+	})
+	if !committed {
+		return ForgetResult{}, err
+	}
+	return res, err
+}
+
+// erase runs fn, a forget or a redaction, in one write transaction that
+// may change the turns' keyword index, then scrubs the files. committed is
+// false when the transaction failed (nothing changed); an error with
+// committed set is the scrub's.
+func (db *DB) erase(ctx context.Context, op string, fn func(f *forgetter) error) (committed bool, err error) {
+	kw := db.beginChange()
+	err = db.Update(ctx, func(tx *sql.Tx) error {
 		kw.reset()
-		f := forgetter{ctx: ctx, tx: tx, res: &res, gone: map[string]bool{}, kw: kw}
-		if err := f.run(turns, at); err != nil {
+		if err := fn(&forgetter{ctx: ctx, tx: tx, res: &ForgetResult{}, gone: map[string]bool{}, kw: kw}); err != nil {
 			return err
 		}
 		return kw.count(ctx, tx)
 	})
 	db.endChange(kw, err)
 	if err != nil {
-		return ForgetResult{}, fmt.Errorf("palace: forget turns: %w", err)
+		return false, fmt.Errorf("palace: %s: %w", op, err)
 	}
 	if err := db.scrub(ctx); err != nil {
-		return res, fmt.Errorf("palace: forget turns: %w", err)
+		return true, fmt.Errorf("palace: %s: %w", op, err)
 	}
-	return res, nil
+	return true, nil
 }
 
 // ftsTables are the palace's full-text indexes.
@@ -147,7 +161,7 @@ func (f *forgetter) run(turns []ForgetTurn, at time.Time) error {
 	if err := f.scenes(); err != nil {
 		return fmt.Errorf("scenes: %w", err)
 	}
-	if err := f.facets(); err != nil {
+	if err := f.facets(nil); err != nil {
 		return fmt.Errorf("persona: %w", err)
 	}
 	if err := f.statements(); err != nil {
@@ -184,45 +198,56 @@ func (f *forgetter) turnSeqs(ids []string) ([]int64, error) {
 func (f *forgetter) turnRows(seqs []int64) error {
 	units := map[int64]bool{}
 	for _, seq := range seqs {
-		for _, table := range []string{"turns_fts", "turns_trigram", "turns_cjk"} {
-			if err := f.exec(`DELETE FROM `+table+` WHERE rowid = ?`, seq); err != nil {
-				return err
-			}
+		if err := f.unindexTurn(seq); err != nil {
+			return err
 		}
 		if err := f.exec(`DELETE FROM turns WHERE seq = ?`, seq); err != nil {
 			return err
 		}
-		f.kw.del(seq)
 		f.res.Turns++
-		rows, err := f.tx.QueryContext(f.ctx, `SELECT unit_n FROM unit_turns WHERE turn_seq = ?`, seq)
-		if err != nil {
+		if err := f.unitsOf(seq, units); err != nil {
 			return err
 		}
-		for rows.Next() {
-			var n int64
-			if err := rows.Scan(&n); err != nil {
-				rows.Close()
-				return err
-			}
-			units[n] = true
-		}
-		rows.Close()
 		if err := f.exec(`DELETE FROM unit_turns WHERE turn_seq = ?`, seq); err != nil {
 			return err
 		}
 	}
+	return f.fixUnits(units)
+}
+
+// unindexTurn takes the turn of seq out of every keyword index.
+func (f *forgetter) unindexTurn(seq int64) error {
+	for _, table := range []string{"turns_fts", "turns_trigram", "turns_cjk"} {
+		if err := f.exec(`DELETE FROM `+table+` WHERE rowid = ?`, seq); err != nil {
+			return err
+		}
+	}
+	f.kw.del(seq)
+	return nil
+}
+
+// unitsOf adds the units holding the turn of seq to units.
+func (f *forgetter) unitsOf(seq int64, units map[int64]bool) error {
+	rows, err := f.tx.QueryContext(f.ctx, `SELECT unit_n FROM unit_turns WHERE turn_seq = ?`, seq)
+	if err != nil {
+		return err
+	}
+	ns, err := scanInts(rows)
+	for _, n := range ns {
+		units[n] = true
+	}
+	return err
+}
+
+// fixUnits re-indexes units from the turns they still hold, with a new
+// change number (so that their vectors are made again), and deletes those
+// left empty, in the order of their numbers.
+func (f *forgetter) fixUnits(units map[int64]bool) error {
 	ns := make([]int64, 0, len(units))
 	for n := range units {
 		ns = append(ns, n)
 	}
 	slices.Sort(ns)
-	return f.fixUnits(ns)
-}
-
-// fixUnits re-indexes units from the turns they still hold, with a new
-// change number (so that their vectors are made again), and deletes those
-// left empty.
-func (f *forgetter) fixUnits(ns []int64) error {
 	for _, n := range ns {
 		var id, kind string
 		var left int64
@@ -298,21 +323,8 @@ func (f *forgetter) memories(ids []string) error {
 		n       int64
 		id, raw string
 	}
-	var hits []mem
-	rows, err := f.tx.QueryContext(f.ctx, q, anys(ids)...)
+	hits, err := queryRows(f.ctx, f.tx, q, anys(ids), func(r *sql.Rows, m *mem) error { return r.Scan(&m.n, &m.id, &m.raw) })
 	if err != nil {
-		return err
-	}
-	for rows.Next() {
-		var m mem
-		if err := rows.Scan(&m.n, &m.id, &m.raw); err != nil {
-			rows.Close()
-			return err
-		}
-		hits = append(hits, m)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
 		return err
 	}
 	for _, m := range hits {
@@ -368,31 +380,15 @@ func (f *forgetter) memories(ids []string) error {
 // scenes deletes every scene that holds a forgotten turn, with its unit:
 // its title and summary were made from the turn's words.
 func (f *forgetter) scenes() error {
-	ids := make([]string, 0, len(f.gone))
-	for id := range f.gone {
-		ids = append(ids, id)
-	}
+	ids := f.goneIDs()
 	q := `SELECT n, id, namespace, session FROM scenes WHERE EXISTS (SELECT 1 FROM json_each(scenes.turns) WHERE value IN (?` +
 		strings.Repeat(",?", len(ids)-1) + `))`
 	type scene struct {
 		n               int64
 		id, ns, session string
 	}
-	var hits []scene
-	rows, err := f.tx.QueryContext(f.ctx, q, anys(ids)...)
+	hits, err := queryRows(f.ctx, f.tx, q, anys(ids), func(r *sql.Rows, s *scene) error { return r.Scan(&s.n, &s.id, &s.ns, &s.session) })
 	if err != nil {
-		return err
-	}
-	for rows.Next() {
-		var s scene
-		if err := rows.Scan(&s.n, &s.id, &s.ns, &s.session); err != nil {
-			rows.Close()
-			return err
-		}
-		hits = append(hits, s)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
 		return err
 	}
 	for _, s := range hits {
@@ -429,30 +425,24 @@ func (f *forgetter) scenes() error {
 
 // facets takes forgotten turns out of each facet's evidence, current value
 // and history alike; a value left without evidence goes, and a facet left
-// with none is deleted.
-func (f *forgetter) facets() error {
-	rows, err := f.tx.QueryContext(f.ctx, `SELECT namespace, speaker, facet, key, value, since, evidence, history FROM persona_facets`)
-	if err != nil {
-		return err
-	}
+// with none is deleted. only, when set, picks the facets (by speaker and
+// key) to change; the others stay as they are.
+func (f *forgetter) facets(only func(speaker, key string) bool) error {
 	type facet struct {
 		ns, speaker, facet, key, value, evid, hist string
 		since                                      sql.NullInt64
 	}
-	var all []facet
-	for rows.Next() {
-		var x facet
-		if err := rows.Scan(&x.ns, &x.speaker, &x.facet, &x.key, &x.value, &x.since, &x.evid, &x.hist); err != nil {
-			rows.Close()
-			return err
-		}
-		all = append(all, x)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+	all, err := queryRows(f.ctx, f.tx, `SELECT namespace, speaker, facet, key, value, since, evidence, history FROM persona_facets`, nil,
+		func(r *sql.Rows, x *facet) error {
+			return r.Scan(&x.ns, &x.speaker, &x.facet, &x.key, &x.value, &x.since, &x.evid, &x.hist)
+		})
+	if err != nil {
 		return err
 	}
 	for _, x := range all {
+		if only != nil && !only(x.speaker, x.key) {
+			continue
+		}
 		var past []engram.FacetChange
 		if err := json.Unmarshal([]byte(x.hist), &past); err != nil {
 			return err
@@ -513,31 +503,17 @@ func (f *forgetter) facets() error {
 // those left without a source, rebuilds the chains that changed and
 // deletes the entities nothing names any more.
 func (f *forgetter) statements() error {
-	ids := make([]string, 0, len(f.gone))
-	for id := range f.gone {
-		ids = append(ids, id)
-	}
+	ids := f.goneIDs()
 	q := `SELECT namespace, chain, at, predicate, object, sources FROM kg_statements
 		WHERE EXISTS (SELECT 1 FROM json_each(kg_statements.sources) WHERE value IN (?` + strings.Repeat(",?", len(ids)-1) + `))`
 	type st struct {
 		ns, chain, pred, raw string
 		at, obj              int64
 	}
-	var hits []st
-	rows, err := f.tx.QueryContext(f.ctx, q, anys(ids)...)
+	hits, err := queryRows(f.ctx, f.tx, q, anys(ids), func(r *sql.Rows, s *st) error {
+		return r.Scan(&s.ns, &s.chain, &s.at, &s.pred, &s.obj, &s.raw)
+	})
 	if err != nil {
-		return err
-	}
-	for rows.Next() {
-		var s st
-		if err := rows.Scan(&s.ns, &s.chain, &s.at, &s.pred, &s.obj, &s.raw); err != nil {
-			rows.Close()
-			return err
-		}
-		hits = append(hits, s)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
 		return err
 	}
 	chains := map[chainKey]bool{}
@@ -586,12 +562,37 @@ func (f *forgetter) statements() error {
 		return nil
 	}
 	// Entities no statement names: their names were the forgotten words.
-	orphans := `SELECT n FROM kg_entities e WHERE NOT EXISTS (SELECT 1 FROM kg_statements s WHERE s.subject = e.n OR s.object = e.n)
-		AND NOT EXISTS (SELECT 1 FROM kg_triples t WHERE t.subject = e.n OR t.object = e.n)`
-	if err := f.exec(`DELETE FROM kg_aliases WHERE entity IN (` + orphans + `)`); err != nil {
-		return err
+	_, err = f.deleteUnnamed(`1`)
+	return err
+}
+
+// unnamed selects the entities no statement or triple names.
+const unnamed = `NOT EXISTS (SELECT 1 FROM kg_statements s WHERE s.subject = e.n OR s.object = e.n)
+	AND NOT EXISTS (SELECT 1 FROM kg_triples t WHERE t.subject = e.n OR t.object = e.n)`
+
+// deleteUnnamed deletes the entities that cond (a condition on
+// kg_entities e, with args) selects and nothing names, with their
+// aliases, and returns how many.
+func (f *forgetter) deleteUnnamed(cond string, args ...any) (int, error) {
+	orphans := `SELECT n FROM kg_entities e WHERE ` + unnamed + ` AND (` + cond + `)`
+	if err := f.exec(`DELETE FROM kg_aliases WHERE entity IN (`+orphans+`)`, args...); err != nil {
+		return 0, err
 	}
-	return f.exec(`DELETE FROM kg_entities WHERE n IN (` + orphans + `)`)
+	res, err := f.tx.ExecContext(f.ctx, `DELETE FROM kg_entities WHERE n IN (`+orphans+`)`, args...)
+	if err != nil {
+		return 0, err
+	}
+	n, err := res.RowsAffected()
+	return int(n), err
+}
+
+// goneIDs are the forgotten (or redacted) turn ids.
+func (f *forgetter) goneIDs() []string {
+	ids := make([]string, 0, len(f.gone))
+	for id := range f.gone {
+		ids = append(ids, id)
+	}
+	return ids
 }
 
 func (f *forgetter) tripleIDs(k chainKey) ([]string, error) {

@@ -187,27 +187,15 @@ func applyTriple(ctx context.Context, tx *sql.Tx, t engram.Triple) (chainKey, bo
 // rebuildChain replaces the triples of a chain with those its statements
 // make.
 func rebuildChain(ctx context.Context, tx *sql.Tx, ns, chain string, single bool) error {
-	rows, err := tx.QueryContext(ctx, `SELECT at, subject, predicate, object, sources, memory FROM kg_statements
-		WHERE namespace = ? AND chain = ? ORDER BY at, predicate, object`, ns, chain)
-	if err != nil {
-		return err
-	}
-	var sts []statement
-	for rows.Next() {
-		var s statement
+	sts, err := queryRows(ctx, tx, `SELECT at, subject, predicate, object, sources, memory FROM kg_statements
+		WHERE namespace = ? AND chain = ? ORDER BY at, predicate, object`, []any{ns, chain}, func(r *sql.Rows, s *statement) error {
 		var raw string
-		if err := rows.Scan(&s.at, &s.subject, &s.predicate, &s.object, &raw, &s.memory); err != nil {
-			rows.Close()
+		if err := r.Scan(&s.at, &s.subject, &s.predicate, &s.object, &raw, &s.memory); err != nil {
 			return err
 		}
-		if err := json.Unmarshal([]byte(raw), &s.sources); err != nil {
-			rows.Close()
-			return err
-		}
-		sts = append(sts, s)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+		return json.Unmarshal([]byte(raw), &s.sources)
+	})
+	if err != nil {
 		return err
 	}
 	if sts, err = correctStatements(ctx, tx, ns, sts); err != nil {
@@ -266,6 +254,34 @@ func rebuildChain(ctx context.Context, tx *sql.Tx, ns, chain string, single bool
 		i = j
 	}
 	return nil
+}
+
+// rebuildChainsWhere rebuilds every chain holding a statement that cond (a
+// condition on kg_statements, with args) selects, and returns the ids its
+// triples had before.
+func rebuildChainsWhere(ctx context.Context, tx *sql.Tx, cond string, args ...any) ([]string, error) {
+	chains, err := queryRows(ctx, tx, `SELECT DISTINCT namespace, chain, predicate FROM kg_statements WHERE `+cond, args,
+		func(r *sql.Rows, k *chainKey) error {
+			var pred string
+			err := r.Scan(&k.ns, &k.chain, &pred)
+			k.single = engram.SingleValued(pred)
+			return err
+		})
+	if err != nil {
+		return nil, err
+	}
+	var before []string
+	for _, k := range chains {
+		ids, err := queryStrings(ctx, tx, `SELECT id FROM kg_triples WHERE namespace = ? AND chain = ?`, k.ns, k.chain)
+		if err != nil {
+			return nil, err
+		}
+		before = append(before, ids...)
+		if err := rebuildChain(ctx, tx, k.ns, k.chain, k.single); err != nil {
+			return nil, err
+		}
+	}
+	return before, nil
 }
 
 // confidence grows with the evidence: 1 - 0.5^sources.

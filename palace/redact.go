@@ -1,11 +1,14 @@
 package palace
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/engram-dev/engram"
@@ -14,170 +17,384 @@ import (
 // RedactResult says what RedactTurns changed.
 type RedactResult struct {
 	Turns, Memories, Scenes, Facets, Units int
+	// Entities counts the graph entities renamed, or deleted when nothing
+	// named them.
+	Entities int
 	// Removed are the ids of the vectors deleted (of every model): the
 	// turns' own, to be embedded again from the redacted text, and those
-	// of the units holding them, which the unit-vector job makes again.
+	// of the units holding them and of the triples naming a renamed
+	// entity, which their vector jobs make again.
 	Removed []string
+	// TurnVectors maps each vector model to the redacted turns whose
+	// vectors of it were deleted, for the caller to embed them again.
+	// Their watermarks (embedded_seq) are moved back before the first of
+	// them, so that the model's next catch-up embeds them, should the
+	// caller not (a crash, an embedder down); Watermarks holds the ones
+	// they had, which PutTurnVectors restores with the new vectors.
+	TurnVectors map[string][]string
+	Watermarks  map[string]int64
 }
 
-// RedactTurns stores the redacted versions of turns (same id and seq, new
-// content) and replaces every span of spans by marker wherever the palace
-// copied their text: the turn row and its keyword indexes, the session and
-// scene units holding it (re-indexed, their vectors dropped to be made
-// again), the memories and scenes citing it (text, rationale, entities,
-// title, summary; re-indexed with a new change number, so that their
-// vectors are made again) and the persona facets it is evidence for. The
-// turns' vectors of every model are deleted. Then the full-text indexes
-// are merged and the WAL truncated, as for a forget.
+// RedactTurns stores the redacted versions of turns (same id and seq; new
+// content, speaker and meta, see engram.Turn.RedactSpans) and replaces
+// every span of spans by marker wherever the palace copied their text, in
+// one transaction:
+//
+//   - the turn row and its keyword indexes (content and speaker), and the
+//     session and scene units holding it (re-indexed, their vectors
+//     dropped to be made again);
+//   - the memories and scenes citing it (text, rationale, subject,
+//     entities, relation, title, summary, participants; re-indexed with a
+//     new change number, so that their vectors, graph statements and
+//     persona facets are made again);
+//   - the persona facets it is evidence for: their value and history, or,
+//     for a facet whose speaker or key holds a span, its evidence of the
+//     turn, which the persona job gives back under the redacted name;
+//   - its graph statements, which the graph job makes again from the
+//     redacted memories, and the entities of the turns' namespaces whose
+//     name or alias holds a span: renamed, or deleted when nothing names
+//     them (the triples naming them re-indexed and their vectors dropped);
+//   - the corrections' words (corrected texts, records, fact keys).
+//
+// The turns' vectors of every model are deleted (TurnVectors says which,
+// and Watermarks how to put them back). Then the full-text indexes are
+// merged and the WAL truncated, as for a forget.
 func (db *DB) RedactTurns(ctx context.Context, turns []engram.Turn, spans []string, marker string) (RedactResult, error) {
 	var res RedactResult
 	if len(turns) == 0 {
 		return res, nil
 	}
-	red := func(s string) string {
-		for _, sp := range spans {
-			s = strings.ReplaceAll(s, sp, marker)
-		}
-		return s
-	}
-	// In JSON text (history, drafts) a span appears escaped.
-	var jsonPairs []string
-	for _, sp := range spans {
-		a, _ := json.Marshal(sp)
-		b, _ := json.Marshal(marker)
-		jsonPairs = append(jsonPairs, string(a[1:len(a)-1]), string(b[1:len(b)-1]))
-	}
-	redJSON := strings.NewReplacer(jsonPairs...)
-	kw := db.beginChange()
-	err := db.Update(ctx, func(tx *sql.Tx) error {
-		res = RedactResult{}
-		kw.reset()
-		f := &forgetter{ctx: ctx, tx: tx, res: &ForgetResult{}, gone: map[string]bool{}, kw: kw}
-		units := map[int64]bool{}
-		for _, t := range turns {
-			raw := nfkc(t.Content)
-			text, err := segmentText(raw)
-			if err != nil {
-				return err
-			}
-			var (
-				speaker, namespace string
-				ts                 sql.NullInt64
-			)
-			if err := tx.QueryRowContext(ctx, `SELECT speaker, namespace, ts FROM turns WHERE seq = ? AND id = ?`, t.Seq, t.ID).Scan(&speaker, &namespace, &ts); err == sql.ErrNoRows {
-				continue // not indexed (skipped, or not yet: the indexer stores the new version)
-			} else if err != nil {
-				return err
-			}
-			sp, err := segmentText(nfkc(speaker))
-			if err != nil {
-				return err
-			}
-			grams := strings.TrimSpace(cjkGrams(raw) + " " + cjkGrams(nfkc(speaker)))
-			for _, q := range []string{
-				`UPDATE turns SET content = ?2 WHERE seq = ?1`,
-				`DELETE FROM turns_fts WHERE rowid = ?1`,
-				`DELETE FROM turns_trigram WHERE rowid = ?1`,
-				`DELETE FROM turns_cjk WHERE rowid = ?1`,
-			} {
-				if _, err := tx.ExecContext(ctx, q, t.Seq, t.Content); err != nil {
-					return err
-				}
-			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO turns_fts (rowid, text, speaker) VALUES (?, ?, ?)`, t.Seq, text, sp); err != nil {
-				return err
-			}
-			var tsv any
-			if ts.Valid {
-				tsv = ts.Int64
-			}
-			kw.del(t.Seq)
-			kw.add(t.Seq, namespace, tsv, text, sp)
-			if _, err := tx.ExecContext(ctx, `INSERT INTO turns_trigram (rowid, content) VALUES (?, ?)`, t.Seq, raw); err != nil {
-				return err
-			}
-			if grams != "" {
-				if _, err := tx.ExecContext(ctx, `INSERT INTO turns_cjk (rowid, grams) VALUES (?, ?)`, t.Seq, grams); err != nil {
-					return err
-				}
-			}
-			res.Turns++
-			f.gone[t.ID] = true
-			if err := f.vectors([]string{t.ID}); err != nil {
-				return err
-			}
-			res.Removed = append(res.Removed, t.ID)
-			rows, err := tx.QueryContext(ctx, `SELECT unit_n FROM unit_turns WHERE turn_seq = ?`, t.Seq)
-			if err != nil {
-				return err
-			}
-			ns, err := scanInts(rows)
-			if err != nil {
-				return err
-			}
-			for _, n := range ns {
-				units[n] = true
-			}
-			if err := redactMemories(ctx, tx, t.ID, red, &res); err != nil {
-				return err
-			}
-			if err := redactScenes(ctx, tx, t.ID, red, redJSON, &res); err != nil {
-				return err
-			}
-			if err := redactFacets(ctx, tx, t.ID, red, redJSON, &res); err != nil {
-				return err
-			}
-		}
-		// The graph statements of the turns go; the graph job makes them
-		// again from the redacted memories (their change numbers moved).
-		if len(f.gone) > 0 {
-			if err := f.statements(); err != nil {
-				return err
-			}
-		}
-		ns := make([]int64, 0, len(units))
-		for n := range units {
-			ns = append(ns, n)
-		}
-		slices.Sort(ns)
-		if err := f.fixUnits(ns); err != nil {
-			return err
-		}
-		res.Units = f.res.Units
-		res.Removed = append(res.Removed, f.res.Removed...)
-		if err := redactCorrections(ctx, tx, spans, marker); err != nil {
-			return err
-		}
-		return kw.count(ctx, tx)
+	committed, err := db.erase(ctx, "redact turns", func(f *forgetter) error {
+		res = RedactResult{TurnVectors: map[string][]string{}, Watermarks: map[string]int64{}}
+		r := &redactor{forgetter: f, spans: spans, marker: marker, out: &res, first: map[string]int64{}}
+		return r.run(turns)
 	})
-	db.endChange(kw, err)
+	if !committed {
+		return RedactResult{}, err
+	}
+	return res, err
+}
+
+// redactor is one RedactTurns transaction: a forgetter whose gone turns
+// are the redacted ones.
+type redactor struct {
+	*forgetter
+	spans   []string
+	marker  string
+	redJSON *strings.Replacer // red for JSON text, where a span appears escaped
+	out     *RedactResult
+	first   map[string]int64 // by vector model, the first turn that lost its vector of it
+}
+
+// red replaces the spans in s.
+func (r *redactor) red(s string) string {
+	for _, sp := range r.spans {
+		s = strings.ReplaceAll(s, sp, r.marker)
+	}
+	return s
+}
+
+// holds reports whether s holds a span.
+func (r *redactor) holds(s string) bool { return r.red(s) != s }
+
+func (r *redactor) run(turns []engram.Turn) error {
+	var pairs []string
+	for _, sp := range r.spans {
+		pairs = append(pairs, jsonText(sp, true), jsonText(r.marker, true))
+	}
+	r.redJSON = strings.NewReplacer(pairs...)
+	units := map[int64]bool{}
+	namespaces := map[string]bool{}
+	for _, t := range turns {
+		ns, ok, err := r.turn(t)
+		if err != nil {
+			return fmt.Errorf("turn %s: %w", t.ID, err)
+		}
+		if !ok {
+			continue // not indexed (skipped, or not yet: the indexer stores the new version)
+		}
+		namespaces[ns] = true
+		if err := r.unitsOf(t.Seq, units); err != nil {
+			return err
+		}
+		if err := r.redactMemories(t.ID); err != nil {
+			return fmt.Errorf("memories: %w", err)
+		}
+		if err := r.redactScenes(t.ID); err != nil {
+			return fmt.Errorf("scenes: %w", err)
+		}
+	}
+	if len(r.gone) > 0 {
+		if err := r.derived(); err != nil {
+			return err
+		}
+	}
+	if err := r.fixUnits(units); err != nil {
+		return err
+	}
+	if err := redactCorrections(r.ctx, r.tx, r.red, r.redJSON); err != nil {
+		return err
+	}
+	if err := r.entities(namespaces); err != nil {
+		return fmt.Errorf("graph entities: %w", err)
+	}
+	r.out.Units = r.res.Units
+	r.out.Removed = append(r.out.Removed, r.res.Removed...)
+	if err := r.rewind(); err != nil {
+		return fmt.Errorf("vector watermarks: %w", err)
+	}
+	return r.vectors(r.out.Removed)
+}
+
+// derived redacts the persona facets and the graph statements of the
+// redacted turns.
+func (r *redactor) derived() error {
+	// A facet named by a span (its speaker, or its key: a liked thing)
+	// loses the turns' evidence, and the persona job files it again under
+	// the redacted name from the redacted memories; the others are
+	// redacted in place.
+	if err := r.facets(func(speaker, key string) bool { return r.holds(speaker) || r.holdsFolded(key) }); err != nil {
+		return fmt.Errorf("persona: %w", err)
+	}
+	r.out.Facets = r.res.Facets
+	for id := range r.gone {
+		if err := r.redactFacets(id); err != nil {
+			return fmt.Errorf("persona: %w", err)
+		}
+	}
+	// The graph statements of the turns go; the graph job makes them
+	// again from the redacted memories (their change numbers moved).
+	if err := r.statements(); err != nil {
+		return fmt.Errorf("graph: %w", err)
+	}
+	return nil
+}
+
+// rewind moves the watermark of each model that loses a turn's vector
+// back before the first such turn, and records the one it had.
+func (r *redactor) rewind() error {
+	for model, seq := range r.first {
+		var wm int64
+		if err := r.tx.QueryRowContext(r.ctx, `SELECT embedded_seq FROM vector_models WHERE model = ?`, model).Scan(&wm); err != nil {
+			return err
+		}
+		r.out.Watermarks[model] = wm
+		if err := r.exec(`UPDATE vector_models SET embedded_seq = min(embedded_seq, ?) WHERE model = ?`, seq-1, model); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// holdsFolded reports whether s, a lower-cased key, holds a span in any
+// case.
+func (r *redactor) holdsFolded(s string) bool {
+	for _, sp := range r.spans {
+		if strings.Contains(s, strings.ToLower(sp)) {
+			return true
+		}
+	}
+	return false
+}
+
+// jsonText is s as it appears inside a JSON string, with <, > and &
+// escaped when html is set (as json.Marshal writes them).
+func jsonText(s string, html bool) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(html)
+	_ = enc.Encode(s) // a string always encodes
+	q := strings.TrimSuffix(b.String(), "\n")
+	return q[1 : len(q)-1]
+}
+
+// turn stores the redacted version of a stored turn, indexes it again and
+// deletes its vectors of every model. ok is false when the palace does not
+// hold the turn; ns is its namespace.
+func (r *redactor) turn(t engram.Turn) (ns string, ok bool, err error) {
+	var ts sql.NullInt64
+	err = r.tx.QueryRowContext(r.ctx, `SELECT namespace, ts FROM turns WHERE seq = ? AND id = ?`, t.Seq, t.ID).Scan(&ns, &ts)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", false, nil
+	}
 	if err != nil {
-		return RedactResult{}, fmt.Errorf("palace: redact turns: %w", err)
+		return "", false, err
 	}
-	if err := db.scrub(ctx); err != nil {
-		return res, fmt.Errorf("palace: redact turns: %w", err)
+	raw, speaker := nfkc(t.Content), nfkc(t.Speaker)
+	text, err := segmentText(raw)
+	if err != nil {
+		return "", false, err
 	}
-	return res, nil
+	sp, err := segmentText(speaker)
+	if err != nil {
+		return "", false, err
+	}
+	var meta any
+	if len(t.Meta) > 0 {
+		meta = string(t.Meta)
+	}
+	if err := r.exec(`UPDATE turns SET content = ?, speaker = ?, meta = ? WHERE seq = ?`, t.Content, t.Speaker, meta, t.Seq); err != nil {
+		return "", false, err
+	}
+	if err := r.unindexTurn(t.Seq); err != nil {
+		return "", false, err
+	}
+	if err := r.exec(`INSERT INTO turns_fts (rowid, text, speaker) VALUES (?, ?, ?)`, t.Seq, text, sp); err != nil {
+		return "", false, err
+	}
+	var tsv any
+	if ts.Valid {
+		tsv = ts.Int64
+	}
+	r.kw.add(t.Seq, ns, tsv, text, sp)
+	if err := r.exec(`INSERT INTO turns_trigram (rowid, content) VALUES (?, ?)`, t.Seq, raw); err != nil {
+		return "", false, err
+	}
+	if grams := strings.TrimSpace(cjkGrams(raw) + " " + cjkGrams(speaker)); grams != "" {
+		if err := r.exec(`INSERT INTO turns_cjk (rowid, grams) VALUES (?, ?)`, t.Seq, grams); err != nil {
+			return "", false, err
+		}
+	}
+	models, err := queryStrings(r.ctx, r.tx, `SELECT model FROM vectors WHERE id = ? ORDER BY model`, t.ID)
+	if err != nil {
+		return "", false, err
+	}
+	for _, m := range models {
+		r.out.TurnVectors[m] = append(r.out.TurnVectors[m], t.ID)
+		if first, ok := r.first[m]; !ok || t.Seq < first {
+			r.first[m] = t.Seq
+		}
+	}
+	r.out.Turns++
+	r.out.Removed = append(r.out.Removed, t.ID)
+	r.gone[t.ID] = true
+	return ns, true, nil
+}
+
+// entities replaces the spans in the names and aliases of the graph's
+// entities of namespaces. An entity holding one that nothing names is
+// deleted; another takes the redacted name and its norm (when another
+// entity has that norm already, the two stay apart: this one keeps a norm
+// of its own, found through its aliases), and the chains naming it are
+// rebuilt, so that their triples are indexed under the new name and
+// embedded again.
+func (r *redactor) entities(namespaces map[string]bool) error {
+	for ns := range namespaces {
+		for _, sp := range r.spans {
+			n, err := r.deleteUnnamed(`e.namespace = ? AND instr(e.name, ?) > 0`, ns, sp)
+			if err != nil {
+				return err
+			}
+			r.out.Entities += n
+		}
+		type alias struct {
+			norm, alias string
+			entity      int64
+		}
+		type entity struct {
+			n    int64
+			name string
+		}
+		for _, sp := range r.spans {
+			aliases, err := queryRows(r.ctx, r.tx, `SELECT norm, alias, entity FROM kg_aliases WHERE namespace = ? AND instr(alias, ?) > 0`,
+				[]any{ns, sp}, func(rows *sql.Rows, a *alias) error { return rows.Scan(&a.norm, &a.alias, &a.entity) })
+			if err != nil {
+				return err
+			}
+			for _, a := range aliases {
+				if err := r.exec(`DELETE FROM kg_aliases WHERE namespace = ? AND norm = ?`, ns, a.norm); err != nil {
+					return err
+				}
+				// A redacted alias that another one already spells goes.
+				name := r.red(a.alias)
+				if norm := normName(name); norm != "" {
+					if err := r.exec(`INSERT INTO kg_aliases (namespace, norm, alias, entity) VALUES (?, ?, ?, ?)
+						ON CONFLICT (namespace, norm) DO NOTHING`, ns, norm, name, a.entity); err != nil {
+						return err
+					}
+				}
+			}
+			ents, err := queryRows(r.ctx, r.tx, `SELECT n, name FROM kg_entities WHERE namespace = ? AND instr(name, ?) > 0`,
+				[]any{ns, sp}, func(rows *sql.Rows, e *entity) error { return rows.Scan(&e.n, &e.name) })
+			if err != nil {
+				return err
+			}
+			for _, e := range ents {
+				name := r.red(e.name)
+				norm := normName(name)
+				var taken int
+				if err := r.tx.QueryRowContext(r.ctx, `SELECT count(*) FROM kg_entities WHERE namespace = ? AND norm = ? AND n <> ?`,
+					ns, norm, e.n).Scan(&taken); err != nil {
+					return err
+				}
+				if norm == "" || taken > 0 {
+					norm += "#" + strconv.FormatInt(e.n, 10)
+				}
+				if err := r.exec(`UPDATE kg_entities SET name = ?, norm = ? WHERE n = ?`, name, norm, e.n); err != nil {
+					return err
+				}
+				r.out.Entities++
+				ids, err := rebuildChainsWhere(r.ctx, r.tx, `subject = ?1 OR object = ?1`, e.n)
+				if err != nil {
+					return err
+				}
+				r.out.Removed = append(r.out.Removed, ids...)
+			}
+		}
+	}
+	return nil
 }
 
 // redactCorrections replaces the spans wherever the palace keeps a
 // correction's words (a user may have typed the secret into one): the
-// corrected text of memories and facts, and the corrections' records (JSON,
-// where a span appears escaped) and keys. The engine rewrites the journal.
-func redactCorrections(ctx context.Context, tx *sql.Tx, spans []string, marker string) error {
-	jm, _ := json.Marshal(marker)
-	for _, sp := range spans {
-		js, _ := json.Marshal(sp)
-		for _, q := range []struct {
-			sql      string
-			from, to string
-		}{
-			{`UPDATE memories SET corrected = replace(corrected, ?1, ?2) WHERE instr(corrected, ?1) > 0`, sp, marker},
-			{`UPDATE kg_triples SET corrected = replace(corrected, ?1, ?2) WHERE instr(corrected, ?1) > 0`, sp, marker},
-			{`UPDATE corrections SET body = replace(body, ?1, ?2) WHERE instr(body, ?1) > 0`, string(js[1 : len(js)-1]), string(jm[1 : len(jm)-1])},
-			{`UPDATE corrections SET key = replace(key, ?1, ?2), alt = replace(alt, ?1, ?2) WHERE instr(key, ?1) > 0 OR instr(alt, ?1) > 0`, sp, marker},
-		} {
-			if _, err := tx.ExecContext(ctx, q.sql, q.from, q.to); err != nil {
+// corrections' records (JSON, where a span appears escaped) and keys, the
+// text of the memories they corrected, and the fact keys of the triples
+// they made (a fact's key is made again from its redacted names, as
+// RedactCorrection does, so that it goes on matching the statements
+// derived from the redacted memories and the renamed entities). The
+// engine rewrites the journal.
+func redactCorrections(ctx context.Context, tx *sql.Tx, red func(string) string, redJSON *strings.Replacer) error {
+	type row struct {
+		n                      int64
+		target, key, alt, body string
+	}
+	rows, err := queryRows(ctx, tx, `SELECT n, target, key, alt, body FROM corrections`, nil, func(r *sql.Rows, c *row) error {
+		return r.Scan(&c.n, &c.target, &c.key, &c.alt, &c.body)
+	})
+	if err != nil {
+		return fmt.Errorf("redact corrections: %w", err)
+	}
+	for _, c := range rows {
+		key, alt, body := red(c.key), red(c.alt), redJSON.Replace(c.body)
+		if c.target == engram.CorrectFact {
+			var cor engram.Correction
+			if err := json.Unmarshal([]byte(c.body), &cor); err != nil {
+				return fmt.Errorf("redact correction %d: %w", c.n, err)
+			}
+			fixed := RedactCorrection(cor, red)
+			if key = fixed.Key; key == "" {
+				key = FactKey(fixed.Namespace, fixed.Subject, fixed.Predicate, fixed.Original) // as applyCorrection makes it
+			}
+			raw, err := json.Marshal(fixed)
+			if err != nil {
+				return err
+			}
+			body = string(raw)
+		}
+		if key == c.key && alt == c.alt && body == c.body {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE corrections SET key = ?, alt = ?, body = ? WHERE n = ?`, key, alt, body, c.n); err != nil {
+			return fmt.Errorf("redact corrections: %w", err)
+		}
+		if key != c.key && c.target == engram.CorrectFact {
+			if _, err := tx.ExecContext(ctx, `UPDATE kg_triples SET corrected = ? WHERE corrected = ?`, key, c.key); err != nil {
+				return fmt.Errorf("redact corrections: %w", err)
+			}
+		}
+		if c.target == engram.CorrectMemory {
+			// A memory that holds the correction's text takes it again.
+			if err := settleCorrected(ctx, tx, c.n); err != nil {
 				return fmt.Errorf("redact corrections: %w", err)
 			}
 		}
@@ -185,8 +402,9 @@ func redactCorrections(ctx context.Context, tx *sql.Tx, spans []string, marker s
 	return nil
 }
 
-func redactMemories(ctx context.Context, tx *sql.Tx, turnID string, red func(string) string, res *RedactResult) error {
-	rows, err := tx.QueryContext(ctx, `SELECT n FROM memories WHERE EXISTS (SELECT 1 FROM json_each(memories.sources) WHERE value = ?)`, turnID)
+// settleCorrected settles the memories that correction n corrected.
+func settleCorrected(ctx context.Context, tx *sql.Tx, n int64) error {
+	rows, err := tx.QueryContext(ctx, `SELECT n FROM memories WHERE corrected = (SELECT id FROM corrections WHERE n = ?)`, n)
 	if err != nil {
 		return err
 	}
@@ -195,6 +413,38 @@ func redactMemories(ctx context.Context, tx *sql.Tx, turnID string, red func(str
 		return err
 	}
 	seq, err := nextSeq(ctx, tx, "memories")
+	if err != nil {
+		return err
+	}
+	for _, m := range ns {
+		if _, err := settleMemory(ctx, tx, m, &seq); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// RedactCorrection returns c with red applied to every text it holds. A
+// fact's key, made of its normalised names (FactKey), is made again from
+// the redacted names, so that it goes on matching the statements the
+// graph derives from the redacted memories; any other key is redacted as
+// it is.
+func RedactCorrection(c engram.Correction, red func(string) string) engram.Correction {
+	made := c.Target == engram.CorrectFact && c.Key != "" && c.Key == FactKey(c.Namespace, c.Subject, c.Predicate, c.Original)
+	c.Text, c.Object, c.Reason, c.Original = red(c.Text), red(c.Object), red(c.Reason), red(c.Original)
+	c.Subject, c.Predicate = red(c.Subject), red(c.Predicate)
+	if made {
+		c.Key = FactKey(c.Namespace, c.Subject, c.Predicate, c.Original)
+	} else {
+		c.Key = red(c.Key)
+	}
+	return c
+}
+
+// redactMemories redacts the memories citing the turn turnID.
+func (r *redactor) redactMemories(turnID string) error {
+	ctx, tx, red := r.ctx, r.tx, r.red
+	ns, seq, err := r.citing(`SELECT n FROM memories WHERE EXISTS (SELECT 1 FROM json_each(memories.sources) WHERE value = ?)`, turnID, "memories")
 	if err != nil {
 		return err
 	}
@@ -244,27 +494,33 @@ func redactMemories(ctx context.Context, tx *sql.Tx, turnID string, red func(str
 		if err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM memories_fts WHERE rowid = ?`, n); err != nil {
+		if err := reindexText(ctx, tx, "memories_fts", n, text); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO memories_fts (rowid, text) VALUES (?, ?)`, n, text); err != nil {
-			return err
-		}
-		res.Memories++
+		r.out.Memories++
 	}
 	return nil
 }
 
-func redactScenes(ctx context.Context, tx *sql.Tx, turnID string, red func(string) string, redJSON *strings.Replacer, res *RedactResult) error {
-	rows, err := tx.QueryContext(ctx, `SELECT n FROM scenes WHERE EXISTS (SELECT 1 FROM json_each(scenes.turns) WHERE value = ?)`, turnID)
+// citing returns the rows of table that query selects for the turn
+// turnID, and the table's last change number.
+func (r *redactor) citing(query, turnID, table string) ([]int64, int64, error) {
+	rows, err := r.tx.QueryContext(r.ctx, query, turnID)
 	if err != nil {
-		return err
+		return nil, 0, err
 	}
 	ns, err := scanInts(rows)
 	if err != nil {
-		return err
+		return nil, 0, err
 	}
-	seq, err := nextSeq(ctx, tx, "scenes")
+	seq, err := nextSeq(r.ctx, r.tx, table)
+	return ns, seq, err
+}
+
+// redactScenes redacts the scenes holding the turn turnID.
+func (r *redactor) redactScenes(turnID string) error {
+	ctx, tx, red, redJSON := r.ctx, r.tx, r.red, r.redJSON
+	ns, seq, err := r.citing(`SELECT n FROM scenes WHERE EXISTS (SELECT 1 FROM json_each(scenes.turns) WHERE value = ?)`, turnID, "scenes")
 	if err != nil {
 		return err
 	}
@@ -278,7 +534,7 @@ func redactScenes(ctx context.Context, tx *sql.Tx, turnID string, red func(strin
 		nt, nsum, np := red(title), red(summary), redJSON.Replace(parts)
 		var nd any
 		if draft.Valid {
-			nd = redJSON.Replace(draft.String)
+			nd = r.redactDraft(draft.String)
 		}
 		if nt == title && nsum == summary && np == parts && (!draft.Valid || nd == draft.String) {
 			continue
@@ -294,64 +550,110 @@ func redactScenes(ctx context.Context, tx *sql.Tx, turnID string, red func(strin
 		if err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM scenes_fts WHERE rowid = ?`, n); err != nil {
+		if err := reindexText(ctx, tx, "scenes_fts", n, text); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO scenes_fts (rowid, text) VALUES (?, ?)`, n, text); err != nil {
-			return err
-		}
-		res.Scenes++
+		r.out.Scenes++
 	}
 	return nil
 }
 
-func redactFacets(ctx context.Context, tx *sql.Tx, turnID string, red func(string) string, redJSON *strings.Replacer, res *RedactResult) error {
-	rows, err := tx.QueryContext(ctx, `SELECT rowid, value, history FROM persona_facets
-		WHERE EXISTS (SELECT 1 FROM json_each(persona_facets.evidence) WHERE value = ?)
-		   OR instr(history, ?) > 0`, turnID, turnID)
-	if err != nil {
-		return err
+// redactDraft redacts the draft of an open scene (the JSON of a
+// pipeline.SceneDraft): its texts as JSON text, and its term statistics,
+// whose keys are lower-case stems that a replacement misses ("quokkavil"
+// of Quokkaville). The terms and phrases whose key or surface form holds a
+// span, in any case, go, and the window loses their keys: removing keeps
+// the lists sorted, as the scene job searches them.
+func (r *redactor) redactDraft(raw string) string {
+	var d map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(raw), &d); err != nil {
+		return r.redJSON.Replace(raw)
 	}
+	held := func(s string) bool {
+		for _, sp := range r.spans {
+			if strings.Contains(strings.ToLower(s), strings.ToLower(sp)) {
+				return true
+			}
+		}
+		return false
+	}
+	gone := map[string]bool{}
+	keep := func(field string, drop func(key, display string) bool) {
+		var terms []json.RawMessage
+		if json.Unmarshal(d[field], &terms) != nil {
+			return
+		}
+		kept := terms[:0]
+		for _, raw := range terms {
+			var t struct {
+				K string `json:"k"`
+				D string `json:"d"`
+			}
+			if json.Unmarshal(raw, &t) == nil && drop(t.K, t.D) {
+				gone[t.K] = true
+				continue
+			}
+			kept = append(kept, raw)
+		}
+		d[field], _ = json.Marshal(kept)
+	}
+	keep("terms", func(k, disp string) bool { return held(k) || held(disp) })
+	keep("phrases", func(k, disp string) bool {
+		return held(k) || held(disp) || slices.ContainsFunc(strings.Fields(k), func(w string) bool { return gone[w] })
+	})
+	var window [][]string
+	if json.Unmarshal(d["window"], &window) == nil && window != nil {
+		for i, keys := range window {
+			window[i] = slices.DeleteFunc(keys, func(k string) bool { return gone[k] || held(k) })
+		}
+		d["window"], _ = json.Marshal(window)
+	}
+	out, err := json.Marshal(d)
+	if err != nil {
+		return r.redJSON.Replace(raw)
+	}
+	return r.redJSON.Replace(string(out))
+}
+
+// redactFacets redacts the value and history of the persona facets the
+// turn turnID is evidence for.
+func (r *redactor) redactFacets(turnID string) error {
 	type facet struct {
 		rowid          int64
 		value, history string
 	}
-	var fs []facet
-	for rows.Next() {
-		var f facet
-		if err := rows.Scan(&f.rowid, &f.value, &f.history); err != nil {
-			rows.Close()
-			return err
-		}
-		fs = append(fs, f)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+	fs, err := queryRows(r.ctx, r.tx, `SELECT rowid, value, history FROM persona_facets
+		WHERE EXISTS (SELECT 1 FROM json_each(persona_facets.evidence) WHERE value = ?1)
+		   OR instr(history, ?1) > 0`, []any{turnID}, func(rows *sql.Rows, f *facet) error { return rows.Scan(&f.rowid, &f.value, &f.history) })
+	if err != nil {
 		return err
 	}
 	for _, f := range fs {
-		v, h := red(f.value), redJSON.Replace(f.history)
+		v, h := r.red(f.value), r.redJSON.Replace(f.history)
 		if v == f.value && h == f.history {
 			continue
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE persona_facets SET value = ?, history = ? WHERE rowid = ?`, v, h, f.rowid); err != nil {
+		if err := r.exec(`UPDATE persona_facets SET value = ?, history = ? WHERE rowid = ?`, v, h, f.rowid); err != nil {
 			return err
 		}
-		res.Facets++
+		r.out.Facets++
 	}
 	return nil
 }
 
 // TurnIDsHolding returns the ids of the stored turns of namespace (every
-// namespace when "") and session (every session when "") whose content
-// holds one of texts, in seq order.
+// namespace when "") and session (every session when "") whose content,
+// speaker or meta holds one of texts, in seq order. In meta a text is
+// looked for as JSON writes it (escaped, with or without <, > and & as
+// \u escapes); one a client escaped otherwise is not found.
 func (db *DB) TurnIDsHolding(ctx context.Context, namespace, session string, texts []string) ([]string, error) {
 	var ids []string
 	seen := map[string]bool{}
 	err := db.View(ctx, func(tx *sql.Tx) error {
 		for _, text := range texts {
 			found, err := queryStrings(ctx, tx, `SELECT id FROM turns WHERE (?1 = '' OR namespace = ?1) AND (?2 = '' OR session = ?2)
-				AND instr(content, ?3) > 0 ORDER BY seq`, namespace, session, text)
+				AND (instr(content, ?3) > 0 OR instr(speaker, ?3) > 0 OR instr(meta, ?4) > 0 OR instr(meta, ?5) > 0) ORDER BY seq`,
+				namespace, session, text, jsonText(text, true), jsonText(text, false))
 			if err != nil {
 				return err
 			}

@@ -111,10 +111,7 @@ func (db *DB) PutScenes(ctx context.Context, worker string, scenes []engram.Scen
 			if err != nil {
 				return fmt.Errorf("scene %s: %w", s.ID, err)
 			}
-			if _, err := tx.ExecContext(ctx, `DELETE FROM scenes_fts WHERE rowid = ?`, n); err != nil {
-				return err
-			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO scenes_fts (rowid, text) VALUES (?, ?)`, n, p.text); err != nil {
+			if err := reindexText(ctx, tx, "scenes_fts", n, p.text); err != nil {
 				return err
 			}
 			if err := putSceneUnit(ctx, tx, s, seq+unitSeq); err != nil {

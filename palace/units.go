@@ -217,11 +217,7 @@ func indexUnit(ctx context.Context, tx *sql.Tx, kind string, n int64) error {
 	if text, err = indexText(text); err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM `+table+` WHERE rowid = ?`, n); err != nil {
-		return err
-	}
-	_, err = tx.ExecContext(ctx, `INSERT INTO `+table+` (rowid, text) VALUES (?, ?)`, n, text)
-	return err
+	return reindexText(ctx, tx, table, n, text)
 }
 
 // backfillUnits gives every stored turn after keyUnitsSeq its session unit:

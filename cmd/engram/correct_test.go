@@ -12,20 +12,9 @@ import (
 // CLI, then rebuilds the palace from the archive: the corrections come back
 // from the home's journal and win over the extraction that runs again.
 func TestCorrectThenRebuild(t *testing.T) {
-	home := filepath.Join(t.TempDir(), "home")
-	lines := `{"id":"t1","session":"s1","speaker":"Ana","content":"I live in Lisbon."}
+	home := ingestHome(t, `{"id":"t1","session":"s1","speaker":"Ana","content":"I live in Lisbon."}
 {"id":"t2","session":"s1","speaker":"Ana","content":"I work at Acme."}
-`
-	file := filepath.Join(t.TempDir(), "turns.jsonl")
-	if err := os.WriteFile(file, []byte(lines), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if r := runCLI(t, home, "", "ingest", file); r.code != 0 {
-		t.Fatalf("ingest: %+v", r)
-	}
-	if r := runCLI(t, home, "", "jobs", "run", "--all"); r.code != 0 {
-		t.Fatalf("jobs run --all: %+v", r)
-	}
+`, true)
 	memRE, factRE := regexp.MustCompile(`mem-[0-9a-f]{20}`), regexp.MustCompile(`kg-[0-9a-f]{20}`)
 	r := runCLI(t, home, "", "memories", "Acme")
 	acme := memRE.FindString(r.stdout)

@@ -44,35 +44,67 @@ unless --yes.`)
 	if err := req.Validate(); err != nil {
 		return &usageError{msg: err.Error() + " (engram forget --turn ID | --session S | --namespace N)"}
 	}
+	return confirmed(ctx, m, confirmation[engram.ForgetReport]{
+		yes: *yes, dry: *dry, done: "forgotten",
+		run: func(ctx context.Context, svc backend, dry bool) (engram.ForgetReport, error) {
+			r := req
+			r.DryRun = dry
+			return svc.Forget(ctx, r)
+		},
+		question: func(rep engram.ForgetReport) (string, error) {
+			if len(rep.Turns) == 0 {
+				_, err := fmt.Fprintf(m.Stdout, "nothing to forget: %d already forgotten, %d unknown\n", len(rep.Already), len(rep.Unknown))
+				return "", err
+			}
+			return fmt.Sprintf("forget %d turn(s) (%s) from the archive, the palace and the vectors?", len(rep.Turns), clipList(rep.Turns, 3)), nil
+		},
+		print: func(rep engram.ForgetReport) error { return printForget(m, rep, *asJSON) },
+	})
+}
+
+// confirmation is what confirmed needs to run a command that cannot be
+// undone (forget, redact), whose service calls report an R.
+type confirmation[R any] struct {
+	yes, dry bool   // --yes, --dry-run
+	done     string // what nothing was when it is not confirmed: "forgotten"
+	// run calls the service, as a dry run or for real.
+	run func(ctx context.Context, svc backend, dry bool) (R, error)
+	// question is what to ask of a dry run's report; "" when there is
+	// nothing to do (it says so itself).
+	question func(R) (string, error)
+	print    func(R) error
+}
+
+// confirmed opens the home and runs c: with --dry-run, as a dry run only;
+// else, unless --yes, first as a dry run whose report makes the question,
+// then, once confirmed, for real.
+func confirmed[R any](ctx context.Context, m *Main, c confirmation[R]) error {
 	_, svc, err := m.openHome(ctx)
 	if err != nil {
 		return err
 	}
 	defer svc.Close()
-	if !*yes || *dry {
-		probe := req
-		probe.DryRun = true
-		rep, err := svc.Forget(ctx, probe)
+	if !c.yes || c.dry {
+		rep, err := c.run(ctx, svc, true)
 		if err != nil {
 			return err
 		}
-		if *dry {
-			return printForget(m, rep, *asJSON)
+		if c.dry {
+			return c.print(rep)
 		}
-		if len(rep.Turns) == 0 {
-			fmt.Fprintf(m.Stdout, "nothing to forget: %d already forgotten, %d unknown\n", len(rep.Already), len(rep.Unknown))
-			return nil
+		q, err := c.question(rep)
+		if q == "" || err != nil {
+			return err
 		}
-		q := fmt.Sprintf("forget %d turn(s) (%s) from the archive, the palace and the vectors?", len(rep.Turns), clipList(rep.Turns, 3))
-		if err := confirm(m, q, "forgotten"); err != nil {
+		if err := confirm(m, q, c.done); err != nil {
 			return err
 		}
 	}
-	rep, err := svc.Forget(ctx, req)
+	rep, err := c.run(ctx, svc, false)
 	if err != nil {
 		return err
 	}
-	return printForget(m, rep, *asJSON)
+	return c.print(rep)
 }
 
 // confirm asks q on stdout and reads the answer from stdin: anything but

@@ -1,34 +1,24 @@
 package main_test
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/engram-dev/engram/internal/filetest"
 )
 
 // TestForgetThenRebuild forgets a turn and a session through the CLI after
 // the layers were derived, rebuilds the palace from the archive, and then
 // finds the forgotten words in no file of the home.
 func TestForgetThenRebuild(t *testing.T) {
-	home := filepath.Join(t.TempDir(), "home")
-	lines := `{"id":"t1","session":"s1","speaker":"Ana","content":"I live in Lisbon and I work at Acme."}
+	home := ingestHome(t, `{"id":"t1","session":"s1","speaker":"Ana","content":"I live in Lisbon and I work at Acme."}
 {"id":"t2","session":"s1","speaker":"Ana","content":"I moved to Quokkaville and I love xylophones."}
 {"id":"t3","session":"s2","speaker":"Bo","content":"My favourite band is Zanzibarmonic, we decided on Postgres."}
 {"id":"t4","session":"s2","speaker":"Bo","content":"Zanzibarmonic plays on Friday in Quokkaville."}
 {"id":"t5","session":"s3","speaker":"Bo","content":"We keep the API on port 30001."}
-`
-	file := filepath.Join(t.TempDir(), "turns.jsonl")
-	if err := os.WriteFile(file, []byte(lines), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if r := runCLI(t, home, "", "ingest", file); r.code != 0 {
-		t.Fatalf("ingest: %+v", r)
-	}
-	if r := runCLI(t, home, "", "jobs", "run", "--all"); r.code != 0 {
-		t.Fatalf("jobs run --all: %+v", r)
-	}
+`, true)
 
 	// Not confirmed: nothing happens.
 	if r := runCLI(t, home, "n\n", "forget", "--turn", "t2"); r.code == 0 || !strings.Contains(r.stderr, "not confirmed") {
@@ -65,25 +55,29 @@ func TestForgetThenRebuild(t *testing.T) {
 	if r := runCLI(t, home, "", "recall", "--mode", "keyword", "Lisbon"); !strings.Contains(r.stdout, "Lisbon") {
 		t.Fatalf("a kept turn is lost: %+v", r)
 	}
-	err := filepath.WalkDir(home, func(path string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		for _, w := range []string{"Quokkaville", "xylophone", "Zanzibarmonic", "quokkavill", "zanzibarmon"} {
-			if bytes.Contains(bytes.ToLower(b), []byte(strings.ToLower(w))) {
-				t.Errorf("%s still holds %q", path, w)
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	filetest.MustHoldNowhere(t, home, "Quokkaville", "xylophone", "Zanzibarmonic", "quokkavill", "zanzibarmon")
 	if r := runCLI(t, home, "", "doctor"); r.code != 0 {
 		t.Fatalf("doctor after forget and rebuild: %+v", r)
 	}
+}
+
+// ingestHome makes a home of lines (JSON lines of turns), through a file,
+// and derives its layers when jobs is set.
+func ingestHome(t *testing.T, lines string, jobs bool) string {
+	t.Helper()
+	home := filepath.Join(t.TempDir(), "home")
+	file := filepath.Join(t.TempDir(), "turns.jsonl")
+	if err := os.WriteFile(file, []byte(lines), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if r := runCLI(t, home, "", "ingest", file); r.code != 0 {
+		t.Fatalf("ingest: %+v", r)
+	}
+	if !jobs {
+		return home
+	}
+	if r := runCLI(t, home, "", "jobs", "run", "--all"); r.code != 0 {
+		t.Fatalf("jobs run --all: %+v", r)
+	}
+	return home
 }

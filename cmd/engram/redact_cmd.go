@@ -10,14 +10,16 @@ import (
 func runRedact(ctx context.Context, m *Main, args []string) error {
 	fs := m.newFlagSet("redact", `redact --span TEXT [--span TEXT...] [--turn ID... | --session S [--namespace N] | --namespace N] [--marker M] [--reason R] [--yes] [--dry-run] [--json]
 
-Replaces every occurrence of each span (a secret, a name) in the content of
-the turns named, or of a session or a namespace, or of every namespace, by
-the marker (default "[redacted]"): in the archive (each line rewritten in
-place, with a record of when, why and how many spans), the palace (the
-turn, its keyword indexes, its session and scene units, the memories,
-scenes and persona facets citing it) and the vectors (the turn embedded
-again). Earlier backups still hold the text. Asks before redacting unless
---yes.`)
+Replaces every occurrence of each span (a secret, a name) in the content,
+the speaker and the meta's string values of the turns named, or of a
+session or a namespace, or of every namespace, by the marker (default
+"[redacted]"): in the archive (each line rewritten in place, with a record
+of when, why and how many spans), the palace (the turn, its keyword
+indexes, its session and scene units, the memories, scenes and persona
+facets citing it, the graph's entities named by a span, the corrections)
+and the vectors (the turn embedded again with every model that had one; a
+model that cannot embed now is named in a warning). Earlier backups still
+hold the text. Asks before redacting unless --yes.`)
 	var turns, spans multiFlag
 	fs.Var(&turns, "turn", "the id of a turn to redact (repeat for more)")
 	fs.Var(&spans, "span", "the text to replace (repeat for more; at least 3 bytes)")
@@ -43,31 +45,22 @@ again). Earlier backups still hold the text. Asks before redacting unless
 	if err := req.Validate(); err != nil {
 		return &usageError{msg: err.Error() + " (engram redact --turn ID --span TEXT)"}
 	}
-	_, svc, err := m.openHome(ctx)
-	if err != nil {
-		return err
-	}
-	defer svc.Close()
-	if !*yes || *dry {
-		probe := req
-		probe.DryRun = true
-		rep, err := svc.Redact(ctx, probe)
-		if err != nil {
-			return err
-		}
-		if *dry || len(rep.Turns) == 0 {
-			return printRedact(m, rep, *asJSON)
-		}
-		q := fmt.Sprintf("redact %d span(s) in %d turn(s) (%s) in the archive, the palace and the vectors?", rep.Spans, len(rep.Turns), clipList(rep.Turns, 3))
-		if err := confirm(m, q, "redacted"); err != nil {
-			return err
-		}
-	}
-	rep, err := svc.Redact(ctx, req)
-	if err != nil {
-		return err
-	}
-	return printRedact(m, rep, *asJSON)
+	show := func(rep engram.RedactReport) error { return printRedact(m, rep, *asJSON) }
+	return confirmed(ctx, m, confirmation[engram.RedactReport]{
+		yes: *yes, dry: *dry, done: "redacted",
+		run: func(ctx context.Context, svc backend, dry bool) (engram.RedactReport, error) {
+			r := req
+			r.DryRun = dry
+			return svc.Redact(ctx, r)
+		},
+		question: func(rep engram.RedactReport) (string, error) {
+			if len(rep.Turns) == 0 {
+				return "", show(rep)
+			}
+			return fmt.Sprintf("redact %d span(s) in %d turn(s) (%s) in the archive, the palace and the vectors?", rep.Spans, len(rep.Turns), clipList(rep.Turns, 3)), nil
+		},
+		print: show,
+	})
 }
 
 func printRedact(m *Main, rep engram.RedactReport, asJSON bool) error {
@@ -85,6 +78,9 @@ func printRedact(m *Main, rep engram.RedactReport, asJSON bool) error {
 	fmt.Fprintln(m.Stdout)
 	if !rep.DryRun && len(rep.Turns) > 0 {
 		fmt.Fprintf(m.Stdout, "  archive: %d file(s) rewritten; palace: %d memories and %d scenes rewritten\n", rep.ArchiveFiles, rep.Memories, rep.Scenes)
+	}
+	for _, w := range rep.Warnings {
+		fmt.Fprintln(m.Stderr, "warning:", w)
 	}
 	return nil
 }

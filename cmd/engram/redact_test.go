@@ -1,27 +1,28 @@
 package main_test
 
 import (
-	"os"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/embed"
+	"github.com/engram-dev/engram/engine"
+	"github.com/engram-dev/engram/internal/filetest"
+	"github.com/engram-dev/engram/palace"
 )
 
 // TestRedactCommand redacts a span of a turn through the CLI, with the
 // confirmation, and finds it in no file of the home afterwards, nor after
 // a rebuild.
 func TestRedactCommand(t *testing.T) {
-	home := filepath.Join(t.TempDir(), "home")
-	file := filepath.Join(t.TempDir(), "turns.jsonl")
-	lines := `{"id":"t1","session":"s1","speaker":"Ana","content":"the staging password is plumbusgrax, keep it safe"}
+	home := ingestHome(t, `{"id":"t1","session":"s1","speaker":"Ana","content":"the staging password is plumbusgrax, keep it safe"}
 {"id":"t2","session":"s1","speaker":"Ana","content":"we deploy on Fridays"}
-`
-	if err := os.WriteFile(file, []byte(lines), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if r := runCLI(t, home, "", "ingest", file); r.code != 0 {
-		t.Fatalf("ingest: %+v", r)
-	}
+`, false)
 	if r := runCLI(t, home, "", "redact", "--turn", "t1"); r.code != 2 || !strings.Contains(r.stderr, "texts") {
 		t.Fatalf("redact without a span: %+v", r)
 	}
@@ -37,20 +38,135 @@ func TestRedactCommand(t *testing.T) {
 	if r := runCLI(t, home, "", "rebuild"); r.code != 0 {
 		t.Fatalf("rebuild: %+v", r)
 	}
-	err := filepath.WalkDir(home, func(path string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(path)
-		if err == nil && strings.Contains(string(b), "plumbusgrax") {
-			t.Errorf("%s still holds the span", path)
-		}
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	filetest.MustHoldNowhere(t, home, "plumbusgrax")
 	if r := runCLI(t, home, "", "doctor"); r.code != 0 {
 		t.Fatalf("doctor: %+v", r)
 	}
+}
+
+// TestRedactOtherModels redacts turns on a home whose palace holds the
+// vectors of two models. A model that can embed gets the redacted turn's
+// vector made again from the new text, whether it is active or not; one
+// that cannot (its Ollama server down) loses it, the redaction succeeds
+// all the same and warns, naming the model and what makes the vectors
+// again, and the model's watermark goes back so that its next catch-up
+// embeds the turn.
+func TestRedactOtherModels(t *testing.T) {
+	home := ingestHome(t, `{"id":"t1","session":"s1","speaker":"Ana","content":"the staging password is plumbusgrax, keep it safe"}
+{"id":"t2","session":"s1","speaker":"Ana","content":"the deploy key is zibbleflorp, do not share it"}
+`, false)
+	ctx := context.Background()
+	b := embed.New()
+	const down = "ollama:nomodel"
+	embedded := func(texts ...string) []engram.VectorItem {
+		t.Helper()
+		vecs, err := b.Embed(ctx, texts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		items := make([]engram.VectorItem, len(texts))
+		for i, v := range vecs {
+			items[i] = engram.VectorItem{ID: fmt.Sprintf("t%d", i+1), Kind: engram.KindTurn, Namespace: "default", Vector: v}
+		}
+		return items
+	}
+	// withPalace runs fn on the home's palace, the engine closed.
+	withPalace := func(fn func(p *palace.DB)) {
+		t.Helper()
+		p, err := palace.Open(filepath.Join(home, engine.PalaceFile), palace.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer p.Close()
+		fn(p)
+	}
+	// vectorOf is model's vector of turn id (nil: none) and its watermark.
+	vectorOf := func(p *palace.DB, model, id string) ([]float32, int64) {
+		t.Helper()
+		v, err := p.Vectors(ctx, model, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wm, err := v.Watermark(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all, err := v.VectorsSince(ctx, 0, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, sv := range all {
+			if sv.ID == id {
+				return sv.Vector, wm
+			}
+		}
+		return nil, wm
+	}
+	same := func(a, b []float32) bool {
+		if len(a) != len(b) {
+			return false
+		}
+		for i := range a {
+			if math.Abs(float64(a[i]-b[i])) > 1e-6 {
+				return false
+			}
+		}
+		return true
+	}
+	old := embedded("Ana: the staging password is plumbusgrax, keep it safe", "Ana: the deploy key is zibbleflorp, do not share it")
+	withPalace(func(p *palace.DB) {
+		for _, model := range []string{b.Model(), down} {
+			v, err := p.Vectors(ctx, model, b.Dim())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := v.PutTurnVectors(ctx, old, 2); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := p.ActivateModel(ctx, down); err != nil {
+			t.Fatal(err)
+		}
+	})
+
+	// The active model cannot embed: the retired builtin one can.
+	writeConfig(t, home, "embedder = \"ollama\"\nollama_model = \"nomodel\"\nollama_host = \"http://127.0.0.1:1\"\n")
+	r := runCLI(t, home, "", "redact", "--turn", "t1", "--span", "plumbusgrax", "--yes")
+	if r.code != 0 || !strings.Contains(r.stdout, "redacted 1 span(s) in 1 turn(s)") ||
+		!strings.Contains(r.stderr, "warning: the "+down+" vectors of 1 redacted turn are deleted and not made again") ||
+		!strings.Contains(r.stderr, "they are made when its embedder is back") {
+		t.Fatalf("redact with the active model down: %+v", r)
+	}
+	want := embedded("Ana: the staging password is [redacted], keep it safe")[0].Vector
+	withPalace(func(p *palace.DB) {
+		if v, wm := vectorOf(p, b.Model(), "t1"); !same(v, want) || wm != 2 {
+			t.Errorf("the builtin vector of the redacted turn is not made from its new text (watermark %d, want 2)", wm)
+		}
+		if v, wm := vectorOf(p, down, "t1"); v != nil || wm != 0 {
+			t.Errorf("%s: the redacted turn's vector is left (%v), or the watermark %d is not before it", down, v != nil, wm)
+		}
+		if err := p.ActivateModel(ctx, b.Model()); err != nil {
+			t.Fatal(err)
+		}
+	})
+
+	// The active model embeds; the retired one, its server down, cannot.
+	writeConfig(t, home, "embedder = \"builtin\"\nollama_host = \"http://127.0.0.1:1\"\n")
+	r = runCLI(t, home, "", "redact", "--turn", "t2", "--span", "zibbleflorp", "--yes", "--json")
+	var rep engram.RedactReport
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil || r.code != 0 || len(rep.Warnings) != 1 ||
+		!strings.HasPrefix(rep.Warnings[0], "the "+down+" vectors of 1 redacted turn are deleted and not made again") ||
+		!strings.HasSuffix(rep.Warnings[0], "`engram reembed --model "+down+"` makes them") {
+		t.Fatalf("redact with a retired model down: %+v (%v)", r, err)
+	}
+	want = embedded("Ana: the deploy key is [redacted], do not share it")[0].Vector
+	withPalace(func(p *palace.DB) {
+		if v, _ := vectorOf(p, b.Model(), "t2"); !same(v, want) {
+			t.Error("the active model's vector of the redacted turn is not made from its new text")
+		}
+		if v, wm := vectorOf(p, down, "t2"); v != nil || wm != 0 {
+			t.Errorf("%s: the redacted turn's vector is left (%v), or the watermark %d is not before it", down, v != nil, wm)
+		}
+	})
+	filetest.MustHoldNowhere(t, home, "plumbusgrax", "zibbleflorp")
 }

@@ -1,0 +1,86 @@
+package engram
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+)
+
+// RedactSpans returns t with every occurrence of each span replaced by
+// marker in its content, its speaker and every string value of its meta,
+// and how many occurrences it replaced. The spans are replaced in order,
+// each as given (case matters). The meta's keys, numbers and layout stay
+// byte for byte, so that a meta without a span comes back as it was (the
+// same slice) and one with a span differs only in the values that held it.
+func (t Turn) RedactSpans(spans []string, marker string) (Turn, int) {
+	n := 0
+	red := func(s string) string {
+		for _, sp := range spans {
+			if c := strings.Count(s, sp); c > 0 {
+				n += c
+				s = strings.ReplaceAll(s, sp, marker)
+			}
+		}
+		return s
+	}
+	t.Content = red(t.Content)
+	t.Speaker = red(t.Speaker)
+	t.Meta = mapJSONStrings(t.Meta, red)
+	return t, n
+}
+
+// mapJSONStrings returns raw, a JSON value, with every string value (not
+// an object's keys) replaced by what fn makes of it; raw itself when fn
+// changes none, or when raw is not JSON.
+func mapJSONStrings(raw json.RawMessage, fn func(string) string) json.RawMessage {
+	var out []byte
+	done := 0 // raw[:done] is in out
+	for i := 0; i < len(raw); i++ {
+		if raw[i] != '"' {
+			continue
+		}
+		end := i + 1
+		for end < len(raw) && raw[end] != '"' {
+			if raw[end] == '\\' {
+				end++
+			}
+			end++
+		}
+		if end >= len(raw) {
+			return raw
+		}
+		lit := raw[i : end+1]
+		next := end + 1
+		for next < len(raw) && strings.IndexByte(" \t\r\n", raw[next]) >= 0 {
+			next++
+		}
+		if next < len(raw) && raw[next] == ':' {
+			i = end // a key
+			continue
+		}
+		var s string
+		if err := json.Unmarshal(lit, &s); err != nil {
+			return raw
+		}
+		if r := fn(s); r != s {
+			out = append(out, raw[done:i]...)
+			out = append(out, encodeJSONString(r)...)
+			done = end + 1
+		}
+		i = end
+	}
+	if out == nil {
+		return raw
+	}
+	return append(out, raw[done:]...)
+}
+
+// encodeJSONString is s as a JSON string, with <, > and & as they are (the
+// meta of a turn is stored as its client sent it).
+func encodeJSONString(s string) []byte {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s) // a string always encodes
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+}
