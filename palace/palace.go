@@ -261,22 +261,3 @@ func (db *DB) run(ctx context.Context, conn *sql.DB, opts *sql.TxOptions, fn fun
 	}
 	return nil
 }
-
-// queryStrings runs a query of one text column in tx and returns its values
-// in order.
-func queryStrings(ctx context.Context, tx *sql.Tx, query string, args ...any) ([]string, error) {
-	rows, err := tx.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var s string
-		if err := rows.Scan(&s); err != nil {
-			return nil, err
-		}
-		out = append(out, s)
-	}
-	return out, rows.Err()
-}
