@@ -4,17 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/archive"
 	"github.com/engram-dev/engram/httpapi"
+	"github.com/engram-dev/engram/internal/testutil"
 	"github.com/engram-dev/engram/palace"
 	"github.com/engram-dev/engram/pipeline"
 )
@@ -32,35 +30,14 @@ func mustOpenBackupStack(tb testing.TB, cfg httpapi.Config) *stack {
 // opens as a home of its own.
 func TestPostBackupWhileIngesting(t *testing.T) {
 	s := mustOpenBackupStack(t, httpapi.Config{})
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for w := range 3 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				body := fmt.Sprintf(`{"turns":[{"session":"w%d","content":"turn %d about the cache port"},{"session":"w%d","content":"and %d more"}]}`, w, i, w, i)
-				resp, err := http.Post(s.URL+"/v1/turns", "application/json", strings.NewReader(body))
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				resp.Body.Close()
-				if resp.StatusCode != 201 {
-					t.Errorf("POST /v1/turns: %s", resp.Status)
-					return
-				}
-			}
-		}()
-	}
+	stop := testutil.Writers(t, 3, func(w, i int) bool {
+		_, ok := postTurns(t, s.URL, fmt.Sprintf(`{"turns":[{"session":"w%d","content":"turn %d about the cache port"},{"session":"w%d","content":"and %d more"}]}`, w, i, w, i))
+		return ok
+	})
 	var reports []map[string]any
 	for i := range 3 {
-		waitUntilSeq(t, s.LastSeq, int64(100*(i+1)))
+		seq := int64(100 * (i + 1))
+		testutil.WaitUntil(t, fmt.Sprintf("the archive to reach seq %d", seq), func() bool { return s.LastSeq() >= seq })
 		dir := filepath.Join(t.TempDir(), "backup")
 		code, out := s.do(t, "POST", "/v1/backup", []byte(`{"dir":`+quote(dir)+`}`))
 		if code != 200 {
@@ -71,8 +48,7 @@ func TestPostBackupWhileIngesting(t *testing.T) {
 		}
 		reports = append(reports, out)
 	}
-	close(stop)
-	wg.Wait()
+	stop()
 
 	for _, rep := range reports {
 		dir := rep["dir"].(string)
@@ -93,17 +69,6 @@ func TestPostBackupWhileIngesting(t *testing.T) {
 		ix.Close()
 		p.Close()
 		a.Close()
-	}
-}
-
-func waitUntilSeq(t *testing.T, lastSeq func() int64, seq int64) {
-	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for lastSeq() < seq {
-		if time.Now().After(deadline) {
-			t.Fatalf("the archive did not reach seq %d", seq)
-		}
-		time.Sleep(time.Millisecond)
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/engine"
 	"github.com/engram-dev/engram/httpapi"
+	"github.com/engram-dev/engram/internal/testutil"
 )
 
 // TestForgetTurnEverywhere forgets a turn through the API after the layers
@@ -156,45 +156,20 @@ func TestForgetSessionUnderLoad(t *testing.T) {
 	}
 	var mu sync.Mutex
 	var kept []string
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for w := range 3 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				body := fmt.Sprintf(`{"session":"live-%d","content":"live turn %d of writer %d"}`, w, i, w)
-				resp, err := http.Post(s.URL+"/v1/turns", "application/json", strings.NewReader(body))
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				var out struct{ IDs []string }
-				json.NewDecoder(resp.Body).Decode(&out)
-				resp.Body.Close()
-				if resp.StatusCode != 201 {
-					t.Errorf("POST: %s", resp.Status)
-					return
-				}
-				mu.Lock()
-				kept = append(kept, out.IDs...)
-				mu.Unlock()
-			}
-		}()
-	}
+	stop := testutil.Writers(t, 3, func(w, i int) bool {
+		ids, ok := postTurns(t, s.URL, fmt.Sprintf(`{"session":"live-%d","content":"live turn %d of writer %d"}`, w, i, w))
+		mu.Lock()
+		kept = append(kept, ids...)
+		mu.Unlock()
+		return ok
+	})
 	for i := range 5 {
 		code, out := s.do(t, "DELETE", fmt.Sprintf("/v1/turns?session=doomed-%d", i), nil)
 		if ids, _ := out["turns"].([]any); code != 200 || len(ids) != 2 {
 			t.Errorf("forget session %d: %d %v", i, code, out)
 		}
 	}
-	close(stop)
-	wg.Wait()
+	stop()
 	if n := recallCount(t, s, "doomed"); n != 0 {
 		t.Fatalf("recall finds %d doomed turns", n)
 	}
