@@ -542,7 +542,7 @@ const memoryColumns = `m.n, m.id, m.namespace, m.type, m.subject, m.text, m.rati
 	m.wrong, m.corrected, m.extracted`
 
 func scanMemories(rows *sql.Rows, fn func(n int64, m engram.Memory, extra float64)) error {
-	return scanRanked(rows, func(scan func(...any) (float64, error)) error {
+	return scanRanked(rows, func(r *rankedRows) error {
 		var (
 			m          engram.Memory
 			n          int64
@@ -552,7 +552,7 @@ func scanMemories(rows *sql.Rows, fn func(n int64, m engram.Memory, extra float6
 			sup        sql.NullString
 			corr, ext  sql.NullString
 		)
-		rank, err := scan(&n, &m.ID, &m.Namespace, &m.Type, &m.Subject, &m.Text, &m.Rationale, &ents, &m.Importance,
+		rank, err := r.scan(&n, &m.ID, &m.Namespace, &m.Type, &m.Subject, &m.Text, &m.Rationale, &ents, &m.Importance,
 			&ts, &vf, &srcs, &rs, &rp, &ro, &sup, &m.Seq, &m.Wrong, &corr, &ext)
 		if err != nil {
 			return err

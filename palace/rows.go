@@ -60,24 +60,38 @@ func scanGroups[K comparable, V any](rows *sql.Rows, out map[K][]V) error {
 	})
 }
 
-// scanRanked reads rows of a fixed list of columns followed, in a keyword
-// search, by the FTS rank. row is called for each row with scan, which
-// scans the fixed columns into dest and returns the rank (0 without one).
-func scanRanked(rows *sql.Rows, row func(scan func(dest ...any) (float64, error)) error) error {
+// rankedRows are rows of a fixed list of columns followed, in a keyword
+// search, by the FTS rank.
+type rankedRows struct {
+	rows *sql.Rows
+	cols int             // the columns of a row, the rank's included
+	rank sql.NullFloat64 // the current row's rank
+	dest []any           // the destinations of a ranked row, reused
+}
+
+// scan scans the fixed columns of the current row into dest and returns
+// the rank, 0 without one. A static call, so that dest stays on the
+// caller's stack.
+func (r *rankedRows) scan(dest ...any) (float64, error) {
+	if r.cols <= len(dest) {
+		return 0, r.rows.Scan(dest...)
+	}
+	r.rank = sql.NullFloat64{}
+	r.dest = append(append(r.dest[:0], dest...), &r.rank)
+	err := r.rows.Scan(r.dest...)
+	return r.rank.Float64, err
+}
+
+// scanRanked calls row for each of rows, which scans it with r.scan, and
+// closes them.
+func scanRanked(rows *sql.Rows, row func(r *rankedRows) error) error {
 	defer rows.Close()
 	cols, err := rows.Columns()
 	if err != nil {
 		return err
 	}
-	scan := func(dest ...any) (float64, error) {
-		var rank sql.NullFloat64
-		if len(cols) > len(dest) {
-			dest = append(dest, &rank)
-		}
-		err := rows.Scan(dest...)
-		return rank.Float64, err
-	}
-	return eachRow(rows, func() error { return row(scan) })
+	r := &rankedRows{rows: rows, cols: len(cols)}
+	return eachRow(rows, func() error { return row(r) })
 }
 
 // queryStrings runs a query of one text column in tx and returns its values

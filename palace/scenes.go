@@ -132,13 +132,13 @@ func (db *DB) PutScenes(ctx context.Context, worker string, scenes []engram.Scen
 const sceneColumns = `s.id, s.namespace, s.session, s.title, s.summary, s.start_ts, s.end_ts, s.participants, s.turns, s.seq`
 
 func scanScenes(rows *sql.Rows, fn func(engram.Scene, float64)) error {
-	return scanRanked(rows, func(scan func(...any) (float64, error)) error {
+	return scanRanked(rows, func(r *rankedRows) error {
 		var (
 			s            engram.Scene
 			start, end   sql.NullInt64
 			parts, turns string
 		)
-		rank, err := scan(&s.ID, &s.Namespace, &s.Session, &s.Title, &s.Summary, &start, &end, &parts, &turns, &s.Seq)
+		rank, err := r.scan(&s.ID, &s.Namespace, &s.Session, &s.Title, &s.Summary, &start, &end, &parts, &turns, &s.Seq)
 		if err != nil {
 			return err
 		}

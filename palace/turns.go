@@ -492,14 +492,14 @@ func queryTurns(ctx context.Context, tx *sql.Tx, q string, args []any, fn func(e
 // scanTurns reads rows of turnColumns, optionally followed by a rank, and
 // closes them.
 func scanTurns(rows *sql.Rows, fn func(engram.Turn, float64)) error {
-	return scanRanked(rows, func(scan func(...any) (float64, error)) error {
+	return scanRanked(rows, func(r *rankedRows) error {
 		var (
 			t      engram.Turn
 			role   string
 			ts, rx sql.NullInt64
 			meta   sql.NullString
 		)
-		rank, err := scan(&t.Seq, &t.ID, &t.Namespace, &t.Session, &role, &t.Speaker, &t.Content, &ts, &meta, &rx)
+		rank, err := r.scan(&t.Seq, &t.ID, &t.Namespace, &t.Session, &role, &t.Speaker, &t.Content, &ts, &meta, &rx)
 		if err != nil {
 			return err
 		}

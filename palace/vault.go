@@ -284,11 +284,11 @@ func (db *DB) ResolveVaultLinks(ctx context.Context, vault string, resolve func(
 const chunkColumns = `c.id, d.vault, d.namespace, d.path, d.title, c.heading, c.text, c.start_line, c.end_line, d.mod_time`
 
 func scanChunks(rows *sql.Rows, fn func(engram.DocChunk, float64)) error {
-	return scanRanked(rows, func(scan func(...any) (float64, error)) error {
+	return scanRanked(rows, func(r *rankedRows) error {
 		var c engram.DocChunk
 		var heading string
 		var mt int64
-		rank, err := scan(&c.ID, &c.Vault, &c.Namespace, &c.Path, &c.Title, &heading, &c.Text, &c.StartLine, &c.EndLine, &mt)
+		rank, err := r.scan(&c.ID, &c.Vault, &c.Namespace, &c.Path, &c.Title, &heading, &c.Text, &c.StartLine, &c.EndLine, &mt)
 		if err != nil {
 			return err
 		}
