@@ -17,11 +17,12 @@ import (
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/archive"
+	"github.com/engram-dev/engram/internal/testutil"
 )
 
 func TestRoundTrip(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "home", "archive") // Open creates it
-	clk := newClock(time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC))
+	clk := testutil.NewClock(time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC))
 	a := MustOpen(t, dir, archive.Options{Now: clk.Now}, true)
 
 	in := []engram.Turn{
@@ -146,9 +147,7 @@ func TestConcurrentAppends(t *testing.T) {
 	results := make([][]engram.Appended, writers)
 	errs := make(chan error, writers)
 	for w := range writers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for i := range perWriter {
 				tn := turn(fmt.Sprintf("w%d", w), fmt.Sprintf("w%d-%d", w, i))
 				tn.ID = fmt.Sprintf("w%d-%d", w, i)
@@ -167,7 +166,7 @@ func TestConcurrentAppends(t *testing.T) {
 				}
 				results[w] = append(results[w], res...)
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	close(errs)
@@ -447,7 +446,7 @@ func TestNotify(t *testing.T) {
 
 func TestDayRollover(t *testing.T) {
 	dir := t.TempDir()
-	clk := newClock(time.Date(2026, 12, 31, 23, 59, 59, 900_000_000, time.UTC))
+	clk := testutil.NewClock(time.Date(2026, 12, 31, 23, 59, 59, 900_000_000, time.UTC))
 	a := MustOpen(t, dir, archive.Options{Now: clk.Now}, true)
 	mustAppend(t, a, turn("s", "old year"))
 	clk.Set(time.Date(2027, 1, 1, 0, 0, 1, 0, time.UTC))

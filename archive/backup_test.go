@@ -9,13 +9,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/archive"
+	"github.com/engram-dev/engram/internal/testutil"
 )
 
 // checkCopy checks a copy Backup made against what it reported: the files
@@ -79,41 +79,29 @@ func TestBackupWhileAppending(t *testing.T) {
 
 	const writers = 4
 	var acked atomic.Int64 // the highest seq acknowledged so far
-	stop := make(chan struct{})
 	errs := make(chan error, writers)
-	var wg sync.WaitGroup
-	for w := range writers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				// Long lines, so that a write is more than one page.
-				tn := turn(fmt.Sprintf("w%d", w), strings.Repeat(fmt.Sprintf("w%d-%d ", w, i), 1+i%500))
-				res, err := a.Append(context.Background(), []engram.Turn{tn, turn("x", "second")})
-				if err != nil {
-					errs <- err
-					return
-				}
-				for _, r := range res {
-					for {
-						cur := acked.Load()
-						if r.Seq <= cur || acked.CompareAndSwap(cur, r.Seq) {
-							break
-						}
-					}
+	stop := testutil.Writers(t, writers, func(w, i int) bool {
+		// Long lines, so that a write is more than one page.
+		tn := turn(fmt.Sprintf("w%d", w), strings.Repeat(fmt.Sprintf("w%d-%d ", w, i), 1+i%500))
+		res, err := a.Append(context.Background(), []engram.Turn{tn, turn("x", "second")})
+		if err != nil {
+			errs <- err
+			return false
+		}
+		for _, r := range res {
+			for {
+				cur := acked.Load()
+				if r.Seq <= cur || acked.CompareAndSwap(cur, r.Seq) {
+					break
 				}
 			}
-		}()
-	}
+		}
+		return true
+	})
 
 	var last int64
 	for i := range 6 {
-		waitUntil(t, "appends after the last copy", func() bool { return acked.Load() > last+50 || len(errs) > 0 })
+		testutil.WaitUntil(t, "appends after the last copy", func() bool { return acked.Load() > last+50 || len(errs) > 0 })
 		before := acked.Load()
 		dst := filepath.Join(t.TempDir(), "copy")
 		info, err := a.Backup(context.Background(), dst)
@@ -129,23 +117,10 @@ func TestBackupWhileAppending(t *testing.T) {
 			t.Errorf("copy %d has %d files; want several days", i, len(info.Files))
 		}
 	}
-	close(stop)
-	wg.Wait()
+	stop()
 	close(errs)
 	for err := range errs {
 		t.Fatal(err)
-	}
-}
-
-// waitUntil polls cond until it holds, failing the test after a minute.
-func waitUntil(tb testing.TB, what string, cond func() bool) {
-	tb.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			tb.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
 	}
 }
 

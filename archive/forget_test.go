@@ -124,9 +124,7 @@ func TestForgetUnderLoad(t *testing.T) {
 	acked := map[string]string{}
 	var wg sync.WaitGroup
 	for w := range writers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for i := range perWriter {
 				tr := turn(fmt.Sprintf("w%d", w), fmt.Sprintf("turn w%d-%d", w, i))
 				tr.ID = fmt.Sprintf("w%d-%d", w, i)
@@ -138,7 +136,7 @@ func TestForgetUnderLoad(t *testing.T) {
 				acked[tr.ID] = tr.Content
 				mu.Unlock()
 			}
-		}()
+		})
 	}
 	forgot := map[string]bool{}
 	for round := 0; round < 40; round++ {

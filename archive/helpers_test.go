@@ -124,26 +124,6 @@ func wantCode(tb testing.TB, err error, code string) {
 	}
 }
 
-// clock is an adjustable Now for tests.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newClock(t time.Time) *clock { return &clock{t: t} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Set(t time.Time) {
-	c.mu.Lock()
-	c.t = t
-	c.mu.Unlock()
-}
-
 // dayFile returns the path of a day's file under dir.
 func dayFile(dir string, day string) string {
 	return filepath.Join(dir, day[0:4], day[5:7], day+".jsonl")

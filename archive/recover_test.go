@@ -15,13 +15,14 @@ import (
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/archive"
+	"github.com/engram-dev/engram/internal/testutil"
 )
 
 var day1 = time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
 
 func TestTornTail(t *testing.T) {
 	dir := t.TempDir()
-	clk := newClock(day1)
+	clk := testutil.NewClock(day1)
 	a := MustOpen(t, dir, archive.Options{Now: clk.Now}, false)
 	mustAppend(t, a, turn("s", "one"), turn("s", "two"))
 	if err := a.Close(); err != nil {
@@ -99,7 +100,7 @@ func TestStaleTempRemoved(t *testing.T) {
 
 func TestChecksumDetectsCorruption(t *testing.T) {
 	dir := t.TempDir()
-	clk := newClock(day1)
+	clk := testutil.NewClock(day1)
 	a := MustOpen(t, dir, archive.Options{Now: clk.Now}, false)
 	mustAppend(t, a, turn("s", "first"), turn("s", "middle line"), turn("s", "last"))
 	if err := a.Close(); err != nil {
@@ -161,7 +162,7 @@ func TestChecksumDetectsCorruption(t *testing.T) {
 func TestDiskFull(t *testing.T) {
 	dir := t.TempDir()
 	fsys := &faultFS{}
-	a := MustOpen(t, dir, archive.Options{FS: fsys, Now: newClock(day1).Now}, true)
+	a := MustOpen(t, dir, archive.Options{FS: fsys, Now: testutil.NewClock(day1).Now}, true)
 	mustAppend(t, a, turn("s", "before"))
 	path := dayFile(dir, "2026-05-01")
 	size := fileSize(t, path)
@@ -202,7 +203,7 @@ func TestDiskFull(t *testing.T) {
 func TestDiskFullOnNewFile(t *testing.T) {
 	dir := t.TempDir()
 	fsys := &faultFS{}
-	a := MustOpen(t, dir, archive.Options{FS: fsys, Now: newClock(day1).Now}, true)
+	a := MustOpen(t, dir, archive.Options{FS: fsys, Now: testutil.NewClock(day1).Now}, true)
 	fsys.setWriteErr(syscall.ENOSPC, 7)
 	_, err := a.Append(context.Background(), []engram.Turn{turn("s", "lost")})
 	wantCode(t, err, engram.ENOSPACE)
@@ -247,7 +248,7 @@ func TestFsyncFailurePoisons(t *testing.T) {
 
 func TestScanTime(t *testing.T) {
 	dir := t.TempDir()
-	clk := newClock(day1)
+	clk := testutil.NewClock(day1)
 	fsys := &faultFS{}
 	a := MustOpen(t, dir, archive.Options{FS: fsys, Now: clk.Now, TailCache: -1}, true)
 
@@ -364,7 +365,7 @@ func TestHandEditedFile(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	a := MustOpen(t, dir, archive.Options{Now: newClock(day1).Now, TailCache: -1}, false)
+	a := MustOpen(t, dir, archive.Options{Now: testutil.NewClock(day1).Now, TailCache: -1}, false)
 	if s := a.Stats(); s.CorruptLines != 1 || s.Turns != 3 || a.LastSeq() != 4 {
 		t.Fatalf("stats %+v, LastSeq %d", s, a.LastSeq())
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/archive"
+	"github.com/engram-dev/engram/internal/testutil"
 )
 
 // damage flips the last letter of each of words (quoted strings) in the
@@ -43,7 +44,7 @@ func damage(tb testing.TB, path string, broken bool, words ...string) {
 // still reads as; unknown when neither tells.
 func TestVerifyDamagedSeqs(t *testing.T) {
 	dir := t.TempDir()
-	clk := newClock(day1)
+	clk := testutil.NewClock(day1)
 	a := MustOpen(t, dir, archive.Options{Now: clk.Now}, false)
 	mustAppend(t, a, turn("s", "one"), turn("s", "two"), turn("s", "three"), turn("s", "four"),
 		turn("s", "five"), turn("s", "six"), turn("s", "seven"))
@@ -81,7 +82,7 @@ func TestVerifyDamagedSeqs(t *testing.T) {
 // in quarantine, and a running archive's lock refuses a repair.
 func TestRepair(t *testing.T) {
 	dir := t.TempDir()
-	clk := newClock(day1)
+	clk := testutil.NewClock(day1)
 	a := MustOpen(t, dir, archive.Options{Now: clk.Now}, false)
 	mustAppend(t, a, turn("s", "alpha"), turn("s", "bravo"), turn("s", "charlie"), turn("s", "delta"))
 	copies := streamAll(t, a, 0) // what the palace would hold

@@ -350,12 +350,12 @@ func (e *Engine) checkVectors(ctx context.Context, r *engram.DoctorReport) {
 	}
 	// The embedders first: a model that cannot embed explains the rest.
 	embFix := ""
-	for _, model := range e.ollamaModels(active) {
+	for _, model := range e.probedModels(active, ollamaPrefix, EmbedderOllama) {
 		if fix := e.checkOllamaEmbedder(ctx, r, model, active, dim); fix != "" && (model == active || !found) {
 			embFix = fix
 		}
 	}
-	for _, model := range e.openaiModels(active) {
+	for _, model := range e.probedModels(active, openaiPrefix, EmbedderOpenAI) {
 		if fix := e.checkOpenAIEmbedder(ctx, r, model, active, dim); fix != "" && (model == active || !found) {
 			embFix = fix
 		}
@@ -538,27 +538,15 @@ func chromaFix(u string) string {
 	return "chroma run --port " + port + " (start the Chroma server at " + u + ")"
 }
 
-// ollamaModels lists the Ollama models the doctor probes: the active one
-// and the configured one.
-func (e *Engine) ollamaModels(active string) []string {
+// probedModels lists the models of one kind of embedder (embedder, whose
+// model keys start with prefix) that the doctor probes: the active one and
+// the configured one.
+func (e *Engine) probedModels(active, prefix, embedder string) []string {
 	var models []string
-	if strings.HasPrefix(active, ollamaPrefix) {
+	if strings.HasPrefix(active, prefix) {
 		models = append(models, active)
 	}
-	if e.cfg.Embedder == EmbedderOllama && e.cfg.ModelKey() != active {
-		models = append(models, e.cfg.ModelKey())
-	}
-	return models
-}
-
-// openaiModels lists the models of an OpenAI-compatible server the doctor
-// probes: the active one and the configured one.
-func (e *Engine) openaiModels(active string) []string {
-	var models []string
-	if strings.HasPrefix(active, openaiPrefix) {
-		models = append(models, active)
-	}
-	if e.cfg.Embedder == EmbedderOpenAI && e.cfg.ModelKey() != active {
+	if e.cfg.Embedder == embedder && e.cfg.ModelKey() != active {
 		models = append(models, e.cfg.ModelKey())
 	}
 	return models
@@ -576,21 +564,9 @@ func (e *Engine) checkOpenAIEmbedder(ctx context.Context, r *engram.DoctorReport
 		r.Add(failCheck(checkOpenAIEmb, engram.ErrorText(err), "set openai_base_url and openai_model in config.toml"))
 		return ""
 	}
-	defer emb.Close()
-	cctx, cancel := context.WithTimeout(ctx, checkTimeout)
-	defer cancel()
-	got, err := emb.Check(cctx)
-	if err != nil {
-		r.Add(failCheck(checkOpenAIEmb, engram.ErrorMessage(err), "check openai_base_url, openai_model and $"+e.cfg.OpenAIKeyEnv))
+	return probeEmbedder(ctx, r, checkOpenAIEmb, emb, model, key == active, dim, func(error) string {
 		return "check openai_base_url, openai_model and $" + e.cfg.OpenAIKeyEnv
-	}
-	if key == active && got != dim {
-		r.Add(failCheck(checkOpenAIEmb, fmt.Sprintf("model %s at %s embeds in %d dimensions but its stored vectors have %d: the model changed on the server",
-			model, emb.Host(), got, dim), fixReembed))
-		return fixReembed
-	}
-	r.Add(okCheck(checkOpenAIEmb, fmt.Sprintf("model %s at %s answers, %d dimensions", model, emb.Host(), got)))
-	return ""
+	})
 }
 
 // checkOllamaEmbedder embeds a probe text with model (a model key) and
@@ -603,21 +579,34 @@ func (e *Engine) checkOllamaEmbedder(ctx context.Context, r *engram.DoctorReport
 		r.Add(failCheck(checkEmbedder, engram.ErrorText(err), ""))
 		return ""
 	}
+	return probeEmbedder(ctx, r, checkEmbedder, emb, model, key == active, dim, func(err error) string { return ollamaFix(err, model) })
+}
+
+// probedEmbedder is an embedder of a server the doctor probes.
+type probedEmbedder interface {
+	checkedEmbedder
+	Host() string
+	Close() error
+}
+
+// probeEmbedder asks emb, of model, for its dimension, adds the result to r
+// as check, and closes emb. The dimension must be dim when the model is the
+// active one. It returns the fix when the model cannot embed: fix(err)
+// when the server fails, a re-embed when the dimension changed.
+func probeEmbedder(ctx context.Context, r *engram.DoctorReport, check string, emb probedEmbedder, model string, active bool, dim int, fix func(error) string) string {
 	defer emb.Close()
-	cctx, cancel := context.WithTimeout(ctx, checkTimeout)
-	defer cancel()
-	got, err := emb.Check(cctx)
+	_, got, err := withDim(ctx, emb)
 	if err != nil {
-		fix := ollamaFix(err, model)
-		r.Add(failCheck(checkEmbedder, engram.ErrorMessage(err), fix))
-		return fix
+		f := fix(err)
+		r.Add(failCheck(check, engram.ErrorMessage(err), f))
+		return f
 	}
-	if key == active && got != dim {
-		r.Add(failCheck(checkEmbedder, fmt.Sprintf("model %s at %s embeds in %d dimensions but its stored vectors have %d: the model changed on the server",
+	if active && got != dim {
+		r.Add(failCheck(check, fmt.Sprintf("model %s at %s embeds in %d dimensions but its stored vectors have %d: the model changed on the server",
 			model, emb.Host(), got, dim), fixReembed))
 		return fixReembed
 	}
-	r.Add(okCheck(checkEmbedder, fmt.Sprintf("model %s at %s answers, %d dimensions", model, emb.Host(), got)))
+	r.Add(okCheck(check, fmt.Sprintf("model %s at %s answers, %d dimensions", model, emb.Host(), got)))
 	return ""
 }
 

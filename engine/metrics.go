@@ -13,40 +13,29 @@ const collectTimeout = 10 * time.Second
 
 // Descriptions of the engine's metrics, read at scrape time.
 var (
-	descItems = prometheus.NewDesc("engram_index_items",
-		"Items stored per namespace and layer (turns, memories, scenes, facts, ...).", []string{"namespace", "layer"}, nil)
-	descArchiveTurns = prometheus.NewDesc("engram_archive_turns",
-		"Turns in the archive.", nil, nil)
-	descArchiveBytes = prometheus.NewDesc("engram_archive_bytes",
-		"Size of the archive files.", nil, nil)
-	descArchiveFiles = prometheus.NewDesc("engram_archive_files",
-		"Files of the archive.", nil, nil)
-	descArchiveSeq = prometheus.NewDesc("engram_archive_last_seq",
-		"Sequence number of the last archived turn.", nil, nil)
-	descArchiveCorrupt = prometheus.NewDesc("engram_archive_corrupt_lines",
-		"Corrupt archive lines, skipped and kept in place.", nil, nil)
-	descIndexLag = prometheus.NewDesc("engram_index_lag_turns",
-		"Archived turns not yet searchable by keyword.", nil, nil)
-	descVectors = prometheus.NewDesc("engram_vectors",
-		"Vectors in the active model's index.", []string{"model"}, nil)
-	descVectorLag = prometheus.NewDesc("engram_vector_lag_turns",
-		"Archived turns without a vector of the active model yet.", []string{"model"}, nil)
+	descItems          = newDesc("engram_index_items", "Items stored per namespace and layer (turns, memories, scenes, facts, ...).", "namespace", "layer")
+	descArchiveTurns   = newDesc("engram_archive_turns", "Turns in the archive.")
+	descArchiveBytes   = newDesc("engram_archive_bytes", "Size of the archive files.")
+	descArchiveFiles   = newDesc("engram_archive_files", "Files of the archive.")
+	descArchiveSeq     = newDesc("engram_archive_last_seq", "Sequence number of the last archived turn.")
+	descArchiveCorrupt = newDesc("engram_archive_corrupt_lines", "Corrupt archive lines, skipped and kept in place.")
+	descIndexLag       = newDesc("engram_index_lag_turns", "Archived turns not yet searchable by keyword.")
+	descVectors        = newDesc("engram_vectors", "Vectors in the active model's index.", "model")
+	descVectorLag      = newDesc("engram_vector_lag_turns", "Archived turns without a vector of the active model yet.", "model")
 
-	descJobLastRun = prometheus.NewDesc("engram_job_last_run_timestamp_seconds",
-		"When the job last ran (Unix time); absent if it never ran.", []string{"job"}, nil)
-	descJobLastSuccess = prometheus.NewDesc("engram_job_last_success_timestamp_seconds",
-		"When the job last succeeded (Unix time); absent if it never did.", []string{"job"}, nil)
-	descJobLag = prometheus.NewDesc("engram_job_lag_seconds",
-		"How far past its interval the job's last success is.", []string{"job"}, nil)
-	descJobFailures = prometheus.NewDesc("engram_job_consecutive_failures",
-		"Failed runs of the job since its last success.", []string{"job"}, nil)
-	descJobFailing = prometheus.NewDesc("engram_job_failing",
-		"1 if the job's last run failed.", []string{"job"}, nil)
-	descJobRunning = prometheus.NewDesc("engram_job_running",
-		"1 while the job runs.", []string{"job"}, nil)
-	descJobSkipped = prometheus.NewDesc("engram_job_skipped_batches",
-		"Batches a layer worker gave up on (its LLM's output unusable).", []string{"job"}, nil)
+	descJobLastRun     = newDesc("engram_job_last_run_timestamp_seconds", "When the job last ran (Unix time); absent if it never ran.", "job")
+	descJobLastSuccess = newDesc("engram_job_last_success_timestamp_seconds", "When the job last succeeded (Unix time); absent if it never did.", "job")
+	descJobLag         = newDesc("engram_job_lag_seconds", "How far past its interval the job's last success is.", "job")
+	descJobFailures    = newDesc("engram_job_consecutive_failures", "Failed runs of the job since its last success.", "job")
+	descJobFailing     = newDesc("engram_job_failing", "1 if the job's last run failed.", "job")
+	descJobRunning     = newDesc("engram_job_running", "1 while the job runs.", "job")
+	descJobSkipped     = newDesc("engram_job_skipped_batches", "Batches a layer worker gave up on (its LLM's output unusable).", "job")
 )
+
+// newDesc describes a gauge of the engine, with its label names.
+func newDesc(name, help string, labels ...string) *prometheus.Desc {
+	return prometheus.NewDesc(name, help, labels, nil)
+}
 
 // engineCollector exports the engine's sizes and job state, read when
 // Prometheus scrapes rather than kept up to date on every write.

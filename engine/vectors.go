@@ -151,13 +151,7 @@ func (e *Engine) newEmbedder(ctx context.Context, key string) (engram.Embedder, 
 		if err != nil {
 			return nil, 0, err
 		}
-		cctx, cancel := context.WithTimeout(ctx, checkTimeout)
-		defer cancel()
-		dim, err := emb.Check(cctx)
-		if err != nil {
-			return nil, 0, err
-		}
-		return emb, dim, nil
+		return withDim(ctx, emb)
 	}
 	model, ok := strings.CutPrefix(key, ollamaPrefix)
 	if !ok {
@@ -167,9 +161,22 @@ func (e *Engine) newEmbedder(ctx context.Context, key string) (engram.Embedder, 
 	if err != nil {
 		return nil, 0, err
 	}
-	cctx, cancel := context.WithTimeout(ctx, checkTimeout)
+	return withDim(ctx, emb)
+}
+
+// checkedEmbedder is an embedder that can learn its dimension from its
+// server.
+type checkedEmbedder interface {
+	engram.Embedder
+	Check(ctx context.Context) (dim int, err error)
+}
+
+// withDim returns emb with the dimension its server reports, asked within
+// checkTimeout.
+func withDim(ctx context.Context, emb checkedEmbedder) (engram.Embedder, int, error) {
+	ctx, cancel := context.WithTimeout(ctx, checkTimeout)
 	defer cancel()
-	dim, err := emb.Check(cctx)
+	dim, err := emb.Check(ctx)
 	if err != nil {
 		return nil, 0, err
 	}

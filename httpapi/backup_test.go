@@ -8,11 +8,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/archive"
 	"github.com/engram-dev/engram/httpapi"
+	"github.com/engram-dev/engram/internal/testutil"
 	"github.com/engram-dev/engram/palace"
 	"github.com/engram-dev/engram/pipeline"
 )
@@ -35,7 +35,8 @@ func TestPostBackupWhileIngesting(t *testing.T) {
 	})
 	var reports []map[string]any
 	for i := range 3 {
-		waitUntilSeq(t, s.LastSeq, int64(100*(i+1)))
+		seq := int64(100 * (i + 1))
+		testutil.WaitUntil(t, fmt.Sprintf("the archive to reach seq %d", seq), func() bool { return s.LastSeq() >= seq })
 		dir := filepath.Join(t.TempDir(), "backup")
 		code, out := s.do(t, "POST", "/v1/backup", []byte(`{"dir":`+quote(dir)+`}`))
 		if code != 200 {
@@ -67,17 +68,6 @@ func TestPostBackupWhileIngesting(t *testing.T) {
 		ix.Close()
 		p.Close()
 		a.Close()
-	}
-}
-
-func waitUntilSeq(t *testing.T, lastSeq func() int64, seq int64) {
-	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for lastSeq() < seq {
-		if time.Now().After(deadline) {
-			t.Fatalf("the archive did not reach seq %d", seq)
-		}
-		time.Sleep(time.Millisecond)
 	}
 }
 

@@ -33,29 +33,21 @@ func TestListTurns(t *testing.T) {
 		}
 		return out
 	}
-	code, _, body := s.get(t, "/v1/turns?limit=3")
-	if code != 200 || fmt.Sprint(ids(body)) != "[t7 t6 t5]" || body["next"].(float64) != 5 {
-		t.Fatalf("first page: %d %v", code, body)
-	}
-	_, _, body = s.get(t, "/v1/turns?limit=3&before=5")
-	if fmt.Sprint(ids(body)) != "[t4 t3 t2]" {
-		t.Fatalf("second page: %v", body)
-	}
-	_, _, body = s.get(t, "/v1/turns?limit=3&before=2")
-	if fmt.Sprint(ids(body)) != "[t1 old]" || body["next"].(float64) != 0 {
-		t.Fatalf("last page (the timeline is in time order, not arrival order): %v", body)
-	}
-	_, _, body = s.get(t, "/v1/turns?namespace=*&limit=2")
-	if fmt.Sprint(ids(body)) != "[w1 t7]" {
-		t.Fatalf("every namespace: %v", body)
-	}
-	_, _, body = s.get(t, "/v1/turns?session=s1")
-	if fmt.Sprint(ids(body)) != "[t2 t4 t6]" {
-		t.Fatalf("session s1 of default: %v", body)
-	}
-	_, _, body = s.get(t, "/v1/turns?session=s1&after=2&limit=1")
-	if fmt.Sprint(ids(body)) != "[t4]" || body["next"].(float64) != 4 {
-		t.Fatalf("session page: %v", body)
+	for _, c := range []struct {
+		what, query, want string
+		next              float64 // -1: not checked
+	}{
+		{"first page", "limit=3", "[t7 t6 t5]", 5},
+		{"second page", "limit=3&before=5", "[t4 t3 t2]", -1},
+		{"last page (the timeline is in time order, not arrival order)", "limit=3&before=2", "[t1 old]", 0},
+		{"every namespace", "namespace=*&limit=2", "[w1 t7]", -1},
+		{"session s1 of default", "session=s1", "[t2 t4 t6]", -1},
+		{"session page", "session=s1&after=2&limit=1", "[t4]", 4},
+	} {
+		code, _, body := s.get(t, "/v1/turns?"+c.query)
+		if code != 200 || fmt.Sprint(ids(body)) != c.want || (c.next >= 0 && body["next"].(float64) != c.next) {
+			t.Fatalf("%s: %d %v", c.what, code, body)
+		}
 	}
 	for _, bad := range []struct{ q, field string }{
 		{"before=0", "before"}, {"before=x", "before"}, {"after=3", "after"}, {"session=s1&before=3", "before"},

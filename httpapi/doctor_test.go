@@ -3,8 +3,6 @@ package httpapi_test
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -54,27 +52,12 @@ func mustServe(t *testing.T, cfg httpapi.Config, set func(*httpapi.Server)) stri
 
 func call(t *testing.T, method, url, token, body string) (int, map[string]any) {
 	t.Helper()
-	req, err := http.NewRequest(method, url, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
+	var b []byte
 	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
+		b = []byte(body)
 	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	var out map[string]any
-	if err := json.Unmarshal(b, &out); err != nil {
-		t.Fatalf("%s %s: not JSON: %q", method, url, b)
-	}
-	return resp.StatusCode, out
+	code, _, out := send(t, method, url, token, b)
+	return code, out
 }
 
 func TestDoctorReportStatus(t *testing.T) {

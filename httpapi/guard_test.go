@@ -3,13 +3,13 @@ package httpapi_test
 import (
 	"encoding/json"
 	"io"
-	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
 
 	"github.com/engram-dev/engram/httpapi"
+	"github.com/engram-dev/engram/internal/testutil"
 	"github.com/engram-dev/engram/mcp"
 )
 
@@ -17,25 +17,7 @@ import (
 // and returns the status and the error's code and field, if any.
 func rawCall(t *testing.T, method, u, body string, headers map[string]string) (int, string, string) {
 	t.Helper()
-	var r io.Reader
-	if body != "" {
-		r = strings.NewReader(body)
-	}
-	req, err := http.NewRequest(method, u, r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for k, v := range headers {
-		if k == "Host" {
-			req.Host = v
-		} else {
-			req.Header.Set(k, v)
-		}
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := testutil.Request(t, method, u, body, headers)
 	defer resp.Body.Close()
 	var e struct {
 		Error struct{ Code, Field string }

@@ -2,7 +2,6 @@ package httpapi_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -19,6 +18,7 @@ import (
 	"github.com/engram-dev/engram/archive"
 	"github.com/engram-dev/engram/engine"
 	"github.com/engram-dev/engram/httpapi"
+	"github.com/engram-dev/engram/internal/testutil"
 	"github.com/engram-dev/engram/palace"
 	"github.com/engram-dev/engram/pipeline"
 	"github.com/engram-dev/engram/recall"
@@ -123,28 +123,60 @@ func mustOpenEngineStackWith(tb testing.TB, cfg httpapi.Config, set func(*engine
 	return &stack{URL: ts.URL, Token: cfg.Token, LastSeq: e.LastSeq}, e
 }
 
-// do sends a request and decodes the JSON answer into a map.
+// do sends a request with a JSON body (empty when nil) and decodes the
+// JSON answer into a map.
 func (s *stack) do(tb testing.TB, method, path string, body []byte) (int, map[string]any) {
 	tb.Helper()
-	req, err := http.NewRequest(method, s.URL+path, bytes.NewReader(body))
-	if err != nil {
-		tb.Fatal(err)
+	if body == nil {
+		body = []byte{}
 	}
-	req.Header.Set("Content-Type", "application/json")
-	if s.Token != "" {
-		req.Header.Set("Authorization", "Bearer "+s.Token)
-	}
-	resp, err := http.DefaultClient.Do(req)
+	code, _, out := send(tb, method, s.URL+path, s.Token, body)
+	return code, out
+}
+
+// postTurns posts body to /v1/turns of the server at base and returns the
+// ids of the stored turns. It runs in writers beside a test: a failure is
+// reported with t.Error (a goroutine may not end the test) and makes ok
+// false.
+func postTurns(t *testing.T, base, body string) (ids []string, ok bool) {
+	resp, err := http.Post(base+"/v1/turns", "application/json", strings.NewReader(body))
 	if err != nil {
-		tb.Fatal(err)
+		t.Error(err)
+		return nil, false
 	}
 	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
+	var out struct{ IDs []string }
+	json.NewDecoder(resp.Body).Decode(&out)
+	if resp.StatusCode != http.StatusCreated {
+		t.Errorf("POST /v1/turns: %s", resp.Status)
+		return nil, false
+	}
+	return out.IDs, true
+}
+
+// send makes a request to url, with a JSON body unless body is nil and
+// token as the bearer unless it is "". It returns the status, the raw
+// answer and the answer decoded as a JSON object, which it must be.
+func send(tb testing.TB, method, url, token string, body []byte) (int, []byte, map[string]any) {
+	tb.Helper()
+	headers := map[string]string{}
+	if body != nil {
+		headers["Content-Type"] = "application/json"
+	}
+	if token != "" {
+		headers["Authorization"] = "Bearer " + token
+	}
+	resp := testutil.Request(tb, method, url, string(body), headers)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		tb.Fatal(err)
+	}
 	var out map[string]any
 	if err := json.Unmarshal(b, &out); err != nil {
-		tb.Fatalf("%s %s: answer is not JSON: %q", method, path, b)
+		tb.Fatalf("%s %s: answer is not JSON: %q", method, url, b)
 	}
-	return resp.StatusCode, out
+	return resp.StatusCode, b, out
 }
 
 func TestPostTurnsAndRecall(t *testing.T) {

@@ -1,9 +1,7 @@
 package httpapi_test
 
 import (
-	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -15,6 +13,7 @@ import (
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/httpapi"
+	"github.com/engram-dev/engram/internal/layertest"
 	"github.com/engram-dev/engram/palace"
 )
 
@@ -28,7 +27,7 @@ var (
 func layerDay(n int) time.Time { return layerDay0.AddDate(0, 0, n) }
 
 // mustOpenLayers returns a real palace holding the layer fixtures (see
-// putLayerFixtures) served as the server's Layers over loopback HTTP.
+// layertest.Put) served as the server's Layers over loopback HTTP.
 func mustOpenLayers(tb testing.TB, cfg httpapi.Config) *stack {
 	tb.Helper()
 	p, err := palace.Open(filepath.Join(tb.TempDir(), "palace.db"), palace.Options{Now: func() time.Time { return layerNow }})
@@ -36,7 +35,7 @@ func mustOpenLayers(tb testing.TB, cfg httpapi.Config) *stack {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { p.Close() })
-	putLayerFixtures(tb, p)
+	layertest.Put(tb, p, layerDay0, "layers", 6)
 	cfg.Addr = "127.0.0.1:0"
 	srv, err := httpapi.New(cfg, nil)
 	if err != nil {
@@ -48,89 +47,11 @@ func mustOpenLayers(tb testing.TB, cfg httpapi.Config) *stack {
 	return &stack{URL: ts.URL, Token: cfg.Token, Palace: p}
 }
 
-// putLayerFixtures writes memories, scenes, facets and triples about Alice
-// (who moved from Paris to Berlin on day 10) and Bob (billing on Postgres).
-func putLayerFixtures(tb testing.TB, p *palace.DB) {
-	tb.Helper()
-	ctx := context.Background()
-	mem := func(id, ns, typ, subject, text string, day int, rel *engram.Relation, srcs ...string) engram.Memory {
-		return engram.Memory{ID: id, Namespace: ns, Type: typ, Subject: subject, Text: text, Importance: 0.6,
-			TS: layerDay(day), ValidFrom: layerDay(day), Sources: srcs, Relation: rel}
-	}
-	mems := []engram.Memory{
-		mem("m1", "default", engram.MemoryFact, "Alice", "Alice lives in Paris", 0,
-			&engram.Relation{Subject: "Alice", Predicate: "lives_in", Object: "Paris"}, "t1"),
-		mem("m2", "default", engram.MemoryFact, "Alice", "Alice lives in Berlin", 10,
-			&engram.Relation{Subject: "Alice", Predicate: "lives_in", Object: "Berlin"}, "t2", "t3"),
-		mem("m3", "default", engram.MemoryDecision, "Bob", "Bob decided to use Postgres for the billing service", 5, nil, "t4"),
-		mem("m4", "default", engram.MemoryPlan, "Bob", "Bob plans to migrate the billing database in May", 7, nil, "t5"),
-		mem("m5", "work", engram.MemoryFact, "Carol", "Carol works at Acme", 3, nil, "t6"),
-	}
-	if _, err := p.PutMemories(ctx, "l1", mems, 6); err != nil {
-		tb.Fatal(err)
-	}
-	scene := func(id, session, title, summary string, day int, turns ...string) engram.SceneWrite {
-		return engram.SceneWrite{Scene: engram.Scene{ID: id, Namespace: "default", Session: session, Title: title, Summary: summary,
-			Start: layerDay(day), End: layerDay(day).Add(time.Hour), Participants: []string{"Alice", "Bob"}, Turns: turns}}
-	}
-	scenes := []engram.SceneWrite{
-		scene("sc1", "s1", "Moving to Berlin", "Alice tells Bob she is moving from Paris to Berlin", 10, "t2", "t3"),
-		scene("sc2", "s2", "Billing database", "Bob settles on Postgres for the billing service", 5, "t4"),
-		scene("sc3", "s1", "Migration plan", "Bob plans the database migration for May", 7, "t5"),
-	}
-	if err := p.PutScenes(ctx, "l2", scenes, 6); err != nil {
-		tb.Fatal(err)
-	}
-	facet := func(speaker, kind, key, value string, day int, ev string) engram.FacetUpdate {
-		return engram.FacetUpdate{Namespace: "default", Speaker: speaker, Facet: kind, Key: key, Value: value, At: layerDay(day), Evidence: []string{ev}}
-	}
-	facets := []engram.FacetUpdate{
-		facet("Alice", engram.FacetIdentity, "lives_in", "Paris", 0, "t1"),
-		facet("Alice", engram.FacetIdentity, "lives_in", "Berlin", 10, "t2"),
-		facet("Alice", engram.FacetPreference, "likes:jazz", "jazz", 1, "t7"),
-		facet("Bob", engram.FacetProject, "billing", "Postgres migration", 5, "t4"),
-	}
-	if err := p.ApplyFacets(ctx, "l3", facets, 6); err != nil {
-		tb.Fatal(err)
-	}
-	triple := func(s, pr, o string, day int, src string) engram.Triple {
-		return engram.Triple{Namespace: "default", Subject: s, Predicate: pr, Object: o, ValidFrom: layerDay(day), Sources: []string{src}}
-	}
-	triples := []engram.Triple{
-		triple("Alice", "lives_in", "Paris", 0, "t1"),
-		triple("Alice", "lives_in", "Berlin", 10, "t2"),
-		triple("Alice", "works_at", "Acme", 2, "t8"),
-		triple("Alice", "name", "Ally", 0, "t9"),
-	}
-	if err := p.ApplyTriples(ctx, "l4", triples, 6); err != nil {
-		tb.Fatal(err)
-	}
-}
-
 // get fetches path and returns the status, the raw body and the decoded one.
 func (s *stack) get(tb testing.TB, path string) (int, string, map[string]any) {
 	tb.Helper()
-	req, err := http.NewRequest("GET", s.URL+path, nil)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if s.Token != "" {
-		req.Header.Set("Authorization", "Bearer "+s.Token)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var out map[string]any
-	if err := json.Unmarshal(b, &out); err != nil {
-		tb.Fatalf("GET %s: answer is not JSON: %q", path, b)
-	}
-	return resp.StatusCode, string(b), out
+	code, b, out := send(tb, "GET", s.URL+path, s.Token, nil)
+	return code, string(b), out
 }
 
 // objects returns the objects of the array out[key].
@@ -155,6 +76,19 @@ func ids(tb testing.TB, out map[string]any, key string) []string {
 		got = append(got, o["id"].(string))
 	}
 	return got
+}
+
+// wantIDs fetches path, which must answer 200, and checks the ids of the
+// list out[key] against want, in order.
+func (s *stack) wantIDs(tb testing.TB, path, key string, want []string) {
+	tb.Helper()
+	code, raw, out := s.get(tb, path)
+	if code != http.StatusOK {
+		tb.Fatalf("%s: %d %s", path, code, raw)
+	}
+	if got := ids(tb, out, key); !slices.Equal(got, want) {
+		tb.Errorf("%s: %s %v, want %v", path, key, got, want)
+	}
 }
 
 func ts(day int) string { return url.QueryEscape(layerDay(day).Format(time.RFC3339)) }
@@ -221,13 +155,7 @@ func TestLayersMemories(t *testing.T) {
 		{"?namespace=nobody", []string{}},
 		{"?q=the", []string{}}, // only a stopword: nothing, not null
 	} {
-		code, raw, out := s.get(t, "/v1/memories"+c.query)
-		if code != http.StatusOK {
-			t.Fatalf("%s: %d %s", c.query, code, raw)
-		}
-		if got := ids(t, out, "memories"); !slices.Equal(got, c.want) {
-			t.Errorf("%s: memories %v, want %v", c.query, got, c.want)
-		}
+		s.wantIDs(t, "/v1/memories"+c.query, "memories", c.want)
 	}
 	_, raw, out := s.get(t, "/v1/memories?subject=alice&superseded=true")
 	m1 := out["memories"].([]any)[1].(map[string]any)
@@ -254,13 +182,7 @@ func TestLayersScenes(t *testing.T) {
 		{"?namespace=*&session=s2", []string{"sc2"}},
 		{"?namespace=work", []string{}},
 	} {
-		code, raw, out := s.get(t, "/v1/scenes"+c.query)
-		if code != http.StatusOK {
-			t.Fatalf("%s: %d %s", c.query, code, raw)
-		}
-		if got := ids(t, out, "scenes"); !slices.Equal(got, c.want) {
-			t.Errorf("%s: scenes %v, want %v", c.query, got, c.want)
-		}
+		s.wantIDs(t, "/v1/scenes"+c.query, "scenes", c.want)
 	}
 	_, raw, out := s.get(t, "/v1/scenes?session=s1&limit=1")
 	sc := out["scenes"].([]any)[0].(map[string]any)

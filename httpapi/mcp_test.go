@@ -11,6 +11,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/engram-dev/engram/httpapi"
+	"github.com/engram-dev/engram/internal/testutil"
 	"github.com/engram-dev/engram/mcp"
 )
 
@@ -50,16 +51,11 @@ func TestMCPMount(t *testing.T) {
 	url := mustServeMCP(t, token, true)
 	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}`
 	for _, tok := range []string{"", "wrong"} {
-		req, _ := http.NewRequest(http.MethodPost, url+"/mcp", strings.NewReader(init))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
+		headers := map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
 		if tok != "" {
-			req.Header.Set("Authorization", "Bearer "+tok)
+			headers["Authorization"] = "Bearer " + tok
 		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
+		resp := testutil.Request(t, http.MethodPost, url+"/mcp", init, headers)
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusUnauthorized {
 			t.Errorf("POST /mcp with token %q: %d, want 401", tok, resp.StatusCode)

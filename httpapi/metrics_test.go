@@ -2,93 +2,24 @@ package httpapi_test
 
 import (
 	"net/http"
-	"strings"
 	"testing"
 
 	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 
 	"github.com/engram-dev/engram/httpapi"
+	"github.com/engram-dev/engram/internal/metricstest"
 )
-
-// scrape fetches /metrics over HTTP and parses the text format.
-func scrape(tb testing.TB, url, token string) map[string]*dto.MetricFamily {
-	tb.Helper()
-	req, err := http.NewRequest("GET", url+httpapi.MetricsPath, nil)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		tb.Fatalf("GET /metrics: status %d", resp.StatusCode)
-	}
-	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/plain") {
-		tb.Fatalf("GET /metrics: Content-Type %q, want the text format", ct)
-	}
-	p := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := p.TextToMetricFamilies(resp.Body)
-	if err != nil {
-		tb.Fatalf("parse /metrics: %v", err)
-	}
-	return fams
-}
-
-// metric returns the metric of family name whose labels include want, or
-// nil.
-func metric(fams map[string]*dto.MetricFamily, name string, want map[string]string) *dto.Metric {
-	f := fams[name]
-	if f == nil {
-		return nil
-	}
-next:
-	for _, m := range f.GetMetric() {
-		got := map[string]string{}
-		for _, lp := range m.GetLabel() {
-			got[lp.GetName()] = lp.GetValue()
-		}
-		for k, v := range want {
-			if got[k] != v {
-				continue next
-			}
-		}
-		return m
-	}
-	return nil
-}
-
-// value is a counter's or gauge's value, a histogram's sample count.
-func value(m *dto.Metric) float64 {
-	switch {
-	case m == nil:
-		return -1
-	case m.Counter != nil:
-		return m.Counter.GetValue()
-	case m.Gauge != nil:
-		return m.Gauge.GetValue()
-	case m.Histogram != nil:
-		return float64(m.Histogram.GetSampleCount())
-	}
-	return -1
-}
 
 func TestMetricsAfterTraffic(t *testing.T) {
 	s := mustOpenStack(t, httpapi.Config{Token: "sekret"})
 
-	before := scrape(t, s.URL, s.Token)
+	before := metricstest.Scrape(t, s.URL+httpapi.MetricsPath, s.Token)
 	for _, name := range []string{"go_goroutines", "process_cpu_seconds_total", "engram_ingest_turns_total", "engram_ingest_duplicates_total"} {
 		if before[name] == nil {
 			t.Errorf("family %s missing before any traffic", name)
 		}
 	}
-	if v := value(metric(before, "engram_ingest_turns_total", nil)); v != 0 {
+	if v := metricstest.Value(metricstest.Find(before, "engram_ingest_turns_total", nil)); v != 0 {
 		t.Fatalf("engram_ingest_turns_total = %v before any ingest", v)
 	}
 
@@ -125,7 +56,7 @@ func TestMetricsAfterTraffic(t *testing.T) {
 		t.Fatalf("GET /metrics without the token: %d, want 401", resp.StatusCode)
 	}
 
-	after := scrape(t, s.URL, s.Token)
+	after := metricstest.Scrape(t, s.URL+httpapi.MetricsPath, s.Token)
 	for _, tc := range []struct {
 		name   string
 		labels map[string]string
@@ -146,7 +77,7 @@ func TestMetricsAfterTraffic(t *testing.T) {
 		{"engram_http_requests_total", map[string]string{"method": "GET", "route": "/metrics", "status": "200"}, 1},
 		{"engram_http_request_duration_seconds", map[string]string{"method": "POST", "route": "/v1/recall"}, 2},
 	} {
-		if got := value(metric(after, tc.name, tc.labels)); got != tc.want {
+		if got := metricstest.Value(metricstest.Find(after, tc.name, tc.labels)); got != tc.want {
 			t.Errorf("%s%v = %v, want %v", tc.name, tc.labels, got, tc.want)
 		}
 	}
@@ -163,7 +94,7 @@ func TestMetricsAfterTraffic(t *testing.T) {
 	}
 	// Results per recall: 2 recalls of the 2 PostgreSQL turns (the
 	// duplicate was not written again).
-	if h := metric(after, "engram_recall_results", map[string]string{"mode": "keyword"}).GetHistogram(); h.GetSampleSum() != 4 {
+	if h := metricstest.Find(after, "engram_recall_results", map[string]string{"mode": "keyword"}).GetHistogram(); h.GetSampleSum() != 4 {
 		t.Errorf("engram_recall_results sum = %v, want 4", h.GetSampleSum())
 	}
 }

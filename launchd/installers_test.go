@@ -96,10 +96,7 @@ func TestLaunchAgentsInstall(t *testing.T) {
 	rec := newRecorder()
 	l := launchd.NewLaunchAgents(dir, 501, rec)
 
-	res, err := l.Install(ctx, svc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := mustInstall(t, l, svc)
 	serve, jobs := filepath.Join(dir, "com.engram.serve.plist"), filepath.Join(dir, "com.engram.jobs.plist")
 	if !reflect.DeepEqual(res.Written, []string{serve, jobs}) {
 		t.Errorf("Written = %q", res.Written)
@@ -128,9 +125,7 @@ func TestLaunchAgentsInstall(t *testing.T) {
 	// Again, with another interval: each loaded agent is booted out before
 	// its new plist is bootstrapped.
 	svc.Interval = time.Hour
-	if _, err := l.Install(ctx, svc); err != nil {
-		t.Fatal(err)
-	}
+	mustInstall(t, l, svc)
 	want = []string{
 		"launchctl print gui/501/com.engram.serve",
 		"launchctl bootout gui/501/com.engram.serve",
@@ -149,7 +144,7 @@ func TestLaunchAgentsInstall(t *testing.T) {
 		t.Errorf("loaded %v", rec.loaded)
 	}
 
-	res, err = l.Uninstall(ctx, "")
+	res, err := l.Uninstall(ctx, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,21 +226,15 @@ func TestLaunchAgentsTodo(t *testing.T) {
 	svc.LabelPrefix = "dev.ada.engram"
 	dir := t.TempDir()
 	l := launchd.NewLaunchAgents(dir, 501, nil)
-	res, err := l.Install(ctx, svc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := mustInstall(t, l, svc)
 	serve := filepath.Join(dir, "dev.ada.engram.serve.plist")
-	if got, want := commands(res.Todo), []string{
+	wantTodo(t, res.Todo,
 		"launchctl bootout gui/501/dev.ada.engram.serve",
-		"launchctl bootstrap gui/501 " + serve,
+		"launchctl bootstrap gui/501 "+serve,
 		"launchctl bootout gui/501/dev.ada.engram.jobs",
-		"launchctl bootstrap gui/501 " + filepath.Join(dir, "dev.ada.engram.jobs.plist"),
-	}; !reflect.DeepEqual(got, want) {
-		t.Errorf("Todo = %q, want %q", got, want)
-	}
+		"launchctl bootstrap gui/501 "+filepath.Join(dir, "dev.ada.engram.jobs.plist"))
 	checkFile(t, serve, svc.ServeAgent())
-	res, err = l.Uninstall(ctx, "dev.ada.engram")
+	res, err := l.Uninstall(ctx, "dev.ada.engram")
 	if err != nil || len(res.Removed) != 2 || len(res.Todo) != 2 {
 		t.Errorf("uninstall: %+v, %v", res, err)
 	}
@@ -262,10 +251,7 @@ func TestSystemdUserInstall(t *testing.T) {
 	rec := newRecorder()
 	u := &launchd.SystemdUser{Dir: dir, Runner: rec}
 
-	res, err := u.Install(ctx, svc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := mustInstall(t, u, svc)
 	want := []string{
 		"systemctl --user daemon-reload",
 		"systemctl --user enable --now engram.service engram-jobs.timer",
@@ -286,17 +272,13 @@ func TestSystemdUserInstall(t *testing.T) {
 	noTemps(t, dir)
 
 	// The same units again: nothing to restart.
-	if _, err := u.Install(ctx, svc); err != nil {
-		t.Fatal(err)
-	}
+	mustInstall(t, u, svc)
 	if got := rec.take(); !reflect.DeepEqual(got, want) {
 		t.Errorf("same again ran %q", got)
 	}
 	// Another interval changes only the timer, which is restarted.
 	svc.Interval = 45 * time.Minute
-	if _, err := u.Install(ctx, svc); err != nil {
-		t.Fatal(err)
-	}
+	mustInstall(t, u, svc)
 	if got := rec.take(); !reflect.DeepEqual(got, append(want, "systemctl --user try-restart engram-jobs.timer")) {
 		t.Errorf("new interval ran %q", got)
 	}
@@ -305,7 +287,7 @@ func TestSystemdUserInstall(t *testing.T) {
 	wants := filepath.Join(dir, "default.target.wants")
 	os.MkdirAll(wants, 0o755)
 	os.Symlink("../engram.service", filepath.Join(wants, "engram.service"))
-	res, err = u.Uninstall(ctx)
+	res, err := u.Uninstall(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -359,16 +341,10 @@ func TestSystemdUserTodo(t *testing.T) {
 	svc.Binary = "/usr/bin/engram"
 	dir := t.TempDir()
 	u := &launchd.SystemdUser{Dir: dir}
-	res, err := u.Install(ctx, svc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, want := commands(res.Todo), []string{
+	res := mustInstall(t, u, svc)
+	wantTodo(t, res.Todo,
 		"systemctl --user daemon-reload",
-		"systemctl --user enable --now engram.service engram-jobs.timer",
-	}; !reflect.DeepEqual(got, want) {
-		t.Errorf("Todo = %q, want %q", got, want)
-	}
+		"systemctl --user enable --now engram.service engram-jobs.timer")
 	for _, l := range []string{"default.target.wants/engram.service", "timers.target.wants/engram-jobs.timer"} {
 		p := filepath.Join(dir, l)
 		os.MkdirAll(filepath.Dir(p), 0o755)
@@ -376,16 +352,13 @@ func TestSystemdUserTodo(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	res, err = u.Uninstall(ctx)
+	res, err := u.Uninstall(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := commands(res.Todo), []string{
+	wantTodo(t, res.Todo,
 		"systemctl --user stop engram.service engram-jobs.timer",
-		"systemctl --user daemon-reload",
-	}; !reflect.DeepEqual(got, want) {
-		t.Errorf("Todo = %q, want %q", got, want)
-	}
+		"systemctl --user daemon-reload")
 	if len(res.Removed) != 5 {
 		t.Errorf("Removed = %q", res.Removed)
 	}
@@ -451,12 +424,32 @@ func TestCommandString(t *testing.T) {
 
 func decodeAgent(data []byte, a *launchd.Agent) (int, error) { return plist.Unmarshal(data, a) }
 
-func commands(cs []launchd.Command) []string {
-	var s []string
-	for _, c := range cs {
-		s = append(s, strings.Join(c, " "))
+// installer is what LaunchAgents and SystemdUser both do.
+type installer interface {
+	Install(ctx context.Context, s launchd.Service) (launchd.Result, error)
+}
+
+// mustInstall installs svc with i.
+func mustInstall(t *testing.T, i installer, svc launchd.Service) launchd.Result {
+	t.Helper()
+	res, err := i.Install(context.Background(), svc)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return s
+	return res
+}
+
+// wantTodo checks the commands of todo, each joined by spaces, against
+// want, in order.
+func wantTodo(t *testing.T, todo []launchd.Command, want ...string) {
+	t.Helper()
+	var got []string
+	for _, c := range todo {
+		got = append(got, strings.Join(c, " "))
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Todo = %q, want %q", got, want)
+	}
 }
 
 func checkFile(t *testing.T, path string, want launchd.Agent) {

@@ -6,12 +6,12 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	engram "github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/internal/testutil"
 )
 
 // TestBackupWhileWriting copies the palace while a goroutine stores turns
@@ -28,30 +28,21 @@ func TestBackupWhileWriting(t *testing.T) {
 
 	var stored atomic.Int64 // the highest seq whose PutTurns returned
 	stored.Store(500)
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
 	werr := make(chan error, 1) // the writer's failure
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for seq := int64(501); ; seq += 3 {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			batch := []engram.Turn{
-				testTurn(seq, "we moved the cache to port "+itoa(seq)),
-				testTurn(seq+1, "我们决定用SQLite做存储 "+itoa(seq)),
-				testTurn(seq+2, "backup while writing "+itoa(seq)),
-			}
-			if err := db.PutTurns(ctx, batch); err != nil {
-				werr <- err
-				return
-			}
-			stored.Store(seq + 2)
+	stop := testutil.Writers(t, 1, func(_, i int) bool {
+		seq := 501 + 3*int64(i)
+		batch := []engram.Turn{
+			testTurn(seq, "we moved the cache to port "+itoa(seq)),
+			testTurn(seq+1, "我们决定用SQLite做存储 "+itoa(seq)),
+			testTurn(seq+2, "backup while writing "+itoa(seq)),
 		}
-	}()
+		if err := db.PutTurns(ctx, batch); err != nil {
+			werr <- err
+			return false
+		}
+		stored.Store(seq + 2)
+		return true
+	})
 
 	dir := t.TempDir()
 	var infos []Info
@@ -62,7 +53,7 @@ func TestBackupWhileWriting(t *testing.T) {
 		if i > 0 {
 			last = infos[i-1].IndexedSeq
 		}
-		retryUntil(t, "writes after the last copy", func() bool { return stored.Load() > last+30 || len(werr) > 0 })
+		testutil.WaitUntil(t, "writes after the last copy", func() bool { return stored.Load() > last+30 || len(werr) > 0 })
 		before := stored.Load()
 		path := filepath.Join(dir, "copy"+itoa(int64(i))+".db")
 		info, err := db.Backup(ctx, path)
@@ -84,8 +75,7 @@ func TestBackupWhileWriting(t *testing.T) {
 		}
 		infos = append(infos, info)
 	}
-	close(stop)
-	wg.Wait()
+	stop()
 	if len(werr) > 0 {
 		t.Fatal(<-werr)
 	}
@@ -111,18 +101,6 @@ func TestBackupWhileWriting(t *testing.T) {
 		if err != nil || len(res) == 0 {
 			t.Errorf("copy %d: search finds %d turns, %v", i, len(res), err)
 		}
-	}
-}
-
-// retryUntil polls cond until it holds, failing the test after a minute.
-func retryUntil(tb testing.TB, what string, cond func() bool) {
-	tb.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			tb.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
 	}
 }
 

@@ -80,8 +80,7 @@ func (db *DB) Entities(ctx context.Context, q engram.EntityQuery) ([]engram.Enti
 		if err != nil {
 			return err
 		}
-		defer rows.Close()
-		for rows.Next() {
+		return eachRow(rows, func() error {
 			var e engram.EntityCount
 			var aliases string
 			if err := rows.Scan(&e.Namespace, &e.Name, &aliases, &e.Triples); err != nil {
@@ -94,8 +93,8 @@ func (db *DB) Entities(ctx context.Context, q engram.EntityQuery) ([]engram.Enti
 				e.Aliases = nil
 			}
 			out = append(out, e)
-		}
-		return rows.Err()
+			return nil
+		})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("palace: entities: %w", err)

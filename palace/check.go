@@ -42,21 +42,13 @@ func (db *DB) IntegrityCheck(ctx context.Context, max int) ([]string, error) {
 func (db *DB) integrityCheck(ctx context.Context, max int, run func(context.Context, func(*sql.Tx) error) error) ([]string, error) {
 	var problems []string
 	err := run(ctx, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, fmt.Sprintf(`PRAGMA integrity_check(%d)`, max))
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var s string
-			if err := rows.Scan(&s); err != nil {
-				return err
-			}
+		found, err := queryStrings(ctx, tx, fmt.Sprintf(`PRAGMA integrity_check(%d)`, max))
+		for _, s := range found {
 			if s != "ok" {
 				problems = append(problems, s)
 			}
 		}
-		return rows.Err()
+		return err
 	})
 	if err != nil {
 		// A database too damaged to read reports here rather than in rows:
@@ -197,43 +189,29 @@ func (v *VectorIndex) Check(ctx context.Context, throughSeq int64) (VectorCheck,
 		if err != nil {
 			return err
 		}
-		rows, err := tx.QueryContext(ctx, `SELECT id, kind, vec FROM vectors WHERE model = ?`, v.model)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		unit := make([]float32, v.dim)
-		for rows.Next() {
-			var (
-				id, kind string
-				raw      sql.RawBytes
-			)
-			if err := rows.Scan(&id, &kind, &raw); err != nil {
-				return err
-			}
+		err = v.eachStored(ctx, tx, func(b BadVector, unit []float32) {
 			c.Stored++
-			c.ByKind[kind]++
-			reason := v.badReason(raw, unit)
-			if reason != "" {
+			c.ByKind[b.Kind]++
+			if b.Reason != "" {
 				c.Bad++
 				if len(c.BadSample) < maxListed {
-					c.BadSample = append(c.BadSample, BadVector{ID: id, Kind: kind, Reason: reason})
+					c.BadSample = append(c.BadSample, b)
 				}
 			}
 			if m == nil {
-				continue
+				return
 			}
-			i, ok := m.row[id]
+			i, ok := m.row[b.ID]
 			if !ok {
 				c.OnlyInStore++
-				continue
+				return
 			}
 			seen[i] = true
-			if reason == "" && !m.sameRow(i, unit) {
+			if b.Reason == "" && !m.sameRow(i, unit) {
 				c.Differ++
 			}
-		}
-		if err := rows.Err(); err != nil {
+		})
+		if err != nil {
 			return err
 		}
 		missing, err := tx.QueryContext(ctx, `SELECT t.id FROM turns t
@@ -242,8 +220,7 @@ func (v *VectorIndex) Check(ctx context.Context, throughSeq int64) (VectorCheck,
 		if err != nil {
 			return err
 		}
-		defer missing.Close()
-		for missing.Next() {
+		err = eachRow(missing, func() error {
 			var id string
 			if err := missing.Scan(&id); err != nil {
 				return err
@@ -252,8 +229,9 @@ func (v *VectorIndex) Check(ctx context.Context, throughSeq int64) (VectorCheck,
 			if len(c.MissingIDs) < maxListed {
 				c.MissingIDs = append(c.MissingIDs, id)
 			}
-		}
-		if err := missing.Err(); err != nil {
+			return nil
+		})
+		if err != nil {
 			return err
 		}
 		return tx.QueryRowContext(ctx, `SELECT count(*) FROM vectors v
@@ -269,6 +247,29 @@ func (v *VectorIndex) Check(ctx context.Context, throughSeq int64) (VectorCheck,
 		}
 	}
 	return c, nil
+}
+
+// eachStored reads every stored vector of the model and calls fn with its
+// id, kind and what makes it unusable (Reason "" when nothing does), and,
+// when it is usable, its normalised values in unit, valid until fn returns.
+func (v *VectorIndex) eachStored(ctx context.Context, tx *sql.Tx, fn func(b BadVector, unit []float32)) error {
+	rows, err := tx.QueryContext(ctx, `SELECT id, kind, vec FROM vectors WHERE model = ?`, v.model)
+	if err != nil {
+		return err
+	}
+	unit := make([]float32, v.dim)
+	return eachRow(rows, func() error {
+		var (
+			b   BadVector
+			raw sql.RawBytes
+		)
+		if err := rows.Scan(&b.ID, &b.Kind, &raw); err != nil {
+			return err
+		}
+		b.Reason = v.badReason(raw, unit)
+		fn(b, unit)
+		return nil
+	})
 }
 
 // badReason says why the stored bytes raw are no usable vector of the
@@ -316,26 +317,12 @@ func (v *VectorIndex) DropBad(ctx context.Context) ([]BadVector, error) {
 	var bad []BadVector
 	err := v.db.Update(ctx, func(tx *sql.Tx) error {
 		bad = bad[:0]
-		rows, err := tx.QueryContext(ctx, `SELECT id, kind, vec FROM vectors WHERE model = ?`, v.model)
-		if err != nil {
-			return err
-		}
-		unit := make([]float32, v.dim)
-		for rows.Next() {
-			var (
-				b   BadVector
-				raw sql.RawBytes
-			)
-			if err := rows.Scan(&b.ID, &b.Kind, &raw); err != nil {
-				rows.Close()
-				return err
-			}
-			if b.Reason = v.badReason(raw, unit); b.Reason != "" {
+		err := v.eachStored(ctx, tx, func(b BadVector, _ []float32) {
+			if b.Reason != "" {
 				bad = append(bad, b)
 			}
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
+		})
+		if err != nil {
 			return err
 		}
 		for _, b := range bad {
@@ -392,20 +379,8 @@ func (v *VectorIndex) CountByKind(ctx context.Context) (map[string]int, error) {
 	}
 	out := map[string]int{}
 	err := v.db.View(ctx, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, `SELECT kind, count(*) FROM vectors WHERE model = ? GROUP BY kind`, v.model)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var kind string
-			var n int
-			if err := rows.Scan(&kind, &n); err != nil {
-				return err
-			}
-			out[kind] = n
-		}
-		return rows.Err()
+		return countBy(ctx, tx, `SELECT kind, count(*) FROM vectors WHERE model = ? GROUP BY kind`,
+			func(kind string, n int64) { out[kind] = int(n) }, v.model)
 	})
 	if err != nil {
 		return nil, vecErr("count vectors of "+v.model, err)

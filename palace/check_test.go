@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	engram "github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/internal/testutil"
 )
 
 // mustExec runs statements on the writer, in one transaction.
@@ -236,32 +237,25 @@ func TestDoctorIntegrityCheck(t *testing.T) {
 func TestIntegrityCheckUnderWrites(t *testing.T) {
 	ctx := context.Background()
 	db := MustOpenDB(t)
-	stop := make(chan struct{})
-	done := make(chan error, 1)
-	go func() {
-		for seq := int64(1); ; seq++ {
-			select {
-			case <-stop:
-				done <- nil
-				return
-			default:
-			}
-			tt := testTurn(seq, "turn "+itoa(seq)+" about the billing service and its database")
-			tt.Session = "s" + itoa(seq%3)
-			if err := db.PutTurns(ctx, []engram.Turn{tt}); err != nil {
-				done <- err
-				return
-			}
+	werr := make(chan error, 1)
+	stop := testutil.Writers(t, 1, func(_, i int) bool {
+		seq := int64(i) + 1
+		tt := testTurn(seq, "turn "+itoa(seq)+" about the billing service and its database")
+		tt.Session = "s" + itoa(seq%3)
+		if err := db.PutTurns(ctx, []engram.Turn{tt}); err != nil {
+			werr <- err
+			return false
 		}
-	}()
+		return true
+	})
 	for i := range 100 {
 		if p, err := db.IntegrityCheck(ctx, 5); err != nil || len(p) != 0 {
 			t.Errorf("check %d beside the writer: %v, %v", i, p, err)
 			break
 		}
 	}
-	close(stop)
-	if err := <-done; err != nil {
-		t.Fatal(err)
+	stop()
+	if len(werr) > 0 {
+		t.Fatal(<-werr)
 	}
 }

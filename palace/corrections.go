@@ -1,6 +1,7 @@
 package palace
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -81,22 +82,11 @@ func (db *DB) FactToCorrect(ctx context.Context, id string) (engram.Triple, stri
 		} else {
 			key = FactKey(tr.Namespace, tr.Subject, tr.Predicate, tr.Object)
 		}
-		rows, err := tx.QueryContext(ctx, `SELECT DISTINCT s.memory FROM kg_statements s
+		mems, err = queryStrings(ctx, tx, `SELECT DISTINCT s.memory FROM kg_statements s
 			JOIN kg_entities a ON a.n = s.subject JOIN kg_entities b ON b.n = s.object
 			WHERE s.namespace = ? AND a.norm = ? AND s.predicate = ? AND b.norm = ? AND s.memory <> '' ORDER BY s.memory`,
 			tr.Namespace, normName(tr.Subject), tr.Predicate, normName(tr.Object))
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var m string
-			if err := rows.Scan(&m); err != nil {
-				return err
-			}
-			mems = append(mems, m)
-		}
-		return rows.Err()
+		return err
 	})
 	return tr, key, mems, err
 }
@@ -191,46 +181,31 @@ func applyCorrection(ctx context.Context, tx *sql.Tx, c engram.Correction) (bool
 		return true, nil
 	}
 	// A fact: rebuild every chain holding one of its statements.
-	rows, err := tx.QueryContext(ctx, `SELECT DISTINCT s.chain, s.predicate FROM kg_statements s
+	err = rebuildChains(ctx, tx, `SELECT DISTINCT s.namespace, s.chain, s.predicate FROM kg_statements s
 		JOIN kg_entities a ON a.n = s.subject JOIN kg_entities b ON b.n = s.object
 		WHERE s.namespace = ? AND a.norm = ? AND s.predicate = ? AND b.norm = ?`,
 		c.Namespace, normName(c.Subject), c.Predicate, normName(c.Original))
-	if err != nil {
-		return false, err
-	}
-	type chain struct{ name, pred string }
-	var chains []chain
-	for rows.Next() {
-		var ch chain
-		if err := rows.Scan(&ch.name, &ch.pred); err != nil {
-			rows.Close()
-			return false, err
-		}
-		chains = append(chains, ch)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return false, err
-	}
-	for _, ch := range chains {
-		if err := rebuildChain(ctx, tx, c.Namespace, ch.name, engram.SingleValued(ch.pred)); err != nil {
-			return false, err
-		}
-	}
-	return true, nil
+	return err == nil, err
 }
 
-func scanInts(rows *sql.Rows) ([]int64, error) {
-	defer rows.Close()
-	var out []int64
-	for rows.Next() {
-		var n int64
-		if err := rows.Scan(&n); err != nil {
-			return nil, err
-		}
-		out = append(out, n)
+// rebuildChains rebuilds the graph chains that query's rows name, as
+// (namespace, chain, predicate), reading them all before the first write.
+func rebuildChains(ctx context.Context, tx *sql.Tx, query string, args ...any) error {
+	rows, err := tx.QueryContext(ctx, query, args...)
+	if err != nil {
+		return err
 	}
-	return out, rows.Err()
+	type chain struct{ ns, name, pred string }
+	chains, err := scanAll(rows, func(ch *chain) []any { return []any{&ch.ns, &ch.name, &ch.pred} })
+	if err != nil {
+		return err
+	}
+	for _, ch := range chains {
+		if err := rebuildChain(ctx, tx, ch.ns, ch.name, engram.SingleValued(ch.pred)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // lastCorrection returns the last correction of target matching key or
@@ -381,24 +356,14 @@ func correctStatements(ctx context.Context, tx *sql.Tx, ns string, sts []stateme
 		slices.SortStableFunc(out, func(a, b statement) int {
 			switch {
 			case a.at != b.at:
-				return cmpInt(a.at, b.at)
+				return cmp.Compare(a.at, b.at)
 			case a.predicate != b.predicate:
 				return strings.Compare(a.predicate, b.predicate)
 			}
-			return cmpInt(a.object, b.object)
+			return cmp.Compare(a.object, b.object)
 		})
 	}
 	return out, nil
-}
-
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // DropCorrections deletes the corrections with the given ids (the journal

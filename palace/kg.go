@@ -459,21 +459,13 @@ func loadEntity(ctx context.Context, tx *sql.Tx, n int64) (engram.Entity, error)
 	if err := tx.QueryRowContext(ctx, `SELECT namespace, name FROM kg_entities WHERE n = ?`, n).Scan(&e.Namespace, &e.Name); err != nil {
 		return e, err
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT alias FROM kg_aliases WHERE entity = ? ORDER BY alias`, n)
-	if err != nil {
-		return e, err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var a string
-		if err := rows.Scan(&a); err != nil {
-			return e, err
-		}
+	aliases, err := queryStrings(ctx, tx, `SELECT alias FROM kg_aliases WHERE entity = ? ORDER BY alias`, n)
+	for _, a := range aliases {
 		if a != e.Name {
 			e.Aliases = append(e.Aliases, a)
 		}
 	}
-	return e, rows.Err()
+	return e, err
 }
 
 func queryTriples(ctx context.Context, tx *sql.Tx, where string, args ...any) ([]engram.Triple, error) {
@@ -482,23 +474,26 @@ func queryTriples(ctx context.Context, tx *sql.Tx, where string, args ...any) ([
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
 	var out []engram.Triple
-	for rows.Next() {
+	err = eachRow(rows, func() error {
 		var t engram.Triple
 		var from int64
 		var to sql.NullInt64
 		var raw string
 		if err := rows.Scan(&t.ID, &t.Namespace, &t.Subject, &t.Predicate, &t.Object, &from, &to, &t.Confidence, &raw, &t.Memory, &t.Seq); err != nil {
-			return nil, err
+			return err
 		}
 		t.ValidFrom, t.ValidTo = time.Unix(0, from).UTC(), fromNanos(to)
 		if err := json.Unmarshal([]byte(raw), &t.Sources); err != nil {
-			return nil, fmt.Errorf("triple %s: sources: %w", t.ID, err)
+			return fmt.Errorf("triple %s: sources: %w", t.ID, err)
 		}
 		out = append(out, t)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // EntityTriples returns, for each name that resolves to an entity of the
@@ -593,10 +588,9 @@ func (db *DB) SearchTriples(ctx context.Context, q engram.TextQuery, asOf time.T
 		if err != nil {
 			return err
 		}
-		defer rows.Close()
 		var ids []any
 		score := map[string]float64{}
-		for rows.Next() {
+		err = eachRow(rows, func() error {
 			var id string
 			var rank float64
 			if err := rows.Scan(&id, &rank); err != nil {
@@ -604,8 +598,9 @@ func (db *DB) SearchTriples(ctx context.Context, q engram.TextQuery, asOf time.T
 			}
 			ids = append(ids, id)
 			score[id] = -rank
-		}
-		if err := rows.Err(); err != nil || len(ids) == 0 {
+			return nil
+		})
+		if err != nil || len(ids) == 0 {
 			return err
 		}
 		ts, err := queryTriples(ctx, tx, `t.id IN (?`+strings.Repeat(",?", len(ids)-1)+`)`, ids...)
@@ -631,16 +626,9 @@ func getByIDs[T any](ctx context.Context, db *DB, what, query string, ids []stri
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	var got []T
-	err := db.View(ctx, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, query+`(?`+strings.Repeat(",?", len(ids)-1)+`)`, anys(ids)...)
-		if err != nil {
-			return err
-		}
-		return scan(rows, func(v T) { got = append(got, v) })
-	})
+	got, err := viewList(ctx, db, "get "+what, scan, query+`(?`+strings.Repeat(",?", len(ids)-1)+`)`, anys(ids)...)
 	if err != nil {
-		return nil, fmt.Errorf("palace: get %s: %w", what, err)
+		return nil, err
 	}
 	return inOrder(ids, got, id), nil
 }

@@ -252,8 +252,7 @@ func (db *DB) buildKeywordIndex(ctx context.Context) (err error) {
 		if err != nil {
 			return err
 		}
-		defer rows.Close()
-		for rows.Next() {
+		return eachRow(rows, func() error {
 			var (
 				a       kwAdd
 				ts      sql.NullInt64
@@ -270,8 +269,8 @@ func (db *DB) buildKeywordIndex(ctx context.Context) (err error) {
 				return err
 			}
 			idx.add(a)
-		}
-		return rows.Err()
+			return nil
+		})
 	})
 	if err != nil {
 		return fmt.Errorf("palace: load the keyword index: %w", err)

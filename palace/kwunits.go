@@ -89,20 +89,20 @@ func (db *DB) readUnitChanges(ctx context.Context, after int64) (changes []unitC
 		if err != nil {
 			return err
 		}
-		for rows.Next() {
+		err = eachRow(rows, func() error {
 			var (
 				c          unitChange
 				start, end sql.NullInt64
 			)
 			if err := rows.Scan(&c.add.seq, &c.id, &c.kind, &c.add.namespace, &start, &end); err != nil {
-				rows.Close()
 				return err
 			}
 			c.add.ts, c.add.hasTS = start.Int64, start.Valid
 			c.add.end, c.add.hasEnd = end.Int64, end.Valid
 			changes = append(changes, c)
-		}
-		if err := rows.Close(); err != nil {
+			return nil
+		})
+		if err != nil {
 			return err
 		}
 		for i := range changes {
@@ -244,16 +244,15 @@ func (db *DB) unitHitsFromMemory(ctx context.Context, hits []kwHit) ([]engram.Un
 		if err != nil {
 			return err
 		}
-		defer rows.Close()
-		for rows.Next() {
+		return eachRow(rows, func() error {
 			var n int64
 			un, err := scanUnit(rows, &n)
 			if err != nil {
 				return err
 			}
 			byN[n] = un
-		}
-		return rows.Err()
+			return nil
+		})
 	})
 	if err != nil {
 		return nil, err

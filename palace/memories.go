@@ -245,17 +245,8 @@ func supersede(ctx context.Context, tx *sql.Tx, m engram.Memory, n int64, seq *i
 		id   string
 		when int64
 	}
-	var others []other
-	for rows.Next() {
-		var o other
-		if err := rows.Scan(&o.n, &o.id, &o.when); err != nil {
-			rows.Close()
-			return false, err
-		}
-		others = append(others, o)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+	others, err := scanAll(rows, func(o *other) []any { return []any{&o.n, &o.id, &o.when} })
+	if err != nil {
 		return false, err
 	}
 	mine := nanosOrZero(m.ValidFrom)
@@ -311,10 +302,16 @@ func (db *DB) nearDuplicate(ctx context.Context, tx *sql.Tx, m engram.Memory, wo
 	if err != nil || len(terms) == 0 {
 		return nil, err
 	}
-	expr, limit, holds := allButOneExpr(terms), nearDupCandidates, func(string) bool { return true }
 	if pair, check, ok := nearDupPair(terms); ok {
-		expr, limit, holds = pair, nearDupScan, check
+		return db.nearDuplicateBy(ctx, tx, m, words, pair, nearDupScan, check)
 	}
+	return db.nearDuplicateBy(ctx, tx, m, words, allButOneExpr(terms), nearDupCandidates, func(string) bool { return true })
+}
+
+// nearDuplicateBy is nearDuplicate through the full-text expression expr:
+// of the first limit memories it matches, those whose index text holds
+// passes are the candidates, up to nearDupCandidates of them.
+func (db *DB) nearDuplicateBy(ctx context.Context, tx *sql.Tx, m engram.Memory, words []string, expr string, limit int, holds func(string) bool) (*storedMemory, error) {
 	q, err := db.writeStmt(ctx, tx, qNearDuplicates)
 	if err != nil {
 		return nil, err
@@ -545,13 +542,7 @@ const memoryColumns = `m.n, m.id, m.namespace, m.type, m.subject, m.text, m.rati
 	m.wrong, m.corrected, m.extracted`
 
 func scanMemories(rows *sql.Rows, fn func(n int64, m engram.Memory, extra float64)) error {
-	defer rows.Close()
-	cols, err := rows.Columns()
-	if err != nil {
-		return err
-	}
-	ranked := len(cols) > 20
-	for rows.Next() {
+	return scanRanked(rows, func(r *rankedRows) error {
 		var (
 			m          engram.Memory
 			n          int64
@@ -559,15 +550,11 @@ func scanMemories(rows *sql.Rows, fn func(n int64, m engram.Memory, extra float6
 			ts, vf     sql.NullInt64
 			rs, rp, ro sql.NullString
 			sup        sql.NullString
-			rank       sql.NullFloat64
 			corr, ext  sql.NullString
 		)
-		dest := []any{&n, &m.ID, &m.Namespace, &m.Type, &m.Subject, &m.Text, &m.Rationale, &ents, &m.Importance,
-			&ts, &vf, &srcs, &rs, &rp, &ro, &sup, &m.Seq, &m.Wrong, &corr, &ext}
-		if ranked {
-			dest = append(dest, &rank)
-		}
-		if err := rows.Scan(dest...); err != nil {
+		rank, err := r.scan(&n, &m.ID, &m.Namespace, &m.Type, &m.Subject, &m.Text, &m.Rationale, &ents, &m.Importance,
+			&ts, &vf, &srcs, &rs, &rp, &ro, &sup, &m.Seq, &m.Wrong, &corr, &ext)
+		if err != nil {
 			return err
 		}
 		if err := json.Unmarshal([]byte(ents), &m.Entities); err != nil {
@@ -582,9 +569,14 @@ func scanMemories(rows *sql.Rows, fn func(n int64, m engram.Memory, extra float6
 		}
 		m.SupersededBy = sup.String
 		m.Corrected, m.Extracted = corr.String, ext.String
-		fn(n, m, rank.Float64)
-	}
-	return rows.Err()
+		fn(n, m, rank)
+		return nil
+	})
+}
+
+// readMemories passes each memory of rows to add.
+func readMemories(rows *sql.Rows, add func(engram.Memory)) error {
+	return scanMemories(rows, func(_ int64, m engram.Memory, _ float64) { add(m) })
 }
 
 func fromNanos(v sql.NullInt64) time.Time {
@@ -598,18 +590,8 @@ func fromNanos(v sql.NullInt64) time.Time {
 // after, in change-number order: what a worker reading memories has not
 // seen yet (superseded ones included).
 func (db *DB) MemoriesSince(ctx context.Context, after int64, limit int) ([]engram.Memory, error) {
-	var out []engram.Memory
-	err := db.View(ctx, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, `SELECT `+memoryColumns+` FROM memories m WHERE m.seq > ? ORDER BY m.seq LIMIT ?`, after, limit)
-		if err != nil {
-			return err
-		}
-		return scanMemories(rows, func(_ int64, m engram.Memory, _ float64) { out = append(out, m) })
-	})
-	if err != nil {
-		return nil, fmt.Errorf("palace: memories since %d: %w", after, err)
-	}
-	return out, nil
+	return viewList(ctx, db, fmt.Sprintf("memories since %d", after), readMemories,
+		`SELECT `+memoryColumns+` FROM memories m WHERE m.seq > ? ORDER BY m.seq LIMIT ?`, after, limit)
 }
 
 // MemorySeq returns the highest change number of the memories.
@@ -625,46 +607,20 @@ func (db *DB) MemorySeq(ctx context.Context) (int64, error) {
 // Memories lists the memories matching q: newest first, or best first when
 // q.Text asks for a keyword search. Superseded memories only when asked.
 func (db *DB) Memories(ctx context.Context, q engram.MemoryQuery) ([]engram.Memory, error) {
-	limit := q.Limit
-	if limit <= 0 {
-		limit = DefaultSearchLimit
-	}
-	limit = min(limit, MaxSearchLimit)
 	var l listQuery
-	if q.Namespace != "" {
-		l.add("m.namespace = ?", q.Namespace)
-	}
-	if q.Type != "" {
-		l.add("m.type = ?", q.Type)
-	}
-	if q.Subject != "" {
-		l.add("lower(m.subject) = lower(?)", q.Subject)
-	}
+	l.addText("m.namespace = ?", q.Namespace)
+	l.addText("m.type = ?", q.Type)
+	l.addText("lower(m.subject) = lower(?)", q.Subject)
 	if !q.Superseded {
 		l.where = append(l.where, "m.superseded_by IS NULL", "m.wrong = 0")
 	}
-	if !q.From.IsZero() {
-		l.add("m.ts >= ?", q.From.UnixNano())
-	}
-	if !q.To.IsZero() {
-		l.add("m.ts < ?", q.To.UnixNano())
-	}
-	query, args, ok, err := l.build(memoryColumns, "memories", "m", q.Text, "m.ts DESC, m.n DESC", limit)
+	l.addTime("m.ts >= ?", q.From)
+	l.addTime("m.ts < ?", q.To)
+	query, args, ok, err := l.build(memoryColumns, "memories", "m", q.Text, "m.ts DESC, m.n DESC", searchLimit(q.Limit))
 	if err != nil || !ok {
 		return nil, err
 	}
-	var out []engram.Memory
-	err = db.View(ctx, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, query, args...)
-		if err != nil {
-			return err
-		}
-		return scanMemories(rows, func(_ int64, m engram.Memory, _ float64) { out = append(out, m) })
-	})
-	if err != nil {
-		return nil, fmt.Errorf("palace: memories: %w", err)
-	}
-	return out, nil
+	return viewList(ctx, db, "memories", readMemories, query, args...)
 }
 
 // SearchMemories ranks the active memories holding any word of q.Text by
@@ -675,32 +631,19 @@ func (db *DB) SearchMemories(ctx context.Context, q engram.TextQuery) ([]engram.
 		return nil, err
 	}
 	limit := min(max(q.Limit, 1), MaxSearchLimit)
-	var out []engram.MemoryHit
-	err = db.View(ctx, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, `SELECT `+memoryColumns+`, f.rank FROM memories_fts f JOIN memories m ON m.n = f.rowid
-			WHERE memories_fts MATCH ?1 AND (?2 = '' OR m.namespace = ?2) AND m.superseded_by IS NULL AND m.wrong = 0
-			AND (?4 = 0 OR m.ts >= ?4) AND (?5 = 0 OR m.ts < ?5)
-			ORDER BY f.rank LIMIT ?3`, matchExpr(terms), q.Namespace, limit, nanosOrZero(q.From), nanosOrZero(q.To))
-		if err != nil {
-			return err
-		}
-		return scanMemories(rows, func(_ int64, m engram.Memory, rank float64) {
-			out = append(out, engram.MemoryHit{Memory: m, Score: -rank})
-		})
-	})
-	if err != nil {
-		return nil, fmt.Errorf("palace: search memories: %w", err)
-	}
-	return out, nil
+	return viewList(ctx, db, "search memories", func(rows *sql.Rows, add func(engram.MemoryHit)) error {
+		return scanMemories(rows, func(_ int64, m engram.Memory, rank float64) { add(engram.MemoryHit{Memory: m, Score: -rank}) })
+	}, `SELECT `+memoryColumns+`, f.rank FROM memories_fts f JOIN memories m ON m.n = f.rowid
+		WHERE memories_fts MATCH ?1 AND (?2 = '' OR m.namespace = ?2) AND m.superseded_by IS NULL AND m.wrong = 0
+		AND (?4 = 0 OR m.ts >= ?4) AND (?5 = 0 OR m.ts < ?5)
+		ORDER BY f.rank LIMIT ?3`, matchExpr(terms), q.Namespace, limit, nanosOrZero(q.From), nanosOrZero(q.To))
 }
 
 // GetMemories returns the memories with the given ids, in the order of ids;
 // unknown ids are skipped.
 func (db *DB) GetMemories(ctx context.Context, ids []string) ([]engram.Memory, error) {
 	return getByIDs(ctx, db, "memories", `SELECT `+memoryColumns+` FROM memories m WHERE m.id IN `, ids,
-		func(rows *sql.Rows, add func(engram.Memory)) error {
-			return scanMemories(rows, func(_ int64, m engram.Memory, _ float64) { add(m) })
-		}, func(m engram.Memory) string { return m.ID })
+		readMemories, func(m engram.Memory) string { return m.ID })
 }
 
 // listQuery builds the listing queries of a layer table: conditions with
@@ -714,6 +657,21 @@ type listQuery struct {
 func (l *listQuery) add(cond string, v any) {
 	l.where = append(l.where, cond)
 	l.args = append(l.args, v)
+}
+
+// addText adds cond with s, a filter the query asks for unless s is "".
+func (l *listQuery) addText(cond, s string) {
+	if s != "" {
+		l.add(cond, s)
+	}
+}
+
+// addTime adds cond with t in Unix nanoseconds, a bound the query asks for
+// unless t is zero.
+func (l *listQuery) addTime(cond string, t time.Time) {
+	if !t.IsZero() {
+		l.add(cond, t.UnixNano())
+	}
 }
 
 // build returns the query over table (aliased alias, its FTS index

@@ -86,27 +86,5 @@ func (db *DB) nearDuplicateAllButOne(ctx context.Context, tx *sql.Tx, m engram.M
 	if err != nil || len(terms) == 0 {
 		return nil, err
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT m.n, m.text FROM memories_fts f JOIN memories m ON m.n = f.rowid
-		WHERE memories_fts MATCH ? AND m.namespace = ? AND m.type = ? AND m.subject = ? AND m.superseded_by IS NULL
-		ORDER BY f.rowid DESC LIMIT ?`, allButOneExpr(terms), m.Namespace, m.Type, m.Subject, nearDupCandidates)
-	if err != nil {
-		return nil, err
-	}
-	best, bestScore := int64(0), 0.0
-	for rows.Next() {
-		var n int64
-		var text string
-		if err := rows.Scan(&n, &text); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		if s := jaccard(words, contentWords(text)); s >= nearDupJaccard && s > bestScore {
-			best, bestScore = n, s
-		}
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil || best == 0 {
-		return nil, err
-	}
-	return db.loadMemory(ctx, tx, whereMemoryN, best)
+	return db.nearDuplicateBy(ctx, tx, m, words, allButOneExpr(terms), nearDupCandidates, func(string) bool { return true })
 }

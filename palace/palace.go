@@ -261,39 +261,3 @@ func (db *DB) run(ctx context.Context, conn *sql.DB, opts *sql.TxOptions, fn fun
 	}
 	return nil
 }
-
-// queryRows runs query in tx and returns its rows in order, each scanned
-// by scan into a new T. The rows are closed when it returns, so that the
-// caller may write in the same transaction while it goes through them.
-func queryRows[T any](ctx context.Context, tx *sql.Tx, query string, args []any, scan func(*sql.Rows, *T) error) ([]T, error) {
-	rows, err := tx.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []T
-	for rows.Next() {
-		var v T
-		if err := scan(rows, &v); err != nil {
-			return nil, err
-		}
-		out = append(out, v)
-	}
-	return out, rows.Err()
-}
-
-// reindexText replaces row n's text in the full-text index table (a
-// contentless one, whose rows are deleted by rowid).
-func reindexText(ctx context.Context, tx *sql.Tx, table string, n int64, text string) error {
-	if _, err := tx.ExecContext(ctx, `DELETE FROM `+table+` WHERE rowid = ?`, n); err != nil {
-		return err
-	}
-	_, err := tx.ExecContext(ctx, `INSERT INTO `+table+` (rowid, text) VALUES (?, ?)`, n, text)
-	return err
-}
-
-// queryStrings runs a query of one text column in tx and returns its values
-// in order.
-func queryStrings(ctx context.Context, tx *sql.Tx, query string, args ...any) ([]string, error) {
-	return queryRows(ctx, tx, query, args, func(r *sql.Rows, s *string) error { return r.Scan(s) })
-}

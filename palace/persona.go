@@ -148,8 +148,7 @@ func (db *DB) Persona(ctx context.Context, namespace, speaker string) ([]engram.
 		if err != nil {
 			return err
 		}
-		defer rows.Close()
-		for rows.Next() {
+		return eachRow(rows, func() error {
 			var f engram.PersonaFacet
 			var who, evid, hist string
 			var since, updated sql.NullInt64
@@ -171,8 +170,8 @@ func (db *DB) Persona(ctx context.Context, namespace, speaker string) ([]engram.
 			if u := fromNanos(updated); u.After(p.Updated) {
 				p.Updated = u
 			}
-		}
-		return rows.Err()
+			return nil
+		})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("palace: persona: %w", err)

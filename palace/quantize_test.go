@@ -1,6 +1,7 @@
 package palace
 
 import (
+	"cmp"
 	"context"
 	"math/rand/v2"
 	"slices"
@@ -53,7 +54,7 @@ func TestQuantizedRecall(t *testing.T) {
 		for i, u := range units {
 			exact[i] = scored{dot(unit, u), int32(i)}
 		}
-		slices.SortFunc(exact, func(a, b scored) int { return -cmpF(a.score, b.score) })
+		slices.SortFunc(exact, func(a, b scored) int { return -cmp.Compare(a.score, b.score) })
 		want := map[string]bool{}
 		for _, s := range exact[:k] {
 			want[all[s.row].ID] = true
@@ -93,14 +94,4 @@ func TestQuantizedRecall(t *testing.T) {
 	if codes < 0.9 || query < 0.999 {
 		t.Errorf("recall@10: codes alone %.4f (want >= 0.9), after rescoring %.4f (want >= 0.999)", codes, query)
 	}
-}
-
-func cmpF(a, b float32) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }

@@ -129,24 +129,14 @@ func (db *DB) PutScenes(ctx context.Context, worker string, scenes []engram.Scen
 const sceneColumns = `s.id, s.namespace, s.session, s.title, s.summary, s.start_ts, s.end_ts, s.participants, s.turns, s.seq`
 
 func scanScenes(rows *sql.Rows, fn func(engram.Scene, float64)) error {
-	defer rows.Close()
-	cols, err := rows.Columns()
-	if err != nil {
-		return err
-	}
-	ranked := len(cols) > 10
-	for rows.Next() {
+	return scanRanked(rows, func(r *rankedRows) error {
 		var (
 			s            engram.Scene
 			start, end   sql.NullInt64
 			parts, turns string
-			rank         sql.NullFloat64
 		)
-		dest := []any{&s.ID, &s.Namespace, &s.Session, &s.Title, &s.Summary, &start, &end, &parts, &turns, &s.Seq}
-		if ranked {
-			dest = append(dest, &rank)
-		}
-		if err := rows.Scan(dest...); err != nil {
+		rank, err := r.scan(&s.ID, &s.Namespace, &s.Session, &s.Title, &s.Summary, &start, &end, &parts, &turns, &s.Seq)
+		if err != nil {
 			return err
 		}
 		if err := json.Unmarshal([]byte(parts), &s.Participants); err != nil {
@@ -156,47 +146,29 @@ func scanScenes(rows *sql.Rows, fn func(engram.Scene, float64)) error {
 			return fmt.Errorf("scene %s: turns: %w", s.ID, err)
 		}
 		s.Start, s.End = fromNanos(start), fromNanos(end)
-		fn(s, rank.Float64)
-	}
-	return rows.Err()
+		fn(s, rank)
+		return nil
+	})
+}
+
+// readScenes passes each scene of rows to add.
+func readScenes(rows *sql.Rows, add func(engram.Scene)) error {
+	return scanScenes(rows, func(s engram.Scene, _ float64) { add(s) })
 }
 
 // Scenes lists the scenes matching q: newest first, or best first for a
 // keyword search (q.Text).
 func (db *DB) Scenes(ctx context.Context, q engram.SceneQuery) ([]engram.Scene, error) {
-	limit := min(max(q.Limit, 0), MaxSearchLimit)
-	if limit == 0 {
-		limit = DefaultSearchLimit
-	}
 	var l listQuery
-	if q.Namespace != "" {
-		l.add("s.namespace = ?", q.Namespace)
-	}
-	if q.Session != "" {
-		l.add("s.session = ?", q.Session)
-	}
-	if !q.From.IsZero() {
-		l.add("s.end_ts >= ?", q.From.UnixNano())
-	}
-	if !q.To.IsZero() {
-		l.add("s.start_ts < ?", q.To.UnixNano())
-	}
-	query, args, ok, err := l.build(sceneColumns, "scenes", "s", q.Text, "s.start_ts DESC, s.n DESC", limit)
+	l.addText("s.namespace = ?", q.Namespace)
+	l.addText("s.session = ?", q.Session)
+	l.addTime("s.end_ts >= ?", q.From)
+	l.addTime("s.start_ts < ?", q.To)
+	query, args, ok, err := l.build(sceneColumns, "scenes", "s", q.Text, "s.start_ts DESC, s.n DESC", searchLimit(q.Limit))
 	if err != nil || !ok {
 		return nil, err
 	}
-	var out []engram.Scene
-	err = db.View(ctx, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, query, args...)
-		if err != nil {
-			return err
-		}
-		return scanScenes(rows, func(s engram.Scene, _ float64) { out = append(out, s) })
-	})
-	if err != nil {
-		return nil, fmt.Errorf("palace: scenes: %w", err)
-	}
-	return out, nil
+	return viewList(ctx, db, "scenes", readScenes, query, args...)
 }
 
 // SearchScenes ranks the scenes whose title or summary hold a word of q.Text
@@ -207,45 +179,24 @@ func (db *DB) SearchScenes(ctx context.Context, q engram.TextQuery) ([]engram.Sc
 		return nil, err
 	}
 	limit := min(max(q.Limit, 1), MaxSearchLimit)
-	var out []engram.SceneHit
-	err = db.View(ctx, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, `SELECT `+sceneColumns+`, f.rank FROM scenes_fts f JOIN scenes s ON s.n = f.rowid
-			WHERE scenes_fts MATCH ?1 AND (?2 = '' OR s.namespace = ?2)
-			AND (?4 = 0 OR s.end_ts >= ?4) AND (?5 = 0 OR s.start_ts < ?5)
-			ORDER BY f.rank LIMIT ?3`, matchExpr(terms), q.Namespace, limit, nanosOrZero(q.From), nanosOrZero(q.To))
-		if err != nil {
-			return err
-		}
-		return scanScenes(rows, func(s engram.Scene, rank float64) { out = append(out, engram.SceneHit{Scene: s, Score: -rank}) })
-	})
-	if err != nil {
-		return nil, fmt.Errorf("palace: search scenes: %w", err)
-	}
-	return out, nil
+	return viewList(ctx, db, "search scenes", func(rows *sql.Rows, add func(engram.SceneHit)) error {
+		return scanScenes(rows, func(s engram.Scene, rank float64) { add(engram.SceneHit{Scene: s, Score: -rank}) })
+	}, `SELECT `+sceneColumns+`, f.rank FROM scenes_fts f JOIN scenes s ON s.n = f.rowid
+		WHERE scenes_fts MATCH ?1 AND (?2 = '' OR s.namespace = ?2)
+		AND (?4 = 0 OR s.end_ts >= ?4) AND (?5 = 0 OR s.start_ts < ?5)
+		ORDER BY f.rank LIMIT ?3`, matchExpr(terms), q.Namespace, limit, nanosOrZero(q.From), nanosOrZero(q.To))
 }
 
 // ScenesSince returns up to limit scenes whose change number is above
 // after, in change-number order.
 func (db *DB) ScenesSince(ctx context.Context, after int64, limit int) ([]engram.Scene, error) {
-	var out []engram.Scene
-	err := db.View(ctx, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, `SELECT `+sceneColumns+` FROM scenes s WHERE s.seq > ? ORDER BY s.seq LIMIT ?`, after, limit)
-		if err != nil {
-			return err
-		}
-		return scanScenes(rows, func(s engram.Scene, _ float64) { out = append(out, s) })
-	})
-	if err != nil {
-		return nil, fmt.Errorf("palace: scenes since %d: %w", after, err)
-	}
-	return out, nil
+	return viewList(ctx, db, fmt.Sprintf("scenes since %d", after), readScenes,
+		`SELECT `+sceneColumns+` FROM scenes s WHERE s.seq > ? ORDER BY s.seq LIMIT ?`, after, limit)
 }
 
 // GetScenes returns the scenes with the given ids, in the order of ids;
 // unknown ids are skipped.
 func (db *DB) GetScenes(ctx context.Context, ids []string) ([]engram.Scene, error) {
 	return getByIDs(ctx, db, "scenes", `SELECT `+sceneColumns+` FROM scenes s WHERE s.id IN `, ids,
-		func(rows *sql.Rows, add func(engram.Scene)) error {
-			return scanScenes(rows, func(s engram.Scene, _ float64) { add(s) })
-		}, func(s engram.Scene) string { return s.ID })
+		readScenes, func(s engram.Scene) string { return s.ID })
 }

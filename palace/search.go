@@ -21,6 +21,15 @@ const (
 	MaxSearchLimit     = 1000            // larger limits are cut to this
 )
 
+// searchLimit is the limit a query asking for n gets: DefaultSearchLimit
+// for n <= 0, at most MaxSearchLimit.
+func searchLimit(n int) int {
+	if n <= 0 {
+		return DefaultSearchLimit
+	}
+	return min(n, MaxSearchLimit)
+}
+
 // SearchTurns finds the turns that best match q.Text, best first, at most
 // q.Limit of them, in q.Namespace or in all namespaces if it is "".
 //
@@ -36,11 +45,7 @@ const (
 // A query with no terms left after stopwords finds nothing, without error.
 // User text never reaches FTS5 as syntax, so no query string is an error.
 func (db *DB) SearchTurns(ctx context.Context, q engram.TextQuery) ([]engram.TurnHit, error) {
-	limit := q.Limit
-	if limit <= 0 {
-		limit = DefaultSearchLimit
-	}
-	limit = min(limit, MaxSearchLimit)
+	limit := searchLimit(q.Limit)
 	terms, err := queryTerms(q.Text)
 	if err != nil {
 		return nil, err

@@ -3,6 +3,7 @@ package palace
 import (
 	"context"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -180,35 +181,26 @@ func TestSearchTurns_Syntax(t *testing.T) {
 func TestSearchTurns_Fallbacks(t *testing.T) {
 	db := mustSearchDB(t)
 	ctx := context.Background()
-
-	// "kafka" is in no token, only inside KafkaConsumer; "outage" is a token.
-	hits, err := db.SearchTurns(ctx, engram.TextQuery{Text: "outage kafka", Limit: 10})
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkHits(t, engram.TextQuery{Text: "outage kafka", Limit: 10}, hits)
-	if got := ids(hits); len(got) != 2 || got[0] != "port" || got[1] != "kafka" {
-		t.Fatalf("hits %v, want [port kafka]", got)
-	}
-
-	// 会議 is a token of ja-meeting but inside 会議室 in ja-room: the LIKE
-	// stage finds the second after the first.
-	hits, err = db.SearchTurns(ctx, engram.TextQuery{Text: "会議", Limit: 10})
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkHits(t, engram.TextQuery{Text: "会議", Limit: 10}, hits)
-	if got := ids(hits); len(got) != 2 || got[0] != "ja-meeting" || got[1] != "ja-room" {
-		t.Fatalf("hits %v, want [ja-meeting ja-room]", got)
-	}
-
-	// A full first stage skips the fallbacks.
-	hits, err = db.SearchTurns(ctx, engram.TextQuery{Text: "outage kafka", Limit: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := ids(hits); len(got) != 1 || got[0] != "port" {
-		t.Fatalf("hits %v, want [port]", got)
+	for _, tt := range []struct {
+		q    engram.TextQuery
+		want []string
+	}{
+		// "kafka" is in no token, only inside KafkaConsumer; "outage" is a token.
+		{engram.TextQuery{Text: "outage kafka", Limit: 10}, []string{"port", "kafka"}},
+		// 会議 is a token of ja-meeting but inside 会議室 in ja-room: the LIKE
+		// stage finds the second after the first.
+		{engram.TextQuery{Text: "会議", Limit: 10}, []string{"ja-meeting", "ja-room"}},
+		// A full first stage skips the fallbacks.
+		{engram.TextQuery{Text: "outage kafka", Limit: 1}, []string{"port"}},
+	} {
+		hits, err := db.SearchTurns(ctx, tt.q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkHits(t, tt.q, hits)
+		if got := ids(hits); !slices.Equal(got, tt.want) {
+			t.Fatalf("%q, limit %d: hits %v, want %v", tt.q.Text, tt.q.Limit, got, tt.want)
+		}
 	}
 }
 

@@ -282,8 +282,7 @@ func (db *DB) TurnSkips(ctx context.Context, limit int) (TurnSkips, error) {
 		if err != nil {
 			return err
 		}
-		defer rows.Close()
-		for rows.Next() {
+		return eachRow(rows, func() error {
 			var s TurnSkip
 			var at int64
 			var stored sql.NullInt64
@@ -292,8 +291,8 @@ func (db *DB) TurnSkips(ctx context.Context, limit int) (TurnSkips, error) {
 			}
 			s.StoredSeq, s.At = stored.Int64, time.Unix(0, at).UTC()
 			out.Latest = append(out.Latest, s)
-		}
-		return rows.Err()
+			return nil
+		})
 	})
 	if err != nil {
 		return TurnSkips{}, fmt.Errorf("palace: turn skips: %w", err)
@@ -333,17 +332,16 @@ func (db *DB) TurnSeqs(ctx context.Context, ids []string) (map[string]int64, err
 			if err != nil {
 				return err
 			}
-			for rows.Next() {
+			err = eachRow(rows, func() error {
 				var id string
 				var seq int64
 				if err := rows.Scan(&id, &seq); err != nil {
-					rows.Close()
 					return err
 				}
 				out[id] = seq
-			}
-			rows.Close()
-			if err := rows.Err(); err != nil {
+				return nil
+			})
+			if err != nil {
 				return err
 			}
 		}
@@ -463,21 +461,22 @@ func (db *DB) Stats(ctx context.Context) (engram.Stats, error) {
 	return st, nil
 }
 
-func countBy(ctx context.Context, tx *sql.Tx, q string, fn func(string, int64)) error {
-	rows, err := tx.QueryContext(ctx, q)
+// countBy runs q, which counts rows by a text key, and calls fn with each
+// key and count.
+func countBy(ctx context.Context, tx *sql.Tx, q string, fn func(string, int64), args ...any) error {
+	rows, err := tx.QueryContext(ctx, q, args...)
 	if err != nil {
 		return err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var ns string
+	return eachRow(rows, func() error {
+		var key string
 		var n int64
-		if err := rows.Scan(&ns, &n); err != nil {
+		if err := rows.Scan(&key, &n); err != nil {
 			return err
 		}
-		fn(ns, n)
-	}
-	return rows.Err()
+		fn(key, n)
+		return nil
+	})
 }
 
 // queryTurns runs q, whose first columns are turnColumns, optionally followed
@@ -493,25 +492,15 @@ func queryTurns(ctx context.Context, tx *sql.Tx, q string, args []any, fn func(e
 // scanTurns reads rows of turnColumns, optionally followed by a rank, and
 // closes them.
 func scanTurns(rows *sql.Rows, fn func(engram.Turn, float64)) error {
-	defer rows.Close()
-	cols, err := rows.Columns()
-	if err != nil {
-		return err
-	}
-	ranked := len(cols) > 10
-	for rows.Next() {
+	return scanRanked(rows, func(r *rankedRows) error {
 		var (
 			t      engram.Turn
 			role   string
 			ts, rx sql.NullInt64
 			meta   sql.NullString
-			rank   sql.NullFloat64
-			dest   = []any{&t.Seq, &t.ID, &t.Namespace, &t.Session, &role, &t.Speaker, &t.Content, &ts, &meta, &rx}
 		)
-		if ranked {
-			dest = append(dest, &rank)
-		}
-		if err := rows.Scan(dest...); err != nil {
+		rank, err := r.scan(&t.Seq, &t.ID, &t.Namespace, &t.Session, &role, &t.Speaker, &t.Content, &ts, &meta, &rx)
+		if err != nil {
 			return err
 		}
 		t.Role = engram.Role(role)
@@ -524,9 +513,9 @@ func scanTurns(rows *sql.Rows, fn func(engram.Turn, float64)) error {
 		if meta.Valid && meta.String != "" {
 			t.Meta = json.RawMessage(meta.String)
 		}
-		fn(t, rank.Float64)
-	}
-	return rows.Err()
+		fn(t, rank)
+		return nil
+	})
 }
 
 // TurnsAround returns up to n turns of t's namespace and session on each

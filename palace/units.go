@@ -189,12 +189,11 @@ func unitText(ctx context.Context, tx *sql.Tx, n int64) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	defer rows.Close()
 	var b strings.Builder
-	for rows.Next() {
+	err = eachRow(rows, func() error {
 		var speaker, role, content string
 		if err := rows.Scan(&speaker, &role, &content); err != nil {
-			return "", err
+			return err
 		}
 		if speaker == "" {
 			speaker = role
@@ -203,8 +202,9 @@ func unitText(ctx context.Context, tx *sql.Tx, n int64) (string, error) {
 		b.WriteString(": ")
 		b.WriteString(clipUTF8(content, UnitTurnBytes))
 		b.WriteByte('\n')
-	}
-	return b.String(), rows.Err()
+		return nil
+	})
+	return b.String(), err
 }
 
 // indexUnit replaces unit n's entry in its keyword index.
@@ -272,6 +272,20 @@ func scanUnit(rows *sql.Rows, extra ...any) (engram.Unit, error) {
 	return u, err
 }
 
+// scanUnitHits reads rows of unitColumns and a rank as hits, scored as
+// SearchUnits scores them.
+func scanUnitHits(rows *sql.Rows, add func(engram.UnitHit)) error {
+	return eachRow(rows, func() error {
+		var rank float64
+		u, err := scanUnit(rows, &rank)
+		if err != nil {
+			return err
+		}
+		add(engram.UnitHit{Unit: u, Score: max(-rank, 0)})
+		return nil
+	})
+}
+
 // SearchUnits ranks the units of kind (engram.UnitSession, engram.UnitScene,
 // or "" for both) that hold a word of q.Text and overlap [q.From, q.To) by
 // BM25 over their full text, best first (higher is better; scores of the
@@ -324,16 +338,7 @@ func (db *DB) searchUnitKind(ctx context.Context, q engram.TextQuery, terms []te
 		if err != nil {
 			return err
 		}
-		defer rows.Close()
-		for rows.Next() {
-			var rank float64
-			u, err := scanUnit(rows, &rank)
-			if err != nil {
-				return err
-			}
-			out = append(out, engram.UnitHit{Unit: u, Score: max(-rank, 0)})
-		}
-		return rows.Err()
+		return scanUnitHits(rows, func(h engram.UnitHit) { out = append(out, h) })
 	})
 	return out, err
 }
@@ -362,16 +367,7 @@ func (db *DB) TurnUnits(ctx context.Context, seqs []int64) (map[int64][]string, 
 		if err != nil {
 			return err
 		}
-		defer rows.Close()
-		for rows.Next() {
-			var seq int64
-			var id string
-			if err := rows.Scan(&seq, &id); err != nil {
-				return err
-			}
-			out[seq] = append(out[seq], id)
-		}
-		return rows.Err()
+		return scanGroups(rows, out)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("palace: turn units: %w", err)
@@ -392,15 +388,7 @@ func (db *DB) UnitTurnIDs(ctx context.Context, unitIDs []string) (map[string][]s
 		if err != nil {
 			return err
 		}
-		defer rows.Close()
-		for rows.Next() {
-			var u, t string
-			if err := rows.Scan(&u, &t); err != nil {
-				return err
-			}
-			out[u] = append(out[u], t)
-		}
-		return rows.Err()
+		return scanGroups(rows, out)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("palace: unit turns: %w", err)
@@ -418,17 +406,17 @@ func (db *DB) UnitsSince(ctx context.Context, after int64, limit int) ([]engram.
 		if err != nil {
 			return err
 		}
-		for rows.Next() {
+		err = eachRow(rows, func() error {
 			var n int64
 			u, err := scanUnit(rows, &n)
 			if err != nil {
-				rows.Close()
 				return err
 			}
 			out = append(out, engram.UnitDoc{Unit: u})
 			ns = append(ns, n)
-		}
-		if err := rows.Close(); err != nil {
+			return nil
+		})
+		if err != nil {
 			return err
 		}
 		for i, n := range ns {
@@ -510,16 +498,7 @@ func (db *DB) ScoreUnits(ctx context.Context, q engram.TextQuery, ids []string, 
 			if err != nil {
 				return err
 			}
-			for rows.Next() {
-				var rank float64
-				u, err := scanUnit(rows, &rank)
-				if err != nil {
-					rows.Close()
-					return err
-				}
-				out = append(out, engram.UnitHit{Unit: u, Score: max(-rank, 0)})
-			}
-			if err := rows.Close(); err != nil {
+			if err := scanUnitHits(rows, func(h engram.UnitHit) { out = append(out, h) }); err != nil {
 				return err
 			}
 		}

@@ -20,8 +20,7 @@ func (db *DB) VaultFiles(ctx context.Context, vault string) (map[string]engram.V
 		if err != nil {
 			return err
 		}
-		defer rows.Close()
-		for rows.Next() {
+		return eachRow(rows, func() error {
 			var f engram.VaultFile
 			var mt int64
 			if err := rows.Scan(&f.Path, &f.Size, &mt, &f.Hash); err != nil {
@@ -29,8 +28,8 @@ func (db *DB) VaultFiles(ctx context.Context, vault string) (map[string]engram.V
 			}
 			f.ModTime = time.Unix(0, mt).UTC()
 			out[f.Path] = f
-		}
-		return rows.Err()
+			return nil
+		})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("palace: vault files: %w", err)
@@ -42,8 +41,7 @@ const docColumns = `d.vault, d.namespace, d.path, d.title, d.type, d.tags, d.ali
 	(SELECT count(*) FROM vault_chunks c WHERE c.doc = d.n)`
 
 func scanDocs(rows *sql.Rows, fn func(engram.VaultDoc)) error {
-	defer rows.Close()
-	for rows.Next() {
+	return eachRow(rows, func() error {
 		var d engram.VaultDoc
 		var tags, aliases, warnings string
 		var date sql.NullInt64
@@ -61,24 +59,14 @@ func scanDocs(rows *sql.Rows, fn func(engram.VaultDoc)) error {
 		}
 		d.Date, d.ModTime = fromNanos(date), time.Unix(0, mt).UTC()
 		fn(d)
-	}
-	return rows.Err()
+		return nil
+	})
 }
 
 // Docs lists the documents of a vault ("" = every vault), by path.
 func (db *DB) Docs(ctx context.Context, vault string) ([]engram.VaultDoc, error) {
-	var out []engram.VaultDoc
-	err := db.View(ctx, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, `SELECT `+docColumns+` FROM vault_docs d WHERE ?1 = '' OR d.vault = ?1 ORDER BY d.vault, d.path`, vault)
-		if err != nil {
-			return err
-		}
-		return scanDocs(rows, func(d engram.VaultDoc) { out = append(out, d) })
-	})
-	if err != nil {
-		return nil, fmt.Errorf("palace: docs: %w", err)
-	}
-	return out, nil
+	return viewList(ctx, db, "docs", scanDocs,
+		`SELECT `+docColumns+` FROM vault_docs d WHERE ?1 = '' OR d.vault = ?1 ORDER BY d.vault, d.path`, vault)
 }
 
 // DocChunkIDs returns the ids of the chunks the palace holds for a
@@ -265,17 +253,8 @@ func (db *DB) ResolveVaultLinks(ctx context.Context, vault string, resolve func(
 		if err != nil {
 			return err
 		}
-		var all []link
-		for rows.Next() {
-			var l link
-			if err := rows.Scan(&l.rowid, &l.from, &l.target, &l.to); err != nil {
-				rows.Close()
-				return err
-			}
-			all = append(all, l)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
+		all, err := scanAll(rows, func(l *link) []any { return []any{&l.rowid, &l.from, &l.target, &l.to} })
+		if err != nil {
 			return err
 		}
 		for _, l := range all {
@@ -305,31 +284,26 @@ func (db *DB) ResolveVaultLinks(ctx context.Context, vault string, resolve func(
 const chunkColumns = `c.id, d.vault, d.namespace, d.path, d.title, c.heading, c.text, c.start_line, c.end_line, d.mod_time`
 
 func scanChunks(rows *sql.Rows, fn func(engram.DocChunk, float64)) error {
-	defer rows.Close()
-	cols, err := rows.Columns()
-	if err != nil {
-		return err
-	}
-	ranked := len(cols) > 10
-	for rows.Next() {
+	return scanRanked(rows, func(r *rankedRows) error {
 		var c engram.DocChunk
 		var heading string
 		var mt int64
-		var rank sql.NullFloat64
-		dest := []any{&c.ID, &c.Vault, &c.Namespace, &c.Path, &c.Title, &heading, &c.Text, &c.StartLine, &c.EndLine, &mt}
-		if ranked {
-			dest = append(dest, &rank)
-		}
-		if err := rows.Scan(dest...); err != nil {
+		rank, err := r.scan(&c.ID, &c.Vault, &c.Namespace, &c.Path, &c.Title, &heading, &c.Text, &c.StartLine, &c.EndLine, &mt)
+		if err != nil {
 			return err
 		}
 		if err := json.Unmarshal([]byte(heading), &c.Heading); err != nil {
 			return fmt.Errorf("chunk %s: heading: %w", c.ID, err)
 		}
 		c.ModTime = time.Unix(0, mt).UTC()
-		fn(c, rank.Float64)
-	}
-	return rows.Err()
+		fn(c, rank)
+		return nil
+	})
+}
+
+// readChunks passes each chunk of rows to add.
+func readChunks(rows *sql.Rows, add func(engram.DocChunk)) error {
+	return scanChunks(rows, func(c engram.DocChunk, _ float64) { add(c) })
 }
 
 // SearchChunks ranks the chunks holding any word of q.Text by BM25 (higher
@@ -394,9 +368,7 @@ func (db *DB) SearchChunks(ctx context.Context, q engram.TextQuery) ([]engram.Ch
 // skipped.
 func (db *DB) GetChunks(ctx context.Context, ids []string) ([]engram.DocChunk, error) {
 	return getByIDs(ctx, db, "chunks", `SELECT `+chunkColumns+` FROM vault_chunks c JOIN vault_docs d ON d.n = c.doc WHERE c.id IN `, ids,
-		func(rows *sql.Rows, add func(engram.DocChunk)) error {
-			return scanChunks(rows, func(c engram.DocChunk, _ float64) { add(c) })
-		}, func(c engram.DocChunk) string { return c.ID })
+		readChunks, func(c engram.DocChunk) string { return c.ID })
 }
 
 // DefaultGraphDepth is how far links are followed by default.
@@ -427,26 +399,8 @@ func (db *DB) Reach(ctx context.Context, vault string, paths []string, depth int
 	}
 	depth = min(depth, maxGraphDepth)
 	starts, _ := json.Marshal(paths)
-	var out []engram.GraphDoc
-	err := db.View(ctx, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, reachSQL, vault, string(starts), depth)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var g engram.GraphDoc
-			if err := rows.Scan(&g.Path, &g.Depth, &g.Via, &g.Title, &g.Type); err != nil {
-				return err
-			}
-			out = append(out, g)
-		}
-		return rows.Err()
-	})
-	if err != nil {
-		return nil, fmt.Errorf("palace: reach: %w", err)
-	}
-	return out, nil
+	return viewList(ctx, db, "reach", scanner(func(g *engram.GraphDoc) []any { return []any{&g.Path, &g.Depth, &g.Via, &g.Title, &g.Type} }),
+		reachSQL, vault, string(starts), depth)
 }
 
 // FirstChunks returns the first chunk of each document (its title and
@@ -461,7 +415,7 @@ func (db *DB) FirstChunks(ctx context.Context, vault string, paths []string) ([]
 			if err != nil {
 				return err
 			}
-			if err := scanChunks(rows, func(c engram.DocChunk, _ float64) { out = append(out, c) }); err != nil {
+			if err := readChunks(rows, func(c engram.DocChunk) { out = append(out, c) }); err != nil {
 				return err
 			}
 		}
@@ -513,17 +467,12 @@ func (db *DB) DocGraph(ctx context.Context, vault, doc string, depth int) (engra
 		if err != nil {
 			return err
 		}
-		for rows.Next() {
-			b := engram.GraphDoc{Depth: 1}
-			if err := rows.Scan(&b.Path, &b.Title, &b.Type); err != nil {
-				rows.Close()
-				return err
-			}
-			g.Backlinks = append(g.Backlinks, b)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
+		g.Backlinks, err = scanAll(rows, func(b *engram.GraphDoc) []any { return []any{&b.Path, &b.Title, &b.Type} })
+		if err != nil {
 			return err
+		}
+		for i := range g.Backlinks {
+			g.Backlinks[i].Depth = 1
 		}
 		g.Unresolved, err = unresolvedLinks(ctx, tx, g.Doc.Vault, g.Doc.Path)
 		return err
@@ -560,16 +509,13 @@ func unresolvedLinks(ctx context.Context, tx *sql.Tx, vault, from string) ([]eng
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	out := []engram.DocLink{}
-	for rows.Next() {
-		var l engram.DocLink
-		if err := rows.Scan(&l.FromPath, &l.FromChunk, &l.Target, &l.Heading, &l.Alias, &l.Kind, &l.Line); err != nil {
-			return nil, err
-		}
-		out = append(out, l)
+	out, err := scanAll(rows, func(l *engram.DocLink) []any {
+		return []any{&l.FromPath, &l.FromChunk, &l.Target, &l.Heading, &l.Alias, &l.Kind, &l.Line}
+	})
+	if out == nil && err == nil {
+		out = []engram.DocLink{} // an empty list, not null, in JSON
 	}
-	return out, rows.Err()
+	return out, err
 }
 
 // VaultIndex is the palace as an engram.VaultStore: documents in SQLite

@@ -117,18 +117,8 @@ func BenchmarkVectorQuery(b *testing.B) {
 //	go test -run '^$' -bench VectorUpsert -benchtime 200x ./palace/
 func BenchmarkVectorUpsert(b *testing.B) {
 	ctx := context.Background()
-	db, err := Open(filepath.Join(b.TempDir(), "palace.db"), Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
+	db, v := openLoaded(b, filepath.Join(b.TempDir(), "palace.db"), 512)
 	defer db.Close()
-	v, err := db.Vectors(ctx, "bench", 512)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := v.Load(ctx); err != nil {
-		b.Fatal(err)
-	}
 	c := newVecCorpus(2, 512, 1000)
 	const batch = 500
 	n := 0
@@ -175,17 +165,7 @@ func BenchmarkVectorLoad(b *testing.B) {
 		var before runtime.MemStats
 		runtime.ReadMemStats(&before)
 		b.StartTimer()
-		db, err := Open(path, Options{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		v, err := db.Vectors(ctx, "bench", dim)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := v.Load(ctx); err != nil {
-			b.Fatal(err)
-		}
+		db, v := openLoaded(b, path, dim)
 		b.StopTimer()
 		if got, _ := v.Count(ctx); got != n {
 			b.Fatalf("loaded %d vectors, want %d", got, n)
@@ -228,24 +208,33 @@ func TestVectorLoadProcess(t *testing.T) {
 	if path == "" {
 		t.Skip("run by BenchmarkVectorLoad")
 	}
-	ctx := context.Background()
-	db, err := Open(path, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, _ := openLoaded(t, path, 0)
 	defer db.Close()
-	v, err := db.Vectors(ctx, "bench", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := v.Load(ctx); err != nil {
-		t.Fatal(err)
-	}
 	runtime.GC()
 	fmt.Printf("rss-MB %.1f hwm-MB %.1f\n", procStatusMB("VmRSS:"), procStatusMB("VmHWM:"))
 }
 
 const envVectorLoadPath = "ENGRAM_BENCH_VECTOR_PALACE"
+
+// openLoaded opens the palace at path and loads the vectors of its model
+// "bench" (dim 0: of the stored dimension) into memory. The caller closes
+// the palace.
+func openLoaded(tb testing.TB, path string, dim int) (*DB, *VectorIndex) {
+	tb.Helper()
+	ctx := context.Background()
+	db, err := Open(path, Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	v, err := db.Vectors(ctx, "bench", dim)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := v.Load(ctx); err != nil {
+		tb.Fatal(err)
+	}
+	return db, v
+}
 
 // procStatusMB returns a size in MiB from /proc/self/status, such as
 // "VmRSS:", 0 where there is none.

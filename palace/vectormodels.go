@@ -46,8 +46,7 @@ func (db *DB) Models(ctx context.Context) ([]ModelInfo, error) {
 		if err != nil {
 			return err
 		}
-		defer rows.Close()
-		for rows.Next() {
+		return eachRow(rows, func() error {
 			var (
 				mi        ModelInfo
 				created   int64
@@ -62,8 +61,8 @@ func (db *DB) Models(ctx context.Context) ([]ModelInfo, error) {
 				mi.ActivatedAt = time.Unix(0, activated.Int64).UTC()
 			}
 			out = append(out, mi)
-		}
-		return rows.Err()
+			return nil
+		})
 	})
 	if err != nil {
 		return nil, vecErr("list vector models", err)

@@ -583,22 +583,21 @@ func (v *VectorIndex) rescore(ctx context.Context, unit []float32, hits []engram
 		if err != nil {
 			return err
 		}
-		defer rows.Close()
-		for rows.Next() {
+		return eachRow(rows, func() error {
 			var id string
 			var raw sql.RawBytes
 			if err := rows.Scan(&id, &raw); err != nil {
 				return err
 			}
 			if len(raw) != 4*v.dim {
-				continue // unusable: the doctor reports it
+				return nil // unusable: the doctor reports it
 			}
 			decodeVector(buf, raw)
 			if normalize(buf, buf) {
 				exact[id] = min(max(float64(dot(unit, buf)), -1), 1)
 			}
-		}
-		return rows.Err()
+			return nil
+		})
 	})
 	if err != nil {
 		return nil, vecErr("rescore vectors of "+v.model, err)
@@ -691,10 +690,9 @@ func (v *VectorIndex) read(ctx context.Context) (*matrix, error) {
 		if err != nil {
 			return err
 		}
-		defer rows.Close()
 		buf := make([]float32, v.dim)
 		batch := make([]vecRow, 1)
-		for rows.Next() {
+		return eachRow(rows, func() error {
 			var (
 				r   vecRow
 				ts  sql.NullInt64
@@ -717,8 +715,8 @@ func (v *VectorIndex) read(ctx context.Context) (*matrix, error) {
 			}
 			batch[0] = r
 			m.put(batch)
-		}
-		return rows.Err()
+			return nil
+		})
 	})
 	if err != nil {
 		return nil, vecErr("load vectors of "+v.model, err)
@@ -816,8 +814,7 @@ func (v *VectorIndex) VectorsSince(ctx context.Context, afterSeq int64, limit in
 		if err != nil {
 			return err
 		}
-		defer rows.Close()
-		for rows.Next() {
+		return eachRow(rows, func() error {
 			var (
 				sv  StoredVector
 				ts  sql.NullInt64
@@ -835,8 +832,8 @@ func (v *VectorIndex) VectorsSince(ctx context.Context, afterSeq int64, limit in
 				sv.TS = time.Unix(0, ts.Int64).UTC()
 			}
 			out = append(out, sv)
-		}
-		return rows.Err()
+			return nil
+		})
 	})
 	if err != nil {
 		return nil, vecErr("read vectors of "+v.model, err)

@@ -12,11 +12,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	engram "github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/internal/testutil"
 	"github.com/engram-dev/engram/internal/vectortest"
 )
 
@@ -642,62 +642,41 @@ func TestVectors_Concurrent(t *testing.T) {
 	mustUpsert(t, b, items[:200])
 	queries := randomItems(rng, "q", 20, dim)
 
-	var wg sync.WaitGroup
-	stop := make(chan struct{})
 	errs := make(chan error, 16)
-	for w := range 3 {
-		wg.Go(func() {
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				v := []*VectorIndex{a, b}[(i+w)%2]
-				q := engram.VectorQuery{Vector: queries[i%len(queries)].Vector, K: 5}
-				if i%3 == 1 {
-					q.Namespace = "work"
-				}
-				hits, err := v.Query(ctx, q)
-				if err != nil {
-					errs <- err
-					return
-				}
-				if len(hits) == 0 || len(hits) > 5 {
-					errs <- fmt.Errorf("%d hits", len(hits))
-					return
-				}
-				if _, err := v.Count(ctx); err != nil {
-					errs <- err
-					return
-				}
-			}
-		})
-	}
+	stop := testutil.Writers(t, 3, func(w, i int) bool {
+		v := []*VectorIndex{a, b}[(i+w)%2]
+		q := engram.VectorQuery{Vector: queries[i%len(queries)].Vector, K: 5}
+		if i%3 == 1 {
+			q.Namespace = "work"
+		}
+		hits, err := v.Query(ctx, q)
+		if err == nil && (len(hits) == 0 || len(hits) > 5) {
+			err = fmt.Errorf("%d hits", len(hits))
+		}
+		if err == nil {
+			_, err = v.Count(ctx)
+		}
+		if err != nil {
+			errs <- err
+			return false
+		}
+		return true
+	})
 	// Switch the active model back and forth, unloading the retired one,
 	// for the first half of the writes; the second half goes to loaded
 	// matrices, which checkInvariants compares with SQLite.
-	var switcher sync.WaitGroup
-	stopSwitch := make(chan struct{})
-	switcher.Go(func() {
-		for i := 0; ; i++ {
-			select {
-			case <-stopSwitch:
-				return
-			default:
-			}
-			if err := db.ActivateModel(ctx, []string{"a", "b"}[i%2]); err != nil {
-				errs <- err
-				return
-			}
-			[]*VectorIndex{b, a}[i%2].Unload()
-			runtime.Gosched()
+	stopSwitch := testutil.Writers(t, 1, func(_, i int) bool {
+		if err := db.ActivateModel(ctx, []string{"a", "b"}[i%2]); err != nil {
+			errs <- err
+			return false
 		}
+		[]*VectorIndex{b, a}[i%2].Unload()
+		runtime.Gosched()
+		return true
 	})
 	for start := 200; start < len(items); start += 50 {
 		if start == 700 {
-			close(stopSwitch)
-			switcher.Wait()
+			stopSwitch()
 			for _, v := range []*VectorIndex{a, b} {
 				if err := v.Load(ctx); err != nil {
 					t.Fatal(err)
@@ -714,8 +693,7 @@ func TestVectors_Concurrent(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	close(stop)
-	wg.Wait()
+	stop()
 	close(errs)
 	for err := range errs {
 		t.Error(err)

@@ -77,8 +77,7 @@ func (db *DB) Skips(ctx context.Context, limit int) ([]Skipped, error) {
 		if err != nil {
 			return err
 		}
-		defer rows.Close()
-		for rows.Next() {
+		return eachRow(rows, func() error {
 			var s Skipped
 			var at int64
 			if err := rows.Scan(&s.Worker, &s.From, &s.To, &s.Error, &at); err != nil {
@@ -86,8 +85,8 @@ func (db *DB) Skips(ctx context.Context, limit int) ([]Skipped, error) {
 			}
 			s.At = time.Unix(0, at).UTC()
 			out = append(out, s)
-		}
-		return rows.Err()
+			return nil
+		})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("palace: skips: %w", err)

@@ -48,66 +48,52 @@ func (w *LayerVectorWorker) Run(ctx context.Context) error {
 	defer w.mu.Unlock()
 	size := batchOr(w.BatchSize, DefaultEmbedBatch)
 	model := w.Embedder.Model()
-	if err := w.embed(ctx, "vec:"+model+":memories", size, func(after int64) ([]engram.VectorItem, []string, int64, error) {
-		mems, err := w.Layers.MemoriesSince(ctx, after, size)
-		if err != nil || len(mems) == 0 {
-			return nil, nil, 0, err
-		}
-		items := make([]engram.VectorItem, 0, len(mems))
-		texts := make([]string, 0, len(mems))
-		for _, m := range mems {
-			// Superseded memories keep their vectors (recall drops them
-			// when it loads the hits), so the index never needs a delete.
-			items = append(items, engram.VectorItem{ID: m.ID, Kind: engram.KindMemory, Namespace: m.Namespace, TS: m.TS})
-			texts = append(texts, MemoryEmbedText(m))
-		}
-		return items, texts, mems[len(mems)-1].Seq, nil
-	}); err != nil {
+	err := embedLayer(ctx, w, "vec:"+model+":memories", size, w.Layers.MemoriesSince, func(m engram.Memory) (engram.VectorItem, string, int64) {
+		// Superseded memories keep their vectors (recall drops them when it
+		// loads the hits), so the index never needs a delete.
+		return engram.VectorItem{ID: m.ID, Kind: engram.KindMemory, Namespace: m.Namespace, TS: m.TS}, MemoryEmbedText(m), m.Seq
+	})
+	if err != nil {
 		return err
 	}
-	if err := w.embed(ctx, "vec:"+model+":facts", size, func(after int64) ([]engram.VectorItem, []string, int64, error) {
-		triples, err := w.Layers.TriplesSince(ctx, after, size)
-		if err != nil || len(triples) == 0 {
-			return nil, nil, 0, err
-		}
-		items := make([]engram.VectorItem, 0, len(triples))
-		texts := make([]string, 0, len(triples))
-		for _, t := range triples {
-			items = append(items, engram.VectorItem{ID: t.ID, Kind: engram.KindFact, Namespace: t.Namespace, TS: t.ValidFrom})
-			texts = append(texts, FactEmbedText(t))
-		}
-		return items, texts, triples[len(triples)-1].Seq, nil
-	}); err != nil {
+	err = embedLayer(ctx, w, "vec:"+model+":facts", size, w.Layers.TriplesSince, func(t engram.Triple) (engram.VectorItem, string, int64) {
+		return engram.VectorItem{ID: t.ID, Kind: engram.KindFact, Namespace: t.Namespace, TS: t.ValidFrom}, FactEmbedText(t), t.Seq
+	})
+	if err != nil {
 		return err
 	}
-	if err := w.embed(ctx, "vec:"+model+":scenes", size, func(after int64) ([]engram.VectorItem, []string, int64, error) {
-		scenes, err := w.Layers.ScenesSince(ctx, after, size)
-		if err != nil || len(scenes) == 0 {
-			return nil, nil, 0, err
-		}
-		items := make([]engram.VectorItem, 0, len(scenes))
-		texts := make([]string, 0, len(scenes))
-		for _, s := range scenes {
-			items = append(items, engram.VectorItem{ID: s.ID, Kind: engram.KindScene, Namespace: s.Namespace, TS: s.Start})
-			texts = append(texts, SceneEmbedText(s))
-		}
-		return items, texts, scenes[len(scenes)-1].Seq, nil
-	}); err != nil || w.Units == nil {
+	err = embedLayer(ctx, w, "vec:"+model+":scenes", size, w.Layers.ScenesSince, func(s engram.Scene) (engram.VectorItem, string, int64) {
+		return engram.VectorItem{ID: s.ID, Kind: engram.KindScene, Namespace: s.Namespace, TS: s.Start}, SceneEmbedText(s), s.Seq
+	})
+	if err != nil || w.Units == nil {
 		return err
 	}
 	usize := min(size, DefaultUnitEmbedBatch)
-	return w.embed(ctx, "vec:"+model+":units", usize, func(after int64) ([]engram.VectorItem, []string, int64, error) {
-		units, err := w.Units.UnitsSince(ctx, after, usize)
-		if err != nil || len(units) == 0 {
+	return embedLayer(ctx, w, "vec:"+model+":units", usize, w.Units.UnitsSince, func(u engram.UnitDoc) (engram.VectorItem, string, int64) {
+		return engram.VectorItem{ID: u.ID, Kind: engram.UnitVectorKind(u.Kind), Namespace: u.Namespace, TS: u.Start}, u.Text, u.Seq
+	})
+}
+
+// embedLayer embeds the items of a layer that since returns, size at a
+// time, under the watermark worker; item gives each one's vector item (its
+// vector to come), text and change number.
+func embedLayer[T any](ctx context.Context, w *LayerVectorWorker, worker string, size int,
+	since func(ctx context.Context, after int64, limit int) ([]T, error), item func(T) (engram.VectorItem, string, int64)) error {
+	return w.embed(ctx, worker, size, func(after int64) ([]engram.VectorItem, []string, int64, error) {
+		got, err := since(ctx, after, size)
+		if err != nil || len(got) == 0 {
 			return nil, nil, 0, err
 		}
-		items := make([]engram.VectorItem, 0, len(units))
-		texts := make([]string, 0, len(units))
-		for _, u := range units {
-			items = append(items, engram.VectorItem{ID: u.ID, Kind: engram.UnitVectorKind(u.Kind), Namespace: u.Namespace, TS: u.Start})
-			texts = append(texts, u.Text)
+		items := make([]engram.VectorItem, 0, len(got))
+		texts := make([]string, 0, len(got))
+		var through int64
+		for _, g := range got {
+			it, text, seq := item(g)
+			items = append(items, it)
+			texts = append(texts, text)
+			through = seq
 		}
-		return items, texts, units[len(units)-1].Seq, nil
+		return items, texts, through, nil
 	})
 }
 

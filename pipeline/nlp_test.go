@@ -2,11 +2,8 @@ package pipeline_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"reflect"
 	"regexp"
 	"slices"
@@ -25,22 +22,11 @@ import (
 // (so that "you" and "we" have someone to name), and the memories it must
 // yield, in order, no more and no fewer. An empty want is a negative.
 type nlpCase struct {
-	Name    string `json:"name"`
-	Speaker string `json:"speaker"`
-	Other   string `json:"other,omitempty"`
-	Content string `json:"content"`
-	Want    []struct {
-		Type      string   `json:"type"`
-		Text      string   `json:"text"` // the whole Memory.Text
-		Rationale string   `json:"rationale,omitempty"`
-		Entities  []string `json:"entities,omitempty"` // each must be among Memory.Entities
-		// Relation is [subject, predicate, object]; absent, the memory has
-		// none.
-		Relation []string `json:"relation,omitempty"`
-		// ValidFrom, when set, is the day the memory's statement holds
-		// from (a resolved "yesterday", "since 2019"), 2006-01-02.
-		ValidFrom string `json:"valid_from,omitempty"`
-	} `json:"want"`
+	Name    string       `json:"name"`
+	Speaker string       `json:"speaker"`
+	Other   string       `json:"other,omitempty"`
+	Content string       `json:"content"`
+	Want    []wantMemory `json:"want"`
 }
 
 // nlpTS is when the fixtures' turns are said: a Wednesday.
@@ -48,15 +34,7 @@ var nlpTS = time.Date(2023, 5, 10, 15, 4, 0, 0, time.UTC)
 
 func loadNLPCases(tb testing.TB) []nlpCase {
 	tb.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", "nlp", "cases.json"))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var cases []nlpCase
-	if err := json.Unmarshal(b, &cases); err != nil {
-		tb.Fatal(err)
-	}
-	return cases
+	return loadJSON[[]nlpCase](tb, "nlp", "cases.json")
 }
 
 // turns returns the case's turns: the other speaker's first, if any.
@@ -86,46 +64,7 @@ func TestNLPExtractCases(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			dump := func() string {
-				var sb strings.Builder
-				for _, m := range got {
-					fmt.Fprintf(&sb, "\n  %s %q why=%q entities=%q relation=%v from=%s", m.Type, m.Text, m.Rationale,
-						m.Entities, relString(m.Relation), m.ValidFrom.Format("2006-01-02"))
-				}
-				return sb.String()
-			}
-			if len(got) != len(c.Want) {
-				t.Fatalf("%q: got %d memories, want %d:%s", c.Content, len(got), len(c.Want), dump())
-			}
-			turn := turns[len(turns)-1]
-			for j, w := range c.Want {
-				m := got[j]
-				if m.Type != w.Type || m.Text != w.Text {
-					t.Errorf("memory %d: got %s %q, want %s %q", j, m.Type, m.Text, w.Type, w.Text)
-				}
-				if m.Rationale != w.Rationale {
-					t.Errorf("memory %d: rationale %q, want %q", j, m.Rationale, w.Rationale)
-				}
-				for _, e := range w.Entities {
-					if !slices.Contains(m.Entities, e) {
-						t.Errorf("memory %d: entities %q lack %q", j, m.Entities, e)
-					}
-				}
-				checkRelation(t, j, m, w.Relation, w.Relation != nil && engram.SingleValued(w.Relation[1]))
-				want := turn.TS
-				if w.ValidFrom != "" {
-					if want, err = time.Parse("2006-01-02", w.ValidFrom); err != nil {
-						t.Fatal(err)
-					}
-				}
-				if !m.ValidFrom.Equal(want) {
-					t.Errorf("memory %d: valid from %s, want %s", j, m.ValidFrom, want)
-				}
-				checkMemoryInvariants(t, turn, m)
-			}
-			if t.Failed() {
-				t.Log(dump())
-			}
+			checkMemories(t, turns[len(turns)-1], got, c.Want, false)
 		})
 	}
 	if pos < 30 || neg < 12 {

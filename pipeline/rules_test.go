@@ -22,21 +22,44 @@ import (
 // rulesCase is one fixture in testdata/rules/*.json: a turn and the
 // memories it must yield, no more and no fewer. An empty want is a negative.
 type rulesCase struct {
-	Name    string `json:"name"`
-	Speaker string `json:"speaker"`
-	Role    string `json:"role"`
-	Content string `json:"content"`
-	Want    []struct {
-		Type      string   `json:"type"`
-		Text      string   `json:"text"` // a fragment of Memory.Text
-		Rationale string   `json:"rationale"`
-		Entities  []string `json:"entities"` // each must be among Memory.Entities
-		// Relation is the memory's [subject, predicate, object]; absent, the
-		// memory must have none. Single says whether the predicate is
-		// single-valued (engram.SingleValued).
-		Relation []string `json:"relation"`
-		Single   bool     `json:"single"`
-	} `json:"want"`
+	Name    string       `json:"name"`
+	Speaker string       `json:"speaker"`
+	Role    string       `json:"role"`
+	Content string       `json:"content"`
+	Want    []wantMemory `json:"want"`
+}
+
+// wantMemory is a memory a case of testdata/rules or testdata/nlp must
+// yield. The two sets read a few fields differently (see checkMemories).
+type wantMemory struct {
+	Type      string   `json:"type"`
+	Text      string   `json:"text"` // rules: a fragment of Memory.Text; nlp: all of it
+	Rationale string   `json:"rationale"`
+	Entities  []string `json:"entities"` // each must be among Memory.Entities
+	// Relation is the memory's [subject, predicate, object]; absent, the
+	// memory must have none.
+	Relation []string `json:"relation"`
+	// Single (rules) says whether the predicate is single-valued
+	// (engram.SingleValued).
+	Single bool `json:"single"`
+	// ValidFrom (nlp), when set, is the day the memory's statement holds
+	// from (a resolved "yesterday", "since 2019"), 2006-01-02; unset, it is
+	// the turn's time.
+	ValidFrom string `json:"valid_from"`
+}
+
+// loadJSON reads the fixture testdata/dir/name into a T.
+func loadJSON[T any](tb testing.TB, dir, name string) T {
+	tb.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", dir, name))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var v T
+	if err := json.Unmarshal(b, &v); err != nil {
+		tb.Fatal(err)
+	}
+	return v
 }
 
 var rulesTS = time.Date(2026, 5, 1, 14, 3, 0, 0, time.UTC)
@@ -48,15 +71,7 @@ func loadRulesCases(tb testing.TB) []rulesCase {
 
 func loadRulesFile(tb testing.TB, name string) []rulesCase {
 	tb.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", "rules", name))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var cases []rulesCase
-	if err := json.Unmarshal(b, &cases); err != nil {
-		tb.Fatal(err)
-	}
-	return cases
+	return loadJSON[[]rulesCase](tb, "rules", name)
 }
 
 func (c rulesCase) turn(i int) engram.Turn {
@@ -122,38 +137,63 @@ func runRulesCases(t *testing.T, cases []rulesCase) (pos, neg int) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			dump := func() string {
-				var sb strings.Builder
-				for _, m := range got {
-					fmt.Fprintf(&sb, "\n  %s %q why=%q entities=%q relation=%v", m.Type, m.Text, m.Rationale, m.Entities, relString(m.Relation))
-				}
-				return sb.String()
-			}
-			if len(got) != len(c.Want) {
-				t.Fatalf("%q: got %d memories, want %d:%s", c.Content, len(got), len(c.Want), dump())
-			}
-			for j, w := range c.Want {
-				m := got[j]
-				if m.Type != w.Type || !strings.Contains(m.Text, w.Text) {
-					t.Errorf("memory %d: got %s %q, want %s containing %q", j, m.Type, m.Text, w.Type, w.Text)
-				}
-				if m.Rationale != w.Rationale {
-					t.Errorf("memory %d: rationale %q, want %q", j, m.Rationale, w.Rationale)
-				}
-				for _, e := range w.Entities {
-					if !slices.Contains(m.Entities, e) {
-						t.Errorf("memory %d: entities %q lack %q", j, m.Entities, e)
-					}
-				}
-				checkRelation(t, j, m, w.Relation, w.Single)
-				checkMemoryInvariants(t, turn, m)
-			}
-			if t.Failed() {
-				t.Log(dump())
-			}
+			checkMemories(t, turn, got, c.Want, true)
 		})
 	}
 	return pos, neg
+}
+
+// checkMemories checks the memories extracted from turn against want, in
+// order, no more and no fewer: type, text, rationale, entities, relation
+// and the invariants of every memory. rules reads want as the rules
+// fixtures write it: Text a fragment, Single the predicate's arity. Else
+// (nlp) Text is the whole text and ValidFrom is checked.
+func checkMemories(t *testing.T, turn engram.Turn, got []engram.Memory, want []wantMemory, rules bool) {
+	t.Helper()
+	dump := func() string {
+		var sb strings.Builder
+		for _, m := range got {
+			fmt.Fprintf(&sb, "\n  %s %q why=%q entities=%q relation=%v from=%s", m.Type, m.Text, m.Rationale,
+				m.Entities, relString(m.Relation), m.ValidFrom.Format("2006-01-02"))
+		}
+		return sb.String()
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%q: got %d memories, want %d:%s", turn.Content, len(got), len(want), dump())
+	}
+	for j, w := range want {
+		m := got[j]
+		if text := m.Text == w.Text || rules && strings.Contains(m.Text, w.Text); m.Type != w.Type || !text {
+			t.Errorf("memory %d: got %s %q, want %s %q", j, m.Type, m.Text, w.Type, w.Text)
+		}
+		if m.Rationale != w.Rationale {
+			t.Errorf("memory %d: rationale %q, want %q", j, m.Rationale, w.Rationale)
+		}
+		for _, e := range w.Entities {
+			if !slices.Contains(m.Entities, e) {
+				t.Errorf("memory %d: entities %q lack %q", j, m.Entities, e)
+			}
+		}
+		single := w.Single
+		if !rules {
+			single = w.Relation != nil && engram.SingleValued(w.Relation[1])
+			from := turn.TS
+			if w.ValidFrom != "" {
+				var err error
+				if from, err = time.Parse("2006-01-02", w.ValidFrom); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if !m.ValidFrom.Equal(from) {
+				t.Errorf("memory %d: valid from %s, want %s", j, m.ValidFrom, from)
+			}
+		}
+		checkRelation(t, j, m, w.Relation, single)
+		checkMemoryInvariants(t, turn, m)
+	}
+	if t.Failed() {
+		t.Log(dump())
+	}
 }
 
 func relString(r *engram.Relation) string {

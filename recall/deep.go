@@ -314,12 +314,9 @@ func (s *Service) candidates(ctx context.Context, v *Vectors, ns, text string, c
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			vecs, err := v.Embedder.Embed(ctx, []string{text})
-			if err != nil {
-				verr = fmt.Errorf("embed query: %w", err)
+			if qvec, verr = embedQuery(ctx, v.Embedder, text); verr != nil {
 				return
 			}
-			qvec = vecs[0]
 			vhits, verr = v.Index.Query(ctx, engram.VectorQuery{Vector: qvec, K: k, Namespace: ns,
 				Kinds: kinds, From: from, To: to})
 		}()

@@ -126,11 +126,10 @@ func (s *Service) docItems(ctx context.Context, v *Vectors, ns, text string) ([]
 	var qvec []float32
 	cos := map[string]float64{}
 	if v != nil && v.Unavailable == "" {
-		vecs, err := v.Embedder.Embed(ctx, []string{text})
-		if err != nil {
-			return nil, nil, fmt.Errorf("embed query: %w", err)
+		var err error
+		if qvec, err = embedQuery(ctx, v.Embedder, text); err != nil {
+			return nil, nil, err
 		}
-		qvec = vecs[0]
 		vh, err := v.Index.Query(ctx, engram.VectorQuery{Vector: qvec, K: docHits, Namespace: ns, Kinds: []string{engram.KindDoc}})
 		if err != nil {
 			return nil, nil, fmt.Errorf("vector query: %w", err)

@@ -35,16 +35,9 @@ func (s *Service) hybrid(ctx context.Context, v *Vectors, ns, text string, k int
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		vecs, err := v.Embedder.Embed(ctx, []string{text})
-		if err != nil {
-			verr = fmt.Errorf("embed query: %w", err)
+		if qvec, verr = embedQuery(ctx, v.Embedder, text); verr != nil {
 			return
 		}
-		if len(vecs) != 1 {
-			verr = fmt.Errorf("embed query: got %d vectors for 1 text", len(vecs))
-			return
-		}
-		qvec = vecs[0]
 		q := engram.VectorQuery{Vector: qvec, K: n, Namespace: ns, Kinds: []string{engram.KindTurn}, To: before}
 		if sessions {
 			q.Kinds, q.K = append(q.Kinds, engram.KindSessionUnit), n+unitHits

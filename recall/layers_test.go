@@ -10,20 +10,24 @@ import (
 	"github.com/engram-dev/engram/recall"
 )
 
+// billingTalk is a conversation that settles the billing database (its
+// second turn, which names it only as "PG"), followed by more turns.
+func billingTalk(more ...string) []string {
+	return append([]string{
+		"Let's talk about the storage layer for the billing service.",
+		"OK so after all that back and forth, final answer: PG it is, the JSONB support sold it.",
+		"Agreed, and Redis only as a cache in front of it.",
+	}, more...)
+}
+
 // TestDeepRecall_Layers checks that deep recall weighs the derived layers:
 // a memory citing a turn raises it (layer signal), a graph triple about an
 // entity the query names raises the turn it stems from (kg signal), and a
 // turn only a layer cites joins the candidates.
 func TestDeepRecall_Layers(t *testing.T) {
-	contents := []string{
-		"Let's talk about the storage layer for the billing service.",
-		"OK so after all that back and forth, final answer: PG it is, the JSONB support sold it.",
-		"Agreed, and Redis only as a cache in front of it.",
-		"Unrelated: the cat sat on the mat all afternoon.",
+	f := mustOpenFixture(t, billingTalk("Unrelated: the cat sat on the mat all afternoon.",
 		"Morning all, greetings from my new flat.",
-		"Remind me to renew the TLS certificates next month.",
-	}
-	f := mustOpenFixture(t, contents)
+		"Remind me to renew the TLS certificates next month."))
 	ctx := context.Background()
 	at := f.turns[1].TS
 	mem := engram.Memory{ID: "mem-1", Namespace: "default", Type: engram.MemoryDecision, Subject: "Bob",
@@ -82,13 +86,7 @@ func TestDeepRecall_Layers(t *testing.T) {
 }
 
 func TestRecall_LayerKinds(t *testing.T) {
-	contents := []string{
-		"Let's talk about the storage layer for the billing service.",
-		"OK so after all that back and forth, final answer: PG it is, the JSONB support sold it.",
-		"Agreed, and Redis only as a cache in front of it.",
-		"Morning all, greetings from my new flat.",
-	}
-	f := mustOpenFixture(t, contents)
+	f := mustOpenFixture(t, billingTalk("Morning all, greetings from my new flat."))
 	ctx := context.Background()
 	at := f.turns[1].TS
 	mems := []engram.Memory{

@@ -209,54 +209,40 @@ func (s *Service) Recall(ctx context.Context, req engram.RecallRequest) (engram.
 	if !req.AsOf.IsZero() {
 		before = req.AsOf.Add(time.Nanosecond)
 	}
+	if mode == engram.ModeHybrid && noVectors(v, req.Mode == engram.ModeAuto, warn) {
+		mode = engram.ModeKeyword
+	}
 	if mode == engram.ModeHybrid {
+		s.sync(ctx, s.Sync, "index", &resp)
+		s.sync(ctx, v.Sync, "vector index", &resp)
+		results, err := s.hybrid(ctx, v, ns, text, turnK, before, warn)
+		var ve *vectorError
 		switch {
-		case v == nil:
-			if req.Mode != engram.ModeAuto {
-				warn("no vector index is configured: answered with keyword search")
-			}
-			mode = engram.ModeKeyword
-		case v.Unavailable != "":
-			warn(v.Unavailable + ": answered with keyword search")
+		case err == nil:
+			resp.Results = results
+		case errors.As(err, &ve):
+			warn(fmt.Sprintf("vector search failed (%s): answered with keyword search", engram.ErrorMessage(ve.err)))
 			mode = engram.ModeKeyword
 		default:
-			s.sync(ctx, s.Sync, "index", &resp)
-			s.sync(ctx, v.Sync, "vector index", &resp)
-			results, err := s.hybrid(ctx, v, ns, text, turnK, before, warn)
-			var ve *vectorError
-			switch {
-			case err == nil:
-				resp.Results = results
-			case errors.As(err, &ve):
-				warn(fmt.Sprintf("vector search failed (%s): answered with keyword search", engram.ErrorMessage(ve.err)))
-				mode = engram.ModeKeyword
-			default:
-				return engram.RecallResponse{}, err
-			}
+			return engram.RecallResponse{}, err
 		}
 	}
+	if mode == engram.ModeShallow && noVectors(v, false, warn) {
+		mode = engram.ModeKeyword
+	}
 	if mode == engram.ModeShallow {
+		s.sync(ctx, v.Sync, "vector index", &resp)
+		sreq := req
+		sreq.K = turnK
+		results, err := s.shallow(ctx, v, ns, sreq, before)
 		switch {
-		case v == nil:
-			warn("no vector index is configured: answered with keyword search")
-			mode = engram.ModeKeyword
-		case v.Unavailable != "":
-			warn(v.Unavailable + ": answered with keyword search")
-			mode = engram.ModeKeyword
+		case err == nil:
+			resp.Results = results
+		case ctx.Err() != nil:
+			return engram.RecallResponse{}, ctx.Err()
 		default:
-			s.sync(ctx, v.Sync, "vector index", &resp)
-			sreq := req
-			sreq.K = turnK
-			results, err := s.shallow(ctx, v, ns, sreq, before)
-			switch {
-			case err == nil:
-				resp.Results = results
-			case ctx.Err() != nil:
-				return engram.RecallResponse{}, ctx.Err()
-			default:
-				warn(fmt.Sprintf("vector search failed (%s): answered with keyword search", engram.ErrorMessage(err)))
-				mode = engram.ModeKeyword
-			}
+			warn(fmt.Sprintf("vector search failed (%s): answered with keyword search", engram.ErrorMessage(err)))
+			mode = engram.ModeKeyword
 		}
 	}
 	if mode == engram.ModeKeyword {
@@ -323,16 +309,43 @@ func (s *Service) sync(ctx context.Context, fn func(context.Context) error, what
 	}
 }
 
-// shallow embeds the query and searches turn vectors.
-func (s *Service) shallow(ctx context.Context, v *Vectors, ns string, req engram.RecallRequest, before time.Time) ([]engram.Result, error) {
-	vecs, err := v.Embedder.Embed(ctx, []string{req.Query})
+// noVectors reports whether v cannot answer a vector search, and warns
+// that keyword search answers instead: no index is configured (said unless
+// quietNone) or it is unavailable.
+func noVectors(v *Vectors, quietNone bool, warn func(string)) bool {
+	switch {
+	case v == nil:
+		if !quietNone {
+			warn("no vector index is configured: answered with keyword search")
+		}
+		return true
+	case v.Unavailable != "":
+		warn(v.Unavailable + ": answered with keyword search")
+		return true
+	}
+	return false
+}
+
+// embedQuery embeds the text of a query: one vector, or an error that says
+// it was the query's embedding that failed.
+func embedQuery(ctx context.Context, e engram.Embedder, text string) ([]float32, error) {
+	vecs, err := e.Embed(ctx, []string{text})
 	if err != nil {
 		return nil, fmt.Errorf("embed query: %w", err)
 	}
 	if len(vecs) != 1 {
 		return nil, fmt.Errorf("embed query: got %d vectors for 1 text", len(vecs))
 	}
-	hits, err := v.Index.Query(ctx, engram.VectorQuery{Vector: vecs[0], K: req.K, Namespace: ns, Kinds: []string{engram.KindTurn}, To: before})
+	return vecs[0], nil
+}
+
+// shallow embeds the query and searches turn vectors.
+func (s *Service) shallow(ctx context.Context, v *Vectors, ns string, req engram.RecallRequest, before time.Time) ([]engram.Result, error) {
+	qvec, err := embedQuery(ctx, v.Embedder, req.Query)
+	if err != nil {
+		return nil, err
+	}
+	hits, err := v.Index.Query(ctx, engram.VectorQuery{Vector: qvec, K: req.K, Namespace: ns, Kinds: []string{engram.KindTurn}, To: before})
 	if err != nil {
 		return nil, fmt.Errorf("vector query: %w", err)
 	}

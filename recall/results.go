@@ -142,11 +142,11 @@ func (s *Service) layerItems(ctx context.Context, v *Vectors, req engram.RecallR
 	}
 	var vhits []engram.VectorHit
 	if v != nil && v.Unavailable == "" && len(kinds) > 0 {
-		vecs, err := v.Embedder.Embed(ctx, []string{text})
+		qvec, err := embedQuery(ctx, v.Embedder, text)
 		if err != nil {
-			return nil, fmt.Errorf("embed query: %w", err)
+			return nil, err
 		}
-		vhits, err = v.Index.Query(ctx, engram.VectorQuery{Vector: vecs[0], K: layerMemoryHits + layerSceneHits + kgTriples, Namespace: ns,
+		vhits, err = v.Index.Query(ctx, engram.VectorQuery{Vector: qvec, K: layerMemoryHits + layerSceneHits + kgTriples, Namespace: ns,
 			Kinds: kinds})
 		if err != nil {
 			return nil, fmt.Errorf("vector query: %w", err)

@@ -7,37 +7,20 @@ import (
 	"log/slog"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	engram "github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/internal/testutil"
 	"github.com/engram-dev/engram/palace"
 	"github.com/engram-dev/engram/scheduler"
 )
 
 var t0 = time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
 
-// clock is a settable wall clock.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newClock() *clock { return &clock{now: t0} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
+// newClock returns a settable wall clock at t0.
+func newClock() *testutil.Clock { return testutil.NewClock(t0) }
 
 // mustOpenPalace opens a palace at path, closed when the test ends.
 func mustOpenPalace(tb testing.TB, path string) *palace.DB {
@@ -50,7 +33,7 @@ func mustOpenPalace(tb testing.TB, path string) *palace.DB {
 	return db
 }
 
-func mustNew(tb testing.TB, store scheduler.Store, c *clock, jobs ...scheduler.Job) *scheduler.Scheduler {
+func mustNew(tb testing.TB, store scheduler.Store, c *testutil.Clock, jobs ...scheduler.Job) *scheduler.Scheduler {
 	tb.Helper()
 	s, err := scheduler.New(store, jobs...)
 	if err != nil {
@@ -65,19 +48,6 @@ func mustNew(tb testing.TB, store scheduler.Store, c *clock, jobs ...scheduler.J
 type counter struct{ n atomic.Int64 }
 
 func (c *counter) Run(context.Context) error { c.n.Add(1); return nil }
-
-// waitFor retries cond until it holds. The minute is a guard against a
-// hang, not a speed limit: a loaded machine only makes the wait longer.
-func waitFor(tb testing.TB, what string, cond func() bool) {
-	tb.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			tb.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
 
 func names(results []scheduler.Result) string {
 	var s []string
@@ -341,11 +311,11 @@ func TestStartStop(t *testing.T) {
 		t.Fatalf("second Start: err = %v, want ECONFLICT", err)
 	}
 	// The start-up preflight runs both jobs, which never succeeded.
-	waitFor(t, "the start-up preflight", func() bool { return a.n.Load() == 1 && b.n.Load() == 1 })
+	testutil.WaitUntil(t, "the start-up preflight", func() bool { return a.n.Load() == 1 && b.n.Load() == 1 })
 
 	// The machine sleeps: cron's timers do not notice, the tick does.
 	c.Advance(8 * time.Hour)
-	waitFor(t, "the catch-up after the sleep", func() bool { return a.n.Load() == 2 })
+	testutil.WaitUntil(t, "the catch-up after the sleep", func() bool { return a.n.Load() == 2 })
 	if err := s.Stop(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -367,7 +337,7 @@ func TestStartCronEntries(t *testing.T) {
 	if err := s.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "cron runs", func() bool { return a.n.Load() >= 3 })
+	testutil.WaitUntil(t, "cron runs", func() bool { return a.n.Load() >= 3 })
 	// A second scheduler with the same interval keeps running: its runs
 	// measure three intervals after Stop on this machine's clock, however
 	// loaded, where a fixed sleep would measure nothing on a slow one.
@@ -383,7 +353,7 @@ func TestStartCronEntries(t *testing.T) {
 		t.Fatal(err)
 	}
 	n, since := a.n.Load(), probe.n.Load()
-	waitFor(t, "three intervals after Stop", func() bool { return probe.n.Load() >= since+3 })
+	testutil.WaitUntil(t, "three intervals after Stop", func() bool { return probe.n.Load() >= since+3 })
 	if m := a.n.Load(); m != n {
 		t.Fatalf("job ran %d times after Stop", m-n)
 	}
@@ -435,7 +405,7 @@ func TestStopTimeout(t *testing.T) {
 		t.Fatalf("Stop = %v, want EUNAVAILABLE wrapping the deadline", err)
 	}
 	<-canceled // the job's context was cancelled
-	waitFor(t, "the cancelled run to be recorded", func() bool { return !status(t, s, "stuck").Running })
+	testutil.WaitUntil(t, "the cancelled run to be recorded", func() bool { return !status(t, s, "stuck").Running })
 	if js := status(t, s, "stuck"); js.Failures != 1 || js.LastError != context.Canceled.Error() {
 		t.Fatalf("cancelled run recorded as %+v", js)
 	}

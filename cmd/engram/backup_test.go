@@ -16,6 +16,7 @@ import (
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/archive"
+	"github.com/engram-dev/engram/internal/testutil"
 )
 
 // backupReport is the JSON of `engram backup --json` and POST /v1/backup.
@@ -72,45 +73,35 @@ func TestBackupThroughServer(t *testing.T) {
 	var mu sync.Mutex
 	acked := map[string]int64{} // id -> seq
 	var maxAcked int64
-	stop := make(chan struct{})
 	errs := make(chan error, 1)
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for i := 0; ; i++ {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			var turns []map[string]any
-			for j := range 1 + i%5 {
-				turns = append(turns, map[string]any{"id": fmt.Sprintf("w-%d-%d", i, j), "session": fmt.Sprintf("s%d", i/20),
-					"content": fmt.Sprintf("turn %d.%d: we moved the billing cache to port %d", i, j, 30000+i)})
-			}
-			var resp struct {
-				Turns []struct {
-					ID  string `json:"id"`
-					Seq int64  `json:"seq"`
-				} `json:"turns"`
-			}
-			code, err := s.post(ctx, "/v1/turns", map[string]any{"turns": turns}, &resp)
-			if err == nil && code != 201 {
-				err = fmt.Errorf("POST /v1/turns: %d", code)
-			}
-			if err != nil {
-				errs <- err
-				return
-			}
-			mu.Lock()
-			for _, tn := range resp.Turns {
-				acked[tn.ID] = tn.Seq
-				maxAcked = max(maxAcked, tn.Seq)
-			}
-			mu.Unlock()
+	stop := testutil.Writers(t, 1, func(_, i int) bool {
+		var turns []map[string]any
+		for j := range 1 + i%5 {
+			turns = append(turns, map[string]any{"id": fmt.Sprintf("w-%d-%d", i, j), "session": fmt.Sprintf("s%d", i/20),
+				"content": fmt.Sprintf("turn %d.%d: we moved the billing cache to port %d", i, j, 30000+i)})
 		}
-	}()
+		var resp struct {
+			Turns []struct {
+				ID  string `json:"id"`
+				Seq int64  `json:"seq"`
+			} `json:"turns"`
+		}
+		code, err := s.post(ctx, "/v1/turns", map[string]any{"turns": turns}, &resp)
+		if err == nil && code != 201 {
+			err = fmt.Errorf("POST /v1/turns: %d", code)
+		}
+		if err != nil {
+			errs <- err
+			return false
+		}
+		mu.Lock()
+		for _, tn := range resp.Turns {
+			acked[tn.ID] = tn.Seq
+			maxAcked = max(maxAcked, tn.Seq)
+		}
+		mu.Unlock()
+		return true
+	})
 	ackedSoFar := func() int64 {
 		mu.Lock()
 		defer mu.Unlock()
@@ -161,8 +152,7 @@ func TestBackupThroughServer(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	close(stop)
-	wg.Wait()
+	stop()
 	close(errs)
 	for err := range errs {
 		t.Fatal(err)

@@ -1,10 +1,10 @@
 package main_test
 
 import (
-	"net/http"
 	"path/filepath"
-	"strings"
 	"testing"
+
+	"github.com/engram-dev/engram/internal/testutil"
 )
 
 // TestServeCrossSite: `engram serve` wires the guard with the configured
@@ -30,21 +30,7 @@ func TestServeCrossSite(t *testing.T) {
 		{"an allowed origin", "POST", "/v1/recall", `{"query":"x"}`, map[string]string{"Content-Type": "application/json", "Origin": "http://localhost:5173"}, 200},
 		{"same origin", "POST", "/v1/recall", `{"query":"x"}`, map[string]string{"Content-Type": "application/json", "Origin": "http://" + s.addr}, 200},
 	} {
-		req, err := http.NewRequest(tc.method, "http://"+s.addr+tc.path, strings.NewReader(tc.body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for k, v := range tc.headers {
-			if k == "Host" {
-				req.Host = v
-			} else {
-				req.Header.Set(k, v)
-			}
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
+		resp := testutil.Request(t, tc.method, "http://"+s.addr+tc.path, tc.body, tc.headers)
 		resp.Body.Close()
 		if resp.StatusCode != tc.want {
 			t.Errorf("%s: %d, want %d", tc.name, resp.StatusCode, tc.want)

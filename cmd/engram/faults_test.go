@@ -26,6 +26,7 @@ import (
 	"github.com/engram-dev/engram/chroma"
 	"github.com/engram-dev/engram/embed"
 	"github.com/engram-dev/engram/httpapi"
+	"github.com/engram-dev/engram/internal/testutil"
 	"github.com/engram-dev/engram/palace"
 	"github.com/engram-dev/engram/pipeline"
 	"github.com/engram-dev/engram/recall"
@@ -138,14 +139,7 @@ func TestFaultVectorIndex(t *testing.T) {
 		t.Fatalf("recall with damaged vectors: %+v %q", resp, r.stderr)
 	}
 
-	r = runCLI(t, home, "", "reindex", "vectors")
-	if r.code != 0 || !strings.Contains(r.stdout, "dropped 3 unusable, embedded 5 texts, loaded 30 into memory") {
-		t.Fatalf("reindex vectors: %+v", r)
-	}
-	rep, _ = runDoctor(t, home, 0)
-	if f := rep.failed(); len(f) > 0 {
-		t.Fatalf("doctor after reindex:\n%s", rep)
-	}
+	rep = reindexVectors(t, home, "dropped 3 unusable, embedded 5 texts, loaded 30 into memory")
 	rep.mustFind(t, "vectors", "ok", "30 vectors")
 	rep.mustFind(t, "vector-memory", "ok", "30 stored vectors")
 	for _, i := range []int{3, 7, 10, 11, 15} {
@@ -248,14 +242,7 @@ func TestFaultVectorMemory(t *testing.T) {
 		t.Errorf("the doctor did not go through the server: %+v", r)
 	}
 
-	r = runCLI(t, home, "", "reindex", "vectors")
-	if r.code != 0 || !strings.Contains(r.stdout, "dropped 1 unusable, embedded 3 texts, loaded 21 into memory") {
-		t.Fatalf("reindex vectors through the server: %+v", r)
-	}
-	rep, _ = runDoctor(t, home, 0)
-	if f := rep.failed(); len(f) > 0 {
-		t.Fatalf("doctor after reindex:\n%s", rep)
-	}
+	rep = reindexVectors(t, home, "dropped 1 unusable, embedded 3 texts, loaded 21 into memory")
 	rep.mustFind(t, "vector-memory", "ok", "21 stored vectors")
 	for _, tok := range []string{"zq0004", "zq0009", "zq0015"} {
 		if a := recallHTTP(t, s, "shallow", byTok[tok]); a.Mode != "shallow" || len(a.Results) == 0 || a.Results[0].ID != ids[tok] {
@@ -493,6 +480,22 @@ func (f *fullFile) Write(p []byte) (int, error) {
 
 var _ archive.FS = (*fullDisk)(nil)
 
+// reindexVectors runs `engram reindex vectors` in home, which must succeed
+// and say want, and returns the doctor's report after it, which must find
+// nothing failed.
+func reindexVectors(t *testing.T, home, want string) doctorReport {
+	t.Helper()
+	r := runCLI(t, home, "", "reindex", "vectors")
+	if r.code != 0 || !strings.Contains(r.stdout, want) {
+		t.Fatalf("reindex vectors: %+v", r)
+	}
+	rep, _ := runDoctor(t, home, 0)
+	if f := rep.failed(); len(f) > 0 {
+		t.Fatalf("doctor after reindex:\n%s", rep)
+	}
+	return rep
+}
+
 // statusOf is the StatusService of the in-process stack.
 type statusOf struct {
 	a  *archive.Archive
@@ -543,64 +546,52 @@ func TestFaultDiskFull(t *testing.T) {
 		refused  atomic.Int64
 		answered atomic.Int64
 		next     atomic.Int64
-		wg       sync.WaitGroup
 	)
-	stop := make(chan struct{})
-	for range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				n := 1 + int(next.Load()%4)
-				toks := make([]string, n)
-				turns := make([]map[string]any, n)
-				for i := range turns {
-					toks[i] = fmt.Sprintf("df%07d", next.Add(1))
-					turns[i] = map[string]any{"session": "disk", "content": "disk full test turn " + toks[i]}
-				}
-				body, _ := json.Marshal(map[string]any{"turns": turns})
-				resp, err := http.Post(ts.URL+"/v1/turns", "application/json", strings.NewReader(string(body)))
-				if err != nil {
-					t.Errorf("POST: %v", err)
-					return
-				}
-				b, _ := io.ReadAll(resp.Body)
-				resp.Body.Close()
-				switch resp.StatusCode {
-				case http.StatusCreated:
-					var out struct{ IDs []string }
-					if err := json.Unmarshal(b, &out); err != nil || len(out.IDs) != n {
-						t.Errorf("201 answer %s: %v", b, err)
-						return
-					}
-					mu.Lock()
-					for i, id := range out.IDs {
-						acked[id] = toks[i]
-					}
-					mu.Unlock()
-					answered.Add(1)
-				case http.StatusInsufficientStorage:
-					var e struct {
-						Error struct{ Code, Message string }
-					}
-					if err := json.Unmarshal(b, &e); err != nil || e.Error.Code != engram.ENOSPACE ||
-						e.Error.Message != "the disk holding the archive is full; nothing was archived" {
-						t.Errorf("507 answer: %s", b)
-						return
-					}
-					refused.Add(1)
-				default:
-					t.Errorf("POST /v1/turns answered %d: %s", resp.StatusCode, b)
-					return
-				}
+	stop := testutil.Writers(t, 8, func(_, _ int) bool {
+		n := 1 + int(next.Load()%4)
+		toks := make([]string, n)
+		turns := make([]map[string]any, n)
+		for i := range turns {
+			toks[i] = fmt.Sprintf("df%07d", next.Add(1))
+			turns[i] = map[string]any{"session": "disk", "content": "disk full test turn " + toks[i]}
+		}
+		body, _ := json.Marshal(map[string]any{"turns": turns})
+		resp, err := http.Post(ts.URL+"/v1/turns", "application/json", strings.NewReader(string(body)))
+		if err != nil {
+			t.Errorf("POST: %v", err)
+			return false
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		switch resp.StatusCode {
+		case http.StatusCreated:
+			var out struct{ IDs []string }
+			if err := json.Unmarshal(b, &out); err != nil || len(out.IDs) != n {
+				t.Errorf("201 answer %s: %v", b, err)
+				return false
 			}
-		}()
-	}
+			mu.Lock()
+			for i, id := range out.IDs {
+				acked[id] = toks[i]
+			}
+			mu.Unlock()
+			answered.Add(1)
+		case http.StatusInsufficientStorage:
+			var e struct {
+				Error struct{ Code, Message string }
+			}
+			if err := json.Unmarshal(b, &e); err != nil || e.Error.Code != engram.ENOSPACE ||
+				e.Error.Message != "the disk holding the archive is full; nothing was archived" {
+				t.Errorf("507 answer: %s", b)
+				return false
+			}
+			refused.Add(1)
+		default:
+			t.Errorf("POST /v1/turns answered %d: %s", resp.StatusCode, b)
+			return false
+		}
+		return true
+	})
 	for cycle := range 5 {
 		ok0 := answered.Load()
 		waitFor(t, "turns to be acknowledged", func() bool { return answered.Load() >= ok0+20 || t.Failed() })
@@ -612,8 +603,7 @@ func TestFaultDiskFull(t *testing.T) {
 	}
 	ok0 := answered.Load()
 	waitFor(t, "turns to be acknowledged after the last cycle", func() bool { return answered.Load() >= ok0+20 || t.Failed() })
-	close(stop)
-	wg.Wait()
+	stop()
 	ts.Close()
 	if err := ix.Close(); err != nil {
 		t.Error(err)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/engine"
+	"github.com/engram-dev/engram/internal/layertest"
 	"github.com/engram-dev/engram/palace"
 )
 
@@ -26,7 +27,6 @@ func layerDay(n int) time.Time { return layerDay0.AddDate(0, 0, n) }
 // config switches the extractor off, so that no layer worker touches them.
 func mustLayerHome(t *testing.T) string {
 	t.Helper()
-	ctx := context.Background()
 	home := filepath.Join(t.TempDir(), "home")
 	if err := os.MkdirAll(home, 0o700); err != nil {
 		t.Fatal(err)
@@ -39,54 +39,7 @@ func mustLayerHome(t *testing.T) string {
 		t.Fatal(err)
 	}
 	defer p.Close()
-	rel := func(s, pr, o string) *engram.Relation { return &engram.Relation{Subject: s, Predicate: pr, Object: o} }
-	mem := func(id, ns, typ, subject, text string, day int, r *engram.Relation, srcs ...string) engram.Memory {
-		return engram.Memory{ID: id, Namespace: ns, Type: typ, Subject: subject, Text: text, Importance: 0.6,
-			TS: layerDay(day), ValidFrom: layerDay(day), Sources: srcs, Relation: r}
-	}
-	mems := []engram.Memory{
-		mem("m1", "default", engram.MemoryFact, "Alice", "Alice lives in Paris", 0, rel("Alice", "lives_in", "Paris"), "t1"),
-		mem("m2", "default", engram.MemoryFact, "Alice", "Alice lives in Berlin", 10, rel("Alice", "lives_in", "Berlin"), "t2", "t3"),
-		mem("m3", "default", engram.MemoryDecision, "Bob", "Bob decided to use Postgres for the billing service", 5, nil, "t4"),
-		mem("m4", "default", engram.MemoryPlan, "Bob", "Bob plans to migrate the billing database in May", 7, nil, "t5"),
-		mem("m5", "work", engram.MemoryFact, "Carol", "Carol works at Acme", 3, nil, "t6"),
-	}
-	if _, err := p.PutMemories(ctx, "test", mems, 0); err != nil {
-		t.Fatal(err)
-	}
-	scene := func(id, session, title, summary string, day int, turns ...string) engram.SceneWrite {
-		return engram.SceneWrite{Scene: engram.Scene{ID: id, Namespace: "default", Session: session, Title: title, Summary: summary,
-			Start: layerDay(day), End: layerDay(day).Add(time.Hour), Participants: []string{"Alice", "Bob"}, Turns: turns}}
-	}
-	if err := p.PutScenes(ctx, "test", []engram.SceneWrite{
-		scene("sc1", "s1", "Moving to Berlin", "Alice tells Bob she is moving from Paris to Berlin", 10, "t2", "t3"),
-		scene("sc2", "s2", "Billing database", "Bob settles on Postgres for the billing service", 5, "t4"),
-		scene("sc3", "s1", "Migration plan", "Bob plans the database migration for May", 7, "t5"),
-	}, 0); err != nil {
-		t.Fatal(err)
-	}
-	facet := func(speaker, kind, key, value string, day int, ev string) engram.FacetUpdate {
-		return engram.FacetUpdate{Namespace: "default", Speaker: speaker, Facet: kind, Key: key, Value: value, At: layerDay(day), Evidence: []string{ev}}
-	}
-	if err := p.ApplyFacets(ctx, "test", []engram.FacetUpdate{
-		facet("Alice", engram.FacetIdentity, "lives_in", "Paris", 0, "t1"),
-		facet("Alice", engram.FacetIdentity, "lives_in", "Berlin", 10, "t2"),
-		facet("Alice", engram.FacetPreference, "likes:jazz", "jazz", 1, "t7"),
-		facet("Bob", engram.FacetProject, "billing", "Postgres migration", 5, "t4"),
-	}, 0); err != nil {
-		t.Fatal(err)
-	}
-	triple := func(s, pr, o string, day int, src string) engram.Triple {
-		return engram.Triple{Namespace: "default", Subject: s, Predicate: pr, Object: o, ValidFrom: layerDay(day), Sources: []string{src}}
-	}
-	if err := p.ApplyTriples(ctx, "test", []engram.Triple{
-		triple("Alice", "lives_in", "Paris", 0, "t1"),
-		triple("Alice", "lives_in", "Berlin", 10, "t2"),
-		triple("Alice", "works_at", "Acme", 2, "t8"),
-		triple("Alice", "name", "Ally", 0, "t9"),
-	}, 0); err != nil {
-		t.Fatal(err)
-	}
+	layertest.Put(t, p, layerDay0, "test", 0)
 	if err := p.Close(); err != nil {
 		t.Fatal(err)
 	}

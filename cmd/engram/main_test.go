@@ -56,6 +56,13 @@ func runCLI(t testing.TB, home, stdin string, args ...string) result {
 	cmd := exec.Command(engramBin, args...)
 	cmd.Env = append(os.Environ(), "ENGRAM_HOME="+home)
 	cmd.Stdin = strings.NewReader(stdin)
+	return runCmd(t, cmd)
+}
+
+// runCmd runs cmd and returns its exit status and output; a command that
+// cannot run at all fails the test.
+func runCmd(t testing.TB, cmd *exec.Cmd) result {
+	t.Helper()
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()

@@ -9,11 +9,10 @@ import (
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 
 	"github.com/engram-dev/engram/engine"
 	"github.com/engram-dev/engram/httpapi"
+	"github.com/engram-dev/engram/internal/metricstest"
 )
 
 // startMetricsServer serves home in this process the way `engram serve`
@@ -25,39 +24,14 @@ func startMetricsServer(t *testing.T, home string) *httpapi.Server {
 
 func scrapeMetrics(t *testing.T, base string) map[string]*dto.MetricFamily {
 	t.Helper()
-	resp, err := http.Get(base + httpapi.MetricsPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET /metrics: %d", resp.StatusCode)
-	}
-	p := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := p.TextToMetricFamilies(resp.Body)
-	if err != nil {
-		t.Fatalf("parse /metrics: %v", err)
-	}
-	return fams
+	return metricstest.Scrape(t, base+httpapi.MetricsPath, "")
 }
 
 // gaugeOf returns the gauge of family name with the labels want, and
 // whether there is one.
 func gaugeOf(fams map[string]*dto.MetricFamily, name string, want map[string]string) (float64, bool) {
-next:
-	for _, m := range fams[name].GetMetric() {
-		got := map[string]string{}
-		for _, lp := range m.GetLabel() {
-			got[lp.GetName()] = lp.GetValue()
-		}
-		for k, v := range want {
-			if got[k] != v {
-				continue next
-			}
-		}
-		return m.GetGauge().GetValue(), true
-	}
-	return 0, false
+	m := metricstest.Find(fams, name, want)
+	return m.GetGauge().GetValue(), m != nil
 }
 
 func TestMetricsEngine(t *testing.T) {

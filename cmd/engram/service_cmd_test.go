@@ -75,16 +75,7 @@ func (e *serviceEnv) run(t *testing.T, extraEnv []string, args ...string) result
 	t.Helper()
 	cmd := exec.Command(engramBin, args...)
 	cmd.Env = append(append([]string(nil), e.env...), extraEnv...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return result{code, stdout.String(), stderr.String()}
+	return runCmd(t, cmd)
 }
 
 // ran returns the fake commands run since the last call.

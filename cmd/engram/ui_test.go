@@ -215,20 +215,27 @@ func (b *browser) noErrors(page string) {
 const unlabelled = `[...document.querySelectorAll('input:not([type=hidden]), select, textarea')]
 	.filter(e => !(e.labels && e.labels.length) && !e.getAttribute('aria-label')).map(e => e.id || e.name || e.outerHTML)`
 
+// startWebView skips under -short; otherwise it starts a headless Chromium
+// and `engram serve` on a home holding data, with config, and returns the
+// browser, the server (which the caller stops) and a tab.
+func startWebView(t *testing.T, config string) (*browser, *server, context.Context) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts engram serve and Chromium")
+	}
+	b := newBrowser(t)
+	s := startServer(t, uiHome(t, config))
+	return b, s, b.tab()
+}
+
 // TestWebView loads every page of the web view from a real `engram serve`
 // holding data, in a real headless Chromium, and checks the rendered DOM,
 // labels, the keyboard path, widths of 1280 and 390 pixels and that no page
 // logs an error.
 func TestWebView(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts engram serve and Chromium")
-	}
-	b := newBrowser(t)
-	home := uiHome(t, "log_level = \"warn\"\n")
-	s := startServer(t, home)
+	b, s, ctx := startWebView(t, "log_level = \"warn\"\n")
 	defer s.stop(t)
 	base := "http://" + s.addr
-	ctx := b.tab()
 
 	count := func(sel string) int {
 		t.Helper()
@@ -405,14 +412,8 @@ func TestWebView(t *testing.T) {
 // TestWebViewToken: with a token, the page asks for it once, keeps it for
 // the tab, and every view works with it.
 func TestWebViewToken(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts engram serve and Chromium")
-	}
-	b := newBrowser(t)
-	home := uiHome(t, "log_level = \"warn\"\ntoken = \"s3cret-ui\"\n")
-	s := startServer(t, home)
+	b, s, ctx := startWebView(t, "log_level = \"warn\"\ntoken = \"s3cret-ui\"\n")
 	defer s.stop(t)
-	ctx := b.tab()
 	b.do(ctx, "load", chromedp.Navigate("http://"+s.addr+"/ui/"), chromedp.WaitVisible(chromedp.CSS("#token-dialog")))
 	if !eval[bool](b, ctx, `document.getElementById('token-dialog').open`) {
 		t.Fatal("no token dialog")
