@@ -15,6 +15,8 @@ import (
 	"github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+
+	"github.com/engram-dev/engram/internal/testutil"
 )
 
 // uiHome is a home with something in every view: a conversation whose
@@ -170,6 +172,15 @@ func eval[T any](b *browser, ctx context.Context, expr string) T {
 	return v
 }
 
+// try reports whether a JavaScript expression is true in the page; false
+// while the page cannot answer (between two documents, say).
+func (b *browser) try(ctx context.Context, expr string) bool {
+	tctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	ok, err := chromedp.Run(tctx, chromedp.Evaluate[bool](expr))
+	return err == nil && ok
+}
+
 // shots saves the page at 1280 and 390 pixels wide and checks that at 390
 // nothing is wider than the screen.
 func (b *browser) shots(ctx context.Context, name string) {
@@ -274,7 +285,13 @@ func TestWebView(t *testing.T) {
 	}
 	b.shots(ctx, "timeline")
 	// Older turns, paged.
-	b.do(ctx, "older", chromedp.Click(chromedp.CSS(`.more a`)), chromedp.WaitReady(chromedp.CSS(`.more, main .session`)))
+	// The link loads a new document: mark the old one, and wait for a page
+	// that is not it and shows turns (the old page matches any selector the
+	// new one has, and the new one has its URL before its turns).
+	b.do(ctx, "older", chromedp.Evaluate[chromedp.Void](`window.engramOld = true`), chromedp.Click(chromedp.CSS(`.more a`)))
+	testutil.WaitUntil(t, "the older turns' page", func() bool {
+		return b.try(ctx, `!window.engramOld && document.querySelectorAll("main .session .turn").length > 0`)
+	})
 	loc := eval[string](b, ctx, `location.search`)
 	if !strings.Contains(loc, "before=") || count(".turn") == 0 {
 		t.Errorf("older turns: %q, %d turns", loc, count(".turn"))
