@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -13,6 +12,7 @@ import (
 	"github.com/engram-dev/engram/engine"
 	"github.com/engram-dev/engram/httpapi"
 	"github.com/engram-dev/engram/internal/filetest"
+	"github.com/engram-dev/engram/internal/testutil"
 )
 
 // TestForgetTurnEverywhere forgets a turn through the API after the layers
@@ -160,39 +160,15 @@ func TestForgetSessionUnderLoad(t *testing.T) {
 func postWhile(tb testing.TB, s *stack, n int, body func(w, i int) string) (stop func() []string) {
 	var mu sync.Mutex
 	var acked []string
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	for w := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; ; i++ {
-				select {
-				case <-done:
-					return
-				default:
-				}
-				resp, err := http.Post(s.URL+"/v1/turns", "application/json", strings.NewReader(body(w, i)))
-				if err != nil {
-					tb.Error(err)
-					return
-				}
-				var out struct{ IDs []string }
-				json.NewDecoder(resp.Body).Decode(&out)
-				resp.Body.Close()
-				if resp.StatusCode != 201 {
-					tb.Errorf("POST /v1/turns: %s", resp.Status)
-					return
-				}
-				mu.Lock()
-				acked = append(acked, out.IDs...)
-				mu.Unlock()
-			}
-		}()
-	}
+	halt := testutil.Writers(tb, n, func(w, i int) bool {
+		ids, ok := postTurns(tb, s.URL, body(w, i))
+		mu.Lock()
+		acked = append(acked, ids...)
+		mu.Unlock()
+		return ok
+	})
 	return func() []string {
-		close(done)
-		wg.Wait()
+		halt()
 		return acked
 	}
 }

@@ -138,7 +138,7 @@ func (s *stack) do(tb testing.TB, method, path string, body []byte) (int, map[st
 // ids of the stored turns. It runs in writers beside a test: a failure is
 // reported with t.Error (a goroutine may not end the test) and makes ok
 // false.
-func postTurns(t *testing.T, base, body string) (ids []string, ok bool) {
+func postTurns(t testing.TB, base, body string) (ids []string, ok bool) {
 	resp, err := http.Post(base+"/v1/turns", "application/json", strings.NewReader(body))
 	if err != nil {
 		t.Error(err)
