@@ -61,6 +61,11 @@ type Engine struct {
 	forgetMu sync.RWMutex
 	journal  *archive.Journal   // the corrections journal
 	follower *pipeline.Follower // serve only: scenes and unit vectors between the jobs' runs
+
+	// redactGuard keeps the workers that embed turns (the vector side's,
+	// a re-embed's, a reindex's) from writing, after a redaction, the
+	// vectors of turns they read before it.
+	redactGuard *pipeline.RedactGuard
 }
 
 var (
@@ -85,7 +90,7 @@ func Open(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Engine, err 
 	if err := os.MkdirAll(cfg.Home, 0o700); err != nil {
 		return nil, fmt.Errorf("create home: %w", err)
 	}
-	e := &Engine{cfg: cfg, logger: logger}
+	e := &Engine{cfg: cfg, logger: logger, redactGuard: pipeline.NewRedactGuard()}
 	defer func() {
 		if err != nil {
 			e.Close()

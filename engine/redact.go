@@ -22,7 +22,10 @@ var _ engram.RedactService = (*Engine)(nil)
 // Redaction recording when, why and how many), then the palace's copies
 // of their text (palace.RedactTurns) and the corrections journal, and
 // embeds the turns again with every model that had a vector of them (see
-// reembedRedacted). The layer jobs do not run meanwhile.
+// reembedRedacted). The layer jobs do not run meanwhile, and the workers
+// that embed turns (the vector side's, a re-embed's, a reindex's) write no
+// vector meanwhile, nor after it a vector of a turn they read before it
+// (pipeline.RedactGuard): they read it again.
 func (e *Engine) Redact(ctx context.Context, req engram.RedactRequest) (engram.RedactReport, error) {
 	start := time.Now()
 	rep := engram.RedactReport{Turns: []string{}, DryRun: req.DryRun}
@@ -86,6 +89,11 @@ func (e *Engine) Redact(ctx context.Context, req engram.RedactRequest) (engram.R
 
 	e.forgetMu.Lock()
 	defer e.forgetMu.Unlock()
+	// No vector of the turns read before is written from here on.
+	if err := e.redactGuard.Lock(ctx); err != nil {
+		return rep, err
+	}
+	defer e.redactGuard.Unlock()
 	res, err := e.archive.Rewrite(ctx, ids, edit)
 	if err != nil {
 		return rep, err

@@ -288,6 +288,7 @@ func (e *Engine) reembedTurns(ctx context.Context, run *reindexRun, emb engram.E
 	run.phase(phaseEmbed, e.archive.LastSeq())
 	vx := pipeline.NewVectorIndexer(e.archive, emb, fromStart{store})
 	vx.Logger = e.logger.With("component", "reindex")
+	vx.Guard = e.redactGuard
 	if err := vx.Init(ctx); err != nil {
 		return err
 	}
@@ -311,6 +312,7 @@ func (e *Engine) embedMissingTurns(ctx context.Context, run *reindexRun, emb eng
 	run.phase(phaseEmbed, through)
 	var after int64
 	for {
+		mark := e.redactGuard.Mark()
 		turns, err := store.TurnsWithoutVector(ctx, after, through, pipeline.DefaultEmbedBatch)
 		if err != nil || len(turns) == 0 {
 			return err
@@ -319,8 +321,12 @@ func (e *Engine) embedMissingTurns(ctx context.Context, run *reindexRun, emb eng
 		if err != nil {
 			return err
 		}
-		if err := store.Upsert(ctx, items); err != nil {
+		ok, err := e.redactGuard.Write(ctx, mark, func() error { return store.Upsert(ctx, items) })
+		if err != nil {
 			return err
+		}
+		if !ok {
+			continue // a redaction replaced text read: read the turns again
 		}
 		after = turns[len(turns)-1].Seq
 		run.update(func(st *engram.ReindexStatus) { st.Done = after })
@@ -350,7 +356,9 @@ func (e *Engine) reembedLayers(ctx context.Context, run *reindexRun, key string,
 		}
 		if !viaJob {
 			w := &pipeline.LayerVectorWorker{Layers: e.palace, Embedder: emb, Store: store, Units: e.palace}
-			if err := w.Run(ctx); err != nil {
+			// As the job: never beside a forget or a redaction, whose
+			// memories it would embed from the text they replace.
+			if err := e.guardLayers(w.Run)(ctx); err != nil {
 				return fmt.Errorf("embed the layers again: %w", err)
 			}
 			break

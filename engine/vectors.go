@@ -270,6 +270,7 @@ func (e *Engine) startSide(ctx context.Context, key string, activate bool) (*vec
 	side := &vectorSide{model: key, backend: e.cfg.VectorIndex, store: store}
 	side.vx = pipeline.NewVectorIndexer(e.archive, emb, store)
 	side.vx.Logger = e.logger.With("component", "vectors")
+	side.vx.Guard = e.redactGuard
 	var index engram.VectorIndex = store
 	if e.cfg.VectorIndex == VectorsChroma {
 		ci, err := chroma.Open(ctx, chroma.Config{URL: e.cfg.ChromaURL, Database: e.cfg.ChromaDatabase, Model: key, Dim: dim})
@@ -431,6 +432,7 @@ func (e *Engine) reembed(ctx context.Context, key string, progress func(done int
 	}
 	vx := pipeline.NewVectorIndexer(e.archive, emb, store)
 	vx.Logger = e.logger.With("component", "reembed")
+	vx.Guard = e.redactGuard
 	if err := vx.Init(ctx); err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -35,6 +36,10 @@ type VectorIndexer struct {
 	BatchSize  int
 	RetryDelay time.Duration
 	Logger     *slog.Logger
+	// Guard, if set, refuses the write of a batch read before a redaction
+	// that ended since: the indexer reads the turns again, so that it
+	// never writes the vector of a replaced text (see RedactGuard).
+	Guard *RedactGuard
 
 	prog *progress
 	f    *follower
@@ -120,10 +125,26 @@ func (vx *VectorIndexer) WaitCurrent(ctx context.Context) error {
 // CatchUp embeds every archived turn after the watermark. progress, if
 // set, is called after each batch with the watermark.
 func (vx *VectorIndexer) CatchUp(ctx context.Context, progress func(seq int64)) error {
+	for {
+		err := vx.catchUp(ctx, progress)
+		if !errors.Is(err, errRedacted) {
+			return err
+		}
+		vx.Logger.Debug("a redaction ended while a batch was embedded; reading the turns again", "model", vx.embedder.Model())
+	}
+}
+
+// errRedacted stops a catch-up whose batch the Guard refused.
+var errRedacted = errors.New("turns redacted since they were read")
+
+// catchUp is one pass of CatchUp: one read of the archive from the
+// watermark, errRedacted when a redaction ended during it.
+func (vx *VectorIndexer) catchUp(ctx context.Context, progress func(seq int64)) error {
 	size := vx.BatchSize
 	if size <= 0 {
 		size = DefaultEmbedBatch
 	}
+	mark := vx.Guard.Mark() // before the archive's snapshot is taken
 	return streamBatches(ctx, vx.archive, vx.Embedded(), size, func(batch []engram.Turn) error {
 		last := batch[len(batch)-1].Seq
 		var items []engram.VectorItem
@@ -134,9 +155,13 @@ func (vx *VectorIndexer) CatchUp(ctx context.Context, progress func(seq int64)) 
 				return err
 			}
 		}
-		if err := vx.store.PutTurnVectors(ctx, items, last); err != nil {
+		ok, err := vx.Guard.Write(ctx, mark, func() error { return vx.store.PutTurnVectors(ctx, items, last) })
+		if err != nil {
 			vx.prog.fail(err)
 			return err
+		}
+		if !ok {
+			return errRedacted
 		}
 		vx.prog.advance(last)
 		if progress != nil {

@@ -1,0 +1,46 @@
+package engine
+
+import (
+	"context"
+	"errors"
+
+	"github.com/engram-dev/engram/palace"
+)
+
+// activeSide returns the running vector side.
+func (e *Engine) activeSide() (*vectorSide, error) {
+	e.vec.mu.Lock()
+	defer e.vec.mu.Unlock()
+	if e.vec.side == nil {
+		return nil, errors.New("vectors are off: " + e.vec.problem)
+	}
+	return e.vec.side, nil
+}
+
+// WaitVectors waits until the active model's indexer has embedded every
+// turn archived when it was called.
+func (e *Engine) WaitVectors(ctx context.Context) error {
+	side, err := e.activeSide()
+	if err != nil {
+		return err
+	}
+	return side.vx.WaitCurrent(ctx)
+}
+
+// StoredVectors returns the active model's vectors as the palace stores
+// them, by id.
+func (e *Engine) StoredVectors(ctx context.Context) (map[string]palace.StoredVector, error) {
+	side, err := e.activeSide()
+	if err != nil {
+		return nil, err
+	}
+	svs, err := side.store.VectorsSince(ctx, 0, 1<<20)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]palace.StoredVector, len(svs))
+	for _, sv := range svs {
+		out[sv.ID] = sv
+	}
+	return out, nil
+}
