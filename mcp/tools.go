@@ -231,8 +231,9 @@ var tools = []tool{{
 	description: "Replace a span (a secret, a name) by a marker wherever engram keeps the text, when the user pasted " +
 		"something that must go but the rest of the conversation should stay: texts are the spans (3 bytes or more), " +
 		"in the turns named by ids, or of a session or a namespace, or in every turn that holds them. The archive line " +
-		"is rewritten, the indexes, memories, scenes, persona and corrections lose the span, the vectors are made " +
-		"again. It cannot be undone: call it with dry_run=true first to see what would change.",
+		"is rewritten (content, speaker and meta), the indexes, memories, scenes, persona, graph entities and " +
+		"corrections lose the span, every model's vectors of the turns are made again (warnings name a model that " +
+		"could not). It cannot be undone: call it with dry_run=true first to see what would change.",
 	annotations: &sdk.ToolAnnotations{Title: "Redact", DestructiveHint: new(true), IdempotentHint: true, OpenWorldHint: new(false)},
 	refine:      func(sc *schema) { sc.maxLength("reason", engram.MaxReasonBytes) },
 	register:    handler((*Server).redact),
