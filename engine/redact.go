@@ -99,6 +99,12 @@ func (e *Engine) Redact(ctx context.Context, req engram.RedactRequest) (engram.R
 		return rep, err
 	}
 	rep.ArchiveFiles = res.Files
+	// A turn the indexer read before the rewrite (one archived while this
+	// began) reaches the palace with its old text: let it arrive, so that
+	// RedactTurns finds it there.
+	if err := e.indexer.WaitCurrent(ctx); err != nil {
+		return rep, fmt.Errorf("the archive holds the redacted turns, the palace failed (engram rebuild repairs it): %w", err)
+	}
 	turns := make([]engram.Turn, 0, len(res.Changed))
 	for _, c := range res.Changed {
 		rep.Turns = append(rep.Turns, c.New.ID)
