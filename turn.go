@@ -108,6 +108,23 @@ type TurnInput struct {
 	Resurrect bool `json:"resurrect,omitempty"`
 }
 
+// TextField is one of a turn's text fields, by its JSON name.
+type TextField struct {
+	Name, Value string
+	Required    bool // it may not be empty
+}
+
+// NameFields returns the fields that name a turn and its place (id,
+// namespace, session, speaker), the ones every writer checks alike.
+func (t *Turn) NameFields() []TextField {
+	return []TextField{
+		{"id", t.ID, false},
+		{"namespace", t.Namespace, true},
+		{"session", t.Session, true},
+		{"speaker", t.Speaker, false},
+	}
+}
+
 // Turn validates in and returns the turn to archive. now is used when no
 // timestamp is given. Errors are *Error with code EINVALID (ETOOLARGE for
 // content over the limit) whose Field is prefix + the field's name, so a
@@ -129,16 +146,8 @@ func (in TurnInput) Turn(prefix string, now time.Time, lim Limits) (Turn, error)
 	if t.Role == "" {
 		t.Role = RoleUser
 	}
-	for _, f := range []struct {
-		name, value string
-		required    bool
-	}{
-		{"id", t.ID, false},
-		{"namespace", t.Namespace, true},
-		{"session", t.Session, true},
-		{"speaker", t.Speaker, false},
-	} {
-		if err := checkName(prefix+f.name, f.value, f.required, lim.MaxFieldBytes); err != nil {
+	for _, f := range t.NameFields() {
+		if err := checkName(prefix+f.Name, f.Value, f.Required, lim.MaxFieldBytes); err != nil {
 			return Turn{}, err
 		}
 	}

@@ -204,21 +204,12 @@ func checkIdentity(t *engram.Turn) (field, why string) {
 // Append (before it assigns id and seq), EncodeLine and DecodeLine, so that
 // whatever is appended can be encoded, and whatever is encoded decoded.
 func checkFields(t *engram.Turn) (field, why string) {
-	for _, f := range []struct {
-		name, value string
-		required    bool
-	}{
-		{"id", t.ID, false},
-		{"namespace", t.Namespace, true},
-		{"session", t.Session, true},
-		{"speaker", t.Speaker, false},
-		{"content", t.Content, true},
-	} {
-		if f.required && f.value == "" {
-			return f.name, "is missing"
+	for _, f := range append(t.NameFields(), engram.TextField{Name: "content", Value: t.Content, Required: true}) {
+		if f.Required && f.Value == "" {
+			return f.Name, "is missing"
 		}
-		if !utf8.ValidString(f.value) {
-			return f.name, "is not valid UTF-8"
+		if !utf8.ValidString(f.Value) {
+			return f.Name, "is not valid UTF-8"
 		}
 	}
 	if !t.Role.Valid() {
