@@ -181,31 +181,10 @@ func applyCorrection(ctx context.Context, tx *sql.Tx, c engram.Correction) (bool
 		return true, nil
 	}
 	// A fact: rebuild every chain holding one of its statements.
-	err = rebuildChains(ctx, tx, `SELECT DISTINCT s.namespace, s.chain, s.predicate FROM kg_statements s
-		JOIN kg_entities a ON a.n = s.subject JOIN kg_entities b ON b.n = s.object
-		WHERE s.namespace = ? AND a.norm = ? AND s.predicate = ? AND b.norm = ?`,
-		c.Namespace, normName(c.Subject), c.Predicate, normName(c.Original))
+	_, err = rebuildChainsWhere(ctx, tx, `namespace = ? AND predicate = ?
+		AND subject IN (SELECT n FROM kg_entities WHERE norm = ?) AND object IN (SELECT n FROM kg_entities WHERE norm = ?)`,
+		c.Namespace, c.Predicate, normName(c.Subject), normName(c.Original))
 	return err == nil, err
-}
-
-// rebuildChains rebuilds the graph chains that query's rows name, as
-// (namespace, chain, predicate), reading them all before the first write.
-func rebuildChains(ctx context.Context, tx *sql.Tx, query string, args ...any) error {
-	rows, err := tx.QueryContext(ctx, query, args...)
-	if err != nil {
-		return err
-	}
-	type chain struct{ ns, name, pred string }
-	chains, err := scanAll(rows, func(ch *chain) []any { return []any{&ch.ns, &ch.name, &ch.pred} })
-	if err != nil {
-		return err
-	}
-	for _, ch := range chains {
-		if err := rebuildChain(ctx, tx, ch.ns, ch.name, engram.SingleValued(ch.pred)); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // lastCorrection returns the last correction of target matching key or
