@@ -204,13 +204,13 @@ func checkIdentity(t *engram.Turn) (field, why string) {
 // Append (before it assigns id and seq), EncodeLine and DecodeLine, so that
 // whatever is appended can be encoded, and whatever is encoded decoded.
 func checkFields(t *engram.Turn) (field, why string) {
-	for _, f := range append(t.NameFields(), engram.TextField{Name: "content", Value: t.Content, Required: true}) {
-		if f.Required && f.Value == "" {
-			return f.Name, "is missing"
+	for _, f := range t.NameFields() {
+		if why := checkText(f); why != "" {
+			return f.Name, why
 		}
-		if !utf8.ValidString(f.Value) {
-			return f.Name, "is not valid UTF-8"
-		}
+	}
+	if why := checkText(engram.TextField{Name: "content", Value: t.Content, Required: true}); why != "" {
+		return "content", why
 	}
 	if !t.Role.Valid() {
 		return "role", fmt.Sprintf("%q is not a known role (user, assistant, system or tool)", t.Role)
@@ -226,6 +226,17 @@ func checkFields(t *engram.Turn) (field, why string) {
 		return "received_at", "is outside the years 0 to 9999"
 	}
 	return "", ""
+}
+
+// checkText says why a text field is bad, "" when it is not.
+func checkText(f engram.TextField) string {
+	switch {
+	case f.Required && f.Value == "":
+		return "is missing"
+	case !utf8.ValidString(f.Value):
+		return "is not valid UTF-8"
+	}
+	return ""
 }
 
 const hexDigits = "0123456789abcdef"
