@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/engram-dev/engram/palace"
 )
@@ -43,4 +44,11 @@ func (e *Engine) StoredVectors(ctx context.Context) (map[string]palace.StoredVec
 		out[sv.ID] = sv
 	}
 	return out, nil
+}
+
+// SetDebounce sets the quiet period after which the watcher syncs.
+func (vw *VaultWatcher) SetDebounce(d time.Duration) {
+	vw.mu.Lock()
+	defer vw.mu.Unlock()
+	vw.debounce = d
 }

@@ -27,6 +27,10 @@ const ShutdownTimeout = 30 * time.Second
 type Server struct {
 	HTTP   *httpapi.Server
 	Engine *Engine
+	// watcher syncs the vaults as their files change (nil when watch_vaults
+	// is off or there are none). It starts before the API answers, so a
+	// change made once the server is up is never missed.
+	watcher *VaultWatcher
 }
 
 // StartServer opens the home of cfg and serves its HTTP API on cfg.Addr in
@@ -52,10 +56,15 @@ func StartServer(ctx context.Context, cfg Config, logger *slog.Logger) (*Server,
 	if srv.MCP, err = eng.MCPHandler(); err != nil {
 		return nil, errors.Join(err, eng.Close())
 	}
+	watcher, err := eng.StartVaultWatcher()
+	if err != nil {
+		logger.Warn("vault watching is off; the hook and the vault-reconcile job keep the vaults indexed", "err", err)
+	}
 	if err := srv.Open(); err != nil {
+		watcher.Close()
 		return nil, errors.Join(err, eng.Close())
 	}
-	s := &Server{HTTP: srv, Engine: eng}
+	s := &Server{HTTP: srv, Engine: eng, watcher: watcher}
 	// The jobs run on their intervals, and catch up at once on what is
 	// overdue (a laptop that slept, a server that was down).
 	if err := eng.sched.Start(ctx); err != nil {
@@ -90,10 +99,11 @@ func (e *Engine) Warm() { e.palace.WarmKeywordIndex() }
 // Addr is the address the server listens on.
 func (s *Server) Addr() string { return s.HTTP.Addr() }
 
-// Close stops accepting requests, lets the in-flight ones finish (their
-// fsyncs included) for up to ShutdownTimeout, then closes the engine. It
-// returns the first error.
+// Close stops watching the vaults and accepting requests, lets the
+// in-flight ones finish (their fsyncs included) for up to ShutdownTimeout,
+// then closes the engine. It returns the first error.
 func (s *Server) Close() error {
+	s.watcher.Close()
 	sctx, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)
 	defer cancel()
 	err := s.HTTP.Close(sctx)

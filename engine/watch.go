@@ -128,15 +128,21 @@ func isVaultFile(name string) bool {
 func (vw *VaultWatcher) schedule(ctx context.Context, root string) {
 	vw.mu.Lock()
 	defer vw.mu.Unlock()
-	if t, ok := vw.timers[root]; ok {
+	// A timer that Stop catches has not fired: it starts its quiet period
+	// again. One that fired is syncing, or about to: a new timer follows it,
+	// so a change made while a sync reads the vault is synced too.
+	if t, ok := vw.timers[root]; ok && t.Stop() {
 		t.Reset(vw.debounce)
 		return
 	}
 	vw.wg.Add(1)
-	vw.timers[root] = time.AfterFunc(vw.debounce, func() {
+	var t *time.Timer
+	t = time.AfterFunc(vw.debounce, func() {
 		defer vw.wg.Done()
 		vw.mu.Lock()
-		delete(vw.timers, root)
+		if vw.timers[root] == t {
+			delete(vw.timers, root)
+		}
 		vw.mu.Unlock()
 		if ctx.Err() != nil {
 			return
@@ -150,6 +156,7 @@ func (vw *VaultWatcher) schedule(ctx context.Context, root string) {
 			vw.e.logger.Info("vault synced after a change", "vault", r.Vault, "indexed", len(r.Indexed), "removed", len(r.Removed), "took_ms", r.TookMS)
 		}
 	})
+	vw.timers[root] = t
 }
 
 // Close stops watching and waits for a sync in progress. A nil watcher is

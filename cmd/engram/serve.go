@@ -28,14 +28,8 @@ func runServe(ctx context.Context, m *Main, args []string) error {
 	}
 	logger.Info("engram serving", "addr", srv.Addr(), "home", cfg.Home, "version", versionString(),
 		"archive_seq", srv.Engine.LastSeq())
-	watcher, err := srv.Engine.StartVaultWatcher()
-	if err != nil {
-		logger.Warn("vault watching is off; the hook and the vault-reconcile job keep the vaults indexed", "err", err)
-	}
-
 	<-ctx.Done()
 	logger.Info("shutting down: finishing in-flight requests")
-	watcher.Close()
 	if err := engine.RemoveServeInfo(cfg.Home); err != nil {
 		fmt.Fprintln(m.Stderr, "engram: remove", engine.ServeFile+":", err)
 	}
