@@ -275,8 +275,8 @@ func (v *VectorIndex) eachStored(ctx context.Context, tx *sql.Tx, fn func(b BadV
 // badReason says why the stored bytes raw are no usable vector of the
 // model, "" when they are one; it leaves the normalised vector in unit.
 func (v *VectorIndex) badReason(raw []byte, unit []float32) string {
-	if len(raw) != 4*v.dim {
-		return fmt.Sprintf("%d bytes, want %d", len(raw), 4*v.dim)
+	if len(raw) != vecBytes(v.dim) {
+		return fmt.Sprintf("%d bytes, want %d", len(raw), vecBytes(v.dim))
 	}
 	decodeVector(unit, raw)
 	for _, x := range unit {

@@ -94,39 +94,40 @@
 // VectorsSince(SyncedSeq) returns what it missed, and SQLite stays the
 // source to rebuild it from, or to re-embed from.
 //
-// A VectorIndex searches exactly: a query scores every vector that passes its
-// filters and keeps the best K in a min-heap. The vectors live, normalised to
-// unit length, in one contiguous []float32 (row-major), so cosine is a dot
-// product and a query is one sequential pass over memory; namespace, kind and
-// time sit in parallel slices, namespaces and kinds interned to integers. On
-// amd64 with AVX2 and FMA an assembly kernel takes the dot products (build
-// tag purego turns it off). Upsert and Delete write SQLite in one transaction
-// and then the matrix (a replaced vector is overwritten in place, a deleted
-// one swapped with the last row); writes of one model are serialised, and
-// queries run beside them under a read lock, which a write takes for
-// microseconds: a growing matrix is copied before the lock is taken. The
-// matrix loads on the first query, or on Load, in about half a second per
-// 100,000 vectors of 512 dimensions, and Unload releases it; a process that
-// only writes vectors never loads it. Measured on a 2-core AMD EPYC (BenchmarkVectorQuery), a
-// top-10 query over 100,000 vectors of 512 dimensions takes 5.8 ms at the
-// median, 11.5 ms at 1024, and a filter that leaves a tenth of them a fifth
-// of that.
+// A VectorIndex scans every vector that passes a query's filters and keeps
+// the best candidates in a min-heap. In memory each vector is its unit
+// vector as int8 codes with one scale (512 bytes at 512 dimensions), in one
+// contiguous slice, so a query is one sequential pass over memory; namespace,
+// kind and time sit in parallel slices, namespaces and kinds interned to
+// integers. On amd64 with AVX2 an assembly kernel takes the int8 dot
+// products (build tag purego turns it off). The best K plus a margin are
+// then scored again with the vectors SQLite keeps, so the order at the edge
+// of the top K and the scores come from the stored vectors, not the codes.
+// Upsert and Delete write SQLite in one transaction and then the matrix (a
+// replaced vector is overwritten in place, a deleted one swapped with the
+// last row); writes of one model are serialised, and queries run beside them
+// under a read lock, which a write takes for microseconds: a growing matrix
+// is copied before the lock is taken. The matrix loads on the first query,
+// or on Load, and Unload releases it; a process that only writes vectors
+// never loads it. BenchmarkVectorQuery measures a query; docs/benchmarks.md
+// quotes it.
+//
+// On disk a vector is its unit vector in half precision (vecBytes: 1 KB at
+// 512 dimensions, three rows to a 4 KB page); the length it was written with
+// is not kept. Migration 0012 converted the float32 vectors of older palaces
+// in place, and Open reclaims the pages a migration freed (VACUUM).
 //
 // # Caveats
 //
-//   - Memory: the matrix holds N x dim x 4 bytes per loaded model, 205 MB for
-//     100,000 vectors of 512 dimensions (410 MB at 1024), plus some 80 bytes
-//     a vector for ids and metadata. A retired model's matrix stays loaded
-//     until VectorIndex.Unload, so that recall can query it until it has
-//     switched; during a re-embed both matrices are held. The Go heap target is twice the live heap by default, so the
-//     process may grow to about twice the matrix before it collects (410 MB
-//     resident right after loading 205 MB); GOMEMLIMIT bounds that.
+//   - Memory: the matrix holds N x (dim + 4) bytes per loaded model, 52 MB
+//     for 100,000 vectors of 512 dimensions, plus some 80 bytes a vector for
+//     ids and metadata. A retired model's matrix stays loaded until
+//     VectorIndex.Unload, so that recall can query it until it has switched;
+//     during a re-embed both matrices are held.
 //   - A query reads the whole matrix: latency grows linearly with the number
-//     of vectors, some 58 ns a vector at 512 dimensions with AVX2 and 135 ns
-//     without (arm64 has no assembly kernel yet).
-//   - On disk, a 512-dimension vector takes a 4 KB page of its own: the
-//     2.1 KB row is too large for two to share one. 100,000 such vectors
-//     make a 400 MB file.
+//     of vectors (arm64 has no assembly kernel yet).
+//   - Scores are cosines of the stored, half-precision vectors: within 0.001
+//     of those of the vectors as written.
 //   - Deletes are not journaled for external indexes: VectorsSince never
 //     returns a deleted vector, so an external index that missed a delete
 //     keeps the vector until it is rebuilt.

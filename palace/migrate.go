@@ -34,10 +34,12 @@ func (db *DB) migrate(ctx context.Context, list []migrations.Migration) error {
 		return fmt.Errorf("palace: %s has schema version %d, this binary knows up to %d (upgrade engram): %w",
 			db.path, have.Int64, known, ErrSchemaTooNew)
 	}
+	applied := false
 	for _, m := range list {
 		if int64(m.Version) <= have.Int64 {
 			continue
 		}
+		applied = true
 		err := db.Update(ctx, func(tx *sql.Tx) error {
 			var n int
 			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM schema_migrations WHERE version = ?`, m.Version).Scan(&n); err != nil {
@@ -57,5 +59,27 @@ func (db *DB) migrate(ctx context.Context, list []migrations.Migration) error {
 			return fmt.Errorf("palace: migration %04d_%s: %w", m.Version, m.Name, err)
 		}
 	}
+	if applied {
+		db.reclaim(ctx)
+	}
 	return nil
+}
+
+// reclaim gives back to the file system the pages that migrations freed
+// (0012 rewrote every vector at half its size) when they are a quarter of
+// the file or more: VACUUM writes the database anew without them. Its
+// failure (a full disk: VACUUM needs room for a copy) is harmless: the free
+// pages stay in the file and SQLite reuses them for new rows.
+func (db *DB) reclaim(ctx context.Context) {
+	var free, total int64
+	if err := db.w.QueryRowContext(ctx, `PRAGMA freelist_count`).Scan(&free); err != nil {
+		return
+	}
+	if err := db.w.QueryRowContext(ctx, `PRAGMA page_count`).Scan(&total); err != nil {
+		return
+	}
+	if free*4 < total {
+		return
+	}
+	db.w.ExecContext(ctx, `VACUUM`)
 }

@@ -10,12 +10,13 @@ import (
 	engram "github.com/engram-dev/engram"
 )
 
-// TestQuantizedRecall measures the int8 matrix against exact search on
-// clustered vectors (the benchmark corpus): the top 10 by the codes alone,
-// and what Query returns after rescoring its candidates with the exact
-// vectors. The codes alone find most of the true top 10; after rescoring
-// every true top 10 is found, with exact scores (docs/benchmarks.md quotes
-// the figures this logs).
+// TestQuantizedRecall measures the int8 matrix against exact float32
+// search on clustered vectors (the benchmark corpus): the top 10 by the
+// codes alone, and what Query returns after rescoring its candidates with
+// the vectors stored in half precision. The codes alone find most of the
+// true top 10; after rescoring every true top 10 is found, with scores
+// within 0.001 of the exact ones (docs/benchmarks.md quotes the figures this
+// logs).
 func TestQuantizedRecall(t *testing.T) {
 	const n, dim, queries, k = 4_000, 512, 100, 10
 	db := MustOpenDB(t)
@@ -84,7 +85,8 @@ func TestQuantizedRecall(t *testing.T) {
 			if want[h.ID] {
 				queryFound++
 			}
-			if d := h.Score - float64(exact[i].score); d > 1e-5 || d < -1e-5 {
+			// Rescored with the vectors stored in half precision.
+			if d := h.Score - float64(exact[i].score); d > 1e-3 || d < -1e-3 {
 				t.Fatalf("hit %d scores %v, the exact cosine is %v", i, h.Score, exact[i].score)
 			}
 		}

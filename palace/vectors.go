@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -220,7 +219,7 @@ func (v *VectorIndex) checkVector(what string, vec []float32) error {
 type prepared struct {
 	rows  []vecRow
 	ts    []any    // for SQLite: Unix nanoseconds or nil
-	blobs [][]byte // the vectors as written, little-endian float32
+	blobs [][]byte // the unit vectors as stored (appendVector)
 }
 
 // prepare checks items and encodes them. When an ID repeats, the last item
@@ -244,7 +243,7 @@ func (v *VectorIndex) prepare(items []engram.VectorItem) (prepared, error) {
 	n := len(last)
 	p := prepared{rows: make([]vecRow, 0, n), ts: make([]any, 0, n), blobs: make([][]byte, 0, n)}
 	units := make([]float32, n*v.dim)
-	raw := make([]byte, 0, n*v.dim*4)
+	raw := make([]byte, 0, n*vecBytes(v.dim))
 	for i, it := range items {
 		if last[it.ID] != i {
 			continue
@@ -258,9 +257,8 @@ func (v *VectorIndex) prepare(items []engram.VectorItem) (prepared, error) {
 			ts = r.ts
 		}
 		start := len(raw)
-		for _, x := range it.Vector {
-			raw = binary.LittleEndian.AppendUint32(raw, math.Float32bits(x))
-		}
+		raw = appendVector(raw, unit)
+		storedUnit(unit, raw[start:]) // the matrix holds what a reload reads
 		p.rows = append(p.rows, r)
 		p.ts = append(p.ts, ts)
 		p.blobs = append(p.blobs, raw[start:len(raw):len(raw)])
@@ -502,8 +500,9 @@ func (v *VectorIndex) Count(ctx context.Context) (int, error) {
 
 // Rescoring: the scan ranks by the quantised vectors, then the best
 // k + min(max(k, rescoreMin), rescoreMax) candidates are scored again with
-// the exact vectors SQLite keeps, so that scores are exact cosines and a
-// near tie the codes got wrong at the edge of the top k is put right.
+// the vectors SQLite keeps (half precision: cosines within 0.001 of those of
+// the vectors written), so that a near tie the codes got wrong at the edge
+// of the top k is put right.
 const (
 	rescoreMin = 16
 	rescoreMax = 200
@@ -514,9 +513,10 @@ const (
 // q.Kinds (any of them, empty for all) and the time range [q.From, q.To), a
 // zero bound leaving that side open. It scores every vector that passes the
 // filters (with q.IDs, only those ids: a lookup, no scan) by its quantised
-// codes in memory, then rescores the best candidates with their exact
-// vectors (see rescoreMin): scores are exact cosines. Equal scores come in
-// id order. The first Query loads the matrix (see Load).
+// codes in memory, then rescores the best candidates with their stored
+// vectors (see rescoreMin): scores are the cosines of the vectors as stored.
+// Equal scores come in id order. The first Query loads the matrix (see
+// Load).
 //
 // Errors: EINVALID for q.K < 1 or a bad query vector (wrong dimension, the
 // message naming both; zero; not finite); EUNAVAILABLE once the palace is
@@ -565,7 +565,7 @@ func (v *VectorIndex) Query(ctx context.Context, q engram.VectorQuery) ([]engram
 	}
 }
 
-// rescore scores hits again with their exact vectors from SQLite, best
+// rescore scores hits again with their stored vectors from SQLite, best
 // first (ties in id order); a hit whose row is gone (deleted meanwhile) is
 // dropped.
 func (v *VectorIndex) rescore(ctx context.Context, unit []float32, hits []engram.VectorHit) ([]engram.VectorHit, error) {
@@ -589,11 +589,10 @@ func (v *VectorIndex) rescore(ctx context.Context, unit []float32, hits []engram
 			if err := rows.Scan(&id, &raw); err != nil {
 				return err
 			}
-			if len(raw) != 4*v.dim {
+			if len(raw) != vecBytes(v.dim) {
 				return nil // unusable: the doctor reports it
 			}
-			decodeVector(buf, raw)
-			if normalize(buf, buf) {
+			if storedUnit(buf, raw) {
 				exact[id] = min(max(float64(dot(unit, buf)), -1), 1)
 			}
 			return nil
@@ -701,12 +700,11 @@ func (v *VectorIndex) read(ctx context.Context) (*matrix, error) {
 			if err := rows.Scan(&r.id, &r.kind, &r.namespace, &ts, &raw); err != nil {
 				return err
 			}
-			if len(raw) != 4*v.dim {
-				return engram.Errorf(engram.EINTERNAL, "palace: vector %q of model %q is %d bytes, want %d", r.id, v.model, len(raw), 4*v.dim)
+			if len(raw) != vecBytes(v.dim) {
+				return engram.Errorf(engram.EINTERNAL, "palace: vector %q of model %q is %d bytes, want %d", r.id, v.model, len(raw), vecBytes(v.dim))
 			}
-			decodeVector(buf, raw)
 			r.unit = buf
-			if !normalize(r.unit, buf) {
+			if !storedUnit(r.unit, raw) {
 				return engram.Errorf(engram.EINTERNAL, "palace: vector %q of model %q is zero or not finite", r.id, v.model)
 			}
 			r.ts = noTS
@@ -722,13 +720,6 @@ func (v *VectorIndex) read(ctx context.Context) (*matrix, error) {
 		return nil, vecErr("load vectors of "+v.model, err)
 	}
 	return m, nil
-}
-
-// decodeVector decodes little-endian float32 values from raw into dst.
-func decodeVector(dst []float32, raw []byte) {
-	for i := range dst {
-		dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
-	}
 }
 
 // Watermark returns the archive seq through which the pipeline has embedded
@@ -795,7 +786,8 @@ func (v *VectorIndex) SetSyncedSeq(ctx context.Context, seq int64) error {
 }
 
 // VectorsSince returns up to limit stored vectors whose change number is
-// above afterSeq, in change order, as they were written (not normalised):
+// above afterSeq, in change order, as stored (unit vectors, rounded to
+// half precision: see vecBytes):
 // what an external index has missed since SyncedSeq, or, from 0, all of
 // them. A vector written twice appears once, at its last change. Deleted
 // vectors do not appear: deletes are not journaled, so an external index
@@ -823,8 +815,8 @@ func (v *VectorIndex) VectorsSince(ctx context.Context, afterSeq int64, limit in
 			if err := rows.Scan(&sv.ID, &sv.Kind, &sv.Namespace, &ts, &raw, &sv.Seq); err != nil {
 				return err
 			}
-			if len(raw) != 4*v.dim {
-				return engram.Errorf(engram.EINTERNAL, "palace: vector %q of model %q is %d bytes, want %d", sv.ID, v.model, len(raw), 4*v.dim)
+			if len(raw) != vecBytes(v.dim) {
+				return engram.Errorf(engram.EINTERNAL, "palace: vector %q of model %q is %d bytes, want %d", sv.ID, v.model, len(raw), vecBytes(v.dim))
 			}
 			sv.Vector = make([]float32, v.dim)
 			decodeVector(sv.Vector, raw)

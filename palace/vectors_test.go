@@ -3,10 +3,12 @@ package palace
 import (
 	"context"
 	"database/sql"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -18,6 +20,7 @@ import (
 	engram "github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/internal/testutil"
 	"github.com/engram-dev/engram/internal/vectortest"
+	"github.com/engram-dev/engram/migrations"
 )
 
 // MustOpenVectors returns the vector index of model in db.
@@ -160,9 +163,20 @@ func allStored(tb testing.TB, v *VectorIndex) map[string]StoredVector {
 	}
 }
 
-func sameItem(a, b engram.VectorItem) bool {
-	return a.ID == b.ID && a.Kind == b.Kind && a.Namespace == b.Namespace && a.TS.Equal(b.TS) &&
-		slices.Equal(a.Vector, b.Vector)
+// sameItem reports whether stored is written as the palace stores it.
+func sameItem(stored, written engram.VectorItem) bool {
+	return stored.ID == written.ID && stored.Kind == written.Kind && stored.Namespace == written.Namespace &&
+		stored.TS.Equal(written.TS) && slices.Equal(stored.Vector, asStored(written.Vector))
+}
+
+// asStored returns v as VectorsSince returns it once written: its unit
+// vector, rounded to half precision.
+func asStored(v []float32) []float32 {
+	unit := make([]float32, len(v))
+	normalize(unit, v)
+	out := make([]float32, len(v))
+	decodeVector(out, appendVector(nil, unit))
+	return out
 }
 
 func TestVectors_ReopenPersists(t *testing.T) {
@@ -170,7 +184,7 @@ func TestVectors_ReopenPersists(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "palace.db")
 	rng := rand.New(rand.NewPCG(1, 1))
 	items := randomItems(rng, "p", 60, 16)
-	items[3].Vector[0] = float32(math.SmallestNonzeroFloat32) // survives encoding bit for bit
+	items[3].Vector[0] = float32(math.SmallestNonzeroFloat32) // rounds to 0 in half precision
 	queries := randomItems(rng, "q", 5, 16)
 
 	db := MustOpenDBAt(t, path, Options{})
@@ -843,4 +857,86 @@ func TestDot(t *testing.T) {
 		}
 	}
 	t.Logf("AVX2 kernel: %v", useAVX2)
+}
+
+// TestMigrateVectorsToHalf: a palace written before migration 0012, its
+// vectors float32 as written, opens with every vector converted to its
+// unit vector in half precision, the freed pages given back (VACUUM), and
+// queries answering as before.
+func TestMigrateVectorsToHalf(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "palace.db")
+	list, err := migrations.All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const before, dim, n = 11, 512, 400
+	if list[before].Name != "vectors_half" {
+		t.Fatalf("migration %d is %s", before+1, list[before].Name)
+	}
+	w, err := sql.Open("sqlite", dsn(path, true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := &DB{path: path, now: time.Now, w: w}
+	if err := old.migrate(ctx, list[:before]); err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	items := randomItems(rng, "v", n, dim)
+	err = old.Update(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO vector_models (model, dim, state, created_at, last_seq) VALUES ('m', ?, 'active', 0, ?)`, dim, n); err != nil {
+			return err
+		}
+		for i, it := range items {
+			raw := make([]byte, 0, 4*dim)
+			for _, x := range it.Vector {
+				raw = binary.LittleEndian.AppendUint32(raw, math.Float32bits(x))
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO vectors (model, id, kind, namespace, dim, vec, seq) VALUES ('m', ?, ?, ?, ?, ?, ?)`,
+				it.ID, it.Kind, it.Namespace, dim, raw, i+1); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	sizeBefore := fileSize(t, path)
+
+	db := MustOpenDBAt(t, path, Options{})
+	v := MustOpenVectors(t, db, "m", 0)
+	got := allStored(t, v)
+	if len(got) != n {
+		t.Fatalf("%d vectors after the migration, want %d", len(got), n)
+	}
+	for _, it := range items {
+		it.TS = time.Time{}
+		if sv := got[it.ID]; !sameItem(sv.VectorItem, it) {
+			t.Fatalf("%s migrated as %v, want %v", it.ID, sv.Vector[:4], asStored(it.Vector)[:4])
+		}
+	}
+	var free int64
+	if err := db.w.QueryRowContext(ctx, `PRAGMA freelist_count`).Scan(&free); err != nil || free != 0 {
+		t.Fatalf("free pages after the migration: %d, %v", free, err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if after := fileSize(t, path); after*2 > sizeBefore {
+		t.Fatalf("palace.db is %d bytes after the migration, %d before: want under half", after, sizeBefore)
+	}
+}
+
+func fileSize(t *testing.T, path string) int64 {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Size()
 }

@@ -30,6 +30,8 @@ import (
 	"github.com/engram-dev/engram/palace"
 	"github.com/engram-dev/engram/pipeline"
 	"github.com/engram-dev/engram/recall"
+
+	"github.com/x448/float16"
 )
 
 // faultTurns returns n turns as JSONL, each with a unique token, and the
@@ -47,11 +49,12 @@ func faultTurns(n int) (string, map[string]string) {
 	return b.String(), contents
 }
 
-// float32Bytes encodes a vector as the palace stores it.
-func float32Bytes(v []float32) []byte {
-	b := make([]byte, 0, 4*len(v))
+// halfBytes encodes a vector as the palace stores it: half-precision
+// values, little-endian.
+func halfBytes(v []float32) []byte {
+	b := make([]byte, 0, 2*len(v))
 	for _, x := range v {
-		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(x))
+		b = binary.LittleEndian.AppendUint16(b, float16.Fromfloat32(x).Bits())
 	}
 	return b
 }
@@ -114,8 +117,8 @@ func TestFaultVectorIndex(t *testing.T) {
 	nan := make([]float32, dim)
 	nan[0], nan[1] = 1, float32(math.NaN())
 	db := openPalaceDB(t, home)
-	mustExecDB(t, db, `UPDATE vectors SET vec = ? WHERE id = ?`, float32Bytes(nan), ids[3])
-	mustExecDB(t, db, `UPDATE vectors SET vec = ? WHERE id = ?`, float32Bytes(make([]float32, dim)), ids[15])
+	mustExecDB(t, db, `UPDATE vectors SET vec = ? WHERE id = ?`, halfBytes(nan), ids[3])
+	mustExecDB(t, db, `UPDATE vectors SET vec = ? WHERE id = ?`, halfBytes(make([]float32, dim)), ids[15])
 	mustExecDB(t, db, `PRAGMA ignore_check_constraints = 1`)
 	mustExecDB(t, db, `UPDATE vectors SET vec = x'0011223344' WHERE id = ?`, ids[7])
 	mustExecDB(t, db, `PRAGMA ignore_check_constraints = 0`)
@@ -226,10 +229,10 @@ func TestFaultVectorMemory(t *testing.T) {
 	mustExecDB(t, db, `DELETE FROM vectors WHERE id IN (?, ?)`, ids["zq0004"], ids["zq0009"])
 	other := make([]float32, embed.New().Dim())
 	other[5] = 1
-	mustExecDB(t, db, `UPDATE vectors SET vec = ? WHERE id = ?`, float32Bytes(other), ids["zq0012"])
+	mustExecDB(t, db, `UPDATE vectors SET vec = ? WHERE id = ?`, halfBytes(other), ids["zq0012"])
 	nan := make([]float32, embed.New().Dim())
 	nan[0] = float32(math.Inf(1))
-	mustExecDB(t, db, `UPDATE vectors SET vec = ? WHERE id = ?`, float32Bytes(nan), ids["zq0015"])
+	mustExecDB(t, db, `UPDATE vectors SET vec = ? WHERE id = ?`, halfBytes(nan), ids["zq0015"])
 	db.Close()
 
 	rep, r := runDoctor(t, home, 1)

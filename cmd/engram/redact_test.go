@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,6 +12,7 @@ import (
 	"github.com/engram-dev/engram/embed"
 	"github.com/engram-dev/engram/engine"
 	"github.com/engram-dev/engram/internal/filetest"
+	"github.com/engram-dev/engram/internal/vectortest"
 	"github.com/engram-dev/engram/palace"
 )
 
@@ -102,17 +102,6 @@ func TestRedactOtherModels(t *testing.T) {
 		}
 		return nil, wm
 	}
-	same := func(a, b []float32) bool {
-		if len(a) != len(b) {
-			return false
-		}
-		for i := range a {
-			if math.Abs(float64(a[i]-b[i])) > 1e-6 {
-				return false
-			}
-		}
-		return true
-	}
 	old := embedded("Ana: the staging password is plumbusgrax, keep it safe", "Ana: the deploy key is zibbleflorp, do not share it")
 	withPalace(func(p *palace.DB) {
 		for _, model := range []string{b.Model(), down} {
@@ -139,7 +128,7 @@ func TestRedactOtherModels(t *testing.T) {
 	}
 	want := embedded("Ana: the staging password is [redacted], keep it safe")[0].Vector
 	withPalace(func(p *palace.DB) {
-		if v, wm := vectorOf(p, b.Model(), "t1"); !same(v, want) || wm != 2 {
+		if v, wm := vectorOf(p, b.Model(), "t1"); !vectortest.SameDirection(v, want) || wm != 2 {
 			t.Errorf("the builtin vector of the redacted turn is not made from its new text (watermark %d, want 2)", wm)
 		}
 		if v, wm := vectorOf(p, down, "t1"); v != nil || wm != 0 {
@@ -161,7 +150,7 @@ func TestRedactOtherModels(t *testing.T) {
 	}
 	want = embedded("Ana: the deploy key is [redacted], do not share it")[0].Vector
 	withPalace(func(p *palace.DB) {
-		if v, _ := vectorOf(p, b.Model(), "t2"); !same(v, want) {
+		if v, _ := vectorOf(p, b.Model(), "t2"); !vectortest.SameDirection(v, want) {
 			t.Error("the active model's vector of the redacted turn is not made from its new text")
 		}
 		if v, wm := vectorOf(p, down, "t2"); v != nil || wm != 0 {
