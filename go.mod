@@ -11,6 +11,7 @@ require (
 	github.com/go-ego/gse v0.80.3
 	github.com/google/jsonschema-go v0.4.3
 	github.com/jdkato/prose/v2 v2.0.0
+	github.com/kljensen/snowball v0.10.0
 	github.com/labstack/echo/v4 v4.16.0
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/oklog/ulid/v2 v2.1.2

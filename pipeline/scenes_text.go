@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/engram-dev/engram/internal/textutil"
+	"github.com/kljensen/snowball/english"
 )
 
 // The text of a turn as scene segmentation reads it: sentences, content
@@ -355,39 +356,17 @@ func sceneWord(w string, first, keepNames bool) (sceneTok, bool) {
 	return tok, true
 }
 
-// sceneStem is a light English stemmer, enough to match "migrations",
-// "migrating" and "migrated" with "migration". Keys need not be words: the
-// title shows the surface form.
+// sceneStem is the Snowball English stem of w, so that "migrations",
+// "migrating" and "migrated" meet "migration". Keys need not be words: the
+// title shows the surface form. A word with an apostrophe or a letter
+// outside ASCII is its own key.
 func sceneStem(w string) string {
 	for i := 0; i < len(w); i++ {
 		if w[i] >= utf8.RuneSelf || w[i] == '\'' {
 			return w
 		}
 	}
-	switch {
-	case len(w) > 4 && strings.HasSuffix(w, "ies"):
-		w = w[:len(w)-3] + "y"
-	case strings.HasSuffix(w, "sses"):
-		w = w[:len(w)-2]
-	case len(w) > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") && !strings.HasSuffix(w, "us") && !strings.HasSuffix(w, "is"):
-		w = w[:len(w)-1]
-	}
-	undouble := false
-	switch {
-	case len(w) > 5 && strings.HasSuffix(w, "ing"):
-		w, undouble = w[:len(w)-3], true
-	case len(w) > 4 && strings.HasSuffix(w, "ed"):
-		w, undouble = w[:len(w)-2], true
-	case len(w) > 6 && strings.HasSuffix(w, "ation"):
-		w = w[:len(w)-3]
-	}
-	if n := len(w); undouble && n > 2 && w[n-1] == w[n-2] && !strings.ContainsRune("lsz", rune(w[n-1])) && !strings.ContainsRune("aeiou", rune(w[n-1])) {
-		w = w[:n-1]
-	}
-	if len(w) > 4 && w[len(w)-1] == 'e' {
-		w = w[:len(w)-1]
-	}
-	return w
+	return english.Stem(w, true)
 }
 
 func sceneFirstRune(s string) rune {
