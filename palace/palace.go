@@ -53,12 +53,11 @@ type DB struct {
 	r      *sql.DB // query_only connections
 	closed atomic.Bool
 
-	vectors vectorCache   // the VectorIndex of each model, made by Vectors
-	kw      keywordIndex  // the in-memory keyword index (kwindex.go)
-	ukw     unitKeywords  // the units' (kwunits.go)
-	stmts   stmtCache     // prepared read statements (stmts.go)
-	wstmts  stmtCache     // prepared write statements
-	ckpt    *checkpointer // copies the WAL into the file, beside the writer
+	vectors vectorCache  // the VectorIndex of each model, made by Vectors
+	kw      keywordIndex // the in-memory keyword index (kwindex.go)
+	ukw     unitKeywords // the units' (kwunits.go)
+	stmts   stmtCache    // prepared read statements (stmts.go)
+	wstmts  stmtCache    // prepared write statements
 }
 
 // Open opens (creating it if needed, with mode 0600) the palace database at
@@ -118,12 +117,7 @@ func Open(path string, opts Options) (*DB, error) {
 		return nil, err
 	}
 
-	if db.ckpt, err = startCheckpointer(abs); err != nil {
-		db.w.Close()
-		return nil, fmt.Errorf("palace: open: %w", err)
-	}
 	if db.r, err = sql.Open("sqlite", dsn(abs, false)); err != nil {
-		db.ckpt.close()
 		db.w.Close()
 		return nil, fmt.Errorf("palace: open: %w", err)
 	}
@@ -181,9 +175,6 @@ func dsn(abs string, writer bool) string {
 		// Deleted content is overwritten with zeros, so that a forgotten
 		// turn's words do not linger in free pages (engram forget).
 		q.Add("_pragma", "secure_delete(1)")
-		// The WAL is checkpointed by a connection of its own (see
-		// checkpointer), not inside the writer's commits.
-		q.Add("_pragma", "wal_autocheckpoint(0)")
 		// Take the write lock at BEGIN: a deferred transaction that upgrades
 		// to a writer later can fail with SQLITE_BUSY without waiting out
 		// busy_timeout, should another process (a CLI tool) write meanwhile.
@@ -192,17 +183,6 @@ func dsn(abs string, writer bool) string {
 		q.Add("_pragma", "query_only(1)")
 	}
 	u := url.URL{Scheme: "file", Path: abs} // escapes '?', '#' and '%' in the path
-	return u.String() + "?" + q.Encode()
-}
-
-// checkpointDSN returns the data source name of the checkpointer's
-// connection to the database file at abs.
-func checkpointDSN(abs string) string {
-	q := url.Values{}
-	q.Add("_pragma", "busy_timeout(5000)")
-	q.Add("_pragma", "journal_mode(WAL)")
-	q.Add("_pragma", "synchronous(NORMAL)")
-	u := url.URL{Scheme: "file", Path: abs}
 	return u.String() + "?" + q.Encode()
 }
 
@@ -216,9 +196,6 @@ func (db *DB) Close() error {
 		return nil
 	}
 	var errs []error
-	if db.ckpt != nil {
-		errs = append(errs, db.ckpt.close())
-	}
 	if db.r != nil {
 		errs = append(errs, db.stmts.close(), db.r.Close())
 	}
@@ -281,9 +258,6 @@ func (db *DB) run(ctx context.Context, conn *sql.DB, opts *sql.TxOptions, fn fun
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("palace: commit: %w", err)
-	}
-	if conn == db.w && db.ckpt != nil {
-		db.ckpt.poke()
 	}
 	return nil
 }
