@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -12,6 +13,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
+	"runtime/trace"
 	"slices"
 	"strconv"
 	"strings"
@@ -34,6 +37,11 @@ type ScaleOptions struct {
 	Keep       string   // keep the home here
 	NoRebuild  bool     // skip timing `engram rebuild`
 	Seed       uint64
+	// CPUProfile and Trace, if set, are files that receive a CPU profile
+	// and an execution trace (runtime/trace) of step 3, the writes while
+	// the layer jobs catch up: where a POST waits.
+	CPUProfile string
+	Trace      string
 }
 
 // ScaleReport is what `engram bench scale` measured.
@@ -181,6 +189,10 @@ func RunScale(ctx context.Context, env Env, opts ScaleOptions) (*ScaleReport, er
 
 	// Writes while the layer jobs catch up.
 	resetPeakRSS()
+	stopProfiles, err := startProfiles(opts.CPUProfile, opts.Trace)
+	if err != nil {
+		return nil, err
+	}
 	var jobsDone atomic.Bool
 	jobErr := make(chan error, 1)
 	start = time.Now()
@@ -199,6 +211,9 @@ func RunScale(ctx context.Context, env Env, opts ScaleOptions) (*ScaleReport, er
 		return nil, err
 	}
 	rep.JobsSeconds = time.Since(start).Seconds()
+	if err := stopProfiles(); err != nil {
+		return nil, err
+	}
 	rep.RSSPeakJobsMB = procStatusMB("VmHWM")
 	progress("under jobs (%.0f s): single POST p50 %.2f ms, p99 %.2f ms; batches %.0f turns/s", rep.JobsSeconds,
 		rep.UnderJobs.PostP50MS, rep.UnderJobs.PostP99MS, rep.UnderJobs.BatchTurnsSec)
@@ -254,6 +269,38 @@ func RunScale(ctx context.Context, env Env, opts ScaleOptions) (*ScaleReport, er
 		rep.RebuildSeconds = time.Since(start).Seconds()
 	}
 	return rep, nil
+}
+
+// startProfiles starts a CPU profile into cpuFile and an execution trace
+// into traceFile, each if named; the function returned stops both and
+// closes their files.
+func startProfiles(cpuFile, traceFile string) (func() error, error) {
+	var stops []func() error
+	stop := func() error {
+		var errs []error
+		for _, f := range stops {
+			errs = append(errs, f())
+		}
+		return errors.Join(errs...)
+	}
+	for _, p := range []struct {
+		file  string
+		start func(io.Writer) error
+		stop  func()
+	}{{cpuFile, pprof.StartCPUProfile, pprof.StopCPUProfile}, {traceFile, trace.Start, trace.Stop}} {
+		if p.file == "" {
+			continue
+		}
+		f, err := os.Create(p.file)
+		if err != nil {
+			return nil, errors.Join(err, stop())
+		}
+		if err := p.start(f); err != nil {
+			return nil, errors.Join(fmt.Errorf("%s: %w", p.file, err), f.Close(), stop())
+		}
+		stops = append(stops, func() error { p.stop(); return f.Close() })
+	}
+	return stop, nil
 }
 
 // layerJobNames are the layer jobs, in the order each feeds the next.
