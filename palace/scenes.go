@@ -92,6 +92,12 @@ func (db *DB) PutScenes(ctx context.Context, worker string, scenes []engram.Scen
 			return err
 		}
 		unitSeq := useq - seq
+		// The full-text rows after the others, as in PutTurns.
+		type text struct {
+			scene, unit int64
+			text        string
+		}
+		texts := make([]text, 0, len(rows))
 		for _, p := range rows {
 			s := p.w.Scene
 			var draft any
@@ -111,14 +117,24 @@ func (db *DB) PutScenes(ctx context.Context, worker string, scenes []engram.Scen
 			if err != nil {
 				return fmt.Errorf("scene %s: %w", s.ID, err)
 			}
-			if err := reindexText(ctx, tx, "scenes_fts", n, p.text); err != nil {
+			u, err := putSceneUnit(ctx, tx, s, seq+unitSeq)
+			if err != nil {
 				return err
 			}
-			if err := putSceneUnit(ctx, tx, s, seq+unitSeq); err != nil {
+			texts = append(texts, text{n, u, p.text})
+		}
+		if err := setWorkerSeq(ctx, tx, worker, throughSeq); err != nil {
+			return err
+		}
+		for _, t := range texts {
+			if err := reindexText(ctx, tx, "scenes_fts", t.scene, t.text); err != nil {
+				return err
+			}
+			if err := indexUnit(ctx, tx, engram.UnitScene, t.unit); err != nil {
 				return err
 			}
 		}
-		return setWorkerSeq(ctx, tx, worker, throughSeq)
+		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("palace: put scenes: %w", err)

@@ -141,6 +141,7 @@ func (db *DB) PutTurns(ctx context.Context, turns []engram.Turn) error {
 			return fmt.Errorf("palace: put turns: %w", err)
 		}
 		var stored []engram.Turn // newly stored, for their session units
+		var index []row          // their rows, for the full-text indexes
 		for _, r := range rows {
 			t := r.t
 			if r.tomb {
@@ -191,6 +192,31 @@ func (db *DB) PutTurns(ctx context.Context, turns []engram.Turn) error {
 				continue
 			}
 			stored = append(stored, t)
+			index = append(index, r)
+		}
+		// The full-text rows go last: SQLite opens a statement savepoint
+		// for a statement that may abort halfway (an upsert, an insert
+		// with RETURNING), and FTS5 writes its pending terms to disk as a
+		// new segment at every savepoint, so one such statement after each
+		// indexed turn made a segment a turn (and merges of them).
+		slices.SortFunc(stored, func(a, b engram.Turn) int { return cmp.Compare(a.Seq, b.Seq) })
+		units, err := addSessionTurns(ctx, tx, stored)
+		if err != nil {
+			return fmt.Errorf("palace: session units: %w", err)
+		}
+		if err := setMeta(ctx, tx, keyUnitsSeq, maxSeq); err != nil {
+			return fmt.Errorf("palace: advance watermark: %w", err)
+		}
+		if err := setMeta(ctx, tx, keyIndexedSeq, maxSeq); err != nil {
+			return fmt.Errorf("palace: advance watermark: %w", err)
+		}
+		for _, n := range units {
+			if err := indexUnit(ctx, tx, engram.UnitSession, n); err != nil {
+				return fmt.Errorf("palace: session units: %w", err)
+			}
+		}
+		for _, r := range index {
+			t := r.t
 			if _, err := fts.ExecContext(ctx, t.Seq, r.text, r.speaker); err != nil {
 				return fmt.Errorf("palace: index turn %d: %w", t.Seq, err)
 			}
@@ -203,16 +229,6 @@ func (db *DB) PutTurns(ctx context.Context, turns []engram.Turn) error {
 					return fmt.Errorf("palace: index turn %d: %w", t.Seq, err)
 				}
 			}
-		}
-		slices.SortFunc(stored, func(a, b engram.Turn) int { return cmp.Compare(a.Seq, b.Seq) })
-		if err := addSessionTurns(ctx, tx, stored); err != nil {
-			return fmt.Errorf("palace: session units: %w", err)
-		}
-		if err := setMeta(ctx, tx, keyUnitsSeq, maxSeq); err != nil {
-			return fmt.Errorf("palace: advance watermark: %w", err)
-		}
-		if err := setMeta(ctx, tx, keyIndexedSeq, maxSeq); err != nil {
-			return fmt.Errorf("palace: advance watermark: %w", err)
 		}
 		if err := kw.count(ctx, tx); err != nil {
 			return fmt.Errorf("palace: put turns: %w", err)

@@ -70,22 +70,24 @@ type openUnit struct {
 }
 
 // addSessionTurns puts each of turns (newly stored, in seq order) into the
-// open part of its session, starting a new part when that one is full, and
-// re-indexes the parts that changed, inside tx.
-func addSessionTurns(ctx context.Context, tx *sql.Tx, turns []engram.Turn) error {
+// open part of its session, starting a new part when that one is full,
+// inside tx, and returns the parts that changed: the caller re-indexes their
+// text (indexUnit) after its other writes (see PutTurns).
+func addSessionTurns(ctx context.Context, tx *sql.Tx, turns []engram.Turn) ([]int64, error) {
 	if len(turns) == 0 {
-		return nil
+		return nil, nil
 	}
 	seq, err := nextSeq(ctx, tx, "units")
 	if err != nil {
-		return err
+		return nil, err
 	}
+	var units []int64
 	open := map[engram.SessionKey]*openUnit{}
 	var touched []*openUnit
 	get, err := tx.PrepareContext(ctx, `SELECT n, turns, bytes, coalesce(start_ts, 0), coalesce(end_ts, 0)
 		FROM units WHERE namespace = ? AND session = ? AND kind = 'session' ORDER BY n DESC LIMIT 1`)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer get.Close()
 	for _, t := range turns {
@@ -97,7 +99,7 @@ func addSessionTurns(ctx context.Context, tx *sql.Tx, turns []engram.Turn) error
 			if errors.Is(err, sql.ErrNoRows) {
 				u = nil
 			} else if err != nil {
-				return err
+				return nil, err
 			}
 		}
 		size := int64(unitTurnSize(t.Speaker, t.Content))
@@ -108,7 +110,7 @@ func addSessionTurns(ctx context.Context, tx *sql.Tx, turns []engram.Turn) error
 				VALUES (?, 'session', ?, ?, 0, 0, ?) RETURNING n`,
 				unitID(engram.UnitSession, t.Namespace, t.Session, t.ID), t.Namespace, t.Session, seq).Scan(&u.n)
 			if err != nil {
-				return fmt.Errorf("session unit of turn %d: %w", t.Seq, err)
+				return nil, fmt.Errorf("session unit of turn %d: %w", t.Seq, err)
 			}
 		}
 		open[key] = u
@@ -117,7 +119,7 @@ func addSessionTurns(ctx context.Context, tx *sql.Tx, turns []engram.Turn) error
 			touched = append(touched, u)
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO unit_turns (unit_n, turn_seq) VALUES (?, ?)`, u.n, t.Seq); err != nil {
-			return err
+			return nil, err
 		}
 		u.turns++
 		u.bytes += size
@@ -136,18 +138,17 @@ func addSessionTurns(ctx context.Context, tx *sql.Tx, turns []engram.Turn) error
 		_, err := tx.ExecContext(ctx, `UPDATE units SET turns = ?, bytes = ?, start_ts = nullif(?, 0), end_ts = nullif(?, 0), seq = ?
 			WHERE n = ?`, u.turns, u.bytes, u.start, u.end, seq, u.n)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		if err := indexUnit(ctx, tx, engram.UnitSession, u.n); err != nil {
-			return err
-		}
+		units = append(units, u.n)
 	}
-	return nil
+	return units, nil
 }
 
 // putSceneUnit writes the unit of scene s (its turns as far as they are
-// stored) inside tx, and re-indexes its text.
-func putSceneUnit(ctx context.Context, tx *sql.Tx, s engram.Scene, seq int64) error {
+// stored) inside tx and returns its number; the caller re-indexes its text
+// (indexUnit) after its other writes (see PutTurns).
+func putSceneUnit(ctx context.Context, tx *sql.Tx, s engram.Scene, seq int64) (int64, error) {
 	id := unitID(engram.UnitScene, s.Namespace, s.Session, s.ID)
 	start, _ := nanos(s.Start)
 	end, _ := nanos(s.End)
@@ -157,17 +158,17 @@ func putSceneUnit(ctx context.Context, tx *sql.Tx, s engram.Scene, seq int64) er
 		ON CONFLICT (id) DO UPDATE SET start_ts = excluded.start_ts, end_ts = excluded.end_ts, seq = excluded.seq
 		RETURNING n`, id, s.Namespace, s.Session, start, end, seq).Scan(&n)
 	if err != nil {
-		return fmt.Errorf("unit of scene %s: %w", s.ID, err)
+		return 0, fmt.Errorf("unit of scene %s: %w", s.ID, err)
 	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM unit_turns WHERE unit_n = ?`, n); err != nil {
-		return err
+		return 0, err
 	}
 	const chunk = 500
 	for i := 0; i < len(s.Turns); i += chunk {
 		part := s.Turns[i:min(i+chunk, len(s.Turns))]
 		q := `INSERT OR IGNORE INTO unit_turns (unit_n, turn_seq) SELECT ?, seq FROM turns WHERE id IN (?` + strings.Repeat(",?", len(part)-1) + `)`
 		if _, err := tx.ExecContext(ctx, q, append([]any{n}, anys(part)...)...); err != nil {
-			return err
+			return 0, err
 		}
 	}
 	_, err = tx.ExecContext(ctx, `UPDATE units SET
@@ -176,9 +177,9 @@ func putSceneUnit(ctx context.Context, tx *sql.Tx, s engram.Scene, seq int64) er
 			FROM unit_turns ut JOIN turns t ON t.seq = ut.turn_seq WHERE ut.unit_n = ?1), 0)
 		WHERE n = ?1`, n, UnitTurnBytes)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	return indexUnit(ctx, tx, engram.UnitScene, n)
+	return n, nil
 }
 
 // unitText is the text of unit n: "speaker: content" per turn in arrival
@@ -239,10 +240,19 @@ func (db *DB) backfillUnits(ctx context.Context) error {
 				done = true
 				return err
 			}
-			if err := addSessionTurns(ctx, tx, turns); err != nil {
+			units, err := addSessionTurns(ctx, tx, turns)
+			if err != nil {
 				return err
 			}
-			return setMeta(ctx, tx, keyUnitsSeq, turns[len(turns)-1].Seq)
+			if err := setMeta(ctx, tx, keyUnitsSeq, turns[len(turns)-1].Seq); err != nil {
+				return err
+			}
+			for _, n := range units {
+				if err := indexUnit(ctx, tx, engram.UnitSession, n); err != nil {
+					return err
+				}
+			}
+			return nil
 		})
 		if err != nil {
 			return fmt.Errorf("palace: build session units: %w", err)
