@@ -44,9 +44,12 @@ type Engine struct {
 	palace   *palace.DB
 	indexer  *pipeline.Indexer
 	ingester *pipeline.Ingester
-	recall   *recall.Service
-	vec      vectorState
-	sched    *scheduler.Scheduler // started by serve only
+	// yield has the background work (layer jobs, embedding) give way to
+	// the client writes in flight.
+	yield  *pipeline.Yield
+	recall *recall.Service
+	vec    vectorState
+	sched  *scheduler.Scheduler // started by serve only
 
 	extractor    engram.Extractor // nil: no derived layers
 	extractBatch int              // turns per extraction batch
@@ -115,7 +118,8 @@ func Open(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Engine, err 
 	if err := e.openJournal(ctx); err != nil {
 		return nil, err
 	}
-	e.ingester = &pipeline.Ingester{Archive: e.archive, Indexer: e.indexer, Known: e.palace.TurnSeqs}
+	e.yield = &pipeline.Yield{}
+	e.ingester = &pipeline.Ingester{Archive: e.archive, Indexer: e.indexer, Known: e.palace.TurnSeqs, Yield: e.yield}
 	if cfg.RedactSecrets {
 		e.ingester.Filter = func(ts []engram.Turn) []engram.Turn { return redactSecrets(ts, time.Now().UTC()) }
 	}

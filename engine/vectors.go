@@ -271,6 +271,7 @@ func (e *Engine) startSide(ctx context.Context, key string, activate bool) (*vec
 	side.vx = pipeline.NewVectorIndexer(e.archive, emb, store)
 	side.vx.Logger = e.logger.With("component", "vectors")
 	side.vx.Guard = e.redactGuard
+	side.vx.Yield = e.yield
 	var index engram.VectorIndex = store
 	if e.cfg.VectorIndex == VectorsChroma {
 		ci, err := chroma.Open(ctx, chroma.Config{URL: e.cfg.ChromaURL, Database: e.cfg.ChromaDatabase, Model: key, Dim: dim})

@@ -29,6 +29,9 @@ type Ingester struct {
 	// Filter, if set, returns the turns as they are archived (the ingest
 	// filter of redact_secrets); it must keep their number and order.
 	Filter func([]engram.Turn) []engram.Turn
+	// Yield, if set, marks each Ingest in flight, so that the background
+	// work sharing it gives way (see Yield).
+	Yield *Yield
 }
 
 var _ engram.IngestService = (*Ingester)(nil)
@@ -38,6 +41,7 @@ var _ engram.IngestService = (*Ingester)(nil)
 // nothing was acknowledged; a slow or failing index only adds a warning,
 // because the turns are already safe in the archive.
 func (g *Ingester) Ingest(ctx context.Context, turns []engram.Turn) (engram.IngestResult, error) {
+	defer g.Yield.Begin()()
 	a, ix, wait := g.Archive, g.Indexer, g.Wait
 	if g.Filter != nil {
 		turns = g.Filter(turns)

@@ -35,7 +35,7 @@ var errCaughtUp = errors.New("caught up")
 // runArchive streams the archive after the worker's watermark in batches of
 // size, up to the archive's last seq at the start (or bound's, if lower),
 // and calls fn per batch.
-func runArchive(ctx context.Context, a engram.Archive, store engram.LayerStore, worker string, size int,
+func runArchive(ctx context.Context, a engram.Archive, store engram.LayerStore, worker string, size int, y *Yield,
 	bound func(context.Context) (int64, error), fn func([]engram.Turn) error) error {
 	from, err := store.WorkerSeq(ctx, worker)
 	if err != nil {
@@ -61,6 +61,9 @@ func runArchive(ctx context.Context, a engram.Archive, store engram.LayerStore, 
 	err = streamBatches(ctx, a, from, size, func(batch []engram.Turn) error {
 		if batch[0].Seq > end {
 			return errCaughtUp
+		}
+		if err := y.Wait(ctx); err != nil {
+			return err
 		}
 		if err := fn(batch); err != nil {
 			return err
@@ -88,6 +91,7 @@ type MemoryWorker struct {
 	// costs no more than that.
 	BatchSize int
 	Logger    *slog.Logger
+	Yield     *Yield // nil: never wait for client writes
 }
 
 // Run extracts memories until the worker has caught up with the archive.
@@ -112,7 +116,7 @@ func (w *MemoryWorker) Run(ctx context.Context) error {
 		stored = nil
 		return err
 	}
-	err := runArchive(ctx, w.Archive, w.Store, WorkerMemories, batchOr(w.BatchSize, DefaultLayerBatch), nil, func(batch []engram.Turn) error {
+	err := runArchive(ctx, w.Archive, w.Store, WorkerMemories, batchOr(w.BatchSize, DefaultLayerBatch), w.Yield, nil, func(batch []engram.Turn) error {
 		first, last := batch[0].Seq, batch[len(batch)-1].Seq
 		var mems []engram.Memory
 		var err error
@@ -177,6 +181,7 @@ type SceneWorker struct {
 	// Indexed, if set, bounds a run to the turns the turn index holds (its
 	// watermark): a scene's retrieval unit is made of stored turns.
 	Indexed func(context.Context) (int64, error)
+	Yield   *Yield // nil: never wait for client writes
 
 	mu sync.Mutex // one run at a time: the job, and the follower of serve
 }
@@ -186,7 +191,7 @@ type SceneWorker struct {
 func (w *SceneWorker) Run(ctx context.Context) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return runArchive(ctx, w.Archive, w.Store, WorkerScenes, batchOr(w.BatchSize, DefaultLayerBatch), w.Indexed, func(batch []engram.Turn) error {
+	return runArchive(ctx, w.Archive, w.Store, WorkerScenes, batchOr(w.BatchSize, DefaultLayerBatch), w.Yield, w.Indexed, func(batch []engram.Turn) error {
 		var keys []engram.SessionKey
 		seen := map[engram.SessionKey]bool{}
 		last := batch[len(batch)-1].Seq
@@ -251,7 +256,7 @@ func (w *SceneWorker) Run(ctx context.Context) error {
 // runMemories feeds what derive makes of each memory changed after the
 // worker's watermark to apply, in batches, each with the change number it
 // reaches.
-func runMemories[T any](ctx context.Context, store engram.LayerStore, worker string, size int,
+func runMemories[T any](ctx context.Context, store engram.LayerStore, worker string, size int, y *Yield,
 	derive func(engram.Memory) (T, bool), apply func(context.Context, string, []T, int64) error) error {
 	size = batchOr(size, DefaultDeriveBatch)
 	from, err := store.WorkerSeq(ctx, worker)
@@ -259,7 +264,7 @@ func runMemories[T any](ctx context.Context, store engram.LayerStore, worker str
 		return err
 	}
 	for {
-		if err := ctx.Err(); err != nil {
+		if err := y.Wait(ctx); err != nil {
 			return err
 		}
 		mems, err := store.MemoriesSince(ctx, from, size)
@@ -287,11 +292,12 @@ func runMemories[T any](ctx context.Context, store engram.LayerStore, worker str
 type GraphWorker struct {
 	Store     engram.LayerStore
 	BatchSize int
+	Yield     *Yield // nil: never wait for client writes
 }
 
 // Run adds the triples of every memory changed since its last run.
 func (w *GraphWorker) Run(ctx context.Context) error {
-	return runMemories(ctx, w.Store, WorkerGraph, w.BatchSize, MemoryTriple, w.Store.ApplyTriples)
+	return runMemories(ctx, w.Store, WorkerGraph, w.BatchSize, w.Yield, MemoryTriple, w.Store.ApplyTriples)
 }
 
 // MemoryTriple returns the knowledge-graph triple of a memory with a
@@ -314,11 +320,12 @@ func MemoryTriple(m engram.Memory) (engram.Triple, bool) {
 type PersonaWorker struct {
 	Store     engram.LayerStore
 	BatchSize int
+	Yield     *Yield // nil: never wait for client writes
 }
 
 // Run folds every memory changed since its last run.
 func (w *PersonaWorker) Run(ctx context.Context) error {
-	return runMemories(ctx, w.Store, WorkerPersona, w.BatchSize, MemoryFacet, w.Store.ApplyFacets)
+	return runMemories(ctx, w.Store, WorkerPersona, w.BatchSize, w.Yield, MemoryFacet, w.Store.ApplyFacets)
 }
 
 // Persona facets by predicate, for relations about the speaker.

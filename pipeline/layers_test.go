@@ -12,6 +12,7 @@ import (
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/archive"
 	"github.com/engram-dev/engram/embed"
+	"github.com/engram-dev/engram/internal/testutil"
 	"github.com/engram-dev/engram/ollama"
 	"github.com/engram-dev/engram/palace"
 	"github.com/engram-dev/engram/pipeline"
@@ -324,5 +325,48 @@ func TestSceneWorkerIndexed(t *testing.T) {
 	hits, err := p.SearchUnits(ctx, engram.TextQuery{Namespace: "team", Text: "ClickHouse analytics", Limit: 5}, engram.UnitScene)
 	if err != nil || len(hits) == 0 || hits[0].Unit.Turns == 0 {
 		t.Fatalf("the scene unit of the ClickHouse decision: %+v %v", hits, err)
+	}
+}
+
+// TestLayerWorkersYield: a layer worker with a Yield stores nothing while a
+// client write is in flight, and goes on once it ended.
+func TestLayerWorkersYield(t *testing.T) {
+	for _, name := range []string{"memories", "scenes"} {
+		t.Run(name, func(t *testing.T) {
+			a, p := mustArchive(t, team())
+			y := &pipeline.Yield{Quiet: time.Nanosecond, MaxWait: time.Hour}
+			var w interface{ Run(context.Context) error } = &pipeline.MemoryWorker{Archive: a, Extractor: pipeline.RulesExtractor{}, Store: p, Yield: y}
+			count := func() int {
+				mems, err := p.Memories(context.Background(), engram.MemoryQuery{Namespace: "team", Limit: 1000})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return len(mems)
+			}
+			if name == "scenes" {
+				w = &pipeline.SceneWorker{Archive: a, Store: p, Yield: y}
+				count = func() int {
+					scenes, err := p.Scenes(context.Background(), engram.SceneQuery{Namespace: "team", Limit: 1000})
+					if err != nil {
+						t.Fatal(err)
+					}
+					return len(scenes)
+				}
+			}
+			end := y.Begin()
+			done := make(chan error, 1)
+			go func() { done <- w.Run(waitCtx(t)) }()
+			testutil.WaitUntil(t, "the worker to wait for the write", func() bool { return pipeline.YieldWaiting(y) })
+			if n := count(); n != 0 {
+				t.Fatalf("%d %s stored while a write was in flight", n, name)
+			}
+			end()
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+			if count() == 0 {
+				t.Fatalf("no %s stored once the write ended", name)
+			}
+		})
 	}
 }

@@ -34,6 +34,7 @@ type LayerVectorWorker struct {
 	// grows.
 	Units     engram.UnitIndex
 	BatchSize int
+	Yield     *Yield // nil: never wait for client writes
 
 	mu sync.Mutex // one run at a time: the job, and the follower of serve
 }
@@ -105,7 +106,7 @@ func (w *LayerVectorWorker) embed(ctx context.Context, worker string, size int,
 		return err
 	}
 	for {
-		if err := ctx.Err(); err != nil {
+		if err := w.Yield.Wait(ctx); err != nil {
 			return err
 		}
 		items, texts, through, err := next(from)

@@ -40,6 +40,9 @@ type VectorIndexer struct {
 	// that ended since: the indexer reads the turns again, so that it
 	// never writes the vector of a replaced text (see RedactGuard).
 	Guard *RedactGuard
+	// Yield, if set, has each batch wait for the client writes in flight
+	// (the turns' keyword index, which they wait for, goes first).
+	Yield *Yield
 
 	prog *progress
 	f    *follower
@@ -147,6 +150,9 @@ func (vx *VectorIndexer) catchUp(ctx context.Context, progress func(seq int64)) 
 	mark := vx.Guard.Mark() // before the archive's snapshot is taken
 	return streamBatches(ctx, vx.archive, vx.Embedded(), size, func(batch []engram.Turn) error {
 		last := batch[len(batch)-1].Seq
+		if err := vx.Yield.Wait(ctx); err != nil {
+			return err
+		}
 		var items []engram.VectorItem
 		if live := engram.LiveTurns(batch); len(live) > 0 { // tombstones get no vector
 			var err error

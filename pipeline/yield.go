@@ -1,0 +1,112 @@
+package pipeline
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// Defaults of a Yield.
+const (
+	// DefaultYieldQuiet is how long no client write must have been in
+	// flight before background work goes on: longer than the pause between
+	// the writes of a client sending one after another, so that a burst of
+	// writes is one wait, not a wait per write.
+	DefaultYieldQuiet = 5 * time.Millisecond
+	// DefaultYieldMaxWait bounds one wait: under a steady stream of writes
+	// the background work still takes a step this often.
+	DefaultYieldMaxWait = 200 * time.Millisecond
+)
+
+// Yield lets background work give way to client writes. The Ingester marks
+// each write while it is in flight (Begin); a background worker (the layer
+// jobs, the embedding of turns and of the layers) calls Wait between its
+// steps, which returns once no write has been in flight for Quiet, or after
+// MaxWait, whichever comes first. On a laptop's two cores the jobs' CPU and
+// their palace transactions were what a POST waited for; with Yield a
+// write waits at most for the steps already running.
+//
+// A nil *Yield never waits. Set Quiet and MaxWait before first use; zero
+// means their defaults.
+type Yield struct {
+	Quiet   time.Duration
+	MaxWait time.Duration
+
+	mu       sync.Mutex
+	inflight int
+	lastEnd  time.Time
+	ended    chan struct{} // closed when a write ends; nil until a Wait needs it
+}
+
+// Begin marks a client write in flight until the returned function is
+// called (once; later calls do nothing).
+func (y *Yield) Begin() (end func()) {
+	if y == nil {
+		return func() {}
+	}
+	y.mu.Lock()
+	y.inflight++
+	y.mu.Unlock()
+	return sync.OnceFunc(func() {
+		y.mu.Lock()
+		defer y.mu.Unlock()
+		y.inflight--
+		y.lastEnd = time.Now()
+		if y.ended != nil {
+			close(y.ended)
+			y.ended = nil
+		}
+	})
+}
+
+// Wait returns once no client write has been in flight for Quiet, or once
+// it has waited MaxWait; early with ctx's error if ctx ends.
+func (y *Yield) Wait(ctx context.Context) error {
+	if y == nil {
+		return ctx.Err()
+	}
+	quiet, maxWait := y.Quiet, y.MaxWait
+	if quiet <= 0 {
+		quiet = DefaultYieldQuiet
+	}
+	if maxWait <= 0 {
+		maxWait = DefaultYieldMaxWait
+	}
+	var deadline time.Time
+	for {
+		y.mu.Lock()
+		busy := y.inflight > 0
+		calm := quiet - time.Since(y.lastEnd)
+		if !busy && calm <= 0 {
+			y.mu.Unlock()
+			return ctx.Err()
+		}
+		if deadline.IsZero() {
+			deadline = time.Now().Add(maxWait)
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			y.mu.Unlock()
+			return ctx.Err()
+		}
+		var ended chan struct{}
+		if busy {
+			if y.ended == nil {
+				y.ended = make(chan struct{})
+			}
+			ended = y.ended
+		} else {
+			left = min(left, calm)
+		}
+		y.mu.Unlock()
+		t := time.NewTimer(left)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-ended: // nil when not busy: never
+		case <-t.C:
+		}
+		t.Stop()
+	}
+}
