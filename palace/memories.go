@@ -49,14 +49,21 @@ func (db *DB) PutMemories(ctx context.Context, worker string, mems []engram.Memo
 			return res, err
 		}
 	}
-	err := db.Update(ctx, func(tx *sql.Tx) error {
+	ahead, err := db.lookAhead(ctx, mems)
+	if err != nil {
+		return res, fmt.Errorf("palace: put memories: %w", err)
+	}
+	err = db.Update(ctx, func(tx *sql.Tx) error {
 		res = engram.MemoryResult{}
 		seq, err := nextSeq(ctx, tx, "memories")
 		if err != nil {
 			return err
 		}
-		for _, m := range mems {
-			what, err := db.putMemory(ctx, tx, m, &seq)
+		if ahead != nil && seq != ahead.seq {
+			ahead = nil // the memories changed since: every lookup in here
+		}
+		for i, m := range mems {
+			what, err := db.putMemory(ctx, tx, m, &seq, ahead.at(i))
 			if err != nil {
 				return fmt.Errorf("memory %s: %w", m.ID, err)
 			}
@@ -126,22 +133,114 @@ const (
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	qInsertMemoryFTS = `INSERT INTO memories_fts (rowid, text) VALUES (?, ?)`
 	qNearDuplicates  = `SELECT m.n, m.text, m.rationale, m.entities FROM memories_fts f JOIN memories m ON m.n = f.rowid
-		WHERE memories_fts MATCH ? AND m.namespace = ? AND m.type = ? AND m.subject = ? AND m.superseded_by IS NULL
+		WHERE memories_fts MATCH ? AND f.rowid > ? AND m.namespace = ? AND m.type = ? AND m.subject = ? AND m.superseded_by IS NULL
 		ORDER BY f.rowid DESC LIMIT ?`
 	qLoadMemory   = `SELECT n, id, sources, importance FROM memories `
 	whereMemoryID = `WHERE id = ?`
 	whereMergedID = `WHERE id = (SELECT memory FROM memory_merges WHERE id = ?)`
 	whereDedupKey = `WHERE namespace = ? AND dedup_key = ? AND superseded_by IS NULL ORDER BY n LIMIT 1`
 	whereMemoryN  = `WHERE n = ?`
+	whereActiveN  = `WHERE n = ? AND superseded_by IS NULL`
 )
 
 // writeStatements are the writes prepared when the palace opens: those
 // of storing memories, the most frequent statements of the layer jobs
 // (compiling them was a sixth of the jobs' CPU).
 var writeStatements = []string{qInsertMemory, qInsertMemoryFTS, qNearDuplicates,
-	qLoadMemory + whereMemoryID, qLoadMemory + whereMergedID, qLoadMemory + whereDedupKey, qLoadMemory + whereMemoryN}
+	qLoadMemory + whereMemoryID, qLoadMemory + whereMergedID, qLoadMemory + whereDedupKey, qLoadMemory + whereMemoryN, qLoadMemory + whereActiveN}
 
-func (db *DB) putMemory(ctx context.Context, tx *sql.Tx, m engram.Memory, seq *int64) (putOutcome, error) {
+// nearAhead is the near-duplicate lookups of a batch of memories, made on
+// a read snapshot before its write transaction (lookAhead): the lookup is
+// most of the cost of storing a memory, and made inside the transaction it
+// held the palace's one writer, which a client's POST waits for, for most of
+// the time the memory job ran.
+type nearAhead struct {
+	seq  int64     // the memories' last change number in the snapshot
+	maxN int64     // their last row
+	hits []nearHit // per memory
+}
+
+// nearHint is one memory's lookup made ahead, and the snapshot's last row.
+type nearHint struct {
+	hit  nearHit
+	maxN int64
+}
+
+// at is the hint of the i-th memory, nil when there is none.
+func (a *nearAhead) at(i int) *nearHint {
+	if a == nil {
+		return nil
+	}
+	return &nearHint{hit: a.hits[i], maxN: a.maxN}
+}
+
+// lookAhead makes the near-duplicate lookup of each of mems on a read
+// snapshot. Nil when the palace holds no memory yet.
+func (db *DB) lookAhead(ctx context.Context, mems []engram.Memory) (*nearAhead, error) {
+	if db.noLookAhead || len(mems) == 0 {
+		return nil, nil
+	}
+	a := &nearAhead{hits: make([]nearHit, len(mems))}
+	err := db.View(ctx, func(tx *sql.Tx) error {
+		err := tx.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0), coalesce(max(n), 0) FROM memories`).Scan(&a.seq, &a.maxN)
+		if err != nil || a.maxN == 0 {
+			return err
+		}
+		st, err := db.stmts.get(ctx, db.r, qNearDuplicates)
+		if err != nil {
+			return err
+		}
+		q := tx.StmtContext(ctx, st)
+		for i, m := range mems {
+			if a.hits[i], err = db.nearDuplicate(ctx, q, m, contentWords(m.Text), 0); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil || a.maxN == 0 {
+		return nil, err
+	}
+	return a, nil
+}
+
+// nearDuplicateIn is the near-duplicate of m inside tx. With a hint (the
+// lookup made ahead on a snapshot no memory changed after), only the
+// memories stored since (this transaction's) are looked up, and the newer
+// of two as good wins, as in one lookup; a hint whose memory this
+// transaction superseded is not used.
+func (db *DB) nearDuplicateIn(ctx context.Context, tx *sql.Tx, m engram.Memory, words []string, hint *nearHint) (*storedMemory, error) {
+	q, err := db.writeStmt(ctx, tx, qNearDuplicates)
+	if err != nil {
+		return nil, err
+	}
+	if hint != nil && hint.hit.n != 0 {
+		old, err := db.loadMemory(ctx, tx, whereActiveN, hint.hit.n)
+		if err != nil {
+			return nil, err
+		}
+		if old == nil {
+			hint = nil
+		}
+	}
+	var after int64
+	if hint != nil {
+		after = hint.maxN
+	}
+	hit, err := db.nearDuplicate(ctx, q, m, words, after)
+	if err != nil {
+		return nil, err
+	}
+	if hint != nil && (hit.n == 0 || hit.score < hint.hit.score) {
+		hit = hint.hit
+	}
+	if hit.n == 0 {
+		return nil, nil
+	}
+	return db.loadMemory(ctx, tx, whereMemoryN, hit.n)
+}
+
+func (db *DB) putMemory(ctx context.Context, tx *sql.Tx, m engram.Memory, seq *int64, hint *nearHint) (putOutcome, error) {
 	// Replayed: the same memory from the same batch, stored or merged.
 	for _, q := range []string{whereMemoryID, whereMergedID} {
 		if old, err := db.loadMemory(ctx, tx, q, m.ID); err != nil {
@@ -157,7 +256,7 @@ func (db *DB) putMemory(ctx context.Context, tx *sql.Tx, m engram.Memory, seq *i
 		return 0, err
 	}
 	if old == nil {
-		if old, err = db.nearDuplicate(ctx, tx, m, words); err != nil {
+		if old, err = db.nearDuplicateIn(ctx, tx, m, words, hint); err != nil {
 			return 0, err
 		}
 	}
@@ -291,36 +390,40 @@ func mergeInto(ctx context.Context, tx *sql.Tx, old *storedMemory, m engram.Memo
 	return err
 }
 
-// nearDuplicate finds an active memory of m's namespace, type and subject
-// whose content words overlap m's by nearDupJaccard or more: among the
-// newest that hold all of m's words but one, the best overlap. The lookup
-// walks the index newest first without ranking: ranking by BM25 scored every
-// memory sharing the words, superseded ones included, which made it most of
-// the cost of storing memories.
-func (db *DB) nearDuplicate(ctx context.Context, tx *sql.Tx, m engram.Memory, words []string) (*storedMemory, error) {
+// nearHit is a near-duplicate found: its row, and its overlap.
+type nearHit struct {
+	n     int64
+	score float64
+}
+
+// nearDuplicate finds an active memory of m's namespace, type and subject,
+// stored as a row after after, whose content words overlap m's by
+// nearDupJaccard or more: among the newest that hold all of m's words but
+// one, the best overlap. q is qNearDuplicates. The lookup walks the index
+// newest first without ranking: ranking by BM25 scored every memory sharing
+// the words, superseded ones included, which made it most of the cost of
+// storing memories.
+func (db *DB) nearDuplicate(ctx context.Context, q *sql.Stmt, m engram.Memory, words []string, after int64) (nearHit, error) {
 	terms, err := queryTerms(m.Text)
 	if err != nil || len(terms) == 0 {
-		return nil, err
+		return nearHit{}, err
 	}
 	if pair, check, ok := nearDupPair(terms); ok {
-		return db.nearDuplicateBy(ctx, tx, m, words, pair, nearDupScan, check)
+		return nearDuplicateBy(ctx, q, m, words, pair, after, nearDupScan, check)
 	}
-	return db.nearDuplicateBy(ctx, tx, m, words, allButOneExpr(terms), nearDupCandidates, func(string) bool { return true })
+	return nearDuplicateBy(ctx, q, m, words, allButOneExpr(terms), after, nearDupCandidates, func(string) bool { return true })
 }
 
 // nearDuplicateBy is nearDuplicate through the full-text expression expr:
 // of the first limit memories it matches, those whose index text holds
 // passes are the candidates, up to nearDupCandidates of them.
-func (db *DB) nearDuplicateBy(ctx context.Context, tx *sql.Tx, m engram.Memory, words []string, expr string, limit int, holds func(string) bool) (*storedMemory, error) {
-	q, err := db.writeStmt(ctx, tx, qNearDuplicates)
+func nearDuplicateBy(ctx context.Context, q *sql.Stmt, m engram.Memory, words []string, expr string, after int64, limit int, holds func(string) bool) (nearHit, error) {
+	rows, err := q.QueryContext(ctx, expr, after, m.Namespace, m.Type, m.Subject, limit)
 	if err != nil {
-		return nil, err
+		return nearHit{}, err
 	}
-	rows, err := q.QueryContext(ctx, expr, m.Namespace, m.Type, m.Subject, limit)
-	if err != nil {
-		return nil, err
-	}
-	best, bestScore, seen := int64(0), 0.0, 0
+	var best nearHit
+	seen := 0
 	for rows.Next() && seen < nearDupCandidates {
 		var (
 			n          int64
@@ -329,7 +432,7 @@ func (db *DB) nearDuplicateBy(ctx context.Context, tx *sql.Tx, m engram.Memory, 
 		)
 		if err := rows.Scan(&n, &text, &rationale, &ents); err != nil {
 			rows.Close()
-			return nil, err
+			return nearHit{}, err
 		}
 		c := engram.Memory{Text: text, Rationale: rationale.String}
 		json.Unmarshal([]byte(ents), &c.Entities) // unreadable: matched on the rest
@@ -337,15 +440,15 @@ func (db *DB) nearDuplicateBy(ctx context.Context, tx *sql.Tx, m engram.Memory, 
 			continue
 		}
 		seen++
-		if s := jaccard(words, contentWords(text)); s >= nearDupJaccard && s > bestScore {
-			best, bestScore = n, s
+		if s := jaccard(words, contentWords(text)); s >= nearDupJaccard && s > best.score {
+			best = nearHit{n, s}
 		}
 	}
 	rows.Close()
-	if err := rows.Err(); err != nil || best == 0 {
-		return nil, err
+	if err := rows.Err(); err != nil {
+		return nearHit{}, err
 	}
-	return db.loadMemory(ctx, tx, whereMemoryN, best)
+	return best, nil
 }
 
 // nearDupScan bounds the memories a near-duplicate lookup reads.

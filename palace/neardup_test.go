@@ -52,7 +52,7 @@ func TestNearDuplicatePair(t *testing.T) {
 		}
 		pw := contentWords(probe.Text)
 		err := db.Update(ctx, func(tx *sql.Tx) error {
-			got, err := db.nearDuplicate(ctx, tx, probe, pw)
+			got, err := db.nearDuplicateIn(ctx, tx, probe, pw, nil)
 			if err != nil {
 				return err
 			}
@@ -86,5 +86,147 @@ func (db *DB) nearDuplicateAllButOne(ctx context.Context, tx *sql.Tx, m engram.M
 	if err != nil || len(terms) == 0 {
 		return nil, err
 	}
-	return db.nearDuplicateBy(ctx, tx, m, words, allButOneExpr(terms), nearDupCandidates, func(string) bool { return true })
+	q, err := db.writeStmt(ctx, tx, qNearDuplicates)
+	if err != nil {
+		return nil, err
+	}
+	hit, err := nearDuplicateBy(ctx, q, m, words, allButOneExpr(terms), 0, nearDupCandidates, func(string) bool { return true })
+	if err != nil || hit.n == 0 {
+		return nil, err
+	}
+	return db.loadMemory(ctx, tx, whereMemoryN, hit.n)
+}
+
+// TestPutMemoriesLookAhead checks that storing memories with their
+// near-duplicate lookups made ahead, on a read snapshot, stores what the
+// lookups inside the write transaction store: the same memories inserted,
+// merged into the same ones and superseded alike, for batches whose
+// memories are near duplicates of each other, of older ones, and contradict
+// older ones; and, with a memory superseded between a batch's lookups and
+// its write, that the write looks again.
+func TestPutMemoriesLookAhead(t *testing.T) {
+	ctx := context.Background()
+	ahead, inside := MustOpenDB(t), MustOpenDB(t)
+	inside.noLookAhead = true
+	words := strings.Fields(`ana moved lisbon works acme loves sea hiking guitar plans trip japan april decided postgres
+		billing team friday dinner family`)
+	places := []string{"Lisbon", "Porto", "Berlin", "Tokyo"}
+	rng := rand.New(rand.NewPCG(7, 8))
+	sentence := func(n int) string {
+		w := make([]string, n)
+		for i := range w {
+			w[i] = words[rng.IntN(len(words))]
+		}
+		return strings.Join(w, " ")
+	}
+	var texts []string
+	id := 0
+	for batch := range 60 {
+		var mems []engram.Memory
+		for range 1 + rng.IntN(8) {
+			id++
+			text := sentence(4 + rng.IntN(5))
+			if len(texts) > 0 && rng.IntN(2) == 0 {
+				// A near duplicate of an earlier memory, of this batch or older.
+				old := strings.Fields(texts[rng.IntN(len(texts))])
+				old[rng.IntN(len(old))] = words[rng.IntN(len(words))]
+				text = strings.Join(old, " ")
+			}
+			texts = append(texts, text)
+			m := engram.Memory{ID: fmt.Sprintf("m%d", id), Namespace: "default", Type: engram.MemoryFact,
+				Subject: []string{"Ana", "Ben"}[rng.IntN(2)], Text: text, Sources: []string{fmt.Sprintf("t%d", id)},
+				TS: time.Date(2026, 5, 1, 0, 0, id, 0, time.UTC)}
+			if rng.IntN(4) == 0 {
+				p := places[rng.IntN(len(places))]
+				m.Text = m.Subject + " lives in " + p
+				m.Relation = &engram.Relation{Subject: m.Subject, Predicate: "lives_in", Object: p}
+			}
+			mems = append(mems, m)
+		}
+		a, err := ahead.PutMemories(ctx, "test", mems, int64(batch))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := inside.PutMemories(ctx, "test", mems, int64(batch))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a != b {
+			t.Fatalf("batch %d: looked up ahead %+v, inside %+v", batch, a, b)
+		}
+	}
+	got, want := storedMemories(t, ahead), storedMemories(t, inside)
+	if got != want {
+		t.Errorf("the palaces differ:\nahead:\n%s\ninside:\n%s", got, want)
+	}
+	if !strings.Contains(want, "merged") || !strings.Contains(want, "superseded") {
+		t.Errorf("no memory was merged or superseded; the test shows little:\n%s", want)
+	}
+
+	// A hint whose memory was superseded after the lookups is not used.
+	m := engram.Memory{ID: "late", Namespace: "default", Type: engram.MemoryFact, Subject: "Cy", Text: "cy plays guitar friday",
+		Sources: []string{"t-late"}, TS: time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)}
+	if _, err := ahead.PutMemories(ctx, "test", []engram.Memory{m}, 100); err != nil {
+		t.Fatal(err)
+	}
+	dup := m
+	dup.ID, dup.Text, dup.Sources = "late2", "cy plays guitar friday night", []string{"t-late2"}
+	hints, err := ahead.lookAhead(ctx, []engram.Memory{dup})
+	if err != nil || hints == nil || hints.hits[0].n == 0 {
+		t.Fatalf("lookAhead = %+v, %v; want a near duplicate", hints, err)
+	}
+	err = ahead.Update(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `UPDATE memories SET superseded_by = 'x' WHERE id = 'late'`); err != nil {
+			return err
+		}
+		seq := int64(0)
+		if _, err := ahead.putMemory(ctx, tx, dup, &seq, hints.at(0)); err != nil {
+			return err
+		}
+		var merged int
+		return tx.QueryRowContext(ctx, `SELECT count(*) FROM memory_merges WHERE id = 'late2'`).Scan(&merged)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := ahead.r.QueryRowContext(ctx, `SELECT count(*) FROM memories WHERE id = 'late2'`).Scan(&n); err != nil || n != 1 {
+		t.Errorf("the memory whose near duplicate was superseded after the lookup: %d rows (%v), want it stored", n, err)
+	}
+}
+
+// storedMemories lists db's memories and merges, a line each.
+func storedMemories(t *testing.T, db *DB) string {
+	t.Helper()
+	var b strings.Builder
+	rows, err := db.r.Query(`SELECT id, text, sources, importance, coalesce(superseded_by, '') FROM memories ORDER BY n`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var id, text, srcs, sup string
+		var imp float64
+		if err := rows.Scan(&id, &text, &srcs, &imp, &sup); err != nil {
+			t.Fatal(err)
+		}
+		if sup != "" {
+			sup = " superseded by " + sup
+		}
+		fmt.Fprintf(&b, "%s %q %s %.2f%s\n", id, text, srcs, imp, sup)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	rows, err = db.r.Query(`SELECT id, memory FROM memory_merges ORDER BY id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var id, into string
+		if err := rows.Scan(&id, &into); err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&b, "%s merged into %s\n", id, into)
+	}
+	return b.String()
 }

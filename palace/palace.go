@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime/trace"
 	"sync/atomic"
 	"time"
 
@@ -58,6 +59,8 @@ type DB struct {
 	ukw     unitKeywords // the units' (kwunits.go)
 	stmts   stmtCache    // prepared read statements (stmts.go)
 	wstmts  stmtCache    // prepared write statements
+
+	noLookAhead bool // tests: every near-duplicate lookup inside the write (memories.go)
 }
 
 // Open opens (creating it if needed, with mode 0600) the palace database at
@@ -221,11 +224,18 @@ func (db *DB) Update(ctx context.Context, fn func(*sql.Tx) error) error {
 
 // update is Update; an urgent one (the turn index, which acknowledgements
 // wait for) goes before every background write waiting for the writer.
+//
+// Under an execution trace (`engram bench scale --trace`), the wait for the
+// writer is the region "palace.gate" and the transaction "palace.write".
 func (db *DB) update(ctx context.Context, urgent bool, fn func(*sql.Tx) error) error {
-	if err := db.gate.acquire(ctx, urgent); err != nil {
+	wait := trace.StartRegion(ctx, "palace.gate")
+	err := db.gate.acquire(ctx, urgent)
+	wait.End()
+	if err != nil {
 		return fmt.Errorf("palace: begin: %w", err)
 	}
 	defer db.gate.release()
+	defer trace.StartRegion(ctx, "palace.write").End()
 	return db.run(ctx, db.w, nil, fn)
 }
 
