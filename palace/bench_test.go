@@ -303,3 +303,60 @@ func BenchmarkPutTurns(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkPutTurnSingle measures what an acknowledged POST of one turn
+// waits for in the palace: one turn a transaction (one op), into a palace
+// that already holds 20,000. The latency percentiles are the point, with
+// the WAL checkpointed in the background (the product) and, for the
+// comparison, inside the commit that crosses 1,000 pages (SQLite's default,
+// which the palace used before).
+//
+//	go test -run '^$' -bench PutTurnSingle -benchtime 3000x -count 3 ./palace/
+func BenchmarkPutTurnSingle(b *testing.B) {
+	for _, mode := range []string{"background", "in-commit"} {
+		b.Run("checkpoint="+mode, func(b *testing.B) {
+			db, err := Open(filepath.Join(b.TempDir(), "palace.db"), Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer db.Close()
+			ctx := context.Background()
+			if mode == "in-commit" {
+				if _, err := db.w.ExecContext(ctx, `PRAGMA wal_autocheckpoint = 1000`); err != nil {
+					b.Fatal(err)
+				}
+				if err := db.ckpt.close(); err != nil {
+					b.Fatal(err)
+				}
+				db.ckpt = nil
+			}
+			c := newCorpus(3)
+			seq := int64(0)
+			for range 200 {
+				turns := make([]engram.Turn, 100)
+				for i := range turns {
+					seq++
+					turns[i] = c.turn(seq)
+				}
+				if err := db.PutTurns(ctx, turns); err != nil {
+					b.Fatal(err)
+				}
+			}
+			var lat []time.Duration
+			for b.Loop() {
+				seq++
+				t := c.turn(seq)
+				start := time.Now()
+				if err := db.PutTurns(ctx, []engram.Turn{t}); err != nil {
+					b.Fatal(err)
+				}
+				lat = append(lat, time.Since(start))
+			}
+			slices.Sort(lat)
+			at := func(q float64) float64 { return float64(lat[int(q*float64(len(lat)-1))].Microseconds()) / 1000 }
+			b.ReportMetric(at(0.5), "p50-ms")
+			b.ReportMetric(at(0.99), "p99-ms")
+			b.ReportMetric(at(1), "max-ms")
+		})
+	}
+}

@@ -54,11 +54,12 @@ type DB struct {
 	r      *sql.DB // query_only connections
 	closed atomic.Bool
 
-	vectors vectorCache  // the VectorIndex of each model, made by Vectors
-	kw      keywordIndex // the in-memory keyword index (kwindex.go)
-	ukw     unitKeywords // the units' (kwunits.go)
-	stmts   stmtCache    // prepared read statements (stmts.go)
-	wstmts  stmtCache    // prepared write statements
+	vectors vectorCache   // the VectorIndex of each model, made by Vectors
+	kw      keywordIndex  // the in-memory keyword index (kwindex.go)
+	ukw     unitKeywords  // the units' (kwunits.go)
+	stmts   stmtCache     // prepared read statements (stmts.go)
+	wstmts  stmtCache     // prepared write statements
+	ckpt    *checkpointer // copies the WAL into the file, beside the writer (checkpoint.go)
 
 	noLookAhead bool // tests: every near-duplicate lookup inside the write (memories.go)
 }
@@ -120,7 +121,12 @@ func Open(path string, opts Options) (*DB, error) {
 		return nil, err
 	}
 
+	if db.ckpt, err = startCheckpointer(abs, &db.gate); err != nil {
+		db.w.Close()
+		return nil, fmt.Errorf("palace: open: %w", err)
+	}
 	if db.r, err = sql.Open("sqlite", dsn(abs, false)); err != nil {
+		db.ckpt.close()
 		db.w.Close()
 		return nil, fmt.Errorf("palace: open: %w", err)
 	}
@@ -178,6 +184,9 @@ func dsn(abs string, writer bool) string {
 		// Deleted content is overwritten with zeros, so that a forgotten
 		// turn's words do not linger in free pages (engram forget).
 		q.Add("_pragma", "secure_delete(1)")
+		// The WAL is checkpointed by a connection of its own (see
+		// checkpointer), not inside the writer's commits.
+		q.Add("_pragma", "wal_autocheckpoint(0)")
 		// Take the write lock at BEGIN: a deferred transaction that upgrades
 		// to a writer later can fail with SQLITE_BUSY without waiting out
 		// busy_timeout, should another process (a CLI tool) write meanwhile.
@@ -186,6 +195,17 @@ func dsn(abs string, writer bool) string {
 		q.Add("_pragma", "query_only(1)")
 	}
 	u := url.URL{Scheme: "file", Path: abs} // escapes '?', '#' and '%' in the path
+	return u.String() + "?" + q.Encode()
+}
+
+// checkpointDSN returns the data source name of the checkpointer's
+// connection to the database file at abs.
+func checkpointDSN(abs string) string {
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout(5000)")
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "synchronous(NORMAL)")
+	u := url.URL{Scheme: "file", Path: abs}
 	return u.String() + "?" + q.Encode()
 }
 
@@ -199,6 +219,9 @@ func (db *DB) Close() error {
 		return nil
 	}
 	var errs []error
+	if db.ckpt != nil {
+		errs = append(errs, db.ckpt.close())
+	}
 	if db.r != nil {
 		errs = append(errs, db.stmts.close(), db.r.Close())
 	}
@@ -268,6 +291,9 @@ func (db *DB) run(ctx context.Context, conn *sql.DB, opts *sql.TxOptions, fn fun
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("palace: commit: %w", err)
+	}
+	if conn == db.w && db.ckpt != nil {
+		db.ckpt.poke()
 	}
 	return nil
 }

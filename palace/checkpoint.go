@@ -1,0 +1,137 @@
+package palace
+
+import (
+	"context"
+	"database/sql"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+const (
+	// checkpointEvery is the least time between two background checkpoints.
+	// SQLite's own would run every 1,000 pages (4 MB) of WAL; at the rate a
+	// busy engram writes, a second is about as often.
+	checkpointEvery = time.Second
+	// restartFrames is the WAL length, in frames (pages), past which the
+	// checkpointer has the WAL start again from its beginning: SQLite's
+	// default checkpoint length. A WAL that never restarts grows with every
+	// write, and so does the index every read searches (palace.db-shm).
+	restartFrames = 1000
+)
+
+// checkpointer copies the WAL into the database file on a connection of its
+// own, so that no commit pays for it. SQLite checkpoints inside the commit
+// that takes the WAL past 1,000 pages: that commit copies the pages and
+// fsyncs the database file, and the turn index, whose commit an ingest's
+// acknowledgement waits for, is most of the commits. The writer therefore
+// runs with wal_autocheckpoint off, and each of its commits wakes this
+// checkpointer, at most once per checkpointEvery, which:
+//
+//  1. runs a PASSIVE checkpoint beside the writer (it neither waits for nor
+//     blocks the writer or the readers): the bulk of the copying and the
+//     fsyncs;
+//  2. when the WAL holds restartFrames or more, takes the writer (the write
+//     gate, behind the turn index as every background write) and
+//     checkpoints again what was committed during step 1, a few pages, so
+//     that the WAL is copied whole with no commit after it: the next write
+//     transaction then starts the WAL again from its beginning. A
+//     checkpoint beside a busy writer alone never finds the WAL whole, and
+//     the WAL grew without end (the first version of this, taken back).
+//
+// A checkpoint that fails (a full disk) is retried on the next wake; the
+// WAL keeps every commit meanwhile, and Close's final checkpoint, on the
+// writer, copies what is left.
+type checkpointer struct {
+	conn   *sql.DB
+	gate   *writeGate
+	wake   chan struct{}
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	runs     atomic.Int64 // checkpoints run
+	restarts atomic.Int64 // times the WAL was seen started again
+	frames   atomic.Int64 // the WAL's length at the last checkpoint
+}
+
+// startCheckpointer opens the checkpointer's connection to the database
+// at abs and starts it; gate is the palace's write gate.
+func startCheckpointer(abs string, gate *writeGate) (*checkpointer, error) {
+	conn, err := sql.Open("sqlite", checkpointDSN(abs))
+	if err != nil {
+		return nil, err
+	}
+	conn.SetMaxOpenConns(1)
+	conn.SetMaxIdleConns(1)
+	conn.SetConnMaxLifetime(0)
+	conn.SetConnMaxIdleTime(0)
+	ctx, cancel := context.WithCancel(context.Background())
+	c := &checkpointer{conn: conn, gate: gate, wake: make(chan struct{}, 1), cancel: cancel}
+	c.poke() // what the migrations wrote
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		c.loop(ctx)
+	}()
+	return c, nil
+}
+
+// poke tells the checkpointer that the writer committed. It never blocks.
+func (c *checkpointer) poke() {
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (c *checkpointer) loop(ctx context.Context) {
+	t := time.NewTimer(0)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-c.wake:
+		}
+		c.checkpoint(ctx)
+		t.Reset(checkpointEvery)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// checkpoint runs steps 1 and 2 (see checkpointer).
+func (c *checkpointer) checkpoint(ctx context.Context) {
+	frames, ok := c.passive(ctx)
+	if !ok || frames < restartFrames {
+		return
+	}
+	if err := c.gate.acquire(ctx, false); err != nil {
+		return
+	}
+	defer c.gate.release()
+	c.passive(ctx)
+}
+
+// passive runs one PASSIVE checkpoint and returns the WAL's length.
+func (c *checkpointer) passive(ctx context.Context) (frames int64, ok bool) {
+	var busy, done int64
+	if err := c.conn.QueryRowContext(ctx, `PRAGMA wal_checkpoint(PASSIVE)`).Scan(&busy, &frames, &done); err != nil {
+		return 0, false
+	}
+	c.runs.Add(1)
+	if frames < c.frames.Swap(frames) {
+		c.restarts.Add(1)
+	}
+	return frames, true
+}
+
+// close stops the checkpointer and closes its connection.
+func (c *checkpointer) close() error {
+	c.cancel()
+	c.wg.Wait()
+	return c.conn.Close()
+}
