@@ -56,6 +56,13 @@ func (g *writeGate) acquire(ctx context.Context, urgent bool) error {
 	}
 }
 
+// urgentWaiting reports whether an urgent write waits for the writer.
+func (g *writeGate) urgentWaiting() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.urgent) > 0
+}
+
 // release hands the writer to the next waiter, urgent ones first.
 func (g *writeGate) release() {
 	g.mu.Lock()

@@ -76,3 +76,40 @@ func TestWriteGateCancel(t *testing.T) {
 	}
 	g.release()
 }
+
+// TestWriteGateUrgentWaiting: urgentWaiting is true while an urgent write
+// queues for the writer, and only then.
+func TestWriteGateUrgentWaiting(t *testing.T) {
+	var g writeGate
+	ctx := context.Background()
+	if err := g.acquire(ctx, false); err != nil {
+		t.Fatal(err)
+	}
+	if g.urgentWaiting() {
+		t.Fatal("urgentWaiting with nothing queued")
+	}
+	bg := make(chan error, 1)
+	go func() { bg <- g.acquire(ctx, false) }()
+	g.queued(0, 1)
+	if g.urgentWaiting() {
+		t.Fatal("urgentWaiting with a background write queued")
+	}
+	urgent := make(chan error, 1)
+	go func() { urgent <- g.acquire(ctx, true) }()
+	g.queued(1, 1)
+	if !g.urgentWaiting() {
+		t.Fatal("not urgentWaiting with an urgent write queued")
+	}
+	g.release()
+	if err := <-urgent; err != nil {
+		t.Fatal(err)
+	}
+	if g.urgentWaiting() {
+		t.Fatal("urgentWaiting after the urgent write got the writer")
+	}
+	g.release()
+	if err := <-bg; err != nil {
+		t.Fatal(err)
+	}
+	g.release()
+}

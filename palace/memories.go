@@ -49,40 +49,53 @@ func (db *DB) PutMemories(ctx context.Context, worker string, mems []engram.Memo
 			return res, err
 		}
 	}
-	ahead, err := db.lookAhead(ctx, mems)
-	if err != nil {
-		return res, fmt.Errorf("palace: put memories: %w", err)
-	}
-	err = db.Update(ctx, func(tx *sql.Tx) error {
-		res = engram.MemoryResult{}
-		seq, err := nextSeq(ctx, tx, "memories")
-		if err != nil {
-			return err
-		}
-		if ahead != nil && seq != ahead.seq {
-			ahead = nil // the memories changed since: every lookup in here
-		}
-		for i, m := range mems {
-			what, err := db.putMemory(ctx, tx, m, &seq, ahead.at(i))
+	// One transaction, unless a write that an acknowledgement waits for
+	// (the turn index) queues for the writer meanwhile: then the memories
+	// stored so far commit, that write goes, and the rest follows in
+	// another transaction, so that a POST waits for one memory, not a
+	// batch. The watermark moves in the last. A crash in between leaves
+	// the watermark before the batch: it is extracted again, and the
+	// memories stored before are found by id (replayed), not stored twice.
+	for next := 0; ; {
+		var part engram.MemoryResult
+		stop := next
+		err := db.Update(ctx, func(tx *sql.Tx) error {
+			part = engram.MemoryResult{}
+			seq, err := nextSeq(ctx, tx, "memories")
 			if err != nil {
-				return fmt.Errorf("memory %s: %w", m.ID, err)
+				return err
 			}
-			switch what {
-			case memInserted:
-				res.Inserted++
-			case memMerged:
-				res.Merged++
-			case memSuperseding:
-				res.Inserted++
-				res.Superseded++
+			for stop = next; stop < len(mems); stop++ {
+				if stop > next && db.yieldWriter() {
+					return nil
+				}
+				m := mems[stop]
+				what, err := db.putMemory(ctx, tx, m, &seq)
+				if err != nil {
+					return fmt.Errorf("memory %s: %w", m.ID, err)
+				}
+				switch what {
+				case memInserted:
+					part.Inserted++
+				case memMerged:
+					part.Merged++
+				case memSuperseding:
+					part.Inserted++
+					part.Superseded++
+				}
 			}
+			return setWorkerSeq(ctx, tx, worker, throughSeq)
+		})
+		if err != nil {
+			return engram.MemoryResult{}, fmt.Errorf("palace: put memories: %w", err)
 		}
-		return setWorkerSeq(ctx, tx, worker, throughSeq)
-	})
-	if err != nil {
-		return engram.MemoryResult{}, fmt.Errorf("palace: put memories: %w", err)
+		res.Inserted += part.Inserted
+		res.Merged += part.Merged
+		res.Superseded += part.Superseded
+		if next = stop; next >= len(mems) {
+			return res, nil
+		}
 	}
-	return res, nil
 }
 
 func checkMemory(m *engram.Memory, i int) error {
@@ -132,115 +145,45 @@ const (
 		 rel_subject, rel_predicate, rel_object, rel_subj_norm, rel_obj_norm, dedup_key, seq)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	qInsertMemoryFTS = `INSERT INTO memories_fts (rowid, text) VALUES (?, ?)`
-	qNearDuplicates  = `SELECT m.n, m.text, m.rationale, m.entities FROM memories_fts f JOIN memories m ON m.n = f.rowid
-		WHERE memories_fts MATCH ? AND f.rowid > ? AND m.namespace = ? AND m.type = ? AND m.subject = ? AND m.superseded_by IS NULL
-		ORDER BY f.rowid DESC LIMIT ?`
+	// qNearDuplicates walks the rows the expression matches, newest first,
+	// and keeps those of the group's active memories, checked in the small
+	// index memories_group before the memory's row is read: reading the
+	// row of every match (most of another group) was most of the lookup's
+	// time at 100,000 turns, its pages seldom in the cache.
+	qNearDuplicates = `SELECT m.n, m.text, m.rationale, m.entities FROM memories_fts f
+		CROSS JOIN memories g INDEXED BY memories_group CROSS JOIN memories m
+		WHERE memories_fts MATCH ?1
+			AND g.namespace = ?2 AND g.type = ?3 AND g.subject = ?4 AND g.superseded_by IS NULL AND g.n = f.rowid
+			AND m.n = f.rowid
+		ORDER BY f.rowid DESC LIMIT ?5`
 	qLoadMemory   = `SELECT n, id, sources, importance FROM memories `
 	whereMemoryID = `WHERE id = ?`
 	whereMergedID = `WHERE id = (SELECT memory FROM memory_merges WHERE id = ?)`
 	whereDedupKey = `WHERE namespace = ? AND dedup_key = ? AND superseded_by IS NULL ORDER BY n LIMIT 1`
 	whereMemoryN  = `WHERE n = ?`
-	whereActiveN  = `WHERE n = ? AND superseded_by IS NULL`
 )
 
 // writeStatements are the writes prepared when the palace opens: those
 // of storing memories, the most frequent statements of the layer jobs
 // (compiling them was a sixth of the jobs' CPU).
 var writeStatements = []string{qInsertMemory, qInsertMemoryFTS, qNearDuplicates,
-	qLoadMemory + whereMemoryID, qLoadMemory + whereMergedID, qLoadMemory + whereDedupKey, qLoadMemory + whereMemoryN, qLoadMemory + whereActiveN}
+	qLoadMemory + whereMemoryID, qLoadMemory + whereMergedID, qLoadMemory + whereDedupKey, qLoadMemory + whereMemoryN}
 
-// nearAhead is the near-duplicate lookups of a batch of memories, made on
-// a read snapshot before its write transaction (lookAhead): the lookup is
-// most of the cost of storing a memory, and made inside the transaction it
-// held the palace's one writer, which a client's POST waits for, for most of
-// the time the memory job ran.
-type nearAhead struct {
-	seq  int64     // the memories' last change number in the snapshot
-	maxN int64     // their last row
-	hits []nearHit // per memory
-}
-
-// nearHint is one memory's lookup made ahead, and the snapshot's last row.
-type nearHint struct {
-	hit  nearHit
-	maxN int64
-}
-
-// at is the hint of the i-th memory, nil when there is none.
-func (a *nearAhead) at(i int) *nearHint {
-	if a == nil {
-		return nil
-	}
-	return &nearHint{hit: a.hits[i], maxN: a.maxN}
-}
-
-// lookAhead makes the near-duplicate lookup of each of mems on a read
-// snapshot. Nil when the palace holds no memory yet.
-func (db *DB) lookAhead(ctx context.Context, mems []engram.Memory) (*nearAhead, error) {
-	if db.noLookAhead || len(mems) == 0 {
-		return nil, nil
-	}
-	a := &nearAhead{hits: make([]nearHit, len(mems))}
-	err := db.View(ctx, func(tx *sql.Tx) error {
-		err := tx.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0), coalesce(max(n), 0) FROM memories`).Scan(&a.seq, &a.maxN)
-		if err != nil || a.maxN == 0 {
-			return err
-		}
-		st, err := db.stmts.get(ctx, db.r, qNearDuplicates)
-		if err != nil {
-			return err
-		}
-		q := tx.StmtContext(ctx, st)
-		for i, m := range mems {
-			if a.hits[i], err = db.nearDuplicate(ctx, q, m, contentWords(m.Text), 0); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil || a.maxN == 0 {
-		return nil, err
-	}
-	return a, nil
-}
-
-// nearDuplicateIn is the near-duplicate of m inside tx. With a hint (the
-// lookup made ahead on a snapshot no memory changed after), only the
-// memories stored since (this transaction's) are looked up, and the newer
-// of two as good wins, as in one lookup; a hint whose memory this
-// transaction superseded is not used.
-func (db *DB) nearDuplicateIn(ctx context.Context, tx *sql.Tx, m engram.Memory, words []string, hint *nearHint) (*storedMemory, error) {
+// nearDuplicateIn is the near-duplicate of m among the active memories,
+// inside tx.
+func (db *DB) nearDuplicateIn(ctx context.Context, tx *sql.Tx, m engram.Memory, words []string) (*storedMemory, error) {
 	q, err := db.writeStmt(ctx, tx, qNearDuplicates)
 	if err != nil {
 		return nil, err
 	}
-	if hint != nil && hint.hit.n != 0 {
-		old, err := db.loadMemory(ctx, tx, whereActiveN, hint.hit.n)
-		if err != nil {
-			return nil, err
-		}
-		if old == nil {
-			hint = nil
-		}
-	}
-	var after int64
-	if hint != nil {
-		after = hint.maxN
-	}
-	hit, err := db.nearDuplicate(ctx, q, m, words, after)
-	if err != nil {
+	hit, err := db.nearDuplicate(ctx, q, m, words)
+	if err != nil || hit.n == 0 {
 		return nil, err
-	}
-	if hint != nil && (hit.n == 0 || hit.score < hint.hit.score) {
-		hit = hint.hit
-	}
-	if hit.n == 0 {
-		return nil, nil
 	}
 	return db.loadMemory(ctx, tx, whereMemoryN, hit.n)
 }
 
-func (db *DB) putMemory(ctx context.Context, tx *sql.Tx, m engram.Memory, seq *int64, hint *nearHint) (putOutcome, error) {
+func (db *DB) putMemory(ctx context.Context, tx *sql.Tx, m engram.Memory, seq *int64) (putOutcome, error) {
 	// Replayed: the same memory from the same batch, stored or merged.
 	for _, q := range []string{whereMemoryID, whereMergedID} {
 		if old, err := db.loadMemory(ctx, tx, q, m.ID); err != nil {
@@ -256,7 +199,7 @@ func (db *DB) putMemory(ctx context.Context, tx *sql.Tx, m engram.Memory, seq *i
 		return 0, err
 	}
 	if old == nil {
-		if old, err = db.nearDuplicateIn(ctx, tx, m, words, hint); err != nil {
+		if old, err = db.nearDuplicateIn(ctx, tx, m, words); err != nil {
 			return 0, err
 		}
 	}
@@ -396,29 +339,29 @@ type nearHit struct {
 	score float64
 }
 
-// nearDuplicate finds an active memory of m's namespace, type and subject,
-// stored as a row after after, whose content words overlap m's by
+// nearDuplicate finds an active memory of m's namespace, type and subject
+// whose content words overlap m's by
 // nearDupJaccard or more: among the newest that hold all of m's words but
 // one, the best overlap. q is qNearDuplicates. The lookup walks the index
 // newest first without ranking: ranking by BM25 scored every memory sharing
 // the words, superseded ones included, which made it most of the cost of
 // storing memories.
-func (db *DB) nearDuplicate(ctx context.Context, q *sql.Stmt, m engram.Memory, words []string, after int64) (nearHit, error) {
+func (db *DB) nearDuplicate(ctx context.Context, q *sql.Stmt, m engram.Memory, words []string) (nearHit, error) {
 	terms, err := queryTerms(m.Text)
 	if err != nil || len(terms) == 0 {
 		return nearHit{}, err
 	}
 	if pair, check, ok := nearDupPair(terms); ok {
-		return nearDuplicateBy(ctx, q, m, words, pair, after, nearDupScan, check)
+		return nearDuplicateBy(ctx, q, m, words, pair, nearDupScan, check)
 	}
-	return nearDuplicateBy(ctx, q, m, words, allButOneExpr(terms), after, nearDupCandidates, func(string) bool { return true })
+	return nearDuplicateBy(ctx, q, m, words, allButOneExpr(terms), nearDupCandidates, func(string) bool { return true })
 }
 
 // nearDuplicateBy is nearDuplicate through the full-text expression expr:
 // of the first limit memories it matches, those whose index text holds
 // passes are the candidates, up to nearDupCandidates of them.
-func nearDuplicateBy(ctx context.Context, q *sql.Stmt, m engram.Memory, words []string, expr string, after int64, limit int, holds func(string) bool) (nearHit, error) {
-	rows, err := q.QueryContext(ctx, expr, after, m.Namespace, m.Type, m.Subject, limit)
+func nearDuplicateBy(ctx context.Context, q *sql.Stmt, m engram.Memory, words []string, expr string, limit int, holds func(string) bool) (nearHit, error) {
+	rows, err := q.QueryContext(ctx, expr, m.Namespace, m.Type, m.Subject, limit)
 	if err != nil {
 		return nearHit{}, err
 	}

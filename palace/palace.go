@@ -61,7 +61,7 @@ type DB struct {
 	wstmts  stmtCache     // prepared write statements
 	ckpt    *checkpointer // copies the WAL into the file, beside the writer (checkpoint.go)
 
-	noLookAhead bool // tests: every near-duplicate lookup inside the write (memories.go)
+	splitWrites bool // tests: a background write that can commit early does at every step (yieldWriter)
 }
 
 // Open opens (creating it if needed, with mode 0600) the palace database at
@@ -197,6 +197,11 @@ func dsn(abs string, writer bool) string {
 	u := url.URL{Scheme: "file", Path: abs} // escapes '?', '#' and '%' in the path
 	return u.String() + "?" + q.Encode()
 }
+
+// yieldWriter reports whether a background write transaction that can end
+// early (PutMemories) should commit now: a write that an acknowledgement
+// waits for queues for the writer.
+func (db *DB) yieldWriter() bool { return db.splitWrites || db.gate.urgentWaiting() }
 
 // checkpointDSN returns the data source name of the checkpointer's
 // connection to the database file at abs.
