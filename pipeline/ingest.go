@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/trace"
 	"time"
 
 	"github.com/engram-dev/engram"
@@ -37,7 +38,8 @@ type Ingester struct {
 var _ engram.IngestService = (*Ingester)(nil)
 
 // Ingest archives turns durably and then waits up to Wait for the indexer,
-// so that the turns are searchable when Ingest returns. An error means
+// so that the turns are searchable when Ingest returns. Under an execution
+// trace the two waits are the regions "ingest.archive" and "ingest.index". An error means
 // nothing was acknowledged; a slow or failing index only adds a warning,
 // because the turns are already safe in the archive.
 func (g *Ingester) Ingest(ctx context.Context, turns []engram.Turn) (engram.IngestResult, error) {
@@ -62,7 +64,10 @@ func (g *Ingester) Ingest(ctx context.Context, turns []engram.Turn) (engram.Inge
 	var appended []engram.Appended
 	if len(send) > 0 {
 		var err error
-		if appended, err = a.Append(ctx, send); err != nil {
+		r := trace.StartRegion(ctx, "ingest.archive")
+		appended, err = a.Append(ctx, send)
+		r.End()
+		if err != nil {
 			return engram.IngestResult{}, err
 		}
 	}
@@ -87,7 +92,10 @@ func (g *Ingester) Ingest(ctx context.Context, turns []engram.Turn) (engram.Inge
 	}
 	wctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
-	if err := ix.Wait(wctx, maxSeq); err != nil {
+	r := trace.StartRegion(ctx, "ingest.index")
+	err := ix.Wait(wctx, maxSeq)
+	r.End()
+	if err != nil {
 		msg := "the turns are archived but not yet searchable: the index is behind"
 		if ierr := ix.Err(); ierr != nil {
 			msg = fmt.Sprintf("the turns are archived but not yet searchable: indexing failed (%v); it will be retried", ierr)
