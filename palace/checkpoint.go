@@ -45,6 +45,7 @@ const (
 type checkpointer struct {
 	conn   *sql.DB
 	gate   *writeGate
+	ctx    context.Context
 	wake   chan struct{}
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -54,9 +55,9 @@ type checkpointer struct {
 	frames   atomic.Int64 // the WAL's length at the last checkpoint
 }
 
-// startCheckpointer opens the checkpointer's connection to the database
-// at abs and starts it; gate is the palace's write gate.
-func startCheckpointer(abs string, gate *writeGate) (*checkpointer, error) {
+// newCheckpointer opens the checkpointer's connection to the database at
+// abs; start starts it. gate is the palace's write gate.
+func newCheckpointer(abs string, gate *writeGate) (*checkpointer, error) {
 	conn, err := sql.Open("sqlite", checkpointDSN(abs))
 	if err != nil {
 		return nil, err
@@ -66,14 +67,18 @@ func startCheckpointer(abs string, gate *writeGate) (*checkpointer, error) {
 	conn.SetConnMaxLifetime(0)
 	conn.SetConnMaxIdleTime(0)
 	ctx, cancel := context.WithCancel(context.Background())
-	c := &checkpointer{conn: conn, gate: gate, wake: make(chan struct{}, 1), cancel: cancel}
+	c := &checkpointer{conn: conn, gate: gate, ctx: ctx, wake: make(chan struct{}, 1), cancel: cancel}
 	c.poke() // what the migrations wrote
+	return c, nil
+}
+
+// start starts the checkpointer's goroutine.
+func (c *checkpointer) start() {
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
-		c.loop(ctx)
+		c.loop(c.ctx)
 	}()
-	return c, nil
 }
 
 // poke tells the checkpointer that the writer committed. It never blocks.

@@ -121,10 +121,11 @@ func Open(path string, opts Options) (*DB, error) {
 		return nil, err
 	}
 
-	if db.ckpt, err = startCheckpointer(abs, &db.gate); err != nil {
+	if db.ckpt, err = newCheckpointer(abs, &db.gate); err != nil {
 		db.w.Close()
 		return nil, fmt.Errorf("palace: open: %w", err)
 	}
+	db.ckpt.start()
 	if db.r, err = sql.Open("sqlite", dsn(abs, false)); err != nil {
 		db.ckpt.close()
 		db.w.Close()
@@ -256,6 +257,13 @@ func (db *DB) Update(ctx context.Context, fn func(*sql.Tx) error) error {
 // Under an execution trace (`engram bench scale --trace`), the wait for the
 // writer is the region "palace.gate" and the transaction "palace.write".
 func (db *DB) update(ctx context.Context, urgent bool, fn func(*sql.Tx) error) error {
+	return db.write(ctx, urgent, true, fn)
+}
+
+// write is update; poke says whether the commit wakes the checkpointer
+// (its own merges do not, or an idle palace would merge and checkpoint
+// nothing every second).
+func (db *DB) write(ctx context.Context, urgent, poke bool, fn func(*sql.Tx) error) error {
 	wait := trace.StartRegion(ctx, "palace.gate")
 	err := db.gate.acquire(ctx, urgent)
 	wait.End()
@@ -264,7 +272,11 @@ func (db *DB) update(ctx context.Context, urgent bool, fn func(*sql.Tx) error) e
 	}
 	defer db.gate.release()
 	defer trace.StartRegion(ctx, "palace.write").End()
-	return db.run(ctx, db.w, nil, fn)
+	err = db.run(ctx, db.w, nil, fn)
+	if err == nil && poke && db.ckpt != nil {
+		db.ckpt.poke()
+	}
+	return err
 }
 
 // View runs fn in a read-only transaction on a reader connection: fn sees
@@ -296,9 +308,6 @@ func (db *DB) run(ctx context.Context, conn *sql.DB, opts *sql.TxOptions, fn fun
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("palace: commit: %w", err)
-	}
-	if conn == db.w && db.ckpt != nil {
-		db.ckpt.poke()
 	}
 	return nil
 }
