@@ -38,10 +38,14 @@ type ScaleOptions struct {
 	NoRebuild  bool     // skip timing `engram rebuild`
 	Seed       uint64
 	// CPUProfile and Trace, if set, are files that receive a CPU profile
-	// and an execution trace (runtime/trace) of step 3, the writes while
-	// the layer jobs catch up: where a POST waits.
+	// and an execution trace (runtime/trace) of steps 2 and 3, the
+	// measured writes, idle and while the layer jobs catch up: where a
+	// POST waits.
 	CPUProfile string
 	Trace      string
+	// MemProfile, if set, receives a heap profile taken after catch-up,
+	// after a GC: what the live heap holds.
+	MemProfile string
 }
 
 // ScaleReport is what `engram bench scale` measured.
@@ -74,6 +78,13 @@ type ScaleReport struct {
 	RSSPeakJobsMB    float64 `json:"rss_peak_jobs_mb"`
 	RSSAfterJobsMB   float64 `json:"rss_after_jobs_mb"`
 	GoHeapMB         float64 `json:"go_heap_mb"` // live Go heap after a GC, after catch-up
+	// Where the RSS after catch-up is, read before that GC: the Go
+	// runtime's memory not returned to the system (heap in use and idle,
+	// stacks, its own structures), and the anonymous and file-backed
+	// parts of the RSS (/proc/self/status RssAnon, RssFile).
+	GoRetainedMB float64 `json:"go_retained_mb"`
+	RSSAnonMB    float64 `json:"rss_anon_mb"`
+	RSSFileMB    float64 `json:"rss_file_mb"`
 
 	Recall []scaleRecall `json:"recall"`
 
@@ -182,6 +193,10 @@ func RunScale(ctx context.Context, env Env, opts ScaleOptions) (*ScaleReport, er
 	rep.RSSAfterIngestMB = procStatusMB("VmRSS")
 
 	// Writes with no job running.
+	stopProfiles, err := startProfiles(opts.CPUProfile, opts.Trace)
+	if err != nil {
+		return nil, err
+	}
 	if rep.Idle, err = measureWrites(ctx, b, gen, opts, func(posts, batches int) bool { return posts < opts.Posts || batches < 10 }); err != nil {
 		return nil, err
 	}
@@ -189,10 +204,6 @@ func RunScale(ctx context.Context, env Env, opts ScaleOptions) (*ScaleReport, er
 
 	// Writes while the layer jobs catch up.
 	resetPeakRSS()
-	stopProfiles, err := startProfiles(opts.CPUProfile, opts.Trace)
-	if err != nil {
-		return nil, err
-	}
 	var jobsDone atomic.Bool
 	jobErr := make(chan error, 1)
 	start = time.Now()
@@ -221,10 +232,18 @@ func RunScale(ctx context.Context, env Env, opts ScaleOptions) (*ScaleReport, er
 		return nil, err
 	}
 	rep.RSSAfterJobsMB = procStatusMB("VmRSS")
+	rep.RSSAnonMB, rep.RSSFileMB = procStatusMB("RssAnon"), procStatusMB("RssFile")
 	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	rep.GoRetainedMB = float64(ms.Sys-ms.HeapReleased) / (1 << 20)
 	runtime.GC()
 	runtime.ReadMemStats(&ms)
 	rep.GoHeapMB = float64(ms.HeapAlloc) / (1 << 20)
+	if opts.MemProfile != "" {
+		if err := writeHeapProfile(opts.MemProfile); err != nil {
+			return nil, err
+		}
+	}
 	st, err := b.srv.Engine.Stats(ctx)
 	if err != nil {
 		return nil, err
@@ -301,6 +320,19 @@ func startProfiles(cpuFile, traceFile string) (func() error, error) {
 		stops = append(stops, func() error { p.stop(); return f.Close() })
 	}
 	return stop, nil
+}
+
+// writeHeapProfile writes a heap profile of the live objects to file.
+func writeHeapProfile(file string) error {
+	f, err := os.Create(file)
+	if err != nil {
+		return err
+	}
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		f.Close()
+		return fmt.Errorf("%s: %w", file, err)
+	}
+	return f.Close()
 }
 
 // layerJobNames are the layer jobs, in the order each feeds the next.
@@ -483,6 +515,8 @@ func (r *ScaleReport) Print(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, "\nmemory:      RSS %.0f MB after ingest, peak %.0f MB while the jobs ran, %.0f MB after (Go heap %.0f MB)\n",
 		r.RSSAfterIngestMB, r.RSSPeakJobsMB, r.RSSAfterJobsMB, r.GoHeapMB)
+	fmt.Fprintf(&b, "             after: %.0f MB anonymous, %.0f MB of files; the Go runtime held %.0f MB of it before the GC\n",
+		r.RSSAnonMB, r.RSSFileMB, r.GoRetainedMB)
 	fmt.Fprintf(&b, "home:        %.1f MB, %.0f bytes per turn (", float64(r.HomeBytes)/(1<<20), r.BytesPerTurn)
 	first := true
 	keys := make([]string, 0, len(r.HomeParts))

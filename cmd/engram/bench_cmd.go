@@ -102,14 +102,15 @@ and measures what a heavy user's history costs, through the HTTP API:
 	asJSON := fs.Bool("json", false, "print the result as JSON instead of tables")
 	out := fs.String("out", "", "also write the JSON result to `FILE`")
 	keep := fs.String("keep", "", "run the private engram in `DIR` and keep it afterwards (default: a temporary folder, removed)")
-	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of step 3 (the writes while the jobs catch up) to `FILE`")
-	traceFile := fs.String("trace", "", "write an execution trace of step 3 to `FILE` (go tool trace)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of steps 2 and 3 (the measured writes) to `FILE`")
+	traceFile := fs.String("trace", "", "write an execution trace of steps 2 and 3 to `FILE` (go tool trace)")
+	memProfile := fs.String("memprofile", "", "write a heap profile of the live objects after catch-up to `FILE`")
 	if err := m.parseBench(fs, args); err != nil {
 		return err
 	}
 	rep, err := bench.RunScale(ctx, m.benchEnv(), bench.ScaleOptions{Turns: *turns, Namespaces: *namespaces, Batch: *batch,
 		Posts: *posts, Questions: *questions, Modes: modes, Keep: *keep, NoRebuild: *noRebuild, Seed: *seed,
-		CPUProfile: *cpuProfile, Trace: *traceFile})
+		CPUProfile: *cpuProfile, Trace: *traceFile, MemProfile: *memProfile})
 	if err != nil {
 		return benchError(err)
 	}
