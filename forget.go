@@ -118,16 +118,20 @@ type ForgetReport struct {
 	Unknown []string `json:"unknown,omitempty"`
 	// What else went with them: derived items that stood only on the
 	// forgotten turns, and the items that kept their other sources.
-	Memories     int     `json:"memories_deleted"`
-	MemoriesKept int     `json:"memories_updated"`
-	Scenes       int     `json:"scenes_deleted"`
-	Facts        int     `json:"facts_changed"`
-	Facets       int     `json:"persona_facets_changed"`
-	Units        int     `json:"units_changed"`
-	Vectors      int     `json:"vectors_deleted"`
-	ArchiveFiles int     `json:"archive_files_rewritten"`
-	DryRun       bool    `json:"dry_run,omitempty"`
-	TookMS       float64 `json:"took_ms"`
+	Memories     int `json:"memories_deleted"`
+	MemoriesKept int `json:"memories_updated"`
+	Scenes       int `json:"scenes_deleted"`
+	Facts        int `json:"facts_changed"`
+	Facets       int `json:"persona_facets_changed"`
+	Units        int `json:"units_changed"`
+	Vectors      int `json:"vectors_deleted"`
+	ArchiveFiles int `json:"archive_files_rewritten"`
+	// PreviousPalace is set when the palace an earlier rebuild replaced
+	// (palace.db.before-rebuild), which held the turns as they were, was
+	// removed.
+	PreviousPalace bool    `json:"previous_palace_removed,omitempty"`
+	DryRun         bool    `json:"dry_run,omitempty"`
+	TookMS         float64 `json:"took_ms"`
 }
 
 // RedactRequest replaces every occurrence of each of Texts in the content,
@@ -188,8 +192,11 @@ type RedactReport struct {
 	Memories     int      `json:"memories_rederived"`
 	Scenes       int      `json:"scenes_rebuilt"`
 	ArchiveFiles int      `json:"archive_files_rewritten"`
-	DryRun       bool     `json:"dry_run,omitempty"`
-	TookMS       float64  `json:"took_ms"`
+	// PreviousPalace is set when the palace an earlier rebuild replaced
+	// (palace.db.before-rebuild), which held the old text, was removed.
+	PreviousPalace bool    `json:"previous_palace_removed,omitempty"`
+	DryRun         bool    `json:"dry_run,omitempty"`
+	TookMS         float64 `json:"took_ms"`
 	// Warnings name what the redaction left to do, though it succeeded:
 	// a vector model whose embedder could not be built, whose vectors of
 	// the turns are deleted until `engram reembed` makes them again.

@@ -2,7 +2,10 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"time"
 
 	"github.com/engram-dev/engram"
@@ -80,8 +83,30 @@ func (e *Engine) Forget(ctx context.Context, req engram.ForgetRequest) (engram.F
 	if err := e.forgetInPalace(ctx, turns, at, &rep); err != nil {
 		return rep, err
 	}
+	if len(turns) > 0 {
+		if rep.PreviousPalace, err = e.dropPreviousPalace(); err != nil {
+			return rep, err
+		}
+	}
 	rep.TookMS = msSince(start)
 	return rep, e.noneFound(rep)
+}
+
+// dropPreviousPalace removes the palace an earlier rebuild replaced and
+// kept (palace.db.before-rebuild): it holds the turns as they were before a
+// forget or a redaction, which must leave their text in no file of the
+// home. It reports whether there was one.
+func (e *Engine) dropPreviousPalace() (bool, error) {
+	p := e.palace.Path() + PreviousSuffix
+	err := os.Remove(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("remove the palace a rebuild replaced, which holds the old text: %w", err)
+	}
+	e.logger.Info("removed the palace a rebuild replaced: it held the forgotten or redacted text", "path", p)
+	return true, nil
 }
 
 // noneFound is ENOTFOUND when a forget named only unknown ids.

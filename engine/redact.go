@@ -125,6 +125,9 @@ func (e *Engine) Redact(ctx context.Context, req engram.RedactRequest) (engram.R
 	if rep.Warnings, err = e.reembedRedacted(ctx, turns, pr); err != nil {
 		return rep, err
 	}
+	if rep.PreviousPalace, err = e.dropPreviousPalace(); err != nil {
+		return rep, err
+	}
 	rep.TookMS = msSince(start)
 	return rep, nil
 }

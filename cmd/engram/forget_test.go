@@ -81,3 +81,36 @@ func ingestHome(t *testing.T, lines string, jobs bool) string {
 	}
 	return home
 }
+
+// TestForgetAfterRebuild: a rebuild keeps the palace it replaced
+// (palace.db.before-rebuild), which holds every turn as it was; a later
+// forget, and a later redaction, remove it, so that the words are in no
+// file of the home.
+func TestForgetAfterRebuild(t *testing.T) {
+	home := ingestHome(t, `{"id":"t1","session":"s1","speaker":"Ana","content":"I live in Lisbon and I work at Acme."}
+{"id":"t2","session":"s1","speaker":"Ana","content":"I moved to Quokkaville and I love xylophones."}
+`, false)
+	previous := filepath.Join(home, "palace.db.before-rebuild")
+	for _, step := range []struct {
+		args  []string
+		words []string
+	}{
+		{[]string{"forget", "--turn", "t2", "--yes"}, []string{"Quokkaville", "xylophone", "quokkavill"}},
+		{[]string{"redact", "--span", "Lisbon", "--yes"}, []string{"Lisbon", "lisbon"}},
+	} {
+		if r := runCLI(t, home, "", "rebuild"); r.code != 0 {
+			t.Fatalf("rebuild: %+v", r)
+		}
+		if _, err := os.Stat(previous); err != nil {
+			t.Fatalf("the rebuild kept no previous palace: %v", err)
+		}
+		r := runCLI(t, home, "", step.args...)
+		if r.code != 0 || !strings.Contains(r.stdout, "removed palace.db.before-rebuild") {
+			t.Fatalf("%s: %+v", step.args[0], r)
+		}
+		if _, err := os.Stat(previous); !os.IsNotExist(err) {
+			t.Fatalf("after %s the previous palace is still there (%v)", step.args[0], err)
+		}
+		filetest.MustHoldNowhere(t, home, step.words...)
+	}
+}

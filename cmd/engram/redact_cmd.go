@@ -79,6 +79,9 @@ func printRedact(m *Main, rep engram.RedactReport, asJSON bool) error {
 	if !rep.DryRun && len(rep.Turns) > 0 {
 		fmt.Fprintf(m.Stdout, "  archive: %d file(s) rewritten; palace: %d memories and %d scenes rewritten\n", rep.ArchiveFiles, rep.Memories, rep.Scenes)
 	}
+	if rep.PreviousPalace {
+		fmt.Fprintln(m.Stdout, "  removed palace.db.before-rebuild (the palace an earlier rebuild replaced), which held the old text")
+	}
 	for _, w := range rep.Warnings {
 		fmt.Fprintln(m.Stderr, "warning:", w)
 	}
