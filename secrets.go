@@ -16,7 +16,8 @@ type SecretRule struct {
 }
 
 // SecretRules are the shapes the ingest filter knows, in the order they
-// apply. docs/operations.md lists them; a test keeps the two in step.
+// apply. docs/operations.md lists them; TestSecretRulesDocumented keeps the
+// two in step.
 var SecretRules = []SecretRule{
 	{"private-key", regexp.MustCompile(`-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----`)},
 	{"bearer-token", regexp.MustCompile(`(?i)\bbearer\s+([A-Za-z0-9\-._~+/]{20,}=*)`)},
@@ -61,6 +62,27 @@ func RedactSecrets(s string) (string, map[string]int64) {
 		s = string(append(out, s[last:]...))
 	}
 	return s, counts
+}
+
+// RedactTurnSecrets is RedactSecrets over everything of t that is text: its
+// content, its speaker and the string values of its meta (its other bytes
+// kept). The counts are by rule, nil when nothing matched.
+func RedactTurnSecrets(t Turn) (Turn, map[string]int64) {
+	var counts map[string]int64
+	red := func(s string) string {
+		out, c := RedactSecrets(s)
+		for rule, n := range c {
+			if counts == nil {
+				counts = map[string]int64{}
+			}
+			counts[rule] += n
+		}
+		return out
+	}
+	t.Content = red(t.Content)
+	t.Speaker = red(t.Speaker)
+	t.Meta = mapJSONStrings(t.Meta, red)
+	return t, counts
 }
 
 // SecretRuleNames returns the rules' names, sorted.

@@ -273,13 +273,13 @@ func (e *Engine) Ingest(ctx context.Context, turns []engram.Turn) (engram.Ingest
 	return e.ingester.Ingest(ctx, turns)
 }
 
-// redactSecrets returns turns with the secrets of their content replaced
-// (engram.RedactSecrets), each changed turn carrying its Redaction; turns
-// itself when none holds one.
+// redactSecrets returns turns with the secrets of their content, speaker
+// and meta replaced (engram.RedactTurnSecrets), each changed turn carrying
+// its Redaction; turns itself when none holds one.
 func redactSecrets(turns []engram.Turn, now time.Time) []engram.Turn {
 	var out []engram.Turn
 	for i, t := range turns {
-		content, rules := engram.RedactSecrets(t.Content)
+		red, rules := engram.RedactTurnSecrets(t)
 		if rules == nil {
 			continue
 		}
@@ -290,8 +290,8 @@ func redactSecrets(turns []engram.Turn, now time.Time) []engram.Turn {
 		for _, n := range rules {
 			spans += int(n)
 		}
-		out[i].Content = content
-		out[i].Redacted = &engram.Redaction{At: now, Spans: spans, Reason: "ingest filter", Rules: rules}
+		red.Redacted = &engram.Redaction{At: now, Spans: spans, Reason: "ingest filter", Rules: rules}
+		out[i] = red
 	}
 	if out == nil {
 		return turns
