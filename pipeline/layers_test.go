@@ -370,3 +370,116 @@ func TestLayerWorkersYield(t *testing.T) {
 		})
 	}
 }
+
+// TestForgetKeepsOtherSources: forgetting one of the turns a memory, a
+// persona facet or a graph statement stands on removes that turn from its
+// sources and keeps the item on the others; an item that stood only on
+// forgotten turns goes.
+func TestForgetKeepsOtherSources(t *testing.T) {
+	ctx := context.Background()
+	turns := team()
+	a, p := mustArchive(t, turns)
+	runLayers(t, a, p, pipeline.RulesExtractor{}, 0)
+	mems, err := p.Memories(ctx, engram.MemoryQuery{Namespace: "team", Limit: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Forget the first source of every memory with two or more.
+	forget := map[string]bool{}
+	for _, m := range mems {
+		if len(m.Sources) >= 2 {
+			forget[m.Sources[0]] = true
+		}
+	}
+	if len(forget) == 0 {
+		t.Fatal("no memory stands on two turns: the test shows nothing")
+	}
+	sourced := func(sources []string) (kept []string) {
+		for _, s := range sources {
+			if !forget[s] {
+				kept = append(kept, s)
+			}
+		}
+		return kept
+	}
+	wantMems := map[string][]string{} // id -> the sources left
+	for _, m := range mems {
+		wantMems[m.ID] = sourced(m.Sources)
+	}
+	ps, err := p.Persona(ctx, "team", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantFacets := map[string][]string{}
+	for _, pe := range ps {
+		for _, f := range pe.Facets {
+			wantFacets[pe.Speaker+" "+f.Key+"="+f.Value] = sourced(f.Evidence)
+		}
+	}
+	var ft []palace.ForgetTurn
+	for i, tu := range turns {
+		if forget[tu.ID] {
+			ft = append(ft, palace.ForgetTurn{ID: tu.ID, Seq: int64(i + 1)}) // the archive numbered them from 1, in order
+		}
+	}
+	res, err := p.ForgetTurns(ctx, ft, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.MemoriesKept == 0 {
+		t.Errorf("no memory kept its other sources: %+v", res)
+	}
+
+	after, err := p.Memories(ctx, engram.MemoryQuery{Namespace: "team", Limit: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]string{}
+	for _, m := range after {
+		got[m.ID] = m.Sources
+	}
+	for id, want := range wantMems {
+		switch {
+		case len(want) == 0 && got[id] != nil:
+			t.Errorf("memory %s stood only on forgotten turns and is still there: %v", id, got[id])
+		case len(want) > 0 && !slices.Equal(got[id], want):
+			t.Errorf("memory %s: sources %v, want %v", id, got[id], want)
+		}
+	}
+	ps, err = p.Persona(ctx, "team", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gotFacets := map[string][]string{}
+	for _, pe := range ps {
+		for _, f := range pe.Facets {
+			gotFacets[pe.Speaker+" "+f.Key+"="+f.Value] = f.Evidence
+		}
+	}
+	keptFacets := 0
+	for k, want := range wantFacets {
+		switch {
+		case len(want) == 0 && gotFacets[k] != nil:
+			t.Errorf("facet %s stood only on forgotten turns and is still there: %v", k, gotFacets[k])
+		case len(want) > 0 && !slices.Equal(gotFacets[k], want):
+			t.Errorf("facet %s: evidence %v, want %v", k, gotFacets[k], want)
+		case len(want) > 0:
+			keptFacets++
+		}
+	}
+	if keptFacets == 0 {
+		t.Error("no persona facet kept: the test shows little")
+	}
+	// No graph statement cites a forgotten turn.
+	g, err := p.Graph(ctx, engram.GraphQuery{Namespace: "team", Entity: "Alice", Timeline: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tr := range g.Triples {
+		for _, s := range tr.Sources {
+			if forget[s] {
+				t.Errorf("graph statement %s %s %s still cites forgotten turn %s", tr.Subject, tr.Predicate, tr.Object, s)
+			}
+		}
+	}
+}
