@@ -239,3 +239,26 @@ func doctorCheck(tb testing.TB, r engram.DoctorReport, name string) engram.Docto
 	tb.Fatalf("no doctor check %s: %+v", name, r)
 	return engram.DoctorCheck{}
 }
+
+// TestForgetNamespace: DELETE /v1/turns?namespace= forgets every turn of
+// the namespace, and no other.
+func TestForgetNamespace(t *testing.T) {
+	s, e := mustOpenEngineStack(t, httpapi.Config{})
+	mustIngest(t, s, e, `{"turns":[
+		{"id":"n1","namespace":"gone","session":"a","content":"the walrus plan for Tuesday"},
+		{"id":"n2","namespace":"gone","session":"b","content":"the walrus budget is approved"},
+		{"id":"n3","namespace":"kept","session":"a","content":"the walrus stays in this namespace"}]}`)
+	code, out := s.do(t, "DELETE", "/v1/turns?namespace=gone&reason=asked", nil)
+	if code != 200 {
+		t.Fatalf("DELETE ?namespace=gone: %d %v", code, out)
+	}
+	if turns, _ := out["turns"].([]any); len(turns) != 2 {
+		t.Fatalf("forgot %v, want n1 and n2", out["turns"])
+	}
+	for ns, want := range map[string]int{"gone": 0, "kept": 1} {
+		_, raw, got := s.get(t, "/v1/turns?namespace="+ns)
+		if turns, _ := got["turns"].([]any); len(turns) != want {
+			t.Errorf("namespace %s after the forget: %s", ns, raw)
+		}
+	}
+}
