@@ -268,4 +268,31 @@ func checkMCPTools(t *testing.T, cs *sdk.ClientSession) {
 	if res = call(t, cs, "status", nil, &st); res.IsError || st.Health.Status == "" {
 		t.Errorf("status after the errors: %s", toolText(res))
 	}
+
+	// redact and forget reach the engine: the span leaves the remembered
+	// turn, then the turn leaves recall.
+	found := func() (string, bool) {
+		t.Helper()
+		if res := call(t, cs, "recall", map[string]any{"query": "cabin wifi password", "mode": "keyword", "k": 10}, &rec); res.IsError {
+			t.Fatalf("recall: %s", toolText(res))
+		}
+		for _, r := range rec.Results {
+			if r.ID == rem.ID {
+				return r.Text, true
+			}
+		}
+		return "", false
+	}
+	if res := call(t, cs, "redact", map[string]any{"texts": []any{"larch-42"}, "ids": []any{rem.ID}}, nil); res.IsError {
+		t.Fatalf("redact: %s", toolText(res))
+	}
+	if text, ok := found(); !ok || strings.Contains(text, "larch-42") || !strings.Contains(text, "[redacted]") {
+		t.Errorf("the remembered turn after redact: %q (found %v)", text, ok)
+	}
+	if res := call(t, cs, "forget", map[string]any{"ids": []any{rem.ID}, "reason": "test"}, nil); res.IsError {
+		t.Fatalf("forget: %s", toolText(res))
+	}
+	if text, ok := found(); ok {
+		t.Errorf("the forgotten turn is still recalled: %q", text)
+	}
 }
