@@ -326,3 +326,51 @@ func TestSearchTriples(t *testing.T) {
 		t.Fatalf("after a change to Alice's home, %d triples changed (%v), want her 3", len(changed), err)
 	}
 }
+
+// TestCorrectionFollowsReextraction: a memory correction is matched by its
+// namespace, type and extracted text as well as by the memory's id, so it
+// holds when the memory is extracted again under another id (another
+// extractor, other sources), whether the correction was applied before the
+// memory came (a rebuild applies the journal first) or after.
+func TestCorrectionFollowsReextraction(t *testing.T) {
+	ctx := context.Background()
+	at := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	cor := engram.Correction{ID: "cor-1", Target: engram.CorrectMemory, Of: "m-old", Text: "Ana lives in Porto",
+		Namespace: "default", Type: engram.MemoryFact, Original: "Ana lives in Lisbon"}
+	check := func(t *testing.T, db *DB, id string) {
+		t.Helper()
+		mems, err := db.Memories(ctx, engram.MemoryQuery{Namespace: "default", Limit: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range mems {
+			if m.ID == id {
+				if m.Text != "Ana lives in Porto" || m.Extracted != "Ana lives in Lisbon" {
+					t.Errorf("memory %s: text %q, extracted %q; want the correction over the extracted text", id, m.Text, m.Extracted)
+				}
+				return
+			}
+		}
+		t.Fatalf("memory %s not found: %+v", id, mems)
+	}
+	t.Run("correction first", func(t *testing.T) {
+		db := MustOpenDB(t)
+		if _, err := db.ApplyCorrections(ctx, []engram.Correction{cor}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.PutMemories(ctx, "l1", []engram.Memory{mem("m-new", engram.MemoryFact, "Ana", "Ana lives in Lisbon", at, "t2", nil)}, 1); err != nil {
+			t.Fatal(err)
+		}
+		check(t, db, "m-new")
+	})
+	t.Run("memory first", func(t *testing.T) {
+		db := MustOpenDB(t)
+		if _, err := db.PutMemories(ctx, "l1", []engram.Memory{mem("m-new", engram.MemoryFact, "Ana", "Ana lives in Lisbon", at, "t2", nil)}, 1); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.ApplyCorrections(ctx, []engram.Correction{cor}); err != nil {
+			t.Fatal(err)
+		}
+		check(t, db, "m-new")
+	})
+}
