@@ -22,13 +22,7 @@ func TestNearDuplicatePair(t *testing.T) {
 	words := strings.Fields(`ana moved lisbon works acme loves sea hiking guitar plans trip japan april decided postgres
 		billing team friday dinner family sister daughter painting garden`)
 	rng := rand.New(rand.NewPCG(5, 6))
-	sentence := func(n int) string {
-		w := make([]string, n)
-		for i := range w {
-			w[i] = words[rng.IntN(len(words))]
-		}
-		return strings.Join(w, " ")
-	}
+	sentence := sentenceOf(words, rng)
 	var mems []engram.Memory
 	for i := range 400 {
 		m := engram.Memory{ID: fmt.Sprintf("m%d", i), Namespace: "default", Type: engram.MemoryFact, Subject: "Ana",
@@ -113,13 +107,7 @@ func TestPutMemoriesSplit(t *testing.T) {
 		billing team friday dinner family`)
 	places := []string{"Lisbon", "Porto", "Berlin", "Tokyo"}
 	rng := rand.New(rand.NewPCG(7, 8))
-	sentence := func(n int) string {
-		w := make([]string, n)
-		for i := range w {
-			w[i] = words[rng.IntN(len(words))]
-		}
-		return strings.Join(w, " ")
-	}
+	sentence := sentenceOf(words, rng)
 	var texts []string
 	var last []engram.Memory
 	id := 0
@@ -207,4 +195,15 @@ func storedMemories(t *testing.T, db *DB) string {
 		fmt.Fprintf(&b, "%s merged into %s\n", id, into)
 	}
 	return b.String()
+}
+
+// sentenceOf returns a maker of sentences of n words drawn from words.
+func sentenceOf(words []string, rng *rand.Rand) func(n int) string {
+	return func(n int) string {
+		w := make([]string, n)
+		for i := range w {
+			w[i] = words[rng.IntN(len(words))]
+		}
+		return strings.Join(w, " ")
+	}
 }
