@@ -257,13 +257,6 @@ func (db *DB) Update(ctx context.Context, fn func(*sql.Tx) error) error {
 // Under an execution trace (`engram bench scale --trace`), the wait for the
 // writer is the region "palace.gate" and the transaction "palace.write".
 func (db *DB) update(ctx context.Context, urgent bool, fn func(*sql.Tx) error) error {
-	return db.write(ctx, urgent, true, fn)
-}
-
-// write is update; poke says whether the commit wakes the checkpointer
-// (its own merges do not, or an idle palace would merge and checkpoint
-// nothing every second).
-func (db *DB) write(ctx context.Context, urgent, poke bool, fn func(*sql.Tx) error) error {
 	wait := trace.StartRegion(ctx, "palace.gate")
 	err := db.gate.acquire(ctx, urgent)
 	wait.End()
@@ -273,7 +266,7 @@ func (db *DB) write(ctx context.Context, urgent, poke bool, fn func(*sql.Tx) err
 	defer db.gate.release()
 	defer trace.StartRegion(ctx, "palace.write").End()
 	err = db.run(ctx, db.w, nil, fn)
-	if err == nil && poke && db.ckpt != nil {
+	if err == nil && db.ckpt != nil {
 		db.ckpt.poke()
 	}
 	return err

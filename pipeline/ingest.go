@@ -38,10 +38,10 @@ type Ingester struct {
 var _ engram.IngestService = (*Ingester)(nil)
 
 // Ingest archives turns durably and then waits up to Wait for the indexer,
-// so that the turns are searchable when Ingest returns. Under an execution
-// trace the two waits are the regions "ingest.archive" and "ingest.index". An error means
+// so that the turns are searchable when Ingest returns. An error means
 // nothing was acknowledged; a slow or failing index only adds a warning,
-// because the turns are already safe in the archive.
+// because the turns are already safe in the archive. Under an execution
+// trace the two waits are the regions "ingest.archive" and "ingest.index".
 func (g *Ingester) Ingest(ctx context.Context, turns []engram.Turn) (engram.IngestResult, error) {
 	defer g.Yield.Begin()()
 	a, ix, wait := g.Archive, g.Indexer, g.Wait

@@ -438,14 +438,7 @@ func TestForgetKeepsOtherSources(t *testing.T) {
 	for _, m := range after {
 		got[m.ID] = m.Sources
 	}
-	for id, want := range wantMems {
-		switch {
-		case len(want) == 0 && got[id] != nil:
-			t.Errorf("memory %s stood only on forgotten turns and is still there: %v", id, got[id])
-		case len(want) > 0 && !slices.Equal(got[id], want):
-			t.Errorf("memory %s: sources %v, want %v", id, got[id], want)
-		}
-	}
+	checkKept(t, "memory", wantMems, got)
 	ps, err = p.Persona(ctx, "team", "")
 	if err != nil {
 		t.Fatal(err)
@@ -456,18 +449,7 @@ func TestForgetKeepsOtherSources(t *testing.T) {
 			gotFacets[pe.Speaker+" "+f.Key+"="+f.Value] = f.Evidence
 		}
 	}
-	keptFacets := 0
-	for k, want := range wantFacets {
-		switch {
-		case len(want) == 0 && gotFacets[k] != nil:
-			t.Errorf("facet %s stood only on forgotten turns and is still there: %v", k, gotFacets[k])
-		case len(want) > 0 && !slices.Equal(gotFacets[k], want):
-			t.Errorf("facet %s: evidence %v, want %v", k, gotFacets[k], want)
-		case len(want) > 0:
-			keptFacets++
-		}
-	}
-	if keptFacets == 0 {
+	if checkKept(t, "facet", wantFacets, gotFacets) == 0 {
 		t.Error("no persona facet kept: the test shows little")
 	}
 	// No graph statement cites a forgotten turn.
@@ -482,4 +464,22 @@ func TestForgetKeepsOtherSources(t *testing.T) {
 			}
 		}
 	}
+}
+
+// checkKept checks, for each item of want (its sources left after a
+// forget; none: it must be gone), that got holds it with exactly those
+// sources, and returns how many items were to be kept.
+func checkKept(t *testing.T, what string, want, got map[string][]string) (kept int) {
+	t.Helper()
+	for k, w := range want {
+		switch {
+		case len(w) == 0 && got[k] != nil:
+			t.Errorf("%s %s stood only on forgotten turns and is still there: %v", what, k, got[k])
+		case len(w) > 0 && !slices.Equal(got[k], w):
+			t.Errorf("%s %s: sources %v, want %v", what, k, got[k], w)
+		case len(w) > 0:
+			kept++
+		}
+	}
+	return kept
 }
