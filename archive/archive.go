@@ -86,7 +86,11 @@ type Archive struct {
 	ids map[string]int64 // id -> seq of every archived turn, for idempotency
 	// goneIDs holds the ids whose latest line is a tombstone; the writer
 	// changes it under mu.
-	goneIDs  map[string]struct{}
+	goneIDs map[string]struct{}
+	// copies holds, for an id archived on more than one line (a hand edit
+	// or a copied file), the seqs of the lines after the first: a rewrite
+	// of the id rewrites them too.
+	copies   map[string][]int64
 	cur      File // the open file of curDay, nil before the first write
 	curDay   string
 	lastRecv time.Time // received_at of the last turn; later ones are never earlier
@@ -213,6 +217,7 @@ func Open(dir string, opts Options) (*Archive, error) {
 		reqs:    make(chan *request),
 		ids:     make(map[string]int64),
 		goneIDs: make(map[string]struct{}),
+		copies:  make(map[string][]int64),
 		entropy: ulid.Monotonic(rand.Reader, 0),
 		tail:    newTailCache(opts.TailCache),
 		notify:  make(chan struct{}),

@@ -30,6 +30,10 @@ type Rewritten struct {
 type RewriteResult struct {
 	// Changed are the turns rewritten, in seq order.
 	Changed []Rewritten
+	// Copies are the other lines of an id archived on more than one line
+	// (a hand edit or a copied file), rewritten with it: the palace holds
+	// only the first.
+	Copies []Rewritten
 	// Unchanged are the ids named whose turn edit left as it was;
 	// Unknown those no readable line holds.
 	Unchanged []string
@@ -147,15 +151,16 @@ func (a *Archive) doRewrite(rq *rewriteReq) (RewriteResult, error) {
 			res.Unknown = append(res.Unknown, id)
 			continue
 		}
-		i := sort.Search(len(files), func(i int) bool { return files[i].lastSeq >= seq })
-		if i == len(files) || files[i].firstSeq == 0 || files[i].firstSeq > seq {
-			res.Unknown = append(res.Unknown, id)
-			continue
+		for _, s := range append([]int64{seq}, a.copies[id]...) {
+			i := sort.Search(len(files), func(i int) bool { return files[i].lastSeq >= s })
+			if i == len(files) || files[i].firstSeq == 0 || files[i].firstSeq > s {
+				continue // not readable: Unknown below unless another line is
+			}
+			if byFile[i] == nil {
+				byFile[i] = map[int64]bool{}
+			}
+			byFile[i][s] = true
 		}
-		if byFile[i] == nil {
-			byFile[i] = map[int64]bool{}
-		}
-		byFile[i][seq] = true
 	}
 	order := make([]int, 0, len(byFile))
 	for i := range byFile {
@@ -174,10 +179,14 @@ func (a *Archive) doRewrite(rq *rewriteReq) (RewriteResult, error) {
 		}
 		if len(done) > 0 {
 			res.Files++
-			res.Changed = append(res.Changed, done...)
 		}
 		for _, c := range done {
-			changed[c.New.ID] = true
+			if a.ids[c.New.ID] == c.New.Seq {
+				res.Changed = append(res.Changed, c)
+				changed[c.New.ID] = true
+			} else {
+				res.Copies = append(res.Copies, c)
+			}
 		}
 	}
 	res.Unknown = res.Unknown[:0]

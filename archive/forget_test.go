@@ -295,3 +295,61 @@ func TestRewriteSIGKILL(t *testing.T) {
 		})
 	}
 }
+
+// An id archived on two lines (a hand edit, a copied file) is forgotten on
+// both: the palace holds only the first, grep must find neither.
+func TestForgetRewritesEveryCopy(t *testing.T) {
+	dir := t.TempDir()
+	a := MustOpen(t, dir, archive.Options{}, false)
+	in := []engram.Turn{turn("s1", "keep one"), turn("s1", "secret zebrafish"), turn("s2", "keep two")}
+	in[1].ID = "gone-1"
+	mustAppend(t, a, in...)
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "*", "*", "*.jsonl"))
+	if len(files) != 1 {
+		t.Fatalf("day files: %v", files)
+	}
+	b := MustOpen(t, dir, archive.Options{TailCache: -1}, false)
+	got := streamAll(t, b, 0)
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	copied := got[1]
+	copied.Seq = 4
+	copied.Content = "secret zebrafish, copied by hand"
+	line, err := archive.EncodeLine(copied)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(files[0], os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write(line); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+
+	c := MustOpen(t, dir, archive.Options{}, false)
+	ctx := context.Background()
+	out, err := c.Forget(ctx, []string{"gone-1"}, engram.Forgotten{At: time.Now(), Reason: "asked"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Changed) != 1 || out.Changed[0].New.Seq != 2 || len(out.Copies) != 1 || out.Copies[0].New.Seq != 4 {
+		t.Fatalf("forget: changed %+v, copies %+v", out.Changed, out.Copies)
+	}
+	filetest.MustHoldNowhere(t, dir, "zebrafish")
+	for _, tn := range streamAll(t, c, 0) {
+		if tn.ID == "gone-1" && !tn.IsTombstone() {
+			t.Fatalf("line %d still holds the turn", tn.Seq)
+		}
+	}
+	// Forgotten again: nothing left to change, the id reads as already gone.
+	again, err := c.Forget(ctx, []string{"gone-1"}, engram.Forgotten{At: time.Now()})
+	if err != nil || len(again.Changed)+len(again.Copies) != 0 || len(again.Unchanged) != 1 {
+		t.Fatalf("forget again: %+v %v", again, err)
+	}
+}

@@ -126,6 +126,7 @@ func (a *Archive) loadFile(day string) error {
 			// this. Both stay readable; a re-send maps to the first.
 			a.log.Warn("archive: id archived twice; re-sends map to the first",
 				logKeyPath, path, logKeyLine, num, logKeyID, t.ID, logKeySeq, s)
+			a.copies[t.ID] = append(a.copies[t.ID], t.Seq)
 		} else {
 			// New, or archived again after it was forgotten.
 			a.ids[t.ID] = t.Seq

@@ -41,6 +41,13 @@ func (e *Engine) Forget(ctx context.Context, req engram.ForgetRequest) (engram.F
 		if ids, err = e.palace.TurnIDs(ctx, ns, req.Session); err != nil {
 			return rep, err
 		}
+		skipped, err := e.skippedTurns(ctx, ns, req.Session)
+		if err != nil {
+			return rep, err
+		}
+		for _, t := range skipped {
+			ids = append(ids, t.ID)
+		}
 		if len(ids) == 0 {
 			what := fmt.Sprintf("namespace %q", ns)
 			if req.Session != "" {
@@ -91,6 +98,41 @@ func (e *Engine) Forget(ctx context.Context, req engram.ForgetRequest) (engram.F
 	rep.TookMS = msSince(start)
 	return rep, e.noneFound(rep)
 }
+
+// skippedTurns returns the archived turns of the namespace (every one
+// when empty) and session (every one when empty) that the palace skipped
+// (palace.TurnSkips: a time it cannot store, a copy of an id), read from
+// the archive: a forget or a redaction by session or namespace must reach
+// them too, though no palace query finds them.
+func (e *Engine) skippedTurns(ctx context.Context, namespace, session string) ([]engram.Turn, error) {
+	sk, err := e.palace.TurnSkips(ctx, -1)
+	if err != nil || sk.Count == 0 {
+		return nil, err
+	}
+	seqs := make(map[int64]bool, len(sk.Latest))
+	from, to := sk.Latest[0].Seq, sk.Latest[0].Seq
+	for _, s := range sk.Latest {
+		seqs[s.Seq] = true
+		from, to = min(from, s.Seq), max(to, s.Seq)
+	}
+	var out []engram.Turn
+	err = e.archive.Stream(ctx, from-1, func(t engram.Turn) error {
+		if t.Seq > to {
+			return errStopStream
+		}
+		if seqs[t.Seq] && !t.IsTombstone() && (namespace == "" || t.Namespace == namespace) && (session == "" || t.Session == session) {
+			out = append(out, t)
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, errStopStream) {
+		return nil, fmt.Errorf("read the turns the palace skipped from the archive: %w", err)
+	}
+	return out, nil
+}
+
+// errStopStream ends an archive.Stream early.
+var errStopStream = errors.New("stop")
 
 // dropPreviousPalace removes the palace an earlier rebuild replaced and
 // kept (palace.db.before-rebuild): it holds the turns as they were before a

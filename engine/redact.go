@@ -43,11 +43,6 @@ func (e *Engine) Redact(ctx context.Context, req engram.RedactRequest) (engram.R
 				return rep, &engram.Error{Code: engram.ENOTFOUND, Field: fmt.Sprintf("ids[%d]", i), Message: fmt.Sprintf("no archived turn has the id %q", id)}
 			}
 		}
-	} else {
-		var err error
-		if ids, err = e.palace.TurnIDsHolding(ctx, req.Namespace, req.Session, req.Texts); err != nil {
-			return rep, err
-		}
 	}
 	edit := func(t engram.Turn) (engram.Turn, bool) {
 		if t.IsTombstone() {
@@ -65,10 +60,37 @@ func (e *Engine) Redact(ctx context.Context, req engram.RedactRequest) (engram.R
 		t.Redacted = &r
 		return t, true
 	}
+	// The turns the palace skipped hold text only in the archive.
+	var skipped []engram.Turn
+	if len(ids) == 0 {
+		var err error
+		if ids, err = e.palace.TurnIDsHolding(ctx, req.Namespace, req.Session, req.Texts); err != nil {
+			return rep, err
+		}
+		all, err := e.skippedTurns(ctx, req.Namespace, req.Session)
+		if err != nil {
+			return rep, err
+		}
+		for _, t := range all {
+			if _, ok := edit(t); ok {
+				ids = append(ids, t.ID)
+				skipped = append(skipped, t)
+			}
+		}
+	}
 	if req.DryRun {
 		turns, err := e.palace.GetTurns(ctx, ids)
 		if err != nil {
 			return rep, err
+		}
+		have := make(map[string]bool, len(turns))
+		for _, t := range turns {
+			have[t.ID] = true
+		}
+		for _, t := range skipped {
+			if !have[t.ID] { // not a copy of a stored turn
+				turns = append(turns, t)
+			}
 		}
 		for _, t := range turns {
 			if nt, ok := edit(t); ok {

@@ -1,11 +1,15 @@
 package main_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/archive"
 	"github.com/engram-dev/engram/internal/filetest"
 )
 
@@ -112,5 +116,45 @@ func TestForgetAfterRebuild(t *testing.T) {
 			t.Fatalf("after %s the previous palace is still there (%v)", step.args[0], err)
 		}
 		filetest.MustHoldNowhere(t, home, step.words...)
+	}
+}
+
+// TestForgetAndRedactReachSkippedTurns: a turn the palace skipped (here a
+// time it cannot store) holds its text only in the archive; a forget or a
+// redaction by session must reach it there too.
+func TestForgetAndRedactReachSkippedTurns(t *testing.T) {
+	home := ingestHome(t, `{"id":"t1","session":"s1","content":"I live in Lisbon."}
+{"id":"t2","session":"s2","content":"We keep the API on port 30001."}
+`, false)
+	a, err := archive.Open(filepath.Join(home, "archive"), archive.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := time.Date(1500, 1, 1, 0, 0, 0, 0, time.UTC) // before engram.MinYear
+	_, err = a.Append(context.Background(), []engram.Turn{
+		{ID: "x1", Namespace: engram.DefaultNamespace, Session: "s1", Role: engram.RoleUser, Content: "My street is Wombatstrasse.", TS: old},
+		{ID: "x2", Namespace: engram.DefaultNamespace, Session: "s2", Role: engram.RoleUser, Content: "The token is kiwi-4242-xyz.", TS: old},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if r := runCLI(t, home, "", "stats"); r.code != 0 { // indexes the new lines: two skips
+		t.Fatalf("stats: %+v", r)
+	}
+	if r := runCLI(t, home, "", "redact", "--session", "s2", "--span", "kiwi-4242-xyz", "--dry-run"); r.code != 0 || !strings.Contains(r.stdout, "1 turn") {
+		t.Fatalf("redact --dry-run of a skipped turn: %+v", r)
+	}
+	if r := runCLI(t, home, "", "redact", "--session", "s2", "--span", "kiwi-4242-xyz", "--yes"); r.code != 0 || !strings.Contains(r.stdout, "1 turn") {
+		t.Fatalf("redact of a skipped turn: %+v", r)
+	}
+	if r := runCLI(t, home, "", "forget", "--session", "s1", "--yes"); r.code != 0 || !strings.Contains(r.stdout, "forgot 2 turn(s): t1, x1") {
+		t.Fatalf("forget --session with a skipped turn: %+v", r)
+	}
+	filetest.MustHoldNowhere(t, home, "Wombatstrasse", "wombatstras", "kiwi-4242", "Lisbon")
+	if r := runCLI(t, home, "", "recall", "--mode", "keyword", "port 30001"); !strings.Contains(r.stdout, "30001") {
+		t.Fatalf("a kept turn is lost: %+v", r)
 	}
 }
