@@ -121,6 +121,10 @@ type ForgetReport struct {
 	Memories     int `json:"memories_deleted"`
 	MemoriesKept int `json:"memories_updated"`
 	Scenes       int `json:"scenes_deleted"`
+	// ScenesRemade counts the scenes made again of the other turns of the
+	// scenes deleted: a scene's title and summary are made of all its
+	// turns, so it is grouped and summarised again without the forgotten.
+	ScenesRemade int `json:"scenes_remade"`
 	Facts        int `json:"facts_changed"`
 	Facets       int `json:"persona_facets_changed"`
 	Units        int `json:"units_changed"`

@@ -165,7 +165,7 @@ func (e *Engine) forgetInPalace(ctx context.Context, turns []palace.ForgetTurn, 
 	if len(turns) == 0 {
 		return nil
 	}
-	pr, err := e.palace.ForgetTurns(ctx, turns, at)
+	pr, err := e.palace.ForgetTurns(ctx, turns, at, e.sceneWorker().Config.Regroup)
 	if err != nil {
 		return fmt.Errorf("the archive forgot the turns, the palace failed (engram doctor finds them, a restart finishes it): %w", err)
 	}
@@ -176,7 +176,7 @@ func (e *Engine) forgetInPalace(ctx context.Context, turns []palace.ForgetTurn, 
 	if err := e.forgetCorrections(ctx, gone, true); err != nil {
 		return err
 	}
-	rep.Memories, rep.MemoriesKept, rep.Scenes = pr.Memories, pr.MemoriesKept, pr.Scenes
+	rep.Memories, rep.MemoriesKept, rep.Scenes, rep.ScenesRemade = pr.Memories, pr.MemoriesKept, pr.Scenes, pr.ScenesRemade
 	rep.Facts, rep.Facets, rep.Units = pr.Facts, pr.Facets, pr.Units
 	rep.Vectors = len(pr.Removed)
 	_, err = e.dropVectors(ctx, pr.Removed, "forgotten")
@@ -236,7 +236,7 @@ func (e *Engine) finishForgets(ctx context.Context) error {
 		return nil
 	}
 	e.logger.Warn("finishing forgets the palace missed", "turns", len(turns))
-	_, err = e.palace.ForgetTurns(ctx, turns, time.Now())
+	_, err = e.palace.ForgetTurns(ctx, turns, time.Now(), e.sceneWorker().Config.Regroup)
 	return err
 }
 

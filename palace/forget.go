@@ -24,7 +24,8 @@ type ForgetResult struct {
 	Turns        int // turn rows deleted
 	Memories     int // memories deleted: every source was forgotten
 	MemoriesKept int // memories that lost some sources and kept others
-	Scenes       int // scenes deleted (their other turns stay, without a scene)
+	Scenes       int // scenes deleted
+	ScenesRemade int // scenes made again of the deleted scenes' other turns
 	Facts        int // knowledge-graph statements deleted or changed
 	Facets       int // persona facets deleted or changed
 	Units        int // retrieval units deleted or re-indexed
@@ -34,26 +35,33 @@ type ForgetResult struct {
 	Removed []string
 }
 
+// SceneRemaker groups the turns left of a scene that a forget deleted
+// into scenes again (pipeline.SceneConfig.Regroup), in seq order; open says
+// that the deleted scene was its session's open one, whose draft the last
+// write must carry for the scene job to go on with it.
+type SceneRemaker func(turns []engram.Turn, open bool) ([]engram.SceneWrite, error)
+
 // ForgetTurns removes the given turns from the palace in one transaction:
 // their rows and every keyword index (turns_fts, trigram, CJK), their
 // vectors of every model, the session and scene units they were in
 // (re-indexed from the other turns, or deleted), the memories that stood
 // only on them (deleted; memories with other sources keep those), the
-// scenes holding them (deleted, open drafts too), the persona facets and
+// scenes holding them (deleted, open drafts too; with remake, made again
+// of their other turns), the persona facets and
 // graph statements whose evidence they were (the others kept; a chain's
 // triples rebuilt, entities no statement names any more deleted), and the
 // turn_skips rows. Each id is recorded in table forgotten, so that
 // PutTurns never stores it again under a seq up to the tombstone's.
 // Already forgotten or unknown ids cost nothing. The in-memory matrix of a
 // loaded vector index is not touched: call VectorIndex.Delete with Removed.
-func (db *DB) ForgetTurns(ctx context.Context, turns []ForgetTurn, at time.Time) (ForgetResult, error) {
+func (db *DB) ForgetTurns(ctx context.Context, turns []ForgetTurn, at time.Time, remake SceneRemaker) (ForgetResult, error) {
 	var res ForgetResult
 	if len(turns) == 0 {
 		return res, nil
 	}
 	committed, err := db.erase(ctx, "forget turns", func(f *forgetter) error {
 		res = ForgetResult{}
-		f.res = &res
+		f.res, f.remake = &res, remake
 		return f.run(turns, at)
 	})
 	if !committed {
@@ -131,6 +139,8 @@ type forgetter struct {
 	res  *ForgetResult
 	gone map[string]bool // the forgotten turn ids
 	kw   *kwChange       // the change of turns_fts
+	// remake, when set, makes the deleted scenes again of their other turns.
+	remake SceneRemaker
 }
 
 func (f *forgetter) exec(q string, args ...any) error {
@@ -378,16 +388,20 @@ func (f *forgetter) memories(ids []string) error {
 }
 
 // scenes deletes every scene that holds a forgotten turn, with its unit:
-// its title and summary were made from the turn's words.
+// its title and summary were made from the turn's words. With f.remake,
+// the scenes' other turns are grouped into scenes again.
 func (f *forgetter) scenes() error {
 	ids := f.goneIDs()
-	q := `SELECT n, id, namespace, session FROM scenes WHERE EXISTS (SELECT 1 FROM json_each(scenes.turns) WHERE value IN (?` +
-		strings.Repeat(",?", len(ids)-1) + `))`
+	q := `SELECT n, id, namespace, session, turns, draft IS NOT NULL FROM scenes WHERE EXISTS (SELECT 1 FROM json_each(scenes.turns) WHERE value IN (?` +
+		strings.Repeat(",?", len(ids)-1) + `)) ORDER BY n`
 	type scene struct {
-		n               int64
-		id, ns, session string
+		n                      int64
+		id, ns, session, turns string
+		open                   bool
 	}
-	hits, err := queryRows(f.ctx, f.tx, q, anys(ids), func(r *sql.Rows, s *scene) error { return r.Scan(&s.n, &s.id, &s.ns, &s.session) })
+	hits, err := queryRows(f.ctx, f.tx, q, anys(ids), func(r *sql.Rows, s *scene) error {
+		return r.Scan(&s.n, &s.id, &s.ns, &s.session, &s.turns, &s.open)
+	})
 	if err != nil {
 		return err
 	}
@@ -420,7 +434,36 @@ func (f *forgetter) scenes() error {
 		f.res.Units++
 		f.res.Removed = append(f.res.Removed, uid)
 	}
-	return nil
+	if f.remake == nil {
+		return nil
+	}
+	var writes []engram.SceneWrite
+	for _, s := range hits {
+		var left []engram.Turn
+		err := queryTurns(f.ctx, f.tx, `SELECT `+turnColumns+` FROM turns t WHERE t.id IN (SELECT value FROM json_each(?)) ORDER BY t.seq`,
+			[]any{s.turns}, func(t engram.Turn, _ float64) { left = append(left, t) })
+		if err != nil {
+			return err
+		}
+		if len(left) == 0 {
+			continue
+		}
+		w, err := f.remake(left, s.open)
+		if err != nil {
+			return fmt.Errorf("make scene %s again: %w", s.id, err)
+		}
+		writes = append(writes, w...)
+	}
+	rows, err := prepareScenes(writes)
+	if err != nil {
+		return err
+	}
+	texts, err := insertScenes(f.ctx, f.tx, rows)
+	if err != nil {
+		return err
+	}
+	f.res.ScenesRemade = len(writes)
+	return texts.index(f.ctx, f.tx)
 }
 
 // facets takes forgotten turns out of each facet's evidence, current value

@@ -75,7 +75,7 @@ func TestKeywordIndex_SameAsFTS(t *testing.T) {
 	for i := 5; i < len(turns); i += 37 {
 		forget = append(forget, ForgetTurn{ID: turns[i].ID, Seq: turns[i].Seq})
 	}
-	if _, err := mem.ForgetTurns(ctx, forget, time.Now()); err != nil {
+	if _, err := mem.ForgetTurns(ctx, forget, time.Now(), nil); err != nil {
 		t.Fatal(err)
 	}
 

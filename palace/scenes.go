@@ -47,99 +47,129 @@ func (db *DB) OpenScenes(ctx context.Context, keys []engram.SessionKey) (map[eng
 // Errors: EINVALID naming the field for a scene without id, namespace or
 // turns.
 func (db *DB) PutScenes(ctx context.Context, worker string, scenes []engram.SceneWrite, throughSeq int64) error {
-	type prepared struct {
-		w                  engram.SceneWrite
-		text, parts, turns string
-		start, end         any
+	rows, err := prepareScenes(scenes)
+	if err != nil {
+		return err
 	}
-	rows := make([]prepared, len(scenes))
+	err = db.Update(ctx, func(tx *sql.Tx) error {
+		texts, err := insertScenes(ctx, tx, rows)
+		if err != nil {
+			return err
+		}
+		if err := setWorkerSeq(ctx, tx, worker, throughSeq); err != nil {
+			return err
+		}
+		return texts.index(ctx, tx)
+	})
+	if err != nil {
+		return fmt.Errorf("palace: put scenes: %w", err)
+	}
+	return nil
+}
+
+// preparedScene is a scene write checked and encoded for its rows.
+type preparedScene struct {
+	w                  engram.SceneWrite
+	text, parts, turns string
+	start, end         any
+}
+
+// prepareScenes checks scenes and encodes them for insertScenes.
+func prepareScenes(scenes []engram.SceneWrite) ([]preparedScene, error) {
+	rows := make([]preparedScene, len(scenes))
 	for i, w := range scenes {
 		field := "scenes[" + strconv.Itoa(i) + "]."
 		s := w.Scene
 		switch {
 		case s.ID == "":
-			return engram.FieldError(field+"id", "id is required")
+			return nil, engram.FieldError(field+"id", "id is required")
 		case s.Namespace == "":
-			return engram.FieldError(field+"namespace", "namespace is required")
+			return nil, engram.FieldError(field+"namespace", "namespace is required")
 		case len(s.Turns) == 0:
-			return engram.FieldError(field+"turns", "a scene needs at least one turn")
+			return nil, engram.FieldError(field+"turns", "a scene needs at least one turn")
 		}
-		p := prepared{w: w}
+		p := preparedScene{w: w}
 		var err error
 		if p.start, err = nanos(s.Start); err != nil {
-			return engram.FieldError(field+"start", "%v", err)
+			return nil, engram.FieldError(field+"start", "%v", err)
 		}
 		if p.end, err = nanos(s.End); err != nil {
-			return engram.FieldError(field+"end", "%v", err)
+			return nil, engram.FieldError(field+"end", "%v", err)
 		}
 		if p.text, err = indexText(s.Title + "\n" + s.Summary + "\n" + strings.Join(s.Participants, " ")); err != nil {
-			return err
+			return nil, err
 		}
 		parts, _ := json.Marshal(nonNil(s.Participants))
 		turns, _ := json.Marshal(s.Turns)
 		p.parts, p.turns = string(parts), string(turns)
 		rows[i] = p
 	}
-	err := db.Update(ctx, func(tx *sql.Tx) error {
-		seq, err := nextSeq(ctx, tx, "scenes")
-		if err != nil {
+	return rows, nil
+}
+
+// sceneTexts are the full-text rows of scenes inserted, to write after
+// every other statement of the transaction, as in PutTurns.
+type sceneTexts []sceneText
+
+type sceneText struct {
+	scene, unit int64 // the rowids of the scene and of its unit
+	text        string
+}
+
+func (ts sceneTexts) index(ctx context.Context, tx *sql.Tx) error {
+	for _, t := range ts {
+		if err := reindexText(ctx, tx, "scenes_fts", t.scene, t.text); err != nil {
 			return err
 		}
-		// Units take change numbers of their own table; the offset keeps
-		// them increasing with the scenes' in this transaction.
-		useq, err := nextSeq(ctx, tx, "units")
-		if err != nil {
+		if err := indexUnit(ctx, tx, engram.UnitScene, t.unit); err != nil {
 			return err
 		}
-		unitSeq := useq - seq
-		// The full-text rows after the others, as in PutTurns.
-		type text struct {
-			scene, unit int64
-			text        string
-		}
-		texts := make([]text, 0, len(rows))
-		for _, p := range rows {
-			s := p.w.Scene
-			var draft any
-			if p.w.Draft != nil {
-				draft = string(p.w.Draft)
-			}
-			seq++
-			var n int64
-			err := tx.QueryRowContext(ctx, `INSERT INTO scenes
-				(id, namespace, session, title, summary, start_ts, end_ts, participants, turns, draft, seq)
-				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-				ON CONFLICT (id) DO UPDATE SET title = excluded.title, summary = excluded.summary,
-					start_ts = excluded.start_ts, end_ts = excluded.end_ts, participants = excluded.participants,
-					turns = excluded.turns, draft = excluded.draft, seq = excluded.seq
-				RETURNING n`,
-				s.ID, s.Namespace, s.Session, s.Title, s.Summary, p.start, p.end, p.parts, p.turns, draft, seq).Scan(&n)
-			if err != nil {
-				return fmt.Errorf("scene %s: %w", s.ID, err)
-			}
-			u, err := putSceneUnit(ctx, tx, s, seq+unitSeq)
-			if err != nil {
-				return err
-			}
-			texts = append(texts, text{n, u, p.text})
-		}
-		if err := setWorkerSeq(ctx, tx, worker, throughSeq); err != nil {
-			return err
-		}
-		for _, t := range texts {
-			if err := reindexText(ctx, tx, "scenes_fts", t.scene, t.text); err != nil {
-				return err
-			}
-			if err := indexUnit(ctx, tx, engram.UnitScene, t.unit); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("palace: put scenes: %w", err)
 	}
 	return nil
+}
+
+// insertScenes inserts or replaces the scenes of rows, each with its
+// retrieval unit, under new change numbers, and returns their full-text
+// rows to index.
+func insertScenes(ctx context.Context, tx *sql.Tx, rows []preparedScene) (sceneTexts, error) {
+	seq, err := nextSeq(ctx, tx, "scenes")
+	if err != nil {
+		return nil, err
+	}
+	// Units take change numbers of their own table; the offset keeps
+	// them increasing with the scenes' in this transaction.
+	useq, err := nextSeq(ctx, tx, "units")
+	if err != nil {
+		return nil, err
+	}
+	unitSeq := useq - seq
+	texts := make(sceneTexts, 0, len(rows))
+	for _, p := range rows {
+		s := p.w.Scene
+		var draft any
+		if p.w.Draft != nil {
+			draft = string(p.w.Draft)
+		}
+		seq++
+		var n int64
+		err := tx.QueryRowContext(ctx, `INSERT INTO scenes
+			(id, namespace, session, title, summary, start_ts, end_ts, participants, turns, draft, seq)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (id) DO UPDATE SET title = excluded.title, summary = excluded.summary,
+				start_ts = excluded.start_ts, end_ts = excluded.end_ts, participants = excluded.participants,
+				turns = excluded.turns, draft = excluded.draft, seq = excluded.seq
+			RETURNING n`,
+			s.ID, s.Namespace, s.Session, s.Title, s.Summary, p.start, p.end, p.parts, p.turns, draft, seq).Scan(&n)
+		if err != nil {
+			return nil, fmt.Errorf("scene %s: %w", s.ID, err)
+		}
+		u, err := putSceneUnit(ctx, tx, s, seq+unitSeq)
+		if err != nil {
+			return nil, err
+		}
+		texts = append(texts, sceneText{n, u, p.text})
+	}
+	return texts, nil
 }
 
 const sceneColumns = `s.id, s.namespace, s.session, s.title, s.summary, s.start_ts, s.end_ts, s.participants, s.turns, s.seq`

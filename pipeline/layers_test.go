@@ -379,6 +379,14 @@ func TestForgetKeepsOtherSources(t *testing.T) {
 	ctx := context.Background()
 	turns := team()
 	a, p := mustArchive(t, turns)
+	// The turns in the palace too: a scene is made again of them.
+	var archived []engram.Turn
+	if err := a.Stream(ctx, 0, func(t engram.Turn) error { archived = append(archived, t); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.PutTurns(ctx, archived); err != nil {
+		t.Fatal(err)
+	}
 	runLayers(t, a, p, pipeline.RulesExtractor{}, 0)
 	mems, err := p.Memories(ctx, engram.MemoryQuery{Namespace: "team", Limit: 1000})
 	if err != nil {
@@ -416,18 +424,83 @@ func TestForgetKeepsOtherSources(t *testing.T) {
 			wantFacets[pe.Speaker+" "+f.Key+"="+f.Value] = sourced(f.Evidence)
 		}
 	}
+	before, err := p.Scenes(ctx, engram.SceneQuery{Namespace: "team", Limit: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	scened := map[string]bool{} // the turns left that were in a scene
+	touched := 0                // scenes holding a forgotten turn
+	for _, sc := range before {
+		hit := false
+		for _, id := range sc.Turns {
+			scened[id] = !forget[id]
+			hit = hit || forget[id]
+		}
+		if hit {
+			touched++
+		}
+	}
 	var ft []palace.ForgetTurn
 	for i, tu := range turns {
 		if forget[tu.ID] {
 			ft = append(ft, palace.ForgetTurn{ID: tu.ID, Seq: int64(i + 1)}) // the archive numbered them from 1, in order
 		}
 	}
-	res, err := p.ForgetTurns(ctx, ft, time.Now())
+	res, err := p.ForgetTurns(ctx, ft, time.Now(), pipeline.SceneConfig{}.Regroup)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.MemoriesKept == 0 {
 		t.Errorf("no memory kept its other sources: %+v", res)
+	}
+	// A scene holding a forgotten turn is made again of its other turns:
+	// every turn left that was in a scene is in exactly one.
+	if res.Scenes != touched || touched == 0 || res.ScenesRemade == 0 {
+		t.Errorf("scenes: %d deleted, %d made again; %d held a forgotten turn", res.Scenes, res.ScenesRemade, touched)
+	}
+	afterScenes, err := p.Scenes(ctx, engram.SceneQuery{Namespace: "team", Limit: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := map[string]int{}
+	for _, sc := range afterScenes {
+		for _, id := range sc.Turns {
+			if forget[id] {
+				t.Errorf("scene %s still holds forgotten turn %s", sc.ID, id)
+			}
+			in[id]++
+		}
+	}
+	for id, left := range scened {
+		if left && in[id] != 1 {
+			t.Errorf("turn %s is in %d scenes after the forget, want 1", id, in[id])
+		}
+	}
+	// The scene job goes on from the scene made again (its draft).
+	next := turns[len(turns)-1]
+	next.ID, next.Seq, next.Content = "team-next", 0, "Alice says the deploy went fine after the migration."
+	next.TS = next.TS.Add(time.Minute)
+	res2, err := a.Append(ctx, []engram.Turn{next})
+	if err != nil {
+		t.Fatal(err)
+	}
+	next.Seq = res2[0].Seq
+	if err := p.PutTurns(ctx, []engram.Turn{next}); err != nil {
+		t.Fatal(err)
+	}
+	if err := (&pipeline.SceneWorker{Archive: a, Store: p}).Run(ctx); err != nil {
+		t.Fatalf("the scene job after the forget: %v", err)
+	}
+	final, err := p.Scenes(ctx, engram.SceneQuery{Namespace: "team", Limit: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	holding := 0
+	for _, sc := range final {
+		holding += len(slices.DeleteFunc(slices.Clone(sc.Turns), func(id string) bool { return id != "team-next" }))
+	}
+	if holding != 1 {
+		t.Errorf("the next turn is in %d scenes, want 1", holding)
 	}
 
 	after, err := p.Memories(ctx, engram.MemoryQuery{Namespace: "team", Limit: 1000})

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"math"
 	"slices"
 	"strings"
@@ -182,6 +183,35 @@ func (c SceneConfig) AddTurn(d *SceneDraft, t engram.Turn) (cur *SceneDraft, sta
 	}
 	d.add(t, ts, a)
 	return d, started
+}
+
+// Regroup groups turns (of one session, in seq order) into scenes as the
+// scene job would, for the turns left of a scene whose other turns were
+// forgotten (palace.SceneRemaker). With open, the last scene is written
+// with its draft, so that the scene job goes on with it.
+func (c SceneConfig) Regroup(turns []engram.Turn, open bool) ([]engram.SceneWrite, error) {
+	var drafts []*SceneDraft
+	var d *SceneDraft
+	for _, t := range turns {
+		cur, started := c.AddTurn(d, t)
+		if started {
+			drafts = append(drafts, cur)
+		}
+		d = cur
+	}
+	writes := make([]engram.SceneWrite, 0, len(drafts))
+	for i, d := range drafts {
+		w := engram.SceneWrite{Scene: d.Scene}
+		if open && i == len(drafts)-1 {
+			raw, err := json.Marshal(d)
+			if err != nil {
+				return nil, err
+			}
+			w.Draft = raw
+		}
+		writes = append(writes, w)
+	}
+	return writes, nil
 }
 
 // sceneID is the id of the scene that starts with turn first.

@@ -133,8 +133,8 @@ func printForget(m *Main, rep engram.ForgetReport, asJSON bool) error {
 	}
 	fmt.Fprintln(m.Stdout)
 	if !rep.DryRun {
-		fmt.Fprintf(m.Stdout, "  archive: %d file(s) rewritten; palace: %d memories deleted, %d kept with other sources, %d scenes, %d facts, %d persona facets, %d units changed, %d vectors deleted\n",
-			rep.ArchiveFiles, rep.Memories, rep.MemoriesKept, rep.Scenes, rep.Facts, rep.Facets, rep.Units, rep.Vectors)
+		fmt.Fprintf(m.Stdout, "  archive: %d file(s) rewritten; palace: %d memories deleted, %d kept with other sources, %d scenes (%d made again of their other turns), %d facts, %d persona facets, %d units changed, %d vectors deleted\n",
+			rep.ArchiveFiles, rep.Memories, rep.MemoriesKept, rep.Scenes, rep.ScenesRemade, rep.Facts, rep.Facets, rep.Units, rep.Vectors)
 	}
 	if rep.PreviousPalace {
 		fmt.Fprintln(m.Stdout, "  removed palace.db.before-rebuild (the palace an earlier rebuild replaced), which held them")
