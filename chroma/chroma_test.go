@@ -540,3 +540,22 @@ func TestConcurrent(t *testing.T) {
 		t.Fatalf("Count = %d, %v; want 40", n, err)
 	}
 }
+
+func TestHolding(t *testing.T) {
+	ctx := context.Background()
+	ix := MustOpenIndexConfig(t, Config{URL: serverURL(t), Model: uniqueModel(t), Dim: 4, BatchSize: 2})
+	mustUpsert(t, ix, item("a", 4, 0), item("b", 4, 1), item("c", 4, 2))
+	if err := ix.Delete(ctx, []string{"b"}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ix.Holding(ctx, []string{"c", "b", "nope", "a", "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(got, ",") != "c,a" {
+		t.Fatalf("Holding = %v, want [c a]", got)
+	}
+	if got, err := ix.Holding(ctx, nil); err != nil || len(got) != 0 {
+		t.Fatalf("Holding(nil) = %v, %v", got, err)
+	}
+}

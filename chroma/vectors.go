@@ -229,6 +229,41 @@ func (ix *Index) Delete(ctx context.Context, ids []string) error {
 	return nil
 }
 
+// Holding returns those of ids the collection holds a vector of, in the
+// order of ids: what the doctor asks of forgotten ids. EUNAVAILABLE names
+// the URL when the server does not answer.
+func (ix *Index) Holding(ctx context.Context, ids []string) ([]string, error) {
+	var out []string
+	for start := 0; start < len(ids); start += ix.cfg.BatchSize {
+		batch := ids[start:min(start+ix.cfg.BatchSize, len(ids))]
+		get := make([]v2.DocumentID, len(batch))
+		for i, id := range batch {
+			get[i] = v2.DocumentID(id)
+		}
+		var found map[string]bool
+		err := ix.do(ctx, "get", func(col v2.Collection) error {
+			res, err := col.Get(ctx, v2.WithIDs(get...), v2.WithInclude(v2.IncludeMetadatas))
+			if err != nil {
+				return err
+			}
+			found = make(map[string]bool, len(res.GetIDs()))
+			for _, id := range res.GetIDs() {
+				found[string(id)] = true
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		for _, id := range batch {
+			if found[id] {
+				out = append(out, id)
+			}
+		}
+	}
+	return out, nil
+}
+
 // Count returns how many vectors the collection holds. EUNAVAILABLE names
 // the URL when the server does not answer.
 func (ix *Index) Count(ctx context.Context) (int, error) {

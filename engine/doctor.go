@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
@@ -523,10 +524,21 @@ func (e *Engine) checkChroma(ctx context.Context, c palace.VectorCheck, side *ve
 			e.cfg.ChromaURL, behind, engram.ErrorText(syncErr)), ""), true
 	case behind > 0:
 		return okCheck(checkChroma, fmt.Sprintf("%s answers; collection %s holds %d vectors, %d changes still to push", e.cfg.ChromaURL, ci.Collection(), n, behind)), true
+	}
+	// Whatever the count says, no forgotten turn's vector may be left.
+	gone := slices.Sorted(maps.Keys(e.archive.Tombstones()))
+	left, err := ci.Holding(pctx, gone)
+	if err != nil {
+		return failCheck(checkChroma, engram.ErrorMessage(err), chromaFix(e.cfg.ChromaURL)), engram.ErrorCode(err) != engram.EUNAVAILABLE
+	}
+	switch {
+	case len(left) > 0:
+		return failCheck(checkChroma, fmt.Sprintf("collection %s at %s holds the vectors of %d forgotten %s (first: %s)",
+			ci.Collection(), e.cfg.ChromaURL, len(left), noun(len(left), "turn", "turns"), left[0]), fixReindex), true
 	case n != c.Stored:
 		return failCheck(checkChroma, fmt.Sprintf("collection %s at %s holds %d %s, SQLite %d", ci.Collection(), e.cfg.ChromaURL, n, noun(n, "vector", "vectors"), c.Stored), fixReindex), true
 	}
-	return okCheck(checkChroma, fmt.Sprintf("%s answers; collection %s holds the %d stored vectors", e.cfg.ChromaURL, ci.Collection(), n)), true
+	return okCheck(checkChroma, fmt.Sprintf("%s answers; collection %s holds the %d stored vectors and none of the %d forgotten turns", e.cfg.ChromaURL, ci.Collection(), n, len(gone))), true
 }
 
 // chromaFix is the command that starts a Chroma server at u.

@@ -3,6 +3,7 @@ package main_test
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -83,6 +84,22 @@ func TestForgetAndRedactInChroma(t *testing.T) {
 	if n, err := ix.Count(ctx); err != nil || n != 2 {
 		t.Errorf("Chroma holds %d vectors (%v), want 2", n, err)
 	}
+	rep.mustFind(t, "chroma", "ok", "none of the 1 forgotten turns")
+
+	// A forgotten turn's vector back in the collection (a restored Chroma
+	// volume, say) is found by its id, then taken out by the fix named.
+	err := ix.Upsert(ctx, []engram.VectorItem{{ID: "c1", Kind: engram.KindTurn, Namespace: engram.DefaultNamespace,
+		Vector: vec("I moved to Quokkaville last spring.")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, _ = runDoctor(t, home, 1)
+	c := rep.mustFind(t, "chroma", "fail", "holds the vectors of 1 forgotten turn (first: c1)")
+	if r := runCLI(t, home, "", strings.Fields(c.Fix)[1:]...); r.code != 0 {
+		t.Fatalf("%s: %+v", c.Fix, r)
+	}
+	rep, _ = runDoctor(t, home, 0)
+	rep.mustFind(t, "chroma", "ok", "holds the 2 stored vectors and none of the 1 forgotten turns")
 }
 
 // chromaHome makes a home whose vector index is the shared Chroma test
