@@ -89,6 +89,25 @@ var (
 // palace up with the archive. ELOCKED when another process holds the home.
 // The scheduled jobs do not run until StartJobs; the vector side starts in
 // the background when its embedder or Chroma is not up yet.
+// testHooks are points where a test holds the engine to drive an
+// interleaving (export_test.go sets them before Open).
+var testHooks struct {
+	index           func(batch []engram.Turn) // the indexer is about to store batch
+	redactStart     func()                    // Redact has waited for the index
+	redactRewritten func()                    // Redact rewrote the archive, waits for the index again
+}
+
+// hookedIndex is the palace with testHooks.index called before each batch.
+type hookedIndex struct {
+	*palace.DB
+	before func([]engram.Turn)
+}
+
+func (h hookedIndex) PutTurns(ctx context.Context, turns []engram.Turn) error {
+	h.before(turns)
+	return h.DB.PutTurns(ctx, turns)
+}
+
 func Open(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Engine, err error) {
 	if err := os.MkdirAll(cfg.Home, 0o700); err != nil {
 		return nil, fmt.Errorf("create home: %w", err)
@@ -107,7 +126,11 @@ func Open(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Engine, err 
 	if err != nil {
 		return nil, fmt.Errorf("open palace: %w", err)
 	}
-	e.indexer = pipeline.NewIndexer(e.archive, e.palace)
+	var index engram.TurnIndex = e.palace
+	if testHooks.index != nil {
+		index = hookedIndex{e.palace, testHooks.index}
+	}
+	e.indexer = pipeline.NewIndexer(e.archive, index)
 	e.indexer.Logger = logger.With("component", "indexer")
 	if err := e.indexer.Open(ctx); err != nil {
 		return nil, err

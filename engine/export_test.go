@@ -3,8 +3,10 @@ package engine
 import (
 	"context"
 	"errors"
+	"testing"
 	"time"
 
+	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/palace"
 )
 
@@ -44,6 +46,15 @@ func (e *Engine) StoredVectors(ctx context.Context) (map[string]palace.StoredVec
 		out[sv.ID] = sv
 	}
 	return out, nil
+}
+
+// SetTestHooks sets the engine's test hooks (see testHooks) for the engines
+// opened until the test ends: index is called before the indexer stores a
+// batch, redactStart when Redact has waited for the index, redactRewritten
+// when it has rewritten the archive and waits for the index again.
+func SetTestHooks(t testing.TB, index func([]engram.Turn), redactStart, redactRewritten func()) {
+	testHooks.index, testHooks.redactStart, testHooks.redactRewritten = index, redactStart, redactRewritten
+	t.Cleanup(func() { testHooks.index, testHooks.redactStart, testHooks.redactRewritten = nil, nil, nil })
 }
 
 // SetDebounce sets the quiet period after which the watcher syncs.

@@ -35,6 +35,9 @@ func (e *Engine) Redact(ctx context.Context, req engram.RedactRequest) (engram.R
 	if err := e.indexer.WaitCurrent(ctx); err != nil {
 		return rep, err
 	}
+	if testHooks.redactStart != nil {
+		testHooks.redactStart()
+	}
 	marker := req.MarkerOrDefault()
 	ids := req.IDs
 	if len(ids) > 0 {
@@ -124,6 +127,9 @@ func (e *Engine) Redact(ctx context.Context, req engram.RedactRequest) (engram.R
 	// A turn the indexer read before the rewrite (one archived while this
 	// began) reaches the palace with its old text: let it arrive, so that
 	// RedactTurns finds it there.
+	if testHooks.redactRewritten != nil {
+		testHooks.redactRewritten()
+	}
 	if err := e.indexer.WaitCurrent(ctx); err != nil {
 		return rep, fmt.Errorf("the archive holds the redacted turns, the palace failed (engram rebuild repairs it): %w", err)
 	}

@@ -147,3 +147,64 @@ func TestRedactWhileABatchEmbeds(t *testing.T) {
 		t.Fatal("the turn's vector is not the embedding of its redacted text")
 	}
 }
+
+// TestRedactWhileTheIndexerHoldsTheOldText: a turn is archived just as a
+// redaction begins, and the indexer reads it before the archive's rewrite
+// but stores it after: the palace gets its old text. The redaction must
+// wait for that batch and redact the palace's copy too. The indexer's
+// batch goes on when the redaction waits for it, or else (a redaction that
+// does not wait) when the redaction has returned.
+func TestRedactWhileTheIndexerHoldsTheOldText(t *testing.T) {
+	ctx := t.Context()
+	const secret = "quillibrant-77"
+	read := make(chan struct{})    // the indexer read the late turn
+	release := make(chan struct{}) // the indexer may store it
+	var readOnce, releaseOnce sync.Once
+	letGo := func() { releaseOnce.Do(func() { close(release) }) }
+	t.Cleanup(letGo)
+	var e *engine.Engine
+	ingested := make(chan error, 1)
+	engine.SetTestHooks(t, func(batch []engram.Turn) {
+		if slices.ContainsFunc(batch, func(tu engram.Turn) bool { return tu.ID == "late" }) {
+			readOnce.Do(func() {
+				close(read)
+				<-release
+			})
+		}
+	}, func() {
+		late := engram.Turn{ID: "late", Namespace: engram.DefaultNamespace, Session: "s1", Role: engram.RoleUser, Content: "The vault code is " + secret + "."}
+		go func() {
+			_, err := e.Ingest(ctx, []engram.Turn{late})
+			ingested <- err
+		}()
+		<-read
+	}, letGo)
+	cfg := engine.DefaultConfig()
+	cfg.Home = filepath.Join(t.TempDir(), "home")
+	cfg.Extractor = engine.ExtractorNone
+	var err error
+	e, err = engine.Open(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := e.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	rep, err := e.Redact(ctx, engram.RedactRequest{IDs: []string{"late"}, Texts: []string{secret}})
+	if err != nil || len(rep.Turns) != 1 {
+		t.Fatalf("redact: %+v, %v", rep, err)
+	}
+	letGo()
+	if err := <-ingested; err != nil {
+		t.Fatal(err)
+	}
+	turns, err := e.ListTurns(ctx, engram.TurnQuery{Namespace: engram.DefaultNamespace, Session: "s1"})
+	if err != nil || len(turns) != 1 {
+		t.Fatalf("turns: %+v, %v", turns, err)
+	}
+	if want := "The vault code is [redacted]."; turns[0].Content != want {
+		t.Fatalf("the palace holds %q, want %q", turns[0].Content, want)
+	}
+}
