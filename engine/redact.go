@@ -65,20 +65,28 @@ func (e *Engine) Redact(ctx context.Context, req engram.RedactRequest) (engram.R
 	}
 	// The turns the palace skipped hold text only in the archive.
 	var skipped []engram.Turn
+	if len(ids) == 0 || req.DryRun {
+		all, err := e.skippedTurns(ctx, req.Namespace, req.Session)
+		if err != nil {
+			return rep, err
+		}
+		named := map[string]bool{}
+		for _, id := range ids {
+			named[id] = true
+		}
+		for _, t := range all {
+			if _, ok := edit(t); ok && (len(ids) == 0 || named[t.ID]) {
+				skipped = append(skipped, t)
+			}
+		}
+	}
 	if len(ids) == 0 {
 		var err error
 		if ids, err = e.palace.TurnIDsHolding(ctx, req.Namespace, req.Session, req.Texts); err != nil {
 			return rep, err
 		}
-		all, err := e.skippedTurns(ctx, req.Namespace, req.Session)
-		if err != nil {
-			return rep, err
-		}
-		for _, t := range all {
-			if _, ok := edit(t); ok {
-				ids = append(ids, t.ID)
-				skipped = append(skipped, t)
-			}
+		for _, t := range skipped {
+			ids = append(ids, t.ID)
 		}
 	}
 	if req.DryRun {

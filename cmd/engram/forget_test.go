@@ -144,8 +144,11 @@ func TestForgetAndRedactReachSkippedTurns(t *testing.T) {
 	if r := runCLI(t, home, "", "stats"); r.code != 0 { // indexes the new lines: two skips
 		t.Fatalf("stats: %+v", r)
 	}
-	if r := runCLI(t, home, "", "redact", "--session", "s2", "--span", "kiwi-4242-xyz", "--dry-run"); r.code != 0 || !strings.Contains(r.stdout, "1 turn") {
-		t.Fatalf("redact --dry-run of a skipped turn: %+v", r)
+	for _, by := range [][]string{{"--session", "s2"}, {"--turn", "x2"}} {
+		args := append(append([]string{"redact"}, by...), "--span", "kiwi-4242-xyz", "--dry-run")
+		if r := runCLI(t, home, "", args...); r.code != 0 || !strings.Contains(r.stdout, "1 turn") {
+			t.Fatalf("redact %s --dry-run of a skipped turn: %+v", by, r)
+		}
 	}
 	if r := runCLI(t, home, "", "redact", "--session", "s2", "--span", "kiwi-4242-xyz", "--yes"); r.code != 0 || !strings.Contains(r.stdout, "1 turn") {
 		t.Fatalf("redact of a skipped turn: %+v", r)
