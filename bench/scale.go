@@ -13,12 +13,14 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/metrics"
 	"runtime/pprof"
 	"runtime/trace"
 	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/engram-dev/engram"
@@ -85,6 +87,11 @@ type ScaleReport struct {
 	GoRetainedMB float64 `json:"go_retained_mb"`
 	RSSAnonMB    float64 `json:"rss_anon_mb"`
 	RSSFileMB    float64 `json:"rss_file_mb"`
+	// The CPU the process used from the start of ingest to the end of
+	// catch-up (getrusage), and the garbage collector's part of it (the
+	// runtime's estimate): what a lower GC goal costs.
+	CPUSeconds   float64 `json:"cpu_seconds"`
+	GCCPUSeconds float64 `json:"gc_cpu_seconds"`
 
 	Recall []scaleRecall `json:"recall"`
 
@@ -165,6 +172,7 @@ func RunScale(ctx context.Context, env Env, opts ScaleOptions) (*ScaleReport, er
 	progress := func(format string, a ...any) { fmt.Fprintf(env.Stderr, "bench scale: "+format+"\n", a...) }
 
 	// Ingest.
+	cpu0, gc0 := cpuSeconds()
 	start := time.Now()
 	for done := 0; done < opts.Turns; {
 		n := min(opts.Batch, opts.Turns-done)
@@ -233,6 +241,8 @@ func RunScale(ctx context.Context, env Env, opts ScaleOptions) (*ScaleReport, er
 	}
 	rep.RSSAfterJobsMB = procStatusMB("VmRSS")
 	rep.RSSAnonMB, rep.RSSFileMB = procStatusMB("RssAnon"), procStatusMB("RssFile")
+	cpu1, gc1 := cpuSeconds()
+	rep.CPUSeconds, rep.GCCPUSeconds = cpu1-cpu0, gc1-gc0
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	rep.GoRetainedMB = float64(ms.Sys-ms.HeapReleased) / (1 << 20)
@@ -471,6 +481,19 @@ func procStatusMB(field string) float64 {
 	return 0
 }
 
+// cpuSeconds returns the CPU the process has used (user and system, as
+// the kernel counts it) and the garbage collector's part of it, as the
+// runtime estimates it.
+func cpuSeconds() (total, gc float64) {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err == nil {
+		total = time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+	}
+	s := []metrics.Sample{{Name: "/cpu/classes/gc/total:cpu-seconds"}}
+	metrics.Read(s)
+	return total, s[0].Value.Float64()
+}
+
 // resetPeakRSS resets VmHWM to the current RSS (Linux: clear_refs 5), so
 // that the peak read later is the peak of what came after.
 func resetPeakRSS() { _ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) }
@@ -517,6 +540,8 @@ func (r *ScaleReport) Print(w io.Writer) error {
 		r.RSSAfterIngestMB, r.RSSPeakJobsMB, r.RSSAfterJobsMB, r.GoHeapMB)
 	fmt.Fprintf(&b, "             after: %.0f MB anonymous, %.0f MB of files; the Go runtime held %.0f MB of it before the GC\n",
 		r.RSSAnonMB, r.RSSFileMB, r.GoRetainedMB)
+	fmt.Fprintf(&b, "cpu:         %.0f s from ingest to catch-up, %.0f s of it (%.1f%%) in the garbage collector\n",
+		r.CPUSeconds, r.GCCPUSeconds, 100*r.GCCPUSeconds/max(r.CPUSeconds, 1e-9))
 	fmt.Fprintf(&b, "home:        %.1f MB, %.0f bytes per turn (", float64(r.HomeBytes)/(1<<20), r.BytesPerTurn)
 	first := true
 	keys := make([]string, 0, len(r.HomeParts))
