@@ -297,7 +297,7 @@ func (f *forgetter) fixUnits(units map[int64]bool) error {
 			WHERE n = ?1`, n, UnitTurnBytes, seq+1); err != nil {
 			return err
 		}
-		if err := indexUnit(f.ctx, f.tx, kind, n); err != nil {
+		if err := indexUnit(f.ctx, txStmts(f.ctx, f.tx), kind, n); err != nil {
 			return err
 		}
 		// Its vector holds the forgotten words' meaning: it goes now and

@@ -106,7 +106,7 @@ func (db *DB) readUnitChanges(ctx context.Context, after int64) (changes []unitC
 			return err
 		}
 		for i := range changes {
-			text, err := unitText(ctx, tx, changes[i].add.seq)
+			text, err := unitText(ctx, txStmts(ctx, tx), changes[i].add.seq)
 			if err != nil {
 				return err
 			}

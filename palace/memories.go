@@ -167,7 +167,10 @@ const (
 // of storing memories, the most frequent statements of the layer jobs
 // (compiling them was a sixth of the jobs' CPU).
 var writeStatements = []string{qInsertMemory, qInsertMemoryFTS, qNearDuplicates,
-	qLoadMemory + whereMemoryID, qLoadMemory + whereMergedID, qLoadMemory + whereDedupKey, qLoadMemory + whereMemoryN}
+	qLoadMemory + whereMemoryID, qLoadMemory + whereMergedID, qLoadMemory + whereDedupKey, qLoadMemory + whereMemoryN,
+	qInsertTurn, qInsertTurnFTS, qInsertTurnTrigram, qInsertTurnCJK, qAnyForgotten, qSetMeta,
+	qOpenSessionUnit, qNewSessionUnit, qAddUnitTurn, qUpdateSessionUnit, qNextUnitSeq, qUnitText,
+	qDeleteText("unit_sessions_fts"), qInsertText("unit_sessions_fts")}
 
 // nearDuplicateIn is the near-duplicate of m among the active memories,
 // inside tx.

@@ -126,12 +126,30 @@ func queryRows[T any](ctx context.Context, tx *sql.Tx, query string, args []any,
 // reindexText replaces row n's text in the full-text index table (a
 // contentless one, whose rows are deleted by rowid).
 func reindexText(ctx context.Context, tx *sql.Tx, table string, n int64, text string) error {
-	if _, err := tx.ExecContext(ctx, `DELETE FROM `+table+` WHERE rowid = ?`, n); err != nil {
-		return err
-	}
-	_, err := tx.ExecContext(ctx, `INSERT INTO `+table+` (rowid, text) VALUES (?, ?)`, n, text)
-	return err
+	return reindexTextStmt(ctx, txStmts(ctx, tx), table, n, text)
 }
+
+// reindexTextStmt is reindexText with statements from st.
+func reindexTextStmt(ctx context.Context, st stmtFunc, table string, n int64, text string) error {
+	for _, x := range []struct {
+		q    string
+		args []any
+	}{{qDeleteText(table), []any{n}}, {qInsertText(table), []any{n, text}}} {
+		q, err := st(x.q)
+		if err != nil {
+			return err
+		}
+		if _, err := q.ExecContext(ctx, x.args...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// qDeleteText and qInsertText delete and insert row n of the full-text
+// table of one column, text.
+func qDeleteText(table string) string { return `DELETE FROM ` + table + ` WHERE rowid = ?` }
+func qInsertText(table string) string { return `INSERT INTO ` + table + ` (rowid, text) VALUES (?, ?)` }
 
 // scanInts returns the values of rows of one integer column, in order.
 func scanInts(rows *sql.Rows) ([]int64, error) {

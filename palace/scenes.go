@@ -121,7 +121,7 @@ func (ts sceneTexts) index(ctx context.Context, tx *sql.Tx) error {
 		if err := reindexText(ctx, tx, "scenes_fts", t.scene, t.text); err != nil {
 			return err
 		}
-		if err := indexUnit(ctx, tx, engram.UnitScene, t.unit); err != nil {
+		if err := indexUnit(ctx, txStmts(ctx, tx), engram.UnitScene, t.unit); err != nil {
 			return err
 		}
 	}

@@ -46,6 +46,21 @@ func (db *DB) writeStmt(ctx context.Context, tx *sql.Tx, q string) (*sql.Stmt, e
 	return tx.StmtContext(ctx, st), nil
 }
 
+// stmtFunc returns q prepared for the transaction at hand; the statement
+// closes with the transaction.
+type stmtFunc func(q string) (*sql.Stmt, error)
+
+// txStmts prepares each statement for tx alone.
+func txStmts(ctx context.Context, tx *sql.Tx) stmtFunc {
+	return func(q string) (*sql.Stmt, error) { return tx.PrepareContext(ctx, q) }
+}
+
+// writerStmts takes the statements of writeStatements from the writer's
+// cache (see writeStmt); tx is a transaction of Update.
+func (db *DB) writerStmts(ctx context.Context, tx *sql.Tx) stmtFunc {
+	return func(q string) (*sql.Stmt, error) { return db.writeStmt(ctx, tx, q) }
+}
+
 // prepareWrites prepares writeStatements on the writer; Open calls it.
 func (db *DB) prepareWrites(ctx context.Context) error {
 	for _, q := range writeStatements {

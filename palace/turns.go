@@ -109,35 +109,21 @@ func (db *DB) PutTurns(ctx context.Context, turns []engram.Turn) error {
 	kw := db.beginChange()
 	err := db.update(ctx, true, func(tx *sql.Tx) error {
 		kw.reset()
-		ins, err := tx.PrepareContext(ctx, `INSERT INTO turns
-			(seq, id, namespace, session, role, speaker, content, ts, meta, received_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-			ON CONFLICT DO NOTHING`)
-		if err != nil {
-			return fmt.Errorf("palace: put turns: %w", err)
+		st := db.writerStmts(ctx, tx) // compiled once, when the palace opened
+		var stmts [6]*sql.Stmt
+		for i, q := range []string{qInsertTurn, qInsertTurnFTS, qInsertTurnTrigram, qInsertTurnCJK, qAnyForgotten, qSetMeta} {
+			var err error
+			if stmts[i], err = st(q); err != nil {
+				return fmt.Errorf("palace: put turns: %w", err)
+			}
 		}
-		defer ins.Close()
-		fts, err := tx.PrepareContext(ctx, `INSERT INTO turns_fts (rowid, text, speaker) VALUES (?, ?, ?)`)
-		if err != nil {
-			return fmt.Errorf("palace: put turns: %w", err)
-		}
-		defer fts.Close()
-		tri, err := tx.PrepareContext(ctx, `INSERT INTO turns_trigram (rowid, content) VALUES (?, ?)`)
-		if err != nil {
-			return fmt.Errorf("palace: put turns: %w", err)
-		}
-		defer tri.Close()
-		cjk, err := tx.PrepareContext(ctx, `INSERT INTO turns_cjk (rowid, grams) VALUES (?, ?)`)
-		if err != nil {
-			return fmt.Errorf("palace: put turns: %w", err)
-		}
-		defer cjk.Close()
+		ins, fts, tri, cjk, forgotten, meta := stmts[0], stmts[1], stmts[2], stmts[3], stmts[4], stmts[5]
 
 		// Forgotten ids: a tombstone records its id; a turn read before
 		// its forget (a stream that began earlier) is not stored again,
 		// and one archived again after it (resurrected) is.
 		var anyForgotten bool
-		if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM forgotten)`).Scan(&anyForgotten); err != nil {
+		if err := forgotten.QueryRowContext(ctx).Scan(&anyForgotten); err != nil {
 			return fmt.Errorf("palace: put turns: %w", err)
 		}
 		var stored []engram.Turn // newly stored, for their session units
@@ -200,18 +186,17 @@ func (db *DB) PutTurns(ctx context.Context, turns []engram.Turn) error {
 		// new segment at every savepoint, so one such statement after each
 		// indexed turn made a segment a turn (and merges of them).
 		slices.SortFunc(stored, func(a, b engram.Turn) int { return cmp.Compare(a.Seq, b.Seq) })
-		units, err := addSessionTurns(ctx, tx, stored)
+		units, err := addSessionTurns(ctx, st, stored)
 		if err != nil {
 			return fmt.Errorf("palace: session units: %w", err)
 		}
-		if err := setMeta(ctx, tx, keyUnitsSeq, maxSeq); err != nil {
-			return fmt.Errorf("palace: advance watermark: %w", err)
-		}
-		if err := setMeta(ctx, tx, keyIndexedSeq, maxSeq); err != nil {
-			return fmt.Errorf("palace: advance watermark: %w", err)
+		for _, key := range []string{keyUnitsSeq, keyIndexedSeq} {
+			if _, err := meta.ExecContext(ctx, key, maxSeq); err != nil {
+				return fmt.Errorf("palace: advance watermark: %w", err)
+			}
 		}
 		for _, n := range units {
-			if err := indexUnit(ctx, tx, engram.UnitSession, n); err != nil {
+			if err := indexUnit(ctx, st, engram.UnitSession, n); err != nil {
 				return fmt.Errorf("palace: session units: %w", err)
 			}
 		}
@@ -238,6 +223,18 @@ func (db *DB) PutTurns(ctx context.Context, turns []engram.Turn) error {
 	db.endChange(kw, err)
 	return err
 }
+
+// The statements of PutTurns.
+const (
+	qInsertTurn = `INSERT INTO turns
+		(seq, id, namespace, session, role, speaker, content, ts, meta, received_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT DO NOTHING`
+	qInsertTurnFTS     = `INSERT INTO turns_fts (rowid, text, speaker) VALUES (?, ?, ?)`
+	qInsertTurnTrigram = `INSERT INTO turns_trigram (rowid, content) VALUES (?, ?)`
+	qInsertTurnCJK     = `INSERT INTO turns_cjk (rowid, grams) VALUES (?, ?)`
+	qAnyForgotten      = `SELECT EXISTS (SELECT 1 FROM forgotten)`
+)
 
 // skipDuplicate records t in turn_skips when the palace holds its id under
 // another seq. A seq that holds t's id, or another turn (a palace and an

@@ -73,23 +73,25 @@ type openUnit struct {
 // open part of its session, starting a new part when that one is full,
 // inside tx, and returns the parts that changed: the caller re-indexes their
 // text (indexUnit) after its other writes (see PutTurns).
-func addSessionTurns(ctx context.Context, tx *sql.Tx, turns []engram.Turn) ([]int64, error) {
+func addSessionTurns(ctx context.Context, st stmtFunc, turns []engram.Turn) ([]int64, error) {
 	if len(turns) == 0 {
 		return nil, nil
 	}
-	seq, err := nextSeq(ctx, tx, "units")
-	if err != nil {
+	var stmts [5]*sql.Stmt
+	for i, q := range []string{qNextUnitSeq, qOpenSessionUnit, qNewSessionUnit, qAddUnitTurn, qUpdateSessionUnit} {
+		var err error
+		if stmts[i], err = st(q); err != nil {
+			return nil, err
+		}
+	}
+	next, get, create, add, update := stmts[0], stmts[1], stmts[2], stmts[3], stmts[4]
+	var seq int64
+	if err := next.QueryRowContext(ctx).Scan(&seq); err != nil {
 		return nil, err
 	}
 	var units []int64
 	open := map[engram.SessionKey]*openUnit{}
 	var touched []*openUnit
-	get, err := tx.PrepareContext(ctx, `SELECT n, turns, bytes, coalesce(start_ts, 0), coalesce(end_ts, 0)
-		FROM units WHERE namespace = ? AND session = ? AND kind = 'session' ORDER BY n DESC LIMIT 1`)
-	if err != nil {
-		return nil, err
-	}
-	defer get.Close()
 	for _, t := range turns {
 		key := engram.SessionKey{Namespace: t.Namespace, Session: t.Session}
 		u, ok := open[key]
@@ -106,9 +108,7 @@ func addSessionTurns(ctx context.Context, tx *sql.Tx, turns []engram.Turn) ([]in
 		if u == nil || u.turns >= UnitMaxTurns || (u.turns > 0 && u.bytes+size > UnitMaxBytes) {
 			seq++
 			u = new(openUnit)
-			err := tx.QueryRowContext(ctx, `INSERT INTO units (id, kind, namespace, session, turns, bytes, seq)
-				VALUES (?, 'session', ?, ?, 0, 0, ?) RETURNING n`,
-				unitID(engram.UnitSession, t.Namespace, t.Session, t.ID), t.Namespace, t.Session, seq).Scan(&u.n)
+			err := create.QueryRowContext(ctx, unitID(engram.UnitSession, t.Namespace, t.Session, t.ID), t.Namespace, t.Session, seq).Scan(&u.n)
 			if err != nil {
 				return nil, fmt.Errorf("session unit of turn %d: %w", t.Seq, err)
 			}
@@ -118,7 +118,7 @@ func addSessionTurns(ctx context.Context, tx *sql.Tx, turns []engram.Turn) ([]in
 			u.changed = true
 			touched = append(touched, u)
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO unit_turns (unit_n, turn_seq) VALUES (?, ?)`, u.n, t.Seq); err != nil {
+		if _, err := add.ExecContext(ctx, u.n, t.Seq); err != nil {
 			return nil, err
 		}
 		u.turns++
@@ -135,15 +135,27 @@ func addSessionTurns(ctx context.Context, tx *sql.Tx, turns []engram.Turn) ([]in
 	}
 	for _, u := range touched {
 		seq++
-		_, err := tx.ExecContext(ctx, `UPDATE units SET turns = ?, bytes = ?, start_ts = nullif(?, 0), end_ts = nullif(?, 0), seq = ?
-			WHERE n = ?`, u.turns, u.bytes, u.start, u.end, seq, u.n)
-		if err != nil {
+		if _, err := update.ExecContext(ctx, u.turns, u.bytes, u.start, u.end, seq, u.n); err != nil {
 			return nil, err
 		}
 		units = append(units, u.n)
 	}
 	return units, nil
 }
+
+// The statements of addSessionTurns and unitText.
+const (
+	qNextUnitSeq     = `SELECT coalesce(max(seq), 0) FROM units`
+	qOpenSessionUnit = `SELECT n, turns, bytes, coalesce(start_ts, 0), coalesce(end_ts, 0)
+		FROM units WHERE namespace = ? AND session = ? AND kind = 'session' ORDER BY n DESC LIMIT 1`
+	qNewSessionUnit = `INSERT INTO units (id, kind, namespace, session, turns, bytes, seq)
+		VALUES (?, 'session', ?, ?, 0, 0, ?) RETURNING n`
+	qAddUnitTurn       = `INSERT OR IGNORE INTO unit_turns (unit_n, turn_seq) VALUES (?, ?)`
+	qUpdateSessionUnit = `UPDATE units SET turns = ?, bytes = ?, start_ts = nullif(?, 0), end_ts = nullif(?, 0), seq = ?
+		WHERE n = ?`
+	qUnitText = `SELECT t.speaker, t.role, t.content FROM unit_turns ut JOIN turns t ON t.seq = ut.turn_seq
+		WHERE ut.unit_n = ? ORDER BY ut.turn_seq`
+)
 
 // putSceneUnit writes the unit of scene s (its turns as far as they are
 // stored) inside tx and returns its number; the caller re-indexes its text
@@ -184,9 +196,12 @@ func putSceneUnit(ctx context.Context, tx *sql.Tx, s engram.Scene, seq int64) (i
 
 // unitText is the text of unit n: "speaker: content" per turn in arrival
 // order, each turn's content clipped to UnitTurnBytes.
-func unitText(ctx context.Context, tx *sql.Tx, n int64) (string, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT t.speaker, t.role, t.content FROM unit_turns ut JOIN turns t ON t.seq = ut.turn_seq
-		WHERE ut.unit_n = ? ORDER BY ut.turn_seq`, n)
+func unitText(ctx context.Context, st stmtFunc, n int64) (string, error) {
+	q, err := st(qUnitText)
+	if err != nil {
+		return "", err
+	}
+	rows, err := q.QueryContext(ctx, n)
 	if err != nil {
 		return "", err
 	}
@@ -209,16 +224,16 @@ func unitText(ctx context.Context, tx *sql.Tx, n int64) (string, error) {
 }
 
 // indexUnit replaces unit n's entry in its keyword index.
-func indexUnit(ctx context.Context, tx *sql.Tx, kind string, n int64) error {
+func indexUnit(ctx context.Context, st stmtFunc, kind string, n int64) error {
 	table := unitFTS[kind]
-	text, err := unitText(ctx, tx, n)
+	text, err := unitText(ctx, st, n)
 	if err != nil {
 		return err
 	}
 	if text, err = indexText(text); err != nil {
 		return err
 	}
-	return reindexText(ctx, tx, table, n, text)
+	return reindexTextStmt(ctx, st, table, n, text)
 }
 
 // backfillUnits gives every stored turn after keyUnitsSeq its session unit:
@@ -240,7 +255,7 @@ func (db *DB) backfillUnits(ctx context.Context) error {
 				done = true
 				return err
 			}
-			units, err := addSessionTurns(ctx, tx, turns)
+			units, err := addSessionTurns(ctx, txStmts(ctx, tx), turns)
 			if err != nil {
 				return err
 			}
@@ -248,7 +263,7 @@ func (db *DB) backfillUnits(ctx context.Context) error {
 				return err
 			}
 			for _, n := range units {
-				if err := indexUnit(ctx, tx, engram.UnitSession, n); err != nil {
+				if err := indexUnit(ctx, txStmts(ctx, tx), engram.UnitSession, n); err != nil {
 					return err
 				}
 			}
@@ -265,10 +280,12 @@ func (db *DB) backfillUnits(ctx context.Context) error {
 
 // setMeta raises a palace_meta counter to v (it never moves back).
 func setMeta(ctx context.Context, tx *sql.Tx, key string, v int64) error {
-	_, err := tx.ExecContext(ctx, `INSERT INTO palace_meta (key, value) VALUES (?, ?)
-		ON CONFLICT (key) DO UPDATE SET value = max(value, excluded.value)`, key, v)
+	_, err := tx.ExecContext(ctx, qSetMeta, key, v)
 	return err
 }
+
+const qSetMeta = `INSERT INTO palace_meta (key, value) VALUES (?, ?)
+	ON CONFLICT (key) DO UPDATE SET value = max(value, excluded.value)`
 
 const unitColumns = `u.id, u.kind, u.namespace, u.session, u.start_ts, u.end_ts, u.turns, u.seq`
 
@@ -430,7 +447,7 @@ func (db *DB) UnitsSince(ctx context.Context, after int64, limit int) ([]engram.
 			return err
 		}
 		for i, n := range ns {
-			if out[i].Text, err = unitText(ctx, tx, n); err != nil {
+			if out[i].Text, err = unitText(ctx, txStmts(ctx, tx), n); err != nil {
 				return err
 			}
 		}
