@@ -62,6 +62,8 @@ type Engine struct {
 	// forgetMu keeps the layer jobs (held shared) from deriving anything
 	// from turns a forget (held exclusively) is removing.
 	forgetMu sync.RWMutex
+	// memory gives back what a catch-up of the layer jobs left (memrelease.go).
+	memory   memReleaser
 	journal  *archive.Journal   // the corrections journal
 	follower *pipeline.Follower // serve only: scenes and unit vectors between the jobs' runs
 

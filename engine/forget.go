@@ -240,9 +240,11 @@ func (e *Engine) finishForgets(ctx context.Context) error {
 	return err
 }
 
-// guardLayers wraps a layer job so that it never runs while a forget does.
+// guardLayers wraps a layer job so that it never runs while a forget does,
+// and so that the memory its run left is given back (memReleaser).
 func (e *Engine) guardLayers(run func(context.Context) error) func(context.Context) error {
 	return func(ctx context.Context) error {
+		defer e.memory.begin()()
 		e.forgetMu.RLock()
 		defer e.forgetMu.RUnlock()
 		return run(ctx)
