@@ -412,6 +412,9 @@ func (f *forgetter) scenes() error {
 		if err := f.exec(`DELETE FROM scenes WHERE n = ?`, s.n); err != nil {
 			return err
 		}
+		if err := countSceneDeletion(f.ctx, f.tx); err != nil {
+			return err
+		}
 		f.res.Scenes++
 		f.res.Removed = append(f.res.Removed, s.id)
 		uid := unitID(engram.UnitScene, s.ns, s.session, s.id)

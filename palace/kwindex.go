@@ -162,8 +162,8 @@ func keywordGen(ctx context.Context, tx *sql.Tx) (int64, error) {
 	return gen, err
 }
 
-// LoadKeywordIndex builds the in-memory keyword indexes from the turns and
-// the units, if they are not loaded, and keeps them current from then on
+// LoadKeywordIndex builds the in-memory keyword indexes from the turns, the
+// units and the scenes, if they are not loaded, and keeps them current from then on
 // (see WarmKeywordIndex). At 100,000 turns (with their session and scene
 // units) it took 4 s and holds about 0.8 KB a turn (BenchmarkRecall100k
 // logs both).
@@ -173,8 +173,10 @@ func (db *DB) LoadKeywordIndex(ctx context.Context) error {
 	k.warm = true
 	loaded := k.idx != nil
 	k.mu.Unlock()
-	db.warmUnitIndex()
+	db.warmIndex(&db.ukw)
+	db.warmIndex(&db.skw)
 	db.ukw.builds.Wait()
+	db.skw.builds.Wait()
 	if loaded {
 		return nil
 	}
@@ -197,7 +199,8 @@ func (db *DB) WarmKeywordIndex() {
 	db.kw.warm = true
 	db.kw.mu.Unlock()
 	db.rebuildKeywordIndex()
-	db.warmUnitIndex()
+	db.warmIndex(&db.ukw)
+	db.warmIndex(&db.skw)
 }
 
 // KeywordIndexLoaded reports whether the keyword index is loaded.

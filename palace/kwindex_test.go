@@ -100,6 +100,9 @@ func TestKeywordIndex_SameAsFTS(t *testing.T) {
 	if mem.ukw.ranked == 0 || fts.ukw.ranked != 0 {
 		t.Fatalf("the units' index answered %d searches, on the FTS5 handle %d", mem.ukw.ranked, fts.ukw.ranked)
 	}
+	if mem.skw.ranked == 0 || fts.skw.ranked != 0 {
+		t.Fatalf("the scenes' index answered %d searches, on the FTS5 handle %d", mem.skw.ranked, fts.skw.ranked)
+	}
 	if !mem.KeywordIndexLoaded() || fts.KeywordIndexLoaded() {
 		t.Fatal("the index is not loaded where it should be, or is where it should not")
 	}
@@ -111,7 +114,11 @@ func putKWScenes(tb testing.TB, db *DB, turns []engram.Turn) {
 	var writes []engram.SceneWrite
 	for i := 0; i < len(turns); i += 10 {
 		part := turns[i:min(i+10, len(turns))]
-		sc := engram.Scene{ID: "sc-" + part[0].ID, Namespace: part[0].Namespace, Session: part[0].Session, Title: "scene", Start: part[0].TS, End: part[len(part)-1].TS}
+		// A title and a summary of the turns' words, so that the scenes'
+		// keyword search has something to rank.
+		sc := engram.Scene{ID: "sc-" + part[0].ID, Namespace: part[0].Namespace, Session: part[0].Session,
+			Title:   strings.Join(strings.Fields(part[0].Content)[:min(3, len(strings.Fields(part[0].Content)))], " "),
+			Summary: part[len(part)-1].Content, Participants: []string{part[0].Speaker}, Start: part[0].TS, End: part[len(part)-1].TS}
 		for _, t := range part {
 			if t.Namespace == sc.Namespace && t.Session == sc.Session {
 				sc.Turns = append(sc.Turns, t.ID)
@@ -182,6 +189,17 @@ func compareKeyword(t *testing.T, mem, fts *DB, when string) {
 			}
 			if msg := sameUnitHits(sa, sb, 0); msg != "" {
 				t.Errorf("%s, unit scores of query %+v: %s", when, tq, msg)
+			}
+			ca, err := mem.SearchScenes(ctx, tq)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cb, err := fts.SearchScenes(ctx, tq)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if msg := sameSceneHits(ca, cb, tq.Limit); msg != "" {
+				t.Errorf("%s, scenes of query %+v: %s", when, tq, msg)
 			}
 		}
 	}
@@ -370,4 +388,16 @@ func TestKWIndex_Compact(t *testing.T) {
 			t.Errorf("%q: compacted %v, fresh %v", q, a, b)
 		}
 	}
+}
+
+// sameSceneHits compares two rankings of scenes as sameUnitHits does.
+func sameSceneHits(a, b []engram.SceneHit, limit int) string {
+	units := func(hs []engram.SceneHit) []engram.UnitHit {
+		out := make([]engram.UnitHit, len(hs))
+		for i, h := range hs {
+			out[i] = engram.UnitHit{Unit: engram.Unit{ID: h.Scene.ID, Kind: engram.UnitScene}, Score: h.Score}
+		}
+		return out
+	}
+	return sameUnitHits(units(a), units(b), limit)
 }

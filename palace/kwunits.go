@@ -32,18 +32,37 @@ const keyUnitsDeleted = "units_deleted"
 // unitCatchUp is the most changed units a search reads itself.
 const unitCatchUp = 256
 
-type unitKeywords struct {
+type unitKeywords = seqKeywords
+
+// seqKeywords is a keyword index in memory of a table whose rows take
+// change numbers as they are written (units.seq, scenes.seq) and whose
+// deletions are counted in palace_meta: the units' (by kind), the scenes'.
+type seqKeywords struct {
+	src      seqSource
 	mu       sync.Mutex
 	warm     bool
 	current  bool                // kinds holds the state of seq and deleted
 	seq      int64               // the change number caught up to
 	deleted  int64               // the deletion count it reflects
-	kinds    map[string]*kwIndex // by unit kind
-	ids      map[string]int64    // unit id → n
+	kinds    map[string]*kwIndex // by kind (units), or one (scenes: "")
+	ids      map[string]int64    // row id → n
 	catching bool                // a catch-up is running
 	builds   sync.WaitGroup
 	ranked   int64 // searches it answered, for the tests
 }
+
+// seqSource says where a seqKeywords reads its rows.
+type seqSource struct {
+	table      string   // the table, whose seq column holds the change numbers
+	deletedKey string   // the palace_meta key counting its deletions
+	kinds      []string // the kinds indexed apart
+	// changes reads the rows changed after a change number, inside tx.
+	changes func(ctx context.Context, tx *sql.Tx, after int64) ([]unitChange, error)
+}
+
+// unitsSource is where the units' index reads them.
+var unitsSource = seqSource{table: "units", deletedKey: keyUnitsDeleted,
+	kinds: []string{engram.UnitSession, engram.UnitScene}, changes: unitChanges}
 
 // countUnitDeletion counts a deletion of units inside tx.
 func countUnitDeletion(ctx context.Context, tx *sql.Tx) error {
@@ -52,11 +71,10 @@ func countUnitDeletion(ctx context.Context, tx *sql.Tx) error {
 	return err
 }
 
-// unitState reads the units' change number and deletion count.
-func (db *DB) unitState(ctx context.Context) (seq, deleted int64, err error) {
+// indexState reads the change number and deletion count of k's table.
+func (db *DB) indexState(ctx context.Context, k *seqKeywords) (seq, deleted int64, err error) {
 	err = db.View(ctx, func(tx *sql.Tx) error {
-		rows, err := db.readQuery(ctx, tx, `SELECT (SELECT coalesce(max(seq), 0) FROM units),
-			coalesce((SELECT value FROM palace_meta WHERE key = ?), 0)`, keyUnitsDeleted)
+		rows, err := db.readQuery(ctx, tx, stateQuery(k.src.table), k.src.deletedKey)
 		if err != nil {
 			return err
 		}
@@ -71,65 +89,79 @@ func (db *DB) unitState(ctx context.Context) (seq, deleted int64, err error) {
 	return seq, deleted, err
 }
 
+// stateQuery reads a table's change number and, with the key as its
+// argument, its deletion count.
+func stateQuery(table string) string {
+	return `SELECT (SELECT coalesce(max(seq), 0) FROM ` + table + `),
+		coalesce((SELECT value FROM palace_meta WHERE key = ?), 0)`
+}
+
 // unitChange is a unit read for the index.
 type unitChange struct {
 	id, kind string
 	add      kwAdd
 }
 
-// readUnitChanges reads the units changed after seq, and the state they
-// bring the index to.
-func (db *DB) readUnitChanges(ctx context.Context, after int64) (changes []unitChange, seq, deleted int64, err error) {
+// readChanges reads the rows of k's table changed after a change number,
+// and the state they bring the index to.
+func (db *DB) readChanges(ctx context.Context, k *seqKeywords, after int64) (changes []unitChange, seq, deleted int64, err error) {
 	err = db.View(ctx, func(tx *sql.Tx) error {
-		if err := tx.QueryRowContext(ctx, `SELECT (SELECT coalesce(max(seq), 0) FROM units),
-			coalesce((SELECT value FROM palace_meta WHERE key = ?), 0)`, keyUnitsDeleted).Scan(&seq, &deleted); err != nil {
+		if err := tx.QueryRowContext(ctx, stateQuery(k.src.table), k.src.deletedKey).Scan(&seq, &deleted); err != nil {
 			return err
 		}
-		rows, err := tx.QueryContext(ctx, `SELECT n, id, kind, namespace, start_ts, end_ts FROM units WHERE seq > ? ORDER BY seq`, after)
-		if err != nil {
-			return err
-		}
-		err = eachRow(rows, func() error {
-			var (
-				c          unitChange
-				start, end sql.NullInt64
-			)
-			if err := rows.Scan(&c.add.seq, &c.id, &c.kind, &c.add.namespace, &start, &end); err != nil {
-				return err
-			}
-			c.add.ts, c.add.hasTS = start.Int64, start.Valid
-			c.add.end, c.add.hasEnd = end.Int64, end.Valid
-			changes = append(changes, c)
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-		for i := range changes {
-			text, err := unitText(ctx, txStmts(ctx, tx), changes[i].add.seq)
-			if err != nil {
-				return err
-			}
-			if changes[i].add.text, err = indexText(text); err != nil {
-				return err
-			}
-		}
-		return nil
+		var err error
+		changes, err = k.src.changes(ctx, tx, after)
+		return err
 	})
 	return changes, seq, deleted, err
 }
 
-// catchUpUnits brings the index to the palace's state: the changed units
-// on top of the index, or every unit into a new one (fresh).
-func (db *DB) catchUpUnits(ctx context.Context, fresh bool) error {
-	u := &db.ukw
+// unitChanges reads the units changed after a change number, with their
+// text as their full-text index holds it.
+func unitChanges(ctx context.Context, tx *sql.Tx, after int64) ([]unitChange, error) {
+	var changes []unitChange
+	rows, err := tx.QueryContext(ctx, `SELECT n, id, kind, namespace, start_ts, end_ts FROM units WHERE seq > ? ORDER BY seq`, after)
+	if err != nil {
+		return nil, err
+	}
+	err = eachRow(rows, func() error {
+		var (
+			c          unitChange
+			start, end sql.NullInt64
+		)
+		if err := rows.Scan(&c.add.seq, &c.id, &c.kind, &c.add.namespace, &start, &end); err != nil {
+			return err
+		}
+		c.add.ts, c.add.hasTS = start.Int64, start.Valid
+		c.add.end, c.add.hasEnd = end.Int64, end.Valid
+		changes = append(changes, c)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for i := range changes {
+		text, err := unitText(ctx, txStmts(ctx, tx), changes[i].add.seq)
+		if err != nil {
+			return nil, err
+		}
+		if changes[i].add.text, err = indexText(text); err != nil {
+			return nil, err
+		}
+	}
+	return changes, nil
+}
+
+// catchUp brings k to the palace's state: the changed rows on top of the
+// index, or every row into a new one (fresh).
+func (db *DB) catchUp(ctx context.Context, u *seqKeywords, fresh bool) error {
 	u.mu.Lock()
 	after := u.seq
 	if fresh {
 		after = 0
 	}
 	u.mu.Unlock()
-	changes, seq, deleted, err := db.readUnitChanges(ctx, after)
+	changes, seq, deleted, err := db.readChanges(ctx, u, after)
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	u.catching = false
@@ -137,7 +169,10 @@ func (db *DB) catchUpUnits(ctx context.Context, fresh bool) error {
 		return err
 	}
 	if fresh {
-		u.kinds = map[string]*kwIndex{engram.UnitSession: newKWIndex(), engram.UnitScene: newKWIndex()}
+		u.kinds = map[string]*kwIndex{}
+		for _, kind := range u.src.kinds {
+			u.kinds[kind] = newKWIndex()
+		}
 		u.ids = map[string]int64{}
 	} else if u.seq != after || !u.current {
 		return nil // another catch-up got there first
@@ -161,10 +196,9 @@ func (db *DB) catchUpUnits(ctx context.Context, fresh bool) error {
 	return nil
 }
 
-// warmUnitIndex starts loading the units' keyword index in the
-// background; WarmKeywordIndex calls it.
-func (db *DB) warmUnitIndex() {
-	u := &db.ukw
+// warmIndex starts loading k in the background; WarmKeywordIndex calls
+// it.
+func (db *DB) warmIndex(u *seqKeywords) {
 	u.mu.Lock()
 	u.warm = true
 	start := !u.catching && !u.current
@@ -176,23 +210,22 @@ func (db *DB) warmUnitIndex() {
 	if start {
 		go func() {
 			defer u.builds.Done()
-			db.catchUpUnits(context.Background(), true) // on failure searches stay with FTS5
+			db.catchUp(context.Background(), u, true) // on failure searches stay with FTS5
 		}()
 	}
 }
 
-// withUnitIndex calls fn with the units' index, caught up, and reports
-// whether it did: false (the search goes to FTS5) when it is not warm, or
-// so far behind that it catches up in the background.
-func (db *DB) withUnitIndex(ctx context.Context, fn func(u *unitKeywords)) (bool, error) {
-	u := &db.ukw
+// withIndex calls fn with k, caught up, and reports whether it did: false
+// (the search goes to FTS5) when it is not warm, or so far behind that it
+// catches up in the background.
+func (db *DB) withIndex(ctx context.Context, u *seqKeywords, fn func(u *seqKeywords)) (bool, error) {
 	u.mu.Lock()
 	warm := u.warm
 	u.mu.Unlock()
 	if !warm {
 		return false, nil
 	}
-	seq, deleted, err := db.unitState(ctx)
+	seq, deleted, err := db.indexState(ctx, u)
 	if err != nil {
 		return false, err
 	}
@@ -214,12 +247,12 @@ func (db *DB) withUnitIndex(ctx context.Context, fn func(u *unitKeywords)) (bool
 		u.mu.Unlock()
 		go func() {
 			defer u.builds.Done()
-			db.catchUpUnits(context.Background(), fresh)
+			db.catchUp(context.Background(), u, fresh)
 		}()
 		return false, nil
 	}
 	u.mu.Unlock()
-	if err := db.catchUpUnits(ctx, false); err != nil {
+	if err := db.catchUp(ctx, u, false); err != nil {
 		return false, err
 	}
 	u.mu.Lock()
@@ -274,7 +307,7 @@ func (db *DB) scoreUnitsFromMemory(ctx context.Context, terms []term, ids []stri
 		return nil, false, nil
 	}
 	var hits []kwHit
-	ok, err := db.withUnitIndex(ctx, func(u *unitKeywords) {
+	ok, err := db.withIndex(ctx, &db.ukw, func(u *unitKeywords) {
 		want := make(map[int64]bool, len(ids))
 		for _, id := range ids {
 			if n, found := u.ids[id]; found {
@@ -301,21 +334,13 @@ func (db *DB) searchUnitsFromMemory(ctx context.Context, q engram.TextQuery, ter
 	if !ok {
 		return nil, false, nil
 	}
-	from, to := nanosOrZero(q.From), nanosOrZero(q.To)
 	var hits []kwHit
-	ok, err := db.withUnitIndex(ctx, func(u *unitKeywords) {
+	ok, err := db.withIndex(ctx, &db.ukw, func(u *unitKeywords) {
 		for _, kind := range kinds {
 			x := u.kinds[kind]
-			nsc, nsOK := x.nsCode[q.Namespace]
-			if q.Namespace != "" && !nsOK {
-				continue
+			if keep, some := spanFilter(x, q); some {
+				hits = append(hits, x.best(toks, limit, keep)...)
 			}
-			hits = append(hits, x.best(toks, limit, func(d *kwDoc) bool {
-				if q.Namespace != "" && d.ns != nsc {
-					return false
-				}
-				return (from == 0 || (d.hasEnd && d.end >= from)) && (to == 0 || (d.hasTS && d.ts < to))
-			})...)
 		}
 	})
 	if err != nil || !ok {
@@ -323,4 +348,21 @@ func (db *DB) searchUnitsFromMemory(ctx context.Context, q engram.TextQuery, ter
 	}
 	out, err := db.unitHitsFromMemory(ctx, hits)
 	return out, err == nil, err
+}
+
+// spanFilter keeps the docs of x (units, scenes: a start and an end) of
+// q's namespace that overlap [q.From, q.To), as the FTS5 searches filter
+// them; some is false when no doc can be kept.
+func spanFilter(x *kwIndex, q engram.TextQuery) (keep func(*kwDoc) bool, some bool) {
+	nsc, nsOK := x.nsCode[q.Namespace]
+	if q.Namespace != "" && !nsOK {
+		return nil, false
+	}
+	from, to := nanosOrZero(q.From), nanosOrZero(q.To)
+	return func(d *kwDoc) bool {
+		if q.Namespace != "" && d.ns != nsc {
+			return false
+		}
+		return (from == 0 || (d.hasEnd && d.end >= from)) && (to == 0 || (d.hasTS && d.ts < to))
+	}, true
 }

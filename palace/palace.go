@@ -57,6 +57,7 @@ type DB struct {
 	vectors vectorCache   // the VectorIndex of each model, made by Vectors
 	kw      keywordIndex  // the in-memory keyword index (kwindex.go)
 	ukw     unitKeywords  // the units' (kwunits.go)
+	skw     seqKeywords   // the scenes' (kwscenes.go)
 	stmts   stmtCache     // prepared read statements (stmts.go)
 	wstmts  stmtCache     // prepared write statements
 	ckpt    *checkpointer // copies the WAL into the file, beside the writer (checkpoint.go)
@@ -94,6 +95,7 @@ func Open(path string, opts Options) (*DB, error) {
 	}
 
 	db := &DB{path: abs, now: opts.Now}
+	db.ukw.src, db.skw.src = unitsSource, scenesSource
 	if db.w, err = sql.Open("sqlite", dsn(abs, true)); err != nil {
 		return nil, fmt.Errorf("palace: open: %w", err)
 	}

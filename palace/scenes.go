@@ -225,6 +225,12 @@ func (db *DB) SearchScenes(ctx context.Context, q engram.TextQuery) ([]engram.Sc
 		return nil, err
 	}
 	limit := min(max(q.Limit, 1), MaxSearchLimit)
+	if hits, ok, err := db.searchScenesFromMemory(ctx, q, terms, limit); err != nil || ok {
+		if err != nil {
+			return nil, fmt.Errorf("palace: search scenes: %w", err)
+		}
+		return hits, nil
+	}
 	return viewList(ctx, db, "search scenes", func(rows *sql.Rows, add func(engram.SceneHit)) error {
 		return scanScenes(rows, func(s engram.Scene, rank float64) { add(engram.SceneHit{Scene: s, Score: -rank}) })
 	}, `SELECT `+sceneColumns+`, f.rank FROM scenes_fts f JOIN scenes s ON s.n = f.rowid
