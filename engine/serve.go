@@ -96,6 +96,11 @@ func (e *Engine) Serve(srv *httpapi.Server) {
 // index is loaded by Open.
 func (e *Engine) Warm() { e.palace.WarmKeywordIndex() }
 
+// LoadKeywordIndexes loads the in-memory keyword indexes (of the turns,
+// the units and the scenes) and waits until they are; Warm starts the same
+// in the background.
+func (e *Engine) LoadKeywordIndexes(ctx context.Context) error { return e.palace.LoadKeywordIndex(ctx) }
+
 // Addr is the address the server listens on.
 func (s *Server) Addr() string { return s.HTTP.Addr() }
 
