@@ -87,10 +87,6 @@ var (
 	_ engram.CorrectService = (*Engine)(nil)
 )
 
-// Open opens the home of cfg, creating it (0700) if needed, and catches the
-// palace up with the archive. ELOCKED when another process holds the home.
-// The scheduled jobs do not run until StartJobs; the vector side starts in
-// the background when its embedder or Chroma is not up yet.
 // testHooks are points where a test holds the engine to drive an
 // interleaving (export_test.go sets them before Open).
 var testHooks struct {
@@ -110,6 +106,10 @@ func (h hookedIndex) PutTurns(ctx context.Context, turns []engram.Turn) error {
 	return h.DB.PutTurns(ctx, turns)
 }
 
+// Open opens the home of cfg, creating it (0700) if needed, and catches the
+// palace up with the archive. ELOCKED when another process holds the home.
+// The scheduled jobs do not run until StartJobs; the vector side starts in
+// the background when its embedder or Chroma is not up yet.
 func Open(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Engine, err error) {
 	if err := os.MkdirAll(cfg.Home, 0o700); err != nil {
 		return nil, fmt.Errorf("create home: %w", err)

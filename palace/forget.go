@@ -78,7 +78,7 @@ func (db *DB) erase(ctx context.Context, op string, fn func(f *forgetter) error)
 	kw := db.beginChange()
 	err = db.Update(ctx, func(tx *sql.Tx) error {
 		kw.reset()
-		if err := fn(&forgetter{ctx: ctx, tx: tx, res: &ForgetResult{}, gone: map[string]bool{}, kw: kw}); err != nil {
+		if err := fn(&forgetter{ctx: ctx, tx: tx, res: &ForgetResult{}, gone: map[string]bool{}, kw: kw, st: txStmts(ctx, tx)}); err != nil {
 			return err
 		}
 		return kw.count(ctx, tx)
@@ -141,6 +141,7 @@ type forgetter struct {
 	kw   *kwChange       // the change of turns_fts
 	// remake, when set, makes the deleted scenes again of their other turns.
 	remake SceneRemaker
+	st     stmtFunc // the statements of re-indexing units, prepared once
 }
 
 func (f *forgetter) exec(q string, args ...any) error {
@@ -297,7 +298,7 @@ func (f *forgetter) fixUnits(units map[int64]bool) error {
 			WHERE n = ?1`, n, UnitTurnBytes, seq+1); err != nil {
 			return err
 		}
-		if err := indexUnit(f.ctx, txStmts(f.ctx, f.tx), kind, n); err != nil {
+		if err := indexUnit(f.ctx, f.st, kind, n); err != nil {
 			return err
 		}
 		// Its vector holds the forgotten words' meaning: it goes now and
@@ -437,7 +438,7 @@ func (f *forgetter) scenes() error {
 		f.res.Units++
 		f.res.Removed = append(f.res.Removed, uid)
 	}
-	if f.remake == nil {
+	if f.remake == nil || len(hits) == 0 {
 		return nil
 	}
 	var writes []engram.SceneWrite

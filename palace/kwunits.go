@@ -32,8 +32,6 @@ const keyUnitsDeleted = "units_deleted"
 // unitCatchUp is the most changed units a search reads itself.
 const unitCatchUp = 256
 
-type unitKeywords = seqKeywords
-
 // seqKeywords is a keyword index in memory of a table whose rows take
 // change numbers as they are written (units.seq, scenes.seq) and whose
 // deletions are counted in palace_meta: the units' (by kind), the scenes'.
@@ -140,8 +138,9 @@ func unitChanges(ctx context.Context, tx *sql.Tx, after int64) ([]unitChange, er
 	if err != nil {
 		return nil, err
 	}
+	st := txStmts(ctx, tx)
 	for i := range changes {
-		text, err := unitText(ctx, txStmts(ctx, tx), changes[i].add.seq)
+		text, err := unitText(ctx, st, changes[i].add.seq)
 		if err != nil {
 			return nil, err
 		}
@@ -307,7 +306,7 @@ func (db *DB) scoreUnitsFromMemory(ctx context.Context, terms []term, ids []stri
 		return nil, false, nil
 	}
 	var hits []kwHit
-	ok, err := db.withIndex(ctx, &db.ukw, func(u *unitKeywords) {
+	ok, err := db.withIndex(ctx, &db.ukw, func(u *seqKeywords) {
 		want := make(map[int64]bool, len(ids))
 		for _, id := range ids {
 			if n, found := u.ids[id]; found {
@@ -335,7 +334,7 @@ func (db *DB) searchUnitsFromMemory(ctx context.Context, q engram.TextQuery, ter
 		return nil, false, nil
 	}
 	var hits []kwHit
-	ok, err := db.withIndex(ctx, &db.ukw, func(u *unitKeywords) {
+	ok, err := db.withIndex(ctx, &db.ukw, func(u *seqKeywords) {
 		for _, kind := range kinds {
 			x := u.kinds[kind]
 			if keep, some := spanFilter(x, q); some {

@@ -56,7 +56,7 @@ type DB struct {
 
 	vectors vectorCache   // the VectorIndex of each model, made by Vectors
 	kw      keywordIndex  // the in-memory keyword index (kwindex.go)
-	ukw     unitKeywords  // the units' (kwunits.go)
+	ukw     seqKeywords   // the units' (kwunits.go)
 	skw     seqKeywords   // the scenes' (kwscenes.go)
 	stmts   stmtCache     // prepared read statements (stmts.go)
 	wstmts  stmtCache     // prepared write statements

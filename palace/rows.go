@@ -126,7 +126,11 @@ func queryRows[T any](ctx context.Context, tx *sql.Tx, query string, args []any,
 // reindexText replaces row n's text in the full-text index table (a
 // contentless one, whose rows are deleted by rowid).
 func reindexText(ctx context.Context, tx *sql.Tx, table string, n int64, text string) error {
-	return reindexTextStmt(ctx, txStmts(ctx, tx), table, n, text)
+	if _, err := tx.ExecContext(ctx, qDeleteText(table), n); err != nil {
+		return err
+	}
+	_, err := tx.ExecContext(ctx, qInsertText(table), n, text)
+	return err
 }
 
 // reindexTextStmt is reindexText with statements from st.

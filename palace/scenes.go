@@ -117,11 +117,12 @@ type sceneText struct {
 }
 
 func (ts sceneTexts) index(ctx context.Context, tx *sql.Tx) error {
+	st := txStmts(ctx, tx)
 	for _, t := range ts {
 		if err := reindexText(ctx, tx, "scenes_fts", t.scene, t.text); err != nil {
 			return err
 		}
-		if err := indexUnit(ctx, txStmts(ctx, tx), engram.UnitScene, t.unit); err != nil {
+		if err := indexUnit(ctx, st, engram.UnitScene, t.unit); err != nil {
 			return err
 		}
 	}

@@ -50,9 +50,21 @@ func (db *DB) writeStmt(ctx context.Context, tx *sql.Tx, q string) (*sql.Stmt, e
 // closes with the transaction.
 type stmtFunc func(q string) (*sql.Stmt, error)
 
-// txStmts prepares each statement for tx alone.
+// txStmts prepares statements for tx alone, each once: a statement stays
+// open until tx ends, so one stmtFunc serves a whole loop.
 func txStmts(ctx context.Context, tx *sql.Tx) stmtFunc {
-	return func(q string) (*sql.Stmt, error) { return tx.PrepareContext(ctx, q) }
+	prepared := map[string]*sql.Stmt{}
+	return func(q string) (*sql.Stmt, error) {
+		if st, ok := prepared[q]; ok {
+			return st, nil
+		}
+		st, err := tx.PrepareContext(ctx, q)
+		if err != nil {
+			return nil, err
+		}
+		prepared[q] = st
+		return st, nil
+	}
 }
 
 // writerStmts takes the statements of writeStatements from the writer's

@@ -255,7 +255,8 @@ func (db *DB) backfillUnits(ctx context.Context) error {
 				done = true
 				return err
 			}
-			units, err := addSessionTurns(ctx, txStmts(ctx, tx), turns)
+			st := txStmts(ctx, tx)
+			units, err := addSessionTurns(ctx, st, turns)
 			if err != nil {
 				return err
 			}
@@ -263,7 +264,7 @@ func (db *DB) backfillUnits(ctx context.Context) error {
 				return err
 			}
 			for _, n := range units {
-				if err := indexUnit(ctx, txStmts(ctx, tx), engram.UnitSession, n); err != nil {
+				if err := indexUnit(ctx, st, engram.UnitSession, n); err != nil {
 					return err
 				}
 			}
@@ -446,8 +447,9 @@ func (db *DB) UnitsSince(ctx context.Context, after int64, limit int) ([]engram.
 		if err != nil {
 			return err
 		}
+		st := txStmts(ctx, tx)
 		for i, n := range ns {
-			if out[i].Text, err = unitText(ctx, txStmts(ctx, tx), n); err != nil {
+			if out[i].Text, err = unitText(ctx, st, n); err != nil {
 				return err
 			}
 		}
