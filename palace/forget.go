@@ -278,7 +278,7 @@ func (f *forgetter) fixUnits(units map[int64]bool) error {
 			if err := f.exec(`DELETE FROM units WHERE n = ?`, n); err != nil {
 				return err
 			}
-			if err := countUnitDeletion(f.ctx, f.tx); err != nil {
+			if err := countDeletion(f.ctx, f.tx, keyUnitsDeleted); err != nil {
 				return err
 			}
 			f.res.Removed = append(f.res.Removed, id)
@@ -366,6 +366,9 @@ func (f *forgetter) memories(ids []string) error {
 		if err := f.exec(`DELETE FROM memory_merges WHERE memory = ?`, m.id); err != nil {
 			return err
 		}
+		if err := countDeletion(f.ctx, f.tx, keyMemoriesDeleted); err != nil {
+			return err
+		}
 		// What it superseded stands again, each with a change number of
 		// its own.
 		for {
@@ -413,7 +416,7 @@ func (f *forgetter) scenes() error {
 		if err := f.exec(`DELETE FROM scenes WHERE n = ?`, s.n); err != nil {
 			return err
 		}
-		if err := countSceneDeletion(f.ctx, f.tx); err != nil {
+		if err := countDeletion(f.ctx, f.tx, keyScenesDeleted); err != nil {
 			return err
 		}
 		f.res.Scenes++
@@ -432,7 +435,7 @@ func (f *forgetter) scenes() error {
 				return err
 			}
 		}
-		if err := countUnitDeletion(f.ctx, f.tx); err != nil {
+		if err := countDeletion(f.ctx, f.tx, keyUnitsDeleted); err != nil {
 			return err
 		}
 		f.res.Units++

@@ -75,6 +75,7 @@ type kwAdd struct {
 	hasTS         bool
 	end           int64 // a unit's end
 	hasEnd        bool
+	hidden        bool   // counted, never returned (a superseded memory)
 	text, speaker string // as inserted into turns_fts
 }
 
@@ -163,7 +164,7 @@ func keywordGen(ctx context.Context, tx *sql.Tx) (int64, error) {
 }
 
 // LoadKeywordIndex builds the in-memory keyword indexes from the turns, the
-// units and the scenes, if they are not loaded, and keeps them current from then on
+// units, the scenes and the memories, if they are not loaded, and keeps them current from then on
 // (see WarmKeywordIndex). At 100,000 turns (with their session and scene
 // units) it took 4 s and holds about 0.8 KB a turn (BenchmarkRecall100k
 // logs both).
@@ -173,10 +174,12 @@ func (db *DB) LoadKeywordIndex(ctx context.Context) error {
 	k.warm = true
 	loaded := k.idx != nil
 	k.mu.Unlock()
-	db.warmIndex(&db.ukw)
-	db.warmIndex(&db.skw)
-	db.ukw.builds.Wait()
-	db.skw.builds.Wait()
+	for _, u := range db.seqIndexes() {
+		db.warmIndex(u)
+	}
+	for _, u := range db.seqIndexes() {
+		u.builds.Wait()
+	}
 	if loaded {
 		return nil
 	}
@@ -199,8 +202,9 @@ func (db *DB) WarmKeywordIndex() {
 	db.kw.warm = true
 	db.kw.mu.Unlock()
 	db.rebuildKeywordIndex()
-	db.warmIndex(&db.ukw)
-	db.warmIndex(&db.skw)
+	for _, u := range db.seqIndexes() {
+		db.warmIndex(u)
+	}
 }
 
 // KeywordIndexLoaded reports whether the keyword index is loaded.
@@ -309,6 +313,7 @@ type kwDoc struct {
 	hasTS  bool
 	hasEnd bool
 	dead   bool
+	hidden bool // counted in the statistics, never returned
 	ns     uint32
 	size   uint32 // tokens, text and speaker
 	terms  uint32 // offset in docTerms
@@ -410,7 +415,7 @@ func (x *kwIndex) add(a kwAdd) {
 		x.nsCode[a.namespace] = ns
 	}
 	d := uint32(len(x.docs))
-	doc := kwDoc{seq: a.seq, ts: a.ts, hasTS: a.hasTS, end: a.end, hasEnd: a.hasEnd, ns: ns, terms: uint32(len(x.docTerms))}
+	doc := kwDoc{seq: a.seq, ts: a.ts, hasTS: a.hasTS, end: a.end, hasEnd: a.hasEnd, hidden: a.hidden, ns: ns, terms: uint32(len(x.docTerms))}
 	counts := map[uint32]uint32{}
 	var order []uint32
 	count := func(tok []byte, shift uint) {
@@ -508,16 +513,28 @@ func (x *kwIndex) rank(terms []term, ns string, from, to int64, limit int) (hits
 	if !ok {
 		return nil, false
 	}
-	nsc, nsOK := x.nsCode[ns]
-	if ns != "" && !nsOK {
+	keep, some := x.pointFilter(ns, from, to)
+	if !some {
 		return nil, true
 	}
-	return x.best(toks, limit, func(doc *kwDoc) bool {
-		if ns != "" && doc.ns != nsc {
+	return x.best(toks, limit, keep), true
+}
+
+// pointFilter keeps the docs of x (turns, memories: a time each) of
+// namespace ns ("": any) whose time is in [from, to) (0: no bound), but
+// not the hidden ones, as the FTS5 searches filter them; some is false
+// when no doc can be kept.
+func (x *kwIndex) pointFilter(ns string, from, to int64) (keep func(*kwDoc) bool, some bool) {
+	nsc, nsOK := x.nsCode[ns]
+	if ns != "" && !nsOK {
+		return nil, false
+	}
+	return func(doc *kwDoc) bool {
+		if doc.hidden || (ns != "" && doc.ns != nsc) {
 			return false
 		}
 		return (from == 0 || (doc.hasTS && doc.ts >= from)) && (to == 0 || (doc.hasTS && doc.ts < to))
-	}), true
+	}, true
 }
 
 // best returns the limit docs that keep accepts with the highest bm25()

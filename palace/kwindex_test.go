@@ -62,6 +62,7 @@ func TestKeywordIndex_SameAsFTS(t *testing.T) {
 	turns := kwCorpus(800, 1)
 	mustPut(t, mem, turns[:500]...)
 	putKWScenes(t, mem, turns[:500])
+	putKWMemories(t, mem, turns[:500])
 	if err := mem.LoadKeywordIndex(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +70,26 @@ func TestKeywordIndex_SameAsFTS(t *testing.T) {
 
 	mustPut(t, mem, turns[500:]...)
 	putKWScenes(t, mem, turns[500:])
+	putKWMemories(t, mem, turns[500:])
 	compareKeyword(t, mem, fts, "after more turns")
+
+	// Corrections: memories marked wrong (left out of searches, still
+	// counted in the statistics) and memories given another text.
+	var cors []engram.Correction
+	for i := 3; i < len(turns); i += 41 {
+		c := engram.Correction{ID: fmt.Sprintf("cor-%d", i), Target: engram.CorrectMemory, Of: "mem-" + turns[i].ID,
+			Namespace: turns[i].Namespace, Type: engram.MemoryFact, Original: turns[i].Content, Sources: []string{turns[i].ID}}
+		if i%2 == 0 {
+			c.Wrong = true
+		} else {
+			c.Text = "corrected: the kafka cluster moved to zurich"
+		}
+		cors = append(cors, c)
+	}
+	if n, err := mem.ApplyCorrections(ctx, cors); err != nil || n == 0 {
+		t.Fatalf("corrections: %d applied, %v", n, err)
+	}
+	compareKeyword(t, mem, fts, "after corrections")
 
 	var forget []ForgetTurn
 	for i := 5; i < len(turns); i += 37 {
@@ -103,6 +123,9 @@ func TestKeywordIndex_SameAsFTS(t *testing.T) {
 	if mem.skw.ranked == 0 || fts.skw.ranked != 0 {
 		t.Fatalf("the scenes' index answered %d searches, on the FTS5 handle %d", mem.skw.ranked, fts.skw.ranked)
 	}
+	if mem.mkw.ranked == 0 || fts.mkw.ranked != 0 {
+		t.Fatalf("the memories' index answered %d searches, on the FTS5 handle %d", mem.mkw.ranked, fts.mkw.ranked)
+	}
 	if !mem.KeywordIndexLoaded() || fts.KeywordIndexLoaded() {
 		t.Fatal("the index is not loaded where it should be, or is where it should not")
 	}
@@ -127,6 +150,31 @@ func putKWScenes(tb testing.TB, db *DB, turns []engram.Turn) {
 		writes = append(writes, engram.SceneWrite{Scene: sc})
 	}
 	if err := db.PutScenes(context.Background(), "test-scenes", writes, turns[len(turns)-1].Seq); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// putKWMemories stores a memory of every third turn, its text the turn's:
+// some of them a relation with a single-valued predicate, so that later
+// ones supersede earlier ones of the same speaker.
+func putKWMemories(tb testing.TB, db *DB, turns []engram.Turn) {
+	tb.Helper()
+	var mems []engram.Memory
+	for i := 0; i < len(turns); i += 3 {
+		tr := turns[i]
+		m := engram.Memory{ID: "mem-" + tr.ID, Namespace: tr.Namespace, Type: engram.MemoryFact, Subject: tr.Speaker,
+			Text: tr.Content, Importance: 0.5, TS: tr.TS, Sources: []string{tr.ID}}
+		if i%2 == 0 {
+			m.Rationale = "said by " + tr.Speaker
+			m.Entities = []string{tr.Speaker}
+		}
+		if i%5 == 0 && tr.Speaker != "" {
+			words := strings.Fields(tr.Content)
+			m.Relation = &engram.Relation{Subject: tr.Speaker, Predicate: "lives_in", Object: words[len(words)-1]}
+		}
+		mems = append(mems, m)
+	}
+	if _, err := db.PutMemories(context.Background(), "test-memories", mems, turns[len(turns)-1].Seq); err != nil {
 		tb.Fatal(err)
 	}
 }
@@ -200,6 +248,17 @@ func compareKeyword(t *testing.T, mem, fts *DB, when string) {
 			}
 			if msg := sameSceneHits(ca, cb, tq.Limit); msg != "" {
 				t.Errorf("%s, scenes of query %+v: %s", when, tq, msg)
+			}
+			ma, err := mem.SearchMemories(ctx, tq)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mb, err := fts.SearchMemories(ctx, tq)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if msg := sameMemoryHits(ma, mb, tq.Limit); msg != "" {
+				t.Errorf("%s, memories of query %+v: %s", when, tq, msg)
 			}
 		}
 	}
@@ -398,6 +457,24 @@ func sameSceneHits(a, b []engram.SceneHit, limit int) string {
 			out[i] = engram.UnitHit{Unit: engram.Unit{ID: h.Scene.ID, Kind: engram.UnitScene}, Score: h.Score}
 		}
 		return out
+	}
+	return sameUnitHits(units(a), units(b), limit)
+}
+
+// sameMemoryHits compares two rankings of memories as sameUnitHits does,
+// and checks that neither holds a superseded or wrong memory.
+func sameMemoryHits(a, b []engram.MemoryHit, limit int) string {
+	units := func(hs []engram.MemoryHit) []engram.UnitHit {
+		out := make([]engram.UnitHit, len(hs))
+		for i, h := range hs {
+			out[i] = engram.UnitHit{Unit: engram.Unit{ID: h.Memory.ID}, Score: h.Score}
+		}
+		return out
+	}
+	for _, h := range append(slices.Clone(a), b...) {
+		if h.Memory.SupersededBy != "" || h.Memory.Wrong {
+			return fmt.Sprintf("memory %s is superseded or wrong", h.Memory.ID)
+		}
 	}
 	return sameUnitHits(units(a), units(b), limit)
 }

@@ -23,13 +23,6 @@ const keyScenesDeleted = "scenes_deleted"
 // scenesSource is where the scenes' index reads them.
 var scenesSource = seqSource{table: "scenes", deletedKey: keyScenesDeleted, kinds: []string{""}, changes: sceneChanges}
 
-// countSceneDeletion counts a deletion of scenes inside tx.
-func countSceneDeletion(ctx context.Context, tx *sql.Tx) error {
-	_, err := tx.ExecContext(ctx, `INSERT INTO palace_meta (key, value) VALUES (?1, 1)
-		ON CONFLICT (key) DO UPDATE SET value = value + 1`, keyScenesDeleted)
-	return err
-}
-
 // sceneChanges reads the scenes written after a change number, with the
 // text scenes_fts holds of each (see PutScenes).
 func sceneChanges(ctx context.Context, tx *sql.Tx, after int64) ([]unitChange, error) {
@@ -82,19 +75,12 @@ func (db *DB) searchScenesFromMemory(ctx context.Context, q engram.TextQuery, te
 	if err != nil || !ok {
 		return nil, false, err
 	}
-	if len(hits) == 0 {
-		return nil, true, nil
-	}
-	byN := make(map[int64]engram.Scene, len(hits))
-	err = db.View(ctx, func(tx *sql.Tx) error {
-		rows, err := db.readQuery(ctx, tx, `SELECT `+sceneColumns+`, s.n FROM scenes s WHERE s.n IN (SELECT value FROM json_each(?))`, jsonList(hitKeys(hits)))
-		if err != nil {
-			return err
-		}
-		// The row number comes where a search's rank would (scanRanked
-		// reads it as a float64, exact for any row number).
-		return scanScenes(rows, func(s engram.Scene, n float64) { byN[int64(n)] = s })
-	})
+	// The row number comes where a search's rank would (scanRanked reads
+	// it as a float64, exact for any row number).
+	byN, err := rowsByKey(ctx, db, `SELECT `+sceneColumns+`, s.n FROM scenes s WHERE s.n IN (SELECT value FROM json_each(?))`, hits,
+		func(rows *sql.Rows, add func(int64, engram.Scene)) error {
+			return scanScenes(rows, func(s engram.Scene, n float64) { add(int64(n), s) })
+		})
 	if err != nil {
 		return nil, false, err
 	}

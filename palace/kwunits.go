@@ -43,7 +43,7 @@ type seqKeywords struct {
 	seq      int64               // the change number caught up to
 	deleted  int64               // the deletion count it reflects
 	kinds    map[string]*kwIndex // by kind (units), or one (scenes: "")
-	ids      map[string]int64    // row id → n
+	ids      map[string]int64    // row id → n, when src.byID
 	catching bool                // a catch-up is running
 	builds   sync.WaitGroup
 	ranked   int64 // searches it answered, for the tests
@@ -54,20 +54,25 @@ type seqSource struct {
 	table      string   // the table, whose seq column holds the change numbers
 	deletedKey string   // the palace_meta key counting its deletions
 	kinds      []string // the kinds indexed apart
+	byID       bool     // keep the row number of each id (ids)
 	// changes reads the rows changed after a change number, inside tx.
 	changes func(ctx context.Context, tx *sql.Tx, after int64) ([]unitChange, error)
 }
 
 // unitsSource is where the units' index reads them.
 var unitsSource = seqSource{table: "units", deletedKey: keyUnitsDeleted,
-	kinds: []string{engram.UnitSession, engram.UnitScene}, changes: unitChanges}
+	kinds: []string{engram.UnitSession, engram.UnitScene}, byID: true, changes: unitChanges}
 
-// countUnitDeletion counts a deletion of units inside tx.
-func countUnitDeletion(ctx context.Context, tx *sql.Tx) error {
+// countDeletion counts a deletion of the rows of a seqKeywords' table
+// (its deletedKey) inside tx.
+func countDeletion(ctx context.Context, tx *sql.Tx, key string) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO palace_meta (key, value) VALUES (?1, 1)
-		ON CONFLICT (key) DO UPDATE SET value = value + 1`, keyUnitsDeleted)
+		ON CONFLICT (key) DO UPDATE SET value = value + 1`, key)
 	return err
 }
+
+// seqIndexes are the DB's keyword indexes kept by change numbers.
+func (db *DB) seqIndexes() []*seqKeywords { return []*seqKeywords{&db.ukw, &db.skw, &db.mkw} }
 
 // indexState reads the change number and deletion count of k's table.
 func (db *DB) indexState(ctx context.Context, k *seqKeywords) (seq, deleted int64, err error) {
@@ -182,7 +187,9 @@ func (db *DB) catchUp(ctx context.Context, u *seqKeywords, fresh bool) error {
 			continue
 		}
 		x.add(c.add)
-		u.ids[c.id] = c.add.seq
+		if u.src.byID {
+			u.ids[c.id] = c.add.seq
+		}
 	}
 	for _, x := range u.kinds {
 		if fresh {
@@ -270,22 +277,18 @@ func (db *DB) unitHitsFromMemory(ctx context.Context, hits []kwHit) ([]engram.Un
 	if len(hits) == 0 {
 		return nil, nil
 	}
-	byN := make(map[int64]engram.Unit, len(hits))
-	err := db.View(ctx, func(tx *sql.Tx) error {
-		rows, err := db.readQuery(ctx, tx, `SELECT `+unitColumns+`, u.n FROM units u WHERE u.n IN (SELECT value FROM json_each(?))`, jsonList(hitKeys(hits)))
-		if err != nil {
-			return err
-		}
-		return eachRow(rows, func() error {
-			var n int64
-			un, err := scanUnit(rows, &n)
-			if err != nil {
-				return err
-			}
-			byN[n] = un
-			return nil
+	byN, err := rowsByKey(ctx, db, `SELECT `+unitColumns+`, u.n FROM units u WHERE u.n IN (SELECT value FROM json_each(?))`, hits,
+		func(rows *sql.Rows, add func(int64, engram.Unit)) error {
+			return eachRow(rows, func() error {
+				var n int64
+				un, err := scanUnit(rows, &n)
+				if err != nil {
+					return err
+				}
+				add(n, un)
+				return nil
+			})
 		})
-	})
 	if err != nil {
 		return nil, err
 	}

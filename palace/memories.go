@@ -680,6 +680,12 @@ func (db *DB) SearchMemories(ctx context.Context, q engram.TextQuery) ([]engram.
 		return nil, err
 	}
 	limit := min(max(q.Limit, 1), MaxSearchLimit)
+	if hits, ok, err := db.searchMemoriesFromMemory(ctx, q, terms, limit); err != nil || ok {
+		if err != nil {
+			return nil, fmt.Errorf("palace: search memories: %w", err)
+		}
+		return hits, nil
+	}
 	return viewList(ctx, db, "search memories", func(rows *sql.Rows, add func(engram.MemoryHit)) error {
 		return scanMemories(rows, func(_ int64, m engram.Memory, rank float64) { add(engram.MemoryHit{Memory: m, Score: -rank}) })
 	}, `SELECT `+memoryColumns+`, f.rank FROM memories_fts f JOIN memories m ON m.n = f.rowid

@@ -58,6 +58,7 @@ type DB struct {
 	kw      keywordIndex  // the in-memory keyword index (kwindex.go)
 	ukw     seqKeywords   // the units' (kwunits.go)
 	skw     seqKeywords   // the scenes' (kwscenes.go)
+	mkw     seqKeywords   // the memories' (kwmemories.go)
 	stmts   stmtCache     // prepared read statements (stmts.go)
 	wstmts  stmtCache     // prepared write statements
 	ckpt    *checkpointer // copies the WAL into the file, beside the writer (checkpoint.go)
@@ -95,7 +96,7 @@ func Open(path string, opts Options) (*DB, error) {
 	}
 
 	db := &DB{path: abs, now: opts.Now}
-	db.ukw.src, db.skw.src = unitsSource, scenesSource
+	db.ukw.src, db.skw.src, db.mkw.src = unitsSource, scenesSource, memoriesSource
 	if db.w, err = sql.Open("sqlite", dsn(abs, true)); err != nil {
 		return nil, fmt.Errorf("palace: open: %w", err)
 	}

@@ -1,0 +1,95 @@
+package palace
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+
+	engram "github.com/engram-dev/engram"
+)
+
+// The keyword index of the memories' text (memories_fts) in memory, kept
+// as the scenes' is (kwscenes.go): every insert and update of a memory
+// takes the next change number (memories.seq), a deletion (a forget)
+// counts in palace_meta (keyMemoriesDeleted). Superseded and wrong
+// memories stay in it, as they stay in memories_fts, whose statistics
+// count them; a search leaves them out. Deep recall searches the memories
+// at every question: at 100,000 turns FTS5 computing bm25 for every
+// memory holding a query word was a tenth of its CPU.
+
+// keyMemoriesDeleted counts the deletions of memories.
+const keyMemoriesDeleted = "memories_deleted"
+
+// memoriesSource is where the memories' index reads them.
+var memoriesSource = seqSource{table: "memories", deletedKey: keyMemoriesDeleted, kinds: []string{""}, changes: memoryChanges}
+
+// memoryChanges reads the memories written after a change number, with the
+// text memories_fts holds of each (see putMemory).
+func memoryChanges(ctx context.Context, tx *sql.Tx, after int64) ([]unitChange, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT n, id, namespace, ts, text, rationale, entities,
+			superseded_by IS NOT NULL OR wrong <> 0
+		FROM memories WHERE seq > ? ORDER BY seq`, after)
+	if err != nil {
+		return nil, err
+	}
+	var changes []unitChange
+	err = eachRow(rows, func() error {
+		var (
+			c    unitChange
+			m    engram.Memory
+			ents string
+			ts   sql.NullInt64
+		)
+		if err := rows.Scan(&c.add.seq, &c.id, &c.add.namespace, &ts, &m.Text, &m.Rationale, &ents, &c.add.hidden); err != nil {
+			return err
+		}
+		if err := json.Unmarshal([]byte(ents), &m.Entities); err != nil {
+			return fmt.Errorf("memory %s: entities: %w", c.id, err)
+		}
+		text, err := indexText(memoryIndexText(m))
+		if err != nil {
+			return err
+		}
+		c.add.text = text
+		c.add.ts, c.add.hasTS = ts.Int64, ts.Valid
+		changes = append(changes, c)
+		return nil
+	})
+	return changes, err
+}
+
+// searchMemoriesFromMemory is SearchMemories from the index; ok false when
+// the index cannot answer.
+func (db *DB) searchMemoriesFromMemory(ctx context.Context, q engram.TextQuery, terms []term, limit int) ([]engram.MemoryHit, bool, error) {
+	toks, ok := kwTokens(terms)
+	if !ok {
+		return nil, false, nil
+	}
+	var hits []kwHit
+	ok, err := db.withIndex(ctx, &db.mkw, func(u *seqKeywords) {
+		x := u.kinds[""]
+		if keep, some := x.pointFilter(q.Namespace, nanosOrZero(q.From), nanosOrZero(q.To)); some {
+			hits = x.best(toks, limit, keep)
+		}
+	})
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	byN, err := rowsByKey(ctx, db, `SELECT `+memoryColumns+` FROM memories m WHERE m.n IN (SELECT value FROM json_each(?))`, hits,
+		func(rows *sql.Rows, add func(int64, engram.Memory)) error {
+			return scanMemories(rows, func(n int64, m engram.Memory, _ float64) { add(n, m) })
+		})
+	if err != nil {
+		return nil, false, err
+	}
+	out := make([]engram.MemoryHit, 0, len(hits))
+	for _, h := range hits {
+		// Superseded or marked wrong since it was ranked: left out, as
+		// FTS5 would have.
+		if m, ok := byN[h.seq]; ok && m.SupersededBy == "" && !m.Wrong {
+			out = append(out, engram.MemoryHit{Memory: m, Score: h.score})
+		}
+	}
+	return out, true, nil
+}
