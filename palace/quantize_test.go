@@ -3,6 +3,7 @@ package palace
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -66,7 +67,7 @@ func TestQuantizedRecall(t *testing.T) {
 		err := v.mem.search(ctx, unit, filter{all: true, anyNS: true}, nil, top)
 		var byCodes []engram.VectorHit
 		if err == nil {
-			byCodes = v.mem.hits(top)
+			byCodes, _ = v.mem.hits(top)
 		}
 		v.mu.RUnlock()
 		if err != nil {
@@ -96,4 +97,78 @@ func TestQuantizedRecall(t *testing.T) {
 	if codes < 0.9 || query < 0.999 {
 		t.Errorf("recall@10: codes alone %.4f (want >= 0.9), after rescoring %.4f (want >= 0.999)", codes, query)
 	}
+}
+
+// TestMatrix_Chunks grows a matrix over several chunks of codes, in the
+// batches apply gives it (the chunks allocated beforehand) and row by row,
+// removes rows until chunks empty, and checks after each step that every
+// row holds its own vector's codes and that no chunk is empty or missing.
+func TestMatrix_Chunks(t *testing.T) {
+	const dim = 8
+	rng := rand.New(rand.NewPCG(5, 5))
+	units := map[string][]float32{}
+	row := func(id string) vecRow {
+		u, ok := units[id]
+		if !ok {
+			v := make([]float32, dim)
+			for i := range v {
+				v[i] = float32(rng.NormFloat64())
+			}
+			u = make([]float32, dim)
+			normalize(u, v)
+			units[id] = u
+		}
+		return vecRow{id: id, kind: "turn", namespace: "n", unit: u}
+	}
+	m := newMatrix(dim, 0)
+	check := func(when string) {
+		t.Helper()
+		if want := (m.len() + chunkRows - 1) / chunkRows; len(m.codes) != want {
+			t.Fatalf("%s: %d chunks for %d rows, want %d", when, len(m.codes), m.len(), want)
+		}
+		if len(m.row) != m.len() {
+			t.Fatalf("%s: %d ids mapped, %d rows", when, len(m.row), m.len())
+		}
+		for id, r := range m.row {
+			if !m.sameRow(r, units[id]) {
+				t.Fatalf("%s: row %d does not hold %s's codes", when, r, id)
+			}
+		}
+	}
+	// Batches as apply puts them: the chunks made first, outside the lock.
+	for b := range 5 {
+		var rs []vecRow
+		for i := range chunkRows/2 + 7 {
+			rs = append(rs, row(fmt.Sprintf("b%d-%d", b, i)))
+		}
+		rs = append(rs, row("b0-1")) // one replaced
+		added := m.newRows(rs)
+		for _, c := range m.chunksFor(added) {
+			if len(m.codes)*chunkRows < m.len()+added {
+				m.codes = append(m.codes, c)
+			}
+		}
+		m.put(rs)
+		check(fmt.Sprintf("batch %d", b))
+	}
+	// Row by row, as a load does.
+	for i := range chunkRows + 3 {
+		m.put([]vecRow{row(fmt.Sprintf("r-%d", i))})
+	}
+	check("rows one by one")
+	// Remove until two chunks have emptied, from the front (the last row
+	// moves into the gap) and from the back.
+	ids := make([]string, 0, len(m.row))
+	for id := range m.row {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for i, id := range ids[:2*chunkRows+11] {
+		m.remove(id)
+		delete(units, id)
+		if i%997 == 0 {
+			check(fmt.Sprintf("after %d removals", i+1))
+		}
+	}
+	check("after the removals")
 }

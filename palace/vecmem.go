@@ -18,10 +18,15 @@ import (
 const noTS = math.MinInt64
 
 // matrix is the in-memory copy of one model's vectors, quantised: each
-// unit-length row is kept as int8 codes in one contiguous slice with one
-// scale (code * scale is the value, the scale the row's largest magnitude
-// over 127), a quarter of the float32 rows' memory and of the memory a scan
-// reads; the metadata queries filter on sit in parallel slices. Namespaces
+// unit-length row is kept as int8 codes with one scale (code * scale is
+// the value, the scale the row's largest magnitude over 127), a quarter of
+// the float32 rows' memory and of the memory a scan reads; the metadata
+// queries filter on sit in parallel slices. The codes lie in chunks of
+// chunkRows rows, so that the matrix grows a chunk at a time: one
+// contiguous slice grew by copying itself into one a quarter larger, both
+// alive until the next collection (at 100,000 turns some 200 MB at once
+// while the layer jobs added their vectors), and kept up to a quarter of
+// its size unused. Namespaces
 // and kinds are interned to small codes, so a filter compares integers. The
 // scan ranks by the quantised dot product; VectorIndex.Query rescores the
 // best candidates with the exact float32 vectors kept in SQLite.
@@ -29,12 +34,13 @@ const noTS = math.MinInt64
 // A matrix is not safe for concurrent use; VectorIndex guards it.
 type matrix struct {
 	dim   int
-	codes []int8    // len(ids) * dim codes, row r at codes[r*dim:]
+	codes [][]int8  // chunks of chunkRows * dim codes, row r at codes[r/chunkRows][r%chunkRows*dim:]
 	scale []float32 // by row
 	ids   []string
 	ns    []uint32 // namespace codes
 	kinds []uint32 // kind codes
 	ts    []int64  // Unix nanoseconds, noTS for a zero time
+	rowid []int64  // the row's rowid in the vectors table, where rescoring reads it
 	row   map[string]int
 
 	nsCode    map[string]uint32
@@ -45,12 +51,13 @@ type matrix struct {
 func newMatrix(dim, capacity int) *matrix {
 	return &matrix{
 		dim:      dim,
-		codes:    make([]int8, 0, capacity*dim),
+		codes:    make([][]int8, 0, (capacity+chunkRows-1)/chunkRows),
 		scale:    make([]float32, 0, capacity),
 		ids:      make([]string, 0, capacity),
 		ns:       make([]uint32, 0, capacity),
 		kinds:    make([]uint32, 0, capacity),
 		ts:       make([]int64, 0, capacity),
+		rowid:    make([]int64, 0, capacity),
 		row:      make(map[string]int, capacity),
 		nsCode:   make(map[string]uint32),
 		kindCode: make(map[string]uint32),
@@ -65,6 +72,7 @@ func (m *matrix) len() int { return len(m.ids) }
 type vecRow struct {
 	id, kind, namespace string
 	ts                  int64
+	rowid               int64 // in the vectors table, once written
 	unit                []float32
 }
 
@@ -79,21 +87,24 @@ func (m *matrix) newRows(rs []vecRow) int {
 	return n
 }
 
-// grown returns a copy of m.codes with room for extra more rows, or nil if
-// it has room already. It only reads m, so it can run beside queries while
-// the caller keeps other writers out; the copy of 50 MB then costs no query
-// a wait.
-func (m *matrix) grown(extra int) []int8 {
-	need := len(m.codes) + extra*m.dim
-	if need <= cap(m.codes) {
-		return nil
+// chunkRows is the rows of a chunk of codes: 2 MB at 512 dimensions.
+const chunkRows = 4096
+
+// code returns the codes of row r.
+func (m *matrix) code(r int) []int8 {
+	c, o := m.codes[r/chunkRows], r%chunkRows*m.dim
+	return c[o : o+m.dim : o+m.dim]
+}
+
+// chunksFor returns the chunks rows more rows need beyond those the matrix
+// has. It only reads m, so it can run beside queries while the caller
+// keeps other writers out.
+func (m *matrix) chunksFor(rows int) [][]int8 {
+	var out [][]int8
+	for have := len(m.codes) * chunkRows; have < len(m.ids)+rows; have += chunkRows {
+		out = append(out, make([]int8, chunkRows*m.dim))
 	}
-	// Grow by a quarter, as append does for large slices, rather than
-	// doubling: the matrix is most of the process's memory.
-	c := max(need, cap(m.codes)+cap(m.codes)/4, 1024*m.dim)
-	d := make([]int8, len(m.codes), c)
-	copy(d, m.codes)
-	return d
+	return out
 }
 
 // quantize writes the codes of the unit vector u into dst (len(u) values)
@@ -130,7 +141,7 @@ func (m *matrix) sameRow(i int, u []float32) bool {
 	if quantize(codes, u) != m.scale[i] {
 		return false
 	}
-	return slices.Equal(codes, m.codes[i*m.dim:(i+1)*m.dim])
+	return slices.Equal(codes, m.code(i))
 }
 
 // put inserts or replaces the rows rs; ids must be distinct.
@@ -144,13 +155,17 @@ func (m *matrix) put(rs []vecRow) {
 			m.ns = append(m.ns, 0)
 			m.kinds = append(m.kinds, 0)
 			m.ts = append(m.ts, 0)
+			m.rowid = append(m.rowid, 0)
 			m.scale = append(m.scale, 0)
-			m.codes = append(m.codes, make([]int8, m.dim)...)
+			if i == len(m.codes)*chunkRows {
+				m.codes = append(m.codes, make([]int8, chunkRows*m.dim))
+			}
 		}
-		m.scale[i] = quantize(m.codes[i*m.dim:(i+1)*m.dim], r.unit)
+		m.scale[i] = quantize(m.code(i), r.unit)
 		m.ns[i] = intern(m.nsCode, nil, r.namespace)
 		m.kinds[i] = intern(m.kindCode, &m.kindNames, r.kind)
 		m.ts[i] = r.ts
+		m.rowid[i] = r.rowid
 	}
 }
 
@@ -177,13 +192,18 @@ func (m *matrix) remove(id string) {
 	delete(m.row, id)
 	last := len(m.ids) - 1
 	if i != last {
-		copy(m.codes[i*m.dim:(i+1)*m.dim], m.codes[last*m.dim:])
+		copy(m.code(i), m.code(last))
 		m.ids[i], m.ns[i], m.kinds[i], m.ts[i], m.scale[i] = m.ids[last], m.ns[last], m.kinds[last], m.ts[last], m.scale[last]
+		m.rowid[i] = m.rowid[last]
 		m.row[m.ids[i]] = i
 	}
-	m.ids[last] = "" // let the string go
-	m.codes = m.codes[:last*m.dim]
+	m.ids[last] = ""         // let the string go
+	if last%chunkRows == 0 { // the last chunk is empty now
+		m.codes[len(m.codes)-1] = nil
+		m.codes = m.codes[:len(m.codes)-1]
+	}
 	m.ids, m.ns, m.kinds, m.ts, m.scale = m.ids[:last], m.ns[:last], m.kinds[:last], m.ts[:last], m.scale[:last]
+	m.rowid = m.rowid[:last]
 }
 
 // filter is a VectorQuery's filter resolved against one matrix's codes.
@@ -343,7 +363,7 @@ func (m *matrix) search(ctx context.Context, q []float32, f filter, ids []string
 				continue
 			}
 			seen[r] = true
-			top.push(m.scale[r]*dotInt8(q, m.codes[r*m.dim:(r+1)*m.dim]), int32(r))
+			top.push(m.scale[r]*dotInt8(q, m.code(r)), int32(r))
 		}
 		return nil
 	}
@@ -383,8 +403,6 @@ const parallelScanRows = 25_000
 
 // scan ranks the rows [lo, hi) into top.
 func (m *matrix) scan(ctx context.Context, q []float32, f filter, lo, hi int, top *topK) error {
-	dim := m.dim
-	codes := m.codes[:hi*dim]
 	for start := lo; start < hi; start += ctxCheckRows {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -402,7 +420,7 @@ func (m *matrix) scan(ctx context.Context, q []float32, f filter, lo, hi int, to
 					continue
 				}
 			}
-			s := m.scale[r] * dotInt8(q, codes[r*dim:(r+1)*dim])
+			s := m.scale[r] * dotInt8(q, m.code(r))
 			if len(top.h) == top.k && s <= top.h[0].score {
 				continue
 			}
@@ -412,13 +430,15 @@ func (m *matrix) scan(ctx context.Context, q []float32, f filter, lo, hi int, to
 	return nil
 }
 
-// hits turns the rows of top into hits, best first; equal scores are
-// ordered by id so that answers are stable.
-func (m *matrix) hits(top *topK) []engram.VectorHit {
+// hits turns the rows of top into hits, best first, and the rowid of
+// each; equal scores are ordered by id so that answers are stable.
+func (m *matrix) hits(top *topK) ([]engram.VectorHit, map[string]int64) {
 	hits := make([]engram.VectorHit, len(top.h))
+	rowids := make(map[string]int64, len(top.h))
 	for i, s := range top.h {
 		score := min(max(float64(s.score), -1), 1) // rounding may pass ±1
 		hits[i] = engram.VectorHit{ID: m.ids[s.row], Kind: m.kindNames[m.kinds[s.row]], Score: score}
+		rowids[hits[i].ID] = m.rowid[s.row]
 	}
 	slices.SortFunc(hits, func(a, b engram.VectorHit) int {
 		if c := cmp.Compare(b.Score, a.Score); c != 0 {
@@ -426,7 +446,7 @@ func (m *matrix) hits(top *topK) []engram.VectorHit {
 		}
 		return cmp.Compare(a.ID, b.ID)
 	})
-	return hits
+	return hits, rowids
 }
 
 // normalize writes v scaled to unit length into dst (len(v) values) and

@@ -768,9 +768,9 @@ func matrixRows(m *matrix) map[string]string {
 			out[id] = "row map broken"
 			continue
 		}
-		out[id] = fmt.Sprint(nsName[m.ns[i]], m.kindNames[m.kinds[i]], m.ts[i], m.scale[i], m.codes[i*m.dim:(i+1)*m.dim])
+		out[id] = fmt.Sprint(nsName[m.ns[i]], m.kindNames[m.kinds[i]], m.ts[i], m.scale[i], m.code(i))
 	}
-	if len(m.row) != len(m.ids) || len(m.codes) != len(m.ids)*m.dim || len(m.scale) != len(m.ids) {
+	if len(m.row) != len(m.ids) || len(m.codes) != (len(m.ids)+chunkRows-1)/chunkRows || len(m.scale) != len(m.ids) {
 		out[""] = "sizes differ"
 	}
 	return out
@@ -939,4 +939,53 @@ func fileSize(t *testing.T, path string) int64 {
 		t.Fatal(err)
 	}
 	return fi.Size()
+}
+
+// TestVectors_RescoreByRowid: rescoring reads the rows by the rowid the
+// matrix holds, and a row that is not the one the matrix saw (deleted by
+// another handle, its rowid taken by a new vector) is not scored as it.
+func TestVectors_RescoreByRowid(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "palace.db")
+	rng := rand.New(rand.NewPCG(3, 3))
+	items := randomItems(rng, "r", 20, 16)
+	a := MustOpenVectors(t, MustOpenDBAt(t, path, Options{}), "m", 16)
+	mustUpsert(t, a, items)
+	if err := a.Load(ctx); err != nil {
+		t.Fatal(err)
+	}
+	last := items[len(items)-1]
+	// Another handle deletes the newest vector and writes one that takes
+	// its rowid (SQLite gives the next rowid after the largest).
+	b := MustOpenVectors(t, MustOpenDBAt(t, path, Options{}), "m", 16)
+	if err := b.Delete(ctx, []string{last.ID}); err != nil {
+		t.Fatal(err)
+	}
+	other := randomItems(rng, "o", 1, 16)[0]
+	mustUpsert(t, b, []engram.VectorItem{other})
+	a.mu.RLock()
+	was, now := a.mem.rowid[a.mem.row[last.ID]], int64(0)
+	a.mu.RUnlock()
+	if err := b.db.View(ctx, func(tx *sql.Tx) error {
+		return tx.QueryRowContext(ctx, `SELECT rowid FROM vectors WHERE id = ?`, other.ID).Scan(&now)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if was != now {
+		t.Fatalf("the new vector took rowid %d, the deleted one had %d: the test needs them equal", now, was)
+	}
+	for _, h := range mustQuery(t, a, engram.VectorQuery{Vector: last.Vector, K: 5}) {
+		if h.ID == last.ID {
+			t.Fatalf("the deleted vector %s was scored from the row now holding %s: %v", last.ID, other.ID, h)
+		}
+	}
+	// Every other hit is rescored from its own row: the exact cosine.
+	hits := mustQuery(t, a, engram.VectorQuery{Vector: items[0].Vector, K: 3})
+	if len(hits) == 0 || hits[0].ID != items[0].ID || hits[0].Score < 0.999 {
+		t.Fatalf("query by %s's own vector: %v", items[0].ID, hits)
+	}
+	a.Unload() // read again, so that the matrix matches SQLite at close
+	if err := a.Load(ctx); err != nil {
+		t.Fatal(err)
+	}
 }
