@@ -87,6 +87,13 @@ type ScaleReport struct {
 	GoRetainedMB float64 `json:"go_retained_mb"`
 	RSSAnonMB    float64 `json:"rss_anon_mb"`
 	RSSFileMB    float64 `json:"rss_file_mb"`
+	// While and after the recall questions: the keyword indexes of the
+	// units, scenes and memories catch up at the first searches after the
+	// jobs, so the memory a serving process settles at is the figure
+	// after recall (the RSS, then the live heap after a GC).
+	RSSPeakRecallMB     float64 `json:"rss_peak_recall_mb"`
+	RSSAfterRecallMB    float64 `json:"rss_after_recall_mb"`
+	GoHeapAfterRecallMB float64 `json:"go_heap_after_recall_mb"`
 	// The CPU the process used from the start of ingest to the end of
 	// catch-up (getrusage), and the garbage collector's part of it (the
 	// runtime's estimate): what a lower GC goal costs.
@@ -269,6 +276,7 @@ func RunScale(ctx context.Context, env Env, opts ScaleOptions) (*ScaleReport, er
 	if err != nil {
 		return nil, err
 	}
+	resetPeakRSS()
 	for _, mode := range modes {
 		r, err := askScale(ctx, b, asked, mode, rand.New(rand.NewPCG(opts.Seed+2, 11)))
 		if err != nil {
@@ -277,6 +285,10 @@ func RunScale(ctx context.Context, env Env, opts ScaleOptions) (*ScaleReport, er
 		progress("recall %s: p50 %.1f ms, p95 %.1f ms, found %.0f%%", mode, r.Latency.ClientP50MS, r.Latency.ClientP95MS, 100*r.Found)
 		rep.Recall = append(rep.Recall, r)
 	}
+	rep.RSSPeakRecallMB, rep.RSSAfterRecallMB = procStatusMB("VmHWM"), procStatusMB("VmRSS")
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	rep.GoHeapAfterRecallMB = float64(ms.HeapAlloc) / (1 << 20)
 
 	// Storage, then a rebuild from the archive.
 	cfg := b.cfg
@@ -540,6 +552,10 @@ func (r *ScaleReport) Print(w io.Writer) error {
 		r.RSSAfterIngestMB, r.RSSPeakJobsMB, r.RSSAfterJobsMB, r.GoHeapMB)
 	fmt.Fprintf(&b, "             after: %.0f MB anonymous, %.0f MB of files; the Go runtime held %.0f MB of it before the GC\n",
 		r.RSSAnonMB, r.RSSFileMB, r.GoRetainedMB)
+	if r.RSSAfterRecallMB > 0 {
+		fmt.Fprintf(&b, "             recall: peak %.0f MB while asking, %.0f MB after (Go heap %.0f MB)\n",
+			r.RSSPeakRecallMB, r.RSSAfterRecallMB, r.GoHeapAfterRecallMB)
+	}
 	fmt.Fprintf(&b, "cpu:         %.0f s from ingest to catch-up, %.0f s of it (%.1f%%) in the garbage collector\n",
 		r.CPUSeconds, r.GCCPUSeconds, 100*r.GCCPUSeconds/max(r.CPUSeconds, 1e-9))
 	fmt.Fprintf(&b, "home:        %.1f MB, %.0f bytes per turn (", float64(r.HomeBytes)/(1<<20), r.BytesPerTurn)

@@ -18,6 +18,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"os"
+	"runtime"
 	"runtime/pprof"
 	"slices"
 	"strings"
@@ -33,6 +34,7 @@ func main() {
 	mode := flag.String("mode", "deep", "the recall mode")
 	n := flag.Int("n", 200, "questions measured (after 20 to warm up)")
 	profile := flag.String("cpuprofile", "", "write a CPU profile of the measured questions to FILE")
+	memProfile := flag.String("memprofile", "", "write a heap profile of the live objects after the questions to FILE, and print the heap")
 	flag.Parse()
 	if *home == "" {
 		log.Fatal("recallprof: -home is required")
@@ -92,6 +94,20 @@ func main() {
 	slices.Sort(lat)
 	fmt.Printf("%s recall, %d questions: p50 %.1f ms, p95 %.1f ms\n", *mode, len(lat),
 		ms(lat[len(lat)/2]), ms(lat[len(lat)*95/100]))
+	if *memProfile != "" {
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		fmt.Printf("live heap after the questions: %.0f MB\n", float64(ms.HeapAlloc)/1e6)
+		f, err := os.Create(*memProfile)
+		if err != nil {
+			log.Fatal(err)
+		}
+		defer f.Close()
+		if err := pprof.WriteHeapProfile(f); err != nil {
+			log.Fatal(err)
+		}
+	}
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
