@@ -241,13 +241,19 @@ func (e *Engine) finishForgets(ctx context.Context) error {
 }
 
 // guardLayers wraps a layer job so that it never runs while a forget does,
-// and so that the memory its run left is given back (memReleaser).
+// so that the loaded keyword indexes of what it wrote catch up after its
+// run, and so that the memory its run left is given back (memReleaser).
 func (e *Engine) guardLayers(run func(context.Context) error) func(context.Context) error {
 	return func(ctx context.Context) error {
 		defer e.memory.begin()()
 		e.forgetMu.RLock()
 		defer e.forgetMu.RUnlock()
-		return run(ctx)
+		err := run(ctx)
+		if cerr := e.palace.CatchUpKeywordIndexes(ctx); cerr != nil && ctx.Err() == nil {
+			// Searches use FTS5 until the indexes catch up.
+			e.logger.Warn("keyword indexes did not catch up after a layer job", "err", cerr)
+		}
+		return err
 	}
 }
 

@@ -478,3 +478,76 @@ func sameMemoryHits(a, b []engram.MemoryHit, limit int) string {
 	}
 	return sameUnitHits(units(a), units(b), limit)
 }
+
+// TestCatchUpKeywordIndexes: after writes, CatchUpKeywordIndexes brings
+// the units', scenes' and memories' indexes to the palace's state without
+// a search; a big catch-up leaves no replaced doc behind; a forget's
+// changes are caught up too; the rankings stay FTS5's.
+func TestCatchUpKeywordIndexes(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "palace.db")
+	mem := MustOpenDBAt(t, path, Options{})
+	fts := MustOpenDBAt(t, path, Options{})
+	turns := kwCorpus(3200, 6)
+	mustPut(t, mem, turns[:200]...)
+	putKWMemories(t, mem, turns) // 1,067 memories, each changed below
+	if err := mem.LoadKeywordIndex(ctx); err != nil {
+		t.Fatal(err)
+	}
+	current := func(when string, big bool) {
+		t.Helper()
+		for _, u := range mem.seqIndexes() {
+			seq, deleted, err := mem.indexState(ctx, u)
+			if err != nil {
+				t.Fatal(err)
+			}
+			u.mu.Lock()
+			ok := u.current && u.seq == seq && u.deleted == deleted
+			var dead int64
+			for _, x := range u.kinds {
+				dead += int64(len(x.docs)) - x.live
+			}
+			u.mu.Unlock()
+			if !ok {
+				t.Fatalf("%s: the %s index is not current", when, u.src.table)
+			}
+			if big && dead != 0 {
+				t.Errorf("%s: the %s index keeps %d replaced docs after a big catch-up", when, u.src.table, dead)
+			}
+		}
+	}
+	// Turns in batches, as ingest writes them: the session units grow at
+	// every batch, each growth a change the index has not seen.
+	for i := 200; i < len(turns); i += 100 {
+		mustPut(t, mem, turns[i:i+100]...)
+	}
+	putKWScenes(t, mem, turns)
+	// Every memory again with a second source: each takes a change number,
+	// and its doc in the index is replaced.
+	var again []engram.Memory
+	for i := 0; i+1 < len(turns); i += 3 {
+		again = append(again, engram.Memory{ID: "mem-" + turns[i].ID, Namespace: turns[i].Namespace, Type: engram.MemoryFact,
+			Subject: turns[i].Speaker, Text: turns[i].Content, Importance: 0.5, TS: turns[i].TS, Sources: []string{turns[i].ID, turns[i+1].ID}})
+	}
+	if _, err := mem.PutMemories(ctx, "test-memories", again, turns[len(turns)-1].Seq); err != nil {
+		t.Fatal(err)
+	}
+	if err := mem.CatchUpKeywordIndexes(ctx); err != nil {
+		t.Fatal(err)
+	}
+	current("after the writes", true)
+	compareKeyword(t, mem, fts, "after the catch-up")
+
+	var forget []ForgetTurn
+	for i := 7; i < len(turns); i += 101 {
+		forget = append(forget, ForgetTurn{ID: turns[i].ID, Seq: turns[i].Seq})
+	}
+	if _, err := mem.ForgetTurns(ctx, forget, time.Now(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := mem.CatchUpKeywordIndexes(ctx); err != nil {
+		t.Fatal(err)
+	}
+	current("after a forget", false)
+	compareKeyword(t, mem, fts, "after a forget")
+}

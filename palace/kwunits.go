@@ -3,6 +3,7 @@ package palace
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"sync"
 
 	engram "github.com/engram-dev/engram"
@@ -157,15 +158,20 @@ func unitChanges(ctx context.Context, tx *sql.Tx, after int64) ([]unitChange, er
 }
 
 // catchUp brings k to the palace's state: the changed rows on top of the
-// index, or every row into a new one (fresh).
+// index, or every row into a new one (fresh, or a deletion since the
+// index's state).
 func (db *DB) catchUp(ctx context.Context, u *seqKeywords, fresh bool) error {
 	u.mu.Lock()
-	after := u.seq
+	after, deletedBefore := u.seq, u.deleted
 	if fresh {
 		after = 0
 	}
 	u.mu.Unlock()
 	changes, seq, deleted, err := db.readChanges(ctx, u, after)
+	if err == nil && !fresh && deleted != deletedBefore {
+		fresh = true // rows deleted since: read every row
+		changes, seq, deleted, err = db.readChanges(ctx, u, 0)
+	}
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	u.catching = false
@@ -181,25 +187,55 @@ func (db *DB) catchUp(ctx context.Context, u *seqKeywords, fresh bool) error {
 	} else if u.seq != after || !u.current {
 		return nil // another catch-up got there first
 	}
+	added := map[*kwIndex]int64{}
 	for _, c := range changes {
 		x := u.kinds[c.kind]
 		if x == nil {
 			continue
 		}
 		x.add(c.add)
+		added[x]++
 		if u.src.byID {
 			u.ids[c.id] = c.add.seq
 		}
 	}
 	for _, x := range u.kinds {
-		if fresh {
+		switch {
+		case fresh:
 			x.trim()
-		} else {
+		case added[x] > 1024 && 4*added[x] > x.live:
+			// A big catch-up (the first search after the layer jobs ran)
+			// grew the postings by appending: give them their length.
+			x.compact()
+		default:
 			x.compactIfWasteful()
 		}
 	}
 	u.seq, u.deleted, u.current = seq, deleted, true
 	return nil
+}
+
+// CatchUpKeywordIndexes brings the loaded keyword indexes of the units,
+// scenes and memories up to the palace, in the caller's goroutine, unless
+// one is catching up already. The layer jobs call it after a run, so that
+// the first searches after a catch-up of the jobs find them current,
+// rather than reading every row the jobs wrote at once, and so that the
+// memory they take shows where the jobs' does.
+func (db *DB) CatchUpKeywordIndexes(ctx context.Context) error {
+	var errs []error
+	for _, u := range db.seqIndexes() {
+		u.mu.Lock()
+		if !u.current || u.catching {
+			u.mu.Unlock()
+			continue
+		}
+		u.catching = true
+		u.builds.Add(1)
+		u.mu.Unlock()
+		errs = append(errs, db.catchUp(ctx, u, false))
+		u.builds.Done()
+	}
+	return errors.Join(errs...)
 }
 
 // warmIndex starts loading k in the background; WarmKeywordIndex calls
