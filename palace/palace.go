@@ -62,7 +62,6 @@ type DB struct {
 	stmts   stmtCache     // prepared read statements (stmts.go)
 	wstmts  stmtCache     // prepared write statements
 	ckpt    *checkpointer // copies the WAL into the file, beside the writer (checkpoint.go)
-	text    *unitTexter   // writes the session parts' full-text rows behind the turns (unittext.go)
 
 	splitWrites bool // tests: a background write that can commit early does at every step (yieldWriter)
 }
@@ -139,7 +138,6 @@ func Open(path string, opts Options) (*DB, error) {
 	db.r.SetMaxIdleConns(opts.Readers)
 	db.r.SetConnMaxLifetime(0)
 	db.r.SetConnMaxIdleTime(0)
-	db.text = newUnitTexter(db)
 	return db, nil
 }
 
@@ -226,15 +224,6 @@ func (db *DB) Path() string { return db.path }
 // Close closes the database. Calls after the first return nil; other methods
 // called after Close fail with ErrClosed. Close waits for running queries.
 func (db *DB) Close() error {
-	if db.closed.Load() {
-		return nil
-	}
-	if db.text != nil {
-		// The session parts' rows the follower has not written yet; what
-		// a failure (a full disk) leaves, the next Open writes.
-		db.text.close()
-		db.writeUnitText(context.Background()) //nolint:errcheck
-	}
 	if db.closed.Swap(true) {
 		return nil
 	}

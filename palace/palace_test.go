@@ -46,11 +46,6 @@ func MustOpenDBAt(tb testing.TB, path string, opts Options) *DB {
 func checkInvariants(tb testing.TB, db *DB) {
 	tb.Helper()
 	ctx := context.Background()
-	// The session parts' rows the follower has not written yet (see
-	// TestUnitTextFollower for the follower's own).
-	if err := db.FlushUnitText(ctx); err != nil {
-		tb.Error(err)
-	}
 	err := db.Update(ctx, func(tx *sql.Tx) error {
 		var ok string
 		if err := tx.QueryRowContext(ctx, `PRAGMA integrity_check`).Scan(&ok); err != nil {

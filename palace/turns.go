@@ -107,7 +107,6 @@ func (db *DB) PutTurns(ctx context.Context, turns []engram.Turn) error {
 
 	// Urgent: an acknowledgement waits for it (see writeGate).
 	kw := db.beginChange()
-	var grown bool
 	err := db.update(ctx, true, func(tx *sql.Tx) error {
 		kw.reset()
 		st := db.writerStmts(ctx, tx) // compiled once, when the palace opened
@@ -196,7 +195,11 @@ func (db *DB) PutTurns(ctx context.Context, turns []engram.Turn) error {
 				return fmt.Errorf("palace: advance watermark: %w", err)
 			}
 		}
-		grown = len(units) > 0 // their full-text rows: the unit text follower's (unittext.go)
+		for _, n := range units {
+			if err := indexUnit(ctx, st, engram.UnitSession, n); err != nil {
+				return fmt.Errorf("palace: session units: %w", err)
+			}
+		}
 		for _, r := range index {
 			t := r.t
 			if _, err := fts.ExecContext(ctx, t.Seq, r.text, r.speaker); err != nil {
@@ -218,9 +221,6 @@ func (db *DB) PutTurns(ctx context.Context, turns []engram.Turn) error {
 		return nil
 	})
 	db.endChange(kw, err)
-	if err == nil && grown && db.text != nil {
-		db.text.poke()
-	}
 	return err
 }
 

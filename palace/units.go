@@ -335,9 +335,6 @@ func (db *DB) SearchUnits(ctx context.Context, q engram.TextQuery, kind string) 
 		}
 		return hits, nil
 	}
-	if err := db.unitTextCurrent(ctx, kinds); err != nil {
-		return nil, fmt.Errorf("palace: search units: %w", err)
-	}
 	// Each kind is its own index: searched at once, on two read
 	// connections.
 	found := make([][]engram.UnitHit, len(kinds))
@@ -519,9 +516,6 @@ func (db *DB) ScoreUnits(ctx context.Context, q engram.TextQuery, ids []string, 
 			return nil, fmt.Errorf("palace: score units: %w", err)
 		}
 		return hits, nil
-	}
-	if err := db.unitTextCurrent(ctx, kinds); err != nil {
-		return nil, fmt.Errorf("palace: score units: %w", err)
 	}
 	var out []engram.UnitHit
 	err = db.View(ctx, func(tx *sql.Tx) error {
