@@ -301,6 +301,8 @@ type kwIndex struct {
 	nsCode map[string]uint32
 	live   int64 // docs not deleted: FTS5's row count
 	tokens int64 // their tokens, text and speaker: FTS5's total size
+	// bigTF holds the text counts of kwBigTF or more, by bigKey(term, doc).
+	bigTF map[uint64]uint32
 	// ver counts the deletions: a term's document frequency is current
 	// when its ver is the index's (see df). The index keeps no list of
 	// each doc's terms to lower them by at a deletion: at 100,000 turns
@@ -321,13 +323,22 @@ type kwDoc struct {
 }
 
 // kwPostings lists the docs holding a term, in doc order, with the term's
-// frequency in each: text count << 8 | speaker count (at most 255).
+// frequency in each: text count << 8 | speaker count, each at most 255; a
+// text count of 255 or more is kwBigTF, the count in the index's bigTF.
+// Sixteen bits, not thirty-two: at 100,000 turns 15 MB less.
 type kwPostings struct {
 	docs []uint32
-	tf   []uint32
+	tf   []uint16
 	df   int64  // live docs among them, when ver is the index's
 	ver  uint64 // the index's ver df was counted at
 }
+
+// kwBigTF is the text count a posting's frequency holds for a count of
+// kwBigTF or more, which the index's bigTF holds.
+const kwBigTF = 0xff
+
+// bigKey is the key of term id's count in doc d in bigTF.
+func bigKey(id, d uint32) uint64 { return uint64(id)<<32 | uint64(d) }
 
 // df returns the live docs holding term id, counting them again if a
 // deletion came since they were counted. Counting writes the postings:
@@ -396,12 +407,17 @@ func (x *kwIndex) compact() {
 		renum[d] = uint32(len(docs))
 		docs = append(docs, doc)
 	}
+	big := x.bigTF
+	x.bigTF = nil
 	for id := range x.post {
 		p := &x.post[id]
 		n := 0
 		for i, d := range p.docs {
 			if nd := renum[d]; nd != math.MaxUint32 {
 				p.docs[n], p.tf[n] = nd, p.tf[i]
+				if p.tf[i]>>8 == kwBigTF {
+					x.setBigTF(uint32(id), nd, big[bigKey(uint32(id), d)])
+				}
 				n++
 			}
 		}
@@ -462,7 +478,12 @@ func (x *kwIndex) add(a kwAdd) {
 	for _, id := range order {
 		p := &x.post[id]
 		p.docs = append(p.docs, d)
-		p.tf = append(p.tf, counts[id])
+		c := counts[id]
+		if text := c >> 8; text >= kwBigTF {
+			x.setBigTF(id, d, text)
+			c = kwBigTF<<8 | c&0xff
+		}
+		p.tf = append(p.tf, uint16(c))
 		if p.ver == x.ver {
 			p.df++ // current: it stays so
 		}
@@ -471,6 +492,14 @@ func (x *kwIndex) add(a kwAdd) {
 	x.bySeq[a.seq] = d
 	x.live++
 	x.tokens += int64(doc.size)
+}
+
+// setBigTF records term id's text count in doc d.
+func (x *kwIndex) setBigTF(id, d, count uint32) {
+	if x.bigTF == nil {
+		x.bigTF = map[uint64]uint32{}
+	}
+	x.bigTF[bigKey(id, d)] = count
 }
 
 // remove marks the doc of seq deleted, if there is one; its postings stay
@@ -608,6 +637,9 @@ func (x *kwIndex) score(toks []string, keep func(*kwDoc) bool, emit func(d uint3
 			}
 			tf := p.tf[i]
 			f := float64(tf >> 8)
+			if tf>>8 == kwBigTF {
+				f = float64(x.bigTF[bigKey(id, d)])
+			}
 			for range tf & 0xff {
 				f += speakerWeight
 			}

@@ -551,3 +551,49 @@ func TestCatchUpKeywordIndexes(t *testing.T) {
 	current("after a forget", false)
 	compareKeyword(t, mem, fts, "after a forget")
 }
+
+// TestKeywordIndex_BigTermFrequency: a word said 255 times or more in one
+// turn (a pasted log) is counted exactly, as FTS5 counts it, before and
+// after a compaction moves the turns' docs.
+func TestKeywordIndex_BigTermFrequency(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "palace.db")
+	mem := MustOpenDBAt(t, path, Options{})
+	fts := MustOpenDBAt(t, path, Options{})
+	var turns []engram.Turn
+	for i, n := range []int{1, 3, 254, 255, 256, 300, 1000, 7} {
+		turns = append(turns, testTurn(int64(i+1), strings.Repeat("kafka ", n)+"cluster log"))
+	}
+	mustPut(t, mem, turns...)
+	if err := mem.LoadKeywordIndex(ctx); err != nil {
+		t.Fatal(err)
+	}
+	compare := func(when string) {
+		t.Helper()
+		q := engram.TextQuery{Text: "kafka cluster", Limit: 20}
+		a, err := mem.SearchTurns(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := fts.SearchTurns(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if msg := sameHits(a, b); msg != "" {
+			t.Errorf("%s: %s", when, msg)
+		}
+	}
+	before := memRanked(mem)
+	compare("after the load")
+	if memRanked(mem) == before {
+		t.Fatal("the keyword index did not answer")
+	}
+	// Drop two turns and compact: the counts follow their docs.
+	if _, err := mem.ForgetTurns(ctx, []ForgetTurn{{ID: turns[0].ID, Seq: turns[0].Seq}, {ID: turns[4].ID, Seq: turns[4].Seq}}, time.Now(), nil); err != nil {
+		t.Fatal(err)
+	}
+	mem.kw.mu.Lock()
+	mem.kw.idx.compact()
+	mem.kw.mu.Unlock()
+	compare("after a forget and a compaction")
+}
