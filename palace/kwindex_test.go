@@ -56,9 +56,7 @@ var kwQueries = []string{
 // filter and limit, after ingest, forget, redaction and more ingest.
 func TestKeywordIndex_SameAsFTS(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "palace.db")
-	mem := MustOpenDBAt(t, path, Options{})
-	fts := MustOpenDBAt(t, path, Options{}) // never loads the index
+	mem, fts := twoHandles(t) // fts never loads the index
 	turns := kwCorpus(800, 1)
 	mustPut(t, mem, turns[:500]...)
 	putKWScenes(t, mem, turns[:500])
@@ -91,13 +89,7 @@ func TestKeywordIndex_SameAsFTS(t *testing.T) {
 	}
 	compareKeyword(t, mem, fts, "after corrections")
 
-	var forget []ForgetTurn
-	for i := 5; i < len(turns); i += 37 {
-		forget = append(forget, ForgetTurn{ID: turns[i].ID, Seq: turns[i].Seq})
-	}
-	if _, err := mem.ForgetTurns(ctx, forget, time.Now(), nil); err != nil {
-		t.Fatal(err)
-	}
+	forgetEvery(t, mem, turns, 5, 37)
 
 	var red []engram.Turn
 	for i := 11; i < len(turns); i += 53 {
@@ -209,14 +201,7 @@ func compareKeyword(t *testing.T, mem, fts *DB, when string) {
 			if msg := sameHits(a, b); msg != "" {
 				t.Errorf("%s, query %+v: %s", when, tq, msg)
 			}
-			ua, err := mem.SearchUnits(ctx, tq, "")
-			if err != nil {
-				t.Fatal(err)
-			}
-			ub, err := fts.SearchUnits(ctx, tq, "")
-			if err != nil {
-				t.Fatal(err)
-			}
+			ua, ub := both(t, mem, fts, func(db *DB) ([]engram.UnitHit, error) { return db.SearchUnits(ctx, tq, "") })
 			if msg := sameUnitHits(ua, ub, tq.Limit); msg != "" {
 				t.Errorf("%s, units of query %+v: %s", when, tq, msg)
 			}
@@ -227,36 +212,15 @@ func compareKeyword(t *testing.T, mem, fts *DB, when string) {
 				}
 			}
 			ids = append(ids, "no-such-unit")
-			sa, err := mem.ScoreUnits(ctx, tq, ids, "")
-			if err != nil {
-				t.Fatal(err)
-			}
-			sb, err := fts.ScoreUnits(ctx, tq, ids, "")
-			if err != nil {
-				t.Fatal(err)
-			}
+			sa, sb := both(t, mem, fts, func(db *DB) ([]engram.UnitHit, error) { return db.ScoreUnits(ctx, tq, ids, "") })
 			if msg := sameUnitHits(sa, sb, 0); msg != "" {
 				t.Errorf("%s, unit scores of query %+v: %s", when, tq, msg)
 			}
-			ca, err := mem.SearchScenes(ctx, tq)
-			if err != nil {
-				t.Fatal(err)
-			}
-			cb, err := fts.SearchScenes(ctx, tq)
-			if err != nil {
-				t.Fatal(err)
-			}
+			ca, cb := both(t, mem, fts, func(db *DB) ([]engram.SceneHit, error) { return db.SearchScenes(ctx, tq) })
 			if msg := sameSceneHits(ca, cb, tq.Limit); msg != "" {
 				t.Errorf("%s, scenes of query %+v: %s", when, tq, msg)
 			}
-			ma, err := mem.SearchMemories(ctx, tq)
-			if err != nil {
-				t.Fatal(err)
-			}
-			mb, err := fts.SearchMemories(ctx, tq)
-			if err != nil {
-				t.Fatal(err)
-			}
+			ma, mb := both(t, mem, fts, func(db *DB) ([]engram.MemoryHit, error) { return db.SearchMemories(ctx, tq) })
 			if msg := sameMemoryHits(ma, mb, tq.Limit); msg != "" {
 				t.Errorf("%s, memories of query %+v: %s", when, tq, msg)
 			}
@@ -307,9 +271,7 @@ func sameHits(a, b []engram.TurnHit) string {
 // catches up.
 func TestKeywordIndex_OtherWriter(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "palace.db")
-	mem := MustOpenDBAt(t, path, Options{})
-	other := MustOpenDBAt(t, path, Options{})
+	mem, other := twoHandles(t)
 	turns := kwCorpus(600, 3)
 	mustPut(t, mem, turns[:500]...)
 	if err := mem.LoadKeywordIndex(ctx); err != nil {
@@ -485,9 +447,7 @@ func sameMemoryHits(a, b []engram.MemoryHit, limit int) string {
 // changes are caught up too; the rankings stay FTS5's.
 func TestCatchUpKeywordIndexes(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "palace.db")
-	mem := MustOpenDBAt(t, path, Options{})
-	fts := MustOpenDBAt(t, path, Options{})
+	mem, fts := twoHandles(t)
 	turns := kwCorpus(3200, 6)
 	mustPut(t, mem, turns[:200]...)
 	putKWMemories(t, mem, turns) // 1,067 memories, each changed below
@@ -538,13 +498,7 @@ func TestCatchUpKeywordIndexes(t *testing.T) {
 	current("after the writes", true)
 	compareKeyword(t, mem, fts, "after the catch-up")
 
-	var forget []ForgetTurn
-	for i := 7; i < len(turns); i += 101 {
-		forget = append(forget, ForgetTurn{ID: turns[i].ID, Seq: turns[i].Seq})
-	}
-	if _, err := mem.ForgetTurns(ctx, forget, time.Now(), nil); err != nil {
-		t.Fatal(err)
-	}
+	forgetEvery(t, mem, turns, 7, 101)
 	if err := mem.CatchUpKeywordIndexes(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -557,9 +511,7 @@ func TestCatchUpKeywordIndexes(t *testing.T) {
 // after a compaction moves the turns' docs.
 func TestKeywordIndex_BigTermFrequency(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "palace.db")
-	mem := MustOpenDBAt(t, path, Options{})
-	fts := MustOpenDBAt(t, path, Options{})
+	mem, fts := twoHandles(t)
 	var turns []engram.Turn
 	for i, n := range []int{1, 3, 254, 255, 256, 300, 1000, 7} {
 		turns = append(turns, testTurn(int64(i+1), strings.Repeat("kafka ", n)+"cluster log"))
@@ -596,4 +548,38 @@ func TestKeywordIndex_BigTermFrequency(t *testing.T) {
 	mem.kw.idx.compact()
 	mem.kw.mu.Unlock()
 	compare("after a forget and a compaction")
+}
+
+// both runs search on the database that ranks from the keyword indexes
+// (mem) and on the one that ranks with FTS5 (fts).
+func both[T any](t *testing.T, mem, fts *DB, search func(*DB) ([]T, error)) (a, b []T) {
+	t.Helper()
+	a, err := search(mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err = search(fts); err != nil {
+		t.Fatal(err)
+	}
+	return a, b
+}
+
+// forgetEvery forgets turns[from], turns[from+step], and so on.
+func forgetEvery(t *testing.T, db *DB, turns []engram.Turn, from, step int) {
+	t.Helper()
+	var forget []ForgetTurn
+	for i := from; i < len(turns); i += step {
+		forget = append(forget, ForgetTurn{ID: turns[i].ID, Seq: turns[i].Seq})
+	}
+	if _, err := db.ForgetTurns(context.Background(), forget, time.Now(), nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// twoHandles opens two handles on one new palace: one to load the keyword
+// indexes, one to search with FTS5 or write behind the first's back.
+func twoHandles(t *testing.T) (a, b *DB) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "palace.db")
+	return MustOpenDBAt(t, path, Options{}), MustOpenDBAt(t, path, Options{})
 }

@@ -62,34 +62,24 @@ func memoryChanges(ctx context.Context, tx *sql.Tx, after int64) ([]unitChange, 
 // searchMemoriesFromMemory is SearchMemories from the index; ok false when
 // the index cannot answer.
 func (db *DB) searchMemoriesFromMemory(ctx context.Context, q engram.TextQuery, terms []term, limit int) ([]engram.MemoryHit, bool, error) {
-	toks, ok := kwTokens(terms)
-	if !ok {
-		return nil, false, nil
-	}
-	var hits []kwHit
-	ok, err := db.withIndex(ctx, &db.mkw, func(u *seqKeywords) {
-		x := u.kinds[""]
-		if keep, some := x.pointFilter(q.Namespace, nanosOrZero(q.From), nanosOrZero(q.To)); some {
-			hits = x.best(toks, limit, keep)
-		}
-	})
-	if err != nil || !ok {
-		return nil, false, err
-	}
-	byN, err := rowsByKey(ctx, db, `SELECT `+memoryColumns+` FROM memories m WHERE m.n IN (SELECT value FROM json_each(?))`, hits,
+	var out []engram.MemoryHit
+	ok, err := searchOne(ctx, db, &db.mkw, terms, limit,
+		func(x *kwIndex) (func(*kwDoc) bool, bool) {
+			return x.pointFilter(q.Namespace, nanosOrZero(q.From), nanosOrZero(q.To))
+		},
+		`SELECT `+memoryColumns+` FROM memories m WHERE m.n IN (SELECT value FROM json_each(?))`,
 		func(rows *sql.Rows, add func(int64, engram.Memory)) error {
 			return scanMemories(rows, func(n int64, m engram.Memory, _ float64) { add(n, m) })
+		},
+		func(m engram.Memory, score float64) {
+			// Superseded or marked wrong since it was ranked: left out,
+			// as FTS5 would have.
+			if m.SupersededBy == "" && !m.Wrong {
+				out = append(out, engram.MemoryHit{Memory: m, Score: score})
+			}
 		})
-	if err != nil {
+	if err != nil || !ok {
 		return nil, false, err
-	}
-	out := make([]engram.MemoryHit, 0, len(hits))
-	for _, h := range hits {
-		// Superseded or marked wrong since it was ranked: left out, as
-		// FTS5 would have.
-		if m, ok := byN[h.seq]; ok && m.SupersededBy == "" && !m.Wrong {
-			out = append(out, engram.MemoryHit{Memory: m, Score: h.score})
-		}
 	}
 	return out, true, nil
 }

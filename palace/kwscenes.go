@@ -61,34 +61,18 @@ func sceneChanges(ctx context.Context, tx *sql.Tx, after int64) ([]unitChange, e
 // searchScenesFromMemory is SearchScenes from the index; ok false when the
 // index cannot answer.
 func (db *DB) searchScenesFromMemory(ctx context.Context, q engram.TextQuery, terms []term, limit int) ([]engram.SceneHit, bool, error) {
-	toks, ok := kwTokens(terms)
-	if !ok {
-		return nil, false, nil
-	}
-	var hits []kwHit
-	ok, err := db.withIndex(ctx, &db.skw, func(u *seqKeywords) {
-		x := u.kinds[""]
-		if keep, some := spanFilter(x, q); some {
-			hits = x.best(toks, limit, keep)
-		}
-	})
-	if err != nil || !ok {
-		return nil, false, err
-	}
-	// The row number comes where a search's rank would (scanRanked reads
-	// it as a float64, exact for any row number).
-	byN, err := rowsByKey(ctx, db, `SELECT `+sceneColumns+`, s.n FROM scenes s WHERE s.n IN (SELECT value FROM json_each(?))`, hits,
+	var out []engram.SceneHit
+	ok, err := searchOne(ctx, db, &db.skw, terms, limit,
+		func(x *kwIndex) (func(*kwDoc) bool, bool) { return spanFilter(x, q) },
+		// The row number comes where a search's rank would (scanRanked
+		// reads it as a float64, exact for any row number).
+		`SELECT `+sceneColumns+`, s.n FROM scenes s WHERE s.n IN (SELECT value FROM json_each(?))`,
 		func(rows *sql.Rows, add func(int64, engram.Scene)) error {
 			return scanScenes(rows, func(s engram.Scene, n float64) { add(int64(n), s) })
-		})
-	if err != nil {
+		},
+		func(s engram.Scene, score float64) { out = append(out, engram.SceneHit{Scene: s, Score: score}) })
+	if err != nil || !ok {
 		return nil, false, err
-	}
-	out := make([]engram.SceneHit, 0, len(hits))
-	for _, h := range hits {
-		if s, ok := byN[h.seq]; ok {
-			out = append(out, engram.SceneHit{Scene: s, Score: h.score})
-		}
 	}
 	return out, true, nil
 }

@@ -388,6 +388,40 @@ func (db *DB) searchUnitsFromMemory(ctx context.Context, q engram.TextQuery, ter
 	return out, err == nil, err
 }
 
+// searchOne ranks the one kind of u (the scenes', the memories') for
+// terms: the best limit docs that filter's keep accepts, read by query
+// (the keys as its argument) and scan, passed to add with their scores,
+// best first; a row gone meanwhile is left out. ok is false when the index
+// cannot answer.
+func searchOne[T any](ctx context.Context, db *DB, u *seqKeywords, terms []term, limit int,
+	filter func(x *kwIndex) (keep func(*kwDoc) bool, some bool),
+	query string, scan func(*sql.Rows, func(int64, T)) error, add func(v T, score float64)) (bool, error) {
+	toks, ok := kwTokens(terms)
+	if !ok {
+		return false, nil
+	}
+	var hits []kwHit
+	ok, err := db.withIndex(ctx, u, func(u *seqKeywords) {
+		x := u.kinds[""]
+		if keep, some := filter(x); some {
+			hits = x.best(toks, limit, keep)
+		}
+	})
+	if err != nil || !ok {
+		return false, err
+	}
+	byN, err := rowsByKey(ctx, db, query, hits, scan)
+	if err != nil {
+		return false, err
+	}
+	for _, h := range hits {
+		if v, found := byN[h.seq]; found {
+			add(v, h.score)
+		}
+	}
+	return true, nil
+}
+
 // spanFilter keeps the docs of x (units, scenes: a start and an end) of
 // q's namespace that overlap [q.From, q.To), as the FTS5 searches filter
 // them; some is false when no doc can be kept.
