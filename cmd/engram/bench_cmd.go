@@ -88,8 +88,9 @@ and measures what a heavy user's history costs, through the HTTP API:
   3. the same while every layer job catches up on the N turns;
   4. recall questions made from random turns, per mode (p50, p95 measured
      by the client; found@10: the question's turn among the top 10);
-  5. the process's memory (RSS after ingest, peak during the jobs, after),
-     the home's size per turn, and the time of `+"`engram rebuild`"+`.`)
+  5. the process's memory (RSS after ingest, peak during the jobs, after;
+     peak while asking, after, and the live heap then), the home's size per
+     turn, and the time of `+"`engram rebuild`"+`.`)
 	turns := fs.Int("turns", 100000, "turns to ingest first")
 	namespaces := fs.Int("namespaces", 4, "namespaces the turns are spread over")
 	batch := fs.Int("batch", 500, "turns per POST while ingesting, and per measured batch")
