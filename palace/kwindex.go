@@ -164,10 +164,11 @@ func keywordGen(ctx context.Context, tx *sql.Tx) (int64, error) {
 }
 
 // LoadKeywordIndex builds the in-memory keyword indexes from the turns, the
-// units, the scenes and the memories, if they are not loaded, and keeps them current from then on
-// (see WarmKeywordIndex). At 100,000 turns (with their session and scene
-// units) it took 4 s and holds about 0.8 KB a turn (BenchmarkRecall100k
-// logs both).
+// units, the scenes and the memories, if they are not loaded, and keeps
+// them current from then on (see WarmKeywordIndex). At 100,000 turns
+// (BenchmarkRecall100k logs the time and size) it takes seconds; on the
+// home of `engram bench scale --turns 100000` the five indexes held about
+// 0.5 KB a turn (docs/benchmarks.md).
 func (db *DB) LoadKeywordIndex(ctx context.Context) error {
 	k := &db.kw
 	k.mu.Lock()
