@@ -373,16 +373,17 @@ func newKWIndex() *kwIndex {
 }
 
 func (x *kwIndex) apply(c kwChange) {
+	ver := x.ver
 	for _, seq := range c.dels {
 		x.remove(seq)
 	}
 	for _, a := range c.adds {
-		x.add(a)
+		x.add(a) // replaces a doc of the same seq: a removal too
 	}
 	x.gen = c.gen
 	x.compactIfWasteful()
-	if len(c.dels) > 0 {
-		x.refresh()
+	if x.ver != ver {
+		x.refresh() // the turns' searches share a read lock: only read
 	}
 }
 
