@@ -21,15 +21,17 @@ const noTS = math.MinInt64
 // unit-length row is kept as int8 codes with one scale (code * scale is
 // the value, the scale the row's largest magnitude over 127), a quarter of
 // the float32 rows' memory and of the memory a scan reads; the metadata
-// queries filter on sit in parallel slices. The codes lie in chunks of
-// chunkRows rows, so that the matrix grows a chunk at a time: one
-// contiguous slice grew by copying itself into one a quarter larger, both
-// alive until the next collection (at 100,000 turns some 200 MB at once
-// while the layer jobs added their vectors), and kept up to a quarter of
-// its size unused. Namespaces
-// and kinds are interned to small codes, so a filter compares integers. The
-// scan ranks by the quantised dot product; VectorIndex.Query rescores the
-// best candidates with the exact float32 vectors kept in SQLite.
+// queries filter on sit in parallel slices. Namespaces and kinds are
+// interned to small codes, so a filter compares integers. The scan ranks
+// by the quantised dot product; VectorIndex.Query rescores the best
+// candidates with the vectors stored in SQLite (half-precision unit
+// vectors), read by the rowid each row keeps.
+//
+// The codes lie in chunks of chunkRows rows, so that the matrix grows a
+// chunk at a time: one contiguous slice grew by copying itself into one a
+// quarter larger, both alive until the next collection (at 100,000 turns
+// some 200 MB at once while the layer jobs added their vectors), and kept
+// up to a quarter of its size unused.
 //
 // A matrix is not safe for concurrent use; VectorIndex guards it.
 type matrix struct {
