@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -359,4 +360,55 @@ func BenchmarkPutTurnSingle(b *testing.B) {
 			b.ReportMetric(at(1), "max-ms")
 		})
 	}
+}
+
+// BenchmarkKWIndexRank measures the in-memory keyword index alone: the
+// best 10 of 100,000 turns of the corpus for queries of a few words, in
+// every namespace and in one, and reports the index's live heap.
+//
+//	go test -run '^$' -bench KWIndexRank -benchtime 2000x ./palace/
+func BenchmarkKWIndexRank(b *testing.B) {
+	c := newCorpus(1)
+	before := liveHeap()
+	x := newKWIndex()
+	for seq := int64(1); seq <= 100_000; seq++ {
+		t := c.turn(seq)
+		text, err := segmentText(nfkc(t.Content))
+		if err != nil {
+			b.Fatal(err)
+		}
+		x.add(kwAdd{seq: seq, namespace: t.Namespace, ts: t.TS.UnixNano(), hasTS: true, text: text, speaker: t.Speaker})
+	}
+	x.trim()
+	heapMB := float64(liveHeap()-before) / 1e6
+	var queries [][]string
+	for _, q := range c.queries("words", 500) {
+		var toks []string
+		ftsTokenBytes(q, func(tok []byte) { toks = append(toks, string(tok)) })
+		queries = append(queries, toks)
+	}
+	for _, ns := range []string{"", engram.DefaultNamespace} {
+		b.Run("ns="+ns, func(b *testing.B) {
+			keep, _ := x.pointFilter(ns, 0, 0)
+			var lat []time.Duration
+			i := 0
+			for b.Loop() {
+				start := time.Now()
+				x.best(queries[i%len(queries)], 10, keep)
+				lat = append(lat, time.Since(start))
+				i++
+			}
+			reportLatency(b, lat)
+			b.ReportMetric(heapMB, "index-MB")
+		})
+	}
+	runtime.KeepAlive(x)
+}
+
+// liveHeap collects and returns the bytes of live heap objects.
+func liveHeap() uint64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
 }

@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"context"
 	"database/sql"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -324,14 +325,62 @@ type kwDoc struct {
 }
 
 // kwPostings lists the docs holding a term, in doc order, with the term's
-// frequency in each: text count << 8 | speaker count, each at most 255; a
-// text count of 255 or more is kwBigTF, the count in the index's bigTF.
-// Sixteen bits, not thirty-two: at 100,000 turns 15 MB less.
+// frequency in each (text count << 8 | speaker count, each at most 255; a
+// text count of 255 or more is kwBigTF, the count in the index's bigTF),
+// packed into bytes: a posting is the uvarint of its doc's gap from the
+// one before (the first's from doc 0) shifted left once, the low bit set
+// when the frequency is the usual one (kwOneTF: one text match, none in
+// the speaker), else followed by the uvarint of the frequency. Most terms
+// are rare and most matches single, so a posting takes one to three bytes
+// where a doc number and a frequency took six: at 100,000 turns some 30 MB
+// less (docs/benchmarks.md).
 type kwPostings struct {
-	docs []uint32
-	tf   []uint16
+	enc  []byte
+	last uint32 // the last posting's doc
 	df   int64  // live docs among them, when ver is the index's
 	ver  uint64 // the index's ver df was counted at
+}
+
+// kwOneTF is the frequency of one text match and no speaker match.
+const kwOneTF = 1 << 8
+
+// appendPosting appends doc d (after the last) with frequency tf.
+func (p *kwPostings) appendPosting(d uint32, tf uint16) {
+	gap := uint64(d - p.last)
+	if tf == kwOneTF {
+		p.enc = binary.AppendUvarint(p.enc, gap<<1|1)
+	} else {
+		p.enc = binary.AppendUvarint(p.enc, gap<<1)
+		p.enc = binary.AppendUvarint(p.enc, uint64(tf))
+	}
+	p.last = d
+}
+
+// nextPosting decodes the posting at enc[i:] that follows doc prev (0 for
+// the first): its doc, its frequency, and where the next one starts.
+func nextPosting(enc []byte, i int, prev uint32) (d uint32, tf uint16, next int) {
+	if v := enc[i]; v&0x81 == 1 { // the usual: one byte, the usual frequency
+		return prev + uint32(v>>1), kwOneTF, i + 1
+	}
+	return nextPostingLong(enc, i, prev)
+}
+
+// nextPostingLong is nextPosting for the other postings, out of line so
+// that nextPosting is inlined.
+func nextPostingLong(enc []byte, i int, prev uint32) (d uint32, tf uint16, next int) {
+	v, n := uint64(enc[i]), 1
+	if v >= 0x80 {
+		v, n = binary.Uvarint(enc[i:])
+	}
+	d, i = prev+uint32(v>>1), i+n
+	if v&1 == 1 {
+		return d, kwOneTF, i
+	}
+	f, n := uint64(enc[i]), 1
+	if f >= 0x80 {
+		f, n = binary.Uvarint(enc[i:])
+	}
+	return d, uint16(f), i + n
 }
 
 // kwBigTF is the text count a posting's frequency holds for a count of
@@ -349,7 +398,8 @@ func (x *kwIndex) df(id uint32) int64 {
 	p := &x.post[id]
 	if p.ver != x.ver {
 		n := int64(0)
-		for _, d := range p.docs {
+		for i, d := 0, uint32(0); i < len(p.enc); {
+			d, _, i = nextPosting(p.enc, i, d)
 			if !x.docs[d].dead {
 				n++
 			}
@@ -411,20 +461,24 @@ func (x *kwIndex) compact() {
 	}
 	big := x.bigTF
 	x.bigTF = nil
+	var buf kwPostings
 	for id := range x.post {
 		p := &x.post[id]
-		n := 0
-		for i, d := range p.docs {
+		buf.enc, buf.last = buf.enc[:0], 0
+		n := int64(0)
+		for i, d := 0, uint32(0); i < len(p.enc); {
+			var tf uint16
+			d, tf, i = nextPosting(p.enc, i, d)
 			if nd := renum[d]; nd != math.MaxUint32 {
-				p.docs[n], p.tf[n] = nd, p.tf[i]
-				if p.tf[i]>>8 == kwBigTF {
+				buf.appendPosting(nd, tf)
+				if tf>>8 == kwBigTF {
 					x.setBigTF(uint32(id), nd, big[bigKey(uint32(id), d)])
 				}
 				n++
 			}
 		}
-		p.docs, p.tf = slices.Clone(p.docs[:n]), slices.Clone(p.tf[:n])
-		p.df, p.ver = int64(n), x.ver
+		p.enc, p.last = slices.Clone(buf.enc), buf.last
+		p.df, p.ver = n, x.ver
 	}
 	x.docs = docs
 	x.bySeq = make(map[int64]uint32, len(docs))
@@ -437,8 +491,8 @@ func (x *kwIndex) compact() {
 func (x *kwIndex) trim() {
 	for id := range x.post {
 		p := &x.post[id]
-		if cap(p.docs) > len(p.docs) {
-			p.docs, p.tf = slices.Clone(p.docs), slices.Clone(p.tf)
+		if cap(p.enc) > len(p.enc) {
+			p.enc = slices.Clone(p.enc)
 		}
 	}
 	x.docs = slices.Clone(x.docs)
@@ -479,13 +533,12 @@ func (x *kwIndex) add(a kwAdd) {
 	ftsTokenBytes(a.speaker, func(tok []byte) { count(tok, 0) })
 	for _, id := range order {
 		p := &x.post[id]
-		p.docs = append(p.docs, d)
 		c := counts[id]
 		if text := c >> 8; text >= kwBigTF {
 			x.setBigTF(id, d, text)
 			c = kwBigTF<<8 | c&0xff
 		}
-		p.tf = append(p.tf, uint16(c))
+		p.appendPosting(d, uint16(c))
 		if p.ver == x.ver {
 			p.df++ // current: it stays so
 		}
@@ -626,18 +679,23 @@ func (x *kwIndex) score(toks []string, keep func(*kwDoc) bool, emit func(d uint3
 		if df == 0 {
 			continue
 		}
-		p := &x.post[id]
+		enc := x.post[id].enc
 		nHit := float64(df)
 		idf := math.Log((N - nHit + 0.5) / (nHit + 0.5))
 		if idf <= 0 {
 			idf = 1e-6
 		}
-		for i, d := range p.docs {
+		for i, d := 0, uint32(0); i < len(enc); {
+			tf := uint16(kwOneTF)
+			if v := enc[i]; v&0x81 == 1 { // nextPosting's usual case, inline
+				d, i = d+uint32(v>>1), i+1
+			} else {
+				d, tf, i = nextPostingLong(enc, i, d)
+			}
 			doc := &x.docs[d]
 			if doc.dead || (keep != nil && !keep(doc)) {
 				continue
 			}
-			tf := p.tf[i]
 			f := float64(tf >> 8)
 			if tf>>8 == kwBigTF {
 				f = float64(x.bigTF[bigKey(id, d)])

@@ -583,3 +583,49 @@ func twoHandles(t *testing.T) (a, b *DB) {
 	path := filepath.Join(t.TempDir(), "palace.db")
 	return MustOpenDBAt(t, path, Options{}), MustOpenDBAt(t, path, Options{})
 }
+
+// TestKWPostings_RoundTrip packs postings of every kind (the first doc 0
+// and not, gaps of one to the largest, the usual frequency and others,
+// counts at kwBigTF, speaker counts) and reads them back.
+func TestKWPostings_RoundTrip(t *testing.T) {
+	type posting struct {
+		d  uint32
+		tf uint16
+	}
+	rng := rand.New(rand.NewPCG(3, 9))
+	for _, first := range []uint32{0, 1, 127, 128, 1 << 20} {
+		var want []posting
+		d := first
+		for i := range 2000 {
+			tf := uint16(kwOneTF)
+			switch rng.IntN(4) {
+			case 0:
+				tf = uint16(rng.IntN(kwBigTF+1))<<8 | uint16(rng.IntN(256))
+			case 1:
+				tf = kwBigTF << 8
+			}
+			want = append(want, posting{d, tf})
+			gap := []uint32{1, 2, 63, 64, 127, 128, 1 << 14, 1 << 21}[i%8]
+			if d > math.MaxUint32-gap-1<<21 {
+				break
+			}
+			d += gap
+		}
+		var p kwPostings
+		for _, w := range want {
+			p.appendPosting(w.d, w.tf)
+		}
+		var got []posting
+		for i, d := 0, uint32(0); i < len(p.enc); {
+			var tf uint16
+			d, tf, i = nextPosting(p.enc, i, d)
+			got = append(got, posting{d, tf})
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("first doc %d: %d postings read back differ from the %d written", first, len(got), len(want))
+		}
+		if p.last != want[len(want)-1].d {
+			t.Fatalf("first doc %d: last %d, want %d", first, p.last, want[len(want)-1].d)
+		}
+	}
+}
