@@ -38,12 +38,11 @@ type matrix struct {
 	dim   int
 	codes [][]int8  // chunks of chunkRows * dim codes, row r at codes[r/chunkRows][r%chunkRows*dim:]
 	scale []float32 // by row
-	ids   []string
-	ns    []uint32 // namespace codes
-	kinds []uint32 // kind codes
-	ts    []int64  // Unix nanoseconds, noTS for a zero time
-	rowid []int64  // the row's rowid in the vectors table, where rescoring reads it
-	row   map[string]int
+	ids   idMap     // the row's id, and the row of an id
+	ns    []uint32  // namespace codes
+	kinds []uint32  // kind codes
+	ts    []int64   // Unix nanoseconds, noTS for a zero time
+	rowid []int64   // the row's rowid in the vectors table, where rescoring reads it
 
 	nsCode    map[string]uint32
 	kindCode  map[string]uint32
@@ -55,19 +54,18 @@ func newMatrix(dim, capacity int) *matrix {
 		dim:      dim,
 		codes:    make([][]int8, 0, (capacity+chunkRows-1)/chunkRows),
 		scale:    make([]float32, 0, capacity),
-		ids:      make([]string, 0, capacity),
+		ids:      newIDMap(capacity),
 		ns:       make([]uint32, 0, capacity),
 		kinds:    make([]uint32, 0, capacity),
 		ts:       make([]int64, 0, capacity),
 		rowid:    make([]int64, 0, capacity),
-		row:      make(map[string]int, capacity),
 		nsCode:   make(map[string]uint32),
 		kindCode: make(map[string]uint32),
 	}
 }
 
 // len returns the number of rows.
-func (m *matrix) len() int { return len(m.ids) }
+func (m *matrix) len() int { return m.ids.len() }
 
 // vecRow is one vector ready for the matrix: unit holds the normalised
 // values.
@@ -82,7 +80,7 @@ type vecRow struct {
 func (m *matrix) newRows(rs []vecRow) int {
 	n := 0
 	for _, r := range rs {
-		if _, ok := m.row[r.id]; !ok {
+		if _, ok := m.ids.row(r.id); !ok {
 			n++
 		}
 	}
@@ -103,7 +101,7 @@ func (m *matrix) code(r int) []int8 {
 // keeps other writers out.
 func (m *matrix) chunksFor(rows int) [][]int8 {
 	var out [][]int8
-	for have := len(m.codes) * chunkRows; have < len(m.ids)+rows; have += chunkRows {
+	for have := len(m.codes) * chunkRows; have < m.len()+rows; have += chunkRows {
 		out = append(out, make([]int8, chunkRows*m.dim))
 	}
 	return out
@@ -149,11 +147,9 @@ func (m *matrix) sameRow(i int, u []float32) bool {
 // put inserts or replaces the rows rs; ids must be distinct.
 func (m *matrix) put(rs []vecRow) {
 	for _, r := range rs {
-		i, ok := m.row[r.id]
+		i, ok := m.ids.row(r.id)
 		if !ok {
-			i = len(m.ids)
-			m.row[r.id] = i
-			m.ids = append(m.ids, r.id)
+			i = m.ids.add(r.id)
 			m.ns = append(m.ns, 0)
 			m.kinds = append(m.kinds, 0)
 			m.ts = append(m.ts, 0)
@@ -187,24 +183,20 @@ func intern(codes map[string]uint32, names *[]string, s string) uint32 {
 
 // remove deletes the row of id, if any, moving the last row into its place.
 func (m *matrix) remove(id string) {
-	i, ok := m.row[id]
+	i, last, ok := m.ids.remove(id)
 	if !ok {
 		return
 	}
-	delete(m.row, id)
-	last := len(m.ids) - 1
 	if i != last {
 		copy(m.code(i), m.code(last))
-		m.ids[i], m.ns[i], m.kinds[i], m.ts[i], m.scale[i] = m.ids[last], m.ns[last], m.kinds[last], m.ts[last], m.scale[last]
+		m.ns[i], m.kinds[i], m.ts[i], m.scale[i] = m.ns[last], m.kinds[last], m.ts[last], m.scale[last]
 		m.rowid[i] = m.rowid[last]
-		m.row[m.ids[i]] = i
 	}
-	m.ids[last] = ""         // let the string go
 	if last%chunkRows == 0 { // the last chunk is empty now
 		m.codes[len(m.codes)-1] = nil
 		m.codes = m.codes[:len(m.codes)-1]
 	}
-	m.ids, m.ns, m.kinds, m.ts, m.scale = m.ids[:last], m.ns[:last], m.kinds[:last], m.ts[:last], m.scale[:last]
+	m.ns, m.kinds, m.ts, m.scale = m.ns[:last], m.kinds[:last], m.ts[:last], m.scale[:last]
 	m.rowid = m.rowid[:last]
 }
 
@@ -360,7 +352,7 @@ func (m *matrix) search(ctx context.Context, q []float32, f filter, ids []string
 	if len(ids) > 0 {
 		seen := make(map[int]bool, len(ids))
 		for _, id := range ids {
-			r, ok := m.row[id]
+			r, ok := m.ids.row(id)
 			if !ok || seen[r] || !f.pass(m, r) {
 				continue
 			}
@@ -369,7 +361,7 @@ func (m *matrix) search(ctx context.Context, q []float32, f filter, ids []string
 		}
 		return nil
 	}
-	n := len(m.ids)
+	n := m.len()
 	parts := min(runtime.GOMAXPROCS(0), n/parallelScanRows)
 	if parts < 2 {
 		return m.scan(ctx, q, f, 0, n, top)
@@ -439,7 +431,7 @@ func (m *matrix) hits(top *topK) ([]engram.VectorHit, map[string]int64) {
 	rowids := make(map[string]int64, len(top.h))
 	for i, s := range top.h {
 		score := min(max(float64(s.score), -1), 1) // rounding may pass ±1
-		hits[i] = engram.VectorHit{ID: m.ids[s.row], Kind: m.kindNames[m.kinds[s.row]], Score: score}
+		hits[i] = engram.VectorHit{ID: m.ids.id(int(s.row)), Kind: m.kindNames[m.kinds[s.row]], Score: score}
 		rowids[hits[i].ID] = m.rowid[s.row]
 	}
 	slices.SortFunc(hits, func(a, b engram.VectorHit) int {

@@ -412,7 +412,7 @@ func (v *VectorIndex) apply(p prepared, remove []string) {
 		m.remove(id)
 	}
 	for _, c := range chunks {
-		if len(m.codes)*chunkRows < len(m.ids)+added {
+		if len(m.codes)*chunkRows < m.len()+added {
 			m.codes = append(m.codes, c)
 		}
 	}

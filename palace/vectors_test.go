@@ -763,14 +763,15 @@ func matrixRows(m *matrix) map[string]string {
 		nsName[c] = s
 	}
 	out := make(map[string]string, m.len())
-	for i, id := range m.ids {
-		if m.row[id] != i {
+	for i := range m.len() {
+		id := m.ids.id(i)
+		if r, ok := m.ids.row(id); !ok || r != i {
 			out[id] = "row map broken"
 			continue
 		}
 		out[id] = fmt.Sprint(nsName[m.ns[i]], m.kindNames[m.kinds[i]], m.ts[i], m.scale[i], m.code(i))
 	}
-	if len(m.row) != len(m.ids) || len(m.codes) != (len(m.ids)+chunkRows-1)/chunkRows || len(m.scale) != len(m.ids) {
+	if len(m.codes) != (m.len()+chunkRows-1)/chunkRows || len(m.scale) != m.len() {
 		out[""] = "sizes differ"
 	}
 	return out
@@ -964,7 +965,8 @@ func TestVectors_RescoreByRowid(t *testing.T) {
 	other := randomItems(rng, "o", 1, 16)[0]
 	mustUpsert(t, b, []engram.VectorItem{other})
 	a.mu.RLock()
-	was, now := a.mem.rowid[a.mem.row[last.ID]], int64(0)
+	lastRow, _ := a.mem.ids.row(last.ID)
+	was, now := a.mem.rowid[lastRow], int64(0)
 	a.mu.RUnlock()
 	if err := b.db.View(ctx, func(tx *sql.Tx) error {
 		return tx.QueryRowContext(ctx, `SELECT rowid FROM vectors WHERE id = ?`, other.ID).Scan(&now)

@@ -1,0 +1,77 @@
+package palace
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// TestIDMap_SameAsMap adds and removes ids at random, as the matrix does
+// (the last row moving into a removed one's place), and checks after each
+// step that the map agrees with a map[string]int and a slice kept the same
+// way: every id's row, every row's id, absent ids absent. The ids' lengths
+// vary up to 300 bytes so that the arena is compacted on the way, and the
+// table is rehashed as it grows from its smallest size.
+func TestIDMap_SameAsMap(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 11))
+	m := newIDMap(0)
+	want := map[string]int{}
+	var rows []string
+	compactions := 0
+	check := func(step int) {
+		t.Helper()
+		if m.len() != len(rows) {
+			t.Fatalf("step %d: %d rows, want %d", step, m.len(), len(rows))
+		}
+		for r, id := range rows {
+			if got := m.id(r); got != id {
+				t.Fatalf("step %d: row %d holds %q, want %q", step, r, got, id)
+			}
+			if got, ok := m.row(id); !ok || got != r {
+				t.Fatalf("step %d: %q is at row %d (found %v), want %d", step, id, got, ok, r)
+			}
+		}
+	}
+	for step := range 20000 {
+		if len(rows) == 0 || rng.IntN(5) < 3 {
+			id := fmt.Sprintf("%d-%s", rng.IntN(1<<30), strings.Repeat("x", rng.IntN(300)))
+			if _, ok := want[id]; ok {
+				continue
+			}
+			if r := m.add(id); r != len(rows) {
+				t.Fatalf("step %d: added at row %d, want %d", step, r, len(rows))
+			}
+			want[id] = len(rows)
+			rows = append(rows, id)
+		} else {
+			id := rows[rng.IntN(len(rows))]
+			dead := m.dead
+			r, last, ok := m.remove(id)
+			if !ok || r != want[id] || last != len(rows)-1 {
+				t.Fatalf("step %d: remove %q gave row %d, last %d, %v; want %d, %d", step, id, r, last, ok, want[id], len(rows)-1)
+			}
+			if m.dead < dead {
+				compactions++
+			}
+			delete(want, id)
+			if r != last {
+				rows[r] = rows[last]
+				want[rows[r]] = r
+			}
+			rows = rows[:last]
+			if _, ok := m.row(id); ok {
+				t.Fatalf("step %d: %q found after its removal", step, id)
+			}
+		}
+		if step%100 == 0 || step > 19900 {
+			check(step)
+		}
+	}
+	if compactions == 0 {
+		t.Fatalf("the arena was never compacted (%d dead bytes of %d)", m.dead, len(m.arena))
+	}
+	if _, ok := m.row("never added"); ok {
+		t.Fatal("an id never added was found")
+	}
+}
