@@ -179,7 +179,7 @@ func (a *Archive) commitAppends(batch []*request) {
 				res[i] = engram.Appended{ID: t.ID, Seq: s, Duplicate: true}
 				continue
 			}
-			if s, ok := a.ids[t.ID]; ok {
+			if s, ok := a.ids.get(t.ID); ok {
 				// A forgotten id is archived again only when asked.
 				if _, gone := a.goneIDs[t.ID]; !gone || !t.Resurrect {
 					res[i] = engram.Appended{ID: t.ID, Seq: s, Duplicate: true, Forgotten: gone}
@@ -224,7 +224,7 @@ func (a *Archive) commitAppends(batch []*request) {
 
 	a.mu.Lock()
 	for id, s := range pending {
-		a.ids[id] = s
+		a.ids.set(id, s)
 		delete(a.goneIDs, id) // resurrected
 	}
 	if len(added) > 0 {

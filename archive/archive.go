@@ -10,6 +10,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/oklog/ulid/v2"
 
 	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/internal/idmap"
 )
 
 // DefaultTailCache is the number of recent turns an Archive keeps in memory
@@ -83,7 +85,7 @@ type Archive struct {
 	closeErr  error
 
 	// Owned by the writer goroutine (and by Open before it starts it).
-	ids map[string]int64 // id -> seq of every archived turn, for idempotency
+	ids idSeqs // id -> seq of every archived turn, for idempotency
 	// goneIDs holds the ids whose latest line is a tombstone; the writer
 	// changes it under mu.
 	goneIDs map[string]struct{}
@@ -215,7 +217,7 @@ func Open(dir string, opts Options) (*Archive, error) {
 		now:     opts.Now,
 		log:     opts.Logger.With(logKeyComponent, "archive"),
 		reqs:    make(chan *request),
-		ids:     make(map[string]int64),
+		ids:     idSeqs{rows: idmap.New(0)},
 		goneIDs: make(map[string]struct{}),
 		copies:  make(map[string][]int64),
 		entropy: ulid.Monotonic(rand.Reader, 0),
@@ -399,4 +401,39 @@ func (a *Archive) createFile(path string, flag int) (File, error) {
 // isNoSpace reports whether err says the disk or the quota is full.
 func isNoSpace(err error) bool {
 	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)
+}
+
+// idSeqs maps every archived id to its seq: an idmap.Map of the ids and
+// their seqs by row, a third of the memory of a map[string]int64 (about 4
+// MB at 100,000 turns where the map took 11).
+type idSeqs struct {
+	rows idmap.Map
+	seqs []int64 // by row
+}
+
+// get returns id's seq.
+func (m *idSeqs) get(id string) (int64, bool) {
+	r, ok := m.rows.Row(id)
+	if !ok {
+		return 0, false
+	}
+	return m.seqs[r], true
+}
+
+// set records seq as id's.
+func (m *idSeqs) set(id string, seq int64) {
+	if r, ok := m.rows.Row(id); ok {
+		m.seqs[r] = seq
+		return
+	}
+	m.rows.Add(id)
+	m.seqs = append(m.seqs, seq)
+}
+
+// trim gives the map's memory its length as capacity: for after a load.
+func (m *idSeqs) trim() {
+	m.rows.Trim()
+	if cap(m.seqs) > len(m.seqs) {
+		m.seqs = slices.Clone(m.seqs)
+	}
 }

@@ -114,7 +114,7 @@ func (a *Archive) Forgotten(id string) bool {
 func (a *Archive) Known(id string) bool {
 	a.mu.RLock()
 	defer a.mu.RUnlock()
-	_, ok := a.ids[id]
+	_, ok := a.ids.get(id)
 	return ok
 }
 
@@ -124,7 +124,7 @@ func (a *Archive) Tombstones() map[string]int64 {
 	defer a.mu.RUnlock()
 	out := make(map[string]int64, len(a.goneIDs))
 	for id := range a.goneIDs {
-		out[id] = a.ids[id]
+		out[id], _ = a.ids.get(id)
 	}
 	return out
 }
@@ -146,7 +146,7 @@ func (a *Archive) doRewrite(rq *rewriteReq) (RewriteResult, error) {
 			continue
 		}
 		seen[id] = true
-		seq, ok := a.ids[id]
+		seq, ok := a.ids.get(id)
 		if !ok {
 			res.Unknown = append(res.Unknown, id)
 			continue
@@ -181,7 +181,7 @@ func (a *Archive) doRewrite(rq *rewriteReq) (RewriteResult, error) {
 			res.Files++
 		}
 		for _, c := range done {
-			if a.ids[c.New.ID] == c.New.Seq {
+			if s, _ := a.ids.get(c.New.ID); s == c.New.Seq {
 				res.Changed = append(res.Changed, c)
 				changed[c.New.ID] = true
 			} else {

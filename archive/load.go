@@ -26,6 +26,7 @@ func (a *Archive) load() error {
 			return err
 		}
 	}
+	a.ids.trim()
 	if n := len(a.files); n > 0 {
 		// A last file holding no readable turn still sets a floor on
 		// received_at, or the next write could go to an earlier day file
@@ -121,7 +122,7 @@ func (a *Archive) loadFile(day string) error {
 			return nil
 		}
 		_, wasGone := a.goneIDs[t.ID]
-		if s, dup := a.ids[t.ID]; dup && !wasGone {
+		if s, dup := a.ids.get(t.ID); dup && !wasGone {
 			// Two lines, one id: only a hand edit or a copied file does
 			// this. Both stay readable; a re-send maps to the first.
 			a.log.Warn("archive: id archived twice; re-sends map to the first",
@@ -129,7 +130,7 @@ func (a *Archive) loadFile(day string) error {
 			a.copies[t.ID] = append(a.copies[t.ID], t.Seq)
 		} else {
 			// New, or archived again after it was forgotten.
-			a.ids[t.ID] = t.Seq
+			a.ids.set(t.ID, t.Seq)
 			delete(a.goneIDs, t.ID)
 			if t.IsTombstone() {
 				a.goneIDs[t.ID] = struct{}{}

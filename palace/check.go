@@ -201,7 +201,7 @@ func (v *VectorIndex) Check(ctx context.Context, throughSeq int64) (VectorCheck,
 			if m == nil {
 				return
 			}
-			i, ok := m.ids.row(b.ID)
+			i, ok := m.ids.Row(b.ID)
 			if !ok {
 				c.OnlyInStore++
 				return

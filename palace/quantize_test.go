@@ -179,8 +179,8 @@ func TestMatrix_Chunks(t *testing.T) {
 func idRows(m *matrix) map[string]int {
 	rows := make(map[string]int, m.len())
 	for r := range m.len() {
-		id := m.ids.id(r)
-		if got, ok := m.ids.row(id); ok && got == r {
+		id := m.ids.ID(r)
+		if got, ok := m.ids.Row(id); ok && got == r {
 			rows[id] = r
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	engram "github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/internal/idmap"
 )
 
 // noTS stands for a zero time in matrix.ts. A vector's time must lie after
@@ -38,7 +39,7 @@ type matrix struct {
 	dim   int
 	codes [][]int8  // chunks of chunkRows * dim codes, row r at codes[r/chunkRows][r%chunkRows*dim:]
 	scale []float32 // by row
-	ids   idMap     // the row's id, and the row of an id
+	ids   idmap.Map // the row's id, and the row of an id
 	ns    []uint32  // namespace codes
 	kinds []uint32  // kind codes
 	ts    []int64   // Unix nanoseconds, noTS for a zero time
@@ -54,7 +55,7 @@ func newMatrix(dim, capacity int) *matrix {
 		dim:      dim,
 		codes:    make([][]int8, 0, (capacity+chunkRows-1)/chunkRows),
 		scale:    make([]float32, 0, capacity),
-		ids:      newIDMap(capacity),
+		ids:      idmap.New(capacity),
 		ns:       make([]uint32, 0, capacity),
 		kinds:    make([]uint32, 0, capacity),
 		ts:       make([]int64, 0, capacity),
@@ -65,7 +66,7 @@ func newMatrix(dim, capacity int) *matrix {
 }
 
 // len returns the number of rows.
-func (m *matrix) len() int { return m.ids.len() }
+func (m *matrix) len() int { return m.ids.Len() }
 
 // vecRow is one vector ready for the matrix: unit holds the normalised
 // values.
@@ -80,7 +81,7 @@ type vecRow struct {
 func (m *matrix) newRows(rs []vecRow) int {
 	n := 0
 	for _, r := range rs {
-		if _, ok := m.ids.row(r.id); !ok {
+		if _, ok := m.ids.Row(r.id); !ok {
 			n++
 		}
 	}
@@ -147,9 +148,9 @@ func (m *matrix) sameRow(i int, u []float32) bool {
 // put inserts or replaces the rows rs; ids must be distinct.
 func (m *matrix) put(rs []vecRow) {
 	for _, r := range rs {
-		i, ok := m.ids.row(r.id)
+		i, ok := m.ids.Row(r.id)
 		if !ok {
-			i = m.ids.add(r.id)
+			i = m.ids.Add(r.id)
 			m.ns = append(m.ns, 0)
 			m.kinds = append(m.kinds, 0)
 			m.ts = append(m.ts, 0)
@@ -183,7 +184,7 @@ func intern(codes map[string]uint32, names *[]string, s string) uint32 {
 
 // remove deletes the row of id, if any, moving the last row into its place.
 func (m *matrix) remove(id string) {
-	i, last, ok := m.ids.remove(id)
+	i, last, ok := m.ids.Remove(id)
 	if !ok {
 		return
 	}
@@ -352,7 +353,7 @@ func (m *matrix) search(ctx context.Context, q []float32, f filter, ids []string
 	if len(ids) > 0 {
 		seen := make(map[int]bool, len(ids))
 		for _, id := range ids {
-			r, ok := m.ids.row(id)
+			r, ok := m.ids.Row(id)
 			if !ok || seen[r] || !f.pass(m, r) {
 				continue
 			}
@@ -431,7 +432,7 @@ func (m *matrix) hits(top *topK) ([]engram.VectorHit, map[string]int64) {
 	rowids := make(map[string]int64, len(top.h))
 	for i, s := range top.h {
 		score := min(max(float64(s.score), -1), 1) // rounding may pass ±1
-		hits[i] = engram.VectorHit{ID: m.ids.id(int(s.row)), Kind: m.kindNames[m.kinds[s.row]], Score: score}
+		hits[i] = engram.VectorHit{ID: m.ids.ID(int(s.row)), Kind: m.kindNames[m.kinds[s.row]], Score: score}
 		rowids[hits[i].ID] = m.rowid[s.row]
 	}
 	slices.SortFunc(hits, func(a, b engram.VectorHit) int {

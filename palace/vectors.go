@@ -740,6 +740,7 @@ func (v *VectorIndex) read(ctx context.Context) (*matrix, error) {
 	if err != nil {
 		return nil, vecErr("load vectors of "+v.model, err)
 	}
+	m.ids.Trim()
 	return m, nil
 }
 

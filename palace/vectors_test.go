@@ -764,8 +764,8 @@ func matrixRows(m *matrix) map[string]string {
 	}
 	out := make(map[string]string, m.len())
 	for i := range m.len() {
-		id := m.ids.id(i)
-		if r, ok := m.ids.row(id); !ok || r != i {
+		id := m.ids.ID(i)
+		if r, ok := m.ids.Row(id); !ok || r != i {
 			out[id] = "row map broken"
 			continue
 		}
@@ -965,7 +965,7 @@ func TestVectors_RescoreByRowid(t *testing.T) {
 	other := randomItems(rng, "o", 1, 16)[0]
 	mustUpsert(t, b, []engram.VectorItem{other})
 	a.mu.RLock()
-	lastRow, _ := a.mem.ids.row(last.ID)
+	lastRow, _ := a.mem.ids.Row(last.ID)
 	was, now := a.mem.rowid[lastRow], int64(0)
 	a.mu.RUnlock()
 	if err := b.db.View(ctx, func(tx *sql.Tx) error {

@@ -1,19 +1,26 @@
-package palace
+// Package idmap numbers string ids compactly: the rows of the palace's
+// in-memory vectors, the archive's turn ids.
+package idmap
 
-import "hash/maphash"
+import (
+	"hash/maphash"
+	"slices"
+)
 
-// idMap holds the matrix's ids: the id of each row, and the row of each id.
+// Map holds ids by row: the id of each row, and the row of each id.
 // The ids' bytes lie end to end in one arena, a row's place in it two
 // uint32s; the rows are found through an open-addressing table of row
-// numbers (linear probing, maphash). At 100,000 turns (196,000 vectors)
-// that is about 7 MB where a []string and a map[string]int took about 17
-// MB, in four allocations the garbage collector need not look into where
-// there were 200,000 strings and a map of them (docs/benchmarks.md).
+// numbers (linear probing, maphash). For the 196,000 vectors of 100,000
+// turns that is about 7 MB where a []string and a map[string]int took
+// about 17 MB, in four allocations the garbage collector need not look
+// into where there were 200,000 strings and a map of them
+// (docs/benchmarks.md). The caller keeps what it maps an id to in slices
+// by row.
 //
-// Rows are numbered from 0 with no gaps: remove moves the last row into
-// the place it frees, as the matrix does with its other columns. An idMap
-// is not safe for concurrent use.
-type idMap struct {
+// Rows are numbered from 0 with no gaps: Remove moves the last row into
+// the place it frees, and the caller moves its own columns the same way.
+// A Map is not safe for concurrent use.
+type Map struct {
 	seed  maphash.Seed
 	arena []byte   // the ids' bytes, the removed ones' too until a compaction
 	off   []uint32 // by row: where its id starts in arena
@@ -22,8 +29,9 @@ type idMap struct {
 	dead  int      // bytes of arena no row points to
 }
 
-func newIDMap(capacity int) idMap {
-	m := idMap{seed: maphash.MakeSeed(), off: make([]uint32, 0, capacity), size: make([]uint32, 0, capacity)}
+// New returns a Map with room for capacity ids.
+func New(capacity int) Map {
+	m := Map{seed: maphash.MakeSeed(), off: make([]uint32, 0, capacity), size: make([]uint32, 0, capacity)}
 	m.slots = make([]int32, slotsFor(capacity))
 	return m
 }
@@ -38,21 +46,21 @@ func slotsFor(n int) int {
 	return s
 }
 
-// len returns the number of rows.
-func (m *idMap) len() int { return len(m.off) }
+// Len returns the number of rows.
+func (m *Map) Len() int { return len(m.off) }
 
 // idBytes returns row r's id as it lies in the arena; the caller must not
 // keep or change it.
-func (m *idMap) idBytes(r int) []byte {
+func (m *Map) idBytes(r int) []byte {
 	o := m.off[r]
 	return m.arena[o : o+m.size[r] : o+m.size[r]]
 }
 
-// id returns row r's id.
-func (m *idMap) id(r int) string { return string(m.idBytes(r)) }
+// ID returns row r's id.
+func (m *Map) ID(r int) string { return string(m.idBytes(r)) }
 
 // find returns the slot of id, or the empty slot where it would go.
-func (m *idMap) find(id string) (slot int, found bool) {
+func (m *Map) find(id string) (slot int, found bool) {
 	mask := len(m.slots) - 1
 	for i := int(maphash.String(m.seed, id)) & mask; ; i = (i + 1) & mask {
 		r := m.slots[i]
@@ -65,8 +73,8 @@ func (m *idMap) find(id string) (slot int, found bool) {
 	}
 }
 
-// row returns the row of id.
-func (m *idMap) row(id string) (int, bool) {
+// Row returns the row of id.
+func (m *Map) Row(id string) (int, bool) {
 	s, ok := m.find(id)
 	if !ok {
 		return 0, false
@@ -74,12 +82,12 @@ func (m *idMap) row(id string) (int, bool) {
 	return int(m.slots[s] - 1), true
 }
 
-// add appends a row for id, which must not be in m, and returns it.
-func (m *idMap) add(id string) int {
-	if (m.len()+1)*4 > len(m.slots)*3 {
-		m.grow(slotsFor(m.len() + 1))
+// Add appends a row for id, which must not be in m, and returns it.
+func (m *Map) Add(id string) int {
+	if (m.Len()+1)*4 > len(m.slots)*3 {
+		m.grow(slotsFor(m.Len() + 1))
 	}
-	r := m.len()
+	r := m.Len()
 	s, _ := m.find(id)
 	m.slots[s] = int32(r + 1)
 	m.off = append(m.off, uint32(len(m.arena)))
@@ -89,23 +97,23 @@ func (m *idMap) add(id string) int {
 }
 
 // grow rehashes every row into a table of n slots.
-func (m *idMap) grow(n int) {
+func (m *Map) grow(n int) {
 	m.slots = make([]int32, n)
-	for r := range m.len() {
+	for r := range m.Len() {
 		s, _ := m.find(string(m.idBytes(r)))
 		m.slots[s] = int32(r + 1)
 	}
 }
 
-// remove deletes id's row, moving the last row into its place, and
+// Remove deletes id's row, moving the last row into its place, and
 // returns the row it had and the last row's number before: the caller
 // moves its own columns the same way. ok is false when id has no row.
-func (m *idMap) remove(id string) (r, last int, ok bool) {
+func (m *Map) Remove(id string) (r, last int, ok bool) {
 	s, found := m.find(id)
 	if !found {
 		return 0, 0, false
 	}
-	r, last = int(m.slots[s]-1), m.len()-1
+	r, last = int(m.slots[s]-1), m.Len()-1
 	m.dead += int(m.size[r])
 	m.clearSlot(s)
 	if r != last {
@@ -123,7 +131,7 @@ func (m *idMap) remove(id string) (r, last int, ok bool) {
 // clearSlot empties slot s and moves back the entries after it that
 // probing would no longer reach (backward-shift deletion), so that a
 // lookup still stops at the first empty slot.
-func (m *idMap) clearSlot(s int) {
+func (m *Map) clearSlot(s int) {
 	mask := len(m.slots) - 1
 	for j := (s + 1) & mask; m.slots[j] != 0; j = (j + 1) & mask {
 		home := int(maphash.Bytes(m.seed, m.idBytes(int(m.slots[j]-1)))) & mask
@@ -137,11 +145,22 @@ func (m *idMap) clearSlot(s int) {
 	m.slots[s] = 0
 }
 
+// Trim gives the ids' memory its length as capacity (a map grows by
+// doubling), leaving the removed ids behind: for after a bulk load.
+func (m *Map) Trim() {
+	if cap(m.arena) > len(m.arena) || m.dead > 0 {
+		m.compact()
+	}
+	if cap(m.off) > len(m.off) {
+		m.off, m.size = slices.Clone(m.off), slices.Clone(m.size)
+	}
+}
+
 // compact copies the ids of the rows into a new arena, leaving the removed
 // ones behind.
-func (m *idMap) compact() {
+func (m *Map) compact() {
 	arena := make([]byte, 0, len(m.arena)-m.dead)
-	for r := range m.len() {
+	for r := range m.Len() {
 		b := m.idBytes(r)
 		m.off[r] = uint32(len(arena))
 		arena = append(arena, b...)

@@ -1,4 +1,4 @@
-package palace
+package idmap
 
 import (
 	"fmt"
@@ -7,28 +7,28 @@ import (
 	"testing"
 )
 
-// TestIDMap_SameAsMap adds and removes ids at random, as the matrix does
+// TestMap_SameAsMap adds and removes ids at random, as the matrix does
 // (the last row moving into a removed one's place), and checks after each
 // step that the map agrees with a map[string]int and a slice kept the same
 // way: every id's row, every row's id, absent ids absent. The ids' lengths
 // vary up to 300 bytes so that the arena is compacted on the way, and the
 // table is rehashed as it grows from its smallest size.
-func TestIDMap_SameAsMap(t *testing.T) {
+func TestMap_SameAsMap(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 11))
-	m := newIDMap(0)
+	m := New(0)
 	want := map[string]int{}
 	var rows []string
 	compactions := 0
 	check := func(step int) {
 		t.Helper()
-		if m.len() != len(rows) {
-			t.Fatalf("step %d: %d rows, want %d", step, m.len(), len(rows))
+		if m.Len() != len(rows) {
+			t.Fatalf("step %d: %d rows, want %d", step, m.Len(), len(rows))
 		}
 		for r, id := range rows {
-			if got := m.id(r); got != id {
+			if got := m.ID(r); got != id {
 				t.Fatalf("step %d: row %d holds %q, want %q", step, r, got, id)
 			}
-			if got, ok := m.row(id); !ok || got != r {
+			if got, ok := m.Row(id); !ok || got != r {
 				t.Fatalf("step %d: %q is at row %d (found %v), want %d", step, id, got, ok, r)
 			}
 		}
@@ -39,7 +39,7 @@ func TestIDMap_SameAsMap(t *testing.T) {
 			if _, ok := want[id]; ok {
 				continue
 			}
-			if r := m.add(id); r != len(rows) {
+			if r := m.Add(id); r != len(rows) {
 				t.Fatalf("step %d: added at row %d, want %d", step, r, len(rows))
 			}
 			want[id] = len(rows)
@@ -47,7 +47,7 @@ func TestIDMap_SameAsMap(t *testing.T) {
 		} else {
 			id := rows[rng.IntN(len(rows))]
 			dead := m.dead
-			r, last, ok := m.remove(id)
+			r, last, ok := m.Remove(id)
 			if !ok || r != want[id] || last != len(rows)-1 {
 				t.Fatalf("step %d: remove %q gave row %d, last %d, %v; want %d, %d", step, id, r, last, ok, want[id], len(rows)-1)
 			}
@@ -60,7 +60,7 @@ func TestIDMap_SameAsMap(t *testing.T) {
 				want[rows[r]] = r
 			}
 			rows = rows[:last]
-			if _, ok := m.row(id); ok {
+			if _, ok := m.Row(id); ok {
 				t.Fatalf("step %d: %q found after its removal", step, id)
 			}
 		}
@@ -71,7 +71,7 @@ func TestIDMap_SameAsMap(t *testing.T) {
 	if compactions == 0 {
 		t.Fatalf("the arena was never compacted (%d dead bytes of %d)", m.dead, len(m.arena))
 	}
-	if _, ok := m.row("never added"); ok {
+	if _, ok := m.Row("never added"); ok {
 		t.Fatal("an id never added was found")
 	}
 }
