@@ -23,10 +23,30 @@ func (r IngestResult) IDs() []string {
 
 // IngestService archives turns durably.
 type IngestService interface {
-	// Ingest returns only after the turns are on stable storage. An error
-	// means no turn of the call was acknowledged.
+	// Ingest returns only after the turns are on stable storage, and, unless
+	// ctx says otherwise (IngestNoIndexWait), once they are searchable or
+	// a bounded wait for the index has passed. An error means no turn of
+	// the call was acknowledged.
 	Ingest(ctx context.Context, turns []Turn) (IngestResult, error)
 }
+
+// IngestNoIndexWait returns ctx marked so that an Ingest under it returns
+// once the turns are archived (fsync'd), without waiting for them to be
+// searchable: for bulk imports, which need not read each batch back. The
+// index catches up behind them (engram_index_lag_turns, GET /v1/stats);
+// over HTTP it is POST /v1/turns?wait=archive.
+func IngestNoIndexWait(ctx context.Context) context.Context {
+	return context.WithValue(ctx, noIndexWaitKey{}, true)
+}
+
+// IngestWaitsForIndex reports whether an Ingest under ctx waits for the
+// index (see IngestNoIndexWait).
+func IngestWaitsForIndex(ctx context.Context) bool {
+	no, _ := ctx.Value(noIndexWaitKey{}).(bool)
+	return !no
+}
+
+type noIndexWaitKey struct{}
 
 // RecallService answers recall requests.
 type RecallService interface {

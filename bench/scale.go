@@ -117,6 +117,12 @@ type writeReport struct {
 	PostMaxMS     float64 `json:"post_max_ms"`
 	Batches       int     `json:"batches"`
 	BatchTurnsSec float64 `json:"batch_turns_per_s"`
+	// The same batches again with ?wait=archive: acknowledged once
+	// archived (ArchiveAckTurnsSec), and searchable once the index has
+	// caught up behind them (ArchiveIndexedTurnsSec, from the POST to an
+	// index lag of 0 in GET /v1/health, polled every 10 ms).
+	ArchiveAckTurnsSec     float64 `json:"archive_ack_turns_per_s"`
+	ArchiveIndexedTurnsSec float64 `json:"archive_indexed_turns_per_s"`
 }
 
 type scaleRecall struct {
@@ -215,7 +221,8 @@ func RunScale(ctx context.Context, env Env, opts ScaleOptions) (*ScaleReport, er
 	if rep.Idle, err = measureWrites(ctx, b, gen, opts, func(posts, batches int) bool { return posts < opts.Posts || batches < 10 }); err != nil {
 		return nil, err
 	}
-	progress("idle: single POST p50 %.2f ms, p99 %.2f ms; batches %.0f turns/s", rep.Idle.PostP50MS, rep.Idle.PostP99MS, rep.Idle.BatchTurnsSec)
+	progress("idle: single POST p50 %.2f ms, p99 %.2f ms; batches %.0f turns/s (?wait=archive: %.0f acknowledged, %.0f searchable)",
+		rep.Idle.PostP50MS, rep.Idle.PostP99MS, rep.Idle.BatchTurnsSec, rep.Idle.ArchiveAckTurnsSec, rep.Idle.ArchiveIndexedTurnsSec)
 
 	// Writes while the layer jobs catch up.
 	resetPeakRSS()
@@ -241,8 +248,8 @@ func RunScale(ctx context.Context, env Env, opts ScaleOptions) (*ScaleReport, er
 		return nil, err
 	}
 	rep.RSSPeakJobsMB = procStatusMB("VmHWM")
-	progress("under jobs (%.0f s): single POST p50 %.2f ms, p99 %.2f ms; batches %.0f turns/s", rep.JobsSeconds,
-		rep.UnderJobs.PostP50MS, rep.UnderJobs.PostP99MS, rep.UnderJobs.BatchTurnsSec)
+	progress("under jobs (%.0f s): single POST p50 %.2f ms, p99 %.2f ms; batches %.0f turns/s (?wait=archive: %.0f acknowledged, %.0f searchable)", rep.JobsSeconds,
+		rep.UnderJobs.PostP50MS, rep.UnderJobs.PostP99MS, rep.UnderJobs.BatchTurnsSec, rep.UnderJobs.ArchiveAckTurnsSec, rep.UnderJobs.ArchiveIndexedTurnsSec)
 	if err := b.waitCaughtUp(ctx, 2*time.Hour); err != nil {
 		return nil, err
 	}
@@ -392,7 +399,7 @@ func (b *benchEngram) runLayerJobs(ctx context.Context) error {
 func measureWrites(ctx context.Context, b *benchEngram, gen *scaleGen, opts ScaleOptions, more func(posts, batches int) bool) (writeReport, error) {
 	var posts []float64
 	var batchTurns int
-	var batchTime time.Duration
+	var batchTime, ackTime, indexedTime time.Duration
 	var r writeReport
 	singles := min(max(opts.Posts/10, 1), 20)
 	for more(len(posts), r.Batches) {
@@ -415,11 +422,26 @@ func measureWrites(ctx context.Context, b *benchEngram, gen *scaleGen, opts Scal
 		batchTime += time.Since(start)
 		batchTurns += len(batch)
 		r.Batches++
+
+		for i := range batch {
+			batch[i] = gen.next()
+		}
+		start = time.Now()
+		if _, err := b.client.Ingest(engram.IngestNoIndexWait(ctx), batch); err != nil {
+			return r, fmt.Errorf("POST /v1/turns?wait=archive: %w", err)
+		}
+		ackTime += time.Since(start)
+		if err := b.waitIndexed(ctx, 10*time.Minute); err != nil {
+			return r, err
+		}
+		indexedTime += time.Since(start)
 	}
 	r.Posts = len(posts)
 	r.PostP50MS, r.PostP99MS, r.PostMaxMS = percentile(posts, 0.5), percentile(posts, 0.99), percentile(posts, 1)
 	if batchTime > 0 {
 		r.BatchTurnsSec = float64(batchTurns) / batchTime.Seconds()
+		r.ArchiveAckTurnsSec = float64(batchTurns) / ackTime.Seconds()
+		r.ArchiveIndexedTurnsSec = float64(batchTurns) / indexedTime.Seconds()
 	}
 	return r, nil
 }
@@ -537,12 +559,13 @@ func (r *ScaleReport) Print(w io.Writer) error {
 	fmt.Fprintf(&b, "engram %s, %d turns in %d namespaces, %d CPUs\n\n", r.Version, r.Turns, r.Namespaces, r.CPUs)
 	fmt.Fprintf(&b, "ingest:      %.0f turns/s over HTTP (%.1f s); every vector %.1f s later\n", r.IngestTurnsPerSec, r.IngestSeconds, r.VectorSeconds)
 	fmt.Fprintf(&b, "layer jobs:  %.1f s to catch up: %d memories, %d scenes, %d facts\n\n", r.JobsSeconds, r.Memories, r.Scenes, r.Facts)
-	fmt.Fprintf(&b, "%-12s %8s %10s %10s %10s %10s\n", "writes", "posts", "p50 ms", "p99 ms", "max ms", "batch t/s")
+	fmt.Fprintf(&b, "%-12s %8s %10s %10s %10s %10s %10s %10s\n", "writes", "posts", "p50 ms", "p99 ms", "max ms", "batch t/s", "ack t/s", "indexed")
 	for _, x := range []struct {
 		name string
 		w    writeReport
 	}{{"idle", r.Idle}, {"under jobs", r.UnderJobs}} {
-		fmt.Fprintf(&b, "%-12s %8d %10.2f %10.2f %10.2f %10.0f\n", x.name, x.w.Posts, x.w.PostP50MS, x.w.PostP99MS, x.w.PostMaxMS, x.w.BatchTurnsSec)
+		fmt.Fprintf(&b, "%-12s %8d %10.2f %10.2f %10.2f %10.0f %10.0f %10.0f\n", x.name, x.w.Posts, x.w.PostP50MS, x.w.PostP99MS, x.w.PostMaxMS,
+			x.w.BatchTurnsSec, x.w.ArchiveAckTurnsSec, x.w.ArchiveIndexedTurnsSec)
 	}
 	fmt.Fprintf(&b, "\n%-12s %8s %10s %10s %10s %10s\n", "recall", "asked", "p50 ms", "p95 ms", "server p50", "found@10")
 	for _, x := range r.Recall {

@@ -52,7 +52,8 @@ func (c *Client) Base() string { return c.base }
 // a Client stand where an engine that must be closed could.
 func (c *Client) Close() error { return nil }
 
-// Ingest implements engram.IngestService through POST /v1/turns.
+// Ingest implements engram.IngestService through POST /v1/turns (with
+// ?wait=archive under engram.IngestNoIndexWait).
 func (c *Client) Ingest(ctx context.Context, turns []engram.Turn) (engram.IngestResult, error) {
 	type wire struct {
 		Turns []engram.TurnInput `json:"turns"`
@@ -61,10 +62,17 @@ func (c *Client) Ingest(ctx context.Context, turns []engram.Turn) (engram.Ingest
 	for i, t := range turns {
 		body.Turns[i] = engram.TurnInput{
 			ID: t.ID, Namespace: t.Namespace, Session: t.Session, Role: string(t.Role),
-			Speaker: t.Speaker, Content: t.Content, TS: t.TS.Format(time.RFC3339Nano), Meta: t.Meta,
+			Speaker: t.Speaker, Content: t.Content, Meta: t.Meta,
+		}
+		if !t.TS.IsZero() { // none: the server's now
+			body.Turns[i].TS = t.TS.Format(time.RFC3339Nano)
 		}
 	}
-	return call[engram.IngestResult](ctx, c, http.MethodPost, "/v1/turns", body)
+	path := "/v1/turns"
+	if !engram.IngestWaitsForIndex(ctx) {
+		path += "?wait=archive"
+	}
+	return call[engram.IngestResult](ctx, c, http.MethodPost, path, body)
 }
 
 // Recall implements engram.RecallService through POST /v1/recall.

@@ -43,7 +43,15 @@ func (s *Server) postTurns(c echo.Context) error {
 			return err
 		}
 	}
-	res, err := s.Ingest.Ingest(c.Request().Context(), turns)
+	ctx := c.Request().Context()
+	switch w := c.QueryParam("wait"); w {
+	case "", "index":
+	case "archive":
+		ctx = engram.IngestNoIndexWait(ctx)
+	default:
+		return engram.FieldError("wait", "wait %q is neither index (the default: answer once the turns are searchable) nor archive (once they are archived)", w)
+	}
+	res, err := s.Ingest.Ingest(ctx, turns)
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -250,6 +251,52 @@ func TestPostTurnsAndRecall(t *testing.T) {
 	}
 }
 
+// TestPostTurnsWaitArchive: with ?wait=archive a POST is answered once its
+// turns are archived, without waiting for the index; without it (or with
+// wait=index) the POST waits for the index and, when the index stays
+// behind, says so in a warning. The index here never moves: its indexer is
+// not opened.
+func TestPostTurnsWaitArchive(t *testing.T) {
+	s := mustOpenStack(t, httpapi.Config{}, func(srv *httpapi.Server, s *stack) {
+		srv.Ingest = &pipeline.Ingester{Archive: s.Archive, Indexer: pipeline.NewIndexer(s.Archive, s.Palace), Wait: time.Millisecond}
+	})
+	for i, tc := range []struct {
+		path    string
+		warning bool
+	}{
+		{"/v1/turns?wait=archive", false},
+		{"/v1/turns", true},
+		{"/v1/turns?wait=index", true},
+		{"/v1/turns?wait=archive", false},
+	} {
+		code, out := s.do(t, "POST", tc.path, []byte(`{"session":"s","content":"turn `+strconv.Itoa(i)+`"}`))
+		if code != http.StatusCreated {
+			t.Fatalf("POST %s: %d %v", tc.path, code, out)
+		}
+		if _, warned := out["warnings"]; warned != tc.warning {
+			t.Errorf("POST %s: warnings %v, want them: %v", tc.path, out["warnings"], tc.warning)
+		}
+		if got := s.Archive.LastSeq(); got != int64(i+1) {
+			t.Fatalf("POST %s: the archive's last seq is %d, want %d", tc.path, got, i+1)
+		}
+	}
+	// The client asks for the same under engram.IngestNoIndexWait.
+	c := httpapi.NewClient(s.URL, s.Token)
+	turn := []engram.Turn{{Session: "s", Content: "through the client", Role: engram.RoleUser}}
+	for _, tc := range []struct {
+		ctx     context.Context
+		warning bool
+	}{{engram.IngestNoIndexWait(context.Background()), false}, {context.Background(), true}} {
+		res, err := c.Ingest(tc.ctx, turn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if warned := len(res.Warnings) > 0; warned != tc.warning {
+			t.Errorf("client Ingest (waits for the index: %v): warnings %q", engram.IngestWaitsForIndex(tc.ctx), res.Warnings)
+		}
+	}
+}
+
 func TestIdempotentResend(t *testing.T) {
 	s := mustOpenStack(t, httpapi.Config{})
 	body := []byte(`{"id":"client-42","session":"s","content":"only once"}`)
@@ -299,6 +346,7 @@ func TestBadInput(t *testing.T) {
 		{"namespace with a slash", "/v1/turns", `{"namespace":"a/b","session":"s","content":"hi"}`, 400, "namespace", "path separator"},
 		{"namespace with a backslash", "/v1/turns", `{"namespace":"..\\x","session":"s","content":"hi"}`, 400, "namespace", "path separator"},
 		{"namespace with a control char", "/v1/turns", `{"namespace":"a\u0001b","session":"s","content":"hi"}`, 400, "namespace", "control"},
+		{"unknown wait", "/v1/turns?wait=never", `{"session":"s","content":"hi"}`, 400, "wait", `wait "never" is neither index`},
 		{"batch namespace *", "/v1/turns", `{"turns":[{"session":"s","content":"1"},{"namespace":"*","session":"s","content":"2"}]}`, 400, "turns[1].namespace", "cannot be written to"},
 		{"recall namespace too long", "/v1/recall", `{"query":"x","namespace":"` + strings.Repeat("n", 300) + `"}`, 413, "namespace", "over the limit of 256"},
 		{"recall namespace with a control char", "/v1/recall", `{"query":"x","namespace":"a\u0000"}`, 400, "namespace", "control"},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -330,6 +331,20 @@ func BenchmarkPutTurnSingle(b *testing.B) {
 					b.Fatal(err)
 				}
 				db.ckpt = nil
+			}
+			if v := os.Getenv("FTS_PGSZ"); v != "" {
+				for _, t := range []string{"turns_fts", "turns_trigram", "turns_cjk", "unit_sessions_fts"} {
+					if _, err := db.w.ExecContext(ctx, `INSERT INTO `+t+` (`+t+`, rank) VALUES ('pgsz', `+v+`)`); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			if v := os.Getenv("FTS_AUTOMERGE"); v != "" {
+				for _, t := range []string{"turns_fts", "turns_trigram", "turns_cjk", "unit_sessions_fts"} {
+					if _, err := db.w.ExecContext(ctx, `INSERT INTO `+t+` (`+t+`, rank) VALUES ('automerge', `+v+`)`); err != nil {
+						b.Fatal(err)
+					}
+				}
 			}
 			c := newCorpus(3)
 			seq := int64(0)

@@ -38,7 +38,8 @@ type Ingester struct {
 var _ engram.IngestService = (*Ingester)(nil)
 
 // Ingest archives turns durably and then waits up to Wait for the indexer,
-// so that the turns are searchable when Ingest returns. An error means
+// so that the turns are searchable when Ingest returns (unless ctx asks it
+// not to: engram.IngestNoIndexWait). An error means
 // nothing was acknowledged; a slow or failing index only adds a warning,
 // because the turns are already safe in the archive. Under an execution
 // trace the two waits are the regions "ingest.archive" and "ingest.index".
@@ -83,7 +84,7 @@ func (g *Ingester) Ingest(ctx context.Context, turns []engram.Turn) (engram.Inge
 		appended = all
 	}
 	res := engram.IngestResult{Turns: appended}
-	if ix == nil {
+	if ix == nil || !engram.IngestWaitsForIndex(ctx) {
 		return res, nil
 	}
 	var maxSeq int64
