@@ -510,3 +510,36 @@ func testTurn(seq int64, content string) engram.Turn {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// TestOpen_FTSPageSize: every full-text table writes leaf pages of 1,000
+// bytes (migration 0014), so that the merges FTS5 runs inside a commit
+// stay short.
+func TestOpen_FTSPageSize(t *testing.T) {
+	db := MustOpenDB(t)
+	ctx := context.Background()
+	err := db.View(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE 'CREATE VIRTUAL TABLE % USING fts5%'`)
+		if err != nil {
+			return err
+		}
+		tables, err := scanAll(rows, func(s *string) []any { return []any{s} })
+		if err != nil {
+			return err
+		}
+		if len(tables) < 10 {
+			t.Fatalf("%d full-text tables: %v", len(tables), tables)
+		}
+		for _, table := range tables {
+			var pgsz int
+			if err := tx.QueryRowContext(ctx, `SELECT v FROM `+table+`_config WHERE k = 'pgsz'`).Scan(&pgsz); err != nil {
+				t.Errorf("%s: pgsz: %v", table, err)
+			} else if pgsz != 1000 {
+				t.Errorf("%s: pgsz %d, want 1000", table, pgsz)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
