@@ -193,6 +193,20 @@ func TestGraph_SupersessionAndAsOf(t *testing.T) {
 			t.Errorf("order %d:\n got %v\nwant %v", i, got, want)
 		}
 	}
+	// A batch split into a transaction a triple (as when the turn index
+	// keeps queueing for the writer: ApplyTriples gives way) makes the same
+	// graph and moves the watermark once, at its end.
+	split := MustOpenDB(t)
+	split.splitWrites = true
+	if err := split.ApplyTriples(ctx, "g", slices.Concat(triples, triples), 9); err != nil {
+		t.Fatal(err)
+	}
+	if got := graphState(t, split, "Alice"); !slices.Equal(got, want) {
+		t.Errorf("split:\n got %v\nwant %v", got, want)
+	}
+	if seq, err := split.WorkerSeq(ctx, "g"); err != nil || seq != 9 {
+		t.Errorf("split: worker seq %d (%v), want 9", seq, err)
+	}
 	if _, err := db.Graph(ctx, engram.GraphQuery{Entity: "Nobody"}); engram.ErrorCode(err) != engram.ENOTFOUND {
 		t.Errorf("unknown entity: %v, want ENOTFOUND", err)
 	}
