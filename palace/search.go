@@ -9,6 +9,7 @@ import (
 	"math"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -164,6 +165,40 @@ func nanosOrZero(t time.Time) int64 {
 // maxSubstringTerms bounds the trigram lookups of one query.
 const maxSubstringTerms = 8
 
+// maxSubstringRows bounds the turns one trigram lookup reads, newest first:
+// a term whose trigrams are each common but rarely together (most of what
+// the trigrams match does not hold the term) costs a row read each.
+const maxSubstringRows = 10_000
+
+// trigramExpr returns the FTS5 query of turns_trigram that matches the
+// turns holding every trigram of t (of three characters or more): each
+// trigram a quoted string, so that nothing is read as FTS5 syntax.
+func trigramExpr(t term) string {
+	runes := []rune(t.text)
+	seen := make(map[string]bool, len(runes))
+	var b strings.Builder
+	for i := 0; i+3 <= len(runes); i++ {
+		g := string(runes[i : i+3])
+		if seen[g] {
+			continue
+		}
+		seen[g] = true
+		if b.Len() > 0 {
+			b.WriteString(" AND ")
+		}
+		b.WriteByte('"')
+		b.WriteString(strings.ReplaceAll(g, `"`, `""`))
+		b.WriteByte('"')
+	}
+	return b.String()
+}
+
+// containsFolded reports whether content, in NFKC and lower case as the
+// trigram index reads it, holds sub (already so).
+func containsFolded(content, sub string) bool {
+	return strings.Contains(strings.ToLower(nfkc(content)), sub)
+}
+
 // search collects the hits of one query across its stages.
 type search struct {
 	limit    int
@@ -230,18 +265,29 @@ func (s *search) substring(ctx context.Context, tx *sql.Tx, long []term) error {
 	if len(order) > maxSubstringTerms {
 		order = order[:maxSubstringTerms]
 	}
-	// Asking for limit rows is enough: at most len(s.hits) of them are
-	// hits already.
+	// The index has no positions (detail=none: migration 0015), so a
+	// lookup finds the turns holding every trigram of the term and keeps
+	// those whose text holds the term itself, as the index folds case.
 	const q = `SELECT ` + turnColumns + `
 		FROM turns_trigram JOIN turns t ON t.seq = turns_trigram.rowid
 		WHERE turns_trigram MATCH ?1 AND (?2 = '' OR t.namespace = ?2) AND ` + timeFilter + `
-		ORDER BY turns_trigram.rowid DESC LIMIT ?3`
+		ORDER BY turns_trigram.rowid DESC`
 	for _, t := range order {
 		if s.full() {
 			return nil
 		}
-		err := queryTurns(ctx, tx, q, []any{matchExpr([]term{t}), s.ns, s.limit, s.from, s.to}, func(t engram.Turn, _ float64) {
-			s.addExtra(t)
+		found, read := 0, 0
+		rows, err := tx.QueryContext(ctx, q, trigramExpr(t), s.ns, nil, s.from, s.to) // ?3 unused: timeFilter reads ?4 and ?5
+		if err != nil {
+			return err
+		}
+		err = scanTurnsWhile(rows, func(turn engram.Turn, _ float64) bool {
+			read++
+			if containsFolded(turn.Content, t.text) {
+				s.addExtra(turn)
+				found++
+			}
+			return found < s.limit && !s.full() && read < maxSubstringRows
 		})
 		if err != nil {
 			return err

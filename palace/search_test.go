@@ -2,12 +2,17 @@ package palace
 
 import (
 	"context"
+	"database/sql"
 	"math"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	engram "github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/migrations"
 )
 
 // mustSearchDB opens a palace holding testdata/search.jsonl.
@@ -256,5 +261,118 @@ func TestSearchTurns_TextOutranksSpeaker(t *testing.T) {
 	}
 	if got := ids(hits); len(got) != 2 || got[0] != aboutSpeaker.ID {
 		t.Fatalf("hits %v, want %s (named in the text) first", got, aboutSpeaker.ID)
+	}
+}
+
+// TestSearchTurns_SubstringNoPositions: the trigram index keeps no
+// positions, so a turn holding every trigram of a term apart (zzabcx ybcdy
+// for abcd) is found by the index and left out by the check of its text;
+// the term inside a longer token is found whatever its case or width, and
+// one lookup reads the turns newest first up to the limit.
+func TestSearchTurns_SubstringNoPositions(t *testing.T) {
+	db := MustOpenDB(t)
+	ctx := context.Background()
+	mustPut(t, db,
+		testTurn(1, "zzabcx and ybcdy apart"),
+		testTurn(2, "the log said ZZABCDZZ twice"),
+		testTurn(3, "full width ｘａｂｃｄｙ too"),
+		testTurn(4, "zzabcx ybcdy again, apart"),
+	)
+	for i := int64(5); i <= 30; i++ {
+		mustPut(t, db, testTurn(i, "qqabcdqq number "+itoa(i)))
+	}
+	q := engram.TextQuery{Text: "abcd", Limit: 40}
+	hits, err := db.SearchTurns(ctx, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkHits(t, q, hits)
+	got := ids(hits)
+	for _, apart := range []string{"t1", "t4"} {
+		if slices.Contains(got, apart) {
+			t.Errorf("%s holds the trigrams of abcd apart, not abcd: found in %v", apart, got)
+		}
+	}
+	for _, in := range []string{"t2", "t3", "t5", "t30"} {
+		if !slices.Contains(got, in) {
+			t.Errorf("%s holds abcd: not found in %v", in, got)
+		}
+	}
+	q.Limit = 3
+	if hits, err = db.SearchTurns(ctx, q); err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(hits); !slices.Equal(got, []string{"t30", "t29", "t28"}) {
+		t.Errorf("limit 3: %v, want the newest three", got)
+	}
+}
+
+// TestMigrateTrigramNoPositions: a palace written before migration 0015,
+// its trigram index with positions, opens with the index rebuilt without
+// them from the turns (in NFKC), one row a turn, and substring searches
+// answering as before.
+func TestMigrateTrigramNoPositions(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "palace.db")
+	list, err := migrations.All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const before = 14
+	if list[before].Name != "trigram_no_positions" {
+		t.Fatalf("migration %d is %s", before+1, list[before].Name)
+	}
+	w, err := sql.Open("sqlite", dsn(path, true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := &DB{path: path, now: time.Now, w: w}
+	if err := old.migrate(ctx, list[:before]); err != nil {
+		t.Fatal(err)
+	}
+	contents := []string{"the KafkaConsumer lagged", "ＫａｆｋａＰｒｏｄｕｃｅｒ in full width", "no match here", "port 30001x open"}
+	err = old.Update(ctx, func(tx *sql.Tx) error {
+		for i, c := range contents {
+			seq := i + 1
+			if _, err := tx.ExecContext(ctx, `INSERT INTO turns (seq, id, namespace, session, role, speaker, content, ts, received_at)
+				VALUES (?, ?, 'default', 's', 'user', '', ?, ?, ?)`, seq, "t"+strconv.Itoa(seq), c, int64(seq)*1e9, int64(seq)*1e9); err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO turns_trigram (rowid, content) VALUES (?, ?)`, seq, nfkc(c)); err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO turns_fts (rowid, text, speaker) VALUES (?, ?, '')`, seq, nfkc(c)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	db := MustOpenDBAt(t, path, Options{})
+	var rows int
+	var schema string
+	if err := db.w.QueryRowContext(ctx, `SELECT count(*) FROM turns_trigram`).Scan(&rows); err != nil || rows != len(contents) {
+		t.Fatalf("%d trigram rows (%v), want %d", rows, err, len(contents))
+	}
+	if err := db.w.QueryRowContext(ctx, `SELECT sql FROM sqlite_master WHERE name = 'turns_trigram'`).Scan(&schema); err != nil || !strings.Contains(schema, "detail = none") {
+		t.Fatalf("turns_trigram is %q (%v)", schema, err)
+	}
+	for _, c := range []struct {
+		q    string
+		want []string
+	}{{"kafka", []string{"t2", "t1"}}, {"0001x", []string{"t4"}}, {"consumer", []string{"t1"}}} {
+		hits, err := db.SearchTurns(ctx, engram.TextQuery{Text: c.q, Limit: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := ids(hits); !slices.Equal(got, c.want) {
+			t.Errorf("%q: %v, want %v", c.q, got, c.want)
+		}
 	}
 }

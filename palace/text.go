@@ -1,11 +1,14 @@
 package palace
 
 import (
+	"database/sql/driver"
+	"fmt"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
+	"modernc.org/sqlite"
 
 	"github.com/engram-dev/engram/internal/textutil"
 )
@@ -93,6 +96,23 @@ func indexText(s string) (string, error) {
 // nfkc returns s in Unicode normalisation form NFKC: full-width Latin and
 // digits become ASCII, half-width katakana full-width, ligatures letters.
 func nfkc(s string) string { return norm.NFKC.String(s) }
+
+// nfkcFunc is the SQL function engram_nfkc(text): text in NFKC, as the
+// palace indexes it; with which migration 0015 fills the trigram index
+// again from the turns.
+func nfkcFunc(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value, error) {
+	s, ok := args[0].(string)
+	if !ok {
+		return nil, fmt.Errorf("engram_nfkc: want text, got %T", args[0])
+	}
+	return nfkc(s), nil
+}
+
+func init() {
+	if err := sqlite.RegisterDeterministicScalarFunction("engram_nfkc", 1, nfkcFunc); err != nil {
+		panic(err) // registered twice: a programming error
+	}
+}
 
 // segmentText is indexText for text already in NFKC.
 func segmentText(s string) (string, error) {

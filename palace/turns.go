@@ -505,7 +505,18 @@ func queryTurns(ctx context.Context, tx *sql.Tx, q string, args []any, fn func(e
 // scanTurns reads rows of turnColumns, optionally followed by a rank, and
 // closes them.
 func scanTurns(rows *sql.Rows, fn func(engram.Turn, float64)) error {
-	return scanRanked(rows, func(r *rankedRows) error {
+	return scanTurnsWhile(rows, func(t engram.Turn, rank float64) bool {
+		fn(t, rank)
+		return true
+	})
+}
+
+// errEnoughRows ends a scanTurnsWhile early.
+var errEnoughRows = errors.New("palace: enough rows")
+
+// scanTurnsWhile is scanTurns that stops reading once fn returns false.
+func scanTurnsWhile(rows *sql.Rows, fn func(engram.Turn, float64) bool) error {
+	err := scanRanked(rows, func(r *rankedRows) error {
 		var (
 			t      engram.Turn
 			role   string
@@ -526,9 +537,15 @@ func scanTurns(rows *sql.Rows, fn func(engram.Turn, float64)) error {
 		if meta.Valid && meta.String != "" {
 			t.Meta = json.RawMessage(meta.String)
 		}
-		fn(t, rank)
+		if !fn(t, rank) {
+			return errEnoughRows
+		}
 		return nil
 	})
+	if errors.Is(err, errEnoughRows) {
+		return nil
+	}
+	return err
 }
 
 // TurnsAround returns up to n turns of t's namespace and session on each
