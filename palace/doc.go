@@ -28,7 +28,9 @@
 //     speaker after NFKC normalisation, with Chinese and Japanese text split
 //     into words. Its rank is BM25 with a text match weighted 1.0 and a
 //     speaker match 0.4.
-//   - turns_trigram (trigram) over the NFKC content, for substrings.
+//   - turns_trigram (trigram, detail=none) over the NFKC content, for
+//     substrings: a lookup matches every trigram of a term and keeps the
+//     turns whose text holds the term.
 //   - turns_cjk (unicode61, detail=none): every Chinese and Japanese character
 //     and pair of adjacent characters, for one- and two-character terms.
 //
