@@ -168,8 +168,8 @@ func keywordGen(ctx context.Context, tx *sql.Tx) (int64, error) {
 // units, the scenes and the memories, if they are not loaded, and keeps
 // them current from then on (see WarmKeywordIndex). At 100,000 turns
 // (BenchmarkRecall100k logs the time and size) it takes seconds; on the
-// home of `engram bench scale --turns 100000` the five indexes held about
-// 0.5 KB a turn (docs/benchmarks.md).
+// home of `engram bench scale --turns 100000` the five indexes hold about
+// 0.25 KB a turn (docs/benchmarks.md).
 func (db *DB) LoadKeywordIndex(ctx context.Context) error {
 	k := &db.kw
 	k.mu.Lock()

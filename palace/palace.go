@@ -109,7 +109,11 @@ func Open(path string, opts Options) (*DB, error) {
 		return nil, err
 	}
 
-	list, err := migrations.All()
+	_, err = db.convertPageSize(context.Background())
+	var list []migrations.Migration
+	if err == nil {
+		list, err = migrations.All()
+	}
 	if err == nil {
 		err = db.migrate(context.Background(), list)
 	}
@@ -172,6 +176,11 @@ func (db *DB) persistWAL() error {
 func dsn(abs string, writer bool) string {
 	q := url.Values{}
 	q.Add("_pragma", "busy_timeout(5000)")
+	if writer {
+		// Before WAL mode is set: a new database takes it; an existing
+		// one keeps its own (see convertPageSize).
+		q.Add("_pragma", fmt.Sprintf("page_size(%d)", pageSize))
+	}
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "foreign_keys(1)")
 	// synchronous=NORMAL: in WAL mode NORMAL never corrupts the database; a

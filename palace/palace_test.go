@@ -543,3 +543,61 @@ func TestOpen_FTSPageSize(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestOpen_PageSize: a new palace has pages of pageSize; one written with
+// SQLite's default 4 KB pages (every palace before) is written anew with
+// them when it opens, in WAL mode again, its turns kept and searchable.
+func TestOpen_PageSize(t *testing.T) {
+	ctx := context.Background()
+	pageSizeOf := func(db *DB) (size int, mode string) {
+		t.Helper()
+		if err := db.w.QueryRowContext(ctx, `PRAGMA page_size`).Scan(&size); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.w.QueryRowContext(ctx, `PRAGMA journal_mode`).Scan(&mode); err != nil {
+			t.Fatal(err)
+		}
+		return size, mode
+	}
+	if size, mode := pageSizeOf(MustOpenDB(t)); size != pageSize || mode != "wal" {
+		t.Fatalf("a new palace: pages of %d bytes, journal %s", size, mode)
+	}
+
+	path := filepath.Join(t.TempDir(), "palace.db")
+	w, err := sql.Open("sqlite", "file:"+path+"?_pragma=page_size(4096)&_pragma=journal_mode(WAL)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, err := migrations.All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := (&DB{path: path, now: time.Now, w: w}).migrate(ctx, list); err != nil {
+		t.Fatal(err)
+	}
+	var size int
+	if err := w.QueryRow(`PRAGMA page_size`).Scan(&size); err != nil || size != 4096 {
+		t.Fatalf("the old palace has pages of %d bytes (%v)", size, err)
+	}
+	const text = "written before the pages grew"
+	for _, q := range []string{
+		`INSERT INTO turns (seq, id, namespace, session, role, speaker, content, ts, received_at) VALUES (1, 't1', 'default', 's', 'user', '', '` + text + `', 1, 1)`,
+		`INSERT INTO turns_fts (rowid, text, speaker) VALUES (1, '` + text + `', '')`,
+		`INSERT INTO turns_trigram (rowid, content) VALUES (1, '` + text + `')`,
+	} {
+		if _, err := w.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db := MustOpenDBAt(t, path, Options{})
+	if size, mode := pageSizeOf(db); size != pageSize || mode != "wal" {
+		t.Fatalf("reopened: pages of %d bytes, journal %s", size, mode)
+	}
+	hits, err := db.SearchTurns(ctx, engram.TextQuery{Text: "pages grew", Limit: 5})
+	if err != nil || len(hits) != 1 {
+		t.Fatalf("after the conversion: %v, %v", hits, err)
+	}
+}
