@@ -117,6 +117,7 @@ type writeReport struct {
 	PostMaxMS     float64 `json:"post_max_ms"`
 	Batches       int     `json:"batches"`
 	BatchTurnsSec float64 `json:"batch_turns_per_s"`
+	Turns         int     `json:"turns"` // written in all: the single POSTs and both kinds of batch
 	// The same batches again with ?wait=archive: acknowledged once
 	// archived (ArchiveAckTurnsSec), and searchable once the index has
 	// caught up behind them (ArchiveIndexedTurnsSec, from the POST to an
@@ -306,7 +307,7 @@ func RunScale(ctx context.Context, env Env, opts ScaleOptions) (*ScaleReport, er
 	if rep.HomeParts, rep.HomeBytes, err = homeSize(b.home); err != nil {
 		return nil, err
 	}
-	rep.BytesPerTurn = float64(rep.HomeBytes) / float64(opts.Turns+rep.Idle.Posts+rep.UnderJobs.Posts+opts.Batch*(rep.Idle.Batches+rep.UnderJobs.Batches))
+	rep.BytesPerTurn = float64(rep.HomeBytes) / float64(opts.Turns+rep.Idle.Turns+rep.UnderJobs.Turns)
 	if !opts.NoRebuild {
 		progress("rebuilding every index from the archive")
 		start = time.Now()
@@ -394,8 +395,9 @@ func (b *benchEngram) runLayerJobs(ctx context.Context) error {
 }
 
 // measureWrites alternates single-turn POSTs (a tenth of opts.Posts, at
-// most 20) and one batch while more says so, and reports their latency and
-// throughput.
+// most 20), one batch and one batch with ?wait=archive (timed until its
+// turns are searchable too) while more says so, and reports their latency
+// and throughput.
 func measureWrites(ctx context.Context, b *benchEngram, gen *scaleGen, opts ScaleOptions, more func(posts, batches int) bool) (writeReport, error) {
 	var posts []float64
 	var batchTurns int
@@ -431,12 +433,14 @@ func measureWrites(ctx context.Context, b *benchEngram, gen *scaleGen, opts Scal
 			return r, fmt.Errorf("POST /v1/turns?wait=archive: %w", err)
 		}
 		ackTime += time.Since(start)
+		r.Turns += len(batch)
 		if err := b.waitIndexed(ctx, 10*time.Minute); err != nil {
 			return r, err
 		}
 		indexedTime += time.Since(start)
 	}
 	r.Posts = len(posts)
+	r.Turns += r.Posts + batchTurns
 	r.PostP50MS, r.PostP99MS, r.PostMaxMS = percentile(posts, 0.5), percentile(posts, 0.99), percentile(posts, 1)
 	if batchTime > 0 {
 		r.BatchTurnsSec = float64(batchTurns) / batchTime.Seconds()

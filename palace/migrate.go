@@ -71,6 +71,10 @@ func (db *DB) migrate(ctx context.Context, list []migrations.Migration) error {
 // failure (a full disk: VACUUM needs room for a copy) is harmless: the free
 // pages stay in the file and SQLite reuses them for new rows.
 func (db *DB) reclaim(ctx context.Context) {
+	var size int
+	if err := db.w.QueryRowContext(ctx, `PRAGMA page_size`).Scan(&size); err != nil || size != pageSize {
+		return // convertPageSize's VACUUM follows
+	}
 	var free, total int64
 	if err := db.w.QueryRowContext(ctx, `PRAGMA freelist_count`).Scan(&free); err != nil {
 		return

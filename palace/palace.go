@@ -109,13 +109,13 @@ func Open(path string, opts Options) (*DB, error) {
 		return nil, err
 	}
 
-	_, err = db.convertPageSize(context.Background())
-	var list []migrations.Migration
-	if err == nil {
-		list, err = migrations.All()
-	}
+	list, err := migrations.All()
 	if err == nil {
 		err = db.migrate(context.Background(), list)
+	}
+	if err == nil {
+		// After the migrations: its VACUUM gives back what they freed too.
+		_, err = db.convertPageSize(context.Background())
 	}
 	if err == nil {
 		err = db.backfillUnits(context.Background())
