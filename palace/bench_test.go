@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -315,15 +314,22 @@ func BenchmarkPutTurns(b *testing.B) {
 //
 //	go test -run '^$' -bench PutTurnSingle -benchtime 3000x -count 3 ./palace/
 func BenchmarkPutTurnSingle(b *testing.B) {
-	for _, mode := range []string{"background", "in-commit"} {
-		b.Run("checkpoint="+mode, func(b *testing.B) {
+	for _, run := range []struct {
+		mode  string
+		after int // turns written first, in batches of 100
+	}{{"background", 20_000}, {"in-commit", 20_000}, {"background", 100_000}} {
+		name := "checkpoint=" + run.mode
+		if run.after != 20_000 {
+			name += "/after=" + strconv.Itoa(run.after)
+		}
+		b.Run(name, func(b *testing.B) {
 			db, err := Open(filepath.Join(b.TempDir(), "palace.db"), Options{})
 			if err != nil {
 				b.Fatal(err)
 			}
 			defer db.Close()
 			ctx := context.Background()
-			if mode == "in-commit" {
+			if run.mode == "in-commit" {
 				if _, err := db.w.ExecContext(ctx, `PRAGMA wal_autocheckpoint = 1000`); err != nil {
 					b.Fatal(err)
 				}
@@ -332,23 +338,9 @@ func BenchmarkPutTurnSingle(b *testing.B) {
 				}
 				db.ckpt = nil
 			}
-			if v := os.Getenv("FTS_PGSZ"); v != "" {
-				for _, t := range []string{"turns_fts", "turns_trigram", "turns_cjk", "unit_sessions_fts"} {
-					if _, err := db.w.ExecContext(ctx, `INSERT INTO `+t+` (`+t+`, rank) VALUES ('pgsz', `+v+`)`); err != nil {
-						b.Fatal(err)
-					}
-				}
-			}
-			if v := os.Getenv("FTS_AUTOMERGE"); v != "" {
-				for _, t := range []string{"turns_fts", "turns_trigram", "turns_cjk", "unit_sessions_fts"} {
-					if _, err := db.w.ExecContext(ctx, `INSERT INTO `+t+` (`+t+`, rank) VALUES ('automerge', `+v+`)`); err != nil {
-						b.Fatal(err)
-					}
-				}
-			}
 			c := newCorpus(3)
 			seq := int64(0)
-			for range 200 {
+			for range run.after / 100 {
 				turns := make([]engram.Turn, 100)
 				for i := range turns {
 					seq++
