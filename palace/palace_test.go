@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -564,21 +566,7 @@ func TestOpen_PageSize(t *testing.T) {
 	}
 
 	path := filepath.Join(t.TempDir(), "palace.db")
-	w, err := sql.Open("sqlite", "file:"+path+"?_pragma=page_size(4096)&_pragma=journal_mode(WAL)")
-	if err != nil {
-		t.Fatal(err)
-	}
-	list, err := migrations.All()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := (&DB{path: path, now: time.Now, w: w}).migrate(ctx, list); err != nil {
-		t.Fatal(err)
-	}
-	var size int
-	if err := w.QueryRow(`PRAGMA page_size`).Scan(&size); err != nil || size != 4096 {
-		t.Fatalf("the old palace has pages of %d bytes (%v)", size, err)
-	}
+	w := palaceBefore(t, path, "").w
 	const text = "written before the pages grew"
 	for _, q := range []string{
 		`INSERT INTO turns (seq, id, namespace, session, role, speaker, content, ts, received_at) VALUES (1, 't1', 'default', 's', 'user', '', '` + text + `', 1, 1)`,
@@ -600,4 +588,36 @@ func TestOpen_PageSize(t *testing.T) {
 	if err != nil || len(hits) != 1 {
 		t.Fatalf("after the conversion: %v, %v", hits, err)
 	}
+}
+
+// palaceBefore creates a palace at path as an older engram left it: the
+// migrations before the one named next (all of them for ""), SQLite's
+// default 4 KB pages. It returns its writer, for the caller to fill and
+// close; Open then finds the rest to do.
+func palaceBefore(t *testing.T, path, next string) *DB {
+	t.Helper()
+	list, err := migrations.All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	upTo := len(list)
+	if next != "" {
+		upTo = slices.IndexFunc(list, func(m migrations.Migration) bool { return m.Name == next })
+		if upTo < 0 {
+			t.Fatalf("no migration named %s", next)
+		}
+	}
+	w, err := sql.Open("sqlite", strings.Replace(dsn(path, true), fmt.Sprintf("page_size%%28%d%%29", pageSize), "page_size%284096%29", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := &DB{path: path, now: time.Now, w: w}
+	if err := old.migrate(context.Background(), list[:upTo]); err != nil {
+		t.Fatal(err)
+	}
+	var size int
+	if err := w.QueryRow(`PRAGMA page_size`).Scan(&size); err != nil || size != 4096 {
+		t.Fatalf("the old palace has pages of %d bytes (%v)", size, err)
+	}
+	return old
 }

@@ -9,10 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	engram "github.com/engram-dev/engram"
-	"github.com/engram-dev/engram/migrations"
 )
 
 // mustSearchDB opens a palace holding testdata/search.jsonl.
@@ -314,24 +312,10 @@ func TestSearchTurns_SubstringNoPositions(t *testing.T) {
 func TestMigrateTrigramNoPositions(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "palace.db")
-	list, err := migrations.All()
-	if err != nil {
-		t.Fatal(err)
-	}
-	const before = 14
-	if list[before].Name != "trigram_no_positions" {
-		t.Fatalf("migration %d is %s", before+1, list[before].Name)
-	}
-	w, err := sql.Open("sqlite", dsn(path, true))
-	if err != nil {
-		t.Fatal(err)
-	}
-	old := &DB{path: path, now: time.Now, w: w}
-	if err := old.migrate(ctx, list[:before]); err != nil {
-		t.Fatal(err)
-	}
+	old := palaceBefore(t, path, "trigram_no_positions")
+	w := old.w
 	contents := []string{"the KafkaConsumer lagged", "ＫａｆｋａＰｒｏｄｕｃｅｒ in full width", "no match here", "port 30001x open"}
-	err = old.Update(ctx, func(tx *sql.Tx) error {
+	err := old.Update(ctx, func(tx *sql.Tx) error {
 		for i, c := range contents {
 			seq := i + 1
 			if _, err := tx.ExecContext(ctx, `INSERT INTO turns (seq, id, namespace, session, role, speaker, content, ts, received_at)

@@ -20,7 +20,6 @@ import (
 	engram "github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/internal/testutil"
 	"github.com/engram-dev/engram/internal/vectortest"
-	"github.com/engram-dev/engram/migrations"
 )
 
 // MustOpenVectors returns the vector index of model in db.
@@ -867,26 +866,12 @@ func TestDot(t *testing.T) {
 func TestMigrateVectorsToHalf(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "palace.db")
-	list, err := migrations.All()
-	if err != nil {
-		t.Fatal(err)
-	}
-	const before, dim, n = 11, 512, 2000 // enough rows that they, not the empty tables' first pages, make the file
-	if list[before].Name != "vectors_half" {
-		t.Fatalf("migration %d is %s", before+1, list[before].Name)
-	}
-	// A palace of then: SQLite's default 4 KB pages.
-	w, err := sql.Open("sqlite", strings.Replace(dsn(path, true), fmt.Sprintf("page_size%%28%d%%29", pageSize), "page_size%284096%29", 1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	old := &DB{path: path, now: time.Now, w: w}
-	if err := old.migrate(ctx, list[:before]); err != nil {
-		t.Fatal(err)
-	}
+	const dim, n = 512, 2000 // enough rows that they, not the empty tables' first pages, make the file
+	old := palaceBefore(t, path, "vectors_half")
+	w := old.w
 	rng := rand.New(rand.NewPCG(3, 4))
 	items := randomItems(rng, "v", n, dim)
-	err = old.Update(ctx, func(tx *sql.Tx) error {
+	err := old.Update(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO vector_models (model, dim, state, created_at, last_seq) VALUES ('m', ?, 'active', 0, ?)`, dim, n); err != nil {
 			return err
 		}
