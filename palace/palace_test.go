@@ -566,20 +566,9 @@ func TestOpen_PageSize(t *testing.T) {
 	}
 
 	path := filepath.Join(t.TempDir(), "palace.db")
-	w := palaceBefore(t, path, "").w
-	const text = "written before the pages grew"
-	for _, q := range []string{
-		`INSERT INTO turns (seq, id, namespace, session, role, speaker, content, ts, received_at) VALUES (1, 't1', 'default', 's', 'user', '', '` + text + `', 1, 1)`,
-		`INSERT INTO turns_fts (rowid, text, speaker) VALUES (1, '` + text + `', '')`,
-		`INSERT INTO turns_trigram (rowid, content) VALUES (1, '` + text + `')`,
-	} {
-		if _, err := w.Exec(q); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	palaceBefore(t, path, "", func(ctx context.Context, tx *sql.Tx) error {
+		return insertOldTurns(ctx, tx, "written before the pages grew")
+	})
 	db := MustOpenDBAt(t, path, Options{})
 	if size, mode := pageSizeOf(db); size != pageSize || mode != "wal" {
 		t.Fatalf("reopened: pages of %d bytes, journal %s", size, mode)
@@ -592,10 +581,11 @@ func TestOpen_PageSize(t *testing.T) {
 
 // palaceBefore creates a palace at path as an older engram left it: the
 // migrations before the one named next (all of them for ""), SQLite's
-// default 4 KB pages. It returns its writer, for the caller to fill and
-// close; Open then finds the rest to do.
-func palaceBefore(t *testing.T, path, next string) *DB {
+// default 4 KB pages, and the rows fill writes in one transaction; then it
+// closes it, for Open to find the rest to do.
+func palaceBefore(t *testing.T, path, next string, fill func(ctx context.Context, tx *sql.Tx) error) {
 	t.Helper()
+	ctx := context.Background()
 	list, err := migrations.All()
 	if err != nil {
 		t.Fatal(err)
@@ -612,12 +602,36 @@ func palaceBefore(t *testing.T, path, next string) *DB {
 		t.Fatal(err)
 	}
 	old := &DB{path: path, now: time.Now, w: w}
-	if err := old.migrate(context.Background(), list[:upTo]); err != nil {
+	if err := old.migrate(ctx, list[:upTo]); err != nil {
 		t.Fatal(err)
 	}
 	var size int
 	if err := w.QueryRow(`PRAGMA page_size`).Scan(&size); err != nil || size != 4096 {
 		t.Fatalf("the old palace has pages of %d bytes (%v)", size, err)
 	}
-	return old
+	if err := old.Update(ctx, func(tx *sql.Tx) error { return fill(ctx, tx) }); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// insertOldTurns writes turns of contents (seqs from 1) with their rows in
+// turns_fts and turns_trigram, as a palace of before its migrations wrote
+// them.
+func insertOldTurns(ctx context.Context, tx *sql.Tx, contents ...string) error {
+	for i, c := range contents {
+		seq := i + 1
+		if _, err := tx.ExecContext(ctx, `INSERT INTO turns (seq, id, namespace, session, role, speaker, content, ts, received_at)
+			VALUES (?, ?, 'default', 's', 'user', '', ?, ?, ?)`, seq, "t"+strconv.Itoa(seq), c, int64(seq)*1e9, int64(seq)*1e9); err != nil {
+			return err
+		}
+		for _, q := range []string{`INSERT INTO turns_trigram (rowid, content) VALUES (?, ?)`, `INSERT INTO turns_fts (rowid, text, speaker) VALUES (?, ?, '')`} {
+			if _, err := tx.ExecContext(ctx, q, seq, nfkc(c)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

@@ -6,7 +6,6 @@ import (
 	"math"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -312,31 +311,10 @@ func TestSearchTurns_SubstringNoPositions(t *testing.T) {
 func TestMigrateTrigramNoPositions(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "palace.db")
-	old := palaceBefore(t, path, "trigram_no_positions")
-	w := old.w
 	contents := []string{"the KafkaConsumer lagged", "ＫａｆｋａＰｒｏｄｕｃｅｒ in full width", "no match here", "port 30001x open"}
-	err := old.Update(ctx, func(tx *sql.Tx) error {
-		for i, c := range contents {
-			seq := i + 1
-			if _, err := tx.ExecContext(ctx, `INSERT INTO turns (seq, id, namespace, session, role, speaker, content, ts, received_at)
-				VALUES (?, ?, 'default', 's', 'user', '', ?, ?, ?)`, seq, "t"+strconv.Itoa(seq), c, int64(seq)*1e9, int64(seq)*1e9); err != nil {
-				return err
-			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO turns_trigram (rowid, content) VALUES (?, ?)`, seq, nfkc(c)); err != nil {
-				return err
-			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO turns_fts (rowid, text, speaker) VALUES (?, ?, '')`, seq, nfkc(c)); err != nil {
-				return err
-			}
-		}
-		return nil
+	palaceBefore(t, path, "trigram_no_positions", func(ctx context.Context, tx *sql.Tx) error {
+		return insertOldTurns(ctx, tx, contents...)
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
 
 	db := MustOpenDBAt(t, path, Options{})
 	var rows int

@@ -867,11 +867,9 @@ func TestMigrateVectorsToHalf(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "palace.db")
 	const dim, n = 512, 2000 // enough rows that they, not the empty tables' first pages, make the file
-	old := palaceBefore(t, path, "vectors_half")
-	w := old.w
 	rng := rand.New(rand.NewPCG(3, 4))
 	items := randomItems(rng, "v", n, dim)
-	err := old.Update(ctx, func(tx *sql.Tx) error {
+	palaceBefore(t, path, "vectors_half", func(ctx context.Context, tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO vector_models (model, dim, state, created_at, last_seq) VALUES ('m', ?, 'active', 0, ?)`, dim, n); err != nil {
 			return err
 		}
@@ -887,12 +885,6 @@ func TestMigrateVectorsToHalf(t *testing.T) {
 		}
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
 	sizeBefore := fileSize(t, path)
 
 	db := MustOpenDBAt(t, path, Options{})
