@@ -33,7 +33,7 @@ type IngestService interface {
 // IngestNoIndexWait returns ctx marked so that an Ingest under it returns
 // once the turns are archived (fsync'd), without waiting for them to be
 // searchable: for bulk imports, which need not read each batch back. The
-// index catches up behind them (engram_index_lag_turns, GET /v1/stats);
+// index catches up behind them (engram_index_lag_turns, GET /v1/health);
 // over HTTP it is POST /v1/turns?wait=archive.
 func IngestNoIndexWait(ctx context.Context) context.Context {
 	return context.WithValue(ctx, noIndexWaitKey{}, true)

@@ -332,10 +332,10 @@ type kwDoc struct {
 // when the frequency is the usual one (kwOneTF: one text match, none in
 // the speaker), else followed by the uvarint of the frequency with its
 // halves swapped (speaker count << 8 | text count: one byte for a text
-// count under 128 and no speaker match). Most terms
-// are rare and most matches single, so a posting takes one to three bytes
-// where a doc number and a frequency took six: at 100,000 turns some 30 MB
-// less (docs/benchmarks.md).
+// count under 128 and no speaker match). Most terms are rare and most
+// matches single, so a posting takes one to three bytes where a doc number
+// and a frequency took six: at 100,000 turns some 30 MB less
+// (docs/benchmarks.md).
 type kwPostings struct {
 	enc  []byte
 	last uint32 // the last posting's doc
@@ -359,17 +359,10 @@ func (p *kwPostings) appendPosting(d uint32, tf uint16) {
 }
 
 // nextPosting decodes the posting at enc[i:] that follows doc prev (0 for
-// the first): its doc, its frequency, and where the next one starts.
+// the first): its doc, its frequency, and where the next one starts. The
+// ranking (score) decodes the usual postings inline and calls it for the
+// others.
 func nextPosting(enc []byte, i int, prev uint32) (d uint32, tf uint16, next int) {
-	if v := enc[i]; v&0x81 == 1 { // the usual: one byte, the usual frequency
-		return prev + uint32(v>>1), kwOneTF, i + 1
-	}
-	return nextPostingLong(enc, i, prev)
-}
-
-// nextPostingLong is nextPosting for the other postings, out of line so
-// that nextPosting is inlined.
-func nextPostingLong(enc []byte, i int, prev uint32) (d uint32, tf uint16, next int) {
 	v, n := uint64(enc[i]), 1
 	if v >= 0x80 {
 		v, n = binary.Uvarint(enc[i:])
@@ -696,7 +689,7 @@ func (x *kwIndex) score(toks []string, keep func(*kwDoc) bool, emit func(d uint3
 			} else if f := enc[i+1]; v < 0x80 && f < 0x80 {
 				d, tf, i = d+uint32(v>>1), uint16(f)<<8, i+2
 			} else {
-				d, tf, i = nextPostingLong(enc, i, d)
+				d, tf, i = nextPosting(enc, i, d)
 			}
 			doc := &x.docs[d]
 			if doc.dead || (keep != nil && !keep(doc)) {

@@ -20,18 +20,18 @@ const pageSize = 8192
 // seconds (about 10 at 100,000 turns); where it cannot run (a full disk,
 // another process holding the database) the palace keeps its pages, works
 // as before, and the next open tries again.
-func (db *DB) convertPageSize(ctx context.Context) (converted bool, err error) {
+func (db *DB) convertPageSize(ctx context.Context) (err error) {
 	var have int
 	if err := db.w.QueryRowContext(ctx, `PRAGMA page_size`).Scan(&have); err != nil {
-		return false, fmt.Errorf("palace: page size: %w", err)
+		return fmt.Errorf("palace: page size: %w", err)
 	}
 	if have == pageSize {
-		return false, nil
+		return nil
 	}
 	var mode string
 	if err := db.w.QueryRowContext(ctx, `PRAGMA journal_mode = DELETE`).Scan(&mode); err != nil || mode != "delete" {
 		// Another connection holds the database in WAL mode.
-		return false, nil
+		return nil
 	}
 	defer func() {
 		if werr := db.w.QueryRowContext(ctx, `PRAGMA journal_mode = WAL`).Scan(&mode); werr != nil || mode != "wal" {
@@ -39,10 +39,10 @@ func (db *DB) convertPageSize(ctx context.Context) (converted bool, err error) {
 		}
 	}()
 	if _, err := db.w.ExecContext(ctx, fmt.Sprintf(`PRAGMA page_size = %d`, pageSize)); err != nil {
-		return false, nil
+		return nil
 	}
 	if _, err := db.w.ExecContext(ctx, `VACUUM`); err != nil {
-		return false, nil // the pages stay as they were
+		return nil // the pages stay as they were
 	}
-	return true, nil
+	return nil
 }

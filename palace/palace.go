@@ -115,7 +115,7 @@ func Open(path string, opts Options) (*DB, error) {
 	}
 	if err == nil {
 		// After the migrations: its VACUUM gives back what they freed too.
-		_, err = db.convertPageSize(context.Background())
+		err = db.convertPageSize(context.Background())
 	}
 	if err == nil {
 		err = db.backfillUnits(context.Background())

@@ -271,23 +271,22 @@ func (s *search) substring(ctx context.Context, tx *sql.Tx, long []term) error {
 	const q = `SELECT ` + turnColumns + `
 		FROM turns_trigram JOIN turns t ON t.seq = turns_trigram.rowid
 		WHERE turns_trigram MATCH ?1 AND (?2 = '' OR t.namespace = ?2) AND ` + timeFilter + `
-		ORDER BY turns_trigram.rowid DESC`
+		ORDER BY turns_trigram.rowid DESC LIMIT ?3`
 	for _, t := range order {
 		if s.full() {
 			return nil
 		}
-		found, read := 0, 0
-		rows, err := tx.QueryContext(ctx, q, trigramExpr(t), s.ns, nil, s.from, s.to) // ?3 unused: timeFilter reads ?4 and ?5
+		found := 0
+		rows, err := tx.QueryContext(ctx, q, trigramExpr(t), s.ns, maxSubstringRows, s.from, s.to)
 		if err != nil {
 			return err
 		}
 		err = scanTurnsWhile(rows, func(turn engram.Turn, _ float64) bool {
-			read++
 			if containsFolded(turn.Content, t.text) {
 				s.addExtra(turn)
 				found++
 			}
-			return found < s.limit && !s.full() && read < maxSubstringRows
+			return found < s.limit && !s.full()
 		})
 		if err != nil {
 			return err
