@@ -189,7 +189,7 @@ func (v *VectorIndex) Check(ctx context.Context, throughSeq int64) (VectorCheck,
 		if err != nil {
 			return err
 		}
-		err = v.eachStored(ctx, tx, func(b BadVector, unit []float32) {
+		err = v.eachStored(ctx, tx, func(b BadVector, raw []byte) {
 			c.Stored++
 			c.ByKind[b.Kind]++
 			if b.Reason != "" {
@@ -207,7 +207,7 @@ func (v *VectorIndex) Check(ctx context.Context, throughSeq int64) (VectorCheck,
 				return
 			}
 			seen[i] = true
-			if b.Reason == "" && !m.sameRow(i, unit) {
+			if b.Reason == "" && !m.sameRow(i, raw) {
 				c.Differ++
 			}
 		})
@@ -250,9 +250,9 @@ func (v *VectorIndex) Check(ctx context.Context, throughSeq int64) (VectorCheck,
 }
 
 // eachStored reads every stored vector of the model and calls fn with its
-// id, kind and what makes it unusable (Reason "" when nothing does), and,
-// when it is usable, its normalised values in unit, valid until fn returns.
-func (v *VectorIndex) eachStored(ctx context.Context, tx *sql.Tx, fn func(b BadVector, unit []float32)) error {
+// id, kind and what makes it unusable (Reason "" when nothing does), and
+// its stored bytes, valid until fn returns.
+func (v *VectorIndex) eachStored(ctx context.Context, tx *sql.Tx, fn func(b BadVector, raw []byte)) error {
 	rows, err := tx.QueryContext(ctx, `SELECT id, kind, vec FROM vectors WHERE model = ?`, v.model)
 	if err != nil {
 		return err
@@ -267,13 +267,13 @@ func (v *VectorIndex) eachStored(ctx context.Context, tx *sql.Tx, fn func(b BadV
 			return err
 		}
 		b.Reason = v.badReason(raw, unit)
-		fn(b, unit)
+		fn(b, raw)
 		return nil
 	})
 }
 
 // badReason says why the stored bytes raw are no usable vector of the
-// model, "" when they are one; it leaves the normalised vector in unit.
+// model, "" when they are one; unit is its buffer of dim values.
 func (v *VectorIndex) badReason(raw []byte, unit []float32) string {
 	if len(raw) != vecBytes(v.dim) {
 		return fmt.Sprintf("%d bytes, want %d", len(raw), vecBytes(v.dim))
@@ -288,18 +288,6 @@ func (v *VectorIndex) badReason(raw []byte, unit []float32) string {
 		return "all zeros"
 	}
 	return ""
-}
-
-// sameVector compares a normalised stored vector with its matrix row. The
-// matrix holds the same float32 normalisation, so only a change to either
-// side makes them differ; the tolerance covers nothing else.
-func sameVector(a, b []float32) bool {
-	for i := range a {
-		if math.Abs(float64(a[i]-b[i])) > 1e-6 {
-			return false
-		}
-	}
-	return true
 }
 
 // DropBad deletes the model's unusable vectors (see BadVector) and returns
@@ -317,7 +305,7 @@ func (v *VectorIndex) DropBad(ctx context.Context) ([]BadVector, error) {
 	var bad []BadVector
 	err := v.db.Update(ctx, func(tx *sql.Tx) error {
 		bad = bad[:0]
-		err := v.eachStored(ctx, tx, func(b BadVector, _ []float32) {
+		err := v.eachStored(ctx, tx, func(b BadVector, _ []byte) {
 			if b.Reason != "" {
 				bad = append(bad, b)
 			}

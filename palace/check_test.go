@@ -104,7 +104,7 @@ func TestDoctorVectorCheck(t *testing.T) {
 		t.Fatalf("damaged index: %+v", c)
 	}
 	if s := strings.Join(reasons, "; "); !strings.Contains(s, "t2 (turn): holds a value that is not finite") ||
-		!strings.Contains(s, "t3 (turn): 7 bytes, want 16") {
+		!strings.Contains(s, "t3 (turn): 7 bytes, want 12") {
 		t.Errorf("reasons: %s", s)
 	}
 	// Load refuses the model as it is.

@@ -18,15 +18,13 @@ import (
 // minTime, whose Unix nanoseconds are math.MinInt64, so noTS is free.
 const noTS = math.MinInt64
 
-// matrix is the in-memory copy of one model's vectors, quantised: each
-// unit-length row is kept as int8 codes with one scale (code * scale is
-// the value, the scale the row's largest magnitude over 127), a quarter of
+// matrix is the in-memory copy of one model's vectors as SQLite stores
+// them: each row's int8 codes and their scale (see quantize), a quarter of
 // the float32 rows' memory and of the memory a scan reads; the metadata
 // queries filter on sit in parallel slices. Namespaces and kinds are
-// interned to small codes, so a filter compares integers. The scan ranks
-// by the quantised dot product; VectorIndex.Query rescores the best
-// candidates with the vectors stored in SQLite (half-precision unit
-// vectors), read by the rowid each row keeps.
+// interned to small codes, so a filter compares integers. The scan scores
+// a row by the scale times the dot product of the query with the codes:
+// the query's cosine with the vector as stored.
 //
 // The codes lie in chunks of chunkRows rows, so that the matrix grows a
 // chunk at a time: one contiguous slice grew by copying itself into one a
@@ -43,7 +41,6 @@ type matrix struct {
 	ns    []uint32  // namespace codes
 	kinds []uint32  // kind codes
 	ts    []int64   // Unix nanoseconds, noTS for a zero time
-	rowid []int64   // the row's rowid in the vectors table, where rescoring reads it
 
 	nsCode    map[string]uint32
 	kindCode  map[string]uint32
@@ -59,7 +56,6 @@ func newMatrix(dim, capacity int) *matrix {
 		ns:       make([]uint32, 0, capacity),
 		kinds:    make([]uint32, 0, capacity),
 		ts:       make([]int64, 0, capacity),
-		rowid:    make([]int64, 0, capacity),
 		nsCode:   make(map[string]uint32),
 		kindCode: make(map[string]uint32),
 	}
@@ -68,13 +64,12 @@ func newMatrix(dim, capacity int) *matrix {
 // len returns the number of rows.
 func (m *matrix) len() int { return m.ids.Len() }
 
-// vecRow is one vector ready for the matrix: unit holds the normalised
-// values.
+// vecRow is one vector ready for the matrix: vec holds it as stored
+// (appendVector).
 type vecRow struct {
 	id, kind, namespace string
 	ts                  int64
-	rowid               int64 // in the vectors table, once written
-	unit                []float32
+	vec                 []byte
 }
 
 // newRows counts the rows of rs whose ids the matrix lacks.
@@ -108,41 +103,17 @@ func (m *matrix) chunksFor(rows int) [][]int8 {
 	return out
 }
 
-// quantize writes the codes of the unit vector u into dst (len(u) values)
-// and returns their scale: the largest magnitude over 127, so that the
-// largest component is ±127 and every code is within half a step of its
-// value.
-func quantize(dst []int8, u []float32) float32 {
-	var mx float32
-	for _, x := range u {
-		mx = max(mx, abs32(x))
-	}
-	if mx == 0 {
-		clear(dst[:len(u)])
-		return 0
-	}
-	scale := mx / 127
-	inv := 1 / scale
-	for i, x := range u {
-		dst[i] = int8(max(-127, min(127, math.Round(float64(x*inv)))))
-	}
-	return scale
-}
-
-func abs32(x float32) float32 {
-	if x < 0 {
-		return -x
-	}
-	return x
-}
-
-// sameRow reports whether row i holds the quantisation of the unit vector u.
-func (m *matrix) sameRow(i int, u []float32) bool {
-	codes := make([]int8, m.dim)
-	if quantize(codes, u) != m.scale[i] {
+// sameRow reports whether row i holds the stored vector raw.
+func (m *matrix) sameRow(i int, raw []byte) bool {
+	if storedScale(raw, m.dim) != m.scale[i] {
 		return false
 	}
-	return slices.Equal(codes, m.code(i))
+	for j, c := range m.code(i) {
+		if byte(c) != raw[j] {
+			return false
+		}
+	}
+	return true
 }
 
 // put inserts or replaces the rows rs; ids must be distinct.
@@ -154,17 +125,19 @@ func (m *matrix) put(rs []vecRow) {
 			m.ns = append(m.ns, 0)
 			m.kinds = append(m.kinds, 0)
 			m.ts = append(m.ts, 0)
-			m.rowid = append(m.rowid, 0)
 			m.scale = append(m.scale, 0)
 			if i == len(m.codes)*chunkRows {
 				m.codes = append(m.codes, make([]int8, chunkRows*m.dim))
 			}
 		}
-		m.scale[i] = quantize(m.code(i), r.unit)
+		code := m.code(i)
+		for j := range code {
+			code[j] = int8(r.vec[j])
+		}
+		m.scale[i] = storedScale(r.vec, m.dim)
 		m.ns[i] = intern(m.nsCode, nil, r.namespace)
 		m.kinds[i] = intern(m.kindCode, &m.kindNames, r.kind)
 		m.ts[i] = r.ts
-		m.rowid[i] = r.rowid
 	}
 }
 
@@ -191,14 +164,12 @@ func (m *matrix) remove(id string) {
 	if i != last {
 		copy(m.code(i), m.code(last))
 		m.ns[i], m.kinds[i], m.ts[i], m.scale[i] = m.ns[last], m.kinds[last], m.ts[last], m.scale[last]
-		m.rowid[i] = m.rowid[last]
 	}
 	if last%chunkRows == 0 { // the last chunk is empty now
 		m.codes[len(m.codes)-1] = nil
 		m.codes = m.codes[:len(m.codes)-1]
 	}
 	m.ns, m.kinds, m.ts, m.scale = m.ns[:last], m.kinds[:last], m.ts[:last], m.scale[:last]
-	m.rowid = m.rowid[:last]
 }
 
 // filter is a VectorQuery's filter resolved against one matrix's codes.
@@ -425,15 +396,13 @@ func (m *matrix) scan(ctx context.Context, q []float32, f filter, lo, hi int, to
 	return nil
 }
 
-// hits turns the rows of top into hits, best first, and the rowid of
-// each; equal scores are ordered by id so that answers are stable.
-func (m *matrix) hits(top *topK) ([]engram.VectorHit, map[string]int64) {
+// hits turns the rows of top into hits, best first; equal scores are
+// ordered by id so that answers are stable.
+func (m *matrix) hits(top *topK) []engram.VectorHit {
 	hits := make([]engram.VectorHit, len(top.h))
-	rowids := make(map[string]int64, len(top.h))
 	for i, s := range top.h {
 		score := min(max(float64(s.score), -1), 1) // rounding may pass ±1
 		hits[i] = engram.VectorHit{ID: m.ids.ID(int(s.row)), Kind: m.kindNames[m.kinds[s.row]], Score: score}
-		rowids[hits[i].ID] = m.rowid[s.row]
 	}
 	slices.SortFunc(hits, func(a, b engram.VectorHit) int {
 		if c := cmp.Compare(b.Score, a.Score); c != 0 {
@@ -441,7 +410,7 @@ func (m *matrix) hits(top *topK) ([]engram.VectorHit, map[string]int64) {
 		}
 		return cmp.Compare(a.ID, b.ID)
 	})
-	return hits, rowids
+	return hits
 }
 
 // normalize writes v scaled to unit length into dst (len(v) values) and

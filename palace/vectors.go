@@ -1,13 +1,11 @@
 package palace
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -217,9 +215,8 @@ func (v *VectorIndex) checkVector(what string, vec []float32) error {
 
 // prepared is a batch of items checked and encoded outside any lock.
 type prepared struct {
-	rows  []vecRow
-	ts    []any    // for SQLite: Unix nanoseconds or nil
-	blobs [][]byte // the unit vectors as stored (appendVector)
+	rows []vecRow
+	ts   []any // for SQLite: Unix nanoseconds or nil
 }
 
 // prepare checks items and encodes them. When an ID repeats, the last item
@@ -241,16 +238,15 @@ func (v *VectorIndex) prepare(items []engram.VectorItem) (prepared, error) {
 		last[it.ID] = i
 	}
 	n := len(last)
-	p := prepared{rows: make([]vecRow, 0, n), ts: make([]any, 0, n), blobs: make([][]byte, 0, n)}
-	units := make([]float32, n*v.dim)
+	p := prepared{rows: make([]vecRow, 0, n), ts: make([]any, 0, n)}
+	unit := make([]float32, v.dim)
 	raw := make([]byte, 0, n*vecBytes(v.dim))
 	for i, it := range items {
 		if last[it.ID] != i {
 			continue
 		}
-		unit := units[len(p.rows)*v.dim : (len(p.rows)+1)*v.dim]
 		normalize(unit, it.Vector)
-		r := vecRow{id: it.ID, kind: it.Kind, namespace: it.Namespace, ts: noTS, unit: unit}
+		r := vecRow{id: it.ID, kind: it.Kind, namespace: it.Namespace, ts: noTS}
 		var ts any
 		if !it.TS.IsZero() {
 			r.ts = it.TS.UnixNano()
@@ -258,10 +254,9 @@ func (v *VectorIndex) prepare(items []engram.VectorItem) (prepared, error) {
 		}
 		start := len(raw)
 		raw = appendVector(raw, unit)
-		storedUnit(unit, raw[start:]) // the matrix holds what a reload reads
+		r.vec = raw[start:len(raw):len(raw)]
 		p.rows = append(p.rows, r)
 		p.ts = append(p.ts, ts)
-		p.blobs = append(p.blobs, raw[start:len(raw):len(raw)])
 	}
 	return p, nil
 }
@@ -372,8 +367,7 @@ func (v *VectorIndex) write(ctx context.Context, tx *sql.Tx, p prepared, remove 
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (model, id) DO UPDATE SET
 			kind = excluded.kind, namespace = excluded.namespace, ts = excluded.ts,
-			dim = excluded.dim, vec = excluded.vec, seq = excluded.seq
-		RETURNING rowid`)
+			dim = excluded.dim, vec = excluded.vec, seq = excluded.seq`)
 	if err != nil {
 		return err
 	}
@@ -381,9 +375,7 @@ func (v *VectorIndex) write(ctx context.Context, tx *sql.Tx, p prepared, remove 
 	seq := last - int64(len(p.rows))
 	for i, r := range p.rows {
 		seq++
-		// The matrix keeps the row's rowid, which rescoring reads it by.
-		err := ins.QueryRowContext(ctx, v.model, r.id, r.kind, r.namespace, p.ts[i], v.dim, p.blobs[i], seq).Scan(&p.rows[i].rowid)
-		if err != nil {
+		if _, err := ins.ExecContext(ctx, v.model, r.id, r.kind, r.namespace, p.ts[i], v.dim, r.vec, seq); err != nil {
 			return fmt.Errorf("vector %q: %w", r.id, err)
 		}
 	}
@@ -507,24 +499,13 @@ func (v *VectorIndex) Count(ctx context.Context) (int, error) {
 	return n, vecErr("count vectors of "+v.model, err)
 }
 
-// Rescoring: the scan ranks by the quantised vectors, then the best
-// k + min(max(k, rescoreMin), rescoreMax) candidates are scored again with
-// the vectors SQLite keeps (half precision: cosines within 0.001 of those of
-// the vectors written), so that a near tie the codes got wrong at the edge
-// of the top k is put right.
-const (
-	rescoreMin = 16
-	rescoreMax = 200
-)
-
 // Query returns up to q.K vectors nearest to q.Vector by cosine similarity,
 // best first, that pass the filters: q.Namespace (exact, "" for all),
 // q.Kinds (any of them, empty for all) and the time range [q.From, q.To), a
 // zero bound leaving that side open. It scores every vector that passes the
-// filters (with q.IDs, only those ids: a lookup, no scan) by its quantised
-// codes in memory, then rescores the best candidates with their stored
-// vectors (see rescoreMin): scores are the cosines of the vectors as stored.
-// Equal scores come in id order. The first Query loads the matrix (see
+// filters (with q.IDs, only those ids: a lookup, no scan) by its codes in
+// memory: scores are the cosines of the vectors as stored (see
+// appendVector). Equal scores come in id order. The first Query loads the matrix (see
 // Load).
 //
 // Errors: EINVALID for q.K < 1 or a bad query vector (wrong dimension, the
@@ -543,7 +524,7 @@ func (v *VectorIndex) Query(ctx context.Context, q engram.VectorQuery) ([]engram
 	}
 	unit := make([]float32, v.dim)
 	normalize(unit, q.Vector)
-	kk := q.K + min(max(q.K, rescoreMin), rescoreMax)
+	kk := q.K
 	if len(q.IDs) > 0 {
 		kk = max(q.K, len(q.IDs))
 	}
@@ -556,18 +537,11 @@ func (v *VectorIndex) Query(ctx context.Context, q engram.VectorQuery) ([]engram
 		v.mu.RLock()
 		if m := v.mem; m != nil {
 			err := m.search(ctx, unit, m.filterFor(q), q.IDs, top)
-			var (
-				hits   []engram.VectorHit
-				rowids map[string]int64
-			)
+			var hits []engram.VectorHit
 			if err == nil {
-				hits, rowids = m.hits(top)
+				hits = m.hits(top)
 			}
 			v.mu.RUnlock()
-			if err != nil {
-				return nil, err
-			}
-			hits, err = v.rescore(ctx, unit, hits, rowids)
 			if err != nil {
 				return nil, err
 			}
@@ -575,67 +549,6 @@ func (v *VectorIndex) Query(ctx context.Context, q engram.VectorQuery) ([]engram
 		}
 		v.mu.RUnlock() // unloaded since Load returned: load again
 	}
-}
-
-// rescore scores hits again with their stored vectors from SQLite, best
-// first (ties in id order); a hit whose row is gone (deleted meanwhile) is
-// dropped.
-func (v *VectorIndex) rescore(ctx context.Context, unit []float32, hits []engram.VectorHit, rowids map[string]int64) ([]engram.VectorHit, error) {
-	if len(hits) == 0 {
-		return hits, nil
-	}
-	exact := make(map[string]float64, len(hits))
-	err := v.db.View(ctx, func(tx *sql.Tx) error {
-		buf := make([]float32, v.dim)
-		keys := make([]int64, len(hits))
-		for i, h := range hits {
-			keys[i] = rowids[h.ID]
-		}
-		// By rowid: one b-tree search a row, where by (model, id) it took
-		// the index's and then the table's (at 100,000 turns reading the
-		// rows was two fifths of deep recall's CPU). A row deleted or
-		// replaced since the matrix was read is known by its id. The
-		// model is compared here, not in the query, where SQLite would
-		// rather scan the model's rows by its index.
-		rows, err := v.db.readQuery(ctx, tx, `SELECT rowid, model, id, vec FROM vectors WHERE rowid IN (SELECT value FROM json_each(?))`, jsonList(keys))
-		if err != nil {
-			return err
-		}
-		return eachRow(rows, func() error {
-			var (
-				rowid     int64
-				model, id string
-				raw       sql.RawBytes
-			)
-			if err := rows.Scan(&rowid, &model, &id, &raw); err != nil {
-				return err
-			}
-			if want, ok := rowids[id]; !ok || want != rowid || model != v.model || len(raw) != vecBytes(v.dim) {
-				return nil // another row, or unusable: the doctor reports it
-			}
-			if storedUnit(buf, raw) {
-				exact[id] = min(max(float64(dot(unit, buf)), -1), 1)
-			}
-			return nil
-		})
-	})
-	if err != nil {
-		return nil, vecErr("rescore vectors of "+v.model, err)
-	}
-	out := hits[:0]
-	for _, h := range hits {
-		if sc, ok := exact[h.ID]; ok {
-			h.Score = sc
-			out = append(out, h)
-		}
-	}
-	slices.SortFunc(out, func(a, b engram.VectorHit) int {
-		if c := cmp.Compare(b.Score, a.Score); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.ID, b.ID)
-	})
-	return out, nil
 }
 
 // Load reads the model's vectors from SQLite into the in-memory matrix,
@@ -706,11 +619,10 @@ func (v *VectorIndex) read(ctx context.Context) (*matrix, error) {
 			return err
 		}
 		m = newMatrix(v.dim, n)
-		rows, err := tx.QueryContext(ctx, `SELECT rowid, id, kind, namespace, ts, vec FROM vectors WHERE model = ? ORDER BY seq`, v.model)
+		rows, err := tx.QueryContext(ctx, `SELECT id, kind, namespace, ts, vec FROM vectors WHERE model = ? ORDER BY seq`, v.model)
 		if err != nil {
 			return err
 		}
-		buf := make([]float32, v.dim)
 		batch := make([]vecRow, 1)
 		return eachRow(rows, func() error {
 			var (
@@ -718,16 +630,16 @@ func (v *VectorIndex) read(ctx context.Context) (*matrix, error) {
 				ts  sql.NullInt64
 				raw sql.RawBytes
 			)
-			if err := rows.Scan(&r.rowid, &r.id, &r.kind, &r.namespace, &ts, &raw); err != nil {
+			if err := rows.Scan(&r.id, &r.kind, &r.namespace, &ts, &raw); err != nil {
 				return err
 			}
 			if len(raw) != vecBytes(v.dim) {
 				return engram.Errorf(engram.EINTERNAL, "palace: vector %q of model %q is %d bytes, want %d", r.id, v.model, len(raw), vecBytes(v.dim))
 			}
-			r.unit = buf
-			if !storedUnit(r.unit, raw) {
+			if s := storedScale(raw, v.dim); !(s > 0) || math.IsInf(float64(s), 0) {
 				return engram.Errorf(engram.EINTERNAL, "palace: vector %q of model %q is zero or not finite", r.id, v.model)
 			}
+			r.vec = raw
 			r.ts = noTS
 			if ts.Valid {
 				r.ts = ts.Int64
@@ -809,7 +721,7 @@ func (v *VectorIndex) SetSyncedSeq(ctx context.Context, seq int64) error {
 
 // VectorsSince returns up to limit stored vectors whose change number is
 // above afterSeq, in change order, as stored (unit vectors, rounded to
-// half precision: see vecBytes):
+// the codes of appendVector):
 // what an external index has missed since SyncedSeq, or, from 0, all of
 // them. A vector written twice appears once, at its last change. Deleted
 // vectors do not appear: deletes are not journaled, so an external index
@@ -884,7 +796,6 @@ func dropForgotten(ctx context.Context, tx *sql.Tx, p prepared) (prepared, error
 		if errors.Is(err, sql.ErrNoRows) {
 			out.rows = append(out.rows, r)
 			out.ts = append(out.ts, p.ts[i])
-			out.blobs = append(out.blobs, p.blobs[i])
 			continue
 		}
 		if err != nil {

@@ -20,6 +20,7 @@ import (
 	engram "github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/internal/testutil"
 	"github.com/engram-dev/engram/internal/vectortest"
+	"github.com/x448/float16"
 )
 
 // MustOpenVectors returns the vector index of model in db.
@@ -169,7 +170,7 @@ func sameItem(stored, written engram.VectorItem) bool {
 }
 
 // asStored returns v as VectorsSince returns it once written: its unit
-// vector, rounded to half precision.
+// vector, rounded to the codes of appendVector.
 func asStored(v []float32) []float32 {
 	unit := make([]float32, len(v))
 	normalize(unit, v)
@@ -859,55 +860,86 @@ func TestDot(t *testing.T) {
 	t.Logf("AVX2 kernel: %v", useAVX2)
 }
 
-// TestMigrateVectorsToHalf: a palace written before migration 0012, its
-// vectors float32 as written, opens with every vector converted to its
-// unit vector in half precision, the freed pages given back (VACUUM), and
-// queries answering as before.
-func TestMigrateVectorsToHalf(t *testing.T) {
-	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "palace.db")
-	const dim, n = 512, 2000 // enough rows that they, not the empty tables' first pages, make the file
-	rng := rand.New(rand.NewPCG(3, 4))
-	items := randomItems(rng, "v", n, dim)
-	palaceBefore(t, path, "vectors_half", func(ctx context.Context, tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO vector_models (model, dim, state, created_at, last_seq) VALUES ('m', ?, 'active', 0, ?)`, dim, n); err != nil {
-			return err
-		}
-		for i, it := range items {
-			raw := make([]byte, 0, 4*dim)
-			for _, x := range it.Vector {
-				raw = binary.LittleEndian.AppendUint32(raw, math.Float32bits(x))
+// TestMigrateVectors: a palace written before migration 0012 (vectors
+// float32 as written) or before 0016 (unit vectors in half precision)
+// opens with every vector converted to the int8 codes of its unit vector,
+// the freed pages given back (VACUUM), and queries answering as before.
+func TestMigrateVectors(t *testing.T) {
+	for _, tc := range []struct {
+		before string
+		encode func(unit []float32) []byte
+		most   float64 // the file's size after over before, at most
+	}{
+		{"vectors_half", func(unit []float32) []byte {
+			raw := make([]byte, 0, 4*len(unit))
+			for _, x := range unit {
+				raw = binary.LittleEndian.AppendUint32(raw, math.Float32bits(3*x)) // as written: any length
 			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO vectors (model, id, kind, namespace, dim, vec, seq) VALUES ('m', ?, ?, ?, ?, ?, ?)`,
-				it.ID, it.Kind, it.Namespace, dim, raw, i+1); err != nil {
-				return err
+			return raw
+		}, 0.34}, // 2,048 bytes a vector at 512 dimensions to 516
+		{"vectors_int8", func(unit []float32) []byte {
+			raw := make([]byte, 0, 2*len(unit))
+			for _, x := range unit {
+				raw = binary.LittleEndian.AppendUint16(raw, uint16(float16.Fromfloat32(x)))
 			}
-		}
-		return nil
-	})
-	sizeBefore := fileSize(t, path)
+			return raw
+		}, 0.67}, // 1,024 bytes to 516
+	} {
+		t.Run(tc.before, func(t *testing.T) {
+			ctx := context.Background()
+			path := filepath.Join(t.TempDir(), "palace.db")
+			const dim, n = 512, 2000 // enough rows that they, not the empty tables' first pages, make the file
+			rng := rand.New(rand.NewPCG(3, 4))
+			items := randomItems(rng, "v", n, dim)
+			units := map[string][]float32{}
+			palaceBefore(t, path, tc.before, func(ctx context.Context, tx *sql.Tx) error {
+				if _, err := tx.ExecContext(ctx, `INSERT INTO vector_models (model, dim, state, created_at, last_seq) VALUES ('m', ?, 'active', 0, ?)`, dim, n); err != nil {
+					return err
+				}
+				for i, it := range items {
+					unit := make([]float32, dim)
+					normalize(unit, it.Vector)
+					units[it.ID] = unit
+					if _, err := tx.ExecContext(ctx, `INSERT INTO vectors (model, id, kind, namespace, dim, vec, seq) VALUES ('m', ?, ?, ?, ?, ?, ?)`,
+						it.ID, it.Kind, it.Namespace, dim, tc.encode(unit), i+1); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			sizeBefore := fileSize(t, path)
 
-	db := MustOpenDBAt(t, path, Options{})
-	v := MustOpenVectors(t, db, "m", 0)
-	got := allStored(t, v)
-	if len(got) != n {
-		t.Fatalf("%d vectors after the migration, want %d", len(got), n)
-	}
-	for _, it := range items {
-		it.TS = time.Time{}
-		if sv := got[it.ID]; !sameItem(sv.VectorItem, it) {
-			t.Fatalf("%s migrated as %v, want %v", it.ID, sv.Vector[:4], asStored(it.Vector)[:4])
-		}
-	}
-	var free int64
-	if err := db.w.QueryRowContext(ctx, `PRAGMA freelist_count`).Scan(&free); err != nil || free != 0 {
-		t.Fatalf("free pages after the migration: %d, %v", free, err)
-	}
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if after := fileSize(t, path); after*2 > sizeBefore {
-		t.Fatalf("palace.db is %d bytes after the migration, %d before: want under half", after, sizeBefore)
+			db := MustOpenDBAt(t, path, Options{})
+			v := MustOpenVectors(t, db, "m", 0)
+			got := allStored(t, v)
+			if len(got) != n {
+				t.Fatalf("%d vectors after the migration, want %d", len(got), n)
+			}
+			for _, it := range items {
+				sv := got[it.ID]
+				if sv.Kind != it.Kind || sv.Namespace != it.Namespace || !sv.TS.IsZero() {
+					t.Fatalf("%s migrated as %+v", it.ID, sv.VectorItem)
+				}
+				if c := dot(sv.Vector, units[it.ID]); c < 0.999 {
+					t.Fatalf("%s migrated to a vector at cosine %v from what was stored", it.ID, c)
+				}
+			}
+			for _, it := range items[:20] {
+				if hits := mustQuery(t, v, engram.VectorQuery{Vector: it.Vector, K: 1}); len(hits) != 1 || hits[0].ID != it.ID || hits[0].Score < 0.999 {
+					t.Fatalf("query by %s's own vector: %v", it.ID, hits)
+				}
+			}
+			var free int64
+			if err := db.w.QueryRowContext(ctx, `PRAGMA freelist_count`).Scan(&free); err != nil || free != 0 {
+				t.Fatalf("free pages after the migration: %d, %v", free, err)
+			}
+			if err := db.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if after := fileSize(t, path); float64(after) > tc.most*float64(sizeBefore) {
+				t.Fatalf("palace.db is %d bytes after the migration, %d before", after, sizeBefore)
+			}
+		})
 	}
 }
 
@@ -918,54 +950,4 @@ func fileSize(t *testing.T, path string) int64 {
 		t.Fatal(err)
 	}
 	return fi.Size()
-}
-
-// TestVectors_RescoreByRowid: rescoring reads the rows by the rowid the
-// matrix holds, and a row that is not the one the matrix saw (deleted by
-// another handle, its rowid taken by a new vector) is not scored as it.
-func TestVectors_RescoreByRowid(t *testing.T) {
-	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "palace.db")
-	rng := rand.New(rand.NewPCG(3, 3))
-	items := randomItems(rng, "r", 20, 16)
-	a := MustOpenVectors(t, MustOpenDBAt(t, path, Options{}), "m", 16)
-	mustUpsert(t, a, items)
-	if err := a.Load(ctx); err != nil {
-		t.Fatal(err)
-	}
-	last := items[len(items)-1]
-	// Another handle deletes the newest vector and writes one that takes
-	// its rowid (SQLite gives the next rowid after the largest).
-	b := MustOpenVectors(t, MustOpenDBAt(t, path, Options{}), "m", 16)
-	if err := b.Delete(ctx, []string{last.ID}); err != nil {
-		t.Fatal(err)
-	}
-	other := randomItems(rng, "o", 1, 16)[0]
-	mustUpsert(t, b, []engram.VectorItem{other})
-	a.mu.RLock()
-	lastRow, _ := a.mem.ids.Row(last.ID)
-	was, now := a.mem.rowid[lastRow], int64(0)
-	a.mu.RUnlock()
-	if err := b.db.View(ctx, func(tx *sql.Tx) error {
-		return tx.QueryRowContext(ctx, `SELECT rowid FROM vectors WHERE id = ?`, other.ID).Scan(&now)
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if was != now {
-		t.Fatalf("the new vector took rowid %d, the deleted one had %d: the test needs them equal", now, was)
-	}
-	for _, h := range mustQuery(t, a, engram.VectorQuery{Vector: last.Vector, K: 5}) {
-		if h.ID == last.ID {
-			t.Fatalf("the deleted vector %s was scored from the row now holding %s: %v", last.ID, other.ID, h)
-		}
-	}
-	// Every other hit is rescored from its own row: the exact cosine.
-	hits := mustQuery(t, a, engram.VectorQuery{Vector: items[0].Vector, K: 3})
-	if len(hits) == 0 || hits[0].ID != items[0].ID || hits[0].Score < 0.999 {
-		t.Fatalf("query by %s's own vector: %v", items[0].ID, hits)
-	}
-	a.Unload() // read again, so that the matrix matches SQLite at close
-	if err := a.Load(ctx); err != nil {
-		t.Fatal(err)
-	}
 }

@@ -20,8 +20,8 @@
 //
 //   - Similarity is cosine: Score is the cosine of the angle between the
 //     query and the stored vector (1 identical direction, 0 orthogonal, -1
-//     opposite), independent of vector length, within 1e-3 (an index may
-//     store unit vectors in half precision, as the palace does). Hits come best
+//     opposite), independent of vector length, within 5e-3 (an index may
+//     store unit vectors as int8 codes, as the palace does). Hits come best
 //     first, at most K of them, each ID once; fewer when fewer match.
 //   - Upsert replaces by ID: the vector, kind, namespace and time all change.
 //     When one call holds an ID twice, the last item wins.
@@ -68,9 +68,11 @@ type OpenFunc func(t *testing.T, dim int) engram.VectorIndex
 // MinRecall is the recall@10 an approximate index must reach on random data.
 const MinRecall = 0.9
 
-// scoreTol is how far a score may be from the exact cosine: half
-// precision moves a unit vector's cosines by less than 1e-3.
-const scoreTol = 1e-3
+// scoreTol is how far a score may be from the exact cosine. The palace
+// stores a unit vector as int8 codes, a step of which is its largest
+// component over 127: at the suite's 4 dimensions that moves a cosine by up
+// to some 0.004, at 512 by some 0.001.
+const scoreTol = 5e-3
 
 // t0 is the base time of the items: a whole second.
 var t0 = time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
@@ -548,11 +550,11 @@ func Cosine(a, b []float32) float64 {
 }
 
 // SameDirection reports whether a and b are one vector, up to its length
-// and the rounding of a store that keeps unit vectors in half precision
-// (which moves a cosine with itself by about 1e-7): the test of "this is
-// the vector embedded from that text".
+// and the rounding of a store that keeps unit vectors as int8 codes (which
+// moves a vector's cosine with itself by some 3e-5 whatever the dimension):
+// the test of "this is the vector embedded from that text".
 func SameDirection(a, b []float32) bool {
-	return len(a) == len(b) && len(a) > 0 && Cosine(a, b) > 1-1e-5
+	return len(a) == len(b) && len(a) > 0 && Cosine(a, b) > 1-1e-4
 }
 
 // bruteForce returns the k items nearest to q by exact cosine, best first,
@@ -597,22 +599,28 @@ func checkHits(t *testing.T, hits []engram.VectorHit, k int) {
 }
 
 // checkExact wants hits to be want: the same IDs in the same order, kinds
-// equal and scores within scoreTol.
+// equal and scores within scoreTol, except that two whose exact cosines lie
+// within scoreTol of each other may come in either order.
 func checkExact(t *testing.T, hits, want []engram.VectorHit) {
 	t.Helper()
 	checkHits(t, hits, max(len(want), 1))
 	if len(hits) != len(want) {
 		t.Fatalf("got %d hits %v, want %d %v", len(hits), ids(hits), len(want), ids(want))
 	}
+	exact := make(map[string]engram.VectorHit, len(want))
+	for _, w := range want {
+		exact[w.ID] = w
+	}
 	for i := range want {
-		if hits[i].ID != want[i].ID {
+		w, ok := exact[hits[i].ID]
+		if !ok || (w.ID != want[i].ID && math.Abs(w.Score-want[i].Score) > scoreTol) {
 			t.Fatalf("hit %d: got %v, want %v", i, ids(hits), ids(want))
 		}
-		if hits[i].Kind != want[i].Kind {
-			t.Fatalf("hit %s: kind %q, want %q", hits[i].ID, hits[i].Kind, want[i].Kind)
+		if hits[i].Kind != w.Kind {
+			t.Fatalf("hit %s: kind %q, want %q", hits[i].ID, hits[i].Kind, w.Kind)
 		}
-		if math.Abs(hits[i].Score-want[i].Score) > scoreTol {
-			t.Fatalf("hit %s: score %.6f, want cosine %.6f", hits[i].ID, hits[i].Score, want[i].Score)
+		if math.Abs(hits[i].Score-w.Score) > scoreTol {
+			t.Fatalf("hit %s: score %.6f, want cosine %.6f", hits[i].ID, hits[i].Score, w.Score)
 		}
 	}
 }
