@@ -62,6 +62,7 @@ type DB struct {
 	stmts   stmtCache     // prepared read statements (stmts.go)
 	wstmts  stmtCache     // prepared write statements
 	ckpt    *checkpointer // copies the WAL into the file, beside the writer (checkpoint.go)
+	merge   *merger       // merges the full-text segments behind the writes (merger.go)
 
 	splitWrites bool // tests: a background write that can commit early does at every step (yieldWriter)
 }
@@ -142,6 +143,8 @@ func Open(path string, opts Options) (*DB, error) {
 	db.r.SetMaxIdleConns(opts.Readers)
 	db.r.SetConnMaxLifetime(0)
 	db.r.SetConnMaxIdleTime(0)
+	db.merge = newMerger(db)
+	db.merge.start()
 	return db, nil
 }
 
@@ -237,6 +240,9 @@ func (db *DB) Close() error {
 		return nil
 	}
 	var errs []error
+	if db.merge != nil {
+		db.merge.close()
+	}
 	if db.ckpt != nil {
 		errs = append(errs, db.ckpt.close())
 	}
@@ -269,6 +275,15 @@ func (db *DB) Update(ctx context.Context, fn func(*sql.Tx) error) error {
 // Under an execution trace (`engram bench scale --trace`), the wait for the
 // writer is the region "palace.gate" and the transaction "palace.write".
 func (db *DB) update(ctx context.Context, urgent bool, fn func(*sql.Tx) error) error {
+	err := db.write(ctx, urgent, fn)
+	if err == nil && db.merge != nil {
+		db.merge.poke()
+	}
+	return err
+}
+
+// write is update without waking the merger: its own transactions.
+func (db *DB) write(ctx context.Context, urgent bool, fn func(*sql.Tx) error) error {
 	wait := trace.StartRegion(ctx, "palace.gate")
 	err := db.gate.acquire(ctx, urgent)
 	wait.End()

@@ -1,0 +1,162 @@
+package palace
+
+import (
+	"context"
+	"database/sql"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// mergeTables are the full-text indexes (FTS5) whose segments the merger
+// merges: every one of the palace's.
+var mergeTables = append(slices.Clone(ftsTables), "vault_chunks_fts", "vault_chunks_trigram")
+
+const (
+	// mergePages is the work of one merge step: FTS5 writes about this
+	// many leaf pages (1,000 bytes each, migration 0014) of merged
+	// segments. In a 20,000-turn `bench scale` run, 140 steps of 3 ms or
+	// more, the longest 20 ms (the trigram index's, whose terms are many).
+	mergePages = 64
+	// mergeEvery is the least time between two merge passes: a pass
+	// looks at every table (one transaction when none has work), and a
+	// pass after every single-turn write would double the writer's
+	// transactions; wait much longer, and a stream of such writes makes
+	// the 16 segments of a crisis merge before the next pass.
+	mergeEvery = 10 * time.Millisecond
+)
+
+// merger merges the full-text indexes' segments behind the writes. Every
+// commit of the palace's writer adds a segment to each full-text table it
+// wrote; FTS5 merged them inside that commit (automerge), and one commit in
+// some fifty paid for a merge step over every level, which a POST's
+// acknowledgement waited for. Migration 0017 turned that off; after
+// commits, at most every mergeEvery, this goroutine runs a pass: for each
+// table, FTS5 'merge' steps of mergePages pages, each in a transaction of
+// its own that takes the writer behind every other write (the write gate;
+// the tables with nothing to merge are looked at in one), until no table
+// has a level of four segments or more (usermerge) left to merge. So a POST waits at most for one step, not for a merge, and the
+// layer jobs' transactions no longer carry merges either. Should the
+// merger fall behind, FTS5 merges a level of 16 segments in the commit that
+// makes it (crisismerge): slower, never wrong.
+type merger struct {
+	db     *DB
+	ctx    context.Context
+	cancel context.CancelFunc
+	wake   chan struct{}
+	wg     sync.WaitGroup
+
+	steps  atomic.Int64 // merge steps that merged something
+	pokes  atomic.Int64 // commits that woke the merger
+	merged atomic.Int64 // the pokes a finished pass has seen to
+}
+
+func newMerger(db *DB) *merger {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &merger{db: db, ctx: ctx, cancel: cancel, wake: make(chan struct{}, 1)}
+}
+
+// start starts the merger's goroutine. Its first pass follows the
+// process's first write: a process that only reads never takes the writer
+// (another process, engram serve, may hold it), and segments a process left
+// unmerged when it stopped wait for the next write.
+func (m *merger) start() {
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		m.loop()
+	}()
+}
+
+// poke tells the merger that the writer committed. It never blocks.
+func (m *merger) poke() {
+	m.pokes.Add(1)
+	select {
+	case m.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (m *merger) loop() {
+	t := time.NewTimer(0)
+	defer t.Stop()
+	for {
+		select {
+		case <-m.ctx.Done():
+			return
+		case <-m.wake:
+		}
+		seen := m.pokes.Load()
+		if m.pass() {
+			m.merged.Store(seen)
+		}
+		t.Reset(mergeEvery)
+		select {
+		case <-m.ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// pass merges every table until none has work left, and reports whether it
+// got so far (false when a step failed or the merger is stopping: the next
+// commit's poke tries again).
+func (m *merger) pass() bool {
+	for from := 0; from < len(mergeTables); {
+		if m.ctx.Err() != nil {
+			return false
+		}
+		next, err := m.step(from)
+		if err != nil {
+			return false
+		}
+		if next < len(mergeTables) {
+			m.steps.Add(1)
+		}
+		from = next
+	}
+	return true
+}
+
+// step runs FTS5 'merge' of mergePages pages on the tables from mergeTables[from]
+// on, in one transaction, until one of them merges something, and returns
+// the index of that table (its next step starts there), len(mergeTables)
+// when none did. FTS5 changes two rows or more when it merges (its
+// documentation's test), so a table with nothing to merge costs a look at
+// its structure.
+func (m *merger) step(from int) (int, error) {
+	next := len(mergeTables)
+	err := m.db.write(m.ctx, false, func(tx *sql.Tx) error {
+		var before, after int64
+		if err := tx.QueryRowContext(m.ctx, `SELECT total_changes()`).Scan(&before); err != nil {
+			return err
+		}
+		for i := from; i < len(mergeTables); i++ {
+			table := mergeTables[i]
+			if _, err := tx.ExecContext(m.ctx, `INSERT INTO `+table+` (`+table+`, rank) VALUES ('merge', ?)`, mergePages); err != nil {
+				return err
+			}
+			if err := tx.QueryRowContext(m.ctx, `SELECT total_changes()`).Scan(&after); err != nil {
+				return err
+			}
+			if after-before >= 2 {
+				next = i
+				return nil
+			}
+			before = after
+		}
+		return nil
+	})
+	return next, err
+}
+
+// idle reports whether a pass has finished since the last commit.
+func (m *merger) idle() bool { return m.merged.Load() == m.pokes.Load() }
+
+// close stops the merger, waiting for a step under way.
+func (m *merger) close() {
+	m.cancel()
+	m.wg.Wait()
+}
