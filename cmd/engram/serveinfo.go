@@ -42,8 +42,24 @@ func (m *Main) openBackend(ctx context.Context, cfg engine.Config) (backend, err
 	if c := discoverServer(ctx, cfg); c != nil {
 		return c, nil
 	}
-	return engine.Open(ctx, cfg, m.logger(cfg))
+	e, err := engine.Open(ctx, cfg, m.logger(cfg))
+	if engram.ErrorCode(err) == engram.ELOCKED {
+		// Another process holds the home: a server that did not answer
+		// within the second (a loaded machine, a server still starting)
+		// is given longer before the lock's error is the answer.
+		if c := discoverServerWithin(ctx, cfg, lockedServerWait); c != nil {
+			return c, nil
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return e, nil
 }
+
+// lockedServerWait is how long a command waits for the health of the
+// server that serve.json names when that server holds the home's lock.
+const lockedServerWait = 15 * time.Second
 
 // openHome loads the configuration and returns the backend of its home
 // (openBackend): what most commands begin with.
@@ -71,12 +87,17 @@ func withHome[T any](ctx context.Context, m *Main, f func(backend) (T, error)) (
 // discoverServer returns a client of the server serve.json names, if it
 // answers /v1/health within a second; nil otherwise.
 func discoverServer(ctx context.Context, cfg engine.Config) *httpapi.Client {
+	return discoverServerWithin(ctx, cfg, time.Second)
+}
+
+// discoverServerWithin is discoverServer waiting up to wait.
+func discoverServerWithin(ctx context.Context, cfg engine.Config, wait time.Duration) *httpapi.Client {
 	info, err := engine.ReadServeInfo(cfg.Home)
 	if err != nil {
 		return nil
 	}
 	c := httpapi.NewClient("http://"+info.Addr, cfg.Token)
-	hctx, cancel := context.WithTimeout(ctx, time.Second)
+	hctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	var h engram.Health
 	if err := c.Do(hctx, http.MethodGet, "/v1/health", nil, &h); err != nil {
