@@ -36,8 +36,9 @@ const (
 // table, FTS5 'merge' steps of mergePages pages, each in a transaction of
 // its own that takes the writer behind every other write (the write gate;
 // the tables with nothing to merge are looked at in one), until no table
-// has a level of four segments or more (usermerge) left to merge. So a POST waits at most for one step, not for a merge, and the
-// layer jobs' transactions no longer carry merges either. Should the
+// has a level of four segments or more (usermerge) left to merge. So a
+// POST waits at most for one step, not for a merge, and the layer jobs'
+// transactions no longer carry merges either. Should the
 // merger fall behind, FTS5 merges a level of 16 segments in the commit that
 // makes it (crisismerge): slower, never wrong.
 type merger struct {

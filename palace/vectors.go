@@ -554,7 +554,8 @@ func (v *VectorIndex) Query(ctx context.Context, q engram.VectorQuery) ([]engram
 // Load reads the model's vectors from SQLite into the in-memory matrix,
 // unless loaded already; Query calls it. It takes about a second per
 // 100,000 vectors of 512 dimensions (see BenchmarkVectorLoad) and holds
-// N * dim * 4 bytes, so a server should call it at start rather than make
+// N * (dim + 4) bytes of codes and scales, plus the ids and metadata (see
+// the package's caveats), so a server should call it at start rather than make
 // its first recall wait. Writes to the model wait while it loads; queries
 // of a loaded matrix do not.
 //
