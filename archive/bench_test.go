@@ -66,3 +66,31 @@ func BenchmarkEncodeLine(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkStreamBehindTail measures a Stream of the last 100 turns of a
+// day file of 30,000, by a reader behind the tail cache (the vector
+// indexer under a steady ingest): the lines before its seq are skipped
+// unread.
+func BenchmarkStreamBehindTail(b *testing.B) {
+	a := MustOpen(b, b.TempDir(), archive.Options{TailCache: 16}, false)
+	batch := make([]engram.Turn, 1000)
+	for range 30 {
+		for i := range batch {
+			batch[i] = turn("bench", "a turn of about the length of a short chat message, with some words in it")
+		}
+		if _, err := a.Append(context.Background(), batch); err != nil {
+			b.Fatal(err)
+		}
+	}
+	after := a.LastSeq() - 100
+	b.ReportAllocs()
+	for b.Loop() {
+		n := 0
+		if err := a.Stream(context.Background(), after, func(engram.Turn) error { n++; return nil }); err != nil {
+			b.Fatal(err)
+		}
+		if n != 100 {
+			b.Fatalf("%d turns, want 100", n)
+		}
+	}
+}

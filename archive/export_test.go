@@ -4,3 +4,6 @@ package archive
 // ("rewrite-partial", "rewrite-synced", "rewrite-renamed"); nil removes it.
 // Set it before opening an archive.
 func SetCrashHook(f func(point string)) { crashHook = f }
+
+// PeekSeq is peekSeq.
+var PeekSeq = peekSeq

@@ -270,3 +270,31 @@ func parseHex8(b []byte) (uint32, bool) {
 
 // dayOf returns the day (YYYY-MM-DD) a receive time files a turn under.
 func dayOf(t time.Time) string { return t.UTC().Format(time.DateOnly) }
+
+// peekSeq returns the seq of a line as appendLine and appendTombstone write
+// it ({"id":"...","seq":N,...), without decoding or checking the rest, and
+// false for a line of another shape (DecodeLine reads those). Within the
+// id's string every quote is escaped, so the first `","seq":` ends the id.
+func peekSeq(line []byte) (int64, bool) {
+	const start, key = `{"id":"`, `","seq":`
+	if !bytes.HasPrefix(line, []byte(start)) {
+		return 0, false
+	}
+	i := bytes.Index(line[len(start):], []byte(key))
+	if i < 0 {
+		return 0, false
+	}
+	rest := line[len(start)+i+len(key):]
+	var seq int64
+	n := 0
+	for ; n < len(rest) && rest[n] >= '0' && rest[n] <= '9'; n++ {
+		if n >= 18 { // more digits than a seq has
+			return 0, false
+		}
+		seq = seq*10 + int64(rest[n]-'0')
+	}
+	if n == 0 || n == len(rest) || (rest[n] != ',' && rest[n] != '}') {
+		return 0, false
+	}
+	return seq, true
+}

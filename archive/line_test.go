@@ -238,3 +238,38 @@ func checkDecode(t *testing.T, line []byte) {
 	}
 	assertTurn(t, back, want)
 }
+
+// TestPeekSeq: the seq peeked from a line is the one DecodeLine reads,
+// whatever the id holds (quotes, backslashes, the key itself), for turns
+// and tombstones; a line of another shape is left to DecodeLine.
+func TestPeekSeq(t *testing.T) {
+	for _, id := range []string{"01JTURN0000000000000000001", `a","seq":99,"x":"`, `ends in a backslash\`, `\","seq":5`, "日本語"} {
+		live := fullTurn()
+		live.ID, live.Seq = id, 123456789
+		gone := engram.Turn{ID: id, Seq: 42, ReceivedAt: live.ReceivedAt, Forgotten: &engram.Forgotten{At: live.ReceivedAt, Reason: `"seq":1`}}
+		for _, tn := range []engram.Turn{live, gone} {
+			line, err := archive.EncodeLine(tn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			seq, ok := archive.PeekSeq(line)
+			if !ok || seq != tn.Seq {
+				t.Fatalf("id %q: peeked %d, %v from %s; want %d", id, seq, ok, line, tn.Seq)
+			}
+		}
+	}
+	for _, line := range []string{
+		`{"seq":5,"id":"x"}`,
+		`{"id":"x","seq":"5"}`,
+		`{"id":"x","seq":5`,
+		`{"id":"x","seq":-5,"content":""}`,
+		`{"id":"x","seq":,"content":""}`,
+		`{"id":"x","seq":12345678901234567890123,"content":""}`,
+		`{"id":"x"}`,
+		`not json`,
+	} {
+		if seq, ok := archive.PeekSeq([]byte(line)); ok {
+			t.Errorf("%s: peeked %d, want no seq", line, seq)
+		}
+	}
+}

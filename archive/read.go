@@ -46,7 +46,7 @@ func (a *Archive) Stream(ctx context.Context, afterSeq int64, fn func(engram.Tur
 		}
 		return nil
 	}
-	r := reader{a: a}
+	r := reader{a: a, after: afterSeq}
 	for i := range files {
 		if files[i].lastSeq <= afterSeq {
 			continue
@@ -104,6 +104,11 @@ func (a *Archive) ScanTime(ctx context.Context, from, to time.Time, fn func(engr
 type reader struct {
 	a    *Archive
 	prev int64 // highest seq read so far
+	// after skips the lines of seq after or below it unread (their seq
+	// peeked, see peekSeq): a reader far behind the tail cache, such as
+	// the vector indexer under a steady ingest, read and decoded the whole
+	// day file at every catch-up, some 30,000 lines, to use its last few.
+	after int64
 }
 
 // file calls fn for every readable turn in the committed part of
@@ -129,6 +134,12 @@ func (r *reader) file(ctx context.Context, files []fileInfo, i int, fn func(engr
 	_, err = eachLine(f, size, func(line []byte, num int, _ int64) error {
 		if err := ctx.Err(); err != nil {
 			return err
+		}
+		if r.after > 0 {
+			if seq, ok := peekSeq(line); ok && seq <= r.after {
+				r.prev = max(r.prev, seq)
+				return nil
+			}
 		}
 		t, err := DecodeLine(line)
 		if err != nil {
