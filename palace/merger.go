@@ -43,6 +43,7 @@ const (
 // makes it (crisismerge): slower, never wrong.
 type merger struct {
 	db     *DB
+	begin  func(context.Context) (func(), error) // Options.Step; nil: none
 	ctx    context.Context
 	cancel context.CancelFunc
 	wake   chan struct{}
@@ -53,9 +54,9 @@ type merger struct {
 	merged atomic.Int64 // the pokes a finished pass has seen to
 }
 
-func newMerger(db *DB) *merger {
+func newMerger(db *DB, begin func(context.Context) (func(), error)) *merger {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &merger{db: db, ctx: ctx, cancel: cancel, wake: make(chan struct{}, 1)}
+	return &merger{db: db, begin: begin, ctx: ctx, cancel: cancel, wake: make(chan struct{}, 1)}
 }
 
 // start starts the merger's goroutine. Its first pass follows the
@@ -126,8 +127,16 @@ func (m *merger) pass() bool {
 // the index of that table (its next step starts there), len(mergeTables)
 // when none did. FTS5 changes two rows or more when it merges (its
 // documentation's test), so a table with nothing to merge costs a look at
-// its structure.
+// its structure. It is a step of the process's background work
+// (Options.Step), begun before it waits for the writer.
 func (m *merger) step(from int) (int, error) {
+	if m.begin != nil {
+		done, err := m.begin(m.ctx)
+		if err != nil {
+			return 0, err
+		}
+		defer done()
+	}
 	next := len(mergeTables)
 	err := m.db.write(m.ctx, false, func(tx *sql.Tx) error {
 		var before, after int64

@@ -41,6 +41,12 @@ type Options struct {
 	// Now returns the current time, used to stamp applied migrations
 	// (time.Now if nil).
 	Now func() time.Time
+	// Step, if set, starts a step of the process's background work and
+	// returns the function that ends it (pipeline.Yield.Step): each of
+	// the full-text merger's steps is one, so that the merges count among
+	// the background work a process bounds. Nil: the merger's steps run
+	// whenever it has work.
+	Step func(context.Context) (done func(), err error)
 }
 
 // DB is the palace: engram's SQLite store of derived, rebuildable indexes.
@@ -143,7 +149,7 @@ func Open(path string, opts Options) (*DB, error) {
 	db.r.SetMaxIdleConns(opts.Readers)
 	db.r.SetConnMaxLifetime(0)
 	db.r.SetConnMaxIdleTime(0)
-	db.merge = newMerger(db)
+	db.merge = newMerger(db, opts.Step)
 	db.merge.start()
 	return db, nil
 }
