@@ -44,8 +44,9 @@ type Engine struct {
 	palace   *palace.DB
 	indexer  *pipeline.Indexer
 	ingester *pipeline.Ingester
-	// yield has the background work (layer jobs, embedding) give way to
-	// the client writes in flight.
+	// yield has the background work (layer jobs, embedding, full-text
+	// merges) give way to the client writes in flight, and leaves a core
+	// free of it (Yield.Step).
 	yield  *pipeline.Yield
 	recall *recall.Service
 	vec    vectorState
@@ -124,7 +125,8 @@ func Open(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Engine, err 
 	if err != nil {
 		return nil, err
 	}
-	e.palace, err = palace.Open(filepath.Join(cfg.Home, PalaceFile), palace.Options{})
+	e.yield = &pipeline.Yield{}
+	e.palace, err = palace.Open(filepath.Join(cfg.Home, PalaceFile), palace.Options{Step: e.yield.Step})
 	if err != nil {
 		return nil, fmt.Errorf("open palace: %w", err)
 	}
@@ -143,7 +145,6 @@ func Open(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Engine, err 
 	if err := e.openJournal(ctx); err != nil {
 		return nil, err
 	}
-	e.yield = &pipeline.Yield{}
 	e.ingester = &pipeline.Ingester{Archive: e.archive, Indexer: e.indexer, Known: e.palace.TurnSeqs, Yield: e.yield}
 	if cfg.RedactSecrets {
 		e.ingester.Filter = func(ts []engram.Turn) []engram.Turn { return redactSecrets(ts, time.Now().UTC()) }
@@ -335,7 +336,7 @@ func (e *Engine) Recall(ctx context.Context, req engram.RecallRequest) (engram.R
 func (e *Engine) openExtractor() error {
 	switch e.cfg.Extractor {
 	case ExtractorNLP:
-		e.extractor, e.extractBatch = &pipeline.NLPExtractor{}, pipeline.DefaultLayerBatch
+		e.extractor, e.extractBatch = &pipeline.NLPExtractor{Yield: e.yield}, pipeline.DefaultLayerBatch
 	case ExtractorRules:
 		e.extractor, e.extractBatch = pipeline.RulesExtractor{}, pipeline.DefaultLayerBatch
 	case ExtractorOllama:

@@ -91,7 +91,7 @@ type MemoryWorker struct {
 	// costs no more than that.
 	BatchSize int
 	Logger    *slog.Logger
-	Yield     *Yield // nil: never wait for client writes
+	Yield     *Yield // nil: never wait for client writes; each batch's store is a step (Yield.Step)
 }
 
 // Run extracts memories until the worker has caught up with the archive.
@@ -101,8 +101,9 @@ type MemoryWorker struct {
 // the next run resumes there.
 //
 // A batch is stored while the next one is extracted, in order, one store at
-// a time: with an offline extractor both cores work, one parsing, the other
-// writing the palace.
+// a time; each store is a step of Yield, as are the offline extractor's
+// parses (NLPExtractor.Yield), so that on two cores one parses or writes
+// while the other stays free for requests.
 func (w *MemoryWorker) Run(ctx context.Context) error {
 	logger := orDefault(w.Logger)
 	var total engram.MemoryResult
@@ -137,7 +138,7 @@ func (w *MemoryWorker) Run(ctx context.Context) error {
 		}
 		stored = make(chan error, 1)
 		go func(done chan<- error) {
-			done <- w.store(ctx, logger, mems, first, last, unusable, &total)
+			done <- w.Yield.Do(ctx, func() error { return w.store(ctx, logger, mems, first, last, unusable, &total) })
 		}(stored)
 		return nil
 	})
@@ -181,7 +182,7 @@ type SceneWorker struct {
 	// Indexed, if set, bounds a run to the turns the turn index holds (its
 	// watermark): a scene's retrieval unit is made of stored turns.
 	Indexed func(context.Context) (int64, error)
-	Yield   *Yield // nil: never wait for client writes
+	Yield   *Yield // nil: never wait for client writes; each batch is a step (Yield.Step)
 
 	mu sync.Mutex // one run at a time: the job, and the follower of serve
 }
@@ -192,65 +193,70 @@ func (w *SceneWorker) Run(ctx context.Context) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return runArchive(ctx, w.Archive, w.Store, WorkerScenes, batchOr(w.BatchSize, DefaultLayerBatch), w.Yield, w.Indexed, func(batch []engram.Turn) error {
-		var keys []engram.SessionKey
-		seen := map[engram.SessionKey]bool{}
-		last := batch[len(batch)-1].Seq
-		batch = engram.LiveTurns(batch)
-		for _, t := range batch {
-			k := engram.SessionKey{Namespace: t.Namespace, Session: t.Session}
-			if !seen[k] {
-				seen[k] = true
-				keys = append(keys, k)
-			}
-		}
-		stored, err := w.Store.OpenScenes(ctx, keys)
-		if err != nil {
-			return err
-		}
-		open := make(map[engram.SessionKey]*SceneDraft, len(stored))
-		for k, raw := range stored {
-			d := new(SceneDraft)
-			if err := json.Unmarshal(raw, d); err != nil {
-				return fmt.Errorf("open scene of session %q: %w", k.Session, err)
-			}
-			open[k] = d
-		}
-		// Scenes in the order they were touched; a closed draft is written
-		// without its state.
-		var order []*SceneDraft
-		closed := map[*SceneDraft]bool{}
-		touched := map[*SceneDraft]bool{}
-		for _, t := range batch {
-			k := engram.SessionKey{Namespace: t.Namespace, Session: t.Session}
-			prev := open[k]
-			cur, started := w.Config.AddTurn(prev, t)
-			if started && prev != nil && len(prev.Scene.Turns) > 0 {
-				closed[prev] = true
-				if !touched[prev] {
-					touched[prev] = true
-					order = append(order, prev)
-				}
-			}
-			if !touched[cur] {
-				touched[cur] = true
-				order = append(order, cur)
-			}
-			open[k] = cur
-		}
-		writes := make([]engram.SceneWrite, 0, len(order))
-		for _, d := range order {
-			wr := engram.SceneWrite{Scene: d.Scene}
-			if !closed[d] {
-				raw, err := json.Marshal(d)
-				if err != nil {
-					return err
-				}
-				wr.Draft = raw
-			}
-			writes = append(writes, wr)
-		}
-		return w.Store.PutScenes(ctx, WorkerScenes, writes, last)
+		return w.Yield.Do(ctx, func() error { return w.scenes(ctx, batch) })
 	})
+}
+
+// scenes adds a batch of turns to their sessions' scenes and stores them.
+func (w *SceneWorker) scenes(ctx context.Context, batch []engram.Turn) error {
+	var keys []engram.SessionKey
+	seen := map[engram.SessionKey]bool{}
+	last := batch[len(batch)-1].Seq
+	batch = engram.LiveTurns(batch)
+	for _, t := range batch {
+		k := engram.SessionKey{Namespace: t.Namespace, Session: t.Session}
+		if !seen[k] {
+			seen[k] = true
+			keys = append(keys, k)
+		}
+	}
+	stored, err := w.Store.OpenScenes(ctx, keys)
+	if err != nil {
+		return err
+	}
+	open := make(map[engram.SessionKey]*SceneDraft, len(stored))
+	for k, raw := range stored {
+		d := new(SceneDraft)
+		if err := json.Unmarshal(raw, d); err != nil {
+			return fmt.Errorf("open scene of session %q: %w", k.Session, err)
+		}
+		open[k] = d
+	}
+	// Scenes in the order they were touched; a closed draft is written
+	// without its state.
+	var order []*SceneDraft
+	closed := map[*SceneDraft]bool{}
+	touched := map[*SceneDraft]bool{}
+	for _, t := range batch {
+		k := engram.SessionKey{Namespace: t.Namespace, Session: t.Session}
+		prev := open[k]
+		cur, started := w.Config.AddTurn(prev, t)
+		if started && prev != nil && len(prev.Scene.Turns) > 0 {
+			closed[prev] = true
+			if !touched[prev] {
+				touched[prev] = true
+				order = append(order, prev)
+			}
+		}
+		if !touched[cur] {
+			touched[cur] = true
+			order = append(order, cur)
+		}
+		open[k] = cur
+	}
+	writes := make([]engram.SceneWrite, 0, len(order))
+	for _, d := range order {
+		wr := engram.SceneWrite{Scene: d.Scene}
+		if !closed[d] {
+			raw, err := json.Marshal(d)
+			if err != nil {
+				return err
+			}
+			wr.Draft = raw
+		}
+		writes = append(writes, wr)
+	}
+	return w.Store.PutScenes(ctx, WorkerScenes, writes, last)
 }
 
 // runMemories feeds what derive makes of each memory changed after the
@@ -278,7 +284,7 @@ func runMemories[T any](ctx context.Context, store engram.LayerStore, worker str
 				out = append(out, v)
 			}
 		}
-		if err := apply(ctx, worker, out, through); err != nil {
+		if err := y.Do(ctx, func() error { return apply(ctx, worker, out, through) }); err != nil {
 			return err
 		}
 		if len(mems) < size {
@@ -292,7 +298,7 @@ func runMemories[T any](ctx context.Context, store engram.LayerStore, worker str
 type GraphWorker struct {
 	Store     engram.LayerStore
 	BatchSize int
-	Yield     *Yield // nil: never wait for client writes
+	Yield     *Yield // nil: never wait for client writes; each batch is a step (Yield.Step)
 }
 
 // Run adds the triples of every memory changed since its last run.
@@ -320,7 +326,7 @@ func MemoryTriple(m engram.Memory) (engram.Triple, bool) {
 type PersonaWorker struct {
 	Store     engram.LayerStore
 	BatchSize int
-	Yield     *Yield // nil: never wait for client writes
+	Yield     *Yield // nil: never wait for client writes; each batch is a step (Yield.Step)
 }
 
 // Run folds every memory changed since its last run.

@@ -34,7 +34,7 @@ type LayerVectorWorker struct {
 	// grows.
 	Units     engram.UnitIndex
 	BatchSize int
-	Yield     *Yield // nil: never wait for client writes
+	Yield     *Yield // nil: never wait for client writes; each batch is a step (Yield.Step)
 
 	mu sync.Mutex // one run at a time: the job, and the follower of serve
 }
@@ -113,17 +113,7 @@ func (w *LayerVectorWorker) embed(ctx context.Context, worker string, size int,
 		if err != nil || len(items) == 0 {
 			return err
 		}
-		vecs, err := w.Embedder.Embed(ctx, texts)
-		if err == nil && len(vecs) != len(items) {
-			err = fmt.Errorf("embedder returned %d vectors for %d texts", len(vecs), len(items))
-		}
-		if err != nil {
-			return fmt.Errorf("embed %s with %s: %w", worker, w.Embedder.Model(), err)
-		}
-		for i := range items {
-			items[i].Vector = vecs[i]
-		}
-		if err := w.Store.PutLayerVectors(ctx, items, worker, through); err != nil {
+		if err := w.Yield.Do(ctx, func() error { return w.store(ctx, worker, items, texts, through) }); err != nil {
 			return err
 		}
 		if len(items) < size {
@@ -149,3 +139,19 @@ func SceneEmbedText(s engram.Scene) string {
 // FactEmbedText is what is embedded for a triple: it read as a sentence,
 // "Alice lives in Lisbon" (validity is filtered, not embedded).
 func FactEmbedText(t engram.Triple) string { return t.Sentence() }
+
+// store embeds texts, the texts of items, and stores the items with their
+// vectors, moving the worker's watermark to through.
+func (w *LayerVectorWorker) store(ctx context.Context, worker string, items []engram.VectorItem, texts []string, through int64) error {
+	vecs, err := w.Embedder.Embed(ctx, texts)
+	if err == nil && len(vecs) != len(items) {
+		err = fmt.Errorf("embedder returned %d vectors for %d texts", len(vecs), len(items))
+	}
+	if err != nil {
+		return fmt.Errorf("embed %s with %s: %w", worker, w.Embedder.Model(), err)
+	}
+	for i := range items {
+		items[i].Vector = vecs[i]
+	}
+	return w.Store.PutLayerVectors(ctx, items, worker, through)
+}

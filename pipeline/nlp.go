@@ -51,11 +51,14 @@ import (
 //
 // The tagger's model loads once per process, on the first Extract (about a
 // second and 30 MB). Turns of a batch are parsed in parallel, up to Workers
-// at a time. The same turns always give the same memories with the same
-// IDs.
+// at a time, each a step of Yield when it is set. The same turns always
+// give the same memories with the same IDs.
 type NLPExtractor struct {
 	// Workers bounds the turns parsed at once; 0 means GOMAXPROCS.
 	Workers int
+	// Yield, if set, bounds the parses with the rest of the background
+	// work: each turn's is a step (Yield.Step).
+	Yield *Yield
 }
 
 var _ engram.Extractor = (*NLPExtractor)(nil)
@@ -103,16 +106,22 @@ func (x *NLPExtractor) Extract(ctx context.Context, turns []engram.Turn) ([]engr
 		next++
 		return next - 1
 	}
+	parse := func(i int) {
+		done, err := x.Yield.Step(ctx)
+		if err != nil {
+			return // Extract returns ctx's error
+		}
+		defer done()
+		found[i] = nlpTurn(&turns[i], ctxs[i])
+	}
 	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := take(); i >= 0; i = take() {
-				t := &turns[i]
-				if t.Role == engram.RoleTool || t.Role == engram.RoleSystem {
-					continue
+				if r := turns[i].Role; r != engram.RoleTool && r != engram.RoleSystem {
+					parse(i)
 				}
-				found[i] = nlpTurn(t, ctxs[i])
 			}
 		}()
 	}

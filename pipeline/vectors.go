@@ -41,7 +41,8 @@ type VectorIndexer struct {
 	// never writes the vector of a replaced text (see RedactGuard).
 	Guard *RedactGuard
 	// Yield, if set, has each batch wait for the client writes in flight
-	// (the turns' keyword index, which they wait for, goes first).
+	// (the turns' keyword index, which they wait for, goes first), and
+	// makes its embedding and store a step (Yield.Step).
 	Yield *Yield
 
 	prog *progress
@@ -153,6 +154,11 @@ func (vx *VectorIndexer) catchUp(ctx context.Context, progress func(seq int64)) 
 		if err := vx.Yield.Wait(ctx); err != nil {
 			return err
 		}
+		done, err := vx.Yield.Step(ctx)
+		if err != nil {
+			return err
+		}
+		defer done()
 		var items []engram.VectorItem
 		if live := engram.LiveTurns(batch); len(live) > 0 { // tombstones get no vector
 			var err error

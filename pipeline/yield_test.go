@@ -3,6 +3,8 @@ package pipeline
 import (
 	"context"
 	"errors"
+	"fmt"
+	"runtime"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -73,5 +75,66 @@ func TestYieldBounded(t *testing.T) {
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Fatalf("Wait after cancel = %v, want context.Canceled", err)
+	}
+}
+
+// TestYieldSteps: no more than Steps steps run at once: with every one
+// taken, a step with an ended context fails rather than start, and one that
+// waits starts once a step ends; a free step starts even with an ended
+// context. A nil Yield starts every step at once.
+func TestYieldSteps(t *testing.T) {
+	ctx := context.Background()
+	ended, cancel := context.WithCancel(ctx)
+	cancel()
+	var none *Yield
+	for range 3 {
+		done, err := none.Step(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer done()
+	}
+
+	y := &Yield{Steps: 2}
+	first, err := y.Step(ended)
+	if err != nil {
+		t.Fatalf("a free step with an ended context: %v", err)
+	}
+	err = y.Do(ctx, func() error {
+		if err := y.Do(ended, func() error { return errors.New("a third step ran beside two") }); !errors.Is(err, context.Canceled) {
+			return fmt.Errorf("a third step with an ended context = %v, want context.Canceled", err)
+		}
+		started := make(chan func(), 1)
+		go func() {
+			done, err := y.Step(ctx)
+			if err != nil {
+				t.Error(err)
+			}
+			started <- done
+		}()
+		first()
+		first() // a second call does nothing
+		(<-started)()
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(y.steps); n != 0 {
+		t.Fatalf("%d steps held after every one ended", n)
+	}
+}
+
+// TestYieldStepsDefault: Steps 0 leaves one of GOMAXPROCS free, and allows
+// one step on a single core.
+func TestYieldStepsDefault(t *testing.T) {
+	y := &Yield{}
+	done, err := y.Step(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	done()
+	if want := max(runtime.GOMAXPROCS(0)-1, 1); cap(y.steps) != want {
+		t.Fatalf("%d steps allowed at once, want %d", cap(y.steps), want)
 	}
 }
