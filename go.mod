@@ -24,6 +24,7 @@ require (
 	github.com/tidwall/gjson v1.20.3
 	github.com/x448/float16 v0.8.4
 	github.com/yuin/goldmark v1.8.7
+	golang.org/x/exp v0.0.0-20261113113407-e3970619a1a4
 	golang.org/x/sys v0.49.0
 	golang.org/x/text v0.43.0
 	gopkg.in/yaml.v3 v3.0.1

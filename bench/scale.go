@@ -42,7 +42,9 @@ type ScaleOptions struct {
 	// CPUProfile and Trace, if set, are files that receive a CPU profile
 	// and an execution trace (runtime/trace) of steps 2 and 3, the
 	// measured writes, idle and while the layer jobs catch up: where a
-	// POST waits.
+	// POST waits. In the trace each single-turn POST, as its client sees
+	// it, is the region "bench.post"; the server's regions are named in
+	// pipeline.Ingester.Ingest and palace.DB.Update.
 	CPUProfile string
 	Trace      string
 	// MemProfile, if set, receives a heap profile taken after catch-up,
@@ -408,9 +410,11 @@ func measureWrites(ctx context.Context, b *benchEngram, gen *scaleGen, opts Scal
 		for range singles {
 			t := gen.next()
 			start := time.Now()
+			reg := trace.StartRegion(ctx, "bench.post")
 			if _, err := b.client.Ingest(ctx, []engram.Turn{t}); err != nil {
 				return r, fmt.Errorf("POST /v1/turns: %w", err)
 			}
+			reg.End()
 			posts = append(posts, float64(time.Since(start).Microseconds())/1000)
 		}
 		batch := make([]engram.Turn, opts.Batch)

@@ -1,0 +1,299 @@
+// Command traceposts reads the execution trace `engram bench scale --trace`
+// writes and says what the slowest single-turn POSTs waited for: for each of
+// the -n slowest (the client's region "bench.post"), the server's regions
+// within it (the archive's fsync, the wait for the index, the palace
+// writer's gate and transactions, each with its state: running, runnable,
+// waiting, in a syscall), the goroutines that ran the most meanwhile (by the
+// function that started them), and the fsyncs that overlapped it. Before
+// them it prints the fsyncs' and the writer's transactions' durations by
+// goroutine or caller.
+//
+//	engram bench scale --turns 20000 --no-rebuild --mode deep --trace /tmp/t.trace
+//	go run ./scripts/traceposts -n 10 /tmp/t.trace
+//
+// Two causes it found: the archive's fsync waiting behind a WAL checkpoint's
+// (palace/checkpoint.go), and requests waiting for a core while background
+// work ran on both (pipeline.Yield.Step).
+package main
+
+import (
+	"cmp"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"os"
+	"slices"
+	"strings"
+
+	"golang.org/x/exp/trace"
+)
+
+const module = "github.com/engram-dev/engram/"
+
+// region is one instance of a user region, with the time its goroutine
+// spent in each state during it.
+type region struct {
+	name       string
+	g          trace.GoID
+	start, end trace.Time
+	in         map[trace.GoState]trace.Time
+	caller     string // the frames above the region's start
+}
+
+// change is a goroutine's change of state, with its stack when it has one.
+type change struct {
+	at    trace.Time
+	g     trace.GoID
+	to    trace.GoState
+	stack []string
+}
+
+type analysis struct {
+	regions []*region
+	changes []change
+	started map[trace.GoID]string // the function each goroutine started in
+}
+
+func main() {
+	n := flag.Int("n", 10, "slowest POSTs to explain")
+	flag.Usage = func() {
+		fmt.Fprintln(flag.CommandLine.Output(), "usage: traceposts [-n 10] TRACE")
+		flag.PrintDefaults()
+	}
+	flag.Parse()
+	if flag.NArg() != 1 {
+		flag.Usage()
+		os.Exit(2)
+	}
+	f, err := os.Open(flag.Arg(0))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer f.Close()
+	a, err := read(f)
+	if err != nil {
+		log.Fatal(err)
+	}
+	a.summary(os.Stdout)
+	a.posts(os.Stdout, *n)
+}
+
+func frames(st trace.Stack) []string {
+	var out []string
+	for fr := range st.Frames() {
+		out = append(out, strings.TrimPrefix(fr.Func, module))
+	}
+	return out
+}
+
+func read(r io.Reader) (*analysis, error) {
+	tr, err := trace.NewReader(r)
+	if err != nil {
+		return nil, err
+	}
+	a := &analysis{started: map[trace.GoID]string{}}
+	state := map[trace.GoID]trace.GoState{}
+	since := map[trace.GoID]trace.Time{}
+	open := map[trace.GoID][]*region{}
+	// account adds the time g spent in its state since the last change to
+	// each of its open regions.
+	account := func(g trace.GoID, now trace.Time) {
+		if s, ok := since[g]; ok {
+			for _, reg := range open[g] {
+				reg.in[state[g]] += now - s
+			}
+		}
+		since[g] = now
+	}
+	for {
+		ev, err := tr.ReadEvent()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		switch ev.Kind() {
+		case trace.EventStateTransition:
+			st := ev.StateTransition()
+			if st.Resource.Kind != trace.ResourceGoroutine {
+				continue
+			}
+			g := st.Resource.Goroutine()
+			from, to := st.Goroutine()
+			if from == trace.GoNotExist {
+				if fs := frames(st.Stack); len(fs) > 0 {
+					a.started[g] = fs[0]
+				}
+			} else if _, ok := a.started[g]; !ok && ev.Goroutine() == g {
+				if fs := frames(ev.Stack()); len(fs) > 0 {
+					a.started[g] = fs[len(fs)-1]
+				}
+			}
+			account(g, ev.Time())
+			state[g] = to
+			var stack []string
+			if ev.Goroutine() == g {
+				stack = frames(ev.Stack())
+			}
+			a.changes = append(a.changes, change{ev.Time(), g, to, stack})
+		case trace.EventRegionBegin:
+			g := ev.Goroutine()
+			account(g, ev.Time())
+			caller := ""
+			if fs := frames(ev.Stack()); len(fs) > 2 {
+				caller = strings.Join(fs[2:min(len(fs), 6)], " < ")
+			}
+			open[g] = append(open[g], &region{name: ev.Region().Type, g: g, start: ev.Time(), in: map[trace.GoState]trace.Time{}, caller: caller})
+		case trace.EventRegionEnd:
+			g := ev.Goroutine()
+			account(g, ev.Time())
+			regs := open[g]
+			for i := len(regs) - 1; i >= 0; i-- {
+				if regs[i].name == ev.Region().Type {
+					regs[i].end = ev.Time()
+					a.regions = append(a.regions, regs[i])
+					open[g] = slices.Delete(regs, i, i+1)
+					break
+				}
+			}
+		}
+	}
+	return a, nil
+}
+
+func ms(t trace.Time) float64 { return float64(t) / 1e6 }
+
+// span is a stretch of time a goroutine spent in one state.
+type span struct {
+	g          trace.GoID
+	start, end trace.Time
+	stack      []string // at its start
+}
+
+// fsyncs returns the syscalls whose stack names a sync: the fsyncs.
+func (a *analysis) fsyncs() []span {
+	var out []span
+	in := map[trace.GoID]span{}
+	for _, c := range a.changes {
+		if s, ok := in[c.g]; ok {
+			s.end = c.at
+			out = append(out, s)
+			delete(in, c.g)
+		}
+		if c.to == trace.GoSyscall && len(c.stack) > 0 && strings.Contains(strings.Join(c.stack, " "), "sync") {
+			in[c.g] = span{g: c.g, start: c.at, stack: c.stack}
+		}
+	}
+	return out
+}
+
+func quantiles(d []float64) string {
+	slices.Sort(d)
+	q := func(p float64) float64 { return d[min(len(d)-1, int(p*float64(len(d))))] }
+	return fmt.Sprintf("%5d  p50 %7.2f  p99 %7.2f  max %7.2f ms", len(d), q(0.5), q(0.99), d[len(d)-1])
+}
+
+func (a *analysis) summary(w io.Writer) {
+	fmt.Fprintln(w, "fsyncs, by the function their goroutine started in:")
+	by := map[string][]float64{}
+	for _, s := range a.fsyncs() {
+		by[a.started[s.g]] = append(by[a.started[s.g]], ms(s.end-s.start))
+	}
+	printBy(w, by)
+	fmt.Fprintln(w, "palace writer's transactions (palace.write), by caller:")
+	by = map[string][]float64{}
+	for _, r := range a.regions {
+		if r.name == "palace.write" {
+			by[r.caller] = append(by[r.caller], ms(r.end-r.start))
+		}
+	}
+	printBy(w, by)
+}
+
+func printBy(w io.Writer, by map[string][]float64) {
+	keys := slices.Collect(func(yield func(string) bool) {
+		for k := range by {
+			if !yield(k) {
+				return
+			}
+		}
+	})
+	slices.SortFunc(keys, func(x, y string) int { return cmp.Compare(len(by[y]), len(by[x])) })
+	for _, k := range keys {
+		fmt.Fprintf(w, "  %s  %s\n", quantiles(by[k]), k)
+	}
+}
+
+func (a *analysis) posts(w io.Writer, n int) {
+	var posts []*region
+	for _, r := range a.regions {
+		if r.name == "bench.post" {
+			posts = append(posts, r)
+		}
+	}
+	if len(posts) == 0 {
+		fmt.Fprintln(w, `no region "bench.post": not a trace of engram bench scale --trace`)
+		return
+	}
+	var d []float64
+	for _, p := range posts {
+		d = append(d, ms(p.end-p.start))
+	}
+	fmt.Fprintf(w, "single-turn POSTs: %s\n", quantiles(d))
+	slices.SortFunc(posts, func(x, y *region) int { return cmp.Compare(y.end-y.start, x.end-x.start) })
+	fsyncs := a.fsyncs()
+	for _, p := range posts[:min(n, len(posts))] {
+		fmt.Fprintf(w, "\nPOST of %.2f ms at %.3f s\n", ms(p.end-p.start), float64(p.start)/1e9)
+		for _, r := range a.regions {
+			if r == p || r.name == "bench.post" || r.start >= p.end || r.end <= p.start {
+				continue
+			}
+			fmt.Fprintf(w, "  %+8.2f %-15s %7.2f ms (running %.2f, runnable %.2f, waiting %.2f, syscall %.2f)  g%d %s\n",
+				ms(r.start-p.start), r.name, ms(r.end-r.start), ms(r.in[trace.GoRunning]), ms(r.in[trace.GoRunnable]),
+				ms(r.in[trace.GoWaiting]), ms(r.in[trace.GoSyscall]), r.g, r.caller)
+		}
+		for _, s := range fsyncs {
+			if s.start < p.end && s.end > p.start {
+				fmt.Fprintf(w, "  %+8.2f fsync %13.2f ms  g%d %s\n", ms(s.start-p.start), ms(s.end-s.start), s.g, a.started[s.g])
+			}
+		}
+		ran := a.running(p.start, p.end)
+		gs := slices.Collect(func(yield func(trace.GoID) bool) {
+			for g := range ran {
+				if !yield(g) {
+					return
+				}
+			}
+		})
+		slices.SortFunc(gs, func(x, y trace.GoID) int { return cmp.Compare(ran[y], ran[x]) })
+		for _, g := range gs[:min(6, len(gs))] {
+			fmt.Fprintf(w, "  ran %7.2f ms  g%d %s\n", ms(ran[g]), g, a.started[g])
+		}
+	}
+}
+
+// running returns how long each goroutine ran within [from, to).
+func (a *analysis) running(from, to trace.Time) map[trace.GoID]trace.Time {
+	ran := map[trace.GoID]trace.Time{}
+	since := map[trace.GoID]trace.Time{}
+	for _, c := range a.changes {
+		if c.at >= to {
+			break
+		}
+		if s, ok := since[c.g]; ok {
+			if c.at > from {
+				ran[c.g] += c.at - max(s, from)
+			}
+			delete(since, c.g)
+		}
+		if c.to == trace.GoRunning {
+			since[c.g] = c.at
+		}
+	}
+	for g, s := range since {
+		ran[g] += to - max(s, from)
+	}
+	return ran
+}
