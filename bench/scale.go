@@ -43,7 +43,8 @@ type ScaleOptions struct {
 	// and an execution trace (runtime/trace) of steps 2 and 3, the
 	// measured writes, idle and while the layer jobs catch up: where a
 	// POST waits. In the trace each single-turn POST, as its client sees
-	// it, is the region "bench.post"; the server's regions are named in
+	// it, is the region "bench.post", and each timed batch (the one that
+	// waits for the index) "bench.batch"; the server's regions are named in
 	// pipeline.Ingester.Ingest and palace.DB.Update.
 	CPUProfile string
 	Trace      string
@@ -422,9 +423,11 @@ func measureWrites(ctx context.Context, b *benchEngram, gen *scaleGen, opts Scal
 			batch[i] = gen.next()
 		}
 		start := time.Now()
+		reg := trace.StartRegion(ctx, "bench.batch")
 		if _, err := b.client.Ingest(ctx, batch); err != nil {
 			return r, fmt.Errorf("POST /v1/turns: %w", err)
 		}
+		reg.End()
 		batchTime += time.Since(start)
 		batchTurns += len(batch)
 		r.Batches++

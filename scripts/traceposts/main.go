@@ -1,6 +1,7 @@
 // Command traceposts reads the execution trace `engram bench scale --trace`
-// writes and says what the slowest single-turn POSTs waited for: for each of
-// the -n slowest (the client's region "bench.post"), the server's regions
+// writes and says what the slowest single-turn POSTs waited for (or, with
+// -region bench.batch, the timed batches): for each of the -n slowest (the
+// client's region "bench.post"), the server's regions
 // within it (the archive's fsync, the wait for the index, the palace
 // writer's gate and transactions, each with its state: running, runnable,
 // waiting, in a syscall), the goroutines that ran the most meanwhile (by the
@@ -10,6 +11,7 @@
 //
 //	engram bench scale --turns 20000 --no-rebuild --mode deep --trace /tmp/t.trace
 //	go run ./scripts/traceposts -n 10 /tmp/t.trace
+//	go run ./scripts/traceposts -n 5 -region bench.batch /tmp/t.trace
 //
 // Two causes it found: the archive's fsync waiting behind a WAL checkpoint's
 // (palace/checkpoint.go), and requests waiting for a core while background
@@ -22,6 +24,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -57,8 +60,9 @@ type analysis struct {
 
 func main() {
 	n := flag.Int("n", 10, "slowest POSTs to explain")
+	name := flag.String("region", "bench.post", "the client's region of each request: bench.post (single turns) or bench.batch")
 	flag.Usage = func() {
-		fmt.Fprintln(flag.CommandLine.Output(), "usage: traceposts [-n 10] TRACE")
+		fmt.Fprintln(flag.CommandLine.Output(), "usage: traceposts [-n 10] [-region bench.post] TRACE")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -76,7 +80,7 @@ func main() {
 		log.Fatal(err)
 	}
 	a.summary(os.Stdout)
-	a.posts(os.Stdout, *n)
+	a.posts(os.Stdout, *name, *n)
 }
 
 func frames(st trace.Stack) []string {
@@ -226,28 +230,29 @@ func printBy(w io.Writer, by map[string][]float64) {
 	}
 }
 
-func (a *analysis) posts(w io.Writer, n int) {
+func (a *analysis) posts(w io.Writer, name string, n int) {
 	var posts []*region
 	for _, r := range a.regions {
-		if r.name == "bench.post" {
+		if r.name == name {
 			posts = append(posts, r)
 		}
 	}
 	if len(posts) == 0 {
-		fmt.Fprintln(w, `no region "bench.post": not a trace of engram bench scale --trace`)
+		fmt.Fprintf(w, "no region %q: not a trace of engram bench scale --trace\n", name)
 		return
 	}
 	var d []float64
 	for _, p := range posts {
 		d = append(d, ms(p.end-p.start))
 	}
-	fmt.Fprintf(w, "single-turn POSTs: %s\n", quantiles(d))
+	fmt.Fprintf(w, "%s: %s\n", name, quantiles(d))
+	a.average(w, posts)
 	slices.SortFunc(posts, func(x, y *region) int { return cmp.Compare(y.end-y.start, x.end-x.start) })
 	fsyncs := a.fsyncs()
 	for _, p := range posts[:min(n, len(posts))] {
-		fmt.Fprintf(w, "\nPOST of %.2f ms at %.3f s\n", ms(p.end-p.start), float64(p.start)/1e9)
+		fmt.Fprintf(w, "\nrequest of %.2f ms at %.3f s\n", ms(p.end-p.start), float64(p.start)/1e9)
 		for _, r := range a.regions {
-			if r == p || r.name == "bench.post" || r.start >= p.end || r.end <= p.start {
+			if r == p || strings.HasPrefix(r.name, "bench.") || r.start >= p.end || r.end <= p.start {
 				continue
 			}
 			fmt.Fprintf(w, "  %+8.2f %-15s %7.2f ms (running %.2f, runnable %.2f, waiting %.2f, syscall %.2f)  g%d %s\n",
@@ -271,6 +276,41 @@ func (a *analysis) posts(w io.Writer, n int) {
 		for _, g := range gs[:min(6, len(gs))] {
 			fmt.Fprintf(w, "  ran %7.2f ms  g%d %s\n", ms(ran[g]), g, a.started[g])
 		}
+	}
+}
+
+// average prints, per request, the mean time the server's regions took
+// within the requests (by name and caller) and the mean time each kind of
+// goroutine (by the function it started in) ran meanwhile: where a
+// request's time goes on the whole, beside the slowest ones.
+func (a *analysis) average(w io.Writer, reqs []*region) {
+	in := map[string]trace.Time{}
+	for _, p := range reqs {
+		for _, r := range a.regions {
+			if r == p || strings.HasPrefix(r.name, "bench.") || r.start >= p.end || r.end <= p.start {
+				continue
+			}
+			in[fmt.Sprintf("%-15s %s", r.name, r.caller)] += min(r.end, p.end) - max(r.start, p.start)
+		}
+	}
+	n := trace.Time(len(reqs))
+	fmt.Fprintln(w, "mean per request: the server's regions within it")
+	printMeans(w, in, n)
+	ran := map[string]trace.Time{}
+	for _, p := range reqs {
+		for g, d := range a.running(p.start, p.end) {
+			ran[a.started[g]] += d
+		}
+	}
+	fmt.Fprintln(w, "mean per request: the goroutines that ran meanwhile, by the function they started in")
+	printMeans(w, ran, n)
+}
+
+func printMeans(w io.Writer, by map[string]trace.Time, n trace.Time) {
+	keys := slices.Collect(maps.Keys(by))
+	slices.SortFunc(keys, func(x, y string) int { return cmp.Compare(by[y], by[x]) })
+	for _, k := range keys[:min(12, len(keys))] {
+		fmt.Fprintf(w, "  %8.2f ms  %s\n", ms(by[k]/n), k)
 	}
 }
 
