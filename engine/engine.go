@@ -107,6 +107,11 @@ func (h hookedIndex) PutTurns(ctx context.Context, turns []engram.Turn) error {
 	return h.DB.PutTurns(ctx, turns)
 }
 
+func (h hookedIndex) PutTurnsSearchable(ctx context.Context, turns []engram.Turn, searchable func()) error {
+	h.before(turns)
+	return h.DB.PutTurnsSearchable(ctx, turns, searchable)
+}
+
 // Open opens the home of cfg, creating it (0700) if needed, and catches the
 // palace up with the archive. ELOCKED when another process holds the home.
 // The scheduled jobs do not run until StartJobs; the vector side starts in
@@ -131,10 +136,13 @@ func Open(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Engine, err 
 		return nil, fmt.Errorf("open palace: %w", err)
 	}
 	var index engram.TurnIndex = e.palace
+	putSearchable := e.palace.PutTurnsSearchable
 	if testHooks.index != nil {
-		index = hookedIndex{e.palace, testHooks.index}
+		h := hookedIndex{e.palace, testHooks.index}
+		index, putSearchable = h, h.PutTurnsSearchable
 	}
 	e.indexer = pipeline.NewIndexer(e.archive, index)
+	e.indexer.PutSearchable = putSearchable // a POST waits for the turns, not their session units
 	e.indexer.Logger = logger.With("component", "indexer")
 	if err := e.indexer.Open(ctx); err != nil {
 		return nil, err

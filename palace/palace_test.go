@@ -102,8 +102,14 @@ func checkInvariants(tb testing.TB, db *DB) {
 func checkUnitInvariants(ctx context.Context, tb testing.TB, tx *sql.Tx) error {
 	tb.Helper()
 	for _, c := range []struct{ what, q string }{
+		// Past units_seq a turn waits for its unit (PutTurnsSearchable's
+		// second transaction, or Open's backfill).
 		{"turns in no session unit", `SELECT count(*) FROM turns t WHERE NOT EXISTS (SELECT 1 FROM unit_turns ut JOIN units u ON u.n = ut.unit_n
-			WHERE ut.turn_seq = t.seq AND u.kind = 'session')`},
+			WHERE ut.turn_seq = t.seq AND u.kind = 'session')
+			AND t.seq <= coalesce((SELECT value FROM palace_meta WHERE key = 'units_seq'), 0)`},
+		{"turns in no session unit, the units caught up", `SELECT count(*) FROM turns t WHERE NOT EXISTS (SELECT 1 FROM unit_turns ut JOIN units u ON u.n = ut.unit_n
+			WHERE ut.turn_seq = t.seq AND u.kind = 'session')
+			AND coalesce((SELECT value FROM palace_meta WHERE key = 'units_seq'), 0) >= coalesce((SELECT value FROM palace_meta WHERE key = 'indexed_seq'), 0)`},
 		{"turns in two session units", `SELECT count(*) FROM (SELECT ut.turn_seq FROM unit_turns ut JOIN units u ON u.n = ut.unit_n
 			WHERE u.kind = 'session' GROUP BY ut.turn_seq HAVING count(*) > 1)`},
 		{"session units holding a turn of another session", `SELECT count(*) FROM unit_turns ut JOIN units u ON u.n = ut.unit_n

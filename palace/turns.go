@@ -1,7 +1,6 @@
 package palace
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -42,9 +41,11 @@ type row struct {
 	tomb    bool   // a tombstone: its id goes to table forgotten
 }
 
-// PutTurns stores turns in one transaction. A turn whose Seq is stored
-// already is left as it is, so replaying a range of the archive is harmless.
-// The watermark (IndexedSeq) advances to the highest Seq of the batch.
+// PutTurns stores turns: the turns and their keyword indexes in one
+// transaction, then their session units in another (see
+// PutTurnsSearchable). A turn whose Seq is stored already is left as it
+// is, so replaying a range of the archive is harmless. The watermark
+// (IndexedSeq) advances to the highest Seq of the batch.
 //
 // One bad archived turn never stops indexing: a turn whose ID is stored
 // under another Seq is a duplicate, whatever its archive line holds (the
@@ -57,6 +58,19 @@ type row struct {
 // It returns EINVALID if a turn has no ID or namespace or a Seq below 1,
 // which no archive line has. A batch with such a turn stores nothing.
 func (db *DB) PutTurns(ctx context.Context, turns []engram.Turn) error {
+	return db.PutTurnsSearchable(ctx, turns, nil)
+}
+
+// PutTurnsSearchable is PutTurns, calling searchable (if not nil) between
+// its two transactions: once the turns are stored and searchable by
+// keyword, before their session units are written. An acknowledgement
+// waits for the first transaction only; the second, which re-indexes the
+// text of each session part the turns extend (about a quarter of the work
+// at 100,000 turns, BenchmarkPutTurns), follows while the client sends
+// its next request. Its watermark is keyUnitsSeq: a crash between the two
+// leaves the units behind, and Open builds them (backfillUnits), as does
+// the next call.
+func (db *DB) PutTurnsSearchable(ctx context.Context, turns []engram.Turn, searchable func()) error {
 	if len(turns) == 0 {
 		return nil
 	}
@@ -106,6 +120,7 @@ func (db *DB) PutTurns(ctx context.Context, turns []engram.Turn) error {
 	}
 
 	// Urgent: an acknowledgement waits for it (see writeGate).
+	var stored []engram.Turn
 	kw := db.beginChange()
 	err := db.update(ctx, true, func(tx *sql.Tx) error {
 		kw.reset()
@@ -126,8 +141,8 @@ func (db *DB) PutTurns(ctx context.Context, turns []engram.Turn) error {
 		if err := forgotten.QueryRowContext(ctx).Scan(&anyForgotten); err != nil {
 			return fmt.Errorf("palace: put turns: %w", err)
 		}
-		var stored []engram.Turn // newly stored, for their session units
-		var index []row          // their rows, for the full-text indexes
+		stored = stored[:0] // newly stored, for their session units
+		var index []row     // their rows, for the full-text indexes
 		for _, r := range rows {
 			t := r.t
 			if r.tomb {
@@ -185,20 +200,8 @@ func (db *DB) PutTurns(ctx context.Context, turns []engram.Turn) error {
 		// with RETURNING), and FTS5 writes its pending terms to disk as a
 		// new segment at every savepoint, so one such statement after each
 		// indexed turn made a segment a turn (and merges of them).
-		slices.SortFunc(stored, func(a, b engram.Turn) int { return cmp.Compare(a.Seq, b.Seq) })
-		units, err := addSessionTurns(ctx, st, stored)
-		if err != nil {
-			return fmt.Errorf("palace: session units: %w", err)
-		}
-		for _, key := range []string{keyUnitsSeq, keyIndexedSeq} {
-			if _, err := meta.ExecContext(ctx, key, maxSeq); err != nil {
-				return fmt.Errorf("palace: advance watermark: %w", err)
-			}
-		}
-		for _, n := range units {
-			if err := indexUnit(ctx, st, engram.UnitSession, n); err != nil {
-				return fmt.Errorf("palace: session units: %w", err)
-			}
+		if _, err := meta.ExecContext(ctx, keyIndexedSeq, maxSeq); err != nil {
+			return fmt.Errorf("palace: advance watermark: %w", err)
 		}
 		for _, r := range index {
 			t := r.t
@@ -221,7 +224,24 @@ func (db *DB) PutTurns(ctx context.Context, turns []engram.Turn) error {
 		return nil
 	})
 	db.endChange(kw, err)
-	return err
+	if err != nil {
+		return err
+	}
+	if searchable != nil {
+		searchable()
+	}
+	// Urgent too: the indexer's next batch waits for it.
+	for done := false; !done; stored = nil {
+		err = db.update(ctx, true, func(tx *sql.Tx) error {
+			var err error
+			done, err = db.unitsThrough(ctx, tx, maxSeq, stored)
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("palace: session units: %w", err)
+		}
+	}
+	return nil
 }
 
 // The statements of PutTurns.

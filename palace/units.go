@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -238,37 +239,15 @@ func indexUnit(ctx context.Context, st stmtFunc, kind string, n int64) error {
 
 // backfillUnits gives every stored turn after keyUnitsSeq its session unit:
 // the palace of an older engram, opened for the first time by one with
-// units. It runs at Open, in batches.
+// units, or one whose process stopped between PutTurns' two transactions.
+// It runs at Open, in batches.
 func (db *DB) backfillUnits(ctx context.Context) error {
 	for {
 		var done bool
 		err := db.Update(ctx, func(tx *sql.Tx) error {
-			var from int64
-			err := tx.QueryRowContext(ctx, `SELECT value FROM palace_meta WHERE key = ?`, keyUnitsSeq).Scan(&from)
-			if err != nil && !errors.Is(err, sql.ErrNoRows) {
-				return err
-			}
-			var turns []engram.Turn
-			err = queryTurns(ctx, tx, `SELECT `+turnColumns+` FROM turns t WHERE t.seq > ? ORDER BY t.seq LIMIT 2000`, []any{from},
-				func(t engram.Turn, _ float64) { turns = append(turns, t) })
-			if err != nil || len(turns) == 0 {
-				done = true
-				return err
-			}
-			st := txStmts(ctx, tx)
-			units, err := addSessionTurns(ctx, st, turns)
-			if err != nil {
-				return err
-			}
-			if err := setMeta(ctx, tx, keyUnitsSeq, turns[len(turns)-1].Seq); err != nil {
-				return err
-			}
-			for _, n := range units {
-				if err := indexUnit(ctx, st, engram.UnitSession, n); err != nil {
-					return err
-				}
-			}
-			return nil
+			var err error
+			done, err = db.unitsThrough(ctx, tx, math.MaxInt64, nil)
+			return err
 		})
 		if err != nil {
 			return fmt.Errorf("palace: build session units: %w", err)
@@ -277,6 +256,80 @@ func (db *DB) backfillUnits(ctx context.Context) error {
 			return nil
 		}
 	}
+}
+
+// unitsBatch is the most turns unitsThrough puts into units at once.
+const unitsBatch = 2000
+
+// unitsThrough puts the stored turns after keyUnitsSeq, through seq and
+// at most unitsBatch of them, into their session units inside tx, and
+// re-indexes the units' text; done when none is left. Of stored (turns
+// just stored, in seq order) those at or before keyUnitsSeq go in too:
+// a turn stored behind the watermark, which the watermark no longer finds.
+func (db *DB) unitsThrough(ctx context.Context, tx *sql.Tx, seq int64, stored []engram.Turn) (done bool, err error) {
+	var from int64
+	err = tx.QueryRowContext(ctx, `SELECT value FROM palace_meta WHERE key = ?`, keyUnitsSeq).Scan(&from)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return false, err
+	}
+	var turns []engram.Turn
+	for _, t := range stored {
+		if t.Seq <= from {
+			turns = append(turns, t)
+		}
+	}
+	behind := len(turns)
+	if from >= seq && behind == 0 {
+		return true, nil
+	}
+	err = queryTurns(ctx, tx, `SELECT `+turnColumns+` FROM turns t WHERE t.seq > ? AND t.seq <= ? ORDER BY t.seq LIMIT ?`,
+		[]any{from, seq, unitsBatch}, func(t engram.Turn, _ float64) { turns = append(turns, t) })
+	if err != nil {
+		return false, err
+	}
+	found := len(turns) - behind
+	done = found < unitsBatch
+	last := from
+	if found > 0 {
+		last = turns[len(turns)-1].Seq
+	}
+	if done {
+		// Past the last stored turn, through what the indexer has
+		// seen: tombstones and skipped turns have no unit.
+		indexed, err := indexedSeqIn(ctx, tx)
+		if err != nil {
+			return false, err
+		}
+		last = max(last, min(seq, indexed))
+	}
+	if len(turns) == 0 {
+		return done, setMeta(ctx, tx, keyUnitsSeq, last)
+	}
+	st := db.writerStmts(ctx, tx)
+	units, err := addSessionTurns(ctx, st, turns)
+	if err != nil {
+		return false, err
+	}
+	if err := setMeta(ctx, tx, keyUnitsSeq, last); err != nil {
+		return false, err
+	}
+	for _, n := range units {
+		if err := indexUnit(ctx, st, engram.UnitSession, n); err != nil {
+			return false, err
+		}
+	}
+	return done, nil
+}
+
+// indexedSeqIn is the indexer's watermark inside tx; 0 before the first
+// turn.
+func indexedSeqIn(ctx context.Context, tx *sql.Tx) (int64, error) {
+	var v int64
+	err := tx.QueryRowContext(ctx, `SELECT value FROM palace_meta WHERE key = ?`, keyIndexedSeq).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	return v, err
 }
 
 // setMeta raises a palace_meta counter to v (it never moves back).

@@ -3,6 +3,7 @@ package palace
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -231,6 +232,74 @@ func TestUnits_Backfill(t *testing.T) {
 	hits, err := db.SearchUnits(ctx, engram.TextQuery{Text: "first last", Limit: 10}, engram.UnitSession)
 	if err != nil || len(hits) != 1 || hits[0].Unit.Session != "a" || hits[0].Unit.Turns != 2 {
 		t.Fatalf("after the backfill: %+v %v", hits, err)
+	}
+}
+
+// TestPutTurnsSearchable: the turns are searchable when searchable is
+// called, before their session units are written; a process that stops
+// between the two transactions leaves the units to the next call, or to
+// the next Open.
+func TestPutTurnsSearchable(t *testing.T) {
+	path := t.TempDir() + "/palace.db"
+	db, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	units := func(db *DB, seqs ...int64) int {
+		m, err := db.TurnUnits(ctx, seqs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, ids := range m {
+			n += len(ids)
+		}
+		return n
+	}
+	calls := 0
+	err = db.PutTurnsSearchable(ctx, []engram.Turn{sessionTurn(1, "a", "Ana", "kafka consumer lag")}, func() {
+		calls++
+		hits, err := db.SearchTurns(ctx, engram.TextQuery{Text: "kafka", Limit: 5})
+		if err != nil || len(hits) != 1 {
+			t.Errorf("searchable called with %d hits, %v; want the turn", len(hits), err)
+		}
+		if n := units(db, 1); n != 0 {
+			t.Errorf("searchable called after the units were written: %d", n)
+		}
+	})
+	if err != nil || calls != 1 || units(db, 1) != 1 {
+		t.Fatalf("PutTurnsSearchable: %v, %d calls, %d units; want nil, 1, 1", err, calls, units(db, 1))
+	}
+
+	// Stopped between the two: the second fails with its context.
+	cctx, cancel := context.WithCancel(ctx)
+	err = db.PutTurnsSearchable(cctx, []engram.Turn{sessionTurn(2, "a", "Bo", "kafka broker restart")}, cancel)
+	if !errors.Is(err, context.Canceled) || units(db, 2) != 0 {
+		t.Fatalf("cancelled between the transactions: %v, %d units; want context.Canceled, none", err, units(db, 2))
+	}
+	if seq, err := db.IndexedSeq(ctx); err != nil || seq != 2 {
+		t.Fatalf("indexed_seq %d, %v; want 2", seq, err)
+	}
+	// The next call writes the units it left, with its own.
+	if err := db.PutTurns(ctx, []engram.Turn{sessionTurn(3, "b", "Cy", "other words")}); err != nil {
+		t.Fatal(err)
+	}
+	if n := units(db, 2, 3); n != 2 {
+		t.Fatalf("after the next call: %d units of turns 2 and 3, want 2", n)
+	}
+
+	// Stopped again, then closed: Open builds them.
+	cctx, cancel = context.WithCancel(ctx)
+	if err := db.PutTurnsSearchable(cctx, []engram.Turn{sessionTurn(4, "b", "Cy", "more words")}, cancel); !errors.Is(err, context.Canceled) {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db = MustOpenDBAt(t, path, Options{}) // its cleanup checks the invariants
+	if n := units(db, 1, 2, 3, 4); n != 4 {
+		t.Fatalf("after reopening: %d units of 4 turns, want 4", n)
 	}
 }
 

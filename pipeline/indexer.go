@@ -33,8 +33,16 @@ type Indexer struct {
 	RetryDelay time.Duration
 	Logger     *slog.Logger
 
-	prog *progress
-	f    *follower
+	// PutSearchable, if set, stores a batch in place of the index's
+	// PutTurns, in two steps: the turns searchable by keyword first, then
+	// what follows from them (palace.DB.PutTurnsSearchable: the session
+	// units), calling searchable in between. An acknowledgement
+	// (WaitSearchable) then waits for the first step only.
+	PutSearchable func(ctx context.Context, turns []engram.Turn, searchable func()) error
+
+	prog       *progress // every index of the turns, session units too
+	searchable *progress // the turns and their keyword indexes
+	f          *follower
 }
 
 // NewIndexer returns an indexer from archive a into index idx. Call Open to
@@ -47,6 +55,7 @@ func NewIndexer(a engram.Archive, idx engram.TurnIndex) *Indexer {
 		RetryDelay: DefaultRetryDelay,
 		Logger:     slog.Default(),
 		prog:       newProgress(0),
+		searchable: newProgress(0),
 	}
 }
 
@@ -87,7 +96,7 @@ func (ix *Indexer) CatchUp(ctx context.Context) error {
 		return engram.Errorf(engram.ECONFLICT,
 			"the palace is indexed up to seq %d but the archive ends at seq %d; run `engram rebuild` to rebuild the palace from the archive", seq, last)
 	}
-	ix.prog = newProgress(seq)
+	ix.prog, ix.searchable = newProgress(seq), newProgress(seq)
 	if err := ix.catchUp(ctx); err != nil {
 		return fmt.Errorf("catch up index: %w", err)
 	}
@@ -131,6 +140,14 @@ func (ix *Indexer) Wait(ctx context.Context, seq int64) error {
 	return ix.prog.wait(ctx, seq)
 }
 
+// WaitSearchable blocks until every turn up to seq is searchable by
+// keyword, or ctx ends: what an acknowledgement waits for. With a
+// SearchableIndex that comes before the rest of the batch's indexing (the
+// session units), which Wait waits for.
+func (ix *Indexer) WaitSearchable(ctx context.Context, seq int64) error {
+	return ix.searchable.wait(ctx, seq)
+}
+
 // WaitCurrent waits until the index has caught up with everything archived
 // when it was called.
 func (ix *Indexer) WaitCurrent(ctx context.Context) error {
@@ -140,11 +157,20 @@ func (ix *Indexer) WaitCurrent(ctx context.Context) error {
 // catchUp indexes every archived turn after the watermark, in batches.
 func (ix *Indexer) catchUp(ctx context.Context) error {
 	return streamBatches(ctx, ix.archive, ix.Indexed(), ix.BatchSize, func(batch []engram.Turn) error {
-		if err := ix.index.PutTurns(ctx, batch); err != nil {
+		last := batch[len(batch)-1].Seq
+		var err error
+		if ix.PutSearchable != nil {
+			err = ix.PutSearchable(ctx, batch, func() { ix.searchable.advance(last) })
+		} else {
+			err = ix.index.PutTurns(ctx, batch)
+		}
+		if err != nil {
+			ix.searchable.fail(err)
 			ix.prog.fail(err)
 			return err
 		}
-		ix.prog.advance(batch[len(batch)-1].Seq)
+		ix.searchable.advance(last)
+		ix.prog.advance(last)
 		return nil
 	})
 }

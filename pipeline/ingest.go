@@ -94,7 +94,7 @@ func (g *Ingester) Ingest(ctx context.Context, turns []engram.Turn) (engram.Inge
 	wctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	r := trace.StartRegion(ctx, "ingest.index")
-	err := ix.Wait(wctx, maxSeq)
+	err := ix.WaitSearchable(wctx, maxSeq)
 	r.End()
 	if err != nil {
 		msg := "the turns are archived but not yet searchable: the index is behind"

@@ -106,6 +106,48 @@ func TestIndexerRefusesForeignPalace(t *testing.T) {
 	}
 }
 
+// TestIngestWaitsForSearchable: with PutSearchable an acknowledged write
+// waits for its turns to be searchable, not for their session units; Wait
+// (and recall's sync through WaitCurrent) waits for those too.
+func TestIngestWaitsForSearchable(t *testing.T) {
+	a, p, _ := mustOpen(t)
+	ix := pipeline.NewIndexer(a, p)
+	release := make(chan struct{})
+	ix.PutSearchable = func(ctx context.Context, turns []engram.Turn, searchable func()) error {
+		return p.PutTurnsSearchable(ctx, turns, func() {
+			searchable()
+			<-release // the session units wait
+		})
+	}
+	if err := ix.Open(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	g := &pipeline.Ingester{Archive: a, Indexer: ix}
+	res, err := g.Ingest(waitCtx(t), []engram.Turn{{Namespace: "default", Session: "s", Role: engram.RoleUser, Content: "the kafka consumer lags"}})
+	if err != nil || len(res.Warnings) > 0 {
+		t.Fatalf("Ingest: %+v, %v; want an acknowledgement without warnings", res, err)
+	}
+	seq := res.Turns[0].Seq
+	hits, err := p.SearchTurns(context.Background(), engram.TextQuery{Text: "kafka", Limit: 5})
+	if err != nil || len(hits) != 1 {
+		t.Fatalf("search after the acknowledgement: %d hits, %v", len(hits), err)
+	}
+	if units, err := p.TurnUnits(context.Background(), []int64{seq}); err != nil || len(units[seq]) != 0 {
+		t.Fatalf("the units were written before the acknowledgement: %v, %v", units, err)
+	}
+	if ix.Indexed() >= seq || ix.Lag() != 1 {
+		t.Fatalf("indexed %d, lag %d while the units wait; want below %d, 1", ix.Indexed(), ix.Lag(), seq)
+	}
+	close(release)
+	if err := ix.WaitCurrent(waitCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	if units, err := p.TurnUnits(context.Background(), []int64{seq}); err != nil || len(units[seq]) != 1 {
+		t.Fatalf("after WaitCurrent: units %v, %v; want one", units, err)
+	}
+}
+
 // failingPalace is a palace whose writes fail while down is set, like a
 // full disk (a process edge misbehaving).
 type failingPalace struct {
