@@ -291,7 +291,7 @@ func (e *Engine) checkIndex(ctx context.Context, r *engram.DoctorReport, held in
 			note = " (" + strings.Join(also, ", ") + ")"
 		}
 		r.Add(failCheck(checkIndex, fmt.Sprintf("the archive holds %d turns through seq %d%s, the palace %d", as.Turns, last, note, c.Turns), fixRebuild))
-	case c.Keyword != c.Turns || c.Trigram != c.Turns:
+	case c.Keyword != c.Turns || c.Trigram+c.TrigramPending != c.Turns:
 		r.Add(failCheck(checkIndex, fmt.Sprintf("the keyword index holds %d rows and the substring index %d for %d turns", c.Keyword, c.Trigram, c.Turns), fixRebuild))
 	default:
 		r.Add(okCheck(checkIndex, fmt.Sprintf("%d turns indexed through seq %d, as archived; keyword and substring indexes match", c.Turns, last)))

@@ -70,6 +70,10 @@ type TurnCounts struct {
 	Turns      int64 // rows of turns
 	Keyword    int64 // rows of turns_fts
 	Trigram    int64 // rows of turns_trigram
+	// TrigramPending counts the turns past the substring index's
+	// watermark, whose rows follow in the transaction after the one that
+	// stored them (PutTurnsSearchable): Trigram + TrigramPending = Turns.
+	TrigramPending int64
 }
 
 // CountTurnIndexes returns the TurnCounts of the palace.
@@ -87,6 +91,11 @@ func (db *DB) CountTurnIndexes(ctx context.Context) (TurnCounts, error) {
 			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM `+q.table).Scan(q.dst); err != nil {
 				return fmt.Errorf("%s: %w", q.table, err)
 			}
+		}
+		err = tx.QueryRowContext(ctx, `SELECT count(*) FROM turns
+			WHERE seq > coalesce((SELECT value FROM palace_meta WHERE key = ?), 0)`, keyTrigramSeq).Scan(&c.TrigramPending)
+		if err != nil {
+			return fmt.Errorf("turns past %s: %w", keyTrigramSeq, err)
 		}
 		return nil
 	})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -78,7 +79,12 @@ func (db *DB) erase(ctx context.Context, op string, fn func(f *forgetter) error)
 	kw := db.beginChange()
 	err = db.Update(ctx, func(tx *sql.Tx) error {
 		kw.reset()
-		if err := fn(&forgetter{ctx: ctx, tx: tx, res: &ForgetResult{}, gone: map[string]bool{}, kw: kw, st: txStmts(ctx, tx)}); err != nil {
+		var trigramSeq int64
+		err := tx.QueryRowContext(ctx, `SELECT value FROM palace_meta WHERE key = ?`, keyTrigramSeq).Scan(&trigramSeq)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		if err := fn(&forgetter{ctx: ctx, tx: tx, res: &ForgetResult{}, gone: map[string]bool{}, kw: kw, st: txStmts(ctx, tx), trigramSeq: trigramSeq}); err != nil {
 			return err
 		}
 		return kw.count(ctx, tx)
@@ -142,6 +148,10 @@ type forgetter struct {
 	// remake, when set, makes the deleted scenes again of their other turns.
 	remake SceneRemaker
 	st     stmtFunc // the statements of re-indexing units, prepared once
+	// trigramSeq is the substring index's watermark: a turn past it has
+	// no row yet, and gets the one of its content as it then is
+	// (secondaryThrough), so nothing deletes or writes one for it here.
+	trigramSeq int64
 }
 
 func (f *forgetter) exec(q string, args ...any) error {
@@ -229,6 +239,9 @@ func (f *forgetter) turnRows(seqs []int64) error {
 // unindexTurn takes the turn of seq out of every keyword index.
 func (f *forgetter) unindexTurn(seq int64) error {
 	for _, table := range []string{"turns_fts", "turns_trigram", "turns_cjk"} {
+		if table == "turns_trigram" && seq > f.trigramSeq {
+			continue
+		}
 		if err := f.exec(`DELETE FROM `+table+` WHERE rowid = ?`, seq); err != nil {
 			return err
 		}

@@ -125,7 +125,7 @@ func Open(path string, opts Options) (*DB, error) {
 		err = db.convertPageSize(context.Background())
 	}
 	if err == nil {
-		err = db.backfillUnits(context.Background())
+		err = db.backfillSecondary(context.Background())
 	}
 	if err == nil {
 		err = db.prepareWrites(context.Background())

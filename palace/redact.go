@@ -247,8 +247,10 @@ func (r *redactor) turn(t engram.Turn) (ns string, ok bool, err error) {
 		tsv = ts.Int64
 	}
 	r.kw.add(t.Seq, ns, tsv, text, sp)
-	if err := r.exec(`INSERT INTO turns_trigram (rowid, content) VALUES (?, ?)`, t.Seq, raw); err != nil {
-		return "", false, err
+	if t.Seq <= r.trigramSeq {
+		if err := r.exec(`INSERT INTO turns_trigram (rowid, content) VALUES (?, ?)`, t.Seq, raw); err != nil {
+			return "", false, err
+		}
 	}
 	if grams := strings.TrimSpace(cjkGrams(raw) + " " + cjkGrams(speaker)); grams != "" {
 		if err := r.exec(`INSERT INTO turns_cjk (rowid, grams) VALUES (?, ?)`, t.Seq, grams); err != nil {

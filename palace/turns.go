@@ -63,13 +63,16 @@ func (db *DB) PutTurns(ctx context.Context, turns []engram.Turn) error {
 
 // PutTurnsSearchable is PutTurns, calling searchable (if not nil) between
 // its two transactions: once the turns are stored and searchable by
-// keyword, before their session units are written. An acknowledgement
-// waits for the first transaction only; the second, which re-indexes the
-// text of each session part the turns extend (about a quarter of the work
-// at 100,000 turns, BenchmarkPutTurns), follows while the client sends
-// its next request. Its watermark is keyUnitsSeq: a crash between the two
-// leaves the units behind, and Open builds them (backfillUnits), as does
-// the next call.
+// keyword (the keyword index and turns_cjk), before their session units
+// and their rows of the substring index (turns_trigram) are written. An
+// acknowledgement waits for the first transaction only; the second, about
+// half the work at 100,000 turns (BenchmarkPutTurns: re-indexing the text
+// of each session part the turns extend, and the trigrams), follows while
+// the client sends its next request. Its watermarks are keyUnitsSeq and
+// keyTrigramSeq: a crash between the two leaves them behind, and the next
+// call catches up, as does Open (backfillSecondary). A forget or a
+// redaction in between leaves the substring rows of such turns to the
+// second transaction, which reads the turns as they then are.
 func (db *DB) PutTurnsSearchable(ctx context.Context, turns []engram.Turn, searchable func()) error {
 	if len(turns) == 0 {
 		return nil
@@ -121,18 +124,20 @@ func (db *DB) PutTurnsSearchable(ctx context.Context, turns []engram.Turn, searc
 
 	// Urgent: an acknowledgement waits for it (see writeGate).
 	var stored []engram.Turn
+	raws := make(map[int64]nfkcText, len(rows)) // by seq, for turns_trigram
 	kw := db.beginChange()
 	err := db.update(ctx, true, func(tx *sql.Tx) error {
 		kw.reset()
+		clear(raws)
 		st := db.writerStmts(ctx, tx) // compiled once, when the palace opened
-		var stmts [6]*sql.Stmt
-		for i, q := range []string{qInsertTurn, qInsertTurnFTS, qInsertTurnTrigram, qInsertTurnCJK, qAnyForgotten, qSetMeta} {
+		var stmts [5]*sql.Stmt
+		for i, q := range []string{qInsertTurn, qInsertTurnFTS, qInsertTurnCJK, qAnyForgotten, qSetMeta} {
 			var err error
 			if stmts[i], err = st(q); err != nil {
 				return fmt.Errorf("palace: put turns: %w", err)
 			}
 		}
-		ins, fts, tri, cjk, forgotten, meta := stmts[0], stmts[1], stmts[2], stmts[3], stmts[4], stmts[5]
+		ins, fts, cjk, forgotten, meta := stmts[0], stmts[1], stmts[2], stmts[3], stmts[4]
 
 		// Forgotten ids: a tombstone records its id; a turn read before
 		// its forget (a stream that began earlier) is not stored again,
@@ -209,9 +214,7 @@ func (db *DB) PutTurnsSearchable(ctx context.Context, turns []engram.Turn, searc
 				return fmt.Errorf("palace: index turn %d: %w", t.Seq, err)
 			}
 			kw.add(t.Seq, t.Namespace, r.ts, r.text, r.speaker)
-			if _, err := tri.ExecContext(ctx, t.Seq, r.raw); err != nil {
-				return fmt.Errorf("palace: index turn %d: %w", t.Seq, err)
-			}
+			raws[t.Seq] = nfkcText{t.Content, r.raw}
 			if r.grams != "" {
 				if _, err := cjk.ExecContext(ctx, t.Seq, r.grams); err != nil {
 					return fmt.Errorf("palace: index turn %d: %w", t.Seq, err)
@@ -234,11 +237,11 @@ func (db *DB) PutTurnsSearchable(ctx context.Context, turns []engram.Turn, searc
 	for done := false; !done; stored = nil {
 		err = db.update(ctx, true, func(tx *sql.Tx) error {
 			var err error
-			done, err = db.unitsThrough(ctx, tx, maxSeq, stored)
+			done, err = db.secondaryThrough(ctx, tx, maxSeq, stored, raws)
 			return err
 		})
 		if err != nil {
-			return fmt.Errorf("palace: session units: %w", err)
+			return fmt.Errorf("palace: session units and substring index: %w", err)
 		}
 	}
 	return nil

@@ -237,20 +237,21 @@ func indexUnit(ctx context.Context, st stmtFunc, kind string, n int64) error {
 	return reindexTextStmt(ctx, st, table, n, text)
 }
 
-// backfillUnits gives every stored turn after keyUnitsSeq its session unit:
-// the palace of an older engram, opened for the first time by one with
-// units, or one whose process stopped between PutTurns' two transactions.
-// It runs at Open, in batches.
-func (db *DB) backfillUnits(ctx context.Context) error {
+// backfillSecondary gives every stored turn after keyUnitsSeq its session
+// unit, and every one after keyTrigramSeq its row of turns_trigram: the
+// palace of an older engram, opened for the first time by one with units,
+// or one whose process stopped between PutTurnsSearchable's two
+// transactions. It runs at Open, in batches.
+func (db *DB) backfillSecondary(ctx context.Context) error {
 	for {
 		var done bool
 		err := db.Update(ctx, func(tx *sql.Tx) error {
 			var err error
-			done, err = db.unitsThrough(ctx, tx, math.MaxInt64, nil)
+			done, err = db.secondaryThrough(ctx, tx, math.MaxInt64, nil, nil)
 			return err
 		})
 		if err != nil {
-			return fmt.Errorf("palace: build session units: %w", err)
+			return fmt.Errorf("palace: build session units and substring index: %w", err)
 		}
 		if done {
 			return nil
@@ -258,60 +259,109 @@ func (db *DB) backfillUnits(ctx context.Context) error {
 	}
 }
 
-// unitsBatch is the most turns unitsThrough puts into units at once.
-const unitsBatch = 2000
+// nfkcText is a text in NFKC (nfkc) and the text it was made of.
+type nfkcText struct{ of, nfkc string }
 
-// unitsThrough puts the stored turns after keyUnitsSeq, through seq and
-// at most unitsBatch of them, into their session units inside tx, and
-// re-indexes the units' text; done when none is left. Of stored (turns
-// just stored, in seq order) those at or before keyUnitsSeq go in too:
-// a turn stored behind the watermark, which the watermark no longer finds.
-func (db *DB) unitsThrough(ctx context.Context, tx *sql.Tx, seq int64, stored []engram.Turn) (done bool, err error) {
-	var from int64
-	err = tx.QueryRowContext(ctx, `SELECT value FROM palace_meta WHERE key = ?`, keyUnitsSeq).Scan(&from)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return false, err
+// secondaryBatch is the most turns secondaryThrough reads at once.
+const secondaryBatch = 2000
+
+// keyTrigramSeq is the palace_meta key of the seq through which every
+// stored turn has its row of turns_trigram (migration 0018).
+const keyTrigramSeq = "trigram_seq"
+
+// secondaryThrough writes, inside tx, what the turns stored after the
+// watermarks keyUnitsSeq and keyTrigramSeq (through seq, at most
+// secondaryBatch of them) lack: their session units, the units' text
+// re-indexed, and their rows of turns_trigram; done when none is left.
+// Of stored (turns just stored, in seq order) those at or before a
+// watermark get their rows too: turns stored behind it, which it no longer
+// finds. raws holds the NFKC content of some of them by seq (what PutTurns
+// computed), used while the turn's content is still what it was computed
+// of (a redaction may come in between); the others' is computed here.
+func (db *DB) secondaryThrough(ctx context.Context, tx *sql.Tx, seq int64, stored []engram.Turn, raws map[int64]nfkcText) (done bool, err error) {
+	var unitsFrom, trigramFrom int64
+	for _, m := range []struct {
+		key string
+		dst *int64
+	}{{keyUnitsSeq, &unitsFrom}, {keyTrigramSeq, &trigramFrom}} {
+		err := tx.QueryRowContext(ctx, `SELECT value FROM palace_meta WHERE key = ?`, m.key).Scan(m.dst)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return false, err
+		}
+	}
+	from := min(unitsFrom, trigramFrom)
+	fresh := make(map[int64]bool, len(stored))
+	var behindSeqs []any
+	for _, t := range stored {
+		fresh[t.Seq] = true
+		if t.Seq <= from {
+			behindSeqs = append(behindSeqs, t.Seq)
+		}
 	}
 	var turns []engram.Turn
-	for _, t := range stored {
-		if t.Seq <= from {
-			turns = append(turns, t)
+	if len(behindSeqs) > 0 {
+		// Read again: a forget or a redaction may have come since.
+		q := `SELECT ` + turnColumns + ` FROM turns t WHERE t.seq IN (?` + strings.Repeat(",?", len(behindSeqs)-1) + `) ORDER BY t.seq`
+		if err := queryTurns(ctx, tx, q, behindSeqs, func(t engram.Turn, _ float64) { turns = append(turns, t) }); err != nil {
+			return false, err
 		}
 	}
 	behind := len(turns)
-	if from >= seq && behind == 0 {
+	if from >= seq && len(behindSeqs) == 0 {
 		return true, nil
 	}
 	err = queryTurns(ctx, tx, `SELECT `+turnColumns+` FROM turns t WHERE t.seq > ? AND t.seq <= ? ORDER BY t.seq LIMIT ?`,
-		[]any{from, seq, unitsBatch}, func(t engram.Turn, _ float64) { turns = append(turns, t) })
+		[]any{from, seq, secondaryBatch}, func(t engram.Turn, _ float64) { turns = append(turns, t) })
 	if err != nil {
 		return false, err
 	}
 	found := len(turns) - behind
-	done = found < unitsBatch
+	done = found < secondaryBatch
 	last := from
 	if found > 0 {
 		last = turns[len(turns)-1].Seq
 	}
 	if done {
 		// Past the last stored turn, through what the indexer has
-		// seen: tombstones and skipped turns have no unit.
+		// seen: tombstones and skipped turns have no rows.
 		indexed, err := indexedSeqIn(ctx, tx)
 		if err != nil {
 			return false, err
 		}
 		last = max(last, min(seq, indexed))
 	}
-	if len(turns) == 0 {
-		return done, setMeta(ctx, tx, keyUnitsSeq, last)
+	var unitTurns, trigramTurns []engram.Turn
+	for _, t := range turns {
+		if fresh[t.Seq] || t.Seq > unitsFrom {
+			unitTurns = append(unitTurns, t)
+		}
+		if fresh[t.Seq] || t.Seq > trigramFrom {
+			trigramTurns = append(trigramTurns, t)
+		}
 	}
 	st := db.writerStmts(ctx, tx)
-	units, err := addSessionTurns(ctx, st, turns)
+	units, err := addSessionTurns(ctx, st, unitTurns)
 	if err != nil {
 		return false, err
 	}
-	if err := setMeta(ctx, tx, keyUnitsSeq, last); err != nil {
+	for _, key := range []string{keyUnitsSeq, keyTrigramSeq} {
+		if err := setMeta(ctx, tx, key, last); err != nil {
+			return false, err
+		}
+	}
+	// The full-text rows last (see PutTurnsSearchable).
+	tri, err := st(qInsertTurnTrigram)
+	if err != nil {
 		return false, err
+	}
+	for _, t := range trigramTurns {
+		r, ok := raws[t.Seq]
+		if !ok || r.of != t.Content {
+			r.nfkc = nfkc(t.Content)
+		}
+		if _, err := tri.ExecContext(ctx, t.Seq, r.nfkc); err != nil {
+			return false, fmt.Errorf("index turn %d: %w", t.Seq, err)
+		}
 	}
 	for _, n := range units {
 		if err := indexUnit(ctx, st, engram.UnitSession, n); err != nil {

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	engram "github.com/engram-dev/engram"
 )
@@ -257,19 +258,29 @@ func TestPutTurnsSearchable(t *testing.T) {
 		}
 		return n
 	}
+	substring := func(db *DB) int { // "afkaco" is in no word: the trigram index finds it
+		hits, err := db.SearchTurns(ctx, engram.TextQuery{Text: "afkaco", Limit: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(hits)
+	}
 	calls := 0
-	err = db.PutTurnsSearchable(ctx, []engram.Turn{sessionTurn(1, "a", "Ana", "kafka consumer lag")}, func() {
+	err = db.PutTurnsSearchable(ctx, []engram.Turn{sessionTurn(1, "a", "Ana", "kafkaconsumer lag")}, func() {
 		calls++
-		hits, err := db.SearchTurns(ctx, engram.TextQuery{Text: "kafka", Limit: 5})
+		hits, err := db.SearchTurns(ctx, engram.TextQuery{Text: "kafkaconsumer", Limit: 5})
 		if err != nil || len(hits) != 1 {
 			t.Errorf("searchable called with %d hits, %v; want the turn", len(hits), err)
 		}
 		if n := units(db, 1); n != 0 {
 			t.Errorf("searchable called after the units were written: %d", n)
 		}
+		if n := substring(db); n != 0 {
+			t.Errorf("searchable called after the substring index was written: %d hits", n)
+		}
 	})
-	if err != nil || calls != 1 || units(db, 1) != 1 {
-		t.Fatalf("PutTurnsSearchable: %v, %d calls, %d units; want nil, 1, 1", err, calls, units(db, 1))
+	if err != nil || calls != 1 || units(db, 1) != 1 || substring(db) != 1 {
+		t.Fatalf("PutTurnsSearchable: %v, %d calls, %d units, %d substring hits; want nil, 1, 1, 1", err, calls, units(db, 1), substring(db))
 	}
 
 	// Stopped between the two: the second fails with its context.
@@ -300,6 +311,38 @@ func TestPutTurnsSearchable(t *testing.T) {
 	db = MustOpenDBAt(t, path, Options{}) // its cleanup checks the invariants
 	if n := units(db, 1, 2, 3, 4); n != 4 {
 		t.Fatalf("after reopening: %d units of 4 turns, want 4", n)
+	}
+	if c, err := db.CountTurnIndexes(ctx); err != nil || c.Turns != 4 || c.Trigram != 4 || c.TrigramPending != 0 {
+		t.Fatalf("after reopening: %+v, %v; want 4 turns, 4 substring rows, none pending", c, err)
+	}
+
+	// A redaction between the two: the substring row is written of the
+	// redacted content.
+	secret := sessionTurn(6, "c", "Di", "the token is zorblewskiqx")
+	err = db.PutTurnsSearchable(ctx, []engram.Turn{secret}, func() {
+		red, _ := secret.RedactSpans([]string{"zorblewskiqx"}, "[redacted]")
+		if _, err := db.RedactTurns(ctx, []engram.Turn{red}, []string{"zorblewskiqx"}, "[redacted]"); err != nil {
+			t.Error(err)
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"blewskiq", "zorblewskiqx"} {
+		if hits, err := db.SearchTurns(ctx, engram.TextQuery{Text: q, Limit: 5}); err != nil || len(hits) != 0 {
+			t.Fatalf("search %q after the redaction: %d hits, %v; want none", q, len(hits), err)
+		}
+	}
+
+	// A forget between the two: no row of the forgotten turn is left
+	// behind (the cleanup checks the invariants).
+	err = db.PutTurnsSearchable(ctx, []engram.Turn{sessionTurn(5, "c", "Di", "forgotten words")}, func() {
+		if _, err := db.ForgetTurns(ctx, []ForgetTurn{{ID: "t5", Seq: 5}}, time.Now(), nil); err != nil {
+			t.Error(err)
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
 
