@@ -113,14 +113,21 @@ func (ix *Indexer) Close() error {
 }
 
 // Indexed returns the indexer's watermark: every turn up to this seq is
-// searchable.
+// searchable by keyword (with a PutSearchable index, its session units
+// and substring rows may follow a moment later: Wait).
 func (ix *Indexer) Indexed() int64 {
+	seq, _ := ix.searchable.get()
+	return seq
+}
+
+// complete is the seq through which every index of the turns is written.
+func (ix *Indexer) complete() int64 {
 	seq, _ := ix.prog.get()
 	return seq
 }
 
-// Notify returns a channel closed when the watermark next moves (or a
-// batch fails): what followers of the turn index wait on.
+// Notify returns a channel closed when a batch is completely indexed (or
+// fails): what followers of the turn index wait on.
 func (ix *Indexer) Notify() <-chan struct{} { return ix.prog.notify() }
 
 // Err returns the error of the last failed batch, or nil once a later batch
@@ -130,12 +137,13 @@ func (ix *Indexer) Err() error {
 	return err
 }
 
-// Lag returns how many archived turns are not indexed yet.
+// Lag returns how many archived turns are not searchable yet.
 func (ix *Indexer) Lag() int64 {
 	return max(ix.archive.LastSeq()-ix.Indexed(), 0)
 }
 
-// Wait blocks until every turn up to seq is indexed, or ctx ends.
+// Wait blocks until every turn up to seq is indexed, its session units and
+// substring rows too, or ctx ends.
 func (ix *Indexer) Wait(ctx context.Context, seq int64) error {
 	return ix.prog.wait(ctx, seq)
 }
@@ -156,7 +164,7 @@ func (ix *Indexer) WaitCurrent(ctx context.Context) error {
 
 // catchUp indexes every archived turn after the watermark, in batches.
 func (ix *Indexer) catchUp(ctx context.Context) error {
-	return streamBatches(ctx, ix.archive, ix.Indexed(), ix.BatchSize, func(batch []engram.Turn) error {
+	return streamBatches(ctx, ix.archive, ix.complete(), ix.BatchSize, func(batch []engram.Turn) error {
 		last := batch[len(batch)-1].Seq
 		var err error
 		if ix.PutSearchable != nil {

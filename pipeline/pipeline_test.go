@@ -136,8 +136,13 @@ func TestIngestWaitsForSearchable(t *testing.T) {
 	if units, err := p.TurnUnits(context.Background(), []int64{seq}); err != nil || len(units[seq]) != 0 {
 		t.Fatalf("the units were written before the acknowledgement: %v, %v", units, err)
 	}
-	if ix.Indexed() >= seq || ix.Lag() != 1 {
-		t.Fatalf("indexed %d, lag %d while the units wait; want below %d, 1", ix.Indexed(), ix.Lag(), seq)
+	if ix.Indexed() != seq || ix.Lag() != 0 {
+		t.Fatalf("indexed %d, lag %d while the units wait; want %d, 0 (searchable)", ix.Indexed(), ix.Lag(), seq)
+	}
+	wctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := ix.Wait(wctx, seq); err == nil {
+		t.Fatal("Wait returned while the units wait")
 	}
 	close(release)
 	if err := ix.WaitCurrent(waitCtx(t)); err != nil {
