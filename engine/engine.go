@@ -107,9 +107,9 @@ func (h hookedIndex) PutTurns(ctx context.Context, turns []engram.Turn) error {
 	return h.DB.PutTurns(ctx, turns)
 }
 
-func (h hookedIndex) PutTurnsSearchable(ctx context.Context, turns []engram.Turn, searchable func()) error {
+func (h hookedIndex) PutTurnsSearchable(ctx context.Context, turns []engram.Turn) error {
 	h.before(turns)
-	return h.DB.PutTurnsSearchable(ctx, turns, searchable)
+	return h.DB.PutTurnsSearchable(ctx, turns)
 }
 
 // Open opens the home of cfg, creating it (0700) if needed, and catches the
@@ -142,7 +142,10 @@ func Open(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Engine, err 
 		index, putSearchable = h, h.PutTurnsSearchable
 	}
 	e.indexer = pipeline.NewIndexer(e.archive, index)
-	e.indexer.PutSearchable = putSearchable // a POST waits for the turns, not their session units
+	// A POST waits for its turns' keyword index, not for their session
+	// units and substring rows, which follow in short transactions.
+	e.indexer.PutSearchable = putSearchable
+	e.indexer.Secondary = func(ctx context.Context, seq int64) (bool, error) { return e.palace.IndexSecondary(ctx, seq, 0) }
 	e.indexer.Logger = logger.With("component", "indexer")
 	if err := e.indexer.Open(ctx); err != nil {
 		return nil, err

@@ -42,10 +42,10 @@ type row struct {
 }
 
 // PutTurns stores turns: the turns and their keyword indexes in one
-// transaction, then their session units in another (see
-// PutTurnsSearchable). A turn whose Seq is stored already is left as it
-// is, so replaying a range of the archive is harmless. The watermark
-// (IndexedSeq) advances to the highest Seq of the batch.
+// transaction (PutTurnsSearchable), then their session units and
+// substring rows (IndexSecondary). A turn whose Seq is stored already is
+// left as it is, so replaying a range of the archive is harmless. The
+// watermark (IndexedSeq) advances to the highest Seq of the batch.
 //
 // One bad archived turn never stops indexing: a turn whose ID is stored
 // under another Seq is a duplicate, whatever its archive line holds (the
@@ -58,22 +58,37 @@ type row struct {
 // It returns EINVALID if a turn has no ID or namespace or a Seq below 1,
 // which no archive line has. A batch with such a turn stores nothing.
 func (db *DB) PutTurns(ctx context.Context, turns []engram.Turn) error {
-	return db.PutTurnsSearchable(ctx, turns, nil)
+	if err := db.PutTurnsSearchable(ctx, turns); err != nil {
+		return err
+	}
+	var maxSeq int64
+	for _, t := range turns {
+		maxSeq = max(maxSeq, t.Seq)
+	}
+	for {
+		done, err := db.IndexSecondary(ctx, maxSeq, backfillBatch)
+		if err != nil || done {
+			return err
+		}
+	}
 }
 
-// PutTurnsSearchable is PutTurns, calling searchable (if not nil) between
-// its two transactions: once the turns are stored and searchable by
-// keyword (the keyword index and turns_cjk), before their session units
-// and their rows of the substring index (turns_trigram) are written. An
-// acknowledgement waits for the first transaction only; the second, about
-// half the work at 100,000 turns (BenchmarkPutTurns: re-indexing the text
-// of each session part the turns extend, and the trigrams), follows while
-// the client sends its next request. Its watermarks are keyUnitsSeq and
-// keyTrigramSeq: a crash between the two leaves them behind, and the next
-// call catches up, as does Open (backfillSecondary). A forget or a
-// redaction in between leaves the substring rows of such turns to the
-// second transaction, which reads the turns as they then are.
-func (db *DB) PutTurnsSearchable(ctx context.Context, turns []engram.Turn, searchable func()) error {
+// PutTurnsSearchable is the first transaction of PutTurns: it stores the
+// turns and what makes them searchable by keyword (turns_fts, the
+// in-memory keyword index, turns_cjk) and moves the watermark, which is
+// what an acknowledgement waits for. Their session units and their rows
+// of the substring index (turns_trigram) follow in IndexSecondary's
+// transactions, under their own watermarks (keyUnitsSeq, keyTrigramSeq):
+// about two thirds of the work at 100,000 turns (BenchmarkPutTurns:
+// re-indexing the text of each session part the turns extend, and the
+// trigrams), done while the client sends its next request, and in short
+// transactions, so that the next turn index waits for little of it. A
+// crash before they are written leaves them to the indexer's next round
+// or to Open (backfillSecondary); a forget or a redaction before then
+// leaves the substring rows of such turns to them, and they read the
+// turns as they then are. A turn stored behind those watermarks (a seq
+// lower than one stored before) gets its rows here.
+func (db *DB) PutTurnsSearchable(ctx context.Context, turns []engram.Turn) error {
 	if len(turns) == 0 {
 		return nil
 	}
@@ -124,11 +139,9 @@ func (db *DB) PutTurnsSearchable(ctx context.Context, turns []engram.Turn, searc
 
 	// Urgent: an acknowledgement waits for it (see writeGate).
 	var stored []engram.Turn
-	raws := make(map[int64]nfkcText, len(rows)) // by seq, for turns_trigram
 	kw := db.beginChange()
 	err := db.update(ctx, true, func(tx *sql.Tx) error {
 		kw.reset()
-		clear(raws)
 		st := db.writerStmts(ctx, tx) // compiled once, when the palace opened
 		var stmts [5]*sql.Stmt
 		for i, q := range []string{qInsertTurn, qInsertTurnFTS, qInsertTurnCJK, qAnyForgotten, qSetMeta} {
@@ -146,8 +159,12 @@ func (db *DB) PutTurnsSearchable(ctx context.Context, turns []engram.Turn, searc
 		if err := forgotten.QueryRowContext(ctx).Scan(&anyForgotten); err != nil {
 			return fmt.Errorf("palace: put turns: %w", err)
 		}
-		stored = stored[:0] // newly stored, for their session units
-		var index []row     // their rows, for the full-text indexes
+		stored = stored[:0] // newly stored
+		unitsFrom, trigramFrom, err := secondaryWatermarks(ctx, tx)
+		if err != nil {
+			return fmt.Errorf("palace: put turns: %w", err)
+		}
+		var index []row // their rows, for the full-text indexes
 		for _, r := range rows {
 			t := r.t
 			if r.tomb {
@@ -214,11 +231,24 @@ func (db *DB) PutTurnsSearchable(ctx context.Context, turns []engram.Turn, searc
 				return fmt.Errorf("palace: index turn %d: %w", t.Seq, err)
 			}
 			kw.add(t.Seq, t.Namespace, r.ts, r.text, r.speaker)
-			raws[t.Seq] = nfkcText{t.Content, r.raw}
 			if r.grams != "" {
 				if _, err := cjk.ExecContext(ctx, t.Seq, r.grams); err != nil {
 					return fmt.Errorf("palace: index turn %d: %w", t.Seq, err)
 				}
+			}
+		}
+		var unitsBehind, trigramBehind []engram.Turn // stored at or before a secondary watermark
+		for _, t := range stored {
+			if t.Seq <= unitsFrom {
+				unitsBehind = append(unitsBehind, t)
+			}
+			if t.Seq <= trigramFrom {
+				trigramBehind = append(trigramBehind, t)
+			}
+		}
+		if len(unitsBehind) > 0 || len(trigramBehind) > 0 {
+			if err := db.writeSecondary(ctx, tx, unitsBehind, trigramBehind); err != nil {
+				return fmt.Errorf("palace: put turns: %w", err)
 			}
 		}
 		if err := kw.count(ctx, tx); err != nil {
@@ -227,24 +257,7 @@ func (db *DB) PutTurnsSearchable(ctx context.Context, turns []engram.Turn, searc
 		return nil
 	})
 	db.endChange(kw, err)
-	if err != nil {
-		return err
-	}
-	if searchable != nil {
-		searchable()
-	}
-	// Urgent too: the indexer's next batch waits for it.
-	for done := false; !done; stored = nil {
-		err = db.update(ctx, true, func(tx *sql.Tx) error {
-			var err error
-			done, err = db.secondaryThrough(ctx, tx, maxSeq, stored, raws)
-			return err
-		})
-		if err != nil {
-			return fmt.Errorf("palace: session units and substring index: %w", err)
-		}
-	}
-	return nil
+	return err
 }
 
 // The statements of PutTurns.

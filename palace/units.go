@@ -240,14 +240,14 @@ func indexUnit(ctx context.Context, st stmtFunc, kind string, n int64) error {
 // backfillSecondary gives every stored turn after keyUnitsSeq its session
 // unit, and every one after keyTrigramSeq its row of turns_trigram: the
 // palace of an older engram, opened for the first time by one with units,
-// or one whose process stopped between PutTurnsSearchable's two
-// transactions. It runs at Open, in batches.
+// or one whose process stopped before IndexSecondary caught up. It runs at
+// Open, in batches.
 func (db *DB) backfillSecondary(ctx context.Context) error {
 	for {
 		var done bool
 		err := db.Update(ctx, func(tx *sql.Tx) error {
 			var err error
-			done, err = db.secondaryThrough(ctx, tx, math.MaxInt64, nil, nil)
+			done, err = db.secondaryThrough(ctx, tx, math.MaxInt64, backfillBatch)
 			return err
 		})
 		if err != nil {
@@ -259,66 +259,81 @@ func (db *DB) backfillSecondary(ctx context.Context) error {
 	}
 }
 
-// nfkcText is a text in NFKC (nfkc) and the text it was made of.
-type nfkcText struct{ of, nfkc string }
+// backfillBatch is the most turns a transaction of backfillSecondary
+// reads.
+const backfillBatch = 2000
 
-// secondaryBatch is the most turns secondaryThrough reads at once.
-const secondaryBatch = 2000
+// SecondaryBatch is the most turns one IndexSecondary transaction takes
+// by default: some 5 to 10 ms of writing at 100,000 turns, the longest a
+// POST's turn index waits behind it. Smaller steps cost more in all: each
+// re-indexes the whole text of every session part it extends
+// (BenchmarkPutTurns, a batch of 500: 73 ms in steps of 64, 56 in steps
+// of 128, 44 in steps of 256, 42 in one).
+const SecondaryBatch = 128
+
+// IndexSecondary writes, in one transaction, the session units and the
+// substring rows of at most limit turns (SecondaryBatch if limit <= 0)
+// stored after their watermarks and through seq; done when none is left.
+// The indexer calls it between batches of PutTurnsSearchable, so that a
+// turn index never waits for more than one such transaction.
+func (db *DB) IndexSecondary(ctx context.Context, seq int64, limit int) (done bool, err error) {
+	if limit <= 0 {
+		limit = SecondaryBatch
+	}
+	// Urgent: the indexer's next batch waits for it.
+	err = db.update(ctx, true, func(tx *sql.Tx) error {
+		var err error
+		done, err = db.secondaryThrough(ctx, tx, seq, limit)
+		return err
+	})
+	if err != nil {
+		return false, fmt.Errorf("palace: session units and substring index: %w", err)
+	}
+	return done, nil
+}
 
 // keyTrigramSeq is the palace_meta key of the seq through which every
 // stored turn has its row of turns_trigram (migration 0018).
 const keyTrigramSeq = "trigram_seq"
 
-// secondaryThrough writes, inside tx, what the turns stored after the
-// watermarks keyUnitsSeq and keyTrigramSeq (through seq, at most
-// secondaryBatch of them) lack: their session units, the units' text
-// re-indexed, and their rows of turns_trigram; done when none is left.
-// Of stored (turns just stored, in seq order) those at or before a
-// watermark get their rows too: turns stored behind it, which it no longer
-// finds. raws holds the NFKC content of some of them by seq (what PutTurns
-// computed), used while the turn's content is still what it was computed
-// of (a redaction may come in between); the others' is computed here.
-func (db *DB) secondaryThrough(ctx context.Context, tx *sql.Tx, seq int64, stored []engram.Turn, raws map[int64]nfkcText) (done bool, err error) {
-	var unitsFrom, trigramFrom int64
+// secondaryWatermarks reads keyUnitsSeq and keyTrigramSeq inside tx.
+func secondaryWatermarks(ctx context.Context, tx *sql.Tx) (units, trigram int64, err error) {
 	for _, m := range []struct {
 		key string
 		dst *int64
-	}{{keyUnitsSeq, &unitsFrom}, {keyTrigramSeq, &trigramFrom}} {
+	}{{keyUnitsSeq, &units}, {keyTrigramSeq, &trigram}} {
 		err := tx.QueryRowContext(ctx, `SELECT value FROM palace_meta WHERE key = ?`, m.key).Scan(m.dst)
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
-			return false, err
+			return 0, 0, err
 		}
 	}
-	from := min(unitsFrom, trigramFrom)
-	fresh := make(map[int64]bool, len(stored))
-	var behindSeqs []any
-	for _, t := range stored {
-		fresh[t.Seq] = true
-		if t.Seq <= from {
-			behindSeqs = append(behindSeqs, t.Seq)
-		}
-	}
-	var turns []engram.Turn
-	if len(behindSeqs) > 0 {
-		// Read again: a forget or a redaction may have come since.
-		q := `SELECT ` + turnColumns + ` FROM turns t WHERE t.seq IN (?` + strings.Repeat(",?", len(behindSeqs)-1) + `) ORDER BY t.seq`
-		if err := queryTurns(ctx, tx, q, behindSeqs, func(t engram.Turn, _ float64) { turns = append(turns, t) }); err != nil {
-			return false, err
-		}
-	}
-	behind := len(turns)
-	if from >= seq && len(behindSeqs) == 0 {
-		return true, nil
-	}
-	err = queryTurns(ctx, tx, `SELECT `+turnColumns+` FROM turns t WHERE t.seq > ? AND t.seq <= ? ORDER BY t.seq LIMIT ?`,
-		[]any{from, seq, secondaryBatch}, func(t engram.Turn, _ float64) { turns = append(turns, t) })
+	return units, trigram, nil
+}
+
+// secondaryThrough writes, inside tx, what the turns stored after the
+// watermarks keyUnitsSeq and keyTrigramSeq (through seq, at most limit of
+// them) lack: their session units, the units' text re-indexed, and their
+// rows of turns_trigram, and moves the watermarks past them; done when
+// none is left. It reads the turns as they are: a forget or a redaction
+// since they were stored is what it indexes.
+func (db *DB) secondaryThrough(ctx context.Context, tx *sql.Tx, seq int64, limit int) (done bool, err error) {
+	unitsFrom, trigramFrom, err := secondaryWatermarks(ctx, tx)
 	if err != nil {
 		return false, err
 	}
-	found := len(turns) - behind
-	done = found < secondaryBatch
+	from := min(unitsFrom, trigramFrom)
+	if from >= seq {
+		return true, nil
+	}
+	var turns []engram.Turn
+	err = queryTurns(ctx, tx, `SELECT `+turnColumns+` FROM turns t WHERE t.seq > ? AND t.seq <= ? ORDER BY t.seq LIMIT ?`,
+		[]any{from, seq, limit}, func(t engram.Turn, _ float64) { turns = append(turns, t) })
+	if err != nil {
+		return false, err
+	}
+	done = len(turns) < limit
 	last := from
-	if found > 0 {
+	if len(turns) > 0 {
 		last = turns[len(turns)-1].Seq
 	}
 	if done {
@@ -332,43 +347,46 @@ func (db *DB) secondaryThrough(ctx context.Context, tx *sql.Tx, seq int64, store
 	}
 	var unitTurns, trigramTurns []engram.Turn
 	for _, t := range turns {
-		if fresh[t.Seq] || t.Seq > unitsFrom {
+		if t.Seq > unitsFrom {
 			unitTurns = append(unitTurns, t)
 		}
-		if fresh[t.Seq] || t.Seq > trigramFrom {
+		if t.Seq > trigramFrom {
 			trigramTurns = append(trigramTurns, t)
 		}
-	}
-	st := db.writerStmts(ctx, tx)
-	units, err := addSessionTurns(ctx, st, unitTurns)
-	if err != nil {
-		return false, err
 	}
 	for _, key := range []string{keyUnitsSeq, keyTrigramSeq} {
 		if err := setMeta(ctx, tx, key, last); err != nil {
 			return false, err
 		}
 	}
-	// The full-text rows last (see PutTurnsSearchable).
+	return done, db.writeSecondary(ctx, tx, unitTurns, trigramTurns)
+}
+
+// writeSecondary puts unitTurns (in seq order) into their session units,
+// re-indexing the units' text, and writes the rows of trigramTurns in
+// turns_trigram, inside tx. Its full-text rows go last (see PutTurns), so
+// the caller's other statements go before it.
+func (db *DB) writeSecondary(ctx context.Context, tx *sql.Tx, unitTurns, trigramTurns []engram.Turn) error {
+	st := db.writerStmts(ctx, tx)
+	units, err := addSessionTurns(ctx, st, unitTurns)
+	if err != nil {
+		return err
+	}
 	tri, err := st(qInsertTurnTrigram)
 	if err != nil {
-		return false, err
+		return err
 	}
 	for _, t := range trigramTurns {
-		r, ok := raws[t.Seq]
-		if !ok || r.of != t.Content {
-			r.nfkc = nfkc(t.Content)
-		}
-		if _, err := tri.ExecContext(ctx, t.Seq, r.nfkc); err != nil {
-			return false, fmt.Errorf("index turn %d: %w", t.Seq, err)
+		if _, err := tri.ExecContext(ctx, t.Seq, nfkc(t.Content)); err != nil {
+			return fmt.Errorf("index turn %d: %w", t.Seq, err)
 		}
 	}
 	for _, n := range units {
 		if err := indexUnit(ctx, st, engram.UnitSession, n); err != nil {
-			return false, err
+			return err
 		}
 	}
-	return done, nil
+	return nil
 }
 
 // indexedSeqIn is the indexer's watermark inside tx; 0 before the first

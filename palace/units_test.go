@@ -3,7 +3,6 @@ package palace
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -236,10 +235,11 @@ func TestUnits_Backfill(t *testing.T) {
 	}
 }
 
-// TestPutTurnsSearchable: the turns are searchable when searchable is
-// called, before their session units are written; a process that stops
-// between the two transactions leaves the units to the next call, or to
-// the next Open.
+// TestPutTurnsSearchable: after PutTurnsSearchable the turns are
+// searchable by keyword, their session units and substring rows wait for
+// IndexSecondary, which writes them in steps; a process that stops before
+// leaves them to the next call or to Open; a forget or a redaction before
+// them is what they index.
 func TestPutTurnsSearchable(t *testing.T) {
 	path := t.TempDir() + "/palace.db"
 	db, err := Open(path, Options{})
@@ -258,91 +258,110 @@ func TestPutTurnsSearchable(t *testing.T) {
 		}
 		return n
 	}
-	substring := func(db *DB) int { // "afkaco" is in no word: the trigram index finds it
-		hits, err := db.SearchTurns(ctx, engram.TextQuery{Text: "afkaco", Limit: 5})
+	substring := func(db *DB, q string) int { // a part of no word: the trigram index finds it
+		hits, err := db.SearchTurns(ctx, engram.TextQuery{Text: q, Limit: 5})
 		if err != nil {
 			t.Fatal(err)
 		}
 		return len(hits)
 	}
-	calls := 0
-	err = db.PutTurnsSearchable(ctx, []engram.Turn{sessionTurn(1, "a", "Ana", "kafkaconsumer lag")}, func() {
-		calls++
-		hits, err := db.SearchTurns(ctx, engram.TextQuery{Text: "kafkaconsumer", Limit: 5})
-		if err != nil || len(hits) != 1 {
-			t.Errorf("searchable called with %d hits, %v; want the turn", len(hits), err)
+	secondary := func(db *DB, seq int64, limit int) (steps int) {
+		for done := false; !done; steps++ {
+			if done, err = db.IndexSecondary(ctx, seq, limit); err != nil {
+				t.Fatal(err)
+			}
 		}
-		if n := units(db, 1); n != 0 {
-			t.Errorf("searchable called after the units were written: %d", n)
-		}
-		if n := substring(db); n != 0 {
-			t.Errorf("searchable called after the substring index was written: %d hits", n)
-		}
-	})
-	if err != nil || calls != 1 || units(db, 1) != 1 || substring(db) != 1 {
-		t.Fatalf("PutTurnsSearchable: %v, %d calls, %d units, %d substring hits; want nil, 1, 1, 1", err, calls, units(db, 1), substring(db))
+		return steps
 	}
 
-	// Stopped between the two: the second fails with its context.
-	cctx, cancel := context.WithCancel(ctx)
-	err = db.PutTurnsSearchable(cctx, []engram.Turn{sessionTurn(2, "a", "Bo", "kafka broker restart")}, cancel)
-	if !errors.Is(err, context.Canceled) || units(db, 2) != 0 {
-		t.Fatalf("cancelled between the transactions: %v, %d units; want context.Canceled, none", err, units(db, 2))
+	var batch []engram.Turn
+	for seq := int64(1); seq <= 5; seq++ {
+		batch = append(batch, sessionTurn(seq, "a", "Ana", "kafkaconsumer lag "+itoa(seq)))
 	}
-	if seq, err := db.IndexedSeq(ctx); err != nil || seq != 2 {
-		t.Fatalf("indexed_seq %d, %v; want 2", seq, err)
-	}
-	// The next call writes the units it left, with its own.
-	if err := db.PutTurns(ctx, []engram.Turn{sessionTurn(3, "b", "Cy", "other words")}); err != nil {
+	if err := db.PutTurnsSearchable(ctx, batch); err != nil {
 		t.Fatal(err)
 	}
-	if n := units(db, 2, 3); n != 2 {
-		t.Fatalf("after the next call: %d units of turns 2 and 3, want 2", n)
+	if hits, err := db.SearchTurns(ctx, engram.TextQuery{Text: "kafkaconsumer", Limit: 10}); err != nil || len(hits) != 5 {
+		t.Fatalf("searchable: %d hits, %v; want 5", len(hits), err)
+	}
+	if n, m := units(db, 1, 2, 3, 4, 5), substring(db, "afkaco"); n != 0 || m != 0 {
+		t.Fatalf("before IndexSecondary: %d units, %d substring hits; want none", n, m)
+	}
+	if c, err := db.CountTurnIndexes(ctx); err != nil || c.Trigram != 0 || c.TrigramPending != 5 {
+		t.Fatalf("counts before IndexSecondary: %+v, %v", c, err)
+	}
+	if steps := secondary(db, 5, 2); steps != 3 {
+		t.Fatalf("IndexSecondary took %d steps of 2 turns for 5, want 3", steps)
+	}
+	if n, m := units(db, 1, 2, 3, 4, 5), substring(db, "afkaco"); n != 5 || m != 5 {
+		t.Fatalf("after IndexSecondary: %d units, %d substring hits; want 5, 5", n, m)
 	}
 
-	// Stopped again, then closed: Open builds them.
-	cctx, cancel = context.WithCancel(ctx)
-	if err := db.PutTurnsSearchable(cctx, []engram.Turn{sessionTurn(4, "b", "Cy", "more words")}, cancel); !errors.Is(err, context.Canceled) {
+	// Stopped before IndexSecondary: PutTurns writes what was left, with
+	// its own.
+	if err := db.PutTurnsSearchable(ctx, []engram.Turn{sessionTurn(6, "a", "Bo", "kafka broker restart")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.PutTurns(ctx, []engram.Turn{sessionTurn(7, "b", "Cy", "other words")}); err != nil {
+		t.Fatal(err)
+	}
+	if n := units(db, 6, 7); n != 2 {
+		t.Fatalf("after the next PutTurns: %d units of turns 6 and 7, want 2", n)
+	}
+
+	// Stopped again, then closed: Open writes them.
+	if err := db.PutTurnsSearchable(ctx, []engram.Turn{sessionTurn(8, "b", "Cy", "more words")}); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
 	db = MustOpenDBAt(t, path, Options{}) // its cleanup checks the invariants
-	if n := units(db, 1, 2, 3, 4); n != 4 {
-		t.Fatalf("after reopening: %d units of 4 turns, want 4", n)
+	if n := units(db, 1, 2, 3, 4, 5, 6, 7, 8); n != 8 {
+		t.Fatalf("after reopening: %d units of 8 turns, want 8", n)
 	}
-	if c, err := db.CountTurnIndexes(ctx); err != nil || c.Turns != 4 || c.Trigram != 4 || c.TrigramPending != 0 {
-		t.Fatalf("after reopening: %+v, %v; want 4 turns, 4 substring rows, none pending", c, err)
+	if c, err := db.CountTurnIndexes(ctx); err != nil || c.Turns != 8 || c.Trigram != 8 || c.TrigramPending != 0 {
+		t.Fatalf("after reopening: %+v, %v; want 8 turns, 8 substring rows, none pending", c, err)
 	}
 
-	// A redaction between the two: the substring row is written of the
-	// redacted content.
-	secret := sessionTurn(6, "c", "Di", "the token is zorblewskiqx")
-	err = db.PutTurnsSearchable(ctx, []engram.Turn{secret}, func() {
-		red, _ := secret.RedactSpans([]string{"zorblewskiqx"}, "[redacted]")
-		if _, err := db.RedactTurns(ctx, []engram.Turn{red}, []string{"zorblewskiqx"}, "[redacted]"); err != nil {
-			t.Error(err)
-		}
-	})
-	if err != nil {
+	// A redaction in between: the substring row is of the redacted content.
+	secret := sessionTurn(9, "c", "Di", "the token is zorblewskiqx")
+	if err := db.PutTurnsSearchable(ctx, []engram.Turn{secret}); err != nil {
 		t.Fatal(err)
 	}
+	red, _ := secret.RedactSpans([]string{"zorblewskiqx"}, "[redacted]")
+	if _, err := db.RedactTurns(ctx, []engram.Turn{red}, []string{"zorblewskiqx"}, "[redacted]"); err != nil {
+		t.Fatal(err)
+	}
+	secondary(db, 9, 0)
 	for _, q := range []string{"blewskiq", "zorblewskiqx"} {
-		if hits, err := db.SearchTurns(ctx, engram.TextQuery{Text: q, Limit: 5}); err != nil || len(hits) != 0 {
-			t.Fatalf("search %q after the redaction: %d hits, %v; want none", q, len(hits), err)
+		if n := substring(db, q); n != 0 {
+			t.Fatalf("search %q after the redaction: %d hits, want none", q, n)
 		}
 	}
+	if n := substring(db, "dacte"); n != 1 {
+		t.Fatalf("the redacted turn's substring row: %d hits of \"dacte\", want 1", n)
+	}
 
-	// A forget between the two: no row of the forgotten turn is left
-	// behind (the cleanup checks the invariants).
-	err = db.PutTurnsSearchable(ctx, []engram.Turn{sessionTurn(5, "c", "Di", "forgotten words")}, func() {
-		if _, err := db.ForgetTurns(ctx, []ForgetTurn{{ID: "t5", Seq: 5}}, time.Now(), nil); err != nil {
-			t.Error(err)
-		}
-	})
-	if err != nil {
+	// A forget in between: no row of the forgotten turn is left (the
+	// cleanup checks the invariants).
+	if err := db.PutTurnsSearchable(ctx, []engram.Turn{sessionTurn(10, "c", "Di", "forgotten words")}); err != nil {
 		t.Fatal(err)
+	}
+	if _, err := db.ForgetTurns(ctx, []ForgetTurn{{ID: "t10", Seq: 10}}, time.Now(), nil); err != nil {
+		t.Fatal(err)
+	}
+	secondary(db, 10, 0)
+
+	// A turn stored behind the watermarks gets its rows at once.
+	if err := db.PutTurns(ctx, []engram.Turn{sessionTurn(12, "d", "Ed", "an early word")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.PutTurnsSearchable(ctx, []engram.Turn{sessionTurn(11, "d", "Ed", "a late arrivalqz")}); err != nil {
+		t.Fatal(err)
+	}
+	if n, m := units(db, 11), substring(db, "ivalq"); n != 1 || m != 1 {
+		t.Fatalf("a turn stored behind the watermarks: %d units, %d substring hits; want 1, 1", n, m)
 	}
 }
 

@@ -33,12 +33,17 @@ type Indexer struct {
 	RetryDelay time.Duration
 	Logger     *slog.Logger
 
-	// PutSearchable, if set, stores a batch in place of the index's
-	// PutTurns, in two steps: the turns searchable by keyword first, then
-	// what follows from them (palace.DB.PutTurnsSearchable: the session
-	// units), calling searchable in between. An acknowledgement
-	// (WaitSearchable) then waits for the first step only.
-	PutSearchable func(ctx context.Context, turns []engram.Turn, searchable func()) error
+	// PutSearchable and Secondary, if set, index a batch in two steps
+	// instead of the index's PutTurns: PutSearchable makes the turns
+	// searchable by keyword, which an acknowledgement waits for
+	// (WaitSearchable); Secondary then writes what follows from them
+	// (palace.DB: the session units and the substring rows), a short
+	// transaction at a time through seq, done when none is left. After
+	// each round of batches the indexer takes one such step, and more
+	// only while no newer turn waits in the archive: a POST's turn index
+	// waits for one step at most.
+	PutSearchable func(ctx context.Context, turns []engram.Turn) error
+	Secondary     func(ctx context.Context, seq int64) (done bool, err error)
 
 	prog       *progress // every index of the turns, session units too
 	searchable *progress // the turns and their keyword indexes
@@ -162,25 +167,53 @@ func (ix *Indexer) WaitCurrent(ctx context.Context) error {
 	return ix.Wait(ctx, ix.archive.LastSeq())
 }
 
-// catchUp indexes every archived turn after the watermark, in batches.
+// catchUp indexes every archived turn after the watermark, in batches;
+// with PutSearchable, each batch searchable first, then the secondary
+// indexes of all of them, a step at a time, going back to the archive
+// whenever it holds newer turns.
 func (ix *Indexer) catchUp(ctx context.Context) error {
-	return streamBatches(ctx, ix.archive, ix.complete(), ix.BatchSize, func(batch []engram.Turn) error {
-		last := batch[len(batch)-1].Seq
-		var err error
-		if ix.PutSearchable != nil {
-			err = ix.PutSearchable(ctx, batch, func() { ix.searchable.advance(last) })
-		} else {
-			err = ix.index.PutTurns(ctx, batch)
-		}
-		if err != nil {
-			ix.searchable.fail(err)
-			ix.prog.fail(err)
+	for {
+		err := streamBatches(ctx, ix.archive, ix.Indexed(), ix.BatchSize, func(batch []engram.Turn) error {
+			last := batch[len(batch)-1].Seq
+			if ix.PutSearchable != nil {
+				if err := ix.PutSearchable(ctx, batch); err != nil {
+					ix.searchable.fail(err)
+					return err
+				}
+				ix.searchable.advance(last)
+				return nil
+			}
+			if err := ix.index.PutTurns(ctx, batch); err != nil {
+				ix.searchable.fail(err)
+				ix.prog.fail(err)
+				return err
+			}
+			ix.searchable.advance(last)
+			ix.prog.advance(last)
+			return nil
+		})
+		if err != nil || ix.PutSearchable == nil {
 			return err
 		}
-		ix.searchable.advance(last)
-		ix.prog.advance(last)
-		return nil
-	})
+		// One step at least each round, so that a stream of writes does
+		// not starve them; then newer turns first.
+		for through, first := ix.Indexed(), true; ix.complete() < through; first = false {
+			if !first && ix.archive.LastSeq() > through {
+				break
+			}
+			done, err := ix.Secondary(ctx, through)
+			if err != nil {
+				ix.prog.fail(err)
+				return err
+			}
+			if done {
+				ix.prog.advance(through)
+			}
+		}
+		if ix.archive.LastSeq() <= ix.Indexed() && ix.complete() >= ix.Indexed() {
+			return nil
+		}
+	}
 }
 
 // streamBatches streams the archive after seq and calls fn with batches of

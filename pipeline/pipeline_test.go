@@ -107,17 +107,17 @@ func TestIndexerRefusesForeignPalace(t *testing.T) {
 }
 
 // TestIngestWaitsForSearchable: with PutSearchable an acknowledged write
-// waits for its turns to be searchable, not for their session units; Wait
-// (and recall's sync through WaitCurrent) waits for those too.
+// waits for its turns to be searchable, not for their session units
+// (Secondary); Wait (and recall's sync through WaitCurrent) waits for
+// those too.
 func TestIngestWaitsForSearchable(t *testing.T) {
 	a, p, _ := mustOpen(t)
 	ix := pipeline.NewIndexer(a, p)
 	release := make(chan struct{})
-	ix.PutSearchable = func(ctx context.Context, turns []engram.Turn, searchable func()) error {
-		return p.PutTurnsSearchable(ctx, turns, func() {
-			searchable()
-			<-release // the session units wait
-		})
+	ix.PutSearchable = p.PutTurnsSearchable
+	ix.Secondary = func(ctx context.Context, seq int64) (bool, error) {
+		<-release // the session units wait
+		return p.IndexSecondary(ctx, seq, 0)
 	}
 	if err := ix.Open(context.Background()); err != nil {
 		t.Fatal(err)
