@@ -138,6 +138,9 @@ func (ix *Indexer) Notify() <-chan struct{} { return ix.prog.notify() }
 // Err returns the error of the last failed batch, or nil once a later batch
 // succeeded.
 func (ix *Indexer) Err() error {
+	if _, err := ix.searchable.get(); err != nil {
+		return err
+	}
 	_, err := ix.prog.get()
 	return err
 }

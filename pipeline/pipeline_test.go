@@ -171,12 +171,27 @@ func (f *failingPalace) PutTurns(ctx context.Context, turns []engram.Turn) error
 // fail it (an engine starts degraded, not at all); the error is reported
 // and the indexer catches up by itself once writes succeed.
 func TestIndexerOpensWhileWritesFail(t *testing.T) {
+	for _, split := range []bool{false, true} {
+		t.Run(fmt.Sprintf("searchable_first=%v", split), func(t *testing.T) { testIndexerOpensWhileWritesFail(t, split) })
+	}
+}
+
+func testIndexerOpensWhileWritesFail(t *testing.T, split bool) {
 	a, p, _ := mustOpen(t)
 	appendTurns(t, a, 5)
 	idx := &failingPalace{DB: p}
 	idx.down.Store(true)
 	ix := pipeline.NewIndexer(a, idx)
 	ix.RetryDelay = time.Millisecond
+	if split {
+		ix.PutSearchable = func(ctx context.Context, turns []engram.Turn) error {
+			if idx.down.Load() {
+				return engram.Errorf(engram.ENOSPACE, "disk full")
+			}
+			return p.PutTurnsSearchable(ctx, turns)
+		}
+		ix.Secondary = func(ctx context.Context, seq int64) (bool, error) { return p.IndexSecondary(ctx, seq, 0) }
+	}
 	if err := ix.Open(context.Background()); err != nil {
 		t.Fatalf("Open while the palace cannot be written: %v, want nil (degraded)", err)
 	}
