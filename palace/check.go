@@ -71,8 +71,8 @@ type TurnCounts struct {
 	Keyword    int64 // rows of turns_fts
 	Trigram    int64 // rows of turns_trigram
 	// TrigramPending counts the turns past the substring index's
-	// watermark, whose rows follow in the transaction after the one that
-	// stored them (PutTurnsSearchable): Trigram + TrigramPending = Turns.
+	// watermark, whose rows follow in a transaction after the one that
+	// stored them (IndexSecondary): Trigram + TrigramPending = Turns.
 	TrigramPending int64
 }
 

@@ -30,9 +30,9 @@
 //     speaker match 0.4.
 //   - turns_trigram (trigram, detail=none) over the NFKC content, for
 //     substrings: a lookup matches every trigram of a term and keeps the
-//     turns whose text holds the term. A turn's row is written in the
+//     turns whose text holds the term. A turn's row is written in a
 //     transaction after the one that stores it, with its session unit
-//     (PutTurnsSearchable); trigram_seq in palace_meta is its watermark.
+//     (IndexSecondary); trigram_seq in palace_meta is its watermark.
 //   - turns_cjk (unicode61, detail=none): every Chinese and Japanese character
 //     and pair of adjacent characters, for one- and two-character terms.
 //
