@@ -157,9 +157,9 @@ func (ix *Indexer) Wait(ctx context.Context, seq int64) error {
 }
 
 // WaitSearchable blocks until every turn up to seq is searchable by
-// keyword, or ctx ends: what an acknowledgement waits for. With a
-// SearchableIndex that comes before the rest of the batch's indexing (the
-// session units), which Wait waits for.
+// keyword, or ctx ends: what an acknowledgement waits for. With
+// PutSearchable that comes before the rest of the batch's indexing (the
+// session units and substring rows: Secondary), which Wait waits for.
 func (ix *Indexer) WaitSearchable(ctx context.Context, seq int64) error {
 	return ix.searchable.wait(ctx, seq)
 }
