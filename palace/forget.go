@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -79,9 +78,8 @@ func (db *DB) erase(ctx context.Context, op string, fn func(f *forgetter) error)
 	kw := db.beginChange()
 	err = db.Update(ctx, func(tx *sql.Tx) error {
 		kw.reset()
-		var trigramSeq int64
-		err := tx.QueryRowContext(ctx, `SELECT value FROM palace_meta WHERE key = ?`, keyTrigramSeq).Scan(&trigramSeq)
-		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		trigramSeq, err := metaIn(ctx, tx, keyTrigramSeq)
+		if err != nil {
 			return err
 		}
 		if err := fn(&forgetter{ctx: ctx, tx: tx, res: &ForgetResult{}, gone: map[string]bool{}, kw: kw, st: txStmts(ctx, tx), trigramSeq: trigramSeq}); err != nil {

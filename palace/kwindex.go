@@ -5,7 +5,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -156,12 +155,7 @@ func (k *keywordIndex) drain() {
 
 // keywordGen reads the generation of turns_fts.
 func keywordGen(ctx context.Context, tx *sql.Tx) (int64, error) {
-	var gen int64
-	err := tx.QueryRowContext(ctx, `SELECT value FROM palace_meta WHERE key = ?`, keyKeywordGen).Scan(&gen)
-	if errors.Is(err, sql.ErrNoRows) {
-		return 0, nil
-	}
-	return gen, err
+	return metaIn(ctx, tx, keyKeywordGen)
 }
 
 // LoadKeywordIndex builds the in-memory keyword indexes from the turns, the

@@ -1,6 +1,7 @@
 package palace
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -138,7 +139,6 @@ func (db *DB) PutTurnsSearchable(ctx context.Context, turns []engram.Turn) error
 	}
 
 	// Urgent: an acknowledgement waits for it (see writeGate).
-	var stored []engram.Turn
 	kw := db.beginChange()
 	err := db.update(ctx, true, func(tx *sql.Tx) error {
 		kw.reset()
@@ -159,7 +159,7 @@ func (db *DB) PutTurnsSearchable(ctx context.Context, turns []engram.Turn) error
 		if err := forgotten.QueryRowContext(ctx).Scan(&anyForgotten); err != nil {
 			return fmt.Errorf("palace: put turns: %w", err)
 		}
-		stored = stored[:0] // newly stored
+		var stored []engram.Turn // newly stored
 		unitsFrom, trigramFrom, err := secondaryWatermarks(ctx, tx)
 		if err != nil {
 			return fmt.Errorf("palace: put turns: %w", err)
@@ -237,7 +237,8 @@ func (db *DB) PutTurnsSearchable(ctx context.Context, turns []engram.Turn) error
 				}
 			}
 		}
-		var unitsBehind, trigramBehind []engram.Turn // stored at or before a secondary watermark
+		var unitsBehind, trigramBehind []engram.Turn                                             // stored at or before a secondary watermark
+		slices.SortFunc(stored, func(a, b engram.Turn) int { return cmp.Compare(a.Seq, b.Seq) }) // units take turns in seq order
 		for _, t := range stored {
 			if t.Seq <= unitsFrom {
 				unitsBehind = append(unitsBehind, t)
@@ -426,10 +427,8 @@ func nanos(t time.Time) (any, error) {
 func (db *DB) IndexedSeq(ctx context.Context) (int64, error) {
 	var seq int64
 	err := db.View(ctx, func(tx *sql.Tx) error {
-		err := tx.QueryRowContext(ctx, `SELECT value FROM palace_meta WHERE key = ?`, keyIndexedSeq).Scan(&seq)
-		if errors.Is(err, sql.ErrNoRows) {
-			return nil
-		}
+		var err error
+		seq, err = metaIn(ctx, tx, keyIndexedSeq)
 		return err
 	})
 	if err != nil {

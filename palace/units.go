@@ -298,16 +298,11 @@ const keyTrigramSeq = "trigram_seq"
 
 // secondaryWatermarks reads keyUnitsSeq and keyTrigramSeq inside tx.
 func secondaryWatermarks(ctx context.Context, tx *sql.Tx) (units, trigram int64, err error) {
-	for _, m := range []struct {
-		key string
-		dst *int64
-	}{{keyUnitsSeq, &units}, {keyTrigramSeq, &trigram}} {
-		err := tx.QueryRowContext(ctx, `SELECT value FROM palace_meta WHERE key = ?`, m.key).Scan(m.dst)
-		if err != nil && !errors.Is(err, sql.ErrNoRows) {
-			return 0, 0, err
-		}
+	if units, err = metaIn(ctx, tx, keyUnitsSeq); err != nil {
+		return 0, 0, err
 	}
-	return units, trigram, nil
+	trigram, err = metaIn(ctx, tx, keyTrigramSeq)
+	return units, trigram, err
 }
 
 // secondaryThrough writes, inside tx, what the turns stored after the
@@ -339,7 +334,7 @@ func (db *DB) secondaryThrough(ctx context.Context, tx *sql.Tx, seq int64, limit
 	if done {
 		// Past the last stored turn, through what the indexer has
 		// seen: tombstones and skipped turns have no rows.
-		indexed, err := indexedSeqIn(ctx, tx)
+		indexed, err := metaIn(ctx, tx, keyIndexedSeq)
 		if err != nil {
 			return false, err
 		}
@@ -389,11 +384,10 @@ func (db *DB) writeSecondary(ctx context.Context, tx *sql.Tx, unitTurns, trigram
 	return nil
 }
 
-// indexedSeqIn is the indexer's watermark inside tx; 0 before the first
-// turn.
-func indexedSeqIn(ctx context.Context, tx *sql.Tx) (int64, error) {
+// metaIn reads a palace_meta counter inside tx; 0 while it is unset.
+func metaIn(ctx context.Context, tx *sql.Tx, key string) (int64, error) {
 	var v int64
-	err := tx.QueryRowContext(ctx, `SELECT value FROM palace_meta WHERE key = ?`, keyIndexedSeq).Scan(&v)
+	err := tx.QueryRowContext(ctx, `SELECT value FROM palace_meta WHERE key = ?`, key).Scan(&v)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, nil
 	}

@@ -3,7 +3,6 @@ package palace
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"time"
 
@@ -19,10 +18,8 @@ func workerKey(worker string) string { return "worker:" + worker }
 func (db *DB) WorkerSeq(ctx context.Context, worker string) (int64, error) {
 	var seq int64
 	err := db.View(ctx, func(tx *sql.Tx) error {
-		err := tx.QueryRowContext(ctx, `SELECT value FROM palace_meta WHERE key = ?`, workerKey(worker)).Scan(&seq)
-		if errors.Is(err, sql.ErrNoRows) {
-			return nil
-		}
+		var err error
+		seq, err = metaIn(ctx, tx, workerKey(worker))
 		return err
 	})
 	if err != nil {
