@@ -24,9 +24,16 @@ const (
 	// read searches (palace.db-shm). The step that restarts it holds the
 	// writer through an fsync of the database file (33 ms seen beside the
 	// layer jobs, a POST waiting behind it): 4,000 frames, 32 MB of 8 KB
-	// pages (journal_size_limit keeps 64 MB), make it a quarter as
+	// pages (journal_size_limit keeps 128 MB), make it a quarter as
 	// frequent as SQLite's default length of 1,000.
 	restartFrames = 4000
+	// forceRestartFrames is the WAL length past which step 2 holds the
+	// writer against the turn index too. Below it, step 2 lets the turn
+	// index commit beside it (a lender of the write gate): a POST need not
+	// wait for its fsync (10 to 20 ms beside the layer jobs, the longest
+	// wait of a POST at 20,000 turns), and the WAL restarts at a later
+	// checkpoint instead, one that no turn index meets.
+	forceRestartFrames = 2 * restartFrames
 )
 
 // checkpointer copies the WAL into the database file on a connection of its
@@ -41,7 +48,8 @@ const (
 //     blocks the writer or the readers): the bulk of the copying and the
 //     fsyncs;
 //  2. when the WAL holds restartFrames or more, takes the writer (the write
-//     gate, behind the turn index as every background write) and
+//     gate, behind the turn index as every background write, and as a
+//     lender: the turn index may still commit; forceRestartFrames) and
 //     checkpoints again what was committed during step 1, a few pages, so
 //     that the WAL is copied whole with no commit after it: the next write
 //     transaction then starts the WAL again from its beginning. A
@@ -123,10 +131,17 @@ func (c *checkpointer) checkpoint(ctx context.Context) {
 	if !ok || frames < restartFrames {
 		return
 	}
-	if err := c.gate.acquire(ctx, false); err != nil {
-		return
+	if frames >= forceRestartFrames {
+		if err := c.gate.acquire(ctx, false); err != nil {
+			return
+		}
+		defer c.gate.release()
+	} else {
+		if err := c.gate.acquireLending(ctx); err != nil {
+			return
+		}
+		defer c.gate.releaseLending()
 	}
-	defer c.gate.release()
 	c.passive(ctx)
 }
 

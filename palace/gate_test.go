@@ -113,3 +113,75 @@ func TestWriteGateUrgentWaiting(t *testing.T) {
 	}
 	g.release()
 }
+
+// TestWriteGateLending: beside a lender (the checkpointer), urgent writes
+// go in one at a time while background writes wait for the lender; the
+// urgent write that holds the writer when the lender leaves keeps it.
+func TestWriteGateLending(t *testing.T) {
+	var g writeGate
+	ctx := context.Background()
+	if err := g.acquireLending(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.acquire(ctx, true); err != nil { // beside the lender, at once
+		t.Fatal(err)
+	}
+	got := make(chan string, 2)
+	start := func(name string, urgent bool) {
+		go func() {
+			if err := g.acquire(ctx, urgent); err != nil {
+				t.Error(err)
+				return
+			}
+			got <- name
+		}()
+	}
+	start("job", false)
+	g.queued(0, 1)
+	start("turns2", true)
+	g.queued(1, 1) // one urgent write at a time beside the lender
+	g.release()
+	if name := <-got; name != "turns2" {
+		t.Fatalf("after the first urgent write: %s got the writer", name)
+	}
+	g.queued(0, 1)
+	g.releaseLending() // turns2 holds the writer on
+	g.queued(0, 1)
+	g.release()
+	if name := <-got; name != "job" {
+		t.Fatalf("after the lender and turns2: %s got the writer", name)
+	}
+	g.release()
+	g.mu.Lock()
+	held, lender, borrowed := g.held, g.lender, g.borrowed
+	g.mu.Unlock()
+	if held || lender || borrowed {
+		t.Fatalf("gate left held=%v lender=%v borrowed=%v", held, lender, borrowed)
+	}
+}
+
+// TestWriteGateLendingQueued: an urgent write queued behind a background
+// write goes in as soon as the lender takes the gate.
+func TestWriteGateLendingQueued(t *testing.T) {
+	var g writeGate
+	ctx := context.Background()
+	if err := g.acquire(ctx, false); err != nil {
+		t.Fatal(err)
+	}
+	lent := make(chan error)
+	go func() { lent <- g.acquireLending(ctx) }()
+	g.queued(0, 1)
+	g.release() // to the lender, the only waiter
+	if err := <-lent; err != nil {
+		t.Fatal(err)
+	}
+	if err := g.acquire(ctx, true); err != nil {
+		t.Fatal(err)
+	}
+	g.releaseLending()
+	g.release()
+	if err := g.acquire(ctx, false); err != nil { // free again
+		t.Fatal(err)
+	}
+	g.release()
+}
