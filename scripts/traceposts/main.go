@@ -178,6 +178,12 @@ type span struct {
 
 // fsyncs returns the syscalls whose stack names a sync: the fsyncs.
 func (a *analysis) fsyncs() []span {
+	return a.syscalls(func(stack string) bool { return strings.Contains(stack, "sync") })
+}
+
+// syscalls returns the syscalls whose stack (its frames joined by spaces)
+// keep accepts.
+func (a *analysis) syscalls(keep func(stack string) bool) []span {
 	var out []span
 	in := map[trace.GoID]span{}
 	for _, c := range a.changes {
@@ -186,7 +192,7 @@ func (a *analysis) fsyncs() []span {
 			out = append(out, s)
 			delete(in, c.g)
 		}
-		if c.to == trace.GoSyscall && len(c.stack) > 0 && strings.Contains(strings.Join(c.stack, " "), "sync") {
+		if c.to == trace.GoSyscall && len(c.stack) > 0 && keep(strings.Join(c.stack, " ")) {
 			in[c.g] = span{g: c.g, start: c.at, stack: c.stack}
 		}
 	}
@@ -204,6 +210,15 @@ func (a *analysis) summary(w io.Writer) {
 	by := map[string][]float64{}
 	for _, s := range a.fsyncs() {
 		by[a.started[s.g]] = append(by[a.started[s.g]], ms(s.end-s.start))
+	}
+	printBy(w, by)
+	fmt.Fprintln(w, "other syscalls of 2 ms or more, by the first frames of their stack:")
+	by = map[string][]float64{}
+	for _, s := range a.syscalls(func(stack string) bool { return !strings.Contains(stack, "sync") }) {
+		if d := ms(s.end - s.start); d >= 2 {
+			k := strings.Join(s.stack[:min(len(s.stack), 8)], " < ")
+			by[k] = append(by[k], d)
+		}
 	}
 	printBy(w, by)
 	fmt.Fprintln(w, "palace writer's transactions (palace.write), by caller:")
@@ -248,6 +263,10 @@ func (a *analysis) posts(w io.Writer, name string, n int) {
 	fmt.Fprintf(w, "%s: %s\n", name, quantiles(d))
 	a.average(w, posts)
 	slices.SortFunc(posts, func(x, y *region) int { return cmp.Compare(y.end-y.start, x.end-x.start) })
+	if slow := posts[:max(1, len(posts)/50)]; n > 0 {
+		fmt.Fprintf(w, "the slowest %d (2%%), beside all above:\n", len(slow))
+		a.average(w, slow)
+	}
 	fsyncs := a.fsyncs()
 	for _, p := range posts[:min(n, len(posts))] {
 		fmt.Fprintf(w, "\nrequest of %.2f ms at %.3f s\n", ms(p.end-p.start), float64(p.start)/1e9)
