@@ -145,7 +145,10 @@ func Open(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Engine, err 
 	// A POST waits for its turns' keyword index, not for their session
 	// units and substring rows, which follow in short transactions.
 	e.indexer.PutSearchable = putSearchable
-	e.indexer.Secondary = func(ctx context.Context, seq int64) (bool, error) { return e.palace.IndexSecondary(ctx, seq, 0) }
+	e.indexer.Secondary = func(ctx context.Context, seq int64, stop func() bool) (bool, error) {
+		return e.palace.IndexSecondary(ctx, seq, 0, stop)
+	}
+	e.indexer.Yield = e.yield
 	e.indexer.Logger = logger.With("component", "indexer")
 	if err := e.indexer.Open(ctx); err != nil {
 		return nil, err

@@ -310,7 +310,7 @@ func BenchmarkPutTurns(b *testing.B) {
 				}
 			}
 			var elapsed, searchable time.Duration
-			n := 0
+			n, steps := 0, 0
 			for b.Loop() {
 				b.StopTimer()
 				turns := next(run.batch)
@@ -320,8 +320,8 @@ func BenchmarkPutTurns(b *testing.B) {
 					b.Fatal(err)
 				}
 				searchable += time.Since(start)
-				for done := false; !done; {
-					if done, err = db.IndexSecondary(ctx, turns[len(turns)-1].Seq, 0); err != nil {
+				for done := false; !done; steps++ {
+					if done, err = db.IndexSecondary(ctx, turns[len(turns)-1].Seq, 0, nil); err != nil {
 						b.Fatal(err)
 					}
 				}
@@ -330,6 +330,7 @@ func BenchmarkPutTurns(b *testing.B) {
 			}
 			b.ReportMetric(float64(n)/elapsed.Seconds(), "turns/s")
 			b.ReportMetric(float64(n)/searchable.Seconds(), "searchable-turns/s")
+			b.ReportMetric(float64(steps)/float64(b.N), "steps/op")
 		})
 	}
 }

@@ -170,7 +170,7 @@ var writeStatements = []string{qInsertMemory, qInsertMemoryFTS, qNearDuplicates,
 	qLoadMemory + whereMemoryID, qLoadMemory + whereMergedID, qLoadMemory + whereDedupKey, qLoadMemory + whereMemoryN,
 	qInsertTurn, qInsertTurnFTS, qInsertTurnTrigram, qInsertTurnCJK, qAnyForgotten, qSetMeta,
 	qOpenSessionUnit, qNewSessionUnit, qAddUnitTurn, qUpdateSessionUnit, qNextUnitSeq, qUnitText,
-	qDeleteText("unit_sessions_fts"), qInsertText("unit_sessions_fts")}
+	qDeleteText("unit_sessions_fts"), qInsertText("unit_sessions_fts"), qStale, qUnstale, qStaleUnits}
 
 // nearDuplicateIn is the near-duplicate of m among the active memories,
 // inside tx.

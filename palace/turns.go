@@ -67,7 +67,7 @@ func (db *DB) PutTurns(ctx context.Context, turns []engram.Turn) error {
 		maxSeq = max(maxSeq, t.Seq)
 	}
 	for {
-		done, err := db.IndexSecondary(ctx, maxSeq, backfillBatch)
+		done, err := db.IndexSecondary(ctx, maxSeq, backfillBatch, nil)
 		if err != nil || done {
 			return err
 		}

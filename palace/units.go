@@ -247,7 +247,7 @@ func (db *DB) backfillSecondary(ctx context.Context) error {
 		var done bool
 		err := db.Update(ctx, func(tx *sql.Tx) error {
 			var err error
-			done, err = db.secondaryThrough(ctx, tx, math.MaxInt64, backfillBatch)
+			done, err = db.secondaryThrough(ctx, tx, math.MaxInt64, backfillBatch, func() bool { return false })
 			return err
 		})
 		if err != nil {
@@ -264,26 +264,37 @@ func (db *DB) backfillSecondary(ctx context.Context) error {
 const backfillBatch = 2000
 
 // SecondaryBatch is the most turns one IndexSecondary transaction takes
-// by default: some 5 to 10 ms of writing at 100,000 turns, the longest a
-// POST's turn index waits behind it. Smaller steps cost more in all: each
-// re-indexes the whole text of every session part it extends
-// (BenchmarkPutTurns, a batch of 500: 73 ms in steps of 64, 56 in steps
-// of 128, 44 in steps of 256, 42 in one).
-const SecondaryBatch = 128
+// by default. A step that stop ends early is shorter; one that runs to
+// the end writes fewer full-text segments the more it takes, and costs
+// less in all (BenchmarkPutTurns, a batch of 500 at 100,000 turns, in
+// steps of 128 before steps could stop: 56 ms of writing; of 256: 44; in
+// one: 42).
+const SecondaryBatch = 256
+
+// stopEvery is how many turns' substring rows IndexSecondary writes
+// between two calls of its stop.
+const stopEvery = 8
 
 // IndexSecondary writes, in one transaction, the session units and the
 // substring rows of at most limit turns (SecondaryBatch if limit <= 0)
-// stored after their watermarks and through seq; done when none is left.
-// The indexer calls it between batches of PutTurnsSearchable, so that a
-// turn index never waits for more than one such transaction.
-func (db *DB) IndexSecondary(ctx context.Context, seq int64, limit int) (done bool, err error) {
+// stored after their watermarks and through seq, and then re-indexes the
+// text of the session parts they extended; done when none is left. stop,
+// if not nil, is asked between the rows it writes: once it reports true,
+// IndexSecondary commits what it has written (a turn's rows are written
+// whole, and some always are). The indexer calls it between batches of
+// PutTurnsSearchable, with a stop that reports a newer turn in the
+// archive, so that a turn index waits for little of one step.
+func (db *DB) IndexSecondary(ctx context.Context, seq int64, limit int, stop func() bool) (done bool, err error) {
 	if limit <= 0 {
 		limit = SecondaryBatch
+	}
+	if stop == nil {
+		stop = func() bool { return false }
 	}
 	// Urgent: the indexer's next batch waits for it.
 	err = db.update(ctx, true, func(tx *sql.Tx) error {
 		var err error
-		done, err = db.secondaryThrough(ctx, tx, seq, limit)
+		done, err = db.secondaryThrough(ctx, tx, seq, limit, stop)
 		return err
 	})
 	if err != nil {
@@ -306,83 +317,189 @@ func secondaryWatermarks(ctx context.Context, tx *sql.Tx) (units, trigram int64,
 }
 
 // secondaryThrough writes, inside tx, what the turns stored after the
-// watermarks keyUnitsSeq and keyTrigramSeq (through seq, at most limit of
-// them) lack: their session units, the units' text re-indexed, and their
-// rows of turns_trigram, and moves the watermarks past them; done when
-// none is left. It reads the turns as they are: a forget or a redaction
-// since they were stored is what it indexes.
-func (db *DB) secondaryThrough(ctx context.Context, tx *sql.Tx, seq int64, limit int) (done bool, err error) {
+// watermarks keyUnitsSeq and keyTrigramSeq (through seq) lack: their
+// session units and their rows of turns_trigram, at most limit turns, and
+// moves the watermarks past them; then, once no such turn is left, it
+// re-indexes the text of the session parts those turns extended
+// (unit_stale, migration 0019), each part once however many steps
+// extended it, as far as limit goes. Done when neither is left; it ends
+// early once stop reports true (see IndexSecondary). It reads the turns
+// as they are: a forget or a redaction since they were stored is what it
+// indexes.
+func (db *DB) secondaryThrough(ctx context.Context, tx *sql.Tx, seq int64, limit int, stop func() bool) (done bool, err error) {
 	unitsFrom, trigramFrom, err := secondaryWatermarks(ctx, tx)
 	if err != nil {
 		return false, err
 	}
-	from := min(unitsFrom, trigramFrom)
-	if from >= seq {
-		return true, nil
-	}
-	var turns []engram.Turn
-	err = queryTurns(ctx, tx, `SELECT `+turnColumns+` FROM turns t WHERE t.seq > ? AND t.seq <= ? ORDER BY t.seq LIMIT ?`,
-		[]any{from, seq, limit}, func(t engram.Turn, _ float64) { turns = append(turns, t) })
-	if err != nil {
-		return false, err
-	}
-	done = len(turns) < limit
-	last := from
-	if len(turns) > 0 {
-		last = turns[len(turns)-1].Seq
-	}
-	if done {
-		// Past the last stored turn, through what the indexer has
-		// seen: tombstones and skipped turns have no rows.
-		indexed, err := metaIn(ctx, tx, keyIndexedSeq)
+	st := db.writerStmts(ctx, tx)
+	if from := min(unitsFrom, trigramFrom); from < seq {
+		var turns []engram.Turn
+		err = queryTurns(ctx, tx, `SELECT `+turnColumns+` FROM turns t WHERE t.seq > ? AND t.seq <= ? ORDER BY t.seq LIMIT ?`,
+			[]any{from, seq, limit}, func(t engram.Turn, _ float64) { turns = append(turns, t) })
 		if err != nil {
 			return false, err
 		}
-		last = max(last, min(seq, indexed))
-	}
-	var unitTurns, trigramTurns []engram.Turn
-	for _, t := range turns {
-		if t.Seq > unitsFrom {
-			unitTurns = append(unitTurns, t)
+		last := from
+		if len(turns) > 0 {
+			last = turns[len(turns)-1].Seq
 		}
-		if t.Seq > trigramFrom {
-			trigramTurns = append(trigramTurns, t)
+		if len(turns) < limit {
+			// Past the last stored turn, through what the indexer has
+			// seen: tombstones and skipped turns have no rows.
+			indexed, err := metaIn(ctx, tx, keyIndexedSeq)
+			if err != nil {
+				return false, err
+			}
+			last = max(last, min(seq, indexed))
 		}
-	}
-	for _, key := range []string{keyUnitsSeq, keyTrigramSeq} {
-		if err := setMeta(ctx, tx, key, last); err != nil {
+		var unitTurns, trigramTurns []engram.Turn
+		for _, t := range turns {
+			if t.Seq > unitsFrom {
+				unitTurns = append(unitTurns, t)
+			}
+			if t.Seq > trigramFrom {
+				trigramTurns = append(trigramTurns, t)
+			}
+		}
+		if err := setMeta(ctx, tx, keyUnitsSeq, last); err != nil {
 			return false, err
 		}
+		if err := addUnitTurns(ctx, st, unitTurns); err != nil {
+			return false, err
+		}
+		// The substring rows last, and as many as stop allows.
+		n, err := putTrigrams(ctx, st, trigramTurns, stop)
+		if err != nil {
+			return false, err
+		}
+		if n < len(trigramTurns) {
+			return false, setMeta(ctx, tx, keyTrigramSeq, trigramTurns[n-1].Seq)
+		}
+		if err := setMeta(ctx, tx, keyTrigramSeq, last); err != nil {
+			return false, err
+		}
+		if len(turns) >= limit || stop() {
+			return false, nil
+		}
+		limit -= len(turns)
 	}
-	return done, db.writeSecondary(ctx, tx, unitTurns, trigramTurns)
+	return reindexStale(ctx, st, limit, stop)
 }
 
-// writeSecondary puts unitTurns (in seq order) into their session units,
-// re-indexing the units' text, and writes the rows of trigramTurns in
-// turns_trigram, inside tx. Its full-text rows go last (see PutTurns), so
-// the caller's other statements go before it.
-func (db *DB) writeSecondary(ctx context.Context, tx *sql.Tx, unitTurns, trigramTurns []engram.Turn) error {
-	st := db.writerStmts(ctx, tx)
-	units, err := addSessionTurns(ctx, st, unitTurns)
+// addUnitTurns puts turns (in seq order) into their session units and
+// lists the units in unit_stale, for reindexStale, inside tx.
+func addUnitTurns(ctx context.Context, st stmtFunc, turns []engram.Turn) error {
+	units, err := addSessionTurns(ctx, st, turns)
 	if err != nil {
 		return err
 	}
-	tri, err := st(qInsertTurnTrigram)
+	stale, err := st(qStale)
 	if err != nil {
 		return err
-	}
-	for _, t := range trigramTurns {
-		if _, err := tri.ExecContext(ctx, t.Seq, nfkc(t.Content)); err != nil {
-			return fmt.Errorf("index turn %d: %w", t.Seq, err)
-		}
 	}
 	for _, n := range units {
-		if err := indexUnit(ctx, st, engram.UnitSession, n); err != nil {
+		if _, err := stale.ExecContext(ctx, n); err != nil {
 			return err
 		}
 	}
 	return nil
 }
+
+// putTrigrams writes the rows of turns in turns_trigram, inside tx, and
+// returns how many it wrote: all, or fewer once stop, asked after every
+// stopEvery turns, reports true.
+func putTrigrams(ctx context.Context, st stmtFunc, turns []engram.Turn, stop func() bool) (int, error) {
+	tri, err := st(qInsertTurnTrigram)
+	if err != nil {
+		return 0, err
+	}
+	for i, t := range turns {
+		if i > 0 && i%stopEvery == 0 && stop() {
+			return i, nil
+		}
+		if _, err := tri.ExecContext(ctx, t.Seq, nfkc(t.Content)); err != nil {
+			return i, fmt.Errorf("index turn %d: %w", t.Seq, err)
+		}
+	}
+	return len(turns), nil
+}
+
+// reindexStale re-indexes the text of the session parts listed in
+// unit_stale, in the order they were made, as many as limit turns of them
+// (one part at least) or until stop reports true, inside tx; done when
+// none is left.
+func reindexStale(ctx context.Context, st stmtFunc, limit int, stop func() bool) (done bool, err error) {
+	limit0 := limit
+	q, err := st(qStaleUnits)
+	if err != nil {
+		return false, err
+	}
+	rows, err := q.QueryContext(ctx, limit+1) // each costs one turn at least
+	if err != nil {
+		return false, err
+	}
+	type part struct {
+		n, turns int64
+		live     bool
+	}
+	var parts []part
+	err = eachRow(rows, func() error {
+		var p part
+		if err := rows.Scan(&p.n, &p.turns, &p.live); err != nil {
+			return err
+		}
+		parts = append(parts, p)
+		return nil
+	})
+	if err != nil {
+		return false, err
+	}
+	var indexed []int64
+	for _, p := range parts {
+		if len(indexed) > 0 && (limit <= 0 || stop()) {
+			break
+		}
+		if p.live { // else forgotten whole since
+			if err := indexUnit(ctx, st, engram.UnitSession, p.n); err != nil {
+				return false, err
+			}
+			limit -= int(max(p.turns, 1))
+		}
+		indexed = append(indexed, p.n)
+	}
+	// Off the list after the full-text rows (see PutTurnsSearchable).
+	del, err := st(qUnstale)
+	if err != nil {
+		return false, err
+	}
+	for _, n := range indexed {
+		if _, err := del.ExecContext(ctx, n); err != nil {
+			return false, err
+		}
+	}
+	return len(indexed) == len(parts) && len(parts) <= limit0, nil
+}
+
+// writeSecondary puts unitTurns (in seq order) into their session units,
+// listing the units for reindexStale, and writes the rows of trigramTurns
+// in turns_trigram, inside tx: the rows of turns stored behind the
+// secondary watermarks (PutTurnsSearchable).
+func (db *DB) writeSecondary(ctx context.Context, tx *sql.Tx, unitTurns, trigramTurns []engram.Turn) error {
+	st := db.writerStmts(ctx, tx)
+	if err := addUnitTurns(ctx, st, unitTurns); err != nil {
+		return err
+	}
+	_, err := putTrigrams(ctx, st, trigramTurns, func() bool { return false })
+	return err
+}
+
+// The statements of addUnitTurns and reindexStale.
+const (
+	qStale      = `INSERT OR IGNORE INTO unit_stale (n) VALUES (?)`
+	qUnstale    = `DELETE FROM unit_stale WHERE n = ?`
+	qStaleUnits = `SELECT s.n, coalesce(u.turns, 0), u.n IS NOT NULL FROM unit_stale s LEFT JOIN units u ON u.n = s.n
+		ORDER BY s.n LIMIT ?`
+)
 
 // metaIn reads a palace_meta counter inside tx; 0 while it is unset.
 func metaIn(ctx context.Context, tx *sql.Tx, key string) (int64, error) {

@@ -267,7 +267,7 @@ func TestPutTurnsSearchable(t *testing.T) {
 	}
 	secondary := func(db *DB, seq int64, limit int) (steps int) {
 		for done := false; !done; steps++ {
-			if done, err = db.IndexSecondary(ctx, seq, limit); err != nil {
+			if done, err = db.IndexSecondary(ctx, seq, limit, nil); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -388,6 +388,79 @@ func TestScoreUnits(t *testing.T) {
 	for _, h := range got {
 		if h.Score != want[h.Unit.ID] || h.Unit.Kind != engram.UnitSession {
 			t.Errorf("%s scored %v, SearchUnits %v", h.Unit.ID, h.Score, want[h.Unit.ID])
+		}
+	}
+}
+
+// TestIndexSecondaryStops: a step that stop ends early commits whole
+// turns' substring rows and leaves the rest, and the session parts'
+// text, to the next steps; the parts the turns extended are re-indexed
+// once, after the turns, and then hold every turn's words.
+func TestIndexSecondaryStops(t *testing.T) {
+	db := MustOpenDB(t)
+	ctx := context.Background()
+	var batch []engram.Turn
+	for seq := int64(1); seq <= 40; seq++ {
+		s := "alpha"
+		if seq%2 == 0 {
+			s = "beta"
+		}
+		batch = append(batch, sessionTurn(seq, s, "Ana", "rollout note "+itoa(seq)+" word"+s+itoa(seq)))
+	}
+	if err := db.PutTurnsSearchable(ctx, batch); err != nil {
+		t.Fatal(err)
+	}
+	always := func() bool { return true }
+	stale := func() (n int) {
+		if err := db.View(ctx, func(tx *sql.Tx) error {
+			return tx.QueryRowContext(ctx, `SELECT count(*) FROM unit_stale`).Scan(&n)
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	sessionHits := func(q string) int {
+		hits, err := db.SearchUnits(ctx, engram.TextQuery{Text: q, Limit: 10}, engram.UnitSession)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(hits)
+	}
+
+	done, err := db.IndexSecondary(ctx, 40, 0, always)
+	if err != nil || done {
+		t.Fatalf("first stopped step: done %v, %v", done, err)
+	}
+	c, err := db.CountTurnIndexes(ctx)
+	if err != nil || c.Trigram != stopEvery || c.TrigramPending != 40-stopEvery {
+		t.Fatalf("after the first stopped step: %+v, %v; want %d substring rows", c, err, stopEvery)
+	}
+	if n := stale(); n != 2 {
+		t.Fatalf("after the first stopped step: %d parts listed, want the 2 sessions'", n)
+	}
+	if n := sessionHits("wordalpha39"); n != 0 {
+		t.Fatalf("a part's text indexed before the turns' rows: %d hits", n)
+	}
+	steps := 1
+	for !done {
+		if done, err = db.IndexSecondary(ctx, 40, 0, always); err != nil {
+			t.Fatal(err)
+		}
+		steps++
+	}
+	// 40 turns' rows 8 at a time, then the 2 parts one at a time.
+	if steps != 40/stopEvery+2 {
+		t.Fatalf("%d stopped steps, want %d", steps, 40/stopEvery+2)
+	}
+	if c, err := db.CountTurnIndexes(ctx); err != nil || c.Trigram != 40 || c.TrigramPending != 0 {
+		t.Fatalf("after the steps: %+v, %v", c, err)
+	}
+	if n := stale(); n != 0 {
+		t.Fatalf("after the steps: %d parts still listed", n)
+	}
+	for _, q := range []string{"wordalpha1", "wordalpha39", "wordbeta2", "wordbeta40"} {
+		if n := sessionHits(q); n != 1 {
+			t.Fatalf("%s: %d session parts, want 1", q, n)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"time"
 
 	"github.com/engram-dev/engram"
@@ -38,12 +39,17 @@ type Indexer struct {
 	// searchable by keyword, which an acknowledgement waits for
 	// (WaitSearchable); Secondary then writes what follows from them
 	// (palace.DB: the session units and the substring rows), a short
-	// transaction at a time through seq, done when none is left. After
-	// each round of batches the indexer takes one such step, and more
-	// only while no newer turn waits in the archive: a POST's turn index
-	// waits for one step at most.
+	// transaction at a time through seq, done when none is left, and
+	// ending a step early once stop reports true. After each round of
+	// batches the indexer takes one such step, and more only while no
+	// newer turn waits in the archive; stop reports one: a POST's turn
+	// index waits for what is left of one step.
 	PutSearchable func(ctx context.Context, turns []engram.Turn) error
-	Secondary     func(ctx context.Context, seq int64) (done bool, err error)
+	Secondary     func(ctx context.Context, seq int64, stop func() bool) (done bool, err error)
+	// Yield, if set, makes each Secondary step a step of it (Yield.Step),
+	// which it gives up waiting for when a newer turn is archived: the
+	// steps share the cores left to background work with the layer jobs.
+	Yield *Yield
 
 	prog       *progress // every index of the turns, session units too
 	searchable *progress // the turns and their keyword indexes
@@ -184,6 +190,12 @@ func (ix *Indexer) catchUp(ctx context.Context) error {
 					return err
 				}
 				ix.searchable.advance(last)
+				// The acknowledgements that waited for these turns
+				// run before the next write: woken on this P, each would
+				// wait for this goroutine to block, and a secondary step
+				// runs on the CPU throughout (up to 25 ms seen beside
+				// the layer jobs).
+				runtime.Gosched()
 				return nil
 			}
 			if err := ix.index.PutTurns(ctx, batch); err != nil {
@@ -198,13 +210,33 @@ func (ix *Indexer) catchUp(ctx context.Context) error {
 		if err != nil || ix.PutSearchable == nil {
 			return err
 		}
-		// One step at least each round, so that a stream of writes does
-		// not starve them; then newer turns first.
-		for through, first := ix.Indexed(), true; ix.complete() < through; first = false {
-			if !first && ix.archive.LastSeq() > through {
-				break
+		// The secondary steps, each a step of Yield: one at least each
+		// round when one is free, so that a stream of writes does not
+		// starve them; newer turns first (a step ends early for them, and
+		// the wait for a step ends when one is archived).
+		through := ix.Indexed()
+		newer := func() bool { return ix.archive.LastSeq() > through }
+		signal := archiveSignal(ix.archive)
+		for first := true; ix.complete() < through; first = false {
+			var wake <-chan struct{}
+			if signal != nil {
+				wake = signal() // before the look: no commit is missed
 			}
-			done, err := ix.Secondary(ctx, through)
+			if newer() {
+				if !first {
+					break
+				}
+				wake = closed // the first step only if one is free now
+			}
+			release, ok, err := ix.Yield.StepOr(ctx, wake)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				break // a newer turn
+			}
+			done, err := ix.Secondary(ctx, through, newer)
+			release()
 			if err != nil {
 				ix.prog.fail(err)
 				return err
@@ -218,6 +250,13 @@ func (ix *Indexer) catchUp(ctx context.Context) error {
 		}
 	}
 }
+
+// closed is a closed channel.
+var closed = func() chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}()
 
 // streamBatches streams the archive after seq and calls fn with batches of
 // at most size turns.
