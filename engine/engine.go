@@ -148,7 +148,6 @@ func Open(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Engine, err 
 	e.indexer.Secondary = func(ctx context.Context, seq int64, stop func() bool) (bool, error) {
 		return e.palace.IndexSecondary(ctx, seq, 0, stop)
 	}
-	e.indexer.Yield = e.yield
 	e.indexer.Logger = logger.With("component", "indexer")
 	if err := e.indexer.Open(ctx); err != nil {
 		return nil, err

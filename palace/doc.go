@@ -32,7 +32,9 @@
 //     substrings: a lookup matches every trigram of a term and keeps the
 //     turns whose text holds the term. A turn's row is written in a
 //     transaction after the one that stores it, with its session unit
-//     (IndexSecondary); trigram_seq in palace_meta is its watermark.
+//     (IndexSecondary); trigram_seq in palace_meta is its watermark, and
+//     units_seq the session units'. The session parts whose text a step
+//     extended are listed in unit_stale until it is indexed again.
 //   - turns_cjk (unicode61, detail=none): every Chinese and Japanese character
 //     and pair of adjacent characters, for one- and two-character terms.
 //

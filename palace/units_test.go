@@ -464,3 +464,49 @@ func TestIndexSecondaryStops(t *testing.T) {
 		}
 	}
 }
+
+// TestIndexSecondaryForgetBetween: a session part listed for re-indexing
+// and then forgotten whole is passed over; a part that lost turns is
+// indexed as it then is.
+func TestIndexSecondaryForgetBetween(t *testing.T) {
+	db := MustOpenDB(t)
+	ctx := context.Background()
+	var batch []engram.Turn
+	var forget []ForgetTurn
+	for seq := int64(1); seq <= 12; seq++ {
+		s := "alpha"
+		if seq%2 == 0 {
+			s = "beta"
+			forget = append(forget, ForgetTurn{ID: "t" + itoa(seq), Seq: seq})
+		}
+		batch = append(batch, sessionTurn(seq, s, "Ana", "rollout note word"+s+itoa(seq)))
+	}
+	forget = append(forget, ForgetTurn{ID: "t11", Seq: 11}) // one of alpha's
+	if err := db.PutTurnsSearchable(ctx, batch); err != nil {
+		t.Fatal(err)
+	}
+	if done, err := db.IndexSecondary(ctx, 12, 0, func() bool { return true }); err != nil || done {
+		t.Fatalf("stopped step: done %v, %v", done, err)
+	}
+	if _, err := db.ForgetTurns(ctx, forget, time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC), nil); err != nil {
+		t.Fatal(err)
+	}
+	for done := false; !done; {
+		var err error
+		if done, err = db.IndexSecondary(ctx, 12, 0, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for q, want := range map[string]int{"wordalpha1": 1, "wordalpha9": 1, "wordalpha11": 0, "wordbeta2": 0, "wordbeta12": 0} {
+		hits, err := db.SearchUnits(ctx, engram.TextQuery{Text: q, Limit: 10}, engram.UnitSession)
+		if err != nil || len(hits) != want {
+			t.Fatalf("%s: %d session parts, %v; want %d", q, len(hits), err, want)
+		}
+	}
+	var stale int
+	if err := db.View(ctx, func(tx *sql.Tx) error {
+		return tx.QueryRowContext(ctx, `SELECT count(*) FROM unit_stale`).Scan(&stale)
+	}); err != nil || stale != 0 {
+		t.Fatalf("%d parts still listed, %v", stale, err)
+	}
+}

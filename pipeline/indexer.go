@@ -46,10 +46,6 @@ type Indexer struct {
 	// index waits for what is left of one step.
 	PutSearchable func(ctx context.Context, turns []engram.Turn) error
 	Secondary     func(ctx context.Context, seq int64, stop func() bool) (done bool, err error)
-	// Yield, if set, makes each Secondary step a step of it (Yield.Step),
-	// which it gives up waiting for when a newer turn is archived: the
-	// steps share the cores left to background work with the layer jobs.
-	Yield *Yield
 
 	prog       *progress // every index of the turns, session units too
 	searchable *progress // the turns and their keyword indexes
@@ -210,33 +206,16 @@ func (ix *Indexer) catchUp(ctx context.Context) error {
 		if err != nil || ix.PutSearchable == nil {
 			return err
 		}
-		// The secondary steps, each a step of Yield: one at least each
-		// round when one is free, so that a stream of writes does not
-		// starve them; newer turns first (a step ends early for them, and
-		// the wait for a step ends when one is archived).
+		// The secondary steps: one at least each round, so that a stream
+		// of writes does not starve them; then newer turns first, and a
+		// step ends early for them.
 		through := ix.Indexed()
 		newer := func() bool { return ix.archive.LastSeq() > through }
-		signal := archiveSignal(ix.archive)
 		for first := true; ix.complete() < through; first = false {
-			var wake <-chan struct{}
-			if signal != nil {
-				wake = signal() // before the look: no commit is missed
-			}
-			if newer() {
-				if !first {
-					break
-				}
-				wake = closed // the first step only if one is free now
-			}
-			release, ok, err := ix.Yield.StepOr(ctx, wake)
-			if err != nil {
-				return err
-			}
-			if !ok {
-				break // a newer turn
+			if !first && newer() {
+				break
 			}
 			done, err := ix.Secondary(ctx, through, newer)
-			release()
 			if err != nil {
 				ix.prog.fail(err)
 				return err
@@ -250,13 +229,6 @@ func (ix *Indexer) catchUp(ctx context.Context) error {
 		}
 	}
 }
-
-// closed is a closed channel.
-var closed = func() chan struct{} {
-	c := make(chan struct{})
-	close(c)
-	return c
-}()
 
 // streamBatches streams the archive after seq and calls fn with batches of
 // at most size turns.

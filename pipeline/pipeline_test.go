@@ -153,51 +153,6 @@ func TestIngestWaitsForSearchable(t *testing.T) {
 	}
 }
 
-// TestIndexerSecondaryYields: the secondary steps are steps of the
-// indexer's Yield; while the layer jobs hold every step, a new turn is
-// still made searchable at once (the indexer stops waiting for a step when
-// a turn is archived), and its session units follow once a step is free.
-func TestIndexerSecondaryYields(t *testing.T) {
-	a, p, _ := mustOpen(t)
-	y := &pipeline.Yield{Steps: 1}
-	ix := pipeline.NewIndexer(a, p)
-	ix.PutSearchable = p.PutTurnsSearchable
-	ix.Secondary = func(ctx context.Context, seq int64, stop func() bool) (bool, error) {
-		return p.IndexSecondary(ctx, seq, 0, stop)
-	}
-	ix.Yield = y
-	if err := ix.Open(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	defer ix.Close()
-	job, err := y.Step(context.Background()) // the layer jobs compute
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := &pipeline.Ingester{Archive: a, Indexer: ix}
-	var seqs []int64
-	for i, text := range []string{"the kafka consumer lags", "the kafka broker restarted"} {
-		res, err := g.Ingest(waitCtx(t), []engram.Turn{{Namespace: "default", Session: "s", Role: engram.RoleUser, Content: text}})
-		if err != nil || len(res.Warnings) > 0 {
-			t.Fatalf("Ingest %d while the jobs hold the step: %+v, %v; want an acknowledgement without warnings", i, res, err)
-		}
-		seqs = append(seqs, res.Turns[0].Seq)
-	}
-	if hits, err := p.SearchTurns(context.Background(), engram.TextQuery{Text: "kafka", Limit: 5}); err != nil || len(hits) != 2 {
-		t.Fatalf("search while the jobs hold the step: %d hits, %v; want 2", len(hits), err)
-	}
-	if units, err := p.TurnUnits(context.Background(), seqs); err != nil || len(units) != 0 {
-		t.Fatalf("units written while the jobs held the step: %v, %v", units, err)
-	}
-	job()
-	if err := ix.WaitCurrent(waitCtx(t)); err != nil {
-		t.Fatal(err)
-	}
-	if units, err := p.TurnUnits(context.Background(), seqs); err != nil || len(units) != 2 {
-		t.Fatalf("after the step was free: units %v, %v; want both turns'", units, err)
-	}
-}
-
 // failingPalace is a palace whose writes fail while down is set, like a
 // full disk (a process edge misbehaving).
 type failingPalace struct {

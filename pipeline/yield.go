@@ -135,40 +135,25 @@ func (y *Yield) Step(ctx context.Context) (done func(), err error) {
 	if y == nil {
 		return func() {}, ctx.Err()
 	}
-	done, _, err = y.StepOr(ctx, nil) // a free one first, even with ctx ended
-	return done, err
-}
-
-// StepOr is Step that also gives up when wake is closed (a nil wake never
-// is): ok reports whether a step started; done is to be called if so.
-func (y *Yield) StepOr(ctx context.Context, wake <-chan struct{}) (done func(), ok bool, err error) {
-	if y == nil {
-		return func() {}, true, ctx.Err()
-	}
-	y.stepsOnce.Do(y.initSteps)
+	y.stepsOnce.Do(func() {
+		n := y.Steps
+		if n <= 0 {
+			n = max(runtime.GOMAXPROCS(0)-1, 1)
+		}
+		y.steps = make(chan struct{}, n)
+	})
 	done = sync.OnceFunc(func() { <-y.steps })
 	select {
-	case y.steps <- struct{}{}:
-		return done, true, nil
+	case y.steps <- struct{}{}: // a free one first, even with ctx ended
+		return done, nil
 	default:
 	}
 	select {
 	case y.steps <- struct{}{}:
-		return done, true, nil
-	case <-wake:
-		return func() {}, false, nil
+		return done, nil
 	case <-ctx.Done():
-		return func() {}, false, ctx.Err()
+		return func() {}, ctx.Err()
 	}
-}
-
-// initSteps makes the tokens of Steps.
-func (y *Yield) initSteps() {
-	n := y.Steps
-	if n <= 0 {
-		n = max(runtime.GOMAXPROCS(0)-1, 1)
-	}
-	y.steps = make(chan struct{}, n)
 }
 
 // Do runs fn as a step (see Step).
