@@ -481,16 +481,25 @@ func reindexStale(ctx context.Context, st stmtFunc, limit int, stop func() bool)
 }
 
 // writeSecondary puts unitTurns (in seq order) into their session units,
-// listing the units for reindexStale, and writes the rows of trigramTurns
-// in turns_trigram, inside tx: the rows of turns stored behind the
-// secondary watermarks (PutTurnsSearchable).
+// re-indexing the units' text, and writes the rows of trigramTurns in
+// turns_trigram, inside tx: the rows of turns stored behind the secondary
+// watermarks (PutTurnsSearchable), which no IndexSecondary step through
+// the batch would look at.
 func (db *DB) writeSecondary(ctx context.Context, tx *sql.Tx, unitTurns, trigramTurns []engram.Turn) error {
 	st := db.writerStmts(ctx, tx)
-	if err := addUnitTurns(ctx, st, unitTurns); err != nil {
+	units, err := addSessionTurns(ctx, st, unitTurns)
+	if err != nil {
 		return err
 	}
-	_, err := putTrigrams(ctx, st, trigramTurns, func() bool { return false })
-	return err
+	if _, err := putTrigrams(ctx, st, trigramTurns, func() bool { return false }); err != nil {
+		return err
+	}
+	for _, n := range units {
+		if err := indexUnit(ctx, st, engram.UnitSession, n); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // The statements of addUnitTurns and reindexStale.

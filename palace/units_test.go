@@ -363,6 +363,9 @@ func TestPutTurnsSearchable(t *testing.T) {
 	if n, m := units(db, 11), substring(db, "ivalq"); n != 1 || m != 1 {
 		t.Fatalf("a turn stored behind the watermarks: %d units, %d substring hits; want 1, 1", n, m)
 	}
+	if hits, err := db.SearchUnits(ctx, engram.TextQuery{Text: "arrivalqz", Limit: 5}, engram.UnitSession); err != nil || len(hits) != 1 {
+		t.Fatalf("a turn stored behind the watermarks: its part's text found %d times, %v; want once", len(hits), err)
+	}
 }
 
 // TestScoreUnits: the scores of given units equal those SearchUnits ranks.
