@@ -279,9 +279,9 @@ const stopEvery = 8
 // substring rows of at most limit turns (SecondaryBatch if limit <= 0)
 // stored after their watermarks and through seq, and then re-indexes the
 // text of the session parts they extended; done when none is left. stop,
-// if not nil, is asked between the rows it writes: once it reports true,
-// IndexSecondary commits what it has written (a turn's rows are written
-// whole, and some always are). The indexer calls it between batches of
+// if not nil, is asked between the substring rows it writes: once it
+// reports true, IndexSecondary commits what it has written (a turn's rows
+// are written whole, and some always are). The indexer calls it between batches of
 // PutTurnsSearchable, with a stop that reports a newer turn in the
 // archive, so that a turn index waits for little of one step.
 func (db *DB) IndexSecondary(ctx context.Context, seq int64, limit int, stop func() bool) (done bool, err error) {
@@ -322,8 +322,8 @@ func secondaryWatermarks(ctx context.Context, tx *sql.Tx) (units, trigram int64,
 // moves the watermarks past them; then, once no such turn is left, it
 // re-indexes the text of the session parts those turns extended
 // (unit_stale, migration 0019), each part once however many steps
-// extended it, as far as limit goes. Done when neither is left; it ends
-// early once stop reports true (see IndexSecondary). It reads the turns
+// extended it, as far as limit goes. Done when neither is left; its
+// substring rows end early once stop reports true (see IndexSecondary). It reads the turns
 // as they are: a forget or a redaction since they were stored is what it
 // indexes.
 func (db *DB) secondaryThrough(ctx context.Context, tx *sql.Tx, seq int64, limit int, stop func() bool) (done bool, err error) {
@@ -378,12 +378,16 @@ func (db *DB) secondaryThrough(ctx context.Context, tx *sql.Tx, seq int64, limit
 		if err := setMeta(ctx, tx, keyTrigramSeq, last); err != nil {
 			return false, err
 		}
-		if len(turns) >= limit || stop() {
+		if len(turns) >= limit {
 			return false, nil
 		}
 		limit -= len(turns)
 	}
-	return reindexStale(ctx, st, limit, stop)
+	// Not stopped: a stream of single turns, each a round of the indexer
+	// with a newer turn waiting, would list the parts of their sessions
+	// again in every round, and none would be done (recall's sync and a
+	// forget wait for done).
+	return reindexStale(ctx, st, limit)
 }
 
 // addUnitTurns puts turns (in seq order) into their session units and
@@ -426,9 +430,8 @@ func putTrigrams(ctx context.Context, st stmtFunc, turns []engram.Turn, stop fun
 
 // reindexStale re-indexes the text of the session parts listed in
 // unit_stale, in the order they were made, as many as limit turns of them
-// (one part at least) or until stop reports true, inside tx; done when
-// none is left.
-func reindexStale(ctx context.Context, st stmtFunc, limit int, stop func() bool) (done bool, err error) {
+// (one part at least), inside tx; done when none is left.
+func reindexStale(ctx context.Context, st stmtFunc, limit int) (done bool, err error) {
 	limit0 := limit
 	q, err := st(qStaleUnits)
 	if err != nil {
@@ -456,7 +459,7 @@ func reindexStale(ctx context.Context, st stmtFunc, limit int, stop func() bool)
 	}
 	var indexed []int64
 	for _, p := range parts {
-		if len(indexed) > 0 && (limit <= 0 || stop()) {
+		if len(indexed) > 0 && limit <= 0 {
 			break
 		}
 		if p.live { // else forgotten whole since
