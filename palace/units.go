@@ -281,9 +281,9 @@ const stopEvery = 8
 // text of the session parts they extended; done when none is left. stop,
 // if not nil, is asked between the substring rows it writes: once it
 // reports true, IndexSecondary commits what it has written (a turn's rows
-// are written whole, and some always are). The indexer calls it between batches of
-// PutTurnsSearchable, with a stop that reports a newer turn in the
-// archive, so that a turn index waits for little of one step.
+// are written whole, and some always are). The indexer calls it between
+// batches of PutTurnsSearchable, with a stop that reports a newer turn in
+// the archive, so that a turn index waits for little of one step.
 func (db *DB) IndexSecondary(ctx context.Context, seq int64, limit int, stop func() bool) (done bool, err error) {
 	if limit <= 0 {
 		limit = SecondaryBatch
@@ -323,9 +323,9 @@ func secondaryWatermarks(ctx context.Context, tx *sql.Tx) (units, trigram int64,
 // re-indexes the text of the session parts those turns extended
 // (unit_stale, migration 0019), each part once however many steps
 // extended it, as far as limit goes. Done when neither is left; its
-// substring rows end early once stop reports true (see IndexSecondary). It reads the turns
-// as they are: a forget or a redaction since they were stored is what it
-// indexes.
+// substring rows end early once stop reports true (see IndexSecondary).
+// It reads the turns as they are: a forget or a redaction since they were
+// stored is what it indexes.
 func (db *DB) secondaryThrough(ctx context.Context, tx *sql.Tx, seq int64, limit int, stop func() bool) (done bool, err error) {
 	unitsFrom, trigramFrom, err := secondaryWatermarks(ctx, tx)
 	if err != nil {
