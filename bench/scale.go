@@ -19,6 +19,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -49,7 +50,8 @@ type ScaleOptions struct {
 	CPUProfile string
 	Trace      string
 	// MemProfile, if set, receives a heap profile taken after catch-up,
-	// after a GC: what the live heap holds.
+	// after a GC: what the live heap holds; MemProfile+".peak" one taken
+	// while the layer jobs ran, at the largest live heap seen then.
 	MemProfile string
 }
 
@@ -230,6 +232,11 @@ func RunScale(ctx context.Context, env Env, opts ScaleOptions) (*ScaleReport, er
 
 	// Writes while the layer jobs catch up.
 	resetPeakRSS()
+	stopPeak := func() error { return nil }
+	if opts.MemProfile != "" {
+		stopPeak = watchPeakHeap(opts.MemProfile + ".peak")
+		defer stopPeak()
+	}
 	var jobsDone atomic.Bool
 	jobErr := make(chan error, 1)
 	start = time.Now()
@@ -249,6 +256,9 @@ func RunScale(ctx context.Context, env Env, opts ScaleOptions) (*ScaleReport, er
 	}
 	rep.JobsSeconds = time.Since(start).Seconds()
 	if err := stopProfiles(); err != nil {
+		return nil, err
+	}
+	if err := stopPeak(); err != nil {
 		return nil, err
 	}
 	rep.RSSPeakJobsMB = procStatusMB("VmHWM")
@@ -366,6 +376,41 @@ func writeHeapProfile(file string) error {
 		return fmt.Errorf("%s: %w", file, err)
 	}
 	return f.Close()
+}
+
+// watchPeakHeap writes a heap profile to file at once, then whenever the
+// live heap, as the last collection found it, has grown by a megabyte past
+// the largest seen so far, until the function it returns is called; that
+// returns the first error. The profile left is of the peak, within a
+// megabyte and 200 ms.
+func watchPeakHeap(file string) (stop func() error) {
+	quit, ended := make(chan struct{}), make(chan error, 1)
+	go func() {
+		s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+		var peak uint64
+		tick := time.NewTicker(200 * time.Millisecond)
+		defer tick.Stop()
+		for first := true; ; first = false {
+			metrics.Read(s)
+			if live := s[0].Value.Uint64(); first || live > peak+1<<20 {
+				peak = live
+				if err := writeHeapProfile(file); err != nil {
+					ended <- err
+					return
+				}
+			}
+			select {
+			case <-quit:
+				ended <- nil
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return sync.OnceValue(func() error {
+		close(quit)
+		return <-ended
+	})
 }
 
 // layerJobNames are the layer jobs, in the order each feeds the next.

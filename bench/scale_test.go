@@ -3,6 +3,8 @@ package bench
 import (
 	"bytes"
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -55,10 +57,18 @@ func TestBenchScale(t *testing.T) {
 		}
 		return ""
 	}
+	heap := filepath.Join(t.TempDir(), "heap.prof")
 	rep, err := RunScale(context.Background(), Env{Getenv: getenv, Stderr: &stderr, Version: "test"},
-		ScaleOptions{Turns: 200, Namespaces: 2, Batch: 20, Posts: 10, Questions: 5, Modes: []string{engram.ModeKeyword, engram.ModeHybrid}, Seed: 1})
+		ScaleOptions{Turns: 200, Namespaces: 2, Batch: 20, Posts: 10, Questions: 5, Modes: []string{engram.ModeKeyword, engram.ModeHybrid}, Seed: 1,
+			MemProfile: heap})
 	if err != nil {
 		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	for _, f := range []string{heap, heap + ".peak"} {
+		// A profile is gzipped protocol buffers.
+		if b, err := os.ReadFile(f); err != nil || len(b) < 100 || b[0] != 0x1f || b[1] != 0x8b {
+			t.Errorf("heap profile %s: %d bytes, %v", f, len(b), err)
+		}
 	}
 	if rep.Idle.Posts < 10 || rep.Idle.Batches < 10 || rep.UnderJobs.Posts == 0 || rep.RebuildSeconds == 0 {
 		t.Fatalf("report: %+v", rep)

@@ -506,6 +506,83 @@ func TestCatchUpKeywordIndexes(t *testing.T) {
 	compareKeyword(t, mem, fts, "after a forget")
 }
 
+// TestCatchUpKeywordIndexes_Chunks: a catch-up reads its rows a chunk at a
+// time; a row changed again between two chunks comes again in a later
+// one, and a deletion between two chunks starts the catch-up again from
+// every row, so the index ends as FTS5 ranks, and current.
+func TestCatchUpKeywordIndexes_Chunks(t *testing.T) {
+	ctx := context.Background()
+	mem, fts := twoHandles(t)
+	turns := kwCorpus(3600, 8)
+	mustPut(t, mem, turns...)
+	putKWMemories(t, mem, turns) // 1,200 memories: three chunks
+	if err := mem.LoadKeywordIndex(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var chunks int
+	var deletedBefore int64
+	mem.mkw.betweenChunks = func() {
+		chunks++
+		switch chunks {
+		case 1:
+			// A memory of the first chunk corrected behind its back.
+			c := engram.Correction{ID: "cor-quagga", Target: engram.CorrectMemory, Of: "mem-" + turns[3].ID, Text: "zebra quagga okapi",
+				Namespace: turns[3].Namespace, Type: engram.MemoryFact, Original: turns[3].Content, Sources: []string{turns[3].ID, turns[4].ID}}
+			if n, err := fts.ApplyCorrections(ctx, []engram.Correction{c}); err != nil || n != 1 {
+				t.Errorf("correction: %d applied, %v", n, err)
+			}
+		case 2:
+			// Memories deleted: their sources forgotten.
+			var err error
+			if _, deletedBefore, err = fts.indexState(ctx, &fts.mkw); err != nil {
+				t.Error(err)
+			}
+			var forget []ForgetTurn
+			for _, i := range []int{300, 301, 903, 904} {
+				forget = append(forget, ForgetTurn{ID: turns[i].ID, Seq: turns[i].Seq})
+			}
+			if _, err := fts.ForgetTurns(ctx, forget, time.Now(), nil); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	// Every memory again, by another handle: each takes a change number
+	// the index has not seen.
+	var again []engram.Memory
+	for i := 0; i+1 < len(turns); i += 3 {
+		again = append(again, engram.Memory{ID: "mem-" + turns[i].ID, Namespace: turns[i].Namespace, Type: engram.MemoryFact,
+			Subject: turns[i].Speaker, Text: turns[i].Content, Importance: 0.5, TS: turns[i].TS, Sources: []string{turns[i].ID, turns[i+1].ID}})
+	}
+	if _, err := fts.PutMemories(ctx, "test-memories", again, turns[len(turns)-1].Seq); err != nil {
+		t.Fatal(err)
+	}
+	if err := mem.CatchUpKeywordIndexes(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if chunks < 4 {
+		t.Errorf("%d pauses between chunks; want 2 of the first pass and more of the second", chunks)
+	}
+	seq, deleted, err := mem.indexState(ctx, &mem.mkw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem.mkw.mu.Lock()
+	ok := mem.mkw.current && mem.mkw.seq == seq && mem.mkw.deleted == deleted
+	mem.mkw.mu.Unlock()
+	if !ok || deleted <= deletedBefore {
+		t.Fatalf("the memories' index: current %v at %d (deleted %d), the table at %d (deleted %d, %d before the forget)",
+			mem.mkw.current, mem.mkw.seq, mem.mkw.deleted, seq, deleted, deletedBefore)
+	}
+	compareKeyword(t, mem, fts, "after a catch-up with writes between its chunks")
+	hits, err := mem.SearchMemories(ctx, engram.TextQuery{Text: "quagga", Limit: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hits) != 1 || hits[0].Memory.ID != "mem-"+turns[3].ID {
+		t.Errorf("the memory corrected between chunks: %+v", hits)
+	}
+}
+
 // TestKeywordIndex_BigTermFrequency: a word said 255 times or more in one
 // turn (a pasted log) is counted exactly, as FTS5 counts it, before and
 // after a compaction moves the turns' docs.

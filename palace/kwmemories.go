@@ -26,10 +26,10 @@ var memoriesSource = seqSource{table: "memories", deletedKey: keyMemoriesDeleted
 
 // memoryChanges reads the memories written after a change number, with the
 // text memories_fts holds of each (see putMemory).
-func memoryChanges(ctx context.Context, tx *sql.Tx, after int64) ([]unitChange, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT n, id, namespace, ts, text, rationale, entities,
+func memoryChanges(ctx context.Context, tx *sql.Tx, after int64, limit int) ([]unitChange, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT n, seq, id, namespace, ts, text, rationale, entities,
 			superseded_by IS NOT NULL OR wrong <> 0
-		FROM memories WHERE seq > ? ORDER BY seq`, after)
+		FROM memories WHERE seq > ? ORDER BY seq LIMIT ?`, after, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -41,7 +41,7 @@ func memoryChanges(ctx context.Context, tx *sql.Tx, after int64) ([]unitChange, 
 			ents string
 			ts   sql.NullInt64
 		)
-		if err := rows.Scan(&c.add.seq, &c.id, &c.add.namespace, &ts, &m.Text, &m.Rationale, &ents, &c.add.hidden); err != nil {
+		if err := rows.Scan(&c.add.seq, &c.change, &c.id, &c.add.namespace, &ts, &m.Text, &m.Rationale, &ents, &c.add.hidden); err != nil {
 			return err
 		}
 		if err := json.Unmarshal([]byte(ents), &m.Entities); err != nil {

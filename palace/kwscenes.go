@@ -25,9 +25,9 @@ var scenesSource = seqSource{table: "scenes", deletedKey: keyScenesDeleted, kind
 
 // sceneChanges reads the scenes written after a change number, with the
 // text scenes_fts holds of each (see PutScenes).
-func sceneChanges(ctx context.Context, tx *sql.Tx, after int64) ([]unitChange, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT n, id, namespace, start_ts, end_ts, title, summary, participants
-		FROM scenes WHERE seq > ? ORDER BY seq`, after)
+func sceneChanges(ctx context.Context, tx *sql.Tx, after int64, limit int) ([]unitChange, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT n, seq, id, namespace, start_ts, end_ts, title, summary, participants
+		FROM scenes WHERE seq > ? ORDER BY seq LIMIT ?`, after, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -38,7 +38,7 @@ func sceneChanges(ctx context.Context, tx *sql.Tx, after int64) ([]unitChange, e
 			start, end            sql.NullInt64
 			title, summary, parts string
 		)
-		if err := rows.Scan(&c.add.seq, &c.id, &c.add.namespace, &start, &end, &title, &summary, &parts); err != nil {
+		if err := rows.Scan(&c.add.seq, &c.change, &c.id, &c.add.namespace, &start, &end, &title, &summary, &parts); err != nil {
 			return err
 		}
 		var ps []string

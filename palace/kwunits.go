@@ -48,6 +48,8 @@ type seqKeywords struct {
 	catching bool                // a catch-up is running
 	builds   sync.WaitGroup
 	ranked   int64 // searches it answered, for the tests
+
+	betweenChunks func() // tests: called between the chunks of a catch-up
 }
 
 // seqSource says where a seqKeywords reads its rows.
@@ -56,8 +58,9 @@ type seqSource struct {
 	deletedKey string   // the palace_meta key counting its deletions
 	kinds      []string // the kinds indexed apart
 	byID       bool     // keep the row number of each id (ids)
-	// changes reads the rows changed after a change number, inside tx.
-	changes func(ctx context.Context, tx *sql.Tx, after int64) ([]unitChange, error)
+	// changes reads up to limit rows changed after a change number, in
+	// change order, inside tx.
+	changes func(ctx context.Context, tx *sql.Tx, after int64, limit int) ([]unitChange, error)
 }
 
 // unitsSource is where the units' index reads them.
@@ -103,28 +106,34 @@ func stateQuery(table string) string {
 // unitChange is a unit read for the index.
 type unitChange struct {
 	id, kind string
+	change   int64 // its change number (the table's seq)
 	add      kwAdd
 }
 
-// readChanges reads the rows of k's table changed after a change number,
-// and the state they bring the index to.
-func (db *DB) readChanges(ctx context.Context, k *seqKeywords, after int64) (changes []unitChange, seq, deleted int64, err error) {
+// catchUpChunk is the most changed rows a catch-up reads at once: their
+// text is in memory together (at 100,000 turns, a catch-up of every
+// session part at once held 46 MB of it).
+const catchUpChunk = 512
+
+// readChanges reads up to limit rows of k's table changed after a change
+// number, in change order, and the state of the table then.
+func (db *DB) readChanges(ctx context.Context, k *seqKeywords, after int64, limit int) (changes []unitChange, seq, deleted int64, err error) {
 	err = db.View(ctx, func(tx *sql.Tx) error {
 		if err := tx.QueryRowContext(ctx, stateQuery(k.src.table), k.src.deletedKey).Scan(&seq, &deleted); err != nil {
 			return err
 		}
 		var err error
-		changes, err = k.src.changes(ctx, tx, after)
+		changes, err = k.src.changes(ctx, tx, after, limit)
 		return err
 	})
 	return changes, seq, deleted, err
 }
 
-// unitChanges reads the units changed after a change number, with their
-// text as their full-text index holds it.
-func unitChanges(ctx context.Context, tx *sql.Tx, after int64) ([]unitChange, error) {
+// unitChanges reads up to limit units changed after a change number, with
+// their text as their full-text index holds it.
+func unitChanges(ctx context.Context, tx *sql.Tx, after int64, limit int) ([]unitChange, error) {
 	var changes []unitChange
-	rows, err := tx.QueryContext(ctx, `SELECT n, id, kind, namespace, start_ts, end_ts FROM units WHERE seq > ? ORDER BY seq`, after)
+	rows, err := tx.QueryContext(ctx, `SELECT n, seq, id, kind, namespace, start_ts, end_ts FROM units WHERE seq > ? ORDER BY seq LIMIT ?`, after, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -133,7 +142,7 @@ func unitChanges(ctx context.Context, tx *sql.Tx, after int64) ([]unitChange, er
 			c          unitChange
 			start, end sql.NullInt64
 		)
-		if err := rows.Scan(&c.add.seq, &c.id, &c.kind, &c.add.namespace, &start, &end); err != nil {
+		if err := rows.Scan(&c.add.seq, &c.change, &c.id, &c.kind, &c.add.namespace, &start, &end); err != nil {
 			return err
 		}
 		c.add.ts, c.add.hasTS = start.Int64, start.Valid
@@ -159,60 +168,92 @@ func unitChanges(ctx context.Context, tx *sql.Tx, after int64) ([]unitChange, er
 
 // catchUp brings k to the palace's state: the changed rows on top of the
 // index, or every row into a new one (fresh, or a deletion since the
-// index's state).
+// index's state). It reads them catchUpChunk at a time, each chunk in a
+// read transaction of its own, and adds each chunk under k's lock; until
+// the last, k's change number is behind the table's, so searches leave k
+// to FTS5 (withIndex), as they do while catching is set. A row changed
+// again after its chunk takes a later change number and comes again in a
+// later chunk; a deletion meanwhile starts again from every row.
 func (db *DB) catchUp(ctx context.Context, u *seqKeywords, fresh bool) error {
 	u.mu.Lock()
 	after, deletedBefore := u.seq, u.deleted
+	u.mu.Unlock()
+	defer func() {
+		u.mu.Lock()
+		u.catching = false
+		u.mu.Unlock()
+	}()
 	if fresh {
 		after = 0
 	}
-	u.mu.Unlock()
-	changes, seq, deleted, err := db.readChanges(ctx, u, after)
-	if err == nil && !fresh && deleted != deletedBefore {
-		fresh = true // rows deleted since: read every row
-		changes, seq, deleted, err = db.readChanges(ctx, u, 0)
-	}
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	u.catching = false
-	if err != nil {
-		return err
-	}
-	if fresh {
-		u.kinds = map[string]*kwIndex{}
-		for _, kind := range u.src.kinds {
-			u.kinds[kind] = newKWIndex()
+	added := map[*kwIndex]int64{} // what this catch-up added to each index
+	for first := true; ; first = false {
+		changes, seq, deleted, err := db.readChanges(ctx, u, after, catchUpChunk)
+		if err != nil {
+			return err
 		}
-		u.ids = map[string]int64{}
-	} else if u.seq != after || !u.current {
-		return nil // another catch-up got there first
-	}
-	added := map[*kwIndex]int64{}
-	for _, c := range changes {
-		x := u.kinds[c.kind]
-		if x == nil {
-			continue
+		if deleted != deletedBefore && (!fresh || !first) {
+			// Rows deleted since the index's state, or since this
+			// fresh build began: every row again.
+			fresh, first, after, deletedBefore = true, true, 0, deleted
+			if changes, seq, deleted, err = db.readChanges(ctx, u, 0, catchUpChunk); err != nil {
+				return err
+			}
 		}
-		x.add(c.add)
-		added[x]++
-		if u.src.byID {
-			u.ids[c.id] = c.add.seq
+		deletedBefore = deleted
+		u.mu.Lock()
+		if first && fresh {
+			u.kinds = map[string]*kwIndex{}
+			for _, kind := range u.src.kinds {
+				u.kinds[kind] = newKWIndex()
+			}
+			u.ids = map[string]int64{}
+			clear(added)
+		} else if u.seq != after || !u.current {
+			u.mu.Unlock()
+			return nil // another catch-up got there first
+		}
+		for _, c := range changes {
+			x := u.kinds[c.kind]
+			if x == nil {
+				continue
+			}
+			x.add(c.add)
+			added[x]++
+			if u.src.byID {
+				u.ids[c.id] = c.add.seq
+			}
+		}
+		last := len(changes) < catchUpChunk
+		if last {
+			after = seq
+		} else {
+			after = changes[len(changes)-1].change
+		}
+		u.seq, u.deleted, u.current = after, deleted, true
+		if last {
+			for _, x := range u.kinds {
+				switch {
+				case fresh:
+					x.trim()
+				case added[x] > 1024 && 4*added[x] > x.live:
+					// A big catch-up (the first search after the layer
+					// jobs ran) grew the postings by appending: give
+					// them their length.
+					x.compact()
+				default:
+					x.compactIfWasteful()
+				}
+			}
+		}
+		u.mu.Unlock()
+		if last {
+			return nil
+		}
+		if u.betweenChunks != nil {
+			u.betweenChunks()
 		}
 	}
-	for _, x := range u.kinds {
-		switch {
-		case fresh:
-			x.trim()
-		case added[x] > 1024 && 4*added[x] > x.live:
-			// A big catch-up (the first search after the layer jobs ran)
-			// grew the postings by appending: give them their length.
-			x.compact()
-		default:
-			x.compactIfWasteful()
-		}
-	}
-	u.seq, u.deleted, u.current = seq, deleted, true
-	return nil
 }
 
 // CatchUpKeywordIndexes brings the loaded keyword indexes of the units,

@@ -105,7 +105,7 @@ and measures what a heavy user's history costs, through the HTTP API:
 	keep := fs.String("keep", "", "run the private engram in `DIR` and keep it afterwards (default: a temporary folder, removed)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of steps 2 and 3 (the measured writes) to `FILE`")
 	traceFile := fs.String("trace", "", "write an execution trace of steps 2 and 3 to `FILE` (go tool trace)")
-	memProfile := fs.String("memprofile", "", "write a heap profile of the live objects after catch-up to `FILE`")
+	memProfile := fs.String("memprofile", "", "write a heap profile of the live objects after catch-up to `FILE`, and one at the largest live heap while the layer jobs ran to FILE.peak")
 	if err := m.parseBench(fs, args); err != nil {
 		return err
 	}
