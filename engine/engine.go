@@ -148,6 +148,9 @@ func Open(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Engine, err 
 	e.indexer.Secondary = func(ctx context.Context, seq int64, stop func() bool) (bool, error) {
 		return e.palace.IndexSecondary(ctx, seq, 0, stop)
 	}
+	// Its secondary steps share the background's cores with the layer
+	// jobs: beside them, on two cores, a POST found none free.
+	e.indexer.Yield = e.yield
 	e.indexer.Logger = logger.With("component", "indexer")
 	if err := e.indexer.Open(ctx); err != nil {
 		return nil, err

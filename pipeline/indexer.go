@@ -46,6 +46,15 @@ type Indexer struct {
 	// index waits for what is left of one step.
 	PutSearchable func(ctx context.Context, turns []engram.Turn) error
 	Secondary     func(ctx context.Context, seq int64, stop func() bool) (done bool, err error)
+	// Yield, if set, makes each Secondary step a step of it (Yield.Step),
+	// which it gives up waiting for when a newer turn is archived: the
+	// steps share the cores left to background work with the layer jobs.
+	// So that a stream of writes beside busy jobs cannot starve them, the
+	// steps run without waiting once none has for the Yield's MaxWait.
+	Yield *Yield
+
+	now         func() time.Time // tests set it; nil: time.Now
+	behindSince time.Time        // when the secondary steps last ran or fell behind; zero when complete
 
 	prog       *progress // every index of the turns, session units too
 	searchable *progress // the turns and their keyword indexes
@@ -206,16 +215,44 @@ func (ix *Indexer) catchUp(ctx context.Context) error {
 		if err != nil || ix.PutSearchable == nil {
 			return err
 		}
-		// The secondary steps: one at least each round, so that a stream
-		// of writes does not starve them; then newer turns first, and a
-		// step ends early for them.
+		// The secondary steps, each a step of Yield: one at least each
+		// round when one is free, so that a stream of writes does not
+		// starve them; newer turns first (a step ends early for them, and
+		// the wait for a step ends when one is archived). Should the
+		// layer jobs hold every step while writes stream in, a round that
+		// begins with no step run for the Yield's MaxWait (starved) runs
+		// its steps without waiting for one.
 		through := ix.Indexed()
 		newer := func() bool { return ix.archive.LastSeq() > through }
+		signal := archiveSignal(ix.archive)
+		if ix.complete() < through && ix.behindSince.IsZero() {
+			ix.behindSince = ix.clock()
+		}
+		starved := ix.clock().Sub(ix.behindSince) >= ix.Yield.maxWait()
 		for first := true; ix.complete() < through; first = false {
-			if !first && newer() {
-				break
+			var wake <-chan struct{}
+			if signal != nil {
+				wake = signal() // before the look: no commit is missed
+			}
+			if newer() {
+				if !first {
+					break
+				}
+				wake = closed // the first step only if one is free now
+			}
+			release, ok := func() {}, true
+			if !starved {
+				var err error
+				if release, ok, err = ix.Yield.StepOr(ctx, wake); err != nil {
+					return err
+				}
+			}
+			if !ok {
+				break // a newer turn
 			}
 			done, err := ix.Secondary(ctx, through, newer)
+			release()
+			ix.behindSince = ix.clock()
 			if err != nil {
 				ix.prog.fail(err)
 				return err
@@ -224,11 +261,29 @@ func (ix *Indexer) catchUp(ctx context.Context) error {
 				ix.prog.advance(through)
 			}
 		}
+		if ix.complete() >= ix.Indexed() {
+			ix.behindSince = time.Time{}
+		}
 		if ix.archive.LastSeq() <= ix.Indexed() && ix.complete() >= ix.Indexed() {
 			return nil
 		}
 	}
 }
+
+// clock returns the time: now, or time.Now.
+func (ix *Indexer) clock() time.Time {
+	if ix.now != nil {
+		return ix.now()
+	}
+	return time.Now()
+}
+
+// closed is a closed channel.
+var closed = func() chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}()
 
 // streamBatches streams the archive after seq and calls fn with batches of
 // at most size turns.

@@ -11,6 +11,7 @@ import (
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/archive"
 	"github.com/engram-dev/engram/embed"
+	"github.com/engram-dev/engram/internal/testutil"
 	"github.com/engram-dev/engram/palace"
 	"github.com/engram-dev/engram/pipeline"
 )
@@ -150,6 +151,63 @@ func TestIngestWaitsForSearchable(t *testing.T) {
 	}
 	if units, err := p.TurnUnits(context.Background(), []int64{seq}); err != nil || len(units[seq]) != 1 {
 		t.Fatalf("after WaitCurrent: units %v, %v; want one", units, err)
+	}
+}
+
+// TestIndexerSecondaryYields: the secondary steps are steps of the
+// indexer's Yield; while the layer jobs hold every step, a new turn is
+// still made searchable at once (the indexer stops waiting for a step when
+// a turn is archived), and its session units wait for a step, but never
+// longer than the Yield's MaxWait: then a step runs without one.
+func TestIndexerSecondaryYields(t *testing.T) {
+	a, p, _ := mustOpen(t)
+	y := &pipeline.Yield{Steps: 1, MaxWait: time.Second}
+	ix := pipeline.NewIndexer(a, p)
+	ix.PutSearchable = p.PutTurnsSearchable
+	ix.Secondary = func(ctx context.Context, seq int64, stop func() bool) (bool, error) {
+		return p.IndexSecondary(ctx, seq, 0, stop)
+	}
+	ix.Yield = y
+	var clock atomic.Int64 // seconds after t0
+	t0 := time.Date(2026, 12, 4, 9, 0, 0, 0, time.UTC)
+	pipeline.SetIndexerNow(ix, func() time.Time { return t0.Add(time.Duration(clock.Load()) * time.Second) })
+	if err := ix.Open(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	job, err := y.Step(context.Background()) // the layer jobs compute
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer job()
+	g := &pipeline.Ingester{Archive: a, Indexer: ix}
+	var seqs []int64
+	ingest := func(text string) {
+		t.Helper()
+		res, err := g.Ingest(waitCtx(t), []engram.Turn{{Namespace: "default", Session: "s", Role: engram.RoleUser, Content: text}})
+		if err != nil || len(res.Warnings) > 0 {
+			t.Fatalf("Ingest %q while the jobs hold the step: %+v, %v; want an acknowledgement without warnings", text, res, err)
+		}
+		seqs = append(seqs, res.Turns[0].Seq)
+	}
+	ingest("the kafka consumer lags")
+	ingest("the kafka broker restarted")
+	if hits, err := p.SearchTurns(context.Background(), engram.TextQuery{Text: "kafka", Limit: 5}); err != nil || len(hits) != 2 {
+		t.Fatalf("search while the jobs hold the step: %d hits, %v; want 2", len(hits), err)
+	}
+	if units, err := p.TurnUnits(context.Background(), seqs); err != nil || len(units) != 0 {
+		t.Fatalf("units written while the jobs held the step: %v, %v", units, err)
+	}
+	// The jobs still hold the step, longer than MaxWait: the next turn's
+	// round runs its steps without one.
+	testutil.WaitUntil(t, "the indexer to wait for a step", func() bool { return pipeline.YieldStepWaiters(y) == 1 })
+	clock.Store(2)
+	ingest("the kafka cluster is healthy again")
+	if err := ix.WaitCurrent(waitCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	if units, err := p.TurnUnits(context.Background(), seqs); err != nil || len(units) != 3 {
+		t.Fatalf("after MaxWait without a step: units %v, %v; want the three turns'", units, err)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -44,8 +45,9 @@ type Yield struct {
 	// fewer than GOMAXPROCS, at least one.
 	Steps int
 
-	stepsOnce sync.Once
-	steps     chan struct{} // a token per running step
+	stepsOnce   sync.Once
+	steps       chan struct{} // a token per running step
+	stepWaiters atomic.Int32  // the callers waiting for one
 
 	mu       sync.Mutex
 	inflight int
@@ -80,12 +82,9 @@ func (y *Yield) Wait(ctx context.Context) error {
 	if y == nil {
 		return ctx.Err()
 	}
-	quiet, maxWait := y.Quiet, y.MaxWait
+	quiet, maxWait := y.Quiet, y.maxWait()
 	if quiet <= 0 {
 		quiet = DefaultYieldQuiet
-	}
-	if maxWait <= 0 {
-		maxWait = DefaultYieldMaxWait
 	}
 	var deadline time.Time
 	for {
@@ -126,6 +125,15 @@ func (y *Yield) Wait(ctx context.Context) error {
 	}
 }
 
+// maxWait is MaxWait, or its default: also how long the indexer's
+// secondary steps may go without a step before one runs without it.
+func (y *Yield) maxWait() time.Duration {
+	if y == nil || y.MaxWait <= 0 {
+		return DefaultYieldMaxWait
+	}
+	return y.MaxWait
+}
+
 // Step waits until fewer than Steps background steps run, or until ctx
 // ends, and starts one: the caller computes, then calls done (once; later
 // calls do nothing). A step must not take another (with one step allowed,
@@ -135,25 +143,42 @@ func (y *Yield) Step(ctx context.Context) (done func(), err error) {
 	if y == nil {
 		return func() {}, ctx.Err()
 	}
-	y.stepsOnce.Do(func() {
-		n := y.Steps
-		if n <= 0 {
-			n = max(runtime.GOMAXPROCS(0)-1, 1)
-		}
-		y.steps = make(chan struct{}, n)
-	})
+	done, _, err = y.StepOr(ctx, nil) // a free one first, even with ctx ended
+	return done, err
+}
+
+// StepOr is Step that also gives up when wake is closed (a nil wake never
+// is): ok reports whether a step started; done is to be called if so.
+func (y *Yield) StepOr(ctx context.Context, wake <-chan struct{}) (done func(), ok bool, err error) {
+	if y == nil {
+		return func() {}, true, ctx.Err()
+	}
+	y.stepsOnce.Do(y.initSteps)
 	done = sync.OnceFunc(func() { <-y.steps })
 	select {
-	case y.steps <- struct{}{}: // a free one first, even with ctx ended
-		return done, nil
+	case y.steps <- struct{}{}:
+		return done, true, nil
 	default:
 	}
+	y.stepWaiters.Add(1)
+	defer y.stepWaiters.Add(-1)
 	select {
 	case y.steps <- struct{}{}:
-		return done, nil
+		return done, true, nil
+	case <-wake:
+		return func() {}, false, nil
 	case <-ctx.Done():
-		return func() {}, ctx.Err()
+		return func() {}, false, ctx.Err()
 	}
+}
+
+// initSteps makes the tokens of Steps.
+func (y *Yield) initSteps() {
+	n := y.Steps
+	if n <= 0 {
+		n = max(runtime.GOMAXPROCS(0)-1, 1)
+	}
+	y.steps = make(chan struct{}, n)
 }
 
 // Do runs fn as a step (see Step).
