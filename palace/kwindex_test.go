@@ -171,6 +171,17 @@ func putKWMemories(tb testing.TB, db *DB, turns []engram.Turn) {
 	}
 }
 
+// kwMemoriesAgain is putKWMemories' memories again, each with a second
+// source (the next turn): written, each takes a change number.
+func kwMemoriesAgain(turns []engram.Turn) []engram.Memory {
+	var again []engram.Memory
+	for i := 0; i+1 < len(turns); i += 3 {
+		again = append(again, engram.Memory{ID: "mem-" + turns[i].ID, Namespace: turns[i].Namespace, Type: engram.MemoryFact,
+			Subject: turns[i].Speaker, Text: turns[i].Content, Importance: 0.5, TS: turns[i].TS, Sources: []string{turns[i].ID, turns[i+1].ID}})
+	}
+	return again
+}
+
 // compareKeyword runs every query on both databases (mem ranking from the
 // keyword indexes, fts with FTS5) and reports any difference: turns by
 // SearchTurns, units by SearchUnits and ScoreUnits.
@@ -484,12 +495,7 @@ func TestCatchUpKeywordIndexes(t *testing.T) {
 	putKWScenes(t, mem, turns)
 	// Every memory again with a second source: each takes a change number,
 	// and its doc in the index is replaced.
-	var again []engram.Memory
-	for i := 0; i+1 < len(turns); i += 3 {
-		again = append(again, engram.Memory{ID: "mem-" + turns[i].ID, Namespace: turns[i].Namespace, Type: engram.MemoryFact,
-			Subject: turns[i].Speaker, Text: turns[i].Content, Importance: 0.5, TS: turns[i].TS, Sources: []string{turns[i].ID, turns[i+1].ID}})
-	}
-	if _, err := mem.PutMemories(ctx, "test-memories", again, turns[len(turns)-1].Seq); err != nil {
+	if _, err := mem.PutMemories(ctx, "test-memories", kwMemoriesAgain(turns), turns[len(turns)-1].Seq); err != nil {
 		t.Fatal(err)
 	}
 	if err := mem.CatchUpKeywordIndexes(ctx); err != nil {
@@ -548,12 +554,7 @@ func TestCatchUpKeywordIndexes_Chunks(t *testing.T) {
 	}
 	// Every memory again, by another handle: each takes a change number
 	// the index has not seen.
-	var again []engram.Memory
-	for i := 0; i+1 < len(turns); i += 3 {
-		again = append(again, engram.Memory{ID: "mem-" + turns[i].ID, Namespace: turns[i].Namespace, Type: engram.MemoryFact,
-			Subject: turns[i].Speaker, Text: turns[i].Content, Importance: 0.5, TS: turns[i].TS, Sources: []string{turns[i].ID, turns[i+1].ID}})
-	}
-	if _, err := fts.PutMemories(ctx, "test-memories", again, turns[len(turns)-1].Seq); err != nil {
+	if _, err := fts.PutMemories(ctx, "test-memories", kwMemoriesAgain(turns), turns[len(turns)-1].Seq); err != nil {
 		t.Fatal(err)
 	}
 	if err := mem.CatchUpKeywordIndexes(ctx); err != nil {
