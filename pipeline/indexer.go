@@ -54,7 +54,7 @@ type Indexer struct {
 	Yield *Yield
 
 	now         func() time.Time // tests set it; nil: time.Now
-	behindSince time.Time        // when the secondary steps last had a step or fell behind; zero when complete
+	behindSince time.Time        // when the secondary steps last had a step, got through or fell behind; zero when complete
 
 	prog       *progress // every index of the turns, session units too
 	searchable *progress // the turns and their keyword indexes
@@ -223,7 +223,7 @@ func (ix *Indexer) catchUp(ctx context.Context) error {
 		// one while writes stream in; or a step held by a worker that
 		// waits for a redaction, which waits for these steps), the rounds
 		// are starved: they take a step when one is free and run without
-		// one otherwise, until one is had again.
+		// one otherwise, until one is had again or a step gets through.
 		through := ix.Indexed()
 		newer := func() bool { return ix.archive.LastSeq() > through }
 		signal := archiveSignal(ix.archive)
@@ -262,6 +262,7 @@ func (ix *Indexer) catchUp(ctx context.Context) error {
 			}
 			if done {
 				ix.prog.advance(through)
+				ix.behindSince = ix.clock()
 			}
 		}
 		if ix.complete() >= ix.Indexed() {
