@@ -50,11 +50,11 @@ type Indexer struct {
 	// which it gives up waiting for when a newer turn is archived: the
 	// steps share the cores left to background work with the layer jobs.
 	// So that a stream of writes beside busy jobs cannot starve them, the
-	// steps run without one once none was had for the Yield's MaxWait.
+	// steps run without waiting once none has for the Yield's MaxWait.
 	Yield *Yield
 
 	now         func() time.Time // tests set it; nil: time.Now
-	behindSince time.Time        // when the secondary steps last had a step, got through or fell behind; zero when complete
+	behindSince time.Time        // when the secondary steps last ran or fell behind; zero when complete
 
 	prog       *progress // every index of the turns, session units too
 	searchable *progress // the turns and their keyword indexes
@@ -218,12 +218,10 @@ func (ix *Indexer) catchUp(ctx context.Context) error {
 		// The secondary steps, each a step of Yield: one at least each
 		// round when one is free, so that a stream of writes does not
 		// starve them; newer turns first (a step ends early for them, and
-		// the wait for a step ends when one is archived). Should no step
-		// be had for the Yield's MaxWait (the layer jobs holding every
-		// one while writes stream in; or a step held by a worker that
-		// waits for a redaction, which waits for these steps), the rounds
-		// are starved: they take a step when one is free and run without
-		// one otherwise, until one is had again or a step gets through.
+		// the wait for a step ends when one is archived). Should the
+		// layer jobs hold every step while writes stream in, a round that
+		// begins with no step run for the Yield's MaxWait (starved) runs
+		// its steps without waiting for one.
 		through := ix.Indexed()
 		newer := func() bool { return ix.archive.LastSeq() > through }
 		signal := archiveSignal(ix.archive)
@@ -242,27 +240,25 @@ func (ix *Indexer) catchUp(ctx context.Context) error {
 				}
 				wake = closed // the first step only if one is free now
 			}
-			if starved {
-				wake = closed // a step if one is free, else on without
+			release, ok := func() {}, true
+			if !starved {
+				var err error
+				if release, ok, err = ix.Yield.StepOr(ctx, wake); err != nil {
+					return err
+				}
 			}
-			release, ok, err := ix.Yield.StepOr(ctx, wake)
-			if err != nil {
-				return err
-			}
-			if ok {
-				ix.behindSince = ix.clock()
-			} else if !starved {
+			if !ok {
 				break // a newer turn
 			}
 			done, err := ix.Secondary(ctx, through, newer)
 			release()
+			ix.behindSince = ix.clock()
 			if err != nil {
 				ix.prog.fail(err)
 				return err
 			}
 			if done {
 				ix.prog.advance(through)
-				ix.behindSince = ix.clock()
 			}
 		}
 		if ix.complete() >= ix.Indexed() {

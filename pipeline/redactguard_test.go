@@ -5,6 +5,8 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/engram-dev/engram/embed"
+	"github.com/engram-dev/engram/internal/testutil"
 	"github.com/engram-dev/engram/pipeline"
 )
 
@@ -48,5 +50,57 @@ func TestRedactGuard(t *testing.T) {
 	none.Unlock()
 	if ok, err := none.Write(ctx, none.Mark(), put); !ok || err != nil || writes != 3 {
 		t.Fatalf("nil guard: %v %v, %d writes", ok, err, writes)
+	}
+}
+
+// TestVectorIndexerWaitsForGuardWithoutStep: a batch of the vector indexer
+// that waits for a running redaction holds no step of its Yield meanwhile.
+// The redaction waits for the turns' indexes to be current, and their
+// secondary steps need a step: a batch holding the only one would wait for
+// the redaction for ever. Once the redaction ends, the batch is refused
+// and embedded again from the archive.
+func TestVectorIndexerWaitsForGuardWithoutStep(t *testing.T) {
+	ctx := context.Background()
+	a, p, _ := mustOpen(t)
+	emb := &flakyEmbedder{Builtin: embed.New()}
+	store, err := p.Vectors(ctx, emb.Model(), emb.Dim())
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendTurns(t, a, 5)
+	y := &pipeline.Yield{Steps: 1}
+	g := pipeline.NewRedactGuard()
+	vx := pipeline.NewVectorIndexer(a, emb, store)
+	vx.Guard, vx.Yield = g, y
+	if err := vx.Init(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Lock(ctx); err != nil { // a redaction begins
+		t.Fatal(err)
+	}
+	caught := make(chan error, 1)
+	go func() { caught <- vx.CatchUp(waitCtx(t), nil) }()
+	testutil.WaitUntil(t, "the batch to be embedded", func() bool { return emb.calls.Load() == 1 })
+	now := make(chan struct{})
+	close(now)
+	var step func()
+	testutil.WaitUntil(t, "a free step while the batch waits for the redaction", func() bool {
+		done, ok, err := y.StepOr(ctx, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		step = done
+		return ok
+	})
+	step()
+	g.Unlock() // the redaction ends: the batch read before it is refused
+	if err := <-caught; err != nil {
+		t.Fatalf("CatchUp after the redaction: %v", err)
+	}
+	if vx.Embedded() != 5 || emb.calls.Load() != 2 {
+		t.Fatalf("after the redaction: embedded through %d in %d embeddings; want 5 in 2 (the batch read again)", vx.Embedded(), emb.calls.Load())
+	}
+	if n, err := store.Count(ctx); err != nil || n != 5 {
+		t.Fatalf("%d vectors stored (%v), want 5", n, err)
 	}
 }

@@ -42,7 +42,7 @@ type VectorIndexer struct {
 	Guard *RedactGuard
 	// Yield, if set, has each batch wait for the client writes in flight
 	// (the turns' keyword index, which they wait for, goes first), and
-	// makes its embedding and store a step (Yield.Step).
+	// makes its embedding and its store a step each (Yield.Step).
 	Yield *Yield
 
 	prog *progress
@@ -154,20 +154,25 @@ func (vx *VectorIndexer) catchUp(ctx context.Context, progress func(seq int64)) 
 		if err := vx.Yield.Wait(ctx); err != nil {
 			return err
 		}
-		done, err := vx.Yield.Step(ctx)
-		if err != nil {
-			return err
-		}
-		defer done()
 		var items []engram.VectorItem
 		if live := engram.LiveTurns(batch); len(live) > 0 { // tombstones get no vector
-			var err error
-			if items, err = EmbedTurns(ctx, vx.embedder, live); err != nil {
+			done, err := vx.Yield.Step(ctx)
+			if err != nil {
+				return err
+			}
+			items, err = EmbedTurns(ctx, vx.embedder, live)
+			done()
+			if err != nil {
 				vx.prog.fail(err)
 				return err
 			}
 		}
-		ok, err := vx.Guard.Write(ctx, mark, func() error { return vx.store.PutTurnVectors(ctx, items, last) })
+		// The step of the store is taken inside the guard, never held
+		// while waiting for it: a redaction holds the guard until the
+		// turns' indexes are current, and their steps need one.
+		ok, err := vx.Guard.Write(ctx, mark, func() error {
+			return vx.Yield.Do(ctx, func() error { return vx.store.PutTurnVectors(ctx, items, last) })
+		})
 		if err != nil {
 			vx.prog.fail(err)
 			return err

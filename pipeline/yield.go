@@ -138,7 +138,10 @@ func (y *Yield) maxWait() time.Duration {
 // ends, and starts one: the caller computes, then calls done (once; later
 // calls do nothing). A step must not take another (with one step allowed,
 // it would wait for itself), nor wait for one while it holds a lock that a
-// step takes. A nil *Yield starts every step at once.
+// step takes; and a step must not wait for anything that waits for a step
+// (the vector indexer's store waits for a redaction, which waits for the
+// indexer's secondary steps: it takes its step inside the redaction
+// guard). A nil *Yield starts every step at once.
 func (y *Yield) Step(ctx context.Context) (done func(), err error) {
 	if y == nil {
 		return func() {}, ctx.Err()
