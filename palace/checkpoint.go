@@ -62,6 +62,7 @@ const (
 type checkpointer struct {
 	conn   *sql.DB
 	gate   *writeGate
+	begin  func(context.Context) (func(), error) // Options.Step; nil: none
 	ctx    context.Context
 	wake   chan struct{}
 	cancel context.CancelFunc
@@ -73,8 +74,9 @@ type checkpointer struct {
 }
 
 // newCheckpointer opens the checkpointer's connection to the database at
-// abs; start starts it. gate is the palace's write gate.
-func newCheckpointer(abs string, gate *writeGate) (*checkpointer, error) {
+// abs; start starts it. gate is the palace's write gate; begin, if set,
+// begins a step of the process's background work (Options.Step).
+func newCheckpointer(abs string, gate *writeGate, begin func(context.Context) (func(), error)) (*checkpointer, error) {
 	conn, err := sql.Open("sqlite", checkpointDSN(abs))
 	if err != nil {
 		return nil, err
@@ -84,7 +86,7 @@ func newCheckpointer(abs string, gate *writeGate) (*checkpointer, error) {
 	conn.SetConnMaxLifetime(0)
 	conn.SetConnMaxIdleTime(0)
 	ctx, cancel := context.WithCancel(context.Background())
-	c := &checkpointer{conn: conn, gate: gate, ctx: ctx, wake: make(chan struct{}, 1), cancel: cancel}
+	c := &checkpointer{conn: conn, gate: gate, begin: begin, ctx: ctx, wake: make(chan struct{}, 1), cancel: cancel}
 	c.poke() // what the migrations wrote
 	return c, nil
 }
@@ -125,8 +127,19 @@ func (c *checkpointer) loop(ctx context.Context) {
 	}
 }
 
-// checkpoint runs steps 1 and 2 (see checkpointer).
+// checkpoint runs steps 1 and 2 (see checkpointer), as a step of the
+// process's background work (Options.Step): its copying and fsyncs hold a
+// core (a goroutine in a system call keeps its core until the runtime's
+// monitor notices, up to 10 ms later), and beside the background work
+// computing on the other one, a request found none free.
 func (c *checkpointer) checkpoint(ctx context.Context) {
+	if c.begin != nil {
+		done, err := c.begin(ctx)
+		if err != nil {
+			return
+		}
+		defer done()
+	}
 	frames, ok := c.passive(ctx)
 	if !ok || frames < restartFrames {
 		return

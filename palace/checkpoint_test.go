@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -84,4 +85,41 @@ func turnsInFileAlone(path, copyPath string) int {
 		return -1
 	}
 	return got
+}
+
+// TestCheckpointerStep: a background checkpoint is a step of the process's
+// background work (Options.Step): it begins one before it copies anything
+// and ends it after, and it checkpoints nothing when no step can begin
+// (the palace closing).
+func TestCheckpointerStep(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "palace.db")
+	db := MustOpenDBAt(t, path, Options{})
+	if err := db.PutTurns(ctx, []engram.Turn{testTurn(1, "a turn about the billing migration")}); err != nil {
+		t.Fatal(err)
+	}
+	var c *checkpointer
+	var refuse bool
+	var atBegin, atEnd []int64 // the checkpoints run when a step began, ended
+	c, err := newCheckpointer(path, &writeGate{}, func(context.Context) (func(), error) {
+		if refuse {
+			return nil, context.Canceled
+		}
+		atBegin = append(atBegin, c.runs.Load())
+		return func() { atEnd = append(atEnd, c.runs.Load()) }, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.conn.Close() })
+	c.checkpoint(ctx)
+	if c.runs.Load() != 1 || !slices.Equal(atBegin, []int64{0}) || !slices.Equal(atEnd, []int64{1}) {
+		t.Fatalf("a checkpoint: %d run; steps begun at %v and ended at %v checkpoints; want 1 run in one step, begun at 0 and ended at 1",
+			c.runs.Load(), atBegin, atEnd)
+	}
+	refuse = true
+	c.checkpoint(ctx)
+	if c.runs.Load() != 1 {
+		t.Fatalf("a checkpoint ran without its step: %d runs, want 1", c.runs.Load())
+	}
 }

@@ -43,9 +43,10 @@ type Options struct {
 	Now func() time.Time
 	// Step, if set, starts a step of the process's background work and
 	// returns the function that ends it (pipeline.Yield.Step): each of
-	// the full-text merger's steps is one, so that the merges count among
-	// the background work a process bounds. Nil: the merger's steps run
-	// whenever it has work.
+	// the full-text merger's steps is one, and so is each background
+	// checkpoint, so that the merges and the checkpoints' copying and
+	// fsyncs count among the background work a process bounds. Nil: they
+	// run whenever they have work.
 	Step func(context.Context) (done func(), err error)
 }
 
@@ -135,7 +136,7 @@ func Open(path string, opts Options) (*DB, error) {
 		return nil, err
 	}
 
-	if db.ckpt, err = newCheckpointer(abs, &db.gate); err != nil {
+	if db.ckpt, err = newCheckpointer(abs, &db.gate, opts.Step); err != nil {
 		db.w.Close()
 		return nil, fmt.Errorf("palace: open: %w", err)
 	}
