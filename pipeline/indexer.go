@@ -50,7 +50,7 @@ type Indexer struct {
 	// which it gives up waiting for when a newer turn is archived: the
 	// steps share the cores left to background work with the layer jobs.
 	// So that a stream of writes beside busy jobs cannot starve them, the
-	// steps run without waiting once none has for the Yield's MaxWait.
+	// steps run without waiting once none has run for the Yield's MaxWait.
 	Yield *Yield
 
 	now         func() time.Time // tests set it; nil: time.Now
