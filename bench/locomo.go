@@ -83,6 +83,14 @@ type LocomoOptions struct {
 	Keep     string   // the folder of the private engram, kept afterwards; "": a temporary one
 	Captions bool     // append a shared photo's caption to the turn
 	Speakers bool     // send the turns' speakers (false: an ablation)
+	// PerQuestion adds each question's ranks to the report (Questions of
+	// each mode), for reading what a change moved.
+	PerQuestion bool
+	// SessionK, when above 0, adds the session-level figure MemPalace
+	// publishes: the share of a question's evidence sessions among the
+	// first SessionK distinct sessions of its results, over every
+	// question (category 5 too; no evidence counts 1).
+	SessionK int
 }
 
 // LocomoReport is the result of a LoCoMo run, as `engram bench locomo
@@ -119,7 +127,7 @@ func RunLocomo(ctx context.Context, o LocomoOptions, env Env) (*LocomoReport, er
 
 	var rep *locomoReport
 	err = onEngram(ctx, "locomo", o.Keep, env, func(b *benchEngram) (err error) {
-		rep, err = runLocomo(ctx, env, b, convs, o.Modes, o.Kinds, o.K)
+		rep, err = runLocomo(ctx, env, b, convs, o)
 		return err
 	})
 	if err != nil {
@@ -209,7 +217,10 @@ type locomoConv struct {
 	sessions  []locomoSession
 	turns     map[diaID]bool
 	questions []locomoQuestion
-	stats     locomoCounts
+	// unscored are the questions of category 5 and those without usable
+	// evidence: asked only for the session-level figure.
+	unscored []locomoQuestion
+	stats    locomoCounts
 	// speakers are the conversation's speakers (speaker_a, speaker_b, or
 	// those of the turns), and events the dataset authors' summaries of
 	// what happened to each of them per session (events_session_N), which
@@ -543,11 +554,21 @@ func (c *locomoConv) question(i int, raw json.RawMessage) error {
 	if err := json.Unmarshal(eraw, &entries); err != nil {
 		return fmt.Errorf("evidence: want a list of dialogue ids, got %s", jsonKind(eraw))
 	}
+	q := locomoQuestion{index: i, category: cat, text: text}
 	if cat == locomoAdversarial {
+		// Not scored at the turn level (unanswerable), but asked for the
+		// session-level figure, with whatever evidence names a turn.
 		c.stats.Adversarial++
+		for _, entry := range entries {
+			for _, p := range strings.Split(entry, ";") {
+				if id, err := parseDiaID(strings.TrimSpace(p)); err == nil && c.turns[id] && !slices.Contains(q.evidence, id) {
+					q.evidence = append(q.evidence, id)
+				}
+			}
+		}
+		c.unscored = append(c.unscored, q)
 		return nil
 	}
-	q := locomoQuestion{index: i, category: cat, text: text}
 	for _, entry := range entries {
 		parts := strings.Split(entry, ";")
 		if len(parts) > 1 {
@@ -570,6 +591,7 @@ func (c *locomoConv) question(i int, raw json.RawMessage) error {
 	}
 	if len(q.evidence) == 0 {
 		c.stats.NoEvidence++
+		c.unscored = append(c.unscored, q)
 		return nil
 	}
 	c.stats.Scored++
@@ -615,11 +637,56 @@ type locomoMode struct {
 	Ran        map[string]int `json:"ran"`  // the mode the server reports it ran, with the number of questions
 	Overall    locomoScores   `json:"overall"`
 	Categories []locomoScores `json:"categories"`
-	Latency    latencyReport  `json:"latency"`
-	Warnings   []string       `json:"warnings,omitempty"` // distinct recall warnings
+	// Conversations are the scores of each conversation (Name: its file),
+	// for choosing constants by leaving one conversation out.
+	Conversations []locomoScores `json:"conversations"`
+	Latency       latencyReport  `json:"latency"`
+	Warnings      []string       `json:"warnings,omitempty"` // distinct recall warnings
 	// ForeignSources counts result sources that are no turn of the asked
 	// conversation (no meta.dia_id, or another conversation's); never hits.
 	ForeignSources int `json:"foreign_sources"`
+	// TurnsPerResult is the mean number of turns a result stems from (a
+	// burst of messages or a layer result holds several): what a result
+	// costs to read.
+	TurnsPerResult float64 `json:"turns_per_result"`
+	// Sessions is the session-level figure (LocomoOptions.SessionK).
+	Sessions *locomoSessions `json:"sessions,omitempty"`
+	// Questions, with --per-question, says where each question's evidence
+	// ranked.
+	Questions []locomoQuestionRanks `json:"questions,omitempty"`
+}
+
+// locomoQuestionRanks is one question's outcome: the 0-based rank of the
+// first result holding an evidence turn and of each evidence turn (-1:
+// not in the results), and the turns the results stem from, in order.
+type locomoQuestionRanks struct {
+	File     string   `json:"file"`
+	Index    int      `json:"index"`
+	Category int      `json:"category"`
+	Question string   `json:"question"`
+	Evidence []string `json:"evidence"`
+	First    int      `json:"first"`
+	Ranks    []int    `json:"ranks"`
+	Results  []string `json:"results"`
+}
+
+// questionRanks reports q's outcome from its ranks and results.
+func (c *locomoConv) questionRanks(q locomoQuestion, r locomoRanks, results []engram.Result) locomoQuestionRanks {
+	out := locomoQuestionRanks{File: c.file, Index: q.index, Category: q.category, Question: q.text, First: r.first, Ranks: r.evidence}
+	for _, e := range q.evidence {
+		out.Evidence = append(out.Evidence, e.String())
+	}
+	for _, res := range results {
+		var ids []string
+		for _, s := range res.Sources {
+			var meta locomoMeta
+			if json.Unmarshal(s.Meta, &meta) == nil && meta.Conversation == c.name {
+				ids = append(ids, meta.DiaID)
+			}
+		}
+		out.Results = append(out.Results, strings.Join(ids, "+"))
+	}
+	return out
 }
 
 // locomoScores are the scores of a group of questions.
@@ -635,13 +702,15 @@ type locomoAtK struct {
 	K       int     `json:"k"`
 	Any     float64 `json:"any"`     // some evidence turn in the top k
 	Recall  float64 `json:"recall"`  // mean fraction of evidence turns in the top k
+	All     float64 `json:"all"`     // every evidence turn in the top k
 	Session float64 `json:"session"` // some result from an evidence turn's session in the top k
 }
 
 // runLocomo ingests convs into b through the HTTP API, then asks every scored
 // question in each mode and scores the answers.
-func runLocomo(ctx context.Context, env Env, b *benchEngram, convs []*locomoConv, given, kinds []string, k int) (*locomoReport, error) {
-	modes, err := b.recallModes(ctx, given, k)
+func runLocomo(ctx context.Context, env Env, b *benchEngram, convs []*locomoConv, o LocomoOptions) (*locomoReport, error) {
+	kinds, k := o.Kinds, o.K
+	modes, err := b.recallModes(ctx, o.Modes, k)
 	if err != nil {
 		return nil, err
 	}
@@ -657,9 +726,14 @@ func runLocomo(ctx context.Context, env Env, b *benchEngram, convs []*locomoConv
 	fmt.Fprintf(env.Stderr, "engram bench locomo: %s of %s searchable after %.2f s\n",
 		plural(in.Turns, "turn"), plural(in.Conversations, "conversation"), in.Seconds)
 	for _, mode := range modes {
-		md, err := askLocomo(ctx, b, convs, mode, kinds, k, rep.Cutoffs)
+		md, err := askLocomo(ctx, b, convs, mode, kinds, k, rep.Cutoffs, o.PerQuestion)
 		if err != nil {
 			return nil, err
+		}
+		if o.SessionK > 0 {
+			if md.Sessions, err = askSessions(ctx, b, convs, mode, kinds, o.SessionK); err != nil {
+				return nil, err
+			}
 		}
 		fmt.Fprintf(env.Stderr, "engram bench locomo: mode %s: %d questions, recall p50 %.2f ms\n",
 			mode, md.Overall.Questions, md.Latency.ClientP50MS)
@@ -746,12 +820,15 @@ func ingestLocomo(ctx context.Context, b *benchEngram, convs []*locomoConv, in *
 
 // askLocomo asks every scored question of convs in mode, in a fixed order,
 // one request at a time (so latencies do not overlap), and scores them.
-func askLocomo(ctx context.Context, b *benchEngram, convs []*locomoConv, mode string, kinds []string, k int, cuts []int) (locomoMode, error) {
+func askLocomo(ctx context.Context, b *benchEngram, convs []*locomoConv, mode string, kinds []string, k int, cuts []int, perQuestion bool) (locomoMode, error) {
 	md := locomoMode{Mode: mode, Ran: make(map[string]int), Overall: newLocomoScores(0, cuts)}
 	byCat := make(map[int]*locomoScores)
 	var client []time.Duration
 	var server []float64
+	var results, sources int
 	for _, c := range convs {
+		conv := newLocomoScores(0, cuts)
+		conv.Name = c.file
 		for _, q := range c.questions {
 			start := time.Now()
 			resp, err := b.client.Recall(ctx, engram.RecallRequest{Namespace: c.namespace, Query: q.text, K: k, Mode: mode, Kinds: kinds})
@@ -768,7 +845,15 @@ func askLocomo(ctx context.Context, b *benchEngram, convs []*locomoConv, mode st
 			}
 			r, foreign := c.rank(q, resp.Results)
 			md.ForeignSources += foreign
+			for _, res := range resp.Results {
+				results++
+				sources += len(res.Sources)
+			}
+			if perQuestion {
+				md.Questions = append(md.Questions, c.questionRanks(q, r, resp.Results))
+			}
 			md.Overall.add(r)
+			conv.add(r)
 			cat := byCat[q.category]
 			if cat == nil {
 				s := newLocomoScores(q.category, cuts)
@@ -777,14 +862,80 @@ func askLocomo(ctx context.Context, b *benchEngram, convs []*locomoConv, mode st
 			}
 			cat.add(r)
 		}
+		conv.finish()
+		md.Conversations = append(md.Conversations, conv)
 	}
 	md.Overall.finish()
+	if results > 0 {
+		md.TurnsPerResult = float64(sources) / float64(results)
+	}
 	for _, n := range slices.Sorted(maps.Keys(byCat)) {
 		byCat[n].finish()
 		md.Categories = append(md.Categories, *byCat[n])
 	}
 	md.Latency = newLatencyReport(client, server)
 	return md, nil
+}
+
+// locomoSessions is the session-level figure of one mode.
+type locomoSessions struct {
+	K         int     `json:"k"`         // distinct sessions counted
+	Pool      int     `json:"pool"`      // results asked per question to find them
+	Questions int     `json:"questions"` // every question, category 5 and those without evidence too
+	Recall    float64 `json:"recall"`    // mean share of a question's evidence sessions among the first K
+}
+
+// sessionPool is how many results a question asks for to find its first
+// distinct sessions: results of one session often come in runs.
+const sessionPool = 50
+
+// askSessions asks every question of convs (category 5 and those without
+// usable evidence too) for sessionPool results in mode and scores the
+// share of its evidence sessions among the first k distinct sessions of
+// the results; a question without evidence counts 1, as MemPalace counts
+// it.
+func askSessions(ctx context.Context, b *benchEngram, convs []*locomoConv, mode string, kinds []string, k int) (*locomoSessions, error) {
+	out := &locomoSessions{K: k, Pool: max(k, sessionPool)}
+	for _, c := range convs {
+		for _, q := range append(append([]locomoQuestion{}, c.questions...), c.unscored...) {
+			resp, err := b.client.Recall(ctx, engram.RecallRequest{Namespace: c.namespace, Query: q.text, K: out.Pool, Mode: mode, Kinds: kinds})
+			if err != nil {
+				return nil, fmt.Errorf("%s qa[%d], mode %s: POST /v1/recall: %w", c.file, q.index, mode, err)
+			}
+			out.Questions++
+			want := map[string]bool{}
+			for _, e := range q.evidence {
+				want[fmt.Sprintf("session_%d", e.session)] = true
+			}
+			if len(want) == 0 {
+				out.Recall++
+				continue
+			}
+			var top []string
+			for _, r := range resp.Results {
+				for _, src := range r.Sources {
+					var meta locomoMeta
+					if json.Unmarshal(src.Meta, &meta) != nil || meta.Conversation != c.name || slices.Contains(top, src.Session) {
+						continue
+					}
+					if len(top) < k {
+						top = append(top, src.Session)
+					}
+				}
+			}
+			found := 0
+			for _, s := range top {
+				if want[s] {
+					found++
+				}
+			}
+			out.Recall += float64(found) / float64(len(want))
+		}
+	}
+	if out.Questions > 0 {
+		out.Recall /= float64(out.Questions)
+	}
+	return out, nil
 }
 
 // locomoRanks say where a question's evidence showed up in a result list:
@@ -862,6 +1013,9 @@ func (s *locomoScores) add(r locomoRanks) {
 			}
 		}
 		at.Recall += float64(found) / float64(len(r.evidence))
+		if found == len(r.evidence) {
+			at.All++
+		}
 	}
 }
 
@@ -873,6 +1027,7 @@ func (s *locomoScores) finish() {
 	for i := range s.At {
 		s.At[i].Any /= n
 		s.At[i].Recall /= n
+		s.At[i].All /= n
 		s.At[i].Session /= n
 	}
 }
@@ -912,11 +1067,11 @@ func (rep *locomoReport) Print(w io.Writer) error {
 		}
 		fmt.Fprintf(w, "\nmode %s (the server ran %s), k %d: %% of questions\n", md.Mode, strings.Join(ran, ", "), rep.K)
 		fmt.Fprintf(w, "%-20s", "")
-		for _, name := range []string{"any@k", "recall@k", "session@k"} {
+		for _, name := range []string{"any@k", "recall@k", "all@k", "session@k"} {
 			fmt.Fprintf(w, "  %*s", 6*len(rep.Cutoffs), name)
 		}
 		fmt.Fprintf(w, "\n%-15s%5s", "category", "n")
-		for range 3 {
+		for range 4 {
 			fmt.Fprint(w, "  ")
 			for _, k := range rep.Cutoffs {
 				fmt.Fprintf(w, "%6s", "@"+strconv.Itoa(k))
@@ -928,6 +1083,7 @@ func (rep *locomoReport) Print(w io.Writer) error {
 			for _, metric := range []func(locomoAtK) float64{
 				func(a locomoAtK) float64 { return a.Any },
 				func(a locomoAtK) float64 { return a.Recall },
+				func(a locomoAtK) float64 { return a.All },
 				func(a locomoAtK) float64 { return a.Session },
 			} {
 				fmt.Fprint(w, "  ")
@@ -941,9 +1097,19 @@ func (rep *locomoReport) Print(w io.Writer) error {
 			row(fmt.Sprintf("%d %s", s.Category, s.Name), s)
 		}
 		row("all", md.Overall)
+		if len(md.Conversations) > 1 {
+			for _, s := range md.Conversations {
+				row("  "+strings.TrimSuffix(s.Name, ".json"), s)
+			}
+		}
 		l := md.Latency
 		fmt.Fprintf(w, "latency:   %d recalls; client p50 %.2f ms, p95 %.2f ms, max %.2f ms; server took_ms p50 %.2f ms\n",
 			l.Requests, l.ClientP50MS, l.ClientP95MS, l.ClientMaxMS, l.ServerP50MS)
+		if ss := md.Sessions; ss != nil {
+			fmt.Fprintf(w, "sessions:  %.1f%% of the evidence sessions among the first %d sessions of %d results, over %s (every category; none counts 1)\n",
+				100*ss.Recall, ss.K, ss.Pool, plural(ss.Questions, "question"))
+		}
+		fmt.Fprintf(w, "results:   %.2f turns per result (a burst of messages or a layer result stems from several)\n", md.TurnsPerResult)
 		if md.ForeignSources > 0 {
 			fmt.Fprintf(w, "foreign:   %d result sources named no turn of the asked conversation\n", md.ForeignSources)
 		}
@@ -953,8 +1119,8 @@ func (rep *locomoReport) Print(w io.Writer) error {
 	}
 	_, err := fmt.Fprint(w, `
 any@k: an evidence turn is among the sources of the top k results; recall@k: the mean fraction
-of a question's evidence turns found there; session@k: a top-k result comes from the session of
-an evidence turn.
+of a question's evidence turns found there; all@k: every evidence turn is there; session@k: a
+top-k result comes from the session of an evidence turn. Indented rows: each conversation.
 `)
 	return err
 }

@@ -64,11 +64,13 @@ date_time (UTC) + 30 s per turn, meta {"conversation", "dia_id"}.`)
 	speakers := fs.Bool("speakers", true, "send each turn's speaker (an ablation: false ingests turns without speaker names)")
 	var kinds bench.ListFlag
 	fs.Var(&kinds, "kinds", "result `KINDS` asked for (turn, memory, scene, fact; comma-separated; default turn): a layer result scores through its source turns")
+	perQuestion := fs.Bool("per-question", false, "add each question's evidence ranks and result turns to the JSON report (--json, --out)")
+	sessionK := fs.Int("session-k", 10, "also score the evidence sessions among the first `N` distinct sessions of 50 results, every question asked (MemPalace's session-level figure); 0: off")
 	if err := m.parseBench(fs, args); err != nil {
 		return err
 	}
 	rep, err := bench.RunLocomo(ctx, bench.LocomoOptions{Data: *data, Modes: modes, Kinds: kinds, K: *k, Keep: *keep,
-		Captions: *captions, Speakers: *speakers}, m.benchEnv())
+		Captions: *captions, Speakers: *speakers, PerQuestion: *perQuestion, SessionK: *sessionK}, m.benchEnv())
 	if err != nil {
 		return benchError(err)
 	}

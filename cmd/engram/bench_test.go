@@ -77,15 +77,16 @@ func benchLocomo(t *testing.T, args ...string) bench.LocomoReport {
 }
 
 // wantScores checks scores at cutoffs 1, 5 and 10: any, recall and session at each.
-func wantScores(t *testing.T, what string, s bench.LocomoScores, questions int, at [3][3]float64) {
+func wantScores(t *testing.T, what string, s bench.LocomoScores, questions int, at [3][4]float64) {
 	t.Helper()
 	if s.Questions != questions || len(s.At) != 3 {
 		t.Fatalf("%s: %d questions, %d cutoffs; want %d and 3", what, s.Questions, len(s.At), questions)
 	}
 	for i, k := range []int{1, 5, 10} {
 		got := s.At[i]
-		want := bench.LocomoAtK{K: k, Any: at[i][0], Recall: at[i][1], Session: at[i][2]}
-		if got.K != k || math.Abs(got.Any-want.Any) > 1e-9 || math.Abs(got.Recall-want.Recall) > 1e-9 || math.Abs(got.Session-want.Session) > 1e-9 {
+		want := bench.LocomoAtK{K: k, Any: at[i][0], Recall: at[i][1], All: at[i][2], Session: at[i][3]}
+		if got.K != k || math.Abs(got.Any-want.Any) > 1e-9 || math.Abs(got.Recall-want.Recall) > 1e-9 ||
+			math.Abs(got.All-want.All) > 1e-9 || math.Abs(got.Session-want.Session) > 1e-9 {
 			t.Errorf("%s @%d: got %+v, want %+v", what, k, got, want)
 		}
 	}
@@ -120,22 +121,37 @@ func TestBenchLocomoScores(t *testing.T) {
 	const third, ninth = 1.0 / 3, 1.0 / 9
 	// Sofa: found at rank 1. Violin: both found evidence turns rank 1-2,
 	// D1:1 never. Breed: no evidence, but its session at rank 1.
-	wantScores(t, "overall", md.Overall, 3, [3][3]float64{
-		{2 * third, 4 * ninth, 1},
-		{2 * third, 5 * ninth, 1},
-		{2 * third, 5 * ninth, 1},
+	wantScores(t, "overall", md.Overall, 3, [3][4]float64{
+		{2 * third, 4 * ninth, third, 1},
+		{2 * third, 5 * ninth, third, 1},
+		{2 * third, 5 * ninth, third, 1},
 	})
+	if len(md.Conversations) != 1 || md.Conversations[0].Name != "7.json" || !sameJSON(md.Conversations[0].At, md.Overall.At) {
+		t.Errorf("conversations: %+v", md.Conversations)
+	}
+	if md.TurnsPerResult < 1 {
+		t.Errorf("turns per result %v", md.TurnsPerResult)
+	}
+	// The session-level figure asks all five questions: the adversarial one
+	// (its evidence in session 1) and the one without evidence (counted 1)
+	// too.
+	if ss := md.Sessions; ss == nil || ss.K != 10 || ss.Pool != 50 || ss.Questions != 5 || ss.Recall < 0.2 || ss.Recall > 1 {
+		t.Errorf("sessions: %+v", md.Sessions)
+	}
+	if md.Questions != nil {
+		t.Errorf("per-question ranks without --per-question: %+v", md.Questions)
+	}
 	if len(md.Categories) != 3 {
 		t.Fatalf("categories: %+v", md.Categories)
 	}
 	for i, want := range []struct {
 		cat  int
 		name string
-		at   [3][3]float64
+		at   [3][4]float64
 	}{
-		{1, "multi-hop", [3][3]float64{{1, third, 1}, {1, 2 * third, 1}, {1, 2 * third, 1}}},
-		{2, "temporal", [3][3]float64{{0, 0, 1}, {0, 0, 1}, {0, 0, 1}}},
-		{4, "single-hop", [3][3]float64{{1, 1, 1}, {1, 1, 1}, {1, 1, 1}}},
+		{1, "multi-hop", [3][4]float64{{1, third, 0, 1}, {1, 2 * third, 0, 1}, {1, 2 * third, 0, 1}}},
+		{2, "temporal", [3][4]float64{{0, 0, 0, 1}, {0, 0, 0, 1}, {0, 0, 0, 1}}},
+		{4, "single-hop", [3][4]float64{{1, 1, 1, 1}, {1, 1, 1, 1}, {1, 1, 1, 1}}},
 	} {
 		s := md.Categories[i]
 		if s.Category != want.cat || s.Name != want.name {
@@ -185,11 +201,18 @@ func TestBenchLocomoScores(t *testing.T) {
 
 	// Without captions, the sofa question finds nothing.
 	nocap := benchLocomo(t, "--data", data, "--mode", "keyword", "--captions=false")
-	wantScores(t, "no captions", nocap.Modes[0].Overall, 3, [3][3]float64{
-		{third, ninth, 2 * third},
-		{third, 2 * ninth, 2 * third},
-		{third, 2 * ninth, 2 * third},
+	wantScores(t, "no captions", nocap.Modes[0].Overall, 3, [3][4]float64{
+		{third, ninth, 0, 2 * third},
+		{third, 2 * ninth, 0, 2 * third},
+		{third, 2 * ninth, 0, 2 * third},
 	})
+
+	// --per-question says where each question's evidence ranked.
+	perq := benchLocomo(t, "--data", data, "--mode", "keyword", "--per-question", "--session-k", "0")
+	if pm := perq.Modes[0]; pm.Sessions != nil || len(pm.Questions) != 3 || pm.Questions[0].Question != "What was on the sofa?" ||
+		pm.Questions[0].First != 0 || pm.Questions[0].Results[0] != "D1:3" || len(pm.Questions[1].Ranks) != 3 || pm.Questions[1].Ranks[2] != -1 {
+		t.Errorf("per question: %+v", pm.Questions)
+	}
 
 	// Every mode the server accepts is measured by default, keyword and auto
 	// at least; the table names them.
@@ -201,8 +224,9 @@ func TestBenchLocomoScores(t *testing.T) {
 		"mode keyword (the server ran keyword), k 10",
 		"\nmode auto (the server ran ",
 		"questions: 3 scored (categories 1-4) of 5; skipped 1 adversarial (category 5) and 1 without usable evidence",
-		"1 multi-hop        1   100.0 100.0 100.0    33.3  66.7  66.7   100.0 100.0 100.0\n",
-		"all                3    66.7  66.7  66.7    44.4  55.6  55.6   100.0 100.0 100.0\n",
+		"1 multi-hop        1   100.0 100.0 100.0    33.3  66.7  66.7     0.0   0.0   0.0   100.0 100.0 100.0\n",
+		"all                3    66.7  66.7  66.7    44.4  55.6  55.6    33.3  33.3  33.3   100.0 100.0 100.0\n",
+		"of the evidence sessions among the first 10 sessions of 50 results, over 5 questions",
 		`skipped 7.json qa[1]: evidence "D9": malformed id "D9"`,
 		`skipped 7.json qa[1]: evidence "D3:1": no turn D3:1 in the conversation`,
 	} {
@@ -210,6 +234,12 @@ func TestBenchLocomoScores(t *testing.T) {
 			t.Errorf("table lacks %q:\n%s", want, stdout)
 		}
 	}
+}
+
+func sameJSON(a, b any) bool {
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	return bytes.Equal(ja, jb)
 }
 
 func sameScores(a, b bench.LocomoMode) bool {
@@ -352,6 +382,16 @@ func TestBenchLocomoDevSet(t *testing.T) {
 	}
 	if at := rep.Modes[0].Overall.At[2]; at.K != 10 || at.Any <= 0 || at.Any > 1 {
 		t.Errorf("scores: %+v", at)
+	}
+	// The real chats beside it, in the same format.
+	rt := filepath.Join(filepath.Dir(dir), "realtalk-dev")
+	if _, err := os.Stat(rt); err != nil {
+		t.Skip("no realtalk-dev beside", dir)
+	}
+	rep = benchLocomo(t, "--data", rt, "--mode", "keyword", "--session-k", "0")
+	c = rep.Counts
+	if rep.Ingest.Turns != 4115 || rep.Ingest.Conversations != 5 || c.Scored != 357 || c.Adversarial != 0 || len(rep.Modes[0].Conversations) != 5 {
+		t.Errorf("realtalk-dev: ingest %+v, counts %+v; its README says 4,115 turns and 357 questions", rep.Ingest, c)
 	}
 }
 
