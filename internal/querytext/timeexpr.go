@@ -171,6 +171,7 @@ func (p *timeParser) parseAt(i int, prep, since bool) (timeHit, bool) {
 		try(p.enMonthDate(i, prep))
 		try(p.enYear(i, prep))
 		try(p.iso(i))
+		try(p.dayFirst(i))
 		if since {
 			try(p.enSince(i))
 		}
@@ -787,6 +788,41 @@ func (p *timeParser) iso(i int) (timeHit, bool) {
 	}
 	if d == 0 {
 		return timeHit{j, time.Date(y, time.Month(m), 1, 0, 0, 0, 0, p.c.loc), time.Date(y, time.Month(m)+1, 1, 0, 0, 0, 0, p.c.loc)}, true
+	}
+	from, to, ok := p.c.date(y, time.Month(m), d)
+	return timeHit{j, from, to}, ok
+}
+
+// dayFirst reads the numeric dates that end with the year:
+// "[on|in|from|of|during] 24.01.2024" (or 24-01-2024, day first, as those
+// separators are written where the day comes first) and "1/24/2024" (month
+// first, as slashes are written in the United States, unless the first
+// number cannot be a month: "24/1/2024" is the 24th).
+func (p *timeParser) dayFirst(i int) (timeHit, bool) {
+	t := p.t
+	j, _, ok := t.oneOf(i, "on", "in", "from", "of", "during")
+	if !ok {
+		j = i
+	}
+	a, j, ok := t.digits(t.skip(j), 1, 2)
+	if !ok || !t.isoSeparatorAt(j) {
+		return timeHit{}, false
+	}
+	sep := t.r[j]
+	b, j, ok := t.digits(j+1, 1, 2)
+	if !ok || j >= len(t.r) || t.r[j] != sep {
+		return timeHit{}, false
+	}
+	y, j, ok := t.digits(j+1, 4, 4)
+	if !ok || y < 1900 || y > 2199 || j < len(t.r) && isSpacedWord(t.r[j]) || t.isoSeparatorAt(j) {
+		return timeHit{}, false
+	}
+	d, m := a, b
+	if sep == '/' && a <= 12 {
+		d, m = b, a
+	}
+	if m < 1 || m > 12 {
+		return timeHit{}, false
 	}
 	from, to, ok := p.c.date(y, time.Month(m), d)
 	return timeHit{j, from, to}, ok

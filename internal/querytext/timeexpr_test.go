@@ -166,6 +166,14 @@ func TestTimeExprEnglish(t *testing.T) {
 		{"2026-04-30T10:00:00Z", "2026-04-30", "2026-05-01", "2026-04-30T10:00:00Z", ""},
 		{"in 2026-04", "2026-04-01", "2026-05-01", "in 2026-04", ""},
 		{"２０２６－０４－３０", "2026-04-30", "2026-05-01", "２０２６－０４－３０", ""},
+		// Numeric dates ending with the year: day first with dots or dashes,
+		// month first with slashes unless the first number is no month.
+		{"what did Paola cook on 22.01.2024?", "2024-01-22", "2024-01-23", "on 22.01.2024", "what did Paola cook?"},
+		{"02.01.2024", "2024-01-02", "2024-01-03", "02.01.2024", ""},
+		{"on 30-04-2026", "2026-04-30", "2026-05-01", "on 30-04-2026", ""},
+		{"on 4/30/2026 we shipped", "2026-04-30", "2026-05-01", "on 4/30/2026", "we shipped"},
+		{"on 1/2/2026", "2026-01-02", "2026-01-03", "on 1/2/2026", ""},
+		{"30/4/2026", "2026-04-30", "2026-05-01", "30/4/2026", ""},
 		// The first expression wins.
 		{"last week or yesterday", "2026-11-16", "2026-11-23", "last week", "or yesterday"},
 	})
@@ -344,6 +352,9 @@ var timeNegatives = []string{
 	"port 8080",
 	"12/31",
 	"in 99",
+	"13/13/2024",
+	"31.02.2024",
+	"1.5.2024x",
 	"",
 	// Chinese.
 	"我记得这个",
