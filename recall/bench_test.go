@@ -13,6 +13,7 @@ import (
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/pipeline"
+	"github.com/engram-dev/engram/recall"
 )
 
 // benchWords is a small English vocabulary; turns draw from it with Zipf
@@ -84,8 +85,24 @@ func BenchmarkRecall100k(b *testing.B) {
 		"dinner with family on friday evening",
 	}
 	s.Units = f.db
-	for _, mode := range []string{engram.ModeHybrid, engram.ModeShallow, engram.ModeDeep, engram.ModeKeyword} {
-		b.Run("mode="+mode, func(b *testing.B) {
+	// The same paths with single-turn results: what looking up each hit's
+	// burst costs.
+	single := f.service()
+	single.Units = f.db
+	single.Deep.BurstTurns = -1
+	for _, run := range []struct {
+		name, mode string
+		s          *recall.Service
+	}{
+		{"mode=" + engram.ModeHybrid, engram.ModeHybrid, s},
+		{"mode=" + engram.ModeHybrid + "/bursts=off", engram.ModeHybrid, single},
+		{"mode=" + engram.ModeShallow, engram.ModeShallow, s},
+		{"mode=" + engram.ModeDeep, engram.ModeDeep, s},
+		{"mode=" + engram.ModeDeep + "/bursts=off", engram.ModeDeep, single},
+		{"mode=" + engram.ModeKeyword, engram.ModeKeyword, s},
+	} {
+		mode, s := run.mode, run.s
+		b.Run(run.name, func(b *testing.B) {
 			ctx := context.Background()
 			lat := make([]time.Duration, 0, b.N)
 			b.ResetTimer()

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -54,25 +53,40 @@ type DeepConfig struct {
 	// Neighbours is how many turns around each hit are returned as context
 	// and scored as its neighbours.
 	Neighbours int
+	// BurstTurns is how many turns of a hit's burst (its speaker's messages
+	// in a row) on each side of it join its result, on the deep and hybrid
+	// paths; negative: single turns.
+	BurstTurns int
+	// SessionSpread (0 to 1) lowers a candidate's score by this share for
+	// each better result of its session already taken, on the deep path: a
+	// question with answers in several sessions gets more of them. 0: off.
+	SessionSpread float64
+	// TimeWeight weighs how near a candidate lies to the period a time
+	// expression of the query names (1 inside it, 1/(1+days) outside).
+	TimeWeight float64
 }
 
-// Deep defaults. The fusion is a plain sum in which every evidence of
-// relevance counts once: the turn's own words (BM25) and meaning (vector),
-// and those of its session and of its scene as wholes (each the mean of
-// their BM25 and vector evidence), all at weight 1; a turn adds 0.3 of its
-// best neighbour's score; the derived layers' and the graph's evidence only
-// raise a score, at lower weights. These are round numbers, not a search:
-// docs/benchmarks.md has each signal switched off on the LoCoMo development
-// set.
+// Deep defaults. The fusion is a plain sum of the evidence of relevance:
+// the turn's own words (BM25) and meaning (vector) at weight 1, its session
+// part's at 0.5 and its scene's at 1 (each the mean of their BM25 and vector
+// evidence), a share of its best neighbour's score, the derived layers' and
+// the graph's evidence (which only raise a score), and the nearness to a
+// period the query names. The weights that were searched (session,
+// neighbour, time, the burst's reach) were each chosen by leaving one
+// conversation out over both development corpora, from small grids; the
+// others are round numbers. docs/benchmarks.md has the grids, the
+// cross-validated figures and each signal switched off.
 const (
 	DefaultFusion          = FusionSum
 	DefaultVectorWeight    = 1.0
 	DefaultBM25Weight      = 1.0
-	DefaultSessionWeight   = 1.0
-	DefaultNeighbourWeight = 0.3
+	DefaultSessionWeight   = 0.5
+	DefaultNeighbourWeight = 0.2
 	DefaultSceneWeight     = 1.0
 	DefaultLayerWeight     = 0.25
 	DefaultKGWeight        = 0.5
+	DefaultSessionSpread   = 0.0
+	DefaultTimeWeight      = 0.5
 	DefaultHalfLife        = 180 * 24 * time.Hour
 	DefaultDecayFloor      = 0.8
 	DefaultCandidates      = 100
@@ -106,6 +120,8 @@ func (c DeepConfig) WithDefaults() DeepConfig {
 	}
 	def(&c.LayerWeight, DefaultLayerWeight)
 	def(&c.KGWeight, DefaultKGWeight)
+	def(&c.SessionSpread, DefaultSessionSpread)
+	def(&c.TimeWeight, DefaultTimeWeight)
 	def(&c.RM3Weight, 0)
 	def(&c.ExpansionWeight, 0)
 	if c.HalfLife == 0 {
@@ -120,6 +136,11 @@ func (c DeepConfig) WithDefaults() DeepConfig {
 	if c.Neighbours == 0 {
 		c.Neighbours = DefaultNeighbours
 	}
+	if c.BurstTurns == 0 {
+		c.BurstTurns = DefaultBurstTurns
+	} else if c.BurstTurns < 0 {
+		c.BurstTurns = 0
+	}
 	return c
 }
 
@@ -132,6 +153,9 @@ func (c DeepConfig) Validate() error {
 	}
 	if c.DecayFloor < 0 || c.DecayFloor > 1 {
 		return fmt.Errorf("deep decay floor %v: want 0 to 1", c.DecayFloor)
+	}
+	if c.SessionSpread >= 1 {
+		return fmt.Errorf("deep session spread %v: want below 1 (negative: off)", c.SessionSpread)
 	}
 	return nil
 }
@@ -151,6 +175,7 @@ type candidate struct {
 	decay            float64
 	base, final      float64
 	inRange          bool
+	timeN            float64 // how near the turn lies to the query's period
 	before, after    []engram.Turn
 	vecRank, bm25Rnk int
 }
@@ -170,9 +195,11 @@ func (s *Service) deep(ctx context.Context, v *Vectors, ns, text string, k int, 
 	if err != nil {
 		return nil, err
 	}
-	if rng != nil && len(cands) < k {
-		// Too little in the named period: widen to everything before as_of,
-		// ranking what lies in the period first (filter, then boost).
+	if rng != nil {
+		// The named period is evidence, not a filter: "what did Kate cook on
+		// 29 Dec" is often told the day after ("yesterday I made pasta").
+		// The period's candidates join everything before as_of, and each
+		// candidate gains by how near its time lies to the period.
 		for _, c := range cands {
 			c.inRange = true
 		}
@@ -190,9 +217,9 @@ func (s *Service) deep(ctx context.Context, v *Vectors, ns, text string, k int, 
 				cands = append(cands, c)
 			}
 		}
-	} else if rng != nil {
 		for _, c := range cands {
-			c.inRange = true
+			c.timeN = nearness(c.turn.TS, rng.From, rng.To)
+			c.inRange = c.timeN == 1
 		}
 	}
 	if len(cands) == 0 {
@@ -237,21 +264,22 @@ func (s *Service) deep(ctx context.Context, v *Vectors, ns, text string, k int, 
 	}
 	fuse(cands, cfg, true)
 	sort.SliceStable(cands, func(i, j int) bool {
-		if cands[i].inRange != cands[j].inRange {
-			return cands[i].inRange
-		}
 		if cands[i].final != cands[j].final {
 			return cands[i].final > cands[j].final
 		}
 		return cands[i].turn.Seq > cands[j].turn.Seq
 	})
-	cands = diverse(cands, k)
-	if err := s.attachContext(ctx, cands, cfg.Neighbours); err != nil {
+	hits, err := s.bursts(ctx, cands, k, cfg.BurstTurns, cfg.SessionSpread)
+	if err != nil {
 		return nil, err
 	}
-	results := make([]engram.Result, len(cands))
-	for i, c := range cands {
-		r := engram.TurnResult(c.turn, c.final)
+	if err := s.attachContext(ctx, hits, cfg.Neighbours); err != nil {
+		return nil, err
+	}
+	results := make([]engram.Result, len(hits))
+	for i, h := range hits {
+		c := h.c
+		r := h.result(c.final)
 		r.Signals = &engram.Signals{Vector: c.vecN, BM25: c.bm25N, Session: c.sessN, Scene: c.sceneN, Neighbour: c.neighN,
 			Layer: c.layerN, KG: c.kgN, Decay: c.decay, InRange: c.inRange, Final: c.final}
 		for _, t := range append(append([]engram.Turn{}, c.before...), c.after...) {
@@ -260,28 +288,6 @@ func (s *Service) deep(ctx context.Context, v *Vectors, ns, text string, k int, 
 		results[i] = r
 	}
 	return results, nil
-}
-
-// diverse keeps the first k candidates in rank order, skipping one whose
-// source turns a better result already covers (results of later layers share
-// turns) or whose text repeats a better result's (case and spacing folded):
-// ten copies of "sounds good" are one memory, not ten.
-func diverse(cands []*candidate, k int) []*candidate {
-	seenTurn := make(map[string]bool, k)
-	seenText := make(map[string]bool, k)
-	out := make([]*candidate, 0, k)
-	for _, c := range cands {
-		if len(out) == k {
-			break
-		}
-		text := strings.ToLower(strings.Join(strings.Fields(c.turn.Content), " "))
-		if seenTurn[c.turn.ID] || seenText[text] {
-			continue
-		}
-		seenTurn[c.turn.ID], seenText[text] = true, true
-		out = append(out, c)
-	}
-	return out
 }
 
 // candidates gathers turns from vector search and BM25 concurrently, and
@@ -618,7 +624,7 @@ func fuse(cands []*candidate, cfg DeepConfig, withNeighbours bool) {
 			score := term(cfg.VectorWeight, rv[c]) + term(cfg.BM25Weight, rb[c]) + term(cfg.SessionWeight, rs[c]) +
 				term(cfg.LayerWeight, rl[c]) + term(cfg.KGWeight, rk[c])
 			if withNeighbours {
-				score += term(cfg.NeighbourWeight, rn[c])
+				score += term(cfg.NeighbourWeight, rn[c]) + cfg.TimeWeight*c.timeN/float64(rrfK+1)
 				c.final = score * c.decay
 			} else {
 				c.base = score
@@ -630,7 +636,7 @@ func fuse(cands []*candidate, cfg DeepConfig, withNeighbours bool) {
 				cfg.LayerWeight*c.layerN + cfg.KGWeight*c.kgN + cfg.RM3Weight*c.rm3N + cfg.ExpansionWeight*c.expN
 			if withNeighbours {
 				// A share of the best adjacent turn's relevance.
-				score += cfg.NeighbourWeight * c.neighBase
+				score += cfg.NeighbourWeight*c.neighBase + cfg.TimeWeight*c.timeN
 				c.final = score * c.decay
 			} else {
 				c.base = score
@@ -643,7 +649,7 @@ func fuse(cands []*candidate, cfg DeepConfig, withNeighbours bool) {
 				math.Pow(1+c.layerN, cfg.LayerWeight) * math.Pow(1+c.kgN, cfg.KGWeight) *
 				math.Pow(1+c.rm3N, cfg.RM3Weight) * math.Pow(1+c.expN, cfg.ExpansionWeight)
 			if withNeighbours {
-				score *= math.Pow(1+c.neighN, cfg.NeighbourWeight)
+				score *= math.Pow(1+c.neighN, cfg.NeighbourWeight) * math.Pow(1+c.timeN, cfg.TimeWeight)
 				c.final = score * c.decay
 			} else {
 				c.base = score
@@ -700,30 +706,54 @@ func (s *Service) neighbours(ctx context.Context, cands []*candidate, cfg DeepCo
 	return nil
 }
 
-// attachContext makes sure every result has its surrounding turns.
-func (s *Service) attachContext(ctx context.Context, cands []*candidate, n int) error {
-	if n <= 0 {
-		for _, c := range cands {
+// attachContext gives every hit the n turns before its burst and the n
+// after it (the burst's own turns are in the result), reusing the turns the
+// neighbour signal looked up where they reach far enough.
+func (s *Service) attachContext(ctx context.Context, hits []burstHit, n int) error {
+	for _, h := range hits {
+		c := h.c
+		if n <= 0 {
 			c.before, c.after = nil, nil
-		}
-		return nil
-	}
-	for _, c := range cands {
-		if c.before != nil || c.after != nil {
-			if len(c.before) > n {
-				c.before = c.before[len(c.before)-n:]
-			}
-			if len(c.after) > n {
-				c.after = c.after[:n]
-			}
 			continue
 		}
-		var err error
-		if c.before, c.after, err = s.index.TurnsAround(ctx, c.turn, n); err != nil {
-			return fmt.Errorf("turns around %s: %w", c.turn.ID, err)
+		first, last := h.turns[0], h.turns[len(h.turns)-1]
+		if first.ID != c.turn.ID || c.before == nil && c.after == nil {
+			before, _, err := s.index.TurnsAround(ctx, first, n)
+			if err != nil {
+				return fmt.Errorf("turns around %s: %w", first.ID, err)
+			}
+			c.before = before
+		}
+		if last.ID != c.turn.ID || c.before == nil && c.after == nil {
+			_, after, err := s.index.TurnsAround(ctx, last, n)
+			if err != nil {
+				return fmt.Errorf("turns around %s: %w", last.ID, err)
+			}
+			c.after = after
+		}
+		if len(c.before) > n {
+			c.before = c.before[len(c.before)-n:]
+		}
+		if len(c.after) > n {
+			c.after = c.after[:n]
 		}
 	}
 	return nil
+}
+
+// nearness is 1 for a time in [from, to), and falls with the days between
+// it and the period: 1/(1 + days).
+func nearness(ts, from, to time.Time) float64 {
+	var gap time.Duration
+	switch {
+	case ts.Before(from):
+		gap = from.Sub(ts)
+	case !ts.Before(to):
+		gap = ts.Sub(to) + time.Nanosecond
+	default:
+		return 1
+	}
+	return 1 / (1 + gap.Hours()/24)
 }
 
 // inPeriod reports whether ts lies in [from, to), zero bounds open.

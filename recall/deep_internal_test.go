@@ -1,6 +1,8 @@
 package recall
 
 import (
+	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -83,6 +85,55 @@ func TestDecayConfig(t *testing.T) {
 	}
 }
 
+func TestBurstOf(t *testing.T) {
+	at := func(id, speaker string, min int) engram.Turn {
+		return engram.Turn{ID: id, Speaker: speaker, TS: time.Date(2024, 1, 1, 10, min, 0, 0, time.UTC)}
+	}
+	before := []engram.Turn{at("a", "Kate", 0), at("b", "elise", 1), at("c", "Elise", 2), at("d", "Elise", 3)}
+	hit := at("e", "ELISE", 4)
+	after := []engram.Turn{at("f", "Elise", 5), at("g", "Elise", 20), at("h", "Elise", 21)}
+	ids := func(ts []engram.Turn) string {
+		var out []string
+		for _, t := range ts {
+			out = append(out, t.ID)
+		}
+		return strings.Join(out, "")
+	}
+	for _, tc := range []struct {
+		n     int
+		taken map[string]bool
+		want  string
+	}{
+		{4, nil, "bcdef"},                       // the name's case aside; the 15-minute pause ends it
+		{2, nil, "cdef"},                        // n on each side at most
+		{0, nil, "e"},                           // single turns
+		{4, map[string]bool{"c": true}, "def"},  // an earlier result's turn ends it
+		{4, map[string]bool{"f": true}, "bcde"}, // on either side
+	} {
+		if got := ids(burstOf(hit, before, after, tc.n, tc.taken)); got != tc.want {
+			t.Errorf("burstOf(n=%d, taken %v) = %s, want %s", tc.n, tc.taken, got, tc.want)
+		}
+	}
+	// A turn without a speaker (an agent's transcript) bursts by role.
+	u := engram.Turn{ID: "u", Role: engram.RoleUser, TS: hit.TS}
+	v := engram.Turn{ID: "v", Role: engram.RoleAssistant, TS: hit.TS}
+	w := engram.Turn{ID: "w", Role: engram.RoleUser, TS: hit.TS}
+	if got := ids(burstOf(u, nil, []engram.Turn{w, v}, 4, nil)); got != "uw" {
+		t.Errorf("by role: %s, want uw", got)
+	}
+}
+
+func TestBurstResult(t *testing.T) {
+	turns := []engram.Turn{{ID: "a", Session: "s", Content: "I'm taking a cooking class"}, {ID: "b", Session: "s", Content: "we make pasta"}}
+	r := burstHit{c: &candidate{turn: turns[1]}, turns: turns}.result(0.5)
+	if r.ID != "b" || r.Text != "I'm taking a cooking class\nwe make pasta" || len(r.Sources) != 2 || r.Sources[0].ID != "a" || r.Sources[1].ID != "b" {
+		t.Fatalf("burst result %+v", r)
+	}
+	if r := (burstHit{c: &candidate{turn: turns[0]}, turns: turns[:1]}).result(1); r.Text != turns[0].Content || len(r.Sources) != 1 {
+		t.Fatalf("single turn result %+v", r)
+	}
+}
+
 func TestDiverse(t *testing.T) {
 	a := cand("a", "s1", 1, 1, 0)
 	a.turn.Content = "Sounds good!"
@@ -92,15 +143,19 @@ func TestDiverse(t *testing.T) {
 	c.turn.Content = "We chose PostgreSQL."
 	same := cand("a", "s1", 0.7, 0.7, 0) // the same turn again
 	same.turn.Content = "Sounds good!"
-	got := diverse([]*candidate{a, dup, c, same}, 10)
-	if len(got) != 2 || got[0].turn.ID != "a" || got[1].turn.ID != "c" {
+	s := &Service{} // single turns (n = 0) look nothing up
+	got, err := s.bursts(context.Background(), []*candidate{a, dup, c, same}, 10, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].c.turn.ID != "a" || got[1].c.turn.ID != "c" {
 		ids := []string{}
 		for _, g := range got {
-			ids = append(ids, g.turn.ID)
+			ids = append(ids, g.c.turn.ID)
 		}
-		t.Fatalf("diverse kept %v, want [a c]", ids)
+		t.Fatalf("bursts kept %v, want [a c]", ids)
 	}
-	if got := diverse([]*candidate{a, c}, 1); len(got) != 1 {
+	if got, _ := s.bursts(context.Background(), []*candidate{a, c}, 1, 0, 0); len(got) != 1 {
 		t.Fatalf("k not respected: %d", len(got))
 	}
 }

@@ -137,10 +137,13 @@ func (s *Service) hybrid(ctx context.Context, v *Vectors, ns, text string, k int
 		}
 		return cands[i].turn.Seq > cands[j].turn.Seq
 	})
-	cands = diverse(cands, k)
-	results := make([]engram.Result, len(cands))
-	for i, c := range cands {
-		results[i] = engram.TurnResult(c.turn, c.final)
+	hits, err := s.bursts(ctx, cands, k, cfg.BurstTurns, 0)
+	if err != nil {
+		return nil, err
+	}
+	results := make([]engram.Result, len(hits))
+	for i, h := range hits {
+		results[i] = h.result(h.c.final)
 	}
 	return results, nil
 }

@@ -25,19 +25,34 @@ type fixture struct {
 
 func mustOpenFixture(tb testing.TB, contents []string) *fixture {
 	tb.Helper()
-	ctx := context.Background()
+	return mustOpenFixtureBy(tb, contents, func(i int) string { return []string{"Ana", "Bo", "Cy"}[i%3] })
+}
+
+// mustOpenFixtureBy is mustOpenFixture with the speaker of each turn.
+func mustOpenFixtureBy(tb testing.TB, contents []string, speaker func(i int) string) *fixture {
+	tb.Helper()
 	db, err := palace.Open(filepath.Join(tb.TempDir(), "palace.db"), palace.Options{})
 	if err != nil {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { db.Close() })
-	f := &fixture{db: db, emb: embed.New()}
 	base := time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)
+	var turns []engram.Turn
 	for i, c := range contents {
-		f.turns = append(f.turns, engram.Turn{ID: fmt.Sprintf("t%06d", i+1), Seq: int64(i + 1), Namespace: "default",
-			Session: fmt.Sprintf("s%d", i/20), Role: engram.RoleUser, Speaker: []string{"Ana", "Bo", "Cy"}[i%3],
+		turns = append(turns, engram.Turn{ID: fmt.Sprintf("t%06d", i+1), Seq: int64(i + 1), Namespace: "default",
+			Session: fmt.Sprintf("s%d", i/20), Role: engram.RoleUser, Speaker: speaker(i),
 			Content: c, TS: base.Add(time.Duration(i) * time.Minute), ReceivedAt: base})
 	}
+	return mustOpenTurns(tb, db, turns)
+}
+
+// mustOpenTurns stores turns (ids, seqs and times set) and their builtin
+// vectors in db.
+func mustOpenTurns(tb testing.TB, db *palace.DB, turns []engram.Turn) *fixture {
+	tb.Helper()
+	ctx := context.Background()
+	f := &fixture{db: db, emb: embed.New(), turns: turns}
+	var err error
 	f.vecs, err = db.Vectors(ctx, f.emb.Model(), f.emb.Dim())
 	if err != nil {
 		tb.Fatal(err)
@@ -347,3 +362,111 @@ func (e fixedEmbedder) Embed(_ context.Context, texts []string) ([][]float32, er
 }
 func (fixedEmbedder) Model() string { return "fixed-2" }
 func (fixedEmbedder) Dim() int      { return 2 }
+
+// A statement sent as several messages in a row is one result: its text is
+// the burst's messages and its sources every one of them, on the default
+// and the deep path; the other speaker's reply stays a result of its own.
+func TestRecallBurstIsOneResult(t *testing.T) {
+	contents := []string{
+		"Hey! How are you?",
+		"I'm planning on taking a cooking class today!",
+		"It's an Italian one",
+		"we are making fresh pasta with ham and peas",
+		"That sounds fun! I had pasta yesterday",
+		"The weather in Miami is lovely",
+	}
+	speakers := []string{"Bo", "Ana", "ana", "Ana", "Bo", "Bo"}
+	f := mustOpenFixtureBy(t, contents, func(i int) string { return speakers[i] })
+	s := f.service()
+	for _, mode := range []string{engram.ModeHybrid, engram.ModeDeep} {
+		resp, err := s.Recall(context.Background(), engram.RecallRequest{Query: "what class is Ana taking", Mode: mode, K: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(resp.Results) == 0 {
+			t.Fatalf("%s: no results", mode)
+		}
+		top := resp.Results[0]
+		var ids []string
+		for _, src := range top.Sources {
+			ids = append(ids, src.ID)
+		}
+		if top.ID != f.turns[1].ID || strings.Join(ids, ",") != strings.Join([]string{f.turns[1].ID, f.turns[2].ID, f.turns[3].ID}, ",") {
+			t.Fatalf("%s: top result %s with sources %v, want %s with the burst's three turns", mode, top.ID, ids, f.turns[1].ID)
+		}
+		if want := strings.Join(contents[1:4], "\n"); top.Text != want {
+			t.Errorf("%s: text %q, want %q", mode, top.Text, want)
+		}
+		if mode == engram.ModeDeep {
+			// The context is the turn before the burst and the one after it.
+			if len(top.Context) != 2 || top.Context[0].ID != f.turns[0].ID || top.Context[1].ID != f.turns[4].ID {
+				t.Errorf("deep: context %+v, want turns 1 and 5", top.Context)
+			}
+		}
+		seen := map[string]int{}
+		for _, r := range resp.Results {
+			for _, src := range r.Sources {
+				seen[src.ID]++
+			}
+		}
+		for id, n := range seen {
+			if n > 1 {
+				t.Errorf("%s: turn %s is a source of %d results", mode, id, n)
+			}
+		}
+		// Bursts off: single turns.
+		off := f.service()
+		off.Deep.BurstTurns = -1
+		resp, err = off.Recall(context.Background(), engram.RecallRequest{Query: "what class is Ana taking", Mode: mode, K: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range resp.Results {
+			if len(r.Sources) != 1 {
+				t.Errorf("%s, bursts off: result %s has %d sources", mode, r.ID, len(r.Sources))
+			}
+		}
+	}
+}
+
+// A date in the question is evidence, not a filter: the turn that tells of
+// the event the day after is found, and of two turns that match alike the
+// one of the named day ranks first.
+func TestDeepDateIsNotAFilter(t *testing.T) {
+	db, err := palace.Open(filepath.Join(t.TempDir(), "palace.db"), palace.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	day := func(d int) time.Time { return time.Date(2023, 12, d, 20, 0, 0, 0, time.UTC) }
+	turns := []engram.Turn{
+		{Session: "s1", Speaker: "Kate", Content: "We went skating downtown tonight", TS: day(29)},
+		{Session: "s2", Speaker: "Elise", Content: "Yesterday I made pasta with ham and peas", TS: day(30)},
+		{Session: "s3", Speaker: "Kate", Content: "I painted a mug at the pottery studio", TS: day(15)},
+		{Session: "s4", Speaker: "Kate", Content: "I painted a mug at the pottery studio today", TS: day(22)},
+	}
+	for i := range turns {
+		turns[i].ID, turns[i].Seq, turns[i].Namespace, turns[i].Role = fmt.Sprintf("t%d", i+1), int64(i+1), "default", engram.RoleUser
+		turns[i].ReceivedAt = turns[i].TS
+	}
+	f := mustOpenTurns(t, db, turns)
+	s := f.service()
+	asOf := time.Date(2024, 2, 1, 0, 0, 0, 0, time.UTC)
+	resp, err := s.Recall(context.Background(), engram.RecallRequest{Query: "what pasta did Elise make on 29 Dec 2023?", Mode: engram.ModeDeep, AsOf: asOf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.TimeRange == nil || len(resp.Results) == 0 || resp.Results[0].ID != "t2" {
+		t.Fatalf("time range %+v, results %+v: want t2, told the day after, first", resp.TimeRange, resp.Results)
+	}
+	if resp.Results[0].Signals.InRange {
+		t.Errorf("t2 is marked in range")
+	}
+	resp, err = s.Recall(context.Background(), engram.RecallRequest{Query: "what did Kate paint at the pottery studio on 22.12.2023", Mode: engram.ModeDeep, AsOf: asOf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Results) < 2 || resp.Results[0].ID != "t4" || !resp.Results[0].Signals.InRange {
+		t.Fatalf("results %+v: want t4, of the named day, first", resp.Results)
+	}
+}

@@ -1,0 +1,176 @@
+package recall
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/engram-dev/engram"
+)
+
+// Bursts. On a messaging app one statement is often sent as several short
+// messages in a row ("I'm planning on taking a cooking class today!" /
+// "It's an Italian one" / "we're making pasta"): the question matches one
+// line and its answer sits in the next. A result found in such a burst
+// stands for the whole burst: its text is the burst's messages in order and
+// its sources are every one of them, so the agent reads the statement whole
+// and the burst takes one place in the results, not several.
+const (
+	// burstGap is the longest silence between two messages of one burst.
+	// A person who types on after a longer pause starts a new statement.
+	// It is a round number, not a fitted one: the development corpora
+	// carry no real times between a session's messages.
+	burstGap = 5 * time.Minute
+	// DefaultBurstTurns is how many turns of the burst may stand on each
+	// side of the turn that was found (see DeepConfig.BurstTurns).
+	DefaultBurstTurns = 10
+)
+
+// speakerOf names who wrote t: its speaker, or its role when the turn has
+// no speaker (an agent's transcript).
+func speakerOf(t engram.Turn) string {
+	if t.Speaker != "" {
+		return strings.ToLower(t.Speaker)
+	}
+	return string(t.Role)
+}
+
+// burstOf returns the turns of t's burst in time order (t among them) from
+// the turns around it: the run of turns by t's speaker, each within burstGap
+// of the one before, at most n on each side of t, stopping at a turn taken
+// (one an earlier result holds).
+func burstOf(t engram.Turn, before, after []engram.Turn, n int, taken map[string]bool) []engram.Turn {
+	who := speakerOf(t)
+	joins := func(x, prev engram.Turn) bool {
+		gap := x.TS.Sub(prev.TS)
+		return speakerOf(x) == who && !taken[x.ID] && gap <= burstGap && gap >= -burstGap
+	}
+	var head []engram.Turn
+	prev := t
+	for i := len(before) - 1; i >= 0 && len(head) < n && joins(before[i], prev); i-- {
+		head = append(head, before[i])
+		prev = before[i]
+	}
+	out := make([]engram.Turn, 0, len(head)+1)
+	for i := len(head) - 1; i >= 0; i-- {
+		out = append(out, head[i])
+	}
+	out = append(out, t)
+	prev = t
+	for i := 0; i < len(after) && i < n && joins(after[i], prev); i++ {
+		out = append(out, after[i])
+		prev = after[i]
+	}
+	return out
+}
+
+// burstHit is a result to be: the candidate found and the turns of its
+// burst (the candidate's turn alone when it stands in none).
+type burstHit struct {
+	c     *candidate
+	turns []engram.Turn
+}
+
+// bursts keeps the first k candidates in rank order, each with its burst (n
+// turns on each side at most; 0: single turns). A candidate whose turn an
+// earlier hit holds, or whose text repeats an earlier hit's (case and
+// spacing folded), is skipped: ten copies of "sounds good" are one result,
+// not ten, and so are the lines of one burst. With spread above 0 each hit
+// scales the scores of the remaining candidates of its session by
+// 1-spread, so that a question whose answers lie in several sessions gets
+// more of them than ten lines of one (cands must be in rank order).
+func (s *Service) bursts(ctx context.Context, cands []*candidate, k, n int, spread float64) ([]burstHit, error) {
+	taken := make(map[string]bool, k)
+	seenText := make(map[string]bool, k)
+	inSession := make(map[string]int, k)
+	used := make([]bool, len(cands))
+	out := make([]burstHit, 0, k)
+	text := func(c *candidate) string { return strings.ToLower(strings.Join(strings.Fields(c.turn.Content), " ")) }
+	for len(out) < k {
+		best, bestScore := -1, 0.0
+		for i, c := range cands {
+			if used[i] {
+				continue
+			}
+			if taken[c.turn.ID] || seenText[text(c)] {
+				used[i] = true
+				continue
+			}
+			score := c.final
+			if spread > 0 {
+				score *= math.Pow(1-spread, float64(inSession[c.turn.Namespace+"\x00"+c.turn.Session]))
+			}
+			if best < 0 || score > bestScore {
+				best, bestScore = i, score
+			}
+			if spread == 0 {
+				break // in rank order already
+			}
+		}
+		if best < 0 {
+			break
+		}
+		c := cands[best]
+		used[best] = true
+		h := burstHit{c: c, turns: []engram.Turn{c.turn}}
+		if n > 0 {
+			turns, err := s.burstAround(ctx, c.turn, n, taken)
+			if err != nil {
+				return nil, err
+			}
+			h.turns = turns
+		}
+		for _, t := range h.turns {
+			taken[t.ID] = true
+		}
+		seenText[text(c)] = true
+		inSession[c.turn.Namespace+"\x00"+c.turn.Session]++
+		out = append(out, h)
+	}
+	return out, nil
+}
+
+// burstLook is how many turns on each side of a hit are read first: most
+// bursts are short, and only one that reaches as far is read again, n far.
+const burstLook = 2
+
+// burstAround returns t's burst, n turns on each side at most, reading the
+// turns around it in one or two lookups.
+func (s *Service) burstAround(ctx context.Context, t engram.Turn, n int, taken map[string]bool) ([]engram.Turn, error) {
+	look := min(n, burstLook)
+	for {
+		before, after, err := s.index.TurnsAround(ctx, t, look)
+		if err != nil {
+			return nil, fmt.Errorf("turns around %s: %w", t.ID, err)
+		}
+		burst := burstOf(t, before, after, look, taken)
+		i := slices.IndexFunc(burst, func(b engram.Turn) bool { return b.ID == t.ID })
+		// The burst may go on past what was read when it reaches a side
+		// that was read in full.
+		more := i == look && len(before) == look || len(burst)-1-i == look && len(after) == look
+		if look == n || !more {
+			return burst, nil
+		}
+		look = n
+	}
+}
+
+// result is the hit as a turn result scored score: the found turn's, with
+// the burst's text and every turn of the burst as its sources.
+func (h burstHit) result(score float64) engram.Result {
+	r := engram.TurnResult(h.c.turn, score)
+	if len(h.turns) < 2 {
+		return r
+	}
+	texts := make([]string, len(h.turns))
+	r.Sources = make([]engram.Source, len(h.turns))
+	for i, t := range h.turns {
+		texts[i] = t.Content
+		r.Sources[i] = engram.Source{ID: t.ID, Session: t.Session, TS: t.TS, Meta: t.Meta}
+	}
+	r.Text = strings.Join(texts, "\n")
+	return r
+}
