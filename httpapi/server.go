@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -132,7 +133,7 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.errorHandler
-	e.Use(s.instrument, s.recoverer, g.middleware, s.authenticate)
+	e.Use(s.instrument, s.recoverer, g.middleware, s.authenticate, decodeParams)
 	e.GET(MetricsPath, s.metricsHandler())
 	e.GET(OpenAPIPath, s.getOpenAPI)
 	e.POST("/v1/turns", s.postTurns)
@@ -259,6 +260,35 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 			c.Response().Header().Set("WWW-Authenticate", `Bearer realm="engram"`)
 			return engram.Errorf(engram.EUNAUTHORIZED, "missing or wrong bearer token (Authorization: Bearer <token>)")
 		}
+		return next(c)
+	}
+}
+
+// decodeParams decodes the path parameters (an id, a job name) exactly
+// once. Echo routes on the escaped path when the request's differs from the
+// default encoding (an id holding '/', or ':' sent as %3A, as the web view's
+// encodeURIComponent does), and then hands the parameters over still
+// escaped; otherwise it routes on the decoded path, and a second decode
+// would turn an id's own "%41" into "A".
+func decodeParams(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if c.Request().URL.RawPath == "" {
+			return next(c)
+		}
+		names, vals := c.ParamNames(), c.ParamValues()
+		out := make([]string, len(vals))
+		for i, v := range vals {
+			d, err := url.PathUnescape(v)
+			if err != nil {
+				name := "path"
+				if i < len(names) {
+					name = names[i]
+				}
+				return engram.FieldError(name, "%s %q is not a valid percent-encoded path segment", name, v)
+			}
+			out[i] = d
+		}
+		c.SetParamValues(out...)
 		return next(c)
 	}
 }
