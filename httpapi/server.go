@@ -133,35 +133,41 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.errorHandler
-	e.Use(s.instrument, s.recoverer, g.middleware, s.authenticate, decodeParams)
-	e.GET(MetricsPath, s.metricsHandler())
-	e.GET(OpenAPIPath, s.getOpenAPI)
+	e.Use(s.instrument, s.recoverer, g.middleware, s.authenticate, decodeParams, checkQuery)
+	// Every GET route answers HEAD too (an uptime checker's probe): the
+	// same handler, whose body net/http leaves out.
+	get := func(path string, h echo.HandlerFunc) {
+		e.GET(path, h)
+		e.HEAD(path, h)
+	}
+	get(MetricsPath, s.metricsHandler())
+	get(OpenAPIPath, s.getOpenAPI)
 	e.POST("/v1/turns", s.postTurns)
-	e.GET("/v1/turns", s.getTurns)
+	get("/v1/turns", s.getTurns)
 	e.DELETE("/v1/turns", s.deleteTurns)
 	e.DELETE("/v1/turns/:id", s.deleteTurn)
 	e.POST("/v1/forget", s.postForget)
 	e.POST("/v1/redact", s.postRedact)
-	e.GET("/v1/entities", s.getEntities)
-	e.GET("/v1/docs", s.getDocs)
+	get("/v1/entities", s.getEntities)
+	get("/v1/docs", s.getDocs)
 	e.POST("/v1/recall", s.postRecall)
-	e.GET("/v1/health", s.getHealth)
-	e.GET("/v1/stats", s.getStats)
+	get("/v1/health", s.getHealth)
+	get("/v1/stats", s.getStats)
 	e.POST("/v1/reembed", s.postReembed)
-	e.GET("/v1/jobs", s.getJobs)
+	get("/v1/jobs", s.getJobs)
 	e.POST("/v1/jobs/:name/run", s.postJobRun)
-	e.GET("/v1/memories", s.getMemories)
+	get("/v1/memories", s.getMemories)
 	e.PATCH("/v1/memories/:id", s.patchMemory)
 	e.PATCH("/v1/kg/facts/:id", s.patchFact)
-	e.GET("/v1/scenes", s.getScenes)
-	e.GET("/v1/persona", s.getPersona)
-	e.GET("/v1/kg", s.getGraph)
-	e.GET("/v1/vaults", s.getVaults)
+	get("/v1/scenes", s.getScenes)
+	get("/v1/persona", s.getPersona)
+	get("/v1/kg", s.getGraph)
+	get("/v1/vaults", s.getVaults)
 	e.POST("/v1/vaults/sync", s.postVaultsSync)
-	e.GET("/v1/graph", s.getDocGraph)
-	e.GET("/v1/doctor", s.getDoctor)
+	get("/v1/graph", s.getDocGraph)
+	get("/v1/doctor", s.getDoctor)
 	e.POST("/v1/reindex", s.postReindex)
-	e.GET("/v1/reindex", s.getReindex)
+	get("/v1/reindex", s.getReindex)
 	e.POST("/v1/backup", s.postBackup)
 	s.echo = e
 	return s, nil
@@ -230,8 +236,11 @@ func (s *Server) mountMCP() {
 			ui := echo.WrapHandler(s.UI)
 			s.echo.GET(UIPath+"*", ui)
 			s.echo.HEAD(UIPath+"*", ui)
-			s.echo.GET(strings.TrimSuffix(UIPath, "/"), func(c echo.Context) error { return c.Redirect(http.StatusFound, UIPath) })
-			s.echo.GET("/", func(c echo.Context) error { return c.Redirect(http.StatusFound, UIPath) })
+			toUI := func(c echo.Context) error { return c.Redirect(http.StatusFound, UIPath) }
+			for _, p := range []string{strings.TrimSuffix(UIPath, "/"), "/"} {
+				s.echo.GET(p, toUI)
+				s.echo.HEAD(p, toUI)
+			}
 		}
 	})
 }
