@@ -353,6 +353,7 @@ func TestBadInput(t *testing.T) {
 		{"recall blank query", "/v1/recall", `{"query":"  "}`, 400, "query", "required"},
 		{"recall bad k", "/v1/recall", `{"query":"x","k":0.5}`, 400, "k", "integer"},
 		{"recall k too big", "/v1/recall", `{"query":"x","k":100000}`, 400, "k", "between 1 and"},
+		{"recall k 0", "/v1/recall", `{"query":"x","k":0}`, 400, "k", "between 1 and"},
 		{"recall unknown mode", "/v1/recall", `{"query":"x","mode":"psychic"}`, 400, "mode", `unknown mode "psychic"`},
 		{"recall unknown field", "/v1/recall", `{"query":"x","top":3}`, 400, "top", "unknown field"},
 		{"recall malformed", "/v1/recall", `{"query":`, 400, "body", "JSON object"},
