@@ -150,7 +150,7 @@ func TestGuardConfig(t *testing.T) {
 // IP literal names this machine (no page can rebind an IP), a name still
 // has to be allowed.
 func TestGuardWildcardListen(t *testing.T) {
-	srv, err := httpapi.New(httpapi.Config{Addr: "0.0.0.0:30001", Token: "tok"}, nil)
+	srv, err := httpapi.New(httpapi.Config{Addr: "0.0.0.0:30001", Token: "tok-0123456789abcdef"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

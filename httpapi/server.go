@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/labstack/echo/v4"
 
@@ -124,6 +125,11 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 	if !loop && cfg.Token == "" {
 		return nil, engram.Errorf(engram.EINVALID,
 			"listening on %s (not loopback) requires a token: set token in config.toml or ENGRAM_TOKEN", cfg.Addr)
+	}
+	if !loop {
+		if err := CheckToken(cfg.Token); err != nil {
+			return nil, engram.FieldError("token", "listening on %s (not loopback): %v", cfg.Addr, err)
+		}
 	}
 	g, err := newGuard(cfg)
 	if err != nil {
@@ -255,6 +261,24 @@ func isUI(path string) bool {
 
 // MCPPath is where the MCP handler is mounted.
 const MCPPath = "/mcp"
+
+// MinTokenBytes is the shortest token accepted off loopback: anyone on the
+// network can try tokens, and a short one is found by trying them all (16
+// random letters and digits are beyond that).
+const MinTokenBytes = 16
+
+// CheckToken checks a token for a server others on the network can reach:
+// at least MinTokenBytes, and no space or control character (which no
+// Authorization header carries intact).
+func CheckToken(tok string) error {
+	if strings.IndexFunc(tok, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) >= 0 {
+		return fmt.Errorf("the token holds a space or a control character; use letters, digits and punctuation (for example: openssl rand -hex 24)")
+	}
+	if len(tok) < MinTokenBytes {
+		return fmt.Errorf("the token is %d bytes, under the minimum of %d: a short token can be guessed from the network (for example: openssl rand -hex 24)", len(tok), MinTokenBytes)
+	}
+	return nil
+}
 
 // authenticate checks the bearer token on every route but /v1/health.
 func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
