@@ -102,7 +102,14 @@ func decodeRecall(body []byte) (engram.RecallRequest, error) {
 func (s *Server) getHealth(c echo.Context) error {
 	// Always 200 while the process serves: a degraded status (an index
 	// lagging, say) is reported in the body, since the API still works.
-	return c.JSON(http.StatusOK, s.Status.Health(c.Request().Context()))
+	h := s.Status.Health(c.Request().Context())
+	if !s.authorized(c.Request()) {
+		// A probe without the token learns whether engram is up and
+		// behind, not why: the problems and the vector side's state can
+		// name turn ids, models and upstream URLs.
+		h.Problems, h.Vectors = nil, nil
+	}
+	return c.JSON(http.StatusOK, h)
 }
 
 func (s *Server) getStats(c echo.Context) error {
