@@ -84,7 +84,10 @@ func checkQuery(next echo.HandlerFunc) echo.HandlerFunc {
 		if method == "HEAD" {
 			method = "GET"
 		}
-		known := queryOf[method+" "+c.Path()]
+		known, ok := queryOf[method+" "+c.Path()]
+		if !ok && c.Path() != MetricsPath && c.Path() != MCPPath {
+			return next(c) // no such route: the 404 or 405 is the answer
+		}
 		// c.QueryParams() drops pairs it cannot decode; parse again to refuse them.
 		v, err := url.ParseQuery(raw)
 		if err != nil {

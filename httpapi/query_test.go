@@ -77,6 +77,22 @@ func TestUnknownQueryParamEveryRoute(t *testing.T) {
 	}
 }
 
+// TestUnknownQueryParamNoRoute: a request no route serves is 404 or 405,
+// whatever its query string.
+func TestUnknownQueryParamNoRoute(t *testing.T) {
+	s := mustOpenStack(t, httpapi.Config{})
+	for _, c := range []struct {
+		method, path string
+		want         int
+	}{{"GET", "/no/such?x=1", 404}, {"PUT", "/v1/stats?x=1", 405}, {"GET", "/v1/turns/abc?x=1", 405}} {
+		resp := testutil.Request(t, c.method, s.URL+c.path, "", nil)
+		resp.Body.Close()
+		if resp.StatusCode != c.want {
+			t.Errorf("%s %s: %d, want %d", c.method, c.path, resp.StatusCode, c.want)
+		}
+	}
+}
+
 // TestHeadOnGetRoutes: every GET route answers HEAD as it answers GET,
 // without the body (uptime checkers use HEAD).
 func TestHeadOnGetRoutes(t *testing.T) {
