@@ -234,7 +234,8 @@ func checkBackupDir(dir string, force bool) (replace bool, err error) {
 	if st, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
 		return false, nil
 	} else if err == nil && !st.IsDir() {
-		return false, engram.Errorf(engram.ECONFLICT, "backup folder %s exists and is not a folder", dir)
+		// A file in the way is a bad dir, as one the server cannot make.
+		return false, engram.FieldError("dir", "backup folder %s exists and is a file, not a folder; choose a new or empty folder", dir)
 	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -244,12 +245,12 @@ func checkBackupDir(dir string, force bool) (replace bool, err error) {
 		return false, nil
 	}
 	if _, err := os.Stat(filepath.Join(dir, backupManifestName)); err != nil {
-		return false, engram.Errorf(engram.ECONFLICT,
-			"backup folder %s is not empty and holds no engram backup (no %s); choose a new or empty folder", dir, backupManifestName)
+		return false, &engram.Error{Code: engram.ECONFLICT, Field: "dir", Message: fmt.Sprintf(
+			"backup folder %s is not empty and holds no engram backup (no %s); choose a new or empty folder", dir, backupManifestName)}
 	}
 	if !force {
-		return false, engram.Errorf(engram.ECONFLICT,
-			"backup folder %s holds an earlier backup; choose a new folder, or --force to replace it", dir)
+		return false, &engram.Error{Code: engram.ECONFLICT, Field: "dir", Message: fmt.Sprintf(
+			"backup folder %s holds an earlier backup; choose a new folder, or --force to replace it", dir)}
 	}
 	return true, nil
 }

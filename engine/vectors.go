@@ -82,10 +82,11 @@ func (cfg Config) ModelKey() string {
 
 // ParseModel turns a --model argument (or POST /v1/reembed's model) into a
 // model key: "builtin" (this engram's builtin embedder), "ollama" (the
-// configured Ollama model) or "ollama:NAME". Anything else is EINVALID on
-// field model, naming what is accepted.
+// configured Ollama model), "ollama:NAME", and, only where the config names
+// an OpenAI-compatible server (namesOpenAI), "openai" and "openai:NAME".
+// Anything else is EINVALID on field model, naming what is accepted.
 func (cfg Config) ParseModel(s string) (string, error) {
-	const want = "want builtin, ollama (the configured ollama_model) or ollama:NAME"
+	const want = "want builtin, ollama (the configured ollama_model), ollama:NAME, or openai:NAME where the config names an OpenAI-compatible server"
 	switch {
 	case s == "":
 		if k := cfg.ModelKey(); k != "" {
@@ -98,11 +99,22 @@ func (cfg Config) ParseModel(s string) (string, error) {
 		return "", engram.FieldError("model", "%q is not this engram's builtin embedder (builtin, %s); %s", s, embed.New().Model(), want)
 	case s == EmbedderOllama:
 		return ollamaPrefix + cfg.OllamaModel, nil
-	case s == EmbedderOpenAI:
-		return openaiPrefix + cfg.OpenAIModel, nil
-	case strings.HasPrefix(s, openaiPrefix):
-		if strings.TrimPrefix(s, openaiPrefix) == "" {
+	case s == EmbedderOpenAI || strings.HasPrefix(s, openaiPrefix):
+		// Re-embedding sends every turn's text, with the API key, to the
+		// server: never to one the operator did not configure.
+		if !cfg.namesOpenAI() {
+			return "", engram.FieldError("model", "%q is a model of an OpenAI-compatible server, and config.toml names none: "+
+				"set embedder = \"openai\" (and openai_base_url) there first; engram sends the turns to no server it was not given", s)
+		}
+		if s == EmbedderOpenAI {
+			return openaiPrefix + cfg.OpenAIModel, nil
+		}
+		name := strings.TrimPrefix(s, openaiPrefix)
+		if name == "" {
 			return "", engram.FieldError("model", "openai: needs a model name, e.g. openai:%s", DefaultOpenAIModel)
+		}
+		if !modelName(name) {
+			return "", engram.FieldError("model", "%q is not a model name (letters, digits, '.', '_', '-', ':' and '/', no \"..\")", name)
 		}
 		return s, nil
 	case strings.HasPrefix(s, ollamaPrefix):
@@ -110,9 +122,7 @@ func (cfg Config) ParseModel(s string) (string, error) {
 		if name == "" {
 			return "", engram.FieldError("model", "ollama: needs a model name, e.g. ollama:bge-m3")
 		}
-		if i := strings.IndexFunc(name, func(r rune) bool {
-			return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._-:/", r))
-		}); i >= 0 || len(name) > engram.DefaultMaxFieldBytes {
+		if !modelName(name) {
 			return "", engram.FieldError("model", "%q is not an ollama model name (letters, digits, '.', '_', '-', '/' and a ':tag')", name)
 		}
 		return s, nil
@@ -120,11 +130,41 @@ func (cfg Config) ParseModel(s string) (string, error) {
 	return "", engram.FieldError("model", "unknown model %q: %s", s, want)
 }
 
+// modelName reports whether name may be a model's name on a server:
+// letters, digits and "._-:/", no ".." (a name is sent in a request, and
+// must not climb out of the server's path).
+func modelName(name string) bool {
+	return len(name) <= engram.DefaultMaxFieldBytes && !strings.Contains(name, "..") &&
+		strings.IndexFunc(name, func(r rune) bool {
+			return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._-:/", r))
+		}) < 0
+}
+
+// namesOpenAI reports whether the config names an OpenAI-compatible server:
+// the embedder or the extractor is openai, or openai_base_url is set to
+// another server than the default one.
+func (cfg Config) namesOpenAI() bool {
+	return cfg.Embedder == EmbedderOpenAI || cfg.Extractor == ExtractorOpenAI ||
+		cfg.OpenAIBaseURL != "" && cfg.OpenAIBaseURL != openai.DefaultBaseURL
+}
+
 // CheckModel makes sure the model of key can embed before work starts on
 // it: an Ollama model must be on the server (ENOTFOUND on model, with the
-// ollama pull hint) and embed (EINVALID); an unreachable server is
-// EUNAVAILABLE. The builtin embedder always can.
+// ollama pull hint) and embed (EINVALID), an OpenAI-compatible server must
+// embed with the model; an unreachable server is EUNAVAILABLE. The builtin
+// embedder always can.
 func (e *Engine) CheckModel(ctx context.Context, key string) error {
+	if name, ok := strings.CutPrefix(key, openaiPrefix); ok {
+		oc := e.cfg.OpenAIConfig(name)
+		oc.Timeout, oc.MaxRetries = probeTimeout, -1 // an answer now, not after the retries
+		emb, err := openai.NewEmbedder(openai.EmbedderConfig{Config: oc})
+		if err != nil {
+			return err
+		}
+		defer emb.Close()
+		_, err = emb.Check(ctx)
+		return err
+	}
 	name, ok := strings.CutPrefix(key, ollamaPrefix)
 	if !ok {
 		return nil

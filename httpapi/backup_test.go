@@ -111,6 +111,7 @@ func TestPostBackupBadInput(t *testing.T) {
 		"/tmp/" + strings.Repeat("b", 10<<10),  // a 10 KB name
 		"/tmp/" + strings.Repeat("dir/", 1100), // a path over PATH_MAX
 		filepath.Join(file, "bk"),              // a file where a folder must be
+		file,                                   // the backup folder is a file
 	} {
 		body, _ := json.Marshal(map[string]string{"dir": dir})
 		code, out := s.do(t, "POST", "/v1/backup", body)
@@ -124,8 +125,8 @@ func TestPostBackupBadInput(t *testing.T) {
 	full := t.TempDir()
 	os.WriteFile(filepath.Join(full, "x"), []byte("x"), 0o600)
 	code, out := s.do(t, "POST", "/v1/backup", []byte(`{"dir":`+quote(full)+`}`))
-	if e, _ := out["error"].(map[string]any); code != 409 || e["code"] != engram.ECONFLICT {
-		t.Errorf("backup into a full folder: %d %v", code, out)
+	if e, _ := out["error"].(map[string]any); code != 409 || e["code"] != engram.ECONFLICT || e["field"] != "dir" {
+		t.Errorf("backup into a full folder: %d %v, want 409 on field dir", code, out)
 	}
 }
 

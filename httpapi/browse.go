@@ -31,7 +31,7 @@ func (s *Server) getTurns(c echo.Context) error {
 			return q, engram.FieldError("before", "before pages the timeline; a session's turns page with after")
 		}
 		return q, nil
-	}, "namespace", "session", "before", "after", "limit"), func(bs engram.BrowseService, ctx context.Context, q engram.TurnQuery) (map[string]any, error) {
+	}), func(bs engram.BrowseService, ctx context.Context, q engram.TurnQuery) (map[string]any, error) {
 		turns, err := bs.ListTurns(ctx, q)
 		if err != nil {
 			return nil, err
@@ -50,13 +50,13 @@ func (s *Server) getTurns(c echo.Context) error {
 func (s *Server) getEntities(c echo.Context) error {
 	return serve(c, http.StatusOK, s.Browse, noBrowse, fromQuery(s, func(p *params) (engram.EntityQuery, error) {
 		return engram.EntityQuery{Namespace: p.namespace(true), Prefix: p.name("prefix"), Limit: p.limit()}, nil
-	}, "namespace", "prefix", "limit"), list("entities", engram.BrowseService.Entities))
+	}), list("entities", engram.BrowseService.Entities))
 }
 
 // getDocs lists the documents of one vault (its folder) or of every vault.
 func (s *Server) getDocs(c echo.Context) error {
 	return serve(c, http.StatusOK, s.VaultDocs, "vault documents are not available on this server",
-		fromQuery(s, func(p *params) (string, error) { return p.name("vault"), nil }, "vault"),
+		fromQuery(s, func(p *params) (string, error) { return p.name("vault"), nil }),
 		list("docs", engram.VaultService.Docs))
 }
 

@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"context"
 	"database/sql"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -193,4 +194,31 @@ func mustLoseVector(t *testing.T, eng *engine.Engine) string {
 		t.Fatalf("deleted %d vectors of %s", n, id)
 	}
 	return id
+}
+
+// TestHealthDetailsNeedToken: /v1/health answers without the token, but
+// its problems (which can name turn ids and upstream URLs) and the vector
+// side's state only with it.
+func TestHealthDetailsNeedToken(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := "http://" + ln.Addr().String()
+	ln.Close()
+	s, _ := mustOpenEngineStackWith(t, httpapi.Config{Token: "s3cret"}, func(c *engine.Config) {
+		c.Embedder, c.OllamaHost = engine.EmbedderOllama, dead
+	})
+	code, raw, with := send(t, "GET", s.URL+"/v1/health", s.Token, nil)
+	if code != 200 || with["problems"] == nil || !strings.Contains(string(raw), ln.Addr().String()) {
+		t.Fatalf("health with the token: %d %s, want the problem naming %s", code, raw, dead)
+	}
+	code, raw, without := send(t, "GET", s.URL+"/v1/health", "", nil)
+	if code != 200 || without["status"] != with["status"] || without["problems"] != nil || without["vectors"] != nil ||
+		strings.Contains(string(raw), ln.Addr().String()) {
+		t.Errorf("health without the token: %d %s, want the status without details", code, raw)
+	}
+	if code, raw, _ := send(t, "GET", s.URL+"/v1/health", "wrong", nil); code != 200 || strings.Contains(string(raw), ln.Addr().String()) {
+		t.Errorf("health with a wrong token: %d %s", code, raw)
+	}
 }

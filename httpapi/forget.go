@@ -19,7 +19,7 @@ const noForget = "forgetting turns is not available on this server"
 func (s *Server) deleteTurn(c echo.Context) error {
 	return serve(c, http.StatusOK, s.Forget, noForget, fromQuery(s, func(p *params) (engram.ForgetRequest, error) {
 		return engram.ForgetRequest{IDs: []string{c.Param("id")}, Reason: p.v.Get("reason"), DryRun: p.bool("dry_run")}, nil
-	}, "reason", "dry_run"), s.forget)
+	}), s.forget)
 }
 
 // deleteTurns answers DELETE /v1/turns?namespace=N[&session=S]: every turn
@@ -33,7 +33,7 @@ func (s *Server) deleteTurns(c echo.Context) error {
 			return req, engram.FieldError("namespace", "name what to forget: namespace, or session (of namespace, default \"default\"); one turn is DELETE /v1/turns/{id}")
 		}
 		return req, nil
-	}, "namespace", "session", "reason", "dry_run"), s.forget)
+	}), s.forget)
 }
 
 // postForget answers POST /v1/forget {"ids":[...]} or {"session","namespace"}

@@ -138,8 +138,9 @@ func (g *guard) originAllowed(origin, host string) bool {
 
 // check refuses a request the guard does not let through: 403 for its
 // Host or Origin, 415 for a body that is not JSON. The errors name the
-// header at fault.
-func (g *guard) check(r *http.Request) error {
+// header at fault. ui says the request was routed to the web view's files
+// (or its redirects).
+func (g *guard) check(r *http.Request, ui bool) error {
 	if !g.hostAllowed(r.Host) {
 		return &engram.Error{Code: engram.EFORBIDDEN, Field: "Host",
 			Message: fmt.Sprintf("Host %q is not this server's: use localhost, a loopback IP or the listen address, or add the name to allowed_hosts in config.toml", r.Host)}
@@ -149,7 +150,7 @@ func (g *guard) check(r *http.Request) error {
 			return &engram.Error{Code: engram.EFORBIDDEN, Field: "Origin",
 				Message: fmt.Sprintf("Origin %q is not allowed: only pages engram serves itself may call it from a browser; add the origin to allowed_origins in config.toml to allow it", origin)}
 		}
-	} else if site := r.Header.Get("Sec-Fetch-Site"); site == "cross-site" || site == "same-site" {
+	} else if site := r.Header.Get("Sec-Fetch-Site"); (site == "cross-site" || site == "same-site") && !uiNavigation(r, ui) {
 		return &engram.Error{Code: engram.EFORBIDDEN, Field: "Origin",
 			Message: fmt.Sprintf("a %s request from a browser without an allowed Origin is refused", site)}
 	}
@@ -163,6 +164,16 @@ func (g *guard) check(r *http.Request) error {
 	return nil
 }
 
+// uiNavigation reports whether r is a top-level GET (or HEAD) navigation
+// to the web view's files, as a link from another site makes: they hold no
+// data (the page then calls the API from engram's own origin, with the
+// token), so a link to them may be followed. Every API route still
+// refuses a cross-site request without an allowed Origin.
+func uiNavigation(r *http.Request, ui bool) bool {
+	return ui && (r.Method == http.MethodGet || r.Method == http.MethodHead) &&
+		r.Header.Get("Sec-Fetch-Mode") == "navigate" && !hasBody(r)
+}
+
 // hasBody reports whether r carries a body, or says it does.
 func hasBody(r *http.Request) bool {
 	return r.ContentLength != 0 || r.Header.Get("Content-Type") != "" || len(r.TransferEncoding) > 0
@@ -171,7 +182,7 @@ func hasBody(r *http.Request) bool {
 // middleware is the guard as Echo middleware.
 func (g *guard) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		if err := g.check(c.Request()); err != nil {
+		if err := g.check(c.Request(), isUI(c.Path())); err != nil {
 			return err
 		}
 		return next(c)

@@ -11,6 +11,7 @@ import (
 	"github.com/engram-dev/engram/httpapi"
 	"github.com/engram-dev/engram/internal/testutil"
 	"github.com/engram-dev/engram/mcp"
+	"github.com/engram-dev/engram/ui"
 )
 
 // rawCall sends a request with the given headers ("Host" sets the Host)
@@ -149,7 +150,7 @@ func TestGuardConfig(t *testing.T) {
 // IP literal names this machine (no page can rebind an IP), a name still
 // has to be allowed.
 func TestGuardWildcardListen(t *testing.T) {
-	srv, err := httpapi.New(httpapi.Config{Addr: "0.0.0.0:30001", Token: "tok"}, nil)
+	srv, err := httpapi.New(httpapi.Config{Addr: "0.0.0.0:30001", Token: "tok-0123456789abcdef"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,6 +159,41 @@ func TestGuardWildcardListen(t *testing.T) {
 	for host, want := range map[string]int{"192.168.77.5:30001": 401, "[fe80::1]:30001": 401, "engram.lan:30001": 403, "localhost": 401} {
 		if code, _, _ := rawCall(t, "GET", ts.URL+"/v1/stats", "", map[string]string{"Host": host}); code != want {
 			t.Errorf("Host %s: %d, want %d", host, code, want)
+		}
+	}
+}
+
+// TestCrossSiteLinkToWebView: a link to the web view from another site (a
+// top-level GET navigation) is followed; anything else cross-site is still
+// refused, on the web view's files and on the API.
+func TestCrossSiteLinkToWebView(t *testing.T) {
+	s := mustOpenStack(t, httpapi.Config{}, func(srv *httpapi.Server, s *stack) { srv.UI = ui.Handler() })
+	nav := func(kv ...string) map[string]string {
+		h := map[string]string{"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": "document"}
+		for i := 0; i < len(kv); i += 2 {
+			h[kv[i]] = kv[i+1]
+		}
+		return h
+	}
+	for _, tc := range []struct {
+		name, method, path string
+		headers            map[string]string
+		status             int
+	}{
+		{"a link to the web view", "GET", "/ui/", nav(), 200},
+		{"a link to a view", "GET", "/ui/?view=memories", nav(), 200},
+		{"HEAD of the web view", "HEAD", "/ui/", nav(), 200},
+		{"a same-site link", "GET", "/ui/", nav("Sec-Fetch-Site", "same-site"), 200},
+		{"a link to the API", "GET", "/v1/stats", nav(), 403},
+		{"a link to health", "GET", "/v1/health", nav(), 403},
+		{"a link to the metrics", "GET", "/metrics", nav(), 403},
+		{"a cross-site fetch of the web view", "GET", "/ui/app.js", nav("Sec-Fetch-Mode", "no-cors", "Sec-Fetch-Dest", "script"), 403},
+		{"a cross-site form posted to the web view", "POST", "/ui/", nav("Content-Type", "application/x-www-form-urlencoded"), 403},
+		{"a foreign Host still", "GET", "/ui/", nav("Host", "evil.example"), 403},
+	} {
+		code, _, _ := rawCall(t, tc.method, s.URL+tc.path, "", tc.headers)
+		if code != tc.status {
+			t.Errorf("%s: %s %s: %d, want %d", tc.name, tc.method, tc.path, code, tc.status)
 		}
 	}
 }

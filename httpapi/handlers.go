@@ -65,10 +65,13 @@ func (s *Server) postRecall(c echo.Context) error {
 func decodeRecall(body []byte) (engram.RecallRequest, error) {
 	var req engram.RecallRequest
 	var asOf string
+	// An absent k is the default; a k given must be 1 to MaxK, so 0 is
+	// refused here (the service reads a zero K as "the default").
+	var k *int
 	err := decodeBody(body, bodyShape{like: `{"query": "..."}`, fields: []field{
 		{"namespace", &req.Namespace, "a string"},
 		{"query", &req.Query, "a string"},
-		{"k", &req.K, "an integer"},
+		{"k", &k, "an integer"},
 		{"mode", &req.Mode, "a string"},
 		{"as_of", &asOf, "a string"},
 		{"budget_tokens", &req.BudgetTokens, "an integer"},
@@ -76,6 +79,12 @@ func decodeRecall(body []byte) (engram.RecallRequest, error) {
 	}})
 	if err != nil {
 		return req, err
+	}
+	if k != nil {
+		if *k == 0 {
+			return req, engram.FieldError("k", "k must be between 1 and %d, got 0 (leave it out for the default, %d)", engram.MaxK, engram.DefaultK)
+		}
+		req.K = *k
 	}
 	if asOf != "" {
 		t, err := time.Parse(time.RFC3339Nano, asOf)
@@ -93,7 +102,14 @@ func decodeRecall(body []byte) (engram.RecallRequest, error) {
 func (s *Server) getHealth(c echo.Context) error {
 	// Always 200 while the process serves: a degraded status (an index
 	// lagging, say) is reported in the body, since the API still works.
-	return c.JSON(http.StatusOK, s.Status.Health(c.Request().Context()))
+	h := s.Status.Health(c.Request().Context())
+	if !s.authorized(c.Request()) {
+		// A probe without the token learns whether engram is up and
+		// behind, not why: the problems and the vector side's state can
+		// name turn ids, models and upstream URLs.
+		h.Problems, h.Vectors = nil, nil
+	}
+	return c.JSON(http.StatusOK, h)
 }
 
 func (s *Server) getStats(c echo.Context) error {

@@ -353,6 +353,7 @@ func TestBadInput(t *testing.T) {
 		{"recall blank query", "/v1/recall", `{"query":"  "}`, 400, "query", "required"},
 		{"recall bad k", "/v1/recall", `{"query":"x","k":0.5}`, 400, "k", "integer"},
 		{"recall k too big", "/v1/recall", `{"query":"x","k":100000}`, 400, "k", "between 1 and"},
+		{"recall k 0", "/v1/recall", `{"query":"x","k":0}`, 400, "k", "between 1 and"},
 		{"recall unknown mode", "/v1/recall", `{"query":"x","mode":"psychic"}`, 400, "mode", `unknown mode "psychic"`},
 		{"recall unknown field", "/v1/recall", `{"query":"x","top":3}`, 400, "top", "unknown field"},
 		{"recall malformed", "/v1/recall", `{"query":`, 400, "body", "JSON object"},
@@ -403,6 +404,19 @@ func TestTokenAuth(t *testing.T) {
 	if _, err := httpapi.New(httpapi.Config{Addr: "0.0.0.0:30001"}, nil); engram.ErrorCode(err) != engram.EINVALID ||
 		!strings.Contains(err.Error(), "requires a token") {
 		t.Fatalf("non-loopback without token: %v", err)
+	}
+	// Off loopback, a token anyone could guess, or one no header carries,
+	// is refused, naming the token; on loopback any token goes.
+	for _, tok := range []string{"x", " ", "   \t  ", "short-token", "0123456789abcdef ", "0123456789\nabcdef"} {
+		if _, err := httpapi.New(httpapi.Config{Addr: "0.0.0.0:30001", Token: tok}, nil); engram.ErrorField(err) != "token" {
+			t.Errorf("non-loopback with token %q: %v, want an error on token", tok, err)
+		}
+	}
+	if _, err := httpapi.New(httpapi.Config{Addr: "0.0.0.0:30001", Token: "0123456789abcdef"}, nil); err != nil {
+		t.Errorf("non-loopback with a 16-byte token: %v", err)
+	}
+	if _, err := httpapi.New(httpapi.Config{Addr: "127.0.0.1:30001", Token: "x"}, nil); err != nil {
+		t.Errorf("loopback with a short token: %v", err)
 	}
 	s := mustOpenStack(t, httpapi.Config{Token: "s3cret"})
 	if code, _ := s.do(t, "POST", "/v1/turns", []byte(`{"session":"s","content":"authorised"}`)); code != 201 {

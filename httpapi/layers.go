@@ -3,14 +3,10 @@ package httpapi
 import (
 	"context"
 	"fmt"
-	"maps"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
-	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
@@ -36,7 +32,7 @@ func (s *Server) getMemories(c echo.Context) error {
 		}
 		q.From, q.To = p.span()
 		return q, nil
-	}, "namespace", "type", "subject", "q", "superseded", "from", "to", "limit"), list("memories", engram.LayerService.Memories))
+	}), list("memories", engram.LayerService.Memories))
 }
 
 // memoryValues is the query string of GET /v1/memories for q, as Client
@@ -59,7 +55,7 @@ func (s *Server) getScenes(c echo.Context) error {
 		q := engram.SceneQuery{Namespace: p.namespace(true), Session: p.name("session"), Text: p.text("q"), Limit: p.limit()}
 		q.From, q.To = p.span()
 		return q, nil
-	}, "namespace", "session", "q", "from", "to", "limit"), list("scenes", engram.LayerService.Scenes))
+	}), list("scenes", engram.LayerService.Scenes))
 }
 
 // sceneValues is the query string of GET /v1/scenes for q.
@@ -82,7 +78,7 @@ type personaQuery struct{ namespace, speaker string }
 func (s *Server) getPersona(c echo.Context) error {
 	return serve(c, http.StatusOK, s.Layers, noLayers, fromQuery(s, func(p *params) (personaQuery, error) {
 		return personaQuery{p.namespace(false), p.name("speaker")}, nil
-	}, "namespace", "speaker"), list("personas", func(ls engram.LayerService, ctx context.Context, q personaQuery) ([]engram.Persona, error) {
+	}), list("personas", func(ls engram.LayerService, ctx context.Context, q personaQuery) ([]engram.Persona, error) {
 		return ls.Persona(ctx, q.namespace, q.speaker)
 	}))
 }
@@ -114,7 +110,7 @@ func (s *Server) getGraph(c echo.Context) error {
 			return q, engram.FieldError("as_of", "as_of and timeline=true do not go together: a timeline holds every triple")
 		}
 		return q, nil
-	}, "entity", "namespace", "as_of", "timeline", "limit"), func(ls engram.LayerService, ctx context.Context, q engram.GraphQuery) (engram.GraphResult, error) {
+	}), func(ls engram.LayerService, ctx context.Context, q engram.GraphQuery) (engram.GraphResult, error) {
 		res, err := ls.Graph(ctx, q)
 		res.Triples = nonNil(res.Triples)
 		return res, err
@@ -134,8 +130,8 @@ func graphValues(q engram.GraphQuery) url.Values {
 	return v
 }
 
-// params reads the query string of a GET request strictly: a parameter
-// that is unknown or given twice is refused, and every value is checked.
+// params reads a route's query string (checkQuery refused a parameter
+// that is unknown or given twice), and every value is checked.
 // The getters record the first bad value in err (an EINVALID naming the
 // parameter) and return the zero value, so a handler reads all its
 // parameters and checks err once.
@@ -145,22 +141,12 @@ type params struct {
 	err      error
 }
 
-func (s *Server) queryParams(c echo.Context, known ...string) (*params, error) {
-	// c.QueryParams() drops pairs it cannot decode; parse again to refuse them.
+// queryParams reads the query string checkQuery let through: only the
+// route's parameters, each once.
+func (s *Server) queryParams(c echo.Context) (*params, error) {
 	v, err := url.ParseQuery(c.Request().URL.RawQuery)
 	if err != nil {
 		return nil, engram.FieldError("query", "the query string does not parse: %v", err)
-	}
-	for _, k := range slices.Sorted(maps.Keys(v)) {
-		if !slices.Contains(known, k) {
-			return nil, engram.FieldError(k, "unknown parameter %q (known: %s)", k, strings.Join(known, ", "))
-		}
-		if len(v[k]) > 1 {
-			return nil, engram.FieldError(k, "parameter %q is given %d times; give it once", k, len(v[k]))
-		}
-		if !utf8.ValidString(v.Get(k)) {
-			return nil, engram.FieldError(k, "%s is not valid UTF-8", k)
-		}
 	}
 	return &params{v: v, maxField: s.cfg.Limits.MaxFieldBytes}, nil
 }

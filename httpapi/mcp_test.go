@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -128,5 +129,78 @@ func TestMCPNotMounted(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusNotFound {
 		t.Errorf("POST /mcp without an MCP handler: %d, want 404", resp.StatusCode)
+	}
+}
+
+// TestMCPSessionsExpireAndAreCapped: an MCP session over HTTP idle past
+// the server's SessionIdle (on its clock) is closed, its client told 404;
+// beyond MaxSessions, a new session closes the one idle longest.
+func TestMCPSessionsExpireAndAreCapped(t *testing.T) {
+	clock := testutil.NewClock(time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC))
+	s := mustOpenStack(t, httpapi.Config{}, func(srv *httpapi.Server, s *stack) {
+		m := mcp.NewServer(srv.Ingest, srv.Recall, srv.Status)
+		m.Now, m.SessionIdle, m.MaxSessions = clock.Now, time.Minute, 3
+		var err error
+		if srv.MCP, err = m.Handler(); err != nil {
+			t.Fatal(err)
+		}
+	})
+	post := func(session, body string) (int, string) {
+		t.Helper()
+		h := map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+		if session != "" {
+			h["Mcp-Session-Id"] = session
+		}
+		resp := testutil.Request(t, http.MethodPost, s.URL+"/mcp", body, h)
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode, resp.Header.Get("Mcp-Session-Id")
+	}
+	open := func() string {
+		t.Helper()
+		code, id := post("", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}`)
+		if code != 200 || id == "" {
+			t.Fatalf("initialize: %d, session %q", code, id)
+		}
+		if code, _ := post(id, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); code != 202 {
+			t.Fatalf("initialized: %d", code)
+		}
+		return id
+	}
+	ping := func(id string) int {
+		t.Helper()
+		code, _ := post(id, `{"jsonrpc":"2.0","id":2,"method":"ping"}`)
+		return code
+	}
+
+	a := open()
+	clock.Advance(59 * time.Second)
+	if code := ping(a); code != 200 {
+		t.Fatalf("ping of a session idle 59 s: %d", code)
+	}
+	clock.Advance(59 * time.Second) // idle 59 s again since the ping
+	if code := ping(a); code != 200 {
+		t.Fatalf("ping of a session kept alive: %d", code)
+	}
+	clock.Advance(61 * time.Second)
+	if code := ping(a); code != 404 {
+		t.Fatalf("ping of a session idle past SessionIdle: %d, want 404", code)
+	}
+
+	// At most 3: the fourth closes the one idle longest.
+	b := open()
+	clock.Advance(time.Second)
+	c := open()
+	clock.Advance(time.Second)
+	d := open()
+	clock.Advance(time.Second)
+	if ping(b) != 200 { // b is now the one idle the least
+		t.Fatal("b")
+	}
+	e := open()
+	for id, want := range map[string]int{b: 200, c: 404, d: 200, e: 200} {
+		if code := ping(id); code != want {
+			t.Errorf("session %s after a fourth: %d, want %d", id, code, want)
+		}
 	}
 }

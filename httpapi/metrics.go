@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"reflect"
 	"strconv"
 	"time"
@@ -57,7 +58,7 @@ func newMetrics() *metrics {
 		reg: prometheus.NewRegistry(),
 		httpRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "engram_http_requests_total",
-			Help: "HTTP requests by method, route (the route pattern, or \"unmatched\") and status.",
+			Help: "HTTP requests by method (\"other\" for a non-standard one), route (the route pattern, or \"unmatched\") and status.",
 		}, []string{"method", "route", "status"}),
 		httpDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "engram_http_request_duration_seconds",
@@ -129,6 +130,23 @@ func (a slogAdapter) Println(v ...any) { a.l.Warn("collect metrics", "err", fmt.
 
 var notFoundHandler = reflect.ValueOf(echo.NotFoundHandler).Pointer()
 
+// methodOther is the method label of every method but the standard ones.
+const methodOther = "other"
+
+// methodLabel is the method label of a request: the method when it is a
+// standard one, else methodOther. The instrument runs before the Host,
+// Origin and token checks, so nothing a client chooses freely may become a
+// label value: each new value would be a series kept for the process's
+// life.
+func methodLabel(m string) string {
+	switch m {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodOptions:
+		return m
+	}
+	return methodOther
+}
+
 // instrument counts every request by route and status and times it. It
 // runs outside the other middleware so that 401s and recovered panics are
 // counted, and hands an error to the error handler itself to learn the
@@ -143,7 +161,7 @@ func (s *Server) instrument(next echo.HandlerFunc) echo.HandlerFunc {
 		if h := c.Handler(); h == nil || reflect.ValueOf(h).Pointer() == notFoundHandler || route == "" {
 			route = routeUnmatched
 		}
-		method := c.Request().Method
+		method := methodLabel(c.Request().Method)
 		s.metrics.httpRequests.WithLabelValues(method, route, strconv.Itoa(c.Response().Status)).Inc()
 		s.metrics.httpDuration.WithLabelValues(method, route).Observe(time.Since(start).Seconds())
 		return nil

@@ -1,7 +1,10 @@
 package httpapi_test
 
 import (
+	"fmt"
+	"io"
 	"net/http"
+	"slices"
 	"testing"
 
 	dto "github.com/prometheus/client_model/go"
@@ -96,5 +99,52 @@ func TestMetricsAfterTraffic(t *testing.T) {
 	// duplicate was not written again).
 	if h := metricstest.Find(after, "engram_recall_results", map[string]string{"mode": "keyword"}).GetHistogram(); h.GetSampleSum() != 4 {
 		t.Errorf("engram_recall_results sum = %v, want 4", h.GetSampleSum())
+	}
+}
+
+// TestMetricsBoundedLabels: requests with invented methods, unknown paths
+// and a foreign Host, none authenticated, leave a bounded number of series:
+// the labels come from the server's own routes and methods, never from the
+// request.
+func TestMetricsBoundedLabels(t *testing.T) {
+	s := mustOpenStack(t, httpapi.Config{Token: "sekret"})
+	for i := range 300 {
+		var req *http.Request
+		switch i % 3 {
+		case 0: // an invented method on a route
+			req, _ = http.NewRequest(fmt.Sprintf("M%d", i), s.URL+"/v1/turns", nil)
+		case 1: // an invented method on an unknown path, with a foreign Host
+			req, _ = http.NewRequest(fmt.Sprintf("X%d", i), s.URL+fmt.Sprintf("/p/%d", i), nil)
+			req.Host = fmt.Sprintf("h%d.example", i)
+		case 2: // a known method, a foreign Host
+			req, _ = http.NewRequest("GET", s.URL+fmt.Sprintf("/v1/stats?n=%d", i), nil)
+			req.Host = fmt.Sprintf("h%d.example", i)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	after := metricstest.Scrape(t, s.URL+httpapi.MetricsPath, s.Token)
+	for _, name := range []string{"engram_http_requests_total", "engram_http_request_duration_seconds"} {
+		f := after[name]
+		if f == nil {
+			t.Fatalf("no %s", name)
+		}
+		if n := len(f.GetMetric()); n > 10 {
+			t.Errorf("%s has %d series after 300 probes, want at most 10", name, n)
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "method" && !slices.Contains([]string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "other"}, l.GetValue()) {
+					t.Errorf("%s has method %q", name, l.GetValue())
+				}
+			}
+		}
+	}
+	if got := metricstest.Value(metricstest.Find(after, "engram_http_requests_total", map[string]string{"method": "other", "route": "unmatched", "status": "403"})); got != 100 {
+		t.Errorf("refused probes with invented methods counted %v, want 100", got)
 	}
 }

@@ -38,13 +38,14 @@ func answer[Req, Resp any](c echo.Context, status int, read func(echo.Context) (
 	return c.JSON(status, resp)
 }
 
-// fromQuery reads a request from the query string, which may hold only the
-// known parameters, each once: build takes them from p, and the first bad
-// value it met (p.err) is the error before any of build's own.
-func fromQuery[Req any](s *Server, build func(p *params) (Req, error), known ...string) func(echo.Context) (Req, error) {
+// fromQuery reads a request from the query string (checkQuery let through
+// only the route's parameters, as openapi.json names them): build takes
+// them from p, and the first bad value it met (p.err) is the error before
+// any of build's own.
+func fromQuery[Req any](s *Server, build func(p *params) (Req, error)) func(echo.Context) (Req, error) {
 	return func(c echo.Context) (Req, error) {
 		var zero Req
-		p, err := s.queryParams(c, known...)
+		p, err := s.queryParams(c)
 		if err != nil {
 			return zero, err
 		}

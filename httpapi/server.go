@@ -8,9 +8,11 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/labstack/echo/v4"
 
@@ -124,6 +126,11 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 		return nil, engram.Errorf(engram.EINVALID,
 			"listening on %s (not loopback) requires a token: set token in config.toml or ENGRAM_TOKEN", cfg.Addr)
 	}
+	if !loop {
+		if err := CheckToken(cfg.Token); err != nil {
+			return nil, engram.FieldError("token", "listening on %s (not loopback): %v", cfg.Addr, err)
+		}
+	}
 	g, err := newGuard(cfg)
 	if err != nil {
 		return nil, err
@@ -132,35 +139,41 @@ func New(cfg Config, logger *slog.Logger) (*Server, error) {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.errorHandler
-	e.Use(s.instrument, s.recoverer, g.middleware, s.authenticate)
-	e.GET(MetricsPath, s.metricsHandler())
-	e.GET(OpenAPIPath, s.getOpenAPI)
+	e.Use(s.instrument, s.recoverer, g.middleware, s.authenticate, decodeParams, checkQuery)
+	// Every GET route answers HEAD too (an uptime checker's probe): the
+	// same handler, whose body net/http leaves out.
+	get := func(path string, h echo.HandlerFunc) {
+		e.GET(path, h)
+		e.HEAD(path, h)
+	}
+	get(MetricsPath, s.metricsHandler())
+	get(OpenAPIPath, s.getOpenAPI)
 	e.POST("/v1/turns", s.postTurns)
-	e.GET("/v1/turns", s.getTurns)
+	get("/v1/turns", s.getTurns)
 	e.DELETE("/v1/turns", s.deleteTurns)
 	e.DELETE("/v1/turns/:id", s.deleteTurn)
 	e.POST("/v1/forget", s.postForget)
 	e.POST("/v1/redact", s.postRedact)
-	e.GET("/v1/entities", s.getEntities)
-	e.GET("/v1/docs", s.getDocs)
+	get("/v1/entities", s.getEntities)
+	get("/v1/docs", s.getDocs)
 	e.POST("/v1/recall", s.postRecall)
-	e.GET("/v1/health", s.getHealth)
-	e.GET("/v1/stats", s.getStats)
+	get("/v1/health", s.getHealth)
+	get("/v1/stats", s.getStats)
 	e.POST("/v1/reembed", s.postReembed)
-	e.GET("/v1/jobs", s.getJobs)
+	get("/v1/jobs", s.getJobs)
 	e.POST("/v1/jobs/:name/run", s.postJobRun)
-	e.GET("/v1/memories", s.getMemories)
+	get("/v1/memories", s.getMemories)
 	e.PATCH("/v1/memories/:id", s.patchMemory)
 	e.PATCH("/v1/kg/facts/:id", s.patchFact)
-	e.GET("/v1/scenes", s.getScenes)
-	e.GET("/v1/persona", s.getPersona)
-	e.GET("/v1/kg", s.getGraph)
-	e.GET("/v1/vaults", s.getVaults)
+	get("/v1/scenes", s.getScenes)
+	get("/v1/persona", s.getPersona)
+	get("/v1/kg", s.getGraph)
+	get("/v1/vaults", s.getVaults)
 	e.POST("/v1/vaults/sync", s.postVaultsSync)
-	e.GET("/v1/graph", s.getDocGraph)
-	e.GET("/v1/doctor", s.getDoctor)
+	get("/v1/graph", s.getDocGraph)
+	get("/v1/doctor", s.getDoctor)
 	e.POST("/v1/reindex", s.postReindex)
-	e.GET("/v1/reindex", s.getReindex)
+	get("/v1/reindex", s.getReindex)
 	e.POST("/v1/backup", s.postBackup)
 	s.echo = e
 	return s, nil
@@ -229,8 +242,11 @@ func (s *Server) mountMCP() {
 			ui := echo.WrapHandler(s.UI)
 			s.echo.GET(UIPath+"*", ui)
 			s.echo.HEAD(UIPath+"*", ui)
-			s.echo.GET(strings.TrimSuffix(UIPath, "/"), func(c echo.Context) error { return c.Redirect(http.StatusFound, UIPath) })
-			s.echo.GET("/", func(c echo.Context) error { return c.Redirect(http.StatusFound, UIPath) })
+			toUI := func(c echo.Context) error { return c.Redirect(http.StatusFound, UIPath) }
+			for _, p := range []string{strings.TrimSuffix(UIPath, "/"), "/"} {
+				s.echo.GET(p, toUI)
+				s.echo.HEAD(p, toUI)
+			}
 		}
 	})
 }
@@ -246,19 +262,75 @@ func isUI(path string) bool {
 // MCPPath is where the MCP handler is mounted.
 const MCPPath = "/mcp"
 
+// MinTokenBytes is the shortest token accepted off loopback: anyone on the
+// network can try tokens, and a short one is found by trying them all (16
+// random letters and digits are beyond that).
+const MinTokenBytes = 16
+
+// CheckToken checks a token for a server others on the network can reach:
+// at least MinTokenBytes, and no space or control character (which no
+// Authorization header carries intact).
+func CheckToken(tok string) error {
+	if strings.IndexFunc(tok, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) >= 0 {
+		return fmt.Errorf("the token holds a space or a control character; use letters, digits and punctuation (for example: openssl rand -hex 24)")
+	}
+	if len(tok) < MinTokenBytes {
+		return fmt.Errorf("the token is %d bytes, under the minimum of %d: a short token can be guessed from the network (for example: openssl rand -hex 24)", len(tok), MinTokenBytes)
+	}
+	return nil
+}
+
 // authenticate checks the bearer token on every route but /v1/health.
 func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		if s.cfg.Token == "" || c.Path() == "/v1/health" || isUI(c.Path()) {
 			return next(c)
 		}
-		// The scheme is case-insensitive (RFC 9110, section 11.1).
-		scheme, tok, _ := strings.Cut(c.Request().Header.Get("Authorization"), " ")
-		tok = strings.TrimLeft(tok, " ")
-		if !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare([]byte(tok), []byte(s.cfg.Token)) != 1 {
+		if !s.authorized(c.Request()) {
 			c.Response().Header().Set("WWW-Authenticate", `Bearer realm="engram"`)
 			return engram.Errorf(engram.EUNAUTHORIZED, "missing or wrong bearer token (Authorization: Bearer <token>)")
 		}
+		return next(c)
+	}
+}
+
+// authorized reports whether r may see everything: no token is configured,
+// or r carries it.
+func (s *Server) authorized(r *http.Request) bool {
+	if s.cfg.Token == "" {
+		return true
+	}
+	// The scheme is case-insensitive (RFC 9110, section 11.1).
+	scheme, tok, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+	tok = strings.TrimLeft(tok, " ")
+	return strings.EqualFold(scheme, "Bearer") && subtle.ConstantTimeCompare([]byte(tok), []byte(s.cfg.Token)) == 1
+}
+
+// decodeParams decodes the path parameters (an id, a job name) exactly
+// once. Echo routes on the escaped path when the request's differs from the
+// default encoding (an id holding '/', or ':' sent as %3A, as the web view's
+// encodeURIComponent does), and then hands the parameters over still
+// escaped; otherwise it routes on the decoded path, and a second decode
+// would turn an id's own "%41" into "A".
+func decodeParams(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if c.Request().URL.RawPath == "" {
+			return next(c)
+		}
+		names, vals := c.ParamNames(), c.ParamValues()
+		out := make([]string, len(vals))
+		for i, v := range vals {
+			d, err := url.PathUnescape(v)
+			if err != nil {
+				name := "path"
+				if i < len(names) {
+					name = names[i]
+				}
+				return engram.FieldError(name, "%s %q is not a valid percent-encoded path segment", name, v)
+			}
+			out[i] = d
+		}
+		c.SetParamValues(out...)
 		return next(c)
 	}
 }

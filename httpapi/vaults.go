@@ -17,18 +17,10 @@ const noVaults = "vaults are not available on this server"
 
 // getVaults lists the configured vaults with their counts.
 func (s *Server) getVaults(c echo.Context) error {
-	return serve(c, http.StatusOK, s.Vaults, noVaults, func(c echo.Context) (struct{}, error) {
-		if q, err := url.ParseQuery(c.Request().URL.RawQuery); err != nil || len(q) > 0 {
-			k := "query"
-			for k = range q {
-				break
-			}
-			return struct{}{}, engram.FieldError(k, "GET /v1/vaults takes no parameters")
-		}
-		return struct{}{}, nil
-	}, list("vaults", func(va engram.VaultAdmin, ctx context.Context, _ struct{}) ([]engram.VaultStatus, error) {
-		return va.Vaults(ctx)
-	}))
+	return serve(c, http.StatusOK, s.Vaults, noVaults, noQuery,
+		list("vaults", func(va engram.VaultAdmin, ctx context.Context, _ struct{}) ([]engram.VaultStatus, error) {
+			return va.Vaults(ctx)
+		}))
 }
 
 // postVaultsSync syncs every configured vault, or the one named by
@@ -77,7 +69,7 @@ func (s *Server) getDocGraph(c echo.Context) error {
 			q.root, err = vaultRoot("vault", q.root)
 		}
 		return q, err
-	}, "doc", "depth", "vault"), func(vs engram.VaultService, ctx context.Context, q docGraphQuery) (engram.DocGraph, error) {
+	}), func(vs engram.VaultService, ctx context.Context, q docGraphQuery) (engram.DocGraph, error) {
 		g, err := vs.DocGraph(ctx, q.root, q.doc, q.depth)
 		g.Linked, g.Backlinks, g.Unresolved = nonNil(g.Linked), nonNil(g.Backlinks), nonNil(g.Unresolved)
 		return g, err

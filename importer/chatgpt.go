@@ -139,13 +139,27 @@ func (e *epoch) UnmarshalJSON(b []byte) error {
 // time returns e as a time, and false for no time or one out of range.
 func (e epoch) time() (time.Time, bool) {
 	f := float64(e)
-	if f <= 0 || f >= 9e9 { // 9e9 s is in the year 2255; beyond is garbage
+	if f <= 0 || f >= maxEpoch {
 		return time.Time{}, false
 	}
 	sec, frac := math.Modf(f)
 	// Round to microseconds: float seconds carry no more, and the noise
 	// would otherwise change the timestamp between runs of another tool.
 	return time.Unix(int64(sec), int64(math.Round(frac*1e6))*1e3).UTC(), true
+}
+
+// maxEpoch bounds the times an export may give: 9e9 s is in the year
+// 2255; beyond is garbage.
+const maxEpoch = 9e9
+
+// check reports a time given but out of range (0 is null: no time). Such a
+// time is the record's error, not replaced by another one: the turn would
+// be stamped with a time it never had.
+func (e epoch) check(name string) error {
+	if f := float64(e); f < 0 || f >= maxEpoch {
+		return fmt.Errorf("%s %v is out of range (seconds since 1970, before the year 2255)", name, f)
+	}
+	return nil
 }
 
 func chatgptConversation(raw json.RawMessage, n int, ns string, emit func(Record) error) (int, error) {
@@ -169,6 +183,12 @@ func chatgptConversation(raw json.RawMessage, n int, ns string, emit func(Record
 	if !ok {
 		convTS, _ = c.UpdateTime.time()
 	}
+	// A conversation time out of range is reported on the messages that
+	// would take it (those without a time of their own).
+	var convErr error
+	if convTS.IsZero() {
+		convErr = c.CreateTime.check("the conversation's create_time")
+	}
 	msgs := 0
 	for _, nodeID := range path {
 		node := c.Mapping[nodeID]
@@ -180,7 +200,7 @@ func chatgptConversation(raw json.RawMessage, n int, ns string, emit func(Record
 		if m.ID == "" {
 			m.ID = nodeID
 		}
-		rec := chatgptMessage(c, id, m, convTS, ns)
+		rec := chatgptMessage(c, id, m, convTS, convErr, ns)
 		rec.Where = where + ", message " + m.ID
 		if err := emit(rec); err != nil {
 			return msgs, err
@@ -241,7 +261,7 @@ func currentBranch(c gptConversation) ([]string, error) {
 	return path, nil
 }
 
-func chatgptMessage(c gptConversation, convID string, m *gptMessage, convTS time.Time, ns string) Record {
+func chatgptMessage(c gptConversation, convID string, m *gptMessage, convTS time.Time, convErr error, ns string) Record {
 	var role engram.Role
 	var speaker string
 	switch m.Author.Role {
@@ -286,8 +306,14 @@ func chatgptMessage(c gptConversation, convID string, m *gptMessage, convTS time
 		Speaker:   speaker,
 		Content:   text,
 	}
+	if err := m.CreateTime.check("create_time"); err != nil {
+		return Record{Err: err}
+	}
 	ts, ok := m.CreateTime.time()
 	if !ok {
+		if convErr != nil {
+			return Record{Err: convErr}
+		}
 		ts, ok = convTS, !convTS.IsZero()
 	}
 	if ok {

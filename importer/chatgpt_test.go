@@ -231,3 +231,60 @@ func TestReadChatGPTStreams(t *testing.T) {
 		t.Fatalf("err %v, %d records, %+v", err, got, st)
 	}
 }
+
+// TestReadChatGPTTimeOutOfRange: a message whose create_time is given but
+// out of range (negative, or past the year 2255) is a bad record naming
+// it, not a turn stamped with the import's time; one without a time takes
+// its conversation's, and a conversation time out of range is reported on
+// the messages that would take it.
+func TestReadChatGPTTimeOutOfRange(t *testing.T) {
+	msg := func(id string, ts string) string {
+		return fmt.Sprintf(`%q:{"id":%q,"parent":"","children":[],"message":{"id":%q,"author":{"role":"user"},"create_time":%s,"content":{"content_type":"text","parts":["hello %s"]}}}`,
+			id, id, id, ts, id)
+	}
+	conv := func(id, ts, current string, msgs ...string) string {
+		return fmt.Sprintf(`{"id":%q,"create_time":%s,"current_node":%q,"mapping":{%s}}`, id, ts, current, strings.Join(msgs, ","))
+	}
+	in := "[" + conv("c1", "1700000000", "none", msg("good", "1700000001"), msg("neg", "-5"), msg("far", "253402300800"), msg("none", "null")) + "," +
+		conv("c2", "99999999999", "inherits", msg("own", "1700000002"), msg("inherits", "null")) + "]"
+	// Chain the messages: each is the parent of the next.
+	in = strings.NewReplacer(
+		`"neg","parent":""`, `"neg","parent":"good"`,
+		`"far","parent":""`, `"far","parent":"neg"`,
+		`"none","parent":""`, `"none","parent":"far"`,
+		`"inherits","parent":""`, `"inherits","parent":"own"`).Replace(in)
+	var recs []importer.Record
+	if _, err := importer.ReadChatGPT(strings.NewReader(in), "", func(r importer.Record) error {
+		recs = append(recs, r)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	checkRecords(t, recs)
+	got := map[string]string{}
+	for _, r := range recs {
+		switch {
+		case r.Err != nil:
+			got[r.Where] = "error: " + r.Err.Error()
+		case r.Skip != "":
+			got[r.Where] = "skip: " + r.Skip
+		default:
+			got[r.Where] = "ts " + r.Turn.TS
+		}
+	}
+	for where, want := range map[string]string{
+		"conversation 1 (c1), message good":     "ts 2023-11-14T22:13:21Z",
+		"conversation 1 (c1), message neg":      "error: create_time",
+		"conversation 1 (c1), message far":      "error: create_time",
+		"conversation 1 (c1), message none":     "ts 2023-11-14T22:13:20Z",
+		"conversation 2 (c2), message own":      "ts 2023-11-14T22:13:22Z",
+		"conversation 2 (c2), message inherits": "error: the conversation's create_time",
+	} {
+		if !strings.HasPrefix(got[where], want) {
+			t.Errorf("%s: %q, want %q...", where, got[where], want)
+		}
+	}
+	if len(got) != 6 {
+		t.Errorf("records: %v", got)
+	}
+}

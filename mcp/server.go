@@ -46,8 +46,15 @@ type Server struct {
 	Version string
 	// Limits bound what remember accepts (zero: the defaults).
 	Limits engram.Limits
-	// Now is the clock for turns remembered without a timestamp.
+	// Now is the server's clock: for turns remembered without a timestamp,
+	// and for how long an HTTP session has been idle.
 	Now func() time.Time
+	// SessionIdle closes an HTTP session (Handler) that long without a
+	// request; MaxSessions caps the open ones, a new session beyond it
+	// closing the one idle longest. Zero: DefaultSessionIdle,
+	// DefaultMaxSessions.
+	SessionIdle time.Duration
+	MaxSessions int
 	// Logger receives internal errors, which clients see only as
 	// "internal error".
 	Logger *slog.Logger
@@ -152,14 +159,26 @@ func (s *Server) Serve(ctx context.Context, t sdk.Transport) error {
 
 // Handler returns the streamable HTTP transport of the server, for /mcp.
 // It authenticates nobody: mount it behind the HTTP API's token check and
-// guard.
+// guard. Its sessions are bounded by SessionIdle and MaxSessions.
 func (s *Server) Handler() (http.Handler, error) {
 	srv, err := s.MCP()
 	if err != nil {
 		return nil, err
 	}
-	return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv },
-		&sdk.StreamableHTTPOptions{Logger: s.Logger.With("component", "mcp-http"), DisableLocalhostProtection: s.HostChecked}), nil
+	idle := s.SessionIdle
+	if idle <= 0 {
+		idle = DefaultSessionIdle
+	}
+	max := s.MaxSessions
+	if max <= 0 {
+		max = DefaultMaxSessions
+	}
+	// The SDK's own timer closes an idle session too, so that one is
+	// closed even when no further request comes to find it expired.
+	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv },
+		&sdk.StreamableHTTPOptions{Logger: s.Logger.With("component", "mcp-http"), DisableLocalhostProtection: s.HostChecked,
+			SessionTimeout: idle})
+	return newSessions(h, idle, max, s.Now), nil
 }
 
 // toolError is what a client sees of err: the field at fault and the

@@ -321,6 +321,14 @@ func TestRecallArguments(t *testing.T) {
 	if res := callTool(t, cs, mcp.ToolRecall, map[string]any{"query": "x", "kinds": []string{"gossip"}}); !res.IsError {
 		t.Errorf("unknown kind accepted")
 	}
+	// k given is 1 to 200: an explicit 0 is refused, not read as the default.
+	ctx := context.Background()
+	if res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: mcp.ToolRecall, Arguments: map[string]any{"query": "x", "k": 0}}); err == nil && !res.IsError {
+		t.Errorf("k 0 accepted: %s", text(res))
+	}
+	if n := len(svc.reqs); n != 1 {
+		t.Errorf("%d recalls reached the service, want 1", n)
+	}
 }
 
 func TestErrorsAreToolErrors(t *testing.T) {

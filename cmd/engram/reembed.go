@@ -16,7 +16,7 @@ const reembedPoll = 500 * time.Millisecond
 
 func runReembed(ctx context.Context, m *Main, args []string) error {
 	fs := m.newFlagSet("reembed", "reembed [--model builtin|ollama:NAME]\n\nEmbeds every archived turn with the model into a new index, in batches, and switches recall\nto it atomically when complete; until then recall keeps using the old index. Without --model,\nthe model the config names. With a server running, the server does the work.")
-	model := fs.String("model", "", "the model: builtin, ollama (the configured ollama_model) or ollama:NAME")
+	model := fs.String("model", "", "the model: builtin, ollama (the configured ollama_model), ollama:NAME, or openai:NAME where config.toml names an OpenAI-compatible server")
 	cfg, err := m.parseConfig(fs, args)
 	if err != nil {
 		return err

@@ -387,6 +387,16 @@ func TestWebView(t *testing.T) {
 	b.shots(ctx, "jobs")
 	b.noErrors("jobs")
 
+	// A view no page has, the names every object inherits included, is
+	// said to be unknown (not a blank page).
+	for _, v := range []string{"nosuch", "constructor", "toString", "__proto__", "hasOwnProperty", "valueOf"} {
+		page("view "+v, "/ui/?view="+v, "main .empty")
+		if got := text("main"); !strings.Contains(got, "There is no view") || !strings.Contains(got, v) {
+			t.Errorf("?view=%s: %q", v, got)
+		}
+	}
+	b.noErrors("unknown views")
+
 	// Corrections and forgetting, each asked first: mark a memory wrong,
 	// correct a fact's object, forget a turn.
 	page("memories to correct", "/ui/?view=memories&mq=Postgres", "main .memory .action")

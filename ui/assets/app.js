@@ -585,7 +585,9 @@ async function jobs() {
 
 // ---- the page ----------------------------------------------------------
 
-const views = { timeline, memories, scenes, persona, graph, docs, doc, jobs, session };
+// A Map, not an object: ?view=constructor (or toString, __proto__) must be
+// an unknown view, not a property every object inherits.
+const views = new Map(Object.entries({ timeline, memories, scenes, persona, graph, docs, doc, jobs, session }));
 
 function setup() {
   const nsInput = document.getElementById("ns");
@@ -612,7 +614,7 @@ async function run() {
   const view = setup();
   try {
     if (view === "search") await search(params.get("q"));
-    else if (views[view]) await views[view]();
+    else if (views.has(view)) await views.get(view)();
     else show("Unknown view", empty(`There is no view “${view}”.`), el("a", { href: "./" }, "Back to the timeline"));
   } catch (err) {
     fail(err);
