@@ -47,8 +47,13 @@ Ingests every conversation (DIR/*.json, LoCoMo format) into a private engram
 through POST /v1/turns, asks every question of categories 1-4 through
 POST /v1/recall in each mode, and scores the results against the questions'
 evidence turns: any@k (some evidence turn in the top k), recall@k (the
-fraction of the evidence turns in the top k) and session@k (some result from
-an evidence turn's session), by category and overall, with recall latency.
+fraction of the evidence turns in the top k), all@k (every evidence turn in
+the top k) and session@k (some result from an evidence turn's session), by
+category, by conversation and overall, with recall latency and the turns a
+result stems from (a burst of messages is one result). --session-k adds the
+session-level figure MemPalace publishes. DIR may hold any conversations in
+this format: ../shared/bench/locomo-dev (LoCoMo) and realtalk-dev (real
+chats) are the development sets.
 
 Turns: namespace locomo-<file>, session session_<N>, the speaker, the text
 (plus " [shares a photo: CAPTION]" for a shared photo), ts = the session's
