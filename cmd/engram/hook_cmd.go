@@ -63,7 +63,7 @@ func runHook(ctx context.Context, m *Main, args []string) error {
 		return nil
 	}
 	if out != "" {
-		fmt.Fprint(m.Stdout, out)
+		fmt.Fprint(m.Stdout, termText(out))
 	}
 	return nil
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"strings"
 
 	"github.com/engram-dev/engram/claudecode"
@@ -35,7 +34,7 @@ func runIntegrate(ctx context.Context, m *Main, args []string) error {
 	}
 	if *printOnly {
 		b, _ := json.MarshalIndent(map[string]any{"hooks": claudecode.AddHooks(nil, command)}, "", "  ")
-		fmt.Fprintf(m.Stdout, "%s\n", b)
+		tprintf(m.Stdout, "%s\n", b)
 		return nil
 	}
 	path, err := claudecode.SettingsPath(*project)
@@ -48,11 +47,11 @@ func runIntegrate(ctx context.Context, m *Main, args []string) error {
 	}
 	switch {
 	case !changed:
-		fmt.Fprintf(m.Stdout, "%s: nothing to change\n", path)
+		tprintf(m.Stdout, "%s: nothing to change\n", path)
 	case *remove:
-		fmt.Fprintf(m.Stdout, "%s: engram's hooks removed\n", path)
+		tprintf(m.Stdout, "%s: engram's hooks removed\n", path)
 	default:
-		fmt.Fprintf(m.Stdout, "%s: engram hooks on %s: %s\n", path, strings.Join(claudecode.HookEvents, ", "), command)
+		tprintf(m.Stdout, "%s: engram hooks on %s: %s\n", path, strings.Join(claudecode.HookEvents, ", "), command)
 	}
 	return nil
 }

@@ -4,6 +4,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -148,17 +149,17 @@ func (m *Main) fail(err error) int {
 	var ue *usageError
 	if errors.As(err, &ue) {
 		if ue.cmd == "" {
-			fmt.Fprintf(m.Stderr, "engram: %s\nRun 'engram help' for usage.\n", ue.msg)
+			tprintf(m.Stderr, "engram: %s\nRun 'engram help' for usage.\n", ue.msg)
 		} else {
-			fmt.Fprintf(m.Stderr, "engram %s: %s\nRun 'engram %s --help' for usage.\n", ue.cmd, ue.msg, ue.cmd)
+			tprintf(m.Stderr, "engram %s: %s\nRun 'engram %s --help' for usage.\n", ue.cmd, ue.msg, ue.cmd)
 		}
 		return exitUsage
 	}
 	if errors.Is(err, context.Canceled) {
-		fmt.Fprintln(m.Stderr, "engram: interrupted")
+		tprintln(m.Stderr, "engram: interrupted")
 		return exitFail
 	}
-	fmt.Fprintf(m.Stderr, "engram: %s\n", engram.ErrorText(err))
+	tprintf(m.Stderr, "engram: %s\n", engram.ErrorText(err))
 	return exitFail
 }
 
@@ -171,7 +172,7 @@ Usage:
 Commands:
 `)
 	for _, c := range commands() {
-		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
+		tprintf(w, "  %-9s %s\n", c.name, c.summary)
 	}
 	fmt.Fprint(w, `
 The data folder is --home, else $ENGRAM_HOME, else ~/.engram. Settings come
@@ -189,7 +190,7 @@ func (m *Main) newFlagSet(name, usage string) *flag.FlagSet {
 	fs.SetOutput(io.Discard)
 	fs.StringVar(&m.home, "home", m.home, "data folder (default $ENGRAM_HOME or ~/.engram)")
 	fs.Usage = func() {
-		fmt.Fprintf(m.Stdout, "Usage: engram %s\n\nFlags:\n", usage)
+		tprintf(m.Stdout, "Usage: engram %s\n\nFlags:\n", usage)
 		fs.SetOutput(m.Stdout)
 		fs.PrintDefaults()
 		fs.SetOutput(io.Discard)
@@ -272,7 +273,12 @@ func (m *Main) runGroup(ctx context.Context, g group, args []string) error {
 
 // printJSON writes v indented, the shape of the HTTP API.
 func printJSON(m *Main, v any) error {
-	enc := json.NewEncoder(m.Stdout)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
 	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	_, err := m.Stdout.Write(jsonControls(b.Bytes()))
+	return err
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"runtime"
 	"runtime/debug"
 )
@@ -25,6 +24,6 @@ func runVersion(ctx context.Context, m *Main, args []string) error {
 	if err := parseNone(fs, args); err != nil {
 		return err
 	}
-	fmt.Fprintf(m.Stdout, "engram %s (%s, %s/%s)\n", versionString(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	tprintf(m.Stdout, "engram %s (%s, %s/%s)\n", versionString(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
 	return nil
 }
