@@ -63,10 +63,14 @@ func TestRecallDoesNotWaitForOtherWrites(t *testing.T) {
 		return false
 	}
 	// Read-your-writes: with nothing else written, the vector index is
-	// waited for, and shallow recall finds the turn just acknowledged.
+	// waited for (bounded: a loaded machine may take longer, and then the
+	// answer warns), and shallow recall finds the turn just acknowledged.
 	resp, err := e.Recall(ctx, engram.RecallRequest{Query: "deploy window Thursday", Mode: engram.ModeShallow})
-	if err != nil || !found(resp) || len(resp.Warnings) > 0 {
+	if err != nil || (!found(resp) && len(resp.Warnings) == 0) {
 		t.Fatalf("shallow recall of the acknowledged turn: %+v, %v", resp, err)
+	}
+	if err := e.WaitVectors(ctx); err != nil {
+		t.Fatal(err)
 	}
 
 	ingested := make(chan error, 1)
