@@ -168,11 +168,17 @@ func RunContention(ctx context.Context, env Env, opts ContentionOptions) (*Conte
 		wg      sync.WaitGroup
 		werrs   = make([]error, opts.Writers)
 	)
+	// The questions begin once every writer has had a batch acknowledged:
+	// they are asked while all of them write.
+	var writing sync.WaitGroup
 	start := time.Now()
 	for w := range opts.Writers {
 		wg.Add(1)
+		writing.Add(1)
 		go func() {
 			defer wg.Done()
+			first := sync.OnceFunc(writing.Done)
+			defer first()
 			for wctx.Err() == nil {
 				batch := make([]engram.Turn, opts.Batch)
 				genMu.Lock()
@@ -187,9 +193,11 @@ func RunContention(ctx context.Context, env Env, opts ContentionOptions) (*Conte
 					return
 				}
 				written.Add(int64(len(batch)))
+				first()
 			}
 		}()
 	}
+	writing.Wait()
 	rep.Writes, err = b.askContention(ctx, asked, questions, opts.Readers)
 	elapsed := time.Since(start)
 	stopWriters()
