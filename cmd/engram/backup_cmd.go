@@ -52,10 +52,10 @@ runs, this process otherwise. Restore it with `+"`engram restore DIR`.")
 	if *asJSON {
 		return printJSON(m, rep)
 	}
-	tprintf(m.Stdout, "backup of %s written to %s in %.1f s\n", cfg.Home, rep.Dir, rep.TookMS/1000)
-	tprintf(m.Stdout, "  archive: %d turns, last seq %d\n", rep.ArchiveTurns, rep.ArchiveSeq)
-	tprintf(m.Stdout, "  palace:  indexed to seq %d, schema version %d\n", rep.IndexedSeq, rep.SchemaVersion)
-	tprintf(m.Stdout, "  %d files, %d bytes\n", rep.Files, rep.Bytes)
+	fmt.Fprintf(m.Stdout, "backup of %s written to %s in %.1f s\n", cfg.Home, rep.Dir, rep.TookMS/1000)
+	fmt.Fprintf(m.Stdout, "  archive: %d turns, last seq %d\n", rep.ArchiveTurns, rep.ArchiveSeq)
+	fmt.Fprintf(m.Stdout, "  palace:  indexed to seq %d, schema version %d\n", rep.IndexedSeq, rep.SchemaVersion)
+	fmt.Fprintf(m.Stdout, "  %d files, %d bytes\n", rep.Files, rep.Bytes)
 	return nil
 }
 
@@ -99,11 +99,11 @@ engram serve on the home first.`)
 	if err != nil {
 		return err
 	}
-	tprintf(m.Stdout, "restored %s into %s in %.1f s: %d turns up to seq %d (backup of %s), palace caught up from seq %d\n",
+	fmt.Fprintf(m.Stdout, "restored %s into %s in %.1f s: %d turns up to seq %d (backup of %s), palace caught up from seq %d\n",
 		dir, home, time.Since(start).Seconds(), rep.Turns, rep.LastSeq, rep.CreatedAt.Local().Format(time.RFC3339),
 		rep.IndexedSeq)
 	if rep.Aside != "" {
-		tprintf(m.Stdout, "the previous home is kept as %s\n", rep.Aside)
+		fmt.Fprintf(m.Stdout, "the previous home is kept as %s\n", rep.Aside)
 	}
 	return nil
 }

@@ -47,7 +47,7 @@ func runIngest(ctx context.Context, m *Main, args []string) error {
 	if cerr := be.Close(); err == nil {
 		err = cerr
 	}
-	tprintf(m.Stderr, "engram ingest: %s: %d lines, %d turns archived (%d already present), %d bad\n",
+	fmt.Fprintf(m.Stderr, "engram ingest: %s: %d lines, %d turns archived (%d already present), %d bad\n",
 		name, ing.Lines, ing.Archived, ing.Duplicates, ing.Bad)
 	if err != nil {
 		return err

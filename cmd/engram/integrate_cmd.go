@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 
 	"github.com/engram-dev/engram/claudecode"
@@ -34,7 +35,7 @@ func runIntegrate(ctx context.Context, m *Main, args []string) error {
 	}
 	if *printOnly {
 		b, _ := json.MarshalIndent(map[string]any{"hooks": claudecode.AddHooks(nil, command)}, "", "  ")
-		tprintf(m.Stdout, "%s\n", b)
+		fmt.Fprintf(m.Stdout, "%s\n", b)
 		return nil
 	}
 	path, err := claudecode.SettingsPath(*project)
@@ -47,11 +48,11 @@ func runIntegrate(ctx context.Context, m *Main, args []string) error {
 	}
 	switch {
 	case !changed:
-		tprintf(m.Stdout, "%s: nothing to change\n", path)
+		fmt.Fprintf(m.Stdout, "%s: nothing to change\n", path)
 	case *remove:
-		tprintf(m.Stdout, "%s: engram's hooks removed\n", path)
+		fmt.Fprintf(m.Stdout, "%s: engram's hooks removed\n", path)
 	default:
-		tprintf(m.Stdout, "%s: engram hooks on %s: %s\n", path, strings.Join(claudecode.HookEvents, ", "), command)
+		fmt.Fprintf(m.Stdout, "%s: engram hooks on %s: %s\n", path, strings.Join(claudecode.HookEvents, ", "), command)
 	}
 	return nil
 }

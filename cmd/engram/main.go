@@ -156,7 +156,7 @@ func (m *Main) fail(err error) int {
 		return exitUsage
 	}
 	if errors.Is(err, context.Canceled) {
-		tprintln(m.Stderr, "engram: interrupted")
+		fmt.Fprintln(m.Stderr, "engram: interrupted")
 		return exitFail
 	}
 	tprintf(m.Stderr, "engram: %s\n", engram.ErrorText(err))
@@ -172,7 +172,7 @@ Usage:
 Commands:
 `)
 	for _, c := range commands() {
-		tprintf(w, "  %-9s %s\n", c.name, c.summary)
+		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
 	}
 	fmt.Fprint(w, `
 The data folder is --home, else $ENGRAM_HOME, else ~/.engram. Settings come
@@ -190,7 +190,7 @@ func (m *Main) newFlagSet(name, usage string) *flag.FlagSet {
 	fs.SetOutput(io.Discard)
 	fs.StringVar(&m.home, "home", m.home, "data folder (default $ENGRAM_HOME or ~/.engram)")
 	fs.Usage = func() {
-		tprintf(m.Stdout, "Usage: engram %s\n\nFlags:\n", usage)
+		fmt.Fprintf(m.Stdout, "Usage: engram %s\n\nFlags:\n", usage)
 		fs.SetOutput(m.Stdout)
 		fs.PrintDefaults()
 		fs.SetOutput(io.Discard)

@@ -32,29 +32,29 @@ palace as it was. Stop `+"`engram serve`"+` first: the rebuild needs the home.`)
 	rep, err := engine.Rebuild(ctx, cfg, logger, func(stage string, done, total int64) {
 		if stage != last { // one line per stage: readable in a terminal and in a log
 			last = stage
-			tprintf(m.Stderr, "engram rebuild: %s (%.1f s)\n", stage, time.Since(start).Seconds())
+			fmt.Fprintf(m.Stderr, "engram rebuild: %s (%.1f s)\n", stage, time.Since(start).Seconds())
 		}
 	}, *keep)
 	if err != nil {
 		return err
 	}
-	tprintf(m.Stdout, "rebuilt %s in %.1f s: %d turns, %d vectors (%s), %d memories, %d scenes, %d facts, %d documents\n",
+	fmt.Fprintf(m.Stdout, "rebuilt %s in %.1f s: %d turns, %d vectors (%s), %d memories, %d scenes, %d facts, %d documents\n",
 		filepath.Join(cfg.Home, engine.PalaceFile), time.Since(start).Seconds(), rep.Turns, rep.Vectors, orNone(rep.Model),
 		rep.Memories, rep.Scenes, rep.Facts, rep.Docs)
 	if rep.Skipped > 0 {
-		tprintf(m.Stdout, "%d archived turns were not stored (a re-sent id, or a time the palace cannot hold); engram doctor lists them\n", rep.Skipped)
+		fmt.Fprintf(m.Stdout, "%d archived turns were not stored (a re-sent id, or a time the palace cannot hold); engram doctor lists them\n", rep.Skipped)
 	}
 	if rep.Previous != "" {
-		tprintf(m.Stdout, "the replaced palace is kept as %s\n", rep.Previous)
+		fmt.Fprintf(m.Stdout, "the replaced palace is kept as %s\n", rep.Previous)
 	}
 	if cfg.VectorIndex == engine.VectorsChroma && rep.Model != "" {
 		// The Chroma collection is derived too: drop it and push the
 		// rebuilt palace's vectors, as `engram reindex vectors` does.
-		tprintln(m.Stderr, "engram rebuild: refilling the Chroma collection")
+		fmt.Fprintln(m.Stderr, "engram rebuild: refilling the Chroma collection")
 		if err := engine.RefillChroma(ctx, cfg, logger); err != nil {
 			return fmt.Errorf("the palace is rebuilt, but refilling Chroma failed (run `engram reindex vectors`): %w", err)
 		}
-		tprintln(m.Stdout, "the Chroma collection holds the rebuilt vectors")
+		fmt.Fprintln(m.Stdout, "the Chroma collection holds the rebuilt vectors")
 	}
 	return nil
 }

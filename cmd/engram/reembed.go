@@ -45,7 +45,7 @@ func runReembed(ctx context.Context, m *Main, args []string) error {
 	if err != nil {
 		return fmt.Errorf("re-embed into %s (recall keeps the old vectors; run again to resume): %w", key, err)
 	}
-	tprintf(m.Stderr, "engram reembed: %s is now the active model\n", key)
+	fmt.Fprintf(m.Stderr, "engram reembed: %s is now the active model\n", key)
 	return nil
 }
 
@@ -59,7 +59,7 @@ func (m *Main) reembedRemote(ctx context.Context, c *httpapi.Client, model strin
 	switch {
 	case ctx.Err() != nil:
 		bar.Finish()
-		tprintln(m.Stderr, "engram reembed: detached; the server goes on (see /v1/health)")
+		fmt.Fprintln(m.Stderr, "engram reembed: detached; the server goes on (see /v1/health)")
 		return ctx.Err()
 	case err != nil:
 		return err
@@ -68,6 +68,6 @@ func (m *Main) reembedRemote(ctx context.Context, c *httpapi.Client, model strin
 	if st.State == engram.ReembedFailed {
 		return fmt.Errorf("re-embed into %s failed (recall keeps the old vectors; run again to resume): %s", st.Model, st.Error)
 	}
-	tprintf(m.Stderr, "engram reembed: %s is now the active model\n", st.Model)
+	fmt.Fprintf(m.Stderr, "engram reembed: %s is now the active model\n", st.Model)
 	return nil
 }

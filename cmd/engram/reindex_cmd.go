@@ -63,7 +63,7 @@ whole palace is rebuilt from the archive by `+"`engram rebuild`"+`.`)
 			return fmt.Errorf("reindex vectors of %s (run it again: it starts over safely): %w", orNone(st.Model), err)
 		}
 	}
-	tprintf(m.Stdout, "reindexed the vectors of %s in %.1f s: %s\n", st.Model, time.Since(start).Seconds(), reindexSummary(st))
+	fmt.Fprintf(m.Stdout, "reindexed the vectors of %s in %.1f s: %s\n", st.Model, time.Since(start).Seconds(), reindexSummary(st))
 	return nil
 }
 
@@ -87,7 +87,7 @@ func (m *Main) reindexRemote(ctx context.Context, c *httpapi.Client, reembed boo
 	switch {
 	case ctx.Err() != nil:
 		bar.Finish()
-		tprintln(m.Stderr, "engram reindex: detached; the server goes on (GET /v1/reindex)")
+		fmt.Fprintln(m.Stderr, "engram reindex: detached; the server goes on (GET /v1/reindex)")
 		return st, ctx.Err()
 	case err == nil && st.State == engram.ReindexFailed:
 		return st, fmt.Errorf("reindex vectors of %s failed on the server (run it again: it starts over safely): %s", orNone(st.Model), st.Error)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/engram-dev/engram/engine"
 	"github.com/engram-dev/engram/httpapi"
@@ -30,7 +31,7 @@ func runServe(ctx context.Context, m *Main, args []string) error {
 	<-ctx.Done()
 	logger.Info("shutting down: finishing in-flight requests")
 	if err := engine.RemoveServeInfo(cfg.Home); err != nil {
-		tprintln(m.Stderr, "engram: remove", engine.ServeFile+":", err)
+		fmt.Fprintln(m.Stderr, "engram: remove", engine.ServeFile+":", err)
 	}
 	err = srv.Close()
 	if err == nil {

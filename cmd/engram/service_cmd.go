@@ -94,7 +94,7 @@ func (m *Main) serviceFlagSet(manager, sub string, f *serviceFlags) *flag.FlagSe
 	}
 	fs.StringVar(&f.dir, "dir", "", "")
 	fs.Usage = func() { // newFlagSet's, without the hidden --dir
-		tprintf(m.Stdout, "Usage: engram %s\n\nFlags:\n", usage)
+		fmt.Fprintf(m.Stdout, "Usage: engram %s\n\nFlags:\n", usage)
 		shown := flag.NewFlagSet("", flag.ContinueOnError)
 		fs.VisitAll(func(fl *flag.Flag) {
 			if fl.Name != "dir" {
@@ -142,7 +142,7 @@ func (m *Main) serviceSub(ctx context.Context, manager, sub string, args []strin
 		res, err := in.Uninstall(ctx, f.labelPrefix)
 		res.Print(m.Stdout, manager, why)
 		if err == nil && len(res.Removed) == 0 {
-			tprintf(m.Stdout, "nothing to remove in %s\n", in.Dir)
+			fmt.Fprintf(m.Stdout, "nothing to remove in %s\n", in.Dir)
 		}
 		return serviceHint(manager, sub, err)
 	}
@@ -158,9 +158,9 @@ func (m *Main) serviceSub(ctx context.Context, manager, sub string, args []strin
 		}
 		for i, file := range files {
 			if i > 0 {
-				tprintln(m.Stdout)
+				fmt.Fprintln(m.Stdout)
 			}
-			tprintf(m.Stdout, "==> %s <==\n%s", filepath.Join(in.Dir, file.Name), file.Data)
+			fmt.Fprintf(m.Stdout, "==> %s <==\n%s", filepath.Join(in.Dir, file.Name), file.Data)
 		}
 		return nil
 	}
@@ -171,7 +171,7 @@ func (m *Main) serviceSub(ctx context.Context, manager, sub string, args []strin
 		return serviceHint(manager, sub, err)
 	}
 	if in.Runner != nil {
-		tprintf(m.Stdout, "%s keeps `engram serve` running and runs `engram jobs run --due` every %s; logs in %s\n",
+		fmt.Fprintf(m.Stdout, "%s keeps `engram serve` running and runs `engram jobs run --due` every %s; logs in %s\n",
 			manager, launchd.Timespan(f.interval), filepath.Join(svc.Home, launchd.LogDir))
 	}
 	return nil
@@ -188,7 +188,7 @@ func (m *Main) service(f serviceFlags) (launchd.Service, error) {
 		return launchd.Service{}, err
 	}
 	if temporary {
-		tprintf(m.Stderr, "engram: warning: %s is in the temporary folder (go run?): the agents will break when it is cleaned; install engram first (make build)\n", bin)
+		fmt.Fprintf(m.Stderr, "engram: warning: %s is in the temporary folder (go run?): the agents will break when it is cleaned; install engram first (make build)\n", bin)
 	}
 	return launchd.Service{Binary: bin, Home: home, LabelPrefix: f.labelPrefix, Interval: f.interval}, nil
 }

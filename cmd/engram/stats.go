@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"slices"
 	"text/tabwriter"
@@ -23,16 +24,16 @@ func runStats(ctx context.Context, m *Main, args []string) error {
 		return printJSON(m, st)
 	}
 	a := st.Archive
-	tprintf(m.Stdout, "archive: %d turns in %d files, %d bytes, last seq %d, index lag %d\n",
+	fmt.Fprintf(m.Stdout, "archive: %d turns in %d files, %d bytes, last seq %d, index lag %d\n",
 		a.Turns, a.Files, a.Bytes, a.LastSeq, a.IndexLag)
 	if a.Corrupt > 0 {
-		tprintf(m.Stdout, "archive: %d corrupt lines (kept in place, skipped)\n", a.Corrupt)
+		fmt.Fprintf(m.Stdout, "archive: %d corrupt lines (kept in place, skipped)\n", a.Corrupt)
 	}
 	tw := tabwriter.NewWriter(m.Stdout, 0, 4, 2, ' ', 0)
-	tprintln(tw, "NAMESPACE\tLAYER\tCOUNT")
+	fmt.Fprintln(tw, "NAMESPACE\tLAYER\tCOUNT")
 	for _, ns := range slices.Sorted(maps.Keys(st.Layers)) {
 		for _, layer := range slices.Sorted(maps.Keys(st.Layers[ns])) {
-			tprintf(tw, "%s\t%s\t%d\n", ns, layer, st.Layers[ns][layer])
+			fmt.Fprintf(tw, "%s\t%s\t%d\n", ns, layer, st.Layers[ns][layer])
 		}
 	}
 	return tw.Flush()

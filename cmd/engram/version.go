@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"runtime"
 	"runtime/debug"
 )
@@ -24,6 +25,6 @@ func runVersion(ctx context.Context, m *Main, args []string) error {
 	if err := parseNone(fs, args); err != nil {
 		return err
 	}
-	tprintf(m.Stdout, "engram %s (%s, %s/%s)\n", versionString(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	fmt.Fprintf(m.Stdout, "engram %s (%s, %s/%s)\n", versionString(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
 	return nil
 }
