@@ -14,10 +14,12 @@ import (
 // a memory, an id, a session, a document's path), and a terminal acts on
 // the control characters in it: ESC starts sequences that set the window's
 // title, colours, links (OSC 8) or the clipboard (OSC 52 in some
-// terminals), CR overwrites the line. Every command prints such text
-// through tprintf, tprintln or termText, which show a control character as
-// an escape instead; newline and tab pass, since the output is laid out
-// with them. printJSON escapes the control characters JSON leaves raw.
+// terminals), CR overwrites the line. The commands that print such text
+// (recall, the layers, correct, forget, redact, doctor, jobs, vault,
+// repair, the hook, errors) print it through tprintf, tprintln or
+// termText, which show a control character as an escape instead; newline
+// and tab pass, since the output is laid out with them. printJSON escapes
+// the control characters JSON leaves raw.
 
 // termText returns s with each control character but newline and tab
 // written as an escape: the C0 controls, DEL and the bytes that are not
