@@ -63,12 +63,30 @@ func LogHook(home, event string, err error) {
 // hookStdinMax bounds the hook input read.
 const hookStdinMax = 16 << 20
 
-// ReadHookInput reads the JSON Claude Code sends a command hook on stdin.
-func ReadHookInput(r io.Reader) (HookInput, error) {
+// ReadHookInput reads the JSON Claude Code sends a command hook on stdin,
+// until ctx ends: a stdin that is never closed must not hold the hook
+// past its deadline. The read then goes on in the background, to end with
+// the process (a read of stdin cannot be interrupted everywhere).
+func ReadHookInput(ctx context.Context, r io.Reader) (HookInput, error) {
 	var in HookInput
-	b, err := io.ReadAll(io.LimitReader(r, hookStdinMax))
-	if err != nil {
-		return in, fmt.Errorf("read stdin: %w", err)
+	type read struct {
+		b   []byte
+		err error
+	}
+	done := make(chan read, 1)
+	go func() {
+		b, err := io.ReadAll(io.LimitReader(r, hookStdinMax))
+		done <- read{b, err}
+	}()
+	var b []byte
+	select {
+	case <-ctx.Done():
+		return in, fmt.Errorf("read stdin: %w", ctx.Err())
+	case rd := <-done:
+		if rd.err != nil {
+			return in, fmt.Errorf("read stdin: %w", rd.err)
+		}
+		b = rd.b
 	}
 	if err := json.Unmarshal(b, &in); err != nil {
 		return in, fmt.Errorf("hook input is not JSON: %w", err)

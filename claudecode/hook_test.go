@@ -44,7 +44,7 @@ func hookInput(t *testing.T, transcript, prompt string) claudecode.HookInput {
 		t.Fatal(err)
 	}
 	s := strings.NewReplacer("TRANSCRIPT", transcript, "PROMPT", prompt).Replace(string(b))
-	in, err := claudecode.ReadHookInput(strings.NewReader(s))
+	in, err := claudecode.ReadHookInput(t.Context(), strings.NewReader(s))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,8 +138,19 @@ func TestHookRunLogsBrokenLines(t *testing.T) {
 
 // TestReadHookInput refuses what is not JSON.
 func TestReadHookInput(t *testing.T) {
-	if _, err := claudecode.ReadHookInput(strings.NewReader("not json")); err == nil || !strings.Contains(err.Error(), "hook input is not JSON") {
+	if _, err := claudecode.ReadHookInput(t.Context(), strings.NewReader("not json")); err == nil || !strings.Contains(err.Error(), "hook input is not JSON") {
 		t.Fatalf("err %v", err)
+	}
+	// A stdin that never ends is read only until the deadline.
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close(); w.Close() })
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if _, err := claudecode.ReadHookInput(ctx, r); !errors.Is(err, context.Canceled) {
+		t.Fatalf("stdin never closed, context ended: %v", err)
 	}
 }
 

@@ -48,7 +48,7 @@ func NewIngester(svc engram.IngestService, home string, limits engram.Limits, na
 // records its new offset (Save writes it).
 func (g *Ingester) Transcript(ctx context.Context, path string) error {
 	var batchEnd int64
-	_, err := Scan(path, g.Offsets.Get(path), func(line []byte, end int64) error {
+	_, err := Scan(ctx, path, g.Offsets.Get(path), func(line []byte, end int64) error {
 		g.Lines++
 		batchEnd = end
 		if line == nil {

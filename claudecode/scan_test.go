@@ -1,9 +1,12 @@
 package claudecode_test
 
 import (
+	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/engram-dev/engram/claudecode"
@@ -13,7 +16,7 @@ func scanAll(t *testing.T, path string, off int64) ([]string, int64) {
 	t.Helper()
 	var lines []string
 	var lastEnd int64 = -1
-	end, err := claudecode.Scan(path, off, func(line []byte, e int64) error {
+	end, err := claudecode.Scan(context.Background(), path, off, func(line []byte, e int64) error {
 		lines = append(lines, string(line))
 		lastEnd = e
 		return nil
@@ -76,7 +79,7 @@ func TestScanStopsOnError(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "s.jsonl")
 	os.WriteFile(path, []byte("a\nb\nc\n"), 0o600)
 	n := 0
-	end, err := claudecode.Scan(path, 0, func(line []byte, _ int64) error {
+	end, err := claudecode.Scan(context.Background(), path, 0, func(line []byte, _ int64) error {
 		if n++; n == 2 {
 			return os.ErrClosed
 		}
@@ -134,4 +137,57 @@ func FuzzMap(f *testing.F) {
 			t.Fatalf("ok with %+v, %v", in, err)
 		}
 	})
+}
+
+// TestScanRefusesWhatIsNoRegularFile: a transcript path naming a FIFO, a
+// device or a folder is refused at once, before any read: a FIFO with no
+// writer held the hook in open(2), and /dev/zero fed it for ever, with the
+// home's lock held, past the hook's deadline and SIGTERM.
+func TestScanRefusesWhatIsNoRegularFile(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "fifo.jsonl")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// Should Scan open the FIFO and wait for a writer, this one comes and
+	// goes: the read then ends at EOF, without the refusal, and the test
+	// fails instead of hanging.
+	wrote := make(chan struct{})
+	go func() {
+		defer close(wrote)
+		if w, err := os.OpenFile(fifo, os.O_WRONLY, 0); err == nil {
+			w.Close()
+		}
+	}()
+	t.Cleanup(func() {
+		// A reader that does not wait releases the writer, if no reader came.
+		if r, err := os.OpenFile(fifo, os.O_RDONLY|syscall.O_NONBLOCK, 0); err == nil {
+			<-wrote
+			r.Close()
+		}
+	})
+	for _, path := range []string{fifo, "/dev/zero", t.TempDir()} {
+		called := false
+		_, err := claudecode.Scan(t.Context(), path, 0, func([]byte, int64) error {
+			called = true
+			return nil
+		})
+		if !errors.Is(err, claudecode.ErrNotRegular) || !strings.Contains(err.Error(), path) || called {
+			t.Fatalf("Scan(%s): %v (a line passed: %v), want ErrNotRegular naming the path", path, err, called)
+		}
+	}
+}
+
+// TestScanStopsWithTheContext: a transcript that is still being read when
+// the hook's deadline passes is left there.
+func TestScanStopsWithTheContext(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "t.jsonl")
+	if err := os.WriteFile(path, []byte(strings.Repeat("x", 1<<20)+"\n"+strings.Repeat("y\n", 1000)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	end, err := claudecode.Scan(ctx, path, 0, func([]byte, int64) error { return nil })
+	if !errors.Is(err, context.Canceled) || end != 0 {
+		t.Fatalf("Scan after the context ended: end %d, %v", end, err)
+	}
 }

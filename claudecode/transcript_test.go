@@ -24,7 +24,7 @@ func TestMapFixture(t *testing.T) {
 	var got []mapped
 	var bad int
 	var metas []claudecode.MetaCC
-	end, err := claudecode.Scan(filepath.Join(fixtures, "session.jsonl"), 0, func(line []byte, _ int64) error {
+	end, err := claudecode.Scan(t.Context(), filepath.Join(fixtures, "session.jsonl"), 0, func(line []byte, _ int64) error {
 		in, ok, err := claudecode.Mapper{}.Map(line)
 		if err != nil {
 			bad++

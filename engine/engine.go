@@ -162,11 +162,15 @@ func Open(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Engine, err 
 		return nil, err
 	}
 	e.ingester = &pipeline.Ingester{Archive: e.archive, Indexer: e.indexer, Known: e.palace.TurnSeqs, Yield: e.yield}
+	e.ingester.Acknowledge(e.archive.LastSeq()) // by the processes before
 	if cfg.RedactSecrets {
 		e.ingester.Filter = func(ts []engram.Turn) []engram.Turn { return redactSecrets(ts, time.Now().UTC()) }
 	}
 	e.recall = recall.NewService(e.palace)
-	e.recall.Sync = e.indexer.WaitCurrent
+	// Every acknowledged turn is searchable by keyword already, unless its
+	// acknowledgement gave up waiting; the wait is for its session units
+	// and substring rows, which deep recall weighs.
+	e.recall.Sync = e.recallWait(e.indexer.Indexed, e.indexer.Wait)
 	e.recall.Deep = cfg.Deep.config()
 	if cfg.Extractor != ExtractorNone {
 		e.recall.Layers = e.palace

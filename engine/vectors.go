@@ -328,19 +328,20 @@ func (e *Engine) startSide(ctx context.Context, key string, activate bool) (*vec
 	if err := side.vx.Open(ctx); err != nil {
 		return nil, err
 	}
-	sync := side.vx.WaitCurrent
+	wait := side.vx.Wait
 	if side.ext != nil {
 		if err := side.ext.Open(ctx, store.Notify); err != nil {
 			side.vx.Close()
 			return nil, err
 		}
-		sync = func(ctx context.Context) error {
-			if err := side.vx.WaitCurrent(ctx); err != nil {
+		wait = func(ctx context.Context, seq int64) error {
+			if err := side.vx.Wait(ctx, seq); err != nil {
 				return err
 			}
 			return side.ext.WaitCurrent(ctx)
 		}
 	}
+	sync := e.recallWait(side.vx.Embedded, wait)
 	e.recall.SetVectors(&recall.Vectors{Embedder: emb, Index: index, Sync: sync})
 	return side, nil
 }

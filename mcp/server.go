@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"sync"
 	"time"
 
@@ -124,25 +125,22 @@ func (s *Server) MCP() (*sdk.Server, error) {
 // ServeStdio serves one client over standard input and output until the
 // client closes stdin or ctx ends.
 func (s *Server) ServeStdio(ctx context.Context) error {
-	return s.Serve(ctx, &sdk.StdioTransport{})
+	return s.ServeIO(ctx, os.Stdin, os.Stdout)
 }
 
 // ServeIO serves one client over in and out (`engram mcp`: its stdin and
-// stdout) until in ends or ctx does. It never closes out, so that what the
-// process writes after stays possible; a file in is closed when ctx ends,
-// which is what unblocks the read then.
+// stdout) until in ends or ctx does. A line of in that is no JSON-RPC
+// message is answered with a JSON-RPC error and skipped (lineFilter). It
+// never closes out, so that what the process writes after stays possible;
+// a file in is closed when ctx ends, which is what unblocks the read then.
 func (s *Server) ServeIO(ctx context.Context, in io.Reader, out io.Writer) error {
 	rc, ok := in.(io.ReadCloser)
 	if !ok {
 		rc = io.NopCloser(in)
 	}
-	return s.Serve(ctx, &sdk.IOTransport{Reader: rc, Writer: nopWriteCloser{out}})
+	w := &lockedWriter{w: out}
+	return s.Serve(ctx, &sdk.IOTransport{Reader: newLineFilter(rc, w, 0), Writer: w})
 }
-
-// nopWriteCloser is a writer the transport cannot close.
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }
 
 // Serve serves one client over t until it disconnects or ctx ends.
 func (s *Server) Serve(ctx context.Context, t sdk.Transport) error {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/trace"
+	"sync/atomic"
 	"time"
 
 	"github.com/engram-dev/engram"
@@ -33,6 +34,8 @@ type Ingester struct {
 	// Yield, if set, marks each Ingest in flight, so that the background
 	// work sharing it gives way (see Yield).
 	Yield *Yield
+
+	acked atomic.Int64 // the newest seq acknowledged
 }
 
 var _ engram.IngestService = (*Ingester)(nil)
@@ -84,12 +87,13 @@ func (g *Ingester) Ingest(ctx context.Context, turns []engram.Turn) (engram.Inge
 		appended = all
 	}
 	res := engram.IngestResult{Turns: appended}
-	if ix == nil || !engram.IngestWaitsForIndex(ctx) {
-		return res, nil
-	}
 	var maxSeq int64
 	for _, t := range appended {
 		maxSeq = max(maxSeq, t.Seq)
+	}
+	defer g.Acknowledge(maxSeq)
+	if ix == nil || !engram.IngestWaitsForIndex(ctx) {
+		return res, nil
 	}
 	wctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
@@ -106,6 +110,24 @@ func (g *Ingester) Ingest(ctx context.Context, turns []engram.Turn) (engram.Inge
 		res.Warnings = append(res.Warnings, msg)
 	}
 	return res, nil
+}
+
+// Acknowledged returns the newest seq this Ingester has acknowledged: the
+// turns a client may expect recall to find (read-your-writes), as opposed
+// to the turns archived by writes still in flight.
+func (g *Ingester) Acknowledged() int64 { return g.acked.Load() }
+
+// Acknowledge records that every turn up to seq is acknowledged: Ingest
+// calls it as it returns, and whoever makes an Ingester over an archive
+// that holds turns already calls it with the archive's last seq, since
+// those were acknowledged before.
+func (g *Ingester) Acknowledge(seq int64) {
+	for {
+		cur := g.acked.Load()
+		if seq <= cur || g.acked.CompareAndSwap(cur, seq) {
+			return
+		}
+	}
 }
 
 // known returns the turns' client-sent ids the index holds, with their

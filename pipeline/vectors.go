@@ -126,6 +126,15 @@ func (vx *VectorIndexer) WaitCurrent(ctx context.Context) error {
 	return vx.prog.wait(ctx, vx.archive.LastSeq())
 }
 
+// Wait waits until every turn up to seq has its vector. While the
+// embedder is failing it returns the error at once.
+func (vx *VectorIndexer) Wait(ctx context.Context, seq int64) error {
+	if err := vx.Err(); err != nil {
+		return err
+	}
+	return vx.prog.wait(ctx, seq)
+}
+
 // CatchUp embeds every archived turn after the watermark. progress, if
 // set, is called after each batch with the watermark.
 func (vx *VectorIndexer) CatchUp(ctx context.Context, progress func(seq int64)) error {

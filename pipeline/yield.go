@@ -53,6 +53,7 @@ type Yield struct {
 	inflight int
 	lastEnd  time.Time
 	ended    chan struct{} // closed when a write ends; nil until a Wait needs it
+	began    chan struct{} // closed when a write begins; nil until Writing needs it
 }
 
 // Begin marks a client write in flight until the returned function is
@@ -63,6 +64,10 @@ func (y *Yield) Begin() (end func()) {
 	}
 	y.mu.Lock()
 	y.inflight++
+	if y.began != nil {
+		close(y.began)
+		y.began = nil
+	}
 	y.mu.Unlock()
 	return sync.OnceFunc(func() {
 		y.mu.Lock()
@@ -74,6 +79,21 @@ func (y *Yield) Begin() (end func()) {
 			y.ended = nil
 		}
 	})
+}
+
+// Writing reports whether a client write is in flight, and returns a
+// channel closed when the next one begins: a recall waits for no other
+// client's write (nil Yield: never busy, and a nil channel).
+func (y *Yield) Writing() (busy bool, began <-chan struct{}) {
+	if y == nil {
+		return false, nil
+	}
+	y.mu.Lock()
+	defer y.mu.Unlock()
+	if y.began == nil {
+		y.began = make(chan struct{})
+	}
+	return y.inflight > 0, y.began
 }
 
 // Wait returns once no client write has been in flight for Quiet, or once

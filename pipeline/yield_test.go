@@ -138,3 +138,31 @@ func TestYieldStepsDefault(t *testing.T) {
 		t.Fatalf("%d steps allowed at once, want %d", cap(y.steps), want)
 	}
 }
+
+// TestYieldWriting: Writing reports a write in flight, and its channel is
+// closed when the next write begins, which is what ends a recall's wait.
+func TestYieldWriting(t *testing.T) {
+	var nilYield *Yield
+	if busy, began := nilYield.Writing(); busy || began != nil {
+		t.Fatalf("nil Yield: busy %v, channel %v", busy, began)
+	}
+	y := &Yield{}
+	busy, began := y.Writing()
+	if busy {
+		t.Fatal("busy with no write")
+	}
+	select {
+	case <-began:
+		t.Fatal("began closed with no write")
+	default:
+	}
+	end := y.Begin()
+	<-began // closed by Begin
+	if busy, _ := y.Writing(); !busy {
+		t.Fatal("not busy during a write")
+	}
+	end()
+	if busy, _ := y.Writing(); busy {
+		t.Fatal("busy after the write ended")
+	}
+}

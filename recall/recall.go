@@ -18,8 +18,9 @@ const AllNamespaces = engram.AllNamespaces
 // MaxBudgetTokens bounds a request's context budget.
 const MaxBudgetTokens = 1 << 20
 
-// DefaultSyncWait bounds how long a recall waits for the indexes to catch up
-// with the archive before it answers from what is indexed, with a warning.
+// DefaultSyncWait bounds how long a recall waits for the indexes to take in
+// the acknowledged turns before it answers from what is indexed, with a
+// warning.
 const DefaultSyncWait = 500 * time.Millisecond
 
 // Vectors is the vector side of recall: the embedder of the active model and
@@ -27,8 +28,10 @@ const DefaultSyncWait = 500 * time.Millisecond
 type Vectors struct {
 	Embedder engram.Embedder
 	Index    engram.VectorIndex
-	// Sync, if set, waits until every archived turn has its vector. Recall
-	// calls it (bounded by SyncWait) so a client reads its own writes.
+	// Sync, if set, waits until the index holds the turns a client may
+	// expect (read-your-writes: those acknowledged), and fails while it
+	// lacks some. Recall calls it bounded by SyncWait and warns when it
+	// fails; it must not wait for writes still in flight, other clients'.
 	Sync func(ctx context.Context) error
 	// Unavailable, if set, says why vector recall is off (an embedder that
 	// cannot start, say): shallow requests are answered by keyword search
@@ -41,7 +44,7 @@ type Service struct {
 	index   engram.TurnIndex
 	vectors atomic.Pointer[Vectors]
 
-	// Sync, if set, waits until the turn index holds every archived turn.
+	// Sync, if set, is the turn index's wait, as Vectors.Sync.
 	Sync     func(ctx context.Context) error
 	SyncWait time.Duration
 	// Layers, if set, lets the deep path weigh the derived layers (L1

@@ -17,6 +17,7 @@ func benchmarks() []command {
 	return []command{
 		{"locomo", "retrieval on LoCoMo conversations: ingest over HTTP, recall, score against the evidence turns", runBenchLocomo},
 		{"layers", "the derived layers on LoCoMo conversations: event coverage of the memories, memories per turn, facts, facets", runBenchLayers},
+		{"contention", "recall latency idle and while concurrent writers post batches, in one run (the ratio)", runBenchContention},
 		{"scale", "a heavy user's history: ingest N turns, writes while the layer jobs catch up, recall latency, memory, storage, rebuild", runBenchScale},
 	}
 }
@@ -28,7 +29,7 @@ func runBench(ctx context.Context, m *Main, args []string) error {
 	usage := "Usage: engram bench <benchmark> [flags]\n\nBenchmarks:\n"
 	for _, b := range benchmarks() {
 		names = append(names, b.name)
-		usage += fmt.Sprintf("  %-8s %s\n", b.name, b.summary)
+		usage += fmt.Sprintf("  %-10s %s\n", b.name, b.summary)
 	}
 	want := "(want one of: " + strings.Join(names, ", ") + ")"
 	return m.runGroup(ctx, group{name: "bench", subs: benchmarks(), hint: true,
@@ -119,6 +120,39 @@ and measures what a heavy user's history costs, through the HTTP API:
 	rep, err := bench.RunScale(ctx, m.benchEnv(), bench.ScaleOptions{Turns: *turns, Namespaces: *namespaces, Batch: *batch,
 		Posts: *posts, Questions: *questions, Modes: modes, Keep: *keep, NoRebuild: *noRebuild, Seed: *seed,
 		CPUProfile: *cpuProfile, Trace: *traceFile, MemProfile: *memProfile})
+	if err != nil {
+		return benchError(err)
+	}
+	return bench.Output(m.Stdout, rep, rep.Print, *out, *asJSON)
+}
+
+func runBenchContention(ctx context.Context, m *Main, args []string) error {
+	fs := m.newFlagSet("bench contention", `bench contention [--turns 20000] [--writers 4] [--readers 2] [--batch 20] [--questions 400] [--json] [--out FILE] [--keep DIR]
+
+Runs a private engram with no layer job and measures recall beside writes,
+through the HTTP API:
+
+  1. ingest N turns of generated conversation, until every turn has its
+     vector;
+  2. the readers ask questions made from random turns, each alternating the
+     default path and deep recall, with no write going on (p50, p99);
+  3. the same questions while the writers post batches without pause;
+  4. the ratios of the latencies under writes to the idle ones.`)
+	turns := fs.Int("turns", 20000, "turns to ingest first")
+	namespaces := fs.Int("namespaces", 4, "namespaces the turns are spread over")
+	writers := fs.Int("writers", 4, "clients posting batches during step 3 (0: none, a baseline)")
+	readers := fs.Int("readers", 2, "clients asking the questions")
+	batch := fs.Int("batch", 20, "turns per POST of a writer")
+	questions := fs.Int("questions", 400, "recall questions per phase")
+	seed := fs.Uint64("seed", 1, "seed of the generated conversations and questions")
+	asJSON := fs.Bool("json", false, "print the result as JSON instead of tables")
+	out := fs.String("out", "", "also write the JSON result to `FILE`")
+	keep := fs.String("keep", "", "run the private engram in `DIR` and keep it afterwards (default: a temporary folder, removed)")
+	if err := m.parseBench(fs, args); err != nil {
+		return err
+	}
+	rep, err := bench.RunContention(ctx, m.benchEnv(), bench.ContentionOptions{Turns: *turns, Namespaces: *namespaces,
+		Writers: *writers, Readers: *readers, Batch: *batch, Questions: *questions, Keep: *keep, Seed: *seed})
 	if err != nil {
 		return benchError(err)
 	}

@@ -284,12 +284,14 @@ func TestBenchLocomoUsage(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"bench"}, "engram bench: missing the benchmark (want one of: locomo, layers, scale)\nRun 'engram bench --help' for usage."},
+		{[]string{"bench"}, "engram bench: missing the benchmark (want one of: locomo, layers, contention, scale)\nRun 'engram bench --help' for usage."},
 		{[]string{"bench", "nope"}, `engram bench: unknown benchmark "nope"`},
 		{[]string{"bench", "locomo", "--k", "0"}, "engram bench locomo: --k must be at least 1, got 0\nRun 'engram bench locomo --help' for usage."},
 		{[]string{"bench", "locomo", "extra"}, `engram bench locomo: unexpected argument "extra"`},
 		{[]string{"bench", "scale", "--turns", "0"}, "engram bench scale: --turns must be at least 1, got 0"},
 		{[]string{"bench", "scale", "--batch", "10001"}, "engram bench scale: --batch must be at most 10000, got 10001"},
+		{[]string{"bench", "contention", "--writers", "-1"}, "engram bench contention: --writers must be at least 0, got -1"},
+		{[]string{"bench", "contention", "--readers", "0"}, "engram bench contention: --readers must be at least 1, got 0"},
 		{[]string{"--home", t.TempDir(), "bench", "locomo"}, "engram bench locomo: --home is not used"},
 		// The server's refusal, with its message.
 		{[]string{"bench", "locomo", "--data", data, "--mode", "keyword,bogus"}, `engram bench locomo: the server refuses --mode bogus: mode: unknown mode "bogus"`},

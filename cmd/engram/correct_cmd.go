@@ -59,14 +59,14 @@ a re-extraction and after engram rebuild.`)
 	}
 	switch {
 	case c.Restore:
-		fmt.Fprintf(m.Stdout, "restored %s as extracted\n", what)
+		tprintf(m.Stdout, "restored %s as extracted\n", what)
 	case c.Wrong:
-		fmt.Fprintf(m.Stdout, "marked %s wrong\n", what)
+		tprintf(m.Stdout, "marked %s wrong\n", what)
 	case c.Text != "":
-		fmt.Fprintf(m.Stdout, "corrected %s: %q (was %q)\n", what, c.Text, c.Original)
+		tprintf(m.Stdout, "corrected %s: %q (was %q)\n", what, c.Text, c.Original)
 	default:
-		fmt.Fprintf(m.Stdout, "corrected %s: object %q (was %q)\n", what, c.Object, c.Original)
+		tprintf(m.Stdout, "corrected %s: object %q (was %q)\n", what, c.Object, c.Original)
 	}
-	fmt.Fprintf(m.Stdout, "  correction %s recorded in %s\n", c.ID, "corrections.jsonl")
+	tprintf(m.Stdout, "  correction %s recorded in %s\n", c.ID, "corrections.jsonl")
 	return nil
 }

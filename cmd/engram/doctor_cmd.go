@@ -61,13 +61,13 @@ func printDoctor(m *Main, r engram.DoctorReport, where string) {
 		width = max(width, len(c.Name))
 	}
 	for _, c := range r.Checks {
-		fmt.Fprintf(m.Stdout, "%-4s  %-*s  %s\n", strings.ToUpper(c.Status), width, c.Name, c.Finding)
+		tprintf(m.Stdout, "%-4s  %-*s  %s\n", strings.ToUpper(c.Status), width, c.Name, c.Finding)
 		if c.Fix != "" {
-			fmt.Fprintf(m.Stdout, "      %-*s  fix: %s\n", width, "", c.Fix)
+			tprintf(m.Stdout, "      %-*s  fix: %s\n", width, "", c.Fix)
 		}
 	}
 	warn := r.Count(engram.CheckWarn)
-	fmt.Fprintf(m.Stdout, "%d ok, %d %s, %d failed (%s in %.0f ms)\n", r.Count(engram.CheckOK), warn,
+	tprintf(m.Stdout, "%d ok, %d %s, %d failed (%s in %.0f ms)\n", r.Count(engram.CheckOK), warn,
 		noun(warn, "warning", "warnings"), r.Count(engram.CheckFail), where, r.TookMS)
 }
 

@@ -53,7 +53,7 @@ unless --yes.`)
 		},
 		question: func(rep engram.ForgetReport) (string, error) {
 			if len(rep.Turns) == 0 {
-				_, err := fmt.Fprintf(m.Stdout, "nothing to forget: %d already forgotten, %d unknown\n", len(rep.Already), len(rep.Unknown))
+				_, err := tprintf(m.Stdout, "nothing to forget: %d already forgotten, %d unknown\n", len(rep.Already), len(rep.Unknown))
 				return "", err
 			}
 			return fmt.Sprintf("forget %d turn(s) (%s) from the archive, the palace and the vectors?", len(rep.Turns), clipList(rep.Turns, 3)), nil
@@ -111,7 +111,7 @@ func confirmed[R any](ctx context.Context, m *Main, c confirmation[R]) error {
 // y or yes is a usage error saying nothing was done (done: what would have
 // been, "forgotten").
 func confirm(m *Main, q, done string) error {
-	fmt.Fprintf(m.Stdout, "%s This cannot be undone. [y/N] ", q)
+	tprintf(m.Stdout, "%s This cannot be undone. [y/N] ", q)
 	line, _ := bufio.NewReader(m.Stdin).ReadString('\n')
 	if a := strings.ToLower(strings.TrimSpace(line)); a != "y" && a != "yes" {
 		return &usageError{msg: "not confirmed; nothing was " + done + " (--yes skips the question)"}
@@ -127,23 +127,23 @@ func printForget(m *Main, rep engram.ForgetReport, asJSON bool) error {
 	if rep.DryRun {
 		verb = "would forget"
 	}
-	fmt.Fprintf(m.Stdout, "%s %d turn(s)", verb, len(rep.Turns))
+	tprintf(m.Stdout, "%s %d turn(s)", verb, len(rep.Turns))
 	if len(rep.Turns) > 0 {
-		fmt.Fprintf(m.Stdout, ": %s", clipList(rep.Turns, 5))
+		tprintf(m.Stdout, ": %s", clipList(rep.Turns, 5))
 	}
-	fmt.Fprintln(m.Stdout)
+	tprintln(m.Stdout)
 	if !rep.DryRun {
-		fmt.Fprintf(m.Stdout, "  archive: %d file(s) rewritten; palace: %d memories deleted, %d kept with other sources, %d scenes (%d made again of their other turns), %d facts, %d persona facets, %d units changed, %d vectors deleted\n",
+		tprintf(m.Stdout, "  archive: %d file(s) rewritten; palace: %d memories deleted, %d kept with other sources, %d scenes (%d made again of their other turns), %d facts, %d persona facets, %d units changed, %d vectors deleted\n",
 			rep.ArchiveFiles, rep.Memories, rep.MemoriesKept, rep.Scenes, rep.ScenesRemade, rep.Facts, rep.Facets, rep.Units, rep.Vectors)
 	}
 	if rep.PreviousPalace {
-		fmt.Fprintln(m.Stdout, "  removed palace.db.before-rebuild (the palace an earlier rebuild replaced), which held them")
+		tprintln(m.Stdout, "  removed palace.db.before-rebuild (the palace an earlier rebuild replaced), which held them")
 	}
 	if len(rep.Already) > 0 {
-		fmt.Fprintf(m.Stdout, "  already forgotten: %s\n", clipList(rep.Already, 5))
+		tprintf(m.Stdout, "  already forgotten: %s\n", clipList(rep.Already, 5))
 	}
 	if len(rep.Unknown) > 0 {
-		fmt.Fprintf(m.Stdout, "  unknown: %s\n", clipList(rep.Unknown, 5))
+		tprintf(m.Stdout, "  unknown: %s\n", clipList(rep.Unknown, 5))
 	}
 	return nil
 }

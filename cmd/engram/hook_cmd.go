@@ -63,7 +63,7 @@ func runHook(ctx context.Context, m *Main, args []string) error {
 		return nil
 	}
 	if out != "" {
-		fmt.Fprint(m.Stdout, out)
+		fmt.Fprint(m.Stdout, termText(out))
 	}
 	return nil
 }
@@ -72,7 +72,7 @@ func runHook(ctx context.Context, m *Main, args []string) error {
 // one answers, else on the home opened here, logging to the hook log.
 func (m *Main) runHookOn(ctx context.Context, cfg engine.Config, h *claudecode.Hook) (string, error) {
 	var err error
-	if h.In, err = claudecode.ReadHookInput(m.Stdin); err != nil {
+	if h.In, err = claudecode.ReadHookInput(ctx, m.Stdin); err != nil {
 		return "", err
 	}
 	if c := discoverServer(ctx, cfg); c != nil {

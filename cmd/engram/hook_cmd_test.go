@@ -155,6 +155,10 @@ func TestHookClaudeCodeNeverFails(t *testing.T) {
 	home := t.TempDir()
 	projects := t.TempDir()
 	broken := ccTranscript(t, projects, "broken.jsonl", "broken.jsonl")
+	fifo := filepath.Join(projects, "fifo.jsonl")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name, stdin string
 		args        []string
@@ -165,6 +169,10 @@ func TestHookClaudeCodeNeverFails(t *testing.T) {
 		{"missing transcript", hookInput(t, "UserPromptSubmit", "x", filepath.Join(projects, "nope.jsonl"), "invoice renderer?"), nil, "nope.jsonl"},
 		{"broken transcript", hookInput(t, "Stop", "b", broken, ""), nil, "line ending at byte"},
 		{"bad flag", hookInput(t, "Stop", "b", broken, ""), []string{"--bogus"}, "bogus"},
+		// A FIFO no one writes held the hook in open(2), /dev/zero fed
+		// it for ever: both past its deadline, with the home's lock held.
+		{"a FIFO", hookInput(t, "Stop", "f", fifo, ""), nil, "is a named pipe (FIFO), not a regular file"},
+		{"/dev/zero", hookInput(t, "Stop", "z", "/dev/zero", ""), nil, "/dev/zero is a device, not a regular file"},
 		{"no integration", hookInput(t, "Stop", "b", broken, ""), []string{"codex"}, "want 'engram hook claude-code'"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

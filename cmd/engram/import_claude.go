@@ -41,20 +41,20 @@ func runImportClaudeCode(ctx context.Context, m *Main, args []string) error {
 	defer be.Close()
 	g, err := claudecode.NewIngester(be, cfg.Home, cfg.Limits(), *ns)
 	if err != nil {
-		fmt.Fprintf(m.Stderr, "warning: %v; reading every transcript from its start\n", err)
+		tprintf(m.Stderr, "warning: %v; reading every transcript from its start\n", err)
 	}
 	g.Warn = func(path string, end int64, err error) {
-		fmt.Fprintf(m.Stderr, "%s: line ending at byte %d skipped: %v\n", path, end, err)
+		tprintf(m.Stderr, "%s: line ending at byte %d skipped: %v\n", path, end, err)
 	}
 	start, last := time.Now(), time.Now()
 	err = g.Transcripts(ctx, paths, func(done int) {
 		if !*quiet && time.Since(last) >= progressEvery {
 			last = time.Now()
-			fmt.Fprintf(m.Stderr, "engram import claude-code: %d of %d transcripts, %d archived (%.0f lines/s)\n",
+			tprintf(m.Stderr, "engram import claude-code: %d of %d transcripts, %d archived (%.0f lines/s)\n",
 				done, len(paths), g.Archived, float64(g.Lines)/time.Since(start).Seconds())
 		}
 	})
-	fmt.Fprintf(m.Stderr, "engram import claude-code: %s: %d transcripts, %d new lines, %d turns archived (%d duplicates), %d bad lines\n",
+	tprintf(m.Stderr, "engram import claude-code: %s: %d transcripts, %d new lines, %d turns archived (%d duplicates), %d bad lines\n",
 		dir, len(paths), g.Lines, g.Archived, g.Duplicates, g.Bad)
 	return err
 }

@@ -67,7 +67,7 @@ func runJobsRun(ctx context.Context, m *Main, args []string) error {
 
 func printJobs(m *Main, jobs []engram.JobStatus) {
 	tw := tabwriter.NewWriter(m.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "JOB\tEVERY\tLAST SUCCESS\tNEXT RUN\tLAG\tFAILURES\tLAST ERROR")
+	tprintln(tw, "JOB\tEVERY\tLAST SUCCESS\tNEXT RUN\tLAG\tFAILURES\tLAST ERROR")
 	ts := func(t time.Time) string {
 		if t.IsZero() {
 			return "never"
@@ -75,13 +75,13 @@ func printJobs(m *Main, jobs []engram.JobStatus) {
 		return t.Local().Format("2006-01-02 15:04:05")
 	}
 	for _, j := range jobs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", j.Name, j.Interval, ts(j.LastSuccess), ts(j.NextRun),
+		tprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", j.Name, j.Interval, ts(j.LastSuccess), ts(j.NextRun),
 			(time.Duration(j.LagSeconds) * time.Second).String(), j.Failures, oneLine(j.LastError, 80))
 	}
 	tw.Flush()
 	for _, j := range jobs {
 		if j.Skipped > 0 {
-			fmt.Fprintf(m.Stdout, "%s skipped %d batches it could not extract; latest: %s\n", j.Name, j.Skipped, oneLine(j.LastSkip, 200))
+			tprintf(m.Stdout, "%s skipped %d batches it could not extract; latest: %s\n", j.Name, j.Skipped, oneLine(j.LastSkip, 200))
 		}
 	}
 }

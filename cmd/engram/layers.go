@@ -45,7 +45,7 @@ func runMemories(ctx context.Context, m *Main, args []string) error {
 		return err
 	}
 	tw := tabwriter.NewWriter(m.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "DATE\tTYPE\tSOURCES\tID\tTEXT")
+	tprintln(tw, "DATE\tTYPE\tSOURCES\tID\tTEXT")
 	for _, mem := range mems {
 		text := oneLine(mem.Text, 200)
 		if mem.Rationale != "" {
@@ -63,7 +63,7 @@ func runMemories(ctx context.Context, m *Main, args []string) error {
 		case mem.Corrected != "":
 			text += " (corrected by " + mem.Corrected + ")"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", day(mem.TS), mem.Type, len(mem.Sources), mem.ID, text)
+		tprintf(tw, "%s\t%s\t%d\t%s\t%s\n", day(mem.TS), mem.Type, len(mem.Sources), mem.ID, text)
 	}
 	return tw.Flush()
 }
@@ -91,17 +91,17 @@ func runScenes(ctx context.Context, m *Main, args []string) error {
 	}
 	for i, s := range scenes {
 		if i > 0 {
-			fmt.Fprintln(m.Stdout)
+			tprintln(m.Stdout)
 		}
 		end := s.End.Format("15:04")
 		if day(s.End) != day(s.Start) {
 			end = s.End.Format("2006-01-02 15:04")
 		}
-		fmt.Fprintf(m.Stdout, "%s .. %s  %s  [%s]  %s\n", s.Start.Format("2006-01-02 15:04"), end, s.Session, s.Namespace, oneLine(s.Title, 120))
+		tprintf(m.Stdout, "%s .. %s  %s  [%s]  %s\n", s.Start.Format("2006-01-02 15:04"), end, s.Session, s.Namespace, oneLine(s.Title, 120))
 		if s.Summary != "" {
-			fmt.Fprintf(m.Stdout, "    %s\n", oneLine(s.Summary, 400))
+			tprintf(m.Stdout, "    %s\n", oneLine(s.Summary, 400))
 		}
-		fmt.Fprintf(m.Stdout, "    %s; %s\n", strings.Join(s.Participants, ", "), plural(len(s.Turns), "turn"))
+		tprintf(m.Stdout, "    %s; %s\n", strings.Join(s.Participants, ", "), plural(len(s.Turns), "turn"))
 	}
 	return nil
 }
@@ -127,22 +127,22 @@ func runPersona(ctx context.Context, m *Main, args []string) error {
 	}
 	if len(ps) == 0 {
 		if speaker != "" {
-			fmt.Fprintf(m.Stdout, "no persona for %q in namespace %s\n", speaker, *ns)
+			tprintf(m.Stdout, "no persona for %q in namespace %s\n", speaker, *ns)
 		} else {
-			fmt.Fprintf(m.Stdout, "no personas in namespace %s\n", *ns)
+			tprintf(m.Stdout, "no personas in namespace %s\n", *ns)
 		}
 		return nil
 	}
 	for i, p := range ps {
 		if i > 0 {
-			fmt.Fprintln(m.Stdout)
+			tprintln(m.Stdout)
 		}
-		fmt.Fprintf(m.Stdout, "%s  [%s]  updated %s\n", p.Speaker, p.Namespace, day(p.Updated))
+		tprintf(m.Stdout, "%s  [%s]  updated %s\n", p.Speaker, p.Namespace, day(p.Updated))
 		tw := tabwriter.NewWriter(m.Stdout, 0, 4, 2, ' ', 0)
 		for _, f := range p.Facets {
-			fmt.Fprintf(tw, "  %s\t%s\t%s\tsince %s\t%s\n", f.Facet, f.Key, oneLine(f.Value, 120), day(f.Since), plural(len(f.Evidence), "turn"))
+			tprintf(tw, "  %s\t%s\t%s\tsince %s\t%s\n", f.Facet, f.Key, oneLine(f.Value, 120), day(f.Since), plural(len(f.Evidence), "turn"))
 			for _, h := range slices.Backward(f.History) {
-				fmt.Fprintf(tw, "  \t\twas %s\t%s .. %s\t%s\n", oneLine(h.Value, 120), day(h.From), day(h.To), plural(len(h.Evidence), "turn"))
+				tprintf(tw, "  \t\twas %s\t%s .. %s\t%s\n", oneLine(h.Value, 120), day(h.From), day(h.To), plural(len(h.Evidence), "turn"))
 			}
 		}
 		if err := tw.Flush(); err != nil {
@@ -199,9 +199,9 @@ func runKG(ctx context.Context, m *Main, args []string) error {
 	case !q.AsOf.IsZero():
 		head += "  as of " + q.AsOf.Local().Format("2006-01-02 15:04")
 	}
-	fmt.Fprintf(m.Stdout, "%s  [%s]\n", head, res.Entity.Namespace)
+	tprintf(m.Stdout, "%s  [%s]\n", head, res.Entity.Namespace)
 	if len(res.Triples) == 0 {
-		fmt.Fprintln(m.Stdout, "  no triples")
+		tprintln(m.Stdout, "  no triples")
 		return nil
 	}
 	tw := tabwriter.NewWriter(m.Stdout, 0, 4, 2, ' ', 0)
@@ -210,7 +210,7 @@ func runKG(ctx context.Context, m *Main, args []string) error {
 		if !t.ValidTo.IsZero() {
 			to = " " + day(t.ValidTo)
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t[%s ..%s]\t%s\n", t.Subject, t.Predicate, t.Object, day(t.ValidFrom), to, t.ID)
+		tprintf(tw, "  %s\t%s\t%s\t[%s ..%s]\t%s\n", t.Subject, t.Predicate, t.Object, day(t.ValidFrom), to, t.ID)
 	}
 	return tw.Flush()
 }
@@ -264,7 +264,7 @@ func printList[T any](m *Main, asJSON bool, key string, l []T, none string) (boo
 	case asJSON:
 		return true, printJSON(m, map[string]any{key: nonNil(l)})
 	case len(l) == 0:
-		_, err := fmt.Fprintln(m.Stdout, none)
+		_, err := tprintln(m.Stdout, none)
 		return true, err
 	}
 	return false, nil

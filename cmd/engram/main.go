@@ -4,6 +4,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -148,9 +149,9 @@ func (m *Main) fail(err error) int {
 	var ue *usageError
 	if errors.As(err, &ue) {
 		if ue.cmd == "" {
-			fmt.Fprintf(m.Stderr, "engram: %s\nRun 'engram help' for usage.\n", ue.msg)
+			tprintf(m.Stderr, "engram: %s\nRun 'engram help' for usage.\n", ue.msg)
 		} else {
-			fmt.Fprintf(m.Stderr, "engram %s: %s\nRun 'engram %s --help' for usage.\n", ue.cmd, ue.msg, ue.cmd)
+			tprintf(m.Stderr, "engram %s: %s\nRun 'engram %s --help' for usage.\n", ue.cmd, ue.msg, ue.cmd)
 		}
 		return exitUsage
 	}
@@ -158,7 +159,7 @@ func (m *Main) fail(err error) int {
 		fmt.Fprintln(m.Stderr, "engram: interrupted")
 		return exitFail
 	}
-	fmt.Fprintf(m.Stderr, "engram: %s\n", engram.ErrorText(err))
+	tprintf(m.Stderr, "engram: %s\n", engram.ErrorText(err))
 	return exitFail
 }
 
@@ -272,7 +273,12 @@ func (m *Main) runGroup(ctx context.Context, g group, args []string) error {
 
 // printJSON writes v indented, the shape of the HTTP API.
 func printJSON(m *Main, v any) error {
-	enc := json.NewEncoder(m.Stdout)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
 	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	_, err := m.Stdout.Write(jsonControls(b.Bytes()))
+	return err
 }

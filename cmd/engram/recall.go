@@ -46,16 +46,16 @@ func runRecall(ctx context.Context, m *Main, args []string) error {
 		return printJSON(m, resp)
 	}
 	for _, w := range resp.Warnings {
-		fmt.Fprintln(m.Stderr, "warning:", w)
+		tprintln(m.Stderr, "warning:", w)
 	}
 	if resp.Trigger != "" {
-		fmt.Fprintf(m.Stdout, "(deep recall: %q)\n", resp.Trigger)
+		tprintf(m.Stdout, "(deep recall: %q)\n", resp.Trigger)
 	}
 	if tr := resp.TimeRange; tr != nil {
-		fmt.Fprintf(m.Stdout, "(%q: %s to %s)\n", tr.Expr, tr.From.Format("2006-01-02 15:04"), tr.To.Format("2006-01-02 15:04"))
+		tprintf(m.Stdout, "(%q: %s to %s)\n", tr.Expr, tr.From.Format("2006-01-02 15:04"), tr.To.Format("2006-01-02 15:04"))
 	}
 	if len(resp.Results) == 0 {
-		fmt.Fprintln(m.Stdout, "no results")
+		tprintln(m.Stdout, "no results")
 		return nil
 	}
 	for i, r := range resp.Results {
@@ -70,15 +70,15 @@ func runRecall(ctx context.Context, m *Main, args []string) error {
 		if who != "" {
 			who += ": "
 		}
-		fmt.Fprintf(m.Stdout, "%2d. %s%s  %s  [%s]  score %.3f\n    %s%s\n", i+1, kind,
+		tprintf(m.Stdout, "%2d. %s%s  %s  [%s]  score %.3f\n    %s%s\n", i+1, kind,
 			r.TS.Format("2006-01-02 15:04"), r.Session, r.Namespace, r.Score, who, oneLine(r.Text, 300))
 		if sig := r.Signals; sig != nil {
-			fmt.Fprintf(m.Stdout, "    signals: vector %.2f  bm25 %.2f  session %.2f  neighbour %.2f  layer %.2f  kg %.2f  decay %.2f\n",
+			tprintf(m.Stdout, "    signals: vector %.2f  bm25 %.2f  session %.2f  neighbour %.2f  layer %.2f  kg %.2f  decay %.2f\n",
 				sig.Vector, sig.BM25, sig.Session, sig.Neighbour, sig.Layer, sig.KG, sig.Decay)
 		}
 		if d := r.Doc; d != nil {
 			// A document's source is its file: where to open it.
-			fmt.Fprintf(m.Stdout, "    %s\n", d.Place())
+			tprintf(m.Stdout, "    %s\n", d.Place())
 			continue
 		}
 		for _, s := range r.Sources {
@@ -86,12 +86,12 @@ func runRecall(ctx context.Context, m *Main, args []string) error {
 			if len(s.Meta) > 0 {
 				meta = " " + string(s.Meta)
 			}
-			fmt.Fprintf(m.Stdout, "    source %s%s\n", s.ID, meta)
+			tprintf(m.Stdout, "    source %s%s\n", s.ID, meta)
 		}
 	}
-	fmt.Fprintf(m.Stdout, "(%s, mode %s, %.1f ms)\n", plural(len(resp.Results), "result"), resp.Mode, resp.TookMS)
+	tprintf(m.Stdout, "(%s, mode %s, %.1f ms)\n", plural(len(resp.Results), "result"), resp.Mode, resp.TookMS)
 	if resp.Context != "" {
-		fmt.Fprintf(m.Stdout, "\n%s\n(context: about %d tokens)\n", resp.Context, resp.ContextTokens)
+		tprintf(m.Stdout, "\n%s\n(context: about %d tokens)\n", resp.Context, resp.ContextTokens)
 	}
 	return nil
 }

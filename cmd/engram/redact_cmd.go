@@ -71,19 +71,19 @@ func printRedact(m *Main, rep engram.RedactReport, asJSON bool) error {
 	if rep.DryRun {
 		verb = "would redact"
 	}
-	fmt.Fprintf(m.Stdout, "%s %d span(s) in %d turn(s)", verb, rep.Spans, len(rep.Turns))
+	tprintf(m.Stdout, "%s %d span(s) in %d turn(s)", verb, rep.Spans, len(rep.Turns))
 	if len(rep.Turns) > 0 {
-		fmt.Fprintf(m.Stdout, ": %s", clipList(rep.Turns, 5))
+		tprintf(m.Stdout, ": %s", clipList(rep.Turns, 5))
 	}
-	fmt.Fprintln(m.Stdout)
+	tprintln(m.Stdout)
 	if !rep.DryRun && len(rep.Turns) > 0 {
-		fmt.Fprintf(m.Stdout, "  archive: %d file(s) rewritten; palace: %d memories and %d scenes rewritten\n", rep.ArchiveFiles, rep.Memories, rep.Scenes)
+		tprintf(m.Stdout, "  archive: %d file(s) rewritten; palace: %d memories and %d scenes rewritten\n", rep.ArchiveFiles, rep.Memories, rep.Scenes)
 	}
 	if rep.PreviousPalace {
-		fmt.Fprintln(m.Stdout, "  removed palace.db.before-rebuild (the palace an earlier rebuild replaced), which held the old text")
+		tprintln(m.Stdout, "  removed palace.db.before-rebuild (the palace an earlier rebuild replaced), which held the old text")
 	}
 	for _, w := range rep.Warnings {
-		fmt.Fprintln(m.Stderr, "warning:", w)
+		tprintln(m.Stderr, "warning:", w)
 	}
 	return nil
 }

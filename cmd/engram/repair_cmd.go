@@ -29,19 +29,19 @@ Stop `+"`engram serve`"+` first: the repair needs the home.`)
 		return err
 	}
 	for _, p := range rep.Repaired {
-		fmt.Fprintf(m.Stdout, "repaired %s:%d: seq %d from the palace's copy\n", p.Path, p.Line, p.Seq)
+		tprintf(m.Stdout, "repaired %s:%d: seq %d from the palace's copy\n", p.Path, p.Line, p.Seq)
 	}
 	for _, p := range rep.Left {
 		why := "the palace holds no turn of seq " + fmt.Sprint(p.Seq)
 		if p.Seq == 0 {
 			why = "its seq is unknown"
 		}
-		fmt.Fprintf(m.Stdout, "left %s:%d: %s; copy the day file from a backup, then run engram rebuild\n", p.Path, p.Line, why)
+		tprintf(m.Stdout, "left %s:%d: %s; copy the day file from a backup, then run engram rebuild\n", p.Path, p.Line, why)
 	}
 	for _, k := range rep.Kept {
-		fmt.Fprintf(m.Stdout, "the damaged lines as they were: %s\n", k)
+		tprintf(m.Stdout, "the damaged lines as they were: %s\n", k)
 	}
-	fmt.Fprintf(m.Stdout, "%d damaged %s repaired, %d left\n", len(rep.Repaired), noun(len(rep.Repaired), "line", "lines"), len(rep.Left))
+	tprintf(m.Stdout, "%d damaged %s repaired, %d left\n", len(rep.Repaired), noun(len(rep.Repaired), "line", "lines"), len(rep.Left))
 	if n := len(rep.Left); n > 0 {
 		return fmt.Errorf("repair: %d damaged %s left", n, noun(n, "line", "lines"))
 	}

@@ -67,10 +67,10 @@ func runVaultAdd(ctx context.Context, m *Main, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(m.Stdout, "added the vault %s (namespace %s) to %s\n", root, *ns, path)
+	tprintf(m.Stdout, "added the vault %s (namespace %s) to %s\n", root, *ns, path)
 	if c := discoverServer(ctx, cfg); c != nil {
 		// The server read config.toml when it started, and holds the home.
-		fmt.Fprintf(m.Stdout, "engram serve is running on this home and reads config.toml only when it starts:\n"+
+		tprintf(m.Stdout, "engram serve is running on this home and reads config.toml only when it starts:\n"+
 			"restart it, then run `engram vault sync %s` (or wait for the vault-reconcile job) to index the vault\n", root)
 		return nil
 	}
@@ -122,7 +122,7 @@ func runVaultSync(ctx context.Context, m *Main, args []string) error {
 		if *asJSON {
 			return printJSON(m, map[string]any{"reports": []engram.VaultSyncReport{}})
 		}
-		fmt.Fprintln(m.Stdout, "no vaults: add one with `engram vault add DIR`")
+		tprintln(m.Stdout, "no vaults: add one with `engram vault add DIR`")
 		return nil
 	}
 	vb, err := m.openBackend(ctx, cfg)
@@ -153,25 +153,25 @@ const maxUnresolvedShown = 10
 // vault failed.
 func printSyncReports(m *Main, reports []engram.VaultSyncReport) error {
 	for _, r := range reports {
-		fmt.Fprintf(m.Stdout, "%s  [%s]\n", r.Vault, r.Namespace)
+		tprintf(m.Stdout, "%s  [%s]\n", r.Vault, r.Namespace)
 		if r.Error != "" {
-			fmt.Fprintf(m.Stdout, "  FAILED: %s\n", r.Error)
+			tprintf(m.Stdout, "  FAILED: %s\n", r.Error)
 			if r.Files == 0 && len(r.Removed) == 0 {
 				continue // it did nothing: no counts to print
 			}
 		}
-		fmt.Fprintf(m.Stdout, "  %s: %d indexed, %d removed, %d unchanged, %d skipped; %s; %.1f ms\n",
+		tprintf(m.Stdout, "  %s: %d indexed, %d removed, %d unchanged, %d skipped; %s; %.1f ms\n",
 			plural(r.Files, "file"), len(r.Indexed), len(r.Removed), r.Unchanged, len(r.Skipped),
 			plural(r.UnresolvedLinks, "unresolved link"), r.TookMS)
 		for _, s := range r.Skipped {
-			fmt.Fprintf(m.Stdout, "  skipped %s: %s\n", s.Path, oneLine(s.Reason, 200))
+			tprintf(m.Stdout, "  skipped %s: %s\n", s.Path, oneLine(s.Reason, 200))
 		}
 		for i, l := range r.Unresolved {
 			if i == maxUnresolvedShown {
-				fmt.Fprintf(m.Stdout, "  ... and %d more unresolved (engram vault graph DOC shows a document's)\n", len(r.Unresolved)-i)
+				tprintf(m.Stdout, "  ... and %d more unresolved (engram vault graph DOC shows a document's)\n", len(r.Unresolved)-i)
 				break
 			}
-			fmt.Fprintf(m.Stdout, "  unresolved %s:%d -> %s\n", l.FromPath, l.Line, l.Target)
+			tprintf(m.Stdout, "  unresolved %s:%d -> %s\n", l.FromPath, l.Line, l.Target)
 		}
 	}
 	return syncFailures(reports)
@@ -217,21 +217,21 @@ func runVaultList(ctx context.Context, m *Main, args []string) error {
 		return err
 	}
 	tw := tabwriter.NewWriter(m.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "VAULT\tNAMESPACE\tDOCS\tCHUNKS\tUNRESOLVED LINKS")
+	tprintln(tw, "VAULT\tNAMESPACE\tDOCS\tCHUNKS\tUNRESOLVED LINKS")
 	var pending []engram.VaultStatus
 	for _, v := range vs {
 		if v.Pending != "" {
-			fmt.Fprintf(tw, "%s\t%s\t-\t-\t-\n", v.Path, v.Namespace)
+			tprintf(tw, "%s\t%s\t-\t-\t-\n", v.Path, v.Namespace)
 			pending = append(pending, v)
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\n", v.Path, v.Namespace, v.Docs, v.Chunks, v.UnresolvedLinks)
+		tprintf(tw, "%s\t%s\t%d\t%d\t%d\n", v.Path, v.Namespace, v.Docs, v.Chunks, v.UnresolvedLinks)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	for _, v := range pending {
-		fmt.Fprintf(m.Stdout, "%s: %s\n", v.Path, v.Pending)
+		tprintf(m.Stdout, "%s: %s\n", v.Path, v.Pending)
 	}
 	return nil
 }
@@ -279,36 +279,36 @@ func runVaultGraph(ctx context.Context, m *Main, args []string) error {
 	if *asJSON {
 		return printJSON(m, g)
 	}
-	fmt.Fprintf(m.Stdout, "%s%s\n  %s in %s  [%s]\n", g.Doc.Title, typeTag(g.Doc.Type), g.Doc.Path, g.Doc.Vault, g.Doc.Namespace)
-	fmt.Fprintf(m.Stdout, "\nlinks to (depth %d):\n", *depth)
+	tprintf(m.Stdout, "%s%s\n  %s in %s  [%s]\n", g.Doc.Title, typeTag(g.Doc.Type), g.Doc.Path, g.Doc.Vault, g.Doc.Namespace)
+	tprintf(m.Stdout, "\nlinks to (depth %d):\n", *depth)
 	tw := tabwriter.NewWriter(m.Stdout, 0, 4, 2, ' ', 0)
 	if len(g.Linked) == 0 {
-		fmt.Fprintln(tw, "  none")
+		tprintln(tw, "  none")
 	}
 	for _, d := range g.Linked {
 		via := ""
 		if d.Depth > 1 {
 			via = "  via " + d.Via
 		}
-		fmt.Fprintf(tw, "  %d\t%s\t%s%s%s\n", d.Depth, d.Path, d.Title, typeTag(d.Type), via)
+		tprintf(tw, "  %d\t%s\t%s%s%s\n", d.Depth, d.Path, d.Title, typeTag(d.Type), via)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintln(m.Stdout, "\nlinked from:")
+	tprintln(m.Stdout, "\nlinked from:")
 	if len(g.Backlinks) == 0 {
-		fmt.Fprintln(tw, "  none")
+		tprintln(tw, "  none")
 	}
 	for _, d := range g.Backlinks {
-		fmt.Fprintf(tw, "  %s\t%s%s\n", d.Path, d.Title, typeTag(d.Type))
+		tprintf(tw, "  %s\t%s%s\n", d.Path, d.Title, typeTag(d.Type))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	if len(g.Unresolved) > 0 {
-		fmt.Fprintln(m.Stdout, "\nunresolved links:")
+		tprintln(m.Stdout, "\nunresolved links:")
 		for _, l := range g.Unresolved {
-			fmt.Fprintf(tw, "  line %d\t%s\n", l.Line, l.Target)
+			tprintf(tw, "  line %d\t%s\n", l.Line, l.Target)
 		}
 		return tw.Flush()
 	}
