@@ -51,6 +51,32 @@ func LiveTurns(ts []Turn) []Turn {
 	return out
 }
 
+// IndexableTurns returns the turns of ts that the pipelines index: not
+// tombstones, and with a ts and a received_at the stores can hold
+// (Storable). The palace records each turn it skips for its times
+// (palace.TurnSkips), and every other pipeline skips it the same way, so
+// that one hand-edited line never stops them. It returns ts itself when it
+// drops none.
+func IndexableTurns(ts []Turn) []Turn {
+	keep := func(t Turn) bool { return t.Forgotten == nil && Storable(t.TS) && Storable(t.ReceivedAt) }
+	n := 0
+	for _, t := range ts {
+		if keep(t) {
+			n++
+		}
+	}
+	if n == len(ts) {
+		return ts
+	}
+	out := make([]Turn, 0, n)
+	for _, t := range ts {
+		if keep(t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
 // MaxReasonBytes bounds the reason of a forget, a redaction or a correction.
 const MaxReasonBytes = 1024
 
