@@ -182,10 +182,20 @@ type RedactRequest struct {
 // would rewrite half the archive by mistake.
 const MinRedactBytes = 3
 
-// Validate checks the request; errors are EINVALID naming the field.
+// MaxRedactTexts bounds the spans of one redaction. The spans are found in
+// one pass over each turn (Spans), so their number costs little there, but
+// every one is still looked for in the palace's derived texts and graph
+// names; a list of leaked secrets fits, and a longer one is sent in parts.
+const MaxRedactTexts = 1000
+
+// Validate checks the request; errors are EINVALID naming the field, and
+// ETOOLARGE on texts for over MaxRedactTexts spans.
 func (r RedactRequest) Validate() error {
 	if len(r.Texts) == 0 {
 		return FieldError("texts", "name the text to redact")
+	}
+	if len(r.Texts) > MaxRedactTexts {
+		return &Error{Code: ETOOLARGE, Field: "texts", Message: fmt.Sprintf("texts holds %d spans, over the limit of %d: redact them in parts", len(r.Texts), MaxRedactTexts)}
 	}
 	for i, s := range r.Texts {
 		if len(strings.TrimSpace(s)) < MinRedactBytes {
