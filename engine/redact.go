@@ -44,8 +44,20 @@ func (e *Engine) Redact(ctx context.Context, req engram.RedactRequest) (engram.R
 	spans := engram.NewSpans(req.Texts) // made once: every turn is looked through in one pass
 	ids := req.IDs
 	if len(ids) > 0 {
+		var unknown []string
+		for _, id := range ids {
+			if !e.archive.Known(id) {
+				unknown = append(unknown, id)
+			}
+		}
+		// A turn whose archive line is damaged is redacted from the
+		// palace's copy.
+		damaged, err := e.damagedTurns(ctx, unknown)
+		if err != nil {
+			return rep, err
+		}
 		for i, id := range ids {
-			if !e.archive.Known(id) || e.archive.Forgotten(id) {
+			if e.archive.Forgotten(id) || !e.archive.Known(id) && damaged[id].ID == "" {
 				return rep, &engram.Error{Code: engram.ENOTFOUND, Field: fmt.Sprintf("ids[%d]", i), Message: fmt.Sprintf("no archived turn has the id %q", id)}
 			}
 		}
@@ -136,6 +148,9 @@ func (e *Engine) Redact(ctx context.Context, req engram.RedactRequest) (engram.R
 	defer e.redactGuard.Unlock()
 	res, err := e.archive.Rewrite(ctx, ids, edit)
 	if err != nil {
+		return rep, err
+	}
+	if res, err = e.rewriteDamaged(ctx, res, edit); err != nil {
 		return rep, err
 	}
 	rep.ArchiveFiles = res.Files
