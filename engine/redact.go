@@ -89,7 +89,7 @@ func (e *Engine) Redact(ctx context.Context, req engram.RedactRequest) (engram.R
 		named[id] = true
 	}
 	for _, t := range all {
-		if len(ids) == 0 && (spans.Contains(t.Content) || spans.Contains(t.Speaker) || len(t.Unredactable(spans)) > 0) || named[t.ID] {
+		if _, n := t.RedactWith(spans, marker); named[t.ID] || len(ids) == 0 && (n > 0 || len(t.Unredactable(spans)) > 0) {
 			skipped = append(skipped, t)
 		}
 	}
@@ -120,7 +120,34 @@ func (e *Engine) Redact(ctx context.Context, req engram.RedactRequest) (engram.R
 			current = append(current, t)
 		}
 	}
-	rep.Warnings = unreached(current, spans)
+	// A turn the palace holds whose line the archive cannot read nor write
+	// again (a damaged last line) is left by the run: the dry run leaves
+	// it too, and both say so.
+	var unread []string
+	for _, t := range current {
+		if !e.archive.Known(t.ID) {
+			unread = append(unread, t.ID)
+		}
+	}
+	if len(unread) > 0 {
+		damaged, err := e.damagedTurns(ctx, unread)
+		if err != nil {
+			return rep, err
+		}
+		var left []string
+		current = slices.DeleteFunc(current, func(t engram.Turn) bool {
+			gone := !e.archive.Known(t.ID) && damaged[t.ID].ID == ""
+			if gone {
+				left = append(left, strconv.Quote(t.ID))
+			}
+			return gone
+		})
+		if len(left) > 0 {
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf("%d %s the palace holds %s no archive line that can be written again (%s): see engram doctor",
+				len(left), noun(len(left), "turn", "turns"), noun(len(left), "has", "have"), strings.Join(left[:min(len(left), 5)], ", ")))
+		}
+	}
+	rep.Warnings = append(rep.Warnings, unreached(current, spans)...)
 	if req.DryRun {
 		for _, t := range current {
 			if nt, ok := edit(t); ok {
