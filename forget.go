@@ -51,6 +51,32 @@ func LiveTurns(ts []Turn) []Turn {
 	return out
 }
 
+// IndexableTurns returns the turns of ts that the pipelines index: not
+// tombstones, and with a ts and a received_at the stores can hold
+// (Storable). The palace records each turn it skips for its times
+// (palace.TurnSkips), and every other pipeline skips it the same way, so
+// that one hand-edited line never stops them. It returns ts itself when it
+// drops none.
+func IndexableTurns(ts []Turn) []Turn {
+	keep := func(t Turn) bool { return t.Forgotten == nil && Storable(t.TS) && Storable(t.ReceivedAt) }
+	n := 0
+	for _, t := range ts {
+		if keep(t) {
+			n++
+		}
+	}
+	if n == len(ts) {
+		return ts
+	}
+	out := make([]Turn, 0, n)
+	for _, t := range ts {
+		if keep(t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
 // MaxReasonBytes bounds the reason of a forget, a redaction or a correction.
 const MaxReasonBytes = 1024
 
@@ -156,10 +182,20 @@ type RedactRequest struct {
 // would rewrite half the archive by mistake.
 const MinRedactBytes = 3
 
-// Validate checks the request; errors are EINVALID naming the field.
+// MaxRedactTexts bounds the spans of one redaction. The spans are found in
+// one pass over each turn (Spans), so their number costs little there, but
+// every one is still looked for in the palace's derived texts and graph
+// names; a list of leaked secrets fits, and a longer one is sent in parts.
+const MaxRedactTexts = 1000
+
+// Validate checks the request; errors are EINVALID naming the field, and
+// ETOOLARGE on texts for over MaxRedactTexts spans.
 func (r RedactRequest) Validate() error {
 	if len(r.Texts) == 0 {
 		return FieldError("texts", "name the text to redact")
+	}
+	if len(r.Texts) > MaxRedactTexts {
+		return &Error{Code: ETOOLARGE, Field: "texts", Message: fmt.Sprintf("texts holds %d spans, over the limit of %d: redact them in parts", len(r.Texts), MaxRedactTexts)}
 	}
 	for i, s := range r.Texts {
 		if len(strings.TrimSpace(s)) < MinRedactBytes {

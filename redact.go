@@ -8,25 +8,82 @@ import (
 
 // RedactSpans returns t with every occurrence of each span replaced by
 // marker in its content, its speaker and every string value of its meta,
-// and how many occurrences it replaced. The spans are replaced in order,
-// each as given (case matters). The meta's keys, numbers and layout stay
-// byte for byte, so that a meta without a span comes back as it was (the
-// same slice) and one with a span differs only in the values that held it.
+// and how many occurrences it replaced. The spans are found in one pass
+// (see Spans: where two overlap, the longer one that starts first is
+// replaced), each as given (case matters). The meta's keys, numbers and
+// layout stay byte for byte, so that a meta without a span comes back as
+// it was (the same slice) and one with a span differs only in the values
+// that held it.
 func (t Turn) RedactSpans(spans []string, marker string) (Turn, int) {
+	return t.RedactWith(NewSpans(spans), marker)
+}
+
+// RedactWith is RedactSpans with the spans' matcher made once, for many
+// turns.
+func (t Turn) RedactWith(m *Spans, marker string) (Turn, int) {
 	n := 0
 	red := func(s string) string {
-		for _, sp := range spans {
-			if c := strings.Count(s, sp); c > 0 {
-				n += c
-				s = strings.ReplaceAll(s, sp, marker)
-			}
-		}
+		s, c := m.Replace(s, marker)
+		n += c
 		return s
 	}
 	t.Content = red(t.Content)
 	t.Speaker = red(t.Speaker)
 	t.Meta = mapJSONStrings(t.Meta, red)
 	return t, n
+}
+
+// Unredactable returns the fields of t that hold a span of m where a
+// redaction does not reach (RedactWith replaces none there): "id",
+// "namespace", "session", "meta keys". Only a forget removes a span from
+// them: the id is what a re-send and the layers name the turn by, the
+// namespace and the session what it is filed under, and a meta key is
+// kept byte for byte. nil for a tombstone or when none holds one.
+func (t Turn) Unredactable(m *Spans) []string {
+	if t.IsTombstone() {
+		return nil
+	}
+	var out []string
+	for _, f := range []struct{ name, value string }{{"id", t.ID}, {"namespace", t.Namespace}, {"session", t.Session}} {
+		if m.Contains(f.value) {
+			out = append(out, f.name)
+		}
+	}
+	if metaKeysHold(t.Meta, m) {
+		out = append(out, "meta keys")
+	}
+	return out
+}
+
+// metaKeysHold reports whether a key of an object in raw, a JSON value,
+// holds a span of m.
+func metaKeysHold(raw json.RawMessage, m *Spans) bool {
+	if len(raw) == 0 {
+		return false
+	}
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return false
+	}
+	var walk func(v any) bool
+	walk = func(v any) bool {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, x := range v {
+				if m.Contains(k) || walk(x) {
+					return true
+				}
+			}
+		case []any:
+			for _, x := range v {
+				if walk(x) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	return walk(v)
 }
 
 // mapJSONStrings returns raw, a JSON value, with every string value (not

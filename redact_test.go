@@ -3,6 +3,7 @@ package engram_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -106,5 +107,80 @@ func FuzzRedactSpansMeta(f *testing.F) {
 			}
 		}
 		walk(before, after)
+	})
+}
+
+// TestRedactSpansOnePass: the spans are found in one pass: where two
+// overlap, the longer one that starts first is replaced, whatever their
+// order, and a span longer than the matcher's trie is found whole.
+func TestRedactSpansOnePass(t *testing.T) {
+	long := strings.Repeat("k", 20) + "secret-tail"
+	for _, c := range []struct {
+		in    string
+		spans []string
+		want  string
+		n     int
+	}{
+		{"abcdef", []string{"abc", "abcdef"}, "[x]", 1},
+		{"abcdef", []string{"abcdef", "abc"}, "[x]", 1},
+		{"xabcdefx abc", []string{"abc", "bcdefx"}, "x[x]defx [x]", 2},
+		{"pre " + long + " and " + long[:25] + "!", []string{long, long[:20] + "s"}, "pre [x] and [x]ecre!", 2},
+		{"aaaa", []string{"aaa"}, "[x]a", 1},
+		{"no match here", []string{"zzz", strings.Repeat("n", 30)}, "no match here", 0},
+	} {
+		got, n := engram.Turn{Content: c.in}.RedactSpans(c.spans, "[x]")
+		if got.Content != c.want || n != c.n {
+			t.Errorf("%q with %q: %q, %d spans; want %q, %d", c.in, c.spans, got.Content, n, c.want, c.n)
+		}
+	}
+}
+
+// TestRedactTextsCapped: a redaction names at most MaxRedactTexts spans;
+// more is ETOOLARGE on texts.
+func TestRedactTextsCapped(t *testing.T) {
+	texts := make([]string, engram.MaxRedactTexts+1)
+	for i := range texts {
+		texts[i] = fmt.Sprintf("secret-%05d", i)
+	}
+	err := engram.RedactRequest{Texts: texts}.Validate()
+	if engram.ErrorCode(err) != engram.ETOOLARGE || engram.ErrorField(err) != "texts" {
+		t.Fatalf("%d spans: %v, want ETOOLARGE on texts", len(texts), err)
+	}
+	if err := (engram.RedactRequest{Texts: texts[:engram.MaxRedactTexts]}).Validate(); err != nil {
+		t.Fatalf("%d spans: %v", engram.MaxRedactTexts, err)
+	}
+}
+
+// BenchmarkRedactSpans redacts many spans in many turns: one scan of each
+// text per span (what RedactSpans did before) against one pass of a
+// matcher made once.
+func BenchmarkRedactSpans(b *testing.B) {
+	turns := make([]engram.Turn, 200)
+	for i := range turns {
+		turns[i] = engram.Turn{Content: strings.Repeat(fmt.Sprintf("turn %d says nothing much but secret-%05d once. ", i, i*7), 8)}
+	}
+	spans := make([]string, 1000)
+	for i := range spans {
+		spans[i] = fmt.Sprintf("secret-%05d", i)
+	}
+	b.Run("scan-per-span", func(b *testing.B) {
+		for range b.N {
+			for _, t := range turns {
+				s := t.Content
+				for _, sp := range spans {
+					if strings.Contains(s, sp) {
+						s = strings.ReplaceAll(s, sp, "[x]")
+					}
+				}
+			}
+		}
+	})
+	b.Run("one-pass", func(b *testing.B) {
+		for range b.N {
+			m := engram.NewSpans(spans)
+			for _, t := range turns {
+				t.RedactWith(m, "[x]")
+			}
+		}
 	})
 }

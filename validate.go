@@ -2,6 +2,7 @@ package engram
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -45,6 +46,21 @@ var (
 	minTS = time.Date(MinYear, 1, 1, 0, 0, 0, 0, time.UTC)
 	maxTS = time.Date(MaxYear+1, 1, 1, 0, 0, 0, 0, time.UTC)
 )
+
+// The times a store can hold: Unix nanoseconds in an int64, a few months
+// wider than the years engram accepts. An archived line may hold a time
+// outside them (a hand edit, a line written by an older engram).
+var (
+	MinStoredTime = time.Unix(0, math.MinInt64).UTC()
+	MaxStoredTime = time.Unix(0, math.MaxInt64).UTC()
+)
+
+// Storable reports whether t is zero or lies strictly between
+// MinStoredTime and MaxStoredTime: the times every index can hold (the
+// vector index keeps the smallest int64 for "no time").
+func Storable(t time.Time) bool {
+	return t.IsZero() || t.After(MinStoredTime) && !t.After(MaxStoredTime)
+}
 
 // InTimeRange reports whether t lies within the years MinYear to MaxYear.
 func InTimeRange(t time.Time) bool { return !t.Before(minTS) && t.Before(maxTS) }

@@ -3,6 +3,7 @@ package archive
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -24,6 +25,9 @@ type Edit func(engram.Turn) (engram.Turn, bool)
 // Rewritten is one turn a Rewrite changed: as it was and as it is now.
 type Rewritten struct {
 	Old, New engram.Turn
+	// Damaged is set when the line was damaged (RewriteDamaged): Old is
+	// the copy another store kept of the turn.
+	Damaged bool
 }
 
 // RewriteResult says what Rewrite did.
@@ -46,6 +50,9 @@ type RewriteResult struct {
 type rewriteReq struct {
 	ids  []string
 	edit Edit
+	// damaged, for a RewriteDamaged, holds by day file and line number
+	// the turns whose damaged lines to write again.
+	damaged map[string]map[int]engram.Turn
 }
 
 // Forget rewrites the lines of the turns with the given ids as tombstones
@@ -101,6 +108,135 @@ func (a *Archive) Rewrite(ctx context.Context, ids []string, edit Edit) (Rewrite
 	return *resp.rewrite, resp.err
 }
 
+// DamagedLines returns the turns of turns (copies another store kept:
+// the palace's) whose archive line is damaged (a checksum that does not
+// match, a line that does not parse; see Verify), by day file and line
+// number: a damaged line that held the turn's seq and, where it still
+// reads as one, its id. It rereads the whole archive.
+func (a *Archive) DamagedLines(ctx context.Context, turns []engram.Turn) (map[string]map[int]engram.Turn, error) {
+	out := map[string]map[int]engram.Turn{}
+	if len(turns) == 0 {
+		return out, nil
+	}
+	rep, err := a.Verify(ctx)
+	if err != nil {
+		return nil, err
+	}
+	bySeq := map[int64]Problem{}
+	last := a.LastSeq()
+	for _, p := range rep.Problems {
+		// A damaged line after the last readable one is left: the next
+		// append takes the seq after that readable one.
+		if p.Damaged() && p.Seq > 0 && p.Seq < last {
+			bySeq[p.Seq] = p
+		}
+	}
+	for _, t := range turns {
+		p, ok := bySeq[t.Seq]
+		if !ok || p.ID != "" && p.ID != t.ID || t.IsTombstone() {
+			continue
+		}
+		if out[p.Path] == nil {
+			out[p.Path] = map[int]engram.Turn{}
+		}
+		out[p.Path][p.Line] = t
+	}
+	return out, nil
+}
+
+// RewriteDamaged writes the damaged lines of turns (copies another store
+// kept of them, the palace's, as Repair uses; see DamagedLines) again as
+// edit makes them: a forget's tombstone, or the redacted turn. The turn a
+// line held is known only from that copy: a forget or a redaction must
+// reach it, though the archive skips the line. Unlike Repair it keeps no
+// copy of the damaged lines: what a forget or a redaction removes must be
+// in no file. The lines are written as Rewrite writes them (a temporary
+// file, fsync, rename, between two group commits); each one written is
+// readable again, its turn known by its id. A turn whose line is not
+// damaged is Unknown, one edit leaves Unchanged (its line stays damaged).
+// Errors are those of Rewrite.
+func (a *Archive) RewriteDamaged(ctx context.Context, turns []engram.Turn, edit Edit) (RewriteResult, error) {
+	lines, err := a.DamagedLines(ctx, turns)
+	if err != nil {
+		return RewriteResult{}, err
+	}
+	found := map[string]bool{}
+	for _, byLine := range lines {
+		for _, t := range byLine {
+			found[t.ID] = true
+		}
+	}
+	var unknown []string
+	for _, t := range turns {
+		if !found[t.ID] {
+			unknown = append(unknown, t.ID)
+		}
+	}
+	res := RewriteResult{}
+	if len(lines) > 0 {
+		r := &request{ctx: ctx, rewrite: &rewriteReq{damaged: lines, edit: edit}, done: make(chan response, 1)}
+		select {
+		case a.reqs <- r:
+		case <-a.ctx.Done():
+			return RewriteResult{}, errClosed()
+		case <-ctx.Done():
+			return RewriteResult{}, ctx.Err()
+		}
+		resp := <-r.done
+		if resp.rewrite != nil {
+			res = *resp.rewrite
+		}
+		if resp.err != nil {
+			return res, resp.err
+		}
+	}
+	res.Unknown = append(res.Unknown, unknown...)
+	return res, nil
+}
+
+// doRewriteDamaged runs a RewriteDamaged request in the writer goroutine.
+func (a *Archive) doRewriteDamaged(rq *rewriteReq) (RewriteResult, error) {
+	var res RewriteResult
+	if a.poison != nil {
+		return res, a.poison
+	}
+	a.mu.RLock()
+	files := slices.Clone(a.files)
+	a.mu.RUnlock()
+	a.rwMu.Lock()
+	defer a.rwMu.Unlock()
+	found := map[string]bool{}
+	changed := map[string]bool{}
+	for _, fi := range files {
+		fix := rq.damaged[fi.path]
+		if len(fix) == 0 {
+			continue
+		}
+		done, err := a.rewriteFile(fi, nil, fix, rq.edit, found)
+		if err != nil {
+			return res, err
+		}
+		if len(done) > 0 {
+			res.Files++
+		}
+		for _, c := range done {
+			res.Changed = append(res.Changed, c)
+			changed[c.New.ID] = true
+		}
+	}
+	for _, byLine := range rq.damaged {
+		for _, t := range byLine {
+			switch {
+			case !found[t.ID]:
+				res.Unknown = append(res.Unknown, t.ID)
+			case !changed[t.ID]:
+				res.Unchanged = append(res.Unchanged, t.ID)
+			}
+		}
+	}
+	return res, nil
+}
+
 // Forgotten reports whether id names a forgotten turn (its latest line is
 // a tombstone).
 func (a *Archive) Forgotten(id string) bool {
@@ -131,6 +267,9 @@ func (a *Archive) Tombstones() map[string]int64 {
 
 // doRewrite runs a rewrite request in the writer goroutine.
 func (a *Archive) doRewrite(rq *rewriteReq) (RewriteResult, error) {
+	if rq.damaged != nil {
+		return a.doRewriteDamaged(rq)
+	}
 	var res RewriteResult
 	if a.poison != nil {
 		return res, a.poison
@@ -173,7 +312,7 @@ func (a *Archive) doRewrite(rq *rewriteReq) (RewriteResult, error) {
 	found := map[string]bool{}
 	changed := map[string]bool{}
 	for _, i := range order {
-		done, err := a.rewriteFile(files[i], byFile[i], rq.edit, found)
+		done, err := a.rewriteFile(files[i], byFile[i], nil, rq.edit, found)
 		if err != nil {
 			return res, err
 		}
@@ -206,9 +345,10 @@ func (a *Archive) doRewrite(rq *rewriteReq) (RewriteResult, error) {
 }
 
 // rewriteFile writes the day file of fi again with the turns of seqs
-// edited, renames it over the old one and updates what readers see.
-// found collects the ids of the turns read.
-func (a *Archive) rewriteFile(fi fileInfo, seqs map[int64]bool, edit Edit, found map[string]bool) ([]Rewritten, error) {
+// edited, and the damaged lines of fix (by line number) written from the
+// turns it holds for them as edited, renames it over the old one and
+// updates what readers see. found collects the ids of the turns read.
+func (a *Archive) rewriteFile(fi fileInfo, seqs map[int64]bool, fix map[int]engram.Turn, edit Edit, found map[string]bool) ([]Rewritten, error) {
 	f, err := a.fs.OpenFile(fi.path, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, a.failure("open "+fi.path, err)
@@ -226,7 +366,17 @@ func (a *Archive) rewriteFile(fi fileInfo, seqs map[int64]bool, edit Edit, found
 	var editErr error
 	_, err = eachLine(f, fi.size, func(line []byte, num int, _ int64) error {
 		t, derr := DecodeLine(line)
-		if derr == nil && seqs[t.Seq] {
+		damaged := false
+		if ft, ok := fix[num]; ok && derr != nil {
+			// Still the damaged line DamagedLines found: what it reads
+			// as, if anything, is the turn's.
+			var loose looseLine
+			_ = json.Unmarshal(line, &loose)
+			if (loose.Seq == 0 || loose.Seq == ft.Seq) && (loose.ID == "" || loose.ID == ft.ID) {
+				t, derr, damaged = ft, nil, true
+			}
+		}
+		if derr == nil && (damaged || seqs[t.Seq]) {
 			found[t.ID] = true
 			if nt, ok := edit(t); ok {
 				if nt.ID != t.ID || nt.Seq != t.Seq {
@@ -238,7 +388,7 @@ func (a *Archive) rewriteFile(fi fileInfo, seqs map[int64]bool, edit Edit, found
 					editErr = engram.Errorf(engram.EINVALID, "archive: the new version of turn %d: %v", t.Seq, eerr)
 					return editErr
 				}
-				changed = append(changed, Rewritten{Old: t, New: nt})
+				changed = append(changed, Rewritten{Old: t, New: nt, Damaged: damaged})
 				line = b
 				if len(changed) == 1 && crashHook != nil {
 					w.Flush()
@@ -288,6 +438,10 @@ func (a *Archive) rewriteFile(fi fileInfo, seqs map[int64]bool, edit Edit, found
 			a.files[i].size = size
 			a.files[i].gen++
 			for _, c := range changed {
+				if c.Damaged {
+					a.restoreDamaged(&a.files[i], c.New)
+					continue
+				}
 				a.stats.countRedaction(&c.Old, -1)
 				a.stats.countRedaction(&c.New, 1)
 				switch was, now := c.Old.IsTombstone(), c.New.IsTombstone(); {
@@ -305,7 +459,11 @@ func (a *Archive) rewriteFile(fi fileInfo, seqs map[int64]bool, edit Edit, found
 			}
 		}
 		for _, c := range changed {
-			a.tail.replace(c.New)
+			if c.Damaged {
+				a.tail.insert(c.New)
+			} else {
+				a.tail.replace(c.New)
+			}
 		}
 	}
 	a.mu.Unlock()
@@ -318,6 +476,41 @@ func (a *Archive) rewriteFile(fi fileInfo, seqs map[int64]bool, edit Edit, found
 		return nil, a.failure("fsync the directory of "+fi.path, err)
 	}
 	return changed, nil
+}
+
+// restoreDamaged counts t, the new version of a damaged line, as a
+// readable line of fi: a tombstone, or a turn. a.mu is held.
+func (a *Archive) restoreDamaged(fi *fileInfo, t engram.Turn) {
+	if a.stats.CorruptLines > 0 {
+		a.stats.CorruptLines--
+	}
+	fi.turns++
+	if fi.firstSeq == 0 || t.Seq < fi.firstSeq {
+		fi.firstSeq = t.Seq
+	}
+	fi.lastSeq = max(fi.lastSeq, t.Seq)
+	if _, known := a.ids.get(t.ID); !known {
+		a.ids.set(t.ID, t.Seq)
+	}
+	if t.IsTombstone() {
+		fi.gone++
+		a.stats.Forgotten++
+		if s, _ := a.ids.get(t.ID); s == t.Seq {
+			a.goneIDs[t.ID] = struct{}{}
+		}
+		return
+	}
+	a.stats.Turns++
+	a.stats.countRedaction(&t, 1)
+	if !fi.hasTS {
+		fi.minTS, fi.maxTS, fi.hasTS = t.TS, t.TS, true
+	}
+	if t.TS.Before(fi.minTS) {
+		fi.minTS = t.TS
+	}
+	if t.TS.After(fi.maxTS) {
+		fi.maxTS = t.TS
+	}
 }
 
 // crashHook, when set (tests), is called at the named points of a rewrite.

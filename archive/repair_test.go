@@ -10,6 +10,7 @@ import (
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/archive"
+	"github.com/engram-dev/engram/internal/filetest"
 	"github.com/engram-dev/engram/internal/testutil"
 )
 
@@ -135,4 +136,56 @@ func TestRepair(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "quarantine")); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestRewriteDamaged: the damaged lines of turns whose copies another
+// store kept are written again as the edit makes them (here a tombstone
+// and a redacted turn), readable and counted again, with no copy of the
+// damaged line kept; a turn whose line is readable is Unknown to it.
+func TestRewriteDamaged(t *testing.T) {
+	dir := t.TempDir()
+	clk := testutil.NewClock(day1)
+	a := MustOpen(t, dir, archive.Options{Now: clk.Now}, false)
+	mustAppend(t, a, turn("s", "one"), turn("s", "secret two"), turn("s", "secret three"), turn("s", "four"))
+	kept := streamAll(t, a, 0) // the copies another store keeps
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	path := dayFile(dir, "2026-05-01")
+	damage(t, path, false, `"secret two"`, `"secret three"`)
+	b := MustOpen(t, dir, archive.Options{Now: clk.Now}, false)
+	if b.Known(kept[1].ID) || b.Stats().CorruptLines != 2 {
+		t.Fatalf("before: known %v, stats %+v", b.Known(kept[1].ID), b.Stats())
+	}
+	ctx := context.Background()
+	res, err := b.RewriteDamaged(ctx, []engram.Turn{kept[1], kept[3]}, func(t engram.Turn) (engram.Turn, bool) {
+		return archive.Tombstone(t, engram.Forgotten{At: day1}), true
+	})
+	if err != nil || len(res.Changed) != 1 || !res.Changed[0].Damaged || res.Changed[0].New.ID != kept[1].ID ||
+		len(res.Unknown) != 1 || res.Unknown[0] != kept[3].ID || res.Files != 1 {
+		t.Fatalf("forget of a damaged line: %+v %v", res, err)
+	}
+	res, err = b.RewriteDamaged(ctx, []engram.Turn{kept[2]}, func(t engram.Turn) (engram.Turn, bool) {
+		t, n := t.RedactSpans([]string{"secret"}, "[x]")
+		return t, n > 0
+	})
+	if err != nil || len(res.Changed) != 1 || res.Changed[0].New.Content != "[x] three" {
+		t.Fatalf("redaction of a damaged line: %+v %v", res, err)
+	}
+	if !b.Known(kept[1].ID) || !b.Forgotten(kept[1].ID) || !b.Known(kept[2].ID) || b.Forgotten(kept[2].ID) {
+		t.Errorf("after: the turns are not known as they are now")
+	}
+	if st := b.Stats(); st.CorruptLines != 0 || st.Turns != 3 || st.Forgotten != 1 {
+		t.Errorf("stats after: %+v", st)
+	}
+	if rep, err := b.Verify(ctx); err != nil || !rep.OK() || rep.Turns != 3 || rep.Forgotten != 1 {
+		t.Errorf("verify after: %+v %v", rep, err)
+	}
+	if got := streamAll(t, b, 0); len(got) != 4 || got[2].Content != "[x] three" || !got[1].IsTombstone() {
+		t.Errorf("stream after: %+v", got)
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	filetest.MustHoldNowhere(t, dir, "secret")
 }

@@ -59,3 +59,33 @@ func (c *tailCache) replace(t engram.Turn) {
 		*c.at(i) = t
 	}
 }
+
+// insert puts t, the turn of a line that was not readable (a damaged line
+// written again), in its place in seq order when the ring covers its seq,
+// so that a reader of the ring sees what a reader of the file does.
+func (c *tailCache) insert(t engram.Turn) {
+	if len(c.buf) == 0 || t.Seq < c.from {
+		return
+	}
+	i := sort.Search(c.n, func(i int) bool { return c.at(i).Seq >= t.Seq })
+	if i < c.n && c.at(i).Seq == t.Seq {
+		*c.at(i) = t
+		return
+	}
+	all := make([]engram.Turn, 0, c.n+1)
+	for j := 0; j < c.n; j++ {
+		if j == i {
+			all = append(all, t)
+		}
+		all = append(all, *c.at(j))
+	}
+	if i == c.n {
+		all = append(all, t)
+	}
+	if len(all) > len(c.buf) {
+		c.from = all[0].Seq + 1
+		all = all[1:]
+	}
+	copy(c.buf, all)
+	c.start, c.n = 0, len(all)
+}

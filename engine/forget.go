@@ -58,6 +58,7 @@ func (e *Engine) Forget(ctx context.Context, req engram.ForgetRequest) (engram.F
 	}
 	rep.DryRun = req.DryRun
 	if req.DryRun {
+		var unknown []string
 		for _, id := range ids {
 			switch {
 			case e.archive.Forgotten(id):
@@ -65,6 +66,17 @@ func (e *Engine) Forget(ctx context.Context, req engram.ForgetRequest) (engram.F
 			case e.archive.Known(id):
 				rep.Turns = append(rep.Turns, id)
 			default:
+				unknown = append(unknown, id)
+			}
+		}
+		damaged, err := e.damagedTurns(ctx, unknown)
+		if err != nil {
+			return rep, err
+		}
+		for _, id := range unknown {
+			if damaged[id].ID != "" {
+				rep.Turns = append(rep.Turns, id)
+			} else {
 				rep.Unknown = append(rep.Unknown, id)
 			}
 		}
@@ -76,8 +88,14 @@ func (e *Engine) Forget(ctx context.Context, req engram.ForgetRequest) (engram.F
 	e.forgetMu.Lock()
 	defer e.forgetMu.Unlock()
 	at := time.Now().UTC()
-	res, err := e.archive.Forget(ctx, ids, engram.Forgotten{At: at, Reason: req.Reason})
+	forgotten := engram.Forgotten{At: at, Reason: req.Reason}
+	res, err := e.archive.Forget(ctx, ids, forgotten)
 	if err != nil {
+		return rep, err
+	}
+	if res, err = e.rewriteDamaged(ctx, res, func(t engram.Turn) (engram.Turn, bool) {
+		return archive.Tombstone(t, forgotten), true
+	}); err != nil {
 		return rep, err
 	}
 	rep.Already, rep.Unknown, rep.ArchiveFiles = res.Unchanged, res.Unknown, res.Files
@@ -97,6 +115,71 @@ func (e *Engine) Forget(ctx context.Context, req engram.ForgetRequest) (engram.F
 	}
 	rep.TookMS = msSince(start)
 	return rep, e.noneFound(rep)
+}
+
+// damagedTurns returns, by id, the palace's copies of the turns of ids
+// whose archive lines are damaged (archive.DamagedLines): the archive
+// skips those lines and does not know the ids, but recall finds the turns,
+// so a forget or a redaction must reach them.
+func (e *Engine) damagedTurns(ctx context.Context, ids []string) (map[string]engram.Turn, error) {
+	out := map[string]engram.Turn{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	turns, err := e.palace.GetTurns(ctx, ids)
+	if err != nil || len(turns) == 0 {
+		return out, err
+	}
+	lines, err := e.archive.DamagedLines(ctx, turns)
+	if err != nil {
+		return nil, fmt.Errorf("find the damaged archive lines of the turns: %w", err)
+	}
+	for _, byLine := range lines {
+		for _, t := range byLine {
+			out[t.ID] = t
+		}
+	}
+	return out, nil
+}
+
+// rewriteDamaged writes again, as edit makes them, the damaged archive
+// lines of the ids res (a Rewrite's result) found on no readable line,
+// from the palace's copies of their turns (archive.RewriteDamaged), as
+// `engram repair` does, and adds what it did to res. The ids no damaged
+// line holds stay Unknown.
+func (e *Engine) rewriteDamaged(ctx context.Context, res archive.RewriteResult, edit archive.Edit) (archive.RewriteResult, error) {
+	if len(res.Unknown) == 0 {
+		return res, nil
+	}
+	turns, err := e.palace.GetTurns(ctx, res.Unknown)
+	if err != nil || len(turns) == 0 {
+		return res, err
+	}
+	dres, err := e.archive.RewriteDamaged(ctx, turns, edit)
+	if err != nil {
+		return res, err
+	}
+	if len(dres.Changed) > 0 {
+		e.logger.Info("wrote damaged archive lines again from the palace's copies", "turns", len(dres.Changed))
+	}
+	done := map[string]bool{}
+	for _, c := range dres.Changed {
+		done[c.New.ID] = true
+	}
+	for _, id := range dres.Unchanged {
+		done[id] = true
+	}
+	unknown := res.Unknown[:0:0]
+	for _, id := range res.Unknown {
+		if !done[id] {
+			unknown = append(unknown, id)
+		}
+	}
+	res.Unknown = unknown
+	res.Changed = append(res.Changed, dres.Changed...)
+	res.Unchanged = append(res.Unchanged, dres.Unchanged...)
+	res.Files += dres.Files
+	return res, nil
 }
 
 // skippedTurns returns the archived turns of the namespace (every one

@@ -6,6 +6,8 @@ import (
 	"io"
 	"maps"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/engram-dev/engram"
@@ -39,10 +41,23 @@ func (e *Engine) Redact(ctx context.Context, req engram.RedactRequest) (engram.R
 		testHooks.redactStart()
 	}
 	marker := req.MarkerOrDefault()
+	spans := engram.NewSpans(req.Texts) // made once: every turn is looked through in one pass
 	ids := req.IDs
 	if len(ids) > 0 {
+		var unknown []string
+		for _, id := range ids {
+			if !e.archive.Known(id) {
+				unknown = append(unknown, id)
+			}
+		}
+		// A turn whose archive line is damaged is redacted from the
+		// palace's copy.
+		damaged, err := e.damagedTurns(ctx, unknown)
+		if err != nil {
+			return rep, err
+		}
 		for i, id := range ids {
-			if !e.archive.Known(id) || e.archive.Forgotten(id) {
+			if e.archive.Forgotten(id) || !e.archive.Known(id) && damaged[id].ID == "" {
 				return rep, &engram.Error{Code: engram.ENOTFOUND, Field: fmt.Sprintf("ids[%d]", i), Message: fmt.Sprintf("no archived turn has the id %q", id)}
 			}
 		}
@@ -51,7 +66,7 @@ func (e *Engine) Redact(ctx context.Context, req engram.RedactRequest) (engram.R
 		if t.IsTombstone() {
 			return t, false
 		}
-		t, n := t.RedactSpans(req.Texts, marker)
+		t, n := t.RedactWith(spans, marker)
 		if n == 0 {
 			return t, false
 		}
@@ -65,45 +80,76 @@ func (e *Engine) Redact(ctx context.Context, req engram.RedactRequest) (engram.R
 	}
 	// The turns the palace skipped hold text only in the archive.
 	var skipped []engram.Turn
-	if len(ids) == 0 || req.DryRun {
-		all, err := e.skippedTurns(ctx, req.Namespace, req.Session)
-		if err != nil {
-			return rep, err
-		}
-		named := map[string]bool{}
-		for _, id := range ids {
-			named[id] = true
-		}
-		for _, t := range all {
-			if _, ok := edit(t); ok && (len(ids) == 0 || named[t.ID]) {
-				skipped = append(skipped, t)
-			}
+	all, err := e.skippedTurns(ctx, req.Namespace, req.Session)
+	if err != nil {
+		return rep, err
+	}
+	named := map[string]bool{}
+	for _, id := range ids {
+		named[id] = true
+	}
+	for _, t := range all {
+		if _, n := t.RedactWith(spans, marker); named[t.ID] || len(ids) == 0 && (n > 0 || len(t.Unredactable(spans)) > 0) {
+			skipped = append(skipped, t)
 		}
 	}
 	if len(ids) == 0 {
-		var err error
-		if ids, err = e.palace.TurnIDsHolding(ctx, req.Namespace, req.Session, req.Texts); err != nil {
+		// A span only in an id, a namespace or a session finds the turn
+		// too: the report warns of it.
+		if ids, err = e.palace.TurnIDsHolding(ctx, req.Namespace, req.Session, req.Texts, true); err != nil {
 			return rep, err
 		}
 		for _, t := range skipped {
-			ids = append(ids, t.ID)
+			if !slices.Contains(ids, t.ID) {
+				ids = append(ids, t.ID)
+			}
 		}
 	}
-	if req.DryRun {
-		turns, err := e.palace.GetTurns(ctx, ids)
+	// The turns as they are now: the palace's copies (of damaged lines
+	// too), and the archived skipped ones.
+	current, err := e.palace.GetTurns(ctx, ids)
+	if err != nil {
+		return rep, err
+	}
+	have := make(map[string]bool, len(current))
+	for _, t := range current {
+		have[t.ID] = true
+	}
+	for _, t := range skipped {
+		if !have[t.ID] { // not a copy of a stored turn
+			current = append(current, t)
+		}
+	}
+	// A turn the palace holds whose line the archive cannot read nor write
+	// again (a damaged last line) is left by the run: the dry run leaves
+	// it too, and both say so.
+	var unread []string
+	for _, t := range current {
+		if !e.archive.Known(t.ID) {
+			unread = append(unread, t.ID)
+		}
+	}
+	if len(unread) > 0 {
+		damaged, err := e.damagedTurns(ctx, unread)
 		if err != nil {
 			return rep, err
 		}
-		have := make(map[string]bool, len(turns))
-		for _, t := range turns {
-			have[t.ID] = true
-		}
-		for _, t := range skipped {
-			if !have[t.ID] { // not a copy of a stored turn
-				turns = append(turns, t)
+		var left []string
+		current = slices.DeleteFunc(current, func(t engram.Turn) bool {
+			gone := !e.archive.Known(t.ID) && damaged[t.ID].ID == ""
+			if gone {
+				left = append(left, strconv.Quote(t.ID))
 			}
+			return gone
+		})
+		if len(left) > 0 {
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf("%d %s the palace holds %s no archive line that can be written again (%s): see engram doctor",
+				len(left), noun(len(left), "turn", "turns"), noun(len(left), "has", "have"), strings.Join(left[:min(len(left), 5)], ", ")))
 		}
-		for _, t := range turns {
+	}
+	rep.Warnings = append(rep.Warnings, unreached(current, spans)...)
+	if req.DryRun {
+		for _, t := range current {
 			if nt, ok := edit(t); ok {
 				rep.Turns = append(rep.Turns, t.ID)
 				rep.Spans += nt.Redacted.Spans
@@ -129,6 +175,9 @@ func (e *Engine) Redact(ctx context.Context, req engram.RedactRequest) (engram.R
 	defer e.redactGuard.Unlock()
 	res, err := e.archive.Rewrite(ctx, ids, edit)
 	if err != nil {
+		return rep, err
+	}
+	if res, err = e.rewriteDamaged(ctx, res, edit); err != nil {
 		return rep, err
 	}
 	rep.ArchiveFiles = res.Files
@@ -158,14 +207,51 @@ func (e *Engine) Redact(ctx context.Context, req engram.RedactRequest) (engram.R
 	if err := e.redactCorrections(req.Texts, marker); err != nil {
 		return rep, err
 	}
-	if rep.Warnings, err = e.reembedRedacted(ctx, turns, pr); err != nil {
+	warnings, err := e.reembedRedacted(ctx, turns, pr)
+	if err != nil {
 		return rep, err
 	}
+	rep.Warnings = append(rep.Warnings, warnings...)
 	if rep.PreviousPalace, err = e.dropPreviousPalace(); err != nil {
 		return rep, err
 	}
 	rep.TookMS = msSince(start)
 	return rep, nil
+}
+
+// unreached is the warning for the turns of ts that hold a span where a
+// redaction does not reach (engram.Turn.Unredactable), naming the fields
+// and the first turns, and pointing to forget; nil when none does.
+func unreached(ts []engram.Turn, spans *engram.Spans) []string {
+	var ids, fields []string
+	for _, t := range ts {
+		fs := t.Unredactable(spans)
+		if len(fs) == 0 {
+			continue
+		}
+		ids = append(ids, t.ID)
+		for _, f := range fs {
+			if !slices.Contains(fields, f) {
+				fields = append(fields, f)
+			}
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	order := []string{"id", "namespace", "session", "meta keys"}
+	slices.SortFunc(fields, func(a, b string) int { return slices.Index(order, a) - slices.Index(order, b) })
+	first := ids[:min(len(ids), 5)]
+	quoted := make([]string, len(first))
+	for i, id := range first {
+		quoted[i] = strconv.Quote(id)
+	}
+	more := ""
+	if len(ids) > len(first) {
+		more = fmt.Sprintf(" and %d more", len(ids)-len(first))
+	}
+	return []string{fmt.Sprintf("a span is also in the %s of %d %s (%s%s), which a redaction does not change: forget %s to remove it (engram forget --turn ID, DELETE /v1/turns/{id})",
+		strings.Join(fields, ", "), len(ids), noun(len(ids), "turn", "turns"), strings.Join(quoted, ", "), more, noun(len(ids), "that turn", "those turns"))}
 }
 
 // reembedRedacted drops the removed vectors from the active model's

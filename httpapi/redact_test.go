@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -176,4 +177,36 @@ func TestRedactUnderLoad(t *testing.T) {
 		t.Errorf("doctor: %+v", r)
 	}
 	filetest.MustHoldNowhere(t, home, "Plumbarix")
+}
+
+// TestRedactWarnsWhereItDoesNotReach: a span in a turn's id, session or a
+// meta key stays there (only a forget removes it); the answer, dry run or
+// not, says so, naming the fields and forget. Over MaxRedactTexts spans is
+// 413 naming texts.
+func TestRedactWarnsWhereItDoesNotReach(t *testing.T) {
+	s, e := mustOpenEngineStackWith(t, httpapi.Config{}, nil)
+	mustIngest(t, s, e, `{"turns":[
+		{"id":"w-Zorbix","session":"s1","content":"my name is Zorbix"},
+		{"id":"w2","session":"s-Zorbix","content":"nothing to see"},
+		{"id":"w3","session":"s1","content":"plain","meta":{"Zorbix phone":"on"}}]}`)
+	for _, dry := range []bool{true, false} {
+		code, out := s.do(t, "POST", "/v1/redact", []byte(fmt.Sprintf(`{"texts":["Zorbix"],"dry_run":%v}`, dry)))
+		warnings := fmt.Sprint(out["warnings"])
+		if ids, _ := out["turns"].([]any); code != 200 || len(ids) != 1 || out["spans"] != float64(1) {
+			t.Fatalf("redact (dry run %v): %d %v", dry, code, out)
+		}
+		for _, want := range []string{"id, session, meta keys of 3 turns", `"w-Zorbix"`, `"w2"`, `"w3"`, "forget"} {
+			if !strings.Contains(warnings, want) {
+				t.Errorf("redact (dry run %v): warnings %s, want %q", dry, warnings, want)
+			}
+		}
+	}
+	texts := make([]string, 1001)
+	for i := range texts {
+		texts[i] = fmt.Sprintf("secret-%05d", i)
+	}
+	body, _ := json.Marshal(map[string]any{"texts": texts})
+	if code, out := s.do(t, "POST", "/v1/redact", body); code != 413 || out["error"].(map[string]any)["field"] != "texts" {
+		t.Errorf("1001 spans: %d %v, want 413 naming texts", code, out)
+	}
 }

@@ -81,25 +81,36 @@ type redactor struct {
 	*forgetter
 	spans   []string
 	marker  string
+	match   *engram.Spans     // the spans, found in one pass
+	folded  *engram.Spans     // the spans lower-cased
 	redJSON *strings.Replacer // red for JSON text, where a span appears escaped
 	out     *RedactResult
 	first   map[string]int64 // by vector model, the first turn that lost its vector of it
 }
 
-// red replaces the spans in s.
+// red replaces the spans in s, in one pass, as engram.Turn.RedactSpans
+// does.
 func (r *redactor) red(s string) string {
-	for _, sp := range r.spans {
-		s = strings.ReplaceAll(s, sp, r.marker)
-	}
+	s, _ = r.match.Replace(s, r.marker)
 	return s
 }
 
 // holds reports whether s holds a span.
-func (r *redactor) holds(s string) bool { return r.red(s) != s }
+func (r *redactor) holds(s string) bool { return r.match.Contains(s) }
 
 func (r *redactor) run(turns []engram.Turn) error {
+	r.match = engram.NewSpans(r.spans)
+	lower := make([]string, len(r.spans))
+	for i, sp := range r.spans {
+		lower[i] = strings.ToLower(sp)
+	}
+	r.folded = engram.NewSpans(lower)
+	// A Replacer prefers the pair given first where two match at one
+	// place: longest first, as Spans does.
+	bylen := slices.Clone(r.spans)
+	slices.SortStableFunc(bylen, func(a, b string) int { return len(b) - len(a) })
 	var pairs []string
-	for _, sp := range r.spans {
+	for _, sp := range bylen {
 		pairs = append(pairs, jsonText(sp, true), jsonText(r.marker, true))
 	}
 	r.redJSON = strings.NewReplacer(pairs...)
@@ -188,14 +199,7 @@ func (r *redactor) rewind() error {
 
 // holdsFolded reports whether s, a lower-cased key, holds a span in any
 // case.
-func (r *redactor) holdsFolded(s string) bool {
-	for _, sp := range r.spans {
-		if strings.Contains(s, strings.ToLower(sp)) {
-			return true
-		}
-	}
-	return false
-}
+func (r *redactor) holdsFolded(s string) bool { return r.folded.Contains(s) }
 
 // jsonText is s as it appears inside a JSON string, with <, > and &
 // escaped when html is set (as json.Marshal writes them).
@@ -571,14 +575,7 @@ func (r *redactor) redactDraft(raw string) string {
 	if err := json.Unmarshal([]byte(raw), &d); err != nil {
 		return r.redJSON.Replace(raw)
 	}
-	held := func(s string) bool {
-		for _, sp := range r.spans {
-			if strings.Contains(strings.ToLower(s), strings.ToLower(sp)) {
-				return true
-			}
-		}
-		return false
-	}
+	held := func(s string) bool { return r.folded.Contains(strings.ToLower(s)) }
 	gone := map[string]bool{}
 	keep := func(field string, drop func(key, display string) bool) {
 		var terms []json.RawMessage
@@ -647,26 +644,35 @@ func (r *redactor) redactFacets(turnID string) error {
 // namespace when "") and session (every session when "") whose content,
 // speaker or meta holds one of texts, in seq order. In meta a text is
 // looked for as JSON writes it (escaped, with or without <, > and & as
-// \u escapes); one a client escaped otherwise is not found.
-func (db *DB) TurnIDsHolding(ctx context.Context, namespace, session string, texts []string) ([]string, error) {
+// \u escapes); one a client escaped otherwise is not found. With
+// everywhere, a text in a turn's id, namespace or session finds it too
+// (the places a redaction does not reach). The turns are read once, each
+// looked through for every text in one pass (engram.Spans).
+func (db *DB) TurnIDsHolding(ctx context.Context, namespace, session string, texts []string, everywhere bool) ([]string, error) {
+	plain := engram.NewSpans(texts)
+	escaped := make([]string, 0, 2*len(texts))
+	for _, text := range texts {
+		escaped = append(escaped, jsonText(text, true), jsonText(text, false))
+	}
+	inMeta := engram.NewSpans(escaped)
 	var ids []string
-	seen := map[string]bool{}
 	err := db.View(ctx, func(tx *sql.Tx) error {
-		for _, text := range texts {
-			found, err := queryStrings(ctx, tx, `SELECT id FROM turns WHERE (?1 = '' OR namespace = ?1) AND (?2 = '' OR session = ?2)
-				AND (instr(content, ?3) > 0 OR instr(speaker, ?3) > 0 OR instr(meta, ?4) > 0 OR instr(meta, ?5) > 0) ORDER BY seq`,
-				namespace, session, text, jsonText(text, true), jsonText(text, false))
-			if err != nil {
+		rows, err := tx.QueryContext(ctx, `SELECT id, namespace, session, content, speaker, coalesce(meta, '') FROM turns
+			WHERE (?1 = '' OR namespace = ?1) AND (?2 = '' OR session = ?2) ORDER BY seq`, namespace, session)
+		if err != nil {
+			return err
+		}
+		var id, ns, sess, content, speaker, meta string
+		return eachRow(rows, func() error {
+			if err := rows.Scan(&id, &ns, &sess, &content, &speaker, &meta); err != nil {
 				return err
 			}
-			for _, id := range found {
-				if !seen[id] {
-					seen[id] = true
-					ids = append(ids, id)
-				}
+			if plain.Contains(content) || plain.Contains(speaker) || inMeta.Contains(meta) ||
+				everywhere && (plain.Contains(id) || plain.Contains(ns) || plain.Contains(sess)) {
+				ids = append(ids, id)
 			}
-		}
-		return nil
+			return nil
+		})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("palace: turn ids: %w", err)

@@ -192,11 +192,23 @@ func TestTurnIDsHolding(t *testing.T) {
 		turn(6, "none", "default", "Bo", "nothing here", `{"<k&y>":1}`),
 	)
 	// A meta key holding it is found too (RedactSpans then leaves it).
-	ids, err := db.TurnIDsHolding(ctx, "default", "", []string{"<k&y>"})
+	ids, err := db.TurnIDsHolding(ctx, "default", "", []string{"<k&y>"}, false)
 	if want := []string{"content", "speaker", "meta-raw", "meta-escaped", "none"}; err != nil || !slices.Equal(ids, want) {
 		t.Errorf("got %v (%v), want %v", ids, err, want)
 	}
-	if ids, err := db.TurnIDsHolding(ctx, "", "", []string{"<k&y>"}); err != nil || len(ids) != 6 {
+	if ids, err := db.TurnIDsHolding(ctx, "", "", []string{"<k&y>"}, false); err != nil || len(ids) != 6 {
 		t.Errorf("every namespace: %v (%v)", ids, err)
+	}
+	// Everywhere: a span in an id, a namespace or a session finds the
+	// turn too, and many spans are looked for at once.
+	mustPut(t, db, engram.Turn{ID: "id-zorb", Seq: 7, Namespace: "default", Session: "s", Role: engram.RoleUser, Content: "x", TS: day(0), ReceivedAt: day(0)},
+		engram.Turn{ID: "t8", Seq: 8, Namespace: "ns-zorb", Session: "s", Role: engram.RoleUser, Content: "x", TS: day(0), ReceivedAt: day(0)},
+		engram.Turn{ID: "t9", Seq: 9, Namespace: "default", Session: "s-zorb", Role: engram.RoleUser, Content: "x", TS: day(0), ReceivedAt: day(0)})
+	if ids, err := db.TurnIDsHolding(ctx, "", "", []string{"zorb", "<k&y>"}, false); err != nil || len(ids) != 6 {
+		t.Errorf("not everywhere: %v (%v)", ids, err)
+	}
+	ids, err = db.TurnIDsHolding(ctx, "", "", []string{"zorb", "<k&y>"}, true)
+	if want := []string{"content", "speaker", "meta-raw", "meta-escaped", "other-ns", "none", "id-zorb", "t8", "t9"}; err != nil || !slices.Equal(ids, want) {
+		t.Errorf("everywhere: %v (%v), want %v", ids, err, want)
 	}
 }

@@ -121,7 +121,7 @@ func (w *MemoryWorker) Run(ctx context.Context) error {
 		first, last := batch[0].Seq, batch[len(batch)-1].Seq
 		var mems []engram.Memory
 		var err error
-		if live := engram.LiveTurns(batch); len(live) > 0 { // tombstones say nothing
+		if live := engram.IndexableTurns(batch); len(live) > 0 { // tombstones say nothing; an unstorable time is skipped
 			mems, err = w.Extractor.Extract(ctx, live)
 		}
 		var unusable error
@@ -202,7 +202,7 @@ func (w *SceneWorker) scenes(ctx context.Context, batch []engram.Turn) error {
 	var keys []engram.SessionKey
 	seen := map[engram.SessionKey]bool{}
 	last := batch[len(batch)-1].Seq
-	batch = engram.LiveTurns(batch)
+	batch = engram.IndexableTurns(batch) // tombstones, and times a scene cannot hold
 	for _, t := range batch {
 		k := engram.SessionKey{Namespace: t.Namespace, Session: t.Session}
 		if !seen[k] {

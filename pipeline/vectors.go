@@ -164,7 +164,7 @@ func (vx *VectorIndexer) catchUp(ctx context.Context, progress func(seq int64)) 
 			return err
 		}
 		var items []engram.VectorItem
-		if live := engram.LiveTurns(batch); len(live) > 0 { // tombstones get no vector
+		if live := engram.IndexableTurns(batch); len(live) > 0 { // tombstones get no vector, nor a time the index cannot hold
 			done, err := vx.Yield.Step(ctx)
 			if err != nil {
 				return err
@@ -200,7 +200,12 @@ func (vx *VectorIndexer) catchUp(ctx context.Context, progress func(seq int64)) 
 // EmbedTurns embeds turns (their EmbedText) with emb in one call and
 // returns their vector items, of kind turn: the embedding of a batch of
 // the VectorIndexer, and of a reindex's turns that lost their vector.
+// Tombstones and turns with a time the index cannot hold are left out
+// (engram.IndexableTurns).
 func EmbedTurns(ctx context.Context, emb engram.Embedder, turns []engram.Turn) ([]engram.VectorItem, error) {
+	if turns = engram.IndexableTurns(turns); len(turns) == 0 {
+		return nil, nil
+	}
 	texts := make([]string, len(turns))
 	for i, t := range turns {
 		texts[i] = t.EmbedText()

@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/archive"
+	"github.com/engram-dev/engram/internal/filetest"
 )
 
 // healthBody is the part of GET /v1/health these tests read.
@@ -168,4 +170,91 @@ func TestResentDamagedLine(t *testing.T) {
 	if h := getHealth(t, s); h.Status != "ok" || h.SkippedTurns != 1 {
 		t.Errorf("health after the repair: %+v", h)
 	}
+}
+
+// TestForgetAndRedactDamagedLines: turns whose archive lines were damaged
+// after they were indexed (one byte edited: the checksum no longer
+// matches) are still found by recall; forget by id (DELETE and POST
+// /v1/forget), by session, and a redaction (whose dry run says what the
+// run does) reach them from the palace's copies, as engram repair does,
+// rewriting each damaged line as a tombstone or a redacted line: the
+// secrets are in no file of the home afterwards, and the archive verifies
+// clean.
+func TestForgetAndRedactDamagedLines(t *testing.T) {
+	home := filepath.Join(t.TempDir(), "home")
+	in := `{"id":"a1","session":"s1","content":"alpha the first turn stays"}
+{"id":"a2","session":"s1","content":"the secret is Quxwobble-77"}
+{"id":"a3","session":"s2","content":"the secret is Zephyrquill-88"}
+{"id":"a4","session":"s3","content":"the secret is Vexmurdle-99"}
+{"id":"a5","session":"s3","content":"a plain turn of s3"}
+{"id":"a6","session":"s4","content":"the secret is Grimblethorp-11, keep the rest"}
+{"id":"a7","session":"s4","content":"the last turn stays"}
+`
+	if r := runCLI(t, home, in, "ingest", "-"); r.code != 0 {
+		t.Fatalf("ingest: %+v", r)
+	}
+	day := dayFiles(t, home)[0]
+	b, err := os.ReadFile(day)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, secret := range []string{"Quxwobble", "Zephyrquill", "Vexmurdle", "Grimblethorp"} {
+		i := strings.Index(string(b), "secret is "+secret)
+		b[i] = 'S' // the checksum no longer matches
+	}
+	if err := os.WriteFile(day, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	s := startServer(t, home)
+	if a := recallHTTP(t, s, "keyword", "Quxwobble"); !a.has("a2") {
+		t.Fatalf("recall does not find the turn of the damaged line: %+v", a)
+	}
+	ctx := context.Background()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodDelete, "http://"+s.addr+"/v1/turns/a2", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var del engram.ForgetReport
+	err = json.NewDecoder(resp.Body).Decode(&del)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusOK || !slices.Equal(del.Turns, []string{"a2"}) {
+		t.Fatalf("DELETE /v1/turns/a2: %d %+v %v", resp.StatusCode, del, err)
+	}
+	var rep engram.ForgetReport
+	if code, err := s.post(ctx, "/v1/forget", map[string]any{"ids": []string{"a3"}, "dry_run": true}, &rep); err != nil || code != 200 || !slices.Equal(rep.Turns, []string{"a3"}) {
+		t.Fatalf("forget a3 --dry-run: %d %+v %v", code, rep, err)
+	}
+	if code, err := s.post(ctx, "/v1/forget", map[string]any{"ids": []string{"a3"}}, &rep); err != nil || code != 200 || !slices.Equal(rep.Turns, []string{"a3"}) {
+		t.Fatalf("forget a3: %d %+v %v", code, rep, err)
+	}
+	if code, err := s.post(ctx, "/v1/forget", map[string]any{"session": "s3"}, &rep); err != nil || code != 200 || len(rep.Turns) != 2 || len(rep.Unknown) != 0 {
+		t.Fatalf("forget session s3: %d %+v %v", code, rep, err)
+	}
+	var dry, red engram.RedactReport
+	if code, err := s.post(ctx, "/v1/redact", map[string]any{"texts": []string{"Grimblethorp-11"}, "dry_run": true}, &dry); err != nil || code != 200 {
+		t.Fatalf("redact --dry-run: %d %v", code, err)
+	}
+	if code, err := s.post(ctx, "/v1/redact", map[string]any{"texts": []string{"Grimblethorp-11"}}, &red); err != nil || code != 200 {
+		t.Fatalf("redact: %d %v", code, err)
+	}
+	if !slices.Equal(dry.Turns, []string{"a6"}) || dry.Spans != 1 || !slices.Equal(red.Turns, dry.Turns) || red.Spans != dry.Spans {
+		t.Fatalf("redact of the damaged line's turn: dry run %+v, run %+v; want a6 with 1 span in both", dry, red)
+	}
+	if a := recallHTTP(t, s, "keyword", "keep the rest"); !a.has("a6") {
+		t.Fatalf("the redacted turn is lost: %+v", a)
+	}
+	for _, q := range []string{"Quxwobble", "Zephyrquill", "Vexmurdle", "Grimblethorp"} {
+		if a := recallHTTP(t, s, "keyword", q); len(a.Results) > 0 {
+			t.Errorf("recall still finds %s: %+v", q, a)
+		}
+	}
+	s.stop(t)
+	filetest.MustHoldNowhere(t, home, "Quxwobble", "Zephyrquill", "Vexmurdle", "Grimblethorp")
+	if r := runCLI(t, home, "", "jobs", "run", "archive-verify"); r.code != 0 {
+		t.Fatalf("archive-verify after the forgets and the redaction: %+v", r)
+	}
+	rep2, _ := runDoctor(t, home, 0)
+	rep2.mustFind(t, "archive", "ok", "3 turns")
 }

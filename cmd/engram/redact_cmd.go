@@ -19,7 +19,13 @@ indexes, its session and scene units, the memories, scenes and persona
 facets citing it, the graph's entities named by a span, the corrections)
 and the vectors (the turn embedded again with every model that had one; a
 model that cannot embed now is named in a warning). Earlier backups still
-hold the text. Asks before redacting unless --yes.`)
+hold the text. Asks before redacting unless --yes.
+
+What it does not reach: a turn's id, namespace and session, and the keys of
+its meta, stay as they are (they are what the turn is named and filed by).
+A span found there is named in a warning; forget those turns (engram
+forget --turn ID) to remove it. At most 1000 spans at once; spans are
+matched as given (case matters), the longer first where two overlap.`)
 	var turns, spans multiFlag
 	fs.Var(&turns, "turn", "the id of a turn to redact (repeat for more)")
 	fs.Var(&spans, "span", "the text to replace (repeat for more; at least 3 bytes)")

@@ -159,3 +159,22 @@ func TestRedactOtherModels(t *testing.T) {
 	})
 	filetest.MustHoldNowhere(t, home, "plumbusgrax", "zibbleflorp")
 }
+
+// TestRedactSaysWhatItDoesNotReach: the help of engram redact says what a
+// redaction leaves (ids, namespaces, sessions, meta keys) and points to
+// forget; a redaction of a span a session name holds warns so.
+func TestRedactSaysWhatItDoesNotReach(t *testing.T) {
+	help := runCLI(t, t.TempDir(), "", "redact", "--help")
+	for _, want := range []string{"id, namespace and session", "keys of\nits meta", "engram\nforget --turn ID", "At most 1000 spans"} {
+		if !strings.Contains(help.stdout+help.stderr, want) {
+			t.Errorf("engram redact --help lacks %q:\n%s%s", want, help.stdout, help.stderr)
+		}
+	}
+	home := ingestHome(t, `{"id":"t1","session":"plumbusgrax-chat","content":"the password is plumbusgrax"}
+`, false)
+	r := runCLI(t, home, "", "redact", "--span", "plumbusgrax", "--yes")
+	if r.code != 0 || !strings.Contains(r.stdout, "redacted 1 span(s) in 1 turn(s)") ||
+		!strings.Contains(r.stderr, `warning: a span is also in the session of 1 turn ("t1")`) || !strings.Contains(r.stderr, "engram forget --turn ID") {
+		t.Fatalf("redact of a span a session holds: %+v", r)
+	}
+}
