@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/engram-dev/engram"
-	"github.com/engram-dev/engram/engine"
 )
 
 // ContentionOptions configure `engram bench contention`.
@@ -101,16 +100,9 @@ func RunContention(ctx context.Context, env Env, opts ContentionOptions) (*Conte
 	if err != nil {
 		return nil, err
 	}
-	b, err := startEngram(ctx, opts.Keep, env, func(cfg *engine.Config) {
-		// No layer job during the measurement: what is measured is recall
-		// beside the writes alone.
-		if cfg.Jobs == nil {
-			cfg.Jobs = map[string]string{}
-		}
-		for _, j := range layerJobNames {
-			cfg.Jobs[j] = "720h"
-		}
-	})
+	// No layer job during the measurement: what is measured is recall
+	// beside the writes alone.
+	b, err := startQuietEngram(ctx, opts.Keep, env)
 	if err != nil {
 		return nil, err
 	}

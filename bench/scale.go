@@ -156,6 +156,20 @@ func (o ScaleOptions) Check() error {
 	return nil
 }
 
+// startQuietEngram starts a private engram whose scheduled layer jobs do
+// not run by themselves (each is due in 30 days): a benchmark runs them
+// when it means to.
+func startQuietEngram(ctx context.Context, keep string, env Env) (*benchEngram, error) {
+	return startEngram(ctx, keep, env, func(cfg *engine.Config) {
+		if cfg.Jobs == nil {
+			cfg.Jobs = map[string]string{}
+		}
+		for _, j := range layerJobNames {
+			cfg.Jobs[j] = "720h"
+		}
+	})
+}
+
 // RunScale runs `engram bench scale`. Options that Check refuses are a
 // *UsageError.
 func RunScale(ctx context.Context, env Env, opts ScaleOptions) (*ScaleReport, error) {
@@ -166,16 +180,9 @@ func RunScale(ctx context.Context, env Env, opts ScaleOptions) (*ScaleReport, er
 	if err != nil {
 		return nil, err
 	}
-	b, err := startEngram(ctx, opts.Keep, env, func(cfg *engine.Config) {
-		// The layer jobs run when the benchmark says so (they run once, on an
-		// empty home, at start): the idle figures are idle.
-		if cfg.Jobs == nil {
-			cfg.Jobs = map[string]string{}
-		}
-		for _, j := range layerJobNames {
-			cfg.Jobs[j] = "720h"
-		}
-	})
+	// The layer jobs run when the benchmark says so (they run once, on an
+	// empty home, at start): the idle figures are idle.
+	b, err := startQuietEngram(ctx, opts.Keep, env)
 	if err != nil {
 		return nil, err
 	}
