@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/engram-dev/engram"
@@ -30,6 +31,27 @@ type Env struct {
 	Stderr io.Writer
 	// Version is the engram version the report's server reports.
 	Version string
+}
+
+// lockedWriter serialises writes to a benchmark's Stderr: its progress
+// lines and its engram's log come from several goroutines.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// locked returns env with its Stderr safe for concurrent writes.
+func (e Env) locked() Env {
+	if _, ok := e.Stderr.(*lockedWriter); !ok && e.Stderr != nil {
+		e.Stderr = &lockedWriter{w: e.Stderr}
+	}
+	return e
 }
 
 // UsageError is a benchmark setting the private server refuses (a recall

@@ -93,6 +93,7 @@ func (o ContentionOptions) Check() error {
 // write going on, then while Writers clients post batches of Batch new
 // turns without pause. Options that Check refuses are a *UsageError.
 func RunContention(ctx context.Context, env Env, opts ContentionOptions) (*ContentionReport, error) {
+	env = env.locked()
 	if err := opts.Check(); err != nil {
 		return nil, err
 	}

@@ -115,6 +115,7 @@ type layersTurn struct {
 // scores them against the conversations' events. Progress goes to
 // env.Stderr.
 func RunLayers(ctx context.Context, o LayersOptions, env Env) (*LayersReport, error) {
+	env = env.locked()
 	dir, convs, err := openLocomo(o.Data, o.Captions)
 	if err != nil {
 		return nil, err

@@ -107,6 +107,7 @@ type (
 // scores the answers. Progress goes to env.Stderr. A k below 1, or a mode
 // or k the server refuses, is a *UsageError.
 func RunLocomo(ctx context.Context, o LocomoOptions, env Env) (*LocomoReport, error) {
+	env = env.locked()
 	if o.K < 1 {
 		return nil, &UsageError{Msg: fmt.Sprintf("--k must be at least 1, got %d", o.K)}
 	}

@@ -173,6 +173,7 @@ func startQuietEngram(ctx context.Context, keep string, env Env) (*benchEngram, 
 // RunScale runs `engram bench scale`. Options that Check refuses are a
 // *UsageError.
 func RunScale(ctx context.Context, env Env, opts ScaleOptions) (*ScaleReport, error) {
+	env = env.locked()
 	if err := opts.Check(); err != nil {
 		return nil, err
 	}
