@@ -142,14 +142,19 @@ func (fi *fileInfo) add(t *engram.Turn) {
 		fi.gone++
 		return
 	}
+	fi.addTS(t.TS)
+}
+
+// addTS widens the file's span of live turns' times to ts.
+func (fi *fileInfo) addTS(ts time.Time) {
 	if !fi.hasTS {
-		fi.minTS, fi.maxTS, fi.hasTS = t.TS, t.TS, true
+		fi.minTS, fi.maxTS, fi.hasTS = ts, ts, true
 	}
-	if t.TS.Before(fi.minTS) {
-		fi.minTS = t.TS
+	if ts.Before(fi.minTS) {
+		fi.minTS = ts
 	}
-	if t.TS.After(fi.maxTS) {
-		fi.maxTS = t.TS
+	if ts.After(fi.maxTS) {
+		fi.maxTS = ts
 	}
 }
 

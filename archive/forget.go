@@ -93,7 +93,12 @@ func (a *Archive) Rewrite(ctx context.Context, ids []string, edit Edit) (Rewrite
 	if err := ctx.Err(); err != nil {
 		return RewriteResult{}, err
 	}
-	r := &request{ctx: ctx, rewrite: &rewriteReq{ids: slices.Clone(ids), edit: edit}, done: make(chan response, 1)}
+	return a.rewrite(ctx, &rewriteReq{ids: slices.Clone(ids), edit: edit})
+}
+
+// rewrite hands rw to the writer and waits for its answer.
+func (a *Archive) rewrite(ctx context.Context, rw *rewriteReq) (RewriteResult, error) {
+	r := &request{ctx: ctx, rewrite: rw, done: make(chan response, 1)}
 	select {
 	case a.reqs <- r:
 	case <-a.ctx.Done():
@@ -174,20 +179,9 @@ func (a *Archive) RewriteDamaged(ctx context.Context, turns []engram.Turn, edit 
 	}
 	res := RewriteResult{}
 	if len(lines) > 0 {
-		r := &request{ctx: ctx, rewrite: &rewriteReq{damaged: lines, edit: edit}, done: make(chan response, 1)}
-		select {
-		case a.reqs <- r:
-		case <-a.ctx.Done():
-			return RewriteResult{}, errClosed()
-		case <-ctx.Done():
-			return RewriteResult{}, ctx.Err()
-		}
-		resp := <-r.done
-		if resp.rewrite != nil {
-			res = *resp.rewrite
-		}
-		if resp.err != nil {
-			return res, resp.err
+		var err error
+		if res, err = a.rewrite(ctx, &rewriteReq{damaged: lines, edit: edit}); err != nil {
+			return res, err
 		}
 	}
 	res.Unknown = append(res.Unknown, unknown...)
@@ -502,15 +496,7 @@ func (a *Archive) restoreDamaged(fi *fileInfo, t engram.Turn) {
 	}
 	a.stats.Turns++
 	a.stats.countRedaction(&t, 1)
-	if !fi.hasTS {
-		fi.minTS, fi.maxTS, fi.hasTS = t.TS, t.TS, true
-	}
-	if t.TS.Before(fi.minTS) {
-		fi.minTS = t.TS
-	}
-	if t.TS.After(fi.maxTS) {
-		fi.maxTS = t.TS
-	}
+	fi.addTS(t.TS)
 }
 
 // crashHook, when set (tests), is called at the named points of a rewrite.

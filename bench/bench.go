@@ -13,13 +13,13 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/engine"
 	"github.com/engram-dev/engram/httpapi"
 	"github.com/engram-dev/engram/internal/atomicfile"
+	"github.com/engram-dev/engram/internal/lockedio"
 )
 
 // Env is what a benchmark takes from the command that runs it.
@@ -33,23 +33,12 @@ type Env struct {
 	Version string
 }
 
-// lockedWriter serialises writes to a benchmark's Stderr: its progress
-// lines and its engram's log come from several goroutines.
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
-}
-
-// locked returns env with its Stderr safe for concurrent writes.
+// locked returns env with its Stderr safe for concurrent writes: a
+// benchmark's progress lines and its engram's log come from several
+// goroutines.
 func (e Env) locked() Env {
-	if _, ok := e.Stderr.(*lockedWriter); !ok && e.Stderr != nil {
-		e.Stderr = &lockedWriter{w: e.Stderr}
+	if _, ok := e.Stderr.(*lockedio.Writer); !ok && e.Stderr != nil {
+		e.Stderr = lockedio.New(e.Stderr)
 	}
 	return e
 }

@@ -69,21 +69,11 @@ type contentionPhase struct {
 // Check refuses counts below 1 (writers: 0 is allowed, a baseline run) and
 // a batch over the server's limit, with a *UsageError naming the flag.
 func (o ContentionOptions) Check() error {
-	for _, f := range []struct {
-		name string
-		v    int
-	}{{"turns", o.Turns}, {"namespaces", o.Namespaces}, {"readers", o.Readers}, {"batch", o.Batch}, {"questions", o.Questions}} {
-		if f.v < 1 {
-			return &UsageError{Msg: fmt.Sprintf("--%s must be at least 1, got %d", f.name, f.v)}
-		}
-	}
 	if o.Writers < 0 {
 		return &UsageError{Msg: fmt.Sprintf("--writers must be at least 0, got %d", o.Writers)}
 	}
-	if o.Batch > engram.DefaultMaxBatch {
-		return &UsageError{Msg: fmt.Sprintf("--batch must be at most %d, got %d", engram.DefaultMaxBatch, o.Batch)}
-	}
-	return nil
+	return checkCounts(o.Batch, flagCount{"turns", o.Turns}, flagCount{"namespaces", o.Namespaces},
+		flagCount{"readers", o.Readers}, flagCount{"batch", o.Batch}, flagCount{"questions", o.Questions})
 }
 
 // RunContention runs `engram bench contention`: it ingests Turns turns,

@@ -142,16 +142,26 @@ type scaleRecall struct {
 // Check refuses counts below 1 and a batch over the server's limit, with a
 // *UsageError naming the flag.
 func (o ScaleOptions) Check() error {
-	for _, f := range []struct {
-		name string
-		v    int
-	}{{"turns", o.Turns}, {"namespaces", o.Namespaces}, {"batch", o.Batch}, {"posts", o.Posts}, {"questions", o.Questions}} {
+	return checkCounts(o.Batch, flagCount{"turns", o.Turns}, flagCount{"namespaces", o.Namespaces},
+		flagCount{"batch", o.Batch}, flagCount{"posts", o.Posts}, flagCount{"questions", o.Questions})
+}
+
+// flagCount is a count a flag sets, by the flag's name.
+type flagCount struct {
+	name string
+	v    int
+}
+
+// checkCounts refuses the first count below 1, then a batch over the
+// server's limit, with a *UsageError naming the flag.
+func checkCounts(batch int, counts ...flagCount) error {
+	for _, f := range counts {
 		if f.v < 1 {
 			return &UsageError{Msg: fmt.Sprintf("--%s must be at least 1, got %d", f.name, f.v)}
 		}
 	}
-	if o.Batch > engram.DefaultMaxBatch {
-		return &UsageError{Msg: fmt.Sprintf("--batch must be at most %d, got %d", engram.DefaultMaxBatch, o.Batch)}
+	if batch > engram.DefaultMaxBatch {
+		return &UsageError{Msg: fmt.Sprintf("--batch must be at most %d, got %d", engram.DefaultMaxBatch, batch)}
 	}
 	return nil
 }

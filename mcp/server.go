@@ -14,6 +14,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/internal/lockedio"
 )
 
 // Name is the implementation name the server reports to clients.
@@ -138,7 +139,7 @@ func (s *Server) ServeIO(ctx context.Context, in io.Reader, out io.Writer) error
 	if !ok {
 		rc = io.NopCloser(in)
 	}
-	w := &lockedWriter{w: out}
+	w := &lockedWriter{lockedio.New(out)}
 	return s.Serve(ctx, &sdk.IOTransport{Reader: newLineFilter(rc, w, 0), Writer: w})
 }
 

@@ -7,10 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/engram-dev/engram/internal/lockedio"
 )
 
 // JSON-RPC error codes of the lines the stdio transport refuses.
@@ -40,19 +41,10 @@ type lineFilter struct {
 
 // lockedWriter serializes the writes of the SDK's transport (one Write per
 // message) and of the filter's error answers.
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
-}
+type lockedWriter struct{ *lockedio.Writer }
 
 // Close leaves the writer open: ServeIO never closes its out.
-func (l *lockedWriter) Close() error { return nil }
+func (lockedWriter) Close() error { return nil }
 
 func newLineFilter(in io.ReadCloser, out *lockedWriter, limit int) *lineFilter {
 	if limit <= 0 {

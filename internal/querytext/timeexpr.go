@@ -171,7 +171,7 @@ func (p *timeParser) parseAt(i int, prep, since bool) (timeHit, bool) {
 		try(p.enMonthDate(i, prep))
 		try(p.enYear(i, prep))
 		try(p.iso(i))
-		try(p.dayFirst(i))
+		try(p.yearLast(i))
 		if since {
 			try(p.enSince(i))
 		}
@@ -751,15 +751,21 @@ func (p *timeParser) enYear(i int, prep bool) (timeHit, bool) {
 	return timeHit{j, time.Date(y, 1, 1, 0, 0, 0, 0, p.c.loc), time.Date(y+1, 1, 1, 0, 0, 0, 0, p.c.loc)}, true
 }
 
+// numericStart is where a numeric date starting at i begins, after an
+// optional "on", "in", "from", "of" or "during".
+func (p *timeParser) numericStart(i int) int {
+	j, _, ok := p.t.oneOf(i, "on", "in", "from", "of", "during")
+	if !ok {
+		j = i
+	}
+	return p.t.skip(j)
+}
+
 // iso reads "[on|in|from|of|during] 2026-04-30" (or with slashes or dots),
 // and "2026-04" for a month.
 func (p *timeParser) iso(i int) (timeHit, bool) {
 	t := p.t
-	j, _, ok := t.oneOf(i, "on", "in", "from", "of", "during")
-	if !ok {
-		j = i
-	}
-	y, j, ok := t.digits(t.skip(j), 4, 4)
+	y, j, ok := t.digits(p.numericStart(i), 4, 4)
 	if !ok || !t.isoSeparatorAt(j) {
 		return timeHit{}, false
 	}
@@ -793,18 +799,14 @@ func (p *timeParser) iso(i int) (timeHit, bool) {
 	return timeHit{j, from, to}, ok
 }
 
-// dayFirst reads the numeric dates that end with the year:
+// yearLast reads the numeric dates that end with the year:
 // "[on|in|from|of|during] 24.01.2024" (or 24-01-2024, day first, as those
 // separators are written where the day comes first) and "1/24/2024" (month
 // first, as slashes are written in the United States, unless the first
 // number cannot be a month: "24/1/2024" is the 24th).
-func (p *timeParser) dayFirst(i int) (timeHit, bool) {
+func (p *timeParser) yearLast(i int) (timeHit, bool) {
 	t := p.t
-	j, _, ok := t.oneOf(i, "on", "in", "from", "of", "during")
-	if !ok {
-		j = i
-	}
-	a, j, ok := t.digits(t.skip(j), 1, 2)
+	a, j, ok := t.digits(p.numericStart(i), 1, 2)
 	if !ok || !t.isoSeparatorAt(j) {
 		return timeHit{}, false
 	}
