@@ -68,10 +68,15 @@ func burstOf(t engram.Turn, before, after []engram.Turn, n int, taken map[string
 }
 
 // burstHit is a result to be: the candidate found and the turns of its
-// burst (the candidate's turn alone when it stands in none).
+// burst (the candidate's turn alone when it stands in none). Where the
+// burst was looked up, around holds the turns read on each side of it, in
+// time order, and ends says, for each side, that they reach the session's
+// end: deep recall takes a hit's context from them.
 type burstHit struct {
-	c     *candidate
-	turns []engram.Turn
+	c      *candidate
+	turns  []engram.Turn
+	around [2][]engram.Turn
+	ends   [2]bool
 }
 
 // bursts keeps the first k candidates in rank order, each with its burst (n
@@ -117,11 +122,10 @@ func (s *Service) bursts(ctx context.Context, cands []*candidate, k, n int, spre
 		used[best] = true
 		h := burstHit{c: c, turns: []engram.Turn{c.turn}}
 		if n > 0 {
-			turns, err := s.burstAround(ctx, c.turn, n, taken)
-			if err != nil {
+			var err error
+			if h, err = s.burstAround(ctx, c, n, taken); err != nil {
 				return nil, err
 			}
-			h.turns = turns
 		}
 		for _, t := range h.turns {
 			taken[t.ID] = true
@@ -137,25 +141,40 @@ func (s *Service) bursts(ctx context.Context, cands []*candidate, k, n int, spre
 // bursts are short, and only one that reaches as far is read again, n far.
 const burstLook = 2
 
-// burstAround returns t's burst, n turns on each side at most, reading the
-// turns around it in one or two lookups.
-func (s *Service) burstAround(ctx context.Context, t engram.Turn, n int, taken map[string]bool) ([]engram.Turn, error) {
+// burstAround returns c's hit with its burst, n turns on each side at
+// most, reading the turns around c's turn in one or two lookups.
+func (s *Service) burstAround(ctx context.Context, c *candidate, n int, taken map[string]bool) (burstHit, error) {
+	t := c.turn
 	look := min(n, burstLook)
 	for {
 		before, after, err := s.index.TurnsAround(ctx, t, look)
 		if err != nil {
-			return nil, fmt.Errorf("turns around %s: %w", t.ID, err)
+			return burstHit{}, fmt.Errorf("turns around %s: %w", t.ID, err)
 		}
 		burst := burstOf(t, before, after, look, taken)
 		i := slices.IndexFunc(burst, func(b engram.Turn) bool { return b.ID == t.ID })
+		head, tail := i, len(burst)-1-i
 		// The burst may go on past what was read when it reaches a side
 		// that was read in full.
-		more := i == look && len(before) == look || len(burst)-1-i == look && len(after) == look
+		more := head == look && len(before) == look || tail == look && len(after) == look
 		if look == n || !more {
-			return burst, nil
+			return burstHit{c: c, turns: burst,
+				around: [2][]engram.Turn{before[:len(before)-head], after[tail:]},
+				ends:   [2]bool{len(before) < look, len(after) < look}}, nil
 		}
 		look = n
 	}
+}
+
+// context returns the n turns before the burst and the n after it, from
+// the turns read around it where they reach far enough; ok is false when
+// they do not.
+func (h burstHit) context(n int) (before, after []engram.Turn, ok bool) {
+	b, a := h.around[0], h.around[1]
+	if len(b) < n && !h.ends[0] || len(a) < n && !h.ends[1] {
+		return nil, nil, false
+	}
+	return b[max(0, len(b)-n):], a[:min(n, len(a))], true
 }
 
 // result is the hit as a turn result scored score: the found turn's, with

@@ -200,9 +200,6 @@ func (s *Service) deep(ctx context.Context, v *Vectors, ns, text string, k int, 
 		// 29 Dec" is often told the day after ("yesterday I made pasta").
 		// The period's candidates join everything before as_of, and each
 		// candidate gains by how near its time lies to the period.
-		for _, c := range cands {
-			c.inRange = true
-		}
 		more, mus, err := s.candidates(ctx, v, ns, text, cfg, time.Time{}, asOf.Add(time.Nanosecond), warn)
 		if err != nil {
 			return nil, err
@@ -707,13 +704,18 @@ func (s *Service) neighbours(ctx context.Context, cands []*candidate, cfg DeepCo
 }
 
 // attachContext gives every hit the n turns before its burst and the n
-// after it (the burst's own turns are in the result), reusing the turns the
-// neighbour signal looked up where they reach far enough.
+// after it (the burst's own turns are in the result): from the turns its
+// burst's lookup read, else those the neighbour signal looked up around a
+// single turn, else a lookup of its own.
 func (s *Service) attachContext(ctx context.Context, hits []burstHit, n int) error {
 	for _, h := range hits {
 		c := h.c
 		if n <= 0 {
 			c.before, c.after = nil, nil
+			continue
+		}
+		if before, after, ok := h.context(n); ok {
+			c.before, c.after = before, after
 			continue
 		}
 		first, last := h.turns[0], h.turns[len(h.turns)-1]

@@ -159,3 +159,23 @@ func TestDiverse(t *testing.T) {
 		t.Fatalf("k not respected: %d", len(got))
 	}
 }
+
+// A hit's context comes from the turns its burst's lookup read when they
+// reach n turns past the burst on each side, or the session's end.
+func TestBurstHitContext(t *testing.T) {
+	turn := func(id string) engram.Turn { return engram.Turn{ID: id} }
+	h := burstHit{around: [2][]engram.Turn{{turn("a"), turn("b")}, {turn("c")}}, ends: [2]bool{false, true}}
+	before, after, ok := h.context(1)
+	if !ok || len(before) != 1 || before[0].ID != "b" || len(after) != 1 || after[0].ID != "c" {
+		t.Fatalf("context(1) = %v %v %v", before, after, ok)
+	}
+	if before, after, ok = h.context(2); !ok || len(before) != 2 || len(after) != 1 {
+		t.Fatalf("context(2), the session ending after c: %v %v %v", before, after, ok)
+	}
+	if _, _, ok = h.context(3); ok {
+		t.Fatal("context(3) reaches past what was read before the burst")
+	}
+	if _, _, ok = (burstHit{}).context(1); ok {
+		t.Fatal("a hit whose burst was not looked up has no context")
+	}
+}
