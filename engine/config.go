@@ -133,6 +133,7 @@ type DeepSettings struct {
 	BurstTurns      int     `toml:"burst_turns"`      // turns of a hit's burst on each side that join its result (deep and hybrid); negative: none
 	SessionSpread   float64 `toml:"session_spread"`   // share of a deep candidate's score lost per better result of its session; negative: none
 	TimeWeight      float64 `toml:"time_weight"`      // nearness to the period a time expression of the query names; negative: none
+	SpeakerWeight   float64 `toml:"speaker_weight"`   // a turn whose speaker the query names; negative: none
 	RM3Weight       float64 `toml:"rm3_weight"`       // relevance feedback; off unless positive
 	ExpansionWeight float64 `toml:"expansion_weight"` // word-vector neighbours of rare query words; off unless positive
 }
@@ -141,7 +142,7 @@ func (d DeepSettings) config() recall.DeepConfig {
 	c := recall.DeepConfig{
 		Fusion: d.Fusion, VectorWeight: d.VectorWeight, BM25Weight: d.BM25Weight, SessionWeight: d.SessionWeight,
 		SceneWeight: d.SceneWeight, UnitTurns: d.UnitTurns, RM3Weight: d.RM3Weight, ExpansionWeight: d.ExpansionWeight, NeighbourWeight: d.NeighbourWeight, LayerWeight: d.LayerWeight, KGWeight: d.KGWeight, DecayFloor: d.DecayFloor, Candidates: d.Candidates, Neighbours: d.Neighbours,
-		BurstTurns: d.BurstTurns, SessionSpread: d.SessionSpread, TimeWeight: d.TimeWeight,
+		BurstTurns: d.BurstTurns, SessionSpread: d.SessionSpread, TimeWeight: d.TimeWeight, SpeakerWeight: d.SpeakerWeight,
 	}
 	if d.HalfLifeDays != 0 {
 		c.HalfLife = time.Duration(d.HalfLifeDays * 24 * float64(time.Hour))
@@ -309,6 +310,7 @@ func applyEnv(cfg *Config, getenv func(string) string) error {
 		{"ENGRAM_DEEP_KG_WEIGHT", &cfg.Deep.KGWeight},
 		{"ENGRAM_DEEP_SESSION_SPREAD", &cfg.Deep.SessionSpread},
 		{"ENGRAM_DEEP_TIME_WEIGHT", &cfg.Deep.TimeWeight},
+		{"ENGRAM_DEEP_SPEAKER_WEIGHT", &cfg.Deep.SpeakerWeight},
 		{"ENGRAM_DEEP_HALF_LIFE_DAYS", &cfg.Deep.HalfLifeDays},
 		{"ENGRAM_DEEP_DECAY_FLOOR", &cfg.Deep.DecayFloor},
 	} {

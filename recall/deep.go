@@ -64,6 +64,9 @@ type DeepConfig struct {
 	// TimeWeight weighs how near a candidate lies to the period a time
 	// expression of the query names (1 inside it, 1/(1+days) outside).
 	TimeWeight float64
+	// SpeakerWeight weighs a candidate whose speaker the query names (see
+	// namedSpeakers).
+	SpeakerWeight float64
 }
 
 // Deep defaults. The fusion is a plain sum of the evidence of relevance:
@@ -87,6 +90,7 @@ const (
 	DefaultKGWeight        = 0.5
 	DefaultSessionSpread   = 0.0
 	DefaultTimeWeight      = 0.5
+	DefaultSpeakerWeight   = 1.2
 	DefaultHalfLife        = 180 * 24 * time.Hour
 	DefaultDecayFloor      = 0.8
 	DefaultCandidates      = 100
@@ -122,6 +126,7 @@ func (c DeepConfig) WithDefaults() DeepConfig {
 	def(&c.KGWeight, DefaultKGWeight)
 	def(&c.SessionSpread, DefaultSessionSpread)
 	def(&c.TimeWeight, DefaultTimeWeight)
+	def(&c.SpeakerWeight, DefaultSpeakerWeight)
 	def(&c.RM3Weight, 0)
 	def(&c.ExpansionWeight, 0)
 	if c.HalfLife == 0 {
@@ -176,6 +181,7 @@ type candidate struct {
 	base, final      float64
 	inRange          bool
 	timeN            float64 // how near the turn lies to the query's period
+	speakerN         float64 // 1 when the query names the turn's speaker
 	before, after    []engram.Turn
 	vecRank, bm25Rnk int
 }
@@ -223,6 +229,12 @@ func (s *Service) deep(ctx context.Context, v *Vectors, ns, text string, k int, 
 		return []engram.Result{}, nil
 	}
 	normalise(cands)
+	if cfg.SpeakerWeight > 0 {
+		named := namedSpeakers(text, cands)
+		for _, c := range cands {
+			c.speakerN = btoi(named[speakerOf(c.turn)])
+		}
+	}
 	if s.Units != nil {
 		if err := s.unitSignals(ctx, cands, us, v != nil && v.Unavailable == ""); err != nil {
 			if ctx.Err() != nil {
@@ -278,7 +290,7 @@ func (s *Service) deep(ctx context.Context, v *Vectors, ns, text string, k int, 
 		c := h.c
 		r := h.result(c.final)
 		r.Signals = &engram.Signals{Vector: c.vecN, BM25: c.bm25N, Session: c.sessN, Scene: c.sceneN, Neighbour: c.neighN,
-			Layer: c.layerN, KG: c.kgN, Decay: c.decay, InRange: c.inRange, Final: c.final}
+			Layer: c.layerN, KG: c.kgN, Speaker: c.speakerN, Decay: c.decay, InRange: c.inRange, Final: c.final}
 		for _, t := range append(append([]engram.Turn{}, c.before...), c.after...) {
 			r.Context = append(r.Context, engram.ContextTurn{ID: t.ID, Speaker: t.Speaker, Role: t.Role, Text: t.Content, TS: t.TS})
 		}
@@ -619,7 +631,7 @@ func fuse(cands []*candidate, cfg DeepConfig, withNeighbours bool) {
 		}
 		for _, c := range cands {
 			score := term(cfg.VectorWeight, rv[c]) + term(cfg.BM25Weight, rb[c]) + term(cfg.SessionWeight, rs[c]) +
-				term(cfg.LayerWeight, rl[c]) + term(cfg.KGWeight, rk[c])
+				term(cfg.LayerWeight, rl[c]) + term(cfg.KGWeight, rk[c]) + cfg.SpeakerWeight*c.speakerN/float64(rrfK+1)
 			if withNeighbours {
 				score += term(cfg.NeighbourWeight, rn[c]) + cfg.TimeWeight*c.timeN/float64(rrfK+1)
 				c.final = score * c.decay
@@ -630,7 +642,8 @@ func fuse(cands []*candidate, cfg DeepConfig, withNeighbours bool) {
 	case FusionSum:
 		for _, c := range cands {
 			score := cfg.VectorWeight*c.vecN + cfg.BM25Weight*c.bm25N + cfg.SessionWeight*c.sessN + cfg.SceneWeight*c.sceneN +
-				cfg.LayerWeight*c.layerN + cfg.KGWeight*c.kgN + cfg.RM3Weight*c.rm3N + cfg.ExpansionWeight*c.expN
+				cfg.LayerWeight*c.layerN + cfg.KGWeight*c.kgN + cfg.RM3Weight*c.rm3N + cfg.ExpansionWeight*c.expN +
+				cfg.SpeakerWeight*c.speakerN
 			if withNeighbours {
 				// A share of the best adjacent turn's relevance.
 				score += cfg.NeighbourWeight*c.neighBase + cfg.TimeWeight*c.timeN
@@ -644,7 +657,8 @@ func fuse(cands []*candidate, cfg DeepConfig, withNeighbours bool) {
 			score := math.Pow(epsilon+c.vecN, cfg.VectorWeight) * math.Pow(epsilon+c.bm25N, cfg.BM25Weight) *
 				math.Pow(epsilon+c.sessN, cfg.SessionWeight) * math.Pow(epsilon+c.sceneN, cfg.SceneWeight) *
 				math.Pow(1+c.layerN, cfg.LayerWeight) * math.Pow(1+c.kgN, cfg.KGWeight) *
-				math.Pow(1+c.rm3N, cfg.RM3Weight) * math.Pow(1+c.expN, cfg.ExpansionWeight)
+				math.Pow(1+c.rm3N, cfg.RM3Weight) * math.Pow(1+c.expN, cfg.ExpansionWeight) *
+				math.Pow(1+c.speakerN, cfg.SpeakerWeight)
 			if withNeighbours {
 				score *= math.Pow(1+c.neighN, cfg.NeighbourWeight) * math.Pow(1+c.timeN, cfg.TimeWeight)
 				c.final = score * c.decay

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/engram-dev/engram"
 )
@@ -40,13 +39,8 @@ const (
 	expandSim        = 0.6
 )
 
-// feedbackWords cuts s into lower-case words of letters and digits, at least
-// two characters long.
-func feedbackWords(s string) []string {
-	return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsNumber(r)
-	})
-}
+// feedbackWords cuts s into lower-case words of letters and digits.
+func feedbackWords(s string) []string { return words(strings.ToLower(s)) }
 
 // rm3Query builds the feedback query of relevance feedback (RM3, Lavrenko
 // and Croft 2001, with the candidates as the background): each word of the

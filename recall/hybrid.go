@@ -18,7 +18,7 @@ const hybridCandidates = 50
 // signal normalised over the candidates (BM25 by the best, the cosine
 // min-max) and summed with equal weights, plus, with SessionWeight on, the
 // evidence of each turn's session as a whole (its text by BM25 and its
-// vector). No layers, no lookups of the turns around a hit. Turns dated at
+// vector) and the speaker signal (see namedSpeakers). No layers, no lookups of the turns around a hit. Turns dated at
 // or after before (when set) are left out. A failing vector side (embedder
 // or index) returns a *vectorError, and the caller answers with keyword
 // search.
@@ -114,8 +114,14 @@ func (s *Service) hybrid(ctx context.Context, v *Vectors, ns, text string, k int
 			warn(fmt.Sprintf("the sessions could not be searched (%s): answered on single turns", engram.ErrorMessage(err)))
 		}
 	}
+	// Who said it counts on the default path too: it costs no lookup.
+	var named map[string]bool
+	if cfg.SpeakerWeight > 0 {
+		named = namedSpeakers(text, cands)
+	}
 	for _, c := range cands {
-		c.final = cfg.VectorWeight*c.vecN + cfg.BM25Weight*c.bm25N
+		c.speakerN = btoi(named[speakerOf(c.turn)])
+		c.final = cfg.VectorWeight*c.vecN + cfg.BM25Weight*c.bm25N + cfg.SpeakerWeight*c.speakerN
 		if sessions {
 			c.final += cfg.SessionWeight * c.sessN
 		}

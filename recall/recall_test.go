@@ -470,3 +470,36 @@ func TestDeepDateIsNotAFilter(t *testing.T) {
 		t.Fatalf("results %+v: want t4, of the named day, first", resp.Results)
 	}
 }
+
+// TestRecallFavoursTheNamedSpeaker: a question about a named person is
+// answered by that person's turn before the other speaker's turn on the
+// same topic; the name's case and a spelling variant of it count.
+func TestRecallFavoursTheNamedSpeaker(t *testing.T) {
+	contents := []string{
+		"On weekends I go sailing with my sister",
+		"On weekends I go to the cinema with my brother",
+		"Muhhamed told me the cinema was full",
+	}
+	// Muhhamed's answer comes first: a tie goes to the later turn.
+	f := mustOpenFixtureBy(t, contents, func(i int) string { return []string{"Muhhamed", "Akib", "Akib"}[i] })
+	s := f.service()
+	for _, mode := range []string{engram.ModeDeep, engram.ModeHybrid} {
+		for _, q := range []string{"What does Muhhamed do on weekends?", "what does muhhamed do on weekends", "What does Mohamed do on weekends?"} {
+			resp, err := s.Recall(context.Background(), engram.RecallRequest{Query: q, Mode: mode, K: 3})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(resp.Results) == 0 || resp.Results[0].ID != "t000001" {
+				t.Errorf("%s %q: results %v, want Muhhamed's answer t000001 first", mode, q, resultIDs(resp.Results))
+			}
+		}
+	}
+}
+
+func resultIDs(rs []engram.Result) []string {
+	var out []string
+	for _, r := range rs {
+		out = append(out, r.ID)
+	}
+	return out
+}

@@ -7,7 +7,6 @@ import (
 	"sort"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/engram-dev/engram"
 )
@@ -321,7 +320,7 @@ func (s *Service) personaItems(ctx context.Context, ns, text string) ([]layerIte
 // ("likes" matches "like").
 func contentWords(text string) []string {
 	var out []string
-	for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+	for _, w := range words(strings.ToLower(text)) {
 		if len([]rune(w)) < 3 || entityStop[w] {
 			continue
 		}
