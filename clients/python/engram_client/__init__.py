@@ -54,9 +54,11 @@ from .types import (
     Signals,
     Source,
     Stats,
+    StoredTurn,
     TimeRange,
     Triple,
     Turn,
+    TurnsPage,
     VectorHealth,
 )
 
@@ -106,6 +108,8 @@ __all__ = [
     "Stats",
     "TimeRange",
     "Triple",
+    "StoredTurn",
     "Turn",
+    "TurnsPage",
     "VectorHealth",
 ]

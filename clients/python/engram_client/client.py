@@ -31,6 +31,7 @@ from .types import (
     Scene,
     Stats,
     Turn,
+    TurnsPage,
     decode,
     format_time,
 )
@@ -204,6 +205,23 @@ class Engram:
 
     def _post_turns(self, body: Dict[str, Any], wait: Optional[str]) -> RememberResult:
         return decode(RememberResult, self._call("POST", "/v1/turns", {"wait": wait}, body))
+
+    def turns(
+        self,
+        *,
+        session: Optional[str] = None,
+        namespace: Optional[str] = None,
+        after: Optional[int] = None,
+        before: Optional[int] = None,
+        limit: Optional[int] = None,
+    ) -> TurnsPage:
+        """The stored turns (GET /v1/turns): one ``session`` in the order
+        they arrived, paged with ``after``; without it, the namespace's
+        timeline, newest first, paged with ``before``. ``limit``: 1 to 1000
+        (default 50)."""
+        query = {"namespace": self._ns(namespace), "session": session, "after": after,
+                 "before": before, "limit": limit}
+        return decode(TurnsPage, self._call("GET", "/v1/turns", query, None))
 
     # -- recall ----------------------------------------------------------
 

@@ -24,6 +24,8 @@ __all__ = [
     "Turn",
     "Appended",
     "RememberResult",
+    "StoredTurn",
+    "TurnsPage",
     "Source",
     "Signals",
     "ContextTurn",
@@ -99,6 +101,33 @@ class RememberResult:
     ids: List[str]
     turns: List[Appended]
     warnings: List[str] = field(default_factory=list)
+    extra: Dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class StoredTurn:
+    """A turn as engram stored it (GET /v1/turns)."""
+
+    id: str
+    seq: int
+    namespace: str
+    session: str
+    role: str
+    content: str
+    ts: datetime
+    speaker: Optional[str] = None
+    received_at: Optional[datetime] = None
+    meta: Optional[Dict[str, Any]] = None
+    extra: Dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class TurnsPage:
+    """A page of GET /v1/turns; ``next`` is the cursor of the next page
+    (``before`` for the timeline, ``after`` for a session), 0 on the last."""
+
+    turns: List[StoredTurn]
+    next: int
     extra: Dict[str, Any] = field(default_factory=dict)
 
 

@@ -149,6 +149,26 @@ class ClientTest(unittest.TestCase):
         # Nothing of the refused batch was written.
         self.assertEqual(mem.stats().namespaces[ns]["turns"], 2)
 
+    def test_turns_pages(self) -> None:
+        ns = fresh("pages")
+        mem = self.client(namespace=ns)
+        ids = mem.remember_batch([Turn(session="s", content="turn %d" % i, speaker="Ana",
+                                       ts=datetime(2026, 1, 2, 10, i, tzinfo=timezone.utc)) for i in range(3)]).ids
+        mem.remember("elsewhere", session="other", ts=datetime(2026, 1, 3, tzinfo=timezone.utc))
+        first = mem.turns(session="s", limit=2)
+        self.assertEqual([t.id for t in first.turns], ids[:2])
+        self.assertEqual([t.content for t in first.turns], ["turn 0", "turn 1"])
+        self.assertEqual(first.turns[1].ts, datetime(2026, 1, 2, 10, 1, tzinfo=timezone.utc))
+        self.assertEqual((first.turns[0].namespace, first.turns[0].speaker, first.turns[0].role), (ns, "Ana", "user"))
+        rest = mem.turns(session="s", after=first.next)
+        self.assertEqual([t.id for t in rest.turns], ids[2:])
+        self.assertEqual(rest.next, 0)
+        timeline = mem.turns()
+        self.assertEqual([t.content for t in timeline.turns], ["elsewhere", "turn 2", "turn 1", "turn 0"])
+        with self.assertRaises(InvalidError) as cm:
+            mem.turns(after=1)
+        self.assertEqual(cm.exception.field, "after")
+
     def test_errors_carry_code_and_field(self) -> None:
         mem = self.client()
         cases = [
