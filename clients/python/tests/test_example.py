@@ -32,6 +32,18 @@ class ExampleTest(unittest.TestCase):
         self.assertIn("refused: code=invalid field=k", out.stdout)
         self.assertIn("3 turns in namespace quickstart", out.stdout)
 
+    def test_readme_snippet(self) -> None:
+        # The Python entry of the repository's README, "Use it from your agent", runs as printed.
+        readme = (HERE.parent.parent / "README.md").read_text()
+        after = readme.split("\n### Python\n", 1)[1]
+        code = after.split("```python\n", 1)[1].split("```", 1)[0]
+        with EngramServer() as srv:
+            env = {k: v for k, v in os.environ.items() if not k.startswith("ENGRAM_")}
+            env.update({"ENGRAM_URL": srv.url, "PYTHONPATH": str(HERE)})
+            out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+        self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
+        self.assertIn("Ana: We decided to keep the billing API on port 30001", out.stdout)
+
 
 if __name__ == "__main__":
     unittest.main()
