@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import email.utils
+import http.client
 import ipaddress
 import json
 import os
@@ -457,10 +458,12 @@ class Engram:
                     raise err from None
                 self._sleep(self._delay(attempt, retry_after))
                 attempt += 1
-            except (urllib.error.URLError, OSError) as e:
+            except (urllib.error.URLError, OSError, http.client.HTTPException) as e:
                 reason = getattr(e, "reason", e)
                 if isinstance(reason, socket.timeout) or isinstance(e, socket.timeout):
                     msg = "no answer within %gs: %s" % (self.timeout, reason)
+                elif isinstance(e, (http.client.HTTPException, ConnectionResetError)):
+                    msg = "the connection to %s broke: %r" % (self.url, e)
                 else:
                     msg = "%s is not reachable: %s (is `engram serve` running there?)" % (self.url, reason)
                 raise errors.EngramConnectionError(0, "", msg, None, method, path) from None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+import time
 import unittest
 import uuid
 from datetime import datetime, timezone
@@ -359,18 +360,29 @@ class UnavailableTest(unittest.TestCase):
             with EngramServer({"ENGRAM_OLLAMA_HOST": ollama}) as srv:
                 mem = Engram(srv.url, token="", retries=2, backoff=0.05)
                 labels = {"method": "POST", "route": "/v1/reembed", "status": "503"}
-                self.assertEqual(srv.metric("engram_http_requests_total", **labels), 0)
+
+                def refused(want: float) -> float:
+                    # The counter is bumped as the answer is written: wait
+                    # until it shows the requests made, then take it as it is.
+                    deadline = time.monotonic() + 30
+                    while True:
+                        got = srv.metric("engram_http_requests_total", **labels)
+                        if got >= want or time.monotonic() > deadline:
+                            return got
+                        time.sleep(0.02)
+
+                self.assertEqual(refused(0), 0)
                 with self.assertRaises(UnavailableError) as cm:
                     mem.reembed("ollama")
                 e = cm.exception
                 self.assertEqual((e.status, e.code), (503, "unavailable"))
                 self.assertIn("not reachable", e.message)
-                self.assertEqual(srv.metric("engram_http_requests_total", **labels), 3)
+                self.assertEqual(refused(3), 3)
 
                 none = Engram(srv.url, token="", retries=0)
                 with self.assertRaises(UnavailableError):
                     none.reembed("ollama")
-                self.assertEqual(srv.metric("engram_http_requests_total", **labels), 4)
+                self.assertEqual(refused(4), 4)
 
 
 if __name__ == "__main__":

@@ -95,10 +95,9 @@ class RetryTest(unittest.TestCase):
             Engram(srv.url, token="", retries=3, backoff=0.2, max_backoff=10).health()
         self.assertEqual(len(srv.seen), 4)
         gaps = srv.gaps()
-        # Each wait is between half and all of backoff * 2**attempt.
+        # Each wait is at least half of backoff * 2**attempt: 0.1, 0.2, 0.4 s.
         for i, g in enumerate(gaps):
             self.assertGreaterEqual(g, 0.2 * 2 ** i / 2 - 0.01, gaps)
-        self.assertGreater(gaps[2], gaps[0])
 
     def test_gives_up_after_retries_with_the_error(self) -> None:
         with Scripted([(503, {}, UNAVAILABLE)]) as srv:
