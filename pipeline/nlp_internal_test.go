@@ -18,6 +18,12 @@ func TestNormalizeChat(t *testing.T) {
 		{"I’m here — finally", "I am here  -  finally"},
 		{"i.e. the cause", "i.e. the cause"},
 		{"Wanna see 'em?", "Want to see them?"},
+		// Typed on a phone, without apostrophes.
+		{"im tired and i dont know, idk", "I am tired and I do not know, I do not know"},
+		{"Ive been there but it wasnt open and thats alot", "I have been there but it was not open and that is a lot"},
+		{"I cant, youre right, theyre late", "I can not, you are right, they are late"},
+		// Contractions that are words of their own stay.
+		{"I was ill, well, and I wont go to hell", "I was ill, well, and I wont go to hell"},
 	} {
 		if got := normalizeChat(tc.in); got != tc.want {
 			t.Errorf("normalizeChat(%q) = %q, want %q", tc.in, got, tc.want)
