@@ -54,6 +54,13 @@ var osNames = []string{
 	".directory", ".nfs*", "lost+found", // Linux: KDE, an NFS file held open, a file system's root
 }
 
+// configEdits are what a text editor leaves beside the config.toml it
+// edits (a backup, a swap or lock file): the user's, while editing
+// engram's file.
+var configEdits = []string{
+	ConfigFile + "~", ConfigFile + ".bak", ConfigFile + ".orig", "." + ConfigFile + ".sw?", "#" + ConfigFile + "#", ".#" + ConfigFile,
+}
+
 // homeMarker is HomeFile's content.
 type homeMarker struct {
 	Note      string    `json:"note"`
@@ -104,7 +111,8 @@ func (e *ForeignHomeError) Unwrap() error {
 // ForeignFiles returns the names at the top level of home that engram did
 // not write, sorted: neither its own (homeNames, or the names the home's
 // HomeFile lists), nor a vault the home's config.toml names (or a folder
-// holding one), nor what an operating system leaves (osNames). A missing
+// holding one), nor what an operating system leaves (osNames) or an editor
+// beside config.toml (configEdits). A missing
 // home holds none.
 func ForeignFiles(home string) ([]string, error) {
 	entries, err := os.ReadDir(home)
@@ -114,7 +122,7 @@ func ForeignFiles(home string) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read the home: %w", err)
 	}
-	known := slices.Concat(homeNames, readMarker(home).Names, osNames)
+	known := slices.Concat(homeNames, readMarker(home).Names, osNames, configEdits)
 	vaults := homeVaults(home)
 	var out []string
 	for _, e := range entries {

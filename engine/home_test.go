@@ -90,6 +90,8 @@ func TestForeignFiles(t *testing.T) {
 			"logs/hook.log": "", "hooks/claude-code-offsets.json": "{}", ".serve.json.tmp-123": "", ".corrections.jsonl.tmp-9": "",
 		}, nil},
 		{"what an operating system leaves", map[string]string{".DS_Store": "", "._palace.db": "", "Thumbs.db": "", "desktop.ini": "", ".directory": "", ".localized": ""}, nil},
+		{"an editor's files beside config.toml", map[string]string{"config.toml~": "", ".config.toml.swp": "", "#config.toml#": "", ".#config.toml": "", "config.toml.bak": ""}, nil},
+		{"an editor's files beside another file", map[string]string{".notes.txt.swp": "", "palace.db~": ""}, []string{".notes.txt.swp", "palace.db~"}},
 		{"another tool's engram.db", map[string]string{"engram.db": otherToolDB, "palace.db": "x"}, []string{"engram.db"}},
 		{"the other tool's files alone", map[string]string{"engram.db": otherToolDB, "engram.db-wal": "", "plugins/": ""}, []string{"engram.db", "engram.db-wal", "plugins"}},
 		{"unknown names, hidden ones too", map[string]string{"notes.txt": "", ".git/": "", ".env": "", "archive/": ""}, []string{".env", ".git", "notes.txt"}},
