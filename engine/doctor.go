@@ -67,9 +67,16 @@ var _ engram.DoctorService = (*Engine)(nil)
 
 // DoctorHome opens the home of cfg in this process and checks it. A home
 // that does not open is still checked as far as it opens: the archive
-// alone, then the palace alone.
+// alone, then the palace alone. A home that holds another program's files
+// is not opened (which would write into it): the report names the files.
 func DoctorHome(ctx context.Context, cfg Config, logger *slog.Logger) engram.DoctorReport {
 	start := time.Now()
+	if err := CheckHome(cfg.Home); err != nil {
+		var r engram.DoctorReport
+		addHomeCheck(&r, err)
+		r.TookMS = msSince(start)
+		return r
+	}
 	e, err := Open(ctx, cfg, logger)
 	if err == nil {
 		defer e.Close()
@@ -108,6 +115,9 @@ func DoctorHome(ctx context.Context, cfg Config, logger *slog.Logger) engram.Doc
 func (e *Engine) Doctor(ctx context.Context) engram.DoctorReport {
 	start := time.Now()
 	var r engram.DoctorReport
+	// Files another program put into the home while engram serves it: the
+	// next start will refuse the home.
+	addHomeCheck(&r, CheckHome(e.cfg.Home))
 	held := e.checkArchive(ctx, &r)
 	e.checkSQLite(ctx, &r)
 	e.checkIndex(ctx, &r, held)
@@ -117,6 +127,21 @@ func (e *Engine) Doctor(ctx context.Context) engram.DoctorReport {
 	e.checkJobs(ctx, &r)
 	r.TookMS = msSince(start)
 	return r
+}
+
+// addHomeCheck adds the failure of err, CheckHome's, to r: a home holding
+// files engram did not write, named, or one that cannot be read. A home of
+// engram's own adds nothing.
+func addHomeCheck(r *engram.DoctorReport, err error) {
+	var fe *ForeignHomeError
+	switch {
+	case errors.As(err, &fe):
+		r.Add(failCheck(checkHome, fmt.Sprintf("the home holds %s engram did not write: %s; engram refuses to open it (serve, ingest, restore and every other command)",
+			noun(len(fe.Names), "a file", "files"), strings.Join(fe.Names, ", ")),
+			"give engram a home of its own (--home DIR or ENGRAM_HOME=DIR), or move "+noun(len(fe.Names), "that file", "those files")+" out of "+fe.Home))
+	case err != nil:
+		r.Add(failCheck(checkHome, "the home could not be read: "+engram.ErrorText(err), ""))
+	}
 }
 
 func okCheck(name, finding string) engram.DoctorCheck {

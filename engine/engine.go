@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -113,12 +112,14 @@ func (h hookedIndex) PutTurnsSearchable(ctx context.Context, turns []engram.Turn
 }
 
 // Open opens the home of cfg, creating it (0700) if needed, and catches the
-// palace up with the archive. ELOCKED when another process holds the home.
+// palace up with the archive. ELOCKED when another process holds the home;
+// a *ForeignHomeError (ECONFLICT), before anything is written, when it holds
+// files engram did not write (CheckHome).
 // The scheduled jobs do not run until StartJobs; the vector side starts in
 // the background when its embedder or Chroma is not up yet.
 func Open(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Engine, err error) {
-	if err := os.MkdirAll(cfg.Home, 0o700); err != nil {
-		return nil, fmt.Errorf("create home: %w", err)
+	if err := claimHome(cfg.Home, cfg.Version, logger); err != nil {
+		return nil, err
 	}
 	e := &Engine{cfg: cfg, logger: logger, redactGuard: pipeline.NewRedactGuard()}
 	defer func() {

@@ -49,10 +49,14 @@ type RebuildReport struct {
 //
 // Until step 4 the old palace is untouched, so a kill at any moment leaves a
 // working store (and a palace.db.rebuild that the next rebuild removes).
+// A home that holds another program's files is refused first (CheckHome).
 func Rebuild(ctx context.Context, cfg Config, logger *slog.Logger, progress func(stage string, done, total int64), keep bool) (RebuildReport, error) {
 	var rep RebuildReport
 	if progress == nil {
 		progress = func(string, int64, int64) {}
+	}
+	if err := claimHome(cfg.Home, cfg.Version, logger); err != nil {
+		return rep, err
 	}
 	a, err := archive.Open(filepath.Join(cfg.Home, ArchiveDir), archive.Options{Logger: logger.With("component", "archive")})
 	if err != nil {

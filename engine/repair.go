@@ -18,7 +18,11 @@ import (
 // left (the report's Left): a backup of their day file is the way back.
 // It needs the home's lock: ELOCKED while a server or another command holds
 // it. Nothing else of the home changes; the palace already holds the turns.
+// A home that holds another program's files is refused (CheckHome).
 func RepairArchive(ctx context.Context, cfg Config, logger *slog.Logger) (archive.RepairReport, error) {
+	if err := claimHome(cfg.Home, cfg.Version, logger); err != nil {
+		return archive.RepairReport{}, err
+	}
 	db, err := palace.Open(filepath.Join(cfg.Home, PalaceFile), palace.Options{})
 	if err != nil {
 		return archive.RepairReport{}, fmt.Errorf("open palace: %w", err)

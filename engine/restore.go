@@ -52,7 +52,9 @@ func OpenBackup(dir, home string) (*Backup, error) {
 // renames it into place, then opens the home with open and checks that its
 // counts match the manifest. A home that holds anything is refused
 // (ECONFLICT) unless force, which moves it aside to
-// <home>.before-restore-<time>. The home's lock is held until then, so no
+// <home>.before-restore-<time>; a home that holds files engram did not write
+// is refused even with force (a *ForeignHomeError): another program's files
+// are never moved. The home's lock is held until then, so no
 // engram opens it meanwhile; a server running on it must be stopped first.
 func (b *Backup) Restore(ctx context.Context, force bool, open func(context.Context) (*Engine, error)) (RestoreReport, error) {
 	dir, home, man := b.dir, b.home, b.man
@@ -63,6 +65,11 @@ func (b *Backup) Restore(ctx context.Context, force bool, open func(context.Cont
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
 		return rep, fmt.Errorf("restore: %w", err)
+	}
+	if err := CheckHome(home); err != nil {
+		return rep, err
+	}
+	switch {
 	case len(entries) > 0 && !force:
 		names := make([]string, 0, len(entries))
 		for _, e := range entries {

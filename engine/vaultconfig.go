@@ -37,8 +37,12 @@ func VaultDir(dir string) (string, error) {
 // AppendVault records v in <home>/config.toml by appending a
 // [[vaults]] table: the user's text is never rewritten. The file is created
 // (0600) if missing. If the result does not load (an inline `vaults = [...]`
-// in the file, say), the file gets its original bytes back.
+// in the file, say), the file gets its original bytes back. A home that
+// holds another program's files is refused (CheckHome), untouched.
 func AppendVault(home string, v VaultConfig, getenv func(string) string) (string, error) {
+	if err := CheckHome(home); err != nil {
+		return "", err
+	}
 	if err := os.MkdirAll(home, 0o700); err != nil {
 		return "", fmt.Errorf("create home: %w", err)
 	}

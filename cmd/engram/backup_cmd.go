@@ -66,8 +66,9 @@ Restores the backup in DIR (made by `+"`engram backup`"+`) into the home: checks
 every file against the manifest's SHA-256, copies the files into a new folder
 beside the home and renames it into place, then opens the home and checks
 that its counts match the manifest. A home that holds anything is refused
-unless --force, which moves it aside to <home>.before-restore-<time>. Stop
-engram serve on the home first.`)
+unless --force, which moves it aside to <home>.before-restore-<time>; a home
+that holds files engram did not write (another program's) is refused even
+with --force, and nothing of it is moved. Stop engram serve on the home first.`)
 	force := flags.Bool("force", false, "restore over a home that holds data, moving it aside to <home>.before-restore-<time>")
 	dir, err := parseBackupDir(flags, args)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/claudecode"
 	"github.com/engram-dev/engram/engine"
 	"github.com/engram-dev/engram/recall"
@@ -19,9 +20,9 @@ import (
 const defaultHookTimeout = 8 * time.Second
 
 // runHook is `engram hook claude-code`. It never fails the agent: whatever
-// goes wrong is logged to <home>/logs/hook.log, nothing is printed, and the
-// exit status is 0 (a UserPromptSubmit hook exiting 2 would block the
-// prompt).
+// goes wrong is logged to <home>/logs/hook.log (to stderr, for a home that
+// holds another program's files), nothing is printed, and the exit status
+// is 0 (a UserPromptSubmit hook exiting 2 would block the prompt).
 func runHook(ctx context.Context, m *Main, args []string) error {
 	flags := m.newFlagSet("hook", "hook claude-code [--namespace N] [--budget TOKENS] [--include-session]\n\nRun by Claude Code (see 'engram integrate claude-code'), with the hook's JSON on stdin.\nOn UserPromptSubmit it archives the transcript's new lines and prints the memories\nrecalled for the prompt; on Stop and SessionEnd it archives the new lines only.\nIt always exits 0; errors go to <home>/logs/hook.log.")
 	ns := flags.String("namespace", "", "namespace of the turns and of recall (default cc-<project folder name>)")
@@ -47,6 +48,9 @@ func runHook(ctx context.Context, m *Main, args []string) error {
 	var cfg engine.Config
 	if err == nil {
 		cfg, err = m.loadConfig()
+	}
+	if err == nil {
+		err = engine.CheckHome(cfg.Home)
 	}
 	if err != nil {
 		m.hookLog(cfg, "", err)
@@ -92,10 +96,16 @@ func (m *Main) runHookOn(ctx context.Context, cfg engine.Config, h *claudecode.H
 }
 
 // hookLog appends one line about err to <home>/logs/hook.log; it cannot
-// fail the hook.
+// fail the hook. Into a home that holds another program's files it writes
+// nothing: the line goes to stderr, which Claude Code shows in its
+// transcript's verbose mode.
 func (m *Main) hookLog(cfg engine.Config, event string, err error) {
 	if cfg.Home == "" {
 		cfg.Home, _ = m.resolveHome()
+	}
+	if herr := engine.CheckHome(cfg.Home); herr != nil {
+		tprintf(m.Stderr, "engram hook: %s\n", engram.ErrorText(err))
+		return
 	}
 	claudecode.LogHook(cfg.Home, event, err)
 }

@@ -37,8 +37,15 @@ var (
 )
 
 // openBackend returns a client of the home's running server if one answers,
-// else opens the home in this process.
+// else opens the home in this process. A home that holds files engram did
+// not write is refused (engine.CheckHome) even when a server answers for
+// it: some commands write into the home beside the server (the Claude Code
+// importer's offsets), and the server would refuse the home at its next
+// start.
 func (m *Main) openBackend(ctx context.Context, cfg engine.Config) (backend, error) {
+	if err := engine.CheckHome(cfg.Home); err != nil {
+		return nil, err
+	}
 	if c := discoverServer(ctx, cfg); c != nil {
 		return c, nil
 	}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/engram-dev/engram/engine"
 	"github.com/engram-dev/engram/launchd"
 )
 
@@ -150,6 +151,13 @@ func (m *Main) serviceSub(ctx context.Context, manager, sub string, args []strin
 	svc, err := m.service(f)
 	if err != nil {
 		return err
+	}
+	if sub == "install" {
+		// The services would write their logs into the home, and serve
+		// refuse it at every start.
+		if err := engine.CheckHome(svc.Home); err != nil {
+			return err
+		}
 	}
 	if sub == "print" {
 		files, err := in.Files(svc)
