@@ -33,7 +33,7 @@ export const DEFAULT_URL = "http://127.0.0.1:30001";
 
 /** Options of an Engram client. */
 export interface EngramOptions {
-  /** The server's base URL; default ENGRAM_URL (in Node), else http://127.0.0.1:30001. */
+  /** The server's base URL; default ENGRAM_URL, else http://ENGRAM_ADDR (in Node), else http://127.0.0.1:30001. */
   url?: string;
   /** The bearer token; default ENGRAM_TOKEN (in Node). Needed only when the server has one. */
   token?: string;
@@ -73,6 +73,21 @@ export interface ForgetTurnOptions extends CallOptions {
   dry_run?: boolean;
 }
 
+// defaultUrl is ENGRAM_URL, else engram serve's own listen address
+// (ENGRAM_ADDR; a wildcard one is reached on loopback), else DEFAULT_URL.
+function defaultUrl(): string {
+  const url = env("ENGRAM_URL")?.trim();
+  if (url) return url;
+  const addr = env("ENGRAM_ADDR")?.trim();
+  if (!addr) return DEFAULT_URL;
+  const i = addr.lastIndexOf(":");
+  let host = addr.slice(0, i);
+  const port = addr.slice(i + 1);
+  if (host === "" || host === "0.0.0.0") host = "127.0.0.1";
+  else if (host === "[::]" || host === "::") host = "[::1]";
+  return `http://${host}:${port}`;
+}
+
 // env reads a variable in Node (and Deno, Bun); a browser has none.
 function env(name: string): string | undefined {
   const p = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process;
@@ -99,7 +114,7 @@ export class Engram {
   readonly #fetch: typeof fetch;
 
   constructor(options: EngramOptions = {}) {
-    const url = options.url ?? env("ENGRAM_URL") ?? DEFAULT_URL;
+    const url = options.url ?? defaultUrl();
     let parsed: URL;
     try {
       parsed = new URL(url);

@@ -200,16 +200,25 @@ describe("against a server without a token", () => {
     assert.deepEqual(rep.turns, ["slack:C1/1699?x"]);
   });
 
-  test("ENGRAM_URL is the default url, and a caller's signal aborts", async () => {
-    const saved = process.env.ENGRAM_URL;
+  test("ENGRAM_URL, else ENGRAM_ADDR, is the default url, and a caller's signal aborts", async () => {
+    const saved = { url: process.env.ENGRAM_URL, addr: process.env.ENGRAM_ADDR };
     try {
       process.env.ENGRAM_URL = server.url;
+      process.env.ENGRAM_ADDR = "127.0.0.1:1";
       assert.equal(new Engram().url, server.url);
+      assert.equal((await new Engram().health()).status, "ok");
       delete process.env.ENGRAM_URL;
+      process.env.ENGRAM_ADDR = `0.0.0.0:${new URL(server.url).port}`;
+      assert.equal(new Engram().url, server.url);
+      process.env.ENGRAM_ADDR = "[::]:30009";
+      assert.equal(new Engram().url, "http://[::1]:30009");
+      delete process.env.ENGRAM_ADDR;
       assert.equal(new Engram().url, DEFAULT_URL);
     } finally {
-      if (saved === undefined) delete process.env.ENGRAM_URL;
-      else process.env.ENGRAM_URL = saved;
+      for (const [k, v] of [["ENGRAM_URL", saved.url], ["ENGRAM_ADDR", saved.addr]]) {
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
+      }
     }
     const ctrl = new AbortController();
     ctrl.abort();

@@ -47,7 +47,7 @@ export async function startServer({ env = {} } = {}) {
   const home = mkdtempSync(join(tmpdir(), "engram-ts-home-"));
   const log = [];
   const child = spawn(engramBinary(), ["serve", "--home", home, "--addr", "127.0.0.1:0"], {
-    env: { ...process.env, ENGRAM_TOKEN: "", ENGRAM_URL: "", ...env },
+    env: { ...process.env, ENGRAM_TOKEN: "", ENGRAM_URL: "", ENGRAM_ADDR: "", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   child.stdout.on("data", (d) => log.push(String(d)));
