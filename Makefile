@@ -23,6 +23,7 @@ run: build
 # machine (scripts/loadtest.sh) palace's race-enabled tests took 20 minutes.
 test: lint
 	scripts/testenv.sh $(GO) test -race -count=1 -timeout 45m ./...
+	GO=$(GO) scripts/test-ts-client.sh
 
 # No servers: skips the Chroma and Ollama tests and the slow end-to-end ones.
 test-short:
