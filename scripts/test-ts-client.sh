@@ -7,7 +7,8 @@
 # Builds engram from this checkout, installs each package's locked dependencies with `npm ci` (skipped
 # while node_modules matches package-lock.json and the node version), builds the packages with tsc, and
 # runs their tests with `node --test`; each test file starts its own server on a free loopback port with
-# a temporary home. Needs go, node 20 or later and npm. `make test` runs it.
+# a temporary home; one runs the client in headless Chromium (scripts/chromium.sh installs it). Needs go,
+# node 20 or later and npm. `make test` runs it.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -26,6 +27,9 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 (cd "$ROOT" && "$GO" build -o "$tmp/engram" ./cmd/engram)
 export ENGRAM_BIN="$tmp/engram"
+# A real headless Chromium runs the client in a browser (Debian's package, installed when missing).
+vars=$("$ROOT/scripts/chromium.sh" up)
+export "${vars?}"
 # The tests choose the server; a developer's own must not leak in.
 unset ENGRAM_URL ENGRAM_ADDR ENGRAM_TOKEN
 

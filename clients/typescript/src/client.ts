@@ -133,11 +133,11 @@ export class Engram {
     this.#retries = count("retries", options.retries, 3);
     this.#retryDelayMs = count("retryDelayMs", options.retryDelayMs, 250);
     this.#maxRetryDelayMs = count("maxRetryDelayMs", options.maxRetryDelayMs, 5_000);
-    const f = options.fetch ?? globalThis.fetch;
-    if (typeof f !== "function") {
+    if (options.fetch === undefined && typeof globalThis.fetch !== "function") {
       throw new TypeError("engram: no fetch in this runtime (Node 18 or later has one): pass options.fetch");
     }
-    this.#fetch = f;
+    // A browser's fetch must be called on the window, not on this client.
+    this.#fetch = options.fetch ?? globalThis.fetch.bind(globalThis);
   }
 
   /**
