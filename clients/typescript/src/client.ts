@@ -20,6 +20,7 @@ import type {
   RecallResponse,
   RedactReport,
   RedactRequest,
+  ReembedStatus,
   ScenesQuery,
   ScenesResponse,
   Stats,
@@ -223,6 +224,14 @@ export class Engram {
   /** The scheduled jobs (the layer builders among them) and their state. */
   async jobs(options: CallOptions = {}): Promise<JobsResponse> {
     return this.#call(ROUTES.jobs, { signal: options.signal });
+  }
+
+  /**
+   * Starts embedding every turn with another model (see docs/api.md,
+   * POST /v1/reembed); progress is in health().vectors.reembed.
+   */
+  async reembed(model?: string, options: CallOptions = {}): Promise<ReembedStatus> {
+    return this.#call(ROUTES.reembed, { body: model === undefined ? {} : { model }, signal: options.signal });
   }
 
   /** Runs one job now (e.g. `l1-memories`) and answers its state after the run. */

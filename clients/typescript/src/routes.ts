@@ -37,6 +37,7 @@ export const ROUTES = {
   health: { method: "GET", path: "/v1/health", query: [], body: [], response: "Health", status: 200 },
   stats: { method: "GET", path: "/v1/stats", query: [], body: [], response: "Stats", status: 200 },
   jobs: { method: "GET", path: "/v1/jobs", query: [], body: [], response: "JobsResponse", status: 200 },
+  reembed: { method: "POST", path: "/v1/reembed", query: [], body: ["ReembedRequest"], response: "ReembedStatus", status: 202 },
   runJob: { method: "POST", path: "/v1/jobs/{name}/run", query: [], body: [], response: "JobStatus", status: 200 },
 } as const satisfies Record<string, Route>;
 

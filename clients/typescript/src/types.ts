@@ -457,6 +457,14 @@ export interface GraphResult {
 }
 
 /**
+ * A re-embed: `builtin`, `ollama`, `ollama:NAME`, `openai`, `openai:NAME`; empty: the configured model.
+ * @schema ReembedRequest
+ */
+export interface ReembedRequest {
+  model?: string;
+}
+
+/**
  * A re-embed's progress.
  * @schema ReembedStatus
  */

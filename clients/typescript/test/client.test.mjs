@@ -262,6 +262,45 @@ describe("against a server with a token", () => {
   });
 });
 
+describe("when a model server is down", () => {
+  let server, dead;
+  before(async () => {
+    // A port nothing listens on stands for the Ollama server that is down.
+    dead = http.createServer();
+    await new Promise((r) => dead.listen(0, "127.0.0.1", r));
+    const ollama = `http://127.0.0.1:${dead.address().port}`;
+    await new Promise((r) => dead.close(r));
+    server = await startServer({ env: { ENGRAM_OLLAMA_HOST: ollama } });
+  });
+  after(() => server?.stop());
+
+  // refused reads engram's own count of the 503s it answered on /v1/reembed.
+  async function refused() {
+    const text = await (await fetch(`${server.url}/metrics`)).text();
+    const line = text.split("\n").find((l) => l.startsWith("engram_http_requests_total{") && l.includes('route="/v1/reembed"') && l.includes('status="503"'));
+    return line ? Number(line.split(" ").pop()) : 0;
+  }
+
+  // waitCount polls until engram's count reaches want (the counter is
+  // bumped as the answer is written), and answers the count then.
+  async function waitCount(want) {
+    let got = await refused();
+    for (let i = 0; i < 200 && got < want; i++) {
+      await new Promise((r) => setTimeout(r, 25));
+      got = await refused();
+    }
+    return got;
+  }
+
+  test("engram's own 503 is retried, then thrown as unavailable", async () => {
+    assert.equal(await refused(), 0);
+    await rejects(new Engram({ url: server.url, retries: 2, retryDelayMs: 1 }).reembed("ollama"), { code: "unavailable", status: 503 });
+    assert.equal(await waitCount(3), 3, "one try and two retries reached engram");
+    await rejects(new Engram({ url: server.url, retries: 0 }).reembed("ollama"), { code: "unavailable" });
+    assert.equal(await waitCount(4), 4);
+  });
+});
+
 describe("when engram is unavailable", () => {
   let server, proxy, proxyUrl;
   // failures is how many requests the proxy answers 503 before it passes

@@ -94,5 +94,9 @@ test("the server's answers to every call conform to the schemas", async () => {
   await check("redact", engram.redact({ texts: ["Postgres"], dry_run: true }));
   await check("forget", engram.forget({ session: "s1", dry_run: true }));
   await check("forgetTurn", engram.forgetTurn("t-1", { reason: "test", dry_run: true }));
+  // A re-embed starts only with a second embedding model, which needs a
+  // model server; here it is refused, and its error body checked.
+  await assert.rejects(engram.reembed("builtin"), (err) => err.code === "conflict" && err.status === 409);
+  seen.set("reembed", "refused");
   assert.deepEqual([...Object.keys(ROUTES)].filter((n) => !seen.has(n)), [], "routes the test did not call");
 });
