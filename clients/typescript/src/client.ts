@@ -29,7 +29,7 @@ import type {
   TurnsResponse,
 } from "./types.js";
 
-/** Where engram listens when neither the options nor ENGRAM_URL say. */
+/** Where engram listens when neither the options, ENGRAM_URL nor ENGRAM_ADDR say. */
 export const DEFAULT_URL = "http://127.0.0.1:30001";
 
 /** Options of an Engram client. */
@@ -265,7 +265,7 @@ export class Engram {
 
     for (let attempt = 0; ; attempt++) {
       const res = await this.#send(this.url + path, { method: route.method, headers, body }, req.signal, what);
-      const text = await res.text();
+      const text = res.text;
       if (res.ok) {
         try {
           return JSON.parse(text) as T;
@@ -279,8 +279,9 @@ export class Engram {
     }
   }
 
-  // #send makes one attempt, under the client's timeout and the caller's signal.
-  async #send(url: string, init: RequestInit, signal: AbortSignal | undefined, what: string): Promise<Response> {
+  // #send makes one attempt, the answer's body read included, under the
+  // client's timeout and the caller's signal.
+  async #send(url: string, init: RequestInit, signal: AbortSignal | undefined, what: string): Promise<{ ok: boolean; status: number; headers: Headers; text: string }> {
     if (signal?.aborted) throw aborted(what, signal.reason);
     const ctrl = new AbortController();
     let timedOut = false;
@@ -288,7 +289,8 @@ export class Engram {
     signal?.addEventListener("abort", onAbort, { once: true });
     const timer = this.#timeoutMs > 0 ? setTimeout(() => ((timedOut = true), ctrl.abort()), this.#timeoutMs) : undefined;
     try {
-      return await this.#fetch(url, { ...init, signal: ctrl.signal });
+      const res = await this.#fetch(url, { ...init, signal: ctrl.signal });
+      return { ok: res.ok, status: res.status, headers: res.headers, text: await res.text() };
     } catch (cause) {
       if (timedOut) throw new EngramError("client_timeout", `${what}: no answer within ${this.#timeoutMs} ms (timeoutMs)`, { request: what, cause });
       if (signal?.aborted) throw aborted(what, cause);

@@ -48,9 +48,9 @@ describe("against a server without a token", () => {
   });
 
   test("a batch with one bad turn is refused naming the field, and writes nothing", async () => {
-    const before = (await engram.stats()).archive.turns;
+    const turnsBefore = (await engram.stats()).archive.turns;
     await rejects(engram.remember([{ session: "s1", content: "ok" }, { content: "no session" }]), { code: "invalid", field: "turns[1].session", status: 400 });
-    assert.equal((await engram.stats()).archive.turns, before);
+    assert.equal((await engram.stats()).archive.turns, turnsBefore);
   });
 
   test("recall finds the turn with its source, in the namespace asked", async () => {
@@ -308,6 +308,8 @@ describe("when engram is unavailable", () => {
   let failures = 0;
   let attempts = 0;
   let retryAfter;
+  // hang: the proxy reads requests and never answers them.
+  let hang = false;
   before(async () => {
     server = await startServer();
     const upstream = new URL(server.url);
@@ -316,6 +318,7 @@ describe("when engram is unavailable", () => {
     // from such states, which a test cannot hold open on demand.
     proxy = http.createServer((req, res) => {
       attempts++;
+      if (hang) return;
       if (failures > 0) {
         failures--;
         const headers = { "Content-Type": "application/json" };
@@ -334,6 +337,7 @@ describe("when engram is unavailable", () => {
     proxyUrl = `http://127.0.0.1:${proxy.address().port}`;
   });
   after(async () => {
+    proxy?.closeAllConnections();
     await new Promise((r) => proxy?.close(r));
     await server?.stop();
   });
@@ -364,6 +368,17 @@ describe("when engram is unavailable", () => {
     failures = 1;
     attempts = 0;
     await rejects(never.health(), { code: "unavailable" });
+    assert.equal(attempts, 1);
+  });
+
+  test("a server that does not answer is a client_timeout, not retried", async () => {
+    hang = true;
+    attempts = 0;
+    try {
+      await rejects(new Engram({ url: proxyUrl, timeoutMs: 200 }).health(), { code: "client_timeout", status: 0 });
+    } finally {
+      hang = false;
+    }
     assert.equal(attempts, 1);
   });
 
