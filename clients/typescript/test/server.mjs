@@ -18,6 +18,7 @@ export function engramBinary() {
   if (process.env.ENGRAM_BIN) return process.env.ENGRAM_BIN;
   if (!built) {
     const dir = mkdtempSync(join(tmpdir(), "engram-bin-"));
+    process.on("exit", () => rmSync(dir, { recursive: true, force: true }));
     built = join(dir, "engram");
     execFileSync(process.env.GO ?? "go", ["build", "-o", built, "./cmd/engram"], { cwd: repo, stdio: "inherit" });
   }
