@@ -24,6 +24,7 @@ run: build
 test: lint
 	scripts/testenv.sh $(GO) test -race -count=1 -timeout 45m ./...
 	GO=$(GO) scripts/test-python-client.sh
+	GO=$(GO) scripts/test-ts-client.sh
 
 # No servers: skips the Chroma and Ollama tests and the slow end-to-end ones.
 test-short:
