@@ -149,7 +149,89 @@ func (c *clause) relation(sp speakers) *engram.Relation {
 			}
 		}
 	}
-	return nil
+	return c.actionRelation(S)
+}
+
+// actionPreps join a verb to its object in an action's triple: "went to
+// Paris", "applied to adoption agencies".
+var actionPreps = wordSet("to at in into for with on from about")
+
+// maxActionWords bounds an action's object: a longer one is a description.
+const maxActionWords = 5
+
+// actionRelation is the triple of something the speaker did, does or plans
+// that no pattern above reads: (S, the verb as said [_preposition], the object's
+// noun phrase), a plan's verb prefixed "plans_to_": "I applied to two
+// adoption agencies" is (S, applied_to, two adoption agencies), "I'm going
+// to make tomato soup" (S, plans_to_make, tomato soup). The object must
+// hold a noun that names something ("had a great time" holds none), and a
+// thinking verb makes no action.
+func (c *clause) actionRelation(S string) *engram.Relation {
+	g, ws := c.vg, c.ws
+	if c.kind != subjSelf || g.main < 0 || g.neg || mentalVerbs[g.stem] || presentMentalVerbs[g.stem] ||
+		c.typ != engram.MemoryEvent && c.typ != engram.MemoryPlan && c.typ != engram.MemoryFact {
+		return nil
+	}
+	verb := ws[g.main].low
+	if !isWordText(verb) {
+		return nil
+	}
+	k := c.compA
+	if k < c.compB && ws[k].tag == "RP" { // a particle: "picked up", "signed up for"
+		verb += "_" + ws[k].low
+		k++
+	}
+	if k < c.compB && actionPreps[ws[k].low] {
+		verb += "_" + ws[k].low
+		k++
+	}
+	e, ok := c.thingPhrase(k)
+	if !ok || e <= k {
+		return nil
+	}
+	if c.typ == engram.MemoryPlan {
+		verb = "plans_to_" + verb
+	}
+	x := stripArticle(object(S, c.s[ws[k].start:ws[e-1].end]))
+	if rest, ok := cutPrefixFold(x, S+"'s "); ok {
+		x = rest
+	}
+	if len(strings.Fields(x)) > maxActionWords {
+		return nil
+	}
+	return newRel(S, verb, x)
+}
+
+// thingPhrase finds the noun phrase at word k (articles, the speaker's
+// possessives ("my", not "our", which may hold the listener), numbers and
+// adjectives, then nouns, up to a time, and an "of" with a noun phrase of
+// its own: "a chapter of a book") and returns where its last noun ends. It
+// reports false when the phrase holds no noun that names something (a
+// light noun, a time or an abstraction names nothing) or is someone
+// else's ("your advice").
+func (c *clause) thingPhrase(k int) (int, bool) {
+	named, end := false, k
+	for ; k < c.compB; k++ {
+		w := c.ws[k]
+		switch t := w.tag; {
+		case t == "PRP$":
+			if w.low != "my" {
+				return end, false
+			}
+		case timeWords[w.low]:
+			return end, named // "for the exam yesterday"
+		case t == "DT" || t == "CD" || isAdjTag(t) || t == "POS":
+		case isNounTag(t):
+			if !lightNoun(w.low) && !abstractNouns[w.low] && !affectAdjectives[w.low] {
+				named = true
+			}
+			end = k + 1
+		case w.low == "of" && named && k+1 < c.compB && !isVerbTag(c.ws[k+1].tag):
+		default:
+			return end, named
+		}
+	}
+	return end, named
 }
 
 // jobAt is the object of a new job: "a new job at Globex".

@@ -26,7 +26,7 @@ Reply with JSON only: {"memories":[...]}. One memory per statement a speaker mak
 - importance: 0 (trivial) to 1 (essential)
 - turn: the number of the turn it comes from
 - valid_from: the date (YYYY-MM-DD) an event happened or a fact began, when the conversation says; else ""
-- relation (optional): {"subject":..., "predicate":..., "object":...}, the subject a speaker, the predicate one of name, lives_in, born_in, is_from, works_at, works_as, is, likes, dislikes, prefers, favourite_<thing>, uses, uses_for_<purpose>, avoids, works_on, habit, or a relative, friend, colleague or pet (sister, brother, mother, father, son, daughter, married_to, partner, friend, best_friend, colleague, boss, manager, cousin, aunt, uncle, grandmother, grandfather, dog, cat) whose object is the name
+- relation (optional): {"subject":..., "predicate":..., "object":...}, the subject a speaker, the predicate one of name, lives_in, born_in, is_from, works_at, works_as, is, likes, dislikes, prefers, favourite_<thing>, uses, uses_for_<purpose>, avoids, works_on, habit, or a relative, friend, colleague or pet (sister, brother, mother, father, son, daughter, married_to, partner, friend, best_friend, colleague, boss, manager, cousin, aunt, uncle, grandmother, grandfather, dog, cat) whose object is the name, or else for an action of the speaker's the <verb> as said with its preposition, whose object is the thing (went_to, applied_to, finished, bought; plans_to_<verb> for a plan: plans_to_visit)
 Only what a speaker states as true: skip questions, hypotheticals, what others said, greetings, thanks, compliments, feelings and small talk ("I will keep it up"). If nothing is worth keeping: {"memories":[]}`
 
 // RetryReminder is added to the prompt of a second attempt at a batch: with
