@@ -38,6 +38,13 @@ const (
 	FacetRelationship = "relationship"
 	FacetProject      = "project"
 	FacetHabit        = "habit"
+	// Facets of the actions a speaker tells of (see pipeline.MemoryFacet):
+	// what they do (played, practised), where they went (a place by name),
+	// what they got or own, and what they plan.
+	FacetActivity   = "activity"
+	FacetPlace      = "place"
+	FacetPossession = "possession"
+	FacetPlan       = "plan"
 )
 
 // Persona is the L3 profile of one speaker in one namespace.

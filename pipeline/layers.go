@@ -379,9 +379,51 @@ func MemoryFacet(m engram.Memory) (engram.FacetUpdate, bool) {
 	case p == "habit":
 		u.Facet, u.Key = engram.FacetHabit, strings.ToLower(obj)
 	default:
-		return engram.FacetUpdate{}, false
+		// An action (see actionRelation): one facet per thing, whose
+		// value is what was done with it, so the same place visited twice
+		// is one facet with its history.
+		kind, ok := actionFacet(p, obj)
+		if !ok {
+			return engram.FacetUpdate{}, false
+		}
+		verb := strings.ReplaceAll(p, "_", " ")
+		u.Facet, u.Key, u.Value = kind, strings.ToLower(obj), verb
+		if kind == engram.FacetPlan {
+			// A plan is the whole action: "stay in bed", not "bed".
+			act := strings.TrimPrefix(verb, "plans to ") + " " + obj
+			u.Key, u.Value = strings.ToLower(act), act
+		}
 	}
 	return u, true
+}
+
+// Verbs whose action makes a persona facet, by the facet they make: the
+// rest of what people do (made pasta, took medicine) stays in the graph.
+var (
+	activityVerbs   = stemSet("play practice practise train learn join compete coach", false)
+	placeVerbs      = stemSet("go visit travel fly drive move return arrive stay live walk hike", false)
+	possessionVerbs = stemSet("buy own adopt purchase order", false)
+)
+
+// actionFacet returns the persona facet of an action's predicate and
+// object: a plan of any kind, a place the speaker went to when it is named
+// (capitalised: "went to Miami", not "went to the hairdresser"), an
+// activity, a possession. A name with a digit is no place ("flew an A380").
+func actionFacet(pred, obj string) (string, bool) {
+	plan := strings.HasPrefix(pred, "plans_to_")
+	verb, _, _ := strings.Cut(strings.TrimPrefix(pred, "plans_to_"), "_")
+	stem := verbStem(verb)
+	switch {
+	case plan:
+		return engram.FacetPlan, true
+	case placeVerbs[stem] && capitalised(obj) && !strings.ContainsAny(obj, "0123456789"):
+		return engram.FacetPlace, true
+	case activityVerbs[stem]:
+		return engram.FacetActivity, true
+	case possessionVerbs[stem]:
+		return engram.FacetPossession, true
+	}
+	return "", false
 }
 
 func memoryTime(m engram.Memory) time.Time {

@@ -149,6 +149,9 @@ func (s *Service) layerEvidence(ctx context.Context, ns, text string, from, to t
 				}
 			}
 		}
+		if err := s.personaFacetEvidence(ctx, &ev, ns, text); err != nil {
+			return ev, err
+		}
 	}
 	return ev, nil
 }

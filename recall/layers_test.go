@@ -177,3 +177,43 @@ func TestRecall_LayerKinds(t *testing.T) {
 		t.Errorf("unknown kind: %v", err)
 	}
 }
+
+// TestDeepRecall_PersonaFacets: a question asking for a kind of thing in a
+// named person's life ("What are Ana's hobbies?") brings the turns behind
+// that person's facets of the kind, which share no word with the question,
+// as candidates with layer evidence; another person's facets and facets of
+// another kind bring nothing.
+func TestDeepRecall_PersonaFacets(t *testing.T) {
+	f := mustOpenFixtureBy(t, []string{
+		"Morning! Weather looks fine today.",
+		"Went climbing at the gym again after work, my forearms are gone",
+		"I bought a new kettle for the office",
+		"Bo here: I played chess all evening",
+		"Lunch was okay, nothing special.",
+	}, func(i int) string { return []string{"Ana", "Ana", "Ana", "Bo", "Ana"}[i] })
+	ctx := context.Background()
+	at := f.turns[1].TS
+	if err := f.db.ApplyFacets(ctx, "test", []engram.FacetUpdate{
+		{Namespace: "default", Speaker: "Ana", Facet: engram.FacetActivity, Key: "climbing", Value: "went", At: at, Evidence: []string{f.turns[1].ID}},
+		{Namespace: "default", Speaker: "Ana", Facet: engram.FacetPossession, Key: "kettle", Value: "bought", At: at, Evidence: []string{f.turns[2].ID}},
+		{Namespace: "default", Speaker: "Bo", Facet: engram.FacetActivity, Key: "chess", Value: "played", At: at, Evidence: []string{f.turns[3].ID}},
+	}, 5); err != nil {
+		t.Fatal(err)
+	}
+	s := f.service()
+	s.Layers = f.db
+	resp, err := s.Recall(ctx, engram.RecallRequest{Query: "What are ana's hobbies?", Mode: engram.ModeDeep, K: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	layer := map[string]float64{}
+	for _, r := range resp.Results {
+		layer[r.ID] = r.Signals.Layer
+	}
+	if layer[f.turns[1].ID] <= 0 {
+		t.Errorf("results %v: want Ana's climbing turn %s with layer evidence", resultIDs(resp.Results), f.turns[1].ID)
+	}
+	if layer[f.turns[2].ID] > 0 || layer[f.turns[3].ID] > 0 {
+		t.Errorf("layer evidence %v: a possession and Bo's activity answer no question about Ana's hobbies", layer)
+	}
+}
