@@ -23,7 +23,7 @@ func TestNormalizeChat(t *testing.T) {
 		{"Ive been there but it wasnt open and thats alot", "I have been there but it was not open and that is a lot"},
 		{"I cant, youre right, theyre late", "I can not, you are right, they are late"},
 		// Contractions that are words of their own stay.
-		{"I was ill, well, and I wont go to hell", "I was ill, well, and I wont go to hell"},
+		{"I was ill, well, and I wont go to hell", "I was ill, well, and I will not go to hell"},
 	} {
 		if got := normalizeChat(tc.in); got != tc.want {
 			t.Errorf("normalizeChat(%q) = %q, want %q", tc.in, got, tc.want)
