@@ -117,8 +117,12 @@ func TestServeDiskFull(t *testing.T) {
 
 	s = startServer(t, home) // exited 1 before: "catch up index: ... database or disk is full"
 	defer func() { s.stop(t) }()
+	// Whether the turn itself still fits depends on the pages SQLite
+	// holds free (its WAL may have room left over): either the index lags
+	// by it, or the writes after it (its vector, a checkpoint) fail. Either
+	// way the start is degraded and says the disk is full.
 	h := getHealth(t, s)
-	if h.Status != "degraded" || h.IndexLag != 1 || !strings.Contains(strings.Join(h.Problems, "\n"), "disk is full") {
+	if h.Status != "degraded" || h.IndexLag > 1 || !strings.Contains(strings.Join(h.Problems, "\n"), "disk is full") {
 		t.Fatalf("health of a start on a full disk: %+v", h)
 	}
 	if a := recallHTTP(t, s, "keyword", "quokka migration"); !a.has("t1") {
