@@ -72,6 +72,13 @@ type LayersTotals struct {
 	Facts           int            `json:"facts"`    // L4 triples, closed ones included
 	Facets          int            `json:"facets"`   // L3 persona facets, current values
 	Scenes          int            `json:"scenes"`
+	// Covering counts the memories that cover at least one event (the
+	// share of memories worth one: a precision of sorts).
+	Covering      int     `json:"covering"`
+	CoveringShare float64 `json:"covering_share"` // Covering / Memories
+	FactsPer100   float64 `json:"facts_per_100_turns"`
+	Speakers      int     `json:"speakers"`
+	FacetsPer     float64 `json:"facets_per_speaker"`
 }
 
 // LayersConversation is one conversation file's totals.
@@ -92,6 +99,8 @@ type LayersEvent struct {
 	// most of Words (none when no memory qualifies), with the words it holds.
 	Best      string   `json:"best,omitempty"`
 	BestWords []string `json:"best_words,omitempty"`
+	// By are the ids of every memory that covers the event.
+	By []string `json:"by,omitempty"`
 }
 
 // LayersMemory is a memory of the sample, with the turns it cites.
@@ -176,14 +185,19 @@ func (rep *LayersReport) run(ctx context.Context, env Env, b *benchEngram, convs
 			cr.ByType[m.Type]++
 			all = append(all, sampleMemory(c.file, m, turns))
 		}
+		covering := map[string]bool{}
 		for _, ev := range c.events {
 			e := scoreEvent(c.file, ev, mems, turns)
 			cr.EventCount++
 			if e.Covered {
 				cr.Covered++
 			}
+			for _, id := range e.By {
+				covering[id] = true
+			}
 			rep.Events = append(rep.Events, e)
 		}
+		cr.Covering, cr.Speakers = len(covering), len(c.speakers)
 		cr.Facts = int(st.Layers[c.namespace]["facts"])
 		cr.Scenes = int(st.Layers[c.namespace]["scenes"])
 		if rep.Extractor != "none" {
@@ -266,6 +280,8 @@ func (t *LayersTotals) add(o LayersTotals) {
 	t.Facts += o.Facts
 	t.Facets += o.Facets
 	t.Scenes += o.Scenes
+	t.Covering += o.Covering
+	t.Speakers += o.Speakers
 	if t.ByType == nil {
 		t.ByType = map[string]int{}
 	}
@@ -281,6 +297,15 @@ func (t *LayersTotals) finish() {
 	if t.EventCount > 0 {
 		t.Coverage = float64(t.Covered) / float64(t.EventCount)
 	}
+	if t.Memories > 0 {
+		t.CoveringShare = float64(t.Covering) / float64(t.Memories)
+	}
+	if t.Turns > 0 {
+		t.FactsPer100 = 100 * float64(t.Facts) / float64(t.Turns)
+	}
+	if t.Speakers > 0 {
+		t.FacetsPer = float64(t.Facets) / float64(t.Speakers)
+	}
 }
 
 // scoreEvent finds the memory of the event's session, naming its speaker,
@@ -290,6 +315,7 @@ func scoreEvent(file string, ev locomoEvent, mems []engram.Memory, turns map[str
 	words := contentWords(ev.text, name)
 	e := LayersEvent{File: file, Session: ev.session, Speaker: ev.speaker, Text: ev.text, Words: words}
 	best := -1
+	need := (len(words) + 1) / 2
 	for _, m := range mems {
 		if !slices.ContainsFunc(m.Sources, func(id string) bool {
 			t, ok := turns[id]
@@ -306,6 +332,9 @@ func scoreEvent(file string, ev locomoEvent, mems []engram.Memory, turns map[str
 		}
 		if len(held) > best {
 			best, e.Best, e.BestWords = len(held), m.Text, held
+		}
+		if len(words) > 0 && len(held) >= need {
+			e.By = append(e.By, m.ID)
 		}
 	}
 	e.Covered = len(words) > 0 && 2*best >= len(words)
@@ -429,6 +458,8 @@ func (rep *LayersReport) Print(w io.Writer, events bool) error {
 		fmt.Fprintf(w, " %s %d", k, rep.ByType[k])
 	}
 	fmt.Fprintf(w, "; scenes %d\n", rep.Scenes)
+	fmt.Fprintf(w, "memories that cover an event: %d of %d (%.1f%%); facts per 100 turns %.1f; facets per speaker %.1f\n",
+		rep.Covering, rep.Memories, 100*rep.CoveringShare, rep.FactsPer100, rep.FacetsPer)
 	if events {
 		fmt.Fprintln(w, "\nEvents (+ covered, - not), with the closest memory of the session about the speaker:")
 		for _, e := range rep.Events {

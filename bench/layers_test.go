@@ -76,6 +76,12 @@ func TestScoreEvent(t *testing.T) {
 	if e := scoreEvent("f.json", ev, []engram.Memory{mem("Ana", "Ana adopted a beagle", "t2"), mem("Ana", "a beagle named Biscuit", "t2")}, turns); !e.Covered || e.Best != "a beagle named Biscuit" {
 		t.Errorf("best of two: %+v", e)
 	}
+	// Every memory that covers the event is named, not only the best.
+	both := []engram.Memory{mem("Ana", "Ana adopted a beagle puppy", "t2"), mem("Ana", "a beagle named Biscuit", "t2"), mem("Ana", "Ana has a puppy", "t2")}
+	both[0].ID, both[1].ID, both[2].ID = "m1", "m2", "m3"
+	if e := scoreEvent("f.json", ev, both, turns); !slices.Equal(e.By, []string{"m1", "m2"}) {
+		t.Errorf("covered by %v, want m1 and m2", e.By)
+	}
 }
 
 func TestBenchLayersEvents(t *testing.T) {
