@@ -151,6 +151,7 @@ class Signals:
     neighbour: Optional[float] = None
     layer: Optional[float] = None
     kg: Optional[float] = None
+    speaker: Optional[float] = None
     decay: Optional[float] = None
     final: Optional[float] = None
     in_range: Optional[bool] = None

@@ -119,6 +119,7 @@ export interface Signals {
   neighbour?: number;
   layer?: number;
   kg?: number;
+  speaker?: number;
   decay?: number;
   final?: number;
   in_range?: boolean;
@@ -395,7 +396,7 @@ export interface FacetChange {
  * @schema PersonaFacet
  */
 export interface PersonaFacet {
-  facet: "identity" | "preference" | "relationship" | "project" | "habit";
+  facet: "identity" | "preference" | "relationship" | "project" | "habit" | "activity" | "place" | "possession" | "plan";
   key: string;
   value: string;
   since: string;
