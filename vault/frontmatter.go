@@ -7,7 +7,7 @@ import (
 	"time"
 	"unicode"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // frontMatter is what Parse reads from the YAML between the --- lines.
