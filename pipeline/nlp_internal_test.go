@@ -24,6 +24,7 @@ func TestNormalizeChat(t *testing.T) {
 		{"I cant, youre right, theyre late", "I can not, you are right, they are late"},
 		// Contractions that are words of their own stay.
 		{"I was ill, well, and I wont go to hell", "I was ill, well, and I will not go to hell"},
+		{"I promise Ill try", "I promise I will try"},
 	} {
 		if got := normalizeChat(tc.in); got != tc.want {
 			t.Errorf("normalizeChat(%q) = %q, want %q", tc.in, got, tc.want)

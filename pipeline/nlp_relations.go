@@ -210,7 +210,7 @@ func (c *clause) actionRelation(S string) *engram.Relation {
 // light noun, a time or an abstraction names nothing) or is someone
 // else's ("your advice").
 func (c *clause) thingPhrase(k int) (int, bool) {
-	named, end := false, k
+	named, start, end := false, k, k
 	for ; k < c.compB; k++ {
 		w := c.ws[k]
 		switch t := w.tag; {
@@ -221,6 +221,8 @@ func (c *clause) thingPhrase(k int) (int, bool) {
 		case timeWords[w.low]:
 			return end, named // "for the exam yesterday"
 		case t == "DT" || t == "CD" || isAdjTag(t) || t == "POS":
+		case (t == "VBN" || t == "VBG") && k+1 < c.compB && (isNounTag(c.ws[k+1].tag) || isAdjTag(c.ws[k+1].tag)) && k > start:
+			// A participle inside the phrase: "peanut encrusted hot dogs".
 		case isNounTag(t):
 			if !lightNoun(w.low) && !abstractNouns[w.low] && !affectAdjectives[w.low] {
 				named = true

@@ -18,6 +18,7 @@ var (
 	// contractionRe finds the contractions of pronouns and auxiliaries;
 	// expandContraction rewrites them.
 	contractionRe = regexp.MustCompile(`(?i)\b(i|you|we|they|he|she|it|that|there|who|what)'(m|re|ve|ll|d)\b`)
+	capIllRe      = regexp.MustCompile(`\bIll\b`)
 	negationRe    = regexp.MustCompile(`(?i)\b(can|won|shan|ain|[a-z]+)'?n't\b`)
 	informalRe    = regexp.MustCompile(`(?i)(?:\b|')(?:gonna|wanna|gotta|kinda|sorta|tryna|outta|lemme|dunno|gimme|cause|cuz|coz|cos|em|i|` +
 		`im|ive|dont|didnt|doesnt|isnt|wasnt|wont|cant|couldnt|wouldnt|shouldnt|havent|hasnt|hadnt|arent|werent|youre|theyre|thats|whats|idk|alot)\b`)
@@ -79,6 +80,9 @@ func normalizeChat(s string) string {
 		}
 		s = b.String()
 	}
+	// "Ill" with its capital is "I'll" typed without the apostrophe; the
+	// adjective "ill" is written in lower case.
+	s = capIllRe.ReplaceAllString(s, "I will")
 	s = negationRe.ReplaceAllStringFunc(s, func(m string) string {
 		stem := strings.TrimSuffix(strings.TrimSuffix(m, "n't"), "'")
 		switch strings.ToLower(stem) {

@@ -234,8 +234,8 @@ func favouriteRel(subj string, m []string) *engram.Relation {
 		return nil
 	}
 	k := relKey(strings.Join(f[1:len(f)-1], " "))
-	if k == "" {
-		return nil
+	if k == "" || k == "favorite" || k == "favourite" || k == "fave" {
+		return nil // "my personal favorite is X": a favourite of what is not said
 	}
 	x := object(subj, m[2])
 	if f[len(f)-1] == "are" { // "are Muse and Radiohead": keep the list
