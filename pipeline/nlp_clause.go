@@ -378,6 +378,9 @@ func droppedSubjectVerb(ws []word, k, b int) bool {
 			}
 		}
 		for j := k + 1; j < b; j++ {
+			if ws[j].tag == "NNS" && strings.HasSuffix(ws[j].low, "s") && linkingVerbs[verbStem(ws[j].low)] {
+				return false // "Playing piano sounds fun", "sounds" read as a noun
+			}
 			if t := ws[j].tag; t == "VBD" || t == "VBZ" || t == "VBP" || t == "MD" || beForms[ws[j].low] ||
 				ws[j].low == "'s" && j+1 < b && (ws[j+1].tag == "DT" || isAdjTag(ws[j+1].tag)) {
 				return false
