@@ -88,3 +88,13 @@ func TestVerbStems(t *testing.T) {
 		t.Error("stems of other verbs match")
 	}
 }
+
+// TestNewRelTrailingConjunction: an object cut before what its last word
+// joins loses that word.
+func TestNewRelTrailingConjunction(t *testing.T) {
+	for in, want := range map[string]string{"get stuck on year 500 or": "get stuck on year 500", "tea and,": "tea", "Oregon": "Oregon"} {
+		if r := newRel("Ana", "habit", in); r == nil || r.Object != want {
+			t.Errorf("newRel(%q) = %+v, want object %q", in, r, want)
+		}
+	}
+}

@@ -32,6 +32,12 @@ const (
 // vague.
 func newRel(subj, pred, obj string) *engram.Relation {
 	obj = strings.TrimSpace(strings.TrimRight(obj, relTrim))
+	for _, c := range []string{" or", " and", " but", " so"} {
+		// An object cut before what its last word joins: "year 500 or".
+		if rest, ok := strings.CutSuffix(obj, c); ok {
+			obj = strings.TrimSpace(strings.TrimRight(rest, relTrim))
+		}
+	}
 	if obj == "" || pred == "" || len(obj) > maxRelBytes {
 		return nil
 	}
