@@ -94,7 +94,11 @@ func (c *clause) relation(sp speakers) *engram.Relation {
 		if g.copula() {
 			// "passionate about X", "into X", "a fan of X".
 			if k := c.preferenceObject(); k >= 0 {
-				return objectRel(S, "likes", object(S, c.objectText(k)))
+				pred := "likes"
+				if g.neg {
+					pred = "dislikes" // "I wasn't a fan of the zombies"
+				}
+				return objectRel(S, pred, object(S, c.objectText(k)))
 			}
 			return nil
 		}
