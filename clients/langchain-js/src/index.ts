@@ -5,31 +5,15 @@ import type { CallbackManagerForRetrieverRun } from "@langchain/core/callbacks/m
 import { Document } from "@langchain/core/documents";
 import { BaseListChatMessageHistory } from "@langchain/core/chat_history";
 import { AIMessage, HumanMessage, SystemMessage, ToolMessage, isAIMessage, isToolMessage, type BaseMessage } from "@langchain/core/messages";
-import { Engram, EngramError, type EngramOptions, type Kind, type RecallMode, type Result, type Role, type Source, type TurnInput } from "engram-client";
+import { Engram, EngramError, type EngramOptions, type Kind, type RecallMode, type Result, type Role, type TurnInput } from "engram-client";
 
-/** The metadata of a Document the retriever answers: the recall result but its text. */
-export interface EngramDocumentMetadata {
-  [key: string]: unknown;
-  /** The result's id: a turn's, a memory's, a scene's, ... */
-  id: string;
-  kind: Kind;
-  score: number;
-  ts: string;
-  namespace: string;
-  session?: string;
-  role?: string;
-  speaker?: string;
-  /** The meta the turn was sent with. */
-  meta?: Record<string, unknown>;
-  /** The archived turns (or document lines) the result stems from, in order. */
-  sources: Source[];
-  /** Why a deep result ranked where it did. */
-  signals?: Result["signals"];
-  /** Turns around a deep hit. */
-  context?: Result["context"];
-  /** Where a document result is. */
-  doc?: Result["doc"];
-}
+/**
+ * The metadata of a Document the retriever answers: the recall result but
+ * its text (the Document's pageContent): id, kind, score, ts, namespace,
+ * session, role, speaker, meta, sources (the archived turns it stems from),
+ * and for deep results signals and context.
+ */
+export type EngramDocumentMetadata = Omit<Result, "text"> & { [key: string]: unknown };
 
 /** Options of EngramRetriever. */
 export interface EngramRetrieverInput extends BaseRetrieverInput {
