@@ -46,18 +46,14 @@
 //
 // # Quality and speed
 //
-// On the LoCoMo development set (231 questions, ranking single turns of each
-// conversation by cosine; docs/benchmarks.md has the table and the
-// command), the default
-// finds an evidence turn in the top 10 for 48.1% of the questions embedding
-// the turn's text and 59.3% embedding "speaker: text"; the lexical block
-// alone 32.9% and 45.0%, the word vectors alone 44.2% and 45.9%. Plain BM25
-// over the same turns finds 59.3% and 61.5%: this embedder is a signal to
-// fuse with keyword search, not a replacement for it.
+// On the development sets (docs/benchmarks.md has the figures and the
+// commands) it finds fewer evidence turns alone than plain BM25 over the
+// same turns: this embedder is a signal to fuse with keyword search, not a
+// replacement for it. Embedding "speaker: text" rather than the text alone
+// helps, and each block alone does worse than the two together.
 //
-// One core embeds about 130,000 twenty-word turns a second, with two
-// allocations per Embed call. The word vectors are parsed on the first Embed
-// of a process (about 4 ms, 2 MB of heap). Builtin is safe for concurrent
+// Embedding costs two allocations per Embed call; the word vectors are
+// parsed on the first Embed of a process. Builtin is safe for concurrent
 // use.
 //
 // # Caveats

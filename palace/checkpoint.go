@@ -10,29 +10,28 @@ import (
 
 const (
 	// checkpointEvery is the least time between two background checkpoints.
-	// SQLite's own would run every 1,000 pages (4 MB) of WAL. Each
-	// checkpoint fsyncs the WAL and the database file, and the archive's
-	// fsync, which a POST's acknowledgement waits for, shares the disk:
-	// with a checkpoint a second, one of a busy second's writes, the
-	// archive's fsync waited up to 44 ms behind it (p99 10.5 ms, beside
-	// the layer jobs at 20,000 turns); with one every 100 ms, each
-	// flushes a tenth as much, and the archive's waited 5 ms at most.
+	// SQLite's own would run every 1,000 pages of WAL. Each checkpoint
+	// fsyncs the WAL and the database file, and the archive's fsync, which
+	// a POST's acknowledgement waits for, shares the disk: checkpoints a
+	// tenth as large, ten times as often, keep that wait short
+	// (docs/benchmarks.md, "A core kept for requests, checkpoints every
+	// 100 ms").
 	checkpointEvery = 100 * time.Millisecond
 	// restartFrames is the WAL length, in frames (pages), past which the
 	// checkpointer has the WAL start again from its beginning. A WAL that
 	// never restarts grows with every write, and so does the index every
 	// read searches (palace.db-shm). The step that restarts it holds the
-	// writer through an fsync of the database file (33 ms seen beside the
-	// layer jobs, a POST waiting behind it): 4,000 frames, 32 MB of 8 KB
-	// pages (journal_size_limit keeps 128 MB), make it a quarter as
-	// frequent as SQLite's default length of 1,000.
+	// writer through an fsync of the database file, a POST waiting behind
+	// it: 4,000 frames of 8 KB pages (journal_size_limit keeps four times
+	// as much) make it a quarter as frequent as SQLite's default length of
+	// 1,000.
 	restartFrames = 4000
 	// forceRestartFrames is the WAL length past which step 2 holds the
 	// writer against the turn index too. Below it, step 2 lets the turn
 	// index commit beside it (a lender of the write gate): a POST need not
-	// wait for its fsync (10 to 20 ms beside the layer jobs, the longest
-	// wait of a POST at 20,000 turns), and the WAL restarts at a later
-	// checkpoint instead, one that no turn index meets.
+	// wait for its fsync (the longest wait a POST had beside the layer
+	// jobs), and the WAL restarts at a later checkpoint instead, one that
+	// no turn index meets.
 	forceRestartFrames = 2 * restartFrames
 )
 
@@ -130,7 +129,7 @@ func (c *checkpointer) loop(ctx context.Context) {
 // checkpoint runs steps 1 and 2 (see checkpointer), as a step of the
 // process's background work (Options.Step): its copying and fsyncs hold a
 // core (a goroutine in a system call keeps its core until the runtime's
-// monitor notices, up to 10 ms later), and beside the background work
+// monitor notices), and beside the background work
 // computing on the other one, a request found none free.
 func (c *checkpointer) checkpoint(ctx context.Context) {
 	if c.begin != nil {

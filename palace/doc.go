@@ -126,9 +126,8 @@
 //
 // # Caveats
 //
-//   - Memory: the matrix holds N x (dim + 4) bytes per loaded model, 52 MB
-//     for 100,000 vectors of 512 dimensions, plus some 80 bytes a vector for
-//     ids and metadata. A retired model's matrix stays loaded until
+//   - Memory: the matrix holds N x (dim + 4) bytes per loaded model, plus
+//     ids and metadata for each vector (docs/benchmarks.md measures both). A retired model's matrix stays loaded until
 //     VectorIndex.Unload, so that recall can query it until it has switched;
 //     during a re-embed both matrices are held.
 //   - A query reads the whole matrix: latency grows linearly with the number
@@ -144,10 +143,10 @@
 //     1677-09-21 or after 2262-04-11 is refused (a little wider than the
 //     years engram.MinYear to engram.MaxYear that the API accepts).
 //   - The gse dictionary (simplified Chinese, 352,000 words) loads on the
-//     first Chinese or Japanese text, indexed or searched: about a second and
-//     ~135 MB of heap, held for the life of the process. PreloadCJK moves the
-//     wait to start-up. The Japanese dictionary is not loaded (another 2 s and
-//     ~450 MB, and its weights make gse cut even Chinese into single
+//     first Chinese or Japanese text, indexed or searched, and its heap is held
+//     for the life of the process. PreloadCJK moves the wait to start-up. The
+//     Japanese dictionary is not loaded (more than three times as large, and
+//     its weights make gse cut even Chinese into single
 //     characters); Japanese kanji words come from the Chinese dictionary and
 //     gse's HMM, so Japanese segmentation is approximate (打ち合わせ is 打, ち,
 //     合, わせ). The substring and CJK fallbacks keep recall up where the
@@ -156,8 +155,7 @@
 //     "decided" stem to decis and decid, and do not find each other.
 //   - Fallback hits are ordered newest first, not by relevance: a common term
 //     with many substring matches can fill the list before a rarer one.
-//   - The trigram index takes about three times the size of the text (49 MB
-//     for 16 MB of content in 100,000 turns; the whole file is 95 MB).
+//   - The trigram index takes about three times the size of the text.
 //   - Times are stored as int64 nanoseconds: PutTurns refuses a turn dated
 //     before 1677-09-21 or after 2262-04-11.
 //   - Scores compare the hits of one query, not of two.

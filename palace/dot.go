@@ -1,8 +1,8 @@
 package palace
 
 // dotGeneric is the dot product of a and b (len(b) >= len(a)) in plain Go.
-// Four accumulators let the CPU overlap the additions; on amd64 it measured
-// faster than eight (13.5 against 16.4 ms for 100,000 rows of 512).
+// Four accumulators let the CPU overlap the additions; on amd64 four
+// measured faster than eight.
 func dotGeneric(a, b []float32) float32 {
 	b = b[:len(a)]
 	var s0, s1, s2, s3 float32

@@ -74,9 +74,8 @@ func (db *DB) ApplyTriples(ctx context.Context, worker string, triples []engram.
 	// One transaction, unless the turn index queues for the writer
 	// meanwhile (as in PutMemories): then the statements recorded so far
 	// commit with their chains rebuilt, the turn index goes, and the rest
-	// follows in another transaction. A batch took 30 to 100 ms on the
-	// writer at 20,000 turns, and a POST arriving meanwhile waited for all
-	// of it. The watermark moves in the last transaction; a crash in
+	// follows in another transaction. A batch holds the writer for long,
+	// and a POST arriving meanwhile waited for all of it. The watermark moves in the last transaction; a crash in
 	// between leaves it before the batch, which is applied again: a
 	// statement recorded before is found and changes nothing.
 	for next := 0; ; {

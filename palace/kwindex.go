@@ -17,9 +17,9 @@ import (
 // The in-memory keyword index ranks turns by BM25 without FTS5.
 //
 // FTS5 ranks a query by computing bm25() for every row that holds one of
-// its terms, reading each row's size from a b-tree on the way: about two
-// microseconds a row here, so a query of common words over 100,000 turns
-// (15,000-30,000 matching rows) costs 40-90 ms of CPU. The keyword index
+// its terms, reading each row's size from a b-tree on the way, so a query
+// of common words over a large palace (tens of thousands of matching rows)
+// costs a great deal of CPU (docs/benchmarks.md). The keyword index
 // holds the same tokens (ftsTokens, checked against FTS5) as posting lists
 // in memory, and scores them with FTS5's own formula and statistics
 // (bm25(1.0, 0.4): idf = ln((N - n + 0.5) / (n + 0.5)), at least 1e-6;
@@ -160,10 +160,9 @@ func keywordGen(ctx context.Context, tx *sql.Tx) (int64, error) {
 
 // LoadKeywordIndex builds the in-memory keyword indexes from the turns, the
 // units, the scenes and the memories, if they are not loaded, and keeps
-// them current from then on (see WarmKeywordIndex). At 100,000 turns
-// (BenchmarkRecall100k logs the time and size) it takes seconds; on the
-// home of `engram bench scale --turns 100000` the five indexes hold about
-// 0.25 KB a turn (docs/benchmarks.md).
+// them current from then on (see WarmKeywordIndex). On a large palace it
+// takes seconds (BenchmarkRecall100k logs the time and size;
+// docs/benchmarks.md has the size a turn).
 func (db *DB) LoadKeywordIndex(ctx context.Context) error {
 	k := &db.kw
 	k.mu.Lock()
@@ -301,8 +300,8 @@ type kwIndex struct {
 	bigTF map[uint64]uint32
 	// ver counts the deletions: a term's document frequency is current
 	// when its ver is the index's (see df). The index keeps no list of
-	// each doc's terms to lower them by at a deletion: at 100,000 turns
-	// such lists were 29 MB of the five indexes' 100.
+	// each doc's terms to lower them by at a deletion: such lists were
+	// over a quarter of the indexes' memory.
 	ver uint64
 }
 
@@ -328,8 +327,7 @@ type kwDoc struct {
 // halves swapped (speaker count << 8 | text count: one byte for a text
 // count under 128 and no speaker match). Most terms are rare and most
 // matches single, so a posting takes one to three bytes where a doc number
-// and a frequency took six: at 100,000 turns some 30 MB less
-// (docs/benchmarks.md).
+// and a frequency took six (docs/benchmarks.md has what it saves).
 type kwPostings struct {
 	enc  []byte
 	last uint32 // the last posting's doc

@@ -14,8 +14,8 @@ import (
 // in memory like the turns' (kwindex.go), with the statistics of its own
 // table, so that scoring the units of a query's candidates (ScoreUnits)
 // and ranking the units (SearchUnits) cost no FTS5 scan of every unit
-// holding a query word: at 100,000 turns that scan was 5 ms of the hybrid
-// path's 22.
+// holding a query word, which was a large share of the hybrid path's time
+// (docs/benchmarks.md).
 //
 // A unit's text changes with every turn its session gains, so rather than
 // in each write, the index catches up when searched: every insert or
@@ -111,8 +111,8 @@ type unitChange struct {
 }
 
 // catchUpChunk is the most changed rows a catch-up reads at once: their
-// text is in memory together (at 100,000 turns, a catch-up of every
-// session part at once held 46 MB of it).
+// text is in memory together (a catch-up of every session part at once
+// held all of their text).
 const catchUpChunk = 512
 
 // readChanges reads up to limit rows of k's table changed after a change

@@ -16,8 +16,9 @@ var mergeTables = append(slices.Clone(ftsTables), "vault_chunks_fts", "vault_chu
 const (
 	// mergePages is the work of one merge step: FTS5 writes about this
 	// many leaf pages (1,000 bytes each, migration 0014) of merged
-	// segments. In a 20,000-turn `bench scale` run, 140 steps of 3 ms or
-	// more, the longest 20 ms (the trigram index's, whose terms are many).
+	// segments: small enough that a write queued behind a step waits
+	// little; the trigram index's steps, whose terms are many, are the
+	// longest.
 	mergePages = 64
 	// mergeEvery is the least time between two merge passes: a pass
 	// looks at every table (one transaction when none has work), and a

@@ -7,9 +7,9 @@ import (
 
 // pageSize is the palace's page size: 8 KB, where SQLite's default is 4 KB.
 // When vectors were stored in half precision, a 512-dimension row and its
-// key (1.1 KB) fitted three to a 4 KB page, a fifth of the page unused, and
-// seven to an 8 KB page: at 100,000 turns the palace was 8% smaller
-// (docs/benchmarks.md, "Pages of 8 KB"). A new palace is created with it
+// key fitted three to a 4 KB page, a fifth of the page unused, and seven to
+// an 8 KB page, and the palace was smaller (docs/benchmarks.md, "Pages of 8
+// KB"). A new palace is created with it
 // (dsn); an older one is written anew with it once, when it opens.
 const pageSize = 8192
 

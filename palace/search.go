@@ -300,7 +300,7 @@ func (s *search) substring(ctx context.Context, tx *sql.Tx, long []term) error {
 // have merged the term into a longer word (会議 into 会議室), and trigrams
 // need three characters. This is LIKE '%term%' over the CJK text, answered
 // from turns_cjk, an index of every such character and adjacent pair,
-// instead of a scan of every turn (30 ms per 100,000 turns).
+// instead of a scan of every turn.
 func (s *search) short(ctx context.Context, tx *sql.Tx, short []term) error {
 	if s.full() || len(short) == 0 {
 		return nil

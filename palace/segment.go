@@ -10,8 +10,8 @@ import (
 
 // The gse segmenter is shared by every DB in the process and loaded on first
 // use, by the first Chinese or Japanese text indexed or searched: loading the
-// simplified-Chinese dictionary takes about a second and some 135 MB of heap,
-// which an English-only installation should never pay. After loading, gse
+// simplified-Chinese dictionary takes time and a large heap, which an
+// English-only installation should never pay. After loading, gse
 // only reads its dictionary and HMM tables, so one segmenter serves
 // concurrent callers.
 var segmenter struct {
@@ -28,7 +28,7 @@ func loadSegmenter() (*gse.Segmenter, error) {
 }
 
 // load loads gse's embedded "zh_s" dictionary, but not "ja": the Japanese one
-// costs another ~2 s and ~450 MB of heap, and its word weights (MeCab costs,
+// costs several times as much again, and its word weights (MeCab costs,
 // not frequencies) skew gse's shortest-path search so badly that even
 // Chinese text falls apart into single characters when both are loaded.
 // Japanese is instead handled by splitting kana from kanji before gse sees

@@ -266,9 +266,8 @@ const backfillBatch = 2000
 // SecondaryBatch is the most turns one IndexSecondary transaction takes
 // by default. A step that stop ends early is shorter; one that runs to
 // the end writes fewer full-text segments the more it takes, and costs
-// less in all (BenchmarkPutTurns, a batch of 500 at 100,000 turns, in
-// steps of 128 before steps could stop: 56 ms of writing; of 256: 44; in
-// one: 42).
+// less in all (BenchmarkPutTurns; 256 costs little more than one step,
+// 128 clearly more).
 const SecondaryBatch = 256
 
 // stopEvery is how many turns' substring rows IndexSecondary writes

@@ -198,8 +198,7 @@ func (ix *Indexer) catchUp(ctx context.Context) error {
 				// The acknowledgements that waited for these turns
 				// run before the next write: woken on this P, each would
 				// wait for this goroutine to block, and a secondary step
-				// runs on the CPU throughout (up to 25 ms seen beside
-				// the layer jobs).
+				// runs on the CPU throughout.
 				runtime.Gosched()
 				return nil
 			}

@@ -49,8 +49,8 @@ import (
 // Sentences in Chinese keep the patterns of RulesExtractor (see
 // rules_patterns.go); Japanese and other scripts yield nothing.
 //
-// The tagger's model loads once per process, on the first Extract (about a
-// second and 30 MB). Turns of a batch are parsed in parallel, up to Workers
+// The tagger's model loads once per process, on the first Extract (see
+// LoadTagger). Turns of a batch are parsed in parallel, up to Workers
 // at a time, each a step of Yield when it is set. The same turns always
 // give the same memories with the same IDs.
 type NLPExtractor struct {

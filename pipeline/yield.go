@@ -30,11 +30,12 @@ const (
 //
 // Yield also bounds the background steps that compute at once (Step),
 // leaving a core to the requests. Go's scheduler looks for network events
-// only when a core has nothing else to run (or every 10 ms): with the
-// extractor parsing on both of a laptop's cores, and the embedding, the
-// memories' writes and the full-text merges beside it, a POST's request,
-// the wake-up after its fsync and its response each waited up to 10 ms or
-// more for a core, and its p99 beside the jobs was 30 to 45 ms.
+// only when a core has nothing else to run (or at its next periodic
+// poll): with the extractor parsing on both of a laptop's cores, and the
+// embedding, the memories' writes and the full-text merges beside it, a
+// POST's request, the wake-up after its fsync and its response each waited
+// for a core, and its tail latency beside the jobs was several times the
+// idle one (docs/benchmarks.md).
 //
 // A nil *Yield never waits. Set Quiet, MaxWait and Steps before first use;
 // zero means their defaults.

@@ -85,9 +85,9 @@ type Main struct {
 }
 
 // gcPercent is the garbage collector's goal when GOGC is not set: the heap
-// grows to 1.5 times what is live instead of twice. At 100,000 turns that
-// is 125 MB less memory for 1.2% more CPU (docs/benchmarks.md, "Memory and
-// the garbage collector's goal").
+// grows to 1.5 times what is live instead of twice: much less memory for a
+// little more CPU (docs/benchmarks.md, "Memory and the garbage collector's
+// goal").
 const gcPercent = 50
 
 func main() {

@@ -10,11 +10,10 @@ import (
 // Map holds ids by row: the id of each row, and the row of each id.
 // The ids' bytes lie end to end in one arena, a row's place in it two
 // uint32s; the rows are found through an open-addressing table of row
-// numbers (linear probing, maphash). For the 196,000 vectors of 100,000
-// turns that is about 7 MB where a []string and a map[string]int took
-// about 17 MB, in four allocations the garbage collector need not look
-// into where there were 200,000 strings and a map of them
-// (docs/benchmarks.md). The caller keeps what it maps an id to in slices
+// numbers (linear probing, maphash). That is less than half the memory a
+// []string and a map[string]int took, in four allocations the garbage
+// collector need not look into where there were one string a row and a map
+// of them (docs/benchmarks.md). The caller keeps what it maps an id to in slices
 // by row.
 //
 // Rows are numbered from 0 with no gaps: Remove moves the last row into
