@@ -25,6 +25,7 @@ test: lint
 	scripts/testenv.sh $(GO) test -race -count=1 -timeout 45m ./...
 	GO=$(GO) scripts/test-python-client.sh
 	GO=$(GO) scripts/test-ts-client.sh
+	GO=$(GO) scripts/test-examples.sh
 
 # No servers: skips the Chroma and Ollama tests and the slow end-to-end ones.
 test-short:
