@@ -3,9 +3,14 @@ package engram
 import "context"
 
 // TurnQuery lists stored turns: a namespace's timeline, newest first by
-// time, or one session's turns in the order they arrived.
+// time, one session's turns in the order they arrived, or the turns of IDs.
 type TurnQuery struct {
 	Namespace string // "" lists every namespace
+	// IDs, when set, lists those turns of Namespace, in the order of IDs,
+	// each once; an id no turn of Namespace has is left out (so a reader
+	// sees which sources were forgotten). Session, Before, After and Limit
+	// are unset with it.
+	IDs []string
 	// Session, when set, lists that session's turns, oldest first, from the
 	// turn after the one of seq After; otherwise the timeline, newest first,
 	// from the turn before the one of seq Before (0: the newest).

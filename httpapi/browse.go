@@ -2,8 +2,10 @@ package httpapi
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -14,15 +16,25 @@ import (
 const noBrowse = "listing turns and entities is not available on this server"
 
 // getTurns lists stored turns: the timeline, newest first, paged with
-// before; or one session's turns in order, paged with after.
+// before; one session's turns in order, paged with after; or the turns of
+// ids (the web view shows a memory's sources by them).
 func (s *Server) getTurns(c echo.Context) error {
 	return serve(c, http.StatusOK, s.Browse, noBrowse, fromQuery(s, func(p *params) (engram.TurnQuery, error) {
 		q := engram.TurnQuery{
 			Namespace: p.namespace(true),
+			IDs:       p.ids("ids"),
 			Session:   p.name("session"),
 			Before:    p.seq("before"),
 			After:     p.seq("after"),
 			Limit:     p.limit(),
+		}
+		if p.v.Has("ids") {
+			for _, k := range []string{"session", "before", "after", "limit"} {
+				if p.v.Has(k) {
+					return q, engram.FieldError(k, "ids names the turns to list; %s does not go with it", k)
+				}
+			}
+			return q, nil
 		}
 		switch {
 		case q.Session == "" && q.After != 0:
@@ -69,6 +81,31 @@ func limitOr(n, def int) int {
 		return def
 	}
 	return n
+}
+
+// ids returns a comma-separated list of turn ids, 1 to MaxLayerLimit of
+// them, none empty; nil when absent.
+func (p *params) ids(k string) []string {
+	if !p.v.Has(k) {
+		return nil
+	}
+	list := strings.Split(p.v.Get(k), ",")
+	if len(list) > MaxLayerLimit {
+		p.fail(engram.FieldError(k, "%s names %d turns; at most %d at a time", k, len(list), MaxLayerLimit))
+		return nil
+	}
+	for i, id := range list {
+		switch {
+		case id == "":
+			p.fail(engram.FieldError(k, "%s must be turn ids separated by commas; id %d is empty", k, i+1))
+			return nil
+		case len(id) > p.maxField:
+			p.fail(&engram.Error{Code: engram.ETOOLARGE, Field: k,
+				Message: fmt.Sprintf("id %d of %s is %d bytes, over the limit of %d", i+1, k, len(id), p.maxField)})
+			return nil
+		}
+	}
+	return list
 }
 
 // seq returns a sequence number (a positive integer); 0 when absent.

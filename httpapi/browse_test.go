@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
+	"strings"
 	"testing"
 
 	"github.com/engram-dev/engram"
@@ -52,10 +54,54 @@ func TestListTurns(t *testing.T) {
 	for _, bad := range []struct{ q, field string }{
 		{"before=0", "before"}, {"before=x", "before"}, {"after=3", "after"}, {"session=s1&before=3", "before"},
 		{"limit=0", "limit"}, {"nope=1", "nope"},
+		{"ids=", "ids"}, {"ids=t1,,t2", "ids"}, {"ids=t1&session=s1", "session"}, {"ids=t1&before=3", "before"},
+		{"ids=t1&limit=2", "limit"}, {"ids=" + strings.Repeat("x,", httpapi.MaxLayerLimit) + "x", "ids"},
 	} {
 		code, _, body := s.get(t, "/v1/turns?"+bad.q)
 		if code != http.StatusBadRequest || body["error"].(map[string]any)["field"] != bad.field {
 			t.Errorf("%s: %d %v, want 400 naming %s", bad.q, code, body, bad.field)
+		}
+	}
+	if code, _, body := s.get(t, "/v1/turns?ids=t1,"+strings.Repeat("x", 5000)); code != http.StatusRequestEntityTooLarge ||
+		body["error"].(map[string]any)["field"] != "ids" {
+		t.Errorf("an id of 5000 bytes: %d %v, want 413 naming ids", code, body)
+	}
+}
+
+// TestListTurnsByID: ids lists those turns, in the order asked, once
+// each, of the namespace asked (every one with "*"); an id stored nowhere
+// is left out, so a client sees which of its sources are gone.
+func TestListTurnsByID(t *testing.T) {
+	s := mustOpenLayers(t, httpapi.Config{})
+	ctx := context.Background()
+	turns := []engram.Turn{
+		{ID: "a1", Seq: 1, Namespace: "default", Session: "s1", Role: engram.RoleUser, Speaker: "Ana", Content: "I live in Paris.", TS: layerDay(1)},
+		{ID: "a2", Seq: 2, Namespace: "default", Session: "s2", Role: engram.RoleAssistant, Content: "Noted.", TS: layerDay(2)},
+		{ID: "w1", Seq: 3, Namespace: "work", Session: "s1", Role: engram.RoleUser, Speaker: "Bo", Content: "elsewhere", TS: layerDay(3)},
+	}
+	if err := s.Palace.PutTurns(ctx, turns); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ query, want string }{
+		{"ids=a2,a1", "[a2/s2/ Noted. a1/s1/Ana I live in Paris.]"},
+		{"ids=a1,nosuch,a1", "[a1/s1/Ana I live in Paris.]"},
+		{"ids=w1,a1", "[a1/s1/Ana I live in Paris.]"},
+		{"ids=w1,a1&namespace=work", "[w1/s1/Bo elsewhere]"},
+		{"ids=w1,a1&namespace=*", "[w1/s1/Bo elsewhere a1/s1/Ana I live in Paris.]"},
+		{"ids=" + url.QueryEscape("a1, a2"), "[a1/s1/Ana I live in Paris.]"}, // " a2" is another id
+	} {
+		code, _, body := s.get(t, "/v1/turns?"+c.query)
+		if code != 200 {
+			t.Fatalf("%s: %d %v", c.query, code, body)
+		}
+		var got []string
+		for _, x := range body["turns"].([]any) {
+			m := x.(map[string]any)
+			speaker, _ := m["speaker"].(string)
+			got = append(got, fmt.Sprintf("%s/%s/%s %s", m["id"], m["session"], speaker, m["content"]))
+		}
+		if fmt.Sprint(got) != c.want || body["next"].(float64) != 0 {
+			t.Errorf("%s: %v (next %v), want %s", c.query, got, body["next"], c.want)
 		}
 	}
 }

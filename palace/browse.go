@@ -27,9 +27,22 @@ func listLimit(n int) int {
 // ListTurns lists stored turns (see engram.TurnQuery): the timeline of
 // q.Namespace newest first (by time, then seq) from the turn before the one
 // whose seq is q.Before, or the turns of q.Session in arrival order from the
-// turn after q.After. At most q.Limit (default 50, at most 1000). A Before
-// naming no stored turn lists nothing.
+// turn after q.After, or the turns of q.IDs. At most q.Limit (default 50,
+// at most 1000). A Before naming no stored turn lists nothing.
 func (db *DB) ListTurns(ctx context.Context, q engram.TurnQuery) ([]engram.Turn, error) {
+	if len(q.IDs) > 0 {
+		turns, err := db.GetTurns(ctx, q.IDs)
+		if err != nil {
+			return nil, err
+		}
+		out := turns[:0]
+		for _, t := range turns {
+			if q.Namespace == "" || t.Namespace == q.Namespace {
+				out = append(out, t)
+			}
+		}
+		return out, nil
+	}
 	limit := listLimit(q.Limit)
 	var query string
 	var args []any

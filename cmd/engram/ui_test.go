@@ -468,3 +468,158 @@ func TestWebViewToken(t *testing.T) {
 		t.Errorf("token flow: %s", e)
 	}
 }
+
+// TestWebViewSources: what a memory, a fact or a result stems from is shown
+// as people and their words (speaker, time, the first words of the turn),
+// each a link to the turn in its session, never as ids; a memory or a fact
+// expands to its turns in place; a deep result's signals are explained in
+// words on hover; and the text of a turn, however hostile, stays text.
+func TestWebViewSources(t *testing.T) {
+	b, s, ctx := startWebView(t, "log_level = \"warn\"\n")
+	defer s.stop(t)
+	base := "http://" + s.addr
+
+	// A turn whose speaker and words are HTML, with a memory drawn from it.
+	const hostileSpeaker = `<b id="pwned-speaker">Eve</b>`
+	const hostileContent = `I live in Rome. <img src=x id="pwned-content"> <script>window.pwned = 1</script>`
+	rctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if code, err := s.post(rctx, "/v1/turns", map[string]any{"id": "evil-1", "session": "evil", "speaker": hostileSpeaker,
+		"ts": "2026-04-01T10:00:00Z", "content": hostileContent}, nil); err != nil || code != 201 {
+		t.Fatalf("post the hostile turn: %d %v", code, err)
+	}
+	for _, job := range []string{"l1-memories", "l4-graph"} {
+		if code, err := s.post(rctx, "/v1/jobs/"+job+"/run", map[string]any{}, nil); err != nil || code != 200 {
+			t.Fatalf("run %s: %d %v", job, code, err)
+		}
+	}
+
+	text := func(sel string) string {
+		t.Helper()
+		return eval[string](b, ctx, fmt.Sprintf(`[...document.querySelectorAll(%q)].map(e => e.textContent).join("\n")`, sel))
+	}
+	page := func(name, path, ready string) {
+		t.Helper()
+		b.do(ctx, "load "+name, chromedp.Navigate(base+path), chromedp.WaitReady(chromedp.CSS(ready)))
+	}
+	// firstSource is the first source link of the first item (an element
+	// matching sel, and holding the text has): its speaker, time, words and
+	// where it leads, and the item's whole text.
+	type source struct{ Who, When, Words, Href, Item string }
+	firstSource := func(sel, has string) source {
+		t.Helper()
+		return eval[source](b, ctx, fmt.Sprintf(`(() => {
+			const item = [...document.querySelectorAll(%q)].find(e => e.textContent.includes(%q));
+			if (!item) return {};
+			const a = item.querySelector(".sources a.source");
+			const q = (s) => (a && a.querySelector(s) || {}).textContent || "";
+			return { Who: q(".who"), When: q("time"), Words: q("q"), Href: a ? a.getAttribute("href") : "", Item: item.textContent }; })()`,
+			sel, has))
+	}
+	noIDs := func(what, text string) {
+		t.Helper()
+		for _, id := range []string{"ui-0", "evil-1"} {
+			if strings.Contains(text, id) {
+				t.Errorf("%s: shows the turn id %s: %q", what, id, text)
+			}
+		}
+	}
+	// expand presses the expand button of the first item matching sel and
+	// waits for the turns it shows; false (and an error) without one.
+	expand := func(what, sel string) bool {
+		t.Helper()
+		if !eval[bool](b, ctx, fmt.Sprintf(`!!document.querySelector(%q)`, sel+" .sources button.expand")) {
+			t.Errorf("%s: no button expands the sources: %q", what, text(sel))
+			return false
+		}
+		b.do(ctx, "expand "+what, chromedp.Click(chromedp.CSS(sel+" .sources button.expand")),
+			chromedp.WaitVisible(chromedp.CSS(sel+" .source-turns .source-turn")))
+		return true
+	}
+
+	// A memory: Ana's "I live in Paris", said on 2 March at 9:00 in the
+	// session "trip", as turn ui-00.
+	page("memories", "/ui/?view=memories&mq=Paris&superseded=true", "main .memory")
+	src := firstSource(`main .memory`, "Paris")
+	if src.Who != "Ana" || src.When != "2026-03-02 09:00 UTC" || !strings.HasPrefix(src.Words, "I live in Paris") {
+		t.Errorf("a memory's source: %+v, want Ana, 2026-03-02 09:00 UTC, \"I live in Paris.\"", src)
+	}
+	if q, _ := url.ParseQuery(strings.TrimPrefix(src.Href, "./?")); q.Get("view") != "session" || q.Get("session") != "trip" || q.Get("turn") != "ui-00" {
+		t.Errorf("a memory's source leads to %q, want the turn ui-00 in session trip", src.Href)
+	}
+	noIDs("memory", src.Item)
+	// Expanded in place: the turn in full; pressed again, hidden.
+	if expand("memory", "main .memory") {
+		if got := text(`main .memory .source-turns .source-turn`); !strings.Contains(got, "Ana") || !strings.Contains(got, "I live in Paris.") ||
+			eval[string](b, ctx, `document.querySelector("main .memory .sources button.expand").getAttribute("aria-expanded")`) != "true" {
+			t.Errorf("the expanded memory: %q", got)
+		}
+		b.shots(ctx, "sources-expanded")
+		b.do(ctx, "collapse", chromedp.Click(chromedp.CSS(`main .memory .sources button.expand`)),
+			chromedp.WaitNotVisible(chromedp.CSS(`main .memory .source-turns`)))
+	}
+	// The link opens the session at that turn.
+	if src.Href != "" {
+		b.do(ctx, "open source", chromedp.Click(chromedp.CSS(`main .memory .sources a.source`)), chromedp.WaitReady(chromedp.CSS(".turn.hit")))
+		if hit := eval[string](b, ctx, `document.querySelector(".turn.hit").id`); hit != "turn-ui-00" {
+			t.Errorf("the source link opens %q, want turn-ui-00", hit)
+		}
+	}
+	b.noErrors("memory sources")
+
+	// A fact of the graph: Ana lives in Berlin, from her turn of 22 March.
+	page("graph", "/ui/?view=graph&entity=Ana", "main table tbody tr")
+	src = firstSource(`main table tbody tr`, "Berlin")
+	if src.Who != "Ana" || !strings.HasPrefix(src.When, "2026-03-22") || !strings.HasPrefix(src.Words, "I live in Berlin now") {
+		t.Errorf("a fact's source: %+v", src)
+	}
+	noIDs("fact", text("main table"))
+	if expand("fact", "main table tbody tr") && !strings.Contains(text(`main table .source-turns`), "in its session") {
+		t.Errorf("the expanded fact: %q", text(`main table .source-turns`))
+	}
+	b.noErrors("fact sources")
+
+	// A memory as a search result, and a facet of the persona.
+	page("search", "/ui/?q=favourite+book&kinds=memory", `.results li`)
+	src = firstSource(`.results li[data-kind=memory]`, "Dune")
+	if src.Who != "Ana" || !strings.Contains(src.Words, "Dune") || !strings.Contains(src.Href, "turn=ui-02") {
+		t.Errorf("a result's source: %+v", src)
+	}
+	noIDs("result", text(".results"))
+	page("persona", "/ui/?view=persona", "main .facet")
+	noIDs("persona", text("main .facet"))
+	if !strings.Contains(text("main .facet .sources a.source .who"), "Ana") {
+		t.Errorf("persona sources: %q", text("main .facet"))
+	}
+	b.noErrors("result and persona sources")
+
+	// Deep: every signal has its words on hover.
+	page("deep", "/ui/?q=billing+database+decision&mode=deep", ".results li .signals")
+	titles := eval[map[string]string](b, ctx, `Object.fromEntries([...document.querySelector(".results li .signals").querySelectorAll("[title]")]
+		.map(e => [e.dataset.signal, e.title]))`)
+	for _, n := range []string{"vector", "bm25", "session", "scene", "neighbour", "layer", "kg", "speaker", "decay", "final"} {
+		if len(titles[n]) < 15 {
+			t.Errorf("signal %s: hover text %q", n, titles[n])
+		}
+	}
+	if bm := titles["bm25"]; !strings.Contains(bm, "the words of the question") {
+		t.Errorf("bm25 says %q", bm)
+	}
+	page("deep with a time", "/ui/?q=what+did+Bo+do+yesterday&mode=deep", ".results li .signals")
+	if got := eval[string](b, ctx, `(document.querySelector(".results li .signals [data-signal=in_range]") || {}).title || ""`); got == "" {
+		t.Errorf("a question naming a time: no in_range signal in %q", text(".results li .signals"))
+	}
+	b.noErrors("signals")
+
+	// The hostile turn: its speaker and words shown as text, nothing made
+	// of them.
+	page("hostile", "/ui/?view=memories&mq=Rome", "main .memory")
+	expand("hostile", "main .memory")
+	if n := eval[int](b, ctx, `document.querySelectorAll("#pwned-speaker, #pwned-content, main img, main script, main b").length`); n != 0 {
+		t.Errorf("the hostile turn made %d elements: %s", n, eval[string](b, ctx, `document.querySelector("main").innerHTML`))
+	}
+	if got := text("main .memory .sources"); !strings.Contains(got, hostileSpeaker) || !strings.Contains(got, `<img src=x id="pwned-content">`) {
+		t.Errorf("the hostile turn is not shown as text: %q", got)
+	}
+	b.noErrors("hostile")
+}

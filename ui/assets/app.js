@@ -131,9 +131,116 @@ function empty(text) {
   return el("p", { class: "empty" }, text);
 }
 
-function sources(ids) {
-  if (!ids || ids.length === 0) return null;
-  return el("span", { class: "meta" }, `sources: ${ids.slice(0, 6).join(", ")}${ids.length > 6 ? ` +${ids.length - 6}` : ""}`);
+// ---- source turns ----------------------------------------------------
+//
+// What a memory, a fact, a facet or a result stems from is shown as the
+// turns themselves (who said it, when, its first words), each a link to
+// the turn in its session, never as bare ids. known holds the turns read so
+// far: a turn, or null for an id no stored turn has (forgotten).
+
+const known = new Map();
+const SHOWN_SOURCES = 3; // the sources an item shows before "and N more"
+
+function learn(turns) {
+  for (const t of turns) known.set(t.id, t);
+}
+
+// lookup reads the turns of ids not read yet (GET /v1/turns?ids=), a
+// hundred at a time. It never fails a view: a turn it could not read is
+// shown by what the item itself knows of it.
+async function lookup(ids) {
+  // An id holding a comma cannot be asked for in a comma-separated list.
+  const want = [...new Set(ids)].filter((id) => id && !known.has(id) && !id.includes(","));
+  const batches = [];
+  for (let i = 0; i < want.length; i += 100) batches.push(want.slice(i, i + 100));
+  await Promise.all(batches.map(async (batch) => {
+    try {
+      const page = await api(query("/v1/turns", { namespace: ns, ids: batch.join(",") }));
+      learn(page.turns);
+      for (const id of batch) if (!known.has(id)) known.set(id, null);
+    } catch {
+      // left unknown: shown without its speaker and words
+    }
+  }));
+}
+
+// lookupShown reads the sources items show before they are expanded.
+function lookupShown(lists) {
+  return lookup(lists.flatMap((ids) => (ids || []).slice(0, SHOWN_SOURCES)));
+}
+
+// firstWords is the start of a turn's text, at most n words.
+function firstWords(text, n = 12) {
+  const words = (text || "").trim().split(/\s+/);
+  return words.length > n ? words.slice(0, n).join(" ") + " …" : words.join(" ");
+}
+
+function sessionLink(t) {
+  return link({ view: "session", session: t.session, turn: t.id, ns: t.namespace });
+}
+
+// sourceNode is one source turn: speaker, time and first words, a link to
+// the turn in its session. hint is what a recall result says of the turn
+// (its session and time) for a turn that could not be read.
+function sourceNode(id, hint) {
+  const t = known.get(id);
+  if (t) {
+    return el("a", { class: "source", href: sessionLink(t), title: "Open this turn in its session" },
+      el("span", { class: "who" }, t.speaker || t.role), " ",
+      el("time", { datetime: t.ts }, fmtTime(t.ts)), " ",
+      el("q", {}, firstWords(t.content)));
+  }
+  if (t === null) return el("span", { class: "source gone" }, "a turn no longer stored (forgotten)");
+  if (hint && hint.session) {
+    return el("a", { class: "source", href: link({ view: "session", session: hint.session, turn: id, ns: hint.namespace }) },
+      "a turn of session " + hint.session + (fmtTime(hint.ts) ? ", " + fmtTime(hint.ts) : ""));
+  }
+  return el("span", { class: "source" }, "turn " + id);
+}
+
+let expandSeq = 0;
+
+// sources shows the source turns of an item (ids, in order) and a button
+// that expands them in place to the turns in full. hints maps an id to
+// what a recall result says of it.
+function sources(ids, hints) {
+  ids = (ids || []).filter(Boolean);
+  if (ids.length === 0) return null;
+  const more = ids.length - SHOWN_SOURCES;
+  const panel = el("div", { class: "source-turns", id: "source-turns-" + ++expandSeq, hidden: true });
+  const label = ids.length === 1 ? "Show the turn" : `Show the ${ids.length} turns`;
+  const button = el("button", { type: "button", class: "expand", "aria-expanded": "false", "aria-controls": panel.id,
+    onclick: async () => {
+      if (button.getAttribute("aria-expanded") === "true") {
+        panel.hidden = true;
+        button.setAttribute("aria-expanded", "false");
+        button.textContent = label;
+        return;
+      }
+      button.disabled = true;
+      await lookup(ids);
+      panel.replaceChildren(...ids.map((id) => sourceTurn(id, hints && hints.get(id))));
+      panel.hidden = false;
+      button.disabled = false;
+      button.setAttribute("aria-expanded", "true");
+      button.textContent = "Hide the turns";
+    } }, label);
+  return el("div", { class: "sources" },
+    el("span", { class: "meta" }, "From "),
+    el("ul", { class: "source-list", "aria-label": "sources" }, ids.slice(0, SHOWN_SOURCES).map((id) => el("li", {}, sourceNode(id, hints && hints.get(id))))),
+    more > 0 ? el("span", { class: "meta" }, ` and ${more} more `) : " ",
+    button, panel);
+}
+
+// sourceTurn is a source turn in full, as an expanded item shows it.
+function sourceTurn(id, hint) {
+  const t = known.get(id);
+  if (!t) return el("div", { class: "source-turn" }, sourceNode(id, hint));
+  return el("div", { class: "source-turn", "data-id": t.id },
+    el("span", { class: "who" }, t.speaker || t.role),
+    el("time", { class: "when", datetime: t.ts }, fmtTime(t.ts)),
+    el("div", { class: "content" }, t.content),
+    el("a", { class: "open", href: sessionLink(t) }, "in its session"));
 }
 
 // confirmAction is a button that asks before it acts: the first press
@@ -226,6 +333,8 @@ async function timeline() {
   }
   const byTurn = new Map();
   for (const s of scenes.scenes) for (const id of s.turns || []) byTurn.set(id, s);
+  learn(turns);
+  await lookupShown(mems.memories.map((m) => m.sources));
 
   // Groups: consecutive turns (newest first) of one day and session.
   const groups = [];
@@ -269,7 +378,7 @@ function memoryNode(m) {
     m.text,
     m.rationale ? el("span", { class: "meta" }, " because " + m.rationale) : null,
     m.extracted_text ? el("span", { class: "meta" }, " (extracted: " + m.extracted_text + ")") : null,
-    el("div", {}, el("span", { class: "meta" }, fmtTime(m.ts) + (m.subject ? " · " + m.subject : "")), " ", sources(m.sources)),
+    el("div", {}, el("span", { class: "meta" }, fmtTime(m.ts) + (m.subject ? " · " + m.subject : ""))), sources(m.sources),
     m.wrong || m.corrected
       ? confirmAction("Restore", "Take the correction back?", async () => {
         await send("PATCH", path, { restore: true });
@@ -312,8 +421,14 @@ async function search(q) {
   const mode = params.get("mode") || "auto";
   document.getElementById("q").value = q;
   document.getElementById("mode").value = mode === "deep" ? "deep" : "auto";
+  // kinds: turns and documents (the API's default), or layer items, which
+  // the view shows with the turns they stem from.
+  const kinds = (params.get("kinds") || "").split(",").filter(Boolean);
+  const kindsBox = document.getElementById("kinds");
+  kindsBox.value = kinds.join(",");
+  if (kindsBox.selectedIndex < 0) kindsBox.value = "";
   show(`Search: ${q}`);
-  const resp = await api("/v1/recall", { query: q, mode, namespace: ns, k: 20 });
+  const resp = await api("/v1/recall", { query: q, mode, namespace: ns, k: 20, kinds: kinds.length ? kinds : undefined });
   main.append(el("p", { class: "meta" },
     `${resp.results.length} result${resp.results.length === 1 ? "" : "s"}, mode ${resp.mode}, ${resp.took_ms} ms`,
     resp.trigger ? ` · trigger “${resp.trigger}”` : "",
@@ -323,10 +438,20 @@ async function search(q) {
     main.append(empty("Nothing found."));
     return;
   }
-  main.append(el("ol", { class: "results" }, resp.results.map(resultNode)));
+  await lookupShown(resp.results.map(shownSources));
+  main.append(el("ol", { class: "results" }, resp.results.map((r) => resultNode(r, resp))));
 }
 
-function resultNode(r) {
+// shownSources are the ids of the turns a result stems from, as its
+// sources list shows them: not a document's chunk, and not a turn result
+// itself (a turn found in a burst lists the others of the burst).
+function shownSources(r) {
+  const ids = (r.sources || []).filter((s) => !s.path).map((s) => s.id);
+  if (r.kind === "turn" && ids.length === 1 && ids[0] === r.id) return [];
+  return ids;
+}
+
+function resultNode(r, resp) {
   const where = [];
   if (r.kind === "doc" && r.doc) {
     where.push(el("a", { class: "open", href: link({ view: "doc", vault: r.doc.vault, path: r.doc.path }) },
@@ -340,14 +465,48 @@ function resultNode(r) {
     el("span", { class: "kind" }, r.kind), el("span", { class: "who" }, r.speaker ? r.speaker + ": " : ""), r.text,
     el("div", { class: "meta" }, [fmtTime(r.ts), r.session ? "session " + r.session : "", `score ${Number(r.score).toFixed(3)}`].filter(Boolean).join(" · ")),
     times.length ? el("div", { class: "meta" }, "dates: " + times.join("; ")) : null,
-    r.signals ? signalsNode(r.signals) : null,
-    el("div", {}, sources((r.sources || []).map((s) => s.id)), " ", where));
+    r.signals ? signalsNode(r.signals, resp && resp.time_range) : null,
+    sources(shownSources(r), new Map((r.sources || []).map((s) => [s.id, { ...s, namespace: r.namespace }]))),
+    el("div", {}, where));
 }
 
-function signalsNode(s) {
-  const names = ["vector", "bm25", "session", "scene", "neighbour", "layer", "kg", "decay", "final"];
+// degree says in a word how strong a signal normalised to [0, 1] is.
+function degree(v) {
+  return v >= 0.66 ? "strongly" : v >= 0.33 ? "partly" : v > 0 ? "weakly" : null;
+}
+
+// signalWords explains each signal of a deep result in words: why it
+// ranked where it did, for the hover (title) of its number.
+const signalWords = {
+  vector: (v) => degree(v) ? `means ${degree(v)} what the question means (its embedding is close to the question's)` : "its meaning is far from the question's (embedding)",
+  bm25: (v) => degree(v) ? `matched the words of the question ${degree(v)} (BM25 keyword score, beside the best candidate's)` : "shares no rare word with the question (BM25)",
+  session: (v) => degree(v) ? `its conversation as a whole is ${degree(v)} about the question` : "its conversation as a whole is not about the question",
+  scene: (v) => degree(v) ? `the scene it belongs to matches the question ${degree(v)}` : "its scene does not match the question",
+  neighbour: (v) => degree(v) ? `a turn just before or after it matches the question ${degree(v)}` : "no turn beside it matches the question",
+  layer: (v) => degree(v) ? `a memory or scene drawn from it matches the question ${degree(v)}` : "no memory or scene drawn from it matches the question",
+  kg: (v) => v > 0 ? `a knowledge-graph fact about someone or something the question names cites it (confidence ${v.toFixed(2)})` : "no knowledge-graph fact about what the question names cites it",
+  speaker: (v) => v > 0 ? "the question names its speaker" : "the question does not name its speaker",
+  decay: (v) => v >= 0.995 ? "recent: its age costs it nothing" : `its age keeps ${Math.round(v * 100)}% of its score (older turns count less)`,
+  in_range: (v) => v ? "it was said in the time the question names" : "it was not said in the time the question names",
+  final: (v) => `the score the results are ranked by (${v.toFixed(3)}): the signals fused, times decay`,
+};
+
+// signalsNode shows a deep result's signals, each explained in words on
+// hover (its title) and, for a keyboard or a touch screen, in a list that
+// opens below them.
+function signalsNode(s, timeRange) {
+  const names = ["vector", "bm25", "session", "scene", "neighbour", "layer", "kg", "speaker", "decay"];
+  const shown = names.map((n) => ({ n, v: Number(s[n] || 0), label: `${n} ${Number(s[n] || 0).toFixed(2)}`, words: signalWords[n](Number(s[n] || 0)) }));
+  // in_range is only said when the question names a time.
+  if (timeRange || s.in_range) {
+    shown.push({ n: "in_range", label: s.in_range ? "in range" : "out of range", words: signalWords.in_range(!!s.in_range) });
+  }
+  const final = Number(s.final || 0);
+  shown.push({ n: "final", label: `final ${final.toFixed(2)}`, words: signalWords.final(final) });
   return el("div", { class: "signals", "aria-label": "signals" },
-    names.map((n) => el("span", {}, `${n} ${Number(s[n] || 0).toFixed(2)}`)));
+    shown.map((x) => el("span", { class: "signal", "data-signal": x.n, title: x.words }, x.label)),
+    el("details", { class: "why" }, el("summary", {}, "Why it ranked here"),
+      el("ul", {}, shown.map((x) => el("li", { "data-signal": x.n }, el("strong", {}, x.n.replace("_", " ") + ": "), x.words)))));
 }
 
 // session: every turn of one session, the one asked about highlighted.
@@ -403,6 +562,7 @@ async function memories() {
     main.append(empty("No memories match."));
     return;
   }
+  await lookupShown(resp.memories.map((m) => m.sources));
   main.append(el("div", { class: "list" }, resp.memories.map(memoryNode)));
 }
 
@@ -429,6 +589,7 @@ async function persona() {
     main.append(empty("No persona yet: facets come from the memories about each speaker."));
     return;
   }
+  await lookupShown(resp.personas.flatMap((p) => p.facets.map((f) => f.evidence)));
   for (const p of resp.personas) {
     const byFacet = new Map();
     for (const f of p.facets) {
@@ -440,7 +601,7 @@ async function persona() {
       sec.append(el("h3", {}, facet));
       for (const f of fs) {
         sec.append(el("div", { class: "facet" },
-          el("strong", {}, f.key + ": "), f.value, el("span", { class: "meta" }, " since " + day(f.since)), " ", sources(f.evidence),
+          el("strong", {}, f.key + ": "), f.value, el("span", { class: "meta" }, " since " + day(f.since)), sources(f.evidence),
           f.history && f.history.length ? el("ul", { class: "history", "aria-label": "history" },
             f.history.map((h) => el("li", {}, `${h.value} (${day(h.from)} to ${day(h.to)})`))) : null));
       }
@@ -478,6 +639,7 @@ async function graph() {
     throw err;
   }
   const triples = res.triples;
+  await lookupShown(triples.map((t) => t.sources));
   const moments = [...new Set(triples.flatMap((t) => [t.valid_from, t.valid_to].filter((x) => x && !x.startsWith("0001-"))))].sort();
   const now = new Date().toISOString();
   moments.push(now);
