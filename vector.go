@@ -7,7 +7,7 @@ import (
 )
 
 // Embedder turns texts into vectors. Implementations: the built-in offline
-// embedder (package embed) and Ollama (package ollama).
+// embedder (package embedder) and Ollama (package ollama).
 type Embedder interface {
 	// Embed returns one vector per text, in order, each of length Dim().
 	// Errors name the cause a user can act on (server unreachable, model

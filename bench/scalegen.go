@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/engram-dev/engram"
-	"github.com/engram-dev/engram/embed"
+	"github.com/engram-dev/engram/embedder"
 )
 
 //go:embed corpus/scale.txt
@@ -32,7 +32,7 @@ const topicSlot = "topic"
 func topicWords() []string {
 	var out []string
 	for i := 2000; ; i++ {
-		w, ok := embed.Word(i)
+		w, ok := embedder.Word(i)
 		if !ok {
 			return out
 		}

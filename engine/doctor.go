@@ -20,7 +20,7 @@ import (
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/archive"
 	"github.com/engram-dev/engram/chroma"
-	"github.com/engram-dev/engram/embed"
+	"github.com/engram-dev/engram/embedder"
 	"github.com/engram-dev/engram/ollama"
 	"github.com/engram-dev/engram/openai"
 	"github.com/engram-dev/engram/palace"
@@ -394,7 +394,7 @@ func (e *Engine) checkVectors(ctx context.Context, r *engram.DoctorReport) {
 		r.Add(failCheck(checkVectors, "no vector model is active yet, so recall searches by keyword: "+orNoReason(problem), fix))
 		return
 	}
-	if b := embed.New().Model(); strings.HasPrefix(active, "builtin-") && active != b {
+	if b := embedder.New().Model(); strings.HasPrefix(active, "builtin-") && active != b {
 		r.Add(failCheck(checkVectors, fmt.Sprintf("the vectors were made by the builtin embedder %s, but this engram has %s", active, b),
 			"engram reembed --model builtin"))
 		return

@@ -12,7 +12,7 @@ import (
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/archive"
-	"github.com/engram-dev/engram/embed"
+	"github.com/engram-dev/engram/embedder"
 	"github.com/engram-dev/engram/ollama"
 	"github.com/engram-dev/engram/openai"
 	"github.com/engram-dev/engram/palace"
@@ -179,7 +179,7 @@ func Open(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Engine, err 
 	}
 	e.recall.Docs = e.palace
 	e.recall.Units = e.palace
-	e.recall.Words = embed.Words{}
+	e.recall.Words = embedder.Words{}
 	if e.recall.Triggers, err = cfg.triggerMatcher(); err != nil {
 		return nil, err
 	}

@@ -17,8 +17,8 @@ import (
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/archive"
+	"github.com/engram-dev/engram/autostart"
 	"github.com/engram-dev/engram/internal/atomicfile"
-	"github.com/engram-dev/engram/launchd"
 )
 
 // HomeFile marks a folder as an engram home. engram writes it when it
@@ -39,8 +39,8 @@ var homeNames = []string{
 	ConfigFile,
 	ServeFile,
 	archive.CorrectionsFile,
-	launchd.LogDir, // the services' logs and the Claude Code hook's
-	"hooks",        // the Claude Code hook's transcript offsets
+	autostart.LogDir, // the services' logs and the Claude Code hook's
+	"hooks",          // the Claude Code hook's transcript offsets
 	// The temporary files of an interrupted atomic write.
 	"." + HomeFile + ".tmp-*", "." + ServeFile + ".tmp-*", "." + archive.CorrectionsFile + ".tmp-*",
 }

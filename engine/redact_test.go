@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/engram-dev/engram"
-	"github.com/engram-dev/engram/embed"
+	"github.com/engram-dev/engram/embedder"
 	"github.com/engram-dev/engram/engine"
 	"github.com/engram-dev/engram/internal/vectortest"
 )
@@ -23,7 +23,7 @@ import (
 // input holds a text until the test releases it: an embedder that is slow
 // just when a batch of turns is in flight.
 type holdingEmbedServer struct {
-	emb     *embed.Builtin
+	emb     *embedder.Builtin
 	hold    string
 	reached chan struct{} // closed when the held request arrives
 	release chan struct{} // closed by the test to answer it
@@ -32,7 +32,7 @@ type holdingEmbedServer struct {
 }
 
 func newHoldingEmbedServer(t *testing.T, hold string) (*holdingEmbedServer, string) {
-	s := &holdingEmbedServer{emb: embed.New(), hold: hold, reached: make(chan struct{}), release: make(chan struct{})}
+	s := &holdingEmbedServer{emb: embedder.New(), hold: hold, reached: make(chan struct{}), release: make(chan struct{})}
 	srv := httptest.NewServer(s)
 	t.Cleanup(srv.Close)
 	t.Cleanup(s.unhold) // before the server closes: no request stays held
@@ -129,7 +129,7 @@ func TestRedactWhileABatchEmbeds(t *testing.T) {
 
 	redacted := old
 	redacted.Content = "My password is [redacted], keep it."
-	want, err := embed.New().Embed(ctx, []string{old.EmbedText(), redacted.EmbedText()})
+	want, err := embedder.New().Embed(ctx, []string{old.EmbedText(), redacted.EmbedText()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/chroma"
-	"github.com/engram-dev/engram/embed"
+	"github.com/engram-dev/engram/embedder"
 	"github.com/engram-dev/engram/internal/backoff"
 	"github.com/engram-dev/engram/ollama"
 	"github.com/engram-dev/engram/openai"
@@ -71,7 +71,7 @@ type vectorState struct {
 func (cfg Config) ModelKey() string {
 	switch cfg.Embedder {
 	case EmbedderBuiltin:
-		return embed.New().Model()
+		return embedder.New().Model()
 	case EmbedderOllama:
 		return ollamaPrefix + cfg.OllamaModel
 	case EmbedderOpenAI:
@@ -93,10 +93,10 @@ func (cfg Config) ParseModel(s string) (string, error) {
 			return k, nil
 		}
 		return "", engram.FieldError("model", "embedder is none in the config: name a model (builtin, or ollama:NAME)")
-	case s == EmbedderBuiltin || s == embed.New().Model():
-		return embed.New().Model(), nil
+	case s == EmbedderBuiltin || s == embedder.New().Model():
+		return embedder.New().Model(), nil
 	case strings.HasPrefix(s, "builtin"):
-		return "", engram.FieldError("model", "%q is not this engram's builtin embedder (builtin, %s); %s", s, embed.New().Model(), want)
+		return "", engram.FieldError("model", "%q is not this engram's builtin embedder (builtin, %s); %s", s, embedder.New().Model(), want)
 	case s == EmbedderOllama:
 		return ollamaPrefix + cfg.OllamaModel, nil
 	case s == EmbedderOpenAI || strings.HasPrefix(s, openaiPrefix):
@@ -179,12 +179,12 @@ func (e *Engine) CheckModel(ctx context.Context, key string) error {
 
 // newEmbedder builds the embedder of a model key and learns its dimension.
 func (e *Engine) newEmbedder(ctx context.Context, key string) (engram.Embedder, int, error) {
-	if b := embed.New(); key == b.Model() {
+	if b := embedder.New(); key == b.Model() {
 		return b, b.Dim(), nil
 	}
 	if strings.HasPrefix(key, "builtin-") {
 		return nil, 0, engram.Errorf(engram.EUNSUPPORTED,
-			"the vectors were made by the builtin embedder %s, but this engram has %s: run `engram reembed --model builtin`", key, embed.New().Model())
+			"the vectors were made by the builtin embedder %s, but this engram has %s: run `engram reembed --model builtin`", key, embedder.New().Model())
 	}
 	if model, ok := strings.CutPrefix(key, openaiPrefix); ok {
 		emb, err := openai.NewEmbedder(openai.EmbedderConfig{Config: e.cfg.OpenAIConfig(model)})

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/engram-dev/engram/embed"
+	"github.com/engram-dev/engram/embedder"
 )
 
 // TestFTSTokens checks ftsTokens against SQLite's own tokenizer, as
@@ -45,7 +45,7 @@ func TestFTSTokens(t *testing.T) {
 	}
 	var words []string
 	for i := 0; ; i++ {
-		w, ok := embed.Word(i)
+		w, ok := embedder.Word(i)
 		if !ok {
 			break
 		}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/archive"
-	"github.com/engram-dev/engram/embed"
+	"github.com/engram-dev/engram/embedder"
 	"github.com/engram-dev/engram/internal/testutil"
 	"github.com/engram-dev/engram/ollama"
 	"github.com/engram-dev/engram/palace"
@@ -256,7 +256,7 @@ func TestLayerVectorWorker(t *testing.T) {
 	}
 	defer ix.Close()
 	runLayers(t, a, p, pipeline.RulesExtractor{}, 0)
-	emb := embed.New()
+	emb := embedder.New()
 	store, err := p.Vectors(ctx, emb.Model(), emb.Dim())
 	if err != nil {
 		t.Fatal(err)

@@ -10,7 +10,7 @@ import (
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/archive"
-	"github.com/engram-dev/engram/embed"
+	"github.com/engram-dev/engram/embedder"
 	"github.com/engram-dev/engram/internal/testutil"
 	"github.com/engram-dev/engram/palace"
 	"github.com/engram-dev/engram/pipeline"
@@ -271,7 +271,7 @@ func testIndexerOpensWhileWritesFail(t *testing.T, split bool) {
 // flakyEmbedder fails while down is set, like an embedding server that is
 // restarting (a process edge misbehaving); otherwise it is the builtin one.
 type flakyEmbedder struct {
-	*embed.Builtin
+	*embedder.Builtin
 	down  atomic.Bool
 	calls atomic.Int64
 }
@@ -286,7 +286,7 @@ func (f *flakyEmbedder) Embed(ctx context.Context, texts []string) ([][]float32,
 
 func TestVectorIndexerRetriesThenCatchesUp(t *testing.T) {
 	a, p, _ := mustOpen(t)
-	emb := &flakyEmbedder{Builtin: embed.New()}
+	emb := &flakyEmbedder{Builtin: embedder.New()}
 	store, err := p.Vectors(context.Background(), emb.Model(), emb.Dim())
 	if err != nil {
 		t.Fatal(err)
@@ -345,7 +345,7 @@ var _ pipeline.VectorJournal = (*palace.VectorIndex)(nil)
 
 func TestExternalSyncPushesMissedVectors(t *testing.T) {
 	a, p, _ := mustOpen(t)
-	emb := embed.New()
+	emb := embedder.New()
 	store, err := p.Vectors(context.Background(), emb.Model(), emb.Dim())
 	if err != nil {
 		t.Fatal(err)

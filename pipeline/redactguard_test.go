@@ -5,7 +5,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/engram-dev/engram/embed"
+	"github.com/engram-dev/engram/embedder"
 	"github.com/engram-dev/engram/internal/testutil"
 	"github.com/engram-dev/engram/pipeline"
 )
@@ -62,7 +62,7 @@ func TestRedactGuard(t *testing.T) {
 func TestVectorIndexerWaitsForGuardWithoutStep(t *testing.T) {
 	ctx := context.Background()
 	a, p, _ := mustOpen(t)
-	emb := &flakyEmbedder{Builtin: embed.New()}
+	emb := &flakyEmbedder{Builtin: embedder.New()}
 	store, err := p.Vectors(ctx, emb.Model(), emb.Dim())
 	if err != nil {
 		t.Fatal(err)

@@ -12,7 +12,7 @@ import (
 )
 
 // WordVectors is what query expansion needs of a word-vector vocabulary
-// (package embed's GloVe block): a word's frequency rank and its nearest
+// (package embedder's GloVe block): a word's frequency rank and its nearest
 // neighbours.
 type WordVectors interface {
 	// Rank returns w's frequency rank (0 the most frequent), false for a

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/engram-dev/engram"
-	"github.com/engram-dev/engram/embed"
+	"github.com/engram-dev/engram/embedder"
 	"github.com/engram-dev/engram/palace"
 	"github.com/engram-dev/engram/recall"
 )
@@ -19,7 +19,7 @@ import (
 type fixture struct {
 	db    *palace.DB
 	vecs  *palace.VectorIndex
-	emb   *embed.Builtin
+	emb   *embedder.Builtin
 	turns []engram.Turn
 }
 
@@ -51,7 +51,7 @@ func mustOpenFixtureBy(tb testing.TB, contents []string, speaker func(i int) str
 func mustOpenTurns(tb testing.TB, db *palace.DB, turns []engram.Turn) *fixture {
 	tb.Helper()
 	ctx := context.Background()
-	f := &fixture{db: db, emb: embed.New(), turns: turns}
+	f := &fixture{db: db, emb: embedder.New(), turns: turns}
 	var err error
 	f.vecs, err = db.Vectors(ctx, f.emb.Model(), f.emb.Dim())
 	if err != nil {

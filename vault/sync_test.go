@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/engram-dev/engram"
-	"github.com/engram-dev/engram/embed"
+	"github.com/engram-dev/engram/embedder"
 	"github.com/engram-dev/engram/palace"
 	"github.com/engram-dev/engram/vault"
 )
@@ -33,7 +33,7 @@ func mustSyncer(t testing.TB) (*vault.Syncer, *palace.DB, *palace.VectorIndex) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	emb := embed.New()
+	emb := embedder.New()
 	vi, err := db.Vectors(context.Background(), emb.Model(), emb.Dim())
 	if err != nil {
 		t.Fatal(err)

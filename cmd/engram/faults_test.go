@@ -24,7 +24,7 @@ import (
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/archive"
 	"github.com/engram-dev/engram/chroma"
-	"github.com/engram-dev/engram/embed"
+	"github.com/engram-dev/engram/embedder"
 	"github.com/engram-dev/engram/httpapi"
 	"github.com/engram-dev/engram/internal/testutil"
 	"github.com/engram-dev/engram/palace"
@@ -131,7 +131,7 @@ func TestFaultVectorIndex(t *testing.T) {
 		t.Fatalf("%d turn vectors, want 30", len(ids))
 	}
 
-	dim := embed.New().Dim()
+	dim := embedder.New().Dim()
 	nan := make([]float32, dim)
 	nan[0], nan[1] = 1, float32(math.NaN())
 	db := openPalaceDB(t, home)
@@ -245,10 +245,10 @@ func TestFaultVectorMemory(t *testing.T) {
 
 	db := openPalaceDB(t, home)
 	mustExecDB(t, db, `DELETE FROM vectors WHERE id IN (?, ?)`, ids["zq0004"], ids["zq0009"])
-	other := make([]float32, embed.New().Dim())
+	other := make([]float32, embedder.New().Dim())
 	other[5] = 1
 	mustExecDB(t, db, `UPDATE vectors SET vec = ? WHERE id = ?`, storedBytes(other), ids["zq0012"])
-	nan := make([]float32, embed.New().Dim())
+	nan := make([]float32, embedder.New().Dim())
 	nan[0] = float32(math.Inf(1))
 	mustExecDB(t, db, `UPDATE vectors SET vec = ? WHERE id = ?`, storedBytes(nan), ids["zq0015"])
 	db.Close()
@@ -357,7 +357,7 @@ func (c *privateChroma) count(t *testing.T) int {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	b := embed.New()
+	b := embedder.New()
 	ix, err := chroma.Open(ctx, chroma.Config{URL: c.url, Model: b.Model(), Dim: b.Dim(), Timeout: 5 * time.Second})
 	if err != nil {
 		return -1

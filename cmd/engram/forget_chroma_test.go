@@ -9,7 +9,7 @@ import (
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/chroma"
-	"github.com/engram-dev/engram/embed"
+	"github.com/engram-dev/engram/embedder"
 )
 
 // TestForgetAndRedactInChroma forgets a turn and redacts another on a home
@@ -26,7 +26,7 @@ func TestForgetAndRedactInChroma(t *testing.T) {
 		t.Fatalf("ingest: %+v", r)
 	}
 	ctx := context.Background()
-	b := embed.New()
+	b := embedder.New()
 	defer ix.DropCollection(ctx)
 	vec := func(text string) []float32 {
 		v, err := b.Embed(ctx, []string{text})
@@ -112,7 +112,7 @@ func chromaHome(t *testing.T, prefix string) (string, *chroma.Index) {
 	home := filepath.Join(t.TempDir(), "home")
 	database := prefix + "-" + time.Now().Format("150405.000000")
 	writeConfig(t, home, "extractor = \"none\"\nvector_index = \"chroma\"\nchroma_url = \""+env["ENGRAM_TEST_CHROMA_URL"]+"\"\nchroma_database = \""+database+"\"\n")
-	b := embed.New()
+	b := embedder.New()
 	ix, err := chroma.Open(context.Background(), chroma.Config{URL: env["ENGRAM_TEST_CHROMA_URL"], Database: database, Model: b.Model(), Dim: b.Dim()})
 	if err != nil {
 		t.Fatal(err)

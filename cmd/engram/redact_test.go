@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/engram-dev/engram"
-	"github.com/engram-dev/engram/embed"
+	"github.com/engram-dev/engram/embedder"
 	"github.com/engram-dev/engram/engine"
 	"github.com/engram-dev/engram/internal/filetest"
 	"github.com/engram-dev/engram/internal/vectortest"
@@ -56,7 +56,7 @@ func TestRedactOtherModels(t *testing.T) {
 {"id":"t2","session":"s1","speaker":"Ana","content":"the deploy key is zibbleflorp, do not share it"}
 `, false)
 	ctx := context.Background()
-	b := embed.New()
+	b := embedder.New()
 	const down = "ollama:nomodel"
 	embedded := func(texts ...string) []engram.VectorItem {
 		t.Helper()

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/engram-dev/engram/embed"
+	"github.com/engram-dev/engram/embedder"
 )
 
 func TestReindexUsage(t *testing.T) {
@@ -70,7 +70,7 @@ func TestReindexLayers(t *testing.T) {
 	}
 
 	db := openPalaceDB(t, home)
-	zero := storedBytes(make([]float32, embed.New().Dim()))
+	zero := storedBytes(make([]float32, embedder.New().Dim()))
 	for _, kind := range []string{"memory", "doc"} {
 		if n := mustExecDB(t, db, `UPDATE vectors SET vec = ? WHERE rowid = (SELECT min(rowid) FROM vectors WHERE kind = ?)`, zero, kind); n != 1 {
 			t.Fatalf("no %s vector to damage", kind)

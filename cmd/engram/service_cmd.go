@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/engram-dev/engram/autostart"
 	"github.com/engram-dev/engram/engine"
-	"github.com/engram-dev/engram/launchd"
 )
 
 // `engram launchd` and `engram systemd` keep engram running on a laptop:
@@ -82,15 +82,15 @@ func (m *Main) serviceFlagSet(manager, sub string, f *serviceFlags) *flag.FlagSe
 	usage := manager + " " + sub
 	fs := m.newFlagSet(usage, usage)
 	if manager == "launchd" {
-		fs.StringVar(&f.labelPrefix, "label-prefix", launchd.DefaultLabelPrefix, "prefix of the agents' labels: PREFIX.serve and PREFIX.jobs")
+		fs.StringVar(&f.labelPrefix, "label-prefix", autostart.DefaultLabelPrefix, "prefix of the agents' labels: PREFIX.serve and PREFIX.jobs")
 		usage += " [--label-prefix com.engram]"
 	}
 	if sub != "uninstall" {
-		fs.DurationVar(&f.interval, "interval", launchd.DefaultInterval, "how often to run 'engram jobs run --due' (at least 1m)")
+		fs.DurationVar(&f.interval, "interval", autostart.DefaultInterval, "how often to run 'engram jobs run --due' (at least 1m)")
 		usage += " [--interval 15m]"
 	}
 	if sub != "print" {
-		fs.BoolVar(&f.noStart, "no-start", false, "write or remove the files only; print the "+launchd.ManagerCommand(manager)+" commands instead of running them")
+		fs.BoolVar(&f.noStart, "no-start", false, "write or remove the files only; print the "+autostart.ManagerCommand(manager)+" commands instead of running them")
 		usage += " [--no-start]"
 	}
 	fs.StringVar(&f.dir, "dir", "", "")
@@ -115,28 +115,28 @@ func (m *Main) serviceSub(ctx context.Context, manager, sub string, args []strin
 		return err
 	}
 	if manager == "launchd" {
-		if err := launchd.CheckLabelPrefix(f.labelPrefix); err != nil {
+		if err := autostart.CheckLabelPrefix(f.labelPrefix); err != nil {
 			return &usageError{msg: "--" + err.Error()}
 		}
 	}
 	if sub != "uninstall" {
-		if err := launchd.CheckInterval(f.interval); err != nil {
+		if err := autostart.CheckInterval(f.interval); err != nil {
 			return &usageError{msg: "--" + err.Error()}
 		}
 	}
-	in := launchd.Installer{Manager: manager, Dir: f.dir}
+	in := autostart.Installer{Manager: manager, Dir: f.dir}
 	var err error
 	if in.Dir != "" {
 		in.Dir, err = filepath.Abs(in.Dir)
 	} else {
-		in.Dir, err = launchd.UserDir(manager, m.Getenv)
+		in.Dir, err = autostart.UserDir(manager, m.Getenv)
 	}
 	if err != nil {
 		return err
 	}
 	why := "--no-start"
 	if !f.noStart {
-		in.Runner, why = launchd.RunnerFor(launchd.ManagerCommand(manager))
+		in.Runner, why = autostart.RunnerFor(autostart.ManagerCommand(manager))
 	}
 
 	if sub == "uninstall" {
@@ -180,31 +180,31 @@ func (m *Main) serviceSub(ctx context.Context, manager, sub string, args []strin
 	}
 	if in.Runner != nil {
 		fmt.Fprintf(m.Stdout, "%s keeps `engram serve` running and runs `engram jobs run --due` every %s; logs in %s\n",
-			manager, launchd.Timespan(f.interval), filepath.Join(svc.Home, launchd.LogDir))
+			manager, autostart.Timespan(f.interval), filepath.Join(svc.Home, autostart.LogDir))
 	}
 	return nil
 }
 
 // service is what the agents run: this binary, on the resolved home.
-func (m *Main) service(f serviceFlags) (launchd.Service, error) {
+func (m *Main) service(f serviceFlags) (autostart.Service, error) {
 	home, err := m.resolveHome()
 	if err != nil {
-		return launchd.Service{}, err
+		return autostart.Service{}, err
 	}
-	bin, temporary, err := launchd.Executable()
+	bin, temporary, err := autostart.Executable()
 	if err != nil {
-		return launchd.Service{}, err
+		return autostart.Service{}, err
 	}
 	if temporary {
 		fmt.Fprintf(m.Stderr, "engram: warning: %s is in the temporary folder (go run?): the agents will break when it is cleaned; install engram first (make build)\n", bin)
 	}
-	return launchd.Service{Binary: bin, Home: home, LabelPrefix: f.labelPrefix, Interval: f.interval}, nil
+	return autostart.Service{Binary: bin, Home: home, LabelPrefix: f.labelPrefix, Interval: f.interval}, nil
 }
 
 // serviceHint adds to a launchctl or systemctl failure what to do next:
 // the files are as printed, and --no-start leaves the manager alone.
 func serviceHint(manager, sub string, err error) error {
-	var ce *launchd.CommandError
+	var ce *autostart.CommandError
 	if !errors.As(err, &ce) {
 		return err
 	}

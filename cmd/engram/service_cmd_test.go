@@ -14,7 +14,7 @@ import (
 
 	"howett.net/plist"
 
-	"github.com/engram-dev/engram/launchd"
+	"github.com/engram-dev/engram/autostart"
 )
 
 // serviceEnv is the environment of a `engram launchd|systemd` test: a user
@@ -287,7 +287,7 @@ func TestSystemdInstallUninstall(t *testing.T) {
 	} else if ran != nil || !strings.Contains(r.stdout, "systemctl --user enable --now engram.service engram-jobs.timer") {
 		t.Errorf("ran %q; stdout:\n%s", ran, r.stdout)
 	}
-	svc := launchd.Service{Binary: engramBin, Home: e.home, Interval: 90 * time.Minute}
+	svc := autostart.Service{Binary: engramBin, Home: e.home, Interval: 90 * time.Minute}
 	want, err := svc.SystemdFiles()
 	if err != nil {
 		t.Fatal(err)

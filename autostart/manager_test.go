@@ -1,4 +1,4 @@
-package launchd_test
+package autostart_test
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/engram-dev/engram/launchd"
+	"github.com/engram-dev/engram/autostart"
 )
 
 // TestInstaller: each manager's Installer writes, lists and removes that
@@ -20,13 +20,13 @@ func TestInstaller(t *testing.T) {
 	svc.Binary = filepath.Join(t.TempDir(), "my bin", "engram") // systemd refuses quotes
 	for _, tc := range []struct {
 		manager, firstRun string
-		files             func() ([]launchd.File, error)
+		files             func() ([]autostart.File, error)
 	}{
 		{"launchd", "launchctl print gui/" + fmt.Sprint(os.Getuid()) + "/com.engram.serve", svc.LaunchdFiles},
 		{"systemd", "systemctl --user daemon-reload", svc.SystemdFiles},
 	} {
 		rec := newRecorder()
-		in := launchd.Installer{Manager: tc.manager, Dir: t.TempDir(), Runner: rec}
+		in := autostart.Installer{Manager: tc.manager, Dir: t.TempDir(), Runner: rec}
 		want, err := tc.files()
 		if err != nil {
 			t.Fatal(err)
@@ -66,7 +66,7 @@ func TestUserDir(t *testing.T) {
 		{"systemd", map[string]string{"HOME": "/home/a"}, "/home/a/.config/systemd/user"},
 		{"systemd", map[string]string{"HOME": "/home/a", "XDG_CONFIG_HOME": "/x/cfg"}, "/x/cfg/systemd/user"},
 	} {
-		if got, err := launchd.UserDir(tc.manager, env(tc.vars)); err != nil || got != tc.want {
+		if got, err := autostart.UserDir(tc.manager, env(tc.vars)); err != nil || got != tc.want {
 			t.Errorf("UserDir(%s, %v) = %q, %v; want %q", tc.manager, tc.vars, got, err, tc.want)
 		}
 	}
@@ -75,7 +75,7 @@ func TestUserDir(t *testing.T) {
 	if err != nil {
 		t.Skip(err)
 	}
-	if got, err := launchd.UserDir("launchd", env(nil)); err != nil || got != launchd.LaunchAgentsDir(home) {
+	if got, err := autostart.UserDir("launchd", env(nil)); err != nil || got != autostart.LaunchAgentsDir(home) {
 		t.Errorf("without HOME: %q, %v", got, err)
 	}
 }
@@ -83,7 +83,7 @@ func TestUserDir(t *testing.T) {
 // TestExecutable: the test binary, built by go test in the temporary
 // folder, is found and said to be there.
 func TestExecutable(t *testing.T) {
-	bin, temporary, err := launchd.Executable()
+	bin, temporary, err := autostart.Executable()
 	if err != nil || !filepath.IsAbs(bin) {
 		t.Fatalf("%q, %v", bin, err)
 	}

@@ -1,4 +1,4 @@
-package embed_test
+package embedder_test
 
 import (
 	"encoding/json"
@@ -9,7 +9,7 @@ import (
 	"sort"
 	"testing"
 
-	"github.com/engram-dev/engram/embed"
+	"github.com/engram-dev/engram/embedder"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/golden.json (only allowed under a new model name)")
@@ -40,7 +40,7 @@ type goldenVector struct {
 
 // probe is a fixed pseudo-random vector.
 func probe() []float64 {
-	p := make([]float64, embed.Dim)
+	p := make([]float64, embedder.Dim)
 	x := uint32(2463534242)
 	for i := range p {
 		x ^= x << 13
@@ -69,9 +69,9 @@ func summarize(text string, v []float32) goldenVector {
 
 // TestGolden pins the vectors of a few texts. Stored vectors are only
 // comparable with vectors of the same model name, so a change of features,
-// weights, word vectors or hashing must come with a new embed.Version.
+// weights, word vectors or hashing must come with a new embedder.Version.
 func TestGolden(t *testing.T) {
-	e := embed.New()
+	e := embedder.New()
 	path := filepath.Join("testdata", "golden.json")
 	vs := MustEmbed(t, e, goldenTexts...)
 	got := goldenFile{Model: e.Model()}
@@ -88,7 +88,7 @@ func TestGolden(t *testing.T) {
 	}
 	if *update {
 		if want.Model == got.Model {
-			t.Fatalf("refusing to rewrite %s for the same model %s: bump embed.Version first, so stored vectors of the old features are never compared with new ones", path, got.Model)
+			t.Fatalf("refusing to rewrite %s for the same model %s: bump embedder.Version first, so stored vectors of the old features are never compared with new ones", path, got.Model)
 		}
 		b, _ := json.MarshalIndent(got, "", "  ")
 		if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
@@ -101,7 +101,7 @@ func TestGolden(t *testing.T) {
 		t.Fatalf("%s was written for model %s, this is %s: run go test ./embed -run TestGolden -update", path, want.Model, got.Model)
 	}
 	if len(want.Vectors) != len(got.Vectors) {
-		t.Fatalf("%s holds %d vectors, want %d: run go test ./embed -run TestGolden -update after bumping embed.Version", path, len(want.Vectors), len(got.Vectors))
+		t.Fatalf("%s holds %d vectors, want %d: run go test ./embed -run TestGolden -update after bumping embedder.Version", path, len(want.Vectors), len(got.Vectors))
 	}
 	for i, w := range want.Vectors {
 		g := got.Vectors[i]
@@ -111,7 +111,7 @@ func TestGolden(t *testing.T) {
 		}
 		if !same {
 			t.Errorf("%q: the vector changed (probe %.7f, was %.7f; top %v, was %v).\n"+
-				"The features changed: if that is intended, bump the model version (embed.Version) so that stored vectors "+
+				"The features changed: if that is intended, bump the model version (embedder.Version) so that stored vectors "+
 				"are re-embedded, then run go test ./embed -run TestGolden -update.", g.Text, g.Probe, w.Probe, g.Top, w.Top)
 		}
 	}

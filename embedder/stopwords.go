@@ -1,4 +1,4 @@
-package embed
+package embedder
 
 import "github.com/engram-dev/engram/internal/textutil"
 

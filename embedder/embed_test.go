@@ -1,4 +1,4 @@
-package embed_test
+package embedder_test
 
 import (
 	"context"
@@ -9,12 +9,12 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/engram-dev/engram/embed"
+	"github.com/engram-dev/engram/embedder"
 )
 
 // MustEmbed embeds texts with e and fails the test on an error or a vector
 // that breaks the invariants every vector must keep.
-func MustEmbed(tb testing.TB, e *embed.Builtin, texts ...string) [][]float32 {
+func MustEmbed(tb testing.TB, e *embedder.Builtin, texts ...string) [][]float32 {
 	tb.Helper()
 	vs, err := e.Embed(context.Background(), texts)
 	if err != nil {
@@ -32,8 +32,8 @@ func MustEmbed(tb testing.TB, e *embed.Builtin, texts ...string) [][]float32 {
 // checkVector fails unless v has Dim finite components and unit length.
 func checkVector(tb testing.TB, text string, v []float32) {
 	tb.Helper()
-	if len(v) != embed.Dim {
-		tb.Fatalf("%q: dimension %d, want %d", text, len(v), embed.Dim)
+	if len(v) != embedder.Dim {
+		tb.Fatalf("%q: dimension %d, want %d", text, len(v), embedder.Dim)
 	}
 	var n float64
 	for i, x := range v {
@@ -56,15 +56,15 @@ func cos(a, b []float32) float64 {
 }
 
 func TestModelAndDim(t *testing.T) {
-	e := embed.New()
-	if got, want := e.Model(), fmt.Sprintf("builtin-v%d-%d", embed.Version, embed.Dim); got != want {
+	e := embedder.New()
+	if got, want := e.Model(), fmt.Sprintf("builtin-v%d-%d", embedder.Version, embedder.Dim); got != want {
 		t.Errorf("Model() = %q, want %q", got, want)
 	}
 	if e.Model() != "builtin-v1-512" {
 		t.Errorf("Model() = %q: a new model name needs a note in the docs (stored vectors are re-embedded)", e.Model())
 	}
-	if e.Dim() != 512 || embed.Dim != embed.HashDim+embed.WordDim {
-		t.Errorf("Dim() = %d, HashDim %d + WordDim %d", e.Dim(), embed.HashDim, embed.WordDim)
+	if e.Dim() != 512 || embedder.Dim != embedder.HashDim+embedder.WordDim {
+		t.Errorf("Dim() = %d, HashDim %d + WordDim %d", e.Dim(), embedder.HashDim, embedder.WordDim)
 	}
 	vs := MustEmbed(t, e, "one", "two", "three")
 	for _, v := range vs {
@@ -80,16 +80,16 @@ func TestModelAndDim(t *testing.T) {
 }
 
 func TestZeroValue(t *testing.T) {
-	var zero embed.Builtin
+	var zero embedder.Builtin
 	a := MustEmbed(t, &zero, "zero value")
-	b := MustEmbed(t, embed.New(), "zero value")
+	b := MustEmbed(t, embedder.New(), "zero value")
 	if !equal(a[0], b[0]) {
 		t.Fatal("the zero Builtin embeds differently from New()")
 	}
 }
 
 func TestEmbedNoTexts(t *testing.T) {
-	vs, err := embed.New().Embed(context.Background(), nil)
+	vs, err := embedder.New().Embed(context.Background(), nil)
 	if err != nil || len(vs) != 0 {
 		t.Fatalf("Embed(nil) = %v, %v; want no vectors, no error", vs, err)
 	}
@@ -98,7 +98,7 @@ func TestEmbedNoTexts(t *testing.T) {
 func TestEmbedCanceled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := embed.New().Embed(ctx, []string{"x"}); !errors.Is(err, context.Canceled) {
+	if _, err := embedder.New().Embed(ctx, []string{"x"}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Embed with a canceled context: %v, want context.Canceled", err)
 	}
 }
@@ -117,9 +117,9 @@ var sampleTexts = []string{
 }
 
 func TestDeterministic(t *testing.T) {
-	want := MustEmbed(t, embed.New(), sampleTexts...)
+	want := MustEmbed(t, embedder.New(), sampleTexts...)
 	// Another instance, another call, one text at a time.
-	e := embed.New()
+	e := embedder.New()
 	for i, text := range sampleTexts {
 		got := MustEmbed(t, e, text)[0]
 		if !equal(got, want[i]) {
@@ -167,7 +167,7 @@ func equal(a, b []float32) bool {
 }
 
 func TestNormalization(t *testing.T) {
-	e := embed.New()
+	e := embedder.New()
 	for _, tc := range []struct{ a, b string }{
 		{"ＡＢＣ", "abc"},
 		{"Hello World", "hello world"},
@@ -195,7 +195,7 @@ func TestNormalization(t *testing.T) {
 }
 
 // closer fails unless query is more similar to near than to far.
-func closer(t *testing.T, e *embed.Builtin, query, near, far string) {
+func closer(t *testing.T, e *embedder.Builtin, query, near, far string) {
 	t.Helper()
 	vs := MustEmbed(t, e, query, near, far)
 	cn, cf := cos(vs[0], vs[1]), cos(vs[0], vs[2])
@@ -207,7 +207,7 @@ func closer(t *testing.T, e *embed.Builtin, query, near, far string) {
 }
 
 func TestSimilarity(t *testing.T) {
-	e := embed.New()
+	e := embedder.New()
 	for _, tc := range []struct{ name, query, near, far string }{
 		{"chinese", "我们决定使用端口30001", "端口30001", "今天天气很好，我们去公园散步吧"},
 		{"chinese without digits", "数据库迁移失败了", "数据库迁移", "我昨天买了一本小说"},
@@ -227,7 +227,7 @@ func TestSimilarity(t *testing.T) {
 }
 
 func TestDegenerateInput(t *testing.T) {
-	e := embed.New()
+	e := embedder.New()
 	texts := []string{"", " ", "\n\t  \r\n", "...?!", "🎉", "🎉🎉🎉", "👍🏽", "❤️", "\xff\xfe\xfd", "\x00", "\u200d\u200b", "\u0301",
 		"a", "'", "''s", "n't", "x'", strings.Repeat("ab", 100000), strings.Repeat("🎉", 1000), strings.Repeat("字", 5000)}
 	vs := MustEmbed(t, e, texts...)
@@ -251,7 +251,7 @@ func TestDegenerateInput(t *testing.T) {
 }
 
 func TestLongTextKeepsBuffersSmall(t *testing.T) {
-	e := embed.New()
+	e := embedder.New()
 	long := strings.Repeat("lorem ipsum dolor sit amet ", 20000)
 	a := MustEmbed(t, e, long, "short text")
 	b := MustEmbed(t, e, "short text", long)
@@ -266,7 +266,7 @@ func FuzzEmbed(f *testing.F) {
 	}
 	f.Add("it's o'neill's rock'n'roll")
 	f.Add("\u0301\u0301x\u0301")
-	e := embed.New()
+	e := embedder.New()
 	f.Fuzz(func(t *testing.T, s string) {
 		vs, err := e.Embed(context.Background(), []string{s, s})
 		if err != nil {

@@ -1,4 +1,4 @@
-package launchd
+package autostart
 
 import (
 	"path/filepath"

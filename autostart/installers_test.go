@@ -1,4 +1,4 @@
-package launchd_test
+package autostart_test
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 
 	"howett.net/plist"
 
-	"github.com/engram-dev/engram/launchd"
+	"github.com/engram-dev/engram/autostart"
 )
 
 // recorder stands in for launchctl and systemctl, the process edge: it
@@ -27,7 +27,7 @@ type recorder struct {
 	fail   func(string) bool // the command line (joined with spaces) fails
 }
 
-var _ launchd.Runner = (*recorder)(nil)
+var _ autostart.Runner = (*recorder)(nil)
 
 var errExit = errors.New("exit status 5")
 
@@ -59,7 +59,7 @@ func (r *recorder) Run(ctx context.Context, name string, args ...string) ([]byte
 		if err != nil {
 			return nil, err
 		}
-		var a launchd.Agent
+		var a autostart.Agent
 		if _, err := decodeAgent(data, &a); err != nil {
 			return nil, err
 		}
@@ -80,9 +80,9 @@ func (r *recorder) take() []string {
 	return c
 }
 
-func testService(t *testing.T) launchd.Service {
+func testService(t *testing.T) autostart.Service {
 	root := t.TempDir()
-	return launchd.Service{
+	return autostart.Service{
 		Binary:   filepath.Join(root, `Engram "Tools"`, "engram"),
 		Home:     filepath.Join(root, "it's my engram"),
 		Interval: 10 * time.Minute,
@@ -94,7 +94,7 @@ func TestLaunchAgentsInstall(t *testing.T) {
 	svc := testService(t)
 	dir := filepath.Join(t.TempDir(), "Library Dir", "LaunchAgents")
 	rec := newRecorder()
-	l := launchd.NewLaunchAgents(dir, 501, rec)
+	l := autostart.NewLaunchAgents(dir, 501, rec)
 
 	res := mustInstall(t, l, svc)
 	serve, jobs := filepath.Join(dir, "com.engram.serve.plist"), filepath.Join(dir, "com.engram.jobs.plist")
@@ -190,14 +190,14 @@ func TestLaunchAgentsBootstrapFails(t *testing.T) {
 		}
 		return false
 	}
-	if _, err := launchd.NewLaunchAgents(dir, 501, rec).Install(ctx, svc); err != nil {
+	if _, err := autostart.NewLaunchAgents(dir, 501, rec).Install(ctx, svc); err != nil {
 		t.Errorf("already loaded: %v", err)
 	}
 
 	rec = newRecorder()
 	rec.fail = func(line string) bool { return strings.HasPrefix(line, "launchctl bootstrap") }
-	res, err := launchd.NewLaunchAgents(dir, 501, rec).Install(ctx, svc)
-	var ce *launchd.CommandError
+	res, err := autostart.NewLaunchAgents(dir, 501, rec).Install(ctx, svc)
+	var ce *autostart.CommandError
 	if !errors.As(err, &ce) || !errors.Is(err, errExit) || ce.Command[1] != "bootstrap" || !strings.Contains(ce.Output, "Input/output error") {
 		t.Fatalf("err = %v", err)
 	}
@@ -210,7 +210,7 @@ func TestLaunchAgentsBootstrapFails(t *testing.T) {
 	rec = newRecorder()
 	rec.loaded["gui/501/com.engram.serve"] = true
 	rec.fail = func(line string) bool { return strings.HasPrefix(line, "launchctl bootout") }
-	if _, err := launchd.NewLaunchAgents(dir, 501, rec).Uninstall(ctx, ""); !errors.As(err, &ce) || ce.Command[1] != "bootout" {
+	if _, err := autostart.NewLaunchAgents(dir, 501, rec).Uninstall(ctx, ""); !errors.As(err, &ce) || ce.Command[1] != "bootout" {
 		t.Fatalf("err = %v", err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "com.engram.serve.plist")); err != nil {
@@ -225,7 +225,7 @@ func TestLaunchAgentsTodo(t *testing.T) {
 	svc := testService(t)
 	svc.LabelPrefix = "dev.ada.engram"
 	dir := t.TempDir()
-	l := launchd.NewLaunchAgents(dir, 501, nil)
+	l := autostart.NewLaunchAgents(dir, 501, nil)
 	res := mustInstall(t, l, svc)
 	serve := filepath.Join(dir, "dev.ada.engram.serve.plist")
 	wantTodo(t, res.Todo,
@@ -247,9 +247,9 @@ func TestSystemdUserInstall(t *testing.T) {
 	ctx := context.Background()
 	svc := testService(t)
 	svc.Binary = filepath.Join(t.TempDir(), "my bin", "engram")
-	dir := launchd.SystemdUserDir(filepath.Join(t.TempDir(), "xdg config"), "/nonexistent")
+	dir := autostart.SystemdUserDir(filepath.Join(t.TempDir(), "xdg config"), "/nonexistent")
 	rec := newRecorder()
-	u := &launchd.SystemdUser{Dir: dir, Runner: rec}
+	u := &autostart.SystemdUser{Dir: dir, Runner: rec}
 
 	res := mustInstall(t, u, svc)
 	want := []string{
@@ -319,13 +319,13 @@ func TestSystemdUserFailures(t *testing.T) {
 	dir := t.TempDir()
 	rec := newRecorder()
 	rec.fail = func(line string) bool { return strings.Contains(line, "enable") }
-	_, err := (&launchd.SystemdUser{Dir: dir, Runner: rec}).Install(ctx, svc)
-	var ce *launchd.CommandError
+	_, err := (&autostart.SystemdUser{Dir: dir, Runner: rec}).Install(ctx, svc)
+	var ce *autostart.CommandError
 	if !errors.As(err, &ce) || ce.Command.String() != "systemctl --user enable --now engram.service engram-jobs.timer" {
 		t.Fatalf("err = %v", err)
 	}
 	rec.fail = func(line string) bool { return strings.Contains(line, "disable") }
-	if _, err := (&launchd.SystemdUser{Dir: dir, Runner: rec}).Uninstall(ctx); !errors.As(err, &ce) {
+	if _, err := (&autostart.SystemdUser{Dir: dir, Runner: rec}).Uninstall(ctx); !errors.As(err, &ce) {
 		t.Fatalf("err = %v", err)
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 3 {
@@ -340,7 +340,7 @@ func TestSystemdUserTodo(t *testing.T) {
 	svc := testService(t)
 	svc.Binary = "/usr/bin/engram"
 	dir := t.TempDir()
-	u := &launchd.SystemdUser{Dir: dir}
+	u := &autostart.SystemdUser{Dir: dir}
 	res := mustInstall(t, u, svc)
 	wantTodo(t, res.Todo,
 		"systemctl --user daemon-reload",
@@ -376,7 +376,7 @@ func TestInstallRemovesStaleTemps(t *testing.T) {
 		t.Fatal(err)
 	}
 	svc := testService(t)
-	if _, err := launchd.NewLaunchAgents(dir, 501, nil).Install(context.Background(), svc); err != nil {
+	if _, err := autostart.NewLaunchAgents(dir, 501, nil).Install(context.Background(), svc); err != nil {
 		t.Fatal(err)
 	}
 	noTemps(t, dir)
@@ -388,11 +388,11 @@ func TestInstallRemovesStaleTemps(t *testing.T) {
 
 func TestInstallRejectsBadService(t *testing.T) {
 	dir := t.TempDir()
-	bad := launchd.Service{Binary: "engram", Home: "/h"}
-	if _, err := launchd.NewLaunchAgents(dir, 501, newRecorder()).Install(context.Background(), bad); err == nil {
+	bad := autostart.Service{Binary: "engram", Home: "/h"}
+	if _, err := autostart.NewLaunchAgents(dir, 501, newRecorder()).Install(context.Background(), bad); err == nil {
 		t.Error("launchd install of a relative binary")
 	}
-	if _, err := (&launchd.SystemdUser{Dir: dir, Runner: newRecorder()}).Install(context.Background(), bad); err == nil {
+	if _, err := (&autostart.SystemdUser{Dir: dir, Runner: newRecorder()}).Install(context.Background(), bad); err == nil {
 		t.Error("systemd install of a relative binary")
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
@@ -401,7 +401,7 @@ func TestInstallRejectsBadService(t *testing.T) {
 }
 
 func TestDirs(t *testing.T) {
-	if got := launchd.LaunchAgentsDir("/Users/a b"); got != "/Users/a b/Library/LaunchAgents" {
+	if got := autostart.LaunchAgentsDir("/Users/a b"); got != "/Users/a b/Library/LaunchAgents" {
 		t.Error(got)
 	}
 	for _, tc := range []struct{ xdg, home, want string }{
@@ -409,28 +409,28 @@ func TestDirs(t *testing.T) {
 		{"/x/cfg", "/home/a", "/x/cfg/systemd/user"},
 		{"relative/cfg", "/home/a", "/home/a/.config/systemd/user"},
 	} {
-		if got := launchd.SystemdUserDir(tc.xdg, tc.home); got != tc.want {
+		if got := autostart.SystemdUserDir(tc.xdg, tc.home); got != tc.want {
 			t.Errorf("SystemdUserDir(%q, %q) = %q, want %q", tc.xdg, tc.home, got, tc.want)
 		}
 	}
 }
 
 func TestCommandString(t *testing.T) {
-	c := launchd.Command{"launchctl", "bootstrap", "gui/501", "/Users/a b/it's.plist", ""}
+	c := autostart.Command{"launchctl", "bootstrap", "gui/501", "/Users/a b/it's.plist", ""}
 	if got, want := c.String(), `launchctl bootstrap gui/501 '/Users/a b/it'\''s.plist' ''`; got != want {
 		t.Errorf("%s, want %s", got, want)
 	}
 }
 
-func decodeAgent(data []byte, a *launchd.Agent) (int, error) { return plist.Unmarshal(data, a) }
+func decodeAgent(data []byte, a *autostart.Agent) (int, error) { return plist.Unmarshal(data, a) }
 
 // installer is what LaunchAgents and SystemdUser both do.
 type installer interface {
-	Install(ctx context.Context, s launchd.Service) (launchd.Result, error)
+	Install(ctx context.Context, s autostart.Service) (autostart.Result, error)
 }
 
 // mustInstall installs svc with i.
-func mustInstall(t *testing.T, i installer, svc launchd.Service) launchd.Result {
+func mustInstall(t *testing.T, i installer, svc autostart.Service) autostart.Result {
 	t.Helper()
 	res, err := i.Install(context.Background(), svc)
 	if err != nil {
@@ -441,7 +441,7 @@ func mustInstall(t *testing.T, i installer, svc launchd.Service) launchd.Result 
 
 // wantTodo checks the commands of todo, each joined by spaces, against
 // want, in order.
-func wantTodo(t *testing.T, todo []launchd.Command, want ...string) {
+func wantTodo(t *testing.T, todo []autostart.Command, want ...string) {
 	t.Helper()
 	var got []string
 	for _, c := range todo {
@@ -452,13 +452,13 @@ func wantTodo(t *testing.T, todo []launchd.Command, want ...string) {
 	}
 }
 
-func checkFile(t *testing.T, path string, want launchd.Agent) {
+func checkFile(t *testing.T, path string, want autostart.Agent) {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got launchd.Agent
+	var got autostart.Agent
 	if _, err := decodeAgent(data, &got); err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
