@@ -61,10 +61,10 @@ func TestGolden(t *testing.T) {
 				}
 				want, err := os.ReadFile(path)
 				if err != nil {
-					t.Fatalf("%v (run go test ./launchd -update to write it)", err)
+					t.Fatalf("%v (run go test ./autostart -update to write it)", err)
 				}
 				if !bytes.Equal(f.Data, want) {
-					t.Errorf("%s differs from the golden file (go test ./launchd -update rewrites it):\n got:\n%s\nwant:\n%s", f.Name, f.Data, want)
+					t.Errorf("%s differs from the golden file (go test ./autostart -update rewrites it):\n got:\n%s\nwant:\n%s", f.Name, f.Data, want)
 				}
 			}
 		})

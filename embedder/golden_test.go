@@ -98,10 +98,10 @@ func TestGolden(t *testing.T) {
 		return
 	}
 	if want.Model != got.Model {
-		t.Fatalf("%s was written for model %s, this is %s: run go test ./embed -run TestGolden -update", path, want.Model, got.Model)
+		t.Fatalf("%s was written for model %s, this is %s: run go test ./embedder -run TestGolden -update", path, want.Model, got.Model)
 	}
 	if len(want.Vectors) != len(got.Vectors) {
-		t.Fatalf("%s holds %d vectors, want %d: run go test ./embed -run TestGolden -update after bumping embedder.Version", path, len(want.Vectors), len(got.Vectors))
+		t.Fatalf("%s holds %d vectors, want %d: run go test ./embedder -run TestGolden -update after bumping embedder.Version", path, len(want.Vectors), len(got.Vectors))
 	}
 	for i, w := range want.Vectors {
 		g := got.Vectors[i]
@@ -112,7 +112,7 @@ func TestGolden(t *testing.T) {
 		if !same {
 			t.Errorf("%q: the vector changed (probe %.7f, was %.7f; top %v, was %v).\n"+
 				"The features changed: if that is intended, bump the model version (embedder.Version) so that stored vectors "+
-				"are re-embedded, then run go test ./embed -run TestGolden -update.", g.Text, g.Probe, w.Probe, g.Top, w.Top)
+				"are re-embedded, then run go test ./embedder -run TestGolden -update.", g.Text, g.Probe, w.Probe, g.Top, w.Top)
 		}
 	}
 }
