@@ -821,3 +821,50 @@ func (db *DB) rankFromMemory(ctx context.Context, s *search, terms []term) (bool
 	}
 	return true, nil
 }
+
+// Keyword index states, as KeywordIndexStates reports them.
+const (
+	IndexLoading = "loading"
+	IndexReady   = "ready"
+	IndexFailed  = "failed"
+)
+
+// KeywordIndexStates reports the in-memory keyword indexes that are warm
+// (WarmKeywordIndex), by what they index ("turns", "units", "scenes",
+// "memories"): IndexLoading until the first build is done (searches use
+// FTS5 meanwhile), IndexReady once it is, IndexFailed when it failed
+// (searches stay with FTS5). Nil when none is warm.
+func (db *DB) KeywordIndexStates() map[string]string {
+	states := map[string]string{}
+	k := &db.kw
+	k.mu.RLock()
+	if k.warm {
+		switch {
+		case k.idx != nil:
+			states["turns"] = IndexReady
+		case !k.building && k.buildErr != nil:
+			states["turns"] = IndexFailed
+		default:
+			states["turns"] = IndexLoading
+		}
+	}
+	k.mu.RUnlock()
+	for name, u := range map[string]*seqKeywords{"units": &db.ukw, "scenes": &db.skw, "memories": &db.mkw} {
+		u.mu.Lock()
+		if u.warm {
+			switch {
+			case u.current:
+				states[name] = IndexReady
+			case u.catching:
+				states[name] = IndexLoading
+			default: // warmIndex starts a catch-up at once: this one ended without one
+				states[name] = IndexFailed
+			}
+		}
+		u.mu.Unlock()
+	}
+	if len(states) == 0 {
+		return nil
+	}
+	return states
+}
