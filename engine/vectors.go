@@ -423,9 +423,7 @@ func (e *Engine) runSide(ctx context.Context, side *vectorSide) (*recall.Vectors
 	} else if err := side.store.Load(ctx); err != nil {
 		return nil, err
 	}
-	if err := side.vx.Open(ctx); err != nil {
-		return nil, err
-	}
+	side.vx.Follow() // from the watermark buildSide read
 	wait := side.vx.Wait
 	if side.ext != nil {
 		if err := side.ext.Open(ctx, side.store.Notify); err != nil {
