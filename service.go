@@ -68,7 +68,21 @@ type Health struct {
 	// l4-graph in memory changes. Deep recall warns meanwhile.
 	LayerLag map[string]int64 `json:"layer_lag,omitempty"`
 	Vectors  *VectorHealth    `json:"vectors,omitempty"`
-	Problems []string         `json:"problems,omitempty"`
+	// Indexes are the in-memory indexes a server loads in the background
+	// after it starts, by name ("keywords-turns", "keywords-units",
+	// "keywords-scenes", "keywords-memories", "vectors"). Recall answers
+	// without one that is loading, and says so in its warnings.
+	Indexes  map[string]IndexHealth `json:"indexes,omitempty"`
+	Problems []string               `json:"problems,omitempty"`
+}
+
+// IndexHealth is the state of an in-memory index: "loading", "ready" or
+// "failed" (recall goes on without it, and a problem says why), with the
+// rows read and to read where the index counts them (the vectors).
+type IndexHealth struct {
+	State  string `json:"state"`
+	Loaded int64  `json:"loaded,omitempty"`
+	Total  int64  `json:"total,omitempty"`
 }
 
 // VectorHealth is the state of the vector side of recall.

@@ -30,6 +30,10 @@ type Config struct {
 	// Version is the running engram's version, for /v1/health, backups and
 	// MCP clients; set by the command, never by the file.
 	Version string `toml:"-"`
+	// BackgroundLoad has Open load the embedded vector index in the
+	// background (recall answers by keyword meanwhile); set by StartServer,
+	// so a server answers at once at any size, never by the file.
+	BackgroundLoad bool `toml:"-"`
 
 	// Addr is where `engram serve` listens.
 	Addr string `toml:"addr"`

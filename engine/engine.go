@@ -93,6 +93,7 @@ var testHooks struct {
 	index           func(batch []engram.Turn) // the indexer is about to store batch
 	redactStart     func()                    // Redact has waited for the index
 	redactRewritten func()                    // Redact rewrote the archive, waits for the index again
+	vectorLoad      func(ctx context.Context) // the embedded vector index is about to load in the background
 }
 
 // hookedIndex is the palace with testHooks.index called before each batch.
@@ -246,6 +247,7 @@ func (e *Engine) Health(ctx context.Context) engram.Health {
 	}
 	vh, problems := e.vectorHealth(ctx)
 	h.Vectors = vh
+	h.Indexes = e.indexHealth()
 	h.Problems = append(h.Problems, problems...)
 	h.Problems = append(h.Problems, e.jobsHealth()...)
 	if st := e.archive.Stats(); st.CorruptLines > 0 {

@@ -63,3 +63,13 @@ func (vw *VaultWatcher) SetDebounce(d time.Duration) {
 	defer vw.mu.Unlock()
 	vw.debounce = d
 }
+
+// SetVectorLoadHook sets, for the engines opened until the test ends, a
+// function called before the embedded vector index loads in the background
+// (BackgroundLoad): a test holds the load there.
+// Every index loads in the background then, however small.
+func SetVectorLoadHook(t testing.TB, hook func(ctx context.Context)) {
+	old := loadAtOnce
+	testHooks.vectorLoad, loadAtOnce = hook, -1
+	t.Cleanup(func() { testHooks.vectorLoad, loadAtOnce = nil, old })
+}

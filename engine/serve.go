@@ -45,6 +45,7 @@ func StartServer(ctx context.Context, cfg Config, logger *slog.Logger) (*Server,
 	if err != nil {
 		return nil, err
 	}
+	cfg.BackgroundLoad = true
 	eng, err := Open(ctx, cfg, logger)
 	if err != nil {
 		return nil, err
@@ -93,7 +94,7 @@ func (e *Engine) Serve(srv *httpapi.Server) {
 // Warm starts loading, in the background, what a long-running process
 // answers recall from in memory: the keyword index of the turns (searches
 // use SQLite's full-text index until it is ready). The embedded vector
-// index is loaded by Open.
+// index is loaded by Open, in the background with cfg.BackgroundLoad.
 func (e *Engine) Warm() { e.palace.WarmKeywordIndex() }
 
 // LoadKeywordIndexes loads the in-memory keyword indexes (of the turns,

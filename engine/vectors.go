@@ -41,6 +41,9 @@ type vectorSide struct {
 	// external is the Chroma index ext pushes to (deletes go to it
 	// directly: the palace does not journal them).
 	external engram.VectorIndex
+	// loading is set while the embedded index loads in the background
+	// (see openVectors); guarded by vectorState.mu.
+	loading bool
 }
 
 func (v *vectorSide) close() {
@@ -58,8 +61,10 @@ type vectorState struct {
 	mu      sync.Mutex
 	side    *vectorSide
 	problem string // why vectors are off, if they are
-	pending string // the config asks for another model than the active one
-	reembed *engram.ReembedStatus
+	// loadFailed is set when the embedded index failed to load at start.
+	loadFailed bool
+	pending    string // the config asks for another model than the active one
+	reembed    *engram.ReembedStatus
 	// bg is the context of background work (a re-embed, retries of a vector
 	// side that failed to start); closeVectors cancels it and waits on wg.
 	bg   context.Context
@@ -244,10 +249,31 @@ func (e *Engine) openVectors(ctx context.Context) error {
 		e.vec.pending = fmt.Sprintf("the config asks for %s but the vectors are %s: run `engram reembed` to switch", want, active)
 		e.logger.Warn("re-embed pending", "active", active, "configured", want)
 	}
-	side, err := e.startSide(ctx, key, !ok)
-	if err == nil {
+	side, err := e.buildSide(ctx, key, !ok)
+	if err == nil && e.cfg.BackgroundLoad && e.cfg.VectorIndex == VectorsEmbedded && !side.store.Loaded() && e.largeIndex(ctx, side.store) {
+		// Loading the matrix takes seconds per hundred thousand vectors:
+		// the server answers meanwhile, recall by keyword with a warning,
+		// and health tells the progress. The indexer starts once it is
+		// loaded, from its watermark, so turns written meanwhile get their
+		// vectors then.
+		side.loading = true
 		e.vec.side = side
+		e.recall.SetVectors(&recall.Vectors{Unavailable: vectorsLoading})
+		e.vec.wg.Add(1)
+		go func() {
+			defer e.vec.wg.Done()
+			e.loadSide(e.vec.bg, side)
+		}()
 		return nil
+	}
+	if err == nil {
+		var v *recall.Vectors
+		if v, err = e.runSide(ctx, side); err == nil {
+			e.recall.SetVectors(v)
+			e.vec.side = side
+			return nil
+		}
+		side.close()
 	}
 	e.vec.problem = "vector recall is off, retrying: " + err.Error()
 	e.recall.SetVectors(&recall.Vectors{Unavailable: "vector recall is off (" + engram.ErrorMessage(err) + ")"})
@@ -291,9 +317,70 @@ func (e *Engine) retryVectors(ctx context.Context, key string, activate bool) {
 	}
 }
 
+// loadAtOnce is the most vectors (by their change numbers, a bound on
+// their count) a server loads before it listens: a small index loads in a
+// moment, and recall has it from the first request.
+var loadAtOnce int64 = 20_000
+
+// largeIndex reports whether store may hold more than loadAtOnce vectors.
+func (e *Engine) largeIndex(ctx context.Context, store *palace.VectorIndex) bool {
+	last, err := store.LastChange(ctx)
+	return err != nil || last > loadAtOnce
+}
+
+// vectorsLoading is recall's warning while the embedded vector index loads.
+const vectorsLoading = "the vector index is still loading (see /v1/health)"
+
+// loadSide loads side's embedded index in the background, then starts its
+// indexer and points recall at it, unless the engine closed or swapped the
+// side meanwhile.
+func (e *Engine) loadSide(ctx context.Context, side *vectorSide) {
+	if testHooks.vectorLoad != nil {
+		testHooks.vectorLoad(ctx)
+	}
+	v, err := e.runSide(ctx, side)
+	e.vec.mu.Lock()
+	side.loading = false
+	switch {
+	case e.vec.side != side || ctx.Err() != nil:
+		err = nil // closing, or a re-embed replaced it: stop what runSide started
+	case err != nil:
+		e.vec.side, e.vec.loadFailed = nil, true
+		e.vec.problem = "vector recall is off: the vector index failed to load: " + err.Error()
+		e.recall.SetVectors(&recall.Vectors{Unavailable: "vector recall is off (" + engram.ErrorMessage(err) + ")"})
+	default:
+		e.recall.SetVectors(v)
+		e.vec.mu.Unlock()
+		read, _ := side.store.LoadProgress()
+		e.logger.Info("the vector index is loaded", "model", side.model, "vectors", read)
+		return
+	}
+	e.vec.mu.Unlock()
+	side.close() // outside the lock: its indexer's batch in flight may take it
+	if err != nil {
+		e.logger.Error("the vector index failed to load; recall answers with keyword search", "model", side.model, "err", err)
+	}
+}
+
 // startSide builds and starts the vector side of model key, and points
 // recall at it. activate makes key the palace's active model first.
 func (e *Engine) startSide(ctx context.Context, key string, activate bool) (*vectorSide, error) {
+	side, err := e.buildSide(ctx, key, activate)
+	if err != nil {
+		return nil, err
+	}
+	v, err := e.runSide(ctx, side)
+	if err != nil {
+		side.close()
+		return nil, err
+	}
+	e.recall.SetVectors(v)
+	return side, nil
+}
+
+// buildSide builds the vector side of model key, its indexer not started
+// (its watermark read); activate makes key the palace's active model first.
+func (e *Engine) buildSide(ctx context.Context, key string, activate bool) (*vectorSide, error) {
 	emb, dim, err := e.newEmbedder(ctx, key)
 	if err != nil {
 		return nil, err
@@ -312,7 +399,6 @@ func (e *Engine) startSide(ctx context.Context, key string, activate bool) (*vec
 	side.vx.Logger = e.logger.With("component", "vectors")
 	side.vx.Guard = e.redactGuard
 	side.vx.Yield = e.yield
-	var index engram.VectorIndex = store
 	if e.cfg.VectorIndex == VectorsChroma {
 		ci, err := chroma.Open(ctx, chroma.Config{URL: e.cfg.ChromaURL, Database: e.cfg.ChromaDatabase, Model: key, Dim: dim})
 		if err != nil {
@@ -321,16 +407,26 @@ func (e *Engine) startSide(ctx context.Context, key string, activate bool) (*vec
 		side.ext = pipeline.NewExternalSync(store, ci)
 		side.external = ci
 		side.ext.Logger = e.logger.With("component", "chroma-sync")
-		index = ci
-	} else if err := store.Load(ctx); err != nil {
+	}
+	if err := side.vx.Init(ctx); err != nil { // health tells the watermark before the indexer starts
 		return nil, err
 	}
-	if err := side.vx.Open(ctx); err != nil {
+	return side, nil
+}
+
+// runSide loads side's embedded index (unless loaded), starts its indexer
+// (and the sync to Chroma) and returns what recall searches with it.
+func (e *Engine) runSide(ctx context.Context, side *vectorSide) (*recall.Vectors, error) {
+	var index engram.VectorIndex = side.store
+	if side.ext != nil {
+		index = side.external
+	} else if err := side.store.Load(ctx); err != nil {
 		return nil, err
 	}
+	side.vx.Follow() // from the watermark buildSide read
 	wait := side.vx.Wait
 	if side.ext != nil {
-		if err := side.ext.Open(ctx, store.Notify); err != nil {
+		if err := side.ext.Open(ctx, side.store.Notify); err != nil {
 			side.vx.Close()
 			return nil, err
 		}
@@ -342,8 +438,7 @@ func (e *Engine) startSide(ctx context.Context, key string, activate bool) (*vec
 		}
 	}
 	sync := e.recallWait(side.vx.Embedded, wait)
-	e.recall.SetVectors(&recall.Vectors{Embedder: emb, Index: index, Sync: sync})
-	return side, nil
+	return &recall.Vectors{Embedder: side.vx.Embedder(), Index: index, Sync: sync}, nil
 }
 
 // closeVectors stops a running re-embed and the vector side.
@@ -356,6 +451,32 @@ func (e *Engine) closeVectors() {
 	defer e.vec.mu.Unlock()
 	e.vec.side.close()
 	e.vec.side = nil
+}
+
+// indexHealth reports the in-memory indexes a server loads after it
+// starts: the keyword indexes it warms (Warm) and the embedded vector
+// index, with the vectors read so far.
+func (e *Engine) indexHealth() map[string]engram.IndexHealth {
+	out := map[string]engram.IndexHealth{}
+	for name, state := range e.palace.KeywordIndexStates() {
+		out["keywords-"+name] = engram.IndexHealth{State: state}
+	}
+	e.vec.mu.Lock()
+	defer e.vec.mu.Unlock()
+	if s := e.vec.side; s != nil && s.ext == nil {
+		ih := engram.IndexHealth{State: palace.IndexLoading}
+		if !s.loading {
+			ih.State = palace.IndexReady
+		}
+		ih.Loaded, ih.Total = s.store.LoadProgress()
+		out["vectors"] = ih
+	} else if e.vec.loadFailed {
+		out["vectors"] = engram.IndexHealth{State: palace.IndexFailed}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }
 
 // vectorHealth reports the vector side for /v1/health.
@@ -495,7 +616,7 @@ func (e *Engine) reembed(ctx context.Context, key string, progress func(done int
 	}
 	e.vec.mu.Lock()
 	old := e.vec.side
-	e.vec.side, e.vec.problem = side, ""
+	e.vec.side, e.vec.problem, e.vec.loadFailed = side, "", false
 	if key == e.cfg.ModelKey() {
 		e.vec.pending = ""
 	}

@@ -59,6 +59,41 @@ type keywordIndex struct {
 	pending  map[int64]kwChange // committed changes past idx.gen, by generation
 	buildErr error              // the last build's failure
 	ranked   atomic.Int64       // searches it answered
+	state    loadState
+}
+
+// loadState is what KeywordIndexStates reports of an index, kept apart
+// from its mutex, which a load holds for long stretches: a health check
+// must not wait on the load it reports.
+type loadState struct{ v atomic.Int32 }
+
+const (
+	stateOff int32 = iota
+	stateLoading
+	stateReady
+	stateFailed
+)
+
+// warm marks the index warm: loading unless ready already.
+func (s *loadState) warm(ready bool) {
+	if ready {
+		s.v.Store(stateReady)
+	} else {
+		s.v.CompareAndSwap(stateOff, stateLoading)
+	}
+}
+
+// text is the state as KeywordIndexStates reports it, "" when not warm.
+func (s *loadState) text() string {
+	switch s.v.Load() {
+	case stateLoading:
+		return IndexLoading
+	case stateReady:
+		return IndexReady
+	case stateFailed:
+		return IndexFailed
+	}
+	return ""
 }
 
 // kwChange is what one write transaction did to turns_fts.
@@ -168,6 +203,7 @@ func (db *DB) LoadKeywordIndex(ctx context.Context) error {
 	k.mu.Lock()
 	k.warm = true
 	loaded := k.idx != nil
+	k.state.warm(loaded)
 	k.mu.Unlock()
 	for _, u := range db.seqIndexes() {
 		db.warmIndex(u)
@@ -195,6 +231,7 @@ func (db *DB) LoadKeywordIndex(ctx context.Context) error {
 func (db *DB) WarmKeywordIndex() {
 	db.kw.mu.Lock()
 	db.kw.warm = true
+	db.kw.state.warm(db.kw.idx != nil)
 	db.kw.mu.Unlock()
 	db.rebuildKeywordIndex()
 	for _, u := range db.seqIndexes() {
@@ -219,6 +256,9 @@ func (db *DB) claimBuild() bool {
 	}
 	k.building = true
 	k.builds.Add(1)
+	if k.idx == nil && k.warm {
+		k.state.v.Store(stateLoading) // again, after a build that failed
+	}
 	return true
 }
 
@@ -239,6 +279,9 @@ func (db *DB) buildKeywordIndex(ctx context.Context) (err error) {
 		k.building = false
 		if err != nil {
 			k.buildErr = err
+			if k.idx == nil && k.warm {
+				k.state.v.Store(stateFailed)
+			}
 		}
 		k.mu.Unlock()
 		k.builds.Done()
@@ -281,6 +324,9 @@ func (db *DB) buildKeywordIndex(ctx context.Context) (err error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	k.idx, k.buildErr = idx, nil
+	if k.warm {
+		k.state.v.Store(stateReady)
+	}
 	k.drain()
 	return nil
 }
@@ -818,4 +864,30 @@ func (db *DB) rankFromMemory(ctx context.Context, s *search, terms []term) (bool
 		}
 	}
 	return true, nil
+}
+
+// Keyword index states, as KeywordIndexStates reports them.
+const (
+	IndexLoading = "loading"
+	IndexReady   = "ready"
+	IndexFailed  = "failed"
+)
+
+// KeywordIndexStates reports the in-memory keyword indexes that are warm
+// (WarmKeywordIndex), by what they index ("turns", "units", "scenes",
+// "memories"): IndexLoading until the first load is done (searches use
+// FTS5 meanwhile), IndexReady once it is, IndexFailed when it failed
+// (searches stay with FTS5). Nil when none is warm. It takes no lock of
+// the indexes.
+func (db *DB) KeywordIndexStates() map[string]string {
+	states := map[string]string{}
+	for name, st := range map[string]*loadState{"turns": &db.kw.state, "units": &db.ukw.state, "scenes": &db.skw.state, "memories": &db.mkw.state} {
+		if t := st.text(); t != "" {
+			states[name] = t
+		}
+	}
+	if len(states) == 0 {
+		return nil
+	}
+	return states
 }

@@ -50,6 +50,7 @@ type seqKeywords struct {
 	ranked   int64 // searches it answered, for the tests
 
 	betweenChunks func() // tests: called between the chunks of a catch-up
+	state         loadState
 }
 
 // seqSource says where a seqKeywords reads its rows.
@@ -181,6 +182,13 @@ func (db *DB) catchUp(ctx context.Context, u *seqKeywords, fresh bool) error {
 	defer func() {
 		u.mu.Lock()
 		u.catching = false
+		if u.warm {
+			if u.current {
+				u.state.v.Store(stateReady)
+			} else if u.state.v.Load() != stateReady {
+				u.state.v.Store(stateFailed)
+			}
+		}
 		u.mu.Unlock()
 	}()
 	if fresh {
@@ -284,6 +292,7 @@ func (db *DB) CatchUpKeywordIndexes(ctx context.Context) error {
 func (db *DB) warmIndex(u *seqKeywords) {
 	u.mu.Lock()
 	u.warm = true
+	u.state.warm(u.current && !u.catching)
 	start := !u.catching && !u.current
 	if start {
 		u.catching = true

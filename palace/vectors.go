@@ -45,6 +45,8 @@ type VectorIndex struct {
 	mu      sync.RWMutex
 	mem     *matrix // nil until loaded; guarded by mu, replaced under wmu too
 	dropped atomic.Bool
+	// loadRead and loadTotal count the rows of a load in progress, for LoadProgress.
+	loadRead, loadTotal atomic.Int64
 
 	nmu     sync.Mutex
 	changed chan struct{} // closed and replaced after each committed write
@@ -587,6 +589,12 @@ func (v *VectorIndex) Load(ctx context.Context) error {
 	return nil
 }
 
+// LoadProgress reports the load running or last run: the vectors read from
+// SQLite so far and the vectors to read (0 before a load has counted them).
+func (v *VectorIndex) LoadProgress() (read, total int64) {
+	return v.loadRead.Load(), v.loadTotal.Load()
+}
+
 // Loaded reports whether the in-memory matrix is loaded.
 func (v *VectorIndex) Loaded() bool {
 	v.mu.RLock()
@@ -620,6 +628,8 @@ func (v *VectorIndex) read(ctx context.Context) (*matrix, error) {
 			return err
 		}
 		m = newMatrix(v.dim, n)
+		v.loadRead.Store(0)
+		v.loadTotal.Store(int64(n))
 		rows, err := tx.QueryContext(ctx, `SELECT id, kind, namespace, ts, vec FROM vectors WHERE model = ? ORDER BY seq`, v.model)
 		if err != nil {
 			return err
@@ -647,6 +657,7 @@ func (v *VectorIndex) read(ctx context.Context) (*matrix, error) {
 			}
 			batch[0] = r
 			m.put(batch)
+			v.loadRead.Add(1)
 			return nil
 		})
 	})

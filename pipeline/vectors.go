@@ -66,10 +66,17 @@ func (vx *VectorIndexer) Open(ctx context.Context) error {
 	if err := vx.Init(ctx); err != nil {
 		return err
 	}
+	vx.Follow()
+	return nil
+}
+
+// Follow starts following the archive in the background from the
+// watermark Init read (Open is Init and Follow): a caller that reports the
+// watermark before the indexer starts calls Init first, and Follow later.
+func (vx *VectorIndexer) Follow() {
 	vx.f = &follower{name: "embedding " + vx.embedder.Model(), source: archiveSignal(vx.archive),
 		step: func(ctx context.Context) error { return vx.CatchUp(ctx, nil) }, retryDelay: vx.RetryDelay, logger: vx.Logger}
 	vx.f.start()
-	return nil
 }
 
 // Init reads the watermark, for CatchUp without Open.

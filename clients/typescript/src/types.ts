@@ -493,6 +493,16 @@ export interface VectorHealth {
 }
 
 /**
+ * An in-memory index a server loads in the background after it starts.
+ * @schema IndexHealth
+ */
+export interface IndexHealth {
+  state: "loading" | "ready" | "failed";
+  loaded?: number;
+  total?: number;
+}
+
+/**
  * Liveness and index lag; `problems` make `status` degraded.
  * @schema Health
  */
@@ -505,6 +515,7 @@ export interface Health {
   skipped_turns?: number;
   layer_lag?: { [layer: string]: number };
   vectors?: VectorHealth;
+  indexes?: { [index: string]: IndexHealth };
   problems?: string[];
 }
 
