@@ -35,6 +35,7 @@ __all__ = [
     "RecallResult",
     "ReembedStatus",
     "VectorHealth",
+    "IndexHealth",
     "Health",
     "ArchiveStats",
     "Stats",
@@ -252,6 +253,18 @@ class VectorHealth:
 
 
 @dataclass
+class IndexHealth:
+    """An in-memory index a server loads in the background after it starts:
+    ``state`` is loading, ready or failed; ``loaded`` and ``total`` count rows
+    where the index counts them (the vectors)."""
+
+    state: str
+    loaded: Optional[int] = None
+    total: Optional[int] = None
+    extra: Dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
 class Health:
     """GET /v1/health. Without the token (when one is configured) the server
     leaves out ``problems`` and ``vectors``."""
@@ -264,6 +277,7 @@ class Health:
     skipped_turns: Optional[int] = None
     layer_lag: Dict[str, int] = field(default_factory=dict)
     vectors: Optional[VectorHealth] = None
+    indexes: Dict[str, IndexHealth] = field(default_factory=dict)
     problems: List[str] = field(default_factory=list)
     extra: Dict[str, Any] = field(default_factory=dict)
 

@@ -16,6 +16,7 @@ from engram_client import (
     ForgetReport,
     Graph,
     Health,
+    IndexHealth,
     InvalidError,
     Memory,
     NotFoundError,
@@ -319,6 +320,10 @@ class ClientTest(unittest.TestCase):
         self.assertEqual(h.status, "ok", h.problems)
         self.assertGreaterEqual(h.archive_seq, before.archive_seq + 3)
         self.assertIsNotNone(h.vectors)
+        # The indexes a server loads in the background, typed.
+        self.assertIn("vectors", h.indexes)
+        self.assertIsInstance(h.indexes["vectors"], IndexHealth)
+        self.assertIn(h.indexes["vectors"].state, ("loading", "ready"))
         st = mem.stats()
         self.assertIsInstance(st, Stats)
         self.assertEqual(st.namespaces[ns]["turns"], 3)
