@@ -172,6 +172,18 @@ func eval[T any](b *browser, ctx context.Context, expr string) T {
 	return v
 }
 
+// text is the text of every element sel selects in the page, a line each.
+func (b *browser) text(ctx context.Context, sel string) string {
+	b.t.Helper()
+	return eval[string](b, ctx, fmt.Sprintf(`[...document.querySelectorAll(%q)].map(e => e.textContent).join("\n")`, sel))
+}
+
+// load opens path of base and waits until ready selects something.
+func (b *browser) load(ctx context.Context, base, name, path, ready string) {
+	b.t.Helper()
+	b.do(ctx, "load "+name, chromedp.Navigate(base+path), chromedp.WaitReady(chromedp.CSS(ready)))
+}
+
 // try reports whether a JavaScript expression is true in the page; false
 // while the page cannot answer (between two documents, say).
 func (b *browser) try(ctx context.Context, expr string) bool {
@@ -252,13 +264,10 @@ func TestWebView(t *testing.T) {
 		t.Helper()
 		return eval[int](b, ctx, fmt.Sprintf(`document.querySelectorAll(%q).length`, sel))
 	}
-	text := func(sel string) string {
-		t.Helper()
-		return eval[string](b, ctx, fmt.Sprintf(`[...document.querySelectorAll(%q)].map(e => e.textContent).join("\n")`, sel))
-	}
+	text := func(sel string) string { t.Helper(); return b.text(ctx, sel) }
 	page := func(name, path, ready string) {
 		t.Helper()
-		b.do(ctx, "load "+name, chromedp.Navigate(base+path), chromedp.WaitReady(chromedp.CSS(ready)))
+		b.load(ctx, base, name, path, ready)
 		if missing := eval[[]string](b, ctx, unlabelled); len(missing) > 0 {
 			t.Errorf("%s: controls without a label: %v", name, missing)
 		}
@@ -494,14 +503,8 @@ func TestWebViewSources(t *testing.T) {
 		}
 	}
 
-	text := func(sel string) string {
-		t.Helper()
-		return eval[string](b, ctx, fmt.Sprintf(`[...document.querySelectorAll(%q)].map(e => e.textContent).join("\n")`, sel))
-	}
-	page := func(name, path, ready string) {
-		t.Helper()
-		b.do(ctx, "load "+name, chromedp.Navigate(base+path), chromedp.WaitReady(chromedp.CSS(ready)))
-	}
+	text := func(sel string) string { t.Helper(); return b.text(ctx, sel) }
+	page := func(name, path, ready string) { t.Helper(); b.load(ctx, base, name, path, ready) }
 	// firstSource is the first source link of the first item (an element
 	// matching sel, and holding the text has): its speaker, time, words and
 	// where it leads, and the item's whole text.
