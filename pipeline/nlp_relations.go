@@ -121,6 +121,11 @@ func (c *clause) relation(sp speakers) *engram.Relation {
 		return placeRel(S, "lives_in", comp[3:], placeCuts)
 	case g.copula() && hasPrefixFold(comp, "from "):
 		return placeRel(S, "is_from", comp[5:], liveCuts)
+	case g.copula() && !g.past && c.kind == subjSelf && c.nameComplement():
+		// "I'm Kate": a self-introduction. The name becomes an alias of the
+		// speaker in the graph, so "what did Kate cook" finds the turns of
+		// a speaker whose messages are signed otherwise.
+		return newRel(S, "name", comp)
 	case g.copula() && !g.past && (hasPrefixFold(comp, "a ") || hasPrefixFold(comp, "an ")):
 		return identityRel(S, comp)
 	case g.pass && g.main >= 0 && c.ws[g.main].low == "born" && hasPrefixFold(comp, "in "):
@@ -238,6 +243,24 @@ func (c *clause) thingPhrase(k int) (int, bool) {
 		}
 	}
 	return end, named
+}
+
+// nameComplement reports whether the complement is a name and nothing
+// else: one or two proper nouns, capitalised, up to the end of the clause.
+func (c *clause) nameComplement() bool {
+	n := 0
+	for k := c.compA; k < c.compB; k++ {
+		w := c.ws[k]
+		switch {
+		case w.tag == "." || w.tag == "," || w.tag == ":":
+			continue
+		case w.tag == "NNP" && w.text[0] >= 'A' && w.text[0] <= 'Z' && w.text[1:] == strings.ToLower(w.text[1:]):
+			n++
+		default:
+			return false
+		}
+	}
+	return n == 1 || n == 2
 }
 
 // jobAt is the object of a new job: "a new job at Globex".

@@ -197,7 +197,7 @@ func (s *Service) deep(ctx context.Context, v *Vectors, ns, text string, k int, 
 			to = rng.To
 		}
 	}
-	cands, us, err := s.candidates(ctx, v, ns, text, cfg, from, to, warn)
+	cands, us, aliases, err := s.candidates(ctx, v, ns, text, cfg, from, to, warn)
 	if err != nil {
 		return nil, err
 	}
@@ -206,11 +206,11 @@ func (s *Service) deep(ctx context.Context, v *Vectors, ns, text string, k int, 
 		// 29 Dec" is often told the day after ("yesterday I made pasta").
 		// The period's candidates join everything before as_of, and each
 		// candidate gains by how near its time lies to the period.
-		more, mus, err := s.candidates(ctx, v, ns, text, cfg, time.Time{}, asOf.Add(time.Nanosecond), warn)
+		more, mus, moreAliases, err := s.candidates(ctx, v, ns, text, cfg, time.Time{}, asOf.Add(time.Nanosecond), warn)
 		if err != nil {
 			return nil, err
 		}
-		us = us.merge(mus)
+		us, aliases = us.merge(mus), append(aliases, moreAliases...)
 		have := make(map[string]bool, len(cands))
 		for _, c := range cands {
 			have[c.turn.ID] = true
@@ -230,7 +230,7 @@ func (s *Service) deep(ctx context.Context, v *Vectors, ns, text string, k int, 
 	}
 	normalise(cands)
 	if cfg.SpeakerWeight > 0 {
-		named := namedSpeakers(text, cands)
+		named := namedSpeakers(text, cands, aliases...)
 		for _, c := range cands {
 			c.speakerN = btoi(named[speakerOf(c.turn)])
 		}
@@ -302,7 +302,7 @@ func (s *Service) deep(ctx context.Context, v *Vectors, ns, text string, k int, 
 // candidates gathers turns from vector search and BM25 concurrently, and
 // the turns the derived layers cite. A failing vector side only warns: BM25
 // candidates remain; failing layers warn too.
-func (s *Service) candidates(ctx context.Context, v *Vectors, ns, text string, cfg DeepConfig, from, to time.Time, warn func(string)) ([]*candidate, unitScores, error) {
+func (s *Service) candidates(ctx context.Context, v *Vectors, ns, text string, cfg DeepConfig, from, to time.Time, warn func(string)) ([]*candidate, unitScores, []string, error) {
 	n := cfg.Candidates
 	var (
 		wg          sync.WaitGroup
@@ -351,16 +351,16 @@ func (s *Service) candidates(ctx context.Context, v *Vectors, ns, text string, c
 	wg.Wait()
 	if lerr != nil {
 		if ctx.Err() != nil {
-			return nil, unitScores{}, ctx.Err()
+			return nil, unitScores{}, nil, ctx.Err()
 		}
 		warn(fmt.Sprintf("the derived layers could not be searched (%s): deep recall ran on turns only", engram.ErrorMessage(lerr)))
 	}
 	if berr != nil {
-		return nil, unitScores{}, fmt.Errorf("keyword search: %w", berr)
+		return nil, unitScores{}, nil, fmt.Errorf("keyword search: %w", berr)
 	}
 	if verr != nil {
 		if ctx.Err() != nil {
-			return nil, unitScores{}, ctx.Err()
+			return nil, unitScores{}, nil, ctx.Err()
 		}
 		warn(fmt.Sprintf("vector search failed (%s): deep recall ran on keyword evidence only", engram.ErrorMessage(verr)))
 		vhits = nil
@@ -369,14 +369,14 @@ func (s *Service) candidates(ctx context.Context, v *Vectors, ns, text string, c
 	vhits, layerHits, unitVecHits = splitKinds(vhits, n)
 	if err := s.layerVectorEvidence(ctx, &ev, layerHits); err != nil {
 		if ctx.Err() != nil {
-			return nil, unitScores{}, ctx.Err()
+			return nil, unitScores{}, nil, ctx.Err()
 		}
 		warn(fmt.Sprintf("the derived layers could not be read (%s): deep recall ran without their vector matches", engram.ErrorMessage(err)))
 	}
 	if s.Layers != nil && cfg.KGWeight > 0 {
 		if err := s.kgEvidence(ctx, &ev, ns, text, periodEnd(to), layerHits); err != nil {
 			if ctx.Err() != nil {
-				return nil, unitScores{}, ctx.Err()
+				return nil, unitScores{}, nil, ctx.Err()
 			}
 			warn(fmt.Sprintf("the knowledge graph could not be read (%s): deep recall ran without it", engram.ErrorMessage(err)))
 		}
@@ -419,7 +419,7 @@ func (s *Service) candidates(ctx context.Context, v *Vectors, ns, text string, c
 		c.layerN, c.kgN = ev.layer[id], ev.kg[id]
 	}
 	if err := s.loadTurns(ctx, byID, missing); err != nil {
-		return nil, unitScores{}, err
+		return nil, unitScores{}, nil, err
 	}
 	// The units: those of the candidates and those the vector query found,
 	// scored by keyword (only these: the cost follows the candidates, not
@@ -427,7 +427,7 @@ func (s *Service) candidates(ctx context.Context, v *Vectors, ns, text string, c
 	us, err := s.candidateUnits(ctx, engram.TextQuery{Namespace: ns, Text: text, From: from, To: to}, out, unitVecHits, "")
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, unitScores{}, ctx.Err()
+			return nil, unitScores{}, nil, ctx.Err()
 		}
 		warn(fmt.Sprintf("the sessions and scenes could not be searched (%s): deep recall ran on single turns", engram.ErrorMessage(err)))
 	}
@@ -435,7 +435,7 @@ func (s *Service) candidates(ctx context.Context, v *Vectors, ns, text string, c
 		top := us.order[:min(cfg.UnitTurns, len(us.order))]
 		ids, err := s.Units.UnitTurnIDs(ctx, top)
 		if err != nil {
-			return nil, unitScores{}, fmt.Errorf("unit turns: %w", err)
+			return nil, unitScores{}, nil, fmt.Errorf("unit turns: %w", err)
 		}
 		missing = missing[:0]
 		for _, u := range top {
@@ -451,7 +451,7 @@ func (s *Service) candidates(ctx context.Context, v *Vectors, ns, text string, c
 			}
 		}
 		if err := s.loadTurns(ctx, byID, missing); err != nil {
-			return nil, unitScores{}, err
+			return nil, unitScores{}, nil, err
 		}
 	}
 	kept := out[:0]
@@ -468,12 +468,12 @@ func (s *Service) candidates(ctx context.Context, v *Vectors, ns, text string, c
 		// zero evidence (which would bury it in a product).
 		if err := cosines(ctx, v, qvec, kept); err != nil {
 			if ctx.Err() != nil {
-				return nil, unitScores{}, ctx.Err()
+				return nil, unitScores{}, nil, ctx.Err()
 			}
 			warn(fmt.Sprintf("embedding keyword candidates failed (%s)", engram.ErrorMessage(err)))
 		}
 	}
-	return kept, us, nil
+	return kept, us, ev.aliases, nil
 }
 
 // loadTurns reads the turns of the candidates of ids (which hold only an

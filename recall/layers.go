@@ -114,6 +114,9 @@ func (ev *evidence) cite(m map[string]float64, id string, v float64) {
 type evidence struct {
 	layer, kg map[string]float64
 	order     []string // turn ids cited, best memory first, for new candidates
+	// aliases are the people (lower case) the query names by a name the
+	// graph knows them by.
+	aliases []string
 }
 
 // layerEvidence searches the layers for text. The graph is read as of to
@@ -224,13 +227,23 @@ func (s *Service) kgEvidence(ctx context.Context, ev *evidence, ns, text string,
 	if err != nil {
 		return err
 	}
+	qwords := words(text)
 	for _, f := range facts {
 		for _, id := range f.triple.Sources {
 			ev.cite(ev.kg, id, f.score*f.triple.Confidence)
 		}
+		// A name the query says that the graph holds as another name of
+		// someone ("I'm Kate", said by Emi): the query names Emi.
+		if t := f.triple; aliasPredicate(t.Predicate) && namesSpeaker(qwords, strings.ToLower(text), strings.ToLower(t.Object)) {
+			ev.aliases = append(ev.aliases, strings.ToLower(t.Subject))
+		}
 	}
 	return nil
 }
+
+// aliasPredicate reports whether a triple (X, p, Y) makes Y another name of
+// X (as the graph's aliases do).
+func aliasPredicate(p string) bool { return p == "name" || p == "alias" || p == "also_known_as" }
 
 // periodEnd is the last moment of a period ending (exclusively) at to;
 // zero stays zero (now).

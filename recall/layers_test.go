@@ -217,3 +217,28 @@ func TestDeepRecall_PersonaFacets(t *testing.T) {
 		t.Errorf("layer evidence %v: a possession and Bo's activity answer no question about Ana's hobbies", layer)
 	}
 }
+
+// TestDeepRecall_SpeakerByAlias: a question naming a person by a name the
+// graph knows as theirs ("I'm Kate", said by Emi) favours that speaker's
+// turns as if it named them.
+func TestDeepRecall_SpeakerByAlias(t *testing.T) {
+	f := mustOpenFixtureBy(t, []string{
+		"I made pasta with ham and peas for dinner",
+		"I made pasta with mushrooms for dinner",
+		"Morning! Weather looks fine today.",
+	}, func(i int) string { return []string{"Emi", "Elise", "Emi"}[i] })
+	ctx := context.Background()
+	if err := f.db.ApplyTriples(ctx, "test", []engram.Triple{{Namespace: "default", Subject: "Emi", Predicate: "name",
+		Object: "Kate", ValidFrom: f.turns[0].TS, Sources: []string{f.turns[2].ID}}}, 3); err != nil {
+		t.Fatal(err)
+	}
+	s := f.service()
+	s.Layers = f.db
+	resp, err := s.Recall(ctx, engram.RecallRequest{Query: "what pasta did Kate make for dinner", Mode: engram.ModeDeep, K: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Results) == 0 || resp.Results[0].ID != f.turns[0].ID || resp.Results[0].Signals.Speaker != 1 {
+		t.Fatalf("results %v: want Emi's pasta %s first, with the speaker signal", resultIDs(resp.Results), f.turns[0].ID)
+	}
+}

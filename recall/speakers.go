@@ -1,6 +1,7 @@
 package recall
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 )
@@ -31,9 +32,11 @@ import (
 const minFuzzyName = 4
 
 // namedSpeakers returns the speakers (lower case, as speakerOf names them)
-// of cands that the query names. It is empty when the query names none of
-// them or names every one (then the signal tells nothing apart).
-func namedSpeakers(query string, cands []*candidate) map[string]bool {
+// of cands that the query names, or that also holds (the lower-case names
+// of people the query names otherwise: by an alias the graph knows). It is
+// empty when the query names none of them or names every one (then the
+// signal tells nothing apart).
+func namedSpeakers(query string, cands []*candidate, also ...string) map[string]bool {
 	qwords := words(query)
 	lower := strings.ToLower(query)
 	seen := map[string]bool{}
@@ -44,7 +47,7 @@ func namedSpeakers(query string, cands []*candidate) map[string]bool {
 			continue
 		}
 		seen[who] = true
-		if namesSpeaker(qwords, lower, who) {
+		if namesSpeaker(qwords, lower, who) || slices.Contains(also, who) {
 			named[who] = true
 		}
 	}
