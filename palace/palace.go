@@ -204,9 +204,9 @@ func dsn(abs string, writer bool) string {
 		// Bounds the WAL left on disk after a checkpoint resets it; with
 		// the persistent WAL (persistWAL) it also empties it at close.
 		// Twice the length at which the checkpointer restarts it at the
-		// latest (forceRestartFrames, 64 MB): the truncation runs in the
-		// first commit after a restart, and took up to 33 ms (ftruncate
-		// beside the checkpointer's fsync) under a limit the WAL passed.
+		// latest (forceRestartFrames): the truncation runs in the first
+		// commit after a restart, and held it (ftruncate beside the
+		// checkpointer's fsync) under a limit the WAL passed.
 		q.Add("_pragma", "journal_size_limit(134217728)")
 		// Deleted content is overwritten with zeros, so that a forgotten
 		// turn's words do not linger in free pages (engram forget).

@@ -28,9 +28,9 @@ const noTS = math.MinInt64
 //
 // The codes lie in chunks of chunkRows rows, so that the matrix grows a
 // chunk at a time: one contiguous slice grew by copying itself into one a
-// quarter larger, both alive until the next collection (at 100,000 turns
-// some 200 MB at once while the layer jobs added their vectors), and kept
-// up to a quarter of its size unused.
+// quarter larger, both alive until the next collection (twice the matrix
+// at once while the layer jobs added their vectors), and kept up to a
+// quarter of its size unused.
 //
 // A matrix is not safe for concurrent use; VectorIndex guards it.
 type matrix struct {
@@ -311,7 +311,8 @@ func (t *topK) push(s float32, r int32) {
 }
 
 // ctxCheckRows is how many rows a scan passes between looks at its context:
-// some 0.5 ms of work at 512 dimensions.
+// few enough that a cancelled query stops within a fraction of a
+// millisecond of work, many enough that looking costs nothing.
 const ctxCheckRows = 8192
 
 // search scans every row that passes f (only the rows of ids, when set)
@@ -362,9 +363,8 @@ func (m *matrix) search(ctx context.Context, q []float32, f filter, ids []string
 	return nil
 }
 
-// parallelScanRows is the least number of rows a scan gives each core: a
-// scan of 100,000 rows of 512 dimensions takes some 9 ms on one core, and
-// the cores split it.
+// parallelScanRows is the least number of rows a scan gives each core:
+// below it, starting a goroutine costs more than the rows it would scan.
 const parallelScanRows = 25_000
 
 // scan ranks the rows [lo, hi) into top.
