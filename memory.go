@@ -71,6 +71,13 @@ var singleValued = map[string]bool{
 	"relationship_status": true, "married_to": true, "partner": true, "favourite": true,
 }
 
+// AliasPredicate reports whether a triple (X, predicate, Y) makes Y another
+// name of X: the graph resolves Y to X's entity, and recall counts a person
+// named by Y as named.
+func AliasPredicate(predicate string) bool {
+	return predicate == "name" || predicate == "alias" || predicate == "also_known_as"
+}
+
 // SingleValued reports whether a predicate holds one object at a time. A
 // predicate starting "favourite_" (favourite_book) is single-valued, as are
 // "uses_for_*" (uses_for_database: the chosen tool for a purpose).

@@ -19,10 +19,6 @@ import (
 	engram "github.com/engram-dev/engram"
 )
 
-// Alias predicates: a triple (X, name, Y) or (X, alias, Y) also makes Y
-// another name of X's entity, so that questions about Y find X.
-var aliasPredicates = map[string]bool{"name": true, "alias": true, "also_known_as": true}
-
 // exclusive are pairs of predicates that contradict each other for the same
 // subject and object.
 var exclusive = map[string]string{"likes": "dislikes", "dislikes": "likes"}
@@ -151,7 +147,7 @@ func applyTriple(ctx context.Context, tx *sql.Tx, t engram.Triple) (chainKey, bo
 		return k, false, err
 	}
 	var obj int64
-	if aliasPredicates[t.Predicate] {
+	if engram.AliasPredicate(t.Predicate) {
 		// The object is a name, kept as an entity of its own (so that the
 		// triple reads "Alice name Ally" whichever came first) and made an
 		// alias of the subject.

@@ -234,16 +234,12 @@ func (s *Service) kgEvidence(ctx context.Context, ev *evidence, ns, text string,
 		}
 		// A name the query says that the graph holds as another name of
 		// someone ("I'm Kate", said by Emi): the query names Emi.
-		if t := f.triple; aliasPredicate(t.Predicate) && namesSpeaker(qwords, strings.ToLower(text), strings.ToLower(t.Object)) {
+		if t := f.triple; engram.AliasPredicate(t.Predicate) && namesSpeaker(qwords, strings.ToLower(text), strings.ToLower(t.Object)) {
 			ev.aliases = append(ev.aliases, strings.ToLower(t.Subject))
 		}
 	}
 	return nil
 }
-
-// aliasPredicate reports whether a triple (X, p, Y) makes Y another name of
-// X (as the graph's aliases do).
-func aliasPredicate(p string) bool { return p == "name" || p == "alias" || p == "also_known_as" }
 
 // periodEnd is the last moment of a period ending (exclusively) at to;
 // zero stays zero (now).
