@@ -184,11 +184,11 @@ func (s *Service) Recall(ctx context.Context, req engram.RecallRequest) (engram.
 		}
 	}
 	if mode == engram.ModeDeep {
-		if r, rest, ok := ParseTimeExpr(text, asOf); ok {
+		// The time words stay in the query: the period is evidence (see
+		// deep), and the turn that tells of the event often names the date
+		// itself ("a vacation to Athens on the 10th of February").
+		if r, _, ok := ParseTimeExpr(text, asOf); ok {
 			resp.TimeRange = &engram.TimeRange{From: r.From, To: r.To, Expr: r.Expr}
-			if strings.TrimSpace(rest) != "" {
-				text = rest
-			}
 		}
 		s.sync(ctx, s.Sync, "index", &resp)
 		if v != nil && v.Unavailable == "" {

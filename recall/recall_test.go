@@ -444,6 +444,8 @@ func TestDeepDateIsNotAFilter(t *testing.T) {
 		{Session: "s2", Speaker: "Elise", Content: "Yesterday I made pasta with ham and peas", TS: day(30)},
 		{Session: "s3", Speaker: "Kate", Content: "I painted a mug at the pottery studio", TS: day(15)},
 		{Session: "s4", Speaker: "Kate", Content: "I painted a mug at the pottery studio today", TS: day(22)},
+		{Session: "s5", Speaker: "Elise", Content: "I planned a vacation: I'm going to Athens on the 10th of February", TS: day(31)},
+		{Session: "s6", Speaker: "Elise", Content: "I'm going to the cinema with my friends", TS: day(31).AddDate(0, 0, 41)},
 	}
 	for i := range turns {
 		turns[i].ID, turns[i].Seq, turns[i].Namespace, turns[i].Role = fmt.Sprintf("t%d", i+1), int64(i+1), "default", engram.RoleUser
@@ -468,6 +470,15 @@ func TestDeepDateIsNotAFilter(t *testing.T) {
 	}
 	if len(resp.Results) < 2 || resp.Results[0].ID != "t4" || !resp.Results[0].Signals.InRange {
 		t.Fatalf("results %+v: want t4, of the named day, first", resp.Results)
+	}
+	// The turn that names the date itself is found by its words, though it
+	// was told weeks before the period (a plan).
+	resp, err = s.Recall(context.Background(), engram.RecallRequest{Query: "Where is Elise going on the 10th of February 2024?", Mode: engram.ModeDeep, AsOf: asOf.AddDate(0, 1, 0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.TimeRange == nil || len(resp.Results) == 0 || resp.Results[0].ID != "t5" {
+		t.Fatalf("time range %+v, results %v: want t5, the plan that names the day, first", resp.TimeRange, resultIDs(resp.Results))
 	}
 }
 
