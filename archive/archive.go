@@ -10,6 +10,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sync"
 	"syscall"
@@ -64,6 +65,10 @@ type Options struct {
 	// TailCache is the number of recent turns kept in memory for Stream.
 	// 0 means DefaultTailCache; a negative value keeps none.
 	TailCache int
+	// LoadWorkers is the number of goroutines that decode the day files'
+	// lines at Open (they are applied in order by one). 0 means
+	// GOMAXPROCS: a start or a recovery uses every core.
+	LoadWorkers int
 }
 
 // Archive is the L0 archive: one append-only JSONL file per UTC day under
@@ -93,6 +98,7 @@ type Archive struct {
 	// or a copied file), the seqs of the lines after the first: a rewrite
 	// of the id rewrites them too.
 	copies   map[string][]int64
+	loaders  int  // goroutines decoding lines at Open
 	cur      File // the open file of curDay, nil before the first write
 	curDay   string
 	lastRecv time.Time // received_at of the last turn; later ones are never earlier
@@ -216,6 +222,9 @@ func Open(dir string, opts Options) (*Archive, error) {
 	case opts.TailCache < 0:
 		opts.TailCache = 0
 	}
+	if opts.LoadWorkers <= 0 {
+		opts.LoadWorkers = runtime.GOMAXPROCS(0)
+	}
 	a := &Archive{
 		dir:     filepath.Clean(dir),
 		fs:      opts.FS,
@@ -227,6 +236,7 @@ func Open(dir string, opts Options) (*Archive, error) {
 		copies:  make(map[string][]int64),
 		entropy: ulid.Monotonic(rand.Reader, 0),
 		tail:    newTailCache(opts.TailCache),
+		loaders: opts.LoadWorkers,
 		notify:  make(chan struct{}),
 	}
 	if err := a.ensureDir(a.dir); err != nil {

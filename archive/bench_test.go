@@ -94,3 +94,38 @@ func BenchmarkStreamBehindTail(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkOpen measures reading an archive of 50,000 turns at Open (the
+// start of a server, of a rebuild), with one goroutine decoding its lines
+// and with the default of one per core.
+func BenchmarkOpen(b *testing.B) {
+	dir := b.TempDir()
+	a := MustOpen(b, dir, archive.Options{}, false)
+	batch := make([]engram.Turn, 1000)
+	for n := 0; n < 50; n++ {
+		for i := range batch {
+			batch[i] = turn(fmt.Sprintf("s%d", n), fmt.Sprintf("turn %d of session %d: a chat message of about the length people write, with a few words in it", i, n))
+		}
+		mustAppend(b, a, batch...)
+	}
+	if err := a.Close(); err != nil {
+		b.Fatal(err)
+	}
+	for _, workers := range []int{1, 0} {
+		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				a, err := archive.Open(dir, archive.Options{LoadWorkers: workers, Logger: quietLogger()})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if got := a.Stats().Turns; got != 50000 {
+					b.Fatalf("%d turns read, want 50000", got)
+				}
+				if err := a.Close(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

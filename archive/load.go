@@ -8,7 +8,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
+
+	"github.com/engram-dev/engram"
 )
 
 // load reads every day file at Open: it rebuilds the id map, the per-file
@@ -89,12 +92,39 @@ func (a *Archive) listDays() ([]string, error) {
 	return days, nil // ReadDir sorts by name, so days are in order
 }
 
+// loadBatchLines is the number of lines a load worker decodes at once:
+// enough to make handing a batch over cheap, few enough to keep the bytes
+// in flight small.
+const loadBatchLines = 512
+
+// loadBatch is a run of consecutive complete lines of a day file: copied
+// by the reader, decoded by a worker, applied in order by the reader.
+type loadBatch struct {
+	buf   []byte // the lines' bytes, one after the other
+	ends  []int  // where each line ends in buf
+	first int    // the number of the first line in its file
+	turns []engram.Turn
+	errs  []error
+	done  chan struct{} // closed when decoded
+}
+
+func (b *loadBatch) decode() {
+	b.turns, b.errs = make([]engram.Turn, len(b.ends)), make([]error, len(b.ends))
+	start := 0
+	for i, end := range b.ends {
+		b.turns[i], b.errs[i] = DecodeLine(b.buf[start:end])
+		start = end
+	}
+	close(b.done)
+}
+
 // loadFile scans one day file. A complete line that does not decode stays
 // where it is (it may be repaired by hand; it is counted and logged). A torn
 // last line, the mark of a crash in the middle of a write, is copied to the
 // quarantine directory and cut off, since the next write would glue its
-// first line onto it.
-func (a *Archive) loadFile(day string) error {
+// first line onto it. Decoding, most of the time of a start, runs on
+// a.loaders goroutines; what the lines mean is applied in file order.
+func (a *Archive) loadFile(day string) (err error) {
 	path := a.dayPath(day)
 	f, err := a.fs.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
@@ -107,26 +137,89 @@ func (a *Archive) loadFile(day string) error {
 	}
 	size := st.Size()
 	fi := fileInfo{day: day, path: path}
-	end, err := eachLine(f, size, func(line []byte, num int, _ int64) error {
-		t, err := DecodeLine(line)
-		if err != nil {
+
+	jobs := make(chan *loadBatch, a.loaders)
+	var wg sync.WaitGroup
+	for range a.loaders {
+		wg.Go(func() {
+			for b := range jobs {
+				b.decode()
+			}
+		})
+	}
+	var pending []*loadBatch // handed to the workers, not applied yet
+	apply := func(keep int) {
+		for len(pending) > keep {
+			b := pending[0]
+			<-b.done
+			a.applyBatch(&fi, b)
+			pending = pending[1:]
+		}
+	}
+	defer func() {
+		close(jobs)
+		if err == nil {
+			apply(0)
+		}
+		wg.Wait()
+	}()
+	cur := &loadBatch{first: 1, done: make(chan struct{})}
+	send := func() {
+		jobs <- cur
+		pending = append(pending, cur)
+		// The reader runs ahead of the applier by at most two batches a
+		// worker: what is in flight stays a few megabytes.
+		apply(2 * a.loaders)
+		cur = &loadBatch{first: cur.first + len(cur.ends), done: make(chan struct{})}
+	}
+	end, err := eachLine(f, size, func(line []byte, _ int, _ int64) error {
+		cur.buf = append(cur.buf, line...)
+		cur.ends = append(cur.ends, len(cur.buf))
+		if len(cur.ends) == loadBatchLines {
+			send()
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("archive: read %s: %w", path, err)
+	}
+	if len(cur.ends) > 0 {
+		send()
+	}
+	apply(0)
+	if end < size {
+		if err := a.quarantineTail(f, day, end, size); err != nil {
+			return fmt.Errorf("archive: quarantine the torn end of %s: %w", path, err)
+		}
+	}
+	fi.size = end
+	a.files = append(a.files, fi)
+	return nil
+}
+
+// applyBatch takes the decoded lines of b into the id map, the file's
+// ranges, the tail cache and the counts, in file order.
+func (a *Archive) applyBatch(fi *fileInfo, b *loadBatch) {
+	for i := range b.turns {
+		num, t := b.first+i, &b.turns[i]
+		if err := b.errs[i]; err != nil {
 			a.stats.CorruptLines++
 			a.log.Warn("archive: unreadable line kept in place and skipped; engram doctor names it and its fix (engram repair restores it from the palace)",
-				logKeyPath, path, logKeyLine, num, logKeyErr, err)
-			return nil
+				logKeyPath, fi.path, logKeyLine, num, logKeyErr, err)
+			continue
 		}
 		if t.Seq <= a.lastSeq {
 			a.stats.CorruptLines++
 			a.log.Warn("archive: line with a seq out of order kept in place and skipped",
-				logKeyPath, path, logKeyLine, num, logKeySeq, t.Seq)
-			return nil
+				logKeyPath, fi.path, logKeyLine, num, logKeySeq, t.Seq)
+			continue
 		}
 		_, wasGone := a.goneIDs[t.ID]
 		if s, dup := a.ids.get(t.ID); dup && !wasGone {
 			// Two lines, one id: only a hand edit or a copied file does
 			// this. Both stay readable; a re-send maps to the first.
 			a.log.Warn("archive: id archived twice; re-sends map to the first",
-				logKeyPath, path, logKeyLine, num, logKeyID, t.ID, logKeySeq, s)
+				logKeyPath, fi.path, logKeyLine, num, logKeyID, t.ID, logKeySeq, s)
 			a.copies[t.ID] = append(a.copies[t.ID], t.Seq)
 		} else {
 			// New, or archived again after it was forgotten.
@@ -140,27 +233,15 @@ func (a *Archive) loadFile(day string) error {
 		if t.ReceivedAt.After(a.lastRecv) {
 			a.lastRecv = t.ReceivedAt
 		}
-		fi.add(&t)
-		a.tail.push(t)
+		fi.add(t)
+		a.tail.push(*t)
 		if t.IsTombstone() {
 			a.stats.Forgotten++
 		} else {
 			a.stats.Turns++
-			a.stats.countRedaction(&t, 1)
-		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("archive: read %s: %w", path, err)
-	}
-	if end < size {
-		if err := a.quarantineTail(f, day, end, size); err != nil {
-			return fmt.Errorf("archive: quarantine the torn end of %s: %w", path, err)
+			a.stats.countRedaction(t, 1)
 		}
 	}
-	fi.size = end
-	a.files = append(a.files, fi)
-	return nil
 }
 
 // quarantineTail moves bytes [from, to) of a day file, a torn last line,
