@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -390,5 +392,68 @@ func TestHandEditedFile(t *testing.T) {
 	res := mustAppend(t, a, x, turn("s", "new"))
 	if !res[0].Duplicate || res[0].Seq != 1 || res[1].Seq != 5 {
 		t.Fatalf("results %+v", res)
+	}
+}
+
+// TestOpenAppliesBatchesInOrder reads a file of many decoding batches, with
+// a damaged line, a seq out of order, an id on two lines and a torn end
+// spread over them, with one decoding goroutine and with several: both
+// read the same archive, as the lines' order says.
+func TestOpenAppliesBatchesInOrder(t *testing.T) {
+	const lines = 2000
+	var data []byte
+	for i := 1; i <= lines; i++ {
+		tn := turn("s", fmt.Sprintf("turn %d", i))
+		tn.ID, tn.Seq, tn.ReceivedAt = fmt.Sprintf("id%d", i), int64(i), day1
+		switch i {
+		case 1300:
+			tn.Seq = 5 // out of order: skipped
+		case 1800:
+			tn.ID = "id20" // archived twice: re-sends map to the first
+		}
+		line, err := archive.EncodeLine(tn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 700 {
+			line[bytes.Index(line, []byte("turn 700"))] ^= 0x01 // wrong crc
+		}
+		data = append(data, line...)
+	}
+	data = append(data, `{"id":"torn","seq":2001,"namesp`...)
+	var stats []archive.Stats
+	for _, workers := range []int{1, 4} {
+		dir := t.TempDir()
+		path := dayFile(dir, "2026-05-01")
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		a := MustOpen(t, dir, archive.Options{Now: testutil.NewClock(day1).Now, LoadWorkers: workers}, false)
+		s := a.Stats()
+		if s.CorruptLines != 2 || s.TornTails != 1 || s.Turns != lines-2 || a.LastSeq() != lines {
+			t.Fatalf("workers %d: stats %+v, LastSeq %d", workers, s, a.LastSeq())
+		}
+		if a.Known("id700") || a.Known("id1300") || !a.Known("id1299") || !a.Known("id2000") {
+			t.Fatalf("workers %d: the skipped lines are known, or the read ones are not", workers)
+		}
+		var seqs []int64
+		err := a.Stream(context.Background(), 0, func(tn engram.Turn) error {
+			if tn.Seq == 1800 && tn.ID != "id20" || tn.Seq == 1999 && tn.Content != "turn 1999" {
+				t.Errorf("workers %d: seq %d is %s %q", workers, tn.Seq, tn.ID, tn.Content)
+			}
+			seqs = append(seqs, tn.Seq)
+			return nil
+		})
+		if err != nil || len(seqs) != lines-2 || !slices.IsSorted(seqs) {
+			t.Fatalf("workers %d: streamed %d turns in order %v, %v", workers, len(seqs), slices.IsSorted(seqs), err)
+		}
+		s.Bytes, s.Fsyncs = 0, 0
+		stats = append(stats, s)
+	}
+	if !reflect.DeepEqual(stats[0], stats[1]) {
+		t.Fatalf("one worker read %+v, four %+v", stats[0], stats[1])
 	}
 }
