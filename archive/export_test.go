@@ -7,3 +7,9 @@ func SetCrashHook(f func(point string)) { crashHook = f }
 
 // PeekSeq is peekSeq.
 var PeekSeq = peekSeq
+
+// DecodeCanonical is decodeCanonical.
+var DecodeCanonical = decodeCanonical
+
+// CRCSuffixLen is the length of a line's crc field and closing brace.
+const CRCSuffixLen = crcSuffixLen

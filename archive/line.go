@@ -163,9 +163,11 @@ func DecodeLine(line []byte) (engram.Turn, error) {
 	if !utf8.Valid(line) {
 		return engram.Turn{}, fmt.Errorf("%w: not valid UTF-8", ErrMalformed)
 	}
-	var t engram.Turn
-	if err := json.Unmarshal(line, &t); err != nil {
-		return engram.Turn{}, fmt.Errorf("%w: %v", ErrMalformed, err)
+	t, ok := decodeCanonical(line[:n-crcSuffixLen])
+	if !ok {
+		if err := json.Unmarshal(line, &t); err != nil {
+			return engram.Turn{}, fmt.Errorf("%w: %v", ErrMalformed, err)
+		}
 	}
 	t.TS, t.ReceivedAt = t.TS.UTC(), t.ReceivedAt.UTC()
 	if string(t.Meta) == "null" {

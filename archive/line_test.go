@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/archive"
@@ -213,6 +214,7 @@ func FuzzDecodeLine(f *testing.F) {
 }
 
 func checkDecode(t *testing.T, line []byte) {
+	checkCanonical(t, line)
 	got, err := archive.DecodeLine(line)
 	if err != nil {
 		if !errors.Is(err, archive.ErrMalformed) && !errors.Is(err, archive.ErrChecksum) {
@@ -270,6 +272,78 @@ func TestPeekSeq(t *testing.T) {
 	} {
 		if seq, ok := archive.PeekSeq([]byte(line)); ok {
 			t.Errorf("%s: peeked %d, want no seq", line, seq)
+		}
+	}
+}
+
+// checkCanonical checks that a line the direct reader takes reads as
+// encoding/json reads it.
+func checkCanonical(tb testing.TB, line []byte) bool {
+	tb.Helper()
+	body := bytes.TrimSuffix(line, []byte("\n"))
+	if len(body) < archive.CRCSuffixLen || !utf8.Valid(body) { // DecodeLine refuses invalid UTF-8 first
+		return false
+	}
+	got, ok := archive.DecodeCanonical(body[:len(body)-archive.CRCSuffixLen])
+	if !ok {
+		return false
+	}
+	var want engram.Turn
+	if err := json.Unmarshal(body, &want); err != nil {
+		tb.Fatalf("the direct reader took a line encoding/json refuses (%v): %q", err, line)
+	}
+	if got.ID != want.ID || got.Seq != want.Seq || got.Namespace != want.Namespace || got.Session != want.Session ||
+		got.Role != want.Role || got.Speaker != want.Speaker || got.Content != want.Content ||
+		got.TS.Format(time.RFC3339Nano) != want.TS.Format(time.RFC3339Nano) || !got.ReceivedAt.Equal(want.ReceivedAt) ||
+		!bytes.Equal(got.Meta, want.Meta) || want.Redacted != nil || want.Forgotten != nil {
+		tb.Fatalf("direct reader\n%+v\nencoding/json\n%+v", got, want)
+	}
+	return true
+}
+
+// TestDecodeCanonical: the lines the archive writes are read directly, and
+// as encoding/json reads them; every other shape is left to encoding/json.
+func TestDecodeCanonical(t *testing.T) {
+	ts := time.Date(2026, 5, 1, 14, 3, 0, 0, time.UTC)
+	for _, tn := range []engram.Turn{
+		fullTurn(),
+		{ID: "a", Seq: 1, Namespace: "n", Session: "s", Role: engram.RoleUser, Content: "plain", TS: ts, ReceivedAt: ts},
+		{ID: `q"uo\te`, Seq: 123456789, Namespace: "n", Session: "s", Role: engram.RoleTool, Speaker: "Zoë 😀",
+			Content: "tab\t, nul \x00, \u2029, </script>", TS: ts.Add(time.Nanosecond), ReceivedAt: ts,
+			Meta: json.RawMessage(`{"a":{"b":["}",{"c":"\\\""}]},"d":null}`)},
+	} {
+		line, err := archive.EncodeLine(tn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !checkCanonical(t, line) {
+			t.Fatalf("the direct reader left a line the archive wrote to encoding/json: %s", line)
+		}
+	}
+	red := fullTurn()
+	red.Redacted = &engram.Redaction{At: ts, Rules: map[string]int64{"email": 1}}
+	tomb := archive.Tombstone(fullTurn(), engram.Forgotten{At: ts, Reason: "asked"})
+	const valid = `{"id":"a","seq":1,"namespace":"n","session":"s","role":"user","content":"c","ts":"2026-05-01T00:00:00Z","received_at":"2026-05-01T00:00:00Z"`
+	others := [][]byte{
+		lineWithCRC(strings.Replace(valid, `"seq":1`, `"seq":01`, 1)),
+		lineWithCRC(strings.Replace(valid, `"seq":1`, `"seq":1e0`, 1)),
+		lineWithCRC(strings.Replace(valid, `"id"`, `"ID"`, 1)),
+		lineWithCRC(strings.Replace(valid, `"c"`, "\"c\x01\"", 1)),
+		lineWithCRC(strings.Replace(valid, `"c"`, `"\q"`, 1)),
+		lineWithCRC(strings.Replace(valid, `,"received_at"`, `,"meta":{"a":},"received_at"`, 1)),
+		lineWithCRC(strings.Replace(valid, `,"received_at"`, `,"meta":{"a":"}","received_at"`, 1)),
+		lineWithCRC(valid + `,"future":true`),
+	}
+	for _, tn := range []engram.Turn{red, tomb} {
+		line, err := archive.EncodeLine(tn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		others = append(others, line)
+	}
+	for _, line := range others {
+		if checkCanonical(t, line) {
+			t.Errorf("the direct reader took %s", line)
 		}
 	}
 }

@@ -163,14 +163,18 @@ func (a *Archive) loadFile(day string) (err error) {
 		}
 		wg.Wait()
 	}()
-	cur := &loadBatch{first: 1, done: make(chan struct{})}
+	newBatch := func(first, bytes int) *loadBatch {
+		return &loadBatch{first: first, buf: make([]byte, 0, bytes), ends: make([]int, 0, loadBatchLines), done: make(chan struct{})}
+	}
+	cur := newBatch(1, 64<<10)
 	send := func() {
 		jobs <- cur
 		pending = append(pending, cur)
 		// The reader runs ahead of the applier by at most two batches a
 		// worker: what is in flight stays a few megabytes.
 		apply(2 * a.loaders)
-		cur = &loadBatch{first: cur.first + len(cur.ends), done: make(chan struct{})}
+		// The next batch's lines are likely as long as these.
+		cur = newBatch(cur.first+len(cur.ends), len(cur.buf)+len(cur.buf)/8)
 	}
 	end, err := eachLine(f, size, func(line []byte, _ int, _ int64) error {
 		cur.buf = append(cur.buf, line...)
