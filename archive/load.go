@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -109,7 +110,10 @@ type loadBatch struct {
 }
 
 func (b *loadBatch) decode() {
-	b.turns, b.errs = make([]engram.Turn, len(b.ends)), make([]error, len(b.ends))
+	n := len(b.ends)
+	b.turns, b.errs = slices.Grow(b.turns[:0], n)[:n], slices.Grow(b.errs[:0], n)[:n]
+	clear(b.turns)
+	clear(b.errs)
 	start := 0
 	for i, end := range b.ends {
 		b.turns[i], b.errs[i] = DecodeLine(b.buf[start:end])
@@ -148,12 +152,14 @@ func (a *Archive) loadFile(day string) (err error) {
 		})
 	}
 	var pending []*loadBatch // handed to the workers, not applied yet
+	var free []*loadBatch    // applied: their buffers are used again
 	apply := func(keep int) {
 		for len(pending) > keep {
 			b := pending[0]
 			<-b.done
 			a.applyBatch(&fi, b)
 			pending = pending[1:]
+			free = append(free, b)
 		}
 	}
 	defer func() {
@@ -164,6 +170,12 @@ func (a *Archive) loadFile(day string) (err error) {
 		wg.Wait()
 	}()
 	newBatch := func(first, bytes int) *loadBatch {
+		if n := len(free); n > 0 {
+			b := free[n-1]
+			free = free[:n-1]
+			*b = loadBatch{first: first, buf: b.buf[:0], ends: b.ends[:0], turns: b.turns[:0], errs: b.errs[:0], done: make(chan struct{})}
+			return b
+		}
 		return &loadBatch{first: first, buf: make([]byte, 0, bytes), ends: make([]int, 0, loadBatchLines), done: make(chan struct{})}
 	}
 	cur := newBatch(1, 64<<10)
