@@ -11,7 +11,7 @@ import (
 	"github.com/jdkato/prose/v2"
 
 	"github.com/engram-dev/engram"
-	"github.com/engram-dev/engram/internal/querytext"
+	"github.com/engram-dev/engram/internal/timeexpr"
 )
 
 const (
@@ -317,7 +317,7 @@ func adverbial(ws []word, a, b int) bool {
 		pre += " " + ws[k].text
 	}
 	pre = strings.TrimRight(pre, " ,:")
-	if _, ok := querytext.TimeSuffix(pre, timeSuffixDay); ok || planPeriod.MatchString(pre) || everyPeriod.MatchString(pre) {
+	if _, ok := timeexpr.Suffix(pre, timeSuffixDay); ok || planPeriod.MatchString(pre) || everyPeriod.MatchString(pre) {
 		return true
 	}
 	// A prepositional phrase: "In the end,", "After a long call".

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/engram-dev/engram"
-	"github.com/engram-dev/engram/internal/querytext"
+	"github.com/engram-dev/engram/internal/timeexpr"
 )
 
 // classify returns the memory type of the clause, or "" when it states
@@ -361,7 +361,7 @@ func (c *clause) text(s string, sp speakers, group string) string {
 	// A time before the subject ("Last Friday, I went ...") goes to the end.
 	if c.prefixA < c.subjA {
 		pre := strings.TrimRight(strings.TrimSpace(s[ws[c.prefixA].start:ws[c.subjA-1].end]), ",;: ")
-		if _, ok := querytext.TimeSuffix(pre, timeSuffixDay); ok && pre != "" || everyPeriod.MatchString(pre) {
+		if _, ok := timeexpr.Suffix(pre, timeSuffixDay); ok && pre != "" || everyPeriod.MatchString(pre) {
 			out += " " + lowerFirst(pre)
 		} else if m := planPeriod.FindStringSubmatch(pre); m != nil {
 			out += " " + strings.ToLower(m[1])
@@ -486,7 +486,7 @@ func resolveTimes(text string, ts time.Time, plan bool) (string, time.Time) {
 	if ts.IsZero() {
 		return text, at
 	}
-	for _, r := range querytext.FindTimeExprs(text, ts, 3) {
+	for _, r := range timeexpr.Find(text, ts, 3) {
 		if plan && !r.To.After(ts) {
 			continue // "I plan to run it in September": the parser reads the last September
 		}
@@ -533,7 +533,7 @@ func hasYear(s string) bool {
 }
 
 // dateOf writes the period of r as a phrase.
-func dateOf(r querytext.TimeRange) string {
+func dateOf(r timeexpr.Range) string {
 	const day = "2 January 2006"
 	from, to := r.From, r.To
 	last := to.AddDate(0, 0, -1)

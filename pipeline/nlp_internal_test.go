@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/engram-dev/engram/internal/querytext"
+	"github.com/engram-dev/engram/internal/timeexpr"
 )
 
 func TestNormalizeChat(t *testing.T) {
@@ -47,7 +47,7 @@ func TestDateOf(t *testing.T) {
 		{"five years ago", "around 2018"},
 		{"since last year", "since 2022"},
 	} {
-		rs := querytext.FindTimeExprs("it happened "+tc.expr, at, 1)
+		rs := timeexpr.Find("it happened "+tc.expr, at, 1)
 		if len(rs) != 1 {
 			t.Errorf("%q: no time expression", tc.expr)
 			continue

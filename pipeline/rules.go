@@ -10,8 +10,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/engram-dev/engram"
-	"github.com/engram-dev/engram/internal/querytext"
 	"github.com/engram-dev/engram/internal/textutil"
+	"github.com/engram-dev/engram/internal/timeexpr"
 )
 
 // RulesExtractor is the offline, deterministic L1 extractor: hand-written
@@ -185,7 +185,7 @@ var (
 	nearBreak    = regexp.MustCompile(`[,;:—–(，、；：（]|所以`)
 
 	// planPeriod is what a plan may open with that names no date range,
-	// which querytext.TimeSuffix therefore does not read: a season, a
+	// which timeexpr.Suffix therefore does not read: a season, a
 	// quarter or a sprint ("Next sprint, we'll..."), and "later today".
 	planPeriod = regexp.MustCompile(`(?i)(?:^|[\s,])((?:next|last|this) (?:summer|winter|spring|autumn|fall|quarter|sprint)|later today)\s*,?\s*$`)
 )
@@ -199,7 +199,7 @@ func timeSuffix(lead string) (string, bool) {
 	}
 	// Only the expression's span is used: the date it resolves to, against
 	// any day, is not.
-	return querytext.TimeSuffix(lead, timeSuffixDay)
+	return timeexpr.Suffix(lead, timeSuffixDay)
 }
 
 // timeSuffixDay is the day time expressions are resolved against for their

@@ -14,7 +14,7 @@
 //     you remember", "认真回忆", "覚えてる?"), removed from the search text;
 //     shallow otherwise.
 //
-// ParseTimeExpr (package internal/querytext) resolves temporal expressions ("last week", "on April 30",
+// ParseTimeExpr (package internal/timeexpr) resolves temporal expressions ("last week", "on April 30",
 // "三个月前", "先月") against as_of; Pack builds a context block within a
 // token budget (EstimateTokens).
 //

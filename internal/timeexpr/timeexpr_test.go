@@ -1,4 +1,4 @@
-package querytext_test
+package timeexpr_test
 
 import (
 	"strings"
@@ -7,7 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/engram-dev/engram"
-	"github.com/engram-dev/engram/internal/querytext"
+	"github.com/engram-dev/engram/internal/timeexpr"
 )
 
 // timeAsOf is a Sunday afternoon, the clock all the tables below read.
@@ -34,7 +34,7 @@ type timeCase struct {
 func checkTimeCases(t *testing.T, asOf time.Time, tests []timeCase) {
 	t.Helper()
 	for _, tt := range tests {
-		r, rest, ok := querytext.ParseTimeExpr(tt.query, asOf)
+		r, rest, ok := timeexpr.Parse(tt.query, asOf)
 		from, to := at(t, tt.from), at(t, tt.to)
 		if !ok || !r.From.Equal(from) || !r.To.Equal(to) || r.Expr != tt.expr || rest != tt.rest {
 			t.Errorf("ParseTimeExpr(%q) = [%s, %s) %q, rest %q, %v;\n\twant [%s, %s) %q, rest %q",
@@ -282,7 +282,7 @@ func TestTimeExprLooksBack(t *testing.T) {
 		{"in the last 3 months", "2026-02-28", "2026-06-01", "in the last 3 months", ""},
 	})
 	// The brief's example: three months before 29 November includes 29 August.
-	r, _, ok := querytext.ParseTimeExpr("three months ago", timeAsOf)
+	r, _, ok := timeexpr.Parse("three months ago", timeAsOf)
 	if aug29 := at(t, "2026-08-29"); !ok || aug29.Before(r.From) || !aug29.Before(r.To) {
 		t.Errorf("three months ago = [%s, %s), want it to hold 2026-08-29", r.From, r.To)
 	}
@@ -296,12 +296,12 @@ func TestTimeExprLocation(t *testing.T) {
 		t.Skip("no time zone database:", err)
 	}
 	asOf := time.Date(2026, 11, 2, 1, 30, 0, 0, ny) // summer time ended on 1 November
-	r, _, ok := querytext.ParseTimeExpr("yesterday", asOf)
+	r, _, ok := timeexpr.Parse("yesterday", asOf)
 	if !ok || !r.From.Equal(time.Date(2026, 11, 1, 0, 0, 0, 0, ny)) || !r.To.Equal(time.Date(2026, 11, 2, 0, 0, 0, 0, ny)) || r.To.Sub(r.From) != 25*time.Hour {
 		t.Errorf("yesterday = [%s, %s), want 1 November local, 25 hours", r.From, r.To)
 	}
 	// 01:30 on 2 November in New York is already 2 November; in UTC it is 06:30.
-	r, _, _ = querytext.ParseTimeExpr("today", asOf)
+	r, _, _ = timeexpr.Parse("today", asOf)
 	if r.From.Location() != ny || r.From.Day() != 2 {
 		t.Errorf("today = %s, want 2 November in New York", r.From)
 	}
@@ -387,7 +387,7 @@ var timeNegatives = []string{
 
 func TestTimeExprNegatives(t *testing.T) {
 	for _, q := range timeNegatives {
-		if r, rest, ok := querytext.ParseTimeExpr(q, timeAsOf); ok || rest != q {
+		if r, rest, ok := timeexpr.Parse(q, timeAsOf); ok || rest != q {
 			t.Errorf("ParseTimeExpr(%q) = [%s, %s) %q, rest %q; want nothing", q, r.From, r.To, r.Expr, rest)
 		}
 	}
@@ -395,7 +395,7 @@ func TestTimeExprNegatives(t *testing.T) {
 
 // A TimeRange converts to the API's engram.TimeRange as is.
 func TestTimeExprConvertsToEngram(t *testing.T) {
-	r, _, _ := querytext.ParseTimeExpr("yesterday", timeAsOf)
+	r, _, _ := timeexpr.Parse("yesterday", timeAsOf)
 	if e := engram.TimeRange(r); e.Expr != "yesterday" {
 		t.Fatal(e)
 	}
@@ -410,9 +410,9 @@ func FuzzParseTimeExpr(f *testing.F) {
 		f.Add(q)
 	}
 	f.Fuzz(func(t *testing.T, q string) {
-		r, rest, ok := querytext.ParseTimeExpr(q, timeAsOf)
+		r, rest, ok := timeexpr.Parse(q, timeAsOf)
 		if !ok {
-			if rest != q || r != (querytext.TimeRange{}) {
+			if rest != q || r != (timeexpr.Range{}) {
 				t.Fatalf("no match but %v, %q", r, rest)
 			}
 			return
@@ -440,7 +440,7 @@ func BenchmarkParseTimeExpr(b *testing.B) {
 	}
 	b.SetBytes(int64(len(q)))
 	for b.Loop() {
-		if _, _, ok := querytext.ParseTimeExpr(q, timeAsOf); ok {
+		if _, _, ok := timeexpr.Parse(q, timeAsOf); ok {
 			b.Fatal("matched")
 		}
 	}
@@ -459,7 +459,7 @@ func TestTimeSuffix(t *testing.T) {
 		{"nextweek ", ""},
 		{"", ""},
 	} {
-		got, ok := querytext.TimeSuffix(c.in, timeAsOf)
+		got, ok := timeexpr.Suffix(c.in, timeAsOf)
 		if got != c.want || ok != (c.want != "") {
 			t.Errorf("TimeSuffix(%q) = %q, %v; want %q", c.in, got, ok, c.want)
 		}

@@ -1,20 +1,31 @@
-package querytext
+package timeexpr
 
 import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/engram-dev/engram/internal/qnorm"
 )
 
-// TimeRange is the period [From, To) a temporal expression in a query names,
+// Range is the period [From, To) a temporal expression in a query names,
 // and Expr the expression as written (with a preposition it owns: "on April
 // 30", "in the last 3 days"). It converts to engram.TimeRange directly.
-type TimeRange struct {
+type Range struct {
 	From, To time.Time
 	Expr     string
 }
 
-// ParseTimeExpr finds the first temporal expression in query and resolves it
+// text is a query normalised as qnorm does, with a buffer for the word
+// being looked up.
+type text struct {
+	*qnorm.Text
+	key [16]byte
+}
+
+func normalize(s string) *text { return &text{Text: qnorm.Normalize(s, false)} }
+
+// Parse finds the first temporal expression in query and resolves it
 // against asOf, doing calendar arithmetic in asOf's location. It returns the
 // range, and rest, the query with the expression cut out and tidied ("what
 // did we decide last week about the port" gives "what did we decide about
@@ -57,10 +68,10 @@ type TimeRange struct {
 // needs "on", "last", "this", "next", "past" or "since", and "the last
 // month" without a preposition ("the last month of the year") is not read
 // as a period. Clock times, hours and seasons are not read.
-func ParseTimeExpr(query string, asOf time.Time) (r TimeRange, rest string, ok bool) {
-	t := normQuery(query, false)
+func Parse(query string, asOf time.Time) (r Range, rest string, ok bool) {
+	t := normalize(query)
 	p := timeParser{t: t, c: newCalendar(asOf)}
-	for i := range t.r {
+	for i := range t.R {
 		if !t.canStart(i) {
 			continue
 		}
@@ -69,29 +80,29 @@ func ParseTimeExpr(query string, asOf time.Time) (r TimeRange, rest string, ok b
 			continue
 		}
 		start, end := i, h.end
-		possessive := end+1 < len(t.r) && t.r[end] == '\'' && t.r[end+1] == 's' && (end+2 == len(t.r) || !isSpacedWord(t.r[end+2]))
+		possessive := end+1 < len(t.R) && t.R[end] == '\'' && t.R[end+1] == 's' && (end+2 == len(t.R) || !qnorm.IsSpacedWord(t.R[end+2]))
 		tail := end
 		switch {
 		case possessive: // "yesterday's meeting": the 's goes, the preposition before stays
 			tail = end + 2
-		case isCJKRune(t.r[end-1]):
+		case qnorm.IsCJK(t.R[end-1]):
 			tail = t.cjkParticle(end)
 		default:
 			start = t.absorbPreposition(start)
 		}
-		return TimeRange{From: h.from, To: h.to, Expr: query[t.lo[start]:t.hi[end-1]]},
-			cutSpan(query, t.lo[start], t.hi[tail-1]), true
+		return Range{From: h.from, To: h.to, Expr: query[t.Lo[start]:t.Hi[end-1]]},
+			qnorm.Cut(query, t.Lo[start], t.Hi[tail-1]), true
 	}
-	return TimeRange{}, query, false
+	return Range{}, query, false
 }
 
-// FindTimeExprs returns the temporal expressions of text (at most limit),
+// Find returns the temporal expressions of text (at most limit),
 // in the order they appear, each resolved against at, the time the text was
-// said: ParseTimeExpr's rules, applied to a turn instead of a query.
-func FindTimeExprs(text string, at time.Time, limit int) []TimeRange {
-	var out []TimeRange
+// said: Parse's rules, applied to a turn instead of a query.
+func Find(text string, at time.Time, limit int) []Range {
+	var out []Range
 	for rest := text; len(out) < limit; {
-		r, next, ok := ParseTimeExpr(rest, at)
+		r, next, ok := Parse(rest, at)
 		if !ok || len(next) >= len(rest) {
 			break
 		}
@@ -101,21 +112,21 @@ func FindTimeExprs(text string, at time.Time, limit int) []TimeRange {
 	return out
 }
 
-// TimeSuffix returns the temporal expression that ends s, but for white
+// Suffix returns the temporal expression that ends s, but for white
 // space and one comma ("Next week, " gives "Next week"), as written, with a
 // preposition it owns ("on Monday"). The expression must start a word. asOf
 // only decides whether a date exists (February 29). ok is false when s does
 // not end with one.
-func TimeSuffix(s string, asOf time.Time) (expr string, ok bool) {
-	t := normQuery(s, false)
-	n := len(t.r)
-	for n > 0 && t.r[n-1] == ' ' {
+func Suffix(s string, asOf time.Time) (expr string, ok bool) {
+	t := normalize(s)
+	n := len(t.R)
+	for n > 0 && t.R[n-1] == ' ' {
 		n--
 	}
-	if n > 0 && t.r[n-1] == ',' {
+	if n > 0 && t.R[n-1] == ',' {
 		n--
 	}
-	for n > 0 && t.r[n-1] == ' ' {
+	for n > 0 && t.R[n-1] == ' ' {
 		n--
 	}
 	p := timeParser{t: t, c: newCalendar(asOf)}
@@ -127,10 +138,10 @@ func TimeSuffix(s string, asOf time.Time) (expr string, ok bool) {
 			continue
 		}
 		start := t.absorbPreposition(i)
-		if start > 0 && t.r[start-1] != ' ' && t.r[start-1] != ',' {
+		if start > 0 && t.R[start-1] != ' ' && t.R[start-1] != ',' {
 			continue
 		}
-		return s[t.lo[start]:t.hi[n-1]], true
+		return s[t.Lo[start]:t.Hi[n-1]], true
 	}
 	return "", false
 }
@@ -143,7 +154,7 @@ type timeHit struct {
 }
 
 type timeParser struct {
-	t *qtext
+	t *text
 	c calendar
 }
 
@@ -157,13 +168,13 @@ func (p *timeParser) parseAt(i int, prep, since bool) (timeHit, bool) {
 			best = h
 		}
 	}
-	if isCJKRune(p.t.r[i]) || isASCIIDigit(p.t.r[i]) {
+	if qnorm.IsCJK(p.t.R[i]) || isASCIIDigit(p.t.R[i]) {
 		try(p.cjkFixed(i))
 		try(p.cjkAgo(i))
 		try(p.cjkRolling(i))
 		try(p.cjkDate(i))
 	}
-	if !isCJKRune(p.t.r[i]) {
+	if !qnorm.IsCJK(p.t.R[i]) {
 		try(p.enFixed(i))
 		try(p.enRolling(i))
 		try(p.enAgo(i))
@@ -270,7 +281,7 @@ const (
 // is not read as 2023 years ago.
 var maxUnitCount = [...]int{unitDay: 36500, unitWeek: 5200, unitMonth: 1200, unitYear: 100, unitHalfMonth: 1}
 
-// ago resolves "n units ago" (see ParseTimeExpr for the windows).
+// ago resolves "n units ago" (see Parse for the windows).
 func (c calendar) ago(unit, n int, vague bool) (time.Time, time.Time, bool) {
 	if n < 1 || n > maxUnitCount[unit] {
 		return time.Time{}, time.Time{}, false
@@ -456,7 +467,7 @@ func compileFixed(src []struct {
 		out[w[0]] = append(out[w[0]], fixedExpr{
 			words: w, rng: e.rng,
 			notThe:  strings.HasPrefix(e.s, "last ") || strings.HasPrefix(e.s, "next "),
-			wordEnd: isSpacedWord(w[0]),
+			wordEnd: qnorm.IsSpacedWord(w[0]),
 		})
 	}
 	return out
@@ -466,12 +477,12 @@ func compileFixed(src []struct {
 func (p *timeParser) lookupFixed(table map[rune][]fixedExpr, i int) (timeHit, bool) {
 	var best timeHit
 	t := p.t
-	for _, f := range table[t.r[i]] {
+	for _, f := range table[t.R[i]] {
 		j := i + len(f.words)
-		if j > len(t.r) || j <= best.end || !slices.Equal(t.r[i:j], f.words) {
+		if j > len(t.R) || j <= best.end || !slices.Equal(t.R[i:j], f.words) {
 			continue
 		}
-		if f.wordEnd && j < len(t.r) && isSpacedWord(t.r[j]) || f.notThe && t.prevWord(i) == "the" {
+		if f.wordEnd && j < len(t.R) && qnorm.IsSpacedWord(t.R[j]) || f.notThe && t.prevWord(i) == "the" {
 			continue
 		}
 		best.end = j
@@ -499,7 +510,7 @@ var enVague = []struct {
 func (p *timeParser) enCount(i int, article bool) (n, end int, vague, ok bool) {
 	t := p.t
 	i = t.skip(i)
-	if n, e, ok := t.digits(i, 1, 5); ok && (e == len(t.r) || !isSpacedWord(t.r[e])) {
+	if n, e, ok := t.digits(i, 1, 5); ok && (e == len(t.R) || !qnorm.IsSpacedWord(t.R[e])) {
 		return n, e, false, true
 	}
 	for _, v := range enVague {
@@ -634,12 +645,12 @@ func (p *timeParser) month(i int) (m time.Month, end int, ambiguous, ok bool) {
 		return 0, 0, false, false
 	}
 	// An abbreviation's full stop goes with it when a day follows: "Apr. 30".
-	if len(w) <= 4 && e < len(t.r) && t.r[e] == '.' {
-		if k := t.skip(e + 1); k < len(t.r) && isASCIIDigit(t.r[k]) {
+	if len(w) <= 4 && e < len(t.R) && t.R[e] == '.' {
+		if k := t.skip(e + 1); k < len(t.R) && isASCIIDigit(t.R[k]) {
 			e++
 		}
 	}
-	return m, e, ambiguousMonths[string(w)] && !t.upper[s], true
+	return m, e, ambiguousMonths[string(w)] && !t.Upper[s], true
 }
 
 // dayOfMonth reads 1 to 31 with an optional ordinal suffix ("30th").
@@ -649,13 +660,13 @@ func (p *timeParser) dayOfMonth(i int) (d, end int, ok bool) {
 	if !ok || d < 1 || d > 31 {
 		return 0, 0, false
 	}
-	if e+2 <= len(t.r) {
-		switch string(t.r[e : e+2]) {
+	if e+2 <= len(t.R) {
+		switch string(t.R[e : e+2]) {
 		case "st", "nd", "rd", "th":
 			e += 2
 		}
 	}
-	if e < len(t.r) && (isSpacedWord(t.r[e]) || t.r[e] == ':') {
+	if e < len(t.R) && (qnorm.IsSpacedWord(t.R[e]) || t.R[e] == ':') {
 		return 0, 0, false
 	}
 	return d, e, true
@@ -666,11 +677,11 @@ func (p *timeParser) dayOfMonth(i int) (d, end int, ok bool) {
 func (p *timeParser) year(i int) (y, end int, ok bool) {
 	t := p.t
 	i = t.skip(i)
-	if i < len(t.r) && t.r[i] == ',' {
+	if i < len(t.R) && t.R[i] == ',' {
 		i = t.skip(i + 1)
 	}
 	y, e, ok := t.digits(i, 4, 4)
-	if !ok || y < 1900 || y > 2199 || e < len(t.r) && isSpacedWord(t.r[e]) || t.isoSeparatorAt(e) {
+	if !ok || y < 1900 || y > 2199 || e < len(t.R) && qnorm.IsSpacedWord(t.R[e]) || t.isoSeparatorAt(e) {
 		return 0, 0, false
 	}
 	return y, e, true
@@ -769,27 +780,27 @@ func (p *timeParser) iso(i int) (timeHit, bool) {
 	if !ok || !t.isoSeparatorAt(j) {
 		return timeHit{}, false
 	}
-	sep := t.r[j]
+	sep := t.R[j]
 	m, j, ok := t.digits(j+1, 1, 2)
 	if !ok || m < 1 || m > 12 {
 		return timeHit{}, false
 	}
 	d := 0
-	if j < len(t.r) && t.r[j] == sep {
+	if j < len(t.R) && t.R[j] == sep {
 		if d, j, ok = t.digits(j+1, 1, 2); !ok {
 			return timeHit{}, false
 		}
 	}
-	if d != 0 && j+1 < len(t.r) && t.r[j] == 't' && isASCIIDigit(t.r[j+1]) {
+	if d != 0 && j+1 < len(t.R) && t.R[j] == 't' && isASCIIDigit(t.R[j+1]) {
 		// A time of day goes with the date ("2026-04-30T10:00:00Z"); the
 		// range stays the whole day.
-		for j++; j < len(t.r) && (isASCIIDigit(t.r[j]) || strings.ContainsRune(":.z+-", t.r[j])); j++ {
+		for j++; j < len(t.R) && (isASCIIDigit(t.R[j]) || strings.ContainsRune(":.z+-", t.R[j])); j++ {
 		}
-		for t.r[j-1] == '.' { // a full stop ending the sentence is not the time's
+		for t.R[j-1] == '.' { // a full stop ending the sentence is not the time's
 			j--
 		}
 	}
-	if j < len(t.r) && isSpacedWord(t.r[j]) || t.isoSeparatorAt(j) {
+	if j < len(t.R) && qnorm.IsSpacedWord(t.R[j]) || t.isoSeparatorAt(j) {
 		return timeHit{}, false
 	}
 	if d == 0 {
@@ -810,13 +821,13 @@ func (p *timeParser) yearLast(i int) (timeHit, bool) {
 	if !ok || !t.isoSeparatorAt(j) {
 		return timeHit{}, false
 	}
-	sep := t.r[j]
+	sep := t.R[j]
 	b, j, ok := t.digits(j+1, 1, 2)
-	if !ok || j >= len(t.r) || t.r[j] != sep {
+	if !ok || j >= len(t.R) || t.R[j] != sep {
 		return timeHit{}, false
 	}
 	y, j, ok := t.digits(j+1, 4, 4)
-	if !ok || y < 1900 || y > 2199 || j < len(t.r) && isSpacedWord(t.r[j]) || t.isoSeparatorAt(j) {
+	if !ok || y < 1900 || y > 2199 || j < len(t.R) && qnorm.IsSpacedWord(t.R[j]) || t.isoSeparatorAt(j) {
 		return timeHit{}, false
 	}
 	d, m := a, b
@@ -833,7 +844,7 @@ func (p *timeParser) yearLast(i int) (timeHit, bool) {
 // enSince reads "since X" for any other expression X.
 func (p *timeParser) enSince(i int) (timeHit, bool) {
 	j, ok := p.t.word(i, "since")
-	if !ok || p.t.skip(j) >= len(p.t.r) {
+	if !ok || p.t.skip(j) >= len(p.t.R) {
 		return timeHit{}, false
 	}
 	h, ok := p.parseAt(p.t.skip(j), true, false)
@@ -895,7 +906,7 @@ var cjkUnits = func() []struct {
 // "半个月", "半年".
 func (p *timeParser) cjkCountUnit(i int) (unit, n, end int, vague, ok bool) {
 	t := p.t
-	if t.r[i] == '半' {
+	if t.R[i] == '半' {
 		if k := t.lit(i+1, halfMonthUnits); k > 0 {
 			return unitHalfMonth, 1, i + 1 + k, false, true
 		}
@@ -941,7 +952,7 @@ func (p *timeParser) cjkRolling(i int) (timeHit, bool) {
 	if t.runeIn(j, "的") {
 		j++
 	}
-	if j >= len(t.r) {
+	if j >= len(t.R) {
 		return timeHit{}, false
 	}
 	unit, n, j, _, ok := p.cjkCountUnit(j)
@@ -974,7 +985,7 @@ func (p *timeParser) cjkDate(i int) (timeHit, bool) {
 			}
 		}
 	}
-	if (digitYear || relYear) && t.runeIn(j, "の的") && j+1 < len(t.r) && (isASCIIDigit(t.r[j+1]) || isKanjiNumeral(t.r[j+1])) {
+	if (digitYear || relYear) && t.runeIn(j, "の的") && j+1 < len(t.R) && (isASCIIDigit(t.R[j+1]) || isKanjiNumeral(t.R[j+1])) {
 		j++
 	}
 	m, e, _, ok := t.cjkNumber(j, true)
@@ -1012,7 +1023,7 @@ func (p *timeParser) cjkSince(i int, h timeHit) (timeHit, bool) {
 		}
 	}
 	k := t.lit(i, sincePrefixes)
-	if k == 0 || i+k >= len(t.r) {
+	if k == 0 || i+k >= len(t.R) {
 		return timeHit{}, false
 	}
 	inner, ok := p.parseAt(i+k, true, false)
@@ -1029,23 +1040,23 @@ func (p *timeParser) cjkSince(i int, h timeHit) (timeHit, bool) {
 
 // canStart reports whether an expression may start at rune i: at the start
 // of a word, at any CJK character, or at a number not inside a longer one.
-func (t *qtext) canStart(i int) bool {
-	r := t.r[i]
+func (t *text) canStart(i int) bool {
+	r := t.R[i]
 	switch {
 	case r == ' ':
 		return false
 	case isKanjiNumeral(r):
-		return i == 0 || !isKanjiNumeral(t.r[i-1]) && !isASCIIDigit(t.r[i-1])
-	case isCJKRune(r):
+		return i == 0 || !isKanjiNumeral(t.R[i-1]) && !isASCIIDigit(t.R[i-1])
+	case qnorm.IsCJK(r):
 		return true
-	case isSpacedWord(r):
-		return i == 0 || !isSpacedWord(t.r[i-1])
+	case qnorm.IsSpacedWord(r):
+		return i == 0 || !qnorm.IsSpacedWord(t.R[i-1])
 	}
 	return false
 }
 
-func (t *qtext) skip(i int) int {
-	for i < len(t.r) && t.r[i] == ' ' {
+func (t *text) skip(i int) int {
+	for i < len(t.R) && t.R[i] == ' ' {
 		i++
 	}
 	return i
@@ -1053,25 +1064,25 @@ func (t *qtext) skip(i int) int {
 
 // word matches w, lower-case words separated by single spaces, as whole
 // words at i (after any space) and returns the index after it.
-func (t *qtext) word(i int, w string) (int, bool) {
+func (t *text) word(i int, w string) (int, bool) {
 	i = t.skip(i)
-	if i > 0 && i < len(t.r) && isSpacedWord(t.r[i-1]) {
+	if i > 0 && i < len(t.R) && qnorm.IsSpacedWord(t.R[i-1]) {
 		return 0, false
 	}
 	for _, r := range w {
-		if i >= len(t.r) || t.r[i] != r {
+		if i >= len(t.R) || t.R[i] != r {
 			return 0, false
 		}
 		i++
 	}
-	if i < len(t.r) && isSpacedWord(t.r[i]) {
+	if i < len(t.R) && qnorm.IsSpacedWord(t.R[i]) {
 		return 0, false
 	}
 	return i, true
 }
 
 // oneOf is word for the first of ws that matches.
-func (t *qtext) oneOf(i int, ws ...string) (end int, w string, ok bool) {
+func (t *text) oneOf(i int, ws ...string) (end int, w string, ok bool) {
 	for _, w := range ws {
 		if e, ok := t.word(i, w); ok {
 			return e, w, true
@@ -1083,19 +1094,19 @@ func (t *qtext) oneOf(i int, ws ...string) (end int, w string, ok bool) {
 // wordAt returns the spaced-script word at i (after any space) and its
 // span. The word is lower-case ASCII in a buffer the next call reuses (so
 // that map look-ups with it do not allocate), and nil for any other word.
-func (t *qtext) wordAt(i int) (w []byte, start, end int) {
+func (t *text) wordAt(i int) (w []byte, start, end int) {
 	i = t.skip(i)
-	if i > 0 && i < len(t.r) && isSpacedWord(t.r[i-1]) {
+	if i > 0 && i < len(t.R) && qnorm.IsSpacedWord(t.R[i-1]) {
 		return nil, i, i
 	}
 	j := i
-	for j < len(t.r) && isSpacedWord(t.r[j]) {
+	for j < len(t.R) && qnorm.IsSpacedWord(t.R[j]) {
 		j++
 	}
 	if j-i > len(t.key) {
 		return nil, i, j
 	}
-	for k, r := range t.r[i:j] {
+	for k, r := range t.R[i:j] {
 		if r >= 0x80 {
 			return nil, i, j
 		}
@@ -1105,25 +1116,25 @@ func (t *qtext) wordAt(i int) (w []byte, start, end int) {
 }
 
 // prevWord returns the spaced-script word that ends before i, past spaces.
-func (t *qtext) prevWord(i int) string {
+func (t *text) prevWord(i int) string {
 	j := i
-	for j > 0 && t.r[j-1] == ' ' {
+	for j > 0 && t.R[j-1] == ' ' {
 		j--
 	}
 	k := j
-	for k > 0 && isSpacedWord(t.r[k-1]) {
+	for k > 0 && qnorm.IsSpacedWord(t.R[k-1]) {
 		k--
 	}
-	return string(t.r[k:j])
+	return string(t.R[k:j])
 }
 
 // hasRunes reports whether w is at i, exactly.
-func (t *qtext) hasRunes(i int, w []rune) bool {
-	return i+len(w) <= len(t.r) && slices.Equal(t.r[i:i+len(w)], w)
+func (t *text) hasRunes(i int, w []rune) bool {
+	return i+len(w) <= len(t.R) && slices.Equal(t.R[i:i+len(w)], w)
 }
 
 // lit returns the length in runes of the first of ws found at i, or 0.
-func (t *qtext) lit(i int, ws literals) int {
+func (t *text) lit(i int, ws literals) int {
 	for _, w := range ws {
 		if t.hasRunes(i, w) {
 			return len(w)
@@ -1133,22 +1144,22 @@ func (t *qtext) lit(i int, ws literals) int {
 }
 
 // runeIn reports whether the rune at i is one of set's.
-func (t *qtext) runeIn(i int, set string) bool {
-	return i < len(t.r) && strings.ContainsRune(set, t.r[i])
+func (t *text) runeIn(i int, set string) bool {
+	return i < len(t.R) && strings.ContainsRune(set, t.R[i])
 }
 
 // digits reads min to max ASCII digits at i that are not part of a longer
 // run of digits.
-func (t *qtext) digits(i, min, max int) (n, end int, ok bool) {
-	if i > 0 && i <= len(t.r) && isASCIIDigit(t.r[i-1]) {
+func (t *text) digits(i, min, max int) (n, end int, ok bool) {
+	if i > 0 && i <= len(t.R) && isASCIIDigit(t.R[i-1]) {
 		return 0, 0, false
 	}
 	j := i
-	for j < len(t.r) && isASCIIDigit(t.r[j]) {
+	for j < len(t.R) && isASCIIDigit(t.R[j]) {
 		if j-i == max {
 			return 0, 0, false
 		}
-		n = n*10 + int(t.r[j]-'0')
+		n = n*10 + int(t.R[j]-'0')
 		j++
 	}
 	if j-i < min {
@@ -1157,32 +1168,32 @@ func (t *qtext) digits(i, min, max int) (n, end int, ok bool) {
 	return n, j, true
 }
 
-func (t *qtext) isoSeparatorAt(i int) bool {
-	return i+1 < len(t.r) && (t.r[i] == '-' || t.r[i] == '/' || t.r[i] == '.') && isASCIIDigit(t.r[i+1])
+func (t *text) isoSeparatorAt(i int) bool {
+	return i+1 < len(t.R) && (t.R[i] == '-' || t.R[i] == '/' || t.R[i] == '.') && isASCIIDigit(t.R[i+1])
 }
 
 // cjkNumber reads a number in ASCII digits or Chinese numerals up to 99
 // ("三", "十二", "二十一", "两"); unless strict (for dates), the vague 几
 // and 数 read as 3.
-func (t *qtext) cjkNumber(i int, strict bool) (n, end int, vague, ok bool) {
-	if i >= len(t.r) {
+func (t *text) cjkNumber(i int, strict bool) (n, end int, vague, ok bool) {
+	if i >= len(t.R) {
 		return 0, 0, false, false
 	}
 	if n, e, ok := t.digits(i, 1, 5); ok {
 		return n, e, false, true
 	}
-	if i > 0 && (isKanjiNumeral(t.r[i-1]) || isASCIIDigit(t.r[i-1])) {
+	if i > 0 && (isKanjiNumeral(t.R[i-1]) || isASCIIDigit(t.R[i-1])) {
 		return 0, 0, false, false
 	}
-	switch t.r[i] {
+	switch t.R[i] {
 	case '几', '幾', '数', '數':
 		return 3, i + 1, true, !strict
 	case '两', '兩':
 		return 2, i + 1, false, !strict
 	}
 	total, cur, j := 0, -1, i
-	for ; j < len(t.r); j++ {
-		r := t.r[j]
+	for ; j < len(t.R); j++ {
+		r := t.R[j]
 		if r == '十' {
 			if total != 0 {
 				return 0, 0, false, false
@@ -1199,7 +1210,7 @@ func (t *qtext) cjkNumber(i int, strict bool) (n, end int, vague, ok bool) {
 		}
 		cur = d
 	}
-	if j == i || j < len(t.r) && isKanjiNumeral(t.r[j]) {
+	if j == i || j < len(t.R) && isKanjiNumeral(t.R[j]) {
 		return 0, 0, false, false
 	}
 	return total + max(cur, 0), j, false, true
@@ -1240,12 +1251,12 @@ func isASCIIDigit(r rune) bool { return '0' <= r && r <= '9' }
 // absorbPreposition extends an English expression at i back over a
 // preposition that only ties it to the sentence ("notes from last week"),
 // so that the rest does not end on a dangling "from".
-func (t *qtext) absorbPreposition(i int) int {
+func (t *text) absorbPreposition(i int) int {
 	if w := t.prevWord(i); w != "" {
 		switch w {
 		case "during", "from", "over", "for", "of", "in", "on":
 			j := i
-			for j > 0 && t.r[j-1] == ' ' {
+			for j > 0 && t.R[j-1] == ' ' {
 				j--
 			}
 			return j - len([]rune(w))
@@ -1256,6 +1267,6 @@ func (t *qtext) absorbPreposition(i int) int {
 
 // cjkParticle extends a CJK expression ending at i over the particle that
 // ties it to the sentence ("先週の会議", "上周的会议", "今日は").
-func (t *qtext) cjkParticle(i int) int {
+func (t *text) cjkParticle(i int) int {
 	return i + t.lit(i, cjkParticles)
 }

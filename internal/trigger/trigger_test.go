@@ -1,4 +1,4 @@
-package querytext_test
+package trigger_test
 
 import (
 	"errors"
@@ -7,12 +7,12 @@ import (
 	"unicode/utf8"
 
 	"github.com/engram-dev/engram"
-	"github.com/engram-dev/engram/internal/querytext"
+	"github.com/engram-dev/engram/internal/trigger"
 )
 
-func mustTriggerMatcher(tb testing.TB, phrases []string) *querytext.TriggerMatcher {
+func mustTriggerMatcher(tb testing.TB, phrases []string) *trigger.Matcher {
 	tb.Helper()
-	m, err := querytext.NewTriggerMatcher(phrases)
+	m, err := trigger.NewMatcher(phrases)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -24,7 +24,7 @@ func mustTriggerMatcher(tb testing.TB, phrases []string) *querytext.TriggerMatch
 type matchCase struct{ query, phrase, rest string }
 
 // checkMatches fails the test for each case m does not match as it says.
-func checkMatches(t *testing.T, m *querytext.TriggerMatcher, tests []matchCase) {
+func checkMatches(t *testing.T, m *trigger.Matcher, tests []matchCase) {
 	t.Helper()
 	for _, tt := range tests {
 		phrase, rest, ok := m.Match(tt.query)
@@ -35,7 +35,7 @@ func checkMatches(t *testing.T, m *querytext.TriggerMatcher, tests []matchCase) 
 }
 
 func TestTriggerMatchPositives(t *testing.T) {
-	checkMatches(t, mustTriggerMatcher(t, querytext.DefaultTriggers()), []matchCase{
+	checkMatches(t, mustTriggerMatcher(t, trigger.Defaults()), []matchCase{
 		// English: case, white space, punctuation, the seam tidied.
 		{"Do you remember, what port we chose?", "do you remember", "what port we chose?"},
 		{"What port did we choose, do you remember?", "do you remember", "What port did we choose?"},
@@ -95,7 +95,7 @@ func TestTriggerMatchPositives(t *testing.T) {
 }
 
 // triggerNegatives are ordinary sentences that talk about remembering,
-// deciding or searching without asking for a deep querytext.
+// deciding or searching without asking for a deep trigger.
 var triggerNegatives = []string{
 	// English.
 	"I remember the meeting",
@@ -153,7 +153,7 @@ var triggerNegatives = []string{
 }
 
 func TestTriggerMatchNegatives(t *testing.T) {
-	m := mustTriggerMatcher(t, querytext.DefaultTriggers())
+	m := mustTriggerMatcher(t, trigger.Defaults())
 	for _, q := range triggerNegatives {
 		if phrase, rest, ok := m.Match(q); ok || rest != q {
 			t.Errorf("Match(%q) = %q, %q, %v; want no match and the query back", q, phrase, rest, ok)
@@ -163,8 +163,8 @@ func TestTriggerMatchNegatives(t *testing.T) {
 
 // Every default phrase fires on itself, alone and inside a sentence.
 func TestTriggerDefaultsMatchThemselves(t *testing.T) {
-	m := mustTriggerMatcher(t, querytext.DefaultTriggers())
-	for _, p := range querytext.DefaultTriggers() {
+	m := mustTriggerMatcher(t, trigger.Defaults())
+	for _, p := range trigger.Defaults() {
 		if phrase, rest, ok := m.Match(p); !ok || phrase != p || rest != "" {
 			t.Errorf("Match(%q) = %q, %q, %v; want itself and an empty rest", p, phrase, rest, ok)
 		}
@@ -222,13 +222,13 @@ func TestNewTriggerMatcherRejectsBlank(t *testing.T) {
 		{[]string{"?!"}, "triggers[0]"},
 		{[]string{"\u200b"}, "triggers[0]"},
 	} {
-		_, err := querytext.NewTriggerMatcher(tt.phrases)
+		_, err := trigger.NewMatcher(tt.phrases)
 		var e *engram.Error
 		if !errors.As(err, &e) || e.Code != engram.EINVALID || e.Field != tt.field {
 			t.Errorf("NewTriggerMatcher(%q) = %v; want EINVALID on %s", tt.phrases, err, tt.field)
 		}
 	}
-	m, err := querytext.NewTriggerMatcher(nil)
+	m, err := trigger.NewMatcher(nil)
 	if err != nil {
 		t.Fatalf("no phrases: %v", err)
 	}
@@ -238,9 +238,9 @@ func TestNewTriggerMatcherRejectsBlank(t *testing.T) {
 }
 
 func TestTriggerDefaultsAreFresh(t *testing.T) {
-	a := querytext.DefaultTriggers()
+	a := trigger.Defaults()
 	a[0] = "changed"
-	if querytext.DefaultTriggers()[0] == "changed" {
+	if trigger.Defaults()[0] == "changed" {
 		t.Fatal("DefaultTriggers returned shared storage")
 	}
 }
@@ -253,7 +253,7 @@ func FuzzTriggerMatch(f *testing.F) {
 	f.Add("ポート番号、覚えていますか？")
 	f.Add("你还记得吗，端口")
 	f.Add("ｄｏ　ｙｏｕ\u200bremember\u0301?")
-	m := mustTriggerMatcher(f, querytext.DefaultTriggers())
+	m := mustTriggerMatcher(f, trigger.Defaults())
 	f.Fuzz(func(t *testing.T, q string) {
 		phrase, rest, ok := m.Match(q)
 		if !ok {
@@ -272,7 +272,7 @@ func FuzzTriggerMatch(f *testing.F) {
 }
 
 func BenchmarkTriggerMatch(b *testing.B) {
-	m := mustTriggerMatcher(b, querytext.DefaultTriggers())
+	m := mustTriggerMatcher(b, trigger.Defaults())
 	// A 4 KB query (the limit) in three scripts with no trigger: the
 	// worst case, every position tried.
 	q := strings.Repeat("we decided to remember 数据库的端口 覚えるのは大事 ", 200)[:engram.MaxQueryBytes]
