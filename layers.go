@@ -38,7 +38,7 @@ const (
 	FacetRelationship = "relationship"
 	FacetProject      = "project"
 	FacetHabit        = "habit"
-	// Facets of the actions a speaker tells of (see pipeline.MemoryFacet):
+	// Facets of the actions a speaker tells of (see extract.MemoryFacet):
 	// what they do (played, practised), where they went (a place by name),
 	// what they got or own, and what they plan.
 	FacetActivity   = "activity"

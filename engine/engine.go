@@ -13,6 +13,7 @@ import (
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/archive"
 	"github.com/engram-dev/engram/embedder"
+	"github.com/engram-dev/engram/extract"
 	"github.com/engram-dev/engram/ollama"
 	"github.com/engram-dev/engram/openai"
 	"github.com/engram-dev/engram/palace"
@@ -359,9 +360,9 @@ func (e *Engine) Recall(ctx context.Context, req engram.RecallRequest) (engram.R
 func (e *Engine) openExtractor() error {
 	switch e.cfg.Extractor {
 	case ExtractorNLP:
-		e.extractor, e.extractBatch = &pipeline.NLPExtractor{Yield: e.yield}, pipeline.DefaultLayerBatch
+		e.extractor, e.extractBatch = &extract.NLPExtractor{Pace: e.yield}, pipeline.DefaultLayerBatch
 	case ExtractorRules:
-		e.extractor, e.extractBatch = pipeline.RulesExtractor{}, pipeline.DefaultLayerBatch
+		e.extractor, e.extractBatch = extract.RulesExtractor{}, pipeline.DefaultLayerBatch
 	case ExtractorOllama:
 		x, err := ollama.NewExtractor(ollama.ExtractorConfig{Config: ollama.Config{Host: e.cfg.OllamaHost, Model: e.cfg.OllamaChatModel}})
 		if err != nil {

@@ -11,14 +11,11 @@
 // The VectorIndexer embeds archived turns the same way, and ExternalSync
 // pushes the palace's vectors to an external index (ChromaDB).
 //
-// RulesExtractor is the offline, deterministic L1 extractor (decisions with
-// their rationale, preferences, plans, identity and relationship facts,
-// events; English and Chinese): the default extraction backend.
-//
 // The layer workers (layers.go) derive L1-L4 and run as scheduled jobs:
-// MemoryWorker (L1, any engram.Extractor), SceneWorker (L2, the segmenter of
-// scenes.go), PersonaWorker (L3) and GraphWorker (L4), the last two reading
-// the memories changed since their watermarks. Each keeps a watermark in the
+// MemoryWorker (L1, any engram.Extractor: package extract holds the offline
+// ones), SceneWorker (L2, the segmenter of scenes.go), PersonaWorker (L3,
+// extract.MemoryFacet) and GraphWorker (L4, extract.MemoryTriple), the last
+// two reading the memories changed since their watermarks. Each keeps a watermark in the
 // palace that advances in the transaction writing its batch, so a run is
 // idempotent, resumable after a crash at any point, and rebuildable from L0;
 // a run ends once it has caught up with the archive as it was at the start.

@@ -2,15 +2,16 @@ package pipeline_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/archive"
+	"github.com/engram-dev/engram/extract"
+	"github.com/engram-dev/engram/internal/layertest"
+	"github.com/engram-dev/engram/internal/testutil"
 	"github.com/engram-dev/engram/palace"
 	"github.com/engram-dev/engram/pipeline"
 )
@@ -42,11 +43,11 @@ func BenchmarkLayerPipeline(b *testing.B) {
 		t.TS = t.TS.Add(time.Duration(i) * time.Minute)
 		turns[i] = t
 	}
-	pipeline.LoadTagger()
+	extract.LoadTagger()
 	corpora := []struct {
 		name  string
 		turns func(testing.TB) []engram.Turn
-	}{{"team", func(testing.TB) []engram.Turn { return turns }}, {"locomo", locomoTurns}}
+	}{{"team", func(testing.TB) []engram.Turn { return turns }}, {"locomo", layertest.LoCoMoTurns}}
 	for _, c := range corpora {
 		b.Run(c.name, func(b *testing.B) {
 			turns := c.turns(b)
@@ -54,7 +55,7 @@ func BenchmarkLayerPipeline(b *testing.B) {
 			for _, x := range []struct {
 				name string
 				x    engram.Extractor
-			}{{"nlp", &pipeline.NLPExtractor{}}, {"rules", pipeline.RulesExtractor{}}} {
+			}{{"nlp", &extract.NLPExtractor{}}, {"rules", extract.RulesExtractor{}}} {
 				b.Run(x.name, func(b *testing.B) { benchLayerPipeline(b, a, x.x, len(turns)) })
 			}
 		})
@@ -75,62 +76,11 @@ func benchArchive(b *testing.B, turns []engram.Turn) *archive.Archive {
 	return a
 }
 
-// locomoTurns reads the turns of the LoCoMo development set (every
-// session_N of every file, a minute apart from the session's date_time),
-// or skips when shared/bench/locomo-dev is not in the working folder or
-// one above it.
-func locomoTurns(tb testing.TB) []engram.Turn {
-	tb.Helper()
-	var files []string
-	for dir, _ := filepath.Abs("."); ; dir = filepath.Dir(dir) {
-		files, _ = filepath.Glob(filepath.Join(dir, "shared", "bench", "locomo-dev", "*.json"))
-		if len(files) > 0 || dir == filepath.Dir(dir) {
-			break
-		}
-	}
-	if len(files) == 0 {
-		tb.Skip("the LoCoMo development set (shared/bench/locomo-dev) is not in a folder above")
-	}
-	var turns []engram.Turn
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		var conv map[string]json.RawMessage
-		if err := json.Unmarshal(data, &conv); err != nil {
-			tb.Fatalf("%s: %v", f, err)
-		}
-		for s := 1; ; s++ {
-			raw, ok := conv[fmt.Sprintf("session_%d", s)]
-			if !ok {
-				break
-			}
-			var when string
-			_ = json.Unmarshal(conv[fmt.Sprintf("session_%d_date_time", s)], &when)
-			ts, err := time.ParseInLocation("3:04 pm on 2 January, 2006", when, time.UTC)
-			if err != nil {
-				tb.Fatalf("%s session %d: %v", f, s, err)
-			}
-			var session []struct{ Speaker, Text string }
-			if err := json.Unmarshal(raw, &session); err != nil {
-				tb.Fatalf("%s session %d: %v", f, s, err)
-			}
-			for i, t := range session {
-				turns = append(turns, engram.Turn{ID: fmt.Sprintf("%s-%d-%d", filepath.Base(f), s, i), Namespace: filepath.Base(f),
-					Session: fmt.Sprintf("session_%d", s), Role: engram.RoleUser, Speaker: t.Speaker, Content: t.Text,
-					TS: ts.Add(time.Duration(i) * time.Minute)})
-			}
-		}
-	}
-	return turns
-}
-
 func benchLayerPipeline(b *testing.B, a *archive.Archive, x engram.Extractor, n int) {
 	dir := b.TempDir()
 	ctx := context.Background()
 	spent := map[string]time.Duration{}
-	cpu0 := cpuTime()
+	cpu0 := testutil.CPUTime()
 	b.ResetTimer()
 	for i := range b.N {
 		b.StopTimer()
@@ -159,7 +109,7 @@ func benchLayerPipeline(b *testing.B, a *archive.Archive, x engram.Extractor, n 
 		b.StartTimer()
 	}
 	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "turns/s")
-	if cpu := cpuTime() - cpu0; cpu > 0 {
+	if cpu := testutil.CPUTime() - cpu0; cpu > 0 {
 		b.ReportMetric(float64(n*b.N)/cpu.Seconds(), "turns/cpu-s")
 	}
 	for name, d := range spent {

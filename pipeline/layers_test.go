@@ -12,6 +12,7 @@ import (
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/archive"
 	"github.com/engram-dev/engram/embedder"
+	"github.com/engram-dev/engram/extract"
 	"github.com/engram-dev/engram/internal/testutil"
 	"github.com/engram-dev/engram/ollama"
 	"github.com/engram-dev/engram/palace"
@@ -118,7 +119,7 @@ func snapshot(t *testing.T, p *palace.DB) string {
 
 func TestLayerWorkers_Rules(t *testing.T) {
 	a, p := mustArchive(t, team())
-	runLayers(t, a, p, pipeline.RulesExtractor{}, 0)
+	runLayers(t, a, p, extract.RulesExtractor{}, 0)
 	ctx := context.Background()
 	snap := snapshot(t, p)
 	t.Logf("layers:\n%s", snap)
@@ -184,13 +185,13 @@ func TestLayerWorkers_Rules(t *testing.T) {
 	}
 
 	// Running every worker again changes nothing.
-	runLayers(t, a, p, pipeline.RulesExtractor{}, 0)
+	runLayers(t, a, p, extract.RulesExtractor{}, 0)
 	if again := snapshot(t, p); again != snap {
 		t.Errorf("a second run changed the layers:\n%s\nwant\n%s", again, snap)
 	}
 	// Batch boundaries do not matter (a resumed run cuts batches elsewhere).
 	a2, p2 := mustArchive(t, team())
-	runLayers(t, a2, p2, pipeline.RulesExtractor{}, 3)
+	runLayers(t, a2, p2, extract.RulesExtractor{}, 3)
 	if got := snapshot(t, p2); got != snap {
 		t.Errorf("batches of 3 gave other layers:\n%s\nwant\n%s", got, snap)
 	}
@@ -255,7 +256,7 @@ func TestLayerVectorWorker(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ix.Close()
-	runLayers(t, a, p, pipeline.RulesExtractor{}, 0)
+	runLayers(t, a, p, extract.RulesExtractor{}, 0)
 	emb := embedder.New()
 	store, err := p.Vectors(ctx, emb.Model(), emb.Dim())
 	if err != nil {
@@ -335,7 +336,7 @@ func TestLayerWorkersYield(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			a, p := mustArchive(t, team())
 			y := &pipeline.Yield{Quiet: time.Nanosecond, MaxWait: time.Hour}
-			var w interface{ Run(context.Context) error } = &pipeline.MemoryWorker{Archive: a, Extractor: pipeline.RulesExtractor{}, Store: p, Yield: y}
+			var w interface{ Run(context.Context) error } = &pipeline.MemoryWorker{Archive: a, Extractor: extract.RulesExtractor{}, Store: p, Yield: y}
 			count := func() int {
 				mems, err := p.Memories(context.Background(), engram.MemoryQuery{Namespace: "team", Limit: 1000})
 				if err != nil {
@@ -387,7 +388,7 @@ func TestForgetKeepsOtherSources(t *testing.T) {
 	if err := p.PutTurns(ctx, archived); err != nil {
 		t.Fatal(err)
 	}
-	runLayers(t, a, p, pipeline.RulesExtractor{}, 0)
+	runLayers(t, a, p, extract.RulesExtractor{}, 0)
 	mems, err := p.Memories(ctx, engram.MemoryQuery{Namespace: "team", Limit: 1000})
 	if err != nil {
 		t.Fatal(err)

@@ -6,7 +6,7 @@
 // over their servers' APIs; it knows no server.
 //
 // The prompt asks for memories written the way the offline extractor
-// (pipeline.NLPExtractor) writes them, so that recall reads one kind of
+// (extract.NLPExtractor) writes them, so that recall reads one kind of
 // memory whichever extractor is configured: the speaker named instead of
 // "I", relative times as dates, relations with the same predicates.
 //

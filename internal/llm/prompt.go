@@ -10,7 +10,7 @@ import (
 )
 
 // SystemPrompt tells the model what to extract and how to write it: the
-// conventions of the offline extractor (pipeline.NLPExtractor), so that a
+// conventions of the offline extractor (extract.NLPExtractor), so that a
 // memory reads the same whichever extractor made it. The speaker is named
 // instead of "I", the other speaker instead of "you"; a relative time is
 // written as the date it names, from the turn's date; an event carries that

@@ -1,4 +1,4 @@
-package pipeline
+package extract
 
 // Chinese patterns' helpers and relations.
 

@@ -1,4 +1,4 @@
-package pipeline
+package extract
 
 // Word classes of the clause extractor: closed classes of English (pronouns,
 // auxiliaries, discourse markers) and a few small lists of general

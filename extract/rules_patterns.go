@@ -1,4 +1,4 @@
-package pipeline
+package extract
 
 // The patterns of the rules extractor, English and Chinese, in the order
 // they are tried.

@@ -1,4 +1,4 @@
-package pipeline_test
+package extract_test
 
 import (
 	"context"
@@ -16,7 +16,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/engram-dev/engram"
-	"github.com/engram-dev/engram/pipeline"
+	"github.com/engram-dev/engram/extract"
+	"github.com/engram-dev/engram/internal/layertest"
+	"github.com/engram-dev/engram/internal/testutil"
 )
 
 // rulesCase is one fixture in testdata/rules/*.json: a turn and the
@@ -133,7 +135,7 @@ func runRulesCases(t *testing.T, cases []rulesCase) (pos, neg int) {
 		}
 		t.Run(c.Name, func(t *testing.T) {
 			turn := c.turn(i)
-			got, err := pipeline.RulesExtractor{}.Extract(context.Background(), []engram.Turn{turn})
+			got, err := extract.RulesExtractor{}.Extract(context.Background(), []engram.Turn{turn})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -260,7 +262,7 @@ func TestRulesExtractDeterministic(t *testing.T) {
 	for i, c := range cases {
 		turns[i] = c.turn(i)
 	}
-	var x pipeline.RulesExtractor
+	var x extract.RulesExtractor
 	first, err := x.Extract(context.Background(), turns)
 	if err != nil {
 		t.Fatal(err)
@@ -306,7 +308,7 @@ func TestRulesExtractDeterministic(t *testing.T) {
 func TestRulesExtractDedup(t *testing.T) {
 	turn := engram.Turn{ID: "t1", Namespace: "ns", Role: engram.RoleUser, Speaker: "Ana", TS: rulesTS,
 		Content: "I prefer tea. I prefer tea!\nI prefer tea"}
-	got, err := pipeline.RulesExtractor{}.Extract(context.Background(), []engram.Turn{turn, turn})
+	got, err := extract.RulesExtractor{}.Extract(context.Background(), []engram.Turn{turn, turn})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -316,7 +318,7 @@ func TestRulesExtractDedup(t *testing.T) {
 	// The same statement in another turn is another memory: it has another source.
 	turn2 := turn
 	turn2.ID = "t2"
-	got, err = pipeline.RulesExtractor{}.Extract(context.Background(), []engram.Turn{turn, turn2})
+	got, err = extract.RulesExtractor{}.Extract(context.Background(), []engram.Turn{turn, turn2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -327,13 +329,13 @@ func TestRulesExtractDedup(t *testing.T) {
 
 func TestRulesExtractEmpty(t *testing.T) {
 	for _, turns := range [][]engram.Turn{nil, {}, {{ID: "t1"}}, {{ID: "t2", Content: " \n\t。？ "}}} {
-		got, err := pipeline.RulesExtractor{}.Extract(context.Background(), turns)
+		got, err := extract.RulesExtractor{}.Extract(context.Background(), turns)
 		if err != nil || len(got) != 0 {
 			t.Errorf("Extract(%v) = %v, %v; want nothing", turns, got, err)
 		}
 	}
 	// No namespace: the default one, as the archive would have set.
-	got, err := pipeline.RulesExtractor{}.Extract(context.Background(), []engram.Turn{{ID: "t3", Content: "I prefer tea."}})
+	got, err := extract.RulesExtractor{}.Extract(context.Background(), []engram.Turn{{ID: "t3", Content: "I prefer tea."}})
 	if err != nil || len(got) != 1 || got[0].Namespace != engram.DefaultNamespace || got[0].Subject != "user" {
 		t.Errorf("got %+v, %v; want one memory in the default namespace about user", got, err)
 	}
@@ -343,7 +345,7 @@ func TestRulesExtractCanceled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	turns := benchTurns(10)
-	got, err := pipeline.RulesExtractor{}.Extract(ctx, turns)
+	got, err := extract.RulesExtractor{}.Extract(ctx, turns)
 	if !errors.Is(err, context.Canceled) || got != nil {
 		t.Fatalf("got %v, %v; want nil, context.Canceled", got, err)
 	}
@@ -351,7 +353,7 @@ func TestRulesExtractCanceled(t *testing.T) {
 	ctx, cancel = context.WithTimeout(context.Background(), time.Nanosecond)
 	defer cancel()
 	<-ctx.Done()
-	if _, err := (pipeline.RulesExtractor{}).Extract(ctx, benchTurns(1000)); !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := (extract.RulesExtractor{}).Extract(ctx, benchTurns(1000)); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("err %v, want context.DeadlineExceeded", err)
 	}
 }
@@ -364,11 +366,11 @@ func FuzzRulesExtract(f *testing.F) {
 	f.Add("x", "my favourite  is . I'm a . we decided to . TODO: . 我是")
 	f.Fuzz(func(t *testing.T, speaker, content string) {
 		turns := []engram.Turn{{ID: "f1", Namespace: "ns", Role: engram.RoleUser, Speaker: speaker, Content: content, TS: rulesTS}}
-		got, err := pipeline.RulesExtractor{}.Extract(context.Background(), turns)
+		got, err := extract.RulesExtractor{}.Extract(context.Background(), turns)
 		if err != nil {
 			t.Fatal(err)
 		}
-		again, _ := pipeline.RulesExtractor{}.Extract(context.Background(), turns)
+		again, _ := extract.RulesExtractor{}.Extract(context.Background(), turns)
 		if !reflect.DeepEqual(got, again) {
 			t.Fatal("not deterministic")
 		}
@@ -437,7 +439,7 @@ func benchTurns(n int) []engram.Turn {
 
 func BenchmarkRulesExtract(b *testing.B) {
 	turns := benchTurns(1000)
-	var x pipeline.RulesExtractor
+	var x extract.RulesExtractor
 	ctx := context.Background()
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -450,31 +452,31 @@ func BenchmarkRulesExtract(b *testing.B) {
 }
 
 // BenchmarkNLPExtract measures the nlp extractor alone, on the short turns
-// of benchTurns and on the LoCoMo development set's turns (locomoTurns;
+// of benchTurns and on the LoCoMo development set's turns (layertest.LoCoMoTurns;
 // skipped without it), with one worker and with GOMAXPROCS; turns/cpu-s is
 // per second of the process's CPU time.
 //
 //	go test -run '^$' -bench NLPExtract -cpu 2 ./pipeline/
 func BenchmarkNLPExtract(b *testing.B) {
-	pipeline.LoadTagger()
+	extract.LoadTagger()
 	for _, c := range []struct {
 		name  string
 		turns func(testing.TB) []engram.Turn
-	}{{"short", func(testing.TB) []engram.Turn { return benchTurns(1000) }}, {"locomo", locomoTurns}} {
+	}{{"short", func(testing.TB) []engram.Turn { return benchTurns(1000) }}, {"locomo", layertest.LoCoMoTurns}} {
 		for _, workers := range []int{1, 0} {
 			b.Run(fmt.Sprintf("%s/workers=%d", c.name, workers), func(b *testing.B) {
 				turns := c.turns(b)
-				x := &pipeline.NLPExtractor{Workers: workers}
+				x := &extract.NLPExtractor{Workers: workers}
 				ctx := context.Background()
 				b.ReportAllocs()
-				cpu0 := cpuTime()
+				cpu0 := testutil.CPUTime()
 				for b.Loop() {
 					if _, err := x.Extract(ctx, turns); err != nil {
 						b.Fatal(err)
 					}
 				}
 				b.ReportMetric(float64(b.N*len(turns))/b.Elapsed().Seconds(), "turns/s")
-				if cpu := cpuTime() - cpu0; cpu > 0 {
+				if cpu := testutil.CPUTime() - cpu0; cpu > 0 {
 					b.ReportMetric(float64(b.N*len(turns))/cpu.Seconds(), "turns/cpu-s")
 				}
 			})

@@ -1,4 +1,4 @@
-package pipeline
+package extract
 
 // Sentences and clauses, and the sentence-level guards: a question or a
 // hypothetical states nothing.

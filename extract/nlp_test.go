@@ -1,4 +1,4 @@
-package pipeline_test
+package extract_test
 
 import (
 	"context"
@@ -13,8 +13,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/extract"
 	"github.com/engram-dev/engram/internal/llm"
-	"github.com/engram-dev/engram/pipeline"
 )
 
 // nlpCase is one fixture of testdata/nlp/cases.json: a turn said at nlpTS
@@ -51,7 +51,7 @@ func (c nlpCase) turns() []engram.Turn {
 func TestNLPExtractCases(t *testing.T) {
 	cases := loadNLPCases(t)
 	var pos, neg int
-	x := &pipeline.NLPExtractor{}
+	x := &extract.NLPExtractor{}
 	for _, c := range cases {
 		if len(c.Want) == 0 {
 			neg++
@@ -84,7 +84,7 @@ func TestNLPExtractDeterministic(t *testing.T) {
 		}
 	}
 	ctx := context.Background()
-	first, err := (&pipeline.NLPExtractor{Workers: 1}).Extract(ctx, turns)
+	first, err := (&extract.NLPExtractor{Workers: 1}).Extract(ctx, turns)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +92,7 @@ func TestNLPExtractDeterministic(t *testing.T) {
 		t.Fatalf("%d memories from the fixtures, want at least 40", len(first))
 	}
 	for _, workers := range []int{0, 3, 16} {
-		again, err := (&pipeline.NLPExtractor{Workers: workers}).Extract(ctx, turns)
+		again, err := (&extract.NLPExtractor{Workers: workers}).Extract(ctx, turns)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -117,7 +117,7 @@ func TestNLPExtractDeterministic(t *testing.T) {
 
 func TestNLPExtractSkips(t *testing.T) {
 	ctx := context.Background()
-	x := &pipeline.NLPExtractor{}
+	x := &extract.NLPExtractor{}
 	turns := []engram.Turn{
 		{ID: "tool", Namespace: "ns1", Session: "s1", Role: engram.RoleTool, Content: "I moved to Berlin.", TS: nlpTS},
 		{ID: "system", Namespace: "ns1", Session: "s1", Role: engram.RoleSystem, Content: "I moved to Berlin.", TS: nlpTS},
@@ -155,7 +155,7 @@ func TestNLPSpeakers(t *testing.T) {
 		turn("4", "a", "Ana", "We should book the venue for the party."),
 		turn("5", "c", "Dee", "I'll call you tomorrow about the lease."),
 	}
-	got, err := (&pipeline.NLPExtractor{}).Extract(context.Background(), turns)
+	got, err := (&extract.NLPExtractor{}).Extract(context.Background(), turns)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +176,7 @@ func FuzzNLPExtract(f *testing.F) {
 	}
 	f.Add("I i I'd 'd 'cause gonna - - ? , , and and I")
 	f.Add("Lost\x00my job, I I I we we let's let's")
-	x := &pipeline.NLPExtractor{Workers: 1}
+	x := &extract.NLPExtractor{Workers: 1}
 	f.Fuzz(func(t *testing.T, content string) {
 		turns := []engram.Turn{{ID: "t", Namespace: "ns", Session: "s", Role: engram.RoleUser, Speaker: "Ana", Content: content, TS: nlpTS}}
 		got, err := x.Extract(context.Background(), turns)
@@ -203,7 +203,7 @@ func TestPromptNamesOfflinePredicates(t *testing.T) {
 	for _, c := range loadRulesFile(t, "relations.json") {
 		turns = append(turns, c.turn(len(turns)))
 	}
-	got, err := (&pipeline.NLPExtractor{}).Extract(context.Background(), turns)
+	got, err := (&extract.NLPExtractor{}).Extract(context.Background(), turns)
 	if err != nil {
 		t.Fatal(err)
 	}

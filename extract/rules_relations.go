@@ -1,4 +1,4 @@
-package pipeline
+package extract
 
 // A memory's relation is (subject, predicate, object) with a snake_case
 // predicate; the subject is the speaker. "We" is not resolved to a group: a

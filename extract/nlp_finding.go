@@ -1,4 +1,4 @@
-package pipeline
+package extract
 
 // From an analysed clause to a memory: its type, whether it says anything,
 // its text with the pronouns resolved and its times as dates.

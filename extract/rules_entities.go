@@ -1,4 +1,4 @@
-package pipeline
+package extract
 
 // The entities a memory mentions: names, identifiers, quoted terms.
 

@@ -1,4 +1,4 @@
-package pipeline
+package extract
 
 // Clauses of a tagged English sentence: where each starts, its subject, its
 // verb group and what it says, and the memory text built from them.

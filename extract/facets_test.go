@@ -1,11 +1,11 @@
-package pipeline_test
+package extract_test
 
 import (
 	"testing"
 	"time"
 
 	"github.com/engram-dev/engram"
-	"github.com/engram-dev/engram/pipeline"
+	"github.com/engram-dev/engram/extract"
 )
 
 // TestMemoryFacetActions: an action's triple makes a persona facet of its
@@ -29,7 +29,7 @@ func TestMemoryFacetActions(t *testing.T) {
 	} {
 		m := engram.Memory{ID: "m1", Namespace: "ns", Type: engram.MemoryEvent, Subject: "Ana", Text: "x", TS: at,
 			Sources: []string{"t1"}, Relation: &engram.Relation{Subject: "Ana", Predicate: c.pred, Object: c.obj}}
-		u, ok := pipeline.MemoryFacet(m)
+		u, ok := extract.MemoryFacet(m)
 		if c.facet == "" {
 			if ok {
 				t.Errorf("(%s, %s): facet %+v, want none", c.pred, c.obj, u)

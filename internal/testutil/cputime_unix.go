@@ -1,15 +1,15 @@
 //go:build unix
 
-package pipeline_test
+package testutil
 
 import (
 	"syscall"
 	"time"
 )
 
-// cpuTime is the CPU time the process has spent, user and system, all
+// CPUTime is the CPU time the process has spent, user and system, all
 // threads.
-func cpuTime() time.Duration {
+func CPUTime() time.Duration {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0

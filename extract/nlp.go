@@ -1,4 +1,4 @@
-package pipeline
+package extract
 
 import (
 	"context"
@@ -51,14 +51,21 @@ import (
 //
 // The tagger's model loads once per process, on the first Extract (see
 // LoadTagger). Turns of a batch are parsed in parallel, up to Workers
-// at a time, each a step of Yield when it is set. The same turns always
+// at a time, each a step of Pace when it is set. The same turns always
 // give the same memories with the same IDs.
 type NLPExtractor struct {
 	// Workers bounds the turns parsed at once; 0 means GOMAXPROCS.
 	Workers int
-	// Yield, if set, bounds the parses with the rest of the background
-	// work: each turn's is a step (Yield.Step).
-	Yield *Yield
+	// Pace, if set, bounds the parses with the rest of the background
+	// work: each turn's is a step.
+	Pace Pacer
+}
+
+// Pacer shares the cores between the parses and the rest of the
+// background work (the pipeline's Yield is one): Step waits for a step,
+// and done ends it.
+type Pacer interface {
+	Step(ctx context.Context) (done func(), err error)
 }
 
 var _ engram.Extractor = (*NLPExtractor)(nil)
@@ -107,11 +114,13 @@ func (x *NLPExtractor) Extract(ctx context.Context, turns []engram.Turn) ([]engr
 		return next - 1
 	}
 	parse := func(i int) {
-		done, err := x.Yield.Step(ctx)
-		if err != nil {
-			return // Extract returns ctx's error
+		if x.Pace != nil {
+			done, err := x.Pace.Step(ctx)
+			if err != nil {
+				return // Extract returns ctx's error
+			}
+			defer done()
 		}
-		defer done()
 		found[i] = nlpTurn(&turns[i], ctxs[i])
 	}
 	for range workers {

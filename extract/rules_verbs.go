@@ -1,4 +1,4 @@
-package pipeline
+package extract
 
 // Verb forms: the third person of a plan or habit ("Ana visits").
 

@@ -1,4 +1,4 @@
-package pipeline
+package extract
 
 // Normalising chat English before it is tagged: contractions and informal
 // spellings the tagger was not trained on.

@@ -1,4 +1,4 @@
-package pipeline
+package extract
 
 // The entities and the knowledge-graph relation of an analysed clause:
 // patterns over its tags and words, with the object helpers of the rules

@@ -1,0 +1,22 @@
+// Package extract reads what the derived layers say from the turns, apart
+// from the pipeline that writes them: the offline L1 extractors and what a
+// memory means for the persona and the graph.
+//
+// NLPExtractor, the default, tags each sentence of chat English once
+// (prose's tagger) and reads clauses with their subject, verb group and
+// complement: decisions with their rationale, preferences, plans, identity
+// and relationship facts, events, and actions on things, with pronouns
+// resolved to the session's speakers and relative times resolved against
+// the turn's time (package timeexpr). RulesExtractor, the earlier one, reads
+// the same kinds with patterns over sentences, English and Chinese; the
+// NLP extractor hands Chinese sentences to it. Both are deterministic: the
+// same turns give the same memories with the same ids.
+//
+// MemoryFacet and MemoryTriple turn a memory with a relation into a persona
+// observation (by kind: identity, relationship, preference, project, habit,
+// activity, place, possession, plan) and a knowledge-graph triple; the
+// pipeline's PersonaWorker and GraphWorker apply them.
+//
+// The LLM extractors (packages ollama and openai) write memories to the
+// same conventions (internal/llm).
+package extract

@@ -1,0 +1,122 @@
+package extract
+
+import (
+	"strings"
+	"time"
+
+	"github.com/engram-dev/engram"
+)
+
+// MemoryTriple returns the knowledge-graph triple of a memory with a
+// relation.
+func MemoryTriple(m engram.Memory) (engram.Triple, bool) {
+	r := m.Relation
+	if m.Wrong || r == nil || strings.TrimSpace(r.Subject) == "" || r.Predicate == "" || strings.TrimSpace(r.Object) == "" {
+		return engram.Triple{}, false
+	}
+	at := memoryTime(m)
+	if at.IsZero() {
+		return engram.Triple{}, false
+	}
+	return engram.Triple{Namespace: m.Namespace, Subject: r.Subject, Predicate: r.Predicate, Object: r.Object,
+		ValidFrom: at, Sources: m.Sources, Memory: m.ID}, true
+}
+
+// Persona facets by predicate, for relations about the speaker.
+var (
+	identityPredicates = map[string]bool{"name": true, "lives_in": true, "is_from": true, "born_in": true, "age": true, "works_as": true,
+		"works_at": true, "job": true, "role": true, "is": true, "studies": true, "studies_at": true, "nationality": true}
+	relationshipPredicates = map[string]bool{"relationship_status": true, "married_to": true, "partner": true,
+		"sister": true, "brother": true, "wife": true, "husband": true, "mother": true, "father": true, "son": true,
+		"daughter": true, "friend": true, "best_friend": true, "boss": true, "manager": true, "colleague": true,
+		"girlfriend": true, "boyfriend": true, "cousin": true, "dog": true, "cat": true, "has_pet": true, "child": true}
+	tastePredicates = map[string]bool{"likes": true, "dislikes": true, "prefers": true, "loves": true, "hates": true, "enjoys": true, "avoids": true}
+)
+
+// MemoryFacet returns the persona observation a memory makes about its
+// speaker, if any: identity (name, home, work), relationships, tastes and
+// favourites, the tools chosen for projects, and habits.
+func MemoryFacet(m engram.Memory) (engram.FacetUpdate, bool) {
+	r := m.Relation
+	if m.Wrong || r == nil || m.Subject == "" || !strings.EqualFold(strings.TrimSpace(r.Subject), strings.TrimSpace(m.Subject)) {
+		return engram.FacetUpdate{}, false
+	}
+	obj := strings.TrimSpace(r.Object)
+	at := memoryTime(m)
+	if obj == "" || at.IsZero() {
+		return engram.FacetUpdate{}, false
+	}
+	u := engram.FacetUpdate{Namespace: m.Namespace, Speaker: m.Subject, At: at, Evidence: m.Sources, Key: r.Predicate, Value: obj}
+	p := r.Predicate
+	switch {
+	case identityPredicates[p]:
+		u.Facet = engram.FacetIdentity
+	case relationshipPredicates[p] || strings.HasSuffix(p, "_of"):
+		u.Facet = engram.FacetRelationship
+	case tastePredicates[p]:
+		// One facet per thing, whose value is the stance: "likes jazz"
+		// then "dislikes jazz" is a change of one facet.
+		u.Facet, u.Key, u.Value = engram.FacetPreference, strings.ToLower(obj), p
+	case strings.HasPrefix(p, "favourite_"):
+		u.Facet = engram.FacetPreference
+	case p == "uses" || strings.HasPrefix(p, "uses_for_") || p == "works_on":
+		u.Facet = engram.FacetProject
+		if p == "uses" || p == "works_on" {
+			u.Key, u.Value = p+":"+strings.ToLower(obj), obj
+		}
+	case p == "habit":
+		u.Facet, u.Key = engram.FacetHabit, strings.ToLower(obj)
+	default:
+		// An action (see actionRelation): one facet per thing, whose
+		// value is what was done with it, so the same place visited twice
+		// is one facet with its history.
+		kind, ok := actionFacet(p, obj)
+		if !ok {
+			return engram.FacetUpdate{}, false
+		}
+		verb := strings.ReplaceAll(p, "_", " ")
+		u.Facet, u.Key, u.Value = kind, strings.ToLower(obj), verb
+		if kind == engram.FacetPlan {
+			// A plan is the whole action: "stay in bed", not "bed".
+			act := strings.TrimPrefix(verb, "plans to ") + " " + obj
+			u.Key, u.Value = strings.ToLower(act), act
+		}
+	}
+	return u, true
+}
+
+// Verbs whose action makes a persona facet, by the facet they make: the
+// rest of what people do (made pasta, took medicine) stays in the graph.
+var (
+	activityVerbs   = stemSet("play practice practise train learn join compete coach", false)
+	placeVerbs      = stemSet("go visit travel fly drive move return arrive stay live walk hike", false)
+	possessionVerbs = stemSet("buy own adopt purchase order", false)
+)
+
+// actionFacet returns the persona facet of an action's predicate and
+// object: a plan of any kind, a place the speaker went to when it is named
+// (capitalised: "went to Miami", not "went to the hairdresser"), an
+// activity, a possession. A name with a digit is no place ("flew an A380").
+func actionFacet(pred, obj string) (string, bool) {
+	plan := strings.HasPrefix(pred, "plans_to_")
+	verb, _, _ := strings.Cut(strings.TrimPrefix(pred, "plans_to_"), "_")
+	stem := verbStem(verb)
+	switch {
+	case plan:
+		return engram.FacetPlan, true
+	case placeVerbs[stem] && capitalised(obj) && !strings.ContainsAny(obj, "0123456789"):
+		return engram.FacetPlace, true
+	case activityVerbs[stem]:
+		return engram.FacetActivity, true
+	case possessionVerbs[stem]:
+		return engram.FacetPossession, true
+	}
+	return "", false
+}
+
+func memoryTime(m engram.Memory) time.Time {
+	if !m.ValidFrom.IsZero() {
+		return m.ValidFrom
+	}
+	return m.TS
+}
