@@ -5,7 +5,11 @@ package extract
 // vocabulary (verbs of thinking, light nouns, adjectives of feeling). None
 // is drawn from any data set: they are the textbook members of each class.
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/kljensen/snowball/english"
+)
 
 // discourse words open a clause without being part of what it states:
 // interjections, greetings, connectives.
@@ -70,8 +74,14 @@ var lightVerbs = stemSet("do make get go have be take keep give see try say tell
 
 // preferenceVerbs say what someone likes, by verb stem; the value is the
 // relation's predicate.
-var preferenceVerbs = map[string]string{"lik": "likes", "lov": "likes", "enjoy": "likes", "ador": "likes",
-	"prefer": "prefers", "hat": "dislikes", "dislik": "dislikes", "detest": "dislikes", "loath": "dislikes"}
+var preferenceVerbs = func() map[string]string {
+	m := map[string]string{}
+	for verb, pred := range map[string]string{"like": "likes", "love": "likes", "enjoy": "likes", "adore": "likes",
+		"prefer": "prefers", "hate": "dislikes", "dislike": "dislikes", "detest": "dislikes", "loathe": "dislikes"} {
+		m[verbStem(verb)] = pred
+	}
+	return m
+}()
 
 // decisionVerbs decide: "we decided to", "I chose", "we settled on", "we
 // agreed to", "I went with", "we opted for".
@@ -118,41 +128,17 @@ var irregularPast = map[string]string{"went": "go", "gone": "go", "got": "get", 
 	"knelt": "kneel", "smelt": "smell", "sunk": "sink", "sank": "sink", "stuck": "stick", "struck": "strike",
 	"swung": "swing", "sought": "seek"}
 
-// verbStem reduces a verb form to a rough stem that its other forms share:
-// "decided", "decides", "deciding" and "decide" all give "decid". It is
-// only compared with the stems of stemSet and verbIs, which apply it to
-// every form of a verb, never shown.
+// verbStem reduces a verb form to the stem that its other forms share:
+// the Snowball English stem of its base ("decided", "decides", "deciding"
+// and "decide" all give "decid"; "went" is "go" first). It is only compared
+// with the stems of stemSet and verbIs, which apply it to every form of a
+// verb, never shown. The scenes' terms are stemmed by the same stemmer.
 func verbStem(w string) string {
 	w = strings.ToLower(w)
 	if base, ok := irregularPast[w]; ok {
 		w = base
-	} else {
-		switch n := len(w); {
-		case n > 4 && strings.HasSuffix(w, "ied"), n > 4 && strings.HasSuffix(w, "ies"):
-			w = w[:n-3] + "y"
-		case n > 5 && strings.HasSuffix(w, "ing"):
-			w = undoubled(w[:n-3])
-		case n > 4 && strings.HasSuffix(w, "ed"):
-			w = undoubled(w[:n-2])
-		case n > 3 && strings.HasSuffix(w, "es") && strings.ContainsAny(w[n-3:n-2], "sxzho"):
-			w = w[:n-2]
-		case n > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss"):
-			w = w[:n-1]
-		}
 	}
-	if len(w) > 3 && strings.HasSuffix(w, "e") {
-		w = w[:len(w)-1]
-	}
-	return w
-}
-
-// undoubled drops a doubled final consonant: "plann" is "plan".
-func undoubled(w string) string {
-	n := len(w)
-	if n > 2 && w[n-1] == w[n-2] && !strings.ContainsRune("aeiouls", rune(w[n-1])) {
-		return w[:n-1]
-	}
-	return w
+	return english.Stem(w, true)
 }
 
 // stemSet is the set of the verb stems (verbStem) of every form of the
