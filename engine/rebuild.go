@@ -15,6 +15,8 @@ import (
 	"github.com/engram-dev/engram/internal/atomicfile"
 	"github.com/engram-dev/engram/palace"
 	"github.com/engram-dev/engram/pipeline"
+	"github.com/engram-dev/engram/scheduler"
+	"golang.org/x/sync/errgroup"
 )
 
 // Files of a rebuild, beside palace.db.
@@ -128,11 +130,8 @@ func Rebuild(ctx context.Context, cfg Config, logger *slog.Logger, progress func
 	if err := e.openExtractor(); err != nil {
 		return rep, err
 	}
-	for _, w := range e.layerJobs() {
-		progress(w.Name, 0, 0)
-		if err := w.Run(ctx); err != nil {
-			return rep, fmt.Errorf("%s: %w", w.Name, err)
-		}
+	if err := runStages(ctx, e.layerJobs(), progress); err != nil {
+		return rep, err
 	}
 
 	// Vaults.
@@ -312,4 +311,43 @@ func RefillChroma(ctx context.Context, cfg Config, logger *slog.Logger) error {
 		err = cerr
 	}
 	return err
+}
+
+// rebuildStage orders the layer jobs of a rebuild by what they read: the
+// memories and the scenes read the archive, the persona and the graph the
+// memories, the layers' vectors both.
+var rebuildStage = map[string]int{pipeline.WorkerMemories: 0, pipeline.WorkerScenes: 0,
+	pipeline.WorkerPersona: 1, pipeline.WorkerGraph: 1, pipeline.WorkerLayerVectors: 2}
+
+// runStages runs the jobs stage by stage, the jobs of a stage side by
+// side: their writes take turns at the palace's one writer, and their
+// reading and extracting use every core (one at a time, a rebuild ran on
+// one). The first error ends the rebuild.
+func runStages(ctx context.Context, jobs []scheduler.Job, progress func(stage string, done, total int64)) error {
+	stages := map[int][]scheduler.Job{}
+	last := 0
+	for _, j := range jobs {
+		st, ok := rebuildStage[j.Name]
+		if !ok {
+			st = len(rebuildStage) // a job of its own, after the others
+		}
+		stages[st] = append(stages[st], j)
+		last = max(last, st)
+	}
+	for st := 0; st <= last; st++ {
+		g, gctx := errgroup.WithContext(ctx)
+		for _, j := range stages[st] {
+			progress(j.Name, 0, 0)
+			g.Go(func() error {
+				if err := j.Run(gctx); err != nil {
+					return fmt.Errorf("%s: %w", j.Name, err)
+				}
+				return nil
+			})
+		}
+		if err := g.Wait(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
