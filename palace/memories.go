@@ -13,6 +13,7 @@ import (
 	"unicode"
 
 	engram "github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/internal/kwindex"
 )
 
 // Near-duplicate merging: a memory whose content words overlap an active
@@ -405,7 +406,7 @@ const nearDupScan = 256
 // the rows holding either of the two longest (the rarer, as a rule) are
 // read, newest first, and check keeps those whose indexed text
 // (memoryIndexText) holds all the terms but one, by the tokens FTS5 gave
-// it (ftsTokens). allButOneExpr's n
+// it (kwindex.Tokens). allButOneExpr's n
 // conjunctions of n-1 terms cost FTS5 n x (n-1) seeks into its index a
 // lookup, most of the time of storing memories. ok is false where the
 // plain query is cheap (two terms or fewer) or a term is a phrase.
@@ -414,7 +415,7 @@ func nearDupPair(terms []term) (expr string, check func(text string) bool, ok bo
 	if len(terms) <= 2 {
 		return "", nil, false
 	}
-	toks, ok := kwTokens(terms)
+	toks, ok := kwindex.QueryTokens(termWords(terms))
 	if !ok {
 		return "", nil, false
 	}
@@ -430,7 +431,7 @@ func nearDupPair(terms []term) (expr string, check func(text string) bool, ok bo
 			return false
 		}
 		have := map[string]bool{}
-		ftsTokens(indexed, func(tok string) { have[tok] = true })
+		kwindex.Tokens(indexed, func(tok string) { have[tok] = true })
 		missing := 0
 		for _, t := range toks {
 			if !have[t] {

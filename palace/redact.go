@@ -250,7 +250,7 @@ func (r *redactor) turn(t engram.Turn) (ns string, ok bool, err error) {
 	if ts.Valid {
 		tsv = ts.Int64
 	}
-	r.kw.add(t.Seq, ns, tsv, text, sp)
+	r.kw.Add(turnDoc(t.Seq, ns, tsv, text, sp))
 	if t.Seq <= r.trigramSeq {
 		if err := r.exec(`INSERT INTO turns_trigram (rowid, content) VALUES (?, ?)`, t.Seq, raw); err != nil {
 			return "", false, err

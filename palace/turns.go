@@ -139,9 +139,9 @@ func (db *DB) PutTurnsSearchable(ctx context.Context, turns []engram.Turn) error
 	}
 
 	// Urgent: an acknowledgement waits for it (see writeGate).
-	kw := db.beginChange()
+	kw := db.kw.Begin()
 	err := db.update(ctx, true, func(tx *sql.Tx) error {
-		kw.reset()
+		kw.Reset()
 		st := db.writerStmts(ctx, tx) // compiled once, when the palace opened
 		var stmts [5]*sql.Stmt
 		for i, q := range []string{qInsertTurn, qInsertTurnFTS, qInsertTurnCJK, qAnyForgotten, qSetMeta} {
@@ -230,7 +230,7 @@ func (db *DB) PutTurnsSearchable(ctx context.Context, turns []engram.Turn) error
 			if _, err := fts.ExecContext(ctx, t.Seq, r.text, r.speaker); err != nil {
 				return fmt.Errorf("palace: index turn %d: %w", t.Seq, err)
 			}
-			kw.add(t.Seq, t.Namespace, r.ts, r.text, r.speaker)
+			kw.Add(turnDoc(t.Seq, t.Namespace, r.ts, r.text, r.speaker))
 			if r.grams != "" {
 				if _, err := cjk.ExecContext(ctx, t.Seq, r.grams); err != nil {
 					return fmt.Errorf("palace: index turn %d: %w", t.Seq, err)
@@ -252,12 +252,12 @@ func (db *DB) PutTurnsSearchable(ctx context.Context, turns []engram.Turn) error
 				return fmt.Errorf("palace: put turns: %w", err)
 			}
 		}
-		if err := kw.count(ctx, tx); err != nil {
+		if err := countKeywordChange(ctx, tx, kw); err != nil {
 			return fmt.Errorf("palace: put turns: %w", err)
 		}
 		return nil
 	})
-	db.endChange(kw, err)
+	db.kw.End(kw, err)
 	return err
 }
 
