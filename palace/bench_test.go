@@ -411,7 +411,7 @@ func BenchmarkKWIndexRank(b *testing.B) {
 	x := kwindex.New(speakerWeight)
 	for seq := int64(1); seq <= 100_000; seq++ {
 		t := c.turn(seq)
-		text, err := segmentText(nfkc(t.Content))
+		text, err := kwindex.SegmentText(kwindex.NFKC(t.Content))
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -172,10 +172,10 @@ func (db *DB) loadTurnDocs(ctx context.Context, add func(kwindex.Doc)) (gen int6
 				return err
 			}
 			d.TS, d.HasTS = ts.Int64, ts.Valid
-			if d.Text, err = indexText(content); err != nil {
+			if d.Text, err = kwindex.IndexText(content); err != nil {
 				return err
 			}
-			if d.Second, err = indexText(d.Second); err != nil {
+			if d.Second, err = kwindex.IndexText(d.Second); err != nil {
 				return err
 			}
 			add(d)
@@ -244,7 +244,7 @@ func (db *DB) rankFromMemory(ctx context.Context, s *search, terms []term) (bool
 func termWords(terms []term) []string {
 	words := make([]string, len(terms))
 	for i, t := range terms {
-		words[i] = t.text
+		words[i] = t.Text
 	}
 	return words
 }
@@ -306,7 +306,7 @@ func unitChanges(ctx context.Context, tx *sql.Tx, after int64, limit int) ([]kwi
 		if err != nil {
 			return nil, err
 		}
-		if changes[i].Doc.Text, err = indexText(text); err != nil {
+		if changes[i].Doc.Text, err = kwindex.IndexText(text); err != nil {
 			return nil, err
 		}
 	}
@@ -362,7 +362,7 @@ func memoryChanges(ctx context.Context, tx *sql.Tx, after int64, limit int) ([]k
 // scanRows scans each of rows into a Row, through the destinations dest
 // gives for it and for its doc's start and end (the end left out where
 // there is none), and gives its doc the text of text (nil: none), as
-// indexText makes it.
+// kwindex.IndexText makes it.
 func scanRows(rows *sql.Rows, dest func(r *kwindex.Row, start, end *sql.NullInt64) []any, text func(r *kwindex.Row) (string, error)) ([]kwindex.Row, error) {
 	var out []kwindex.Row
 	err := eachRow(rows, func() error {
@@ -380,7 +380,7 @@ func scanRows(rows *sql.Rows, dest func(r *kwindex.Row, start, end *sql.NullInt6
 			if err != nil {
 				return err
 			}
-			if r.Doc.Text, err = indexText(s); err != nil {
+			if r.Doc.Text, err = kwindex.IndexText(s); err != nil {
 				return err
 			}
 		}

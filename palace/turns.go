@@ -14,6 +14,7 @@ import (
 	"time"
 
 	engram "github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/internal/kwindex"
 )
 
 // keyIndexedSeq is the palace_meta key of the indexer's watermark.
@@ -256,15 +257,15 @@ func prepareTurns(turns []engram.Turn) (rows []row, maxSeq int64, err error) {
 			rows[i] = r
 			continue
 		}
-		r.raw = nfkc(t.Content)
-		if r.text, err = segmentText(r.raw); err != nil {
+		r.raw = kwindex.NFKC(t.Content)
+		if r.text, err = kwindex.SegmentText(r.raw); err != nil {
 			return nil, 0, err
 		}
-		speaker := nfkc(t.Speaker)
-		if r.speaker, err = segmentText(speaker); err != nil {
+		speaker := kwindex.NFKC(t.Speaker)
+		if r.speaker, err = kwindex.SegmentText(speaker); err != nil {
 			return nil, 0, err
 		}
-		r.grams = strings.TrimSpace(cjkGrams(r.raw) + " " + cjkGrams(speaker))
+		r.grams = strings.TrimSpace(kwindex.CJKGrams(r.raw) + " " + kwindex.CJKGrams(speaker))
 		rows[i] = r
 	}
 	return rows, maxSeq, nil

@@ -1,5 +1,9 @@
 // Package kwindex holds full-text tables of the palace in memory, and
-// ranks them exactly as SQLite's FTS5 ranks the tables themselves.
+// ranks them exactly as SQLite's FTS5 ranks the tables themselves. It
+// also owns the keyword text both see: what a text becomes before it is
+// cut into tokens (IndexText: NFKC, Chinese and Japanese runs cut into
+// words by gse, so that unicode61 sees one token a word), and which words
+// of a query are searched (QueryTerms).
 //
 // FTS5 ranks a query by computing bm25() for every row that holds one of
 // its terms, reading each row's size from a b-tree on the way, so a query
