@@ -222,22 +222,16 @@ func (db *DB) rankFromMemory(ctx context.Context, s *search, terms []term) (bool
 		return false, nil
 	}
 	s.floor = 1
-	if len(hits) == 0 {
-		return true, nil
-	}
-	turns, err := rowsByKey(ctx, db, `SELECT `+turnColumns+` FROM turns t WHERE t.seq IN (SELECT value FROM json_each(?))`, hits,
+	err := hitRows(ctx, db, `SELECT `+turnColumns+` FROM turns t WHERE t.seq IN (SELECT value FROM json_each(?))`, hits,
 		func(rows *sql.Rows, add func(int64, engram.Turn)) error {
 			return scanTurns(rows, func(t engram.Turn, _ float64) { add(t.Seq, t) })
+		},
+		func(t engram.Turn, score float64) {
+			if s.add(t, score) {
+				s.floor = score
+			}
 		})
-	if err != nil {
-		return false, err
-	}
-	for _, h := range hits {
-		if t, found := turns[h.Key]; found && s.add(t, h.Score) {
-			s.floor = h.Score
-		}
-	}
-	return true, nil
+	return err == nil, err
 }
 
 // termWords is the text of each term.
@@ -396,7 +390,8 @@ func (db *DB) unitHitsFromMemory(ctx context.Context, hits []kwindex.Hit) ([]eng
 	if len(hits) == 0 {
 		return nil, nil
 	}
-	byN, err := rowsByKey(ctx, db, `SELECT `+unitColumns+`, u.n FROM units u WHERE u.n IN (SELECT value FROM json_each(?))`, hits,
+	out := make([]engram.UnitHit, 0, len(hits))
+	err := hitRows(ctx, db, `SELECT `+unitColumns+`, u.n FROM units u WHERE u.n IN (SELECT value FROM json_each(?))`, hits,
 		func(rows *sql.Rows, add func(int64, engram.Unit)) error {
 			return eachRow(rows, func() error {
 				var n int64
@@ -407,15 +402,10 @@ func (db *DB) unitHitsFromMemory(ctx context.Context, hits []kwindex.Hit) ([]eng
 				add(n, un)
 				return nil
 			})
-		})
+		},
+		func(un engram.Unit, score float64) { out = append(out, engram.UnitHit{Unit: un, Score: score}) })
 	if err != nil {
 		return nil, err
-	}
-	out := make([]engram.UnitHit, 0, len(hits))
-	for _, h := range hits {
-		if un, ok := byN[h.Key]; ok {
-			out = append(out, engram.UnitHit{Unit: un, Score: h.Score})
-		}
 	}
 	return out, nil
 }
@@ -458,14 +448,8 @@ func searchFromMemory[T any](ctx context.Context, db *DB, u *kwindex.SeqCache, t
 	if err != nil || !ok {
 		return false, err
 	}
-	byN, err := rowsByKey(ctx, db, query, hits, scan)
-	if err != nil {
+	if err := hitRows(ctx, db, query, hits, scan, add); err != nil {
 		return false, err
-	}
-	for _, h := range hits {
-		if v, found := byN[h.Key]; found {
-			add(v, h.Score)
-		}
 	}
 	return true, nil
 }
