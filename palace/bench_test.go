@@ -13,6 +13,7 @@ import (
 	"time"
 
 	engram "github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/internal/kwindex"
 )
 
 // The benchmark corpus: generated, deterministic English-like conversation.
@@ -407,31 +408,30 @@ func BenchmarkPutTurnSingle(b *testing.B) {
 func BenchmarkKWIndexRank(b *testing.B) {
 	c := newCorpus(1)
 	before := liveHeap()
-	x := newKWIndex()
+	x := kwindex.New(speakerWeight)
 	for seq := int64(1); seq <= 100_000; seq++ {
 		t := c.turn(seq)
-		text, err := segmentText(nfkc(t.Content))
+		text, err := kwindex.SegmentText(kwindex.NFKC(t.Content))
 		if err != nil {
 			b.Fatal(err)
 		}
-		x.add(kwAdd{seq: seq, namespace: t.Namespace, ts: t.TS.UnixNano(), hasTS: true, text: text, speaker: t.Speaker})
+		x.Add(kwindex.Doc{Key: seq, Namespace: t.Namespace, TS: t.TS.UnixNano(), HasTS: true, Text: text, Second: t.Speaker})
 	}
-	x.trim()
+	x.Trim()
 	heapMB := float64(liveHeap()-before) / 1e6
 	var queries [][]string
 	for _, q := range c.queries("words", 500) {
 		var toks []string
-		ftsTokenBytes(q, func(tok []byte) { toks = append(toks, string(tok)) })
+		kwindex.Tokens(q, func(tok string) { toks = append(toks, tok) })
 		queries = append(queries, toks)
 	}
 	for _, ns := range []string{"", engram.DefaultNamespace} {
 		b.Run("ns="+ns, func(b *testing.B) {
-			keep, _ := x.pointFilter(ns, 0, 0)
 			var lat []time.Duration
 			i := 0
 			for b.Loop() {
 				start := time.Now()
-				x.best(queries[i%len(queries)], 10, keep)
+				x.Best(queries[i%len(queries)], kwindex.Filter{Namespace: ns}, 10)
 				lat = append(lat, time.Since(start))
 				i++
 			}

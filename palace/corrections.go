@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/internal/kwindex"
 )
 
 // Corrections of memories and graph facts. The palace keeps each correction
@@ -255,7 +256,7 @@ func settleMemory(ctx context.Context, tx *sql.Tx, n int64, seq *int64) (bool, e
 	}
 	if wantText != m.Text {
 		m.Text = wantText
-		text, err := indexText(memoryIndexText(m))
+		text, err := kwindex.IndexText(memoryIndexText(m))
 		if err != nil {
 			return false, err
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	engram "github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/internal/kwindex"
 )
 
 // ForgetTurn names a forgotten turn: its id and the archive's seq of its
@@ -75,9 +76,9 @@ func (db *DB) ForgetTurns(ctx context.Context, turns []ForgetTurn, at time.Time,
 // false when the transaction failed (nothing changed); an error with
 // committed set is the scrub's.
 func (db *DB) erase(ctx context.Context, op string, fn func(f *forgetter) error) (committed bool, err error) {
-	kw := db.beginChange()
+	kw := db.kw.Begin()
 	err = db.Update(ctx, func(tx *sql.Tx) error {
-		kw.reset()
+		kw.Reset()
 		trigramSeq, err := metaIn(ctx, tx, keyTrigramSeq)
 		if err != nil {
 			return err
@@ -85,9 +86,9 @@ func (db *DB) erase(ctx context.Context, op string, fn func(f *forgetter) error)
 		if err := fn(&forgetter{ctx: ctx, tx: tx, res: &ForgetResult{}, gone: map[string]bool{}, kw: kw, st: txStmts(ctx, tx), trigramSeq: trigramSeq}); err != nil {
 			return err
 		}
-		return kw.count(ctx, tx)
+		return countKeywordChange(ctx, tx, kw)
 	})
-	db.endChange(kw, err)
+	db.kw.End(kw, err)
 	if err != nil {
 		return false, fmt.Errorf("palace: %s: %w", op, err)
 	}
@@ -142,7 +143,7 @@ type forgetter struct {
 	tx   *sql.Tx
 	res  *ForgetResult
 	gone map[string]bool // the forgotten turn ids
-	kw   *kwChange       // the change of turns_fts
+	kw   *kwindex.Change // the change of turns_fts
 	// remake, when set, makes the deleted scenes again of their other turns.
 	remake SceneRemaker
 	st     stmtFunc // the statements of re-indexing units, prepared once
@@ -244,7 +245,7 @@ func (f *forgetter) unindexTurn(seq int64) error {
 			return err
 		}
 	}
-	f.kw.del(seq)
+	f.kw.Remove(seq)
 	return nil
 }
 

@@ -8,9 +8,10 @@ import (
 	"testing"
 
 	"github.com/engram-dev/engram/embedder"
+	"github.com/engram-dev/engram/internal/kwindex"
 )
 
-// TestFTSTokens checks ftsTokens against SQLite's own tokenizer, as
+// TestFTSTokens checks kwindex.Tokens against SQLite's own tokenizer, as
 // turns_fts is declared, on every word of the builtin embedder's
 // vocabulary (English, inflected), on the forms the Porter rules turn on,
 // and on text in other scripts.
@@ -81,7 +82,7 @@ func TestFTSTokens(t *testing.T) {
 	bad := 0
 	for i, s := range texts {
 		var mine []string
-		ftsTokens(s, func(tok string) { mine = append(mine, tok) })
+		kwindex.Tokens(s, func(tok string) { mine = append(mine, tok) })
 		if slices.Equal(mine, got[i]) {
 			continue
 		}
@@ -96,7 +97,7 @@ func TestFTSTokens(t *testing.T) {
 			if a != b {
 				bad++
 				if bad <= 40 {
-					t.Errorf("text %d token %d: ftsTokens %q, FTS5 %q", i, j, a, b)
+					t.Errorf("text %d token %d: kwindex.Tokens %q, FTS5 %q", i, j, a, b)
 				}
 				if len(mine) != len(got[i]) {
 					t.Errorf("text %d: %d tokens, FTS5 %d", i, len(mine), len(got[i]))

@@ -17,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	engram "github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/internal/kwindex"
 )
 
 // exclusive are pairs of predicates that contradict each other for the same
@@ -259,7 +260,7 @@ func rebuildChain(ctx context.Context, tx *sql.Tx, ns, chain string, single bool
 			first.subject, first.object).Scan(&subj, &obj); err != nil {
 			return err
 		}
-		text, err := indexText(engram.Triple{Subject: subj, Predicate: first.predicate, Object: obj}.Sentence())
+		text, err := kwindex.IndexText(engram.Triple{Subject: subj, Predicate: first.predicate, Object: obj}.Sentence())
 		if err != nil {
 			return err
 		}
@@ -318,7 +319,7 @@ func tripleID(ns string, subj int64, pred string, obj, vf int64) string {
 // met under a better spelling (betterName) takes it as its name.
 func resolveEntity(ctx context.Context, tx *sql.Tx, ns, name string, create bool) (int64, error) {
 	norm := normName(name)
-	display := strings.Join(strings.Fields(nfkc(name)), " ")
+	display := strings.Join(strings.Fields(kwindex.NFKC(name)), " ")
 	var n int64
 	var known string
 	err := tx.QueryRowContext(ctx, `SELECT e.n, e.name FROM kg_aliases a JOIN kg_entities e ON e.n = a.entity
@@ -348,7 +349,7 @@ func resolveEntity(ctx context.Context, tx *sql.Tx, ns, name string, create bool
 // it (without alias) if there is none.
 func nameEntity(ctx context.Context, tx *sql.Tx, ns, name string) (int64, error) {
 	norm := normName(name)
-	display := strings.Join(strings.Fields(nfkc(name)), " ")
+	display := strings.Join(strings.Fields(kwindex.NFKC(name)), " ")
 	var n int64
 	var known string
 	err := tx.QueryRowContext(ctx, `SELECT n, name FROM kg_entities WHERE namespace = ? AND norm = ?`, ns, norm).Scan(&n, &known)
@@ -587,7 +588,7 @@ func (db *DB) GetTriples(ctx context.Context, ids []string) ([]engram.Triple, er
 // ("Alice lives in Lisbon") holds a word of q.Text, by BM25 (higher is
 // better).
 func (db *DB) SearchTriples(ctx context.Context, q engram.TextQuery, asOf time.Time) ([]engram.TripleHit, error) {
-	terms, err := queryTerms(q.Text)
+	terms, err := kwindex.QueryTerms(q.Text)
 	if err != nil || len(terms) == 0 {
 		return nil, err
 	}

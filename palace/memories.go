@@ -13,6 +13,7 @@ import (
 	"unicode"
 
 	engram "github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/internal/kwindex"
 )
 
 // Near-duplicate merging: a memory whose content words overlap an active
@@ -213,7 +214,7 @@ func (db *DB) putMemory(ctx context.Context, tx *sql.Tx, m engram.Memory, seq *i
 		return memMerged, mergeInto(ctx, tx, old, m, seq)
 	}
 
-	text, err := indexText(memoryIndexText(m))
+	text, err := kwindex.IndexText(memoryIndexText(m))
 	if err != nil {
 		return 0, err
 	}
@@ -350,7 +351,7 @@ type nearHit struct {
 // the words, superseded ones included, which made it most of the cost of
 // storing memories.
 func (db *DB) nearDuplicate(ctx context.Context, q *sql.Stmt, m engram.Memory, words []string) (nearHit, error) {
-	terms, err := queryTerms(m.Text)
+	terms, err := kwindex.QueryTerms(m.Text)
 	if err != nil || len(terms) == 0 {
 		return nearHit{}, err
 	}
@@ -405,7 +406,7 @@ const nearDupScan = 256
 // the rows holding either of the two longest (the rarer, as a rule) are
 // read, newest first, and check keeps those whose indexed text
 // (memoryIndexText) holds all the terms but one, by the tokens FTS5 gave
-// it (ftsTokens). allButOneExpr's n
+// it (kwindex.Tokens). allButOneExpr's n
 // conjunctions of n-1 terms cost FTS5 n x (n-1) seeks into its index a
 // lookup, most of the time of storing memories. ok is false where the
 // plain query is cheap (two terms or fewer) or a term is a phrase.
@@ -414,7 +415,7 @@ func nearDupPair(terms []term) (expr string, check func(text string) bool, ok bo
 	if len(terms) <= 2 {
 		return "", nil, false
 	}
-	toks, ok := kwTokens(terms)
+	toks, ok := kwindex.QueryTokens(termWords(terms))
 	if !ok {
 		return "", nil, false
 	}
@@ -422,15 +423,15 @@ func nearDupPair(terms []term) (expr string, check func(text string) bool, ok bo
 	for i := range order {
 		order[i] = i
 	}
-	slices.SortStableFunc(order, func(a, b int) int { return len(terms[b].text) - len(terms[a].text) })
+	slices.SortStableFunc(order, func(a, b int) int { return len(terms[b].Text) - len(terms[a].Text) })
 	expr = matchExpr([]term{terms[order[0]], terms[order[1]]})
 	check = func(text string) bool {
-		indexed, err := indexText(text)
+		indexed, err := kwindex.IndexText(text)
 		if err != nil {
 			return false
 		}
 		have := map[string]bool{}
-		ftsTokens(indexed, func(tok string) { have[tok] = true })
+		kwindex.Tokens(indexed, func(tok string) { have[tok] = true })
 		missing := 0
 		for _, t := range toks {
 			if !have[t] {
@@ -505,16 +506,16 @@ func memoryIndexText(m engram.Memory) string {
 // stopwords: letters and digits runs, with runs of Chinese or Japanese
 // characters cut into single characters.
 func contentWords(s string) []string {
-	s = strings.ToLower(nfkc(s))
+	s = strings.ToLower(kwindex.NFKC(s))
 	var out []string
 	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
-		if hasCJK(f) {
+		if kwindex.HasCJK(f) {
 			for _, r := range f {
 				out = append(out, string(r))
 			}
 			continue
 		}
-		if !stopwords[f] {
+		if !kwindex.IsStopword(f) {
 			out = append(out, f)
 		}
 	}
@@ -549,7 +550,7 @@ func dedupKey(m engram.Memory, words []string) string {
 // normName is how entity names compare: NFKC, case-folded, white space
 // collapsed, surrounding punctuation and a leading article dropped.
 func normName(s string) string {
-	s = strings.ToLower(nfkc(s))
+	s = strings.ToLower(kwindex.NFKC(s))
 	s = strings.Join(strings.Fields(s), " ")
 	s = strings.TrimFunc(s, func(r rune) bool { return unicode.IsPunct(r) && r != '#' && r != '+' })
 	for _, a := range []string{"the ", "a ", "an "} {
@@ -675,7 +676,7 @@ func (db *DB) Memories(ctx context.Context, q engram.MemoryQuery) ([]engram.Memo
 // SearchMemories ranks the active memories holding any word of q.Text by
 // BM25 (higher is better), filtered like SearchTurns.
 func (db *DB) SearchMemories(ctx context.Context, q engram.TextQuery) ([]engram.MemoryHit, error) {
-	terms, err := queryTerms(q.Text)
+	terms, err := kwindex.QueryTerms(q.Text)
 	if err != nil || len(terms) == 0 {
 		return nil, err
 	}
@@ -735,7 +736,7 @@ func (l *listQuery) addTime(cond string, t time.Time) {
 func (l *listQuery) build(columns, table, alias, text, order string, limit int) (query string, args []any, ok bool, err error) {
 	from, where, args := table+" "+alias, append([]string{"1"}, l.where...), l.args
 	if strings.TrimSpace(text) != "" {
-		terms, err := queryTerms(text)
+		terms, err := kwindex.QueryTerms(text)
 		if err != nil || len(terms) == 0 {
 			return "", nil, false, err
 		}

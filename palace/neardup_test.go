@@ -10,6 +10,7 @@ import (
 	"time"
 
 	engram "github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/internal/kwindex"
 )
 
 // TestNearDuplicatePair checks the cheap near-duplicate lookup
@@ -76,7 +77,7 @@ func TestNearDuplicatePair(t *testing.T) {
 // nearDuplicateAllButOne is nearDuplicate with the query it had before
 // nearDupPair.
 func (db *DB) nearDuplicateAllButOne(ctx context.Context, tx *sql.Tx, m engram.Memory, words []string) (*storedMemory, error) {
-	terms, err := queryTerms(m.Text)
+	terms, err := kwindex.QueryTerms(m.Text)
 	if err != nil || len(terms) == 0 {
 		return nil, err
 	}

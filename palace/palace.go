@@ -13,6 +13,7 @@ import (
 	"time"
 
 	engram "github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/internal/kwindex"
 	"github.com/engram-dev/engram/migrations"
 
 	"modernc.org/sqlite" // registers the "sqlite" driver
@@ -62,14 +63,15 @@ type DB struct {
 	closed atomic.Bool
 
 	vectors vectorCache   // the VectorIndex of each model, made by Vectors
-	kw      keywordIndex  // the in-memory keyword index (kwindex.go)
-	ukw     seqKeywords   // the units' (kwunits.go)
-	skw     seqKeywords   // the scenes' (kwscenes.go)
-	mkw     seqKeywords   // the memories' (kwmemories.go)
 	stmts   stmtCache     // prepared read statements (stmts.go)
 	wstmts  stmtCache     // prepared write statements
 	ckpt    *checkpointer // copies the WAL into the file, beside the writer (checkpoint.go)
 	merge   *merger       // merges the full-text segments behind the writes (merger.go)
+
+	// The in-memory keyword indexes (keyword.go): the turns', and the
+	// units', the scenes' and the memories'.
+	kw            *kwindex.GenCache
+	ukw, skw, mkw *kwindex.SeqCache
 
 	splitWrites bool // tests: a background write that can commit early does at every step (yieldWriter)
 }
@@ -104,7 +106,7 @@ func Open(path string, opts Options) (*DB, error) {
 	}
 
 	db := &DB{path: abs, now: opts.Now}
-	db.ukw.src, db.skw.src, db.mkw.src = unitsSource, scenesSource, memoriesSource
+	db.openKeyword()
 	if db.w, err = sql.Open("sqlite", dsn(abs, true)); err != nil {
 		return nil, fmt.Errorf("palace: open: %w", err)
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	engram "github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/internal/kwindex"
 	"github.com/engram-dev/engram/migrations"
 )
 
@@ -642,7 +643,7 @@ func insertOldTurns(ctx context.Context, tx *sql.Tx, contents ...string) error {
 			return err
 		}
 		for _, q := range []string{`INSERT INTO turns_trigram (rowid, content) VALUES (?, ?)`, `INSERT INTO turns_fts (rowid, text, speaker) VALUES (?, ?, '')`} {
-			if _, err := tx.ExecContext(ctx, q, seq, nfkc(c)); err != nil {
+			if _, err := tx.ExecContext(ctx, q, seq, kwindex.NFKC(c)); err != nil {
 				return err
 			}
 		}

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/internal/kwindex"
 )
 
 // RedactResult says what RedactTurns changed.
@@ -224,12 +225,12 @@ func (r *redactor) turn(t engram.Turn) (ns string, ok bool, err error) {
 	if err != nil {
 		return "", false, err
 	}
-	raw, speaker := nfkc(t.Content), nfkc(t.Speaker)
-	text, err := segmentText(raw)
+	raw, speaker := kwindex.NFKC(t.Content), kwindex.NFKC(t.Speaker)
+	text, err := kwindex.SegmentText(raw)
 	if err != nil {
 		return "", false, err
 	}
-	sp, err := segmentText(speaker)
+	sp, err := kwindex.SegmentText(speaker)
 	if err != nil {
 		return "", false, err
 	}
@@ -250,13 +251,13 @@ func (r *redactor) turn(t engram.Turn) (ns string, ok bool, err error) {
 	if ts.Valid {
 		tsv = ts.Int64
 	}
-	r.kw.add(t.Seq, ns, tsv, text, sp)
+	r.kw.Add(turnDoc(t.Seq, ns, tsv, text, sp))
 	if t.Seq <= r.trigramSeq {
 		if err := r.exec(`INSERT INTO turns_trigram (rowid, content) VALUES (?, ?)`, t.Seq, raw); err != nil {
 			return "", false, err
 		}
 	}
-	if grams := strings.TrimSpace(cjkGrams(raw) + " " + cjkGrams(speaker)); grams != "" {
+	if grams := strings.TrimSpace(kwindex.CJKGrams(raw) + " " + kwindex.CJKGrams(speaker)); grams != "" {
 		if err := r.exec(`INSERT INTO turns_cjk (rowid, grams) VALUES (?, ?)`, t.Seq, grams); err != nil {
 			return "", false, err
 		}
@@ -496,7 +497,7 @@ func (r *redactor) redactMemories(turnID string) error {
 			m.Text, m.Rationale, m.Subject, string(raw), newExt, dedupKey(m, contentWords(m.Text)), seq, n); err != nil {
 			return err
 		}
-		text, err := indexText(memoryIndexText(m))
+		text, err := kwindex.IndexText(memoryIndexText(m))
 		if err != nil {
 			return err
 		}
@@ -552,7 +553,7 @@ func (r *redactor) redactScenes(turnID string) error {
 		}
 		var ps []string
 		json.Unmarshal([]byte(np), &ps)
-		text, err := indexText(nt + "\n" + nsum + "\n" + strings.Join(ps, " "))
+		text, err := kwindex.IndexText(nt + "\n" + nsum + "\n" + strings.Join(ps, " "))
 		if err != nil {
 			return err
 		}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+
+	"github.com/engram-dev/engram/internal/kwindex"
 )
 
 // Reading rows. Each helper closes the rows before it returns, so that a
@@ -177,20 +179,30 @@ func viewList[T any](ctx context.Context, db *DB, what string, scan func(*sql.Ro
 	return out, nil
 }
 
-// rowsByKey reads the rows of hits by their key (a row number: query
+// hitRows reads the rows of hits by their key (a row number: query
 // selects them with the key list as its argument, the rows read by scan)
-// into a map by key. A row gone meanwhile is not in it.
-func rowsByKey[T any](ctx context.Context, db *DB, query string, hits []kwHit, scan func(*sql.Rows, func(int64, T)) error) (map[int64]T, error) {
-	byN := make(map[int64]T, len(hits))
+// and passes each to add with its hit's score, in the order of hits. A row
+// gone meanwhile is left out.
+func hitRows[T any](ctx context.Context, db *DB, query string, hits []kwindex.Hit,
+	scan func(*sql.Rows, func(int64, T)) error, add func(v T, score float64)) error {
 	if len(hits) == 0 {
-		return byN, nil
+		return nil
 	}
+	byN := make(map[int64]T, len(hits))
 	err := db.View(ctx, func(tx *sql.Tx) error {
-		rows, err := db.readQuery(ctx, tx, query, jsonList(hitKeys(hits)))
+		rows, err := db.readQuery(ctx, tx, query, jsonList(kwindex.Keys(hits)))
 		if err != nil {
 			return err
 		}
 		return scan(rows, func(n int64, v T) { byN[n] = v })
 	})
-	return byN, err
+	if err != nil {
+		return err
+	}
+	for _, h := range hits {
+		if v, found := byN[h.Key]; found {
+			add(v, h.Score)
+		}
+	}
+	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	engram "github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/internal/kwindex"
 )
 
 // OpenScenes returns the drafts of the open scenes of the given sessions;
@@ -96,7 +97,7 @@ func prepareScenes(scenes []engram.SceneWrite) ([]preparedScene, error) {
 		if p.end, err = nanos(s.End); err != nil {
 			return nil, engram.FieldError(field+"end", "%v", err)
 		}
-		if p.text, err = indexText(s.Title + "\n" + s.Summary + "\n" + strings.Join(s.Participants, " ")); err != nil {
+		if p.text, err = kwindex.IndexText(s.Title + "\n" + s.Summary + "\n" + strings.Join(s.Participants, " ")); err != nil {
 			return nil, err
 		}
 		parts, _ := json.Marshal(nonNil(s.Participants))
@@ -221,7 +222,7 @@ func (db *DB) Scenes(ctx context.Context, q engram.SceneQuery) ([]engram.Scene, 
 // SearchScenes ranks the scenes whose title or summary hold a word of q.Text
 // by BM25 (higher is better).
 func (db *DB) SearchScenes(ctx context.Context, q engram.TextQuery) ([]engram.SceneHit, error) {
-	terms, err := queryTerms(q.Text)
+	terms, err := kwindex.QueryTerms(q.Text)
 	if err != nil || len(terms) == 0 {
 		return nil, err
 	}

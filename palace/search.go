@@ -14,6 +14,7 @@ import (
 	"time"
 
 	engram "github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/internal/kwindex"
 )
 
 // Search limits.
@@ -47,7 +48,7 @@ func searchLimit(n int) int {
 // User text never reaches FTS5 as syntax, so no query string is an error.
 func (db *DB) SearchTurns(ctx context.Context, q engram.TextQuery) ([]engram.TurnHit, error) {
 	limit := searchLimit(q.Limit)
-	terms, err := queryTerms(q.Text)
+	terms, err := kwindex.QueryTerms(q.Text)
 	if err != nil {
 		return nil, err
 	}
@@ -58,9 +59,9 @@ func (db *DB) SearchTurns(ctx context.Context, q engram.TextQuery) ([]engram.Tur
 	var long, short []term // for the substring and the short CJK stage
 	for _, t := range terms {
 		switch {
-		case t.n >= 3:
+		case t.N >= 3:
 			long = append(long, t)
-		case t.cjk:
+		case t.CJK:
 			short = append(short, t)
 		}
 	}
@@ -174,7 +175,7 @@ const maxSubstringRows = 10_000
 // turns holding every trigram of t (of three characters or more): each
 // trigram a quoted string, so that nothing is read as FTS5 syntax.
 func trigramExpr(t term) string {
-	runes := []rune(t.text)
+	runes := []rune(t.Text)
 	seen := make(map[string]bool, len(runes))
 	var b strings.Builder
 	for i := 0; i+3 <= len(runes); i++ {
@@ -196,7 +197,7 @@ func trigramExpr(t term) string {
 // containsFolded reports whether content, in NFKC and lower case as the
 // trigram index reads it, holds sub (already so).
 func containsFolded(content, sub string) bool {
-	return strings.Contains(strings.ToLower(nfkc(content)), sub)
+	return strings.Contains(strings.ToLower(kwindex.NFKC(content)), sub)
 }
 
 // search collects the hits of one query across its stages.
@@ -282,7 +283,7 @@ func (s *search) substring(ctx context.Context, tx *sql.Tx, long []term) error {
 			return err
 		}
 		err = scanTurnsWhile(rows, func(turn engram.Turn, _ float64) bool {
-			if containsFolded(turn.Content, t.text) {
+			if containsFolded(turn.Content, t.Text) {
 				s.addExtra(turn)
 				found++
 			}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	engram "github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/internal/kwindex"
 )
 
 // TestSearchTurns_ParallelRanking: above parallelRankRows turns the keyword
@@ -44,7 +45,7 @@ func TestSearchTurns_ParallelRanking(t *testing.T) {
 			t.Fatal(err)
 		}
 		// One query over the whole index.
-		terms, _ := queryTerms(q.Text)
+		terms, _ := kwindex.QueryTerms(q.Text)
 		one := search{limit: q.Limit, ns: q.Namespace, seen: make(map[int64]bool)}
 		if err := db.View(ctx, func(tx *sql.Tx) error { return one.keyword(ctx, tx, terms, 0, 0) }); err != nil {
 			t.Fatal(err)

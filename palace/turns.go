@@ -14,6 +14,7 @@ import (
 	"time"
 
 	engram "github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/internal/kwindex"
 )
 
 // keyIndexedSeq is the palace_meta key of the indexer's watermark.
@@ -93,55 +94,15 @@ func (db *DB) PutTurnsSearchable(ctx context.Context, turns []engram.Turn) error
 	if len(turns) == 0 {
 		return nil
 	}
-	rows := make([]row, len(turns))
-	var maxSeq int64
-	for i, t := range turns {
-		field := "turns[" + strconv.Itoa(i) + "]."
-		if t.ID == "" {
-			return engram.FieldError(field+"id", "id is required")
-		}
-		if t.IsTombstone() {
-			if t.Seq < 1 {
-				return engram.FieldError(field+"seq", "seq %d is not positive", t.Seq)
-			}
-			rows[i] = row{t: t, tomb: true}
-			maxSeq = max(maxSeq, t.Seq)
-			continue
-		}
-		if t.Namespace == "" {
-			return engram.FieldError(field+"namespace", "namespace is required")
-		}
-		if t.Seq < 1 {
-			return engram.FieldError(field+"seq", "seq %d is not positive", t.Seq)
-		}
-		r := row{t: t}
-		maxSeq = max(maxSeq, t.Seq)
-		var err error
-		if r.ts, err = nanos(t.TS); err != nil {
-			r.skip = "ts: " + err.Error()
-		} else if r.rx, err = nanos(t.ReceivedAt); err != nil {
-			r.skip = "received_at: " + err.Error()
-		}
-		if r.skip != "" {
-			rows[i] = r
-			continue
-		}
-		r.raw = nfkc(t.Content)
-		if r.text, err = segmentText(r.raw); err != nil {
-			return err
-		}
-		speaker := nfkc(t.Speaker)
-		if r.speaker, err = segmentText(speaker); err != nil {
-			return err
-		}
-		r.grams = strings.TrimSpace(cjkGrams(r.raw) + " " + cjkGrams(speaker))
-		rows[i] = r
+	rows, maxSeq, err := prepareTurns(turns)
+	if err != nil {
+		return err
 	}
 
 	// Urgent: an acknowledgement waits for it (see writeGate).
-	kw := db.beginChange()
-	err := db.update(ctx, true, func(tx *sql.Tx) error {
-		kw.reset()
+	kw := db.kw.Begin()
+	err = db.update(ctx, true, func(tx *sql.Tx) error {
+		kw.Reset()
 		st := db.writerStmts(ctx, tx) // compiled once, when the palace opened
 		var stmts [5]*sql.Stmt
 		for i, q := range []string{qInsertTurn, qInsertTurnFTS, qInsertTurnCJK, qAnyForgotten, qSetMeta} {
@@ -176,18 +137,10 @@ func (db *DB) PutTurnsSearchable(ctx context.Context, turns []engram.Turn) error
 				continue
 			}
 			if anyForgotten {
-				var fseq int64
-				err := tx.QueryRowContext(ctx, `SELECT seq FROM forgotten WHERE id = ?`, t.ID).Scan(&fseq)
-				switch {
-				case err == sql.ErrNoRows:
-				case err != nil:
+				if gone, err := forgottenSince(ctx, tx, t); err != nil {
 					return fmt.Errorf("palace: put turn %d: %w", t.Seq, err)
-				case fseq >= t.Seq:
+				} else if gone {
 					continue // forgotten since it was read
-				default:
-					if _, err := tx.ExecContext(ctx, `DELETE FROM forgotten WHERE id = ?`, t.ID); err != nil {
-						return fmt.Errorf("palace: put turn %d: %w", t.Seq, err)
-					}
 				}
 			}
 			if r.skip != "" {
@@ -230,35 +183,110 @@ func (db *DB) PutTurnsSearchable(ctx context.Context, turns []engram.Turn) error
 			if _, err := fts.ExecContext(ctx, t.Seq, r.text, r.speaker); err != nil {
 				return fmt.Errorf("palace: index turn %d: %w", t.Seq, err)
 			}
-			kw.add(t.Seq, t.Namespace, r.ts, r.text, r.speaker)
+			kw.Add(turnDoc(t.Seq, t.Namespace, r.ts, r.text, r.speaker))
 			if r.grams != "" {
 				if _, err := cjk.ExecContext(ctx, t.Seq, r.grams); err != nil {
 					return fmt.Errorf("palace: index turn %d: %w", t.Seq, err)
 				}
 			}
 		}
-		var unitsBehind, trigramBehind []engram.Turn                                             // stored at or before a secondary watermark
-		slices.SortFunc(stored, func(a, b engram.Turn) int { return cmp.Compare(a.Seq, b.Seq) }) // units take turns in seq order
-		for _, t := range stored {
-			if t.Seq <= unitsFrom {
-				unitsBehind = append(unitsBehind, t)
-			}
-			if t.Seq <= trigramFrom {
-				trigramBehind = append(trigramBehind, t)
-			}
+		if err := db.writeBehind(ctx, tx, stored, unitsFrom, trigramFrom); err != nil {
+			return fmt.Errorf("palace: put turns: %w", err)
 		}
-		if len(unitsBehind) > 0 || len(trigramBehind) > 0 {
-			if err := db.writeSecondary(ctx, tx, unitsBehind, trigramBehind); err != nil {
-				return fmt.Errorf("palace: put turns: %w", err)
-			}
-		}
-		if err := kw.count(ctx, tx); err != nil {
+		if err := countKeywordChange(ctx, tx, kw); err != nil {
 			return fmt.Errorf("palace: put turns: %w", err)
 		}
 		return nil
 	})
-	db.endChange(kw, err)
+	db.kw.End(kw, err)
 	return err
+}
+
+// writeBehind writes the secondary rows of the stored turns at or before
+// a secondary watermark (unitsFrom, trigramFrom), which its next step
+// would not reach.
+func (db *DB) writeBehind(ctx context.Context, tx *sql.Tx, stored []engram.Turn, unitsFrom, trigramFrom int64) error {
+	var unitsBehind, trigramBehind []engram.Turn
+	slices.SortFunc(stored, func(a, b engram.Turn) int { return cmp.Compare(a.Seq, b.Seq) }) // units take turns in seq order
+	for _, t := range stored {
+		if t.Seq <= unitsFrom {
+			unitsBehind = append(unitsBehind, t)
+		}
+		if t.Seq <= trigramFrom {
+			trigramBehind = append(trigramBehind, t)
+		}
+	}
+	if len(unitsBehind) == 0 && len(trigramBehind) == 0 {
+		return nil
+	}
+	return db.writeSecondary(ctx, tx, unitsBehind, trigramBehind)
+}
+
+// prepareTurns checks turns and computes, outside the transaction, the
+// text of each as the keyword indexes hold it; maxSeq is the highest seq.
+func prepareTurns(turns []engram.Turn) (rows []row, maxSeq int64, err error) {
+	rows = make([]row, len(turns))
+	for i, t := range turns {
+		field := "turns[" + strconv.Itoa(i) + "]."
+		if t.ID == "" {
+			return nil, 0, engram.FieldError(field+"id", "id is required")
+		}
+		if t.IsTombstone() {
+			if t.Seq < 1 {
+				return nil, 0, engram.FieldError(field+"seq", "seq %d is not positive", t.Seq)
+			}
+			rows[i] = row{t: t, tomb: true}
+			maxSeq = max(maxSeq, t.Seq)
+			continue
+		}
+		if t.Namespace == "" {
+			return nil, 0, engram.FieldError(field+"namespace", "namespace is required")
+		}
+		if t.Seq < 1 {
+			return nil, 0, engram.FieldError(field+"seq", "seq %d is not positive", t.Seq)
+		}
+		r := row{t: t}
+		maxSeq = max(maxSeq, t.Seq)
+		var err error
+		if r.ts, err = nanos(t.TS); err != nil {
+			r.skip = "ts: " + err.Error()
+		} else if r.rx, err = nanos(t.ReceivedAt); err != nil {
+			r.skip = "received_at: " + err.Error()
+		}
+		if r.skip != "" {
+			rows[i] = r
+			continue
+		}
+		r.raw = kwindex.NFKC(t.Content)
+		if r.text, err = kwindex.SegmentText(r.raw); err != nil {
+			return nil, 0, err
+		}
+		speaker := kwindex.NFKC(t.Speaker)
+		if r.speaker, err = kwindex.SegmentText(speaker); err != nil {
+			return nil, 0, err
+		}
+		r.grams = strings.TrimSpace(kwindex.CJKGrams(r.raw) + " " + kwindex.CJKGrams(speaker))
+		rows[i] = r
+	}
+	return rows, maxSeq, nil
+}
+
+// forgottenSince reports whether t was forgotten since it was read (its
+// tombstone's seq is not below its own); a tombstone older than t (t
+// archived again after its forget) is dropped.
+func forgottenSince(ctx context.Context, tx *sql.Tx, t engram.Turn) (bool, error) {
+	var fseq int64
+	err := tx.QueryRowContext(ctx, `SELECT seq FROM forgotten WHERE id = ?`, t.ID).Scan(&fseq)
+	switch {
+	case err == sql.ErrNoRows:
+		return false, nil
+	case err != nil:
+		return false, err
+	case fseq >= t.Seq:
+		return true, nil
+	}
+	_, err = tx.ExecContext(ctx, `DELETE FROM forgotten WHERE id = ?`, t.ID)
+	return false, err
 }
 
 // The statements of PutTurns.

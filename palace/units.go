@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	engram "github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/internal/kwindex"
 )
 
 // Bounds of retrieval units (see migration 0007).
@@ -231,7 +232,7 @@ func indexUnit(ctx context.Context, st stmtFunc, kind string, n int64) error {
 	if err != nil {
 		return err
 	}
-	if text, err = indexText(text); err != nil {
+	if text, err = kwindex.IndexText(text); err != nil {
 		return err
 	}
 	return reindexTextStmt(ctx, st, table, n, text)
@@ -420,7 +421,7 @@ func putTrigrams(ctx context.Context, st stmtFunc, turns []engram.Turn, stop fun
 		if i > 0 && i%stopEvery == 0 && stop() {
 			return i, nil
 		}
-		if _, err := tri.ExecContext(ctx, t.Seq, nfkc(t.Content)); err != nil {
+		if _, err := tri.ExecContext(ctx, t.Seq, kwindex.NFKC(t.Content)); err != nil {
 			return i, fmt.Errorf("index turn %d: %w", t.Seq, err)
 		}
 	}
@@ -567,7 +568,7 @@ func (db *DB) SearchUnits(ctx context.Context, q engram.TextQuery, kind string) 
 	if err != nil {
 		return nil, err
 	}
-	terms, err := queryTerms(q.Text)
+	terms, err := kwindex.QueryTerms(q.Text)
 	if err != nil || len(terms) == 0 {
 		return nil, err
 	}
@@ -750,7 +751,7 @@ func (db *DB) ScoreUnits(ctx context.Context, q engram.TextQuery, ids []string, 
 	if err != nil {
 		return nil, err
 	}
-	terms, err := queryTerms(q.Text)
+	terms, err := kwindex.QueryTerms(q.Text)
 	if err != nil || len(terms) == 0 || len(ids) == 0 {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	engram "github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/internal/kwindex"
 )
 
 // VaultFiles returns the stored files of a vault by path.
@@ -118,11 +119,11 @@ func (db *DB) putVaultDoc(ctx context.Context, doc engram.VaultDoc, chunks []eng
 	rows := make([]row, len(chunks))
 	for i, c := range chunks {
 		h, _ := json.Marshal(nonNil(c.Heading))
-		text, err := indexText(doc.Title + "\n" + c.Text)
+		text, err := kwindex.IndexText(doc.Title + "\n" + c.Text)
 		if err != nil {
 			return err
 		}
-		head, err := indexText(strings.Join(c.Heading, " "))
+		head, err := kwindex.IndexText(strings.Join(c.Heading, " "))
 		if err != nil {
 			return err
 		}
@@ -154,7 +155,7 @@ func (db *DB) putVaultDoc(ctx context.Context, doc engram.VaultDoc, chunks []eng
 			if _, err := tx.ExecContext(ctx, `INSERT INTO vault_chunks_fts (rowid, text, heading) VALUES (?, ?, ?)`, cn, r.text, r.gramsT); err != nil {
 				return err
 			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO vault_chunks_trigram (rowid, text) VALUES (?, ?)`, cn, nfkc(r.c.Text)); err != nil {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO vault_chunks_trigram (rowid, text) VALUES (?, ?)`, cn, kwindex.NFKC(r.c.Text)); err != nil {
 				return err
 			}
 		}
@@ -312,7 +313,7 @@ func readChunks(rows *sql.Rows, add func(engram.DocChunk)) error {
 // port:6432) follow, scored below. q.From and q.To are ignored: documents
 // are not dated turns.
 func (db *DB) SearchChunks(ctx context.Context, q engram.TextQuery) ([]engram.ChunkHit, error) {
-	terms, err := queryTerms(q.Text)
+	terms, err := kwindex.QueryTerms(q.Text)
 	if err != nil || len(terms) == 0 {
 		return nil, err
 	}
@@ -335,7 +336,7 @@ func (db *DB) SearchChunks(ctx context.Context, q engram.TextQuery) ([]engram.Ch
 			return err
 		}
 		for _, t := range terms {
-			if len(out) >= limit || t.n < 3 {
+			if len(out) >= limit || t.N < 3 {
 				continue
 			}
 			rows, err := tx.QueryContext(ctx, `SELECT `+chunkColumns+` FROM vault_chunks_trigram g

@@ -1,4 +1,4 @@
-package palace
+package kwindex
 
 import (
 	"fmt"
@@ -32,13 +32,13 @@ func loadSegmenter() (*gse.Segmenter, error) {
 // not frequencies) skew gse's shortest-path search so badly that even
 // Chinese text falls apart into single characters when both are loaded.
 // Japanese is instead handled by splitting kana from kanji before gse sees
-// it (see indexText), with gse's HMM finding kanji words such as 会議 that
+// it (see IndexText), with gse's HMM finding kanji words such as 会議 that
 // the Chinese dictionary lacks.
 func load() {
 	start := time.Now()
 	segmenter.seg.SkipLog = true
 	if err := segmenter.seg.LoadDictEmbed("zh_s"); err != nil {
-		segmenter.err = fmt.Errorf("palace: load gse dictionary: %w", err)
+		segmenter.err = fmt.Errorf("kwindex: load gse dictionary: %w", err)
 	}
 	segmenter.took = time.Since(start)
 }

@@ -1,4 +1,4 @@
-package palace
+package kwindex
 
 import (
 	"unicode"
@@ -7,23 +7,23 @@ import (
 	"golang.org/x/text/unicode/norm"
 )
 
-// The in-memory keyword index (kwindex.go) ranks turns exactly as turns_fts
-// does, so it cuts text into the tokens SQLite's FTS5 makes of it with
+// An index ranks exactly as its FTS5 table does, so it cuts text into the
+// tokens SQLite's FTS5 makes of it with
 // tokenize = 'porter unicode61 remove_diacritics 2': unicode61 splits the
 // text at every character that is not a letter, a number or a private-use
 // character (a combining diacritic inside a word is part of it), folds case
 // and strips diacritics; porter then stems each token of 3 to 64 bytes with
-// the Porter algorithm as fts5_tokenize.c implements it. TestFTSTokens
-// compares both on thousands of words.
+// the Porter algorithm as fts5_tokenize.c implements it. The palace's
+// TestFTSTokens compares both on thousands of words.
 
-// ftsTokens calls emit with each token of s, in order.
-func ftsTokens(s string, emit func(tok string)) {
-	ftsTokenBytes(s, func(tok []byte) { emit(string(tok)) })
+// Tokens calls emit with each token of s, in order, as FTS5 indexes s.
+func Tokens(s string, emit func(tok string)) {
+	TokenBytes(s, func(tok []byte) { emit(string(tok)) })
 }
 
-// ftsTokenBytes is ftsTokens without a string a token: tok is valid until
+// TokenBytes is Tokens without a string a token: tok is valid until
 // emit returns.
-func ftsTokenBytes(s string, emit func(tok []byte)) {
+func TokenBytes(s string, emit func(tok []byte)) {
 	buf := make([]byte, 0, 64)
 	in := false
 	flush := func() {
@@ -331,4 +331,22 @@ func porterRules(b []byte, groups map[byte][]porterRule, cond func([]byte) bool)
 		return b
 	}
 	return b
+}
+
+// QueryTokens is the token of each of a query's words, ok false when a
+// word is not one token (a phrase, which needs positions that no index
+// keeps: FTS5 answers it).
+func QueryTokens(words []string) (toks []string, ok bool) {
+	toks = make([]string, len(words))
+	for i, w := range words {
+		n := 0
+		TokenBytes(w, func(tok []byte) {
+			toks[i] = string(tok)
+			n++
+		})
+		if n != 1 {
+			return nil, false
+		}
+	}
+	return toks, true
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	engram "github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/internal/kwindex"
 )
 
 // kwCorpus makes n turns of words drawn with Zipf frequencies from a small
@@ -109,14 +110,10 @@ func TestKeywordIndex_SameAsFTS(t *testing.T) {
 	}
 	mustPut(t, mem, more...)
 	compareKeyword(t, mem, fts, "after ingest again")
-	if mem.ukw.ranked == 0 || fts.ukw.ranked != 0 {
-		t.Fatalf("the units' index answered %d searches, on the FTS5 handle %d", mem.ukw.ranked, fts.ukw.ranked)
-	}
-	if mem.skw.ranked == 0 || fts.skw.ranked != 0 {
-		t.Fatalf("the scenes' index answered %d searches, on the FTS5 handle %d", mem.skw.ranked, fts.skw.ranked)
-	}
-	if mem.mkw.ranked == 0 || fts.mkw.ranked != 0 {
-		t.Fatalf("the memories' index answered %d searches, on the FTS5 handle %d", mem.mkw.ranked, fts.mkw.ranked)
+	for i, name := range []string{"units", "scenes", "memories"} {
+		if a, b := mem.seqIndexes()[i].Info().Ranked, fts.seqIndexes()[i].Info().Ranked; a == 0 || b != 0 {
+			t.Fatalf("the %s' index answered %d searches, on the FTS5 handle %d", name, a, b)
+		}
 	}
 	if !mem.KeywordIndexLoaded() || fts.KeywordIndexLoaded() {
 		t.Fatal("the index is not loaded where it should be, or is where it should not")
@@ -243,7 +240,7 @@ func compareKeyword(t *testing.T, mem, fts *DB, when string) {
 }
 
 // memRanked counts the searches the keyword index answered.
-func memRanked(db *DB) int64 { return db.kw.ranked.Load() }
+func memRanked(db *DB) int64 { return db.kw.Ranked() }
 
 // sameHits compares two rankings: the same scores, and the same turns but
 // for those tied with the last one (either may be cut off at the limit).
@@ -302,10 +299,8 @@ func TestKeywordIndex_OtherWriter(t *testing.T) {
 	if len(hits) != 1 || hits[0].Turn.ID != unique.ID {
 		t.Fatalf("the other handle's turn is not found: %v", hits)
 	}
-	mem.kw.builds.Wait() // the rebuild the search started
-	mem.kw.mu.RLock()
-	gen := mem.kw.idx.gen
-	mem.kw.mu.RUnlock()
+	mem.kw.Wait() // the rebuild the search started
+	gen, _ := mem.kw.Gen()
 	if want := keywordGenOf(t, mem); gen != want {
 		t.Fatalf("rebuilt at generation %d, the palace is at %d", gen, want)
 	}
@@ -320,10 +315,7 @@ func TestKeywordIndex_OtherWriter(t *testing.T) {
 	if hits, err := mem.SearchTurns(ctx, engram.TextQuery{Text: "dirigible"}); err != nil || len(hits) != 1 || hits[0].Turn.ID != own.ID {
 		t.Fatalf("this handle's own turn after the rebuild: %v %v", hits, err)
 	}
-	mem.kw.mu.RLock()
-	left := len(mem.kw.pending)
-	mem.kw.mu.RUnlock()
-	if left != 0 {
+	if _, left := mem.kw.Gen(); left != 0 {
 		t.Errorf("%d changes still pending after the rebuild", left)
 	}
 	compareKeyword(t, mem, other, "after the rebuild")
@@ -333,7 +325,7 @@ func keywordGenOf(tb testing.TB, db *DB) int64 {
 	tb.Helper()
 	var gen int64
 	err := db.View(context.Background(), func(tx *sql.Tx) (err error) {
-		gen, err = keywordGen(context.Background(), tx)
+		gen, err = metaIn(context.Background(), tx, keyKeywordGen)
 		return err
 	})
 	if err != nil {
@@ -381,47 +373,6 @@ func sameUnitHits(a, b []engram.UnitHit, limit int) string {
 	return ""
 }
 
-// TestKWIndex_Compact replaces and deletes most docs of an index, compacts
-// it, and checks that it scores as an index built from the live docs alone.
-func TestKWIndex_Compact(t *testing.T) {
-	turns := kwCorpus(12000, 4)
-	add := func(x *kwIndex, tr engram.Turn, text string) {
-		x.add(kwAdd{seq: tr.Seq, namespace: tr.Namespace, ts: tr.TS.UnixNano(), hasTS: true, text: text, speaker: tr.Speaker})
-	}
-	x := newKWIndex()
-	for _, tr := range turns {
-		add(x, tr, tr.Content)
-	}
-	want := newKWIndex()
-	for i, tr := range turns {
-		switch i % 4 {
-		case 0: // kept
-			add(want, tr, tr.Content)
-		case 1: // replaced, as a unit that grows
-			add(x, tr, tr.Content+" grown")
-			add(want, tr, tr.Content+" grown")
-		default:
-			x.remove(tr.Seq)
-		}
-	}
-	dead := len(x.docs) - int(x.live)
-	x.compactIfWasteful()
-	if len(x.docs) != int(x.live) || dead <= 4096 {
-		t.Fatalf("%d docs, %d live after the compaction (%d were dead)", len(x.docs), x.live, dead)
-	}
-	for _, q := range kwQueries {
-		terms, err := queryTerms(q + " grown")
-		if err != nil {
-			t.Fatal(err)
-		}
-		a, okA := x.rank(terms, "", 0, 0, 40)
-		b, okB := want.rank(terms, "", 0, 0, 40)
-		if okA != okB || !slices.Equal(a, b) {
-			t.Errorf("%q: compacted %v, fresh %v", q, a, b)
-		}
-	}
-}
-
 // sameSceneHits compares two rankings of scenes as sameUnitHits does.
 func sameSceneHits(a, b []engram.SceneHit, limit int) string {
 	units := func(hs []engram.SceneHit) []engram.UnitHit {
@@ -467,23 +418,14 @@ func TestCatchUpKeywordIndexes(t *testing.T) {
 	}
 	current := func(when string, big bool) {
 		t.Helper()
-		for _, u := range mem.seqIndexes() {
-			seq, deleted, err := mem.indexState(ctx, u)
-			if err != nil {
-				t.Fatal(err)
+		for i, u := range mem.seqIndexes() {
+			src := seqSources(mem)[i]
+			in := u.Info()
+			if !isCurrent(t, src, in) {
+				t.Fatalf("%s: the %s index is not current", when, src.table)
 			}
-			u.mu.Lock()
-			ok := u.current && u.seq == seq && u.deleted == deleted
-			var dead int64
-			for _, x := range u.kinds {
-				dead += int64(len(x.docs)) - x.live
-			}
-			u.mu.Unlock()
-			if !ok {
-				t.Fatalf("%s: the %s index is not current", when, u.src.table)
-			}
-			if big && dead != 0 {
-				t.Errorf("%s: the %s index keeps %d replaced docs after a big catch-up", when, u.src.table, dead)
+			if big && in.Dead != 0 {
+				t.Errorf("%s: the %s index keeps %d replaced docs after a big catch-up", when, src.table, in.Dead)
 			}
 		}
 	}
@@ -527,7 +469,7 @@ func TestCatchUpKeywordIndexes_Chunks(t *testing.T) {
 	}
 	var chunks int
 	var deletedBefore int64
-	mem.mkw.betweenChunks = func() {
+	mem.mkw.BetweenChunks = func() {
 		chunks++
 		switch chunks {
 		case 1:
@@ -540,7 +482,7 @@ func TestCatchUpKeywordIndexes_Chunks(t *testing.T) {
 		case 2:
 			// Memories deleted: their sources forgotten.
 			var err error
-			if _, deletedBefore, err = fts.indexState(ctx, &fts.mkw); err != nil {
+			if _, deletedBefore, err = seqSources(fts)[2].State(ctx); err != nil {
 				t.Error(err)
 			}
 			var forget []ForgetTurn
@@ -563,16 +505,8 @@ func TestCatchUpKeywordIndexes_Chunks(t *testing.T) {
 	if chunks < 4 {
 		t.Errorf("%d pauses between chunks; want 2 of the first pass and more of the second", chunks)
 	}
-	seq, deleted, err := mem.indexState(ctx, &mem.mkw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mem.mkw.mu.Lock()
-	ok := mem.mkw.current && mem.mkw.seq == seq && mem.mkw.deleted == deleted
-	mem.mkw.mu.Unlock()
-	if !ok || deleted <= deletedBefore {
-		t.Fatalf("the memories' index: current %v at %d (deleted %d), the table at %d (deleted %d, %d before the forget)",
-			mem.mkw.current, mem.mkw.seq, mem.mkw.deleted, seq, deleted, deletedBefore)
+	if in := mem.mkw.Info(); !isCurrent(t, seqSources(mem)[2], in) || in.Deleted <= deletedBefore {
+		t.Fatalf("the memories' index: %+v, %d deleted before the forget", in, deletedBefore)
 	}
 	compareKeyword(t, mem, fts, "after a catch-up with writes between its chunks")
 	hits, err := mem.SearchMemories(ctx, engram.TextQuery{Text: "quagga", Limit: 5})
@@ -622,9 +556,7 @@ func TestKeywordIndex_BigTermFrequency(t *testing.T) {
 	if _, err := mem.ForgetTurns(ctx, []ForgetTurn{{ID: turns[0].ID, Seq: turns[0].Seq}, {ID: turns[4].ID, Seq: turns[4].Seq}}, time.Now(), nil); err != nil {
 		t.Fatal(err)
 	}
-	mem.kw.mu.Lock()
-	mem.kw.idx.compact()
-	mem.kw.mu.Unlock()
+	mem.kw.Compact()
 	compare("after a forget and a compaction")
 }
 
@@ -662,48 +594,22 @@ func twoHandles(t *testing.T) (a, b *DB) {
 	return MustOpenDBAt(t, path, Options{}), MustOpenDBAt(t, path, Options{})
 }
 
-// TestKWPostings_RoundTrip packs postings of every kind (the first doc 0
-// and not, gaps of one to the largest, the usual frequency and others,
-// counts at kwBigTF, speaker counts) and reads them back.
-func TestKWPostings_RoundTrip(t *testing.T) {
-	type posting struct {
-		d  uint32
-		tf uint16
+// seqSources are the sources of db.seqIndexes(), in their order.
+func seqSources(db *DB) []tableSource {
+	var out []tableSource
+	for _, u := range db.seqIndexes() {
+		out = append(out, u.Source().(tableSource))
 	}
-	rng := rand.New(rand.NewPCG(3, 9))
-	for _, first := range []uint32{0, 1, 127, 128, 1 << 20} {
-		var want []posting
-		d := first
-		for i := range 2000 {
-			tf := uint16(kwOneTF)
-			switch rng.IntN(4) {
-			case 0:
-				tf = uint16(rng.IntN(kwBigTF+1))<<8 | uint16(rng.IntN(256))
-			case 1:
-				tf = kwBigTF << 8
-			}
-			want = append(want, posting{d, tf})
-			gap := []uint32{1, 2, 63, 64, 127, 128, 1 << 14, 1 << 21}[i%8]
-			if d > math.MaxUint32-gap-1<<21 {
-				break
-			}
-			d += gap
-		}
-		var p kwPostings
-		for _, w := range want {
-			p.appendPosting(w.d, w.tf)
-		}
-		var got []posting
-		for i, d := 0, uint32(0); i < len(p.enc); {
-			var tf uint16
-			d, tf, i = nextPosting(p.enc, i, d)
-			got = append(got, posting{d, tf})
-		}
-		if !slices.Equal(got, want) {
-			t.Fatalf("first doc %d: %d postings read back differ from the %d written", first, len(got), len(want))
-		}
-		if p.last != want[len(want)-1].d {
-			t.Fatalf("first doc %d: last %d, want %d", first, p.last, want[len(want)-1].d)
-		}
+	return out
+}
+
+// isCurrent reports whether in, a SeqCache's, holds the state of src's
+// table.
+func isCurrent(t *testing.T, src tableSource, in kwindex.SeqInfo) bool {
+	t.Helper()
+	seq, deleted, err := src.State(context.Background())
+	if err != nil {
+		t.Fatal(err)
 	}
+	return in.Current && in.Seq == seq && in.Deleted == deleted
 }
