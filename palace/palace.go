@@ -61,7 +61,7 @@ type DB struct {
 	r      *sql.DB // query_only connections
 	closed atomic.Bool
 
-	vectors vectorCache   // the VectorIndex of each model, made by Vectors
+	vectors vectorCache   // the VectorStore of each model, made by Vectors
 	kw      keywordIndex  // the in-memory keyword index (kwindex.go)
 	ukw     seqKeywords   // the units' (kwunits.go)
 	skw     seqKeywords   // the scenes' (kwscenes.go)
