@@ -17,6 +17,7 @@ import (
 	"github.com/engram-dev/engram/chroma"
 	"github.com/engram-dev/engram/internal/vectortest"
 	"github.com/engram-dev/engram/palace"
+	"github.com/engram-dev/engram/vecindex"
 )
 
 // Settings of BenchmarkVectorSearchEmbeddedVsChroma.
@@ -172,7 +173,7 @@ func unit(v []float32) []float32 {
 
 // openEmbedded fills a palace in b.TempDir with data's vectors and loads
 // them into memory; the palace closes when b ends.
-func openEmbedded(b *testing.B, data *cmpData) *palace.VectorIndex {
+func openEmbedded(b *testing.B, data *cmpData) *vecindex.Index {
 	b.Helper()
 	ctx := context.Background()
 	db, err := palace.Open(filepath.Join(b.TempDir(), "palace.db"), palace.Options{})
@@ -184,10 +185,11 @@ func openEmbedded(b *testing.B, data *cmpData) *palace.VectorIndex {
 			b.Error(err)
 		}
 	})
-	v, err := db.Vectors(ctx, "bench-512", cmpDim)
+	s, err := db.Vectors(ctx, "bench-512", cmpDim)
 	if err != nil {
 		b.Fatal(err)
 	}
+	v := vecindex.New(s)
 	start := time.Now()
 	for i := 0; i < data.n; i += cmpBatch {
 		if err := v.Upsert(ctx, data.items[i:min(i+cmpBatch, data.n)]); err != nil {

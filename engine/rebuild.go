@@ -121,7 +121,7 @@ func Rebuild(ctx context.Context, cfg Config, logger *slog.Logger, progress func
 		if err := vx.CatchUp(ctx, func(seq int64) { progress("vectors", seq, last) }); err != nil {
 			return rep, err
 		}
-		side = &vectorSide{model: key, store: store, vx: vx}
+		side = &vectorSide{model: key, store: store, index: e.indexOf(store), vx: vx}
 		rep.Model = key
 	}
 	e.vec.side = side

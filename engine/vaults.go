@@ -84,7 +84,7 @@ func (e *Engine) syncVaults(ctx context.Context, path string) ([]vault.SyncRepor
 // which embeds the chunks with emb into vectors when vectors is set (and
 // leaves them to keyword search otherwise): the one place a vault.Syncer
 // is made, for a sync, a rebuild and a reindex alike.
-func (e *Engine) newSyncer(vectors *palace.VectorIndex, emb engram.Embedder) *vault.Syncer {
+func (e *Engine) newSyncer(vectors *palace.VectorStore, emb engram.Embedder) *vault.Syncer {
 	s := &vault.Syncer{Store: palace.VaultIndex{DB: e.palace}, Logger: e.logger.With("component", "vault")}
 	if vectors != nil {
 		s.Store, s.Embedder = palace.VaultIndex{DB: e.palace, Vectors: vectors}, emb

@@ -16,6 +16,7 @@ import (
 	"github.com/engram-dev/engram/palace"
 	"github.com/engram-dev/engram/pipeline"
 	"github.com/engram-dev/engram/recall"
+	"github.com/engram-dev/engram/vecindex"
 )
 
 // Vector model names as the palace records them: the builtin embedder's own
@@ -30,12 +31,14 @@ const (
 const checkTimeout = 30 * time.Second
 
 // vectorSide is the engine's vector machinery for the active model: the
-// embedder, the palace's copy of the vectors, the worker that embeds new
-// turns, and, with a ChromaDB backend, the sync that pushes vectors there.
+// embedder, the palace's copy of the vectors and the in-process index over
+// it, the worker that embeds new turns, and, with a ChromaDB backend, the
+// sync that pushes vectors there.
 type vectorSide struct {
 	model   string
 	backend string
-	store   *palace.VectorIndex
+	store   *palace.VectorStore
+	index   *vecindex.Index // recall's index unless the backend is chroma
 	vx      *pipeline.VectorIndexer
 	ext     *pipeline.ExternalSync // nil unless the backend is chroma
 	// external is the Chroma index ext pushes to (deletes go to it
@@ -70,6 +73,27 @@ type vectorState struct {
 	bg   context.Context
 	stop context.CancelFunc
 	wg   sync.WaitGroup
+
+	// imu guards indexes, the in-process index of each model's store: one
+	// a store, so that a model's matrix loads once however often its store
+	// is opened (a re-embed loads it before the side that serves it starts).
+	imu     sync.Mutex
+	indexes map[*palace.VectorStore]*vecindex.Index
+}
+
+// indexOf returns the in-process vector index over store.
+func (e *Engine) indexOf(store *palace.VectorStore) *vecindex.Index {
+	e.vec.imu.Lock()
+	defer e.vec.imu.Unlock()
+	x := e.vec.indexes[store]
+	if x == nil {
+		x = vecindex.New(store)
+		if e.vec.indexes == nil {
+			e.vec.indexes = make(map[*palace.VectorStore]*vecindex.Index)
+		}
+		e.vec.indexes[store] = x
+	}
+	return x
 }
 
 // modelKey is the palace's name for the model the config asks for.
@@ -250,7 +274,7 @@ func (e *Engine) openVectors(ctx context.Context) error {
 		e.logger.Warn("re-embed pending", "active", active, "configured", want)
 	}
 	side, err := e.buildSide(ctx, key, !ok)
-	if err == nil && e.cfg.BackgroundLoad && e.cfg.VectorIndex == VectorsEmbedded && !side.store.Loaded() && e.largeIndex(ctx, side.store) {
+	if err == nil && e.cfg.BackgroundLoad && e.cfg.VectorIndex == VectorsEmbedded && !side.index.Loaded() && e.largeIndex(ctx, side.store) {
 		// Loading the matrix takes seconds per hundred thousand vectors:
 		// the server answers meanwhile, recall by keyword with a warning,
 		// and health tells the progress. The indexer starts once it is
@@ -323,7 +347,7 @@ func (e *Engine) retryVectors(ctx context.Context, key string, activate bool) {
 var loadAtOnce int64 = 20_000
 
 // largeIndex reports whether store may hold more than loadAtOnce vectors.
-func (e *Engine) largeIndex(ctx context.Context, store *palace.VectorIndex) bool {
+func (e *Engine) largeIndex(ctx context.Context, store *palace.VectorStore) bool {
 	last, err := store.LastChange(ctx)
 	return err != nil || last > loadAtOnce
 }
@@ -351,7 +375,7 @@ func (e *Engine) loadSide(ctx context.Context, side *vectorSide) {
 	default:
 		e.recall.SetVectors(v)
 		e.vec.mu.Unlock()
-		read, _ := side.store.LoadProgress()
+		read, _ := side.index.LoadProgress()
 		e.logger.Info("the vector index is loaded", "model", side.model, "vectors", read)
 		return
 	}
@@ -394,7 +418,7 @@ func (e *Engine) buildSide(ctx context.Context, key string, activate bool) (*vec
 			return nil, err
 		}
 	}
-	side := &vectorSide{model: key, backend: e.cfg.VectorIndex, store: store}
+	side := &vectorSide{model: key, backend: e.cfg.VectorIndex, store: store, index: e.indexOf(store)}
 	side.vx = pipeline.NewVectorIndexer(e.archive, emb, store)
 	side.vx.Logger = e.logger.With("component", "vectors")
 	side.vx.Guard = e.redactGuard
@@ -417,10 +441,10 @@ func (e *Engine) buildSide(ctx context.Context, key string, activate bool) (*vec
 // runSide loads side's embedded index (unless loaded), starts its indexer
 // (and the sync to Chroma) and returns what recall searches with it.
 func (e *Engine) runSide(ctx context.Context, side *vectorSide) (*recall.Vectors, error) {
-	var index engram.VectorIndex = side.store
+	var index engram.VectorIndex = side.index
 	if side.ext != nil {
 		index = side.external
-	} else if err := side.store.Load(ctx); err != nil {
+	} else if err := side.index.Load(ctx); err != nil {
 		return nil, err
 	}
 	side.vx.Follow() // from the watermark buildSide read
@@ -468,7 +492,7 @@ func (e *Engine) indexHealth() map[string]engram.IndexHealth {
 		if !s.loading {
 			ih.State = palace.IndexReady
 		}
-		ih.Loaded, ih.Total = s.store.LoadProgress()
+		ih.Loaded, ih.Total = s.index.LoadProgress()
 		out["vectors"] = ih
 	} else if e.vec.loadFailed {
 		out["vectors"] = engram.IndexHealth{State: palace.IndexFailed}
@@ -603,7 +627,7 @@ func (e *Engine) reembed(ctx context.Context, key string, progress func(done int
 		return err
 	}
 	if e.cfg.VectorIndex == VectorsEmbedded {
-		if err := store.Load(ctx); err != nil { // before the switch, so no query waits for it
+		if err := e.indexOf(store).Load(ctx); err != nil { // before the switch, so no query waits for it
 			return err
 		}
 	}
@@ -623,7 +647,7 @@ func (e *Engine) reembed(ctx context.Context, key string, progress func(done int
 	e.vec.mu.Unlock()
 	if old != nil {
 		old.close()
-		old.store.Unload() // the retired model's matrix; its vectors stay in SQLite
+		old.index.Unload() // the retired model's matrix; its vectors stay in SQLite
 	}
 	return nil
 }

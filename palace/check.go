@@ -5,11 +5,11 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 
 	engram "github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/internal/vecrow"
 )
 
 // Checks for `engram doctor` and repairs for `engram reindex vectors`: they
@@ -133,7 +133,7 @@ func (db *DB) ResetWorkerSeqs(ctx context.Context, prefix string) (int64, error)
 // BadVector is a stored vector that cannot be used: its bytes are not the
 // model's dimension, or it holds a NaN, an infinity or only zeros. Load
 // refuses a model with one, so vector recall stays off until it is dropped
-// (VectorIndex.DropBad) and its text embedded again.
+// (VectorStore.DropBad) and its text embedded again.
 type BadVector struct {
 	ID     string
 	Kind   string
@@ -143,7 +143,7 @@ type BadVector struct {
 // maxListed bounds the ids a check lists by name; it still counts them all.
 const maxListed = 10
 
-// VectorCheck is what VectorIndex.Check found.
+// VectorCheck is what VectorStore.Check found.
 type VectorCheck struct {
 	Model       string
 	Dim         int
@@ -155,7 +155,7 @@ type VectorCheck struct {
 	ByKind      map[string]int // the rows by kind
 	Bad         int            // unusable rows
 	BadSample   []BadVector    // the first few of them
-	Loaded      bool           // the in-memory matrix is loaded
+	Loaded      bool           // an in-memory index is attached (loaded)
 	InMemory    int            // its rows, when loaded
 	OnlyInStore int            // rows in SQLite the matrix lacks, when loaded
 	OnlyInMem   int            // rows of the matrix SQLite lacks, when loaded
@@ -166,28 +166,26 @@ type VectorCheck struct {
 }
 
 // Check reads every stored vector of the model and checks that it is
-// usable, that the in-memory matrix (if loaded) holds exactly the stored
-// rows with the same values, and that every turn of the palace up to
+// usable, that the attached in-memory index (if loaded) holds exactly the
+// stored rows with the same values, and that every turn of the palace up to
 // throughSeq has a vector. Writers of the model wait while it runs (about a
 // second per 100,000 vectors of 512 dimensions), so that the matrix and the
 // SQLite snapshot it compares are of the same moment.
 //
 // Errors: EUNAVAILABLE once the palace is closed; ENOTFOUND once the model
 // is dropped.
-func (v *VectorIndex) Check(ctx context.Context, throughSeq int64) (VectorCheck, error) {
+func (v *VectorStore) Check(ctx context.Context, throughSeq int64) (VectorCheck, error) {
 	c := VectorCheck{Model: v.model, Dim: v.dim, ByKind: map[string]int{}}
-	if err := v.usable(); err != nil {
+	if err := v.Usable(); err != nil {
 		return c, err
 	}
 	v.wmu.Lock()
 	defer v.wmu.Unlock()
-	v.mu.RLock()
-	m := v.mem
-	v.mu.RUnlock()
-	var seen []bool // matrix rows met in SQLite
+	m := v.follower
+	var seen []bool // rows of the index met in SQLite
 	if m != nil {
-		c.Loaded, c.InMemory = true, m.len()
-		seen = make([]bool, m.len())
+		c.Loaded, c.InMemory = true, m.Len()
+		seen = make([]bool, m.Len())
 	}
 	err := v.db.View(ctx, func(tx *sql.Tx) error {
 		err := tx.QueryRowContext(ctx, `SELECT state, embedded_seq, last_seq, synced_seq FROM vector_models WHERE model = ?`,
@@ -210,13 +208,13 @@ func (v *VectorIndex) Check(ctx context.Context, throughSeq int64) (VectorCheck,
 			if m == nil {
 				return
 			}
-			i, ok := m.ids.Row(b.ID)
-			if !ok {
+			i, same := m.Holds(b.ID, raw)
+			if i < 0 {
 				c.OnlyInStore++
 				return
 			}
 			seen[i] = true
-			if b.Reason == "" && !m.sameRow(i, raw) {
+			if b.Reason == "" && !same {
 				c.Differ++
 			}
 		})
@@ -261,7 +259,7 @@ func (v *VectorIndex) Check(ctx context.Context, throughSeq int64) (VectorCheck,
 // eachStored reads every stored vector of the model and calls fn with its
 // id, kind and what makes it unusable (Reason "" when nothing does), and
 // its stored bytes, valid until fn returns.
-func (v *VectorIndex) eachStored(ctx context.Context, tx *sql.Tx, fn func(b BadVector, raw []byte)) error {
+func (v *VectorStore) eachStored(ctx context.Context, tx *sql.Tx, fn func(b BadVector, raw []byte)) error {
 	rows, err := tx.QueryContext(ctx, `SELECT id, kind, vec FROM vectors WHERE model = ?`, v.model)
 	if err != nil {
 		return err
@@ -275,38 +273,20 @@ func (v *VectorIndex) eachStored(ctx context.Context, tx *sql.Tx, fn func(b BadV
 		if err := rows.Scan(&b.ID, &b.Kind, &raw); err != nil {
 			return err
 		}
-		b.Reason = v.badReason(raw, unit)
+		b.Reason = vecrow.Bad(raw, unit)
 		fn(b, raw)
 		return nil
 	})
 }
 
-// badReason says why the stored bytes raw are no usable vector of the
-// model, "" when they are one; unit is its buffer of dim values.
-func (v *VectorIndex) badReason(raw []byte, unit []float32) string {
-	if len(raw) != vecBytes(v.dim) {
-		return fmt.Sprintf("%d bytes, want %d", len(raw), vecBytes(v.dim))
-	}
-	decodeVector(unit, raw)
-	for _, x := range unit {
-		if f := float64(x); math.IsNaN(f) || math.IsInf(f, 0) {
-			return "holds a value that is not finite"
-		}
-	}
-	if !normalize(unit, unit) {
-		return "all zeros"
-	}
-	return ""
-}
-
 // DropBad deletes the model's unusable vectors (see BadVector) and returns
 // them; their texts need embedding again. The rows are read and deleted in
-// one transaction, and removed from the matrix if it is loaded.
+// one transaction, and removed from the attached index, if any.
 //
 // Errors: EUNAVAILABLE once the palace is closed; ENOTFOUND once the model
 // is dropped.
-func (v *VectorIndex) DropBad(ctx context.Context) ([]BadVector, error) {
-	if err := v.usable(); err != nil {
+func (v *VectorStore) DropBad(ctx context.Context) ([]BadVector, error) {
+	if err := v.Usable(); err != nil {
 		return nil, err
 	}
 	v.wmu.Lock()
@@ -332,12 +312,12 @@ func (v *VectorIndex) DropBad(ctx context.Context) ([]BadVector, error) {
 	if err != nil {
 		return nil, vecErr("drop bad vectors of "+v.model, err)
 	}
-	if m := v.mem; m != nil && len(bad) > 0 {
-		v.mu.Lock()
-		for _, b := range bad {
-			m.remove(b.ID)
+	if len(bad) > 0 {
+		ids := make([]string, len(bad))
+		for i, b := range bad {
+			ids[i] = b.ID
 		}
-		v.mu.Unlock()
+		v.tell(nil, ids)
 	}
 	return bad, nil
 }
@@ -346,8 +326,8 @@ func (v *VectorIndex) DropBad(ctx context.Context) ([]BadVector, error) {
 // to throughSeq and above afterSeq, in seq order, that have no vector of the
 // model: what a lost or dropped row leaves behind the watermark, where the
 // pipeline never looks again. Errors: EINVALID for limit < 1.
-func (v *VectorIndex) TurnsWithoutVector(ctx context.Context, afterSeq, throughSeq int64, limit int) ([]engram.Turn, error) {
-	if err := v.usable(); err != nil {
+func (v *VectorStore) TurnsWithoutVector(ctx context.Context, afterSeq, throughSeq int64, limit int) ([]engram.Turn, error) {
+	if err := v.Usable(); err != nil {
 		return nil, err
 	}
 	if limit < 1 {
@@ -370,8 +350,8 @@ func (v *VectorIndex) TurnsWithoutVector(ctx context.Context, afterSeq, throughS
 
 // CountByKind returns how many vectors the model holds of each kind, from
 // SQLite.
-func (v *VectorIndex) CountByKind(ctx context.Context) (map[string]int, error) {
-	if err := v.usable(); err != nil {
+func (v *VectorStore) CountByKind(ctx context.Context) (map[string]int, error) {
+	if err := v.Usable(); err != nil {
 		return nil, err
 	}
 	out := map[string]int{}
@@ -383,29 +363,6 @@ func (v *VectorIndex) CountByKind(ctx context.Context) (map[string]int, error) {
 		return nil, vecErr("count vectors of "+v.model, err)
 	}
 	return out, nil
-}
-
-// Reload builds the in-memory matrix afresh from SQLite and swaps it in:
-// queries run on the old matrix until the new one is complete, and keep it
-// if the build fails (a stored vector unusable, say). Whatever the old
-// matrix had drifted into, the new one holds exactly the stored rows. It
-// returns the number of rows loaded.
-//
-// Errors are those of Load.
-func (v *VectorIndex) Reload(ctx context.Context) (int, error) {
-	if err := v.usable(); err != nil {
-		return 0, err
-	}
-	v.wmu.Lock()
-	defer v.wmu.Unlock()
-	m, err := v.read(ctx)
-	if err != nil {
-		return 0, err
-	}
-	v.mu.Lock()
-	v.mem = m
-	v.mu.Unlock()
-	return m.len(), nil
 }
 
 // String formats a BadVector as "id (kind): reason".

@@ -10,6 +10,7 @@ import (
 
 	engram "github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/internal/testutil"
+	"github.com/engram-dev/engram/internal/vecrow"
 )
 
 // mustExec runs statements on the writer, in one transaction.
@@ -54,7 +55,7 @@ func TestDoctorVectorCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustUpsert(t, v, []engram.VectorItem{{ID: "mem1", Kind: engram.KindMemory, Namespace: engram.DefaultNamespace, Vector: make8(1)}})
-	if err := v.Load(ctx); err != nil {
+	if err := indexOf(v).Load(ctx); err != nil {
 		t.Fatal(err)
 	}
 	c, err := v.Check(ctx, 6)
@@ -69,7 +70,7 @@ func TestDoctorVectorCheck(t *testing.T) {
 	nan := make8(1)
 	nan[3] = float32(math.NaN())
 	err = db.Update(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `UPDATE vectors SET vec = ? WHERE id = 't2'`, appendVector(nil, nan)); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE vectors SET vec = ? WHERE id = 't2'`, vecrow.Encode(nil, nan)); err != nil {
 			return err
 		}
 		// The CHECK on length(vec) stops a short BLOB; a damaged page does not ask.
@@ -85,7 +86,7 @@ func TestDoctorVectorCheck(t *testing.T) {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM vectors WHERE id IN ('t4', 't5')`); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, `UPDATE vectors SET vec = ? WHERE id = 't6'`, appendVector(nil, make8(-1)))
+		_, err := tx.ExecContext(ctx, `UPDATE vectors SET vec = ? WHERE id = 't6'`, vecrow.Encode(nil, make8(-1)))
 		return err
 	})
 	if err != nil {
@@ -108,7 +109,7 @@ func TestDoctorVectorCheck(t *testing.T) {
 		t.Errorf("reasons: %s", s)
 	}
 	// Load refuses the model as it is.
-	if _, err := v.Reload(ctx); engram.ErrorCode(err) != engram.EINTERNAL {
+	if _, err := indexOf(v).Reload(ctx); engram.ErrorCode(err) != engram.EINTERNAL {
 		t.Fatalf("reload with bad rows: %v", err)
 	}
 
@@ -116,7 +117,7 @@ func TestDoctorVectorCheck(t *testing.T) {
 	if err != nil || len(bad) != 2 {
 		t.Fatalf("DropBad = %v, %v", bad, err)
 	}
-	n, err := v.Reload(ctx)
+	n, err := indexOf(v).Reload(ctx)
 	if err != nil || n != 3 {
 		t.Fatalf("Reload = %d, %v", n, err)
 	}

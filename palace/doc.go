@@ -1,8 +1,9 @@
 // Package palace is engram's SQLite store: a derived copy of the L0 archive
 // with the indexes recall searches. Its first layer is the table of turns
 // with keyword search; *DB implements engram.TurnIndex. Beside it lie the
-// vectors of each embedding model, searched in process: DB.Vectors returns
-// a *VectorIndex, the embedded engram.VectorIndex.
+// vectors of each embedding model: DB.Vectors returns a *VectorStore, the
+// rows that package vecindex's in-process index loads and writes through
+// (the two share package internal/vecrow, and neither imports the other).
 //
 // Everything in the palace can be rebuilt from the archive. The pipeline's
 // indexer copies archived turns in with PutTurns and resumes after a crash
@@ -81,8 +82,7 @@
 // # Vectors
 //
 // Table vectors holds every vector of every embedding model, keyed by
-// (model, id), as written: dim little-endian float32 values, with kind,
-// namespace and time (Unix nanoseconds, NULL for a zero time). Table
+// (model, id), encoded (see below), with kind, namespace and time (Unix nanoseconds, NULL for a zero time). Table
 // vector_models names the models with their dimension and state: at most
 // one is active, the one recall searches; DB.Vectors creates a model as
 // building; ActivateModel makes one active and retires the one before in one
@@ -100,42 +100,21 @@
 // VectorsSince(SyncedSeq) returns what it missed, and SQLite stays the
 // source to rebuild it from, or to re-embed from.
 //
-// A VectorIndex scans every vector that passes a query's filters and keeps
-// the best candidates in a min-heap. In memory each vector is its unit
-// vector as int8 codes with one scale (512 bytes at 512 dimensions), in one
-// contiguous slice, so a query is one sequential pass over memory; namespace,
-// kind and time sit in parallel slices, namespaces and kinds interned to
-// integers. On amd64 with AVX2 an assembly kernel takes the int8 dot
-// products (build tag purego turns it off). The best K plus a margin are
-// then scored again with the vectors SQLite keeps, so the order at the edge
-// of the top K and the scores come from the stored vectors, not the codes.
-// Upsert and Delete write SQLite in one transaction and then the matrix (a
-// replaced vector is overwritten in place, a deleted one swapped with the
-// last row); writes of one model are serialised, and queries run beside them
-// under a read lock, which a write takes for microseconds: a growing matrix
-// is copied before the lock is taken. The matrix loads on the first query,
-// or on Load, and Unload releases it; a process that only writes vectors
-// never loads it. BenchmarkVectorQuery measures a query; docs/benchmarks.md
-// quotes it.
+// The in-process index of a model (vecindex.Index) loads the model's rows
+// into memory and attaches itself to the VectorStore as its follower:
+// every write committed after, by any writer (the turn pipeline, the layer
+// jobs, a vault document's transaction, a delete), is applied to it under
+// the store's writer lock, in commit order. A process that only writes
+// vectors never loads them.
 //
 // On disk a vector is the int8 codes of its unit vector and their scale,
-// what the matrix holds (vecBytes: 516 bytes at 512 dimensions); the length
+// as vecrow.Encode makes them (516 bytes at 512 dimensions); the length
 // it was written with is not kept. Migrations 0012 and 0016 converted the
 // float32, then the half-precision vectors of older palaces in place, and
 // Open reclaims the pages a migration freed (VACUUM).
 //
 // # Caveats
 //
-//   - Memory: the matrix holds N x (dim + 4) bytes per loaded model, plus
-//     ids and metadata for each vector (docs/benchmarks.md measures both). A retired model's matrix stays loaded until
-//     VectorIndex.Unload, so that recall can query it until it has switched;
-//     during a re-embed both matrices are held.
-//   - A query reads the whole matrix: latency grows linearly with the number
-//     of vectors (arm64 has no assembly kernel yet).
-//   - Scores are cosines of the stored vectors (the codes): within about
-//     0.001 of those of the vectors as written at 512 dimensions, so that a
-//     near tie at the edge of the top k may come out either way (recall@10
-//     0.991 against exact search in TestQuantizedRecall).
 //   - Deletes are not journaled for external indexes: VectorsSince never
 //     returns a deleted vector, so an external index that missed a delete
 //     keeps the vector until it is rebuilt.

@@ -54,7 +54,7 @@ type SceneRemaker func(turns []engram.Turn, open bool) ([]engram.SceneWrite, err
 // turn_skips rows. Each id is recorded in table forgotten, so that
 // PutTurns never stores it again under a seq up to the tombstone's.
 // Already forgotten or unknown ids cost nothing. The in-memory matrix of a
-// loaded vector index is not touched: call VectorIndex.Delete with Removed.
+// loaded vector index is not touched: call VectorStore.Delete with Removed.
 func (db *DB) ForgetTurns(ctx context.Context, turns []ForgetTurn, at time.Time, remake SceneRemaker) (ForgetResult, error) {
 	var res ForgetResult
 	if len(turns) == 0 {

@@ -62,7 +62,7 @@ type DB struct {
 	r      *sql.DB // query_only connections
 	closed atomic.Bool
 
-	vectors vectorCache   // the VectorIndex of each model, made by Vectors
+	vectors vectorCache   // the VectorStore of each model, made by Vectors
 	stmts   stmtCache     // prepared read statements (stmts.go)
 	wstmts  stmtCache     // prepared write statements
 	ckpt    *checkpointer // copies the WAL into the file, beside the writer (checkpoint.go)

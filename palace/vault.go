@@ -180,7 +180,7 @@ func (db *DB) vaultUpdate(ctx context.Context, w *VectorWrite, write func(contex
 	if w != nil {
 		w.v.wmu.Lock()
 		defer w.v.wmu.Unlock()
-		if err := w.v.usable(); err != nil {
+		if err := w.v.Usable(); err != nil {
 			return err
 		}
 	}
@@ -197,7 +197,8 @@ func (db *DB) vaultUpdate(ctx context.Context, w *VectorWrite, write func(contex
 		return fmt.Errorf("palace: vault: %w", err)
 	}
 	if w != nil {
-		w.v.apply(w.p, w.remove)
+		w.v.tell(w.p, w.remove)
+		w.v.wake()
 	}
 	return nil
 }
@@ -524,7 +525,7 @@ func unresolvedLinks(ctx context.Context, tx *sql.Tx, vault, from string) ([]eng
 // written in the same transaction.
 type VaultIndex struct {
 	DB      *DB
-	Vectors *VectorIndex // nil: keyword search only
+	Vectors *VectorStore // nil: keyword search only
 }
 
 var _ engram.VaultStore = VaultIndex{}

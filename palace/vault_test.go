@@ -98,7 +98,7 @@ func TestVault_ChunkVectorsInTheSameTransaction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := vi.Load(ctx); err != nil {
+	if err := indexOf(vi).Load(ctx); err != nil {
 		t.Fatal(err)
 	}
 	doc := engram.VaultDoc{Vault: "/v", Namespace: "default", Path: "a.md", Title: "A", Hash: "1", ModTime: day(0)}
@@ -111,7 +111,7 @@ func TestVault_ChunkVectorsInTheSameTransaction(t *testing.T) {
 	if err := db.putVaultDoc(ctx, doc, chunks, nil, w); err != nil {
 		t.Fatal(err)
 	}
-	hits, err := vi.Query(ctx, engram.VectorQuery{Vector: []float32{1, 0}, K: 1, Kinds: []string{engram.KindDoc}})
+	hits, err := indexOf(vi).Query(ctx, engram.VectorQuery{Vector: []float32{1, 0}, K: 1, Kinds: []string{engram.KindDoc}})
 	if err != nil || len(hits) != 1 || hits[0].ID != id {
 		t.Fatalf("query: %+v %v", hits, err)
 	}

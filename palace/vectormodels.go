@@ -29,9 +29,9 @@ type ModelInfo struct {
 	CreatedAt   time.Time // when DB.Vectors first saw it
 	ActivatedAt time.Time // when it was last activated; zero if never
 	Vectors     int64     // how many vectors it holds
-	EmbeddedSeq int64     // the pipeline's watermark (VectorIndex.Watermark)
+	EmbeddedSeq int64     // the pipeline's watermark (VectorStore.Watermark)
 	LastSeq     int64     // the last change number given to one of its vectors
-	SyncedSeq   int64     // the change number an external index has seen (VectorIndex.SyncedSeq)
+	SyncedSeq   int64     // the change number an external index has seen (VectorStore.SyncedSeq)
 }
 
 // Models returns every vector model the palace holds, oldest first, with
@@ -91,9 +91,9 @@ func (db *DB) ActiveModel(ctx context.Context) (model string, dim int, ok bool, 
 // retires the model that was active, which keeps its vectors until
 // DropModel. Activating the active model does nothing.
 //
-// The retired model's in-memory matrix stays loaded, so that recall can
+// The retired model's in-memory index stays loaded, so that recall can
 // go on querying it until the caller has switched to the new model; the
-// caller then releases it with VectorIndex.Unload.
+// caller then releases it (vecindex.Index.Unload).
 //
 // Errors: ENOTFOUND for a model the palace does not hold.
 func (db *DB) ActivateModel(ctx context.Context, model string) error {
@@ -122,7 +122,7 @@ func (db *DB) ActivateModel(ctx context.Context, model string) error {
 // SetModelState sets the state of model. ModelActive is ActivateModel;
 // ModelBuilding and ModelRetired leave the other models as they are (so
 // retiring the active model leaves none active). No in-memory matrix is
-// loaded or released (see VectorIndex.Unload).
+// loaded or released (see vecindex.Index.Unload).
 //
 // Errors: EINVALID for an unknown state; ENOTFOUND for a model the palace
 // does not hold.
@@ -145,8 +145,10 @@ func (db *DB) SetModelState(ctx context.Context, model, state string) error {
 	return vecErr("set state of vector model "+model, err)
 }
 
-// DropModel deletes model and all its vectors. A VectorIndex of the model
-// fails with ENOTFOUND from then on; DB.Vectors creates the model afresh.
+// DropModel deletes model and all its vectors, and releases the in-memory
+// index attached to its store. The VectorStore of the model (and an index
+// on it) fails with ENOTFOUND from then on; DB.Vectors creates the model
+// afresh.
 //
 // Errors: ENOTFOUND for a model the palace does not hold; ECONFLICT for the
 // active model (activate another, or retire it, first).
@@ -183,7 +185,7 @@ func (db *DB) DropModel(ctx context.Context, model string) error {
 	}
 	if v != nil {
 		v.dropped.Store(true)
-		v.unload()
+		v.release()
 		delete(db.vectors.byModel, model)
 	}
 	return nil

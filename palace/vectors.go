@@ -5,16 +5,14 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"math"
 	"sync"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
 	engram "github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/internal/vecrow"
 )
-
-var _ engram.VectorIndex = (*VectorIndex)(nil)
 
 // Limits of vector models.
 const (
@@ -22,31 +20,27 @@ const (
 	MaxVectorDim      = 1 << 16 // the largest dimension
 )
 
-// VectorIndex is the embedded vector index of one model: its vectors live in
-// table vectors, and a copy, normalised to unit length, in one contiguous
-// in-memory matrix that queries scan exactly. Get one with DB.Vectors. It is
-// safe for concurrent use: queries run beside each other and beside writes,
-// which are serialised per model.
+// VectorStore keeps the vectors of one model in table vectors, with the
+// model's watermarks and change numbers in table vector_models. Get one
+// with DB.Vectors. It is safe for concurrent use; its writes are
+// serialised.
 //
-// The matrix is loaded from SQLite by Load or by the first Query, and
-// released by Unload or DropModel; while it is not loaded, writes go to
-// SQLite only, so a process that only writes vectors (to push them to an
-// external index, say) never holds them in memory.
-type VectorIndex struct {
+// It is the vecindex.Store of the in-process vector index (vecindex.New):
+// the index's matrix, once loaded, is attached to the store as its
+// follower, and every committed write of the model's vectors (Upsert, the
+// Put methods, a vault document's, Delete, DropBad) is applied to it in
+// commit order. While no index is attached, writes go to SQLite only.
+type VectorStore struct {
 	db    *DB
 	model string
 	dim   int
 
-	// wmu serialises the writers of this model (Upsert, Delete, Load,
-	// Unload, DropModel), so that the matrix applies SQLite's commits in their
-	// order. It is held across the SQLite transaction; mu only while the
-	// matrix changes.
-	wmu     sync.Mutex
-	mu      sync.RWMutex
-	mem     *matrix // nil until loaded; guarded by mu, replaced under wmu too
-	dropped atomic.Bool
-	// loadRead and loadTotal count the rows of a load in progress, for LoadProgress.
-	loadRead, loadTotal atomic.Int64
+	// wmu serialises the writers of this model, and the attaching and
+	// telling of the follower, so that it applies SQLite's commits in
+	// their order. It is held across the SQLite transaction.
+	wmu      sync.Mutex
+	follower vecrow.Follower // the attached in-memory index, if any; guarded by wmu
+	dropped  atomic.Bool
 
 	nmu     sync.Mutex
 	changed chan struct{} // closed and replaced after each committed write
@@ -55,7 +49,7 @@ type VectorIndex struct {
 // Notify returns a channel closed after the next committed write of the
 // model's vectors (by any writer: the turn pipeline, the layer jobs, a
 // vault sync), what an external index's sync waits on.
-func (v *VectorIndex) Notify() <-chan struct{} {
+func (v *VectorStore) Notify() <-chan struct{} {
 	v.nmu.Lock()
 	defer v.nmu.Unlock()
 	if v.changed == nil {
@@ -65,7 +59,7 @@ func (v *VectorIndex) Notify() <-chan struct{} {
 }
 
 // wake closes the channel Notify handed out.
-func (v *VectorIndex) wake() {
+func (v *VectorStore) wake() {
 	v.nmu.Lock()
 	defer v.nmu.Unlock()
 	if v.changed != nil {
@@ -81,19 +75,18 @@ type StoredVector struct {
 	Seq int64
 }
 
-// Vectors returns the embedded vector index of model, creating the model
+// Vectors returns the vector store of model, creating the model
 // (state ModelBuilding) if the palace has none of that name. dim is the
 // dimension of the model's vectors; 0 takes the dimension stored, for a
-// model whose embedder cannot tell it before its first call. The index is
-// cached: every call for one model returns the same *VectorIndex. It does
-// not load the vectors into memory; see Load.
+// model whose embedder cannot tell it before its first call. The store is
+// cached: every call for one model returns the same *VectorStore.
 //
 // Errors: EINVALID for an empty or overlong model name, a dim below 0 or
 // above MaxVectorDim, or dim 0 for a model the palace does not know;
 // ECONFLICT naming both dimensions when the model is stored with another
 // dimension (embed under another model name, or drop the model first);
 // EUNAVAILABLE once the palace is closed.
-func (db *DB) Vectors(ctx context.Context, model string, dim int) (*VectorIndex, error) {
+func (db *DB) Vectors(ctx context.Context, model string, dim int) (*VectorStore, error) {
 	if db.closed.Load() {
 		return nil, errClosed()
 	}
@@ -132,18 +125,18 @@ func (db *DB) Vectors(ctx context.Context, model string, dim int) (*VectorIndex,
 	if dim != 0 && dim != stored {
 		return nil, errDimConflict(model, stored, dim)
 	}
-	v := &VectorIndex{db: db, model: model, dim: stored}
+	v := &VectorStore{db: db, model: model, dim: stored}
 	if db.vectors.byModel == nil {
-		db.vectors.byModel = make(map[string]*VectorIndex)
+		db.vectors.byModel = make(map[string]*VectorStore)
 	}
 	db.vectors.byModel[model] = v
 	return v, nil
 }
 
-// vectorCache holds the DB's VectorIndex of each model.
+// vectorCache holds the DB's VectorStore of each model.
 type vectorCache struct {
-	mu      sync.Mutex // taken before any VectorIndex.wmu
-	byModel map[string]*VectorIndex
+	mu      sync.Mutex // taken before any VectorStore.wmu
+	byModel map[string]*VectorStore
 }
 
 func errDimConflict(model string, stored, asked int) error {
@@ -173,15 +166,15 @@ func vecErr(op string, err error) error {
 	return fmt.Errorf("palace: %s: %w", op, err)
 }
 
-// Model returns the name of the index's model.
-func (v *VectorIndex) Model() string { return v.model }
+// Model returns the name of the store's model.
+func (v *VectorStore) Model() string { return v.model }
 
-// Dim returns the dimension of the index's vectors.
-func (v *VectorIndex) Dim() int { return v.dim }
+// Dim returns the dimension of the store's vectors.
+func (v *VectorStore) Dim() int { return v.dim }
 
-// usable returns EUNAVAILABLE once the palace is closed and ENOTFOUND once
+// Usable returns EUNAVAILABLE once the palace is closed and ENOTFOUND once
 // the model is dropped.
-func (v *VectorIndex) usable() error {
+func (v *VectorStore) Usable() error {
 	if v.db.closed.Load() {
 		return errClosed()
 	}
@@ -195,76 +188,16 @@ func errDropped(model string) error {
 	return engram.Errorf(engram.ENOTFOUND, "palace: vector model %q was dropped", model)
 }
 
-// checkVector returns EINVALID unless vec has the index's dimension, only
-// finite values and a non-zero length (cosine needs a direction).
-func (v *VectorIndex) checkVector(what string, vec []float32) error {
-	if len(vec) != v.dim {
-		return engram.Errorf(engram.EINVALID, "palace: %s has dimension %d, vector model %q has dimension %d",
-			what, len(vec), v.model, v.dim)
-	}
-	zero := true
-	for _, x := range vec {
-		if f := float64(x); math.IsNaN(f) || math.IsInf(f, 0) {
-			return engram.Errorf(engram.EINVALID, "palace: %s holds %v; vectors must be finite", what, x)
-		}
-		zero = zero && x == 0
-	}
-	if zero {
-		return engram.Errorf(engram.EINVALID, "palace: %s is all zeros; cosine needs a non-zero vector", what)
-	}
-	return nil
-}
-
 // prepared is a batch of items checked and encoded outside any lock.
-type prepared struct {
-	rows []vecRow
-	ts   []any // for SQLite: Unix nanoseconds or nil
-}
+type prepared []vecrow.Row
 
-// prepare checks items and encodes them. When an ID repeats, the last item
-// wins. One bad item fails the whole batch with EINVALID.
-func (v *VectorIndex) prepare(items []engram.VectorItem) (prepared, error) {
-	last := make(map[string]int, len(items))
-	for i, it := range items {
-		if it.ID == "" {
-			return prepared{}, engram.Errorf(engram.EINVALID, "palace: vector item %d has an empty id", i)
-		}
-		what := fmt.Sprintf("vector item %d (id %q)", i, it.ID)
-		if err := v.checkVector(what, it.Vector); err != nil {
-			return prepared{}, err
-		}
-		if !it.TS.IsZero() && (!it.TS.After(minTime) || it.TS.After(maxTime)) {
-			return prepared{}, engram.Errorf(engram.EINVALID,
-				"palace: %s: %s", what, outsideRange(it.TS))
-		}
-		last[it.ID] = i
-	}
-	n := len(last)
-	p := prepared{rows: make([]vecRow, 0, n), ts: make([]any, 0, n)}
-	unit := make([]float32, v.dim)
-	raw := make([]byte, 0, n*vecBytes(v.dim))
-	for i, it := range items {
-		if last[it.ID] != i {
-			continue
-		}
-		normalize(unit, it.Vector)
-		r := vecRow{id: it.ID, kind: it.Kind, namespace: it.Namespace, ts: noTS}
-		var ts any
-		if !it.TS.IsZero() {
-			r.ts = it.TS.UnixNano()
-			ts = r.ts
-		}
-		start := len(raw)
-		raw = appendVector(raw, unit)
-		r.vec = raw[start:len(raw):len(raw)]
-		p.rows = append(p.rows, r)
-		p.ts = append(p.ts, ts)
-	}
-	return p, nil
+// prepare checks items and encodes them (vecrow.Prepare).
+func (v *VectorStore) prepare(items []engram.VectorItem) (prepared, error) {
+	return vecrow.Prepare(v.model, v.dim, items)
 }
 
 // Upsert inserts or replaces vectors by ID in one transaction, then in the
-// in-memory matrix if loaded. When one call holds an ID twice, the last item
+// attached index, if any. When one call holds an ID twice, the last item
 // wins.
 //
 // Every item is checked before anything is written: an empty ID, a vector
@@ -272,7 +205,7 @@ func (v *VectorIndex) prepare(items []engram.VectorItem) (prepared, error) {
 // vector, one holding NaN or ±Inf, or a time outside what an int64 of nanoseconds holds
 // returns EINVALID and writes nothing. Errors: EUNAVAILABLE once the palace
 // is closed; ENOTFOUND once the model is dropped.
-func (v *VectorIndex) Upsert(ctx context.Context, items []engram.VectorItem) error {
+func (v *VectorStore) Upsert(ctx context.Context, items []engram.VectorItem) error {
 	return v.put(ctx, items, 0, "")
 }
 
@@ -280,7 +213,7 @@ func (v *VectorIndex) Upsert(ctx context.Context, items []engram.VectorItem) err
 // (WorkerSeq of worker) to throughSeq, in the same transaction: the vectors
 // of memories and scenes, embedded in change-number order. Errors are those
 // of Upsert; EINVALID for an empty worker or a negative throughSeq.
-func (v *VectorIndex) PutLayerVectors(ctx context.Context, items []engram.VectorItem, worker string, throughSeq int64) error {
+func (v *VectorStore) PutLayerVectors(ctx context.Context, items []engram.VectorItem, worker string, throughSeq int64) error {
 	if worker == "" || throughSeq < 0 {
 		return engram.Errorf(engram.EINVALID, "palace: layer vectors need a worker and a watermark, got %q and %d", worker, throughSeq)
 	}
@@ -293,7 +226,7 @@ func (v *VectorIndex) PutLayerVectors(ctx context.Context, items []engram.Vector
 // watermark ahead of the vectors it stands for. The watermark never moves
 // back; items may be empty, to advance it past turns that give no vector.
 // Errors are those of Upsert; EINVALID for a negative throughSeq.
-func (v *VectorIndex) PutTurnVectors(ctx context.Context, items []engram.VectorItem, throughSeq int64) error {
+func (v *VectorStore) PutTurnVectors(ctx context.Context, items []engram.VectorItem, throughSeq int64) error {
 	if throughSeq < 0 {
 		return engram.Errorf(engram.EINVALID, "palace: watermark %d is negative", throughSeq)
 	}
@@ -302,8 +235,8 @@ func (v *VectorIndex) PutTurnVectors(ctx context.Context, items []engram.VectorI
 
 // put upserts items and advances a watermark to throughSeq: the model's
 // (turn) watermark, or worker's when worker is set.
-func (v *VectorIndex) put(ctx context.Context, items []engram.VectorItem, throughSeq int64, worker string) error {
-	if err := v.usable(); err != nil {
+func (v *VectorStore) put(ctx context.Context, items []engram.VectorItem, throughSeq int64, worker string) error {
+	if err := v.Usable(); err != nil {
 		return err
 	}
 	if len(items) == 0 && throughSeq == 0 {
@@ -316,7 +249,7 @@ func (v *VectorIndex) put(ctx context.Context, items []engram.VectorItem, throug
 
 	v.wmu.Lock()
 	defer v.wmu.Unlock()
-	if err := v.usable(); err != nil {
+	if err := v.Usable(); err != nil {
 		return err
 	}
 	err = v.db.Update(ctx, func(tx *sql.Tx) error {
@@ -332,14 +265,15 @@ func (v *VectorIndex) put(ctx context.Context, items []engram.VectorItem, throug
 	if err != nil {
 		return vecErr("put vectors of "+v.model, err)
 	}
-	v.apply(p, nil)
+	v.tell(p, nil)
+	v.wake()
 	return nil
 }
 
 // write writes prepared rows, deletes the rows of remove and advances a
 // watermark, inside tx. Call with wmu held; apply the change to the
-// in-memory matrix after the commit.
-func (v *VectorIndex) write(ctx context.Context, tx *sql.Tx, p prepared, remove []string, throughSeq int64, worker string) error {
+// attached index after the commit (tell).
+func (v *VectorStore) write(ctx context.Context, tx *sql.Tx, p prepared, remove []string, throughSeq int64, worker string) error {
 	var last int64
 	turnSeq := throughSeq
 	if worker != "" {
@@ -350,7 +284,7 @@ func (v *VectorIndex) write(ctx context.Context, tx *sql.Tx, p prepared, remove 
 	}
 	err := tx.QueryRowContext(ctx, `UPDATE vector_models
 		SET last_seq = last_seq + ?, embedded_seq = max(embedded_seq, ?)
-		WHERE model = ? RETURNING last_seq`, len(p.rows), turnSeq, v.model).Scan(&last)
+		WHERE model = ? RETURNING last_seq`, len(p), turnSeq, v.model).Scan(&last)
 	if errors.Is(err, sql.ErrNoRows) {
 		return errDropped(v.model)
 	}
@@ -362,7 +296,7 @@ func (v *VectorIndex) write(ctx context.Context, tx *sql.Tx, p prepared, remove 
 			return err
 		}
 	}
-	if len(p.rows) == 0 {
+	if len(p) == 0 {
 		return nil
 	}
 	ins, err := tx.PrepareContext(ctx, `INSERT INTO vectors (model, id, kind, namespace, ts, dim, vec, seq)
@@ -374,44 +308,25 @@ func (v *VectorIndex) write(ctx context.Context, tx *sql.Tx, p prepared, remove 
 		return err
 	}
 	defer ins.Close()
-	seq := last - int64(len(p.rows))
-	for i, r := range p.rows {
+	seq := last - int64(len(p))
+	for _, r := range p {
 		seq++
-		if _, err := ins.ExecContext(ctx, v.model, r.id, r.kind, r.namespace, p.ts[i], v.dim, r.vec, seq); err != nil {
-			return fmt.Errorf("vector %q: %w", r.id, err)
+		var ts any
+		if r.TS != vecrow.NoTS {
+			ts = r.TS
+		}
+		if _, err := ins.ExecContext(ctx, v.model, r.ID, r.Kind, r.Namespace, ts, v.dim, r.Vec, seq); err != nil {
+			return fmt.Errorf("vector %q: %w", r.ID, err)
 		}
 	}
 	return nil
 }
 
-// apply brings the in-memory matrix, if loaded, up to a committed write,
-// and wakes those waiting on Notify.
-func (v *VectorIndex) apply(p prepared, remove []string) {
-	defer v.wake()
-	m := v.mem
-	if m == nil {
-		return
-	}
-	var (
-		added  int
-		chunks [][]int8
-	)
-	if len(p.rows) > 0 {
-		added = m.newRows(p.rows)
-		chunks = m.chunksFor(added) // outside mu: queries need not wait for the allocation
-	}
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	for _, id := range remove {
-		m.remove(id)
-	}
-	for _, c := range chunks {
-		if len(m.codes)*chunkRows < m.len()+added {
-			m.codes = append(m.codes, c)
-		}
-	}
-	if len(p.rows) > 0 {
-		m.put(p.rows)
+// tell applies a committed write to the attached index, if any. Call with
+// wmu held.
+func (v *VectorStore) tell(p prepared, remove []string) {
+	if v.follower != nil {
+		v.follower.Apply(p, remove)
 	}
 }
 
@@ -419,15 +334,15 @@ func (v *VectorIndex) apply(p prepared, remove []string) {
 // transaction (PutVaultDoc), so that a document's chunks and their vectors
 // change together: Stage checks and encodes them first.
 type VectorWrite struct {
-	v      *VectorIndex
+	v      *VectorStore
 	p      prepared
 	remove []string
 }
 
 // Stage prepares items to upsert and ids to delete for a write inside
 // another transaction. Errors are those of Upsert.
-func (v *VectorIndex) Stage(items []engram.VectorItem, remove []string) (*VectorWrite, error) {
-	if err := v.usable(); err != nil {
+func (v *VectorStore) Stage(items []engram.VectorItem, remove []string) (*VectorWrite, error) {
+	if err := v.Usable(); err != nil {
 		return nil, err
 	}
 	p, err := v.prepare(items)
@@ -437,12 +352,12 @@ func (v *VectorIndex) Stage(items []engram.VectorItem, remove []string) (*Vector
 	return &VectorWrite{v: v, p: p, remove: remove}, nil
 }
 
-// Delete removes vectors by ID, in one transaction, then from the in-memory
-// matrix if loaded; unknown ids are ignored. Deletes are not journaled for
+// Delete removes vectors by ID, in one transaction, then from the attached
+// index, if any; unknown ids are ignored. Deletes are not journaled for
 // external indexes (see VectorsSince). Errors: EUNAVAILABLE once the palace
 // is closed; ENOTFOUND once the model is dropped.
-func (v *VectorIndex) Delete(ctx context.Context, ids []string) error {
-	if err := v.usable(); err != nil {
+func (v *VectorStore) Delete(ctx context.Context, ids []string) error {
+	if err := v.Usable(); err != nil {
 		return err
 	}
 	if len(ids) == 0 {
@@ -450,7 +365,7 @@ func (v *VectorIndex) Delete(ctx context.Context, ids []string) error {
 	}
 	v.wmu.Lock()
 	defer v.wmu.Unlock()
-	if err := v.usable(); err != nil {
+	if err := v.Usable(); err != nil {
 		return err
 	}
 	err := v.db.Update(ctx, func(tx *sql.Tx) error {
@@ -469,227 +384,117 @@ func (v *VectorIndex) Delete(ctx context.Context, ids []string) error {
 	if err != nil {
 		return vecErr("delete vectors of "+v.model, err)
 	}
-	if m := v.mem; m != nil {
-		v.mu.Lock()
-		for _, id := range ids {
-			m.remove(id)
-		}
-		v.mu.Unlock()
-	}
+	v.tell(nil, ids)
 	return nil
 }
 
-// Count returns how many vectors the model holds. Errors: EUNAVAILABLE once
-// the palace is closed; ENOTFOUND once the model is dropped.
-func (v *VectorIndex) Count(ctx context.Context) (int, error) {
-	if err := v.usable(); err != nil {
+// Count returns how many vectors SQLite holds of the model. Errors:
+// EUNAVAILABLE once the palace is closed; ENOTFOUND once the model is
+// dropped.
+func (v *VectorStore) Count(ctx context.Context) (int, error) {
+	if err := v.Usable(); err != nil {
 		return 0, err
 	}
-	v.mu.RLock()
-	m := v.mem
-	n := 0
-	if m != nil {
-		n = m.len()
-	}
-	v.mu.RUnlock()
-	if m != nil {
-		return n, nil
-	}
+	var n int
 	err := v.db.View(ctx, func(tx *sql.Tx) error {
 		return tx.QueryRowContext(ctx, `SELECT count(*) FROM vectors WHERE model = ?`, v.model).Scan(&n)
 	})
 	return n, vecErr("count vectors of "+v.model, err)
 }
 
-// Query returns up to q.K vectors nearest to q.Vector by cosine similarity,
-// best first, that pass the filters: q.Namespace (exact, "" for all),
-// q.Kinds (any of them, empty for all) and the time range [q.From, q.To), a
-// zero bound leaving that side open. It scores every vector that passes the
-// filters (with q.IDs, only those ids: a lookup, no scan) by its codes in
-// memory: scores are the cosines of the vectors as stored (see
-// appendVector). Equal scores come in id order. The first Query loads the matrix (see
-// Load).
-//
-// Errors: EINVALID for q.K < 1 or a bad query vector (wrong dimension, the
-// message naming both; zero; not finite); EUNAVAILABLE once the palace is
-// closed; ENOTFOUND once the model is dropped; ctx's error when it ends
-// during the scan.
-func (v *VectorIndex) Query(ctx context.Context, q engram.VectorQuery) ([]engram.VectorHit, error) {
-	if err := v.usable(); err != nil {
-		return nil, err
-	}
-	if q.K < 1 {
-		return nil, engram.Errorf(engram.EINVALID, "palace: vector query: k must be at least 1, got %d", q.K)
-	}
-	if err := v.checkVector("query vector", q.Vector); err != nil {
-		return nil, err
-	}
-	unit := make([]float32, v.dim)
-	normalize(unit, q.Vector)
-	kk := q.K
-	if len(q.IDs) > 0 {
-		kk = max(q.K, len(q.IDs))
-	}
-	top := &topK{k: kk, h: make([]scored, 0, min(kk, 1024))}
-
-	for {
-		if err := v.Load(ctx); err != nil {
-			return nil, err
-		}
-		v.mu.RLock()
-		if m := v.mem; m != nil {
-			err := m.search(ctx, unit, m.filterFor(q), q.IDs, top)
-			var hits []engram.VectorHit
-			if err == nil {
-				hits = m.hits(top)
-			}
-			v.mu.RUnlock()
-			if err != nil {
-				return nil, err
-			}
-			return hits[:min(q.K, len(hits))], nil
-		}
-		v.mu.RUnlock() // unloaded since Load returned: load again
-	}
-}
-
-// Load reads the model's vectors from SQLite into the in-memory matrix,
-// unless loaded already; Query calls it. It takes about a second per
-// 100,000 vectors of 512 dimensions (see BenchmarkVectorLoad) and holds
-// N * (dim + 4) bytes of codes and scales, plus the ids and metadata (see
-// the package's caveats), so a server should call it at start rather than make
-// its first recall wait. Writes to the model wait while it loads; queries
-// of a loaded matrix do not.
-//
-// Errors: EUNAVAILABLE once the palace is closed; ENOTFOUND once the model
-// is dropped; EINTERNAL if a stored vector does not have the model's
-// dimension.
-func (v *VectorIndex) Load(ctx context.Context) error {
-	v.mu.RLock()
-	loaded := v.mem != nil
-	v.mu.RUnlock()
-	if loaded {
-		return nil
-	}
+// Attach implements vecindex.Store: f reads the model's rows, in change
+// order, and is told of every write committed after, until Detach, another
+// follower's Attach, or DropModel. Errors: EUNAVAILABLE once the palace is
+// closed; ENOTFOUND once the model is dropped; f's error.
+func (v *VectorStore) Attach(ctx context.Context, f vecrow.Follower) error {
 	v.wmu.Lock()
 	defer v.wmu.Unlock()
-	if err := v.usable(); err != nil {
+	if err := v.Usable(); err != nil {
 		return err
 	}
-	if v.mem != nil {
-		return nil
-	}
-	m, err := v.read(ctx)
-	if err != nil {
-		return err
-	}
-	v.mu.Lock()
-	v.mem = m
-	v.mu.Unlock()
-	return nil
-}
-
-// LoadProgress reports the load running or last run: the vectors read from
-// SQLite so far and the vectors to read (0 before a load has counted them).
-func (v *VectorIndex) LoadProgress() (read, total int64) {
-	return v.loadRead.Load(), v.loadTotal.Load()
-}
-
-// Loaded reports whether the in-memory matrix is loaded.
-func (v *VectorIndex) Loaded() bool {
-	v.mu.RLock()
-	defer v.mu.RUnlock()
-	return v.mem != nil
-}
-
-// Unload releases the in-memory matrix, if loaded, once the queries running
-// on it end; SQLite keeps the vectors, and the next Query or Load loads them
-// again. Call it when switching recall away from the model (ActivateModel
-// leaves the matrix of the model it retires loaded).
-func (v *VectorIndex) Unload() {
-	v.wmu.Lock()
-	defer v.wmu.Unlock()
-	v.unload()
-}
-
-// unload drops the in-memory matrix; v.wmu must be held.
-func (v *VectorIndex) unload() {
-	v.mu.Lock()
-	v.mem = nil
-	v.mu.Unlock()
-}
-
-// read builds a matrix from SQLite, rows in change order.
-func (v *VectorIndex) read(ctx context.Context) (*matrix, error) {
-	var m *matrix
 	err := v.db.View(ctx, func(tx *sql.Tx) error {
 		var n int
 		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM vectors WHERE model = ?`, v.model).Scan(&n); err != nil {
 			return err
 		}
-		m = newMatrix(v.dim, n)
-		v.loadRead.Store(0)
-		v.loadTotal.Store(int64(n))
-		rows, err := tx.QueryContext(ctx, `SELECT id, kind, namespace, ts, vec FROM vectors WHERE model = ? ORDER BY seq`, v.model)
-		if err != nil {
-			return err
-		}
-		batch := make([]vecRow, 1)
-		return eachRow(rows, func() error {
-			var (
-				r   vecRow
-				ts  sql.NullInt64
-				raw sql.RawBytes
-			)
-			if err := rows.Scan(&r.id, &r.kind, &r.namespace, &ts, &raw); err != nil {
-				return err
-			}
-			if len(raw) != vecBytes(v.dim) {
-				return engram.Errorf(engram.EINTERNAL, "palace: vector %q of model %q is %d bytes, want %d", r.id, v.model, len(raw), vecBytes(v.dim))
-			}
-			if s := storedScale(raw, v.dim); !(s > 0) || math.IsInf(float64(s), 0) {
-				return engram.Errorf(engram.EINTERNAL, "palace: vector %q of model %q is zero or not finite", r.id, v.model)
-			}
-			r.vec = raw
-			r.ts = noTS
-			if ts.Valid {
-				r.ts = ts.Int64
-			}
-			batch[0] = r
-			m.put(batch)
-			v.loadRead.Add(1)
-			return nil
+		return f.Fill(ctx, n, func(add func(vecrow.Row) error) error {
+			return v.eachRow(ctx, tx, add)
 		})
 	})
 	if err != nil {
-		return nil, vecErr("load vectors of "+v.model, err)
+		return vecErr("load vectors of "+v.model, err)
 	}
-	m.ids.Trim()
-	return m, nil
+	if v.follower != nil && v.follower != f {
+		v.follower.Release()
+	}
+	v.follower = f
+	return nil
+}
+
+// eachRow passes the model's rows to add in change order.
+func (v *VectorStore) eachRow(ctx context.Context, tx *sql.Tx, add func(vecrow.Row) error) error {
+	rows, err := tx.QueryContext(ctx, `SELECT id, kind, namespace, ts, vec FROM vectors WHERE model = ? ORDER BY seq`, v.model)
+	if err != nil {
+		return err
+	}
+	return eachRow(rows, func() error {
+		var (
+			r   vecrow.Row
+			ts  sql.NullInt64
+			raw sql.RawBytes
+		)
+		if err := rows.Scan(&r.ID, &r.Kind, &r.Namespace, &ts, &raw); err != nil {
+			return err
+		}
+		r.Vec = raw
+		r.TS = vecrow.NoTS
+		if ts.Valid {
+			r.TS = ts.Int64
+		}
+		return add(r)
+	})
+}
+
+// Detach implements vecindex.Store: f, if attached, is released and told
+// of no more writes.
+func (v *VectorStore) Detach(f vecrow.Follower) {
+	v.wmu.Lock()
+	defer v.wmu.Unlock()
+	if v.follower == f {
+		v.release()
+	}
+}
+
+// release detaches the follower, if any; wmu must be held.
+func (v *VectorStore) release() {
+	if v.follower != nil {
+		v.follower.Release()
+		v.follower = nil
+	}
 }
 
 // Watermark returns the archive seq through which the pipeline has embedded
 // every turn for this model (see PutTurnVectors), 0 for none.
-func (v *VectorIndex) Watermark(ctx context.Context) (int64, error) {
+func (v *VectorStore) Watermark(ctx context.Context) (int64, error) {
 	return v.counter(ctx, "embedded_seq")
 }
 
 // SyncedSeq returns the change number through which the model's vectors
 // were pushed to an external index (see SetSyncedSeq), 0 for none.
-func (v *VectorIndex) SyncedSeq(ctx context.Context) (int64, error) {
+func (v *VectorStore) SyncedSeq(ctx context.Context) (int64, error) {
 	return v.counter(ctx, "synced_seq")
 }
 
 // LastChange returns the newest change number given to one of the model's
 // vectors, 0 for none: an external index whose SyncedSeq is below it has
 // vectors to catch up on.
-func (v *VectorIndex) LastChange(ctx context.Context) (int64, error) {
+func (v *VectorStore) LastChange(ctx context.Context) (int64, error) {
 	return v.counter(ctx, "last_seq")
 }
 
 // counter reads one of the model's counters; column is a constant.
-func (v *VectorIndex) counter(ctx context.Context, column string) (int64, error) {
-	if err := v.usable(); err != nil {
+func (v *VectorStore) counter(ctx context.Context, column string) (int64, error) {
+	if err := v.Usable(); err != nil {
 		return 0, err
 	}
 	var n int64
@@ -706,8 +511,8 @@ func (v *VectorIndex) counter(ctx context.Context, column string) (int64, error)
 // SetSyncedSeq records that the vectors through change number seq were
 // pushed to an external index; 0 starts over (a rebuild). Errors: EINVALID
 // for a seq below 0 or above the last change number.
-func (v *VectorIndex) SetSyncedSeq(ctx context.Context, seq int64) error {
-	if err := v.usable(); err != nil {
+func (v *VectorStore) SetSyncedSeq(ctx context.Context, seq int64) error {
+	if err := v.Usable(); err != nil {
 		return err
 	}
 	if seq < 0 {
@@ -733,13 +538,13 @@ func (v *VectorIndex) SetSyncedSeq(ctx context.Context, seq int64) error {
 
 // VectorsSince returns up to limit stored vectors whose change number is
 // above afterSeq, in change order, as stored (unit vectors, rounded to
-// the codes of appendVector):
+// the codes of vecrow.Encode):
 // what an external index has missed since SyncedSeq, or, from 0, all of
 // them. A vector written twice appears once, at its last change. Deleted
 // vectors do not appear: deletes are not journaled, so an external index
 // that missed one is put right by a rebuild. Errors: EINVALID for limit < 1.
-func (v *VectorIndex) VectorsSince(ctx context.Context, afterSeq int64, limit int) ([]StoredVector, error) {
-	if err := v.usable(); err != nil {
+func (v *VectorStore) VectorsSince(ctx context.Context, afterSeq int64, limit int) ([]StoredVector, error) {
+	if err := v.Usable(); err != nil {
 		return nil, err
 	}
 	if limit < 1 {
@@ -761,11 +566,11 @@ func (v *VectorIndex) VectorsSince(ctx context.Context, afterSeq int64, limit in
 			if err := rows.Scan(&sv.ID, &sv.Kind, &sv.Namespace, &ts, &raw, &sv.Seq); err != nil {
 				return err
 			}
-			if len(raw) != vecBytes(v.dim) {
-				return engram.Errorf(engram.EINTERNAL, "palace: vector %q of model %q is %d bytes, want %d", sv.ID, v.model, len(raw), vecBytes(v.dim))
+			if len(raw) != vecrow.Bytes(v.dim) {
+				return engram.Errorf(engram.EINTERNAL, "palace: vector %q of model %q is %d bytes, want %d", sv.ID, v.model, len(raw), vecrow.Bytes(v.dim))
 			}
 			sv.Vector = make([]float32, v.dim)
-			decodeVector(sv.Vector, raw)
+			vecrow.Decode(sv.Vector, raw)
 			if ts.Valid {
 				sv.TS = time.Unix(0, ts.Int64).UTC()
 			}
@@ -782,8 +587,8 @@ func (v *VectorIndex) VectorsSince(ctx context.Context, afterSeq int64, limit in
 // Since returns up to limit vectors written after change number after, in
 // change order, with the change number of the last one (after itself when
 // there are none). It is VectorsSince in the shape of the pipeline's
-// VectorJournal, so a VectorIndex feeds an external index directly.
-func (v *VectorIndex) Since(ctx context.Context, after int64, limit int) ([]engram.VectorItem, int64, error) {
+// VectorJournal, so a VectorStore feeds an external index directly.
+func (v *VectorStore) Since(ctx context.Context, after int64, limit int) ([]engram.VectorItem, int64, error) {
 	svs, err := v.VectorsSince(ctx, after, limit)
 	if err != nil || len(svs) == 0 {
 		return nil, after, err
@@ -802,12 +607,11 @@ func dropForgotten(ctx context.Context, tx *sql.Tx, p prepared) (prepared, error
 		return p, err
 	}
 	var out prepared
-	for i, r := range p.rows {
+	for _, r := range p {
 		var one int
-		err := tx.QueryRowContext(ctx, `SELECT 1 FROM forgotten WHERE id = ?`, r.id).Scan(&one)
+		err := tx.QueryRowContext(ctx, `SELECT 1 FROM forgotten WHERE id = ?`, r.ID).Scan(&one)
 		if errors.Is(err, sql.ErrNoRows) {
-			out.rows = append(out.rows, r)
-			out.ts = append(out.ts, p.ts[i])
+			out = append(out, r)
 			continue
 		}
 		if err != nil {

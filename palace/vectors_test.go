@@ -6,60 +6,32 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	engram "github.com/engram-dev/engram"
-	"github.com/engram-dev/engram/internal/testutil"
-	"github.com/engram-dev/engram/internal/vectortest"
+	"github.com/engram-dev/engram/internal/vecrow"
+	"github.com/engram-dev/engram/vecindex"
 	"github.com/x448/float16"
 )
 
-// MustOpenVectors returns the vector index of model in db.
-func MustOpenVectors(tb testing.TB, db *DB, model string, dim int) *VectorIndex {
+// MustOpenVectors returns the vector store of model in db.
+func MustOpenVectors(tb testing.TB, db *DB, model string, dim int) *VectorStore {
 	tb.Helper()
 	v, err := db.Vectors(context.Background(), model, dim)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	return v
-}
-
-func TestVectorIndex_Conformance(t *testing.T) {
-	ctx := context.Background()
-	// lazy: the first query loads what earlier upserts wrote to SQLite;
-	// loaded: every write goes to the matrix too; generic: the plain Go
-	// kernel instead of AVX2, where there is one.
-	t.Run("lazy", func(t *testing.T) {
-		vectortest.Run(t, func(t *testing.T, dim int) engram.VectorIndex {
-			return MustOpenVectors(t, MustOpenDB(t), "test", dim)
-		})
-	})
-	t.Run("loaded", func(t *testing.T) {
-		vectortest.Run(t, func(t *testing.T, dim int) engram.VectorIndex {
-			v := MustOpenVectors(t, MustOpenDB(t), "test", dim)
-			if err := v.Load(ctx); err != nil {
-				t.Fatal(err)
-			}
-			return v
-		})
-	})
-	t.Run("generic", func(t *testing.T) {
-		saved := useAVX2
-		useAVX2 = false
-		t.Cleanup(func() { useAVX2 = saved })
-		vectortest.Run(t, func(t *testing.T, dim int) engram.VectorIndex {
-			return MustOpenVectors(t, MustOpenDB(t), "test", dim)
-		})
-	})
 }
 
 // t0 is the base time of test vectors.
@@ -88,23 +60,33 @@ func randomItems(rng *rand.Rand, prefix string, n, dim int) []engram.VectorItem 
 	return items
 }
 
-func mustUpsert(tb testing.TB, v *VectorIndex, items []engram.VectorItem) {
+func mustUpsert(tb testing.TB, v *VectorStore, items []engram.VectorItem) {
 	tb.Helper()
 	if err := v.Upsert(context.Background(), items); err != nil {
 		tb.Fatalf("Upsert(%d items): %v", len(items), err)
 	}
 }
 
-func mustQuery(tb testing.TB, v *VectorIndex, q engram.VectorQuery) []engram.VectorHit {
+// indexes holds the in-memory index of each store a test queries: one a
+// store, as in engram.
+var indexes sync.Map // *VectorStore to *vecindex.Index
+
+// indexOf returns the in-memory index over v.
+func indexOf(v *VectorStore) *vecindex.Index {
+	x, _ := indexes.LoadOrStore(v, vecindex.New(v))
+	return x.(*vecindex.Index)
+}
+
+func mustQuery(tb testing.TB, v *VectorStore, q engram.VectorQuery) []engram.VectorHit {
 	tb.Helper()
-	hits, err := v.Query(context.Background(), q)
+	hits, err := indexOf(v).Query(context.Background(), q)
 	if err != nil {
 		tb.Fatalf("Query: %v", err)
 	}
 	return hits
 }
 
-func mustCount(tb testing.TB, v *VectorIndex, want int) {
+func mustCount(tb testing.TB, v *VectorStore, want int) {
 	tb.Helper()
 	n, err := v.Count(context.Background())
 	if err != nil {
@@ -115,7 +97,7 @@ func mustCount(tb testing.TB, v *VectorIndex, want int) {
 	}
 }
 
-func mustWatermark(tb testing.TB, v *VectorIndex, want int64) {
+func mustWatermark(tb testing.TB, v *VectorStore, want int64) {
 	tb.Helper()
 	got, err := v.Watermark(context.Background())
 	if err != nil {
@@ -141,7 +123,7 @@ func wantCode(tb testing.TB, what string, err error, code string, mention ...str
 }
 
 // allStored returns every stored vector of v by id.
-func allStored(tb testing.TB, v *VectorIndex) map[string]StoredVector {
+func allStored(tb testing.TB, v *VectorStore) map[string]StoredVector {
 	tb.Helper()
 	out := make(map[string]StoredVector)
 	var after int64
@@ -170,126 +152,11 @@ func sameItem(stored, written engram.VectorItem) bool {
 }
 
 // asStored returns v as VectorsSince returns it once written: its unit
-// vector, rounded to the codes of appendVector.
+// vector, rounded to the codes of vecrow.Encode.
 func asStored(v []float32) []float32 {
-	unit := make([]float32, len(v))
-	normalize(unit, v)
 	out := make([]float32, len(v))
-	decodeVector(out, appendVector(nil, unit))
+	vecrow.Decode(out, vecrow.Encode(nil, v))
 	return out
-}
-
-func TestVectors_ReopenPersists(t *testing.T) {
-	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "palace.db")
-	rng := rand.New(rand.NewPCG(1, 1))
-	items := randomItems(rng, "p", 60, 16)
-	items[3].Vector[0] = float32(math.SmallestNonzeroFloat32) // rounds to 0 in half precision
-	queries := randomItems(rng, "q", 5, 16)
-
-	db := MustOpenDBAt(t, path, Options{})
-	v := MustOpenVectors(t, db, "m", 16)
-	mustUpsert(t, v, items[:40])
-	if err := v.Load(ctx); err != nil {
-		t.Fatal(err)
-	}
-	mustUpsert(t, v, items[30:]) // 10 replaced (same values), 20 new
-	if err := v.Delete(ctx, []string{"p1", "p2"}); err != nil {
-		t.Fatal(err)
-	}
-	var before [][]engram.VectorHit
-	for _, q := range queries {
-		before = append(before, mustQuery(t, v, engram.VectorQuery{Vector: q.Vector, K: 10}))
-	}
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
-
-	db = MustOpenDBAt(t, path, Options{})
-	v = MustOpenVectors(t, db, "m", 0) // the dimension comes from the palace
-	if v.Dim() != 16 {
-		t.Fatalf("reopened dim = %d, want 16", v.Dim())
-	}
-	if v.Loaded() {
-		t.Fatal("index loaded before any query")
-	}
-	mustCount(t, v, 58)
-	got := allStored(t, v)
-	if len(got) != 58 {
-		t.Fatalf("%d vectors stored, want 58", len(got))
-	}
-	for _, it := range items {
-		sv, ok := got[it.ID]
-		if it.ID == "p1" || it.ID == "p2" {
-			if ok {
-				t.Errorf("deleted %s came back", it.ID)
-			}
-			continue
-		}
-		if !ok || !sameItem(sv.VectorItem, it) {
-			t.Errorf("%s reloaded as %+v, want %+v", it.ID, sv.VectorItem, it)
-		}
-	}
-	for i, q := range queries {
-		after := mustQuery(t, v, engram.VectorQuery{Vector: q.Vector, K: 10})
-		if !slices.Equal(after, before[i]) {
-			t.Errorf("query %d after reopen:\n got %v\nwant %v", i, after, before[i])
-		}
-	}
-	if !v.Loaded() {
-		t.Fatal("index not loaded after a query")
-	}
-	mustCount(t, v, 58)
-}
-
-func TestVectors_ModelIsolation(t *testing.T) {
-	ctx := context.Background()
-	db := MustOpenDB(t)
-	a := MustOpenVectors(t, db, "a", 4)
-	b := MustOpenVectors(t, db, "b", 8)
-	if again := MustOpenVectors(t, db, "a", 4); again != a {
-		t.Fatal("Vectors returned a second index for one model")
-	}
-	// The same ids in both models, pointing different ways.
-	mustUpsert(t, a, []engram.VectorItem{
-		{ID: "x", Kind: "turn", Namespace: "n", Vector: []float32{1, 0, 0, 0}},
-		{ID: "y", Kind: "turn", Namespace: "n", Vector: []float32{0, 1, 0, 0}},
-	})
-	mustUpsert(t, b, []engram.VectorItem{
-		{ID: "x", Kind: "memory", Namespace: "n", Vector: []float32{0, 0, 0, 0, 0, 0, 0, 1}},
-		{ID: "z", Kind: "memory", Namespace: "n", Vector: []float32{1, 0, 0, 0, 0, 0, 0, 0}},
-		{ID: "w", Kind: "memory", Namespace: "n", Vector: []float32{0, 1, 0, 0, 0, 0, 0, 0}},
-	})
-	mustCount(t, a, 2)
-	mustCount(t, b, 3)
-	hits := mustQuery(t, a, engram.VectorQuery{Vector: []float32{1, 0, 0, 0}, K: 10})
-	if ids := hitIDs(hits); !slices.Equal(ids, []string{"x", "y"}) || hits[0].Kind != "turn" || hits[0].Score < 0.9999 {
-		t.Fatalf("model a: got %+v", hits)
-	}
-	hits = mustQuery(t, b, engram.VectorQuery{Vector: []float32{0, 0, 0, 0, 0, 0, 0, 1}, K: 10})
-	if len(hits) != 3 || hits[0].ID != "x" || hits[0].Kind != "memory" {
-		t.Fatalf("model b: got %+v", hits)
-	}
-	if err := a.Delete(ctx, []string{"x"}); err != nil {
-		t.Fatal(err)
-	}
-	mustCount(t, a, 1)
-	mustCount(t, b, 3)
-	if got := allStored(t, b); len(got) != 3 || got["x"].Kind != "memory" {
-		t.Fatalf("model b after deleting x from a: %v", got)
-	}
-	// Each model's dimension is its own.
-	err := a.Upsert(ctx, []engram.VectorItem{{ID: "q", Vector: make8(1)}})
-	wantCode(t, "8 dimensions into a", err, engram.EINVALID, "4", "8", `"a"`)
-
-	models, err := db.Models(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(models) != 2 || models[0].Model != "a" || models[0].Vectors != 1 || models[0].Dim != 4 ||
-		models[1].Model != "b" || models[1].Vectors != 3 || models[1].Dim != 8 {
-		t.Fatalf("Models = %+v", models)
-	}
 }
 
 func make8(x float32) []float32 { return []float32{x, 0, 0, 0, 0, 0, 0, 0} }
@@ -324,7 +191,7 @@ func TestVectors_DimensionGuard(t *testing.T) {
 	// A vector of another dimension is refused, naming both.
 	err = v.Upsert(ctx, []engram.VectorItem{{ID: "a", Vector: make([]float32, 1024)}})
 	wantCode(t, "Upsert of 1024 into 512", err, engram.EINVALID, "512", "1024")
-	_, err = v.Query(ctx, engram.VectorQuery{Vector: []float32{1, 2, 3}, K: 1})
+	_, err = indexOf(v).Query(ctx, engram.VectorQuery{Vector: []float32{1, 2, 3}, K: 1})
 	wantCode(t, "Query of 3 against 512", err, engram.EINVALID, "512", "3")
 	err = v.PutTurnVectors(ctx, []engram.VectorItem{{ID: "a", Vector: make([]float32, 1024)}}, 5)
 	wantCode(t, "PutTurnVectors of 1024 into 512", err, engram.EINVALID, "512", "1024")
@@ -361,7 +228,7 @@ func TestVectors_ModelStates(t *testing.T) {
 	wantActive(t, db, "a", 4)
 	mustUpsert(t, a, []engram.VectorItem{{ID: "x", Vector: []float32{1, 0, 0, 0}}})
 	mustQuery(t, a, engram.VectorQuery{Vector: []float32{1, 0, 0, 0}, K: 1})
-	if !a.Loaded() {
+	if !indexOf(a).Loaded() {
 		t.Fatal("a not loaded after a query")
 	}
 
@@ -377,11 +244,11 @@ func TestVectors_ModelStates(t *testing.T) {
 	}
 	wantActive(t, db, "b", 8)
 	wantStates(t, db, map[string]string{"a": ModelRetired, "b": ModelActive})
-	if !a.Loaded() {
+	if !indexOf(a).Loaded() {
 		t.Fatal("activating b unloaded a: recall may still be querying it")
 	}
-	a.Unload()
-	if a.Loaded() {
+	indexOf(a).Unload()
+	if indexOf(a).Loaded() {
 		t.Fatal("a still loaded after Unload")
 	}
 	mustCount(t, a, 1) // the retired model keeps its vectors
@@ -416,7 +283,7 @@ func TestVectors_ModelStates(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantStates(t, db, map[string]string{"a": ModelActive})
-	_, err = b.Query(ctx, engram.VectorQuery{Vector: make8(1), K: 1})
+	_, err = indexOf(b).Query(ctx, engram.VectorQuery{Vector: make8(1), K: 1})
 	wantCode(t, "query of a dropped model", err, engram.ENOTFOUND, "dropped")
 	wantCode(t, "upsert into a dropped model", b.Upsert(ctx, []engram.VectorItem{{ID: "y", Vector: make8(1)}}), engram.ENOTFOUND)
 	_, err = b.Count(ctx)
@@ -479,7 +346,7 @@ func TestVectors_WatermarkAtomic(t *testing.T) {
 	ctx := context.Background()
 	db := MustOpenDB(t)
 	v := MustOpenVectors(t, db, "m", 4)
-	if err := v.Load(ctx); err != nil {
+	if err := indexOf(v).Load(ctx); err != nil {
 		t.Fatal(err)
 	}
 	mustWatermark(t, v, 0)
@@ -619,7 +486,7 @@ func TestVectors_Closed(t *testing.T) {
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	_, err := v.Query(ctx, engram.VectorQuery{Vector: []float32{1, 0, 0, 0}, K: 1})
+	_, err := indexOf(v).Query(ctx, engram.VectorQuery{Vector: []float32{1, 0, 0, 0}, K: 1})
 	if !errors.Is(err, ErrClosed) {
 		t.Fatalf("Query after Close: %v, want ErrClosed", err)
 	}
@@ -628,100 +495,8 @@ func TestVectors_Closed(t *testing.T) {
 	wantCode(t, "Vectors after Close", err, engram.EUNAVAILABLE) // cached, but the palace is closed
 }
 
-func TestVectors_QueryCanceled(t *testing.T) {
-	db := MustOpenDB(t)
-	v := MustOpenVectors(t, db, "m", 4)
-	mustUpsert(t, v, []engram.VectorItem{{ID: "x", Vector: []float32{1, 0, 0, 0}}})
-	if err := v.Load(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	if _, err := v.Query(ctx, engram.VectorQuery{Vector: []float32{1, 0, 0, 0}, K: 1}); !errors.Is(err, context.Canceled) {
-		t.Fatalf("Query with a canceled context: %v", err)
-	}
-}
-
-// TestVectors_Concurrent runs queries beside upserts, deletes, loads and
-// unloads; -race checks the locking, checkVectorInvariants the result.
-func TestVectors_Concurrent(t *testing.T) {
-	ctx := context.Background()
-	db := MustOpenDB(t)
-	const dim = 16
-	a := MustOpenVectors(t, db, "a", dim)
-	b := MustOpenVectors(t, db, "b", dim)
-	rng := rand.New(rand.NewPCG(8, 8))
-	items := randomItems(rng, "c", 1200, dim)
-	mustUpsert(t, a, items[:200])
-	mustUpsert(t, b, items[:200])
-	queries := randomItems(rng, "q", 20, dim)
-
-	errs := make(chan error, 16)
-	stop := testutil.Writers(t, 3, func(w, i int) bool {
-		v := []*VectorIndex{a, b}[(i+w)%2]
-		q := engram.VectorQuery{Vector: queries[i%len(queries)].Vector, K: 5}
-		if i%3 == 1 {
-			q.Namespace = "work"
-		}
-		hits, err := v.Query(ctx, q)
-		if err == nil && (len(hits) == 0 || len(hits) > 5) {
-			err = fmt.Errorf("%d hits", len(hits))
-		}
-		if err == nil {
-			_, err = v.Count(ctx)
-		}
-		if err != nil {
-			errs <- err
-			return false
-		}
-		return true
-	})
-	// Switch the active model back and forth, unloading the retired one,
-	// for the first half of the writes; the second half goes to loaded
-	// matrices, which checkInvariants compares with SQLite.
-	stopSwitch := testutil.Writers(t, 1, func(_, i int) bool {
-		if err := db.ActivateModel(ctx, []string{"a", "b"}[i%2]); err != nil {
-			errs <- err
-			return false
-		}
-		[]*VectorIndex{b, a}[i%2].Unload()
-		runtime.Gosched()
-		return true
-	})
-	for start := 200; start < len(items); start += 50 {
-		if start == 700 {
-			stopSwitch()
-			for _, v := range []*VectorIndex{a, b} {
-				if err := v.Load(ctx); err != nil {
-					t.Fatal(err)
-				}
-			}
-		}
-		if err := a.PutTurnVectors(ctx, items[start:start+50], int64(start+50)); err != nil {
-			t.Fatal(err)
-		}
-		if err := b.Upsert(ctx, items[start:start+50]); err != nil {
-			t.Fatal(err)
-		}
-		if err := a.Delete(ctx, []string{items[start-100].ID, items[start-99].ID}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	stop()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
-	if !a.Loaded() || !b.Loaded() {
-		t.Fatal("a matrix was unloaded after the switching stopped")
-	}
-	mustCount(t, a, len(items)-2*20)
-	mustCount(t, b, len(items))
-	mustWatermark(t, a, int64(len(items)))
-}
-
-// checkVectorInvariants verifies the vector tables, and that each loaded
-// in-memory matrix holds exactly what SQLite holds.
+// checkVectorInvariants verifies the vector tables, and that each attached
+// in-memory index holds exactly what SQLite holds (VectorStore.Check).
 func checkVectorInvariants(tb testing.TB, db *DB) {
 	tb.Helper()
 	ctx := context.Background()
@@ -733,131 +508,18 @@ func checkVectorInvariants(tb testing.TB, db *DB) {
 		assertNoRows(tb, db, q)
 	}
 	db.vectors.mu.Lock()
-	defer db.vectors.mu.Unlock()
-	for model, v := range db.vectors.byModel {
-		v.wmu.Lock()
-		mem := v.mem
-		var want *matrix
-		var err error
-		if mem != nil {
-			want, err = v.read(ctx)
-		}
-		v.wmu.Unlock()
+	stores := maps.Clone(db.vectors.byModel)
+	db.vectors.mu.Unlock()
+	for model, v := range stores {
+		c, err := v.Check(ctx, 0)
 		if err != nil {
 			tb.Errorf("model %s: %v", model, err)
 			continue
 		}
-		if mem == nil {
-			continue
-		}
-		if got, exp := matrixRows(mem), matrixRows(want); fmt.Sprint(got) != fmt.Sprint(exp) {
-			tb.Errorf("model %s: the matrix (%d rows) differs from SQLite (%d rows)", model, len(got), len(exp))
+		if c.Loaded && (c.OnlyInMem+c.OnlyInStore+c.Differ != 0 || c.InMemory != c.Stored) {
+			tb.Errorf("model %s: the in-memory index (%d rows) differs from SQLite (%d rows): %+v", model, c.InMemory, c.Stored, c)
 		}
 	}
-}
-
-// matrixRows returns the rows of m by id, each as text.
-func matrixRows(m *matrix) map[string]string {
-	nsName := make(map[uint32]string)
-	for s, c := range m.nsCode {
-		nsName[c] = s
-	}
-	out := make(map[string]string, m.len())
-	for i := range m.len() {
-		id := m.ids.ID(i)
-		if r, ok := m.ids.Row(id); !ok || r != i {
-			out[id] = "row map broken"
-			continue
-		}
-		out[id] = fmt.Sprint(nsName[m.ns[i]], m.kindNames[m.kinds[i]], m.ts[i], m.scale[i], m.code(i))
-	}
-	if len(m.codes) != (m.len()+chunkRows-1)/chunkRows || len(m.scale) != m.len() {
-		out[""] = "sizes differ"
-	}
-	return out
-}
-
-func TestNanosRange(t *testing.T) {
-	at := func(s string) time.Time {
-		tm, err := time.Parse(time.RFC3339, s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return tm
-	}
-	mid := at("2026-05-01T00:00:00Z")
-	const lo, hi = math.MinInt64, math.MaxInt64
-	for _, c := range []struct {
-		name         string
-		from, to     time.Time
-		wantLo, want int64
-		ok           bool
-	}{
-		{"open", time.Time{}, time.Time{}, lo, hi, true},
-		{"from", mid, time.Time{}, mid.UnixNano(), hi, true},
-		{"to", time.Time{}, mid, lo, mid.UnixNano() - 1, true},
-		{"empty", mid, mid, mid.UnixNano(), mid.UnixNano() - 1, false},
-		{"from before 1678, after year 1", at("1500-01-01T00:00:00Z"), time.Time{}, noTS + 1, hi, true},
-		{"from before year 1", at("0000-01-01T00:00:00Z"), time.Time{}, lo, hi, true},
-		{"from after 2262", at("2300-01-01T00:00:00Z"), time.Time{}, 0, 0, false},
-		{"to after 2262", time.Time{}, at("2300-01-01T00:00:00Z"), lo, hi, true},
-		{"to before 1678: only zero times", time.Time{}, at("1500-01-01T00:00:00Z"), lo, noTS, true},
-		{"to before year 1", time.Time{}, at("0000-01-01T00:00:00Z"), 0, 0, false},
-	} {
-		gotLo, gotHi, ok := nanosRange(c.from, c.to)
-		if ok != c.ok || (ok && (gotLo != c.wantLo || gotHi != c.want)) {
-			t.Errorf("%s: got %d, %d, %v; want %d, %d, %v", c.name, gotLo, gotHi, ok, c.wantLo, c.want, c.ok)
-		}
-	}
-}
-
-func TestVectors_TimeEdges(t *testing.T) {
-	ctx := context.Background()
-	db := MustOpenDB(t)
-	v := MustOpenVectors(t, db, "m", 2)
-	mustUpsert(t, v, []engram.VectorItem{
-		{ID: "zero", Vector: []float32{1, 0}},
-		{ID: "max", TS: maxTime, Vector: []float32{1, 0.1}},
-		{ID: "mid", TS: vt0, Vector: []float32{1, 0.2}},
-	})
-	for _, c := range []struct {
-		name     string
-		from, to time.Time
-		want     []string
-	}{
-		{"all", time.Time{}, time.Time{}, []string{"zero", "max", "mid"}},
-		{"from mid", vt0, time.Time{}, []string{"max", "mid"}},
-		{"to mid", time.Time{}, vt0, []string{"zero"}},
-		{"to beyond", vt0.Add(-time.Nanosecond), maxTime.Add(time.Hour), []string{"max", "mid"}},
-		{"from 1500", time.Date(1500, 1, 1, 0, 0, 0, 0, time.UTC), time.Time{}, []string{"max", "mid"}},
-	} {
-		hits := mustQuery(t, v, engram.VectorQuery{Vector: []float32{1, 0}, K: 5, From: c.from, To: c.to})
-		if !slices.Equal(hitIDs(hits), c.want) {
-			t.Errorf("%s: got %v, want %v", c.name, hitIDs(hits), c.want)
-		}
-	}
-	err := v.Upsert(ctx, []engram.VectorItem{{ID: "old", TS: minTime, Vector: []float32{1, 0}}})
-	wantCode(t, "a time at minTime", err, engram.EINVALID, "1678")
-}
-
-func TestDot(t *testing.T) {
-	rng := rand.New(rand.NewPCG(6, 6))
-	for _, n := range []int{0, 1, 3, 4, 7, 8, 9, 15, 16, 31, 32, 33, 63, 64, 65, 100, 384, 512, 768, 1024, 1027} {
-		a, b := make([]float32, n), make([]float32, n+5)
-		var want float64
-		for i := range a {
-			a[i], b[i] = float32(rng.NormFloat64()), float32(rng.NormFloat64())
-			want += float64(a[i]) * float64(b[i])
-		}
-		tol := 1e-5 * float64(n+1)
-		if got := float64(dot(a, b)); math.Abs(got-want) > tol {
-			t.Errorf("dot, n=%d: %v, want %v", n, got, want)
-		}
-		if got := float64(dotGeneric(a, b)); math.Abs(got-want) > tol {
-			t.Errorf("dotGeneric, n=%d: %v, want %v", n, got, want)
-		}
-	}
-	t.Logf("AVX2 kernel: %v", useAVX2)
 }
 
 // TestMigrateVectors: a palace written before migration 0012 (vectors
@@ -898,7 +560,7 @@ func TestMigrateVectors(t *testing.T) {
 				}
 				for i, it := range items {
 					unit := make([]float32, dim)
-					normalize(unit, it.Vector)
+					vecrow.Normalize(unit, it.Vector)
 					units[it.ID] = unit
 					if _, err := tx.ExecContext(ctx, `INSERT INTO vectors (model, id, kind, namespace, dim, vec, seq) VALUES ('m', ?, ?, ?, ?, ?, ?)`,
 						it.ID, it.Kind, it.Namespace, dim, tc.encode(unit), i+1); err != nil {
@@ -920,7 +582,7 @@ func TestMigrateVectors(t *testing.T) {
 				if sv.Kind != it.Kind || sv.Namespace != it.Namespace || !sv.TS.IsZero() {
 					t.Fatalf("%s migrated as %+v", it.ID, sv.VectorItem)
 				}
-				if c := dot(sv.Vector, units[it.ID]); c < 0.999 {
+				if c := engram.Cosine(sv.Vector, units[it.ID]); c < 0.999 {
 					t.Fatalf("%s migrated to a vector at cosine %v from what was stored", it.ID, c)
 				}
 			}

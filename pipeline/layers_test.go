@@ -17,6 +17,7 @@ import (
 	"github.com/engram-dev/engram/ollama"
 	"github.com/engram-dev/engram/palace"
 	"github.com/engram-dev/engram/pipeline"
+	"github.com/engram-dev/engram/vecindex"
 )
 
 // team is a conversation over three weeks: Alice moves from Berlin to
@@ -289,7 +290,7 @@ func TestLayerVectorWorker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hits, err := store.Query(ctx, engram.VectorQuery{Vector: vecs[0], K: 3, Kinds: []string{engram.KindMemory}})
+	hits, err := vecindex.New(store).Query(ctx, engram.VectorQuery{Vector: vecs[0], K: 3, Kinds: []string{engram.KindMemory}})
 	if err != nil || len(hits) == 0 {
 		t.Fatalf("query: %v %v", hits, err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/engram-dev/engram/internal/testutil"
 	"github.com/engram-dev/engram/palace"
 	"github.com/engram-dev/engram/pipeline"
+	"github.com/engram-dev/engram/vecindex"
 )
 
 func mustOpen(t *testing.T) (*archive.Archive, *palace.DB, string) {
@@ -341,7 +342,7 @@ func (f *failingIndex) Upsert(ctx context.Context, items []engram.VectorItem) er
 	return f.VectorIndex.Upsert(ctx, items)
 }
 
-var _ pipeline.VectorJournal = (*palace.VectorIndex)(nil)
+var _ pipeline.VectorJournal = (*palace.VectorStore)(nil)
 
 func TestExternalSyncPushesMissedVectors(t *testing.T) {
 	a, p, _ := mustOpen(t)
@@ -354,7 +355,7 @@ func TestExternalSyncPushesMissedVectors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	target := &failingIndex{VectorIndex: other}
+	target := &failingIndex{VectorIndex: vecindex.New(other)}
 	vx := pipeline.NewVectorIndexer(a, emb, store)
 	if err := vx.Open(context.Background()); err != nil {
 		t.Fatal(err)

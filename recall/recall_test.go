@@ -13,12 +13,14 @@ import (
 	"github.com/engram-dev/engram/embedder"
 	"github.com/engram-dev/engram/palace"
 	"github.com/engram-dev/engram/recall"
+	"github.com/engram-dev/engram/vecindex"
 )
 
 // fixture is a real palace holding turns and their builtin vectors.
 type fixture struct {
 	db    *palace.DB
-	vecs  *palace.VectorIndex
+	vecs  *palace.VectorStore
+	index *vecindex.Index // over vecs
 	emb   *embedder.Builtin
 	turns []engram.Turn
 }
@@ -57,6 +59,7 @@ func mustOpenTurns(tb testing.TB, db *palace.DB, turns []engram.Turn) *fixture {
 	if err != nil {
 		tb.Fatal(err)
 	}
+	f.index = vecindex.New(f.vecs)
 	for start := 0; start < len(f.turns); start += 2000 {
 		batch := f.turns[start:min(start+2000, len(f.turns))]
 		if err := db.PutTurns(ctx, batch); err != nil {
@@ -83,7 +86,7 @@ func mustOpenTurns(tb testing.TB, db *palace.DB, turns []engram.Turn) *fixture {
 
 func (f *fixture) service() *recall.Service {
 	s := recall.NewService(f.db)
-	s.SetVectors(&recall.Vectors{Embedder: f.emb, Index: f.vecs})
+	s.SetVectors(&recall.Vectors{Embedder: f.emb, Index: f.index})
 	return s
 }
 
@@ -163,7 +166,7 @@ func TestShallowDegradesToKeyword(t *testing.T) {
 
 	// A failing embedder: keyword results and a warning naming the cause,
 	// for the hybrid path (auto) and the vector path alike.
-	s.SetVectors(&recall.Vectors{Embedder: brokenEmbedder{}, Index: f.vecs})
+	s.SetVectors(&recall.Vectors{Embedder: brokenEmbedder{}, Index: f.index})
 	for _, mode := range []string{engram.ModeAuto, engram.ModeShallow} {
 		resp, err = s.Recall(ctx, engram.RecallRequest{Query: "PostgreSQL", Mode: mode})
 		if err != nil || resp.Mode != engram.ModeKeyword || len(resp.Results) != 1 ||
@@ -180,7 +183,7 @@ func TestShallowDegradesToKeyword(t *testing.T) {
 	}
 
 	// An index lagging: the sync wait is bounded and warns.
-	s.SetVectors(&recall.Vectors{Embedder: f.emb, Index: f.vecs, Sync: func(ctx context.Context) error {
+	s.SetVectors(&recall.Vectors{Embedder: f.emb, Index: f.index, Sync: func(ctx context.Context) error {
 		<-ctx.Done()
 		return ctx.Err()
 	}})
@@ -333,7 +336,7 @@ func TestNoPadding(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := recall.NewService(db)
-	s.SetVectors(&recall.Vectors{Embedder: emb, Index: idx})
+	s.SetVectors(&recall.Vectors{Embedder: emb, Index: vecindex.New(idx)})
 	resp, err = s.Recall(ctx, engram.RecallRequest{Query: "query", Mode: engram.ModeShallow})
 	if err != nil {
 		t.Fatal(err)

@@ -26,7 +26,7 @@ func copyVault(t *testing.T) string {
 	return dst
 }
 
-func mustSyncer(t testing.TB) (*vault.Syncer, *palace.DB, *palace.VectorIndex) {
+func mustSyncer(t testing.TB) (*vault.Syncer, *palace.DB, *palace.VectorStore) {
 	t.Helper()
 	db, err := palace.Open(filepath.Join(t.TempDir(), "palace.db"), palace.Options{})
 	if err != nil {

@@ -2,7 +2,6 @@ package main_test
 
 import (
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -27,6 +26,7 @@ import (
 	"github.com/engram-dev/engram/embedder"
 	"github.com/engram-dev/engram/httpapi"
 	"github.com/engram-dev/engram/internal/testutil"
+	"github.com/engram-dev/engram/internal/vecrow"
 	"github.com/engram-dev/engram/palace"
 	"github.com/engram-dev/engram/pipeline"
 	"github.com/engram-dev/engram/recall"
@@ -45,36 +45,6 @@ func faultTurns(n int) (string, map[string]string) {
 		fmt.Fprintf(&b, `{"session":"s%d","speaker":"Ana","content":%q}`+"\n", i%3, c)
 	}
 	return b.String(), contents
-}
-
-// storedBytes encodes a vector as the palace stores it (palace/vecenc.go):
-// the int8 codes of its direction (the largest component ±127), then
-// their scale, one over their length, as a little-endian float32; codes of
-// zero with a scale of zero for a zero vector, or NaN for one holding a
-// value that is not finite.
-func storedBytes(v []float32) []byte {
-	var mx float64
-	finite := true
-	for _, x := range v {
-		f := float64(x)
-		finite = finite && !math.IsNaN(f) && !math.IsInf(f, 0)
-		mx = max(mx, math.Abs(f))
-	}
-	b := make([]byte, len(v), len(v)+4)
-	var scale float32
-	switch {
-	case !finite:
-		scale = float32(math.NaN())
-	case mx > 0:
-		var sum float64
-		for i, x := range v {
-			c := math.Round(float64(x) * 127 / mx)
-			b[i] = byte(int8(c))
-			sum += c * c
-		}
-		scale = float32(1 / math.Sqrt(sum))
-	}
-	return binary.LittleEndian.AppendUint32(b, math.Float32bits(scale))
 }
 
 // turnVectors returns the ids of the turn vectors with their turn's
@@ -135,8 +105,8 @@ func TestFaultVectorIndex(t *testing.T) {
 	nan := make([]float32, dim)
 	nan[0], nan[1] = 1, float32(math.NaN())
 	db := openPalaceDB(t, home)
-	mustExecDB(t, db, `UPDATE vectors SET vec = ? WHERE id = ?`, storedBytes(nan), ids[3])
-	mustExecDB(t, db, `UPDATE vectors SET vec = ? WHERE id = ?`, storedBytes(make([]float32, dim)), ids[15])
+	mustExecDB(t, db, `UPDATE vectors SET vec = ? WHERE id = ?`, vecrow.Encode(nil, nan), ids[3])
+	mustExecDB(t, db, `UPDATE vectors SET vec = ? WHERE id = ?`, vecrow.Encode(nil, make([]float32, dim)), ids[15])
 	mustExecDB(t, db, `PRAGMA ignore_check_constraints = 1`)
 	mustExecDB(t, db, `UPDATE vectors SET vec = x'0011223344' WHERE id = ?`, ids[7])
 	mustExecDB(t, db, `PRAGMA ignore_check_constraints = 0`)
@@ -247,10 +217,10 @@ func TestFaultVectorMemory(t *testing.T) {
 	mustExecDB(t, db, `DELETE FROM vectors WHERE id IN (?, ?)`, ids["zq0004"], ids["zq0009"])
 	other := make([]float32, embedder.New().Dim())
 	other[5] = 1
-	mustExecDB(t, db, `UPDATE vectors SET vec = ? WHERE id = ?`, storedBytes(other), ids["zq0012"])
+	mustExecDB(t, db, `UPDATE vectors SET vec = ? WHERE id = ?`, vecrow.Encode(nil, other), ids["zq0012"])
 	nan := make([]float32, embedder.New().Dim())
 	nan[0] = float32(math.Inf(1))
-	mustExecDB(t, db, `UPDATE vectors SET vec = ? WHERE id = ?`, storedBytes(nan), ids["zq0015"])
+	mustExecDB(t, db, `UPDATE vectors SET vec = ? WHERE id = ?`, vecrow.Encode(nil, nan), ids["zq0015"])
 	db.Close()
 
 	rep, r := runDoctor(t, home, 1)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/engram-dev/engram/embedder"
+	"github.com/engram-dev/engram/internal/vecrow"
 )
 
 func TestReindexUsage(t *testing.T) {
@@ -70,7 +71,7 @@ func TestReindexLayers(t *testing.T) {
 	}
 
 	db := openPalaceDB(t, home)
-	zero := storedBytes(make([]float32, embedder.New().Dim()))
+	zero := vecrow.Encode(nil, make([]float32, embedder.New().Dim()))
 	for _, kind := range []string{"memory", "doc"} {
 		if n := mustExecDB(t, db, `UPDATE vectors SET vec = ? WHERE rowid = (SELECT min(rowid) FROM vectors WHERE kind = ?)`, zero, kind); n != 1 {
 			t.Fatalf("no %s vector to damage", kind)

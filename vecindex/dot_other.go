@@ -1,6 +1,6 @@
 //go:build !amd64 || purego
 
-package palace
+package vecindex
 
 // useAVX2 is false where there is no AVX2 kernel.
 var useAVX2 = false

@@ -1,4 +1,4 @@
-package palace
+package vecindex
 
 // dotGeneric is the dot product of a and b (len(b) >= len(a)) in plain Go.
 // Four accumulators let the CPU overlap the additions; on amd64 four

@@ -1,6 +1,6 @@
 //go:build !purego
 
-package palace
+package vecindex
 
 import "golang.org/x/sys/cpu"
 

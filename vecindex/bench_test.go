@@ -1,4 +1,4 @@
-package palace
+package vecindex_test
 
 import (
 	"bufio"
@@ -9,12 +9,15 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
 
 	engram "github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/internal/vectortest"
+	"github.com/engram-dev/engram/palace"
+	"github.com/engram-dev/engram/vecindex"
 )
 
 // vecCorpus generates clustered vectors (vectortest.Clusters) as items.
@@ -41,7 +44,7 @@ func (c *vecCorpus) items(from, to int) []engram.VectorItem {
 }
 
 // fillVectors writes n corpus vectors to model in batches of 1000.
-func fillVectors(b *testing.B, v *VectorIndex, c *vecCorpus, n int) {
+func fillVectors(b *testing.B, v engram.VectorIndex, c *vecCorpus, n int) {
 	b.Helper()
 	start := time.Now()
 	for i := 0; i < n; i += 1000 {
@@ -49,7 +52,7 @@ func fillVectors(b *testing.B, v *VectorIndex, c *vecCorpus, n int) {
 			b.Fatal(err)
 		}
 	}
-	b.Logf("wrote %d vectors of %d in %v", n, v.Dim(), time.Since(start).Round(time.Millisecond))
+	b.Logf("wrote %d vectors in %v", n, time.Since(start).Round(time.Millisecond))
 }
 
 // BenchmarkVectorQuery measures an exact top-10 query of the embedded index
@@ -58,21 +61,13 @@ func fillVectors(b *testing.B, v *VectorIndex, c *vecCorpus, n int) {
 // matches a tenth, reporting the median and 99th percentile latency besides
 // the mean (ns/op).
 //
-//	go test -run '^$' -bench VectorQuery -benchtime 200x ./palace/
+//	go test -run '^$' -bench VectorQuery -benchtime 200x ./vecindex/
 func BenchmarkVectorQuery(b *testing.B) {
 	ctx := context.Background()
 	for _, dim := range []int{512, 1024} {
 		for _, n := range []int{10_000, 100_000} {
 			b.Run(fmt.Sprintf("dim=%d/n=%d", dim, n), func(b *testing.B) {
-				db, err := Open(filepath.Join(b.TempDir(), "palace.db"), Options{})
-				if err != nil {
-					b.Fatal(err)
-				}
-				defer db.Close()
-				v, err := db.Vectors(ctx, "bench", dim)
-				if err != nil {
-					b.Fatal(err)
-				}
+				v := openIndex(b, openDB(b), "bench", dim)
 				c := newVecCorpus(1, dim, n/100)
 				fillVectors(b, v, c, n)
 				if err := v.Load(ctx); err != nil {
@@ -114,7 +109,7 @@ func BenchmarkVectorQuery(b *testing.B) {
 // vectors of 512 dimensions (one op = one batch): the SQLite transaction,
 // then the matrix, whose growth copies it now and then.
 //
-//	go test -run '^$' -bench VectorUpsert -benchtime 200x ./palace/
+//	go test -run '^$' -bench VectorUpsert -benchtime 200x ./vecindex/
 func BenchmarkVectorUpsert(b *testing.B) {
 	ctx := context.Background()
 	db, v := openLoaded(b, filepath.Join(b.TempDir(), "palace.db"), 512)
@@ -128,7 +123,7 @@ func BenchmarkVectorUpsert(b *testing.B) {
 		items := c.items(n, n+batch)
 		b.StartTimer()
 		start := time.Now()
-		if err := v.PutTurnVectors(ctx, items, int64(n+batch)); err != nil {
+		if err := storeOf(v).PutTurnVectors(ctx, items, int64(n+batch)); err != nil {
 			b.Fatal(err)
 		}
 		elapsed += time.Since(start)
@@ -141,12 +136,12 @@ func BenchmarkVectorUpsert(b *testing.B) {
 // dimensions and loading them into memory (one op = Open, Vectors, Load),
 // and reports the heap the matrix takes and the process's resident size.
 //
-//	go test -run '^$' -bench VectorLoad -benchtime 5x ./palace/
+//	go test -run '^$' -bench VectorLoad -benchtime 5x ./vecindex/
 func BenchmarkVectorLoad(b *testing.B) {
 	ctx := context.Background()
 	const n, dim = 100_000, 512
 	path := filepath.Join(b.TempDir(), "palace.db")
-	db, err := Open(path, Options{})
+	db, err := palace.Open(path, palace.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -154,7 +149,7 @@ func BenchmarkVectorLoad(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	fillVectors(b, v, newVecCorpus(3, dim, n/100), n)
+	fillVectors(b, vecindex.New(v), newVecCorpus(3, dim, n/100), n)
 	if err := db.Close(); err != nil {
 		b.Fatal(err)
 	}
@@ -219,17 +214,18 @@ const envVectorLoadPath = "ENGRAM_BENCH_VECTOR_PALACE"
 // openLoaded opens the palace at path and loads the vectors of its model
 // "bench" (dim 0: of the stored dimension) into memory. The caller closes
 // the palace.
-func openLoaded(tb testing.TB, path string, dim int) (*DB, *VectorIndex) {
+func openLoaded(tb testing.TB, path string, dim int) (*palace.DB, *vecindex.Index) {
 	tb.Helper()
 	ctx := context.Background()
-	db, err := Open(path, Options{})
+	db, err := palace.Open(path, palace.Options{})
 	if err != nil {
 		tb.Fatal(err)
 	}
-	v, err := db.Vectors(ctx, "bench", dim)
+	s, err := db.Vectors(ctx, "bench", dim)
 	if err != nil {
 		tb.Fatal(err)
 	}
+	v := vecindex.New(s)
 	if err := v.Load(ctx); err != nil {
 		tb.Fatal(err)
 	}
@@ -253,4 +249,17 @@ func procStatusMB(key string) float64 {
 		}
 	}
 	return 0
+}
+
+// reportLatency reports the median and 99th percentile of lat, sorting it.
+func reportLatency(b *testing.B, lat []time.Duration) {
+	if len(lat) == 0 {
+		return
+	}
+	slices.Sort(lat)
+	pct := func(p float64) float64 {
+		return float64(lat[min(len(lat)-1, int(p*float64(len(lat))))]) / 1e6
+	}
+	b.ReportMetric(pct(0.50), "p50-ms")
+	b.ReportMetric(pct(0.99), "p99-ms")
 }

@@ -1,4 +1,4 @@
-package palace
+package vecindex
 
 import (
 	"cmp"
@@ -8,17 +8,13 @@ import (
 	"runtime"
 	"slices"
 	"sync"
-	"time"
 
 	engram "github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/internal/idmap"
+	"github.com/engram-dev/engram/internal/vecrow"
 )
 
-// noTS stands for a zero time in matrix.ts. A vector's time must lie after
-// minTime, whose Unix nanoseconds are math.MinInt64, so noTS is free.
-const noTS = math.MinInt64
-
-// matrix is the in-memory copy of one model's vectors as SQLite stores
+// matrix is the in-memory copy of one model's vectors as the store keeps
 // them: each row's int8 codes and their scale (see quantize), a quarter of
 // the float32 rows' memory and of the memory a scan reads; the metadata
 // queries filter on sit in parallel slices. Namespaces and kinds are
@@ -32,7 +28,7 @@ const noTS = math.MinInt64
 // at once while the layer jobs added their vectors), and kept up to a
 // quarter of its size unused.
 //
-// A matrix is not safe for concurrent use; VectorIndex guards it.
+// A matrix is not safe for concurrent use; Index guards it.
 type matrix struct {
 	dim   int
 	codes [][]int8  // chunks of chunkRows * dim codes, row r at codes[r/chunkRows][r%chunkRows*dim:]
@@ -40,7 +36,7 @@ type matrix struct {
 	ids   idmap.Map // the row's id, and the row of an id
 	ns    []uint32  // namespace codes
 	kinds []uint32  // kind codes
-	ts    []int64   // Unix nanoseconds, noTS for a zero time
+	ts    []int64   // Unix nanoseconds, vecrow.NoTS for a zero time
 
 	nsCode    map[string]uint32
 	kindCode  map[string]uint32
@@ -64,19 +60,11 @@ func newMatrix(dim, capacity int) *matrix {
 // len returns the number of rows.
 func (m *matrix) len() int { return m.ids.Len() }
 
-// vecRow is one vector ready for the matrix: vec holds it as stored
-// (appendVector).
-type vecRow struct {
-	id, kind, namespace string
-	ts                  int64
-	vec                 []byte
-}
-
 // newRows counts the rows of rs whose ids the matrix lacks.
-func (m *matrix) newRows(rs []vecRow) int {
+func (m *matrix) newRows(rs []vecrow.Row) int {
 	n := 0
 	for _, r := range rs {
-		if _, ok := m.ids.Row(r.id); !ok {
+		if _, ok := m.ids.Row(r.ID); !ok {
 			n++
 		}
 	}
@@ -105,7 +93,7 @@ func (m *matrix) chunksFor(rows int) [][]int8 {
 
 // sameRow reports whether row i holds the stored vector raw.
 func (m *matrix) sameRow(i int, raw []byte) bool {
-	if storedScale(raw, m.dim) != m.scale[i] {
+	if vecrow.Scale(raw, m.dim) != m.scale[i] {
 		return false
 	}
 	for j, c := range m.code(i) {
@@ -117,11 +105,11 @@ func (m *matrix) sameRow(i int, raw []byte) bool {
 }
 
 // put inserts or replaces the rows rs; ids must be distinct.
-func (m *matrix) put(rs []vecRow) {
+func (m *matrix) put(rs []vecrow.Row) {
 	for _, r := range rs {
-		i, ok := m.ids.Row(r.id)
+		i, ok := m.ids.Row(r.ID)
 		if !ok {
-			i = m.ids.Add(r.id)
+			i = m.ids.Add(r.ID)
 			m.ns = append(m.ns, 0)
 			m.kinds = append(m.kinds, 0)
 			m.ts = append(m.ts, 0)
@@ -132,12 +120,12 @@ func (m *matrix) put(rs []vecRow) {
 		}
 		code := m.code(i)
 		for j := range code {
-			code[j] = int8(r.vec[j])
+			code[j] = int8(r.Vec[j])
 		}
-		m.scale[i] = storedScale(r.vec, m.dim)
-		m.ns[i] = intern(m.nsCode, nil, r.namespace)
-		m.kinds[i] = intern(m.kindCode, &m.kindNames, r.kind)
-		m.ts[i] = r.ts
+		m.scale[i] = vecrow.Scale(r.Vec, m.dim)
+		m.ns[i] = intern(m.nsCode, nil, r.Namespace)
+		m.kinds[i] = intern(m.kindCode, &m.kindNames, r.Kind)
+		m.ts[i] = r.TS
 	}
 }
 
@@ -186,7 +174,7 @@ type filter struct {
 func (m *matrix) filterFor(q engram.VectorQuery) filter {
 	f := filter{anyNS: q.Namespace == ""}
 	var ok bool
-	if f.lo, f.hi, ok = nanosRange(q.From, q.To); !ok {
+	if f.lo, f.hi, ok = vecrow.Range(q.From, q.To); !ok {
 		return filter{none: true}
 	}
 	if !f.anyNS {
@@ -223,44 +211,6 @@ func (f filter) pass(m *matrix, r int) bool {
 	}
 	t := m.ts[r]
 	return t >= f.lo && t <= f.hi
-}
-
-// nanosRange turns the query range [from, to) (zero: open) into an inclusive
-// range of stored times, where a zero time is stored as noTS and every other
-// lies in (minTime, maxTime]. ok is false when nothing can match.
-func nanosRange(from, to time.Time) (lo, hi int64, ok bool) {
-	lo, hi = math.MinInt64, math.MaxInt64
-	var zero time.Time
-	if !from.IsZero() {
-		switch {
-		case from.After(maxTime):
-			return 0, 0, false
-		case !from.After(minTime):
-			// Every stored non-zero time is at or after from; a zero time
-			// is only if from is not after it.
-			if from.After(zero) {
-				lo = noTS + 1
-			}
-		default:
-			lo = from.UnixNano()
-		}
-	}
-	if !to.IsZero() {
-		switch {
-		case to.After(maxTime):
-			// Every stored time is before to.
-		case !to.After(minTime):
-			// No stored non-zero time is before to; a zero time is if to
-			// is after it.
-			if !to.After(zero) {
-				return 0, 0, false
-			}
-			hi = noTS
-		default:
-			hi = to.UnixNano() - 1
-		}
-	}
-	return lo, hi, lo <= hi
 }
 
 // scored is a row and its score.
@@ -411,23 +361,4 @@ func (m *matrix) hits(top *topK) []engram.VectorHit {
 		return cmp.Compare(a.ID, b.ID)
 	})
 	return hits
-}
-
-// normalize writes v scaled to unit length into dst (len(v) values) and
-// reports false if v has no direction: all zeros, or a NaN or infinite
-// value.
-func normalize(dst, v []float32) bool {
-	var sum float64
-	for _, x := range v {
-		sum += float64(x) * float64(x)
-	}
-	if sum == 0 || math.IsNaN(sum) || math.IsInf(sum, 0) {
-		return false
-	}
-	inv := 1 / math.Sqrt(sum)
-	dst = dst[:len(v)]
-	for i, x := range v {
-		dst[i] = float32(float64(x) * inv)
-	}
-	return true
 }

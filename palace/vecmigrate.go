@@ -1,0 +1,63 @@
+package palace
+
+import (
+	"database/sql/driver"
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"github.com/engram-dev/engram/internal/vecrow"
+	"github.com/x448/float16"
+	"modernc.org/sqlite"
+)
+
+// Migrations 0012 and 0016 convert the stored vectors of an existing
+// palace in place through SQL functions the palace registers with SQLite:
+// 0012 from float32 to half precision (IEEE 754 binary16, little-endian),
+// as the palace stored them until 0016, and 0016 from half precision to
+// the codes of vecrow.Encode. A vector with no direction is converted so
+// that the doctor still reports it.
+
+// halfUnitFunc is engram_half_unit(vec): little-endian float32 values to
+// the unit vector in half precision, a vector with no direction as it is.
+func halfUnitFunc(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value, error) {
+	raw, ok := args[0].([]byte)
+	if !ok || len(raw)%4 != 0 {
+		return nil, fmt.Errorf("engram_half_unit: want a blob of float32 values, got %T of %d bytes", args[0], len(raw))
+	}
+	v := make([]float32, len(raw)/4)
+	for i := range v {
+		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
+	}
+	vecrow.Normalize(v, v) // leaves v as it was when it has no direction
+	out := make([]byte, 0, 2*len(v))
+	for _, x := range v {
+		out = binary.LittleEndian.AppendUint16(out, uint16(float16.Fromfloat32(x)))
+	}
+	return out, nil
+}
+
+// codesFunc is engram_unit_codes(vec): a unit vector in half precision to
+// its codes and scale (vecrow.Encode).
+func codesFunc(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value, error) {
+	raw, ok := args[0].([]byte)
+	if !ok || len(raw)%2 != 0 {
+		return nil, fmt.Errorf("engram_unit_codes: want a blob of half-precision values, got %T of %d bytes", args[0], len(raw))
+	}
+	v := make([]float32, len(raw)/2)
+	for i := range v {
+		v[i] = float16.Frombits(binary.LittleEndian.Uint16(raw[2*i:])).Float32()
+	}
+	return vecrow.Encode(make([]byte, 0, vecrow.Bytes(len(v))), v), nil
+}
+
+func init() {
+	for name, fn := range map[string]func(*sqlite.FunctionContext, []driver.Value) (driver.Value, error){
+		"engram_half_unit":  halfUnitFunc,
+		"engram_unit_codes": codesFunc,
+	} {
+		if err := sqlite.RegisterDeterministicScalarFunction(name, 1, fn); err != nil {
+			panic(err) // registered twice: a programming error
+		}
+	}
+}
