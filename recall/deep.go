@@ -299,20 +299,27 @@ func (s *Service) deep(ctx context.Context, v *Vectors, ns, text string, k int, 
 	return results, nil
 }
 
-// candidates gathers turns from vector search and BM25 concurrently, and
-// the turns the derived layers cite. A failing vector side only warns: BM25
-// candidates remain; failing layers warn too.
-func (s *Service) candidates(ctx context.Context, v *Vectors, ns, text string, cfg DeepConfig, from, to time.Time, warn func(string)) ([]*candidate, unitScores, []string, error) {
-	n := cfg.Candidates
+// deepSearch is what deep recall's searches found, each a scan of an
+// index run beside the others.
+type deepSearch struct {
+	qvec          []float32
+	vhits         []engram.VectorHit // turns
+	layerHits     []engram.VectorHit // memories, scenes, facts
+	unitVecHits   []engram.VectorHit // sessions and scenes as units
+	bhits         []engram.TurnHit
+	ev            evidence
+	vectorsFailed bool
+}
+
+// search runs the vector query, the turns' BM25 and the layers' keyword
+// search concurrently. A failing vector side or layer search only warns.
+func (s *Service) search(ctx context.Context, v *Vectors, ns, text string, cfg DeepConfig, from, to time.Time, warn func(string)) (deepSearch, error) {
 	var (
-		wg          sync.WaitGroup
-		vhits       []engram.VectorHit
-		verr        error
-		bhits       []engram.TurnHit
-		berr        error
-		vectorsUsed = v != nil && v.Unavailable == ""
+		r          deepSearch
+		wg         sync.WaitGroup
+		verr, lerr error
 	)
-	var qvec []float32
+	n := cfg.Candidates
 	// With the layers on, one vector query returns turns, memories and
 	// scenes (one scan of the index, not two); they are split below.
 	kinds, k := []string{engram.KindTurn}, n
@@ -325,106 +332,88 @@ func (s *Service) candidates(ctx context.Context, v *Vectors, ns, text string, c
 	if s.Units != nil {
 		kinds, k = append(kinds, engram.KindSessionUnit, engram.KindSceneUnit), k+2*unitHits
 	}
-	if vectorsUsed {
+	if v != nil && v.Unavailable == "" {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if qvec, verr = embedQuery(ctx, v.Embedder, text); verr != nil {
+			if r.qvec, verr = embedQuery(ctx, v.Embedder, text); verr != nil {
 				return
 			}
-			vhits, verr = v.Index.Query(ctx, engram.VectorQuery{Vector: qvec, K: k, Namespace: ns,
+			r.vhits, verr = v.Index.Query(ctx, engram.VectorQuery{Vector: r.qvec, K: k, Namespace: ns,
 				Kinds: kinds, From: from, To: to})
 		}()
 	}
-	// The layers' keyword search runs beside the turns' BM25 and the
-	// vector query: each is a scan of an index.
-	var (
-		ev   evidence
-		lerr error
-	)
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		ev, lerr = s.layerEvidence(ctx, ns, text, from, to, cfg)
+		r.ev, lerr = s.layerEvidence(ctx, ns, text, from, to, cfg)
 	}()
-	bhits, berr = s.index.SearchTurns(ctx, engram.TextQuery{Namespace: ns, Text: text, Limit: n, From: from, To: to})
+	bhits, berr := s.index.SearchTurns(ctx, engram.TextQuery{Namespace: ns, Text: text, Limit: n, From: from, To: to})
 	wg.Wait()
+	r.bhits = bhits
 	if lerr != nil {
 		if ctx.Err() != nil {
-			return nil, unitScores{}, nil, ctx.Err()
+			return r, ctx.Err()
 		}
 		warn(fmt.Sprintf("the derived layers could not be searched (%s): deep recall ran on turns only", engram.ErrorMessage(lerr)))
 	}
 	if berr != nil {
-		return nil, unitScores{}, nil, fmt.Errorf("keyword search: %w", berr)
+		return r, fmt.Errorf("keyword search: %w", berr)
 	}
 	if verr != nil {
 		if ctx.Err() != nil {
-			return nil, unitScores{}, nil, ctx.Err()
+			return r, ctx.Err()
 		}
 		warn(fmt.Sprintf("vector search failed (%s): deep recall ran on keyword evidence only", engram.ErrorMessage(verr)))
-		vhits = nil
+		r.vhits, r.vectorsFailed = nil, true
 	}
-	var layerHits, unitVecHits []engram.VectorHit
-	vhits, layerHits, unitVecHits = splitKinds(vhits, n)
-	if err := s.layerVectorEvidence(ctx, &ev, layerHits); err != nil {
+	r.vhits, r.layerHits, r.unitVecHits = splitKinds(r.vhits, n)
+	if err := s.layerVectorEvidence(ctx, &r.ev, r.layerHits); err != nil {
 		if ctx.Err() != nil {
-			return nil, unitScores{}, nil, ctx.Err()
+			return r, ctx.Err()
 		}
 		warn(fmt.Sprintf("the derived layers could not be read (%s): deep recall ran without their vector matches", engram.ErrorMessage(err)))
 	}
 	if s.Layers != nil && cfg.KGWeight > 0 {
-		if err := s.kgEvidence(ctx, &ev, ns, text, periodEnd(to), layerHits); err != nil {
+		if err := s.kgEvidence(ctx, &r.ev, ns, text, periodEnd(to), r.layerHits); err != nil {
 			if ctx.Err() != nil {
-				return nil, unitScores{}, nil, ctx.Err()
+				return r, ctx.Err()
 			}
 			warn(fmt.Sprintf("the knowledge graph could not be read (%s): deep recall ran without it", engram.ErrorMessage(err)))
 		}
 	}
-	byID := make(map[string]*candidate, len(vhits)+len(bhits))
-	var out []*candidate
-	for i, h := range bhits {
-		c := &candidate{turn: h.Turn, bm25: h.Score, bm25Rnk: i + 1}
-		byID[h.Turn.ID] = c
-		out = append(out, c)
+	return r, nil
+}
+
+// candidates gathers turns from vector search and BM25 concurrently, and
+// the turns the derived layers cite. A failing vector side only warns: BM25
+// candidates remain; failing layers warn too.
+func (s *Service) candidates(ctx context.Context, v *Vectors, ns, text string, cfg DeepConfig, from, to time.Time, warn func(string)) ([]*candidate, unitScores, []string, error) {
+	r, err := s.search(ctx, v, ns, text, cfg, from, to, warn)
+	if err != nil {
+		return nil, unitScores{}, nil, err
 	}
-	var missing []string
-	for i, h := range vhits {
-		if c, ok := byID[h.ID]; ok {
-			c.cos, c.hasCos, c.vecRank = h.Score, true, i+1
-			continue
-		}
-		c := &candidate{cos: h.Score, hasCos: true, vecRank: i + 1}
-		c.turn.ID = h.ID
-		byID[h.ID] = c
-		out = append(out, c)
-		missing = append(missing, h.ID)
-	}
+	p := newPool(r.bhits, r.vhits)
 	added := 0
-	for _, id := range ev.order {
+	for _, id := range r.ev.order {
 		if added == layerNewTurns {
 			break
 		}
-		if _, ok := byID[id]; ok {
-			continue
+		if _, ok := p.byID[id]; !ok {
+			p.add(id)
+			added++
 		}
-		c := &candidate{}
-		c.turn.ID = id
-		byID[id] = c
-		out = append(out, c)
-		missing = append(missing, id)
-		added++
 	}
-	for id, c := range byID {
-		c.layerN, c.kgN = ev.layer[id], ev.kg[id]
+	for id, c := range p.byID {
+		c.layerN, c.kgN = r.ev.layer[id], r.ev.kg[id]
 	}
-	if err := s.loadTurns(ctx, byID, missing); err != nil {
+	if err := p.load(ctx, s); err != nil {
 		return nil, unitScores{}, nil, err
 	}
 	// The units: those of the candidates and those the vector query found,
 	// scored by keyword (only these: the cost follows the candidates, not
 	// the index); the turns of the best join the candidates.
-	us, err := s.candidateUnits(ctx, engram.TextQuery{Namespace: ns, Text: text, From: from, To: to}, out, unitVecHits, "")
+	us, err := s.candidateUnits(ctx, engram.TextQuery{Namespace: ns, Text: text, From: from, To: to}, p.list, r.unitVecHits, "")
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, unitScores{}, nil, ctx.Err()
@@ -437,43 +426,89 @@ func (s *Service) candidates(ctx context.Context, v *Vectors, ns, text string, c
 		if err != nil {
 			return nil, unitScores{}, nil, fmt.Errorf("unit turns: %w", err)
 		}
-		missing = missing[:0]
 		for _, u := range top {
 			for _, id := range ids[u] {
-				if _, ok := byID[id]; ok {
-					continue
+				if _, ok := p.byID[id]; !ok {
+					c := p.add(id)
+					c.layerN, c.kgN = r.ev.layer[id], r.ev.kg[id]
 				}
-				c := &candidate{layerN: ev.layer[id], kgN: ev.kg[id]}
-				c.turn.ID = id
-				byID[id] = c
-				out = append(out, c)
-				missing = append(missing, id)
 			}
 		}
-		if err := s.loadTurns(ctx, byID, missing); err != nil {
+		if err := p.load(ctx, s); err != nil {
 			return nil, unitScores{}, nil, err
 		}
 	}
-	kept := out[:0]
-	for _, c := range out {
-		// A vector whose turn is not indexed yet is skipped, as is a turn a
-		// layer cites from outside the searched period.
-		if c.turn.Seq != 0 && inPeriod(c.turn.TS, from, to) {
-			kept = append(kept, c)
-		}
-	}
-	if verr == nil && qvec != nil {
+	// A vector whose turn is not indexed yet is skipped, as is a turn a
+	// layer cites from outside the searched period.
+	kept := p.indexed(func(c *candidate) bool { return inPeriod(c.turn.TS, from, to) })
+	if !r.vectorsFailed && r.qvec != nil {
 		// A keyword candidate the vector search did not return still has a
 		// similarity: embed it, so that a missing signal does not read as
 		// zero evidence (which would bury it in a product).
-		if err := cosines(ctx, v, qvec, kept); err != nil {
+		if err := cosines(ctx, v, r.qvec, kept); err != nil {
 			if ctx.Err() != nil {
 				return nil, unitScores{}, nil, ctx.Err()
 			}
 			warn(fmt.Sprintf("embedding keyword candidates failed (%s)", engram.ErrorMessage(err)))
 		}
 	}
-	return kept, us, ev.aliases, nil
+	return kept, us, r.ev.aliases, nil
+}
+
+// pool is a query's candidates by turn id, in the order they were found.
+type pool struct {
+	byID    map[string]*candidate
+	list    []*candidate
+	missing []string // added by id: their turns are to be read (load)
+}
+
+// newPool starts a pool with the keyword hits, then the vector hits: a turn
+// both found is one candidate with both scores.
+func newPool(bhits []engram.TurnHit, vhits []engram.VectorHit) *pool {
+	p := &pool{byID: make(map[string]*candidate, len(bhits)+len(vhits))}
+	for i, h := range bhits {
+		c := &candidate{turn: h.Turn, bm25: h.Score, bm25Rnk: i + 1}
+		p.byID[h.Turn.ID] = c
+		p.list = append(p.list, c)
+	}
+	for i, h := range vhits {
+		c, ok := p.byID[h.ID]
+		if !ok {
+			c = p.add(h.ID)
+		}
+		c.cos, c.hasCos, c.vecRank = h.Score, true, i+1
+	}
+	return p
+}
+
+// add makes a candidate of the turn of id, which the pool does not hold,
+// known by its id until load reads it.
+func (p *pool) add(id string) *candidate {
+	c := &candidate{}
+	c.turn.ID = id
+	p.byID[id] = c
+	p.list = append(p.list, c)
+	p.missing = append(p.missing, id)
+	return c
+}
+
+// load reads the turns of the candidates added since the last load.
+func (p *pool) load(ctx context.Context, s *Service) error {
+	err := s.loadTurns(ctx, p.byID, p.missing)
+	p.missing = p.missing[:0]
+	return err
+}
+
+// indexed returns the candidates whose turn is indexed (a vector's turn may
+// not be yet: no seq) and that keep accepts (nil: all).
+func (p *pool) indexed(keep func(*candidate) bool) []*candidate {
+	kept := p.list[:0]
+	for _, c := range p.list {
+		if c.turn.Seq != 0 && (keep == nil || keep(c)) {
+			kept = append(kept, c)
+		}
+	}
+	return kept
 }
 
 // loadTurns reads the turns of the candidates of ids (which hold only an

@@ -57,41 +57,11 @@ func (s *Service) hybrid(ctx context.Context, v *Vectors, ns, text string, k int
 	}
 	turnHits, _, unitVecHits := splitKinds(vhits, n)
 
-	byID := make(map[string]*candidate, len(bhits)+len(turnHits))
-	var cands []*candidate
-	for _, h := range bhits {
-		c := &candidate{turn: h.Turn, bm25: h.Score}
-		byID[h.Turn.ID] = c
-		cands = append(cands, c)
+	p := newPool(bhits, turnHits)
+	if err := p.load(ctx, s); err != nil {
+		return nil, err
 	}
-	var missing []string
-	for _, h := range turnHits {
-		if c, ok := byID[h.ID]; ok {
-			c.cos, c.hasCos = h.Score, true
-			continue
-		}
-		c := &candidate{cos: h.Score, hasCos: true}
-		c.turn.ID = h.ID
-		byID[h.ID] = c
-		cands = append(cands, c)
-		missing = append(missing, h.ID)
-	}
-	if len(missing) > 0 {
-		turns, err := s.index.GetTurns(ctx, missing)
-		if err != nil {
-			return nil, fmt.Errorf("load turns: %w", err)
-		}
-		for _, t := range turns {
-			byID[t.ID].turn = t
-		}
-	}
-	kept := cands[:0]
-	for _, c := range cands {
-		if c.turn.Seq != 0 { // a vector whose turn is not indexed yet
-			kept = append(kept, c)
-		}
-	}
-	cands = kept
+	cands := p.indexed(nil)
 	if len(cands) == 0 {
 		return []engram.Result{}, nil
 	}
@@ -130,7 +100,7 @@ func (s *Service) hybrid(ctx context.Context, v *Vectors, ns, text string, k int
 	// meaning of all the candidates, no keyword in common, nothing from its
 	// session) carries no evidence: listing it would only pad the results
 	// of a small namespace with an unrelated turn scored 0.
-	kept = cands[:0]
+	kept := cands[:0]
 	for _, c := range cands {
 		if c.final > 0 {
 			kept = append(kept, c)

@@ -183,81 +183,14 @@ func (s *Service) Recall(ctx context.Context, req engram.RecallRequest) (engram.
 			mode = engram.ModeKeyword
 		}
 	}
-	if mode == engram.ModeDeep {
-		// The time words stay in the query: the period is evidence (see
-		// deep), and the turn that tells of the event often names the date
-		// itself ("a vacation to Athens on the 10th of February").
-		if r, _, ok := ParseTimeExpr(text, asOf); ok {
-			resp.TimeRange = &engram.TimeRange{From: r.From, To: r.To, Expr: r.Expr}
-		}
-		s.sync(ctx, s.Sync, "index", &resp)
-		if v != nil && v.Unavailable == "" {
-			s.sync(ctx, v.Sync, "vector index", &resp)
-		} else if v != nil {
-			warn(v.Unavailable + ": deep recall ran on keyword evidence only")
-		}
-		results, err := s.deep(ctx, v, ns, text, turnK, asOf, resp.TimeRange, warn)
-		if err != nil {
-			return engram.RecallResponse{}, err
-		}
-		resp.Results = results
-	}
-	if s.LayerLag != nil && s.Layers != nil && (mode == engram.ModeDeep || layersWanted(req)) {
-		if lag := s.LayerLag(ctx); lag != "" {
-			warn("the derived layers are behind the archive (" + lag + "): results may rank otherwise once they catch up")
-		}
-	}
 	// as_of bounds shallow and keyword recall too: nothing dated after it.
 	var before time.Time
 	if !req.AsOf.IsZero() {
 		before = req.AsOf.Add(time.Nanosecond)
 	}
-	if mode == engram.ModeHybrid && noVectors(v, req.Mode == engram.ModeAuto, warn) {
-		mode = engram.ModeKeyword
-	}
-	if mode == engram.ModeHybrid {
-		s.sync(ctx, s.Sync, "index", &resp)
-		s.sync(ctx, v.Sync, "vector index", &resp)
-		results, err := s.hybrid(ctx, v, ns, text, turnK, before, warn)
-		var ve *vectorError
-		switch {
-		case err == nil:
-			resp.Results = results
-		case errors.As(err, &ve):
-			warn(fmt.Sprintf("vector search failed (%s): answered with keyword search", engram.ErrorMessage(ve.err)))
-			mode = engram.ModeKeyword
-		default:
-			return engram.RecallResponse{}, err
-		}
-	}
-	if mode == engram.ModeShallow && noVectors(v, false, warn) {
-		mode = engram.ModeKeyword
-	}
-	if mode == engram.ModeShallow {
-		s.sync(ctx, v.Sync, "vector index", &resp)
-		sreq := req
-		sreq.K = turnK
-		results, err := s.shallow(ctx, v, ns, sreq, before)
-		switch {
-		case err == nil:
-			resp.Results = results
-		case ctx.Err() != nil:
-			return engram.RecallResponse{}, ctx.Err()
-		default:
-			warn(fmt.Sprintf("vector search failed (%s): answered with keyword search", engram.ErrorMessage(err)))
-			mode = engram.ModeKeyword
-		}
-	}
-	if mode == engram.ModeKeyword {
-		s.sync(ctx, s.Sync, "index", &resp)
-		hits, err := s.index.SearchTurns(ctx, engram.TextQuery{Namespace: ns, Text: text, Limit: turnK, To: before})
-		if err != nil {
-			return engram.RecallResponse{}, fmt.Errorf("keyword search: %w", err)
-		}
-		resp.Results = make([]engram.Result, 0, len(hits))
-		for _, h := range hits {
-			resp.Results = append(resp.Results, engram.TurnResult(h.Turn, h.Score))
-		}
+	mode, err = s.turnResults(ctx, turnQuery{req: req, mode: mode, v: v, ns: ns, text: text, turnK: turnK, asOf: asOf, before: before}, &resp, warn)
+	if err != nil {
+		return engram.RecallResponse{}, err
 	}
 	if layersWanted(req) {
 		from := time.Time{}
@@ -298,6 +231,97 @@ func (s *Service) Recall(ctx context.Context, req engram.RecallRequest) (engram.
 	resp.Mode = mode
 	resp.TookMS = float64(s.Now().Sub(start).Microseconds()) / 1000
 	return resp, nil
+}
+
+// turnQuery is a recall request as the turn paths read it: the mode asked
+// for (auto resolved), the vector side, the search text, the turns wanted
+// and the times that bound them.
+type turnQuery struct {
+	req          engram.RecallRequest
+	mode         string
+	v            *Vectors
+	ns, text     string
+	turnK        int
+	asOf, before time.Time
+}
+
+// turnResults answers q with turns on the path of its mode, falling back
+// to keyword search where the vector side fails, and returns the mode that
+// answered; the layers' lag is warned of on the way.
+func (s *Service) turnResults(ctx context.Context, q turnQuery, resp *engram.RecallResponse, warn func(string)) (string, error) {
+	mode, req, v, ns, text, turnK, asOf, before := q.mode, q.req, q.v, q.ns, q.text, q.turnK, q.asOf, q.before
+	if mode == engram.ModeDeep {
+		// The time words stay in the query: the period is evidence (see
+		// deep), and the turn that tells of the event often names the date
+		// itself ("a vacation to Athens on the 10th of February").
+		if r, _, ok := ParseTimeExpr(text, asOf); ok {
+			resp.TimeRange = &engram.TimeRange{From: r.From, To: r.To, Expr: r.Expr}
+		}
+		s.sync(ctx, s.Sync, "index", resp)
+		if v != nil && v.Unavailable == "" {
+			s.sync(ctx, v.Sync, "vector index", resp)
+		} else if v != nil {
+			warn(v.Unavailable + ": deep recall ran on keyword evidence only")
+		}
+		results, err := s.deep(ctx, v, ns, text, turnK, asOf, resp.TimeRange, warn)
+		if err != nil {
+			return mode, err
+		}
+		resp.Results = results
+	}
+	if s.LayerLag != nil && s.Layers != nil && (mode == engram.ModeDeep || layersWanted(req)) {
+		if lag := s.LayerLag(ctx); lag != "" {
+			warn("the derived layers are behind the archive (" + lag + "): results may rank otherwise once they catch up")
+		}
+	}
+	if mode == engram.ModeHybrid && noVectors(v, req.Mode == engram.ModeAuto, warn) {
+		mode = engram.ModeKeyword
+	}
+	if mode == engram.ModeHybrid {
+		s.sync(ctx, s.Sync, "index", resp)
+		s.sync(ctx, v.Sync, "vector index", resp)
+		results, err := s.hybrid(ctx, v, ns, text, turnK, before, warn)
+		var ve *vectorError
+		switch {
+		case err == nil:
+			resp.Results = results
+		case errors.As(err, &ve):
+			warn(fmt.Sprintf("vector search failed (%s): answered with keyword search", engram.ErrorMessage(ve.err)))
+			mode = engram.ModeKeyword
+		default:
+			return mode, err
+		}
+	}
+	if mode == engram.ModeShallow && noVectors(v, false, warn) {
+		mode = engram.ModeKeyword
+	}
+	if mode == engram.ModeShallow {
+		s.sync(ctx, v.Sync, "vector index", resp)
+		sreq := req
+		sreq.K = turnK
+		results, err := s.shallow(ctx, v, ns, sreq, before)
+		switch {
+		case err == nil:
+			resp.Results = results
+		case ctx.Err() != nil:
+			return mode, ctx.Err()
+		default:
+			warn(fmt.Sprintf("vector search failed (%s): answered with keyword search", engram.ErrorMessage(err)))
+			mode = engram.ModeKeyword
+		}
+	}
+	if mode == engram.ModeKeyword {
+		s.sync(ctx, s.Sync, "index", resp)
+		hits, err := s.index.SearchTurns(ctx, engram.TextQuery{Namespace: ns, Text: text, Limit: turnK, To: before})
+		if err != nil {
+			return mode, fmt.Errorf("keyword search: %w", err)
+		}
+		resp.Results = make([]engram.Result, 0, len(hits))
+		for _, h := range hits {
+			resp.Results = append(resp.Results, engram.TurnResult(h.Turn, h.Score))
+		}
+	}
+	return mode, nil
 }
 
 // sync waits, bounded, for an index to catch up, and warns when it did not.
