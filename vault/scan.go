@@ -98,85 +98,7 @@ func ScanSince(ctx context.Context, root string, prev map[string]FileInfo) ([]Fi
 		return nil, nil, fmt.Errorf("vault: scan %s: not a folder", root)
 	}
 
-	type candidate struct {
-		rel, abs string
-		size     int64
-		mtime    time.Time
-	}
-	var (
-		cands   []candidate
-		skipped []Skipped
-	)
-	rootPrefix := realRoot + string(filepath.Separator)
-	err = filepath.WalkDir(realRoot, func(p string, d fs.DirEntry, err error) error {
-		if cerr := ctx.Err(); cerr != nil {
-			return cerr
-		}
-		if p == realRoot {
-			return err
-		}
-		rel := filepath.ToSlash(strings.TrimPrefix(p, rootPrefix))
-		if err != nil {
-			skipped = append(skipped, Skipped{Path: rel, Reason: ReasonUnreadable, Err: err})
-			if d != nil && d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		name := d.Name()
-		if strings.HasPrefix(name, ".") {
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if d.IsDir() {
-			return nil
-		}
-		if d.Type()&fs.ModeSymlink != 0 {
-			target, err := filepath.EvalSymlinks(p)
-			if err != nil {
-				if isMarkdown(name) {
-					skipped = append(skipped, Skipped{Path: rel, Reason: ReasonUnreadable, Err: err})
-				}
-				return nil
-			}
-			ti, err := os.Stat(target)
-			if err != nil {
-				if isMarkdown(name) {
-					skipped = append(skipped, Skipped{Path: rel, Reason: ReasonUnreadable, Err: err})
-				}
-				return nil
-			}
-			inside := target == realRoot || strings.HasPrefix(target, rootPrefix)
-			switch {
-			case !inside && (ti.IsDir() || isMarkdown(name)):
-				skipped = append(skipped, Skipped{Path: rel, Reason: ReasonSymlinkOutside})
-			case ti.IsDir():
-				skipped = append(skipped, Skipped{Path: rel, Reason: ReasonSymlinkDir})
-			case !isMarkdown(name):
-			case !ti.Mode().IsRegular():
-				skipped = append(skipped, Skipped{Path: rel, Reason: ReasonNotRegular})
-			default:
-				cands = append(cands, candidate{rel, target, ti.Size(), ti.ModTime()})
-			}
-			return nil
-		}
-		if !isMarkdown(name) {
-			return nil
-		}
-		if !d.Type().IsRegular() {
-			skipped = append(skipped, Skipped{Path: rel, Reason: ReasonNotRegular})
-			return nil
-		}
-		info, err := d.Info()
-		if err != nil {
-			skipped = append(skipped, Skipped{Path: rel, Reason: ReasonUnreadable, Err: err})
-			return nil
-		}
-		cands = append(cands, candidate{rel, p, info.Size(), info.ModTime()})
-		return nil
-	})
+	cands, skipped, err := findFiles(ctx, realRoot)
 	if err != nil {
 		return nil, nil, fmt.Errorf("vault: scan %s: %w", root, err)
 	}
@@ -370,4 +292,95 @@ func ParseFile(ctx context.Context, root, path string, opts Options) (Doc, error
 	}
 	doc.ModTime = st.ModTime()
 	return doc, nil
+}
+
+// scanFile is a Markdown file a scan found: its path in the vault, the
+// file it reads (a symlink's target) and what it was when found.
+type scanFile struct {
+	rel, abs string
+	size     int64
+	mtime    time.Time
+}
+
+// findFiles walks the vault at realRoot (absolute, symlinks resolved) for
+// its Markdown files, in lexical order: hidden files and folders are left
+// out, a symlink counts when it points to a regular file inside the vault,
+// and what cannot be read or followed is reported as skipped.
+func findFiles(ctx context.Context, realRoot string) ([]scanFile, []Skipped, error) {
+	var (
+		cands   []scanFile
+		skipped []Skipped
+	)
+	rootPrefix := realRoot + string(filepath.Separator)
+	err := filepath.WalkDir(realRoot, func(p string, d fs.DirEntry, err error) error {
+		if cerr := ctx.Err(); cerr != nil {
+			return cerr
+		}
+		if p == realRoot {
+			return err
+		}
+		rel := filepath.ToSlash(strings.TrimPrefix(p, rootPrefix))
+		if err != nil {
+			skipped = append(skipped, Skipped{Path: rel, Reason: ReasonUnreadable, Err: err})
+			if d != nil && d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		name := d.Name()
+		if strings.HasPrefix(name, ".") {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.IsDir() {
+			return nil
+		}
+		if d.Type()&fs.ModeSymlink != 0 {
+			target, err := filepath.EvalSymlinks(p)
+			if err != nil {
+				if isMarkdown(name) {
+					skipped = append(skipped, Skipped{Path: rel, Reason: ReasonUnreadable, Err: err})
+				}
+				return nil
+			}
+			ti, err := os.Stat(target)
+			if err != nil {
+				if isMarkdown(name) {
+					skipped = append(skipped, Skipped{Path: rel, Reason: ReasonUnreadable, Err: err})
+				}
+				return nil
+			}
+			inside := target == realRoot || strings.HasPrefix(target, rootPrefix)
+			switch {
+			case !inside && (ti.IsDir() || isMarkdown(name)):
+				skipped = append(skipped, Skipped{Path: rel, Reason: ReasonSymlinkOutside})
+			case ti.IsDir():
+				skipped = append(skipped, Skipped{Path: rel, Reason: ReasonSymlinkDir})
+			case !isMarkdown(name):
+			case !ti.Mode().IsRegular():
+				skipped = append(skipped, Skipped{Path: rel, Reason: ReasonNotRegular})
+			default:
+				cands = append(cands, scanFile{rel, target, ti.Size(), ti.ModTime()})
+			}
+			return nil
+		}
+		if !isMarkdown(name) {
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			skipped = append(skipped, Skipped{Path: rel, Reason: ReasonNotRegular})
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			skipped = append(skipped, Skipped{Path: rel, Reason: ReasonUnreadable, Err: err})
+			return nil
+		}
+		cands = append(cands, scanFile{rel, p, info.Size(), info.ModTime()})
+		return nil
+	})
+	return cands, skipped, err
+
 }
