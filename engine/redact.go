@@ -42,111 +42,12 @@ func (e *Engine) Redact(ctx context.Context, req engram.RedactRequest) (engram.R
 	}
 	marker := req.MarkerOrDefault()
 	spans := engram.NewSpans(req.Texts) // made once: every turn is looked through in one pass
-	ids := req.IDs
-	if len(ids) > 0 {
-		var unknown []string
-		for _, id := range ids {
-			if !e.archive.Known(id) {
-				unknown = append(unknown, id)
-			}
-		}
-		// A turn whose archive line is damaged is redacted from the
-		// palace's copy.
-		damaged, err := e.damagedTurns(ctx, unknown)
-		if err != nil {
-			return rep, err
-		}
-		for i, id := range ids {
-			if e.archive.Forgotten(id) || !e.archive.Known(id) && damaged[id].ID == "" {
-				return rep, &engram.Error{Code: engram.ENOTFOUND, Field: fmt.Sprintf("ids[%d]", i), Message: fmt.Sprintf("no archived turn has the id %q", id)}
-			}
-		}
-	}
-	edit := func(t engram.Turn) (engram.Turn, bool) {
-		if t.IsTombstone() {
-			return t, false
-		}
-		t, n := t.RedactWith(spans, marker)
-		if n == 0 {
-			return t, false
-		}
-		r := engram.Redaction{At: time.Now().UTC(), Spans: n, Reason: req.Reason}
-		if t.Redacted != nil {
-			r.Spans += t.Redacted.Spans
-			r.Rules = t.Redacted.Rules
-		}
-		t.Redacted = &r
-		return t, true
-	}
-	// The turns the palace skipped hold text only in the archive.
-	var skipped []engram.Turn
-	all, err := e.skippedTurns(ctx, req.Namespace, req.Session)
+	edit := redactEdit(spans, marker, req.Reason)
+	ids, current, warnings, err := e.redactTargets(ctx, req, spans, marker)
 	if err != nil {
 		return rep, err
 	}
-	named := map[string]bool{}
-	for _, id := range ids {
-		named[id] = true
-	}
-	for _, t := range all {
-		if _, n := t.RedactWith(spans, marker); named[t.ID] || len(ids) == 0 && (n > 0 || len(t.Unredactable(spans)) > 0) {
-			skipped = append(skipped, t)
-		}
-	}
-	if len(ids) == 0 {
-		// A span only in an id, a namespace or a session finds the turn
-		// too: the report warns of it.
-		if ids, err = e.palace.TurnIDsHolding(ctx, req.Namespace, req.Session, req.Texts, true); err != nil {
-			return rep, err
-		}
-		for _, t := range skipped {
-			if !slices.Contains(ids, t.ID) {
-				ids = append(ids, t.ID)
-			}
-		}
-	}
-	// The turns as they are now: the palace's copies (of damaged lines
-	// too), and the archived skipped ones.
-	current, err := e.palace.GetTurns(ctx, ids)
-	if err != nil {
-		return rep, err
-	}
-	have := make(map[string]bool, len(current))
-	for _, t := range current {
-		have[t.ID] = true
-	}
-	for _, t := range skipped {
-		if !have[t.ID] { // not a copy of a stored turn
-			current = append(current, t)
-		}
-	}
-	// A turn the palace holds whose line the archive cannot read nor write
-	// again (a damaged last line) is left by the run: the dry run leaves
-	// it too, and both say so.
-	var unread []string
-	for _, t := range current {
-		if !e.archive.Known(t.ID) {
-			unread = append(unread, t.ID)
-		}
-	}
-	if len(unread) > 0 {
-		damaged, err := e.damagedTurns(ctx, unread)
-		if err != nil {
-			return rep, err
-		}
-		var left []string
-		current = slices.DeleteFunc(current, func(t engram.Turn) bool {
-			gone := !e.archive.Known(t.ID) && damaged[t.ID].ID == ""
-			if gone {
-				left = append(left, strconv.Quote(t.ID))
-			}
-			return gone
-		})
-		if len(left) > 0 {
-			rep.Warnings = append(rep.Warnings, fmt.Sprintf("%d %s the palace holds %s no archive line that can be written again (%s): see engram doctor",
-				len(left), noun(len(left), "turn", "turns"), noun(len(left), "has", "have"), strings.Join(left[:min(len(left), 5)], ", ")))
-		}
-	}
+	rep.Warnings = append(rep.Warnings, warnings...)
 	rep.Warnings = append(rep.Warnings, unreached(current, spans)...)
 	if req.DryRun {
 		for _, t := range current {
@@ -207,7 +108,7 @@ func (e *Engine) Redact(ctx context.Context, req engram.RedactRequest) (engram.R
 	if err := e.redactCorrections(req.Texts, marker); err != nil {
 		return rep, err
 	}
-	warnings, err := e.reembedRedacted(ctx, turns, pr)
+	warnings, err = e.reembedRedacted(ctx, turns, pr)
 	if err != nil {
 		return rep, err
 	}
@@ -217,6 +118,127 @@ func (e *Engine) Redact(ctx context.Context, req engram.RedactRequest) (engram.R
 	}
 	rep.TookMS = msSince(start)
 	return rep, nil
+}
+
+// redactTargets returns the turns a redaction reaches as they are now (the
+// palace's copies, of damaged lines too, and the archived turns the palace
+// skipped) with their ids: those req names, which must be archived, or
+// else every turn holding one of its texts. A turn the palace holds whose
+// line the archive can neither read nor write again is left out, with a
+// warning.
+func (e *Engine) redactTargets(ctx context.Context, req engram.RedactRequest, spans *engram.Spans, marker string) (ids []string, current []engram.Turn, warnings []string, err error) {
+	ids = req.IDs
+	if len(ids) > 0 {
+		var unknown []string
+		for _, id := range ids {
+			if !e.archive.Known(id) {
+				unknown = append(unknown, id)
+			}
+		}
+		// A turn whose archive line is damaged is redacted from the
+		// palace's copy.
+		damaged, err := e.damagedTurns(ctx, unknown)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		for i, id := range ids {
+			if e.archive.Forgotten(id) || !e.archive.Known(id) && damaged[id].ID == "" {
+				return nil, nil, nil, &engram.Error{Code: engram.ENOTFOUND, Field: fmt.Sprintf("ids[%d]", i), Message: fmt.Sprintf("no archived turn has the id %q", id)}
+			}
+		}
+	}
+	// The turns the palace skipped hold text only in the archive.
+	var skipped []engram.Turn
+	all, err := e.skippedTurns(ctx, req.Namespace, req.Session)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	named := map[string]bool{}
+	for _, id := range ids {
+		named[id] = true
+	}
+	for _, t := range all {
+		if _, n := t.RedactWith(spans, marker); named[t.ID] || len(ids) == 0 && (n > 0 || len(t.Unredactable(spans)) > 0) {
+			skipped = append(skipped, t)
+		}
+	}
+	if len(ids) == 0 {
+		// A span only in an id, a namespace or a session finds the turn
+		// too: the report warns of it.
+		if ids, err = e.palace.TurnIDsHolding(ctx, req.Namespace, req.Session, req.Texts, true); err != nil {
+			return nil, nil, nil, err
+		}
+		for _, t := range skipped {
+			if !slices.Contains(ids, t.ID) {
+				ids = append(ids, t.ID)
+			}
+		}
+	}
+	// The turns as they are now: the palace's copies (of damaged lines
+	// too), and the archived skipped ones.
+	current, err = e.palace.GetTurns(ctx, ids)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	have := make(map[string]bool, len(current))
+	for _, t := range current {
+		have[t.ID] = true
+	}
+	for _, t := range skipped {
+		if !have[t.ID] { // not a copy of a stored turn
+			current = append(current, t)
+		}
+	}
+	// A turn the palace holds whose line the archive cannot read nor write
+	// again (a damaged last line) is left by the run: the dry run leaves
+	// it too, and both say so.
+	var unread []string
+	for _, t := range current {
+		if !e.archive.Known(t.ID) {
+			unread = append(unread, t.ID)
+		}
+	}
+	if len(unread) > 0 {
+		damaged, err := e.damagedTurns(ctx, unread)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		var left []string
+		current = slices.DeleteFunc(current, func(t engram.Turn) bool {
+			gone := !e.archive.Known(t.ID) && damaged[t.ID].ID == ""
+			if gone {
+				left = append(left, strconv.Quote(t.ID))
+			}
+			return gone
+		})
+		if len(left) > 0 {
+			warnings = append(warnings, fmt.Sprintf("%d %s the palace holds %s no archive line that can be written again (%s): see engram doctor",
+				len(left), noun(len(left), "turn", "turns"), noun(len(left), "has", "have"), strings.Join(left[:min(len(left), 5)], ", ")))
+		}
+	}
+	return ids, current, warnings, nil
+}
+
+// redactEdit returns the edit of a turn that a redaction makes: every span
+// replaced by marker, the redaction recorded (added to an earlier one's);
+// false when the turn holds none.
+func redactEdit(spans *engram.Spans, marker, reason string) func(engram.Turn) (engram.Turn, bool) {
+	return func(t engram.Turn) (engram.Turn, bool) {
+		if t.IsTombstone() {
+			return t, false
+		}
+		t, n := t.RedactWith(spans, marker)
+		if n == 0 {
+			return t, false
+		}
+		r := engram.Redaction{At: time.Now().UTC(), Spans: n, Reason: reason}
+		if t.Redacted != nil {
+			r.Spans += t.Redacted.Spans
+			r.Rules = t.Redacted.Rules
+		}
+		t.Redacted = &r
+		return t, true
+	}
 }
 
 // unreached is the warning for the turns of ts that hold a span where a
