@@ -375,17 +375,7 @@ func (e *Engine) checkVectors(ctx context.Context, r *engram.DoctorReport) {
 		return
 	}
 	// The embedders first: a model that cannot embed explains the rest.
-	embFix := ""
-	for _, model := range e.probedModels(active, ollamaPrefix, EmbedderOllama) {
-		if fix := e.checkOllamaEmbedder(ctx, r, model, active, dim); fix != "" && (model == active || !found) {
-			embFix = fix
-		}
-	}
-	for _, model := range e.probedModels(active, openaiPrefix, EmbedderOpenAI) {
-		if fix := e.checkOpenAIEmbedder(ctx, r, model, active, dim); fix != "" && (model == active || !found) {
-			embFix = fix
-		}
-	}
+	embFix := e.checkEmbedders(ctx, r, active, dim, found)
 	if !found {
 		fix := embFix
 		if fix == "" && e.cfg.VectorIndex == VectorsChroma {
@@ -440,27 +430,7 @@ func (e *Engine) checkVectors(ctx context.Context, r *engram.DoctorReport) {
 		index = e.checkMemory(c, side != nil)
 	}
 
-	healthy := true
-	if c.Bad > 0 {
-		healthy = false
-		sample := make([]string, len(c.BadSample))
-		for i, b := range c.BadSample {
-			sample[i] = b.String()
-		}
-		r.Add(failCheck(checkVectors, fmt.Sprintf("%d stored %s of %s %s unusable (%s); the index refuses to load them",
-			c.Bad, noun(c.Bad, "vector", "vectors"), active, noun(c.Bad, "is", "are"), strings.Join(sample, "; ")), fixReindex))
-	}
-	if c.Missing > 0 {
-		healthy = false
-		r.Add(failCheck(checkVectors, fmt.Sprintf("%d %s up to seq %d %s no vector in %s (first: %s): shallow recall cannot find them",
-			c.Missing, noun(int(c.Missing), "turn", "turns"), min(wm, indexed), noun(int(c.Missing), "has", "have"), active,
-			strings.Join(c.MissingIDs, ", ")), fixReindex))
-	}
-	if c.Orphans > 0 {
-		healthy = false
-		r.Add(warnCheck(checkVectors, fmt.Sprintf("%d turn %s of %s name turns the palace does not hold", c.Orphans,
-			noun(int(c.Orphans), "vector", "vectors"), active), fixRebuild))
-	}
+	healthy := storedVectorFindings(r, c, active, min(wm, indexed))
 	switch {
 	case side == nil:
 		healthy = false
@@ -500,6 +470,51 @@ func (e *Engine) checkVectors(ctx context.Context, r *engram.DoctorReport) {
 	if index.Name != "" {
 		r.Add(index)
 	}
+}
+
+// checkEmbedders probes the model servers of the active model and the
+// configured one, and returns the fix of the first that cannot embed for
+// the active model (or for any, when no model is active yet).
+func (e *Engine) checkEmbedders(ctx context.Context, r *engram.DoctorReport, active string, dim int, found bool) string {
+	embFix := ""
+	for _, model := range e.probedModels(active, ollamaPrefix, EmbedderOllama) {
+		if fix := e.checkOllamaEmbedder(ctx, r, model, active, dim); fix != "" && (model == active || !found) {
+			embFix = fix
+		}
+	}
+	for _, model := range e.probedModels(active, openaiPrefix, EmbedderOpenAI) {
+		if fix := e.checkOpenAIEmbedder(ctx, r, model, active, dim); fix != "" && (model == active || !found) {
+			embFix = fix
+		}
+	}
+	return embFix
+}
+
+// storedVectorFindings reports what the check of the active model's stored
+// vectors (through seq through) found wrong, and whether nothing was.
+func storedVectorFindings(r *engram.DoctorReport, c palace.VectorCheck, active string, through int64) bool {
+	healthy := true
+	if c.Bad > 0 {
+		healthy = false
+		sample := make([]string, len(c.BadSample))
+		for i, b := range c.BadSample {
+			sample[i] = b.String()
+		}
+		r.Add(failCheck(checkVectors, fmt.Sprintf("%d stored %s of %s %s unusable (%s); the index refuses to load them",
+			c.Bad, noun(c.Bad, "vector", "vectors"), active, noun(c.Bad, "is", "are"), strings.Join(sample, "; ")), fixReindex))
+	}
+	if c.Missing > 0 {
+		healthy = false
+		r.Add(failCheck(checkVectors, fmt.Sprintf("%d %s up to seq %d %s no vector in %s (first: %s): shallow recall cannot find them",
+			c.Missing, noun(int(c.Missing), "turn", "turns"), through, noun(int(c.Missing), "has", "have"), active,
+			strings.Join(c.MissingIDs, ", ")), fixReindex))
+	}
+	if c.Orphans > 0 {
+		healthy = false
+		r.Add(warnCheck(checkVectors, fmt.Sprintf("%d turn %s of %s name turns the palace does not hold", c.Orphans,
+			noun(int(c.Orphans), "vector", "vectors"), active), fixRebuild))
+	}
+	return healthy
 }
 
 // checkMemory compares the in-memory matrix with SQLite. It returns no
