@@ -205,37 +205,14 @@ func RunScale(ctx context.Context, env Env, opts ScaleOptions) (*ScaleReport, er
 	for len(targets) < min(opts.Questions, opts.Turns) {
 		targets[rng.IntN(opts.Turns)] = true
 	}
-	var asked []engram.Turn
 	progress := func(format string, a ...any) { fmt.Fprintf(env.Stderr, "bench scale: "+format+"\n", a...) }
 
 	// Ingest.
 	cpu0, gc0 := cpuSeconds()
-	start := time.Now()
-	for done := 0; done < opts.Turns; {
-		n := min(opts.Batch, opts.Turns-done)
-		batch := make([]engram.Turn, n)
-		for i := range batch {
-			batch[i] = gen.next()
-			if targets[done+i] {
-				asked = append(asked, batch[i])
-			}
-		}
-		if _, err := b.client.Ingest(ctx, batch); err != nil {
-			return nil, fmt.Errorf("ingest: POST /v1/turns: %w", err)
-		}
-		done += n
-		if done%(max(opts.Turns/10, 1)) < n || done == opts.Turns {
-			progress("ingested %d of %d turns (%.0f turns/s)", done, opts.Turns, float64(done)/time.Since(start).Seconds())
-		}
-	}
-	rep.IngestSeconds = time.Since(start).Seconds()
-	rep.IngestTurnsPerSec = float64(opts.Turns) / rep.IngestSeconds
-	start = time.Now()
-	if err := b.waitCaughtUp(ctx, 2*time.Hour); err != nil {
+	asked, err := scaleIngest(ctx, b, gen, opts, targets, rep, progress)
+	if err != nil {
 		return nil, err
 	}
-	rep.VectorSeconds = time.Since(start).Seconds()
-	rep.RSSAfterIngestMB = procStatusMB("VmRSS")
 
 	// Writes with no job running.
 	stopProfiles, err := startProfiles(opts.CPUProfile, opts.Trace)
@@ -249,39 +226,9 @@ func RunScale(ctx context.Context, env Env, opts ScaleOptions) (*ScaleReport, er
 		rep.Idle.PostP50MS, rep.Idle.PostP99MS, rep.Idle.BatchTurnsSec, rep.Idle.ArchiveAckTurnsSec, rep.Idle.ArchiveIndexedTurnsSec)
 
 	// Writes while the layer jobs catch up.
-	resetPeakRSS()
-	stopPeak := func() error { return nil }
-	if opts.MemProfile != "" {
-		stopPeak = watchPeakHeap(opts.MemProfile + ".peak")
-		defer stopPeak()
-	}
-	var jobsDone atomic.Bool
-	jobErr := make(chan error, 1)
-	start = time.Now()
-	go func() {
-		defer jobsDone.Store(true)
-		jobErr <- b.runLayerJobs(ctx)
-	}()
-	// As many writes as idle, so the jobs catch up on the N turns rather
-	// than on what the measurement keeps adding; fewer if the jobs end first.
-	if rep.UnderJobs, err = measureWrites(ctx, b, gen, opts, func(posts, batches int) bool {
-		return !jobsDone.Load() && (posts < opts.Posts || batches < 10)
-	}); err != nil {
+	if err := scaleUnderJobs(ctx, b, gen, opts, rep, stopProfiles, progress); err != nil {
 		return nil, err
 	}
-	if err := <-jobErr; err != nil {
-		return nil, err
-	}
-	rep.JobsSeconds = time.Since(start).Seconds()
-	if err := stopProfiles(); err != nil {
-		return nil, err
-	}
-	if err := stopPeak(); err != nil {
-		return nil, err
-	}
-	rep.RSSPeakJobsMB = procStatusMB("VmHWM")
-	progress("under jobs (%.0f s): single POST p50 %.2f ms, p99 %.2f ms; batches %.0f turns/s (?wait=archive: %.0f acknowledged, %.0f searchable)", rep.JobsSeconds,
-		rep.UnderJobs.PostP50MS, rep.UnderJobs.PostP99MS, rep.UnderJobs.BatchTurnsSec, rep.UnderJobs.ArchiveAckTurnsSec, rep.UnderJobs.ArchiveIndexedTurnsSec)
 	if err := b.waitCaughtUp(ctx, 2*time.Hour); err != nil {
 		return nil, err
 	}
@@ -311,23 +258,9 @@ func RunScale(ctx context.Context, env Env, opts ScaleOptions) (*ScaleReport, er
 	}
 
 	// Recall.
-	modes, err := b.recallModes(ctx, opts.Modes, 10)
-	if err != nil {
+	if err := askScaleModes(ctx, b, asked, opts, rep, progress); err != nil {
 		return nil, err
 	}
-	resetPeakRSS()
-	for _, mode := range modes {
-		r, err := askScale(ctx, b, asked, mode, rand.New(rand.NewPCG(opts.Seed+2, 11)))
-		if err != nil {
-			return nil, err
-		}
-		progress("recall %s: p50 %.1f ms, p95 %.1f ms, found %.0f%%", mode, r.Latency.ClientP50MS, r.Latency.ClientP95MS, 100*r.Found)
-		rep.Recall = append(rep.Recall, r)
-	}
-	rep.RSSPeakRecallMB, rep.RSSAfterRecallMB = procStatusMB("VmHWM"), procStatusMB("VmRSS")
-	runtime.GC()
-	runtime.ReadMemStats(&ms)
-	rep.GoHeapAfterRecallMB = float64(ms.HeapAlloc) / (1 << 20)
 
 	// Storage, then a rebuild from the archive.
 	cfg := b.cfg
@@ -341,7 +274,7 @@ func RunScale(ctx context.Context, env Env, opts ScaleOptions) (*ScaleReport, er
 	rep.BytesPerTurn = float64(rep.HomeBytes) / float64(opts.Turns+rep.Idle.Turns+rep.UnderJobs.Turns)
 	if !opts.NoRebuild {
 		progress("rebuilding every index from the archive")
-		start = time.Now()
+		start := time.Now()
 		lvl, _ := engine.ParseLevel(cfg.LogLevel)
 		if _, err := engine.Rebuild(ctx, cfg, slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: lvl})), nil, false); err != nil {
 			return nil, fmt.Errorf("rebuild: %w", err)
@@ -349,6 +282,103 @@ func RunScale(ctx context.Context, env Env, opts ScaleOptions) (*ScaleReport, er
 		rep.RebuildSeconds = time.Since(start).Seconds()
 	}
 	return rep, nil
+}
+
+// scaleIngest posts the benchmark's turns in batches, keeping the turns
+// whose numbers are in targets to ask about later, and waits until every
+// index has them.
+func scaleIngest(ctx context.Context, b *benchEngram, gen *scaleGen, opts ScaleOptions, targets map[int]bool, rep *ScaleReport, progress func(string, ...any)) ([]engram.Turn, error) {
+	var asked []engram.Turn
+	start := time.Now()
+	for done := 0; done < opts.Turns; {
+		n := min(opts.Batch, opts.Turns-done)
+		batch := make([]engram.Turn, n)
+		for i := range batch {
+			batch[i] = gen.next()
+			if targets[done+i] {
+				asked = append(asked, batch[i])
+			}
+		}
+		if _, err := b.client.Ingest(ctx, batch); err != nil {
+			return nil, fmt.Errorf("ingest: POST /v1/turns: %w", err)
+		}
+		done += n
+		if done%(max(opts.Turns/10, 1)) < n || done == opts.Turns {
+			progress("ingested %d of %d turns (%.0f turns/s)", done, opts.Turns, float64(done)/time.Since(start).Seconds())
+		}
+	}
+	rep.IngestSeconds = time.Since(start).Seconds()
+	rep.IngestTurnsPerSec = float64(opts.Turns) / rep.IngestSeconds
+	start = time.Now()
+	if err := b.waitCaughtUp(ctx, 2*time.Hour); err != nil {
+		return nil, err
+	}
+	rep.VectorSeconds = time.Since(start).Seconds()
+	rep.RSSAfterIngestMB = procStatusMB("VmRSS")
+	return asked, nil
+}
+
+// scaleUnderJobs measures writes while the layer jobs catch up, and the
+// process's memory at their peak.
+func scaleUnderJobs(ctx context.Context, b *benchEngram, gen *scaleGen, opts ScaleOptions, rep *ScaleReport, stopProfiles func() error, progress func(string, ...any)) error {
+	resetPeakRSS()
+	stopPeak := func() error { return nil }
+	if opts.MemProfile != "" {
+		stopPeak = watchPeakHeap(opts.MemProfile + ".peak")
+		defer stopPeak()
+	}
+	var jobsDone atomic.Bool
+	jobErr := make(chan error, 1)
+	start := time.Now()
+	go func() {
+		defer jobsDone.Store(true)
+		jobErr <- b.runLayerJobs(ctx)
+	}()
+	// As many writes as idle, so the jobs catch up on the N turns rather
+	// than on what the measurement keeps adding; fewer if the jobs end first.
+	var err error
+	if rep.UnderJobs, err = measureWrites(ctx, b, gen, opts, func(posts, batches int) bool {
+		return !jobsDone.Load() && (posts < opts.Posts || batches < 10)
+	}); err != nil {
+		return err
+	}
+	if err := <-jobErr; err != nil {
+		return err
+	}
+	rep.JobsSeconds = time.Since(start).Seconds()
+	if err := stopProfiles(); err != nil {
+		return err
+	}
+	if err := stopPeak(); err != nil {
+		return err
+	}
+	rep.RSSPeakJobsMB = procStatusMB("VmHWM")
+	progress("under jobs (%.0f s): single POST p50 %.2f ms, p99 %.2f ms; batches %.0f turns/s (?wait=archive: %.0f acknowledged, %.0f searchable)", rep.JobsSeconds,
+		rep.UnderJobs.PostP50MS, rep.UnderJobs.PostP99MS, rep.UnderJobs.BatchTurnsSec, rep.UnderJobs.ArchiveAckTurnsSec, rep.UnderJobs.ArchiveIndexedTurnsSec)
+	return nil
+}
+
+// askScaleModes asks about the kept turns in every mode.
+func askScaleModes(ctx context.Context, b *benchEngram, asked []engram.Turn, opts ScaleOptions, rep *ScaleReport, progress func(string, ...any)) error {
+	modes, err := b.recallModes(ctx, opts.Modes, 10)
+	if err != nil {
+		return err
+	}
+	resetPeakRSS()
+	for _, mode := range modes {
+		r, err := askScale(ctx, b, asked, mode, rand.New(rand.NewPCG(opts.Seed+2, 11)))
+		if err != nil {
+			return err
+		}
+		progress("recall %s: p50 %.1f ms, p95 %.1f ms, found %.0f%%", mode, r.Latency.ClientP50MS, r.Latency.ClientP95MS, 100*r.Found)
+		rep.Recall = append(rep.Recall, r)
+	}
+	rep.RSSPeakRecallMB, rep.RSSAfterRecallMB = procStatusMB("VmHWM"), procStatusMB("VmRSS")
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	rep.GoHeapAfterRecallMB = float64(ms.HeapAlloc) / (1 << 20)
+	return nil
 }
 
 // startProfiles starts a CPU profile into cpuFile and an execution trace
