@@ -425,40 +425,7 @@ func (a *Archive) rewriteFile(fi fileInfo, seqs map[int64]bool, fix map[int]engr
 	}
 	err = a.fs.Rename(tmp, fi.path)
 	if err == nil {
-		for i := range a.files {
-			if a.files[i].day != fi.day {
-				continue
-			}
-			a.files[i].size = size
-			a.files[i].gen++
-			for _, c := range changed {
-				if c.Damaged {
-					a.restoreDamaged(&a.files[i], c.New)
-					continue
-				}
-				a.stats.countRedaction(&c.Old, -1)
-				a.stats.countRedaction(&c.New, 1)
-				switch was, now := c.Old.IsTombstone(), c.New.IsTombstone(); {
-				case !was && now:
-					a.files[i].gone++
-					a.stats.Turns--
-					a.stats.Forgotten++
-					a.goneIDs[c.New.ID] = struct{}{}
-				case was && !now:
-					a.files[i].gone--
-					a.stats.Turns++
-					a.stats.Forgotten--
-					delete(a.goneIDs, c.New.ID)
-				}
-			}
-		}
-		for _, c := range changed {
-			if c.Damaged {
-				a.tail.insert(c.New)
-			} else {
-				a.tail.replace(c.New)
-			}
-		}
+		a.noteRewritten(fi.day, size, changed)
 	}
 	a.mu.Unlock()
 	if err != nil {
@@ -470,6 +437,46 @@ func (a *Archive) rewriteFile(fi fileInfo, seqs map[int64]bool, fix map[int]engr
 		return nil, a.failure("fsync the directory of "+fi.path, err)
 	}
 	return changed, nil
+}
+
+// noteRewritten takes a rewritten day file's new lines into the file's
+// size and counts, the archive's counts, the forgotten ids and the tail
+// cache. The caller holds a.mu.
+func (a *Archive) noteRewritten(day string, size int64, changed []Rewritten) {
+	for i := range a.files {
+		if a.files[i].day != day {
+			continue
+		}
+		a.files[i].size = size
+		a.files[i].gen++
+		for _, c := range changed {
+			if c.Damaged {
+				a.restoreDamaged(&a.files[i], c.New)
+				continue
+			}
+			a.stats.countRedaction(&c.Old, -1)
+			a.stats.countRedaction(&c.New, 1)
+			switch was, now := c.Old.IsTombstone(), c.New.IsTombstone(); {
+			case !was && now:
+				a.files[i].gone++
+				a.stats.Turns--
+				a.stats.Forgotten++
+				a.goneIDs[c.New.ID] = struct{}{}
+			case was && !now:
+				a.files[i].gone--
+				a.stats.Turns++
+				a.stats.Forgotten--
+				delete(a.goneIDs, c.New.ID)
+			}
+		}
+	}
+	for _, c := range changed {
+		if c.Damaged {
+			a.tail.insert(c.New)
+		} else {
+			a.tail.replace(c.New)
+		}
+	}
 }
 
 // restoreDamaged counts t, the new version of a damaged line, as a
