@@ -532,30 +532,8 @@ loop:
 				g.past = true
 			}
 		case haveForms[w.low]:
-			n := next(k + 1)
-			switch {
-			case n < b && (ws[n].tag == "VBN" || ws[n].low == "been"):
-				g.perfect = true
-				if w.low == "had" {
-					g.past = true
-				}
-				if g.have < 0 {
-					g.have = k
-				}
-			case n+1 < b && ws[n].low == "to" && ws[n+1].tag == "VB":
-				g.duty = true
-				if w.low == "had" {
-					g.past = true
-				}
-				k = n
-			case n+1 < b && ws[n].low == "got" && ws[n+1].low == "to":
-				g.duty = true
-				k = n + 1
-			default:
-				g.main, g.stem = k, "have"
-				if w.low == "had" {
-					g.past = true
-				}
+			var main bool
+			if k, main = g.haveAt(ws, k, next(k+1), b); main {
 				k++
 				break loop
 			}
@@ -602,24 +580,7 @@ loop:
 			g.intent = true
 			k += 2
 		case isVerbTag(w.tag):
-			g.main, g.stem = k, verbStem(w.low)
-			if base, ok := irregularPast[w.low]; ok && base != w.low && (w.tag == "VBP" || w.tag == "VB") && g.have < 0 && !g.future && !g.duty && !g.weak && !g.intent && g.be < 0 {
-				w.tag = "VBD" // "I built": a past form tagged as a present one
-			}
-			switch w.tag {
-			case "VBD":
-				g.past = true
-			case "VBN":
-				if g.be >= 0 {
-					g.pass = true
-				} else if g.have < 0 {
-					g.past = true // a dropped subject: "Lost my job"
-				}
-			case "VBG":
-				if g.be >= 0 || g.have < 0 {
-					g.progressive = true
-				}
-			}
+			g.setMain(k, w)
 			k++
 			break loop
 		default:
@@ -632,4 +593,55 @@ loop:
 		g.perfect = true
 	}
 	return g
+}
+
+// haveAt reads a form of "have" at k, n being the next word that is not an
+// adverb: an auxiliary of the perfect ("have been", "had seen"), a duty
+// ("have to go", "have got to"), or else the main verb. It returns where
+// the group goes on (the last word it took) and whether it was the main
+// verb, which ends the group.
+func (g *verbGroup) haveAt(ws []word, k, n, b int) (int, bool) {
+	past := ws[k].low == "had"
+	switch {
+	case n < b && (ws[n].tag == "VBN" || ws[n].low == "been"):
+		g.perfect = true
+		g.past = g.past || past
+		if g.have < 0 {
+			g.have = k
+		}
+		return k, false
+	case n+1 < b && ws[n].low == "to" && ws[n+1].tag == "VB":
+		g.duty = true
+		g.past = g.past || past
+		return n, false
+	case n+1 < b && ws[n].low == "got" && ws[n+1].low == "to":
+		g.duty = true
+		return n + 1, false
+	}
+	g.main, g.stem = k, "have"
+	g.past = g.past || past
+	return k, true
+}
+
+// setMain takes w, at k, as the group's main verb, and its tense and voice
+// from its tag and the auxiliaries before it.
+func (g *verbGroup) setMain(k int, w word) {
+	g.main, g.stem = k, verbStem(w.low)
+	if base, ok := irregularPast[w.low]; ok && base != w.low && (w.tag == "VBP" || w.tag == "VB") && g.have < 0 && !g.future && !g.duty && !g.weak && !g.intent && g.be < 0 {
+		w.tag = "VBD" // "I built": a past form tagged as a present one
+	}
+	switch w.tag {
+	case "VBD":
+		g.past = true
+	case "VBN":
+		if g.be >= 0 {
+			g.pass = true
+		} else if g.have < 0 {
+			g.past = true // a dropped subject: "Lost my job"
+		}
+	case "VBG":
+		if g.be >= 0 || g.have < 0 {
+			g.progressive = true
+		}
+	}
 }
