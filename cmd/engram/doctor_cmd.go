@@ -38,7 +38,7 @@ Exit status: 0 when no check failed (warnings allowed), 1 when one did.`)
 		// The report says what is wrong; the engine's warnings would only
 		// repeat it on stderr.
 		logger := slog.New(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
-		rep = engine.DoctorHome(ctx, cfg, logger)
+		rep = engine.DoctorHome(ctx, cfg.Config, logger)
 	}
 	if *asJSON {
 		if err := printJSON(m, rep); err != nil {

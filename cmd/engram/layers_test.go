@@ -15,6 +15,7 @@ import (
 	"github.com/engram-dev/engram/engine"
 	"github.com/engram-dev/engram/internal/layertest"
 	"github.com/engram-dev/engram/palace"
+	"github.com/engram-dev/engram/server"
 )
 
 var layerDay0 = time.Date(2025, 3, 1, 9, 0, 0, 0, time.UTC)
@@ -48,12 +49,12 @@ func mustLayerHome(t *testing.T) string {
 
 // startLayerServer serves home's HTTP API in this process, the way `engram
 // serve` does (serve.json included), until the test ends.
-func startLayerServer(t *testing.T, home string) engine.Config {
+func startLayerServer(t *testing.T, home string) server.Config {
 	t.Helper()
 	srv := startServerHere(t, home)
-	t.Cleanup(func() { engine.RemoveServeInfo(home) })
-	cfg := srv.Engine.Config()
-	if err := engine.WriteServeInfo(home, srv.Addr()); err != nil {
+	t.Cleanup(func() { server.RemoveServeInfo(home) })
+	cfg := server.Config{Config: srv.Engine.Config()}
+	if err := server.WriteServeInfo(home, srv.Addr()); err != nil {
 		t.Fatal(err)
 	}
 	return cfg
@@ -65,7 +66,7 @@ func TestLayerCommands(t *testing.T) {
 	cfg := startLayerServer(t, home)
 	// The server holds the home's lock: the commands can only succeed
 	// through its HTTP API.
-	if e, err := engine.Open(context.Background(), cfg, (&Main{Stderr: io.Discard}).logger(cfg)); err == nil {
+	if e, err := engine.Open(context.Background(), cfg.Config, (&Main{Stderr: io.Discard}).logger(cfg)); err == nil {
 		e.Close()
 		t.Fatal("the home opened beside its server; the http run would prove nothing")
 	}
@@ -231,7 +232,7 @@ func checkLayerCommands(t *testing.T, home string) {
 
 // startServerHere serves home in this process the way `engram serve` does,
 // on a free loopback port, until the test ends.
-func startServerHere(t *testing.T, home string) *engine.Server {
+func startServerHere(t *testing.T, home string) *server.Server {
 	t.Helper()
 	m := &Main{Stdout: io.Discard, Stderr: io.Discard, Getenv: func(string) string { return "" }, home: home}
 	cfg, err := m.loadConfig()
@@ -239,7 +240,7 @@ func startServerHere(t *testing.T, home string) *engine.Server {
 		t.Fatal(err)
 	}
 	cfg.Addr = "127.0.0.1:0"
-	srv, err := engine.StartServer(context.Background(), cfg, m.logger(cfg))
+	srv, err := server.Start(context.Background(), cfg, m.logger(cfg))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/engram-dev/engram/engine"
-	"github.com/engram-dev/engram/mcp"
+	"github.com/engram-dev/engram/server"
 )
 
 // runMCP serves the MCP tools over stdio: through the HTTP API of the home's
@@ -23,16 +23,14 @@ func runMCP(ctx context.Context, m *Main, args []string) error {
 		be = c
 		logger.Debug("mcp: using the running server", "addr", c.Base())
 	} else {
-		eng, err := engine.Open(ctx, cfg, logger)
+		eng, err := engine.Open(ctx, cfg.Config, logger)
 		if err != nil {
 			return err
 		}
 		eng.Warm()
 		be = eng
 	}
-	srv := mcp.NewServerFor(be)
-	srv.Limits, srv.Version, srv.Logger = cfg.Limits(), versionString(), logger
-	err = srv.ServeIO(ctx, m.Stdin, m.Stdout)
+	err = server.MCPServer(be, cfg.Config, m.logger(cfg)).ServeIO(ctx, m.Stdin, m.Stdout)
 	if cerr := be.Close(); err == nil {
 		err = cerr
 	}

@@ -29,7 +29,7 @@ palace as it was. Stop `+"`engram serve`"+` first: the rebuild needs the home.`)
 	logger := m.logger(cfg)
 	start := time.Now()
 	last := ""
-	rep, err := engine.Rebuild(ctx, cfg, logger, func(stage string, done, total int64) {
+	rep, err := engine.Rebuild(ctx, cfg.Config, logger, func(stage string, done, total int64) {
 		if stage != last { // one line per stage: readable in a terminal and in a log
 			last = stage
 			fmt.Fprintf(m.Stderr, "engram rebuild: %s (%.1f s)\n", stage, time.Since(start).Seconds())
@@ -51,7 +51,7 @@ palace as it was. Stop `+"`engram serve`"+` first: the rebuild needs the home.`)
 		// The Chroma collection is derived too: drop it and push the
 		// rebuilt palace's vectors, as `engram reindex vectors` does.
 		fmt.Fprintln(m.Stderr, "engram rebuild: refilling the Chroma collection")
-		if err := engine.RefillChroma(ctx, cfg, logger); err != nil {
+		if err := engine.RefillChroma(ctx, cfg.Config, logger); err != nil {
 			return fmt.Errorf("the palace is rebuilt, but refilling Chroma failed (run `engram reindex vectors`): %w", err)
 		}
 		fmt.Fprintln(m.Stdout, "the Chroma collection holds the rebuilt vectors")

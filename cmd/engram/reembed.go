@@ -28,7 +28,7 @@ func runReembed(ctx context.Context, m *Main, args []string) error {
 	if err != nil {
 		return err
 	}
-	e, err := engine.Open(ctx, cfg, m.logger(cfg))
+	e, err := engine.Open(ctx, cfg.Config, m.logger(cfg))
 	if err != nil {
 		return err
 	}

@@ -48,7 +48,7 @@ whole palace is rebuilt from the archive by `+"`engram rebuild`"+`.`)
 			return err
 		}
 	} else {
-		e, err := engine.Open(ctx, cfg, m.logger(cfg))
+		e, err := engine.Open(ctx, cfg.Config, m.logger(cfg))
 		if err != nil {
 			return err
 		}

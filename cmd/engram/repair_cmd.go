@@ -24,7 +24,7 @@ Stop `+"`engram serve`"+` first: the repair needs the home.`)
 	if c := discoverServer(ctx, cfg); c != nil {
 		return engram.Errorf(engram.ECONFLICT, "engram serve is running on this home (%s): stop it, run `engram repair`, start it again", c.Base())
 	}
-	rep, err := engine.RepairArchive(ctx, cfg, m.logger(cfg))
+	rep, err := engine.RepairArchive(ctx, cfg.Config, m.logger(cfg))
 	if err != nil {
 		return err
 	}

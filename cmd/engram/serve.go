@@ -6,6 +6,7 @@ import (
 
 	"github.com/engram-dev/engram/engine"
 	"github.com/engram-dev/engram/httpapi"
+	"github.com/engram-dev/engram/server"
 )
 
 func runServe(ctx context.Context, m *Main, args []string) error {
@@ -19,18 +20,18 @@ func runServe(ctx context.Context, m *Main, args []string) error {
 		cfg.Addr = *addr
 	}
 	logger := m.logger(cfg)
-	srv, err := engine.StartServer(ctx, cfg, logger)
+	srv, err := server.Start(ctx, cfg, logger)
 	if err != nil {
 		return err
 	}
-	if err := engine.WriteServeInfo(cfg.Home, srv.Addr()); err != nil {
+	if err := server.WriteServeInfo(cfg.Home, srv.Addr()); err != nil {
 		logger.Warn("could not write serve.json; CLI commands will not find this server", "err", err)
 	}
 	logger.Info("engram serving", "addr", srv.Addr(), "home", cfg.Home, "version", versionString(),
 		"archive_seq", srv.Engine.LastSeq())
 	<-ctx.Done()
 	logger.Info("shutting down: finishing in-flight requests")
-	if err := engine.RemoveServeInfo(cfg.Home); err != nil {
+	if err := server.RemoveServeInfo(cfg.Home); err != nil {
 		fmt.Fprintln(m.Stderr, "engram: remove", engine.ServeFile+":", err)
 	}
 	err = srv.Close()

@@ -2,12 +2,12 @@ package main
 
 import (
 	"context"
-	"net/http"
 	"time"
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/engine"
 	"github.com/engram-dev/engram/httpapi"
+	"github.com/engram-dev/engram/server"
 )
 
 // backend is what CLI commands need: the home opened here
@@ -42,19 +42,19 @@ var (
 // it: some commands write into the home beside the server (the Claude Code
 // importer's offsets), and the server would refuse the home at its next
 // start.
-func (m *Main) openBackend(ctx context.Context, cfg engine.Config) (backend, error) {
+func (m *Main) openBackend(ctx context.Context, cfg server.Config) (backend, error) {
 	if err := engine.CheckHome(cfg.Home); err != nil {
 		return nil, err
 	}
 	if c := discoverServer(ctx, cfg); c != nil {
 		return c, nil
 	}
-	e, err := engine.Open(ctx, cfg, m.logger(cfg))
+	e, err := engine.Open(ctx, cfg.Config, m.logger(cfg))
 	if engram.ErrorCode(err) == engram.ELOCKED {
 		// Another process holds the home: a server that did not answer
 		// within the second (a loaded machine, a server still starting)
 		// is given longer before the lock's error is the answer.
-		if c := discoverServerWithin(ctx, cfg, lockedServerWait); c != nil {
+		if c := server.Discover(ctx, cfg, lockedServerWait); c != nil {
 			return c, nil
 		}
 	}
@@ -70,7 +70,7 @@ const lockedServerWait = 15 * time.Second
 
 // openHome loads the configuration and returns the backend of its home
 // (openBackend): what most commands begin with.
-func (m *Main) openHome(ctx context.Context) (engine.Config, backend, error) {
+func (m *Main) openHome(ctx context.Context) (server.Config, backend, error) {
 	cfg, err := m.loadConfig()
 	if err != nil {
 		return cfg, nil, err
@@ -93,22 +93,6 @@ func withHome[T any](ctx context.Context, m *Main, f func(backend) (T, error)) (
 
 // discoverServer returns a client of the server serve.json names, if it
 // answers /v1/health within a second; nil otherwise.
-func discoverServer(ctx context.Context, cfg engine.Config) *httpapi.Client {
-	return discoverServerWithin(ctx, cfg, time.Second)
-}
-
-// discoverServerWithin is discoverServer waiting up to wait.
-func discoverServerWithin(ctx context.Context, cfg engine.Config, wait time.Duration) *httpapi.Client {
-	info, err := engine.ReadServeInfo(cfg.Home)
-	if err != nil {
-		return nil
-	}
-	c := httpapi.NewClient("http://"+info.Addr, cfg.Token)
-	hctx, cancel := context.WithTimeout(ctx, wait)
-	defer cancel()
-	var h engram.Health
-	if err := c.Do(hctx, http.MethodGet, "/v1/health", nil, &h); err != nil {
-		return nil
-	}
-	return c
+func discoverServer(ctx context.Context, cfg server.Config) *httpapi.Client {
+	return server.Discover(ctx, cfg, time.Second)
 }

@@ -63,7 +63,7 @@ func runVaultAdd(ctx context.Context, m *Main, args []string) error {
 	if err != nil {
 		return err
 	}
-	root, path, err := engine.AddVault(cfg, pos[0], *ns, m.Getenv)
+	root, path, err := engine.AddVault(cfg.Config, pos[0], *ns, m.Getenv)
 	if err != nil {
 		return err
 	}
@@ -77,7 +77,7 @@ func runVaultAdd(ctx context.Context, m *Main, args []string) error {
 	if cfg, err = m.loadConfig(); err != nil {
 		return err
 	}
-	e, err := engine.Open(ctx, cfg, m.logger(cfg))
+	e, err := engine.Open(ctx, cfg.Config, m.logger(cfg))
 	if err != nil {
 		return fmt.Errorf("the vault is recorded, but could not be indexed now (run `engram vault sync %s` later): %w", root, err)
 	}

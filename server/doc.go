@@ -1,0 +1,11 @@
+// Package server is what `engram serve` runs: an engine (package engine)
+// with its transports on top, the HTTP API (package httpapi) with the MCP
+// tools at /mcp (package mcp) and the web view at /ui/ (package ui), the
+// scheduled jobs and the vault watcher running. The benchmarks and the tests
+// start a private one the same way (Start).
+//
+// It owns the settings of config.toml that only a server reads (addr,
+// token, allowed_hosts, allowed_origins, max_body_bytes: Config), and the
+// home's serve.json, by which CLI commands find the server that holds the
+// home's lock and talk to it instead (Discover).
+package server
