@@ -20,6 +20,7 @@ import (
 	"github.com/engram-dev/engram/httpapi"
 	"github.com/engram-dev/engram/internal/atomicfile"
 	"github.com/engram-dev/engram/internal/lockedio"
+	"github.com/engram-dev/engram/internal/textutil"
 	"github.com/engram-dev/engram/server"
 )
 
@@ -296,10 +297,5 @@ func percentile(xs []float64, p float64) float64 {
 	return s[max(0, min(i, len(s)-1))]
 }
 
-// plural returns "1 turn", "2 turns".
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
-}
+// plural returns "1 turn", "2 turns" (package textutil).
+var plural = textutil.Plural

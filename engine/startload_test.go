@@ -136,4 +136,3 @@ func TestServeAnswersWhileVectorsLoad(t *testing.T) {
 		t.Errorf("recall once loaded: %+v, want the turn written while loading", resp.Results)
 	}
 }
-

@@ -63,8 +63,13 @@ func RemoveServeInfo(home string) error {
 }
 
 // Discover returns a client of the server the ServeFile of cfg's home
-// names, if it answers /v1/health within wait; nil otherwise.
-func Discover(ctx context.Context, cfg Config, wait time.Duration) *httpapi.Client {
+// names, if it answers /v1/health within DiscoverWait; nil otherwise.
+func Discover(ctx context.Context, cfg Config) *httpapi.Client {
+	return discoverWithin(ctx, cfg, DiscoverWait)
+}
+
+// discoverWithin is Discover waiting up to wait.
+func discoverWithin(ctx context.Context, cfg Config, wait time.Duration) *httpapi.Client {
 	info, err := ReadServeInfo(cfg.Home)
 	if err != nil {
 		return nil

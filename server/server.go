@@ -114,3 +114,29 @@ func MCPServer(svc mcp.Services, cfg engine.Config, logger *slog.Logger) *mcp.Se
 	srv.Limits, srv.Version, srv.Logger = cfg.Limits(), cfg.Version, logger.With("component", "mcp")
 	return srv
 }
+
+// Run serves the home of cfg until ctx ends: what `engram serve` does. It
+// starts the server (Start), records its address in serve.json so CLI
+// commands find it, and once ctx ends removes serve.json and closes the
+// server, letting the in-flight requests finish. It logs each step.
+func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
+	srv, err := Start(ctx, cfg, logger)
+	if err != nil {
+		return err
+	}
+	if err := WriteServeInfo(cfg.Home, srv.Addr()); err != nil {
+		logger.Warn("could not write "+engine.ServeFile+"; CLI commands will not find this server", "err", err)
+	}
+	logger.Info("engram serving", "addr", srv.Addr(), "home", cfg.Home, "version", cfg.Version,
+		"archive_seq", srv.Engine.LastSeq())
+	<-ctx.Done()
+	logger.Info("shutting down: finishing in-flight requests")
+	if err := RemoveServeInfo(cfg.Home); err != nil {
+		logger.Warn("could not remove "+engine.ServeFile, "err", err)
+	}
+	err = srv.Close()
+	if err == nil {
+		logger.Info("engram stopped cleanly")
+	}
+	return err
+}

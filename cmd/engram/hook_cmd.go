@@ -80,7 +80,7 @@ func (m *Main) runHookOn(ctx context.Context, cfg server.Config, h *claudecode.H
 	if h.In, err = claudecode.ReadHookInput(ctx, m.Stdin); err != nil {
 		return "", err
 	}
-	if c := discoverServer(ctx, cfg); c != nil {
+	if c := server.Discover(ctx, cfg); c != nil {
 		return h.Run(ctx, c)
 	}
 	lf, err := claudecode.OpenHookLog(cfg.Home)

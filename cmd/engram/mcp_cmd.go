@@ -18,17 +18,12 @@ func runMCP(ctx context.Context, m *Main, args []string) error {
 		return err
 	}
 	logger := m.logger(cfg).With("component", "mcp")
-	var be backend
-	if c := discoverServer(ctx, cfg); c != nil {
-		be = c
-		logger.Debug("mcp: using the running server", "addr", c.Base())
-	} else {
-		eng, err := engine.Open(ctx, cfg.Config, logger)
-		if err != nil {
-			return err
-		}
-		eng.Warm()
-		be = eng
+	be, err := server.OpenBackend(ctx, cfg, logger)
+	if err != nil {
+		return err
+	}
+	if e, ok := be.(*engine.Engine); ok {
+		e.Warm()
 	}
 	err = server.MCPServer(be, cfg.Config, m.logger(cfg)).ServeIO(ctx, m.Stdin, m.Stdout)
 	if cerr := be.Close(); err == nil {
