@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -14,7 +12,6 @@ import (
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/engine"
 	"github.com/engram-dev/engram/internal/layertest"
-	"github.com/engram-dev/engram/palace"
 	"github.com/engram-dev/engram/server"
 )
 
@@ -24,28 +21,9 @@ func layerDay(n int) time.Time { return layerDay0.AddDate(0, 0, n) }
 
 // mustLayerHome returns a home whose palace holds memories, scenes, facets
 // and triples about Alice (who moved from Paris to Berlin on 2025-03-11)
-// and Bob (billing on Postgres), written through the palace directly. Its
-// config switches the extractor off, so that no layer worker touches them.
-func mustLayerHome(t *testing.T) string {
-	t.Helper()
-	home := filepath.Join(t.TempDir(), "home")
-	if err := os.MkdirAll(home, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte("extractor = \"none\"\nlog_level = \"warn\"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	p, err := palace.Open(filepath.Join(home, engine.PalaceFile), palace.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	layertest.Put(t, p, layerDay0, "test", 0)
-	if err := p.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return home
-}
+// and Bob (billing on Postgres), written through the palace directly, the
+// extractor off (layertest.MustHome).
+func mustLayerHome(t *testing.T) string { return layertest.MustHome(t, engine.PalaceFile, layerDay0) }
 
 // startLayerServer serves home's HTTP API in this process, the way `engram
 // serve` does (serve.json included), until the test ends.
