@@ -5,7 +5,9 @@
 // start a private one the same way (Start).
 //
 // It owns the settings of config.toml that only a server reads (addr,
-// token, allowed_hosts, allowed_origins, max_body_bytes: Config), and the
-// home's serve.json, by which CLI commands find the server that holds the
-// home's lock and talk to it instead (Discover).
+// token, allowed_hosts, allowed_origins, max_body_bytes: Config; the keys
+// and ENGRAM_* variables are those the engine read before), and the home's
+// serve.json, by which CLI commands find the server that holds the home's
+// lock and talk to it instead (Discover, OpenBackend), or refuse to run
+// beside it when they need the home to themselves (CheckNotServed).
 package server
