@@ -15,10 +15,9 @@ import (
 	"github.com/engram-dev/engram/internal/testutil"
 )
 
-// mustFindCheck fails the test unless rep has a check of name with status
-// whose finding holds every one of words, and returns it.
-func mustFindCheck(t *testing.T, rep engram.DoctorReport, name, status string, words ...string) engram.DoctorCheck {
-	t.Helper()
+// findCheck returns the first check of rep of name with status whose
+// finding holds every one of words.
+func findCheck(rep engram.DoctorReport, name, status string, words ...string) (engram.DoctorCheck, bool) {
 next:
 	for _, c := range rep.Checks {
 		if c.Name != name || c.Status != status {
@@ -29,6 +28,16 @@ next:
 				continue next
 			}
 		}
+		return c, true
+	}
+	return engram.DoctorCheck{}, false
+}
+
+// mustFindCheck fails the test unless rep has the check (findCheck), and
+// returns it.
+func mustFindCheck(t *testing.T, rep engram.DoctorReport, name, status string, words ...string) engram.DoctorCheck {
+	t.Helper()
+	if c, ok := findCheck(rep, name, status, words...); ok {
 		return c
 	}
 	var b strings.Builder

@@ -15,6 +15,7 @@ import (
 	"github.com/engram-dev/engram/engine"
 	"github.com/engram-dev/engram/importer"
 	"github.com/engram-dev/engram/internal/filetest"
+	"github.com/engram-dev/engram/internal/testutil"
 )
 
 // openDefault opens a new home (or home, when given) with the default
@@ -143,4 +144,77 @@ func TestForgetAndRedactReachSkippedTurns(t *testing.T) {
 		t.Fatal(err)
 	}
 	filetest.MustHoldNowhere(t, home, "Wombatstrasse", "wombatstras", "kiwi-4242", "Lisbon")
+}
+
+// runAllJobs runs every scheduled job of e and fails the test on a failing
+// one.
+func runAllJobs(t *testing.T, e *engine.Engine) {
+	t.Helper()
+	jobs, err := e.RunJobs(t.Context(), "", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range jobs {
+		if j.Failing {
+			t.Fatalf("job %s: %s", j.Name, j.LastError)
+		}
+	}
+}
+
+// TestTurnOutOfRangeSkippedEverywhere: an archived turn whose ts the palace
+// cannot store (year 9999, a hand edit) is skipped by every pipeline, as by
+// the keyword index: the vectors embed the turns after it, the scenes job
+// runs, a rebuild completes, and the doctor and health name the skip.
+func TestTurnOutOfRangeSkippedEverywhere(t *testing.T) {
+	ctx := t.Context()
+	home := filepath.Join(t.TempDir(), "home")
+	e, cfg := openDefault(t, home)
+	ingestLines(t, e, cfg, `{"id":"t1","session":"s1","content":"I live in Lisbon and I work at Acme."}
+`)
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	a, err := archive.Open(filepath.Join(home, engine.ArchiveDir), archive.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = a.Append(context.Background(), []engram.Turn{
+		{ID: "far", Namespace: engram.DefaultNamespace, Session: "s1", Role: engram.RoleUser, Content: "A turn from the far future.",
+			TS: time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)},
+		{ID: "t3", Namespace: engram.DefaultNamespace, Session: "s1", Role: engram.RoleUser, Content: "We keep the API on port 30001.",
+			TS: time.Now()},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	e, _ = openDefault(t, home)
+	runAllJobs(t, e) // with a turn of year 9999
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := engine.Rebuild(ctx, cfg, quiet(), nil, true); err != nil {
+		t.Fatalf("rebuild with a turn of year 9999: %v", err)
+	}
+	e, _ = openDefault(t, home)
+	runAllJobs(t, e) // after the rebuild
+	// As a server runs it.
+	e.Warm()
+	if err := e.StartJobs(ctx); err != nil {
+		t.Fatal(err)
+	}
+	testutil.WaitUntil(t, "the vectors of the turns after the skipped one", func() bool {
+		_, ok := findCheck(e.Doctor(ctx), "vectors", "ok", "through seq 3, all readable")
+		return ok
+	})
+	mustFindCheck(t, e.Doctor(ctx), "index", "warn", "1 archived turn is not indexed", `seq 2 (id "far")`)
+	if h := e.Health(ctx); h.SkippedTurns != 1 {
+		t.Errorf("health: %+v, want one skipped turn", h)
+	}
+	resp, err := e.Recall(ctx, engram.RecallRequest{Namespace: engram.DefaultNamespace, Query: "API port 30001", K: 5})
+	if err != nil || !slices.ContainsFunc(resp.Results, func(r engram.Result) bool { return r.ID == "t3" }) {
+		t.Fatalf("recall misses the turn after the skipped one: %+v, %v", resp, err)
+	}
 }

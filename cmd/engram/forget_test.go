@@ -1,15 +1,11 @@
 package main_test
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/engram-dev/engram"
-	"github.com/engram-dev/engram/archive"
 	"github.com/engram-dev/engram/internal/filetest"
 )
 
@@ -84,53 +80,4 @@ func ingestHome(t *testing.T, lines string, jobs bool) string {
 		t.Fatalf("jobs run --all: %+v", r)
 	}
 	return home
-}
-
-// TestTurnOutOfRangeSkippedEverywhere: an archived turn whose ts the palace
-// cannot store (year 9999, a hand edit) is skipped by every pipeline, as by
-// the keyword index: the vectors embed the turns after it, the scenes job
-// runs, a rebuild completes, and the doctor and health name the skip.
-func TestTurnOutOfRangeSkippedEverywhere(t *testing.T) {
-	home := ingestHome(t, `{"id":"t1","session":"s1","content":"I live in Lisbon and I work at Acme."}
-`, false)
-	a, err := archive.Open(filepath.Join(home, "archive"), archive.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = a.Append(context.Background(), []engram.Turn{
-		{ID: "far", Namespace: engram.DefaultNamespace, Session: "s1", Role: engram.RoleUser, Content: "A turn from the far future.",
-			TS: time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)},
-		{ID: "t3", Namespace: engram.DefaultNamespace, Session: "s1", Role: engram.RoleUser, Content: "We keep the API on port 30001.",
-			TS: time.Now()},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := a.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if r := runCLI(t, home, "", "jobs", "run", "--all"); r.code != 0 {
-		t.Fatalf("jobs run --all with a turn of year 9999: %+v", r)
-	}
-	if r := runCLI(t, home, "", "rebuild"); r.code != 0 {
-		t.Fatalf("rebuild with a turn of year 9999: %+v", r)
-	}
-	if r := runCLI(t, home, "", "jobs", "run", "--all"); r.code != 0 {
-		t.Fatalf("jobs run --all after the rebuild: %+v", r)
-	}
-	s := startServer(t, home)
-	defer s.stop(t)
-	waitFor(t, "the vectors of the turns after the skipped one", func() bool {
-		rep, _ := runDoctor(t, home, 0)
-		_, ok := rep.find("vectors", "ok", "through seq 3, all readable")
-		return ok
-	})
-	rep, _ := runDoctor(t, home, 0)
-	rep.mustFind(t, "index", "warn", "1 archived turn is not indexed", `seq 2 (id "far")`)
-	if h := getHealth(t, s); h.SkippedTurns != 1 {
-		t.Errorf("health: %+v, want one skipped turn", h)
-	}
-	if a := recallHTTP(t, s, "", "API port 30001"); !a.has("t3") {
-		t.Fatalf("shallow recall misses the turn after the skipped one: %+v", a)
-	}
 }
