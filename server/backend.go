@@ -41,8 +41,8 @@ var (
 // serve.json names before it opens the home itself.
 const DiscoverWait = time.Second
 
-// lockedServerWait is how long a command waits for the health of the
-// server that serve.json names when that server holds the home's lock.
+// lockedServerWait is how long a command waits for the server that holds
+// the home's lock to write serve.json and answer its health.
 const lockedServerWait = 15 * time.Second
 
 // OpenBackend returns a client of the home's running server if one answers
@@ -61,9 +61,10 @@ func OpenBackend(ctx context.Context, cfg Config, logger *slog.Logger) (Backend,
 	e, err := engine.Open(ctx, cfg.Config, logger)
 	if engram.ErrorCode(err) == engram.ELOCKED {
 		// Another process holds the home: a server that did not answer
-		// within the second (a loaded machine, a server still starting)
-		// is given longer before the lock's error is the answer.
-		if c := discoverWithin(ctx, cfg, lockedServerWait); c != nil {
+		// within the second (a loaded machine, a server still starting,
+		// serve.json not written yet) is given longer before the lock's
+		// error is the answer.
+		if c := awaitServer(ctx, cfg, lockedServerWait); c != nil {
 			return c, nil
 		}
 	}

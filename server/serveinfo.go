@@ -83,3 +83,24 @@ func discoverWithin(ctx context.Context, cfg Config, wait time.Duration) *httpap
 	}
 	return c
 }
+
+// awaitPoll is how often awaitServer asks again.
+const awaitPoll = 100 * time.Millisecond
+
+// awaitServer is Discover asked again until the server answers or wait
+// ends: a server holds the home's lock from the start of its catch-up, and
+// writes serve.json and answers health only once it listens.
+func awaitServer(ctx context.Context, cfg Config, wait time.Duration) *httpapi.Client {
+	wctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	for {
+		if c := discoverWithin(wctx, cfg, wait); c != nil {
+			return c
+		}
+		select {
+		case <-wctx.Done():
+			return nil
+		case <-time.After(awaitPoll):
+		}
+	}
+}
