@@ -126,3 +126,25 @@ func Executable() (bin string, temporary bool, err error) {
 	temporary = err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 	return bin, temporary, nil
 }
+
+// NewInstaller returns the Installer of manager ("launchd" or "systemd")
+// in dir, made absolute, or in the user's folder (UserDir, from getenv)
+// when dir is "". It runs the manager's commands unless noStart or this
+// system cannot run them; why says why not ("--no-start", or RunnerFor's
+// reason).
+func NewInstaller(manager, dir string, noStart bool, getenv func(string) string) (in Installer, why string, err error) {
+	in = Installer{Manager: manager, Dir: dir}
+	if in.Dir != "" {
+		in.Dir, err = filepath.Abs(in.Dir)
+	} else {
+		in.Dir, err = UserDir(manager, getenv)
+	}
+	if err != nil {
+		return in, "", err
+	}
+	why = "--no-start"
+	if !noStart {
+		in.Runner, why = RunnerFor(ManagerCommand(manager))
+	}
+	return in, why, nil
+}

@@ -20,6 +20,8 @@ import (
 	"github.com/engram-dev/engram/httpapi"
 	"github.com/engram-dev/engram/internal/atomicfile"
 	"github.com/engram-dev/engram/internal/lockedio"
+	"github.com/engram-dev/engram/internal/textutil"
+	"github.com/engram-dev/engram/server"
 )
 
 // Env is what a benchmark takes from the command that runs it.
@@ -72,12 +74,12 @@ func Output(w io.Writer, rep any, print func(io.Writer) error, out string, asJSO
 
 // benchEngram is a private engram for a benchmark: its own home, opened and
 // served over HTTP on a free loopback port exactly as `engram serve` does it
-// (engine.StartServer), and a client that uses only the HTTP API.
+// (server.Start), and a client that uses only the HTTP API.
 type benchEngram struct {
 	home   string
 	keep   bool // leave the home in place on Close
 	cfg    engine.Config
-	srv    *engine.Server
+	srv    *server.Server
 	closed bool // srv closed before Close
 	client *httpapi.Client
 }
@@ -100,7 +102,7 @@ func startEngram(ctx context.Context, keep string, env Env, tune ...func(*engine
 	} else if b.home, err = os.MkdirTemp("", "engram-bench-"); err != nil {
 		return nil, err
 	}
-	cfg, err := engine.LoadConfig(b.home, env.Getenv)
+	cfg, err := server.LoadConfig(b.home, env.Getenv)
 	if err != nil {
 		b.removeHome()
 		return nil, err
@@ -111,11 +113,11 @@ func startEngram(ctx context.Context, keep string, env Env, tune ...func(*engine
 		cfg.LogLevel = "warn"
 	}
 	for _, f := range tune {
-		f(&cfg)
+		f(&cfg.Config)
 	}
-	b.cfg = cfg
+	b.cfg = cfg.Config
 	lvl, _ := engine.ParseLevel(cfg.LogLevel)
-	b.srv, err = engine.StartServer(ctx, cfg, slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: lvl})))
+	b.srv, err = server.Start(ctx, cfg, slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: lvl})))
 	if err != nil {
 		b.removeHome()
 		return nil, err
@@ -295,10 +297,5 @@ func percentile(xs []float64, p float64) float64 {
 	return s[max(0, min(i, len(s)-1))]
 }
 
-// plural returns "1 turn", "2 turns".
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
-}
+// plural returns "1 turn", "2 turns" (package textutil).
+var plural = textutil.Plural

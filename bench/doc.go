@@ -1,5 +1,5 @@
 // Package bench measures engram the way a client sees it: each benchmark
-// starts a private engram in its own home (engine.StartServer, exactly as
+// starts a private engram in its own home (server.Start, exactly as
 // `engram serve`), talks to it only through its HTTP API (httpapi.Client),
 // and reports what it measured. `engram bench NAME` runs them.
 //

@@ -16,38 +16,26 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/engram-dev/engram"
-	"github.com/engram-dev/engram/httpapi"
 	"github.com/engram-dev/engram/ollama"
 	"github.com/engram-dev/engram/openai"
 	"github.com/engram-dev/engram/pipeline"
 	"github.com/engram-dev/engram/recall"
 )
 
-// Config is engram's configuration: defaults, then <home>/config.toml, then
-// ENGRAM_* environment variables, then flags.
+// Config is the engine's configuration: defaults, then <home>/config.toml,
+// then ENGRAM_* environment variables, then flags. The settings of the
+// transports above the engine (the HTTP address, token and limits) are in
+// the same file but not here: package server owns them.
 type Config struct {
 	Home string `toml:"-"`
 	// Version is the running engram's version, for /v1/health, backups and
 	// MCP clients; set by the command, never by the file.
 	Version string `toml:"-"`
 	// BackgroundLoad has Open load the embedded vector index in the
-	// background (recall answers by keyword meanwhile); set by StartServer,
-	// so a server answers at once at any size, never by the file.
+	// background (recall answers by keyword meanwhile); set by the server
+	// (server.Start), so it answers at once at any size, never by the file.
 	BackgroundLoad bool `toml:"-"`
 
-	// Addr is where `engram serve` listens.
-	Addr string `toml:"addr"`
-	// Token is the bearer token; required when Addr is not loopback.
-	Token string `toml:"token"`
-	// AllowedHosts are the names a request's Host may give besides the
-	// listen address, localhost and the loopback IPs ("*": any); the rest
-	// is refused, which stops DNS rebinding.
-	AllowedHosts []string `toml:"allowed_hosts"`
-	// AllowedOrigins are the origins (scheme://host[:port]) whose web
-	// pages may call the API, besides pages engram serves itself.
-	AllowedOrigins []string `toml:"allowed_origins"`
-	// MaxBodyBytes limits an HTTP request body.
-	MaxBodyBytes int64 `toml:"max_body_bytes"`
 	// MaxContentBytes limits one turn's content.
 	MaxContentBytes int `toml:"max_content_bytes"`
 	// MaxBatch limits the turns of one request.
@@ -183,8 +171,6 @@ const ConfigFile = "config.toml"
 // environment.
 func DefaultConfig() Config {
 	return Config{
-		Addr:            httpapi.DefaultAddr,
-		MaxBodyBytes:    httpapi.DefaultMaxBodyBytes,
 		MaxContentBytes: engram.DefaultMaxContentBytes,
 		MaxBatch:        engram.DefaultMaxBatch,
 		LogLevel:        "info",
@@ -226,7 +212,18 @@ func ResolveHome(dir string, getenv func(string) string) (string, error) {
 // home/config.toml (a missing file is no error; an unknown setting is), then
 // the ENGRAM_* variables getenv returns, validated. It does not create the
 // home.
-func LoadConfig(home string, getenv func(string) string) (Config, error) {
+//
+// more are pointers to structs (with toml tags) of the settings that the
+// layers above the engine keep in the same file (package server's address
+// and limits): each is decoded from the file too, and a key is unknown
+// when neither Config nor one of them has it. Their defaults, environment
+// variables and validation are theirs.
+func LoadConfig(home string, getenv func(string) string, more ...any) (Config, error) {
+	return loadConfig(home, getenv, more, true)
+}
+
+// loadConfig is LoadConfig; unknown keys are an error only when strict.
+func loadConfig(home string, getenv func(string) string, more []any, strict bool) (Config, error) {
 	cfg := DefaultConfig()
 	cfg.Home = home
 	path := filepath.Join(home, ConfigFile)
@@ -236,7 +233,17 @@ func LoadConfig(home string, getenv func(string) string) (Config, error) {
 	case err != nil:
 		return cfg, fmt.Errorf("read %s: %w", path, err)
 	default:
-		if und := md.Undecoded(); len(und) > 0 {
+		und := md.Undecoded()
+		for _, m := range more {
+			mmd, err := toml.DecodeFile(path, m)
+			if err != nil {
+				return cfg, fmt.Errorf("read %s: %w", path, err)
+			}
+			und = slices.DeleteFunc(und, func(k toml.Key) bool {
+				return !slices.ContainsFunc(mmd.Undecoded(), func(u toml.Key) bool { return u.String() == k.String() })
+			})
+		}
+		if len(und) > 0 && strict {
 			if k := und[0].String(); k == "openai_api_key" || k == "api_key" {
 				return cfg, fmt.Errorf("%s: %s: the API key is never read from a file; put it in the environment variable openai_api_key_env names (default %s)",
 					path, k, DefaultOpenAIKeyEnv)
@@ -252,18 +259,6 @@ func LoadConfig(home string, getenv func(string) string) (Config, error) {
 
 // applyEnv overrides cfg with the ENGRAM_* variables.
 func applyEnv(cfg *Config, getenv func(string) string) error {
-	if v := getenv("ENGRAM_ADDR"); v != "" {
-		cfg.Addr = v
-	}
-	if v := getenv("ENGRAM_TOKEN"); v != "" {
-		cfg.Token = v
-	}
-	if v := getenv("ENGRAM_ALLOWED_HOSTS"); v != "" {
-		cfg.AllowedHosts = splitList(v)
-	}
-	if v := getenv("ENGRAM_ALLOWED_ORIGINS"); v != "" {
-		cfg.AllowedOrigins = splitList(v)
-	}
 	for _, e := range []struct {
 		name string
 		dst  *string
@@ -328,9 +323,8 @@ func applyEnv(cfg *Config, getenv func(string) string) error {
 	}
 	for _, e := range []struct {
 		name string
-		dst  any
+		dst  *int
 	}{
-		{"ENGRAM_MAX_BODY_BYTES", &cfg.MaxBodyBytes},
 		{"ENGRAM_MAX_CONTENT_BYTES", &cfg.MaxContentBytes},
 		{"ENGRAM_MAX_BATCH", &cfg.MaxBatch},
 		{"ENGRAM_DEEP_CANDIDATES", &cfg.Deep.Candidates},
@@ -345,42 +339,13 @@ func applyEnv(cfg *Config, getenv func(string) string) error {
 		if err != nil {
 			return fmt.Errorf("%s=%q is not an integer", e.name, v)
 		}
-		switch d := e.dst.(type) {
-		case *int64:
-			*d = n
-		case *int:
-			*d = int(n)
-		}
+		*e.dst = int(n)
 	}
 	return nil
 }
 
-// splitList reads a comma-separated list of an environment variable.
-func splitList(v string) []string {
-	var out []string
-	for _, f := range strings.Split(v, ",") {
-		if f = strings.TrimSpace(f); f != "" {
-			out = append(out, f)
-		}
-	}
-	return out
-}
-
 // Validate checks every setting and names the first bad one.
 func (c Config) Validate() error {
-	for i, h := range c.AllowedHosts {
-		if err := httpapi.CheckAllowedHost(h); err != nil {
-			return fmt.Errorf("allowed_hosts[%d]: %w", i, err)
-		}
-	}
-	for i, o := range c.AllowedOrigins {
-		if _, err := httpapi.NormalOrigin(o); err != nil {
-			return fmt.Errorf("allowed_origins[%d]: %w", i, err)
-		}
-	}
-	if c.MaxBodyBytes <= 0 {
-		return fmt.Errorf("max_body_bytes must be positive, got %d", c.MaxBodyBytes)
-	}
 	if c.MaxContentBytes <= 0 {
 		return fmt.Errorf("max_content_bytes must be positive, got %d", c.MaxContentBytes)
 	}

@@ -3,8 +3,10 @@
 // between them, the vector side (embedder, vector index, re-embeds), recall,
 // the layer workers and the other scheduled jobs, and the Markdown vaults.
 // Open and Close bracket them; the Engine implements every service of the
-// root package, so `engram serve` (StartServer), the CLI when no server owns
-// the home, the MCP tools and the tests all run the same code.
+// root package, so `engram serve` (package server, which puts the HTTP API,
+// the MCP tools and the web view on top), the CLI when no server owns the
+// home and the tests all run the same code. The engine has no transport:
+// it imports none of httpapi, mcp and ui.
 //
 // Beside the engine are the operations on a home: Backup and Restore (a
 // consistent copy while serving, checked file by file), Doctor and

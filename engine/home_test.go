@@ -180,8 +180,6 @@ func TestOpenRefusesAForeignHome(t *testing.T) {
 			e.Close()
 		}
 		mustRefuse("open", err)
-		_, err = engine.StartServer(ctx, cfg, quiet())
-		mustRefuse("serve", err)
 		_, err = engine.Rebuild(ctx, cfg, quiet(), nil, true)
 		mustRefuse("rebuild", err)
 		_, err = engine.RepairArchive(ctx, cfg, quiet())

@@ -135,8 +135,12 @@ func (x *reindexer) ReindexStatus(ctx context.Context) (engram.ReindexStatus, er
 
 // ReindexVectors rebuilds the vector index of the active model in the
 // foreground (see reindexVectors), telling progress, if set, of every
-// change, and returns the last status. Call ReindexAllowed first.
+// change, and returns the last status. It refuses what ReindexAllowed
+// refuses.
 func (e *Engine) ReindexVectors(ctx context.Context, reembed bool, progress func(engram.ReindexStatus)) (engram.ReindexStatus, error) {
+	if err := e.ReindexAllowed(); err != nil {
+		return engram.ReindexStatus{}, err
+	}
 	run := newReindexRun(reembed, progress)
 	err := e.reindexVectors(ctx, run)
 	return run.status(), err

@@ -2,9 +2,6 @@ package engine_test
 
 import (
 	"context"
-	"encoding/json"
-	"io"
-	"net/http"
 	"strings"
 	"testing"
 
@@ -13,15 +10,14 @@ import (
 	"github.com/engram-dev/engram/internal/testutil"
 )
 
-// TestServeAnswersWhileVectorsLoad: a server answers health, recall and
-// writes while its embedded vector index is still loading (held by the
-// test's hook): health says the index is loading, recall answers by keyword with a warning saying so, and a turn
+// TestServeAnswersWhileVectorsLoad: an engine opened as a server opens it
+// (BackgroundLoad) answers health, recall and writes while its embedded
+// vector index is still loading (held by the test's hook): health says the index is loading, recall answers by keyword with a warning saying so, and a turn
 // written meanwhile gets its vector once the index is loaded.
 func TestServeAnswersWhileVectorsLoad(t *testing.T) {
 	ctx := t.Context()
 	cfg := testConfig(t.TempDir())
 	cfg.Embedder = engine.EmbedderBuiltin
-	cfg.Addr = "127.0.0.1:0"
 
 	// A home with vectors to load.
 	e, err := engine.Open(ctx, cfg, quiet())
@@ -56,38 +52,37 @@ func TestServeAnswersWhileVectorsLoad(t *testing.T) {
 			close(release)
 		}
 	}()
-	// The server must start with the load held: were the load in its way,
-	// StartServer would wait for the release, and the wait below fails.
-	started := make(chan *engine.Server, 1)
+	// The engine must open with the load held, as a server opens it: were
+	// the load in its way, Open would wait for the release, and the wait
+	// below fails.
+	cfg.BackgroundLoad = true
+	opened := make(chan *engine.Engine, 1)
 	go func() {
-		srv, err := engine.StartServer(ctx, cfg, quiet())
+		e, err := engine.Open(ctx, cfg, quiet())
 		if err != nil {
 			t.Error(err)
 		}
-		started <- srv
+		opened <- e
 	}()
-	var srv *engine.Server
-	testutil.WaitUntil(t, "the server to start while the vector index loads", func() bool {
+	testutil.WaitUntil(t, "the engine to open while the vector index loads", func() bool {
 		select {
-		case srv = <-started:
+		case e = <-opened:
 			return true
 		default:
 			return false
 		}
 	})
-	if srv == nil {
+	if e == nil {
 		t.FailNow()
 	}
-	defer srv.Close()
-	<-reached
-	base := "http://" + srv.Addr()
-
-	health := func() engram.Health {
-		t.Helper()
-		var h engram.Health
-		getJSON(t, base+"/v1/health", "", &h)
-		return h
+	defer e.Close()
+	e.Warm()
+	if err := e.StartJobs(ctx); err != nil {
+		t.Fatal(err)
 	}
+	<-reached
+
+	health := func() engram.Health { return e.Health(ctx) }
 	h := health()
 	vi, ok := h.Indexes["vectors"]
 	if !ok || vi.State != "loading" || vi.Loaded != 0 {
@@ -101,8 +96,10 @@ func TestServeAnswersWhileVectorsLoad(t *testing.T) {
 	}
 
 	for _, mode := range []string{"shallow", "hybrid", "deep"} {
-		var resp engram.RecallResponse
-		getJSON(t, base+"/v1/recall", `{"query":"capybara lettuce","mode":"`+mode+`"}`, &resp)
+		resp, err := e.Recall(ctx, engram.RecallRequest{Namespace: "default", Query: "capybara lettuce", Mode: mode})
+		if err != nil {
+			t.Fatal(err)
+		}
 		if len(resp.Results) == 0 || !strings.Contains(resp.Results[0].Text, "capybara") {
 			t.Errorf("%s recall while loading: %+v, want the capybara turn by keyword", mode, resp.Results)
 		}
@@ -112,9 +109,8 @@ func TestServeAnswersWhileVectorsLoad(t *testing.T) {
 	}
 
 	// A write while loading is acknowledged, and embedded once loaded.
-	var ing engram.IngestResult
-	getJSON(t, base+"/v1/turns", `{"session":"s2","content":"The heron fishes at the pond every dawn"}`, &ing)
-	if len(ing.Turns) != 1 {
+	ing, err := e.Ingest(ctx, []engram.Turn{{Namespace: "default", Session: "s2", Role: "user", Content: "The heron fishes at the pond every dawn"}})
+	if err != nil || len(ing.Turns) != 1 {
 		t.Fatalf("write while loading: %+v", ing)
 	}
 	close(release)
@@ -129,31 +125,14 @@ func TestServeAnswersWhileVectorsLoad(t *testing.T) {
 	}
 	// Shallow recall searches the vectors alone: the new turn is found
 	// by meaning, with no warning.
-	var resp engram.RecallResponse
-	getJSON(t, base+"/v1/recall", `{"query":"a bird catching fish in the morning","mode":"shallow","k":1}`, &resp)
+	resp, err := e.Recall(ctx, engram.RecallRequest{Namespace: "default", Query: "a bird catching fish in the morning", Mode: "shallow", K: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if len(resp.Warnings) > 0 {
 		t.Errorf("recall once loaded: warnings %q", resp.Warnings)
 	}
 	if len(resp.Results) != 1 || resp.Results[0].ID != ing.Turns[0].ID {
 		t.Errorf("recall once loaded: %+v, want the turn written while loading", resp.Results)
-	}
-}
-
-// getJSON sends body (a POST) or nothing (a GET) to url and decodes the
-// 2xx answer into v.
-func getJSON(t *testing.T, url, body string, v any) {
-	t.Helper()
-	method, headers := http.MethodGet, map[string]string{}
-	if body != "" {
-		method, headers["Content-Type"] = http.MethodPost, "application/json"
-	}
-	resp := testutil.Request(t, method, url, body, headers)
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode/100 != 2 {
-		t.Fatalf("%s %s: %d %s", method, url, resp.StatusCode, raw)
-	}
-	if err := json.Unmarshal(raw, v); err != nil {
-		t.Fatalf("%s %s: %v: %s", method, url, err, raw)
 	}
 }

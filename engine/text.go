@@ -1,26 +1,16 @@
 package engine
 
 import (
-	"strings"
 	"time"
+
+	"github.com/engram-dev/engram/internal/textutil"
 )
 
-// noun returns one or many by n.
-func noun(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
-}
-
-// oneLine folds white space and cuts s to at most n runes.
-func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
-}
+// Stored text on one line, and counts in words (package textutil).
+var (
+	noun    = textutil.Noun
+	oneLine = textutil.OneLine
+)
 
 func orNoReason(s string) string {
 	if s == "" {

@@ -93,9 +93,10 @@ func AppendVault(home string, v VaultConfig, getenv func(string) string) (string
 }
 
 // checkVaultConfig loads the configuration again, as every command will,
-// and checks that it holds v.
+// and checks that it holds v. The keys of the layers above the engine (the
+// server's) are theirs to check, and a [[vaults]] table adds none.
 func checkVaultConfig(home string, v VaultConfig, getenv func(string) string) error {
-	cfg, err := LoadConfig(home, getenv)
+	cfg, err := loadConfig(home, getenv, nil, false)
 	if err != nil {
 		return err
 	}

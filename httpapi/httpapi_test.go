@@ -23,6 +23,7 @@ import (
 	"github.com/engram-dev/engram/palace"
 	"github.com/engram-dev/engram/pipeline"
 	"github.com/engram-dev/engram/recall"
+	"github.com/engram-dev/engram/server"
 )
 
 // stack is a real engram behind a real HTTP server on loopback.
@@ -118,7 +119,7 @@ func mustOpenEngineStackWith(tb testing.TB, cfg httpapi.Config, set func(*engine
 	if err != nil {
 		tb.Fatal(err)
 	}
-	e.Serve(srv)
+	server.Mount(srv, e)
 	ts := httptest.NewServer(srv.Handler())
 	tb.Cleanup(ts.Close)
 	return &stack{URL: ts.URL, Token: cfg.Token, LastSeq: e.LastSeq}, e

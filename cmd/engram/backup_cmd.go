@@ -9,6 +9,7 @@ import (
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/engine"
+	"github.com/engram-dev/engram/server"
 )
 
 // parseBackupDir parses the flags of backup or restore and returns their one
@@ -79,24 +80,7 @@ with --force, and nothing of it is moved. Stop engram serve on the home first.`)
 		return err
 	}
 	start := time.Now()
-	b, err := engine.OpenBackup(dir, home)
-	if err != nil {
-		return err
-	}
-	if c := discoverServer(ctx, engine.Config{Home: home}); c != nil {
-		return engram.Errorf(engram.ELOCKED, "engram serve is running on %s (%s): stop it, then restore", home, c.Base())
-	}
-	rep, err := b.Restore(ctx, *force, func(ctx context.Context) (*engine.Engine, error) {
-		cfg, err := m.loadConfig()
-		if err != nil {
-			return nil, fmt.Errorf("restored into %s, but its config does not load: %w", home, err)
-		}
-		e, err := engine.Open(ctx, cfg, m.logger(cfg))
-		if err != nil {
-			return nil, fmt.Errorf("restored into %s, but it does not open: %w", home, err)
-		}
-		return e, nil
-	})
+	rep, err := server.Restore(ctx, server.Config{Config: engine.Config{Home: home}}, dir, *force, m.loadConfig, m.logger)
 	if err != nil {
 		return err
 	}

@@ -5,33 +5,34 @@ import (
 	"log/slog"
 
 	"github.com/engram-dev/engram/engine"
+	"github.com/engram-dev/engram/server"
 )
 
 // loadConfig resolves the home and reads the configuration (defaults, then
 // <home>/config.toml, then ENGRAM_*; the flags are applied by each command).
 // It does not create the home.
-func (m *Main) loadConfig() (engine.Config, error) {
+func (m *Main) loadConfig() (server.Config, error) {
 	home, err := m.resolveHome()
 	if err != nil {
-		return engine.DefaultConfig(), err
+		return server.DefaultConfig(), err
 	}
-	cfg, err := engine.LoadConfig(home, m.Getenv)
+	cfg, err := server.LoadConfig(home, m.Getenv)
 	cfg.Version = versionString()
 	return cfg, err
 }
 
 // parseConfig parses the flags of a command that takes no arguments, then
 // loads the configuration.
-func (m *Main) parseConfig(fs *flag.FlagSet, args []string) (engine.Config, error) {
+func (m *Main) parseConfig(fs *flag.FlagSet, args []string) (server.Config, error) {
 	if err := parseNone(fs, args); err != nil {
-		return engine.Config{}, err
+		return server.Config{}, err
 	}
 	return m.loadConfig()
 }
 
 func (m *Main) resolveHome() (string, error) { return engine.ResolveHome(m.home, m.Getenv) }
 
-func (m *Main) logger(cfg engine.Config) *slog.Logger {
+func (m *Main) logger(cfg server.Config) *slog.Logger {
 	lvl, _ := engine.ParseLevel(cfg.LogLevel)
 	return slog.New(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: lvl}))
 }

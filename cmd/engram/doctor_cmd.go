@@ -8,6 +8,7 @@ import (
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/engine"
+	"github.com/engram-dev/engram/server"
 )
 
 func runDoctor(ctx context.Context, m *Main, args []string) error {
@@ -29,7 +30,7 @@ Exit status: 0 when no check failed (warnings allowed), 1 when one did.`)
 	}
 	var rep engram.DoctorReport
 	where := "checked locally"
-	if c := discoverServer(ctx, cfg); c != nil {
+	if c := server.Discover(ctx, cfg); c != nil {
 		if rep, err = c.Doctor(ctx); err != nil {
 			return err
 		}
@@ -38,7 +39,7 @@ Exit status: 0 when no check failed (warnings allowed), 1 when one did.`)
 		// The report says what is wrong; the engine's warnings would only
 		// repeat it on stderr.
 		logger := slog.New(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
-		rep = engine.DoctorHome(ctx, cfg, logger)
+		rep = engine.DoctorHome(ctx, cfg.Config, logger)
 	}
 	if *asJSON {
 		if err := printJSON(m, rep); err != nil {
@@ -69,12 +70,4 @@ func printDoctor(m *Main, r engram.DoctorReport, where string) {
 	warn := r.Count(engram.CheckWarn)
 	tprintf(m.Stdout, "%d ok, %d %s, %d failed (%s in %.0f ms)\n", r.Count(engram.CheckOK), warn,
 		noun(warn, "warning", "warnings"), r.Count(engram.CheckFail), where, r.TookMS)
-}
-
-// noun returns one or many by n.
-func noun(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }

@@ -1,15 +1,11 @@
 package main_test
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/engram-dev/engram"
-	"github.com/engram-dev/engram/archive"
 	"github.com/engram-dev/engram/internal/filetest"
 )
 
@@ -84,129 +80,4 @@ func ingestHome(t *testing.T, lines string, jobs bool) string {
 		t.Fatalf("jobs run --all: %+v", r)
 	}
 	return home
-}
-
-// TestForgetAfterRebuild: a rebuild keeps the palace it replaced
-// (palace.db.before-rebuild), which holds every turn as it was; a later
-// forget, and a later redaction, remove it, so that the words are in no
-// file of the home.
-func TestForgetAfterRebuild(t *testing.T) {
-	home := ingestHome(t, `{"id":"t1","session":"s1","speaker":"Ana","content":"I live in Lisbon and I work at Acme."}
-{"id":"t2","session":"s1","speaker":"Ana","content":"I moved to Quokkaville and I love xylophones."}
-`, false)
-	previous := filepath.Join(home, "palace.db.before-rebuild")
-	for _, step := range []struct {
-		args  []string
-		words []string
-	}{
-		{[]string{"forget", "--turn", "t2", "--yes"}, []string{"Quokkaville", "xylophone", "quokkavill"}},
-		{[]string{"redact", "--span", "Lisbon", "--yes"}, []string{"Lisbon", "lisbon"}},
-	} {
-		if r := runCLI(t, home, "", "rebuild"); r.code != 0 {
-			t.Fatalf("rebuild: %+v", r)
-		}
-		if _, err := os.Stat(previous); err != nil {
-			t.Fatalf("the rebuild kept no previous palace: %v", err)
-		}
-		r := runCLI(t, home, "", step.args...)
-		if r.code != 0 || !strings.Contains(r.stdout, "removed palace.db.before-rebuild") {
-			t.Fatalf("%s: %+v", step.args[0], r)
-		}
-		if _, err := os.Stat(previous); !os.IsNotExist(err) {
-			t.Fatalf("after %s the previous palace is still there (%v)", step.args[0], err)
-		}
-		filetest.MustHoldNowhere(t, home, step.words...)
-	}
-}
-
-// TestForgetAndRedactReachSkippedTurns: a turn the palace skipped (here a
-// time it cannot store) holds its text only in the archive; a forget or a
-// redaction by session must reach it there too.
-func TestForgetAndRedactReachSkippedTurns(t *testing.T) {
-	home := ingestHome(t, `{"id":"t1","session":"s1","content":"I live in Lisbon."}
-{"id":"t2","session":"s2","content":"We keep the API on port 30001."}
-`, false)
-	a, err := archive.Open(filepath.Join(home, "archive"), archive.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	old := time.Date(1500, 1, 1, 0, 0, 0, 0, time.UTC) // before engram.MinYear
-	_, err = a.Append(context.Background(), []engram.Turn{
-		{ID: "x1", Namespace: engram.DefaultNamespace, Session: "s1", Role: engram.RoleUser, Content: "My street is Wombatstrasse.", TS: old},
-		{ID: "x2", Namespace: engram.DefaultNamespace, Session: "s2", Role: engram.RoleUser, Content: "The token is kiwi-4242-xyz.", TS: old},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := a.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if r := runCLI(t, home, "", "stats"); r.code != 0 { // indexes the new lines: two skips
-		t.Fatalf("stats: %+v", r)
-	}
-	for _, by := range [][]string{{"--session", "s2"}, {"--turn", "x2"}} {
-		args := append(append([]string{"redact"}, by...), "--span", "kiwi-4242-xyz", "--dry-run")
-		if r := runCLI(t, home, "", args...); r.code != 0 || !strings.Contains(r.stdout, "1 turn") {
-			t.Fatalf("redact %s --dry-run of a skipped turn: %+v", by, r)
-		}
-	}
-	if r := runCLI(t, home, "", "redact", "--session", "s2", "--span", "kiwi-4242-xyz", "--yes"); r.code != 0 || !strings.Contains(r.stdout, "1 turn") {
-		t.Fatalf("redact of a skipped turn: %+v", r)
-	}
-	if r := runCLI(t, home, "", "forget", "--session", "s1", "--yes"); r.code != 0 || !strings.Contains(r.stdout, "forgot 2 turn(s): t1, x1") {
-		t.Fatalf("forget --session with a skipped turn: %+v", r)
-	}
-	filetest.MustHoldNowhere(t, home, "Wombatstrasse", "wombatstras", "kiwi-4242", "Lisbon")
-	if r := runCLI(t, home, "", "recall", "--mode", "keyword", "port 30001"); !strings.Contains(r.stdout, "30001") {
-		t.Fatalf("a kept turn is lost: %+v", r)
-	}
-}
-
-// TestTurnOutOfRangeSkippedEverywhere: an archived turn whose ts the palace
-// cannot store (year 9999, a hand edit) is skipped by every pipeline, as by
-// the keyword index: the vectors embed the turns after it, the scenes job
-// runs, a rebuild completes, and the doctor and health name the skip.
-func TestTurnOutOfRangeSkippedEverywhere(t *testing.T) {
-	home := ingestHome(t, `{"id":"t1","session":"s1","content":"I live in Lisbon and I work at Acme."}
-`, false)
-	a, err := archive.Open(filepath.Join(home, "archive"), archive.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = a.Append(context.Background(), []engram.Turn{
-		{ID: "far", Namespace: engram.DefaultNamespace, Session: "s1", Role: engram.RoleUser, Content: "A turn from the far future.",
-			TS: time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)},
-		{ID: "t3", Namespace: engram.DefaultNamespace, Session: "s1", Role: engram.RoleUser, Content: "We keep the API on port 30001.",
-			TS: time.Now()},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := a.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if r := runCLI(t, home, "", "jobs", "run", "--all"); r.code != 0 {
-		t.Fatalf("jobs run --all with a turn of year 9999: %+v", r)
-	}
-	if r := runCLI(t, home, "", "rebuild"); r.code != 0 {
-		t.Fatalf("rebuild with a turn of year 9999: %+v", r)
-	}
-	if r := runCLI(t, home, "", "jobs", "run", "--all"); r.code != 0 {
-		t.Fatalf("jobs run --all after the rebuild: %+v", r)
-	}
-	s := startServer(t, home)
-	defer s.stop(t)
-	waitFor(t, "the vectors of the turns after the skipped one", func() bool {
-		rep, _ := runDoctor(t, home, 0)
-		_, ok := rep.find("vectors", "ok", "through seq 3, all readable")
-		return ok
-	})
-	rep, _ := runDoctor(t, home, 0)
-	rep.mustFind(t, "index", "warn", "1 archived turn is not indexed", `seq 2 (id "far")`)
-	if h := getHealth(t, s); h.SkippedTurns != 1 {
-		t.Errorf("health: %+v, want one skipped turn", h)
-	}
-	if a := recallHTTP(t, s, "", "API port 30001"); !a.has("t3") {
-		t.Fatalf("shallow recall misses the turn after the skipped one: %+v", a)
-	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/engram-dev/engram/claudecode"
 	"github.com/engram-dev/engram/engine"
 	"github.com/engram-dev/engram/recall"
+	"github.com/engram-dev/engram/server"
 )
 
 // defaultHookTimeout bounds the whole hook; Claude Code's own timeout is
@@ -45,7 +46,7 @@ func runHook(ctx context.Context, m *Main, args []string) error {
 	if err == nil && *budget < 0 {
 		err = fmt.Errorf("--budget %d is negative", *budget)
 	}
-	var cfg engine.Config
+	var cfg server.Config
 	if err == nil {
 		cfg, err = m.loadConfig()
 	}
@@ -74,12 +75,12 @@ func runHook(ctx context.Context, m *Main, args []string) error {
 
 // runHookOn reads the hook's input and runs h on the running server when
 // one answers, else on the home opened here, logging to the hook log.
-func (m *Main) runHookOn(ctx context.Context, cfg engine.Config, h *claudecode.Hook) (string, error) {
+func (m *Main) runHookOn(ctx context.Context, cfg server.Config, h *claudecode.Hook) (string, error) {
 	var err error
 	if h.In, err = claudecode.ReadHookInput(ctx, m.Stdin); err != nil {
 		return "", err
 	}
-	if c := discoverServer(ctx, cfg); c != nil {
+	if c := server.Discover(ctx, cfg); c != nil {
 		return h.Run(ctx, c)
 	}
 	lf, err := claudecode.OpenHookLog(cfg.Home)
@@ -87,7 +88,7 @@ func (m *Main) runHookOn(ctx context.Context, cfg engine.Config, h *claudecode.H
 		return "", err
 	}
 	defer lf.Close()
-	e, err := engine.Open(ctx, cfg, slog.New(slog.NewTextHandler(lf, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	e, err := engine.Open(ctx, cfg.Config, slog.New(slog.NewTextHandler(lf, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	if err != nil {
 		return "", err
 	}
@@ -99,7 +100,7 @@ func (m *Main) runHookOn(ctx context.Context, cfg engine.Config, h *claudecode.H
 // fail the hook. Into a home that holds another program's files it writes
 // nothing: the line goes to stderr, which Claude Code shows in its
 // transcript's verbose mode.
-func (m *Main) hookLog(cfg engine.Config, event string, err error) {
+func (m *Main) hookLog(cfg server.Config, event string, err error) {
 	if cfg.Home == "" {
 		cfg.Home, _ = m.resolveHome()
 	}

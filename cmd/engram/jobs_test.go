@@ -31,29 +31,9 @@ func TestJobs(t *testing.T) {
 		t.Errorf("jobs run without a target: %+v", r)
 	}
 
-	// Through a running server: the HTTP API and the CLI's remote mode.
+	// Through a running server (its HTTP side: server.TestJobsServed).
 	s := startServer(t, home)
 	defer s.stop(t)
-	var list struct {
-		Jobs []struct {
-			Name    string `json:"name"`
-			Failing bool   `json:"failing"`
-		} `json:"jobs"`
-	}
-	if code, err := s.get(context.Background(), "/v1/jobs", &list); err != nil || code != 200 || len(list.Jobs) != 9 {
-		t.Fatalf("GET /v1/jobs: %d %v %+v", code, err, list)
-	}
-	var st struct {
-		Name    string `json:"name"`
-		Failing bool   `json:"failing"`
-	}
-	if code, err := s.post(context.Background(), "/v1/jobs/index-compact/run", nil, &st); err != nil || code != 200 || st.Name != "index-compact" || st.Failing {
-		t.Fatalf("POST /v1/jobs/index-compact/run: %d %v %+v", code, err, st)
-	}
-	var e struct{ Error struct{ Code string } }
-	if code, _ := s.post(context.Background(), "/v1/jobs/nope/run", nil, &e); code != 404 || e.Error.Code != "not_found" {
-		t.Errorf("unknown job over HTTP: %d %+v", code, e)
-	}
 	if r = runCLI(t, home, "", "jobs", "run", "archive-verify"); r.code != 0 || !strings.Contains(r.stdout, "archive-verify") {
 		t.Errorf("jobs run through the server: %+v", r)
 	}

@@ -3,7 +3,6 @@ package main_test
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -13,59 +12,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/engram-dev/engram/internal/layertest"
 	"github.com/engram-dev/engram/palace"
 	"github.com/engram-dev/engram/pipeline"
 )
 
-// conversationJSONL writes n turns of a long-running team conversation with
-// fixed ids: decisions, preferences, moves (so facts are superseded), plans
-// and small talk, in English and Chinese, over many sessions and days.
-func conversationJSONL(t testing.TB, n int) string {
-	t.Helper()
-	cities := []string{"Berlin", "Lisbon", "Osaka", "Toronto", "Nairobi"}
-	dbs := []string{"Postgres", "SQLite", "Redis", "ClickHouse"}
-	people := []string{"Alice", "Bob", "Chen", "Dana"}
-	lines := []func(i int, who string) string{
-		func(i int, who string) string { return fmt.Sprintf("I live in %s now.", cities[(i/997)%len(cities)]) },
-		func(i int, who string) string {
-			return fmt.Sprintf("We decided to use %s for the billing service because it is simpler to run.", dbs[(i/1301)%len(dbs)])
-		},
-		func(i int, who string) string {
-			return fmt.Sprintf("I really like %s coffee.", []string{"Ethiopian", "Kenyan", "cold brew"}[i%3])
-		},
-		func(i int, who string) string { return "I'm going to refactor the ingest path next week." },
-		func(i int, who string) string {
-			return fmt.Sprintf("Sounds good, thanks %s!", people[(i+1)%len(people)])
-		},
-		func(i int, who string) string { return "我们决定用SQLite做存储，因为部署简单。" },
-		func(i int, who string) string {
-			return fmt.Sprintf("My favourite book is %s.", []string{"Dune", "Solaris", "Neuromancer"}[(i/2003)%3])
-		},
-		func(i int, who string) string { return "I usually run before work." },
-		func(i int, who string) string {
-			return fmt.Sprintf("The p99 latency of service %d was %d ms today.", i%13, 20+i%50)
-		},
-	}
-	path := filepath.Join(t.TempDir(), "conv.jsonl")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	enc := json.NewEncoder(f)
-	start := time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)
-	for i := range n {
-		who := people[i%len(people)]
-		ts := start.Add(time.Duration(i) * 7 * time.Minute) // a session every 40 turns, hours apart
-		if err := enc.Encode(map[string]any{
-			"id": fmt.Sprintf("turn-%06d", i), "session": fmt.Sprintf("s%04d", i/40), "speaker": who, "role": "user",
-			"ts": ts.Format(time.RFC3339), "content": lines[(i*7+i/40)%len(lines)](i, who),
-		}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return path
-}
+// conversationJSONL writes n turns of conversation to a JSONL file
+// (layertest.Conversation).
+var conversationJSONL = layertest.Conversation
 
 // layerDump is every derived row of a palace, as comparable text.
 func layerDump(t *testing.T, home string) []string {

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -14,7 +12,7 @@ import (
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/engine"
 	"github.com/engram-dev/engram/internal/layertest"
-	"github.com/engram-dev/engram/palace"
+	"github.com/engram-dev/engram/server"
 )
 
 var layerDay0 = time.Date(2025, 3, 1, 9, 0, 0, 0, time.UTC)
@@ -23,37 +21,18 @@ func layerDay(n int) time.Time { return layerDay0.AddDate(0, 0, n) }
 
 // mustLayerHome returns a home whose palace holds memories, scenes, facets
 // and triples about Alice (who moved from Paris to Berlin on 2025-03-11)
-// and Bob (billing on Postgres), written through the palace directly. Its
-// config switches the extractor off, so that no layer worker touches them.
-func mustLayerHome(t *testing.T) string {
-	t.Helper()
-	home := filepath.Join(t.TempDir(), "home")
-	if err := os.MkdirAll(home, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte("extractor = \"none\"\nlog_level = \"warn\"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	p, err := palace.Open(filepath.Join(home, engine.PalaceFile), palace.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	layertest.Put(t, p, layerDay0, "test", 0)
-	if err := p.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return home
-}
+// and Bob (billing on Postgres), written through the palace directly, the
+// extractor off (layertest.MustHome).
+func mustLayerHome(t *testing.T) string { return layertest.MustHome(t, engine.PalaceFile, layerDay0) }
 
 // startLayerServer serves home's HTTP API in this process, the way `engram
 // serve` does (serve.json included), until the test ends.
-func startLayerServer(t *testing.T, home string) engine.Config {
+func startLayerServer(t *testing.T, home string) server.Config {
 	t.Helper()
 	srv := startServerHere(t, home)
-	t.Cleanup(func() { engine.RemoveServeInfo(home) })
-	cfg := srv.Engine.Config()
-	if err := engine.WriteServeInfo(home, srv.Addr()); err != nil {
+	t.Cleanup(func() { server.RemoveServeInfo(home) })
+	cfg := server.Config{Config: srv.Engine.Config()}
+	if err := server.WriteServeInfo(home, srv.Addr()); err != nil {
 		t.Fatal(err)
 	}
 	return cfg
@@ -65,7 +44,7 @@ func TestLayerCommands(t *testing.T) {
 	cfg := startLayerServer(t, home)
 	// The server holds the home's lock: the commands can only succeed
 	// through its HTTP API.
-	if e, err := engine.Open(context.Background(), cfg, (&Main{Stderr: io.Discard}).logger(cfg)); err == nil {
+	if e, err := engine.Open(context.Background(), cfg.Config, (&Main{Stderr: io.Discard}).logger(cfg)); err == nil {
 		e.Close()
 		t.Fatal("the home opened beside its server; the http run would prove nothing")
 	}
@@ -231,7 +210,7 @@ func checkLayerCommands(t *testing.T, home string) {
 
 // startServerHere serves home in this process the way `engram serve` does,
 // on a free loopback port, until the test ends.
-func startServerHere(t *testing.T, home string) *engine.Server {
+func startServerHere(t *testing.T, home string) *server.Server {
 	t.Helper()
 	m := &Main{Stdout: io.Discard, Stderr: io.Discard, Getenv: func(string) string { return "" }, home: home}
 	cfg, err := m.loadConfig()
@@ -239,7 +218,7 @@ func startServerHere(t *testing.T, home string) *engine.Server {
 		t.Fatal(err)
 	}
 	cfg.Addr = "127.0.0.1:0"
-	srv, err := engine.StartServer(context.Background(), cfg, m.logger(cfg))
+	srv, err := server.Start(context.Background(), cfg, m.logger(cfg))
 	if err != nil {
 		t.Fatal(err)
 	}

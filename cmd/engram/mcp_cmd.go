@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/engram-dev/engram/engine"
-	"github.com/engram-dev/engram/mcp"
+	"github.com/engram-dev/engram/server"
 )
 
 // runMCP serves the MCP tools over stdio: through the HTTP API of the home's
@@ -18,21 +18,14 @@ func runMCP(ctx context.Context, m *Main, args []string) error {
 		return err
 	}
 	logger := m.logger(cfg).With("component", "mcp")
-	var be backend
-	if c := discoverServer(ctx, cfg); c != nil {
-		be = c
-		logger.Debug("mcp: using the running server", "addr", c.Base())
-	} else {
-		eng, err := engine.Open(ctx, cfg, logger)
-		if err != nil {
-			return err
-		}
-		eng.Warm()
-		be = eng
+	be, err := server.OpenBackend(ctx, cfg, logger)
+	if err != nil {
+		return err
 	}
-	srv := mcp.NewServerFor(be)
-	srv.Limits, srv.Version, srv.Logger = cfg.Limits(), versionString(), logger
-	err = srv.ServeIO(ctx, m.Stdin, m.Stdout)
+	if e, ok := be.(*engine.Engine); ok {
+		e.Warm()
+	}
+	err = server.MCPServer(be, cfg.Config, m.logger(cfg)).ServeIO(ctx, m.Stdin, m.Stdout)
 	if cerr := be.Close(); err == nil {
 		err = cerr
 	}

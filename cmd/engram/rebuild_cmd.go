@@ -6,8 +6,8 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/engine"
+	"github.com/engram-dev/engram/server"
 )
 
 func runRebuild(ctx context.Context, m *Main, args []string) error {
@@ -23,13 +23,9 @@ palace as it was. Stop `+"`engram serve`"+` first: the rebuild needs the home.`)
 	if err != nil {
 		return err
 	}
-	if c := discoverServer(ctx, cfg); c != nil {
-		return engram.Errorf(engram.ECONFLICT, "engram serve is running on this home (%s): stop it, run `engram rebuild`, start it again", c.Base())
-	}
-	logger := m.logger(cfg)
 	start := time.Now()
 	last := ""
-	rep, err := engine.Rebuild(ctx, cfg, logger, func(stage string, done, total int64) {
+	rep, refilled, err := server.Rebuild(ctx, cfg, m.logger(cfg), func(stage string, done, total int64) {
 		if stage != last { // one line per stage: readable in a terminal and in a log
 			last = stage
 			fmt.Fprintf(m.Stderr, "engram rebuild: %s (%.1f s)\n", stage, time.Since(start).Seconds())
@@ -47,13 +43,7 @@ palace as it was. Stop `+"`engram serve`"+` first: the rebuild needs the home.`)
 	if rep.Previous != "" {
 		fmt.Fprintf(m.Stdout, "the replaced palace is kept as %s\n", rep.Previous)
 	}
-	if cfg.VectorIndex == engine.VectorsChroma && rep.Model != "" {
-		// The Chroma collection is derived too: drop it and push the
-		// rebuilt palace's vectors, as `engram reindex vectors` does.
-		fmt.Fprintln(m.Stderr, "engram rebuild: refilling the Chroma collection")
-		if err := engine.RefillChroma(ctx, cfg, logger); err != nil {
-			return fmt.Errorf("the palace is rebuilt, but refilling Chroma failed (run `engram reindex vectors`): %w", err)
-		}
+	if refilled {
 		fmt.Fprintln(m.Stdout, "the Chroma collection holds the rebuilt vectors")
 	}
 	return nil

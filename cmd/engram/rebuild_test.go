@@ -1,7 +1,6 @@
 package main_test
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -49,44 +48,6 @@ func mustLayeredHome(t *testing.T, turns int) string {
 		t.Fatalf("jobs run --all: %+v", r)
 	}
 	return home
-}
-
-// TestRebuild_DeletedPalace: delete palace.db, rebuild from the archive, and
-// recall gives the same top-10 ids as before for a fixed set of queries.
-func TestRebuild_DeletedPalace(t *testing.T) {
-	if testing.Short() {
-		t.Skip("rebuild test skipped with -short")
-	}
-	home := mustLayeredHome(t, 1200)
-	before := recallIDs(t, home)
-	for _, f := range []string{"palace.db", "palace.db-wal", "palace.db-shm"} {
-		os.Remove(filepath.Join(home, f))
-	}
-	r := runCLI(t, home, "", "rebuild")
-	if r.code != 0 || !strings.Contains(r.stdout, "rebuilt") || !strings.Contains(r.stdout, "1200 turns") {
-		t.Fatalf("rebuild: %+v", r)
-	}
-	if after := recallIDs(t, home); !slices.Equal(after, before) {
-		for i := range before {
-			if before[i] != after[i] {
-				t.Errorf("after the rebuild:\n got %s\nwant %s", after[i], before[i])
-			}
-		}
-	}
-	// A second rebuild keeps the first as palace.db.before-rebuild.
-	if r := runCLI(t, home, "", "rebuild"); r.code != 0 || !strings.Contains(r.stdout, "before-rebuild") {
-		t.Fatalf("second rebuild: %+v", r)
-	}
-	if _, err := os.Stat(filepath.Join(home, "palace.db.before-rebuild")); err != nil {
-		t.Error(err)
-	}
-	// Never under a running server.
-	s := startServer(t, home)
-	r = runCLI(t, home, "", "rebuild")
-	s.stop(t)
-	if r.code != 1 || !strings.Contains(r.stderr, "stop it") {
-		t.Errorf("rebuild under a server: %+v", r)
-	}
 }
 
 // TestRebuild_SIGKILL kills a rebuild while it fills the new palace: the old
@@ -165,36 +126,5 @@ func BenchmarkRebuild(b *testing.B) {
 		}
 		b.ReportMetric(time.Since(start).Seconds(), "s/rebuild")
 		b.Logf("%s", strings.TrimSpace(r.stdout))
-	}
-}
-
-// TestRebuild_Chroma: with vector_index = chroma, the rebuild also refills
-// the Chroma collection from the rebuilt palace (here after the collection
-// was lost), and the doctor finds it in step.
-func TestRebuild_Chroma(t *testing.T) {
-	home, ix := chromaHome(t, "rebuild")
-	jsonl, _ := faultTurns(12)
-	if r := runCLI(t, home, jsonl, "ingest", "-"); r.code != 0 {
-		t.Fatalf("ingest: %+v", r)
-	}
-	ctx := context.Background()
-	if err := ix.DropCollection(ctx); err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range []string{"palace.db", "palace.db-wal", "palace.db-shm"} {
-		os.Remove(filepath.Join(home, f))
-	}
-	r := runCLI(t, home, "", "rebuild")
-	if r.code != 0 || !strings.Contains(r.stdout, "the Chroma collection holds the rebuilt vectors") {
-		t.Fatalf("rebuild: %+v", r)
-	}
-	// The 12 turns' vectors and their 3 sessions' (retrieval units).
-	if n, err := ix.Count(ctx); err != nil || n != 15 {
-		t.Fatalf("Chroma holds %d vectors (%v), want 15", n, err)
-	}
-	rep, _ := runDoctor(t, home, 0)
-	rep.mustFind(t, "chroma", "ok", "holds the 15 stored vectors")
-	if err := ix.DropCollection(ctx); err != nil {
-		t.Error(err)
 	}
 }

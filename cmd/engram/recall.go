@@ -95,20 +95,3 @@ func runRecall(ctx context.Context, m *Main, args []string) error {
 	}
 	return nil
 }
-
-// oneLine folds white space and cuts s to at most n runes.
-func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
-}
-
-// plural returns "1 turn", "2 turns".
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
-}

@@ -9,6 +9,7 @@ import (
 	"github.com/engram-dev/engram/engine"
 	"github.com/engram-dev/engram/httpapi"
 	"github.com/engram-dev/engram/internal/progress"
+	"github.com/engram-dev/engram/server"
 )
 
 // reembedPoll is how often the CLI asks a running server for progress.
@@ -21,14 +22,14 @@ func runReembed(ctx context.Context, m *Main, args []string) error {
 	if err != nil {
 		return err
 	}
-	if c := discoverServer(ctx, cfg); c != nil {
+	if c := server.Discover(ctx, cfg); c != nil {
 		return m.reembedRemote(ctx, c, *model)
 	}
 	key, err := cfg.ParseModel(*model)
 	if err != nil {
 		return err
 	}
-	e, err := engine.Open(ctx, cfg, m.logger(cfg))
+	e, err := engine.Open(ctx, cfg.Config, m.logger(cfg))
 	if err != nil {
 		return err
 	}

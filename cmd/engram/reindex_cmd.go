@@ -9,6 +9,7 @@ import (
 	"github.com/engram-dev/engram/engine"
 	"github.com/engram-dev/engram/httpapi"
 	"github.com/engram-dev/engram/internal/progress"
+	"github.com/engram-dev/engram/server"
 )
 
 // reindexPoll is how often the CLI asks a running server for progress, and
@@ -43,23 +44,23 @@ whole palace is rebuilt from the archive by `+"`engram rebuild`"+`.`)
 	}
 	start := time.Now()
 	var st engram.ReindexStatus
-	if c := discoverServer(ctx, cfg); c != nil {
+	if c := server.Discover(ctx, cfg); c != nil {
 		if st, err = m.reindexRemote(ctx, c, *reembed); err != nil {
 			return err
 		}
 	} else {
-		e, err := engine.Open(ctx, cfg, m.logger(cfg))
+		e, err := engine.Open(ctx, cfg.Config, m.logger(cfg))
 		if err != nil {
 			return err
 		}
 		defer e.Close()
-		if err := e.ReindexAllowed(); err != nil {
-			return err
-		}
 		bar := &progress.Phases{W: m.Stderr}
 		st, err = e.ReindexVectors(ctx, *reembed, showPhase(bar))
 		bar.Finish()
-		if err != nil {
+		switch {
+		case err != nil && st.State == "": // refused before it began
+			return err
+		case err != nil:
 			return fmt.Errorf("reindex vectors of %s (run it again: it starts over safely): %w", orNone(st.Model), err)
 		}
 	}

@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/engine"
+	"github.com/engram-dev/engram/server"
 )
 
 func runRepair(ctx context.Context, m *Main, args []string) error {
@@ -21,10 +21,10 @@ Stop `+"`engram serve`"+` first: the repair needs the home.`)
 	if err != nil {
 		return err
 	}
-	if c := discoverServer(ctx, cfg); c != nil {
-		return engram.Errorf(engram.ECONFLICT, "engram serve is running on this home (%s): stop it, run `engram repair`, start it again", c.Base())
+	if err := server.CheckNotServed(ctx, cfg, "repair"); err != nil {
+		return err
 	}
-	rep, err := engine.RepairArchive(ctx, cfg, m.logger(cfg))
+	rep, err := engine.RepairArchive(ctx, cfg.Config, m.logger(cfg))
 	if err != nil {
 		return err
 	}

@@ -2,10 +2,9 @@ package main
 
 import (
 	"context"
-	"fmt"
 
-	"github.com/engram-dev/engram/engine"
 	"github.com/engram-dev/engram/httpapi"
+	"github.com/engram-dev/engram/server"
 )
 
 func runServe(ctx context.Context, m *Main, args []string) error {
@@ -18,24 +17,5 @@ func runServe(ctx context.Context, m *Main, args []string) error {
 	if *addr != "" {
 		cfg.Addr = *addr
 	}
-	logger := m.logger(cfg)
-	srv, err := engine.StartServer(ctx, cfg, logger)
-	if err != nil {
-		return err
-	}
-	if err := engine.WriteServeInfo(cfg.Home, srv.Addr()); err != nil {
-		logger.Warn("could not write serve.json; CLI commands will not find this server", "err", err)
-	}
-	logger.Info("engram serving", "addr", srv.Addr(), "home", cfg.Home, "version", versionString(),
-		"archive_seq", srv.Engine.LastSeq())
-	<-ctx.Done()
-	logger.Info("shutting down: finishing in-flight requests")
-	if err := engine.RemoveServeInfo(cfg.Home); err != nil {
-		fmt.Fprintln(m.Stderr, "engram: remove", engine.ServeFile+":", err)
-	}
-	err = srv.Close()
-	if err == nil {
-		logger.Info("engram stopped cleanly")
-	}
-	return err
+	return server.Run(ctx, cfg, m.logger(cfg))
 }

@@ -124,19 +124,9 @@ func (m *Main) serviceSub(ctx context.Context, manager, sub string, args []strin
 			return &usageError{msg: "--" + err.Error()}
 		}
 	}
-	in := autostart.Installer{Manager: manager, Dir: f.dir}
-	var err error
-	if in.Dir != "" {
-		in.Dir, err = filepath.Abs(in.Dir)
-	} else {
-		in.Dir, err = autostart.UserDir(manager, m.Getenv)
-	}
+	in, why, err := autostart.NewInstaller(manager, f.dir, f.noStart, m.Getenv)
 	if err != nil {
 		return err
-	}
-	why := "--no-start"
-	if !f.noStart {
-		in.Runner, why = autostart.RunnerFor(autostart.ManagerCommand(manager))
 	}
 
 	if sub == "uninstall" {

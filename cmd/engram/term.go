@@ -1,125 +1,26 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
-	"fmt"
-	"io"
-	"reflect"
-	"strings"
-	"unicode/utf8"
+	"github.com/engram-dev/engram/internal/termtext"
+	"github.com/engram-dev/engram/internal/textutil"
 )
 
-// What the commands print holds text that clients stored (a turn's content,
-// a memory, an id, a session, a document's path), and a terminal acts on
-// the control characters in it: ESC starts sequences that set the window's
-// title, colours, links (OSC 8) or the clipboard (OSC 52 in some
-// terminals), CR overwrites the line. The commands that print such text
+// What the commands print holds text that clients stored, and a terminal
+// acts on the control characters in it. The commands that print such text
 // (recall, the layers, correct, forget, redact, doctor, jobs, vault,
-// repair, the hook, errors) print it through tprintf, tprintln or
-// termText, which show a control character as an escape instead; newline
-// and tab pass, since the output is laid out with them. printJSON escapes
-// the control characters JSON leaves raw.
+// repair, the hook, errors) print it through these, which show a control
+// character as an escape instead (package termtext); printJSON escapes the
+// control characters JSON leaves raw.
+var (
+	termText     = termtext.Escape
+	tprintf      = termtext.Printf
+	tprintln     = termtext.Println
+	jsonControls = termtext.JSON
+)
 
-// termText returns s with each control character but newline and tab
-// written as an escape: the C0 controls, DEL and the bytes that are not
-// UTF-8 as \xHH, the C1 controls (U+0080 to U+009F) as \u00HH.
-func termText(s string) string {
-	if !needsEscape(s) {
-		return s
-	}
-	var b strings.Builder
-	b.Grow(len(s) + 16)
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size <= 1:
-			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case r == '\n' || r == '\t':
-			b.WriteRune(r)
-		case r < 0x20 || r == 0x7f:
-			fmt.Fprintf(&b, `\x%02x`, r)
-		case r >= 0x80 && r <= 0x9f:
-			fmt.Fprintf(&b, `\u%04x`, r)
-		default:
-			b.WriteString(s[i : i+size])
-		}
-		i += size
-	}
-	return b.String()
-}
-
-// needsEscape reports whether s holds a character termText escapes.
-func needsEscape(s string) bool {
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if (c < 0x20 && c != '\n' && c != '\t') || c == 0x7f {
-				return true
-			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if (r == utf8.RuneError && size <= 1) || (r >= 0x80 && r <= 0x9f) {
-			return true
-		}
-		i += size
-	}
-	return false
-}
-
-// termArgs returns a with its text (strings and string types, errors,
-// byte slices) passed through termText.
-func termArgs(a []any) []any {
-	out := make([]any, len(a))
-	for i, v := range a {
-		switch x := v.(type) {
-		case error:
-			out[i] = termText(x.Error())
-		case []byte:
-			out[i] = termText(string(x))
-		case json.RawMessage:
-			out[i] = termText(string(x))
-		default:
-			if rv := reflect.ValueOf(v); rv.Kind() == reflect.String {
-				out[i] = termText(rv.String())
-			} else {
-				out[i] = v
-			}
-		}
-	}
-	return out
-}
-
-// tprintf is fmt.Fprintf for a terminal: the text of the arguments is
-// escaped as termText does (the format is the program's own).
-func tprintf(w io.Writer, format string, a ...any) (int, error) {
-	return fmt.Fprintf(w, format, termArgs(a)...)
-}
-
-// tprintln is fmt.Fprintln for a terminal, as tprintf.
-func tprintln(w io.Writer, a ...any) (int, error) {
-	return fmt.Fprintln(w, termArgs(a)...)
-}
-
-// jsonControls escapes, in JSON that encoding/json wrote, the characters
-// it leaves raw that a terminal acts on: DEL and the C1 controls. They can
-// only be inside strings, where \u escapes mean the same.
-func jsonControls(js []byte) []byte {
-	if !bytes.ContainsFunc(js, func(r rune) bool { return r == 0x7f || (r >= 0x80 && r <= 0x9f) }) {
-		return js
-	}
-	var b bytes.Buffer
-	b.Grow(len(js) + 16)
-	for i := 0; i < len(js); {
-		r, size := utf8.DecodeRune(js[i:])
-		if r == 0x7f || (r >= 0x80 && r <= 0x9f) {
-			fmt.Fprintf(&b, `\u%04x`, r)
-		} else {
-			b.Write(js[i : i+size])
-		}
-		i += size
-	}
-	return b.Bytes()
-}
+// Stored text on one line, and counts in words (package textutil).
+var (
+	oneLine = textutil.OneLine
+	plural  = textutil.Plural
+	noun    = textutil.Noun
+)

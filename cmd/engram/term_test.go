@@ -8,76 +8,12 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"unicode/utf8"
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/engine"
+	"github.com/engram-dev/engram/internal/testutil"
 	"github.com/engram-dev/engram/palace"
 )
-
-// hostile are texts that drive a terminal: colours (CSI), the window title
-// (OSC 0, ended by BEL), the clipboard (OSC 52), a link (OSC 8, ended by
-// ST), CSI as one C1 character, a raw C1 byte, a carriage return that
-// overwrites the line, NUL and DEL.
-var hostile = []string{
-	"\x1b[31mred\x1b[0m",
-	"\x1b]0;pwned title\x07",
-	"\x1b]52;c;ZWNobyBoaQ==\x07",
-	"\x1b]8;;https://evil.example/\x1b\\click\x1b]8;;\x1b\\",
-	"\u009b2J",
-	"raw \x9b byte",
-	"fine\rFAKE",
-	"nul\x00del\x7f",
-}
-
-// rawControl returns the first control character of s that a terminal
-// acts on (not newline or tab), or -1.
-func rawControl(s string) rune {
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			return rune(s[i])
-		}
-		if (r < 0x20 && r != '\n' && r != '\t') || (r >= 0x7f && r <= 0x9f) {
-			return r
-		}
-		i += size
-	}
-	return -1
-}
-
-func TestTermText(t *testing.T) {
-	for _, tc := range []struct{ in, want string }{
-		{"plain text, 中文\n\tindented", "plain text, 中文\n\tindented"},
-		{"\x1b[31mred\x1b[0m", `\x1b[31mred\x1b[0m`},
-		{"\x1b]0;t\x07", `\x1b]0;t\x07`},
-		{"\x1b]8;;u\x1b\\x", `\x1b]8;;u\x1b\x`},
-		{"\u009b2J", `\u009b2J`},
-		{"a\x9bb", `a\x9bb`},
-		{"a\rb", `a\x0db`},
-		{"\x00\x7f", `\x00\x7f`},
-	} {
-		if got := termText(tc.in); got != tc.want {
-			t.Errorf("termText(%q) = %q, want %q", tc.in, got, tc.want)
-		}
-	}
-	for _, h := range hostile {
-		if r := rawControl(termText(h)); r >= 0 {
-			t.Errorf("termText(%q) keeps %U", h, r)
-		}
-	}
-	// JSON output: DEL and the C1 controls, which encoding/json leaves raw,
-	// are escaped, and the JSON means the same.
-	js, _ := json.Marshal(map[string]string{"t": strings.Join(hostile, " ")})
-	esc := jsonControls(js)
-	if r := rawControl(string(esc)); r >= 0 {
-		t.Errorf("jsonControls keeps %U: %s", r, esc)
-	}
-	var back map[string]string
-	if err := json.Unmarshal(esc, &back); err != nil || back["t"] != strings.ToValidUTF8(strings.Join(hostile, " "), "\uFFFD") {
-		t.Errorf("jsonControls changed the JSON: %q, %v", back["t"], err)
-	}
-}
 
 // TestCommandsEscapeStoredText: turns, memories and scenes whose text, ids,
 // sessions and speakers hold terminal escapes are printed by recall,
@@ -99,7 +35,7 @@ func TestCommandsEscapeStoredText(t *testing.T) {
 	var mems []engram.Memory
 	var scenes []engram.SceneWrite
 	ts := layerDay(0)
-	for i, h := range hostile {
+	for i, h := range testutil.Hostile {
 		id := "m" + string(rune('a'+i))
 		mems = append(mems, engram.Memory{ID: id, Namespace: "default", Type: engram.MemoryFact, Subject: "zebu " + h,
 			Text: "zebu memory " + h, Importance: 0.5, TS: ts, ValidFrom: ts, Sources: []string{"t" + id}})
@@ -116,7 +52,7 @@ func TestCommandsEscapeStoredText(t *testing.T) {
 		t.Fatal(err)
 	}
 	var lines []string
-	for i, h := range hostile {
+	for i, h := range testutil.Hostile {
 		b, err := json.Marshal(map[string]any{"id": "turn" + string(rune('a'+i)), "session": "sess", "speaker": "Eve",
 			"role": "user", "content": "zebu turn " + h, "meta": map[string]string{"k": h}})
 		if err != nil {
@@ -148,7 +84,7 @@ func TestCommandsEscapeStoredText(t *testing.T) {
 			t.Fatalf("%v printed none of the texts:\n%s", args, stdout)
 		}
 		for what, out := range map[string]string{"stdout": stdout, "stderr": stderr} {
-			if r := rawControl(out); r >= 0 {
+			if r := testutil.RawControl(out); r >= 0 {
 				t.Errorf("%v: %s holds the raw control %U:\n%q", args, what, r, out)
 			}
 		}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/engine"
-	"github.com/engram-dev/engram/httpapi"
+	"github.com/engram-dev/engram/server"
 	"github.com/engram-dev/engram/vault"
 )
 
@@ -63,12 +63,12 @@ func runVaultAdd(ctx context.Context, m *Main, args []string) error {
 	if err != nil {
 		return err
 	}
-	root, path, err := engine.AddVault(cfg, pos[0], *ns, m.Getenv)
+	root, path, err := engine.AddVault(cfg.Config, pos[0], *ns, m.Getenv)
 	if err != nil {
 		return err
 	}
 	tprintf(m.Stdout, "added the vault %s (namespace %s) to %s\n", root, *ns, path)
-	if c := discoverServer(ctx, cfg); c != nil {
+	if c := server.Discover(ctx, cfg); c != nil {
 		// The server read config.toml when it started, and holds the home.
 		tprintf(m.Stdout, "engram serve is running on this home and reads config.toml only when it starts:\n"+
 			"restart it, then run `engram vault sync %s` (or wait for the vault-reconcile job) to index the vault\n", root)
@@ -77,7 +77,7 @@ func runVaultAdd(ctx context.Context, m *Main, args []string) error {
 	if cfg, err = m.loadConfig(); err != nil {
 		return err
 	}
-	e, err := engine.Open(ctx, cfg, m.logger(cfg))
+	e, err := engine.Open(ctx, cfg.Config, m.logger(cfg))
 	if err != nil {
 		return fmt.Errorf("the vault is recorded, but could not be indexed now (run `engram vault sync %s` later): %w", root, err)
 	}
@@ -130,11 +130,8 @@ func runVaultSync(ctx context.Context, m *Main, args []string) error {
 		return err
 	}
 	defer vb.Close()
-	reports, err := vb.SyncVaults(ctx, root)
+	reports, err := server.SyncVaults(ctx, vb, cfg, root)
 	if err != nil {
-		if _, ok := vb.(*httpapi.Client); ok && engram.ErrorCode(err) == engram.ENOTFOUND && cfg.HasVault(root) {
-			return engram.Errorf(engram.ENOTFOUND, "%s was added after `engram serve` started: restart the server to sync it", root)
-		}
 		return err
 	}
 	if *asJSON {
@@ -200,17 +197,14 @@ func runVaultList(ctx context.Context, m *Main, args []string) error {
 		return err
 	}
 	var vs []engram.VaultStatus
-	if len(cfg.Vaults) > 0 || discoverServer(ctx, cfg) != nil {
+	if len(cfg.Vaults) > 0 || server.Discover(ctx, cfg) != nil {
 		vb, err := m.openBackend(ctx, cfg)
 		if err != nil {
 			return err
 		}
 		defer vb.Close()
-		if vs, err = vb.Vaults(ctx); err != nil {
+		if vs, err = server.Vaults(ctx, vb, cfg); err != nil {
 			return err
-		}
-		if _, remote := vb.(*httpapi.Client); remote {
-			vs = cfg.WithPending(vs)
 		}
 	}
 	if printed, err := printList(m, *asJSON, "vaults", vs, "no vaults: add one with `engram vault add DIR`"); printed {

@@ -7,6 +7,10 @@ package layertest
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -68,4 +72,81 @@ func Put(tb testing.TB, p *palace.DB, day0 time.Time, worker string, throughSeq 
 	}, throughSeq); err != nil {
 		tb.Fatal(err)
 	}
+}
+
+// MustHome returns a new home whose palace (the file palaceFile, the
+// engine's name for it) holds the fixtures, dated from day0, under the
+// watermark "test". Its config.toml switches the extractor off, so that no
+// layer worker touches them.
+func MustHome(tb testing.TB, palaceFile string, day0 time.Time) string {
+	tb.Helper()
+	home := filepath.Join(tb.TempDir(), "home")
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		tb.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte("extractor = \"none\"\nlog_level = \"warn\"\n"), 0o600); err != nil {
+		tb.Fatal(err)
+	}
+	p, err := palace.Open(filepath.Join(home, palaceFile), palace.Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer p.Close()
+	Put(tb, p, day0, "test", 0)
+	if err := p.Close(); err != nil {
+		tb.Fatal(err)
+	}
+	return home
+}
+
+// Conversation writes n turns of a long-running team conversation with
+// fixed ids: decisions, preferences, moves (so facts are superseded), plans
+// and small talk, in English and Chinese, over many sessions and days,
+// to a file in a temporary folder, and returns its path: what the layer
+// workers derive from in the CLI's and the server's tests.
+func Conversation(t testing.TB, n int) string {
+	t.Helper()
+	cities := []string{"Berlin", "Lisbon", "Osaka", "Toronto", "Nairobi"}
+	dbs := []string{"Postgres", "SQLite", "Redis", "ClickHouse"}
+	people := []string{"Alice", "Bob", "Chen", "Dana"}
+	lines := []func(i int, who string) string{
+		func(i int, who string) string { return fmt.Sprintf("I live in %s now.", cities[(i/997)%len(cities)]) },
+		func(i int, who string) string {
+			return fmt.Sprintf("We decided to use %s for the billing service because it is simpler to run.", dbs[(i/1301)%len(dbs)])
+		},
+		func(i int, who string) string {
+			return fmt.Sprintf("I really like %s coffee.", []string{"Ethiopian", "Kenyan", "cold brew"}[i%3])
+		},
+		func(i int, who string) string { return "I'm going to refactor the ingest path next week." },
+		func(i int, who string) string {
+			return fmt.Sprintf("Sounds good, thanks %s!", people[(i+1)%len(people)])
+		},
+		func(i int, who string) string { return "我们决定用SQLite做存储，因为部署简单。" },
+		func(i int, who string) string {
+			return fmt.Sprintf("My favourite book is %s.", []string{"Dune", "Solaris", "Neuromancer"}[(i/2003)%3])
+		},
+		func(i int, who string) string { return "I usually run before work." },
+		func(i int, who string) string {
+			return fmt.Sprintf("The p99 latency of service %d was %d ms today.", i%13, 20+i%50)
+		},
+	}
+	path := filepath.Join(t.TempDir(), "conv.jsonl")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	enc := json.NewEncoder(f)
+	start := time.Date(2026, 1, 5, 9, 0, 0, 0, time.UTC)
+	for i := range n {
+		who := people[i%len(people)]
+		ts := start.Add(time.Duration(i) * 7 * time.Minute) // a session every 40 turns, hours apart
+		if err := enc.Encode(map[string]any{
+			"id": fmt.Sprintf("turn-%06d", i), "session": fmt.Sprintf("s%04d", i/40), "speaker": who, "role": "user",
+			"ts": ts.Format(time.RFC3339), "content": lines[(i*7+i/40)%len(lines)](i, who),
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return path
 }

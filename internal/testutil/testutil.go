@@ -7,10 +7,12 @@ package testutil
 import (
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // WaitUntil polls cond until it holds, failing the test after a minute.
@@ -114,4 +116,55 @@ func Request(tb testing.TB, method, url, body string, headers map[string]string)
 		tb.Fatal(err)
 	}
 	return resp
+}
+
+// Hostile are texts that drive a terminal: colours (CSI), the window title
+// (OSC 0, ended by BEL), the clipboard (OSC 52), a link (OSC 8, ended by
+// ST), CSI as one C1 character, a raw C1 byte, a carriage return that
+// overwrites the line, NUL and DEL.
+var Hostile = []string{
+	"\x1b[31mred\x1b[0m",
+	"\x1b]0;pwned title\x07",
+	"\x1b]52;c;ZWNobyBoaQ==\x07",
+	"\x1b]8;;https://evil.example/\x1b\\click\x1b]8;;\x1b\\",
+	"\u009b2J",
+	"raw \x9b byte",
+	"fine\rFAKE",
+	"nul\x00del\x7f",
+}
+
+// RawControl returns the first control character of s that a terminal
+// acts on (not newline or tab), or -1.
+func RawControl(s string) rune {
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			return rune(s[i])
+		}
+		if (r < 0x20 && r != '\n' && r != '\t') || (r >= 0x7f && r <= 0x9f) {
+			return r
+		}
+		i += size
+	}
+	return -1
+}
+
+// Servers returns the values of the environment variables need: the real
+// Chroma URL and Ollama host and models that `make test`
+// (scripts/testenv.sh) starts. Without one the test fails, unless -short
+// asked to skip it.
+func Servers(tb testing.TB, need ...string) map[string]string {
+	tb.Helper()
+	env := map[string]string{}
+	for _, name := range need {
+		v := os.Getenv(name)
+		if v == "" {
+			if testing.Short() {
+				tb.Skipf("%s unset: skipped with -short", name)
+			}
+			tb.Fatalf("%s is not set: run `make test` (scripts/testenv.sh starts Chroma and Ollama), or -short to skip", name)
+		}
+		env[name] = v
+	}
+	return env
 }

@@ -26,6 +26,7 @@ import (
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/engine"
+	"github.com/engram-dev/engram/server"
 )
 
 func main() {
@@ -40,11 +41,12 @@ func main() {
 		log.Fatal("recallprof: -home is required")
 	}
 	ctx := context.Background()
-	cfg, err := engine.LoadConfig(*home, os.Getenv)
+	// The server's loader: a home's config.toml may hold its settings.
+	cfg, err := server.LoadConfig(*home, os.Getenv)
 	if err != nil {
 		log.Fatal(err)
 	}
-	e, err := engine.Open(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	e, err := engine.Open(ctx, cfg.Config, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -1,19 +1,21 @@
-package main_test
+package server_test
 
 import (
 	"path/filepath"
 	"testing"
 
+	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/httpapi"
 	"github.com/engram-dev/engram/internal/testutil"
 )
 
-// TestServeCrossSite: `engram serve` wires the guard with the configured
-// allowed hosts and origins, for the API and /mcp alike.
+// TestServeCrossSite: the server wires the guard with the configured
+// allowed hosts (config.toml) and origins (ENGRAM_*), for the API and /mcp
+// alike.
 func TestServeCrossSite(t *testing.T) {
 	home := filepath.Join(t.TempDir(), "home")
 	writeConfig(t, home, "allowed_hosts = [\"engram.lan\"]\n")
-	s := startServer(t, home, "ENGRAM_ALLOWED_ORIGINS=http://localhost:5173")
-	defer s.stop(t)
+	s := startServer(t, home, map[string]string{"ENGRAM_ALLOWED_ORIGINS": "http://localhost:5173"})
 	initMCP := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}`
 	for _, tc := range []struct {
 		name, method, path, body string
@@ -28,16 +30,17 @@ func TestServeCrossSite(t *testing.T) {
 		{"an allowed host", "GET", "/v1/stats", "", map[string]string{"Host": "engram.lan"}, 200},
 		{"an allowed host on /mcp", "POST", "/mcp", initMCP, map[string]string{"Host": "engram.lan", "Content-Type": "application/json", "Accept": "application/json, text/event-stream"}, 200},
 		{"an allowed origin", "POST", "/v1/recall", `{"query":"x"}`, map[string]string{"Content-Type": "application/json", "Origin": "http://localhost:5173"}, 200},
-		{"same origin", "POST", "/v1/recall", `{"query":"x"}`, map[string]string{"Content-Type": "application/json", "Origin": "http://" + s.addr}, 200},
+		{"same origin", "POST", "/v1/recall", `{"query":"x"}`, map[string]string{"Content-Type": "application/json", "Origin": "http://" + s.Addr()}, 200},
 	} {
-		resp := testutil.Request(t, tc.method, "http://"+s.addr+tc.path, tc.body, tc.headers)
+		resp := testutil.Request(t, tc.method, "http://"+s.Addr()+tc.path, tc.body, tc.headers)
 		resp.Body.Close()
 		if resp.StatusCode != tc.want {
 			t.Errorf("%s: %d, want %d", tc.name, resp.StatusCode, tc.want)
 		}
 	}
-	// The CLI talks to the server as before.
-	if r := runCLI(t, home, `{"session":"s","content":"from the command line"}`+"\n", "ingest", "-"); r.code != 0 {
-		t.Fatalf("ingest through the server: %+v", r)
+	// The client the CLI uses talks to the server as before.
+	c := httpapi.NewClient("http://"+s.Addr(), "")
+	if _, err := c.Ingest(t.Context(), []engram.Turn{{Namespace: "default", Session: "s", Role: "user", Content: "from the command line"}}); err != nil {
+		t.Fatalf("ingest through the client: %v", err)
 	}
 }

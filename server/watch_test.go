@@ -1,16 +1,18 @@
-package main_test
+package server_test
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/engram-dev/engram/internal/testutil"
 )
 
 // TestServeWatchesVaults: with watch_vaults on (the default), a file added
 // to a configured vault is indexed by a running server within moments,
-// without the hook or the reconcile job.
+// without the hook or the reconcile job: the server starts the engine's
+// vault watcher.
 func TestServeWatchesVaults(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a server")
@@ -27,8 +29,7 @@ func TestServeWatchesVaults(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s := startServer(t, home)
-	defer s.stop(t)
+	s := startServer(t, home, nil)
 	// A new folder and a file in it, after the server started.
 	if err := os.MkdirAll(filepath.Join(root, "notes", "late"), 0o755); err != nil {
 		t.Fatal(err)
@@ -39,13 +40,11 @@ func TestServeWatchesVaults(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(root, "notes", "late", "watched.md"), []byte(note), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
-	waitFor(t, "the watcher to index the new file", func() bool {
+	testutil.WaitUntil(t, "the watcher to index the new file", func() bool {
 		var g struct {
 			Doc struct{ Path string } `json:"doc"`
 		}
-		code, err := s.get(ctx, "/v1/graph?doc=notes/late/watched.md", &g)
-		return err == nil && code == 200 && g.Doc.Path == "notes/late/watched.md"
+		return call(t, s, "GET", "/v1/graph?doc=notes/late/watched.md", nil, &g) == 200 && g.Doc.Path == "notes/late/watched.md"
 	})
 	// A folder moved in whole, its file already inside: one event, for the
 	// folder; the sync it starts indexes the file (it waited for the
@@ -60,12 +59,11 @@ func TestServeWatchesVaults(t *testing.T) {
 	if err := os.Rename(outside, filepath.Join(root, "notes", "moved")); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the watcher to index a folder moved in", func() bool {
+	testutil.WaitUntil(t, "the watcher to index a folder moved in", func() bool {
 		var g struct {
 			Doc struct{ Path string } `json:"doc"`
 		}
-		code, err := s.get(ctx, "/v1/graph?doc=notes/moved/inside.md", &g)
-		return err == nil && code == 200 && g.Doc.Path == "notes/moved/inside.md"
+		return call(t, s, "GET", "/v1/graph?doc=notes/moved/inside.md", nil, &g) == 200 && g.Doc.Path == "notes/moved/inside.md"
 	})
 	var resp struct {
 		Results []struct {
@@ -73,8 +71,8 @@ func TestServeWatchesVaults(t *testing.T) {
 			Doc  *struct{ Path string }
 		}
 	}
-	if code, err := s.post(ctx, "/v1/recall", map[string]any{"query": "quokka 7781", "namespace": "team", "mode": "keyword"}, &resp); err != nil || code != 200 ||
+	if code := call(t, s, "POST", "/v1/recall", map[string]any{"query": "quokka 7781", "namespace": "team", "mode": "keyword"}, &resp); code != 200 ||
 		len(resp.Results) == 0 || resp.Results[0].Doc == nil || resp.Results[0].Doc.Path != "notes/late/watched.md" {
-		t.Fatalf("recall of the watched note: %d %v %+v", code, err, resp)
+		t.Fatalf("recall of the watched note: %d %+v", code, resp)
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package server_test
 
 import (
 	"bytes"
@@ -12,14 +12,18 @@ import (
 
 	"github.com/engram-dev/engram/engine"
 	"github.com/engram-dev/engram/httpapi"
+	"github.com/engram-dev/engram/internal/layertest"
 	"github.com/engram-dev/engram/internal/metricstest"
+	"github.com/engram-dev/engram/internal/testutil"
 )
 
-// startMetricsServer serves home in this process the way `engram serve`
-// does, and returns the server.
-func startMetricsServer(t *testing.T, home string) *httpapi.Server {
+// startMetricsServer serves a home whose palace holds the layertest
+// fixtures (memories, scenes and facts in namespaces default and work) the
+// way `engram serve` does, and returns its HTTP server.
+func startMetricsServer(t *testing.T) *httpapi.Server {
 	t.Helper()
-	return startServerHere(t, home).HTTP
+	home := layertest.MustHome(t, engine.PalaceFile, time.Date(2025, 3, 1, 9, 0, 0, 0, time.UTC))
+	return startServer(t, home, nil).HTTP
 }
 
 func scrapeMetrics(t *testing.T, base string) map[string]*dto.MetricFamily {
@@ -35,8 +39,7 @@ func gaugeOf(fams map[string]*dto.MetricFamily, name string, want map[string]str
 }
 
 func TestMetricsEngine(t *testing.T) {
-	home := mustLayerHome(t) // memories, scenes and facts in namespaces default and work
-	srv := startMetricsServer(t, home)
+	srv := startMetricsServer(t)
 	base := "http://" + srv.Addr()
 
 	post := func(path, body string, out any) {
@@ -63,19 +66,12 @@ func TestMetricsEngine(t *testing.T) {
 	// The scheduler catches up on every job at start; wait for the jobs
 	// and the vectors of the new turns rather than sleep.
 	var fams map[string]*dto.MetricFamily
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+	testutil.WaitUntil(t, "the snapshot job's run and the vectors of the new turns", func() bool {
 		fams = scrapeMetrics(t, base)
 		_, ran := gaugeOf(fams, "engram_job_last_run_timestamp_seconds", map[string]string{"job": engine.JobSnapshot})
 		lag, vec := gaugeOf(fams, "engram_vector_lag_turns", nil)
-		if ran && vec && lag == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the snapshot job did not run or the vectors did not catch up within 60s")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return ran && vec && lag == 0
+	})
 
 	for _, tc := range []struct {
 		name   string
@@ -129,7 +125,7 @@ func TestMetricsEngine(t *testing.T) {
 // TestOpenAPIServe checks the description against the routes of the fully
 // wired server, whatever the other packages add to it.
 func TestOpenAPIServe(t *testing.T) {
-	srv := startMetricsServer(t, mustLayerHome(t))
+	srv := startMetricsServer(t)
 	diffs, err := httpapi.OpenAPIMismatches(srv.Routes())
 	if err != nil {
 		t.Fatal(err)

@@ -1,9 +1,10 @@
-package main_test
+package server_test
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -16,7 +17,11 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
+	"github.com/engram-dev/engram/engine"
+	"github.com/engram-dev/engram/importer"
+	"github.com/engram-dev/engram/internal/layertest"
 	"github.com/engram-dev/engram/internal/testutil"
+	"github.com/engram-dev/engram/server"
 )
 
 // uiHome is a home with something in every view: a conversation whose
@@ -50,12 +55,6 @@ func uiHome(t *testing.T, config string) string {
 			t.Fatal(err)
 		}
 	}
-	if r := runCLI(t, home, b.String(), "ingest", "-"); r.code != 0 {
-		t.Fatalf("ingest: %+v", r)
-	}
-	if r := runCLI(t, home, "", "ingest", conversationJSONL(t, 120)); r.code != 0 {
-		t.Fatalf("ingest: %+v", r)
-	}
 	vault := filepath.Join(t.TempDir(), "notes")
 	if err := os.MkdirAll(vault, 0o700); err != nil {
 		t.Fatal(err)
@@ -68,11 +67,49 @@ func uiHome(t *testing.T, config string) string {
 			t.Fatal(err)
 		}
 	}
-	if r := runCLI(t, home, "", "vault", "add", vault); r.code != 0 {
-		t.Fatalf("vault add: %+v", r)
+	// What `engram vault add`, `engram ingest` and `engram jobs run --all`
+	// do, on the engine of the home opened here.
+	ctx := t.Context()
+	noEnv := func(string) string { return "" }
+	cfg, err := server.LoadConfig(home, noEnv)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if r := runCLI(t, home, "", "jobs", "run", "--all"); r.code != 0 {
-		t.Fatalf("jobs run --all: %+v", r)
+	if _, _, err := engine.AddVault(cfg.Config, vault, "default", noEnv); err != nil {
+		t.Fatal(err)
+	}
+	if cfg, err = server.LoadConfig(home, noEnv); err != nil {
+		t.Fatal(err)
+	}
+	e, err := engine.Open(ctx, cfg.Config, quiet())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	conv, err := os.ReadFile(layertest.Conversation(t, 120))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range []string{b.String(), string(conv)} {
+		lines := importer.NewLines(e, cfg.Limits(), "", true, io.Discard)
+		if err := lines.Read(ctx, strings.NewReader(in)); err != nil || lines.Bad > 0 {
+			t.Fatalf("ingest: %v, %d bad lines", err, lines.Bad)
+		}
+	}
+	if _, err := e.SyncVaults(ctx, ""); err != nil {
+		t.Fatal(err)
+	}
+	jobs, err := e.RunJobs(ctx, "", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range jobs {
+		if j.Failing {
+			t.Fatalf("job %s: %s", j.Name, j.LastError)
+		}
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
 	}
 	return home
 }
@@ -239,15 +276,15 @@ const unlabelled = `[...document.querySelectorAll('input:not([type=hidden]), sel
 	.filter(e => !(e.labels && e.labels.length) && !e.getAttribute('aria-label')).map(e => e.id || e.name || e.outerHTML)`
 
 // startWebView skips under -short; otherwise it starts a headless Chromium
-// and `engram serve` on a home holding data, with config, and returns the
-// browser, the server (which the caller stops) and a tab.
-func startWebView(t *testing.T, config string) (*browser, *server, context.Context) {
+// and a server on a home holding data, with config, and returns the
+// browser, the server (stopped when the test ends) and a tab.
+func startWebView(t *testing.T, config string) (*browser, *server.Server, context.Context) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("starts engram serve and Chromium")
 	}
 	b := newBrowser(t)
-	s := startServer(t, uiHome(t, config))
+	s := startServer(t, uiHome(t, config), nil)
 	return b, s, b.tab()
 }
 
@@ -257,8 +294,7 @@ func startWebView(t *testing.T, config string) (*browser, *server, context.Conte
 // logs an error.
 func TestWebView(t *testing.T) {
 	b, s, ctx := startWebView(t, "log_level = \"warn\"\n")
-	defer s.stop(t)
-	base := "http://" + s.addr
+	base := "http://" + s.Addr()
 
 	count := func(sel string) int {
 		t.Helper()
@@ -449,15 +485,14 @@ func TestWebView(t *testing.T) {
 // the tab, and every view works with it.
 func TestWebViewToken(t *testing.T) {
 	b, s, ctx := startWebView(t, "log_level = \"warn\"\ntoken = \"s3cret-ui\"\n")
-	defer s.stop(t)
-	b.do(ctx, "load", chromedp.Navigate("http://"+s.addr+"/ui/"), chromedp.WaitVisible(chromedp.CSS("#token-dialog")))
+	b.do(ctx, "load", chromedp.Navigate("http://"+s.Addr()+"/ui/"), chromedp.WaitVisible(chromedp.CSS("#token-dialog")))
 	if !eval[bool](b, ctx, `document.getElementById('token-dialog').open`) {
 		t.Fatal("no token dialog")
 	}
 	b.shots(ctx, "token")
 	b.do(ctx, "token", chromedp.SendKeys(chromedp.CSS("#token"), "s3cret-ui"), chromedp.Submit(chromedp.CSS("#token")),
 		chromedp.WaitReady(chromedp.CSS("main .session")))
-	b.do(ctx, "next view", chromedp.Navigate("http://"+s.addr+"/ui/?view=memories"), chromedp.WaitReady(chromedp.CSS("main .memory")))
+	b.do(ctx, "next view", chromedp.Navigate("http://"+s.Addr()+"/ui/?view=memories"), chromedp.WaitReady(chromedp.CSS("main .memory")))
 	kept := eval[string](b, ctx, `sessionStorage.getItem('engram-token')`)
 	if open := eval[bool](b, ctx, `document.getElementById('token-dialog').open`); kept != "s3cret-ui" || open {
 		t.Errorf("the token is not kept for the tab: %q, dialog open %v", kept, open)
@@ -485,21 +520,18 @@ func TestWebViewToken(t *testing.T) {
 // words on hover; and the text of a turn, however hostile, stays text.
 func TestWebViewSources(t *testing.T) {
 	b, s, ctx := startWebView(t, "log_level = \"warn\"\n")
-	defer s.stop(t)
-	base := "http://" + s.addr
+	base := "http://" + s.Addr()
 
 	// A turn whose speaker and words are HTML, with a memory drawn from it.
 	const hostileSpeaker = `<b id="pwned-speaker">Eve</b>`
 	const hostileContent = `I live in Rome. <img src=x id="pwned-content"> <script>window.pwned = 1</script>`
-	rctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if code, err := s.post(rctx, "/v1/turns", map[string]any{"id": "evil-1", "session": "evil", "speaker": hostileSpeaker,
-		"ts": "2026-04-01T10:00:00Z", "content": hostileContent}, nil); err != nil || code != 201 {
-		t.Fatalf("post the hostile turn: %d %v", code, err)
+	if code := call(t, s, "POST", "/v1/turns", map[string]any{"id": "evil-1", "session": "evil", "speaker": hostileSpeaker,
+		"ts": "2026-04-01T10:00:00Z", "content": hostileContent}, nil); code != 201 {
+		t.Fatalf("post the hostile turn: %d", code)
 	}
 	for _, job := range []string{"l1-memories", "l4-graph"} {
-		if code, err := s.post(rctx, "/v1/jobs/"+job+"/run", map[string]any{}, nil); err != nil || code != 200 {
-			t.Fatalf("run %s: %d %v", job, code, err)
+		if code := call(t, s, "POST", "/v1/jobs/"+job+"/run", map[string]any{}, nil); code != 200 {
+			t.Fatalf("run %s: %d", job, code)
 		}
 	}
 

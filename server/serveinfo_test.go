@@ -1,4 +1,4 @@
-package engine_test
+package server_test
 
 import (
 	"errors"
@@ -8,34 +8,35 @@ import (
 	"testing"
 
 	"github.com/engram-dev/engram/engine"
+	"github.com/engram-dev/engram/server"
 )
 
 // TestServeInfo: what a server writes, a CLI command reads back, and a
 // stopping server removes; a missing, broken or empty file finds nothing.
 func TestServeInfo(t *testing.T) {
 	home := t.TempDir()
-	if _, err := engine.ReadServeInfo(home); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := server.ReadServeInfo(home); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("no file: %v", err)
 	}
-	if err := engine.WriteServeInfo(home, "127.0.0.1:30001"); err != nil {
+	if err := server.WriteServeInfo(home, "127.0.0.1:30001"); err != nil {
 		t.Fatal(err)
 	}
-	info, err := engine.ReadServeInfo(home)
+	info, err := server.ReadServeInfo(home)
 	if err != nil || info.Addr != "127.0.0.1:30001" || info.PID != os.Getpid() || info.StartedAt.IsZero() {
 		t.Fatalf("read %+v, %v", info, err)
 	}
 	if st, err := os.Stat(filepath.Join(home, engine.ServeFile)); err != nil || st.Mode().Perm() != 0o600 {
 		t.Fatalf("stat %v, %v", st, err)
 	}
-	if err := engine.RemoveServeInfo(home); err != nil {
+	if err := server.RemoveServeInfo(home); err != nil {
 		t.Fatal(err)
 	}
-	if err := engine.RemoveServeInfo(home); err != nil {
+	if err := server.RemoveServeInfo(home); err != nil {
 		t.Fatalf("removed twice: %v", err)
 	}
 	for _, bad := range []string{"{", `{"pid": 7}`} {
 		os.WriteFile(filepath.Join(home, engine.ServeFile), []byte(bad), 0o600)
-		if _, err := engine.ReadServeInfo(home); err == nil {
+		if _, err := server.ReadServeInfo(home); err == nil {
 			t.Errorf("%s: no error", bad)
 		}
 	}

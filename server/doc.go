@@ -1,0 +1,13 @@
+// Package server is what `engram serve` runs: an engine (package engine)
+// with its transports on top, the HTTP API (package httpapi) with the MCP
+// tools at /mcp (package mcp) and the web view at /ui/ (package ui), the
+// scheduled jobs and the vault watcher running. The benchmarks and the tests
+// start a private one the same way (Start).
+//
+// It owns the settings of config.toml that only a server reads (addr,
+// token, allowed_hosts, allowed_origins, max_body_bytes: Config; the keys
+// and ENGRAM_* variables are those the engine read before), and the home's
+// serve.json, by which CLI commands find the server that holds the home's
+// lock and talk to it instead (Discover, OpenBackend), or refuse to run
+// beside it when they need the home to themselves (CheckNotServed).
+package server

@@ -1,0 +1,69 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/engine"
+)
+
+// CheckNotServed refuses (ECONFLICT) a command that needs cfg's home to
+// itself (rebuild, repair, restore) while a server answers for the home,
+// naming the server; nil when none answers.
+func CheckNotServed(ctx context.Context, cfg Config, command string) error {
+	if c := Discover(ctx, cfg); c != nil {
+		return engram.Errorf(engram.ECONFLICT, "engram serve is running on %s (%s): stop it, run `engram %s`, start it again", cfg.Home, c.Base(), command)
+	}
+	return nil
+}
+
+// Rebuild rebuilds the palace of cfg's home from its archive and vaults
+// (engine.Rebuild), refused while a server answers for the home; with a
+// Chroma vector index it then refills the collection, which is derived
+// too (refilled reports it). An error after the rebuild says so.
+func Rebuild(ctx context.Context, cfg Config, logger *slog.Logger, progress func(stage string, done, total int64), keep bool) (rep engine.RebuildReport, refilled bool, err error) {
+	if err := CheckNotServed(ctx, cfg, "rebuild"); err != nil {
+		return rep, false, err
+	}
+	if rep, err = engine.Rebuild(ctx, cfg.Config, logger, progress, keep); err != nil {
+		return rep, false, err
+	}
+	if cfg.VectorIndex != engine.VectorsChroma || rep.Model == "" {
+		return rep, false, nil
+	}
+	if progress != nil {
+		progress("refilling the Chroma collection", 0, 0)
+	}
+	if err := engine.RefillChroma(ctx, cfg.Config, logger); err != nil {
+		return rep, false, fmt.Errorf("the palace is rebuilt, but refilling Chroma failed (run `engram reindex vectors`): %w", err)
+	}
+	return rep, true, nil
+}
+
+// Restore restores the backup in dir into cfg's home (engine.OpenBackup,
+// then Backup.Restore), refused while a server answers for the home. The
+// restored home is opened to check it with the configuration load returns,
+// read once the restored config.toml is in place, and the logger newLogger
+// makes of it.
+func Restore(ctx context.Context, cfg Config, dir string, force bool, load func() (Config, error), newLogger func(Config) *slog.Logger) (engine.RestoreReport, error) {
+	b, err := engine.OpenBackup(dir, cfg.Home)
+	if err != nil {
+		return engine.RestoreReport{}, err
+	}
+	if err := CheckNotServed(ctx, cfg, "restore"); err != nil {
+		return engine.RestoreReport{}, err
+	}
+	return b.Restore(ctx, force, func(ctx context.Context) (*engine.Engine, error) {
+		restored, err := load()
+		if err != nil {
+			return nil, fmt.Errorf("restored into %s, but its config does not load: %w", cfg.Home, err)
+		}
+		e, err := engine.Open(ctx, restored.Config, newLogger(restored))
+		if err != nil {
+			return nil, fmt.Errorf("restored into %s, but it does not open: %w", cfg.Home, err)
+		}
+		return e, nil
+	})
+}
