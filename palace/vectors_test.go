@@ -12,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -20,6 +19,7 @@ import (
 
 	engram "github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/internal/vecrow"
+	"github.com/engram-dev/engram/internal/vectortest"
 	"github.com/engram-dev/engram/vecindex"
 	"github.com/x448/float16"
 )
@@ -32,32 +32,6 @@ func MustOpenVectors(tb testing.TB, db *DB, model string, dim int) *VectorStore 
 		tb.Fatal(err)
 	}
 	return v
-}
-
-// t0 is the base time of test vectors.
-var vt0 = time.Date(2026, 5, 1, 12, 0, 0, 123456789, time.UTC)
-
-// randomItems returns n items of dimension dim with ids prefix0, prefix1...
-// over three namespaces and two kinds; every seventh has a zero time.
-func randomItems(rng *rand.Rand, prefix string, n, dim int) []engram.VectorItem {
-	items := make([]engram.VectorItem, n)
-	for i := range items {
-		v := make([]float32, dim)
-		for j := range v {
-			v[j] = float32(rng.NormFloat64())
-		}
-		items[i] = engram.VectorItem{
-			ID:        prefix + strconv.Itoa(i),
-			Kind:      []string{engram.KindTurn, "memory"}[i%2],
-			Namespace: []string{"default", "work", ""}[i%3],
-			TS:        vt0.Add(time.Duration(i) * time.Minute),
-			Vector:    v,
-		}
-		if i%7 == 0 {
-			items[i].TS = time.Time{}
-		}
-	}
-	return items
 }
 
 func mustUpsert(tb testing.TB, v *VectorStore, items []engram.VectorItem) {
@@ -353,7 +327,7 @@ func TestVectors_WatermarkAtomic(t *testing.T) {
 	put := func(seq int64, ids ...string) error {
 		items := make([]engram.VectorItem, len(ids))
 		for i, id := range ids {
-			items[i] = engram.VectorItem{ID: id, Kind: engram.KindTurn, Namespace: "n", TS: vt0, Vector: []float32{1, float32(i), 0, 1}}
+			items[i] = engram.VectorItem{ID: id, Kind: engram.KindTurn, Namespace: "n", TS: vectortest.T0, Vector: []float32{1, float32(i), 0, 1}}
 		}
 		return v.PutTurnVectors(ctx, items, seq)
 	}
@@ -422,7 +396,7 @@ func TestVectors_SyncFeed(t *testing.T) {
 	ctx := context.Background()
 	db := MustOpenDB(t)
 	v := MustOpenVectors(t, db, "m", 8)
-	items := randomItems(rand.New(rand.NewPCG(4, 4)), "s", 10, 8)
+	items := vectortest.RandomItems(rand.New(rand.NewPCG(4, 4)), "s", 10, 8)
 	mustUpsert(t, v, items[:6])
 	mustUpsert(t, v, items[6:])
 	mustUpsert(t, v, items[2:3]) // s2 moves to the end of the feed
@@ -552,7 +526,7 @@ func TestMigrateVectors(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "palace.db")
 			const dim, n = 512, 2000 // enough rows that they, not the empty tables' first pages, make the file
 			rng := rand.New(rand.NewPCG(3, 4))
-			items := randomItems(rng, "v", n, dim)
+			items := vectortest.RandomItems(rng, "v", n, dim)
 			units := map[string][]float32{}
 			palaceBefore(t, path, tc.before, func(ctx context.Context, tx *sql.Tx) error {
 				if _, err := tx.ExecContext(ctx, `INSERT INTO vector_models (model, dim, state, created_at, last_seq) VALUES ('m', ?, 'active', 0, ?)`, dim, n); err != nil {

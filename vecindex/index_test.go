@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -80,32 +79,6 @@ func TestVectorIndex_Conformance(t *testing.T) {
 			return openIndex(t, openDB(t), "test", dim)
 		})
 	})
-}
-
-// vt0 is the base time of test vectors.
-var vt0 = time.Date(2026, 5, 1, 12, 0, 0, 123456789, time.UTC)
-
-// randomItems returns n items of dimension dim with ids prefix0, prefix1...
-// over three namespaces and two kinds; every seventh has a zero time.
-func randomItems(rng *rand.Rand, prefix string, n, dim int) []engram.VectorItem {
-	items := make([]engram.VectorItem, n)
-	for i := range items {
-		v := make([]float32, dim)
-		for j := range v {
-			v[j] = float32(rng.NormFloat64())
-		}
-		items[i] = engram.VectorItem{
-			ID:        prefix + strconv.Itoa(i),
-			Kind:      []string{engram.KindTurn, "memory"}[i%2],
-			Namespace: []string{"default", "work", ""}[i%3],
-			TS:        vt0.Add(time.Duration(i) * time.Minute),
-			Vector:    v,
-		}
-		if i%7 == 0 {
-			items[i].TS = time.Time{}
-		}
-	}
-	return items
 }
 
 func mustUpsert(tb testing.TB, v engram.VectorIndex, items []engram.VectorItem) {
@@ -197,9 +170,9 @@ func TestVectors_ReopenPersists(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "palace.db")
 	rng := rand.New(rand.NewPCG(1, 1))
-	items := randomItems(rng, "p", 60, 16)
+	items := vectortest.RandomItems(rng, "p", 60, 16)
 	items[3].Vector[0] = float32(math.SmallestNonzeroFloat32) // rounds to 0 in half precision
-	queries := randomItems(rng, "q", 5, 16)
+	queries := vectortest.RandomItems(rng, "q", 5, 16)
 
 	db := openDBAt(t, path)
 	v := openIndex(t, db, "m", 16)
@@ -329,10 +302,10 @@ func TestVectors_Concurrent(t *testing.T) {
 	a := openIndex(t, db, "a", dim)
 	b := openIndex(t, db, "b", dim)
 	rng := rand.New(rand.NewPCG(8, 8))
-	items := randomItems(rng, "c", 1200, dim)
+	items := vectortest.RandomItems(rng, "c", 1200, dim)
 	mustUpsert(t, a, items[:200])
 	mustUpsert(t, b, items[:200])
-	queries := randomItems(rng, "q", 20, dim)
+	queries := vectortest.RandomItems(rng, "q", 20, dim)
 
 	errs := make(chan error, 16)
 	stop := testutil.Writers(t, 3, func(w, i int) bool {
@@ -434,7 +407,7 @@ func TestVectors_TimeEdges(t *testing.T) {
 	mustUpsert(t, v, []engram.VectorItem{
 		{ID: "zero", Vector: []float32{1, 0}},
 		{ID: "max", TS: maxTime, Vector: []float32{1, 0.1}},
-		{ID: "mid", TS: vt0, Vector: []float32{1, 0.2}},
+		{ID: "mid", TS: vectortest.T0, Vector: []float32{1, 0.2}},
 	})
 	for _, c := range []struct {
 		name     string
@@ -442,9 +415,9 @@ func TestVectors_TimeEdges(t *testing.T) {
 		want     []string
 	}{
 		{"all", time.Time{}, time.Time{}, []string{"zero", "max", "mid"}},
-		{"from mid", vt0, time.Time{}, []string{"max", "mid"}},
-		{"to mid", time.Time{}, vt0, []string{"zero"}},
-		{"to beyond", vt0.Add(-time.Nanosecond), maxTime.Add(time.Hour), []string{"max", "mid"}},
+		{"from mid", vectortest.T0, time.Time{}, []string{"max", "mid"}},
+		{"to mid", time.Time{}, vectortest.T0, []string{"zero"}},
+		{"to beyond", vectortest.T0.Add(-time.Nanosecond), maxTime.Add(time.Hour), []string{"max", "mid"}},
 		{"from 1500", time.Date(1500, 1, 1, 0, 0, 0, 0, time.UTC), time.Time{}, []string{"max", "mid"}},
 	} {
 		hits := mustQuery(t, v, engram.VectorQuery{Vector: []float32{1, 0}, K: 5, From: c.from, To: c.to})
