@@ -14,6 +14,7 @@ import (
 
 	engram "github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/internal/kwindex"
+	"github.com/engram-dev/engram/internal/testutil"
 )
 
 // The benchmark corpus: generated, deterministic English-like conversation.
@@ -234,23 +235,11 @@ func BenchmarkSearchTurns(b *testing.B) {
 					hits += len(res)
 					i++
 				}
-				reportLatency(b, lat)
+				testutil.ReportLatency(b, lat)
 				b.ReportMetric(float64(hits)/float64(len(lat)), "hits/op")
 			})
 		}
 	}
-}
-
-func reportLatency(b *testing.B, lat []time.Duration) {
-	if len(lat) == 0 {
-		return
-	}
-	slices.Sort(lat)
-	pct := func(p float64) float64 {
-		return float64(lat[min(len(lat)-1, int(p*float64(len(lat))))]) / 1e6
-	}
-	b.ReportMetric(pct(0.50), "p50-ms")
-	b.ReportMetric(pct(0.99), "p99-ms")
 }
 
 // zhWords make up the Chinese turns of BenchmarkPutTurns.
@@ -435,7 +424,7 @@ func BenchmarkKWIndexRank(b *testing.B) {
 				lat = append(lat, time.Since(start))
 				i++
 			}
-			reportLatency(b, lat)
+			testutil.ReportLatency(b, lat)
 			b.ReportMetric(heapMB, "index-MB")
 		})
 	}

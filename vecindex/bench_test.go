@@ -9,12 +9,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strconv"
 	"testing"
 	"time"
 
 	engram "github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/internal/testutil"
 	"github.com/engram-dev/engram/internal/vectortest"
 	"github.com/engram-dev/engram/palace"
 	"github.com/engram-dev/engram/vecindex"
@@ -97,7 +97,7 @@ func BenchmarkVectorQuery(b *testing.B) {
 							}
 							i++
 						}
-						reportLatency(b, lat)
+						testutil.ReportLatency(b, lat)
 					})
 				}
 			})
@@ -249,17 +249,4 @@ func procStatusMB(key string) float64 {
 		}
 	}
 	return 0
-}
-
-// reportLatency reports the median and 99th percentile of lat, sorting it.
-func reportLatency(b *testing.B, lat []time.Duration) {
-	if len(lat) == 0 {
-		return
-	}
-	slices.Sort(lat)
-	pct := func(p float64) float64 {
-		return float64(lat[min(len(lat)-1, int(p*float64(len(lat))))]) / 1e6
-	}
-	b.ReportMetric(pct(0.50), "p50-ms")
-	b.ReportMetric(pct(0.99), "p99-ms")
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -167,4 +168,18 @@ func Servers(tb testing.TB, need ...string) map[string]string {
 		env[name] = v
 	}
 	return env
+}
+
+// ReportLatency reports the median and the 99th percentile of lat, in
+// milliseconds, as the benchmark's metrics p50-ms and p99-ms. It sorts lat.
+func ReportLatency(b *testing.B, lat []time.Duration) {
+	if len(lat) == 0 {
+		return
+	}
+	slices.Sort(lat)
+	pct := func(p float64) float64 {
+		return float64(lat[min(len(lat)-1, int(p*float64(len(lat))))]) / 1e6
+	}
+	b.ReportMetric(pct(0.50), "p50-ms")
+	b.ReportMetric(pct(0.99), "p99-ms")
 }
