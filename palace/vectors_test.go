@@ -119,29 +119,7 @@ func allStored(tb testing.TB, v *VectorStore) map[string]StoredVector {
 	}
 }
 
-// sameItem reports whether stored is written as the palace stores it.
-func sameItem(stored, written engram.VectorItem) bool {
-	return stored.ID == written.ID && stored.Kind == written.Kind && stored.Namespace == written.Namespace &&
-		stored.TS.Equal(written.TS) && slices.Equal(stored.Vector, asStored(written.Vector))
-}
-
-// asStored returns v as VectorsSince returns it once written: its unit
-// vector, rounded to the codes of vecrow.Encode.
-func asStored(v []float32) []float32 {
-	out := make([]float32, len(v))
-	vecrow.Decode(out, vecrow.Encode(nil, v))
-	return out
-}
-
 func make8(x float32) []float32 { return []float32{x, 0, 0, 0, 0, 0, 0, 0} }
-
-func hitIDs(hits []engram.VectorHit) []string {
-	ids := make([]string, len(hits))
-	for i, h := range hits {
-		ids[i] = h.ID
-	}
-	return ids
-}
 
 func TestVectors_DimensionGuard(t *testing.T) {
 	ctx := context.Background()
@@ -373,8 +351,8 @@ func TestVectors_WatermarkAtomic(t *testing.T) {
 	if got := allStored(t, v); len(got) != 3 || got["t1"].Vector[1] != 0 {
 		t.Fatalf("stored after the failed put: %v", got)
 	}
-	if hits := mustQuery(t, v, engram.VectorQuery{Vector: []float32{1, 1, 0, 1}, K: 10}); !slices.Equal(hitIDs(hits), []string{"t3", "t1", "t2"}) {
-		t.Fatalf("matrix after the failed put: %v", hitIDs(hits))
+	if hits := mustQuery(t, v, engram.VectorQuery{Vector: []float32{1, 1, 0, 1}, K: 10}); !slices.Equal(vectortest.HitIDs(hits), []string{"t3", "t1", "t2"}) {
+		t.Fatalf("matrix after the failed put: %v", vectortest.HitIDs(hits))
 	}
 	models, err := db.Models(ctx)
 	if err != nil {
@@ -431,7 +409,7 @@ func TestVectors_SyncFeed(t *testing.T) {
 	if ids := storedIDs(rest); !slices.Equal(ids, []string{"s5", "s6", "s7", "s8", "s9", "s2"}) {
 		t.Fatalf("rest: %v", ids)
 	}
-	if !sameItem(rest[5].VectorItem, items[2]) || rest[5].Seq != 11 {
+	if !vectortest.SameItem(rest[5].VectorItem, items[2]) || rest[5].Seq != 11 {
 		t.Fatalf("s2 = %+v, want %+v at seq 11", rest[5], items[2])
 	}
 	wantCode(t, "synced beyond the last change", v.SetSyncedSeq(ctx, 12), engram.EINVALID, "12", "11")

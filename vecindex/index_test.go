@@ -15,7 +15,6 @@ import (
 
 	engram "github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/internal/testutil"
-	"github.com/engram-dev/engram/internal/vecrow"
 	"github.com/engram-dev/engram/internal/vectortest"
 	"github.com/engram-dev/engram/palace"
 	"github.com/engram-dev/engram/vecindex"
@@ -142,29 +141,7 @@ func allStored(tb testing.TB, v *palace.VectorStore) map[string]palace.StoredVec
 	}
 }
 
-// asStored returns v as the store returns it once written: its unit
-// vector, rounded to the codes of Encode.
-func asStored(v []float32) []float32 {
-	out := make([]float32, len(v))
-	vecrow.Decode(out, vecrow.Encode(nil, v))
-	return out
-}
-
-// sameItem reports whether stored is written as the store keeps it.
-func sameItem(stored, written engram.VectorItem) bool {
-	return stored.ID == written.ID && stored.Kind == written.Kind && stored.Namespace == written.Namespace &&
-		stored.TS.Equal(written.TS) && slices.Equal(stored.Vector, asStored(written.Vector))
-}
-
 func make8(x float32) []float32 { return []float32{x, 0, 0, 0, 0, 0, 0, 0} }
-
-func hitIDs(hits []engram.VectorHit) []string {
-	ids := make([]string, len(hits))
-	for i, h := range hits {
-		ids[i] = h.ID
-	}
-	return ids
-}
 
 func TestVectors_ReopenPersists(t *testing.T) {
 	ctx := context.Background()
@@ -213,7 +190,7 @@ func TestVectors_ReopenPersists(t *testing.T) {
 			}
 			continue
 		}
-		if !ok || !sameItem(sv.VectorItem, it) {
+		if !ok || !vectortest.SameItem(sv.VectorItem, it) {
 			t.Errorf("%s reloaded as %+v, want %+v", it.ID, sv.VectorItem, it)
 		}
 	}
@@ -250,7 +227,7 @@ func TestVectors_ModelIsolation(t *testing.T) {
 	mustCount(t, a, 2)
 	mustCount(t, b, 3)
 	hits := mustQuery(t, a, engram.VectorQuery{Vector: []float32{1, 0, 0, 0}, K: 10})
-	if ids := hitIDs(hits); !slices.Equal(ids, []string{"x", "y"}) || hits[0].Kind != "turn" || hits[0].Score < 0.9999 {
+	if ids := vectortest.HitIDs(hits); !slices.Equal(ids, []string{"x", "y"}) || hits[0].Kind != "turn" || hits[0].Score < 0.9999 {
 		t.Fatalf("model a: got %+v", hits)
 	}
 	hits = mustQuery(t, b, engram.VectorQuery{Vector: []float32{0, 0, 0, 0, 0, 0, 0, 1}, K: 10})
@@ -421,8 +398,8 @@ func TestVectors_TimeEdges(t *testing.T) {
 		{"from 1500", time.Date(1500, 1, 1, 0, 0, 0, 0, time.UTC), time.Time{}, []string{"max", "mid"}},
 	} {
 		hits := mustQuery(t, v, engram.VectorQuery{Vector: []float32{1, 0}, K: 5, From: c.from, To: c.to})
-		if !slices.Equal(hitIDs(hits), c.want) {
-			t.Errorf("%s: got %v, want %v", c.name, hitIDs(hits), c.want)
+		if !slices.Equal(vectortest.HitIDs(hits), c.want) {
+			t.Errorf("%s: got %v, want %v", c.name, vectortest.HitIDs(hits), c.want)
 		}
 	}
 	err := v.Upsert(ctx, []engram.VectorItem{{ID: "old", TS: minTime, Vector: []float32{1, 0}}})
@@ -445,7 +422,7 @@ func TestIndex_Follows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if hits := mustQuery(t, a, engram.VectorQuery{Vector: []float32{1, 0, 0, 0}, K: 1}); !slices.Equal(hitIDs(hits), []string{"x"}) {
+	if hits := mustQuery(t, a, engram.VectorQuery{Vector: []float32{1, 0, 0, 0}, K: 1}); !slices.Equal(vectortest.HitIDs(hits), []string{"x"}) {
 		t.Fatalf("the store's write did not reach the matrix: %v", hits)
 	}
 

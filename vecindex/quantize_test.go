@@ -10,6 +10,7 @@ import (
 
 	engram "github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/internal/vecrow"
+	"github.com/engram-dev/engram/internal/vectortest"
 	"github.com/engram-dev/engram/vecindex"
 )
 
@@ -36,7 +37,7 @@ func TestQuantizedRecall(t *testing.T) {
 	for i, it := range all {
 		units[i] = make([]float32, dim)
 		vecrow.Normalize(units[i], it.Vector)
-		stored[it.ID] = asStored(it.Vector)
+		stored[it.ID] = vectortest.AsStored(it.Vector)
 	}
 	rng := rand.New(rand.NewPCG(5, 6))
 	var found int

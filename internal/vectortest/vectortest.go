@@ -156,7 +156,7 @@ func testOrderByCosine(t *testing.T, open OpenFunc) {
 	hits = mustQuery(t, ix, engram.VectorQuery{Vector: q, K: 3})
 	checkExact(t, hits, want[:3])
 	if hits[0].ID != "same" || hits[1].ID != "slight" || hits[2].ID != "near" {
-		t.Fatalf("top 3: got %v, want same, slight, near", ids(hits))
+		t.Fatalf("top 3: got %v, want same, slight, near", HitIDs(hits))
 	}
 	if k := hits[0].Kind; k != engram.KindTurn {
 		t.Fatalf("hit kind = %q, want %q", k, engram.KindTurn)
@@ -190,14 +190,14 @@ func testUpsertReplaces(t *testing.T, open OpenFunc) {
 		}
 	}
 	// So are the old namespace, kind and time.
-	if hits := mustQuery(t, ix, engram.VectorQuery{Vector: vec(0, 0, 1, 0), K: 5, Namespace: "a"}); slices.Contains(ids(hits), "x") {
-		t.Fatalf("x still in its old namespace: %v", ids(hits))
+	if hits := mustQuery(t, ix, engram.VectorQuery{Vector: vec(0, 0, 1, 0), K: 5, Namespace: "a"}); slices.Contains(HitIDs(hits), "x") {
+		t.Fatalf("x still in its old namespace: %v", HitIDs(hits))
 	}
-	if hits := mustQuery(t, ix, engram.VectorQuery{Vector: vec(0, 0, 1, 0), K: 5, Kinds: []string{engram.KindTurn}}); slices.Contains(ids(hits), "x") {
-		t.Fatalf("x still of its old kind: %v", ids(hits))
+	if hits := mustQuery(t, ix, engram.VectorQuery{Vector: vec(0, 0, 1, 0), K: 5, Kinds: []string{engram.KindTurn}}); slices.Contains(HitIDs(hits), "x") {
+		t.Fatalf("x still of its old kind: %v", HitIDs(hits))
 	}
-	if hits := mustQuery(t, ix, engram.VectorQuery{Vector: vec(0, 0, 1, 0), K: 5, To: t0.Add(time.Second)}); slices.Contains(ids(hits), "x") {
-		t.Fatalf("x still at its old time: %v", ids(hits))
+	if hits := mustQuery(t, ix, engram.VectorQuery{Vector: vec(0, 0, 1, 0), K: 5, To: t0.Add(time.Second)}); slices.Contains(HitIDs(hits), "x") {
+		t.Fatalf("x still at its old time: %v", HitIDs(hits))
 	}
 }
 
@@ -220,12 +220,12 @@ func testIDs(t *testing.T, open OpenFunc) {
 	checkExact(t, hits, want)
 	// Other filters still apply.
 	hits = mustQuery(t, ix, engram.VectorQuery{Vector: q, K: 10, Namespace: "a", IDs: []string{"other", "good"}})
-	if got := ids(hits); len(got) != 1 || got[0] != "good" {
+	if got := HitIDs(hits); len(got) != 1 || got[0] != "good" {
 		t.Fatalf("ids and namespace a: got %v, want [good]", got)
 	}
 	// K still bounds the answer.
 	hits = mustQuery(t, ix, engram.VectorQuery{Vector: q, K: 1, IDs: []string{"poor", "good", "worst"}})
-	if got := ids(hits); len(got) != 1 || got[0] != "good" {
+	if got := HitIDs(hits); len(got) != 1 || got[0] != "good" {
 		t.Fatalf("ids with k 1: got %v, want [good]", got)
 	}
 }
@@ -359,7 +359,7 @@ func testDelete(t *testing.T, open OpenFunc) {
 	for _, id := range []string{"f0", "f3", "f17"} {
 		i, _ := strconv.Atoi(id[1:])
 		hits := mustQuery(t, ix, engram.VectorQuery{Vector: items[i].Vector, K: len(items)})
-		if slices.Contains(ids(hits), id) {
+		if slices.Contains(HitIDs(hits), id) {
 			t.Fatalf("deleted %s still found", id)
 		}
 		if len(hits) != len(items)-3 {
@@ -371,7 +371,7 @@ func testDelete(t *testing.T, open OpenFunc) {
 	mustCount(t, ix, len(items)-2)
 	hits := mustQuery(t, ix, engram.VectorQuery{Vector: items[0].Vector, K: 1})
 	if len(hits) != 1 || hits[0].ID != "f0" {
-		t.Fatalf("re-added f0: got %v", ids(hits))
+		t.Fatalf("re-added f0: got %v", HitIDs(hits))
 	}
 }
 
@@ -396,7 +396,7 @@ func testKLargerThanCount(t *testing.T, open OpenFunc) {
 	checkExact(t, hits, bruteForce(items[0].Vector, items, 5))
 	hits = mustQuery(t, ix, engram.VectorQuery{Vector: items[0].Vector, K: 100, Kinds: []string{"memory"}})
 	if len(hits) != 2 {
-		t.Fatalf("K=100 over 2 matching items: got %d hits (%v)", len(hits), ids(hits))
+		t.Fatalf("K=100 over 2 matching items: got %d hits (%v)", len(hits), HitIDs(hits))
 	}
 }
 
@@ -502,7 +502,7 @@ func testRandomRecall(t *testing.T, open OpenFunc) {
 			want := bruteForce(q, c.set, k)
 			found := 0
 			for _, w := range want {
-				if slices.Contains(ids(hits), w.ID) {
+				if slices.Contains(HitIDs(hits), w.ID) {
 					found++
 				}
 			}
@@ -568,7 +568,8 @@ func bruteForce(q []float32, items []engram.VectorItem, k int) []engram.VectorHi
 	return hits[:min(k, len(hits))]
 }
 
-func ids(hits []engram.VectorHit) []string {
+// HitIDs returns the ids of hits, in their order.
+func HitIDs(hits []engram.VectorHit) []string {
 	out := make([]string, len(hits))
 	for i, h := range hits {
 		out[i] = h.ID
@@ -586,7 +587,7 @@ func checkHits(t *testing.T, hits []engram.VectorHit, k int) {
 	seen := make(map[string]bool, len(hits))
 	for i, h := range hits {
 		if seen[h.ID] {
-			t.Fatalf("hit %s appears twice: %v", h.ID, ids(hits))
+			t.Fatalf("hit %s appears twice: %v", h.ID, HitIDs(hits))
 		}
 		seen[h.ID] = true
 		if math.IsNaN(h.Score) || h.Score < -1-scoreTol || h.Score > 1+scoreTol {
@@ -605,7 +606,7 @@ func checkExact(t *testing.T, hits, want []engram.VectorHit) {
 	t.Helper()
 	checkHits(t, hits, max(len(want), 1))
 	if len(hits) != len(want) {
-		t.Fatalf("got %d hits %v, want %d %v", len(hits), ids(hits), len(want), ids(want))
+		t.Fatalf("got %d hits %v, want %d %v", len(hits), HitIDs(hits), len(want), HitIDs(want))
 	}
 	exact := make(map[string]engram.VectorHit, len(want))
 	for _, w := range want {
@@ -614,7 +615,7 @@ func checkExact(t *testing.T, hits, want []engram.VectorHit) {
 	for i := range want {
 		w, ok := exact[hits[i].ID]
 		if !ok || (w.ID != want[i].ID && math.Abs(w.Score-want[i].Score) > scoreTol) {
-			t.Fatalf("hit %d: got %v, want %v", i, ids(hits), ids(want))
+			t.Fatalf("hit %d: got %v, want %v", i, HitIDs(hits), HitIDs(want))
 		}
 		if hits[i].Kind != w.Kind {
 			t.Fatalf("hit %s: kind %q, want %q", hits[i].ID, hits[i].Kind, w.Kind)
