@@ -14,6 +14,7 @@ import (
 	"github.com/engram-dev/engram/archive"
 	"github.com/engram-dev/engram/embedder"
 	"github.com/engram-dev/engram/extract"
+	"github.com/engram-dev/engram/internal/work"
 	"github.com/engram-dev/engram/ollama"
 	"github.com/engram-dev/engram/openai"
 	"github.com/engram-dev/engram/palace"
@@ -44,10 +45,12 @@ type Engine struct {
 	palace   *palace.DB
 	indexer  *pipeline.Indexer
 	ingester *pipeline.Ingester
-	// yield has the background work (layer jobs, embedding, full-text
-	// merges) give way to the client writes in flight, and leaves a core
-	// free of it (Yield.Step).
-	yield  *pipeline.Yield
+	// work runs the background work (the indexer's secondary steps, the
+	// palace's merges and checkpoints, embedding, the layer jobs) as
+	// tasks by priority, giving way to the client writes in flight and
+	// leaving a core free for requests; redactions are its exclusive
+	// sections.
+	work   *work.Scheduler
 	recall *recall.Service
 	vec    vectorState
 	sched  *scheduler.Scheduler // started by serve only
@@ -67,11 +70,6 @@ type Engine struct {
 	memory   memReleaser
 	journal  *archive.Journal   // the corrections journal
 	follower *pipeline.Follower // serve only: scenes and unit vectors between the jobs' runs
-
-	// redactGuard keeps the workers that embed turns (the vector side's,
-	// a re-embed's, a reindex's) from writing, after a redaction, the
-	// vectors of turns they read before it.
-	redactGuard *pipeline.RedactGuard
 }
 
 var (
@@ -123,7 +121,7 @@ func Open(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Engine, err 
 	if err := claimHome(cfg.Home, cfg.Version, logger); err != nil {
 		return nil, err
 	}
-	e := &Engine{cfg: cfg, logger: logger, redactGuard: pipeline.NewRedactGuard()}
+	e := &Engine{cfg: cfg, logger: logger, work: work.New(0)}
 	defer func() {
 		if err != nil {
 			e.Close()
@@ -133,27 +131,19 @@ func Open(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Engine, err 
 	if err != nil {
 		return nil, err
 	}
-	e.yield = &pipeline.Yield{}
-	e.palace, err = palace.Open(filepath.Join(cfg.Home, PalaceFile), palace.Options{Step: e.yield.Step})
+	e.palace, err = palace.Open(filepath.Join(cfg.Home, PalaceFile), palace.Options{Work: e.work})
 	if err != nil {
 		return nil, fmt.Errorf("open palace: %w", err)
 	}
-	var index engram.TurnIndex = e.palace
-	putSearchable := e.palace.PutTurnsSearchable
+	// The palace is a pipeline.SplitIndex: a POST waits for its turns'
+	// keyword index, not for their session units and substring rows,
+	// which follow in short transactions, tasks of e.work.
+	var index pipeline.SplitIndex = e.palace
 	if testHooks.index != nil {
-		h := hookedIndex{e.palace, testHooks.index}
-		index, putSearchable = h, h.PutTurnsSearchable
+		index = hookedIndex{e.palace, testHooks.index}
 	}
-	e.indexer = pipeline.NewIndexer(e.archive, index)
-	// A POST waits for its turns' keyword index, not for their session
-	// units and substring rows, which follow in short transactions.
-	e.indexer.PutSearchable = putSearchable
-	e.indexer.Secondary = func(ctx context.Context, seq int64, stop func() bool) (bool, error) {
-		return e.palace.IndexSecondary(ctx, seq, 0, stop)
-	}
-	// Its secondary steps share the background's cores with the layer
-	// jobs: beside them, on two cores, a POST found none free.
-	e.indexer.Yield = e.yield
+	e.indexer = pipeline.NewSplitIndexer(e.archive, index)
+	e.indexer.Work = e.work
 	e.indexer.Logger = logger.With("component", "indexer")
 	if err := e.indexer.Open(ctx); err != nil {
 		return nil, err
@@ -164,7 +154,7 @@ func Open(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Engine, err 
 	if err := e.openJournal(ctx); err != nil {
 		return nil, err
 	}
-	e.ingester = &pipeline.Ingester{Archive: e.archive, Indexer: e.indexer, Known: e.palace.TurnSeqs, Yield: e.yield}
+	e.ingester = &pipeline.Ingester{Archive: e.archive, Indexer: e.indexer, Known: e.palace.TurnSeqs, Work: e.work}
 	e.ingester.Acknowledge(e.archive.LastSeq()) // by the processes before
 	if cfg.RedactSecrets {
 		e.ingester.Filter = func(ts []engram.Turn) []engram.Turn { return redactSecrets(ts, time.Now().UTC()) }
@@ -360,7 +350,7 @@ func (e *Engine) Recall(ctx context.Context, req engram.RecallRequest) (engram.R
 func (e *Engine) openExtractor() error {
 	switch e.cfg.Extractor {
 	case ExtractorNLP:
-		e.extractor, e.extractBatch = &extract.NLPExtractor{Pace: e.yield}, pipeline.DefaultLayerBatch
+		e.extractor, e.extractBatch = &extract.NLPExtractor{Pace: work.Pace{S: e.work, Class: work.Derive}}, pipeline.DefaultLayerBatch
 	case ExtractorRules:
 		e.extractor, e.extractBatch = extract.RulesExtractor{}, pipeline.DefaultLayerBatch
 	case ExtractorOllama:

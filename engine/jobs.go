@@ -57,10 +57,10 @@ func (e *Engine) layerJobs() []scheduler.Job {
 	if e.extractor != nil {
 		jobs = append(jobs,
 			scheduler.Job{Name: pipeline.WorkerMemories, Run: (&pipeline.MemoryWorker{Archive: e.archive, Extractor: e.extractor, Store: e.palace,
-				BatchSize: e.extractBatch, Logger: e.logger.With("component", pipeline.WorkerMemories), Yield: e.yield}).Run},
+				BatchSize: e.extractBatch, Logger: e.logger.With("component", pipeline.WorkerMemories), Work: e.work}).Run},
 			scheduler.Job{Name: pipeline.WorkerScenes, Run: e.sceneWorker().Run},
-			scheduler.Job{Name: pipeline.WorkerPersona, Run: (&pipeline.PersonaWorker{Store: e.palace, Yield: e.yield}).Run},
-			scheduler.Job{Name: pipeline.WorkerGraph, Run: (&pipeline.GraphWorker{Store: e.palace, Yield: e.yield}).Run},
+			scheduler.Job{Name: pipeline.WorkerPersona, Run: (&pipeline.PersonaWorker{Store: e.palace, Work: e.work}).Run},
+			scheduler.Job{Name: pipeline.WorkerGraph, Run: (&pipeline.GraphWorker{Store: e.palace, Work: e.work}).Run},
 		)
 	}
 	return append(jobs, scheduler.Job{Name: pipeline.WorkerLayerVectors, Run: e.embedLayers})
@@ -139,7 +139,7 @@ func (e *Engine) embedLayers(ctx context.Context) error {
 		e.logger.Debug("layer vectors: no vector model is active; skipped")
 		return nil
 	}
-	w := &pipeline.LayerVectorWorker{Layers: e.palace, Embedder: side.vx.Embedder(), Store: side.store, Units: e.palace, Yield: e.yield}
+	w := &pipeline.LayerVectorWorker{Layers: e.palace, Embedder: side.vx.Embedder(), Store: side.store, Units: e.palace, Work: e.work}
 	return w.Run(ctx)
 }
 
@@ -163,7 +163,7 @@ func (e *Engine) startFollower() {
 // the turn index: a scene's retrieval unit is made of stored turns.
 func (e *Engine) sceneWorker() *pipeline.SceneWorker {
 	e.scenesOnce.Do(func() {
-		e.scenes = &pipeline.SceneWorker{Archive: e.archive, Store: e.palace, Indexed: e.palace.IndexedSeq, Yield: e.yield}
+		e.scenes = &pipeline.SceneWorker{Archive: e.archive, Store: e.palace, Indexed: e.palace.IndexedSeq, Work: e.work}
 	})
 	return e.scenes
 }

@@ -21,7 +21,7 @@ func (e *Engine) recallWait(covered func() int64, wait func(ctx context.Context,
 		if covered() >= target {
 			return nil
 		}
-		if busy, began := e.yield.Writing(); !busy {
+		if busy, began := e.work.Writing(); !busy {
 			wctx, cancel := context.WithCancel(ctx)
 			stop := make(chan struct{})
 			go func() {

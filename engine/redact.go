@@ -27,7 +27,7 @@ var _ engram.RedactService = (*Engine)(nil)
 // reembedRedacted). The layer jobs do not run meanwhile, and the workers
 // that embed turns (the vector side's, a re-embed's, a reindex's) write no
 // vector meanwhile, nor after it a vector of a turn they read before it
-// (pipeline.RedactGuard): they read it again.
+// (work.Scheduler.Exclusive): they read it again.
 func (e *Engine) Redact(ctx context.Context, req engram.RedactRequest) (engram.RedactReport, error) {
 	start := time.Now()
 	rep := engram.RedactReport{Turns: []string{}, DryRun: req.DryRun}
@@ -69,17 +69,27 @@ func (e *Engine) Redact(ctx context.Context, req engram.RedactRequest) (engram.R
 
 	e.forgetMu.Lock()
 	defer e.forgetMu.Unlock()
-	// No vector of the turns read before is written from here on.
-	if err := e.redactGuard.Lock(ctx); err != nil {
-		return rep, err
-	}
-	defer e.redactGuard.Unlock()
-	res, err := e.archive.Rewrite(ctx, ids, edit)
+	// An exclusive section of the engine's work: no vector of a turn read
+	// before it is written from here on, nor after it (the vector
+	// indexers read the turns again).
+	err = e.work.Exclusive(ctx, func() error { return e.redactIDs(ctx, req, ids, edit, marker, &rep) })
 	if err != nil {
 		return rep, err
 	}
+	rep.TookMS = msSince(start)
+	return rep, nil
+}
+
+// redactIDs rewrites the turns ids in the archive with edit, then the
+// palace's copies, the corrections journal and the turns' vectors, adding
+// what it did to rep: Redact's work, in an exclusive section of e.work.
+func (e *Engine) redactIDs(ctx context.Context, req engram.RedactRequest, ids []string, edit func(engram.Turn) (engram.Turn, bool), marker string, rep *engram.RedactReport) error {
+	res, err := e.archive.Rewrite(ctx, ids, edit)
+	if err != nil {
+		return err
+	}
 	if res, err = e.rewriteDamaged(ctx, res, edit); err != nil {
-		return rep, err
+		return err
 	}
 	rep.ArchiveFiles = res.Files
 	// A turn the indexer read before the rewrite (one archived while this
@@ -89,7 +99,7 @@ func (e *Engine) Redact(ctx context.Context, req engram.RedactRequest) (engram.R
 		testHooks.redactRewritten()
 	}
 	if err := e.indexer.WaitCurrent(ctx); err != nil {
-		return rep, fmt.Errorf("the archive holds the redacted turns, the palace failed (engram rebuild repairs it): %w", err)
+		return fmt.Errorf("the archive holds the redacted turns, the palace failed (engram rebuild repairs it): %w", err)
 	}
 	turns := make([]engram.Turn, 0, len(res.Changed))
 	for _, c := range res.Changed {
@@ -102,22 +112,21 @@ func (e *Engine) Redact(ctx context.Context, req engram.RedactRequest) (engram.R
 	}
 	pr, err := e.palace.RedactTurns(ctx, turns, req.Texts, marker)
 	if err != nil {
-		return rep, fmt.Errorf("the archive holds the redacted turns, the palace failed (engram rebuild repairs it): %w", err)
+		return fmt.Errorf("the archive holds the redacted turns, the palace failed (engram rebuild repairs it): %w", err)
 	}
 	rep.Memories, rep.Scenes = pr.Memories, pr.Scenes
 	if err := e.redactCorrections(req.Texts, marker); err != nil {
-		return rep, err
+		return err
 	}
-	warnings, err = e.reembedRedacted(ctx, turns, pr)
+	warnings, err := e.reembedRedacted(ctx, turns, pr)
 	if err != nil {
-		return rep, err
+		return err
 	}
 	rep.Warnings = append(rep.Warnings, warnings...)
 	if rep.PreviousPalace, err = e.dropPreviousPalace(); err != nil {
-		return rep, err
+		return err
 	}
-	rep.TookMS = msSince(start)
-	return rep, nil
+	return nil
 }
 
 // redactTargets returns the turns a redaction reaches as they are now (the

@@ -11,6 +11,7 @@ import (
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/chroma"
+	"github.com/engram-dev/engram/internal/work"
 	"github.com/engram-dev/engram/palace"
 	"github.com/engram-dev/engram/pipeline"
 )
@@ -292,7 +293,7 @@ func (e *Engine) reembedTurns(ctx context.Context, run *reindexRun, emb engram.E
 	run.phase(phaseEmbed, e.archive.LastSeq())
 	vx := pipeline.NewVectorIndexer(e.archive, emb, fromStart{store})
 	vx.Logger = e.logger.With("component", "reindex")
-	vx.Guard = e.redactGuard
+	vx.Work = e.work
 	if err := vx.Init(ctx); err != nil {
 		return err
 	}
@@ -316,16 +317,20 @@ func (e *Engine) embedMissingTurns(ctx context.Context, run *reindexRun, emb eng
 	run.phase(phaseEmbed, through)
 	var after int64
 	for {
-		mark := e.redactGuard.Mark()
+		mark := e.work.Epoch()
 		turns, err := store.TurnsWithoutVector(ctx, after, through, pipeline.DefaultEmbedBatch)
 		if err != nil || len(turns) == 0 {
 			return err
 		}
-		items, err := pipeline.EmbedTurns(ctx, emb, turns)
+		var items []engram.VectorItem
+		err = e.work.Do(ctx, work.Embed, func() (err error) {
+			items, err = pipeline.EmbedTurns(ctx, emb, turns)
+			return err
+		})
 		if err != nil {
 			return err
 		}
-		ok, err := e.redactGuard.Write(ctx, mark, func() error { return store.Upsert(ctx, items) })
+		ok, err := e.work.DoSince(ctx, work.Embed, mark, func() error { return store.Upsert(ctx, items) })
 		if err != nil {
 			return err
 		}

@@ -421,8 +421,7 @@ func (e *Engine) buildSide(ctx context.Context, key string, activate bool) (*vec
 	side := &vectorSide{model: key, backend: e.cfg.VectorIndex, store: store, index: e.indexOf(store)}
 	side.vx = pipeline.NewVectorIndexer(e.archive, emb, store)
 	side.vx.Logger = e.logger.With("component", "vectors")
-	side.vx.Guard = e.redactGuard
-	side.vx.Yield = e.yield
+	side.vx.Work = e.work
 	if e.cfg.VectorIndex == VectorsChroma {
 		ci, err := chroma.Open(ctx, chroma.Config{URL: e.cfg.ChromaURL, Database: e.cfg.ChromaDatabase, Model: key, Dim: dim})
 		if err != nil {
@@ -619,7 +618,7 @@ func (e *Engine) reembed(ctx context.Context, key string, progress func(done int
 	}
 	vx := pipeline.NewVectorIndexer(e.archive, emb, store)
 	vx.Logger = e.logger.With("component", "reembed")
-	vx.Guard = e.redactGuard
+	vx.Work = e.work
 	if err := vx.Init(ctx); err != nil {
 		return err
 	}

@@ -62,7 +62,7 @@ type NLPExtractor struct {
 }
 
 // Pacer shares the cores between the parses and the rest of the
-// background work (the pipeline's Yield is one): Step waits for a step,
+// background work (work.Pace is one): Step waits for a step,
 // and done ends it.
 type Pacer interface {
 	Step(ctx context.Context) (done func(), err error)

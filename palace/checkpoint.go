@@ -61,7 +61,7 @@ const (
 type checkpointer struct {
 	conn   *sql.DB
 	gate   *writeGate
-	begin  func(context.Context) (func(), error) // Options.Step; nil: none
+	begin  func(context.Context) (func(), error) // Options.Work; nil: none
 	ctx    context.Context
 	wake   chan struct{}
 	cancel context.CancelFunc
@@ -74,7 +74,7 @@ type checkpointer struct {
 
 // newCheckpointer opens the checkpointer's connection to the database at
 // abs; start starts it. gate is the palace's write gate; begin, if set,
-// begins a step of the process's background work (Options.Step).
+// begins a step of the process's background work (Options.Work).
 func newCheckpointer(abs string, gate *writeGate, begin func(context.Context) (func(), error)) (*checkpointer, error) {
 	conn, err := sql.Open("sqlite", checkpointDSN(abs))
 	if err != nil {
@@ -127,7 +127,7 @@ func (c *checkpointer) loop(ctx context.Context) {
 }
 
 // checkpoint runs steps 1 and 2 (see checkpointer), as a step of the
-// process's background work (Options.Step): its copying and fsyncs hold a
+// process's background work (Options.Work): its copying and fsyncs hold a
 // core (a goroutine in a system call keeps its core until the runtime's
 // monitor notices), and beside the background work
 // computing on the other one, a request found none free.

@@ -88,7 +88,7 @@ func turnsInFileAlone(path, copyPath string) int {
 }
 
 // TestCheckpointerStep: a background checkpoint is a step of the process's
-// background work (Options.Step): it begins one before it copies anything
+// background work (Options.Work): it begins one before it copies anything
 // and ends it after, and it checkpoints nothing when no step can begin
 // (the palace closing).
 func TestCheckpointerStep(t *testing.T) {

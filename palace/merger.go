@@ -44,7 +44,7 @@ const (
 // makes it (crisismerge): slower, never wrong.
 type merger struct {
 	db     *DB
-	begin  func(context.Context) (func(), error) // Options.Step; nil: none
+	begin  func(context.Context) (func(), error) // Options.Work; nil: none
 	ctx    context.Context
 	cancel context.CancelFunc
 	wake   chan struct{}
@@ -129,7 +129,7 @@ func (m *merger) pass() bool {
 // when none did. FTS5 changes two rows or more when it merges (its
 // documentation's test), so a table with nothing to merge costs a look at
 // its structure. It is a step of the process's background work
-// (Options.Step), begun before it waits for the writer.
+// (Options.Work), begun before it waits for the writer.
 func (m *merger) step(from int) (int, error) {
 	if m.begin != nil {
 		done, err := m.begin(m.ctx)

@@ -14,6 +14,7 @@ import (
 
 	engram "github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/internal/kwindex"
+	"github.com/engram-dev/engram/internal/work"
 	"github.com/engram-dev/engram/migrations"
 
 	"modernc.org/sqlite" // registers the "sqlite" driver
@@ -42,13 +43,12 @@ type Options struct {
 	// Now returns the current time, used to stamp applied migrations
 	// (time.Now if nil).
 	Now func() time.Time
-	// Step, if set, starts a step of the process's background work and
-	// returns the function that ends it (pipeline.Yield.Step): each of
-	// the full-text merger's steps is one, and so is each background
-	// checkpoint, so that the merges and the checkpoints' copying and
-	// fsyncs count among the background work a process bounds. Nil: they
-	// run whenever they have work.
-	Step func(context.Context) (done func(), err error)
+	// Work, if set, is the process's scheduler of background work: each
+	// of the full-text merger's steps is a task of class Upkeep, and so
+	// is each background checkpoint, so that the merges and the
+	// checkpoints' copying and fsyncs count among the background work a
+	// process bounds. Nil: they run whenever they have work.
+	Work *work.Scheduler
 }
 
 // DB is the palace: engram's SQLite store of derived, rebuildable indexes.
@@ -138,7 +138,11 @@ func Open(path string, opts Options) (*DB, error) {
 		return nil, err
 	}
 
-	if db.ckpt, err = newCheckpointer(abs, &db.gate, opts.Step); err != nil {
+	var begin func(context.Context) (func(), error)
+	if opts.Work != nil {
+		begin = func(ctx context.Context) (func(), error) { return opts.Work.Begin(ctx, work.Upkeep) }
+	}
+	if db.ckpt, err = newCheckpointer(abs, &db.gate, begin); err != nil {
 		db.w.Close()
 		return nil, fmt.Errorf("palace: open: %w", err)
 	}
@@ -152,7 +156,7 @@ func Open(path string, opts Options) (*DB, error) {
 	db.r.SetMaxIdleConns(opts.Readers)
 	db.r.SetConnMaxLifetime(0)
 	db.r.SetConnMaxIdleTime(0)
-	db.merge = newMerger(db, opts.Step)
+	db.merge = newMerger(db, begin)
 	db.merge.start()
 	return db, nil
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/internal/work"
 )
 
 // Notifier is implemented by archives that can wake followers on commit.
@@ -23,46 +24,49 @@ const (
 	maxRetryDelay     = 30 * time.Second
 )
 
-// Indexer copies archived turns into a TurnIndex in sequence order.
+// SplitIndex is a TurnIndex that indexes a batch in two parts: first what
+// makes the turns searchable by keyword, which an acknowledgement waits for
+// (PutTurnsSearchable), then what follows from them (IndexSecondary; the
+// palace's session units and substring rows), a short transaction at a
+// time, which deep recall waits for.
+type SplitIndex interface {
+	engram.TurnIndex
+	PutTurnsSearchable(ctx context.Context, turns []engram.Turn) error
+	// IndexSecondary writes the secondary indexes of at most limit turns
+	// through seq (limit <= 0: its default) in one transaction, ending
+	// early once stop reports true; done when none is left.
+	IndexSecondary(ctx context.Context, seq int64, limit int, stop func() bool) (done bool, err error)
+}
+
+// Indexer copies archived turns into a TurnIndex in sequence order. Into a
+// SplitIndex (NewSplitIndexer) it runs two loops: one makes new turns searchable as they are
+// archived, the other writes their secondary indexes, each step a task of
+// Work's Index class, ending early while a newer turn waits for the first
+// loop.
 type Indexer struct {
 	archive engram.Archive
 	index   engram.TurnIndex
+	split   SplitIndex // index as a SplitIndex (NewSplitIndexer); nil: each batch whole
 
 	// BatchSize is the most turns written in one palace transaction.
 	BatchSize int
 	// RetryDelay is the first pause after a failed batch; it doubles up to 30s.
 	RetryDelay time.Duration
 	Logger     *slog.Logger
-
-	// PutSearchable and Secondary, if set, index a batch in two steps
-	// instead of the index's PutTurns: PutSearchable makes the turns
-	// searchable by keyword, which an acknowledgement waits for
-	// (WaitSearchable); Secondary then writes what follows from them
-	// (palace.DB: the session units and the substring rows), a short
-	// transaction at a time through seq, done when none is left, and
-	// ending a step early once stop reports true. After each round of
-	// batches the indexer takes one such step, and more only while no
-	// newer turn waits in the archive; stop reports one: a POST's turn
-	// index waits for what is left of one step.
-	PutSearchable func(ctx context.Context, turns []engram.Turn) error
-	Secondary     func(ctx context.Context, seq int64, stop func() bool) (done bool, err error)
-	// Yield, if set, makes each Secondary step a step of it (Yield.Step),
-	// which it gives up waiting for when a newer turn is archived: the
-	// steps share the cores left to background work with the layer jobs.
-	// So that a stream of writes beside busy jobs cannot starve them, the
-	// steps run without waiting once none has run for the Yield's MaxWait.
-	Yield *Yield
-
-	now         func() time.Time // tests set it; nil: time.Now
-	behindSince time.Time        // when the secondary steps last ran or fell behind; zero when complete
+	// Work, if set, runs each secondary step as a task of class Index: the
+	// steps share the cores left to background work with the layer jobs,
+	// ahead of them.
+	Work *work.Scheduler
 
 	prog       *progress // every index of the turns, session units too
 	searchable *progress // the turns and their keyword indexes
-	f          *follower
+	f          *follower // the searchable loop
+	sf         *follower // the secondary loop; nil without a SplitIndex
 }
 
-// NewIndexer returns an indexer from archive a into index idx. Call Open to
-// catch up and start following.
+// NewIndexer returns an indexer from archive a into index idx, which
+// indexes each batch whole (PutTurns). Call Open to catch up and start
+// following.
 func NewIndexer(a engram.Archive, idx engram.TurnIndex) *Indexer {
 	return &Indexer{
 		archive:    a,
@@ -73,6 +77,15 @@ func NewIndexer(a engram.Archive, idx engram.TurnIndex) *Indexer {
 		prog:       newProgress(0),
 		searchable: newProgress(0),
 	}
+}
+
+// NewSplitIndexer returns an indexer from archive a into idx that indexes
+// each batch in its two parts: what serves a process taking writes, whose
+// acknowledgements wait for the first part only.
+func NewSplitIndexer(a engram.Archive, idx SplitIndex) *Indexer {
+	ix := NewIndexer(a, idx)
+	ix.split = idx
+	return ix
 }
 
 // Open catches the index up with the archive, then follows new commits in
@@ -91,9 +104,14 @@ func (ix *Indexer) Open(ctx context.Context) error {
 	default:
 		ix.Logger.Warn("indexer: catching up failed; retrying in the background", "err", err)
 	}
-	ix.f = &follower{name: "indexing", source: archiveSignal(ix.archive), step: ix.catchUp,
+	ix.f = &follower{name: "indexing", source: archiveSignal(ix.archive), step: ix.catchUpSearchable,
 		retryDelay: ix.RetryDelay, logger: ix.Logger}
 	ix.f.start()
+	if ix.split != nil {
+		ix.sf = &follower{name: "secondary indexing", source: ix.searchable.notify, step: ix.catchUpSecondary,
+			retryDelay: ix.RetryDelay, logger: ix.Logger}
+		ix.sf.start()
+	}
 	return nil
 }
 
@@ -125,12 +143,15 @@ func (ix *Indexer) Close() error {
 	if ix.f != nil {
 		ix.f.stop()
 	}
+	if ix.sf != nil {
+		ix.sf.stop()
+	}
 	return nil
 }
 
 // Indexed returns the indexer's watermark: every turn up to this seq is
-// searchable by keyword (with a PutSearchable index, its session units
-// and substring rows may follow a moment later: Wait).
+// searchable by keyword (with a SplitIndex, its session units and
+// substring rows may follow a moment later: Wait).
 func (ix *Indexer) Indexed() int64 {
 	seq, _ := ix.searchable.get()
 	return seq
@@ -168,9 +189,9 @@ func (ix *Indexer) Wait(ctx context.Context, seq int64) error {
 }
 
 // WaitSearchable blocks until every turn up to seq is searchable by
-// keyword, or ctx ends: what an acknowledgement waits for. With
-// PutSearchable that comes before the rest of the batch's indexing (the
-// session units and substring rows: Secondary), which Wait waits for.
+// keyword, or ctx ends: what an acknowledgement waits for. With a
+// SplitIndex that comes before the rest of the batch's indexing (the
+// session units and substring rows), which Wait waits for.
 func (ix *Indexer) WaitSearchable(ctx context.Context, seq int64) error {
 	return ix.searchable.wait(ctx, seq)
 }
@@ -181,27 +202,22 @@ func (ix *Indexer) WaitCurrent(ctx context.Context) error {
 	return ix.Wait(ctx, ix.archive.LastSeq())
 }
 
-// catchUp indexes every archived turn after the watermark, in batches;
-// with PutSearchable, each batch searchable first, then the secondary
-// indexes of all of them, a step at a time, going back to the archive
-// whenever it holds newer turns.
+// catchUp indexes every archived turn after the watermark: searchable
+// first, then, with a SplitIndex, the secondary indexes of all of them.
 func (ix *Indexer) catchUp(ctx context.Context) error {
-	for {
-		err := streamBatches(ctx, ix.archive, ix.Indexed(), ix.BatchSize, func(batch []engram.Turn) error {
-			last := batch[len(batch)-1].Seq
-			if ix.PutSearchable != nil {
-				if err := ix.PutSearchable(ctx, batch); err != nil {
-					ix.searchable.fail(err)
-					return err
-				}
-				ix.searchable.advance(last)
-				// The acknowledgements that waited for these turns
-				// run before the next write: woken on this P, each would
-				// wait for this goroutine to block, and a secondary step
-				// runs on the CPU throughout.
-				runtime.Gosched()
-				return nil
-			}
+	if err := ix.catchUpSearchable(ctx); err != nil {
+		return err
+	}
+	return ix.catchUpSecondary(ctx)
+}
+
+// catchUpSearchable makes every archived turn after the watermark
+// searchable, in batches: with a SplitIndex its first part, else all of
+// its indexing.
+func (ix *Indexer) catchUpSearchable(ctx context.Context) error {
+	return streamBatches(ctx, ix.archive, ix.Indexed(), ix.BatchSize, func(batch []engram.Turn) error {
+		last := batch[len(batch)-1].Seq
+		if ix.split == nil {
 			if err := ix.index.PutTurns(ctx, batch); err != nil {
 				ix.searchable.fail(err)
 				ix.prog.fail(err)
@@ -210,79 +226,48 @@ func (ix *Indexer) catchUp(ctx context.Context) error {
 			ix.searchable.advance(last)
 			ix.prog.advance(last)
 			return nil
-		})
-		if err != nil || ix.PutSearchable == nil {
+		}
+		if err := ix.split.PutTurnsSearchable(ctx, batch); err != nil {
+			ix.searchable.fail(err)
 			return err
 		}
-		// The secondary steps, each a step of Yield: one at least each
-		// round when one is free, so that a stream of writes does not
-		// starve them; newer turns first (a step ends early for them, and
-		// the wait for a step ends when one is archived). Should the
-		// layer jobs hold every step while writes stream in, a round that
-		// begins with no step run for the Yield's MaxWait (starved) runs
-		// its steps without waiting for one.
+		ix.searchable.advance(last)
+		// The acknowledgements that waited for these turns run before
+		// the next write: woken on this P, each would wait for this
+		// goroutine to block.
+		runtime.Gosched()
+		return nil
+	})
+}
+
+// catchUpSecondary writes the secondary indexes of every searchable turn,
+// a task of Work's Index class at a time. A step ends early while a newer
+// turn waits to be made searchable, so that its acknowledgement waits for
+// little of one; the next step takes up the rest.
+func (ix *Indexer) catchUpSecondary(ctx context.Context) error {
+	if ix.split == nil {
+		return nil
+	}
+	newer := func() bool { return ix.archive.LastSeq() > ix.Indexed() }
+	for {
 		through := ix.Indexed()
-		newer := func() bool { return ix.archive.LastSeq() > through }
-		signal := archiveSignal(ix.archive)
-		if ix.complete() < through && ix.behindSince.IsZero() {
-			ix.behindSince = ix.clock()
-		}
-		starved := ix.clock().Sub(ix.behindSince) >= ix.Yield.maxWait()
-		for first := true; ix.complete() < through; first = false {
-			var wake <-chan struct{}
-			if signal != nil {
-				wake = signal() // before the look: no commit is missed
-			}
-			if newer() {
-				if !first {
-					break
-				}
-				wake = closed // the first step only if one is free now
-			}
-			release, ok := func() {}, true
-			if !starved {
-				var err error
-				if release, ok, err = ix.Yield.StepOr(ctx, wake); err != nil {
-					return err
-				}
-			}
-			if !ok {
-				break // a newer turn
-			}
-			done, err := ix.Secondary(ctx, through, newer)
-			release()
-			ix.behindSince = ix.clock()
-			if err != nil {
-				ix.prog.fail(err)
-				return err
-			}
-			if done {
-				ix.prog.advance(through)
-			}
-		}
-		if ix.complete() >= ix.Indexed() {
-			ix.behindSince = time.Time{}
-		}
-		if ix.archive.LastSeq() <= ix.Indexed() && ix.complete() >= ix.Indexed() {
+		if ix.complete() >= through {
 			return nil
 		}
+		var done bool
+		err := ix.Work.Do(ctx, work.Index, func() (err error) {
+			done, err = ix.split.IndexSecondary(ctx, through, 0, newer)
+			return err
+		})
+		if err != nil {
+			ix.prog.fail(err)
+			return err
+		}
+		if done {
+			ix.prog.advance(through)
+		}
 	}
 }
-
-// clock returns the time: now, or time.Now.
-func (ix *Indexer) clock() time.Time {
-	if ix.now != nil {
-		return ix.now()
-	}
-	return time.Now()
-}
-
-// closed is a closed channel.
-var closed = func() chan struct{} {
-	c := make(chan struct{})
-	close(c)
-	return c
-}()
 
 // streamBatches streams the archive after seq and calls fn with batches of
 // at most size turns.

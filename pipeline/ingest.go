@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/internal/work"
 )
 
 // DefaultIngestWait bounds how long Ingest waits for the index after the
@@ -31,9 +32,9 @@ type Ingester struct {
 	// Filter, if set, returns the turns as they are archived (the ingest
 	// filter of redact_secrets); it must keep their number and order.
 	Filter func([]engram.Turn) []engram.Turn
-	// Yield, if set, marks each Ingest in flight, so that the background
-	// work sharing it gives way (see Yield).
-	Yield *Yield
+	// Work, if set, marks each Ingest a client write in flight, so that
+	// the background work it schedules gives way (work.Scheduler.Write).
+	Work *work.Scheduler
 
 	acked atomic.Int64 // the newest seq acknowledged
 }
@@ -47,7 +48,7 @@ var _ engram.IngestService = (*Ingester)(nil)
 // because the turns are already safe in the archive. Under an execution
 // trace the two waits are the regions "ingest.archive" and "ingest.index".
 func (g *Ingester) Ingest(ctx context.Context, turns []engram.Turn) (engram.IngestResult, error) {
-	defer g.Yield.Begin()()
+	defer g.Work.Write()()
 	a, ix, wait := g.Archive, g.Indexer, g.Wait
 	if g.Filter != nil {
 		turns = g.Filter(turns)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/extract"
+	"github.com/engram-dev/engram/internal/work"
 )
 
 // Names of the layer workers: their watermarks in the palace and their
@@ -34,7 +35,7 @@ var errCaughtUp = errors.New("caught up")
 // runArchive streams the archive after the worker's watermark in batches of
 // size, up to the archive's last seq at the start (or bound's, if lower),
 // and calls fn per batch.
-func runArchive(ctx context.Context, a engram.Archive, store engram.LayerStore, worker string, size int, y *Yield,
+func runArchive(ctx context.Context, a engram.Archive, store engram.LayerStore, worker string, size int,
 	bound func(context.Context) (int64, error), fn func([]engram.Turn) error) error {
 	from, err := store.WorkerSeq(ctx, worker)
 	if err != nil {
@@ -60,9 +61,6 @@ func runArchive(ctx context.Context, a engram.Archive, store engram.LayerStore, 
 	err = streamBatches(ctx, a, from, size, func(batch []engram.Turn) error {
 		if batch[0].Seq > end {
 			return errCaughtUp
-		}
-		if err := y.Wait(ctx); err != nil {
-			return err
 		}
 		if err := fn(batch); err != nil {
 			return err
@@ -90,7 +88,7 @@ type MemoryWorker struct {
 	// costs no more than that.
 	BatchSize int
 	Logger    *slog.Logger
-	Yield     *Yield // nil: never wait for client writes; each batch's store is a step (Yield.Step)
+	Work      *work.Scheduler // nil: run at once; each batch's store is a task of class Derive
 }
 
 // Run extracts memories until the worker has caught up with the archive.
@@ -100,8 +98,8 @@ type MemoryWorker struct {
 // the next run resumes there.
 //
 // A batch is stored while the next one is extracted, in order, one store at
-// a time; each store is a step of Yield, as are the offline extractor's
-// parses (NLPExtractor.Yield), so that on two cores one parses or writes
+// a time; each store is a task of Work, as are the offline extractor's
+// parses (NLPExtractor.Pace), so that on two cores one parses or writes
 // while the other stays free for requests.
 func (w *MemoryWorker) Run(ctx context.Context) error {
 	logger := orDefault(w.Logger)
@@ -116,7 +114,7 @@ func (w *MemoryWorker) Run(ctx context.Context) error {
 		stored = nil
 		return err
 	}
-	err := runArchive(ctx, w.Archive, w.Store, WorkerMemories, batchOr(w.BatchSize, DefaultLayerBatch), w.Yield, nil, func(batch []engram.Turn) error {
+	err := runArchive(ctx, w.Archive, w.Store, WorkerMemories, batchOr(w.BatchSize, DefaultLayerBatch), nil, func(batch []engram.Turn) error {
 		first, last := batch[0].Seq, batch[len(batch)-1].Seq
 		var mems []engram.Memory
 		var err error
@@ -137,7 +135,7 @@ func (w *MemoryWorker) Run(ctx context.Context) error {
 		}
 		stored = make(chan error, 1)
 		go func(done chan<- error) {
-			done <- w.Yield.Do(ctx, func() error { return w.store(ctx, logger, mems, first, last, unusable, &total) })
+			done <- w.Work.Do(ctx, work.Derive, func() error { return w.store(ctx, logger, mems, first, last, unusable, &total) })
 		}(stored)
 		return nil
 	})
@@ -181,7 +179,7 @@ type SceneWorker struct {
 	// Indexed, if set, bounds a run to the turns the turn index holds (its
 	// watermark): a scene's retrieval unit is made of stored turns.
 	Indexed func(context.Context) (int64, error)
-	Yield   *Yield // nil: never wait for client writes; each batch is a step (Yield.Step)
+	Work    *work.Scheduler // nil: run at once; each batch is a task of class Derive
 
 	mu sync.Mutex // one run at a time: the job, and the follower of serve
 }
@@ -191,8 +189,8 @@ type SceneWorker struct {
 func (w *SceneWorker) Run(ctx context.Context) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return runArchive(ctx, w.Archive, w.Store, WorkerScenes, batchOr(w.BatchSize, DefaultLayerBatch), w.Yield, w.Indexed, func(batch []engram.Turn) error {
-		return w.Yield.Do(ctx, func() error { return w.scenes(ctx, batch) })
+	return runArchive(ctx, w.Archive, w.Store, WorkerScenes, batchOr(w.BatchSize, DefaultLayerBatch), w.Indexed, func(batch []engram.Turn) error {
+		return w.Work.Do(ctx, work.Derive, func() error { return w.scenes(ctx, batch) })
 	})
 }
 
@@ -261,7 +259,7 @@ func (w *SceneWorker) scenes(ctx context.Context, batch []engram.Turn) error {
 // runMemories feeds what derive makes of each memory changed after the
 // worker's watermark to apply, in batches, each with the change number it
 // reaches.
-func runMemories[T any](ctx context.Context, store engram.LayerStore, worker string, size int, y *Yield,
+func runMemories[T any](ctx context.Context, store engram.LayerStore, worker string, size int, s *work.Scheduler,
 	derive func(engram.Memory) (T, bool), apply func(context.Context, string, []T, int64) error) error {
 	size = batchOr(size, DefaultDeriveBatch)
 	from, err := store.WorkerSeq(ctx, worker)
@@ -269,27 +267,28 @@ func runMemories[T any](ctx context.Context, store engram.LayerStore, worker str
 		return err
 	}
 	for {
-		if err := y.Wait(ctx); err != nil {
-			return err
-		}
-		mems, err := store.MemoriesSince(ctx, from, size)
-		if err != nil || len(mems) == 0 {
-			return err
-		}
-		through := mems[len(mems)-1].Seq
-		var out []T
-		for _, m := range mems {
-			if v, ok := derive(m); ok {
-				out = append(out, v)
+		var n int
+		err := s.Do(ctx, work.Derive, func() error {
+			mems, err := store.MemoriesSince(ctx, from, size)
+			if n = len(mems); err != nil || n == 0 {
+				return err
 			}
-		}
-		if err := y.Do(ctx, func() error { return apply(ctx, worker, out, through) }); err != nil {
+			through := mems[n-1].Seq
+			var out []T
+			for _, m := range mems {
+				if v, ok := derive(m); ok {
+					out = append(out, v)
+				}
+			}
+			if err := apply(ctx, worker, out, through); err != nil {
+				return err
+			}
+			from = through
+			return nil
+		})
+		if err != nil || n < size {
 			return err
 		}
-		if len(mems) < size {
-			return nil
-		}
-		from = through
 	}
 }
 
@@ -297,12 +296,12 @@ func runMemories[T any](ctx context.Context, store engram.LayerStore, worker str
 type GraphWorker struct {
 	Store     engram.LayerStore
 	BatchSize int
-	Yield     *Yield // nil: never wait for client writes; each batch is a step (Yield.Step)
+	Work      *work.Scheduler // nil: run at once; each batch is a task of class Derive
 }
 
 // Run adds the triples of every memory changed since its last run.
 func (w *GraphWorker) Run(ctx context.Context) error {
-	return runMemories(ctx, w.Store, WorkerGraph, w.BatchSize, w.Yield, extract.MemoryTriple, w.Store.ApplyTriples)
+	return runMemories(ctx, w.Store, WorkerGraph, w.BatchSize, w.Work, extract.MemoryTriple, w.Store.ApplyTriples)
 }
 
 // PersonaWorker folds the L1 memories about speakers into their L3
@@ -310,12 +309,12 @@ func (w *GraphWorker) Run(ctx context.Context) error {
 type PersonaWorker struct {
 	Store     engram.LayerStore
 	BatchSize int
-	Yield     *Yield // nil: never wait for client writes; each batch is a step (Yield.Step)
+	Work      *work.Scheduler // nil: run at once; each batch is a task of class Derive
 }
 
 // Run folds every memory changed since its last run.
 func (w *PersonaWorker) Run(ctx context.Context) error {
-	return runMemories(ctx, w.Store, WorkerPersona, w.BatchSize, w.Yield, extract.MemoryFacet, w.Store.ApplyFacets)
+	return runMemories(ctx, w.Store, WorkerPersona, w.BatchSize, w.Work, extract.MemoryFacet, w.Store.ApplyFacets)
 }
 
 func batchOr(n, def int) int {

@@ -14,6 +14,7 @@ import (
 	"github.com/engram-dev/engram/embedder"
 	"github.com/engram-dev/engram/extract"
 	"github.com/engram-dev/engram/internal/testutil"
+	"github.com/engram-dev/engram/internal/work"
 	"github.com/engram-dev/engram/ollama"
 	"github.com/engram-dev/engram/palace"
 	"github.com/engram-dev/engram/pipeline"
@@ -330,14 +331,15 @@ func TestSceneWorkerIndexed(t *testing.T) {
 	}
 }
 
-// TestLayerWorkersYield: a layer worker with a Yield stores nothing while a
-// client write is in flight, and goes on once it ended.
+// TestLayerWorkersYield: a layer worker with a work.Scheduler stores
+// nothing while a client write is in flight, and goes on once it ended.
 func TestLayerWorkersYield(t *testing.T) {
 	for _, name := range []string{"memories", "scenes"} {
 		t.Run(name, func(t *testing.T) {
 			a, p := mustArchive(t, team())
-			y := &pipeline.Yield{Quiet: time.Nanosecond, MaxWait: time.Hour}
-			var w interface{ Run(context.Context) error } = &pipeline.MemoryWorker{Archive: a, Extractor: extract.RulesExtractor{}, Store: p, Yield: y}
+			s := work.New(1)
+			s.Quiet, s.MaxWait = time.Nanosecond, time.Hour
+			var w interface{ Run(context.Context) error } = &pipeline.MemoryWorker{Archive: a, Extractor: extract.RulesExtractor{}, Store: p, Work: s}
 			count := func() int {
 				mems, err := p.Memories(context.Background(), engram.MemoryQuery{Namespace: "team", Limit: 1000})
 				if err != nil {
@@ -346,7 +348,7 @@ func TestLayerWorkersYield(t *testing.T) {
 				return len(mems)
 			}
 			if name == "scenes" {
-				w = &pipeline.SceneWorker{Archive: a, Store: p, Yield: y}
+				w = &pipeline.SceneWorker{Archive: a, Store: p, Work: s}
 				count = func() int {
 					scenes, err := p.Scenes(context.Background(), engram.SceneQuery{Namespace: "team", Limit: 1000})
 					if err != nil {
@@ -355,10 +357,10 @@ func TestLayerWorkersYield(t *testing.T) {
 					return len(scenes)
 				}
 			}
-			end := y.Begin()
+			end := s.Write()
 			done := make(chan error, 1)
 			go func() { done <- w.Run(waitCtx(t)) }()
-			testutil.WaitUntil(t, "the worker to wait for the write", func() bool { return pipeline.YieldWaiting(y) })
+			testutil.WaitUntil(t, "the worker to wait for the write", func() bool { return s.Stats().Waiting["derive"] == 1 })
 			if n := count(); n != 0 {
 				t.Fatalf("%d %s stored while a write was in flight", n, name)
 			}

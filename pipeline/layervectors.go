@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/internal/work"
 )
 
 // WorkerLayerVectors is the job that embeds the derived layers.
@@ -34,7 +35,7 @@ type LayerVectorWorker struct {
 	// grows.
 	Units     engram.UnitIndex
 	BatchSize int
-	Yield     *Yield // nil: never wait for client writes; each batch is a step (Yield.Step)
+	Work      *work.Scheduler // nil: run at once; each batch is a task of class Derive
 
 	mu sync.Mutex // one run at a time: the job, and the follower of serve
 }
@@ -106,20 +107,21 @@ func (w *LayerVectorWorker) embed(ctx context.Context, worker string, size int,
 		return err
 	}
 	for {
-		if err := w.Yield.Wait(ctx); err != nil {
-			return err
-		}
-		items, texts, through, err := next(from)
-		if err != nil || len(items) == 0 {
-			return err
-		}
-		if err := w.Yield.Do(ctx, func() error { return w.store(ctx, worker, items, texts, through) }); err != nil {
-			return err
-		}
-		if len(items) < size {
+		var n int
+		err := w.Work.Do(ctx, work.Derive, func() error {
+			items, texts, through, err := next(from)
+			if n = len(items); err != nil || n == 0 {
+				return err
+			}
+			if err := w.store(ctx, worker, items, texts, through); err != nil {
+				return err
+			}
+			from = through
 			return nil
+		})
+		if err != nil || n < size {
+			return err
 		}
-		from = through
 	}
 }
 

@@ -12,10 +12,13 @@ import (
 	"github.com/engram-dev/engram/archive"
 	"github.com/engram-dev/engram/embedder"
 	"github.com/engram-dev/engram/internal/testutil"
+	"github.com/engram-dev/engram/internal/work"
 	"github.com/engram-dev/engram/palace"
 	"github.com/engram-dev/engram/pipeline"
 	"github.com/engram-dev/engram/vecindex"
 )
+
+var _ pipeline.SplitIndex = heldSecondary{}
 
 func mustOpen(t *testing.T) (*archive.Archive, *palace.DB, string) {
 	t.Helper()
@@ -108,19 +111,25 @@ func TestIndexerRefusesForeignPalace(t *testing.T) {
 	}
 }
 
-// TestIngestWaitsForSearchable: with PutSearchable an acknowledged write
+// heldSecondary is a palace whose secondary indexing waits for release.
+type heldSecondary struct {
+	*palace.DB
+	release chan struct{}
+}
+
+func (h heldSecondary) IndexSecondary(ctx context.Context, seq int64, limit int, stop func() bool) (bool, error) {
+	<-h.release
+	return h.DB.IndexSecondary(ctx, seq, limit, stop)
+}
+
+// TestIngestWaitsForSearchable: with a SplitIndex an acknowledged write
 // waits for its turns to be searchable, not for their session units
-// (Secondary); Wait (and recall's sync through WaitCurrent) waits for
+// (IndexSecondary); Wait (and recall's sync through WaitCurrent) waits for
 // those too.
 func TestIngestWaitsForSearchable(t *testing.T) {
 	a, p, _ := mustOpen(t)
-	ix := pipeline.NewIndexer(a, p)
 	release := make(chan struct{})
-	ix.PutSearchable = p.PutTurnsSearchable
-	ix.Secondary = func(ctx context.Context, seq int64, stop func() bool) (bool, error) {
-		<-release // the session units wait
-		return p.IndexSecondary(ctx, seq, 0, stop)
-	}
+	ix := pipeline.NewSplitIndexer(a, heldSecondary{p, release})
 	if err := ix.Open(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -155,60 +164,60 @@ func TestIngestWaitsForSearchable(t *testing.T) {
 	}
 }
 
-// TestIndexerSecondaryYields: the secondary steps are steps of the
-// indexer's Yield; while the layer jobs hold every step, a new turn is
-// still made searchable at once (the indexer stops waiting for a step when
-// a turn is archived), and its session units wait for a step, but never
-// longer than the Yield's MaxWait: then a step runs without one.
-func TestIndexerSecondaryYields(t *testing.T) {
+// TestIndexerSecondaryFirst: the secondary steps are tasks of the
+// indexer's work.Scheduler, of the highest class. While the layer jobs
+// hold the only worker, new turns are still made searchable at once, and
+// their session units wait for the worker; once it is free they go before
+// the layer jobs' task that waited longer.
+func TestIndexerSecondaryFirst(t *testing.T) {
 	a, p, _ := mustOpen(t)
-	y := &pipeline.Yield{Steps: 1, MaxWait: time.Second}
-	ix := pipeline.NewIndexer(a, p)
-	ix.PutSearchable = p.PutTurnsSearchable
-	ix.Secondary = func(ctx context.Context, seq int64, stop func() bool) (bool, error) {
-		return p.IndexSecondary(ctx, seq, 0, stop)
-	}
-	ix.Yield = y
-	var clock atomic.Int64 // seconds after t0
-	t0 := time.Date(2026, 12, 4, 9, 0, 0, 0, time.UTC)
-	pipeline.SetIndexerNow(ix, func() time.Time { return t0.Add(time.Duration(clock.Load()) * time.Second) })
+	s := work.New(1)
+	ix := pipeline.NewSplitIndexer(a, p)
+	ix.Work = s
 	if err := ix.Open(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	defer ix.Close()
-	job, err := y.Step(context.Background()) // the layer jobs compute
+	job, err := s.Begin(context.Background(), work.Derive) // the layer jobs compute
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer job()
+	// The next task of the jobs waits for the worker too.
+	var unitsBeforeJob atomic.Int64
+	jobDone := make(chan error, 1)
+	go func() {
+		jobDone <- s.Do(context.Background(), work.Derive, func() error {
+			units, err := p.TurnUnits(context.Background(), []int64{1, 2})
+			unitsBeforeJob.Store(int64(len(units)))
+			return err
+		})
+	}()
+	testutil.WaitUntil(t, "the job's next task to wait", func() bool { return s.Stats().Waiting["derive"] == 1 })
 	g := &pipeline.Ingester{Archive: a, Indexer: ix}
 	var seqs []int64
-	ingest := func(text string) {
-		t.Helper()
+	for _, text := range []string{"the kafka consumer lags", "the kafka broker restarted"} {
 		res, err := g.Ingest(waitCtx(t), []engram.Turn{{Namespace: "default", Session: "s", Role: engram.RoleUser, Content: text}})
 		if err != nil || len(res.Warnings) > 0 {
-			t.Fatalf("Ingest %q while the jobs hold the step: %+v, %v; want an acknowledgement without warnings", text, res, err)
+			t.Fatalf("Ingest %q while the jobs hold the worker: %+v, %v; want an acknowledgement without warnings", text, res, err)
 		}
 		seqs = append(seqs, res.Turns[0].Seq)
 	}
-	ingest("the kafka consumer lags")
-	ingest("the kafka broker restarted")
 	if hits, err := p.SearchTurns(context.Background(), engram.TextQuery{Text: "kafka", Limit: 5}); err != nil || len(hits) != 2 {
-		t.Fatalf("search while the jobs hold the step: %d hits, %v; want 2", len(hits), err)
+		t.Fatalf("search while the jobs hold the worker: %d hits, %v; want 2", len(hits), err)
 	}
 	if units, err := p.TurnUnits(context.Background(), seqs); err != nil || len(units) != 0 {
-		t.Fatalf("units written while the jobs held the step: %v, %v", units, err)
+		t.Fatalf("units written while the jobs held the worker: %v, %v", units, err)
 	}
-	// The jobs still hold the step, longer than MaxWait: the next turn's
-	// round runs its steps without one.
-	testutil.WaitUntil(t, "the indexer to wait for a step", func() bool { return pipeline.YieldStepWaiters(y) == 1 })
-	clock.Store(2)
-	ingest("the kafka cluster is healthy again")
-	if err := ix.WaitCurrent(waitCtx(t)); err != nil {
+	testutil.WaitUntil(t, "the indexer to wait for the worker", func() bool { return s.Stats().Waiting["index"] == 1 })
+	job()
+	if err := <-jobDone; err != nil {
 		t.Fatal(err)
 	}
-	if units, err := p.TurnUnits(context.Background(), seqs); err != nil || len(units) != 3 {
-		t.Fatalf("after MaxWait without a step: units %v, %v; want the three turns'", units, err)
+	if n := unitsBeforeJob.Load(); n != 2 {
+		t.Fatalf("the job's waiting task ran with %d of the turns' units written; want both (the index goes first)", n)
+	}
+	if err := ix.WaitCurrent(waitCtx(t)); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -226,6 +235,13 @@ func (f *failingPalace) PutTurns(ctx context.Context, turns []engram.Turn) error
 	return f.DB.PutTurns(ctx, turns)
 }
 
+func (f *failingPalace) PutTurnsSearchable(ctx context.Context, turns []engram.Turn) error {
+	if f.down.Load() {
+		return engram.Errorf(engram.ENOSPACE, "disk full")
+	}
+	return f.DB.PutTurnsSearchable(ctx, turns)
+}
+
 // TestIndexerOpensWhileWritesFail: a catch-up that fails at Open does not
 // fail it (an engine starts degraded, not at all); the error is reported
 // and the indexer catches up by itself once writes succeed.
@@ -241,18 +257,10 @@ func testIndexerOpensWhileWritesFail(t *testing.T, split bool) {
 	idx := &failingPalace{DB: p}
 	idx.down.Store(true)
 	ix := pipeline.NewIndexer(a, idx)
-	ix.RetryDelay = time.Millisecond
 	if split {
-		ix.PutSearchable = func(ctx context.Context, turns []engram.Turn) error {
-			if idx.down.Load() {
-				return engram.Errorf(engram.ENOSPACE, "disk full")
-			}
-			return p.PutTurnsSearchable(ctx, turns)
-		}
-		ix.Secondary = func(ctx context.Context, seq int64, stop func() bool) (bool, error) {
-			return p.IndexSecondary(ctx, seq, 0, stop)
-		}
+		ix = pipeline.NewSplitIndexer(a, idx)
 	}
+	ix.RetryDelay = time.Millisecond
 	if err := ix.Open(context.Background()); err != nil {
 		t.Fatalf("Open while the palace cannot be written: %v, want nil (degraded)", err)
 	}
@@ -402,5 +410,49 @@ func TestExternalSyncPushesMissedVectors(t *testing.T) {
 			t.Fatalf("external index holds %d after recovery, want 16 (err %v)", n, sync.Err())
 		}
 		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestVectorIndexerWaitsForRedactionWithoutWorker: a batch of the vector
+// indexer whose store waits for a running redaction (an exclusive section
+// of its work.Scheduler) holds no worker meanwhile: the redaction waits for
+// the turns' indexes, whose secondary steps need one, and a batch holding
+// the only one would wait for it for ever. Once the redaction ends, the
+// batch is refused and embedded again from the archive.
+func TestVectorIndexerWaitsForRedactionWithoutWorker(t *testing.T) {
+	ctx := context.Background()
+	a, p, _ := mustOpen(t)
+	emb := &flakyEmbedder{Builtin: embedder.New()}
+	store, err := p.Vectors(ctx, emb.Model(), emb.Dim())
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendTurns(t, a, 5)
+	s := work.New(1)
+	vx := pipeline.NewVectorIndexer(a, emb, store)
+	vx.Work = s
+	if err := vx.Init(ctx); err != nil {
+		t.Fatal(err)
+	}
+	caught := make(chan error, 1)
+	err = s.Exclusive(ctx, func() error { // a redaction
+		go func() { caught <- vx.CatchUp(waitCtx(t), nil) }()
+		testutil.WaitUntil(t, "the batch to be embedded and wait", func() bool {
+			return emb.calls.Load() == 1 && s.Stats().Waiting["embed"] == 1
+		})
+		// What the redaction waits for finds the worker free.
+		return s.Do(ctx, work.Index, func() error { return nil })
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := <-caught; err != nil {
+		t.Fatalf("CatchUp after the redaction: %v", err)
+	}
+	if vx.Embedded() != 5 || emb.calls.Load() != 2 {
+		t.Fatalf("after the redaction: embedded through %d in %d embeddings; want 5 in 2 (the batch read again)", vx.Embedded(), emb.calls.Load())
+	}
+	if n, err := store.Count(ctx); err != nil || n != 5 {
+		t.Fatalf("%d vectors stored (%v), want 5", n, err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/internal/work"
 )
 
 // DefaultEmbedBatch is how many turns are embedded and written per batch.
@@ -36,14 +37,14 @@ type VectorIndexer struct {
 	BatchSize  int
 	RetryDelay time.Duration
 	Logger     *slog.Logger
-	// Guard, if set, refuses the write of a batch read before a redaction
-	// that ended since: the indexer reads the turns again, so that it
-	// never writes the vector of a replaced text (see RedactGuard).
-	Guard *RedactGuard
-	// Yield, if set, has each batch wait for the client writes in flight
-	// (the turns' keyword index, which they wait for, goes first), and
-	// makes its embedding and its store a step each (Yield.Step).
-	Yield *Yield
+	// Work, if set, runs each batch's embedding and its store as tasks of
+	// class Embed, which give way to the client writes in flight (the
+	// turns' keyword index, which they wait for, goes first). The store
+	// is guarded (Work.DoSince): a batch read before a redaction (an
+	// exclusive section) that ended since is not stored, and the indexer
+	// reads the turns again, so that it never writes the vector of a
+	// replaced text.
+	Work *work.Scheduler
 
 	prog *progress
 	f    *follower
@@ -154,7 +155,7 @@ func (vx *VectorIndexer) CatchUp(ctx context.Context, progress func(seq int64)) 
 	}
 }
 
-// errRedacted stops a catch-up whose batch the Guard refused.
+// errRedacted stops a catch-up whose batch's store Work refused.
 var errRedacted = errors.New("turns redacted since they were read")
 
 // catchUp is one pass of CatchUp: one read of the archive from the
@@ -164,31 +165,21 @@ func (vx *VectorIndexer) catchUp(ctx context.Context, progress func(seq int64)) 
 	if size <= 0 {
 		size = DefaultEmbedBatch
 	}
-	mark := vx.Guard.Mark() // before the archive's snapshot is taken
+	mark := vx.Work.Epoch() // before the archive's snapshot is taken
 	return streamBatches(ctx, vx.archive, vx.Embedded(), size, func(batch []engram.Turn) error {
 		last := batch[len(batch)-1].Seq
-		if err := vx.Yield.Wait(ctx); err != nil {
-			return err
-		}
 		var items []engram.VectorItem
 		if live := engram.IndexableTurns(batch); len(live) > 0 { // tombstones get no vector, nor a time the index cannot hold
-			done, err := vx.Yield.Step(ctx)
-			if err != nil {
+			err := vx.Work.Do(ctx, work.Embed, func() (err error) {
+				items, err = EmbedTurns(ctx, vx.embedder, live)
 				return err
-			}
-			items, err = EmbedTurns(ctx, vx.embedder, live)
-			done()
+			})
 			if err != nil {
 				vx.prog.fail(err)
 				return err
 			}
 		}
-		// The step of the store is taken inside the guard, never held
-		// while waiting for it: a redaction holds the guard until the
-		// turns' indexes are current, and their steps need one.
-		ok, err := vx.Guard.Write(ctx, mark, func() error {
-			return vx.Yield.Do(ctx, func() error { return vx.store.PutTurnVectors(ctx, items, last) })
-		})
+		ok, err := vx.Work.DoSince(ctx, work.Embed, mark, func() error { return vx.store.PutTurnVectors(ctx, items, last) })
 		if err != nil {
 			vx.prog.fail(err)
 			return err

@@ -15,7 +15,7 @@
 //
 // Two causes it found: the archive's fsync waiting behind a WAL checkpoint's
 // (palace/checkpoint.go), and requests waiting for a core while background
-// work ran on both (pipeline.Yield.Step).
+// work ran on both (work.Scheduler: the background runs on the cores but one).
 package main
 
 import (
