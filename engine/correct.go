@@ -51,20 +51,28 @@ func (e *Engine) openJournal(ctx context.Context) error {
 
 // Correct implements engram.CorrectService: it checks the request, finds
 // the memory or fact, appends the correction to the journal (fsynced), and
-// applies it to the palace. The layer jobs do not run meanwhile.
+// applies it to the palace. No layer job stores what it derived from the
+// memories as they were before.
 func (e *Engine) Correct(ctx context.Context, req engram.CorrectionRequest) (engram.Correction, error) {
 	if err := req.Validate(); err != nil {
 		return engram.Correction{}, err
 	}
 	c := engram.Correction{ID: newCorrectionID(), At: time.Now().UTC(), Target: req.Target, Of: req.ID,
 		Text: req.Text, Object: req.Object, Wrong: req.Wrong, Restore: req.Restore, Reason: req.Reason}
-	e.forgetMu.Lock()
-	defer e.forgetMu.Unlock()
+	// An exclusive section of the engine's work: no layer job stores what
+	// it derived from the memories as they were before.
+	err := e.work.Exclusive(ctx, func() error { return e.correct(ctx, req, &c) })
+	return c, err
+}
+
+// correct finds what req corrects, records c in the journal and applies
+// it: Correct's work, in an exclusive section of e.work.
+func (e *Engine) correct(ctx context.Context, req engram.CorrectionRequest, c *engram.Correction) error {
 	switch req.Target {
 	case engram.CorrectMemory:
 		m, err := e.palace.MemoryToCorrect(ctx, req.ID)
 		if err != nil {
-			return c, err
+			return err
 		}
 		c.Namespace, c.Type, c.Sources = m.Namespace, m.Type, m.Sources
 		c.Original = m.Text
@@ -72,32 +80,33 @@ func (e *Engine) Correct(ctx context.Context, req engram.CorrectionRequest) (eng
 			c.Original = m.Extracted
 		}
 		if req.Restore && m.Corrected == "" {
-			return c, engram.FieldError("restore", "memory %s has no correction to take back", req.ID)
+			return engram.FieldError("restore", "memory %s has no correction to take back", req.ID)
 		}
 	case engram.CorrectFact:
 		tr, key, mems, err := e.palace.FactToCorrect(ctx, req.ID)
 		if err != nil {
-			return c, err
+			return err
 		}
 		c.Namespace, c.Subject, c.Predicate, c.Original, c.Key, c.Memories = tr.Namespace, tr.Subject, tr.Predicate, tr.Object, key, mems
 	}
-	if err := e.journal.Append(c); err != nil {
-		return c, err
+	if err := e.journal.Append(*c); err != nil {
+		return err
 	}
-	if _, err := e.palace.ApplyCorrections(ctx, []engram.Correction{c}); err != nil {
-		return c, fmt.Errorf("the journal holds the correction, the palace failed (the next start applies it): %w", err)
+	if _, err := e.palace.ApplyCorrections(ctx, []engram.Correction{*c}); err != nil {
+		return fmt.Errorf("the journal holds the correction, the palace failed (the next start applies it): %w", err)
 	}
 	if req.Target == engram.CorrectMemory && (req.Wrong || req.Restore) {
 		// The personas the memory was folded into (or left out of) are
-		// folded again; the layer jobs wait (forgetMu).
+		// folded again; the persona job's stores wait, and are refused
+		// after (it reads the memories again).
 		if err := e.palace.ResetPersonas(ctx, pipeline.WorkerPersona); err != nil {
-			return c, err
+			return err
 		}
 		if err := (&pipeline.PersonaWorker{Store: e.palace}).Run(ctx); err != nil {
-			return c, fmt.Errorf("the correction is recorded, folding the personas again failed (the persona job finishes it): %w", err)
+			return fmt.Errorf("the correction is recorded, folding the personas again failed (the persona job finishes it): %w", err)
 		}
 	}
-	return c, nil
+	return nil
 }
 
 // Corrections returns every correction of the journal, oldest first.

@@ -63,9 +63,6 @@ type Engine struct {
 	scenesOnce sync.Once
 	scenes     *pipeline.SceneWorker
 	layerVecMu sync.Mutex // one layer-vectors run at a time: the job and the follower
-	// forgetMu keeps the layer jobs (held shared) from deriving anything
-	// from turns a forget (held exclusively) is removing.
-	forgetMu sync.RWMutex
 	// memory gives back what a catch-up of the layer jobs left (memrelease.go).
 	memory   memReleaser
 	journal  *archive.Journal   // the corrections journal

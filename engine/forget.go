@@ -20,8 +20,8 @@ var _ engram.ForgetService = (*Engine)(nil)
 // index has caught up with the archive), rewrites their archive lines as
 // tombstones, then removes them and what stood only on them from the
 // palace and its vectors, the active model's in-memory matrix and, with
-// Chroma, the server's collection. The layer jobs do not run meanwhile, so
-// none derives anything from a turn being forgotten.
+// Chroma, the server's collection, in an exclusive section of the engine's
+// work: no layer job stores anything derived from a turn read before it.
 func (e *Engine) Forget(ctx context.Context, req engram.ForgetRequest) (engram.ForgetReport, error) {
 	start := time.Now()
 	var rep engram.ForgetReport
@@ -85,18 +85,29 @@ func (e *Engine) Forget(ctx context.Context, req engram.ForgetRequest) (engram.F
 		return rep, e.noneFound(rep)
 	}
 
-	e.forgetMu.Lock()
-	defer e.forgetMu.Unlock()
+	// An exclusive section of the engine's work: no layer job stores what
+	// it derived from the turns before the forget (it reads them again).
+	if err := e.work.Exclusive(ctx, func() error { return e.forgetIDs(ctx, ids, req.Reason, &rep) }); err != nil {
+		return rep, err
+	}
+	rep.TookMS = msSince(start)
+	return rep, e.noneFound(rep)
+}
+
+// forgetIDs tombstones the turns ids in the archive and removes them from
+// the palace, adding what it did to rep: Forget's work, in an exclusive
+// section of e.work.
+func (e *Engine) forgetIDs(ctx context.Context, ids []string, reason string, rep *engram.ForgetReport) error {
 	at := time.Now().UTC()
-	forgotten := engram.Forgotten{At: at, Reason: req.Reason}
+	forgotten := engram.Forgotten{At: at, Reason: reason}
 	res, err := e.archive.Forget(ctx, ids, forgotten)
 	if err != nil {
-		return rep, err
+		return err
 	}
 	if res, err = e.rewriteDamaged(ctx, res, func(t engram.Turn) (engram.Turn, bool) {
 		return archive.Tombstone(t, forgotten), true
 	}); err != nil {
-		return rep, err
+		return err
 	}
 	rep.Already, rep.Unknown, rep.ArchiveFiles = res.Unchanged, res.Unknown, res.Files
 	turns := make([]palace.ForgetTurn, 0, len(res.Changed))
@@ -105,16 +116,15 @@ func (e *Engine) Forget(ctx context.Context, req engram.ForgetRequest) (engram.F
 		turns = append(turns, palace.ForgetTurn{ID: c.New.ID, Seq: c.New.Seq})
 	}
 	rep.Turns = nonNilIDs(rep.Turns)
-	if err := e.forgetInPalace(ctx, turns, at, &rep); err != nil {
-		return rep, err
+	if err := e.forgetInPalace(ctx, turns, at, rep); err != nil {
+		return err
 	}
 	if len(turns) > 0 {
 		if rep.PreviousPalace, err = e.dropPreviousPalace(); err != nil {
-			return rep, err
+			return err
 		}
 	}
-	rep.TookMS = msSince(start)
-	return rep, e.noneFound(rep)
+	return nil
 }
 
 // damagedTurns returns, by id, the palace's copies of the turns of ids
@@ -323,14 +333,14 @@ func (e *Engine) finishForgets(ctx context.Context) error {
 	return err
 }
 
-// guardLayers wraps a layer job so that it never runs while a forget does,
-// so that the loaded keyword indexes of what it wrote catch up after its
-// run, and so that the memory its run left is given back (memReleaser).
+// guardLayers wraps a layer job so that the loaded keyword indexes of what
+// it wrote catch up after its run, and so that the memory its run left is
+// given back (memReleaser). A forget, a redaction or a correction needs no
+// lock against it: they are exclusive sections of e.work, and each store
+// of a layer job a guarded task of it.
 func (e *Engine) guardLayers(run func(context.Context) error) func(context.Context) error {
 	return func(ctx context.Context) error {
 		defer e.memory.begin()()
-		e.forgetMu.RLock()
-		defer e.forgetMu.RUnlock()
 		err := run(ctx)
 		if cerr := e.palace.CatchUpKeywordIndexes(ctx); cerr != nil && ctx.Err() == nil {
 			// Searches use FTS5 until the indexes catch up.

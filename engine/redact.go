@@ -67,11 +67,9 @@ func (e *Engine) Redact(ctx context.Context, req engram.RedactRequest) (engram.R
 		return rep, nil
 	}
 
-	e.forgetMu.Lock()
-	defer e.forgetMu.Unlock()
-	// An exclusive section of the engine's work: no vector of a turn read
-	// before it is written from here on, nor after it (the vector
-	// indexers read the turns again).
+	// An exclusive section of the engine's work: no vector of a turn, nor
+	// anything a layer job derived from one, read before it is written
+	// from here on, nor after it (the workers read the turns again).
 	err = e.work.Exclusive(ctx, func() error { return e.redactIDs(ctx, req, ids, edit, marker, &rep) })
 	if err != nil {
 		return rep, err

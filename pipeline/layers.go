@@ -28,6 +28,21 @@ const (
 	DefaultDeriveBatch = 200 // memories per transaction for persona and graph
 )
 
+// errStale stops a run whose guarded store its Work refused: an exclusive
+// section (a forget, a redaction, a correction) ended since the run began
+// to read, and what it read may hold what the section removed. The run
+// reads again from its watermark.
+var errStale = errors.New("turns rewritten since they were read")
+
+// again runs run until it ends otherwise than with errStale.
+func again(run func() error) error {
+	for {
+		if err := run(); !errors.Is(err, errStale) {
+			return err
+		}
+	}
+}
+
 // errCaughtUp stops a stream once a worker passed the archive's end as it
 // was when the run started, so that a run under steady ingest ends.
 var errCaughtUp = errors.New("caught up")
@@ -88,7 +103,11 @@ type MemoryWorker struct {
 	// costs no more than that.
 	BatchSize int
 	Logger    *slog.Logger
-	Work      *work.Scheduler // nil: run at once; each batch's store is a task of class Derive
+	// Work, if set, runs each batch's store as a guarded task of class
+	// Derive: one that a forget, a redaction or a correction (an
+	// exclusive section) ending since the run began to read refuses, and
+	// the run reads again.
+	Work *work.Scheduler
 }
 
 // Run extracts memories until the worker has caught up with the archive.
@@ -104,6 +123,16 @@ type MemoryWorker struct {
 func (w *MemoryWorker) Run(ctx context.Context) error {
 	logger := orDefault(w.Logger)
 	var total engram.MemoryResult
+	err := again(func() error { return w.run(ctx, logger, &total) })
+	if total != (engram.MemoryResult{}) {
+		logger.Info("memories extracted", "inserted", total.Inserted, "merged", total.Merged, "superseded", total.Superseded)
+	}
+	return err
+}
+
+// run is one pass of Run: one read of the archive from the watermark.
+func (w *MemoryWorker) run(ctx context.Context, logger *slog.Logger, total *engram.MemoryResult) error {
+	mark := w.Work.Epoch() // before the archive is read
 	// stored carries the outcome of the store in flight, nil when none is.
 	var stored chan error
 	wait := func() error {
@@ -135,15 +164,16 @@ func (w *MemoryWorker) Run(ctx context.Context) error {
 		}
 		stored = make(chan error, 1)
 		go func(done chan<- error) {
-			done <- w.Work.Do(ctx, work.Derive, func() error { return w.store(ctx, logger, mems, first, last, unusable, &total) })
+			ok, err := w.Work.DoSince(ctx, work.Derive, mark, func() error { return w.store(ctx, logger, mems, first, last, unusable, total) })
+			if err == nil && !ok {
+				err = errStale
+			}
+			done <- err
 		}(stored)
 		return nil
 	})
 	if werr := wait(); err == nil {
 		err = werr
-	}
-	if total != (engram.MemoryResult{}) {
-		logger.Info("memories extracted", "inserted", total.Inserted, "merged", total.Merged, "superseded", total.Superseded)
 	}
 	return err
 }
@@ -179,7 +209,9 @@ type SceneWorker struct {
 	// Indexed, if set, bounds a run to the turns the turn index holds (its
 	// watermark): a scene's retrieval unit is made of stored turns.
 	Indexed func(context.Context) (int64, error)
-	Work    *work.Scheduler // nil: run at once; each batch is a task of class Derive
+	// Work, if set, runs each batch as a guarded task of class Derive (see
+	// MemoryWorker.Work).
+	Work *work.Scheduler
 
 	mu sync.Mutex // one run at a time: the job, and the follower of serve
 }
@@ -189,8 +221,15 @@ type SceneWorker struct {
 func (w *SceneWorker) Run(ctx context.Context) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return runArchive(ctx, w.Archive, w.Store, WorkerScenes, batchOr(w.BatchSize, DefaultLayerBatch), w.Indexed, func(batch []engram.Turn) error {
-		return w.Work.Do(ctx, work.Derive, func() error { return w.scenes(ctx, batch) })
+	return again(func() error {
+		mark := w.Work.Epoch() // before the archive is read
+		return runArchive(ctx, w.Archive, w.Store, WorkerScenes, batchOr(w.BatchSize, DefaultLayerBatch), w.Indexed, func(batch []engram.Turn) error {
+			ok, err := w.Work.DoSince(ctx, work.Derive, mark, func() error { return w.scenes(ctx, batch) })
+			if err == nil && !ok {
+				err = errStale
+			}
+			return err
+		})
 	})
 }
 
@@ -262,13 +301,15 @@ func (w *SceneWorker) scenes(ctx context.Context, batch []engram.Turn) error {
 func runMemories[T any](ctx context.Context, store engram.LayerStore, worker string, size int, s *work.Scheduler,
 	derive func(engram.Memory) (T, bool), apply func(context.Context, string, []T, int64) error) error {
 	size = batchOr(size, DefaultDeriveBatch)
-	from, err := store.WorkerSeq(ctx, worker)
-	if err != nil {
-		return err
-	}
 	for {
 		var n int
-		err := s.Do(ctx, work.Derive, func() error {
+		// The watermark and the memories are read in the task, never
+		// beside a forget or a correction (which may fold them again).
+		err := s.Guarded(ctx, work.Derive, func() error {
+			from, err := store.WorkerSeq(ctx, worker)
+			if err != nil {
+				return err
+			}
 			mems, err := store.MemoriesSince(ctx, from, size)
 			if n = len(mems); err != nil || n == 0 {
 				return err
@@ -280,11 +321,7 @@ func runMemories[T any](ctx context.Context, store engram.LayerStore, worker str
 					out = append(out, v)
 				}
 			}
-			if err := apply(ctx, worker, out, through); err != nil {
-				return err
-			}
-			from = through
-			return nil
+			return apply(ctx, worker, out, through)
 		})
 		if err != nil || n < size {
 			return err
@@ -296,7 +333,7 @@ func runMemories[T any](ctx context.Context, store engram.LayerStore, worker str
 type GraphWorker struct {
 	Store     engram.LayerStore
 	BatchSize int
-	Work      *work.Scheduler // nil: run at once; each batch is a task of class Derive
+	Work      *work.Scheduler // nil: run at once; each batch is a guarded task of class Derive
 }
 
 // Run adds the triples of every memory changed since its last run.
@@ -309,7 +346,7 @@ func (w *GraphWorker) Run(ctx context.Context) error {
 type PersonaWorker struct {
 	Store     engram.LayerStore
 	BatchSize int
-	Work      *work.Scheduler // nil: run at once; each batch is a task of class Derive
+	Work      *work.Scheduler // nil: run at once; each batch is a guarded task of class Derive
 }
 
 // Run folds every memory changed since its last run.

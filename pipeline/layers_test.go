@@ -6,6 +6,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -559,4 +560,66 @@ func checkKept(t *testing.T, what string, want, got map[string][]string) (kept i
 		}
 	}
 	return kept
+}
+
+// forgetOnce is an extractor that, the first time, forgets a turn of the
+// archive in an exclusive section of s after it has read the batch: a
+// forget landing between a memory job's read and its store.
+type forgetOnce struct {
+	engram.Extractor
+	s      *work.Scheduler
+	a      *archive.Archive
+	id     string
+	calls  atomic.Int32
+	forgot error
+}
+
+func (x *forgetOnce) Extract(ctx context.Context, turns []engram.Turn) ([]engram.Memory, error) {
+	mems, err := x.Extractor.Extract(ctx, turns)
+	if x.calls.Add(1) == 1 {
+		x.forgot = x.s.Exclusive(ctx, func() error {
+			_, err := x.a.Forget(ctx, []string{x.id}, engram.Forgotten{At: time.Now().UTC(), Reason: "test"})
+			return err
+		})
+	}
+	return mems, err
+}
+
+// TestMemoryWorkerReadsAgainAfterForget: the memories a job extracted from
+// turns read before a forget are not stored after it (its store is a
+// guarded task, refused once the section ended): the job reads the archive
+// again and derives nothing from the forgotten turn.
+func TestMemoryWorkerReadsAgainAfterForget(t *testing.T) {
+	ctx := waitCtx(t)
+	a, p := mustArchive(t, team())
+	var doomed string
+	err := a.Stream(ctx, 0, func(t engram.Turn) error {
+		if strings.Contains(t.Content, "use Postgres for the billing service because") {
+			doomed = t.ID
+		}
+		return nil
+	})
+	if err != nil || doomed == "" {
+		t.Fatalf("the turn to forget: %q %v", doomed, err)
+	}
+	s := work.New(1)
+	x := &forgetOnce{Extractor: extract.RulesExtractor{}, s: s, a: a, id: doomed}
+	if err := (&pipeline.MemoryWorker{Archive: a, Extractor: x, Store: p, Work: s}).Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if x.forgot != nil {
+		t.Fatal(x.forgot)
+	}
+	if n := x.calls.Load(); n < 2 {
+		t.Fatalf("%d extractions: the batch read before the forget was not read again", n)
+	}
+	mems, err := p.Memories(ctx, engram.MemoryQuery{Namespace: "team", Limit: 1000})
+	if err != nil || len(mems) == 0 {
+		t.Fatalf("memories after the run: %d, %v", len(mems), err)
+	}
+	for _, m := range mems {
+		if slices.Contains(m.Sources, doomed) {
+			t.Fatalf("memory %q stands on the turn forgotten before it was stored", m.Text)
+		}
+	}
 }

@@ -35,7 +35,7 @@ type LayerVectorWorker struct {
 	// grows.
 	Units     engram.UnitIndex
 	BatchSize int
-	Work      *work.Scheduler // nil: run at once; each batch is a task of class Derive
+	Work      *work.Scheduler // nil: run at once; each batch is a guarded task of class Derive
 
 	mu sync.Mutex // one run at a time: the job, and the follower of serve
 }
@@ -102,22 +102,20 @@ func embedLayer[T any](ctx context.Context, w *LayerVectorWorker, worker string,
 // embed runs batches from next until it returns nothing.
 func (w *LayerVectorWorker) embed(ctx context.Context, worker string, size int,
 	next func(after int64) ([]engram.VectorItem, []string, int64, error)) error {
-	from, err := w.Layers.WorkerSeq(ctx, worker)
-	if err != nil {
-		return err
-	}
 	for {
 		var n int
-		err := w.Work.Do(ctx, work.Derive, func() error {
+		// The watermark and what is embedded are read in the task, never
+		// beside a forget.
+		err := w.Work.Guarded(ctx, work.Derive, func() error {
+			from, err := w.Layers.WorkerSeq(ctx, worker)
+			if err != nil {
+				return err
+			}
 			items, texts, through, err := next(from)
 			if n = len(items); err != nil || n == 0 {
 				return err
 			}
-			if err := w.store(ctx, worker, items, texts, through); err != nil {
-				return err
-			}
-			from = through
-			return nil
+			return w.store(ctx, worker, items, texts, through)
 		})
 		if err != nil || n < size {
 			return err

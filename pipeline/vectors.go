@@ -148,18 +148,16 @@ func (vx *VectorIndexer) Wait(ctx context.Context, seq int64) error {
 func (vx *VectorIndexer) CatchUp(ctx context.Context, progress func(seq int64)) error {
 	for {
 		err := vx.catchUp(ctx, progress)
-		if !errors.Is(err, errRedacted) {
+		if !errors.Is(err, errStale) {
 			return err
 		}
-		vx.Logger.Debug("a redaction ended while a batch was embedded; reading the turns again", "model", vx.embedder.Model())
+		vx.Logger.Debug("turns were rewritten while a batch was embedded; reading them again", "model", vx.embedder.Model())
 	}
 }
 
-// errRedacted stops a catch-up whose batch's store Work refused.
-var errRedacted = errors.New("turns redacted since they were read")
-
 // catchUp is one pass of CatchUp: one read of the archive from the
-// watermark, errRedacted when a redaction ended during it.
+// watermark, errStale when an exclusive section (a redaction) ended
+// during it.
 func (vx *VectorIndexer) catchUp(ctx context.Context, progress func(seq int64)) error {
 	size := vx.BatchSize
 	if size <= 0 {
@@ -185,7 +183,7 @@ func (vx *VectorIndexer) catchUp(ctx context.Context, progress func(seq int64)) 
 			return err
 		}
 		if !ok {
-			return errRedacted
+			return errStale
 		}
 		vx.prog.advance(last)
 		if progress != nil {

@@ -213,6 +213,17 @@ func (s *Scheduler) DoSince(ctx context.Context, c Class, mark uint64, fn func()
 	return true, fn()
 }
 
+// Guarded runs fn as a guarded task of class c that reads what it writes
+// itself: it never runs beside an exclusive section, and needs no mark.
+func (s *Scheduler) Guarded(ctx context.Context, c Class, fn func() error) error {
+	for {
+		ran, err := s.DoSince(ctx, c, s.Epoch(), fn)
+		if ran || err != nil {
+			return err
+		}
+	}
+}
+
 // Exclusive runs fn with no guarded task running: it waits for one
 // exclusive section before it, then for the guarded tasks running, and
 // holds off new ones until fn returns. fn holds no worker, so it may wait
