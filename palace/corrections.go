@@ -272,12 +272,18 @@ func settleMemory(ctx context.Context, tx *sql.Tx, n int64, seq *int64) (bool, e
 	return true, nil
 }
 
+// hasCorrections reports whether the namespace ns has a correction.
+func hasCorrections(ctx context.Context, tx *sql.Tx, ns string) (bool, error) {
+	var any bool
+	err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM corrections WHERE ns = ?)`, ns).Scan(&any)
+	return any, err
+}
+
 // correctStatements applies the namespace's corrections to the statements
 // of a chain being rebuilt: statements of a memory marked wrong, or of a
 // fact marked wrong, are left out; a replaced object replaces theirs.
 func correctStatements(ctx context.Context, tx *sql.Tx, ns string, sts []statement) ([]statement, error) {
-	var any int
-	if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM corrections WHERE ns = ?)`, ns).Scan(&any); err != nil || any == 0 {
+	if corrected, err := hasCorrections(ctx, tx, ns); err != nil || !corrected {
 		return sts, err
 	}
 	norms := map[int64]string{}

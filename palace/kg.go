@@ -78,25 +78,32 @@ func (db *DB) ApplyTriples(ctx context.Context, worker string, triples []engram.
 	for next := 0; ; {
 		stop := next
 		err := db.Update(ctx, func(tx *sql.Tx) error {
-			// Record the statements, then rebuild each chain they touched once.
-			dirty := map[chainKey]bool{}
+			// Record the statements, then rebuild each chain they touched
+			// once, from the first statement they changed on.
+			dirty := map[chainKey]stmtKey{}
 			var order []chainKey
 			for stop = next; stop < len(triples); stop++ {
 				if stop > next && db.yieldWriter() {
 					break
 				}
 				t := triples[stop]
-				k, changed, err := applyTriple(ctx, tx, t)
+				k, key, changed, err := applyTriple(ctx, tx, t)
 				if err != nil {
 					return fmt.Errorf("triple (%s, %s, %s): %w", t.Subject, t.Predicate, t.Object, err)
 				}
-				if changed && !dirty[k] {
-					dirty[k] = true
+				if !changed {
+					continue
+				}
+				if first, ok := dirty[k]; !ok {
+					dirty[k] = key
 					order = append(order, k)
+				} else if key.less(first) {
+					dirty[k] = key
 				}
 			}
 			for _, k := range order {
-				if err := rebuildChain(ctx, tx, k.ns, k.chain, k.single); err != nil {
+				from := dirty[k]
+				if err := rebuildChainFrom(ctx, tx, k.ns, k.chain, k.single, &from); err != nil {
 					return fmt.Errorf("chain %s: %w", k.chain, err)
 				}
 			}
@@ -133,6 +140,25 @@ func (s statement) value(single bool) string {
 	return s.predicate
 }
 
+// stmtKey is a statement's place in its chain: the order of
+// kg_statements' key after the chain, and what a triple holds of its first
+// statement (valid_from, predicate, object).
+type stmtKey struct {
+	at        int64
+	predicate string
+	object    int64
+}
+
+func (k stmtKey) less(o stmtKey) bool {
+	if k.at != o.at {
+		return k.at < o.at
+	}
+	if k.predicate != o.predicate {
+		return k.predicate < o.predicate
+	}
+	return k.object < o.object
+}
+
 // chainKey names a chain of statements.
 type chainKey struct {
 	ns, chain string
@@ -140,12 +166,11 @@ type chainKey struct {
 }
 
 // applyTriple records t as a statement of its chain and reports whether
-// the chain changed (and needs rebuilding).
-func applyTriple(ctx context.Context, tx *sql.Tx, t engram.Triple) (chainKey, bool, error) {
-	var k chainKey
+// the chain changed (and needs rebuilding from the statement's key on).
+func applyTriple(ctx context.Context, tx *sql.Tx, t engram.Triple) (k chainKey, key stmtKey, changed bool, err error) {
 	subj, err := resolveEntity(ctx, tx, t.Namespace, t.Subject, true)
 	if err != nil {
-		return k, false, err
+		return k, key, false, err
 	}
 	var obj int64
 	if engram.AliasPredicate(t.Predicate) {
@@ -153,13 +178,13 @@ func applyTriple(ctx context.Context, tx *sql.Tx, t engram.Triple) (chainKey, bo
 		// triple reads "Alice name Ally" whichever came first) and made an
 		// alias of the subject.
 		if obj, err = nameEntity(ctx, tx, t.Namespace, t.Object); err != nil {
-			return k, false, err
+			return k, key, false, err
 		}
 		if err := addAlias(ctx, tx, t.Namespace, t.Object, subj); err != nil {
-			return k, false, err
+			return k, key, false, err
 		}
 	} else if obj, err = resolveEntity(ctx, tx, t.Namespace, t.Object, true); err != nil {
-		return k, false, err
+		return k, key, false, err
 	}
 	var chain string
 	switch {
@@ -180,31 +205,54 @@ func applyTriple(ctx context.Context, tx *sql.Tx, t engram.Triple) (chainKey, bo
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 	case err != nil:
-		return k, false, err
+		return k, key, false, err
 	default:
 		if err := json.Unmarshal([]byte(raw), &srcs); err != nil {
-			return k, false, fmt.Errorf("statement sources: %w", err)
+			return k, key, false, fmt.Errorf("statement sources: %w", err)
 		}
 	}
 	merged := union(srcs, t.Sources)
 	if raw != "" && len(merged) == len(srcs) {
-		return k, false, nil // nothing new
+		return k, key, false, nil // nothing new
 	}
 	rawSrcs, _ := json.Marshal(nonNil(merged))
 	if _, err := tx.ExecContext(ctx, `INSERT INTO kg_statements (namespace, chain, at, subject, predicate, object, sources, memory)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (namespace, chain, at, predicate, object) DO UPDATE SET sources = excluded.sources`,
 		t.Namespace, chain, at, subj, t.Predicate, obj, string(rawSrcs), t.Memory); err != nil {
-		return k, false, err
+		return k, key, false, err
 	}
-	return chainKey{t.Namespace, chain, engram.SingleValued(t.Predicate)}, true, nil
+	return chainKey{t.Namespace, chain, engram.SingleValued(t.Predicate)}, stmtKey{at, t.Predicate, obj}, true, nil
 }
 
 // rebuildChain replaces the triples of a chain with those its statements
 // make.
 func rebuildChain(ctx context.Context, tx *sql.Tx, ns, chain string, single bool) error {
+	return rebuildChainFrom(ctx, tx, ns, chain, single, nil)
+}
+
+// rebuildChainFrom is rebuildChain when the statements before changed
+// (a key) are as the chain's triples were built from: it rebuilds from
+// the group holding the last statement before changed on. The groups
+// before it are the same, and so are their triples, whose valid_to is
+// the first statement of the next group. Where the namespace has
+// corrections, which may drop or change any statement, it rebuilds all.
+func rebuildChainFrom(ctx context.Context, tx *sql.Tx, ns, chain string, single bool, changed *stmtKey) error {
+	cond, args := `namespace = ? AND chain = ?`, []any{ns, chain}
+	tcond := cond
+	if changed != nil {
+		from, ok, err := chainGroupBefore(ctx, tx, ns, chain, *changed)
+		if err != nil {
+			return err
+		}
+		if ok {
+			cond += ` AND (at, predicate, object) >= (?, ?, ?)`
+			tcond += ` AND (valid_from, predicate, object) >= (?, ?, ?)`
+			args = append(args, from.at, from.predicate, from.object)
+		}
+	}
 	sts, err := queryRows(ctx, tx, `SELECT at, subject, predicate, object, sources, memory FROM kg_statements
-		WHERE namespace = ? AND chain = ? ORDER BY at, predicate, object`, []any{ns, chain}, func(r *sql.Rows, s *statement) error {
+		WHERE `+cond+` ORDER BY at, predicate, object`, args, func(r *sql.Rows, s *statement) error {
 		var raw string
 		if err := r.Scan(&s.at, &s.subject, &s.predicate, &s.object, &raw, &s.memory); err != nil {
 			return err
@@ -217,10 +265,10 @@ func rebuildChain(ctx context.Context, tx *sql.Tx, ns, chain string, single bool
 	if sts, err = correctStatements(ctx, tx, ns, sts); err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM kg_fts WHERE rowid IN (SELECT n FROM kg_triples WHERE namespace = ? AND chain = ?)`, ns, chain); err != nil {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM kg_fts WHERE rowid IN (SELECT n FROM kg_triples WHERE `+tcond+`)`, args...); err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM kg_triples WHERE namespace = ? AND chain = ?`, ns, chain); err != nil {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM kg_triples WHERE `+tcond, args...); err != nil {
 		return err
 	}
 	seq, err := nextSeq(ctx, tx, "kg_triples")
@@ -270,6 +318,24 @@ func rebuildChain(ctx context.Context, tx *sql.Tx, ns, chain string, single bool
 		i = j
 	}
 	return nil
+}
+
+// chainGroupBefore returns the first statement's key of the chain's last
+// triple that begins before key: the group the last statement before key
+// is in. ok is false where there is none, or where the namespace has
+// corrections (its triples need not hold their first statements' keys).
+func chainGroupBefore(ctx context.Context, tx *sql.Tx, ns, chain string, key stmtKey) (from stmtKey, ok bool, err error) {
+	if corrected, err := hasCorrections(ctx, tx, ns); err != nil || corrected {
+		return from, false, err
+	}
+	err = tx.QueryRowContext(ctx, `SELECT valid_from, predicate, object FROM kg_triples
+		WHERE namespace = ? AND chain = ? AND (valid_from, predicate, object) < (?, ?, ?)
+		ORDER BY valid_from DESC, predicate DESC, object DESC LIMIT 1`,
+		ns, chain, key.at, key.predicate, key.object).Scan(&from.at, &from.predicate, &from.object)
+	if errors.Is(err, sql.ErrNoRows) {
+		return from, false, nil
+	}
+	return from, err == nil, err
 }
 
 // rebuildChainsWhere rebuilds every chain holding a statement that cond (a
