@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/internal/work"
 	"github.com/engram-dev/engram/palace"
 )
 
@@ -73,3 +74,26 @@ func SetVectorLoadHook(t testing.TB, hook func(ctx context.Context)) {
 	testHooks.vectorLoad, loadAtOnce = hook, -1
 	t.Cleanup(func() { testHooks.vectorLoad, loadAtOnce = nil, old })
 }
+
+// HoldWork takes every worker of e's background work until release is
+// called: the layer jobs' tasks wait meanwhile.
+func HoldWork(t testing.TB, e *Engine) (release func()) {
+	t.Helper()
+	var dones []func()
+	for range e.work.Workers() {
+		done, err := e.work.Begin(t.Context(), work.Index)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dones = append(dones, done)
+	}
+	return func() {
+		for _, d := range dones {
+			d()
+		}
+	}
+}
+
+// WorkWaiting reports how many tasks of the layer jobs (class derive)
+// wait for a worker.
+func WorkWaiting(e *Engine) int { return e.work.Stats().Waiting[work.Derive.String()] }

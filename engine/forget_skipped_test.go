@@ -16,6 +16,7 @@ import (
 	"github.com/engram-dev/engram/importer"
 	"github.com/engram-dev/engram/internal/filetest"
 	"github.com/engram-dev/engram/internal/testutil"
+	"github.com/engram-dev/engram/pipeline"
 )
 
 // openDefault opens a new home (or home, when given) with the default
@@ -216,5 +217,41 @@ func TestTurnOutOfRangeSkippedEverywhere(t *testing.T) {
 	resp, err := e.Recall(ctx, engram.RecallRequest{Namespace: engram.DefaultNamespace, Query: "API port 30001", K: 5})
 	if err != nil || !slices.ContainsFunc(resp.Results, func(r engram.Result) bool { return r.ID == "t3" }) {
 		t.Fatalf("recall misses the turn after the skipped one: %+v, %v", resp, err)
+	}
+}
+
+// TestForgetDuringALayerJob: a forget does not wait for a layer job's run
+// to end, only for a store of it in flight; the run's store of what it
+// read before the forget is refused, and it reads the archive again, so
+// that nothing derived from the forgotten turn is stored.
+func TestForgetDuringALayerJob(t *testing.T) {
+	ctx := t.Context()
+	e, cfg := openDefault(t, filepath.Join(t.TempDir(), "home"))
+	ingestLines(t, e, cfg, `{"id":"t1","session":"s1","speaker":"Ana","content":"I live in Lisbon and I work at Acme."}
+{"id":"t2","session":"s1","speaker":"Ana","content":"I moved to Quokkaville and I love xylophones."}
+`)
+	release := engine.HoldWork(t, e)
+	job := make(chan error, 1)
+	go func() {
+		_, err := e.RunJob(ctx, pipeline.WorkerMemories)
+		job <- err
+	}()
+	testutil.WaitUntil(t, "the memory job's run to wait for a worker", func() bool { return engine.WorkWaiting(e) > 0 })
+	rep, err := e.Forget(ctx, engram.ForgetRequest{IDs: []string{"t2"}})
+	if err != nil || len(rep.Turns) != 1 {
+		t.Fatalf("forget while the memory job runs: %+v %v", rep, err)
+	}
+	release()
+	if err := <-job; err != nil {
+		t.Fatal(err)
+	}
+	mems, err := e.Memories(ctx, engram.MemoryQuery{Limit: 100})
+	if err != nil || len(mems) == 0 {
+		t.Fatalf("memories after the run: %d %v", len(mems), err)
+	}
+	for _, m := range mems {
+		if slices.Contains(m.Sources, "t2") || strings.Contains(m.Text, "xylophone") {
+			t.Fatalf("memory %q of the forgotten turn was stored", m.Text)
+		}
 	}
 }
