@@ -595,6 +595,7 @@ func forgetEvery(t *testing.T, db *DB, turns []engram.Turn, from, step int) {
 func twoHandles(t *testing.T) (a, b *DB) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "palace.db")
+	newPalace.CopyTo(t, path)
 	return MustOpenDBAt(t, path, Options{}), MustOpenDBAt(t, path, Options{})
 }
 
