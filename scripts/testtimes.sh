@@ -5,8 +5,8 @@
 #
 # Runs COMMAND (a `go test` of several packages, or several such commands joined by a shell), shows its
 # output as it comes, and at the end prints the time of each package from go test's own `ok` and `FAIL`
-# lines, slowest first (TESTTIMES_TOP of them, default 10), and the total wall time. Exits with
-# COMMAND's status. `make test` runs the Go tests through it.
+# lines, slowest first (TESTTIMES_TOP of them, default 10), the total wall time, and the packages
+# that failed to build. Exits with COMMAND's status. `make test` runs the Go tests through it.
 set -uo pipefail
 
 [[ $# -gt 0 ]] || { sed -n '2,9p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
@@ -24,5 +24,7 @@ rc=${PIPESTATUS[0]}
 		sub(/ .*/, "", $3); t = $3; sub(/s$/, "", t)
 		printf "%8.1f s  %-4s %s\n", t, ($1 ~ /^ok/ ? "ok" : "FAIL"), $2
 	}' "$log" | sort -rn | head -n "${TESTTIMES_TOP:-10}"
+	# A package that did not build or set up has no time; name it too.
+	awk -F'\t' '$1 == "FAIL" && $2 != "" && $3 !~ /^[0-9.]+s/ { print "           FAIL " $2 }' "$log"
 }
 exit "$rc"
