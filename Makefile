@@ -4,6 +4,14 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 BIN     := bin/engram
 
+# The race detector, as the tests run it. -race also turns on checkptr, which
+# checks every unsafe.Pointer conversion at run time; modernc.org's SQLite is
+# C translated to Go, pointer arithmetic on nearly every line, and checking it
+# was where most of the SQLite-bound tests' time went. That code is
+# modernc's, not engram's: engram's own packages keep checkptr, and the race
+# detector still watches every package, SQLite's included.
+RACE    := -race -gcflags='modernc.org/...=-d=checkptr=0'
+
 .PHONY: build install run test test-short bench lint fuzz clean
 
 build:
@@ -21,15 +29,16 @@ run: build
 # servers that scripts/testenv.sh installs (cached), starts and stops.
 # This is what CI runs. The timeout is per package: on a loaded 2-core
 # machine (scripts/loadtest.sh) palace's race-enabled tests took 20 minutes.
+# scripts/testtimes.sh prints each package's time at the end, slowest first.
 test: lint
-	scripts/testenv.sh $(GO) test -race -count=1 -timeout 45m ./...
+	scripts/testenv.sh scripts/testtimes.sh $(GO) test $(RACE) -count=1 -timeout 45m ./...
 	GO=$(GO) scripts/test-python-client.sh
 	GO=$(GO) scripts/test-ts-client.sh
 	GO=$(GO) scripts/test-examples.sh
 
 # No servers: skips the Chroma and Ollama tests and the slow end-to-end ones.
 test-short:
-	$(GO) test -race -short -count=1 ./...
+	scripts/testtimes.sh $(GO) test $(RACE) -short -count=1 ./...
 
 # Benchmarks (with the real servers); figures go to docs/benchmarks.md with
 # the command that made them.

@@ -18,6 +18,7 @@ import (
 // memories of a small vocabulary, with rationales and entities, the same
 // memory is found, or none.
 func TestNearDuplicatePair(t *testing.T) {
+	longRun(t)
 	ctx := context.Background()
 	db := MustOpenDB(t)
 	words := strings.Fields(`ana moved lisbon works acme loves sea hiking guitar plans trip japan april decided postgres
@@ -101,6 +102,7 @@ func (db *DB) nearDuplicateAllButOne(ctx context.Context, tx *sql.Tx, m engram.M
 // that a batch stored again (after a crash between its transactions) adds
 // nothing.
 func TestPutMemoriesSplit(t *testing.T) {
+	longRun(t)
 	ctx := context.Background()
 	split, whole := MustOpenDB(t), MustOpenDB(t)
 	split.splitWrites = true

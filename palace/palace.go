@@ -74,6 +74,11 @@ type DB struct {
 	ukw, skw, mkw *kwindex.SeqCache
 
 	splitWrites bool // tests: a background write that can commit early does at every step (yieldWriter)
+
+	// parallelRank is the count of turns above which the keyword ranking is
+	// cut into rowid ranges: parallelRankRows, lowered by tests so that a
+	// small palace takes that path.
+	parallelRank int64
 }
 
 // Open opens (creating it if needed, with mode 0600) the palace database at
@@ -105,7 +110,7 @@ func Open(path string, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("palace: open: %w", err)
 	}
 
-	db := &DB{path: abs, now: opts.Now}
+	db := &DB{path: abs, now: opts.Now, parallelRank: parallelRankRows}
 	db.openKeyword()
 	if db.w, err = sql.Open("sqlite", dsn(abs, true)); err != nil {
 		return nil, fmt.Errorf("palace: open: %w", err)

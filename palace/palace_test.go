@@ -16,14 +16,51 @@ import (
 
 	engram "github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/internal/kwindex"
+	"github.com/engram-dev/engram/internal/testutil"
 	"github.com/engram-dev/engram/migrations"
 )
 
+// longRun marks a long run: a large equivalence run, or writes under
+// concurrent work (a backup, a check, the checkpointer, readers). -short
+// (make test-short) leaves it out; otherwise it runs in parallel with the
+// package's other long runs, after the fast tests, so that they share the
+// processors make test leaves idle. A long run changes no package state.
+func longRun(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("a long run; make test runs it")
+	}
+	t.Parallel()
+}
+
 // MustOpenDB opens a palace in a fresh temporary directory and closes it at
-// the end of the test, after checking its invariants.
+// the end of the test, after checking its invariants. The palace starts as
+// a copy of a new one that Open made once for the package's tests
+// (newPalace): applying every migration to each test's new file took
+// most of a short test's time. Tests of what Open does to a new file open
+// one of their own (MustOpenDBAt).
 func MustOpenDB(tb testing.TB) *DB {
 	tb.Helper()
-	return MustOpenDBAt(tb, filepath.Join(tb.TempDir(), "palace.db"), Options{})
+	path := filepath.Join(tb.TempDir(), "palace.db")
+	newPalace.CopyTo(tb, path)
+	return MustOpenDBAt(tb, path, Options{})
+}
+
+// newPalace is a palace Open made on a new file and closed, made once for
+// the package's tests. A clean Close leaves everything in the main file
+// (TestClose_KeepsWALFiles), so a copy of that file is the palace.
+var newPalace = testutil.FileFixture{Make: func(path string) error {
+	db, err := Open(path, Options{})
+	if err != nil {
+		return err
+	}
+	return db.Close()
+}}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	newPalace.Remove()
+	os.Exit(code)
 }
 
 // MustOpenDBAt opens the palace at path; see MustOpenDB.
@@ -218,7 +255,7 @@ func TestOpen_NoDirectory(t *testing.T) {
 }
 
 func TestOpen_Pragmas(t *testing.T) {
-	db := MustOpenDB(t)
+	db := MustOpenDBAt(t, filepath.Join(t.TempDir(), "palace.db"), Options{})
 	ctx := context.Background()
 	want := map[string]string{
 		"journal_mode": "wal",
@@ -462,6 +499,7 @@ func TestClosed(t *testing.T) {
 // TestConcurrentReadWrite runs searches and counts while batches are
 // written, for the race detector and to show reads are not blocked.
 func TestConcurrentReadWrite(t *testing.T) {
+	longRun(t)
 	db := MustOpenDB(t)
 	ctx := context.Background()
 	var wg sync.WaitGroup
@@ -532,7 +570,7 @@ func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 // bytes (migration 0014), so that the merges FTS5 runs inside a commit
 // stay short.
 func TestOpen_FTSPageSize(t *testing.T) {
-	db := MustOpenDB(t)
+	db := MustOpenDBAt(t, filepath.Join(t.TempDir(), "palace.db"), Options{})
 	ctx := context.Background()
 	err := db.View(ctx, func(tx *sql.Tx) error {
 		rows, err := tx.QueryContext(ctx, `SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE 'CREATE VIRTUAL TABLE % USING fts5%'`)
@@ -576,7 +614,7 @@ func TestOpen_PageSize(t *testing.T) {
 		}
 		return size, mode
 	}
-	if size, mode := pageSizeOf(MustOpenDB(t)); size != pageSize || mode != "wal" {
+	if size, mode := pageSizeOf(MustOpenDBAt(t, filepath.Join(t.TempDir(), "new.db"), Options{})); size != pageSize || mode != "wal" {
 		t.Fatalf("a new palace: pages of %d bytes, journal %s", size, mode)
 	}
 

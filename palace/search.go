@@ -110,7 +110,7 @@ func (db *DB) rankKeyword(ctx context.Context, s *search, terms []term) error {
 			return err
 		}
 	}
-	if parts < 2 || last < parallelRankRows {
+	if parts < 2 || last < db.parallelRank {
 		return db.View(ctx, func(tx *sql.Tx) error { return s.keyword(ctx, tx, terms, 0, 0) })
 	}
 	ranges := make([][]engram.TurnHit, parts)

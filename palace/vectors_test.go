@@ -479,6 +479,7 @@ func checkVectorInvariants(tb testing.TB, db *DB) {
 // opens with every vector converted to the int8 codes of its unit vector,
 // the freed pages given back (VACUUM), and queries answering as before.
 func TestMigrateVectors(t *testing.T) {
+	longRun(t)
 	for _, tc := range []struct {
 		before string
 		encode func(unit []float32) []byte

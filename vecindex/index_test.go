@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -34,10 +35,29 @@ func openDBAt(tb testing.TB, path string) *palace.DB {
 	return db
 }
 
-// openDB opens a new palace in a temporary directory.
+// openDB opens a new palace in a temporary directory: a copy of one
+// palace.Open made once for the package's tests (most of the conformance
+// cases' time went to applying the migrations to a new file each).
 func openDB(tb testing.TB) *palace.DB {
 	tb.Helper()
-	return openDBAt(tb, filepath.Join(tb.TempDir(), "palace.db"))
+	path := filepath.Join(tb.TempDir(), "palace.db")
+	newPalace.CopyTo(tb, path)
+	return openDBAt(tb, path)
+}
+
+// newPalace is a palace Open made on a new file and closed.
+var newPalace = testutil.FileFixture{Make: func(path string) error {
+	db, err := palace.Open(path, palace.Options{})
+	if err != nil {
+		return err
+	}
+	return db.Close()
+}}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	newPalace.Remove()
+	os.Exit(code)
 }
 
 // storeOf returns the palace store under x.
