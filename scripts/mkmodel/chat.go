@@ -67,7 +67,59 @@ func chatModel() (map[string][]byte, string) {
 	for i, t := range tokens {
 		id[t] = i
 	}
-	v, h, in := len(tokens), chatHidden, chatIntermediate
+	v, h := len(tokens), chatHidden
+	st, err := safetensors(chatTensors(id, v))
+	if err != nil {
+		panic(err)
+	}
+
+	config := map[string]any{
+		"architectures":           []string{"LlamaForCausalLM"},
+		"model_type":              "llama",
+		"hidden_size":             h,
+		"num_hidden_layers":       chatLayers,
+		"num_attention_heads":     chatHeads,
+		"num_key_value_heads":     chatHeads,
+		"intermediate_size":       chatIntermediate,
+		"hidden_act":              "silu",
+		"max_position_embeddings": 2048,
+		"rms_norm_eps":            1e-5,
+		"rope_theta":              10000.0,
+		"vocab_size":              v,
+		"bos_token_id":            id["<|begin_of_text|>"],
+		"eos_token_id":            id["<|im_end|>"],
+		"tie_word_embeddings":     false,
+		"torch_dtype":             "float32",
+	}
+	tokenizer := chatTokenizer(tokens)
+	tokenizerConfig := map[string]any{
+		"tokenizer_class":  "PreTrainedTokenizerFast",
+		"bos_token":        "<|begin_of_text|>",
+		"eos_token":        "<|im_end|>",
+		"add_bos_token":    true,
+		"model_max_length": 2048,
+	}
+	modelfile := `TEMPLATE """{{- range .Messages }}<|im_start|>{{ .Role }}
+{{ .Content }}<|im_end|>
+{{ end }}<|im_start|>assistant
+"""
+PARAMETER stop <|im_end|>
+PARAMETER num_predict 48
+PARAMETER num_ctx 512
+PARAMETER temperature 0
+` + modelfileThreads
+	return map[string][]byte{
+		"config.json":           mustJSON(config),
+		"tokenizer.json":        mustJSON(tokenizer),
+		"tokenizer_config.json": mustJSON(tokenizerConfig),
+		"model.safetensors":     st,
+	}, modelfile
+}
+
+// chatTensors returns the weights of the chat model (see chatModel) for a
+// vocabulary of v tokens, id naming each.
+func chatTensors(id map[string]int, v int) []tensor {
+	h, in := chatHidden, chatIntermediate
 
 	const (
 		dimBias, dimNewline, dimOK = 0, 1, 2
@@ -116,29 +168,13 @@ func chatModel() (map[string][]byte, string) {
 			filled(p+"post_attention_layernorm.weight", 1, h),
 		)
 	}
-	st, err := safetensors(ts)
-	if err != nil {
-		panic(err)
-	}
+	return ts
+}
 
-	config := map[string]any{
-		"architectures":           []string{"LlamaForCausalLM"},
-		"model_type":              "llama",
-		"hidden_size":             h,
-		"num_hidden_layers":       chatLayers,
-		"num_attention_heads":     chatHeads,
-		"num_key_value_heads":     chatHeads,
-		"intermediate_size":       in,
-		"hidden_act":              "silu",
-		"max_position_embeddings": 2048,
-		"rms_norm_eps":            1e-5,
-		"rope_theta":              10000.0,
-		"vocab_size":              v,
-		"bos_token_id":            id["<|begin_of_text|>"],
-		"eos_token_id":            id["<|im_end|>"],
-		"tie_word_embeddings":     false,
-		"torch_dtype":             "float32",
-	}
+// chatTokenizer returns the chat model's tokenizer.json, of tokens (the
+// special ones last).
+func chatTokenizer(tokens []string) map[string]any {
+	v := len(tokens)
 	vocab := make(map[string]int, v)
 	var added []map[string]any
 	for i, t := range tokens {
@@ -150,33 +186,11 @@ func chatModel() (map[string][]byte, string) {
 			})
 		}
 	}
-	tokenizer := map[string]any{
+	return map[string]any{
 		"version":       "1.0",
 		"added_tokens":  added,
 		"pre_tokenizer": map[string]any{"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": true},
 		"decoder":       map[string]any{"type": "ByteLevel"},
 		"model":         map[string]any{"type": "BPE", "vocab": vocab, "merges": chatMerges},
 	}
-	tokenizerConfig := map[string]any{
-		"tokenizer_class":  "PreTrainedTokenizerFast",
-		"bos_token":        "<|begin_of_text|>",
-		"eos_token":        "<|im_end|>",
-		"add_bos_token":    true,
-		"model_max_length": 2048,
-	}
-	modelfile := `TEMPLATE """{{- range .Messages }}<|im_start|>{{ .Role }}
-{{ .Content }}<|im_end|>
-{{ end }}<|im_start|>assistant
-"""
-PARAMETER stop <|im_end|>
-PARAMETER num_predict 48
-PARAMETER num_ctx 512
-PARAMETER temperature 0
-` + modelfileThreads
-	return map[string][]byte{
-		"config.json":           mustJSON(config),
-		"tokenizer.json":        mustJSON(tokenizer),
-		"tokenizer_config.json": mustJSON(tokenizerConfig),
-		"model.safetensors":     st,
-	}, modelfile
 }
