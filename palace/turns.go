@@ -15,6 +15,7 @@ import (
 
 	engram "github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/internal/kwindex"
+	"github.com/engram-dev/engram/internal/vecrow"
 )
 
 // keyIndexedSeq is the palace_meta key of the indexer's watermark.
@@ -432,12 +433,8 @@ func (db *DB) TurnSeqs(ctx context.Context, ids []string) (map[string]int64, err
 }
 
 // outsideRange says that t lies outside what the palace stores: Unix
-// nanoseconds in an int64 (minTime to maxTime), a few months wider than the
-// years engram accepts (engram.MinYear to engram.MaxYear).
-func outsideRange(t time.Time) string {
-	return fmt.Sprintf("time %s is outside the range the palace stores (%s to %s, Unix nanoseconds in an int64; engram accepts the years %d to %d)",
-		t.Format(time.RFC3339), minTime.Format(time.DateOnly), maxTime.Format(time.DateOnly), engram.MinYear, engram.MaxYear)
-}
+// nanoseconds in an int64 (minTime to maxTime).
+func outsideRange(t time.Time) string { return vecrow.OutsideRange(t, "the palace's times") }
 
 // nanos returns t as Unix nanoseconds, or nil for the zero time.
 func nanos(t time.Time) (any, error) {

@@ -10,7 +10,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
-	"time"
 
 	engram "github.com/engram-dev/engram"
 )
@@ -154,9 +153,7 @@ func Prepare(model string, dim int, items []engram.VectorItem) ([]Row, error) {
 			return nil, err
 		}
 		if !it.TS.IsZero() && (!it.TS.After(minTime) || it.TS.After(maxTime)) {
-			return nil, engram.Errorf(engram.EINVALID,
-				"palace: %s: time %s is outside the range of vector times (%s to %s, Unix nanoseconds in an int64; engram accepts the years %d to %d)",
-				what, it.TS.Format(time.RFC3339), minTime.Format(time.DateOnly), maxTime.Format(time.DateOnly), engram.MinYear, engram.MaxYear)
+			return nil, engram.Errorf(engram.EINVALID, "palace: %s: %s", what, OutsideRange(it.TS, "vector times"))
 		}
 		last[it.ID] = i
 	}

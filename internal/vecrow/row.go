@@ -2,8 +2,11 @@ package vecrow
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"time"
+
+	"github.com/engram-dev/engram"
 )
 
 // NoTS stands for a zero time in Row.TS. A vector's time must lie after
@@ -16,6 +19,14 @@ var (
 	minTime = time.Unix(0, math.MinInt64).UTC()
 	maxTime = time.Unix(0, math.MaxInt64).UTC()
 )
+
+// OutsideRange says that t lies outside the range of what (the times a
+// store keeps), Unix nanoseconds in an int64: a few months wider than the
+// years engram accepts (engram.MinYear to engram.MaxYear).
+func OutsideRange(t time.Time, what string) string {
+	return fmt.Sprintf("time %s is outside the range of %s (%s to %s, Unix nanoseconds in an int64; engram accepts the years %d to %d)",
+		t.Format(time.RFC3339), what, minTime.Format(time.DateOnly), maxTime.Format(time.DateOnly), engram.MinYear, engram.MaxYear)
+}
 
 // Row is a vector as a store keeps it: Vec holds it encoded (Encode), TS
 // is Unix nanoseconds or NoTS.
