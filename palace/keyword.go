@@ -437,6 +437,26 @@ func spanFilter(q engram.TextQuery) kwindex.Filter {
 	return kwindex.Filter{Namespace: q.Namespace, From: nanosOrZero(q.From), To: nanosOrZero(q.To), Spans: true}
 }
 
+// searchLayer is a search of a layer's keyword index, what (its name in
+// errors) for q: the in-memory index's (fromMemory), or, where that has not
+// loaded, FTS5's (fallback), each given q's terms and its limit.
+func searchLayer[T any](q engram.TextQuery, what string,
+	fromMemory func(terms []term, limit int) ([]T, bool, error), fallback func(terms []term, limit int) ([]T, error)) ([]T, error) {
+	terms, err := kwindex.QueryTerms(q.Text)
+	if err != nil || len(terms) == 0 {
+		return nil, err
+	}
+	limit := min(max(q.Limit, 1), MaxSearchLimit)
+	hits, ok, err := fromMemory(terms, limit)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("palace: %s: %w", what, err)
+	case ok:
+		return hits, nil
+	}
+	return fallback(terms, limit)
+}
+
 // searchFromMemory ranks the one kind of u (the scenes', the memories')
 // for terms: the best limit docs that f passes, read by query (the keys
 // as its argument) and scan, passed to add with their scores, best first;

@@ -676,23 +676,16 @@ func (db *DB) Memories(ctx context.Context, q engram.MemoryQuery) ([]engram.Memo
 // SearchMemories ranks the active memories holding any word of q.Text by
 // BM25 (higher is better), filtered like SearchTurns.
 func (db *DB) SearchMemories(ctx context.Context, q engram.TextQuery) ([]engram.MemoryHit, error) {
-	terms, err := kwindex.QueryTerms(q.Text)
-	if err != nil || len(terms) == 0 {
-		return nil, err
-	}
-	limit := min(max(q.Limit, 1), MaxSearchLimit)
-	if hits, ok, err := db.searchMemoriesFromMemory(ctx, q, terms, limit); err != nil || ok {
-		if err != nil {
-			return nil, fmt.Errorf("palace: search memories: %w", err)
-		}
-		return hits, nil
-	}
-	return viewList(ctx, db, "search memories", func(rows *sql.Rows, add func(engram.MemoryHit)) error {
-		return scanMemories(rows, func(_ int64, m engram.Memory, rank float64) { add(engram.MemoryHit{Memory: m, Score: -rank}) })
-	}, `SELECT `+memoryColumns+`, f.rank FROM memories_fts f JOIN memories m ON m.n = f.rowid
-		WHERE memories_fts MATCH ?1 AND (?2 = '' OR m.namespace = ?2) AND m.superseded_by IS NULL AND m.wrong = 0
-		AND (?4 = 0 OR m.ts >= ?4) AND (?5 = 0 OR m.ts < ?5)
-		ORDER BY f.rank LIMIT ?3`, matchExpr(terms), q.Namespace, limit, nanosOrZero(q.From), nanosOrZero(q.To))
+	return searchLayer(q, "search memories", func(terms []term, limit int) ([]engram.MemoryHit, bool, error) {
+		return db.searchMemoriesFromMemory(ctx, q, terms, limit)
+	}, func(terms []term, limit int) ([]engram.MemoryHit, error) {
+		return viewList(ctx, db, "search memories", func(rows *sql.Rows, add func(engram.MemoryHit)) error {
+			return scanMemories(rows, func(_ int64, m engram.Memory, rank float64) { add(engram.MemoryHit{Memory: m, Score: -rank}) })
+		}, `SELECT `+memoryColumns+`, f.rank FROM memories_fts f JOIN memories m ON m.n = f.rowid
+			WHERE memories_fts MATCH ?1 AND (?2 = '' OR m.namespace = ?2) AND m.superseded_by IS NULL AND m.wrong = 0
+			AND (?4 = 0 OR m.ts >= ?4) AND (?5 = 0 OR m.ts < ?5)
+			ORDER BY f.rank LIMIT ?3`, matchExpr(terms), q.Namespace, limit, nanosOrZero(q.From), nanosOrZero(q.To))
+	})
 }
 
 // GetMemories returns the memories with the given ids, in the order of ids;

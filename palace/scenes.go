@@ -222,23 +222,16 @@ func (db *DB) Scenes(ctx context.Context, q engram.SceneQuery) ([]engram.Scene, 
 // SearchScenes ranks the scenes whose title or summary hold a word of q.Text
 // by BM25 (higher is better).
 func (db *DB) SearchScenes(ctx context.Context, q engram.TextQuery) ([]engram.SceneHit, error) {
-	terms, err := kwindex.QueryTerms(q.Text)
-	if err != nil || len(terms) == 0 {
-		return nil, err
-	}
-	limit := min(max(q.Limit, 1), MaxSearchLimit)
-	if hits, ok, err := db.searchScenesFromMemory(ctx, q, terms, limit); err != nil || ok {
-		if err != nil {
-			return nil, fmt.Errorf("palace: search scenes: %w", err)
-		}
-		return hits, nil
-	}
-	return viewList(ctx, db, "search scenes", func(rows *sql.Rows, add func(engram.SceneHit)) error {
-		return scanScenes(rows, func(s engram.Scene, rank float64) { add(engram.SceneHit{Scene: s, Score: -rank}) })
-	}, `SELECT `+sceneColumns+`, f.rank FROM scenes_fts f JOIN scenes s ON s.n = f.rowid
-		WHERE scenes_fts MATCH ?1 AND (?2 = '' OR s.namespace = ?2)
-		AND (?4 = 0 OR s.end_ts >= ?4) AND (?5 = 0 OR s.start_ts < ?5)
-		ORDER BY f.rank LIMIT ?3`, matchExpr(terms), q.Namespace, limit, nanosOrZero(q.From), nanosOrZero(q.To))
+	return searchLayer(q, "search scenes", func(terms []term, limit int) ([]engram.SceneHit, bool, error) {
+		return db.searchScenesFromMemory(ctx, q, terms, limit)
+	}, func(terms []term, limit int) ([]engram.SceneHit, error) {
+		return viewList(ctx, db, "search scenes", func(rows *sql.Rows, add func(engram.SceneHit)) error {
+			return scanScenes(rows, func(s engram.Scene, rank float64) { add(engram.SceneHit{Scene: s, Score: -rank}) })
+		}, `SELECT `+sceneColumns+`, f.rank FROM scenes_fts f JOIN scenes s ON s.n = f.rowid
+			WHERE scenes_fts MATCH ?1 AND (?2 = '' OR s.namespace = ?2)
+			AND (?4 = 0 OR s.end_ts >= ?4) AND (?5 = 0 OR s.start_ts < ?5)
+			ORDER BY f.rank LIMIT ?3`, matchExpr(terms), q.Namespace, limit, nanosOrZero(q.From), nanosOrZero(q.To))
+	})
 }
 
 // ScenesSince returns up to limit scenes whose change number is above

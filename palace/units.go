@@ -568,34 +568,27 @@ func (db *DB) SearchUnits(ctx context.Context, q engram.TextQuery, kind string) 
 	if err != nil {
 		return nil, err
 	}
-	terms, err := kwindex.QueryTerms(q.Text)
-	if err != nil || len(terms) == 0 {
-		return nil, err
-	}
-	limit := min(max(q.Limit, 1), MaxSearchLimit)
-	if hits, ok, err := db.searchUnitsFromMemory(ctx, q, terms, kinds, limit); err != nil || ok {
-		if err != nil {
+	return searchLayer(q, "search units", func(terms []term, limit int) ([]engram.UnitHit, bool, error) {
+		return db.searchUnitsFromMemory(ctx, q, terms, kinds, limit)
+	}, func(terms []term, limit int) ([]engram.UnitHit, error) {
+		// Each kind is its own index: searched at once, on two read
+		// connections.
+		found := make([][]engram.UnitHit, len(kinds))
+		errs := make([]error, len(kinds))
+		var wg sync.WaitGroup
+		for i, k := range kinds {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				found[i], errs[i] = db.searchUnitKind(ctx, q, terms, k, limit)
+			}()
+		}
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
 			return nil, fmt.Errorf("palace: search units: %w", err)
 		}
-		return hits, nil
-	}
-	// Each kind is its own index: searched at once, on two read
-	// connections.
-	found := make([][]engram.UnitHit, len(kinds))
-	errs := make([]error, len(kinds))
-	var wg sync.WaitGroup
-	for i, k := range kinds {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			found[i], errs[i] = db.searchUnitKind(ctx, q, terms, k, limit)
-		}()
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return nil, fmt.Errorf("palace: search units: %w", err)
-	}
-	return slices.Concat(found...), nil
+		return slices.Concat(found...), nil
+	})
 }
 
 // searchUnitKind ranks the units of one kind by BM25.
