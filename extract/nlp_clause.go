@@ -573,6 +573,14 @@ loop:
 		case (w.low == "like" || w.low == "love") && g.weak && k+2 < b && ws[k+1].low == "to":
 			g.intent, g.weak = true, false // "I would like to", "I'd love to"
 			k++
+		case isVerbTag(w.tag) && verbIs(verbStem(w.low), "plan") && k+2 < b && ws[k+1].low == "on" && ws[k+2].tag == "VBG":
+			// "I'm planning on moving": "plan on" takes a gerund where
+			// "plan to" takes the base form; the gerund is the main verb.
+			g.intent = true
+			if (w.tag == "VBD" || w.tag == "VBN" && g.have < 0) && g.be < 0 {
+				g.past = true
+			}
+			k++
 		case (w.low == "thinking" || w.low == "dreaming") && k+1 < b && (ws[k+1].low == "of" || ws[k+1].low == "about") && k+2 < b && ws[k+2].tag == "VBG":
 			g.intent = true
 			k++

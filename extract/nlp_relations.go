@@ -199,6 +199,9 @@ func (c *clause) actionRelation(S string) *engram.Relation {
 		return nil
 	}
 	if c.typ == engram.MemoryPlan {
+		if ws[g.main].tag == "VBG" {
+			return nil // "planning on buying": the predicate would need the base form, which a suffix does not give
+		}
 		verb = "plans_to_" + verb
 	}
 	x := stripArticle(object(S, c.s[ws[k].start:ws[e-1].end]))
