@@ -260,8 +260,8 @@ func analyse(ws []word, a, b int, sp speakers) (clause, bool) {
 			}
 			break
 		}
-		if isVerbTag(ws[j].tag) || ws[j].tag == "MD" {
-			break
+		if isVerbTag(ws[j].tag) && ws[j].tag != "VBG" && ws[j].tag != "VBN" || ws[j].tag == "MD" {
+			break // a participle may open a phrase before the subject: "Speaking of rain, I ..."
 		}
 	}
 	if c.kind == subjNone {
@@ -317,6 +317,12 @@ func adverbial(ws []word, a, b int) bool {
 		pre += " " + ws[k].text
 	}
 	pre = strings.TrimRight(pre, " ,:")
+	if ws[b-1].tag == "," && !finiteVerb(ws, a, b) {
+		// A phrase without a finite verb set off by a comma is fronted, not
+		// a clause of its own: a topic ("As for me,", "Me,"), a participle
+		// ("Speaking of rain,", "Done with work,") or a preposition's phrase.
+		return true
+	}
 	if _, ok := timeexpr.Suffix(pre, timeSuffixDay); ok || planPeriod.MatchString(pre) || everyPeriod.MatchString(pre) {
 		return true
 	}
@@ -331,6 +337,24 @@ func adverbial(ws []word, a, b int) bool {
 	}
 	return true
 }
+
+// finiteVerb reports whether words [a, b) hold a verb with a tense or a
+// modal, or a subject pronoun: a clause of their own.
+func finiteVerb(ws []word, a, b int) bool {
+	for k := a; k < b; k++ {
+		switch t := ws[k].tag; {
+		case t == "VBD" || t == "VBZ" || t == "VBP" || t == "MD" || t == "VB":
+			return true
+		case subjectPronouns[ws[k].low] && ws[k].tag == "PRP":
+			return true
+		}
+	}
+	return false
+}
+
+// subjectPronouns are the pronouns of a subject, which a clause has and a
+// phrase has not.
+var subjectPronouns = wordSet("i we you he she they it")
 
 // isWordText reports whether s is a word of letters.
 func isWordText(s string) bool {
