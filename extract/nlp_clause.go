@@ -138,6 +138,11 @@ func splitWords(ws []word) []span {
 			}
 		case (w.tag == "CC" || w.low == "so") && k > a && startsClause(ws, k+1) && hasVerb(ws, a, k):
 			cut(k, k+1, false) // not in a subject: "my kids and I went"
+		case w.text == "I" && k > a && interjections[ws[k-1].low] && startsClause(ws, k):
+			// Chat ends a sentence with "lol" or "haha" as with a full
+			// stop: "it was ok lol I went home early". The interjection
+			// belongs to neither.
+			cut(k-1, k, false)
 		}
 	}
 	cut(len(ws), len(ws), false)
