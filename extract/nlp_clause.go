@@ -206,6 +206,7 @@ type verbGroup struct {
 	neg, future, weak, duty, intent  bool
 	past, perfect, progressive, pass bool
 	habit                            bool
+	attempt                          bool   // the intent is "try to": once past, it was done
 	stem                             string // the main verb's stem (verbStem)
 }
 
@@ -595,6 +596,7 @@ loop:
 			k++
 		case isVerbTag(w.tag) && intentVerbs[verbStem(w.low)] && k+2 < b && ws[k+1].low == "to" && (ws[k+2].tag == "VB" || ws[k+2].tag == "VBP"):
 			g.intent = true
+			g.attempt = verbIs(verbStem(w.low), "try")
 			if (w.tag == "VBD" || w.tag == "VBN" && g.have < 0) && g.be < 0 {
 				g.past = true // "I wanted to": a past wish, no plan
 			}

@@ -177,7 +177,7 @@ const maxActionWords = 5
 // thinking verb makes no action.
 func (c *clause) actionRelation(S string) *engram.Relation {
 	g, ws := c.vg, c.ws
-	if c.kind != subjSelf || g.main < 0 || g.neg || mentalVerbs[g.stem] || presentMentalVerbs[g.stem] ||
+	if c.kind != subjSelf || g.main < 0 || g.neg || g.attempt || mentalVerbs[g.stem] || presentMentalVerbs[g.stem] ||
 		c.typ != engram.MemoryEvent && c.typ != engram.MemoryPlan && c.typ != engram.MemoryFact {
 		return nil
 	}
