@@ -207,6 +207,7 @@ type verbGroup struct {
 	past, perfect, progressive, pass bool
 	habit                            bool
 	attempt                          bool   // the intent is "try to": once past, it was done
+	tentative                        bool   // "might", "may": a plan not yet sure
 	stem                             string // the main verb's stem (verbStem)
 }
 
@@ -553,6 +554,7 @@ loop:
 				g.duty = true
 			case weakMD[w.low]:
 				g.weak = true
+				g.tentative = w.low == "might" || w.low == "may"
 			}
 		case beForms[w.low]:
 			if g.be < 0 {

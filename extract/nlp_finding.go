@@ -40,8 +40,10 @@ func (c *clause) classify() string {
 		return "" // someone else's doings, but for decisions
 	case (g.future || g.intent || g.duty) && (choiceVerbs[g.stem] || verbIs(g.stem, "go") && next == "with") && !g.past:
 		return engram.MemoryDecision
+	case g.tentative && !g.intent && !g.perfect && !g.neg && g.main >= 0 && !mentalVerbs[g.stem] && !presentMentalVerbs[g.stem] && c.kind != subjMine:
+		return engram.MemoryPlan // "I might visit my aunt": a plan not yet sure, said as one
 	case g.weak && !g.intent:
-		return "" // "I could", "I might", "I would"
+		return "" // "I could", "I would", "I might have"
 	case g.attempt && (g.past || g.perfect) && !g.neg,
 		verbIs(g.stem, "try") && (g.past || g.perfect) && !g.neg && next != "" && c.compA < c.compB && ws[c.compA].tag == "VBG":
 		return engram.MemoryEvent // "I tried to call them", "I tried calling them": an attempt is something done
