@@ -390,8 +390,16 @@ func forcedVerbTag(w word) string {
 func droppedSubjectVerb(ws []word, k, b int) bool {
 	w := ws[k]
 	if beForms[w.low] || haveForms[w.low] || doForms[w.low] {
-		// "Been running longer" is the speaker's; "Been a long road" and
-		// "Had a blast" may be about "it".
+		// "Been running longer" is the speaker's; "Been a long road" may
+		// be about "it". "Had" with an object of its own is the
+		// speaker's doing ("Had pizza for lunch"); before a pronoun or a
+		// verb it asks ("Had you seen it?") or helps. ("Did the kids
+		// go?" asks as often as "Did the laundry" tells: left out.)
+		if w.low == "had" && k+1 < b {
+			n := ws[k+1]
+			return n.tag == "DT" || n.tag == "PRP$" || n.tag == "CD" || isAdjTag(n.tag) && n.low != "to" ||
+				isNounTag(n.tag) && n.tag != "NNP"
+		}
 		return w.low == "been" && k+1 < b && ws[k+1].tag == "VBG"
 	}
 	if affectAdjectives[w.low] {
