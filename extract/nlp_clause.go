@@ -281,6 +281,9 @@ func analyse(ws []word, a, b int, sp speakers) (clause, bool) {
 			return c, false
 		}
 		c.kind, c.subjA, c.subjB, c.subjText, c.implicitParts = subjSelf, k, k, sp.self, true
+		if !isVerbTag(ws[k].tag) {
+			ws[k].tag = forcedVerbTag(ws[k]) // "Ate/NN dinner early": a past form read as a noun
+		}
 		c.prefixA = k
 	}
 	if c.kind == subjLet || c.kind == subjSelf && !c.implicitParts {
