@@ -230,6 +230,9 @@ func parseSentence(s string, ts time.Time, sp speakers) []nlpFinding {
 			continue
 		}
 		c.s = s
+		if h, ok := hedgedPlan(c, sn.b, sp); ok {
+			c = h
+		}
 		why := ""
 		if i+1 < len(spans) && spans[i+1].reason {
 			r := spans[i+1]
@@ -240,6 +243,35 @@ func parseSentence(s string, ts time.Time, sp speakers) []nlpFinding {
 		}
 	}
 	return out
+}
+
+// hedgeVerbs put a hedge before a statement: "I think", "I guess".
+var hedgeVerbs = stemSet("think guess suppose", false)
+
+// hedgedPlan reads "I think I'm going to sell it" as the plan it hedges:
+// a hedge of the speaker's, in the present, whose clause is a plan of the
+// speaker's own. What else a hedge embeds is an opinion and stays out.
+func hedgedPlan(c clause, b int, sp speakers) (clause, bool) {
+	g := c.vg
+	if c.kind != subjSelf || c.implicitParts || !hedgeVerbs[g.stem] || g.past || g.perfect || g.neg || g.future || g.weak || g.intent || g.duty {
+		return c, false
+	}
+	k := c.compA
+	if k < b && c.ws[k].low == "that" {
+		k++
+	}
+	if k >= b || c.ws[k].text != "I" {
+		return c, false
+	}
+	h, ok := analyse(c.ws, k, b, sp)
+	if !ok || h.kind != subjSelf {
+		return c, false
+	}
+	h.s = c.s
+	if h.classify() != engram.MemoryPlan {
+		return c, false
+	}
+	return h, true
 }
 
 // analyse finds the subject and the verb group of the clause [a, b).
