@@ -153,7 +153,15 @@ var linkingVerbs = stemSet("feel stay seem look sound become get keep remain gro
 // affectNext reports whether the complement opens with a word of feeling.
 func (c *clause) affectNext() bool {
 	k := skipIntensifiers(c.ws, c.compA, c.compB)
-	return k < c.compB && affectAdjectives[c.ws[k].low]
+	if k >= c.compB || !affectAdjectives[c.ws[k].low] {
+		return false
+	}
+	// A particle before a preposition moves, it does not feel: "I got
+	// back from the dentist", "we got in to the city".
+	if t := c.ws[k].tag; (t == "RB" || t == "RP" || t == "IN") && k+1 < c.compB && (c.ws[k+1].tag == "IN" || c.ws[k+1].tag == "TO") {
+		return false
+	}
+	return true
 }
 
 // contentful reports whether the complement holds something to remember: a
