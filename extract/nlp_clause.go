@@ -368,6 +368,9 @@ func adverbial(ws []word, a, b int) bool {
 	if _, ok := timeexpr.Suffix(pre, timeSuffixDay); ok || planPeriod.MatchString(pre) || everyPeriod.MatchString(pre) {
 		return true
 	}
+	if timePhrase(ws, a, b) {
+		return true
+	}
 	// A prepositional phrase: "In the end,", "After a long call".
 	if ws[a].tag != "IN" || ws[a].low == "that" || ws[a].low == "if" || ws[a].low == "because" {
 		return false
@@ -378,6 +381,26 @@ func adverbial(ws []word, a, b int) bool {
 		}
 	}
 	return true
+}
+
+// timePhrase reports whether words [a, b) are a noun phrase of time used
+// as an adverb, as English does without a preposition: "The other day",
+// "A couple of weeks earlier", "That night". Such a phrase is determined
+// (an article, a demonstrative, a number); "Good morning" greets.
+func timePhrase(ws []word, a, b int) bool {
+	when, det := false, false
+	for k := a; k < b; k++ {
+		switch t := ws[k].tag; {
+		case timeWords[ws[k].low] && isNounTag(t):
+			when = true
+		case t == "DT" || t == "CD":
+			det = true
+		case isAdjTag(t) || t == "NN" || t == "NNS" || t == "RB" || t == "RBR" || t == ",", ws[k].low == "of":
+		default:
+			return false
+		}
+	}
+	return when && det
 }
 
 // finiteVerb reports whether words [a, b) hold a verb with a tense or a

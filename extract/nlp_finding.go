@@ -374,7 +374,7 @@ func (c *clause) text(s string, sp speakers, group string) string {
 	// A time before the subject ("Last Friday, I went ...") goes to the end.
 	if c.prefixA < c.subjA {
 		pre := strings.TrimRight(strings.TrimSpace(s[ws[c.prefixA].start:ws[c.subjA-1].end]), ",;: ")
-		if _, ok := timeexpr.Suffix(pre, timeSuffixDay); ok && pre != "" || everyPeriod.MatchString(pre) {
+		if _, ok := timeexpr.Suffix(pre, timeSuffixDay); ok && pre != "" || everyPeriod.MatchString(pre) || timePhrase(ws, c.prefixA, c.subjA) {
 			out += " " + lowerFirst(pre)
 		} else if m := planPeriod.FindStringSubmatch(pre); m != nil {
 			out += " " + strings.ToLower(m[1])
