@@ -413,8 +413,8 @@ func agree(w word) string {
 	case "do":
 		return "does"
 	}
-	if base, ok := irregularPast[w.low]; ok && base != w.low || strings.HasSuffix(w.low, "ed") {
-		return w.text // "built", "started": tagged VBP at times
+	if base, ok := irregularPast[w.low]; ok && base != w.low || strings.HasSuffix(w.low, "ed") && !strings.HasSuffix(w.low, "eed") {
+		return w.text // "built", "started": tagged VBP at times; "need" and "feed" are no past
 	}
 	if w.tag == "VBP" || w.tag == "VB" {
 		return thirdSingular(w.low)
