@@ -221,9 +221,15 @@ func parseSentence(s string, ts time.Time, sp speakers) []nlpFinding {
 	}
 	var out []nlpFinding
 	spans := splitWords(ws)
+	cond := false // the span before is a condition: "if I don't, I'll ..."
 	for i, sn := range spans {
 		if sn.reason {
 			continue
+		}
+		after := cond
+		cond, sn.b = conditionAt(ws, sn.a, sn.b)
+		if after {
+			continue // the consequence of a condition is no fact
 		}
 		c, ok := analyse(ws, sn.a, sn.b, sp)
 		if !ok {
@@ -243,6 +249,31 @@ func parseSentence(s string, ts time.Time, sp speakers) []nlpFinding {
 		}
 	}
 	return out
+}
+
+// conditionAt reports whether the clause [a, b) ends in a condition whose
+// consequence follows: it opens with "if" or "unless" (after discourse
+// words and adverbs: "Maybe if"), or a comma closes an "if" clause after a comma inside it ("I
+// need sleep, if I don't, I'll ..."). end is where the clause's own
+// statement ends: b, or the comma before that "if".
+func conditionAt(ws []word, a, b int) (cond bool, end int) {
+	for k := a; k < b; k++ {
+		if ws[k].low == "if" || ws[k].low == "unless" {
+			return true, b
+		}
+		if !(ws[k].tag == "UH" || ws[k].tag == "," || ws[k].tag == "CC" || ws[k].tag == "RB" || discourseWords[ws[k].low] && ws[k].text != "I") {
+			break
+		}
+	}
+	if b >= len(ws) || ws[b].tag != "," {
+		return false, b
+	}
+	for k := b - 1; k > a+1 && ws[k].tag != ","; k-- {
+		if (ws[k].low == "if" || ws[k].low == "unless") && ws[k-1].tag == "," {
+			return true, k - 1
+		}
+	}
+	return false, b
 }
 
 // hedgeVerbs put a hedge before a statement: "I think", "I guess".
