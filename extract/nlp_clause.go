@@ -253,9 +253,9 @@ func parseSentence(s string, ts time.Time, sp speakers) []nlpFinding {
 
 // conditionAt reports whether the clause [a, b) ends in a condition whose
 // consequence follows: it opens with "if" or "unless" (after discourse
-// words and adverbs: "Maybe if"), or a comma closes an "if" clause after a comma inside it ("I
-// need sleep, if I don't, I'll ..."). end is where the clause's own
-// statement ends: b, or the comma before that "if".
+// words and adverbs: "Maybe if"), or it holds an "if" clause between two
+// commas ("I need sleep, if I don't, I'll ..."). end is where the clause's
+// own statement ends: b, or the comma before that "if".
 func conditionAt(ws []word, a, b int) (cond bool, end int) {
 	for k := a; k < b; k++ {
 		if ws[k].low == "if" || ws[k].low == "unless" {

@@ -45,7 +45,7 @@ func (c *clause) classify() string {
 	case g.weak && !g.intent:
 		return "" // "I could", "I would", "I might have"
 	case g.attempt && (g.past || g.perfect) && !g.neg,
-		verbIs(g.stem, "try") && (g.past || g.perfect) && !g.neg && next != "" && c.compA < c.compB && ws[c.compA].tag == "VBG":
+		verbIs(g.stem, "try") && (g.past || g.perfect) && !g.neg && c.compA < c.compB && ws[c.compA].tag == "VBG":
 		return engram.MemoryEvent // "I tried to call them", "I tried calling them": an attempt is something done
 	case g.intent && g.past:
 		return "" // "I wanted to": what was meant, not what is
