@@ -138,6 +138,11 @@ func splitWords(ws []word) []span {
 			}
 		case (w.tag == "CC" || w.low == "so") && k > a && startsClause(ws, k+1) && hasVerb(ws, a, k):
 			cut(k, k+1, false) // not in a subject: "my kids and I went"
+		case w.text == "I" && k > a && interjections[ws[k-1].low] && startsClause(ws, k):
+			// Chat ends a sentence with "lol" or "haha" as with a full
+			// stop: "it was ok lol I went home early". The interjection
+			// belongs to neither.
+			cut(k-1, k, false)
 		}
 	}
 	cut(len(ws), len(ws), false)
@@ -201,6 +206,8 @@ type verbGroup struct {
 	neg, future, weak, duty, intent  bool
 	past, perfect, progressive, pass bool
 	habit                            bool
+	attempt                          bool   // the intent is "try to": once past, it was done
+	tentative                        bool   // "might", "may": a plan not yet sure
 	stem                             string // the main verb's stem (verbStem)
 }
 
@@ -214,15 +221,24 @@ func parseSentence(s string, ts time.Time, sp speakers) []nlpFinding {
 	}
 	var out []nlpFinding
 	spans := splitWords(ws)
+	cond := false // the span before is a condition: "if I don't, I'll ..."
 	for i, sn := range spans {
 		if sn.reason {
 			continue
+		}
+		after := cond
+		cond, sn.b = conditionAt(ws, sn.a, sn.b)
+		if after {
+			continue // the consequence of a condition is no fact
 		}
 		c, ok := analyse(ws, sn.a, sn.b, sp)
 		if !ok {
 			continue
 		}
 		c.s = s
+		if h, ok := hedgedPlan(c, sn.b, sp); ok {
+			c = h
+		}
 		why := ""
 		if i+1 < len(spans) && spans[i+1].reason {
 			r := spans[i+1]
@@ -233,6 +249,60 @@ func parseSentence(s string, ts time.Time, sp speakers) []nlpFinding {
 		}
 	}
 	return out
+}
+
+// conditionAt reports whether the clause [a, b) ends in a condition whose
+// consequence follows: it opens with "if" or "unless" (after discourse
+// words and adverbs: "Maybe if"), or it holds an "if" clause between two
+// commas ("I need sleep, if I don't, I'll ..."). end is where the clause's
+// own statement ends: b, or the comma before that "if".
+func conditionAt(ws []word, a, b int) (cond bool, end int) {
+	for k := a; k < b; k++ {
+		if ws[k].low == "if" || ws[k].low == "unless" {
+			return true, b
+		}
+		if !(ws[k].tag == "UH" || ws[k].tag == "," || ws[k].tag == "CC" || ws[k].tag == "RB" || discourseWords[ws[k].low] && ws[k].text != "I") {
+			break
+		}
+	}
+	if b >= len(ws) || ws[b].tag != "," {
+		return false, b
+	}
+	for k := b - 1; k > a+1 && ws[k].tag != ","; k-- {
+		if (ws[k].low == "if" || ws[k].low == "unless") && ws[k-1].tag == "," {
+			return true, k - 1
+		}
+	}
+	return false, b
+}
+
+// hedgeVerbs put a hedge before a statement: "I think", "I guess".
+var hedgeVerbs = stemSet("think guess suppose", false)
+
+// hedgedPlan reads "I think I'm going to sell it" as the plan it hedges:
+// a hedge of the speaker's, in the present, whose clause is a plan of the
+// speaker's own. What else a hedge embeds is an opinion and stays out.
+func hedgedPlan(c clause, b int, sp speakers) (clause, bool) {
+	g := c.vg
+	if c.kind != subjSelf || c.implicitParts || !hedgeVerbs[g.stem] || g.past || g.perfect || g.neg || g.future || g.weak || g.intent || g.duty {
+		return c, false
+	}
+	k := c.compA
+	if k < b && c.ws[k].low == "that" {
+		k++
+	}
+	if k >= b || c.ws[k].text != "I" {
+		return c, false
+	}
+	h, ok := analyse(c.ws, k, b, sp)
+	if !ok || h.kind != subjSelf {
+		return c, false
+	}
+	h.s = c.s
+	if h.classify() != engram.MemoryPlan {
+		return c, false
+	}
+	return h, true
 }
 
 // analyse finds the subject and the verb group of the clause [a, b).
@@ -260,8 +330,8 @@ func analyse(ws []word, a, b int, sp speakers) (clause, bool) {
 			}
 			break
 		}
-		if isVerbTag(ws[j].tag) || ws[j].tag == "MD" {
-			break
+		if isVerbTag(ws[j].tag) && ws[j].tag != "VBG" && ws[j].tag != "VBN" || ws[j].tag == "MD" {
+			break // a participle may open a phrase before the subject: "Speaking of rain, I ..."
 		}
 	}
 	if c.kind == subjNone {
@@ -274,6 +344,9 @@ func analyse(ws []word, a, b int, sp speakers) (clause, bool) {
 			return c, false
 		}
 		c.kind, c.subjA, c.subjB, c.subjText, c.implicitParts = subjSelf, k, k, sp.self, true
+		if !isVerbTag(ws[k].tag) {
+			ws[k].tag = forcedVerbTag(ws[k]) // "Ate/NN dinner early": a past form read as a noun
+		}
 		c.prefixA = k
 	}
 	if c.kind == subjLet || c.kind == subjSelf && !c.implicitParts {
@@ -317,7 +390,16 @@ func adverbial(ws []word, a, b int) bool {
 		pre += " " + ws[k].text
 	}
 	pre = strings.TrimRight(pre, " ,:")
+	if ws[b-1].tag == "," && !finiteVerb(ws, a, b) {
+		// A phrase without a finite verb set off by a comma is fronted, not
+		// a clause of its own: a topic ("As for me,", "Me,"), a participle
+		// ("Speaking of rain,", "Done with work,") or a preposition's phrase.
+		return true
+	}
 	if _, ok := timeexpr.Suffix(pre, timeSuffixDay); ok || planPeriod.MatchString(pre) || everyPeriod.MatchString(pre) {
+		return true
+	}
+	if timePhrase(ws, a, b) {
 		return true
 	}
 	// A prepositional phrase: "In the end,", "After a long call".
@@ -331,6 +413,44 @@ func adverbial(ws []word, a, b int) bool {
 	}
 	return true
 }
+
+// timePhrase reports whether words [a, b) are a noun phrase of time used
+// as an adverb, as English does without a preposition: "The other day",
+// "A couple of weeks earlier", "That night". Such a phrase is determined
+// (an article, a demonstrative, a number); "Good morning" greets.
+func timePhrase(ws []word, a, b int) bool {
+	when, det := false, false
+	for k := a; k < b; k++ {
+		switch t := ws[k].tag; {
+		case timeWords[ws[k].low] && isNounTag(t):
+			when = true
+		case t == "DT" || t == "CD":
+			det = true
+		case isAdjTag(t) || t == "NN" || t == "NNS" || t == "RB" || t == "RBR" || t == ",", ws[k].low == "of":
+		default:
+			return false
+		}
+	}
+	return when && det
+}
+
+// finiteVerb reports whether words [a, b) hold a verb with a tense or a
+// modal, or a subject pronoun: a clause of their own.
+func finiteVerb(ws []word, a, b int) bool {
+	for k := a; k < b; k++ {
+		switch t := ws[k].tag; {
+		case t == "VBD" || t == "VBZ" || t == "VBP" || t == "MD" || t == "VB":
+			return true
+		case subjectPronouns[ws[k].low] && ws[k].tag == "PRP":
+			return true
+		}
+	}
+	return false
+}
+
+// subjectPronouns are the pronouns of a subject, which a clause has and a
+// phrase has not.
+var subjectPronouns = wordSet("i we you he she they it")
 
 // isWordText reports whether s is a word of letters.
 func isWordText(s string) bool {
@@ -359,8 +479,16 @@ func forcedVerbTag(w word) string {
 func droppedSubjectVerb(ws []word, k, b int) bool {
 	w := ws[k]
 	if beForms[w.low] || haveForms[w.low] || doForms[w.low] {
-		// "Been running longer" is the speaker's; "Been a long road" and
-		// "Had a blast" may be about "it".
+		// "Been running longer" is the speaker's; "Been a long road" may
+		// be about "it". "Had" with an object of its own is the
+		// speaker's doing ("Had pizza for lunch"); before a pronoun or a
+		// verb it asks ("Had you seen it?") or helps. ("Did the kids
+		// go?" asks as often as "Did the laundry" tells: left out.)
+		if w.low == "had" && k+1 < b {
+			n := ws[k+1]
+			return n.tag == "DT" || n.tag == "PRP$" || n.tag == "CD" || isAdjTag(n.tag) && n.low != "to" ||
+				isNounTag(n.tag) && n.tag != "NNP"
+		}
 		return w.low == "been" && k+1 < b && ws[k+1].tag == "VBG"
 	}
 	if affectAdjectives[w.low] {
@@ -523,6 +651,7 @@ loop:
 				g.duty = true
 			case weakMD[w.low]:
 				g.weak = true
+				g.tentative = w.low == "might" || w.low == "may"
 			}
 		case beForms[w.low]:
 			if g.be < 0 {
@@ -566,12 +695,21 @@ loop:
 			k++
 		case isVerbTag(w.tag) && intentVerbs[verbStem(w.low)] && k+2 < b && ws[k+1].low == "to" && (ws[k+2].tag == "VB" || ws[k+2].tag == "VBP"):
 			g.intent = true
+			g.attempt = verbIs(verbStem(w.low), "try")
 			if (w.tag == "VBD" || w.tag == "VBN" && g.have < 0) && g.be < 0 {
 				g.past = true // "I wanted to": a past wish, no plan
 			}
 			k++
 		case (w.low == "like" || w.low == "love") && g.weak && k+2 < b && ws[k+1].low == "to":
 			g.intent, g.weak = true, false // "I would like to", "I'd love to"
+			k++
+		case isVerbTag(w.tag) && verbIs(verbStem(w.low), "plan") && k+2 < b && ws[k+1].low == "on" && ws[k+2].tag == "VBG":
+			// "I'm planning on moving": "plan on" takes a gerund where
+			// "plan to" takes the base form; the gerund is the main verb.
+			g.intent = true
+			if (w.tag == "VBD" || w.tag == "VBN" && g.have < 0) && g.be < 0 {
+				g.past = true
+			}
 			k++
 		case (w.low == "thinking" || w.low == "dreaming") && k+1 < b && (ws[k+1].low == "of" || ws[k+1].low == "about") && k+2 < b && ws[k+2].tag == "VBG":
 			g.intent = true

@@ -40,8 +40,13 @@ func (c *clause) classify() string {
 		return "" // someone else's doings, but for decisions
 	case (g.future || g.intent || g.duty) && (choiceVerbs[g.stem] || verbIs(g.stem, "go") && next == "with") && !g.past:
 		return engram.MemoryDecision
+	case g.tentative && !g.intent && !g.perfect && !g.neg && g.main >= 0 && !mentalVerbs[g.stem] && !presentMentalVerbs[g.stem] && c.kind != subjMine:
+		return engram.MemoryPlan // "I might visit my aunt": a plan not yet sure, said as one
 	case g.weak && !g.intent:
-		return "" // "I could", "I might", "I would"
+		return "" // "I could", "I would", "I might have"
+	case g.attempt && (g.past || g.perfect) && !g.neg,
+		verbIs(g.stem, "try") && (g.past || g.perfect) && !g.neg && c.compA < c.compB && ws[c.compA].tag == "VBG":
+		return engram.MemoryEvent // "I tried to call them", "I tried calling them": an attempt is something done
 	case g.intent && g.past:
 		return "" // "I wanted to": what was meant, not what is
 	case g.duty && g.past:
@@ -148,7 +153,15 @@ var linkingVerbs = stemSet("feel stay seem look sound become get keep remain gro
 // affectNext reports whether the complement opens with a word of feeling.
 func (c *clause) affectNext() bool {
 	k := skipIntensifiers(c.ws, c.compA, c.compB)
-	return k < c.compB && affectAdjectives[c.ws[k].low]
+	if k >= c.compB || !affectAdjectives[c.ws[k].low] {
+		return false
+	}
+	// A particle before a preposition moves, it does not feel: "I got
+	// back from the dentist", "we got in to the city".
+	if t := c.ws[k].tag; (t == "RB" || t == "RP" || t == "IN") && k+1 < c.compB && (c.ws[k+1].tag == "IN" || c.ws[k+1].tag == "TO") {
+		return false
+	}
+	return true
 }
 
 // contentful reports whether the complement holds something to remember: a
@@ -361,7 +374,7 @@ func (c *clause) text(s string, sp speakers, group string) string {
 	// A time before the subject ("Last Friday, I went ...") goes to the end.
 	if c.prefixA < c.subjA {
 		pre := strings.TrimRight(strings.TrimSpace(s[ws[c.prefixA].start:ws[c.subjA-1].end]), ",;: ")
-		if _, ok := timeexpr.Suffix(pre, timeSuffixDay); ok && pre != "" || everyPeriod.MatchString(pre) {
+		if _, ok := timeexpr.Suffix(pre, timeSuffixDay); ok && pre != "" || everyPeriod.MatchString(pre) || timePhrase(ws, c.prefixA, c.subjA) {
 			out += " " + lowerFirst(pre)
 		} else if m := planPeriod.FindStringSubmatch(pre); m != nil {
 			out += " " + strings.ToLower(m[1])
@@ -400,8 +413,8 @@ func agree(w word) string {
 	case "do":
 		return "does"
 	}
-	if base, ok := irregularPast[w.low]; ok && base != w.low || strings.HasSuffix(w.low, "ed") {
-		return w.text // "built", "started": tagged VBP at times
+	if base, ok := irregularPast[w.low]; ok && base != w.low || strings.HasSuffix(w.low, "ed") && !strings.HasSuffix(w.low, "eed") {
+		return w.text // "built", "started": tagged VBP at times; "need" and "feed" are no past
 	}
 	if w.tag == "VBP" || w.tag == "VB" {
 		return thirdSingular(w.low)

@@ -174,10 +174,11 @@ const maxActionWords = 5
 // adoption agencies" is (S, applied_to, two adoption agencies), "I'm going
 // to make tomato soup" (S, plans_to_make, tomato soup). The object must
 // hold a noun that names something ("had a great time" holds none), and a
-// thinking verb makes no action.
+// thinking verb makes no action, nor does a habit given up ("I used to
+// play tennis" says nothing of now).
 func (c *clause) actionRelation(S string) *engram.Relation {
 	g, ws := c.vg, c.ws
-	if c.kind != subjSelf || g.main < 0 || g.neg || mentalVerbs[g.stem] || presentMentalVerbs[g.stem] ||
+	if c.kind != subjSelf || g.main < 0 || g.neg || g.attempt || g.habit && g.past || mentalVerbs[g.stem] || presentMentalVerbs[g.stem] ||
 		c.typ != engram.MemoryEvent && c.typ != engram.MemoryPlan && c.typ != engram.MemoryFact {
 		return nil
 	}
@@ -199,6 +200,9 @@ func (c *clause) actionRelation(S string) *engram.Relation {
 		return nil
 	}
 	if c.typ == engram.MemoryPlan {
+		if ws[g.main].tag == "VBG" {
+			return nil // "planning on buying": the predicate would need the base form, which a suffix does not give
+		}
 		verb = "plans_to_" + verb
 	}
 	x := stripArticle(object(S, c.s[ws[k].start:ws[e-1].end]))

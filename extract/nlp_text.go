@@ -21,7 +21,7 @@ var (
 	capIllRe      = regexp.MustCompile(`\bIll\b`)
 	negationRe    = regexp.MustCompile(`(?i)\b(can|won|shan|ain|[a-z]+)'?n't\b`)
 	informalRe    = regexp.MustCompile(`(?i)(?:\b|')(?:gonna|wanna|gotta|kinda|sorta|tryna|outta|lemme|dunno|gimme|cause|cuz|coz|cos|em|i|` +
-		`im|ive|dont|didnt|doesnt|isnt|wasnt|wont|cant|couldnt|wouldnt|shouldnt|havent|hasnt|hadnt|arent|werent|youre|theyre|thats|whats|idk|alot)\b`)
+		`im|iam|ive|dont|didnt|doesnt|isnt|wasnt|wont|cant|couldnt|wouldnt|shouldnt|havent|hasnt|hadnt|arent|werent|youre|theyre|thats|whats|idk|alot)\b`)
 	// hadNext are the words after "'d" that make it "had": "I'd been".
 	hadNext = regexp.MustCompile(`^\s+(?:been|had|gone|done|seen|got|gotten|never|already|just|better)\b`)
 )
@@ -33,7 +33,7 @@ var informal = map[string]string{"gonna": "going to", "wanna": "want to", "gotta
 	// that are words of their own ("well", "id", "ill", "lets", "hell",
 	// "shell") are left alone; "wont" is far more often "won't" in a chat
 	// than the noun.
-	"im": "I am", "ive": "I have", "dont": "do not", "didnt": "did not", "doesnt": "does not", "isnt": "is not",
+	"im": "I am", "iam": "I am", "ive": "I have", "dont": "do not", "didnt": "did not", "doesnt": "does not", "isnt": "is not",
 	"wasnt": "was not", "wont": "will not", "cant": "can not", "couldnt": "could not", "wouldnt": "would not", "shouldnt": "should not",
 	"havent": "have not", "hasnt": "has not", "hadnt": "had not", "arent": "are not", "werent": "were not",
 	"youre": "you are", "theyre": "they are", "thats": "that is", "whats": "what is", "idk": "I do not know", "alot": "a lot"}

@@ -18,6 +18,11 @@ var discourseWords = wordSet("oh ah aw aww awww wow whoa woah yeah yea yes yep y
 	"sure right cool great nice awesome thanks thank man dude oops ugh yay now then still luckily unfortunately " +
 	"fortunately sadly thankfully hopefully guess fyi tbh imo imho ps")
 
+// interjections stand alone, outside any clause: in chat they close a
+// sentence as a full stop does ("fun day lol I slept all afternoon").
+var interjections = wordSet("oh ah aw aww wow whoa woah yeah yea yes yep yup nope nah ok okay lol lmao haha hah hehe " +
+	"omg um uh hmm oops ugh yay tbh idk btw")
+
 // leadAdverbs may stand before a verb whose subject is dropped, "just got
 // back", and are left out of the memory's text there.
 var leadAdverbs = wordSet("just finally recently also really actually already lately still even")
@@ -191,7 +196,7 @@ func verbForms(base string) []string {
 // one by one (verbIs).
 var lemmaStems = func() map[string]map[string]bool {
 	m := map[string]map[string]bool{}
-	for _, l := range strings.Fields("love live move relocate work have decide agree settle go opt choose pick wait thank use get land") {
+	for _, l := range strings.Fields("love live move relocate work have decide agree settle go opt choose pick wait thank use get land plan try") {
 		m[l] = stemSet(l, true)
 	}
 	return m
