@@ -1,10 +1,8 @@
 package engine_test
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -14,39 +12,6 @@ import (
 	"github.com/engram-dev/engram/engine"
 	"github.com/engram-dev/engram/internal/testutil"
 )
-
-// findCheck returns the first check of rep of name with status whose
-// finding holds every one of words.
-func findCheck(rep engram.DoctorReport, name, status string, words ...string) (engram.DoctorCheck, bool) {
-next:
-	for _, c := range rep.Checks {
-		if c.Name != name || c.Status != status {
-			continue
-		}
-		for _, w := range words {
-			if !strings.Contains(c.Finding, w) {
-				continue next
-			}
-		}
-		return c, true
-	}
-	return engram.DoctorCheck{}, false
-}
-
-// mustFindCheck fails the test unless rep has the check (findCheck), and
-// returns it.
-func mustFindCheck(t *testing.T, rep engram.DoctorReport, name, status string, words ...string) engram.DoctorCheck {
-	t.Helper()
-	if c, ok := findCheck(rep, name, status, words...); ok {
-		return c
-	}
-	var b strings.Builder
-	for _, c := range rep.Checks {
-		fmt.Fprintf(&b, "%-4s %s: %s [fix: %s]\n", strings.ToUpper(c.Status), c.Name, c.Finding, c.Fix)
-	}
-	t.Fatalf("doctor: no %s check %q with %q in:\n%s", status, name, words, b.String())
-	return engram.DoctorCheck{}
-}
 
 // TestForgetAndRedactInChroma forgets a turn and redacts another on a home
 // whose vector index is the shared Chroma test server: the forgotten
