@@ -3,7 +3,6 @@ package engine_test
 import (
 	"database/sql"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,8 +12,6 @@ import (
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/engine"
 	"github.com/engram-dev/engram/internal/testutil"
-
-	_ "modernc.org/sqlite" // the palace's driver, to damage palace.db as a disk or a bug would
 )
 
 // vectorTurns are three turns as `engram ingest` reads them.
@@ -69,91 +66,15 @@ func doctor(t *testing.T, cfg engine.Config, failed bool) engram.DoctorReport {
 	t.Helper()
 	rep := engine.DoctorHome(t.Context(), cfg, quiet())
 	if rep.Failed() != failed {
-		t.Fatalf("doctor: failed %v, want %v:\n%s", rep.Failed(), failed, reportText(rep))
+		t.Fatalf("doctor: failed %v, want %v:\n%s", rep.Failed(), failed, testutil.ReportText(rep))
 	}
 	return rep
 }
 
-// reportText is rep a line a check, for a test's failure.
-func reportText(rep engram.DoctorReport) string {
-	var b strings.Builder
-	for _, c := range rep.Checks {
-		fmt.Fprintf(&b, "%-4s %s: %s", strings.ToUpper(c.Status), c.Name, c.Finding)
-		if c.Fix != "" {
-			fmt.Fprintf(&b, " [fix: %s]", c.Fix)
-		}
-		b.WriteByte('\n')
-	}
-	return b.String()
-}
-
-// findCheck returns the first check of rep of name with status whose
-// finding holds every one of words.
-func findCheck(rep engram.DoctorReport, name, status string, words ...string) (engram.DoctorCheck, bool) {
-next:
-	for _, c := range rep.Checks {
-		if c.Name != name || c.Status != status {
-			continue
-		}
-		for _, w := range words {
-			if !strings.Contains(c.Finding, w) {
-				continue next
-			}
-		}
-		return c, true
-	}
-	return engram.DoctorCheck{}, false
-}
-
-// mustFindCheck fails the test unless rep has the check (findCheck), and
-// returns it.
-func mustFindCheck(t *testing.T, rep engram.DoctorReport, name, status string, words ...string) engram.DoctorCheck {
-	t.Helper()
-	if c, ok := findCheck(rep, name, status, words...); ok {
-		return c
-	}
-	t.Fatalf("doctor: no %s check %q with %q in:\n%s", status, name, words, reportText(rep))
-	return engram.DoctorCheck{}
-}
-
-// openPalaceDB opens a home's palace.db behind engram's back, the way an
-// operator's sqlite3 would, also while an engine has it open.
+// openPalaceDB opens a home's palace.db behind engram's back.
 func openPalaceDB(t *testing.T, home string) *sql.DB {
 	t.Helper()
-	u := url.URL{Scheme: "file", Path: filepath.Join(home, engine.PalaceFile)}
-	db, err := sql.Open("sqlite", u.String()+"?_pragma=busy_timeout(10000)")
-	if err != nil {
-		t.Fatal(err)
-	}
-	db.SetMaxOpenConns(1)
-	t.Cleanup(func() { db.Close() })
-	return db
-}
-
-func mustExecDB(t *testing.T, db *sql.DB, q string, args ...any) int64 {
-	t.Helper()
-	res, err := db.Exec(q, args...)
-	if err != nil {
-		t.Fatalf("%s: %v", q, err)
-	}
-	n, _ := res.RowsAffected()
-	return n
-}
-
-// dayFiles lists the archive's day files.
-func dayFiles(t *testing.T, home string) []string {
-	t.Helper()
-	var out []string
-	err := filepath.WalkDir(filepath.Join(home, engine.ArchiveDir), func(p string, d os.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".jsonl") {
-			out = append(out, p)
-		}
-		return err
-	})
-	if err != nil || len(out) == 0 {
-		t.Fatalf("day files: %v %v", out, err)
-	}
-	return out
+	return testutil.OpenSQLite(t, filepath.Join(home, engine.PalaceFile))
 }
 
 // TestDoctorCleanHome: a fresh home passes every check but the jobs, which
@@ -162,11 +83,11 @@ func TestDoctorCleanHome(t *testing.T) {
 	cfg := ingestHome(t, filepath.Join(t.TempDir(), "home"), vectorTurns)
 	rep := doctor(t, cfg, false)
 	for _, name := range []string{"archive", "sqlite", "index", "vectors", "vector-memory"} {
-		mustFindCheck(t, rep, name, "ok")
+		testutil.MustFindCheck(t, rep, name, "ok")
 	}
-	mustFindCheck(t, rep, "archive", "ok", "3 turns")
-	mustFindCheck(t, rep, "vectors", "ok", "builtin-", "3 vectors")
-	if c := mustFindCheck(t, rep, "jobs", "warn", "never ran"); c.Fix != "engram jobs run --due" {
+	testutil.MustFindCheck(t, rep, "archive", "ok", "3 turns")
+	testutil.MustFindCheck(t, rep, "vectors", "ok", "builtin-", "3 vectors")
+	if c := testutil.MustFindCheck(t, rep, "jobs", "warn", "never ran"); c.Fix != "engram jobs run --due" {
 		t.Errorf("jobs fix: %q", c.Fix)
 	}
 	if rep.Status != "warn" {
@@ -179,7 +100,7 @@ func TestDoctorCleanHome(t *testing.T) {
 func TestDoctorArchive(t *testing.T) {
 	home := filepath.Join(t.TempDir(), "home")
 	cfg := ingestHome(t, home, vectorTurns)
-	day := dayFiles(t, home)[0]
+	day := testutil.DayFiles(t, home)[0]
 
 	// A crash mid-write leaves a line without its newline: recovery moves
 	// it to quarantine at the next open.
@@ -192,11 +113,11 @@ func TestDoctorArchive(t *testing.T) {
 	}
 	f.Close()
 	rep := doctor(t, cfg, false)
-	c := mustFindCheck(t, rep, "archive", "warn", "quarantine", filepath.Join(home, "archive", "quarantine"))
+	c := testutil.MustFindCheck(t, rep, "archive", "warn", "quarantine", filepath.Join(home, "archive", "quarantine"))
 	if !strings.HasPrefix(c.Fix, "rm "+filepath.Join(home, "archive", "quarantine")) {
 		t.Errorf("torn line fix: %q", c.Fix)
 	}
-	mustFindCheck(t, rep, "archive", "ok", "3 turns")
+	testutil.MustFindCheck(t, rep, "archive", "ok", "3 turns")
 
 	// A bit flipped in a committed line: its checksum no longer matches.
 	b, err := os.ReadFile(day)
@@ -212,18 +133,18 @@ func TestDoctorArchive(t *testing.T) {
 		t.Fatal(err)
 	}
 	rep = doctor(t, cfg, true)
-	c = mustFindCheck(t, rep, "archive", "fail", "1 damaged line", "checksum", "the palace holds the turns of 1")
+	c = testutil.MustFindCheck(t, rep, "archive", "fail", "1 damaged line", "checksum", "the palace holds the turns of 1")
 	if !strings.Contains(c.Fix, "engram repair") || strings.Contains(c.Fix, "backup") {
 		t.Errorf("damaged line fix, the palace holding its turn: %q", c.Fix)
 	}
-	mustFindCheck(t, rep, "index", "ok", "as archived")
+	testutil.MustFindCheck(t, rep, "index", "ok", "as archived")
 
 	// Without the palace's copy only a backup brings the turn back.
 	for _, f := range []string{"palace.db", "palace.db-wal", "palace.db-shm"} {
 		os.Remove(filepath.Join(home, f))
 	}
 	rep = doctor(t, cfg, true)
-	c = mustFindCheck(t, rep, "archive", "fail", "1 damaged line", "checksum")
+	c = testutil.MustFindCheck(t, rep, "archive", "fail", "1 damaged line", "checksum")
 	if !strings.Contains(c.Fix, "from a backup") || !strings.HasSuffix(c.Fix, "engram rebuild") || strings.Contains(c.Fix, "repair") {
 		t.Errorf("damaged line fix, no copy in the palace: %q", c.Fix)
 	}
@@ -240,18 +161,18 @@ func TestDoctorPalace(t *testing.T) {
 	home := filepath.Join(t.TempDir(), "home")
 	cfg := ingestHome(t, home, vectorTurns)
 	db := openPalaceDB(t, home)
-	mustExecDB(t, db, `DELETE FROM turns WHERE seq = 2`)
+	testutil.MustExec(t, db, `DELETE FROM turns WHERE seq = 2`)
 	db.Close()
 	rep := doctor(t, cfg, true)
-	if c := mustFindCheck(t, rep, "index", "fail", "the archive holds 3 turns", "the palace 2"); c.Fix != "engram rebuild" {
+	if c := testutil.MustFindCheck(t, rep, "index", "fail", "the archive holds 3 turns", "the palace 2"); c.Fix != "engram rebuild" {
 		t.Errorf("fix: %q", c.Fix)
 	}
 
 	db = openPalaceDB(t, home)
-	mustExecDB(t, db, `DELETE FROM turns_fts_data WHERE id > 1`)
+	testutil.MustExec(t, db, `DELETE FROM turns_fts_data WHERE id > 1`)
 	db.Close()
 	rep = doctor(t, cfg, true)
-	if c := mustFindCheck(t, rep, "sqlite", "fail", "fts5"); c.Fix != "engram rebuild" {
+	if c := testutil.MustFindCheck(t, rep, "sqlite", "fail", "fts5"); c.Fix != "engram rebuild" {
 		t.Errorf("fix: %q", c.Fix)
 	}
 
@@ -259,7 +180,7 @@ func TestDoctorPalace(t *testing.T) {
 		t.Fatalf("rebuild: %v", err)
 	}
 	rep = doctor(t, cfg, false)
-	mustFindCheck(t, rep, "index", "ok", "3 turns indexed")
+	testutil.MustFindCheck(t, rep, "index", "ok", "3 turns indexed")
 }
 
 // TestDoctorJobs: a failing job fails with `engram jobs run NAME`; one
@@ -288,19 +209,19 @@ func TestDoctorJobs(t *testing.T) {
 	}
 	db := openPalaceDB(t, home)
 	old := time.Now().Add(-72 * time.Hour).UnixNano()
-	if n := mustExecDB(t, db, `UPDATE job_state SET last_success = ?, last_run = ? WHERE name = 'archive-verify'`, old, old); n != 1 {
+	if n := testutil.MustExec(t, db, `UPDATE job_state SET last_success = ?, last_run = ? WHERE name = 'archive-verify'`, old, old); n != 1 {
 		t.Fatalf("archive-verify has no state")
 	}
 	db.Close()
 	rep := doctor(t, cfg, true)
-	if c := mustFindCheck(t, rep, "job vault-reconcile", "fail", "failed 1 time"); c.Fix != "engram jobs run vault-reconcile" {
+	if c := testutil.MustFindCheck(t, rep, "job vault-reconcile", "fail", "failed 1 time"); c.Fix != "engram jobs run vault-reconcile" {
 		t.Errorf("fix: %q", c.Fix)
 	}
-	if c := mustFindCheck(t, rep, "job archive-verify", "warn", "over twice its interval of 24h"); c.Fix != "engram jobs run archive-verify" {
+	if c := testutil.MustFindCheck(t, rep, "job archive-verify", "warn", "over twice its interval of 24h"); c.Fix != "engram jobs run archive-verify" {
 		t.Errorf("fix: %q", c.Fix)
 	}
-	if _, found := findCheck(rep, "jobs", "warn"); found {
-		t.Errorf("every job ran, none is reported as never run:\n%s", reportText(rep))
+	if _, found := testutil.FindCheck(rep, "jobs", "warn"); found {
+		t.Errorf("every job ran, none is reported as never run:\n%s", testutil.ReportText(rep))
 	}
 }
 
@@ -318,37 +239,37 @@ func TestDoctorOllama(t *testing.T) {
 	config(env["ENGRAM_TEST_OLLAMA_HOST"], env["ENGRAM_TEST_OLLAMA_MODEL"], env["ENGRAM_TEST_OLLAMA_CHAT_MODEL"])
 	cfg := ingestHome(t, home, vectorTurns)
 	rep := doctor(t, cfg, false)
-	mustFindCheck(t, rep, "ollama-embedder", "ok", "model "+env["ENGRAM_TEST_OLLAMA_MODEL"], "dimensions")
-	mustFindCheck(t, rep, "ollama-extractor", "ok", "chat model "+env["ENGRAM_TEST_OLLAMA_CHAT_MODEL"])
-	mustFindCheck(t, rep, "vectors", "ok", "ollama:"+env["ENGRAM_TEST_OLLAMA_MODEL"], "3 vectors")
+	testutil.MustFindCheck(t, rep, "ollama-embedder", "ok", "model "+env["ENGRAM_TEST_OLLAMA_MODEL"], "dimensions")
+	testutil.MustFindCheck(t, rep, "ollama-extractor", "ok", "chat model "+env["ENGRAM_TEST_OLLAMA_CHAT_MODEL"])
+	testutil.MustFindCheck(t, rep, "vectors", "ok", "ollama:"+env["ENGRAM_TEST_OLLAMA_MODEL"], "3 vectors")
 
 	cfg = config("127.0.0.1:1", env["ENGRAM_TEST_OLLAMA_MODEL"], env["ENGRAM_TEST_OLLAMA_CHAT_MODEL"])
 	rep = doctor(t, cfg, true)
-	if c := mustFindCheck(t, rep, "ollama-embedder", "fail", "not reachable"); c.Fix != "ollama serve" {
+	if c := testutil.MustFindCheck(t, rep, "ollama-embedder", "fail", "not reachable"); c.Fix != "ollama serve" {
 		t.Errorf("embedder fix: %q", c.Fix)
 	}
-	if c := mustFindCheck(t, rep, "ollama-extractor", "fail", "does not answer"); c.Fix != "ollama serve" {
+	if c := testutil.MustFindCheck(t, rep, "ollama-extractor", "fail", "does not answer"); c.Fix != "ollama serve" {
 		t.Errorf("extractor fix: %q", c.Fix)
 	}
-	if c := mustFindCheck(t, rep, "vectors", "fail", "vector recall is off"); c.Fix != "ollama serve" {
+	if c := testutil.MustFindCheck(t, rep, "vectors", "fail", "vector recall is off"); c.Fix != "ollama serve" {
 		t.Errorf("vectors fix: %q", c.Fix)
 	}
 
 	cfg = config(env["ENGRAM_TEST_OLLAMA_HOST"], env["ENGRAM_TEST_OLLAMA_MODEL"], "no-such-chat-model")
 	rep = doctor(t, cfg, true)
-	if c := mustFindCheck(t, rep, "ollama-extractor", "fail", "no-such-chat-model"); c.Fix != "ollama pull no-such-chat-model" {
+	if c := testutil.MustFindCheck(t, rep, "ollama-extractor", "fail", "no-such-chat-model"); c.Fix != "ollama pull no-such-chat-model" {
 		t.Errorf("extractor fix: %q", c.Fix)
 	}
-	mustFindCheck(t, rep, "ollama-embedder", "ok")
+	testutil.MustFindCheck(t, rep, "ollama-embedder", "ok")
 
 	// The config asks for a model the server lacks: the active vectors stay
 	// in use (a warning names the re-embed), the probe names the pull.
 	cfg = config(env["ENGRAM_TEST_OLLAMA_HOST"], "no-such-embedder", env["ENGRAM_TEST_OLLAMA_CHAT_MODEL"])
 	rep = doctor(t, cfg, true)
-	if c := mustFindCheck(t, rep, "ollama-embedder", "fail", "no-such-embedder"); c.Fix != "ollama pull no-such-embedder" {
+	if c := testutil.MustFindCheck(t, rep, "ollama-embedder", "fail", "no-such-embedder"); c.Fix != "ollama pull no-such-embedder" {
 		t.Errorf("missing embedder fix: %q", c.Fix)
 	}
-	if c := mustFindCheck(t, rep, "vectors", "warn", "engram reembed"); c.Fix != "engram reembed" {
+	if c := testutil.MustFindCheck(t, rep, "vectors", "warn", "engram reembed"); c.Fix != "engram reembed" {
 		t.Errorf("pending fix: %q", c.Fix)
 	}
 }

@@ -82,7 +82,7 @@ func TestForgetAndRedactInChroma(t *testing.T) {
 		h := e.Health(ctx)
 		return h.Vectors != nil && h.Vectors.EmbeddedSeq == 3 && h.Vectors.ChromaLag == 0
 	})
-	mustFindCheck(t, e.Doctor(ctx), "chroma", "ok", "holds the 3 stored vectors")
+	testutil.MustFindCheck(t, e.Doctor(ctx), "chroma", "ok", "holds the 3 stored vectors")
 	if n, err := ix.Count(ctx); err != nil || n != 3 {
 		t.Fatalf("Chroma holds %d vectors (%v), want 3", n, err)
 	}
@@ -111,7 +111,7 @@ func TestForgetAndRedactInChroma(t *testing.T) {
 		t.Error("the redacted turn's old vector is still in Chroma")
 	}
 	rep := e.Doctor(ctx)
-	mustFindCheck(t, rep, "chroma", "ok", "holds the 2 stored vectors")
+	testutil.MustFindCheck(t, rep, "chroma", "ok", "holds the 2 stored vectors")
 	oldAfter, _ := score("c2", old)
 	newAfter, ok := score("c2", redacted)
 	if !ok || newAfter <= oldAfter || newAfter <= newBefore {
@@ -120,7 +120,7 @@ func TestForgetAndRedactInChroma(t *testing.T) {
 	if n, err := ix.Count(ctx); err != nil || n != 2 {
 		t.Errorf("Chroma holds %d vectors (%v), want 2", n, err)
 	}
-	mustFindCheck(t, rep, "chroma", "ok", "none of the 1 forgotten turns")
+	testutil.MustFindCheck(t, rep, "chroma", "ok", "none of the 1 forgotten turns")
 
 	// A forgotten turn's vector back in the collection (a restored Chroma
 	// volume, say) is found by its id, then taken out by the fix named.
@@ -129,12 +129,12 @@ func TestForgetAndRedactInChroma(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := mustFindCheck(t, e.Doctor(ctx), "chroma", "fail", "holds the vectors of 1 forgotten turn (first: c1)")
+	c := testutil.MustFindCheck(t, e.Doctor(ctx), "chroma", "fail", "holds the vectors of 1 forgotten turn (first: c1)")
 	if c.Fix != "engram reindex vectors" {
 		t.Fatalf("the fix of a forgotten turn's vector in Chroma: %q, want engram reindex vectors", c.Fix)
 	}
 	if _, err := e.ReindexVectors(ctx, false, nil); err != nil {
 		t.Fatalf("%s: %v", c.Fix, err)
 	}
-	mustFindCheck(t, e.Doctor(ctx), "chroma", "ok", "holds the 2 stored vectors and none of the 1 forgotten turns")
+	testutil.MustFindCheck(t, e.Doctor(ctx), "chroma", "ok", "holds the 2 stored vectors and none of the 1 forgotten turns")
 }

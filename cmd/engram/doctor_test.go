@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/engram-dev/engram/internal/testutil"
 	_ "modernc.org/sqlite" // the palace's driver, to damage palace.db as a disk or a bug would
 )
 
@@ -136,7 +137,7 @@ func TestDoctorCommand(t *testing.T) {
 
 	// A bit flipped in a committed line: the check fails, and so does the
 	// command.
-	day := dayFiles(t, home)[0]
+	day := testutil.DayFiles(t, home)[0]
 	b, err := os.ReadFile(day)
 	if err != nil {
 		t.Fatal(err)
@@ -166,20 +167,4 @@ func TestDoctorCommand(t *testing.T) {
 	if r := runCLI(t, home, "", "doctor"); !strings.Contains(r.stdout, "checked by the server at "+s.addr) {
 		t.Fatalf("doctor through the server: %+v", r)
 	}
-}
-
-// dayFiles lists the archive's day files.
-func dayFiles(t *testing.T, home string) []string {
-	t.Helper()
-	var out []string
-	err := filepath.WalkDir(filepath.Join(home, "archive"), func(p string, d os.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".jsonl") {
-			out = append(out, p)
-		}
-		return err
-	})
-	if err != nil || len(out) == 0 {
-		t.Fatalf("day files: %v %v", out, err)
-	}
-	return out
 }
