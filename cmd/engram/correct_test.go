@@ -80,7 +80,9 @@ func TestCorrectThenRebuild(t *testing.T) {
 		t.Fatalf("forget: %+v", r)
 	}
 	dir := filepath.Join(t.TempDir(), "backup")
-	backupJSON(t, home, dir)
+	if r := runCLI(t, home, "", "backup", dir); r.code != 0 {
+		t.Fatalf("backup: %+v", r)
+	}
 	man, err := os.ReadFile(filepath.Join(dir, "engram-backup.json"))
 	if err != nil || !strings.Contains(string(man), `"corrections.jsonl"`) {
 		t.Fatalf("the manifest lacks the journal: %v %s", err, man)

@@ -2,8 +2,6 @@ package main_test
 
 import (
 	"context"
-	"database/sql"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,62 +18,6 @@ import (
 // conversationJSONL writes n turns of conversation to a JSONL file
 // (layertest.Conversation).
 var conversationJSONL = layertest.Conversation
-
-// layerDump is every derived row of a palace, as comparable text.
-func layerDump(t *testing.T, home string) []string {
-	t.Helper()
-	p, err := palace.Open(filepath.Join(home, "palace.db"), palace.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	var out []string
-	err = p.View(context.Background(), func(tx *sql.Tx) error {
-		for _, q := range []string{
-			`SELECT id, type, subject, text, sources, importance, coalesce(superseded_by, ''), seq FROM memories ORDER BY id`,
-			`SELECT id, memory FROM memory_merges ORDER BY id`,
-			`SELECT id, session, title, summary, participants, turns, coalesce(draft, ''), seq FROM scenes ORDER BY id`,
-			`SELECT speaker, facet, key, value, since, evidence, history FROM persona_facets ORDER BY 1, 2, 3`,
-			`SELECT e.name, a.norm FROM kg_aliases a JOIN kg_entities e ON e.n = a.entity ORDER BY 2`,
-			`SELECT id, predicate, valid_from, coalesce(valid_to, 0), confidence, sources FROM kg_triples ORDER BY id`,
-			`SELECT key, value FROM palace_meta WHERE key LIKE 'worker:%' ORDER BY key`,
-		} {
-			rows, err := tx.Query(q)
-			if err != nil {
-				return err
-			}
-			cols, _ := rows.Columns()
-			for rows.Next() {
-				vals := make([]any, len(cols))
-				ptrs := make([]any, len(cols))
-				for i := range vals {
-					ptrs[i] = &vals[i]
-				}
-				if err := rows.Scan(ptrs...); err != nil {
-					rows.Close()
-					return err
-				}
-				row := make([]string, len(vals))
-				for i, v := range vals {
-					if b, ok := v.([]byte); ok {
-						v = string(b)
-					}
-					row[i] = fmt.Sprint(v)
-				}
-				out = append(out, strings.Join(row, " | "))
-			}
-			rows.Close()
-			if err := rows.Err(); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
 
 func workerSeq(t *testing.T, home, worker string) int64 {
 	t.Helper()
@@ -153,7 +95,7 @@ func TestLayerJobsSIGKILL(t *testing.T) {
 	if midway == 0 {
 		t.Fatalf("no kill landed in the middle of a job; make the conversation longer")
 	}
-	want, got := layerDump(t, clean), layerDump(t, killed)
+	want, got := layertest.Dump(t, clean), layertest.Dump(t, killed)
 	if !slices.Equal(got, want) {
 		for i := range min(len(got), len(want)) {
 			if got[i] != want[i] {
@@ -179,7 +121,7 @@ func TestLayerJobsSIGKILL(t *testing.T) {
 			t.Fatalf("jobs run %s on a new palace: %+v", w, r)
 		}
 	}
-	if got := layerDump(t, killed); !slices.Equal(got, want) {
+	if got := layertest.Dump(t, killed); !slices.Equal(got, want) {
 		t.Fatalf("layers rebuilt from the archive differ: %d rows, want %d", len(got), len(want))
 	}
 }
