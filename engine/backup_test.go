@@ -302,10 +302,9 @@ func recallOrder(t *testing.T, home string) ([]string, int64) {
 	return out, st.Archive.Turns
 }
 
-// conversationHome is a home that archived n turns of a team's
-// conversation (layertest.Conversation) and ran every job once: turns with
-// their vectors and the rules extractor's layers.
-func conversationHome(tb testing.TB, home string, n int) engine.Config {
+// ingestConversation is a home that archived n turns of a team's
+// conversation (layertest.Conversation), with their vectors.
+func ingestConversation(tb testing.TB, home string, n int) engine.Config {
 	tb.Helper()
 	b, err := os.ReadFile(layertest.Conversation(tb, n))
 	if err != nil {
@@ -324,6 +323,19 @@ func conversationHome(tb testing.TB, home string, n int) engine.Config {
 	if err := in.Read(tb.Context(), bytes.NewReader(b)); err != nil || in.Bad > 0 {
 		tb.Fatalf("ingest: %v, %d bad lines", err, in.Bad)
 	}
+	return cfg
+}
+
+// conversationHome is ingestConversation's home after every job ran once:
+// turns with their vectors and the rules extractor's layers.
+func conversationHome(tb testing.TB, home string, n int) engine.Config {
+	tb.Helper()
+	cfg := ingestConversation(tb, home, n)
+	e, err := engine.Open(tb.Context(), cfg, quiet())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer e.Close()
 	jobs, err := e.RunJobs(tb.Context(), "", false)
 	if err != nil {
 		tb.Fatal(err)

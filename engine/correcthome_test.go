@@ -21,10 +21,10 @@ func layeredHome(t *testing.T, home, lines string) engine.Config {
 }
 
 // rebuildHome rebuilds the palace of cfg's home from its archive, as
-// `engram rebuild` does.
+// `engram rebuild` does: the replaced palace kept beside it.
 func rebuildHome(t *testing.T, cfg engine.Config) {
 	t.Helper()
-	if _, err := engine.Rebuild(t.Context(), cfg, quiet(), nil, false); err != nil {
+	if _, err := engine.Rebuild(t.Context(), cfg, quiet(), nil, true); err != nil {
 		t.Fatalf("rebuild: %v", err)
 	}
 }

@@ -176,9 +176,7 @@ func TestDoctorPalace(t *testing.T) {
 		t.Errorf("fix: %q", c.Fix)
 	}
 
-	if _, err := engine.Rebuild(t.Context(), cfg, quiet(), nil, false); err != nil {
-		t.Fatalf("rebuild: %v", err)
-	}
+	rebuildHome(t, cfg)
 	rep = doctor(t, cfg, false)
 	testutil.MustFindCheck(t, rep, "index", "ok", "3 turns indexed")
 }

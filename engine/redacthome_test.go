@@ -46,9 +46,7 @@ func TestRedactHome(t *testing.T) {
 	if len(resp.Results) == 0 || resp.Results[0].Text != "the staging password is [secret], keep it safe" {
 		t.Fatalf("recall after the redaction: %+v", resp)
 	}
-	if _, err := engine.Rebuild(t.Context(), cfg, quiet(), nil, false); err != nil {
-		t.Fatalf("rebuild: %v", err)
-	}
+	rebuildHome(t, cfg)
 	filetest.MustHoldNowhere(t, home, "plumbusgrax")
 	doctor(t, cfg, false)
 }

@@ -61,11 +61,16 @@ func (l *lockedBuffer) String() string {
 // post sends body to s's path from any goroutine (call fails the test, so
 // only the test's own may use it) and decodes the answer into out.
 func post(ctx context.Context, s *server.Server, path string, body, out any) (int, error) {
+	return postTo(ctx, s.Addr(), path, body, out)
+}
+
+// postTo is post to the server at addr.
+func postTo(ctx context.Context, addr, path string, body, out any) (int, error) {
 	b, err := json.Marshal(body)
 	if err != nil {
 		return 0, err
 	}
-	req, err := http.NewRequestWithContext(ctx, "POST", "http://"+s.Addr()+path, bytes.NewReader(b))
+	req, err := http.NewRequestWithContext(ctx, "POST", "http://"+addr+path, bytes.NewReader(b))
 	if err != nil {
 		return 0, err
 	}

@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"math"
@@ -243,16 +244,33 @@ func (c *privateChroma) count(t *testing.T) int {
 	return n
 }
 
-// archivedIDs reads the ids of the turns in the archive of home.
+// archivedIDs reads the ids of every complete, valid line in the archive
+// files, as a reader independent of the server would (cat and jq style).
 func archivedIDs(t *testing.T, home string) map[string]bool {
 	t.Helper()
-	a, err := archive.Open(filepath.Join(home, engine.ArchiveDir), archive.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
 	ids := map[string]bool{}
-	if err := a.Stream(t.Context(), 0, func(turn engram.Turn) error { ids[turn.ID] = true; return nil }); err != nil {
+	err := filepath.WalkDir(filepath.Join(home, engine.ArchiveDir), func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".jsonl") {
+			return err
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		sc := bufio.NewScanner(f)
+		sc.Buffer(make([]byte, 1<<20), 1<<24)
+		for sc.Scan() {
+			line := append(sc.Bytes(), '\n')
+			turn, err := archive.DecodeLine(line)
+			if err != nil {
+				continue // a torn tail is quarantined at the next open
+			}
+			ids[turn.ID] = true
+		}
+		return sc.Err()
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 	return ids

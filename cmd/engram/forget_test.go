@@ -15,7 +15,7 @@ func TestForgetCommand(t *testing.T) {
 {"id":"t3","session":"s2","speaker":"Bo","content":"My favourite band is Zanzibarmonic, we decided on Postgres."}
 {"id":"t4","session":"s2","speaker":"Bo","content":"Zanzibarmonic plays on Friday in Quokkaville."}
 {"id":"t5","session":"s3","speaker":"Bo","content":"We keep the API on port 30001."}
-`, true)
+`, false)
 
 	// Not confirmed: nothing happens.
 	if r := runCLI(t, home, "n\n", "forget", "--turn", "t2"); r.code == 0 || !strings.Contains(r.stderr, "not confirmed") {
