@@ -1,117 +1,30 @@
 package main_test
 
 import (
-	"database/sql"
 	"encoding/json"
-	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/internal/testutil"
 	_ "modernc.org/sqlite" // the palace's driver, to damage palace.db as a disk or a bug would
 )
 
-// doctorReport is the JSON of `engram doctor --json` and GET /v1/doctor.
-type doctorReport struct {
-	Status string        `json:"status"`
-	Checks []doctorCheck `json:"checks"`
-}
-
-type doctorCheck struct {
-	Name, Status, Finding, Fix string
-}
-
 // runDoctor runs `engram doctor --json` and decodes the report; want is the
 // exit status expected (0 without a failed check, 1 with one).
-func runDoctor(t *testing.T, home string, want int) (doctorReport, result) {
+func runDoctor(t *testing.T, home string, want int) (engram.DoctorReport, result) {
 	t.Helper()
 	r := runCLI(t, home, "", "doctor", "--json")
-	var rep doctorReport
+	var rep engram.DoctorReport
 	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
 		t.Fatalf("doctor --json: %v\n%+v", err, r)
 	}
 	if r.code != want {
-		t.Fatalf("doctor exited %d, want %d:\n%s\n%s", r.code, want, rep, r.stderr)
+		t.Fatalf("doctor exited %d, want %d:\n%s\n%s", r.code, want, testutil.ReportText(rep), r.stderr)
 	}
 	return rep, r
-}
-
-func (r doctorReport) String() string {
-	var b strings.Builder
-	for _, c := range r.Checks {
-		fmt.Fprintf(&b, "%-4s %s: %s", strings.ToUpper(c.Status), c.Name, c.Finding)
-		if c.Fix != "" {
-			fmt.Fprintf(&b, " [fix: %s]", c.Fix)
-		}
-		b.WriteByte('\n')
-	}
-	return b.String()
-}
-
-// find returns the first check of name with status whose finding holds
-// every one of words.
-func (r doctorReport) find(name, status string, words ...string) (doctorCheck, bool) {
-next:
-	for _, c := range r.Checks {
-		if c.Name != name || c.Status != status {
-			continue
-		}
-		for _, w := range words {
-			if !strings.Contains(c.Finding, w) {
-				continue next
-			}
-		}
-		return c, true
-	}
-	return doctorCheck{}, false
-}
-
-// mustFind fails the test unless the report has the check, and returns it.
-func (r doctorReport) mustFind(t *testing.T, name, status string, words ...string) doctorCheck {
-	t.Helper()
-	c, ok := r.find(name, status, words...)
-	if !ok {
-		t.Fatalf("doctor: no %s check %q with %q in:\n%s", status, name, words, r)
-	}
-	return c
-}
-
-// failed lists the failed checks.
-func (r doctorReport) failed() []doctorCheck {
-	var out []doctorCheck
-	for _, c := range r.Checks {
-		if c.Status == "fail" {
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
-// openPalaceDB opens a home's palace.db behind engram's back, the way an
-// operator's sqlite3 would, also while a server has it open.
-func openPalaceDB(t *testing.T, home string) *sql.DB {
-	t.Helper()
-	u := url.URL{Scheme: "file", Path: filepath.Join(home, "palace.db")}
-	db, err := sql.Open("sqlite", u.String()+"?_pragma=busy_timeout(10000)")
-	if err != nil {
-		t.Fatal(err)
-	}
-	db.SetMaxOpenConns(1)
-	t.Cleanup(func() { db.Close() })
-	return db
-}
-
-func mustExecDB(t *testing.T, db *sql.DB, q string, args ...any) int64 {
-	t.Helper()
-	res, err := db.Exec(q, args...)
-	if err != nil {
-		t.Fatalf("%s: %v", q, err)
-	}
-	n, _ := res.RowsAffected()
-	return n
 }
 
 // TestDoctorCommand: what `engram doctor` prints and its exit status
@@ -133,7 +46,7 @@ func TestDoctorCommand(t *testing.T) {
 	if rep.Status != "warn" {
 		t.Errorf("doctor --json: status %q", rep.Status)
 	}
-	rep.mustFind(t, "jobs", "warn", "never ran")
+	testutil.MustFindCheck(t, rep, "jobs", "warn", "never ran")
 
 	// A bit flipped in a committed line: the check fails, and so does the
 	// command.
@@ -152,7 +65,7 @@ func TestDoctorCommand(t *testing.T) {
 		t.Fatalf("doctor with a damaged line: %+v", r)
 	}
 	rep, _ = runDoctor(t, home, 1)
-	rep.mustFind(t, "archive", "fail", "1 damaged line")
+	testutil.MustFindCheck(t, rep, "archive", "fail", "1 damaged line")
 	for _, f := range []string{"palace.db", "palace.db-wal", "palace.db-shm"} {
 		os.Remove(filepath.Join(home, f))
 	}

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/engram-dev/engram/internal/testutil"
 )
 
 // copyVault copies the shared test vault (testdata/vault) into a new
@@ -292,7 +294,7 @@ func TestVaultHook(t *testing.T) {
 	// A commit, with a server running: the hook syncs through it.
 	s := startServer(t, home) // stopped below; killed by its cleanup if the test fails first
 	ctx := context.Background()
-	waitFor(t, "the server's first vault-reconcile", func() bool {
+	testutil.WaitUntil(t, "the server's first vault-reconcile", func() bool {
 		var jobs struct {
 			Jobs []struct {
 				Name        string    `json:"name"`
@@ -330,7 +332,7 @@ func TestVaultHook(t *testing.T) {
 	// counts before its link leads anywhere, so wait for the link too.
 	var g docGraph
 	var code int
-	waitFor(t, "the hook's sync of the committed note, its link resolved", func() bool {
+	testutil.WaitUntil(t, "the hook's sync of the committed note, its link resolved", func() bool {
 		if docs() != before+1 {
 			return false
 		}
@@ -387,17 +389,5 @@ func TestVaultHook(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(hook); string(b) != pyHook {
 		t.Errorf("python hook changed: %q", b)
-	}
-}
-
-// waitFor polls cond until it holds, failing the test after a minute.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }
