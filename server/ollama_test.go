@@ -51,7 +51,7 @@ func TestReembedToOllama(t *testing.T) {
 	if _, err := c.StartReembed(ctx, ""); err != nil {
 		t.Fatalf("reembed: %v", err)
 	}
-	if st, err := c.WaitReembed(ctx, 10*time.Millisecond, nil); err != nil || st.State != engram.ReembedDone || st.Model != want {
+	if st, err := c.WaitReembed(ctx, 10*time.Millisecond, func(engram.ReembedStatus) {}); err != nil || st.State != engram.ReembedDone || st.Model != want {
 		t.Fatalf("reembed: %+v %v", st, err)
 	}
 	h = health(t, s)
