@@ -2,7 +2,6 @@ package server_test
 
 import (
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/engram-dev/engram"
@@ -28,14 +27,8 @@ func TestDoctorServed(t *testing.T) {
 	if code := call(t, s, "GET", "/v1/doctor", nil, &rep); code != 200 || rep.Status != "ok" {
 		t.Fatalf("GET /v1/doctor: %d %+v", code, rep)
 	}
-	jobs := false
-	for _, c := range rep.Checks {
-		if c.Status == engram.CheckWarn {
-			t.Errorf("a warning on a clean served home: %+v", c)
-		}
-		jobs = jobs || c.Name == "jobs" && c.Status == engram.CheckOK && strings.Contains(c.Finding, "jobs on schedule")
+	if n := rep.Count(engram.CheckWarn); n > 0 {
+		t.Errorf("%d warnings on a clean served home:\n%s", n, testutil.ReportText(rep))
 	}
-	if !jobs {
-		t.Errorf("no check says the jobs are on schedule: %+v", rep.Checks)
-	}
+	testutil.MustFindCheck(t, rep, "jobs", "ok", "jobs on schedule")
 }
