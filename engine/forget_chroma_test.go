@@ -1,10 +1,8 @@
 package engine_test
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -14,39 +12,6 @@ import (
 	"github.com/engram-dev/engram/engine"
 	"github.com/engram-dev/engram/internal/testutil"
 )
-
-// findCheck returns the first check of rep of name with status whose
-// finding holds every one of words.
-func findCheck(rep engram.DoctorReport, name, status string, words ...string) (engram.DoctorCheck, bool) {
-next:
-	for _, c := range rep.Checks {
-		if c.Name != name || c.Status != status {
-			continue
-		}
-		for _, w := range words {
-			if !strings.Contains(c.Finding, w) {
-				continue next
-			}
-		}
-		return c, true
-	}
-	return engram.DoctorCheck{}, false
-}
-
-// mustFindCheck fails the test unless rep has the check (findCheck), and
-// returns it.
-func mustFindCheck(t *testing.T, rep engram.DoctorReport, name, status string, words ...string) engram.DoctorCheck {
-	t.Helper()
-	if c, ok := findCheck(rep, name, status, words...); ok {
-		return c
-	}
-	var b strings.Builder
-	for _, c := range rep.Checks {
-		fmt.Fprintf(&b, "%-4s %s: %s [fix: %s]\n", strings.ToUpper(c.Status), c.Name, c.Finding, c.Fix)
-	}
-	t.Fatalf("doctor: no %s check %q with %q in:\n%s", status, name, words, b.String())
-	return engram.DoctorCheck{}
-}
 
 // TestForgetAndRedactInChroma forgets a turn and redacts another on a home
 // whose vector index is the shared Chroma test server: the forgotten
@@ -117,7 +82,7 @@ func TestForgetAndRedactInChroma(t *testing.T) {
 		h := e.Health(ctx)
 		return h.Vectors != nil && h.Vectors.EmbeddedSeq == 3 && h.Vectors.ChromaLag == 0
 	})
-	mustFindCheck(t, e.Doctor(ctx), "chroma", "ok", "holds the 3 stored vectors")
+	testutil.MustFindCheck(t, e.Doctor(ctx), "chroma", "ok", "holds the 3 stored vectors")
 	if n, err := ix.Count(ctx); err != nil || n != 3 {
 		t.Fatalf("Chroma holds %d vectors (%v), want 3", n, err)
 	}
@@ -146,7 +111,7 @@ func TestForgetAndRedactInChroma(t *testing.T) {
 		t.Error("the redacted turn's old vector is still in Chroma")
 	}
 	rep := e.Doctor(ctx)
-	mustFindCheck(t, rep, "chroma", "ok", "holds the 2 stored vectors")
+	testutil.MustFindCheck(t, rep, "chroma", "ok", "holds the 2 stored vectors")
 	oldAfter, _ := score("c2", old)
 	newAfter, ok := score("c2", redacted)
 	if !ok || newAfter <= oldAfter || newAfter <= newBefore {
@@ -155,7 +120,7 @@ func TestForgetAndRedactInChroma(t *testing.T) {
 	if n, err := ix.Count(ctx); err != nil || n != 2 {
 		t.Errorf("Chroma holds %d vectors (%v), want 2", n, err)
 	}
-	mustFindCheck(t, rep, "chroma", "ok", "none of the 1 forgotten turns")
+	testutil.MustFindCheck(t, rep, "chroma", "ok", "none of the 1 forgotten turns")
 
 	// A forgotten turn's vector back in the collection (a restored Chroma
 	// volume, say) is found by its id, then taken out by the fix named.
@@ -164,12 +129,12 @@ func TestForgetAndRedactInChroma(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := mustFindCheck(t, e.Doctor(ctx), "chroma", "fail", "holds the vectors of 1 forgotten turn (first: c1)")
+	c := testutil.MustFindCheck(t, e.Doctor(ctx), "chroma", "fail", "holds the vectors of 1 forgotten turn (first: c1)")
 	if c.Fix != "engram reindex vectors" {
 		t.Fatalf("the fix of a forgotten turn's vector in Chroma: %q, want engram reindex vectors", c.Fix)
 	}
 	if _, err := e.ReindexVectors(ctx, false, nil); err != nil {
 		t.Fatalf("%s: %v", c.Fix, err)
 	}
-	mustFindCheck(t, e.Doctor(ctx), "chroma", "ok", "holds the 2 stored vectors and none of the 1 forgotten turns")
+	testutil.MustFindCheck(t, e.Doctor(ctx), "chroma", "ok", "holds the 2 stored vectors and none of the 1 forgotten turns")
 }

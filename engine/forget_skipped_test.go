@@ -207,10 +207,10 @@ func TestTurnOutOfRangeSkippedEverywhere(t *testing.T) {
 		t.Fatal(err)
 	}
 	testutil.WaitUntil(t, "the vectors of the turns after the skipped one", func() bool {
-		_, ok := findCheck(e.Doctor(ctx), "vectors", "ok", "through seq 3, all readable")
+		_, ok := testutil.FindCheck(e.Doctor(ctx), "vectors", "ok", "through seq 3, all readable")
 		return ok
 	})
-	mustFindCheck(t, e.Doctor(ctx), "index", "warn", "1 archived turn is not indexed", `seq 2 (id "far")`)
+	testutil.MustFindCheck(t, e.Doctor(ctx), "index", "warn", "1 archived turn is not indexed", `seq 2 (id "far")`)
 	if h := e.Health(ctx); h.SkippedTurns != 1 {
 		t.Errorf("health: %+v, want one skipped turn", h)
 	}

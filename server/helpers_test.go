@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"sync"
 	"testing"
 
 	"github.com/engram-dev/engram/server"
@@ -18,6 +19,14 @@ func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)
 // free loopback port, until the test ends.
 func startServer(t *testing.T, home string, env map[string]string) *server.Server {
 	t.Helper()
+	s, _ := serve(t, home, env)
+	return s
+}
+
+// serve is startServer, and returns too a stop that closes the server
+// before the test ends (the end of the test then does nothing more).
+func serve(t *testing.T, home string, env map[string]string) (*server.Server, func()) {
+	t.Helper()
 	cfg, err := server.LoadConfig(home, func(k string) string { return env[k] })
 	if err != nil {
 		t.Fatal(err)
@@ -27,12 +36,16 @@ func startServer(t *testing.T, home string, env map[string]string) *server.Serve
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		if err := srv.Close(); err != nil {
-			t.Error(err)
-		}
-	})
-	return srv
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			if err := srv.Close(); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return srv, stop
 }
 
 // call sends body (JSON; none when nil) to the server's path and decodes

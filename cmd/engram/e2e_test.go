@@ -172,3 +172,13 @@ func compact(raw json.RawMessage) string {
 	}
 	return b.String()
 }
+
+// TestConfigErrors: a command on a home whose config.toml does not load
+// exits 1 and names the setting (engine's tests check each setting).
+func TestConfigErrors(t *testing.T) {
+	home := filepath.Join(t.TempDir(), "home")
+	writeConfig(t, home, "embedder = \"opneai\"\n")
+	if r := runCLI(t, home, "", "stats"); r.code != 1 || !strings.Contains(r.stderr, "want builtin, ollama, openai or none") {
+		t.Errorf("stats with a bad embedder: %+v", r)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/engram-dev/engram/internal/filetest"
+	"github.com/engram-dev/engram/internal/testutil"
 )
 
 // otherToolDB stands for the database another tool also named engram keeps
@@ -38,7 +39,7 @@ func serveOnce(t *testing.T, home string) (r result, started bool) {
 		resp.Body.Close()
 		return resp.StatusCode == http.StatusOK
 	}
-	waitFor(t, "engram serve to exit or answer", func() bool {
+	testutil.WaitUntil(t, "engram serve to exit or answer", func() bool {
 		select {
 		case <-exited:
 			return true

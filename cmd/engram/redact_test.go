@@ -1,27 +1,27 @@
 package main_test
 
 import (
-	"context"
 	"encoding/json"
-	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/engram-dev/engram"
-	"github.com/engram-dev/engram/embedder"
-	"github.com/engram-dev/engram/engine"
-	"github.com/engram-dev/engram/internal/filetest"
-	"github.com/engram-dev/engram/internal/vectortest"
-	"github.com/engram-dev/engram/palace"
 )
 
-// TestRedactCommand redacts a span of a turn through the CLI, with the
-// confirmation, and finds it in no file of the home afterwards, nor after
-// a rebuild.
+// TestRedactCommand: what `engram redact` asks, prints and exits with
+// (engine's tests check the redactions themselves): a usage error without
+// a span, no redaction unless confirmed, the count, the engine's warnings
+// on stderr, the JSON of --json; its help says what a redaction does not
+// reach.
 func TestRedactCommand(t *testing.T) {
+	help := runCLI(t, t.TempDir(), "", "redact", "--help")
+	for _, want := range []string{"id, namespace and session", "keys of\nits meta", "engram\nforget --turn ID", "At most 1000 spans"} {
+		if !strings.Contains(help.stdout+help.stderr, want) {
+			t.Errorf("engram redact --help lacks %q:\n%s%s", want, help.stdout, help.stderr)
+		}
+	}
 	home := ingestHome(t, `{"id":"t1","session":"s1","speaker":"Ana","content":"the staging password is plumbusgrax, keep it safe"}
-{"id":"t2","session":"s1","speaker":"Ana","content":"we deploy on Fridays"}
+{"id":"t2","session":"zibbleflorp-chat","speaker":"Ana","content":"the deploy key is zibbleflorp"}
 `, false)
 	if r := runCLI(t, home, "", "redact", "--turn", "t1"); r.code != 2 || !strings.Contains(r.stderr, "texts") {
 		t.Fatalf("redact without a span: %+v", r)
@@ -35,146 +35,14 @@ func TestRedactCommand(t *testing.T) {
 	if r := runCLI(t, home, "", "recall", "--mode", "keyword", "staging password"); !strings.Contains(r.stdout, "the staging password is [secret], keep it safe") {
 		t.Fatalf("recall after the redaction: %+v", r)
 	}
-	if r := runCLI(t, home, "", "rebuild"); r.code != 0 {
-		t.Fatalf("rebuild: %+v", r)
-	}
-	filetest.MustHoldNowhere(t, home, "plumbusgrax")
-	if r := runCLI(t, home, "", "doctor"); r.code != 0 {
-		t.Fatalf("doctor: %+v", r)
-	}
-}
-
-// TestRedactOtherModels redacts turns on a home whose palace holds the
-// vectors of two models. A model that can embed gets the redacted turn's
-// vector made again from the new text, whether it is active or not; one
-// that cannot (its Ollama server down) loses it, the redaction succeeds
-// all the same and warns, naming the model and what makes the vectors
-// again, and the model's watermark goes back so that its next catch-up
-// embeds the turn.
-func TestRedactOtherModels(t *testing.T) {
-	home := ingestHome(t, `{"id":"t1","session":"s1","speaker":"Ana","content":"the staging password is plumbusgrax, keep it safe"}
-{"id":"t2","session":"s1","speaker":"Ana","content":"the deploy key is zibbleflorp, do not share it"}
-`, false)
-	ctx := context.Background()
-	b := embedder.New()
-	const down = "ollama:nomodel"
-	embedded := func(texts ...string) []engram.VectorItem {
-		t.Helper()
-		vecs, err := b.Embed(ctx, texts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		items := make([]engram.VectorItem, len(texts))
-		for i, v := range vecs {
-			items[i] = engram.VectorItem{ID: fmt.Sprintf("t%d", i+1), Kind: engram.KindTurn, Namespace: "default", Vector: v}
-		}
-		return items
-	}
-	// withPalace runs fn on the home's palace, the engine closed.
-	withPalace := func(fn func(p *palace.DB)) {
-		t.Helper()
-		p, err := palace.Open(filepath.Join(home, engine.PalaceFile), palace.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer p.Close()
-		fn(p)
-	}
-	// vectorOf is model's vector of turn id (nil: none) and its watermark.
-	vectorOf := func(p *palace.DB, model, id string) ([]float32, int64) {
-		t.Helper()
-		v, err := p.Vectors(ctx, model, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		wm, err := v.Watermark(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		all, err := v.VectorsSince(ctx, 0, 100)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, sv := range all {
-			if sv.ID == id {
-				return sv.Vector, wm
-			}
-		}
-		return nil, wm
-	}
-	old := embedded("Ana: the staging password is plumbusgrax, keep it safe", "Ana: the deploy key is zibbleflorp, do not share it")
-	withPalace(func(p *palace.DB) {
-		for _, model := range []string{b.Model(), down} {
-			v, err := p.Vectors(ctx, model, b.Dim())
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := v.PutTurnVectors(ctx, old, 2); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := p.ActivateModel(ctx, down); err != nil {
-			t.Fatal(err)
-		}
-	})
-
-	// The active model cannot embed: the retired builtin one can.
-	writeConfig(t, home, "embedder = \"ollama\"\nollama_model = \"nomodel\"\nollama_host = \"http://127.0.0.1:1\"\n")
-	r := runCLI(t, home, "", "redact", "--turn", "t1", "--span", "plumbusgrax", "--yes")
-	if r.code != 0 || !strings.Contains(r.stdout, "redacted 1 span(s) in 1 turn(s)") ||
-		!strings.Contains(r.stderr, "warning: the "+down+" vectors of 1 redacted turn are deleted and not made again") ||
-		!strings.Contains(r.stderr, "they are made when its embedder is back") {
-		t.Fatalf("redact with the active model down: %+v", r)
-	}
-	want := embedded("Ana: the staging password is [redacted], keep it safe")[0].Vector
-	withPalace(func(p *palace.DB) {
-		if v, wm := vectorOf(p, b.Model(), "t1"); !vectortest.SameDirection(v, want) || wm != 2 {
-			t.Errorf("the builtin vector of the redacted turn is not made from its new text (watermark %d, want 2)", wm)
-		}
-		if v, wm := vectorOf(p, down, "t1"); v != nil || wm != 0 {
-			t.Errorf("%s: the redacted turn's vector is left (%v), or the watermark %d is not before it", down, v != nil, wm)
-		}
-		if err := p.ActivateModel(ctx, b.Model()); err != nil {
-			t.Fatal(err)
-		}
-	})
-
-	// The active model embeds; the retired one, its server down, cannot.
-	writeConfig(t, home, "embedder = \"builtin\"\nollama_host = \"http://127.0.0.1:1\"\n")
-	r = runCLI(t, home, "", "redact", "--turn", "t2", "--span", "zibbleflorp", "--yes", "--json")
+	r := runCLI(t, home, "", "redact", "--span", "zibbleflorp", "--yes", "--dry-run", "--json")
 	var rep engram.RedactReport
-	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil || r.code != 0 || len(rep.Warnings) != 1 ||
-		!strings.HasPrefix(rep.Warnings[0], "the "+down+" vectors of 1 redacted turn are deleted and not made again") ||
-		!strings.HasSuffix(rep.Warnings[0], "`engram reembed --model "+down+"` makes them") {
-		t.Fatalf("redact with a retired model down: %+v (%v)", r, err)
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil || r.code != 0 || !rep.DryRun || rep.Spans != 1 || len(rep.Warnings) != 1 {
+		t.Fatalf("redact --dry-run --json: %+v (%v)", r, err)
 	}
-	want = embedded("Ana: the deploy key is [redacted], do not share it")[0].Vector
-	withPalace(func(p *palace.DB) {
-		if v, _ := vectorOf(p, b.Model(), "t2"); !vectortest.SameDirection(v, want) {
-			t.Error("the active model's vector of the redacted turn is not made from its new text")
-		}
-		if v, wm := vectorOf(p, down, "t2"); v != nil || wm != 0 {
-			t.Errorf("%s: the redacted turn's vector is left (%v), or the watermark %d is not before it", down, v != nil, wm)
-		}
-	})
-	filetest.MustHoldNowhere(t, home, "plumbusgrax", "zibbleflorp")
-}
-
-// TestRedactSaysWhatItDoesNotReach: the help of engram redact says what a
-// redaction leaves (ids, namespaces, sessions, meta keys) and points to
-// forget; a redaction of a span a session name holds warns so.
-func TestRedactSaysWhatItDoesNotReach(t *testing.T) {
-	help := runCLI(t, t.TempDir(), "", "redact", "--help")
-	for _, want := range []string{"id, namespace and session", "keys of\nits meta", "engram\nforget --turn ID", "At most 1000 spans"} {
-		if !strings.Contains(help.stdout+help.stderr, want) {
-			t.Errorf("engram redact --help lacks %q:\n%s%s", want, help.stdout, help.stderr)
-		}
-	}
-	home := ingestHome(t, `{"id":"t1","session":"plumbusgrax-chat","content":"the password is plumbusgrax"}
-`, false)
-	r := runCLI(t, home, "", "redact", "--span", "plumbusgrax", "--yes")
+	r = runCLI(t, home, "", "redact", "--span", "zibbleflorp", "--yes")
 	if r.code != 0 || !strings.Contains(r.stdout, "redacted 1 span(s) in 1 turn(s)") ||
-		!strings.Contains(r.stderr, `warning: a span is also in the session of 1 turn ("t1")`) || !strings.Contains(r.stderr, "engram forget --turn ID") {
+		!strings.Contains(r.stderr, `warning: a span is also in the session of 1 turn ("t2")`) {
 		t.Fatalf("redact of a span a session holds: %+v", r)
 	}
 }

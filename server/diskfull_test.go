@@ -1,7 +1,6 @@
-package main_test
+package server_test
 
 import (
-	"context"
 	"errors"
 	"net/http"
 	"os"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/archive"
+	"github.com/engram-dev/engram/internal/testutil"
 )
 
 // mustMountTmpfs mounts a tmpfs of size (e.g. "8m") at a new folder and
@@ -66,7 +66,7 @@ func fill(t *testing.T, dir string) string {
 	}
 }
 
-// TestServeDiskFull runs the real `engram serve` on a home in a small
+// TestServeDiskFull serves a home in a small
 // tmpfs: with the disk full, ingest answers 507 and archives nothing, a
 // backup onto it 507 too, recall answers; a restart while it is still full
 // (with archived turns the palace has not indexed) starts degraded instead
@@ -74,39 +74,36 @@ func fill(t *testing.T, dir string) string {
 func TestServeDiskFull(t *testing.T) {
 	disk := mustMountTmpfs(t, "8m")
 	home := filepath.Join(disk, "home")
-	in := `{"id":"t1","session":"s","content":"the quokka migration is planned for May"}` + "\n"
-	if r := runCLI(t, home, in, "ingest", "-"); r.code != 0 {
-		t.Fatalf("ingest: %+v", r)
-	}
-	s := startServer(t, home)
+	ingestHome(t, home, map[string]any{"id": "t1", "session": "s", "content": "the quokka migration is planned for May"})
+	s, stop := serve(t, home, nil)
 	filler := fill(t, disk)
 	big := strings.Repeat("a long note that does not fit ", 4000) // 120 KB: more than any page left
 	var e struct {
 		Error struct{ Code, Message string }
 	}
-	code, err := s.post(context.Background(), "/v1/turns", map[string]any{"session": "s", "content": big}, &e)
-	if err != nil || code != http.StatusInsufficientStorage || e.Error.Code != engram.ENOSPACE {
-		t.Fatalf("ingest on a full disk: %d %v %+v, want 507 no_space", code, err, e)
+	code := call(t, s, "POST", "/v1/turns", map[string]any{"session": "s", "content": big}, &e)
+	if code != http.StatusInsufficientStorage || e.Error.Code != engram.ENOSPACE {
+		t.Fatalf("ingest on a full disk: %d %+v, want 507 no_space", code, e)
 	}
-	code, err = s.post(context.Background(), "/v1/backup", map[string]any{"dir": filepath.Join(disk, "backup")}, &e)
-	if err != nil || code != http.StatusInsufficientStorage || e.Error.Code != engram.ENOSPACE {
-		t.Fatalf("backup onto a full disk: %d %v %+v, want 507 no_space", code, err, e)
+	code = call(t, s, "POST", "/v1/backup", map[string]any{"dir": filepath.Join(disk, "backup")}, &e)
+	if code != http.StatusInsufficientStorage || e.Error.Code != engram.ENOSPACE {
+		t.Fatalf("backup onto a full disk: %d %+v, want 507 no_space", code, e)
 	}
-	if a := recallHTTP(t, s, "keyword", "quokka migration"); !a.has("t1") {
+	if a := recallHTTP(t, s, "keyword", "quokka migration"); !has(a, "t1") {
 		t.Fatalf("recall on a full disk: %+v", a)
 	}
-	s.stop(t)
+	stop()
 
 	// Turns archived while the palace cannot take them (they fit in the
 	// archive file's last page): the next start must index them, and fails.
 	if err := os.Remove(filler); err != nil {
 		t.Fatal(err)
 	}
-	a, err := archive.Open(filepath.Join(home, "archive"), archive.Options{})
+	a, err := archive.Open(filepath.Join(home, "archive"), archive.Options{Logger: quiet()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.Append(context.Background(), []engram.Turn{{ID: "t2", Namespace: "default", Session: "s", Role: engram.RoleUser,
+	if _, err := a.Append(t.Context(), []engram.Turn{{ID: "t2", Namespace: "default", Session: "s", Role: engram.RoleUser,
 		Content: "the wombat rollout follows the quokka migration", TS: time.Now()}}); err != nil {
 		t.Fatal(err)
 	}
@@ -115,30 +112,28 @@ func TestServeDiskFull(t *testing.T) {
 	}
 	filler = fill(t, disk)
 
-	s = startServer(t, home) // exited 1 before: "catch up index: ... database or disk is full"
-	defer func() { s.stop(t) }()
+	s = startServer(t, home, nil) // an error before: "catch up index: ... database or disk is full"
 	// Whether the turn itself still fits depends on the pages SQLite
 	// holds free (its WAL may have room left over): either the index lags
 	// by it, or the writes after it (its vector, a checkpoint) fail. Either
 	// way the start is degraded and says the disk is full.
-	h := getHealth(t, s)
+	h := health(t, s)
 	if h.Status != "degraded" || h.IndexLag > 1 || !strings.Contains(strings.Join(h.Problems, "\n"), "disk is full") {
 		t.Fatalf("health of a start on a full disk: %+v", h)
 	}
-	if a := recallHTTP(t, s, "keyword", "quokka migration"); !a.has("t1") {
+	if a := recallHTTP(t, s, "keyword", "quokka migration"); !has(a, "t1") {
 		t.Fatalf("recall after a start on a full disk: %+v", a)
 	}
-	code, err = s.post(context.Background(), "/v1/turns", map[string]any{"session": "s", "content": big}, &e)
-	if err != nil || code != http.StatusInsufficientStorage {
-		t.Fatalf("ingest after a start on a full disk: %d %v %+v", code, err, e)
+	if code := call(t, s, "POST", "/v1/turns", map[string]any{"session": "s", "content": big}, &e); code != http.StatusInsufficientStorage {
+		t.Fatalf("ingest after a start on a full disk: %d %+v", code, e)
 	}
 
 	// Space is back: the indexer's retry takes the turn in.
 	if err := os.Remove(filler); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the index to catch up once space is back", func() bool { return getHealth(t, s).IndexLag == 0 })
-	if a := recallHTTP(t, s, "keyword", "wombat rollout"); !a.has("t2") {
+	testutil.WaitUntil(t, "the index to catch up once space is back", func() bool { return health(t, s).IndexLag == 0 })
+	if a := recallHTTP(t, s, "keyword", "wombat rollout"); !has(a, "t2") {
 		t.Fatalf("recall of the turn archived while the disk was full: %+v", a)
 	}
 	postTurns(t, s, map[string]any{"id": "t3", "session": "s", "content": "space is back"})

@@ -1,22 +1,125 @@
-package main_test
+package server_test
 
 import (
-	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
+	"net"
+	"net/http"
 	"os"
+	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/archive"
+	"github.com/engram-dev/engram/engine"
+	"github.com/engram-dev/engram/internal/testutil"
+	"github.com/engram-dev/engram/server"
 )
 
-// TestCrashRecovery kills a loaded `engram serve` with SIGKILL at random
+// childEnv makes this test binary, run again by a test, serve the home in
+// ENGRAM_HOME on ENGRAM_TEST_ADDR as `engram serve` does (server.Run) until
+// SIGTERM: a server a test can kill.
+const childEnv = "ENGRAM_SERVER_TEST_CHILD"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(childEnv) == "" {
+		os.Exit(m.Run())
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+	defer stop()
+	cfg, err := server.LoadConfig(os.Getenv("ENGRAM_HOME"), func(string) string { return "" })
+	if err == nil {
+		cfg.Addr = os.Getenv("ENGRAM_TEST_ADDR")
+		err = server.Run(ctx, cfg, slog.New(slog.NewTextHandler(os.Stderr, nil)))
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+// serveChild is this test binary serving a home in a process of its own.
+type serveChild struct {
+	cmd  *exec.Cmd
+	addr string
+	log  *lockedBuffer
+	done chan struct{} // closed when it has exited
+}
+
+// startServeChild serves home in a child process and waits until it
+// answers its health.
+func startServeChild(t *testing.T, home string) *serveChild {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	s := &serveChild{addr: addr, log: &lockedBuffer{}, done: make(chan struct{})}
+	s.cmd = exec.Command(os.Args[0], "-test.run=^$")
+	s.cmd.Env = append(os.Environ(), childEnv+"=1", "ENGRAM_HOME="+home, "ENGRAM_TEST_ADDR="+addr)
+	s.cmd.Stderr = s.log
+	if err := s.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { s.cmd.Wait(); close(s.done) }()
+	t.Cleanup(s.kill) // never leave a server behind a failed test
+	testutil.WaitUntil(t, "the child server's health", func() bool {
+		select {
+		case <-s.done:
+			t.Fatalf("the child server exited before answering:\n%s", s.log)
+		default:
+		}
+		var h engram.Health
+		code, err := getFrom(t.Context(), addr, "/v1/health", &h)
+		return err == nil && code == 200
+	})
+	return s
+}
+
+// kill sends SIGKILL and waits for the process to be gone.
+func (s *serveChild) kill() {
+	s.cmd.Process.Kill()
+	<-s.done
+}
+
+// stop sends SIGTERM and waits for a clean exit.
+func (s *serveChild) stop(t *testing.T) {
+	t.Helper()
+	s.cmd.Process.Signal(syscall.SIGTERM)
+	<-s.done
+	if !s.cmd.ProcessState.Success() {
+		t.Fatalf("the child server exited with %v after SIGTERM\n%s", s.cmd.ProcessState, s.log)
+	}
+}
+
+// getFrom fetches path from the server at addr and decodes the JSON answer.
+func getFrom(ctx context.Context, addr, path string, out any) (int, error) {
+	req, err := http.NewRequestWithContext(ctx, "GET", "http://"+addr+path, nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	return resp.StatusCode, json.NewDecoder(resp.Body).Decode(out)
+}
+
+// TestCrashRecovery kills a loaded server (server.Run in a process of its own) with SIGKILL at random
 // moments and checks, after every restart, that each turn whose POST got a
 // 201 is in the archive and found by recall, and that the archive opens
 // cleanly.
@@ -33,7 +136,7 @@ func TestCrashRecovery(t *testing.T) {
 	fresh := map[string]bool{}   // acknowledged since the last restart
 	var next int
 	for round := 0; round <= rounds; round++ {
-		s := startServer(t, home)
+		s := startServeChild(t, home)
 		verifyAcked(t, s, home, acked, fresh, rng, round)
 		clear(fresh)
 		if round == rounds {
@@ -61,7 +164,7 @@ func TestCrashRecovery(t *testing.T) {
 					}
 					mu.Unlock()
 					var out struct{ IDs []string }
-					code, err := s.post(ctx, "/v1/turns", map[string]any{"turns": turns}, &out)
+					code, err := postTo(ctx, s.addr, "/v1/turns", map[string]any{"turns": turns}, &out)
 					if err != nil || code != 201 {
 						continue // not acknowledged: it may or may not be archived
 					}
@@ -85,7 +188,7 @@ func TestCrashRecovery(t *testing.T) {
 	t.Logf("%d acknowledged turns survived %d SIGKILLs", len(acked), rounds)
 
 	// The archive opens cleanly: no corrupt line, seqs unique and in order.
-	a, err := archive.Open(filepath.Join(home, "archive"), archive.Options{})
+	a, err := archive.Open(filepath.Join(home, engine.ArchiveDir), archive.Options{Logger: quiet()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +215,7 @@ func TestCrashRecovery(t *testing.T) {
 // restart (the ones the crash put at risk) plus a sample of older ones.
 // Recall of every older turn was verified after its own restart; that the
 // palace still holds all of them is checked by count.
-func verifyAcked(t *testing.T, s *server, home string, acked map[string]string, fresh map[string]bool, rng *rand.Rand, round int) {
+func verifyAcked(t *testing.T, s *serveChild, home string, acked map[string]string, fresh map[string]bool, rng *rand.Rand, round int) {
 	t.Helper()
 	inArchive := archivedIDs(t, home)
 	var missing []string
@@ -128,7 +231,7 @@ func verifyAcked(t *testing.T, s *server, home string, acked map[string]string, 
 	var stats struct {
 		Namespaces map[string]map[string]int64 `json:"namespaces"`
 	}
-	if code, err := s.get(context.Background(), "/v1/stats", &stats); err != nil || code != 200 {
+	if code, err := getFrom(context.Background(), s.addr, "/v1/stats", &stats); err != nil || code != 200 {
 		t.Fatalf("round %d: stats: %d %v", round, code, err)
 	}
 	if got, want := stats.Namespaces["crash"]["turns"], int64(len(inArchive)); got != want {
@@ -147,8 +250,8 @@ func verifyAcked(t *testing.T, s *server, home string, acked map[string]string, 
 	const group = 25 // the palace ORs at most 32 query terms
 	for i := 0; i < len(toks); i += group {
 		part := toks[i:min(i+group, len(toks))]
-		var resp recallResponse
-		code, err := s.post(context.Background(), "/v1/recall",
+		var resp engram.RecallResponse
+		code, err := postTo(context.Background(), s.addr, "/v1/recall",
 			map[string]any{"namespace": "crash", "query": strings.Join(part, " "), "k": len(part), "mode": "keyword"}, &resp)
 		if err != nil || code != 200 {
 			t.Fatalf("round %d: recall: %d %v", round, code, err)
@@ -163,36 +266,4 @@ func verifyAcked(t *testing.T, s *server, home string, acked map[string]string, 
 			}
 		}
 	}
-}
-
-// archivedIDs reads the ids of every complete, valid line in the archive
-// files, as a reader independent of the server would (cat and jq style).
-func archivedIDs(t *testing.T, home string) map[string]bool {
-	t.Helper()
-	ids := map[string]bool{}
-	err := filepath.WalkDir(filepath.Join(home, "archive"), func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".jsonl") {
-			return err
-		}
-		f, err := os.Open(p)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		sc := bufio.NewScanner(f)
-		sc.Buffer(make([]byte, 1<<20), 1<<24)
-		for sc.Scan() {
-			line := append(sc.Bytes(), '\n')
-			turn, err := archive.DecodeLine(line)
-			if err != nil {
-				continue // a torn tail is quarantined at the next open
-			}
-			ids[turn.ID] = true
-		}
-		return sc.Err()
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ids
 }

@@ -1,0 +1,132 @@
+package server_test
+
+import (
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/engine"
+	"github.com/engram-dev/engram/server"
+)
+
+const (
+	billingIncident = "docs/incidents/2026-03-14-billing-outage.md"
+	billingADR      = "docs/adrs/0007-use-postgres.md"
+)
+
+// linkedAt returns the linked documents of g as "path@depth".
+func linkedAt(g engram.DocGraph) []string {
+	var out []string
+	for _, d := range g.Linked {
+		out = append(out, d.Path+"@"+string(rune('0'+d.Depth)))
+	}
+	return out
+}
+
+// TestVaultThroughServer: a command's vault sync, list and graph go
+// through the server that holds the home (server.Discover's client), as
+// does the HTTP API; a vault config.toml records after the server started
+// is listed as pending and its sync names the restart, after which the
+// server serves it.
+func TestVaultThroughServer(t *testing.T) {
+	ctx := t.Context()
+	home := filepath.Join(t.TempDir(), "home")
+	dir := filepath.Join(t.TempDir(), "notes")
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join("..", "testdata", "vault"))); err != nil {
+		t.Fatal(err)
+	}
+	noEnv := func(string) string { return "" }
+	cfg, err := server.LoadConfig(home, noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := engine.AddVault(cfg.Config, dir, engram.DefaultNamespace, noEnv); err != nil {
+		t.Fatal(err)
+	}
+	if cfg, err = server.LoadConfig(home, noEnv); err != nil {
+		t.Fatal(err)
+	}
+	s, stop := serve(t, home, nil)
+	if err := server.WriteServeInfo(home, s.Addr()); err != nil { // as engram serve does
+		t.Fatal(err)
+	}
+	c := server.Discover(ctx, cfg)
+	if c == nil {
+		t.Fatal("no server found for the home")
+	}
+
+	sync, err := server.SyncVaults(ctx, c, cfg, dir)
+	if err != nil || len(sync) != 1 || sync[0].Vault != dir || sync[0].Error != "" {
+		t.Fatalf("vault sync through the server: %+v %v", sync, err)
+	}
+	if list, err := server.Vaults(ctx, c, cfg); err != nil || len(list) != 1 || list[0].Docs < 10 {
+		t.Errorf("vault list through the server: %+v %v", list, err)
+	}
+	if g, err := c.DocGraph(ctx, "", billingIncident, engram.DefaultGraphDepth); err != nil || !slices.Contains(linkedAt(g), billingADR+"@1") {
+		t.Errorf("vault graph through the server: %+v %v", g, err)
+	}
+	if _, err := c.DocGraph(ctx, "", "no-such-note", engram.DefaultGraphDepth); engram.ErrorCode(err) != engram.ENOTFOUND || !strings.Contains(err.Error(), "no document") {
+		t.Errorf("vault graph of an unknown doc through the server: %v", err)
+	}
+
+	// The HTTP API itself.
+	var g engram.DocGraph
+	if code := call(t, s, "GET", "/v1/graph?doc="+url.QueryEscape(billingIncident)+"&depth=2&vault="+url.QueryEscape(dir), nil, &g); code != 200 || !slices.Contains(linkedAt(g), billingADR+"@1") {
+		t.Fatalf("GET /v1/graph: %d %+v", code, g)
+	}
+	for _, d := range g.Linked {
+		if d.Depth > 2 {
+			t.Errorf("GET /v1/graph depth 2 returned %s at depth %d", d.Path, d.Depth)
+		}
+	}
+	var e struct{ Error struct{ Code, Field string } }
+	if code := call(t, s, "GET", "/v1/graph?doc=nope", nil, &e); code != 404 || e.Error.Code != "not_found" {
+		t.Errorf("GET /v1/graph of an unknown doc: %d %+v", code, e)
+	}
+	if code := call(t, s, "GET", "/v1/graph?doc=x&depth=9", nil, &e); code != 400 || e.Error.Field != "depth" {
+		t.Errorf("GET /v1/graph depth 9: %d %+v", code, e)
+	}
+	var reports struct{ Reports []engram.VaultSyncReport }
+	if code := call(t, s, "POST", "/v1/vaults/sync", map[string]string{}, &reports); code != 200 || len(reports.Reports) != 1 {
+		t.Errorf("POST /v1/vaults/sync: %d %+v", code, reports)
+	}
+
+	// A vault added while the server runs is recorded; the server serves
+	// it after a restart.
+	other := t.TempDir()
+	if err := os.WriteFile(filepath.Join(other, "a.md"), []byte("# A\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := engine.AddVault(cfg.Config, other, engram.DefaultNamespace, noEnv); err != nil {
+		t.Fatal(err)
+	}
+	if cfg, err = server.LoadConfig(home, noEnv); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := server.SyncVaults(ctx, c, cfg, other); err == nil || !strings.Contains(err.Error(), "restart the server") {
+		t.Errorf("vault sync of a vault the server does not know yet: %v", err)
+	}
+	pending, err := server.Vaults(ctx, c, cfg)
+	if err != nil || len(pending) != 2 || pending[1].Path != other || !strings.Contains(pending[1].Pending, "recorded in config.toml after engram serve started") {
+		t.Errorf("vault list of a vault added while serving: %+v %v", pending, err)
+	}
+	g = engram.DocGraph{}
+	if code := call(t, s, "GET", "/v1/graph?doc="+url.QueryEscape("2026-03-14-billing-outage"), nil, &g); code != 200 || g.Doc.Path != billingIncident {
+		t.Errorf("GET /v1/graph by a wiki-link name: %d %+v", code, g.Doc)
+	}
+	stop()
+	s = startServer(t, home, nil)
+	if err := server.WriteServeInfo(home, s.Addr()); err != nil {
+		t.Fatal(err)
+	}
+	if c = server.Discover(ctx, cfg); c == nil {
+		t.Fatal("no server found for the home after the restart")
+	}
+	if sync, err := server.SyncVaults(ctx, c, cfg, other); err != nil || len(sync) != 1 || sync[0].Files != 1 {
+		t.Errorf("vault sync after the restart: %+v %v", sync, err)
+	}
+}
