@@ -86,6 +86,16 @@ func (c *child) kill() {
 	<-c.done
 }
 
+// crashTurns is the length of the crash tests' conversation: long enough
+// for a kill to land in the middle of a job or a rebuild; shorter under the
+// race detector, whose slower code gives a kill the same chance.
+func crashTurns() int {
+	if raceEnabled {
+		return 1000
+	}
+	return 4000
+}
+
 // recallIDsOf opens the home of cfg and returns recallIDs.
 func recallIDsOf(t *testing.T, cfg engine.Config) []string {
 	t.Helper()
@@ -101,11 +111,10 @@ func TestRebuild_SIGKILL(t *testing.T) {
 		t.Skip("rebuild test skipped with -short")
 	}
 	home := filepath.Join(t.TempDir(), "home")
-	cfg := conversationHome(t, home, 4000)
+	cfg := conversationHome(t, home, crashTurns())
 	before := recallIDsOf(t, cfg)
 	next := filepath.Join(home, engine.PalaceFile+".rebuild")
 	c := startChild(t, "rebuild", home)
-	deadline := time.Now().Add(time.Minute)
 	for {
 		if st, err := os.Stat(next); err == nil && st.Size() > 64<<10 {
 			break
@@ -113,10 +122,7 @@ func TestRebuild_SIGKILL(t *testing.T) {
 		select {
 		case <-c.done:
 			t.Fatal("the rebuild finished before it could be killed; make the home larger")
-		case <-time.After(5 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("no rebuild file appeared")
+		case <-time.After(5 * time.Millisecond): // the file is looked at again
 		}
 	}
 	c.kill()
@@ -188,7 +194,7 @@ func TestLayerJobsSIGKILL(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crash test skipped with -short")
 	}
-	const turns = 4000
+	turns := crashTurns()
 	clean, killed := filepath.Join(t.TempDir(), "clean"), filepath.Join(t.TempDir(), "killed")
 	workers := []string{pipeline.WorkerMemories, pipeline.WorkerScenes, pipeline.WorkerPersona, pipeline.WorkerGraph}
 	cleanCfg, killedCfg := ingestConversation(t, clean, turns), ingestConversation(t, killed, turns)
@@ -202,9 +208,8 @@ func TestLayerJobsSIGKILL(t *testing.T) {
 			c := startChild(t, "job", killed, "ENGRAM_TEST_JOB="+w)
 			// Kill as soon as the job has committed a batch beyond where it
 			// started (the palace is read by a second connection).
-			deadline := time.Now().Add(2 * time.Minute)
 		poll:
-			for time.Now().Before(deadline) {
+			for {
 				select {
 				case <-c.done:
 					break poll
