@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/engram-dev/engram"
-	"github.com/engram-dev/engram/archive"
 	"github.com/engram-dev/engram/engine"
 	"github.com/engram-dev/engram/importer"
 	"github.com/engram-dev/engram/internal/layertest"
@@ -249,25 +248,6 @@ func copyTree(t *testing.T, src, dst string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-}
-
-// archiveTurns opens the archive of home and returns its turns by id and
-// its last seq.
-func archiveTurns(t *testing.T, home string) (map[string]engram.Turn, int64) {
-	t.Helper()
-	a, err := archive.Open(filepath.Join(home, engine.ArchiveDir), archive.Options{Logger: quiet()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	turns := map[string]engram.Turn{}
-	if err := a.Stream(t.Context(), 0, func(tn engram.Turn) error {
-		turns[tn.ID] = tn
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	return turns, a.LastSeq()
 }
 
 // recallOrder runs fixed queries in every mode, as of a fixed time so that

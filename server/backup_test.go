@@ -14,30 +14,11 @@ import (
 	"testing"
 
 	"github.com/engram-dev/engram"
-	"github.com/engram-dev/engram/archive"
 	"github.com/engram-dev/engram/engine"
+	"github.com/engram-dev/engram/internal/layertest"
 	"github.com/engram-dev/engram/internal/testutil"
 	"github.com/engram-dev/engram/server"
 )
-
-// archiveTurns opens the archive of home and returns its turns by id and
-// its last seq.
-func archiveTurns(t *testing.T, home string) (map[string]engram.Turn, int64) {
-	t.Helper()
-	a, err := archive.Open(filepath.Join(home, engine.ArchiveDir), archive.Options{Logger: quiet()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	turns := map[string]engram.Turn{}
-	if err := a.Stream(t.Context(), 0, func(tn engram.Turn) error {
-		turns[tn.ID] = tn
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	return turns, a.LastSeq()
-}
 
 // lockedBuffer is a log's buffer that the server's goroutines write
 // while the test reads it.
@@ -214,7 +195,7 @@ func TestBackupThroughServer(t *testing.T) {
 	if _, err := restore(restored, false); err != nil {
 		t.Fatalf("restore: %v", err)
 	}
-	turns, last := archiveTurns(t, restored)
+	turns, last := layertest.ArchiveTurns(t, restored)
 	if last != rep.ArchiveSeq || int64(len(turns)) != rep.ArchiveTurns {
 		t.Errorf("restored archive: %d turns up to seq %d; the backup reported %d up to %d", len(turns), last, rep.ArchiveTurns, rep.ArchiveSeq)
 	}

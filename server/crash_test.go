@@ -2,12 +2,10 @@ package server_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -83,7 +81,7 @@ func startServeChild(t *testing.T, home string) *serveChild {
 		default:
 		}
 		var h engram.Health
-		code, err := getFrom(t.Context(), addr, "/v1/health", &h)
+		code, err := testutil.GetJSON(t.Context(), "http://"+addr+"/v1/health", &h)
 		return err == nil && code == 200
 	})
 	return s
@@ -103,20 +101,6 @@ func (s *serveChild) stop(t *testing.T) {
 	if !s.cmd.ProcessState.Success() {
 		t.Fatalf("the child server exited with %v after SIGTERM\n%s", s.cmd.ProcessState, s.log)
 	}
-}
-
-// getFrom fetches path from the server at addr and decodes the JSON answer.
-func getFrom(ctx context.Context, addr, path string, out any) (int, error) {
-	req, err := http.NewRequestWithContext(ctx, "GET", "http://"+addr+path, nil)
-	if err != nil {
-		return 0, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	defer resp.Body.Close()
-	return resp.StatusCode, json.NewDecoder(resp.Body).Decode(out)
 }
 
 // TestCrashRecovery kills a loaded server (server.Run in a process of its own) with SIGKILL at random
@@ -231,7 +215,7 @@ func verifyAcked(t *testing.T, s *serveChild, home string, acked map[string]stri
 	var stats struct {
 		Namespaces map[string]map[string]int64 `json:"namespaces"`
 	}
-	if code, err := getFrom(context.Background(), s.addr, "/v1/stats", &stats); err != nil || code != 200 {
+	if code, err := testutil.GetJSON(context.Background(), "http://"+s.addr+"/v1/stats", &stats); err != nil || code != 200 {
 		t.Fatalf("round %d: stats: %d %v", round, code, err)
 	}
 	if got, want := stats.Namespaces["crash"]["turns"], int64(len(inArchive)); got != want {

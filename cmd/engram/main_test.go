@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/engram-dev/engram/internal/testutil"
 )
 
 // engramBin is the engram binary built once for the end-to-end tests.
@@ -185,16 +187,7 @@ func (s *server) post(ctx context.Context, path string, body any, out any) (int,
 
 // get fetches path and decodes the JSON answer.
 func (s *server) get(ctx context.Context, path string, out any) (int, error) {
-	req, err := http.NewRequestWithContext(ctx, "GET", "http://"+s.addr+path, nil)
-	if err != nil {
-		return 0, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	defer resp.Body.Close()
-	return resp.StatusCode, json.NewDecoder(resp.Body).Decode(out)
+	return testutil.GetJSON(ctx, "http://"+s.addr+path, out)
 }
 
 type recallResponse struct {

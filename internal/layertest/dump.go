@@ -4,10 +4,13 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/archive"
 	"github.com/engram-dev/engram/palace"
 )
 
@@ -66,4 +69,23 @@ func Dump(tb testing.TB, home string) []string {
 		tb.Fatal(err)
 	}
 	return out
+}
+
+// ArchiveTurns opens the archive of the engram home at home and returns
+// its turns by id and its last seq.
+func ArchiveTurns(tb testing.TB, home string) (map[string]engram.Turn, int64) {
+	tb.Helper()
+	a, err := archive.Open(filepath.Join(home, "archive"), archive.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer a.Close()
+	turns := map[string]engram.Turn{}
+	if err := a.Stream(context.Background(), 0, func(t engram.Turn) error {
+		turns[t.ID] = t
+		return nil
+	}); err != nil {
+		tb.Fatal(err)
+	}
+	return turns, a.LastSeq()
 }

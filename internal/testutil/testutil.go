@@ -5,6 +5,8 @@
 package testutil
 
 import (
+	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"os"
@@ -182,4 +184,19 @@ func ReportLatency(b *testing.B, lat []time.Duration) {
 	}
 	b.ReportMetric(pct(0.50), "p50-ms")
 	b.ReportMetric(pct(0.99), "p99-ms")
+}
+
+// GetJSON fetches url and decodes its JSON answer into out, returning the
+// status code.
+func GetJSON(ctx context.Context, url string, out any) (int, error) {
+	req, err := http.NewRequestWithContext(ctx, "GET", url, nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	return resp.StatusCode, json.NewDecoder(resp.Body).Decode(out)
 }
