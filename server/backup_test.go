@@ -3,10 +3,8 @@ package server_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -47,21 +45,7 @@ func post(ctx context.Context, s *server.Server, path string, body, out any) (in
 
 // postTo is post to the server at addr.
 func postTo(ctx context.Context, addr, path string, body, out any) (int, error) {
-	b, err := json.Marshal(body)
-	if err != nil {
-		return 0, err
-	}
-	req, err := http.NewRequestWithContext(ctx, "POST", "http://"+addr+path, bytes.NewReader(b))
-	if err != nil {
-		return 0, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	defer resp.Body.Close()
-	return resp.StatusCode, json.NewDecoder(resp.Body).Decode(out)
+	return testutil.PostJSON(ctx, "http://"+addr+path, body, out)
 }
 
 // TestBackupThroughServer backs up a served home while a writer posts

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -159,30 +158,7 @@ func (s *server) kill() {
 
 // post sends a JSON body and decodes the answer.
 func (s *server) post(ctx context.Context, path string, body any, out any) (int, error) {
-	b, err := json.Marshal(body)
-	if err != nil {
-		return 0, err
-	}
-	req, err := http.NewRequestWithContext(ctx, "POST", "http://"+s.addr+path, bytes.NewReader(b))
-	if err != nil {
-		return 0, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	defer resp.Body.Close()
-	rb, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return resp.StatusCode, err
-	}
-	if out != nil {
-		if err := json.Unmarshal(rb, out); err != nil {
-			return resp.StatusCode, fmt.Errorf("decode %q: %w", rb, err)
-		}
-	}
-	return resp.StatusCode, nil
+	return testutil.PostJSON(ctx, "http://"+s.addr+path, body, out)
 }
 
 // get fetches path and decodes the JSON answer.

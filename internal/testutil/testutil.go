@@ -5,8 +5,10 @@
 package testutil
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -199,4 +201,33 @@ func GetJSON(ctx context.Context, url string, out any) (int, error) {
 	}
 	defer resp.Body.Close()
 	return resp.StatusCode, json.NewDecoder(resp.Body).Decode(out)
+}
+
+// PostJSON posts body as JSON to url and decodes the answer into out (nil:
+// read and dropped), returning the status code.
+func PostJSON(ctx context.Context, url string, body, out any) (int, error) {
+	b, err := json.Marshal(body)
+	if err != nil {
+		return 0, err
+	}
+	req, err := http.NewRequestWithContext(ctx, "POST", url, bytes.NewReader(b))
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	rb, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return resp.StatusCode, err
+	}
+	if out != nil {
+		if err := json.Unmarshal(rb, out); err != nil {
+			return resp.StatusCode, fmt.Errorf("decode %q: %w", rb, err)
+		}
+	}
+	return resp.StatusCode, nil
 }
