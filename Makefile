@@ -30,11 +30,13 @@ run: build
 # This is what CI runs. The timeout is per package: on a loaded 2-core
 # machine (scripts/loadtest.sh) palace's race-enabled tests took 20 minutes.
 # scripts/testtimes.sh prints each package's time at the end, slowest first.
+# The clients' and examples' tests (scripts/test-clients.sh) run beside the Go
+# tests, their output kept until those end.
 test: lint
-	scripts/testenv.sh scripts/testtimes.sh $(GO) test $(RACE) -count=1 -timeout 45m ./...
-	GO=$(GO) scripts/test-python-client.sh
-	GO=$(GO) scripts/test-ts-client.sh
-	GO=$(GO) scripts/test-examples.sh
+	@log=$$(mktemp); GO=$(GO) scripts/test-clients.sh >"$$log" 2>&1 & clients=$$!; \
+	scripts/testenv.sh scripts/testtimes.sh $(GO) test $(RACE) -count=1 -timeout 45m ./...; gotests=$$?; \
+	wait $$clients; clientrc=$$?; cat "$$log"; rm -f "$$log"; \
+	test $$gotests -eq 0 && test $$clientrc -eq 0
 
 # No servers: skips the Chroma and Ollama tests and the slow end-to-end ones.
 test-short:

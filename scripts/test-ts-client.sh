@@ -2,7 +2,7 @@
 # scripts/test-ts-client.sh: test the TypeScript client (clients/typescript) and the LangChain.js
 # adapter (clients/langchain-js) against a real `engram serve`.
 #
-# Usage: scripts/test-ts-client.sh
+# Usage: scripts/test-ts-client.sh   (ENGRAM_BIN=PATH skips the build)
 #
 # Builds engram from this checkout, installs each package's locked dependencies with `npm ci` (skipped
 # while node_modules matches package-lock.json and the node version), builds the packages with tsc, and
@@ -25,8 +25,10 @@ fi
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-(cd "$ROOT" && "$GO" build -o "$tmp/engram" ./cmd/engram)
-export ENGRAM_BIN="$tmp/engram"
+if [[ -z "${ENGRAM_BIN:-}" ]]; then
+	(cd "$ROOT" && "$GO" build -o "$tmp/engram" ./cmd/engram)
+	export ENGRAM_BIN="$tmp/engram"
+fi
 # A real headless Chromium runs the client in a browser (Debian's package, installed when missing).
 vars=$("$ROOT/scripts/chromium.sh" up)
 export "${vars?}"
