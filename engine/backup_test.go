@@ -18,6 +18,7 @@ import (
 	"github.com/engram-dev/engram/engine"
 	"github.com/engram-dev/engram/importer"
 	"github.com/engram-dev/engram/internal/layertest"
+	"github.com/engram-dev/engram/internal/testutil"
 )
 
 // backupHome opens the home of cfg and backs it up into dir, as `engram
@@ -333,6 +334,7 @@ func conversationHome(tb testing.TB, home string, n int) engine.Config {
 // path, answers recall with the same ids in the same order and holds the
 // same layers; so does a backup restored into a new home.
 func TestMoveHome(t *testing.T) {
+	testutil.LongRun(t)
 	tmp := t.TempDir()
 	home := filepath.Join(tmp, "home")
 	cfg := conversationHome(t, home, 800)

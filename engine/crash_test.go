@@ -13,6 +13,7 @@ import (
 
 	"github.com/engram-dev/engram/engine"
 	"github.com/engram-dev/engram/internal/layertest"
+	"github.com/engram-dev/engram/internal/testutil"
 	"github.com/engram-dev/engram/palace"
 	"github.com/engram-dev/engram/pipeline"
 )
@@ -107,9 +108,7 @@ func recallIDsOf(t *testing.T, cfg engine.Config) []string {
 // TestRebuild_SIGKILL kills a rebuild while it fills the new palace: the old
 // store is intact (same results) and serves, and the next rebuild cleans up.
 func TestRebuild_SIGKILL(t *testing.T) {
-	if testing.Short() {
-		t.Skip("rebuild test skipped with -short")
-	}
+	testutil.LongRun(t)
 	home := filepath.Join(t.TempDir(), "home")
 	cfg := conversationHome(t, home, crashTurns())
 	before := recallIDsOf(t, cfg)
@@ -191,9 +190,7 @@ func runJobOnce(t *testing.T, cfg engine.Config, name string) {
 // middle, several times, then lets it finish: the derived layers must
 // equal those of a home where every job ran uninterrupted.
 func TestLayerJobsSIGKILL(t *testing.T) {
-	if testing.Short() {
-		t.Skip("crash test skipped with -short")
-	}
+	testutil.LongRun(t)
 	turns := crashTurns()
 	clean, killed := filepath.Join(t.TempDir(), "clean"), filepath.Join(t.TempDir(), "killed")
 	workers := []string{pipeline.WorkerMemories, pipeline.WorkerScenes, pipeline.WorkerPersona, pipeline.WorkerGraph}

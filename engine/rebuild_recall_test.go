@@ -11,6 +11,7 @@ import (
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/engine"
 	"github.com/engram-dev/engram/internal/layertest"
+	"github.com/engram-dev/engram/internal/testutil"
 )
 
 // recallIDs runs fixed queries in every mode (as of a fixed time, so decay
@@ -40,9 +41,7 @@ func recallIDs(t *testing.T, e *engine.Engine) []string {
 // recall gives the same top-10 ids as before for a fixed set of queries; a
 // second rebuild keeps the first as palace.db.before-rebuild.
 func TestRebuild_DeletedPalace(t *testing.T) {
-	if testing.Short() {
-		t.Skip("rebuild test skipped with -short")
-	}
+	testutil.LongRun(t)
 	ctx := t.Context()
 	home := filepath.Join(t.TempDir(), "home")
 	e, cfg := openDefault(t, home)

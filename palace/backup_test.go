@@ -20,7 +20,7 @@ import (
 // between what was stored before the copy began and what was stored when
 // it ended.
 func TestBackupWhileWriting(t *testing.T) {
-	longRun(t)
+	testutil.LongRun(t)
 	db := MustOpenDB(t)
 	ctx := context.Background()
 	for seq := int64(1); seq <= 500; seq++ {

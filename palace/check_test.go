@@ -226,7 +226,7 @@ func TestDoctorIntegrityCheck(t *testing.T) {
 // corruption that is not there about a third of the time; a doctor run on
 // a busy server must not call its palace damaged.
 func TestIntegrityCheckUnderWrites(t *testing.T) {
-	longRun(t)
+	testutil.LongRun(t)
 	ctx := context.Background()
 	db := MustOpenDB(t)
 	werr := make(chan error, 1)

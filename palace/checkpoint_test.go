@@ -47,7 +47,7 @@ func TestCheckpointer(t *testing.T) {
 // whole with no commit after it. (A checkpoint beside the writer alone
 // never saw it whole, and the WAL grew with every write.)
 func TestCheckpointerRestartsWAL(t *testing.T) {
-	longRun(t)
+	testutil.LongRun(t)
 	ctx := context.Background()
 	db := MustOpenDB(t)
 	body := strings.Repeat("the billing migration moved every invoice to the new ledger; ", 40)

@@ -14,6 +14,7 @@ import (
 
 	engram "github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/internal/kwindex"
+	"github.com/engram-dev/engram/internal/testutil"
 )
 
 // kwCorpus makes n turns of words drawn with Zipf frequencies from a small
@@ -56,7 +57,7 @@ var kwQueries = []string{
 // as turns_fts does: the same turns with the same scores, for every query,
 // filter and limit, after ingest, forget, redaction and more ingest.
 func TestKeywordIndex_SameAsFTS(t *testing.T) {
-	longRun(t)
+	testutil.LongRun(t)
 	ctx := context.Background()
 	mem, fts := twoHandles(t) // fts never loads the index
 	turns := kwCorpus(800, 1)
@@ -279,7 +280,7 @@ func sameHits(a, b []engram.TurnHit) string {
 // go to FTS5 until a rebuild, started by the first search that sees it,
 // catches up.
 func TestKeywordIndex_OtherWriter(t *testing.T) {
-	longRun(t)
+	testutil.LongRun(t)
 	ctx := context.Background()
 	mem, other := twoHandles(t)
 	turns := kwCorpus(600, 3)
@@ -410,7 +411,7 @@ func sameMemoryHits(a, b []engram.MemoryHit, limit int) string {
 // a search; a big catch-up leaves no replaced doc behind; a forget's
 // changes are caught up too; the rankings stay FTS5's.
 func TestCatchUpKeywordIndexes(t *testing.T) {
-	longRun(t)
+	testutil.LongRun(t)
 	ctx := context.Background()
 	mem, fts := twoHandles(t)
 	turns := kwCorpus(3200, 6)
@@ -462,7 +463,7 @@ func TestCatchUpKeywordIndexes(t *testing.T) {
 // one, and a deletion between two chunks starts the catch-up again from
 // every row, so the index ends as FTS5 ranks, and current.
 func TestCatchUpKeywordIndexes_Chunks(t *testing.T) {
-	longRun(t)
+	testutil.LongRun(t)
 	ctx := context.Background()
 	mem, fts := twoHandles(t)
 	turns := kwCorpus(3600, 8)

@@ -15,7 +15,7 @@ import (
 // to do), every table's in-commit merging off (migration 0017), every index
 // sound (FTS5's integrity-check), and the turns found as before.
 func TestMerger_KeepsSegmentsMerged(t *testing.T) {
-	longRun(t)
+	testutil.LongRun(t)
 	ctx := context.Background()
 	db := MustOpenDB(t)
 	c := newCorpus(7)

@@ -11,6 +11,7 @@ import (
 
 	engram "github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/internal/kwindex"
+	"github.com/engram-dev/engram/internal/testutil"
 )
 
 // TestNearDuplicatePair checks the cheap near-duplicate lookup
@@ -18,7 +19,7 @@ import (
 // memories of a small vocabulary, with rationales and entities, the same
 // memory is found, or none.
 func TestNearDuplicatePair(t *testing.T) {
-	longRun(t)
+	testutil.LongRun(t)
 	ctx := context.Background()
 	db := MustOpenDB(t)
 	words := strings.Fields(`ana moved lisbon works acme loves sea hiking guitar plans trip japan april decided postgres
@@ -102,7 +103,7 @@ func (db *DB) nearDuplicateAllButOne(ctx context.Context, tx *sql.Tx, m engram.M
 // that a batch stored again (after a crash between its transactions) adds
 // nothing.
 func TestPutMemoriesSplit(t *testing.T) {
-	longRun(t)
+	testutil.LongRun(t)
 	ctx := context.Background()
 	split, whole := MustOpenDB(t), MustOpenDB(t)
 	split.splitWrites = true

@@ -20,19 +20,6 @@ import (
 	"github.com/engram-dev/engram/migrations"
 )
 
-// longRun marks a long run: a large equivalence run, or writes under
-// concurrent work (a backup, a check, the checkpointer, readers). -short
-// (make test-short) leaves it out; otherwise it runs in parallel with the
-// package's other long runs, after the fast tests, so that they share the
-// processors make test leaves idle. A long run changes no package state.
-func longRun(t *testing.T) {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("a long run; make test runs it")
-	}
-	t.Parallel()
-}
-
 // MustOpenDB opens a palace in a fresh temporary directory and closes it at
 // the end of the test, after checking its invariants. The palace starts as
 // a copy of a new one that Open made once for the package's tests
@@ -499,7 +486,7 @@ func TestClosed(t *testing.T) {
 // TestConcurrentReadWrite runs searches and counts while batches are
 // written, for the race detector and to show reads are not blocked.
 func TestConcurrentReadWrite(t *testing.T) {
-	longRun(t)
+	testutil.LongRun(t)
 	db := MustOpenDB(t)
 	ctx := context.Background()
 	var wg sync.WaitGroup

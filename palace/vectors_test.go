@@ -18,6 +18,7 @@ import (
 	"time"
 
 	engram "github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/internal/testutil"
 	"github.com/engram-dev/engram/internal/vecrow"
 	"github.com/engram-dev/engram/internal/vectortest"
 	"github.com/engram-dev/engram/vecindex"
@@ -479,7 +480,7 @@ func checkVectorInvariants(tb testing.TB, db *DB) {
 // opens with every vector converted to the int8 codes of its unit vector,
 // the freed pages given back (VACUUM), and queries answering as before.
 func TestMigrateVectors(t *testing.T) {
-	longRun(t)
+	testutil.LongRun(t)
 	for _, tc := range []struct {
 		before string
 		encode func(unit []float32) []byte

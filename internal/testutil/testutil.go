@@ -231,3 +231,16 @@ func PostJSON(ctx context.Context, url string, body, out any) (int, error) {
 	}
 	return resp.StatusCode, nil
 }
+
+// LongRun marks t a long run (a large equivalence run, a crash or fault
+// injection, writes beside concurrent work): -short skips it, and it runs
+// in parallel with the package's other long runs, once its fast tests are
+// done. Call it first; a long run must not use t.Setenv or process-wide
+// test hooks.
+func LongRun(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("a long run; make test runs it")
+	}
+	t.Parallel()
+}
