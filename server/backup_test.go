@@ -55,24 +55,7 @@ func TestBackupThroughServer(t *testing.T) {
 	tmp := t.TempDir()
 	home := filepath.Join(tmp, "home")
 	var log lockedBuffer
-	cfg, err := server.LoadConfig(home, func(string) string { return "" })
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Addr = "127.0.0.1:0"
-	s, err := server.Start(t.Context(), cfg, slog.New(slog.NewTextHandler(&log, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var once sync.Once
-	stopServer := func() {
-		once.Do(func() {
-			if err := s.Close(); err != nil {
-				t.Error(err)
-			}
-		})
-	}
-	t.Cleanup(stopServer)
+	s, stopServer := serveLogged(t, home, nil, slog.New(slog.NewTextHandler(&log, nil)))
 	if err := server.WriteServeInfo(home, s.Addr()); err != nil { // as engram serve does
 		t.Fatal(err)
 	}

@@ -27,12 +27,18 @@ func startServer(t *testing.T, home string, env map[string]string) *server.Serve
 // before the test ends (the end of the test then does nothing more).
 func serve(t *testing.T, home string, env map[string]string) (*server.Server, func()) {
 	t.Helper()
+	return serveLogged(t, home, env, quiet())
+}
+
+// serveLogged is serve with the server's log written to logger.
+func serveLogged(t *testing.T, home string, env map[string]string, logger *slog.Logger) (*server.Server, func()) {
+	t.Helper()
 	cfg, err := server.LoadConfig(home, func(k string) string { return env[k] })
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg.Addr = "127.0.0.1:0"
-	srv, err := server.Start(t.Context(), cfg, quiet())
+	srv, err := server.Start(t.Context(), cfg, logger)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -98,25 +97,9 @@ func TestOpenAICompatibleServer(t *testing.T) {
 		"openai_model = \""+env["ENGRAM_TEST_OLLAMA_MODEL"]+"\"\n"+
 		"openai_chat_model = \""+env["ENGRAM_TEST_OLLAMA_CHAT_MODEL"]+"\"\n"+
 		"openai_api_key_env = \"ENGRAM_TEST_OPENAI_KEY\"\n")
-	cfg, err := server.LoadConfig(home, func(k string) string { return map[string]string{"ENGRAM_TEST_OPENAI_KEY": key}[k] })
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Addr = "127.0.0.1:0"
 	var log lockedBuffer
-	s, err := server.Start(t.Context(), cfg, slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug})))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var once sync.Once
-	stop := func() {
-		once.Do(func() {
-			if err := s.Close(); err != nil {
-				t.Error(err)
-			}
-		})
-	}
-	t.Cleanup(stop)
+	s, stop := serveLogged(t, home, map[string]string{"ENGRAM_TEST_OPENAI_KEY": key},
+		slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	ingestVectorTurns(t, s)
 	// The test model's weights are random: the keyword side finds the
 	// turn, and the list holds no turn without evidence.
@@ -141,7 +124,7 @@ func TestOpenAICompatibleServer(t *testing.T) {
 	if strings.Contains(log.String(), key) {
 		t.Error("the API key is in the server's log")
 	}
-	err = filepath.WalkDir(home, func(path string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(home, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
