@@ -15,6 +15,11 @@ var chatForms = strings.NewReplacer(
 )
 
 var (
+	// splitContractionRe finds a contraction a tokenizer split from its
+	// word, as corpora and some keyboards leave them: "didn 't", "did
+	// n't", "I 'm". Joined again, it is read as any other; split, "didn"
+	// was a verb of its own and "did n't like" lost its negation.
+	splitContractionRe = regexp.MustCompile(`(?i)\b([a-z]+n) ('t)\b|\b([a-z]+) (n't)\b|\b(i|you|we|they|he|she|it|that|there|who|what) ('(?:m|re|ve|ll|d))\b`)
 	// contractionRe finds the contractions of pronouns and auxiliaries;
 	// expandContraction rewrites them.
 	contractionRe = regexp.MustCompile(`(?i)\b(i|you|we|they|he|she|it|that|there|who|what)'(m|re|ve|ll|d)\b`)
@@ -44,6 +49,7 @@ var informal = map[string]string{"gonna": "going to", "wanna": "want to", "gotta
 // to", "cuz" "because"), and a lone "i" capitalised.
 func normalizeChat(s string) string {
 	s = chatForms.Replace(s)
+	s = splitContractionRe.ReplaceAllString(s, "$1$2$3$4$5$6")
 	s = contractionRe.ReplaceAllStringFunc(s, func(m string) string {
 		i := strings.LastIndexByte(m, '\'')
 		word, suf := m[:i], strings.ToLower(m[i+1:])
