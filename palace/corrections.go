@@ -281,11 +281,9 @@ func hasCorrections(ctx context.Context, tx *sql.Tx, ns string) (bool, error) {
 
 // correctStatements applies the namespace's corrections to the statements
 // of a chain being rebuilt: statements of a memory marked wrong, or of a
-// fact marked wrong, are left out; a replaced object replaces theirs.
+// fact marked wrong, are left out; a replaced object replaces theirs. The
+// caller knows the namespace has corrections (hasCorrections).
 func correctStatements(ctx context.Context, tx *sql.Tx, ns string, sts []statement) ([]statement, error) {
-	if corrected, err := hasCorrections(ctx, tx, ns); err != nil || !corrected {
-		return sts, err
-	}
 	norms := map[int64]string{}
 	norm := func(n int64) (string, error) {
 		if s, ok := norms[n]; ok {

@@ -238,9 +238,13 @@ func rebuildChain(ctx context.Context, tx *sql.Tx, ns, chain string, single bool
 // the first statement of the next group. Where the namespace has
 // corrections, which may drop or change any statement, it rebuilds all.
 func rebuildChainFrom(ctx context.Context, tx *sql.Tx, ns, chain string, single bool, changed *stmtKey) error {
+	corrected, err := hasCorrections(ctx, tx, ns)
+	if err != nil {
+		return err
+	}
 	cond, args := `namespace = ? AND chain = ?`, []any{ns, chain}
 	tcond := cond
-	if changed != nil {
+	if changed != nil && !corrected {
 		from, ok, err := chainGroupBefore(ctx, tx, ns, chain, *changed)
 		if err != nil {
 			return err
@@ -262,8 +266,10 @@ func rebuildChainFrom(ctx context.Context, tx *sql.Tx, ns, chain string, single 
 	if err != nil {
 		return err
 	}
-	if sts, err = correctStatements(ctx, tx, ns, sts); err != nil {
-		return err
+	if corrected {
+		if sts, err = correctStatements(ctx, tx, ns, sts); err != nil {
+			return err
+		}
 	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM kg_fts WHERE rowid IN (SELECT n FROM kg_triples WHERE `+tcond+`)`, args...); err != nil {
 		return err
@@ -322,12 +328,10 @@ func rebuildChainFrom(ctx context.Context, tx *sql.Tx, ns, chain string, single 
 
 // chainGroupBefore returns the first statement's key of the chain's last
 // triple that begins before key: the group the last statement before key
-// is in. ok is false where there is none, or where the namespace has
-// corrections (its triples need not hold their first statements' keys).
+// is in; ok is false where there is none. Only for a namespace without
+// corrections: with them, triples need not hold their first statements'
+// keys.
 func chainGroupBefore(ctx context.Context, tx *sql.Tx, ns, chain string, key stmtKey) (from stmtKey, ok bool, err error) {
-	if corrected, err := hasCorrections(ctx, tx, ns); err != nil || corrected {
-		return from, false, err
-	}
 	err = tx.QueryRowContext(ctx, `SELECT valid_from, predicate, object FROM kg_triples
 		WHERE namespace = ? AND chain = ? AND (valid_from, predicate, object) < (?, ?, ?)
 		ORDER BY valid_from DESC, predicate DESC, object DESC LIMIT 1`,

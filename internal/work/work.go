@@ -94,7 +94,6 @@ type Scheduler struct {
 	excl     bool          // an exclusive section holds
 	exclDone chan struct{} // closed when it ends; nil when none
 	epoch    uint64        // exclusive sections ended
-	ran      [numClasses]uint64
 }
 
 // waiter is a task waiting for a worker.
@@ -352,7 +351,6 @@ func (s *Scheduler) first(now time.Time) (recheck time.Duration, next *waiter) {
 // start gives w a worker. Call with mu held.
 func (s *Scheduler) start(w *waiter) {
 	s.running++
-	s.ran[w.class]++
 	if w.guarded {
 		s.guarded++
 	}
@@ -405,16 +403,14 @@ type Pace struct {
 // Step begins a task of p's class (Scheduler.Begin).
 func (p Pace) Step(ctx context.Context) (done func(), err error) { return p.S.Begin(ctx, p.Class) }
 
-// Stats is what a Scheduler has done, for health and tests.
+// Stats is what a Scheduler is doing: what a test waits for.
 type Stats struct {
-	Workers int               `json:"workers"`
-	Running int               `json:"running"`
-	Waiting map[string]int    `json:"waiting,omitempty"`
-	Ran     map[string]uint64 `json:"ran,omitempty"`
+	Workers int            `json:"workers"`
+	Running int            `json:"running"`
+	Waiting map[string]int `json:"waiting,omitempty"`
 }
 
-// Stats returns the tasks running and waiting, and how many of each class
-// ran.
+// Stats returns the tasks running and waiting, by class.
 func (s *Scheduler) Stats() Stats {
 	if s == nil {
 		return Stats{}
@@ -427,14 +423,6 @@ func (s *Scheduler) Stats() Stats {
 			st.Waiting = map[string]int{}
 		}
 		st.Waiting[w.class.String()]++
-	}
-	for c, n := range s.ran {
-		if n > 0 {
-			if st.Ran == nil {
-				st.Ran = map[string]uint64{}
-			}
-			st.Ran[Class(c).String()] += n
-		}
 	}
 	return st
 }
