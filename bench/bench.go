@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/engram-dev/engram"
-	"github.com/engram-dev/engram/engine"
+	"github.com/engram-dev/engram/config"
 	"github.com/engram-dev/engram/httpapi"
 	"github.com/engram-dev/engram/internal/atomicfile"
 	"github.com/engram-dev/engram/internal/lockedio"
@@ -78,7 +78,7 @@ func Output(w io.Writer, rep any, print func(io.Writer) error, out string, asJSO
 type benchEngram struct {
 	home   string
 	keep   bool // leave the home in place on Close
-	cfg    engine.Config
+	cfg    config.Config
 	srv    *server.Server
 	closed bool // srv closed before Close
 	client *httpapi.Client
@@ -90,7 +90,7 @@ type benchEngram struct {
 // (a kept home may hold one), then the ENGRAM_* environment, as for any
 // engram; but it always listens on a free loopback port without a token, and
 // logs at warn unless ENGRAM_LOG_LEVEL says otherwise.
-func startEngram(ctx context.Context, keep string, env Env, tune ...func(*engine.Config)) (_ *benchEngram, err error) {
+func startEngram(ctx context.Context, keep string, env Env, tune ...func(*config.Config)) (_ *benchEngram, err error) {
 	b := &benchEngram{keep: keep != ""}
 	if b.keep {
 		if b.home, err = filepath.Abs(keep); err != nil {
@@ -116,7 +116,7 @@ func startEngram(ctx context.Context, keep string, env Env, tune ...func(*engine
 		f(&cfg.Config)
 	}
 	b.cfg = cfg.Config
-	lvl, _ := engine.ParseLevel(cfg.LogLevel)
+	lvl, _ := config.ParseLevel(cfg.LogLevel)
 	b.srv, err = server.Start(ctx, cfg, slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: lvl})))
 	if err != nil {
 		b.removeHome()

@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/config"
 	"github.com/engram-dev/engram/engine"
 	"github.com/engram-dev/engram/pipeline"
 )
@@ -170,7 +171,7 @@ func checkCounts(batch int, counts ...flagCount) error {
 // not run by themselves (each is due in 30 days): a benchmark runs them
 // when it means to.
 func startQuietEngram(ctx context.Context, keep string, env Env) (*benchEngram, error) {
-	return startEngram(ctx, keep, env, func(cfg *engine.Config) {
+	return startEngram(ctx, keep, env, func(cfg *config.Config) {
 		if cfg.Jobs == nil {
 			cfg.Jobs = map[string]string{}
 		}
@@ -275,7 +276,7 @@ func RunScale(ctx context.Context, env Env, opts ScaleOptions) (*ScaleReport, er
 	if !opts.NoRebuild {
 		progress("rebuilding every index from the archive")
 		start := time.Now()
-		lvl, _ := engine.ParseLevel(cfg.LogLevel)
+		lvl, _ := config.ParseLevel(cfg.LogLevel)
 		if _, err := engine.Rebuild(ctx, cfg, slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: lvl})), nil, false); err != nil {
 			return nil, fmt.Errorf("rebuild: %w", err)
 		}

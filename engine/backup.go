@@ -18,7 +18,9 @@ import (
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/archive"
+	"github.com/engram-dev/engram/config"
 	"github.com/engram-dev/engram/internal/atomicfile"
+	"github.com/engram-dev/engram/internal/fspath"
 	"github.com/engram-dev/engram/palace"
 )
 
@@ -133,7 +135,7 @@ func (e *Engine) backup(ctx context.Context, req engram.BackupRequest) (engram.B
 		return engram.BackupReport{}, engram.FieldError("dir", "dir %q must be an absolute path", req.Dir)
 	}
 	home := realPath(e.cfg.Home)
-	if real := realPath(dir); real == home || within(home, real) || within(real, home) {
+	if real := realPath(dir); real == home || fspath.Within(home, real) || fspath.Within(real, home) {
 		return engram.BackupReport{}, engram.FieldError("dir",
 			"backup folder %s and the home %s overlap (one holds the other): a backup must not be lost with the home, nor replace it; choose a folder outside the home", dir, e.cfg.Home)
 	}
@@ -187,13 +189,13 @@ func (e *Engine) backup(ctx context.Context, req engram.BackupRequest) (engram.B
 		man.Files = append(man.Files, backupFile{Path: archive.CorrectionsFile, Size: size, SHA256: sum})
 	}
 
-	cf, err := copyHashed(filepath.Join(e.cfg.Home, ConfigFile), filepath.Join(tmp, ConfigFile))
+	cf, err := copyHashed(filepath.Join(e.cfg.Home, config.ConfigFile), filepath.Join(tmp, config.ConfigFile))
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
-		return engram.BackupReport{}, fmt.Errorf("backup: copy %s: %w", ConfigFile, err)
+		return engram.BackupReport{}, fmt.Errorf("backup: copy %s: %w", config.ConfigFile, err)
 	default:
-		man.Files = append(man.Files, backupFile{Path: ConfigFile, Size: cf.Size, SHA256: cf.SHA256})
+		man.Files = append(man.Files, backupFile{Path: config.ConfigFile, Size: cf.Size, SHA256: cf.SHA256})
 	}
 	slices.SortFunc(man.Files, func(a, b backupFile) int { return strings.Compare(a.Path, b.Path) })
 

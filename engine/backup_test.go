@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/config"
 	"github.com/engram-dev/engram/engine"
 	"github.com/engram-dev/engram/importer"
 	"github.com/engram-dev/engram/internal/layertest"
@@ -23,7 +24,7 @@ import (
 
 // backupHome opens the home of cfg and backs it up into dir, as `engram
 // backup` does with no server; the backup must succeed.
-func backupHome(tb testing.TB, cfg engine.Config, dir string, force bool) engram.BackupReport {
+func backupHome(tb testing.TB, cfg config.Config, dir string, force bool) engram.BackupReport {
 	tb.Helper()
 	rep, err := tryBackup(tb, cfg, dir, force)
 	if err != nil {
@@ -33,7 +34,7 @@ func backupHome(tb testing.TB, cfg engine.Config, dir string, force bool) engram
 }
 
 // tryBackup opens the home of cfg and backs it up into dir.
-func tryBackup(tb testing.TB, cfg engine.Config, dir string, force bool) (engram.BackupReport, error) {
+func tryBackup(tb testing.TB, cfg config.Config, dir string, force bool) (engram.BackupReport, error) {
 	tb.Helper()
 	e, err := engine.Open(tb.Context(), cfg, quiet())
 	if err != nil {
@@ -52,7 +53,7 @@ func restoreHome(t *testing.T, dir, home string, force bool) (engine.RestoreRepo
 		return engine.RestoreReport{}, err
 	}
 	return b.Restore(t.Context(), force, func(ctx context.Context) (*engine.Engine, error) {
-		cfg, err := engine.LoadConfig(home, noEnv)
+		cfg, err := config.LoadConfig(home, noEnv)
 		if err != nil {
 			return nil, err
 		}
@@ -285,13 +286,13 @@ func recallOrder(t *testing.T, home string) ([]string, int64) {
 
 // ingestConversation is a home that archived n turns of a team's
 // conversation (layertest.Conversation), with their vectors.
-func ingestConversation(tb testing.TB, home string, n int) engine.Config {
+func ingestConversation(tb testing.TB, home string, n int) config.Config {
 	tb.Helper()
 	b, err := os.ReadFile(layertest.Conversation(tb, n))
 	if err != nil {
 		tb.Fatal(err)
 	}
-	cfg, err := engine.LoadConfig(home, noEnv)
+	cfg, err := config.LoadConfig(home, noEnv)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -309,7 +310,7 @@ func ingestConversation(tb testing.TB, home string, n int) engine.Config {
 
 // conversationHome is ingestConversation's home after every job ran once:
 // turns with their vectors and the rules extractor's layers.
-func conversationHome(tb testing.TB, home string, n int) engine.Config {
+func conversationHome(tb testing.TB, home string, n int) config.Config {
 	tb.Helper()
 	cfg := ingestConversation(tb, home, n)
 	e, err := engine.Open(tb.Context(), cfg, quiet())

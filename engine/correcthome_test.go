@@ -7,13 +7,14 @@ import (
 	"testing"
 
 	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/config"
 	"github.com/engram-dev/engram/engine"
 	"github.com/engram-dev/engram/internal/filetest"
 	"github.com/engram-dev/engram/internal/testutil"
 )
 
 // layeredHome is a home that archived lines and ran every job once.
-func layeredHome(t *testing.T, home, lines string) engine.Config {
+func layeredHome(t *testing.T, home, lines string) config.Config {
 	t.Helper()
 	cfg := ingestHome(t, home, lines)
 	runAllJobsOnce(t, cfg)
@@ -22,7 +23,7 @@ func layeredHome(t *testing.T, home, lines string) engine.Config {
 
 // rebuildHome rebuilds the palace of cfg's home from its archive, as
 // `engram rebuild` does: the replaced palace kept beside it.
-func rebuildHome(t *testing.T, cfg engine.Config) {
+func rebuildHome(t *testing.T, cfg config.Config) {
 	t.Helper()
 	if _, err := engine.Rebuild(t.Context(), cfg, quiet(), nil, true); err != nil {
 		t.Fatalf("rebuild: %v", err)
@@ -30,7 +31,7 @@ func rebuildHome(t *testing.T, cfg engine.Config) {
 }
 
 // withEngine opens the home of cfg, runs fn on it and closes it.
-func withEngine(t *testing.T, cfg engine.Config, fn func(e *engine.Engine)) {
+func withEngine(t *testing.T, cfg config.Config, fn func(e *engine.Engine)) {
 	t.Helper()
 	e, err := engine.Open(t.Context(), cfg, quiet())
 	if err != nil {
@@ -90,7 +91,7 @@ func TestCorrectThenRebuild(t *testing.T) {
 			t.Fatalf("correct the fact's object: %v", err)
 		}
 	})
-	check := func(when string, cfg engine.Config) {
+	check := func(when string, cfg config.Config) {
 		t.Helper()
 		withEngine(t, cfg, func(e *engine.Engine) {
 			for _, m := range memories(e, false) {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/engram-dev/engram/config"
 	"github.com/engram-dev/engram/engine"
 	"github.com/engram-dev/engram/internal/layertest"
 	"github.com/engram-dev/engram/internal/testutil"
@@ -39,7 +40,7 @@ func TestMain(m *testing.M) {
 // NAME` do.
 func runChild(mode, home, job string) error {
 	ctx := context.Background()
-	cfg, err := engine.LoadConfig(home, noEnv)
+	cfg, err := config.LoadConfig(home, noEnv)
 	if err != nil {
 		return err
 	}
@@ -98,7 +99,7 @@ func crashTurns() int {
 }
 
 // recallIDsOf opens the home of cfg and returns recallIDs.
-func recallIDsOf(t *testing.T, cfg engine.Config) []string {
+func recallIDsOf(t *testing.T, cfg config.Config) []string {
 	t.Helper()
 	var out []string
 	withEngine(t, cfg, func(e *engine.Engine) { out = recallIDs(t, e) })
@@ -177,7 +178,7 @@ func workerSeq(t *testing.T, home, worker string) int64 {
 }
 
 // runJobOnce opens the home of cfg and runs the job name, which must pass.
-func runJobOnce(t *testing.T, cfg engine.Config, name string) {
+func runJobOnce(t *testing.T, cfg config.Config, name string) {
 	t.Helper()
 	withEngine(t, cfg, func(e *engine.Engine) {
 		if st, err := e.RunJob(t.Context(), name); err != nil || st.Failing {

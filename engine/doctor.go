@@ -20,6 +20,7 @@ import (
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/archive"
 	"github.com/engram-dev/engram/chroma"
+	"github.com/engram-dev/engram/config"
 	"github.com/engram-dev/engram/embedder"
 	"github.com/engram-dev/engram/ollama"
 	"github.com/engram-dev/engram/openai"
@@ -69,7 +70,7 @@ var _ engram.DoctorService = (*Engine)(nil)
 // that does not open is still checked as far as it opens: the archive
 // alone, then the palace alone. A home that holds another program's files
 // is not opened (which would write into it): the report names the files.
-func DoctorHome(ctx context.Context, cfg Config, logger *slog.Logger) engram.DoctorReport {
+func DoctorHome(ctx context.Context, cfg config.Config, logger *slog.Logger) engram.DoctorReport {
 	start := time.Now()
 	if err := CheckHome(cfg.Home); err != nil {
 		var r engram.DoctorReport
@@ -366,7 +367,7 @@ func (e *Engine) checkVectors(ctx context.Context, r *engram.DoctorReport) {
 		r.Add(failCheck(checkVectors, "the vector models could not be read: "+engram.ErrorText(err), fixRebuild))
 		return
 	}
-	if e.cfg.Embedder == EmbedderNone {
+	if e.cfg.Embedder == config.EmbedderNone {
 		kept := ""
 		if found {
 			kept = " (the vectors of " + active + " stay in the palace)"
@@ -378,7 +379,7 @@ func (e *Engine) checkVectors(ctx context.Context, r *engram.DoctorReport) {
 	embFix := e.checkEmbedders(ctx, r, active, dim, found)
 	if !found {
 		fix := embFix
-		if fix == "" && e.cfg.VectorIndex == VectorsChroma {
+		if fix == "" && e.cfg.VectorIndex == config.VectorsChroma {
 			fix = chromaFix(e.cfg.ChromaURL)
 		}
 		r.Add(failCheck(checkVectors, "no vector model is active yet, so recall searches by keyword: "+orNoReason(problem), fix))
@@ -424,7 +425,7 @@ func (e *Engine) checkVectors(ctx context.Context, r *engram.DoctorReport) {
 	var index engram.DoctorCheck
 	indexUp := true
 	switch e.cfg.VectorIndex {
-	case VectorsChroma:
+	case config.VectorsChroma:
 		index, indexUp = e.checkChroma(ctx, c, side)
 	default:
 		index = e.checkMemory(c, side != nil)
@@ -477,12 +478,12 @@ func (e *Engine) checkVectors(ctx context.Context, r *engram.DoctorReport) {
 // the active model (or for any, when no model is active yet).
 func (e *Engine) checkEmbedders(ctx context.Context, r *engram.DoctorReport, active string, dim int, found bool) string {
 	embFix := ""
-	for _, model := range e.probedModels(active, ollamaPrefix, EmbedderOllama) {
+	for _, model := range e.probedModels(active, config.OllamaPrefix, config.EmbedderOllama) {
 		if fix := e.checkOllamaEmbedder(ctx, r, model, active, dim); fix != "" && (model == active || !found) {
 			embFix = fix
 		}
 	}
-	for _, model := range e.probedModels(active, openaiPrefix, EmbedderOpenAI) {
+	for _, model := range e.probedModels(active, config.OpenAIPrefix, config.EmbedderOpenAI) {
 		if fix := e.checkOpenAIEmbedder(ctx, r, model, active, dim); fix != "" && (model == active || !found) {
 			embFix = fix
 		}
@@ -608,7 +609,7 @@ func (e *Engine) probedModels(active, prefix, embedder string) []string {
 // OpenAI-compatible server, once, and compares the dimension with the
 // stored one. It returns the fix when the model cannot embed.
 func (e *Engine) checkOpenAIEmbedder(ctx context.Context, r *engram.DoctorReport, key, active string, dim int) string {
-	model := strings.TrimPrefix(key, openaiPrefix)
+	model := strings.TrimPrefix(key, config.OpenAIPrefix)
 	cfg := e.cfg.OpenAIConfig(model)
 	cfg.MaxRetries = -1
 	emb, err := openai.NewEmbedder(openai.EmbedderConfig{Config: cfg})
@@ -625,7 +626,7 @@ func (e *Engine) checkOpenAIEmbedder(ctx context.Context, r *engram.DoctorReport
 // compares the dimension with the stored one. It returns the fix when the
 // model cannot embed.
 func (e *Engine) checkOllamaEmbedder(ctx context.Context, r *engram.DoctorReport, key, active string, dim int) string {
-	model := strings.TrimPrefix(key, ollamaPrefix)
+	model := strings.TrimPrefix(key, config.OllamaPrefix)
 	emb, err := ollama.NewEmbedder(ollama.Config{Host: e.cfg.OllamaHost, Model: model, MaxRetries: -1})
 	if err != nil {
 		r.Add(failCheck(checkEmbedder, engram.ErrorText(err), ""))

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/config"
 	"github.com/engram-dev/engram/engine"
 	"github.com/engram-dev/engram/internal/testutil"
 )
@@ -27,16 +28,16 @@ func writeConfig(t *testing.T, home, toml string) {
 	if err := os.MkdirAll(home, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(home, engine.ConfigFile), []byte(toml), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(home, config.ConfigFile), []byte(toml), 0o600); err != nil {
 		t.Fatal(err)
 	}
 }
 
 // homeConfig is home's configuration as a command loads it: config.toml
 // over the defaults, with no ENGRAM_ variables.
-func homeConfig(t *testing.T, home string) engine.Config {
+func homeConfig(t *testing.T, home string) config.Config {
 	t.Helper()
-	cfg, err := engine.LoadConfig(home, noEnv)
+	cfg, err := config.LoadConfig(home, noEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +46,7 @@ func homeConfig(t *testing.T, home string) engine.Config {
 
 // ingestHome archives lines into home with its configuration and closes
 // it, as `engram ingest` leaves a home; it returns the configuration.
-func ingestHome(t *testing.T, home, lines string) engine.Config {
+func ingestHome(t *testing.T, home, lines string) config.Config {
 	t.Helper()
 	cfg := homeConfig(t, home)
 	e, err := engine.Open(t.Context(), cfg, quiet())
@@ -62,7 +63,7 @@ func ingestHome(t *testing.T, home, lines string) engine.Config {
 // doctor checks the home of cfg in this process, as `engram doctor` does
 // with no server; failed is whether a check must fail (the command's exit
 // status 1).
-func doctor(t *testing.T, cfg engine.Config, failed bool) engram.DoctorReport {
+func doctor(t *testing.T, cfg config.Config, failed bool) engram.DoctorReport {
 	t.Helper()
 	rep := engine.DoctorHome(t.Context(), cfg, quiet())
 	if rep.Failed() != failed {
@@ -229,19 +230,19 @@ func TestDoctorJobs(t *testing.T) {
 func TestDoctorOllama(t *testing.T) {
 	env := testutil.Servers(t, "ENGRAM_TEST_OLLAMA_HOST", "ENGRAM_TEST_OLLAMA_MODEL", "ENGRAM_TEST_OLLAMA_CHAT_MODEL")
 	home := filepath.Join(t.TempDir(), "home")
-	config := func(host, model, chat string) engine.Config {
+	ollamaConfig := func(host, model, chat string) config.Config {
 		writeConfig(t, home, fmt.Sprintf("embedder = \"ollama\"\nextractor = \"ollama\"\nollama_host = %q\nollama_model = %q\nollama_chat_model = %q\n",
 			host, model, chat))
 		return homeConfig(t, home)
 	}
-	config(env["ENGRAM_TEST_OLLAMA_HOST"], env["ENGRAM_TEST_OLLAMA_MODEL"], env["ENGRAM_TEST_OLLAMA_CHAT_MODEL"])
+	ollamaConfig(env["ENGRAM_TEST_OLLAMA_HOST"], env["ENGRAM_TEST_OLLAMA_MODEL"], env["ENGRAM_TEST_OLLAMA_CHAT_MODEL"])
 	cfg := ingestHome(t, home, vectorTurns)
 	rep := doctor(t, cfg, false)
 	testutil.MustFindCheck(t, rep, "ollama-embedder", "ok", "model "+env["ENGRAM_TEST_OLLAMA_MODEL"], "dimensions")
 	testutil.MustFindCheck(t, rep, "ollama-extractor", "ok", "chat model "+env["ENGRAM_TEST_OLLAMA_CHAT_MODEL"])
 	testutil.MustFindCheck(t, rep, "vectors", "ok", "ollama:"+env["ENGRAM_TEST_OLLAMA_MODEL"], "3 vectors")
 
-	cfg = config("127.0.0.1:1", env["ENGRAM_TEST_OLLAMA_MODEL"], env["ENGRAM_TEST_OLLAMA_CHAT_MODEL"])
+	cfg = ollamaConfig("127.0.0.1:1", env["ENGRAM_TEST_OLLAMA_MODEL"], env["ENGRAM_TEST_OLLAMA_CHAT_MODEL"])
 	rep = doctor(t, cfg, true)
 	if c := testutil.MustFindCheck(t, rep, "ollama-embedder", "fail", "not reachable"); c.Fix != "ollama serve" {
 		t.Errorf("embedder fix: %q", c.Fix)
@@ -253,7 +254,7 @@ func TestDoctorOllama(t *testing.T) {
 		t.Errorf("vectors fix: %q", c.Fix)
 	}
 
-	cfg = config(env["ENGRAM_TEST_OLLAMA_HOST"], env["ENGRAM_TEST_OLLAMA_MODEL"], "no-such-chat-model")
+	cfg = ollamaConfig(env["ENGRAM_TEST_OLLAMA_HOST"], env["ENGRAM_TEST_OLLAMA_MODEL"], "no-such-chat-model")
 	rep = doctor(t, cfg, true)
 	if c := testutil.MustFindCheck(t, rep, "ollama-extractor", "fail", "no-such-chat-model"); c.Fix != "ollama pull no-such-chat-model" {
 		t.Errorf("extractor fix: %q", c.Fix)
@@ -262,7 +263,7 @@ func TestDoctorOllama(t *testing.T) {
 
 	// The config asks for a model the server lacks: the active vectors stay
 	// in use (a warning names the re-embed), the probe names the pull.
-	cfg = config(env["ENGRAM_TEST_OLLAMA_HOST"], "no-such-embedder", env["ENGRAM_TEST_OLLAMA_CHAT_MODEL"])
+	cfg = ollamaConfig(env["ENGRAM_TEST_OLLAMA_HOST"], "no-such-embedder", env["ENGRAM_TEST_OLLAMA_CHAT_MODEL"])
 	rep = doctor(t, cfg, true)
 	if c := testutil.MustFindCheck(t, rep, "ollama-embedder", "fail", "no-such-embedder"); c.Fix != "ollama pull no-such-embedder" {
 		t.Errorf("missing embedder fix: %q", c.Fix)

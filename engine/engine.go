@@ -12,6 +12,7 @@ import (
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/archive"
+	"github.com/engram-dev/engram/config"
 	"github.com/engram-dev/engram/embedder"
 	"github.com/engram-dev/engram/extract"
 	"github.com/engram-dev/engram/internal/work"
@@ -39,7 +40,7 @@ const (
 // on top. `engram serve` runs one; CLI commands open one when no server
 // owns the home. Open it with Open, release it with Close.
 type Engine struct {
-	cfg      Config
+	cfg      config.Config
 	logger   *slog.Logger
 	archive  *archive.Archive
 	palace   *palace.DB
@@ -114,7 +115,7 @@ func (h hookedIndex) PutTurnsSearchable(ctx context.Context, turns []engram.Turn
 // files engram did not write (CheckHome).
 // The scheduled jobs do not run until StartJobs; the vector side starts in
 // the background when its embedder or Chroma is not up yet.
-func Open(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Engine, err error) {
+func Open(ctx context.Context, cfg config.Config, logger *slog.Logger) (_ *Engine, err error) {
 	if err := claimHome(cfg.Home, cfg.Version, logger); err != nil {
 		return nil, err
 	}
@@ -161,15 +162,15 @@ func Open(ctx context.Context, cfg Config, logger *slog.Logger) (_ *Engine, err 
 	// acknowledgement gave up waiting; the wait is for its session units
 	// and substring rows, which deep recall weighs.
 	e.recall.Sync = e.recallWait(e.indexer.Indexed, e.indexer.Wait)
-	e.recall.Deep = cfg.Deep.config()
-	if cfg.Extractor != ExtractorNone {
+	e.recall.Deep = cfg.Deep.Recall()
+	if cfg.Extractor != config.ExtractorNone {
 		e.recall.Layers = e.palace
 		e.recall.LayerLag = e.layerLagText
 	}
 	e.recall.Docs = e.palace
 	e.recall.Units = e.palace
 	e.recall.Words = embedder.Words{}
-	if e.recall.Triggers, err = cfg.triggerMatcher(); err != nil {
+	if e.recall.Triggers, err = cfg.TriggerMatcher(); err != nil {
 		return nil, err
 	}
 	if err := e.openVectors(ctx); err != nil {
@@ -271,7 +272,7 @@ func (e *Engine) Stats(ctx context.Context) (engram.Stats, error) {
 }
 
 // Config returns the configuration the engine was opened with.
-func (e *Engine) Config() Config { return e.cfg }
+func (e *Engine) Config() config.Config { return e.cfg }
 
 // LastSeq returns the sequence number of the last archived turn.
 func (e *Engine) LastSeq() int64 { return e.archive.LastSeq() }
@@ -346,17 +347,17 @@ func (e *Engine) Recall(ctx context.Context, req engram.RecallRequest) (engram.R
 // (and retry), never the engine.
 func (e *Engine) openExtractor() error {
 	switch e.cfg.Extractor {
-	case ExtractorNLP:
+	case config.ExtractorNLP:
 		e.extractor, e.extractBatch = &extract.NLPExtractor{Pace: work.Pace{S: e.work, Class: work.Derive}}, pipeline.DefaultLayerBatch
-	case ExtractorRules:
+	case config.ExtractorRules:
 		e.extractor, e.extractBatch = extract.RulesExtractor{}, pipeline.DefaultLayerBatch
-	case ExtractorOllama:
+	case config.ExtractorOllama:
 		x, err := ollama.NewExtractor(ollama.ExtractorConfig{Config: ollama.Config{Host: e.cfg.OllamaHost, Model: e.cfg.OllamaChatModel}})
 		if err != nil {
 			return err
 		}
 		e.extractor, e.extractBatch = x, ollama.DefaultBatchTurns
-	case ExtractorOpenAI:
+	case config.ExtractorOpenAI:
 		x, err := openai.NewExtractor(openai.ExtractorConfig{Config: e.cfg.OpenAIConfig(e.cfg.OpenAIChatModel)})
 		if err != nil {
 			return err

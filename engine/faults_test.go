@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/config"
 	"github.com/engram-dev/engram/embedder"
 	"github.com/engram-dev/engram/engine"
 	"github.com/engram-dev/engram/internal/testutil"
@@ -39,7 +40,7 @@ func turnVectors(t *testing.T, home string) (ids, contents []string) {
 
 // recallOnce opens the home of cfg, recalls query in mode (k results, of
 // kinds) and closes it, as `engram recall` does with no server.
-func recallOnce(t *testing.T, cfg engine.Config, mode, query string, k int, kinds ...string) engram.RecallResponse {
+func recallOnce(t *testing.T, cfg config.Config, mode, query string, k int, kinds ...string) engram.RecallResponse {
 	t.Helper()
 	e, err := engine.Open(t.Context(), cfg, quiet())
 	if err != nil {
@@ -55,7 +56,7 @@ func recallOnce(t *testing.T, cfg engine.Config, mode, query string, k int, kind
 
 // wantShallowHit recalls content in shallow mode and wants turn id first,
 // with no warning.
-func wantShallowHit(t *testing.T, cfg engine.Config, content, id string) {
+func wantShallowHit(t *testing.T, cfg config.Config, content, id string) {
 	t.Helper()
 	resp := recallOnce(t, cfg, engram.ModeShallow, content, 3)
 	if resp.Mode != engram.ModeShallow || len(resp.Warnings) > 0 || len(resp.Results) == 0 || resp.Results[0].ID != id {
@@ -66,7 +67,7 @@ func wantShallowHit(t *testing.T, cfg engine.Config, content, id string) {
 // reindexVectors opens the home of cfg and reindexes its vectors (with
 // reembed, embeds everything again), as `engram reindex vectors` does
 // with no server; the reindex must succeed.
-func reindexVectors(t *testing.T, cfg engine.Config, reembed bool) engram.ReindexStatus {
+func reindexVectors(t *testing.T, cfg config.Config, reembed bool) engram.ReindexStatus {
 	t.Helper()
 	e, err := engine.Open(t.Context(), cfg, quiet())
 	if err != nil {
@@ -84,7 +85,7 @@ func reindexVectors(t *testing.T, cfg engine.Config, reembed bool) engram.Reinde
 // memory what it should have.
 func wantReindexed(t *testing.T, st engram.ReindexStatus, dropped int, embedded, loaded int64) {
 	t.Helper()
-	if st.Backend != engine.VectorsEmbedded || st.Dropped != dropped || st.Embedded != embedded || st.Indexed != loaded {
+	if st.Backend != config.VectorsEmbedded || st.Dropped != dropped || st.Embedded != embedded || st.Indexed != loaded {
 		t.Fatalf("reindex: %+v; want %d unusable dropped, %d texts embedded, %d loaded into memory", st, dropped, embedded, loaded)
 	}
 }

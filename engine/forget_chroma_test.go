@@ -8,6 +8,7 @@ import (
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/chroma"
+	"github.com/engram-dev/engram/config"
 	"github.com/engram-dev/engram/embedder"
 	"github.com/engram-dev/engram/engine"
 	"github.com/engram-dev/engram/internal/testutil"
@@ -26,8 +27,8 @@ func TestForgetAndRedactInChroma(t *testing.T) {
 	}
 	// A database of its own on the shared server, so tests do not collide.
 	database := "forget-" + time.Now().Format("150405.000000")
-	config := "extractor = \"none\"\nvector_index = \"chroma\"\nchroma_url = \"" + env["ENGRAM_TEST_CHROMA_URL"] + "\"\nchroma_database = \"" + database + "\"\n"
-	if err := os.WriteFile(filepath.Join(home, engine.ConfigFile), []byte(config), 0o600); err != nil {
+	toml := "extractor = \"none\"\nvector_index = \"chroma\"\nchroma_url = \"" + env["ENGRAM_TEST_CHROMA_URL"] + "\"\nchroma_database = \"" + database + "\"\n"
+	if err := os.WriteFile(filepath.Join(home, config.ConfigFile), []byte(toml), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	b := embedder.New()
@@ -37,7 +38,7 @@ func TestForgetAndRedactInChroma(t *testing.T) {
 	}
 	defer ix.Close()
 	defer ix.DropCollection(ctx)
-	cfg, err := engine.LoadConfig(home, func(string) string { return "" })
+	cfg, err := config.LoadConfig(home, func(string) string { return "" })
 	if err != nil {
 		t.Fatal(err)
 	}

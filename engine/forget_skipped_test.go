@@ -12,6 +12,7 @@ import (
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/archive"
+	"github.com/engram-dev/engram/config"
 	"github.com/engram-dev/engram/engine"
 	"github.com/engram-dev/engram/importer"
 	"github.com/engram-dev/engram/internal/filetest"
@@ -22,9 +23,9 @@ import (
 // openDefault opens a new home (or home, when given) with the default
 // configuration, as the CLI does on a home without config.toml, until the
 // test ends or the caller closes it.
-func openDefault(t *testing.T, home string) (*engine.Engine, engine.Config) {
+func openDefault(t *testing.T, home string) (*engine.Engine, config.Config) {
 	t.Helper()
-	cfg := engine.DefaultConfig()
+	cfg := config.DefaultConfig()
 	cfg.Home = home
 	e, err := engine.Open(t.Context(), cfg, quiet())
 	if err != nil {
@@ -36,7 +37,7 @@ func openDefault(t *testing.T, home string) (*engine.Engine, engine.Config) {
 
 // ingestLines archives lines (JSON lines of turns, as `engram ingest`
 // reads them) through e.
-func ingestLines(t *testing.T, e *engine.Engine, cfg engine.Config, lines string) {
+func ingestLines(t *testing.T, e *engine.Engine, cfg config.Config, lines string) {
 	t.Helper()
 	in := importer.NewLines(e, cfg.Limits(), "", true, io.Discard)
 	if err := in.Read(t.Context(), strings.NewReader(lines)); err != nil || in.Bad > 0 {

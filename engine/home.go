@@ -18,7 +18,9 @@ import (
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/archive"
 	"github.com/engram-dev/engram/autostart"
+	"github.com/engram-dev/engram/config"
 	"github.com/engram-dev/engram/internal/atomicfile"
+	"github.com/engram-dev/engram/internal/fspath"
 )
 
 // HomeFile marks a folder as an engram home. engram writes it when it
@@ -36,7 +38,7 @@ var homeNames = []string{
 	PalaceFile, PalaceFile + "-wal", PalaceFile + "-shm", PalaceFile + "-journal",
 	PalaceFile + RebuildSuffix, PalaceFile + RebuildSuffix + "-wal", PalaceFile + RebuildSuffix + "-shm", PalaceFile + RebuildSuffix + "-journal",
 	PalaceFile + PreviousSuffix,
-	ConfigFile,
+	config.ConfigFile,
 	ServeFile,
 	archive.CorrectionsFile,
 	autostart.LogDir, // the services' logs and the Claude Code hook's
@@ -58,7 +60,7 @@ var osNames = []string{
 // edits (a backup, a swap or lock file): the user's, while editing
 // engram's file.
 var configEdits = []string{
-	ConfigFile + "~", ConfigFile + ".bak", ConfigFile + ".orig", "." + ConfigFile + ".sw?", "#" + ConfigFile + "#", ".#" + ConfigFile,
+	config.ConfigFile + "~", config.ConfigFile + ".bak", config.ConfigFile + ".orig", "." + config.ConfigFile + ".sw?", "#" + config.ConfigFile + "#", ".#" + config.ConfigFile,
 }
 
 // homeMarker is HomeFile's content.
@@ -129,7 +131,7 @@ func ForeignFiles(home string) ([]string, error) {
 		name := e.Name()
 		if matchAny(known, name) || slices.ContainsFunc(vaults, func(v string) bool {
 			p := filepath.Join(home, name)
-			return v == p || within(p, v)
+			return v == p || fspath.Within(p, v)
 		}) {
 			continue
 		}
@@ -201,9 +203,9 @@ func readMarker(home string) homeMarker {
 // none when it does not parse (LoadConfig reports that).
 func homeVaults(home string) []string {
 	var c struct {
-		Vaults []VaultConfig `toml:"vaults"`
+		Vaults []config.VaultConfig `toml:"vaults"`
 	}
-	if _, err := toml.DecodeFile(filepath.Join(home, ConfigFile), &c); err != nil {
+	if _, err := toml.DecodeFile(filepath.Join(home, config.ConfigFile), &c); err != nil {
 		return nil
 	}
 	out := make([]string, 0, len(c.Vaults))

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/config"
 	"github.com/engram-dev/engram/engine"
 	"github.com/engram-dev/engram/internal/filetest"
 )
@@ -25,11 +26,11 @@ func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)
 
 // testConfig is the configuration of home with nothing that needs a
 // server or derives layers.
-func testConfig(home string) engine.Config {
-	cfg := engine.DefaultConfig()
+func testConfig(home string) config.Config {
+	cfg := config.DefaultConfig()
 	cfg.Home = home
-	cfg.Extractor = engine.ExtractorNone
-	cfg.Embedder = engine.EmbedderNone
+	cfg.Extractor = config.ExtractorNone
+	cfg.Embedder = config.EmbedderNone
 	return cfg
 }
 
@@ -56,7 +57,7 @@ func mustWrite(t *testing.T, dir string, files map[string]string) {
 
 // openIngestClose opens cfg's home, archives one turn and closes it: an
 // engram home as engram leaves it.
-func openIngestClose(t *testing.T, cfg engine.Config) {
+func openIngestClose(t *testing.T, cfg config.Config) {
 	t.Helper()
 	e, err := engine.Open(t.Context(), cfg, quiet())
 	if err != nil {
@@ -184,7 +185,7 @@ func TestOpenRefusesAForeignHome(t *testing.T) {
 		mustRefuse("rebuild", err)
 		_, err = engine.RepairArchive(ctx, cfg, quiet())
 		mustRefuse("repair", err)
-		_, err = engine.AppendVault(home, engine.VaultConfig{Path: t.TempDir()}, noEnv)
+		_, err = engine.AppendVault(home, config.VaultConfig{Path: t.TempDir()}, noEnv)
 		mustRefuse("vault add", err)
 		for _, force := range []bool{false, true} {
 			b, err := engine.OpenBackup(backupDir, home)

@@ -8,23 +8,16 @@ import (
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/archive"
+	"github.com/engram-dev/engram/config"
 	"github.com/engram-dev/engram/pipeline"
 	"github.com/engram-dev/engram/scheduler"
-)
-
-// Names of the maintenance jobs; the layer workers' jobs take the workers'
-// names (pipeline.WorkerMemories and so on).
-const (
-	JobVerify   = "archive-verify"
-	JobCompact  = "index-compact"
-	JobSnapshot = "health-snapshot"
 )
 
 // newScheduler builds the scheduler of the engine's jobs (the layer
 // workers and maintenance), its state kept in the palace. It is started by
 // `engram serve` only; `engram jobs run` runs the same jobs once.
 func (e *Engine) newScheduler() (*scheduler.Scheduler, error) {
-	every, err := e.cfg.jobIntervals()
+	every, err := e.cfg.JobIntervals()
 	if err != nil {
 		return nil, err
 	}
@@ -35,10 +28,10 @@ func (e *Engine) newScheduler() (*scheduler.Scheduler, error) {
 	for _, w := range e.layerJobs() {
 		add(w.Name, e.guardLayers(w.Run))
 	}
-	add(JobVaultReconcile, e.reconcileVaults)
-	add(JobVerify, e.verifyArchive)
-	add(JobCompact, e.palace.Optimize)
-	add(JobSnapshot, e.healthSnapshot)
+	add(config.JobVaultReconcile, e.reconcileVaults)
+	add(config.JobVerify, e.verifyArchive)
+	add(config.JobCompact, e.palace.Optimize)
+	add(config.JobSnapshot, e.healthSnapshot)
 	s, err := scheduler.New(scheduler.NewSQLStore(e.palace), jobs...)
 	if err != nil {
 		return nil, err

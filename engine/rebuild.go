@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/engram-dev/engram/archive"
+	"github.com/engram-dev/engram/config"
 	"github.com/engram-dev/engram/internal/atomicfile"
 	"github.com/engram-dev/engram/palace"
 	"github.com/engram-dev/engram/pipeline"
@@ -52,7 +53,7 @@ type RebuildReport struct {
 // Until step 4 the old palace is untouched, so a kill at any moment leaves a
 // working store (and a palace.db.rebuild that the next rebuild removes).
 // A home that holds another program's files is refused first (CheckHome).
-func Rebuild(ctx context.Context, cfg Config, logger *slog.Logger, progress func(stage string, done, total int64), keep bool) (RebuildReport, error) {
+func Rebuild(ctx context.Context, cfg config.Config, logger *slog.Logger, progress func(stage string, done, total int64), keep bool) (RebuildReport, error) {
 	var rep RebuildReport
 	if progress == nil {
 		progress = func(string, int64, int64) {}
@@ -301,7 +302,7 @@ func copyFile(src, dst string) error {
 // RefillChroma drops the Chroma collection of the home's active model and
 // pushes the palace's vectors into a new one, as `engram reindex vectors`
 // does: what a rebuild leaves to do with vector_index = "chroma".
-func RefillChroma(ctx context.Context, cfg Config, logger *slog.Logger) error {
+func RefillChroma(ctx context.Context, cfg config.Config, logger *slog.Logger) error {
 	e, err := Open(ctx, cfg, logger)
 	if err != nil {
 		return err

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/config"
 	"github.com/engram-dev/engram/engine"
 )
 
@@ -33,9 +34,9 @@ func TestRecallDoesNotWaitForOtherWrites(t *testing.T) {
 			<-release
 		}
 	}, nil, nil)
-	cfg := engine.DefaultConfig()
+	cfg := config.DefaultConfig()
 	cfg.Home = filepath.Join(t.TempDir(), "home")
-	cfg.Extractor = engine.ExtractorNone
+	cfg.Extractor = config.ExtractorNone
 	e, err := engine.Open(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/config"
 	"github.com/engram-dev/engram/embedder"
 	"github.com/engram-dev/engram/engine"
 	"github.com/engram-dev/engram/internal/vectortest"
@@ -95,10 +96,10 @@ func TestRedactWhileABatchEmbeds(t *testing.T) {
 	ctx := t.Context()
 	const secret = "zorbletrax"
 	srv, base := newHoldingEmbedServer(t, secret)
-	cfg := engine.DefaultConfig()
+	cfg := config.DefaultConfig()
 	cfg.Home = filepath.Join(t.TempDir(), "home")
-	cfg.Embedder, cfg.OpenAIBaseURL, cfg.OpenAIModel = engine.EmbedderOpenAI, base, "fake-embed"
-	cfg.Extractor = engine.ExtractorNone
+	cfg.Embedder, cfg.OpenAIBaseURL, cfg.OpenAIModel = config.EmbedderOpenAI, base, "fake-embed"
+	cfg.Extractor = config.ExtractorNone
 	e, err := engine.Open(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
@@ -179,9 +180,9 @@ func TestRedactWhileTheIndexerHoldsTheOldText(t *testing.T) {
 		}()
 		<-read
 	}, letGo)
-	cfg := engine.DefaultConfig()
+	cfg := config.DefaultConfig()
 	cfg.Home = filepath.Join(t.TempDir(), "home")
-	cfg.Extractor = engine.ExtractorNone
+	cfg.Extractor = config.ExtractorNone
 	var err error
 	e, err = engine.Open(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/config"
 	"github.com/engram-dev/engram/embedder"
 	"github.com/engram-dev/engram/engine"
 	"github.com/engram-dev/engram/internal/filetest"
@@ -17,7 +18,7 @@ import (
 
 // redactOnce opens the home of cfg, redacts as req asks and closes it, as
 // `engram redact --yes` does with no server; the redaction must succeed.
-func redactOnce(t *testing.T, cfg engine.Config, req engram.RedactRequest) engram.RedactReport {
+func redactOnce(t *testing.T, cfg config.Config, req engram.RedactRequest) engram.RedactReport {
 	t.Helper()
 	e, err := engine.Open(t.Context(), cfg, quiet())
 	if err != nil {

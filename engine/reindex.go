@@ -11,6 +11,7 @@ import (
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/chroma"
+	"github.com/engram-dev/engram/config"
 	"github.com/engram-dev/engram/internal/work"
 	"github.com/engram-dev/engram/palace"
 	"github.com/engram-dev/engram/pipeline"
@@ -151,7 +152,7 @@ func (e *Engine) ReindexVectors(ctx context.Context, reembed bool, progress func
 // re-embed (ECONFLICT), which writes another model's vectors and swaps the
 // vector side.
 func (e *Engine) ReindexAllowed() error {
-	if e.cfg.Embedder == EmbedderNone {
+	if e.cfg.Embedder == config.EmbedderNone {
 		return engram.Errorf(engram.EINVALID, "embedder = none: there is no vector index to rebuild")
 	}
 	e.vec.mu.Lock()
@@ -270,7 +271,7 @@ func (e *Engine) reindexVectors(ctx context.Context, run *reindexRun) error {
 	}
 
 	switch e.cfg.VectorIndex {
-	case VectorsChroma:
+	case config.VectorsChroma:
 		if err := e.pushChroma(ctx, run, key, store); err != nil {
 			return err
 		}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/config"
 	"github.com/engram-dev/engram/embedder"
 	"github.com/engram-dev/engram/engine"
 	"github.com/engram-dev/engram/internal/testutil"
@@ -14,7 +15,7 @@ import (
 
 // runAllJobsOnce opens the home of cfg and runs every job once, as `engram
 // jobs run --all` does; none may fail.
-func runAllJobsOnce(t *testing.T, cfg engine.Config) {
+func runAllJobsOnce(t *testing.T, cfg config.Config) {
 	t.Helper()
 	e, err := engine.Open(t.Context(), cfg, quiet())
 	if err != nil {
@@ -123,7 +124,7 @@ func TestReindexChroma(t *testing.T) {
 	if c := testutil.MustFindCheck(t, doctor(t, cfg, true), "chroma", "fail", "holds 0 vectors, SQLite 12"); c.Fix != "engram reindex vectors" {
 		t.Errorf("fix: %q", c.Fix)
 	}
-	if st := reindexVectors(t, cfg, false); st.Backend != engine.VectorsChroma || st.Indexed != 12 {
+	if st := reindexVectors(t, cfg, false); st.Backend != config.VectorsChroma || st.Indexed != 12 {
 		t.Fatalf("reindex vectors: %+v, want 12 pushed to a new Chroma collection", st)
 	}
 	if n, err := ix.Count(ctx); err != nil || n != 12 {

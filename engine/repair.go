@@ -8,6 +8,7 @@ import (
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/archive"
+	"github.com/engram-dev/engram/config"
 	"github.com/engram-dev/engram/palace"
 )
 
@@ -19,7 +20,7 @@ import (
 // It needs the home's lock: ELOCKED while a server or another command holds
 // it. Nothing else of the home changes; the palace already holds the turns.
 // A home that holds another program's files is refused (CheckHome).
-func RepairArchive(ctx context.Context, cfg Config, logger *slog.Logger) (archive.RepairReport, error) {
+func RepairArchive(ctx context.Context, cfg config.Config, logger *slog.Logger) (archive.RepairReport, error) {
 	if err := claimHome(cfg.Home, cfg.Version, logger); err != nil {
 		return archive.RepairReport{}, err
 	}

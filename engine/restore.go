@@ -13,6 +13,7 @@ import (
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/archive"
 	"github.com/engram-dev/engram/internal/atomicfile"
+	"github.com/engram-dev/engram/internal/fspath"
 )
 
 // Backup is a backup folder whose manifest has been read and checked, ready
@@ -41,7 +42,7 @@ func OpenBackup(dir, home string) (*Backup, error) {
 	if err != nil {
 		return nil, err
 	}
-	if real, h := realPath(dir), realPath(home); real == h || within(h, real) || within(real, h) {
+	if real, h := realPath(dir), realPath(home); real == h || fspath.Within(h, real) || fspath.Within(real, h) {
 		return nil, engram.Errorf(engram.EINVALID, "backup folder %s and the home %s overlap; restore into another home", dir, home)
 	}
 	return &Backup{dir: dir, home: home, man: man}, nil

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/config"
 	"github.com/engram-dev/engram/engine"
 	"github.com/engram-dev/engram/internal/testutil"
 )
@@ -17,7 +18,7 @@ import (
 func TestServeAnswersWhileVectorsLoad(t *testing.T) {
 	ctx := t.Context()
 	cfg := testConfig(t.TempDir())
-	cfg.Embedder = engine.EmbedderBuiltin
+	cfg.Embedder = config.EmbedderBuiltin
 
 	// A home with vectors to load.
 	e, err := engine.Open(ctx, cfg, quiet())

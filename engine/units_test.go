@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/config"
 	"github.com/engram-dev/engram/engine"
 	"github.com/engram-dev/engram/internal/testutil"
 )
@@ -25,10 +26,10 @@ func TestScenesFollowIngest(t *testing.T) {
 	if err := os.MkdirAll(home, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(home, engine.ConfigFile), []byte("[jobs]\nl2-scenes = \"24h\"\nlayer-vectors = \"24h\"\n"), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(home, config.ConfigFile), []byte("[jobs]\nl2-scenes = \"24h\"\nlayer-vectors = \"24h\"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := engine.LoadConfig(home, func(string) string { return "" })
+	cfg, err := config.LoadConfig(home, func(string) string { return "" })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/config"
 	"github.com/engram-dev/engram/engine"
 )
 
@@ -42,7 +43,7 @@ const (
 // addVault records dir as a vault of home (namespace ns) as `engram vault
 // add` does, then opens the home, syncs the vault and closes it; it
 // returns the sync's report and the home's configuration.
-func addVault(t *testing.T, home, dir, ns string) (engram.VaultSyncReport, engine.Config) {
+func addVault(t *testing.T, home, dir, ns string) (engram.VaultSyncReport, config.Config) {
 	t.Helper()
 	root, _, err := engine.AddVault(homeConfig(t, home), dir, ns, noEnv)
 	if err != nil {
@@ -80,7 +81,7 @@ func TestVaults(t *testing.T) {
 		!slices.ContainsFunc(rep.Unresolved, func(l engram.DocLink) bool { return l.Target == "does-not-exist" }) {
 		t.Errorf("the first sync does not report the indexed files, the skipped file and the broken link: %+v", rep)
 	}
-	cfgPath := filepath.Join(home, engine.ConfigFile)
+	cfgPath := filepath.Join(home, config.ConfigFile)
 	written, err := os.ReadFile(cfgPath)
 	if err != nil {
 		t.Fatal(err)
@@ -243,14 +244,14 @@ func TestAddVaultKeepsABadConfig(t *testing.T) {
 	if _, _, err := engine.AddVault(homeConfig(t, home), dir, engram.DefaultNamespace, noEnv); err == nil || !strings.Contains(err.Error(), "left unchanged") {
 		t.Errorf("add onto an inline array: %v", err)
 	}
-	if b, _ := os.ReadFile(filepath.Join(home, engine.ConfigFile)); string(b) != userConfig {
+	if b, _ := os.ReadFile(filepath.Join(home, config.ConfigFile)); string(b) != userConfig {
 		t.Errorf("config.toml after the failed add: %q", b)
 	}
 	home2 := filepath.Join(t.TempDir(), "home")
 	if rep, _ := addVault(t, home2, dir, engram.DefaultNamespace); rep.Files != 0 {
 		t.Fatalf("add on a new home: %+v", rep)
 	}
-	fi, err := os.Stat(filepath.Join(home2, engine.ConfigFile))
+	fi, err := os.Stat(filepath.Join(home2, config.ConfigFile))
 	if err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("config.toml on a new home: %v %v", fi, err)
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/config"
 )
 
 // VaultDir returns dir absolute and cleaned, the form config.toml holds,
@@ -39,14 +40,14 @@ func VaultDir(dir string) (string, error) {
 // (0600) if missing. If the result does not load (an inline `vaults = [...]`
 // in the file, say), the file gets its original bytes back. A home that
 // holds another program's files is refused (CheckHome), untouched.
-func AppendVault(home string, v VaultConfig, getenv func(string) string) (string, error) {
+func AppendVault(home string, v config.VaultConfig, getenv func(string) string) (string, error) {
 	if err := CheckHome(home); err != nil {
 		return "", err
 	}
 	if err := os.MkdirAll(home, 0o700); err != nil {
 		return "", fmt.Errorf("create home: %w", err)
 	}
-	path := filepath.Join(home, ConfigFile)
+	path := filepath.Join(home, config.ConfigFile)
 	orig, err := os.ReadFile(path)
 	existed := err == nil
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -95,8 +96,8 @@ func AppendVault(home string, v VaultConfig, getenv func(string) string) (string
 // checkVaultConfig loads the configuration again, as every command will,
 // and checks that it holds v. The keys of the layers above the engine (the
 // server's) are theirs to check, and a [[vaults]] table adds none.
-func checkVaultConfig(home string, v VaultConfig, getenv func(string) string) error {
-	cfg, err := loadConfig(home, getenv, nil, false)
+func checkVaultConfig(home string, v config.VaultConfig, getenv func(string) string) error {
+	cfg, err := config.Read(home, getenv)
 	if err != nil {
 		return err
 	}
@@ -127,68 +128,18 @@ func tomlString(s string) string {
 	return b.String()
 }
 
-// CheckNewVault refuses root (absolute, cleaned) as a new vault: ECONFLICT
-// when it is a vault already, lies inside one, or holds one.
-func (c Config) CheckNewVault(root string) error {
-	for _, v := range c.Vaults {
-		old := filepath.Clean(v.Path)
-		switch {
-		case old == root:
-			return engram.Errorf(engram.ECONFLICT, "%s is already a vault (namespace %s)", root, v.NamespaceOrDefault())
-		case within(old, root):
-			return engram.Errorf(engram.ECONFLICT, "%s is inside the vault %s: its notes are indexed already", root, old)
-		case within(root, old):
-			return engram.Errorf(engram.ECONFLICT, "%s holds the vault %s: its notes would be indexed twice", root, old)
-		}
-	}
-	return nil
-}
-
-// VaultPath names a file of a vault by its full path as the vault's root
-// and the file's slash-separated path in it, within the vault root when
-// root is set. A path in no vault comes back as it was.
-func (c Config) VaultPath(path, root string) (doc, vaultRoot string) {
-	for _, v := range c.Vaults {
-		vr := filepath.Clean(v.Path)
-		if within(vr, filepath.Clean(path)) && (root == "" || root == vr) {
-			rel, _ := filepath.Rel(vr, filepath.Clean(path))
-			return filepath.ToSlash(rel), vr
-		}
-	}
-	return path, root
-}
-
 // AddVault records the folder dir as a vault of cfg's home, its documents
 // in namespace: made absolute (VaultDir), refused when it is, holds or lies
 // in a vault already (CheckNewVault), then appended to config.toml
 // (AppendVault; getenv as LoadConfig's). It returns the vault's root and
 // config.toml's path.
-func AddVault(cfg Config, dir, namespace string, getenv func(string) string) (root, path string, err error) {
+func AddVault(cfg config.Config, dir, namespace string, getenv func(string) string) (root, path string, err error) {
 	if root, err = VaultDir(dir); err != nil {
 		return "", "", err
 	}
 	if err = cfg.CheckNewVault(root); err != nil {
 		return root, "", err
 	}
-	path, err = AppendVault(cfg.Home, VaultConfig{Path: root, Namespace: namespace}, getenv)
+	path, err = AppendVault(cfg.Home, config.VaultConfig{Path: root, Namespace: namespace}, getenv)
 	return root, path, err
-}
-
-// PendingVault is why a vault config.toml records is not served: the
-// running server read config.toml before it was added.
-const PendingVault = "recorded in config.toml after engram serve started; the server reads config.toml when it starts: restart it to index and serve this vault"
-
-// WithPending adds to the vaults a running server serves those c records
-// that it does not (added after it started), with Pending set.
-func (c Config) WithPending(served []engram.VaultStatus) []engram.VaultStatus {
-	have := map[string]bool{}
-	for _, v := range served {
-		have[filepath.Clean(v.Path)] = true
-	}
-	for _, v := range c.Vaults {
-		if !have[filepath.Clean(v.Path)] {
-			served = append(served, engram.VaultStatus{Path: v.Path, Namespace: v.NamespaceOrDefault(), Pending: PendingVault})
-		}
-	}
-	return served
 }

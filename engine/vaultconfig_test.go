@@ -3,10 +3,10 @@ package engine_test
 import (
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/config"
 	"github.com/engram-dev/engram/engine"
 )
 
@@ -19,15 +19,15 @@ func TestAddVault(t *testing.T) {
 	home, notes := t.TempDir(), t.TempDir()
 	os.MkdirAll(filepath.Join(notes, "adr"), 0o700)
 	os.WriteFile(filepath.Join(notes, "a.md"), []byte("# A\n"), 0o600)
-	cfg, err := engine.LoadConfig(home, noEnv)
+	cfg, err := config.LoadConfig(home, noEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
 	root, path, err := engine.AddVault(cfg, notes+"/./", "team", noEnv)
-	if err != nil || root != notes || path != filepath.Join(home, engine.ConfigFile) {
+	if err != nil || root != notes || path != filepath.Join(home, config.ConfigFile) {
 		t.Fatalf("AddVault: root %q, path %q, %v", root, path, err)
 	}
-	if cfg, err = engine.LoadConfig(home, noEnv); err != nil || !cfg.HasVault(notes) || cfg.Vaults[0].Namespace != "team" {
+	if cfg, err = config.LoadConfig(home, noEnv); err != nil || !cfg.HasVault(notes) || cfg.Vaults[0].Namespace != "team" {
 		t.Fatalf("config after: %+v, %v", cfg.Vaults, err)
 	}
 	before, _ := os.ReadFile(path)
@@ -43,19 +43,5 @@ func TestAddVault(t *testing.T) {
 	}
 	if after, _ := os.ReadFile(path); string(after) != string(before) {
 		t.Errorf("config.toml changed by the refusals:\n%s", after)
-	}
-}
-
-// TestWithPending: the vaults config.toml records but the server does not
-// serve come last, marked pending.
-func TestWithPending(t *testing.T) {
-	cfg := engine.Config{Vaults: []engine.VaultConfig{{Path: "/notes/"}, {Path: "/added", Namespace: "x"}}}
-	got := cfg.WithPending([]engram.VaultStatus{{Path: "/notes", Namespace: "default", Docs: 3}})
-	if len(got) != 2 || got[0].Pending != "" || got[1].Path != "/added" || got[1].Namespace != "x" ||
-		!strings.Contains(got[1].Pending, "restart it") {
-		t.Fatalf("%+v", got)
-	}
-	if got := (engine.Config{}).WithPending(nil); len(got) != 0 {
-		t.Fatalf("no vaults: %+v", got)
 	}
 }

@@ -12,18 +12,6 @@ import (
 	"github.com/engram-dev/engram/vault"
 )
 
-// JobVaultReconcile is the job that syncs every configured vault: what a
-// git hook or a missed event did not.
-const JobVaultReconcile = "vault-reconcile"
-
-// NamespaceOrDefault is the vault's namespace, "default" when unset.
-func (v VaultConfig) NamespaceOrDefault() string {
-	if v.Namespace == "" {
-		return engram.DefaultNamespace
-	}
-	return v.Namespace
-}
-
 // syncVaults syncs the configured vaults (only the one at path when path is
 // set; ENOTFOUND if it is not configured) and returns a report per vault.
 // The chunks are embedded with the active vector model; a vault not yet
@@ -108,12 +96,6 @@ func (e *Engine) reconcileVaults(ctx context.Context) error {
 		}
 	}
 	return err
-}
-
-// within reports whether path lies inside the folder dir (both cleaned).
-func within(dir, path string) bool {
-	rel, err := filepath.Rel(dir, path)
-	return err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 // Vaults implements engram.VaultAdmin.

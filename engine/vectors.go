@@ -9,6 +9,7 @@ import (
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/chroma"
+	"github.com/engram-dev/engram/config"
 	"github.com/engram-dev/engram/embedder"
 	"github.com/engram-dev/engram/internal/backoff"
 	"github.com/engram-dev/engram/ollama"
@@ -17,14 +18,6 @@ import (
 	"github.com/engram-dev/engram/pipeline"
 	"github.com/engram-dev/engram/recall"
 	"github.com/engram-dev/engram/vecindex"
-)
-
-// Vector model names as the palace records them: the builtin embedder's own
-// versioned name (e.g. "builtin-v1-512"), "ollama:" + the Ollama model, or
-// "openai:" + the model of the OpenAI-compatible server.
-const (
-	ollamaPrefix = "ollama:"
-	openaiPrefix = "openai:"
 )
 
 // checkTimeout bounds the probe that learns an Ollama model's dimension.
@@ -96,94 +89,13 @@ func (e *Engine) indexOf(store *palace.VectorStore) *vecindex.Index {
 	return x
 }
 
-// modelKey is the palace's name for the model the config asks for.
-func (cfg Config) ModelKey() string {
-	switch cfg.Embedder {
-	case EmbedderBuiltin:
-		return embedder.New().Model()
-	case EmbedderOllama:
-		return ollamaPrefix + cfg.OllamaModel
-	case EmbedderOpenAI:
-		return openaiPrefix + cfg.OpenAIModel
-	}
-	return ""
-}
-
-// ParseModel turns a --model argument (or POST /v1/reembed's model) into a
-// model key: "builtin" (this engram's builtin embedder), "ollama" (the
-// configured Ollama model), "ollama:NAME", and, only where the config names
-// an OpenAI-compatible server (namesOpenAI), "openai" and "openai:NAME".
-// Anything else is EINVALID on field model, naming what is accepted.
-func (cfg Config) ParseModel(s string) (string, error) {
-	const want = "want builtin, ollama (the configured ollama_model), ollama:NAME, or openai:NAME where the config names an OpenAI-compatible server"
-	switch {
-	case s == "":
-		if k := cfg.ModelKey(); k != "" {
-			return k, nil
-		}
-		return "", engram.FieldError("model", "embedder is none in the config: name a model (builtin, or ollama:NAME)")
-	case s == EmbedderBuiltin || s == embedder.New().Model():
-		return embedder.New().Model(), nil
-	case strings.HasPrefix(s, "builtin"):
-		return "", engram.FieldError("model", "%q is not this engram's builtin embedder (builtin, %s); %s", s, embedder.New().Model(), want)
-	case s == EmbedderOllama:
-		return ollamaPrefix + cfg.OllamaModel, nil
-	case s == EmbedderOpenAI || strings.HasPrefix(s, openaiPrefix):
-		// Re-embedding sends every turn's text, with the API key, to the
-		// server: never to one the operator did not configure.
-		if !cfg.namesOpenAI() {
-			return "", engram.FieldError("model", "%q is a model of an OpenAI-compatible server, and config.toml names none: "+
-				"set embedder = \"openai\" (and openai_base_url) there first; engram sends the turns to no server it was not given", s)
-		}
-		if s == EmbedderOpenAI {
-			return openaiPrefix + cfg.OpenAIModel, nil
-		}
-		name := strings.TrimPrefix(s, openaiPrefix)
-		if name == "" {
-			return "", engram.FieldError("model", "openai: needs a model name, e.g. openai:%s", DefaultOpenAIModel)
-		}
-		if !modelName(name) {
-			return "", engram.FieldError("model", "%q is not a model name (letters, digits, '.', '_', '-', ':' and '/', no \"..\")", name)
-		}
-		return s, nil
-	case strings.HasPrefix(s, ollamaPrefix):
-		name := strings.TrimPrefix(s, ollamaPrefix)
-		if name == "" {
-			return "", engram.FieldError("model", "ollama: needs a model name, e.g. ollama:bge-m3")
-		}
-		if !modelName(name) {
-			return "", engram.FieldError("model", "%q is not an ollama model name (letters, digits, '.', '_', '-', '/' and a ':tag')", name)
-		}
-		return s, nil
-	}
-	return "", engram.FieldError("model", "unknown model %q: %s", s, want)
-}
-
-// modelName reports whether name may be a model's name on a server:
-// letters, digits and "._-:/", no ".." (a name is sent in a request, and
-// must not climb out of the server's path).
-func modelName(name string) bool {
-	return len(name) <= engram.DefaultMaxFieldBytes && !strings.Contains(name, "..") &&
-		strings.IndexFunc(name, func(r rune) bool {
-			return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._-:/", r))
-		}) < 0
-}
-
-// namesOpenAI reports whether the config names an OpenAI-compatible server:
-// the embedder or the extractor is openai, or openai_base_url is set to
-// another server than the default one.
-func (cfg Config) namesOpenAI() bool {
-	return cfg.Embedder == EmbedderOpenAI || cfg.Extractor == ExtractorOpenAI ||
-		cfg.OpenAIBaseURL != "" && cfg.OpenAIBaseURL != openai.DefaultBaseURL
-}
-
 // CheckModel makes sure the model of key can embed before work starts on
 // it: an Ollama model must be on the server (ENOTFOUND on model, with the
 // ollama pull hint) and embed (EINVALID), an OpenAI-compatible server must
 // embed with the model; an unreachable server is EUNAVAILABLE. The builtin
 // embedder always can.
 func (e *Engine) CheckModel(ctx context.Context, key string) error {
-	if name, ok := strings.CutPrefix(key, openaiPrefix); ok {
+	if name, ok := strings.CutPrefix(key, config.OpenAIPrefix); ok {
 		oc := e.cfg.OpenAIConfig(name)
 		oc.Timeout, oc.MaxRetries = probeTimeout, -1 // an answer now, not after the retries
 		emb, err := openai.NewEmbedder(openai.EmbedderConfig{Config: oc})
@@ -194,7 +106,7 @@ func (e *Engine) CheckModel(ctx context.Context, key string) error {
 		_, err = emb.Check(ctx)
 		return err
 	}
-	name, ok := strings.CutPrefix(key, ollamaPrefix)
+	name, ok := strings.CutPrefix(key, config.OllamaPrefix)
 	if !ok {
 		return nil
 	}
@@ -215,14 +127,14 @@ func (e *Engine) newEmbedder(ctx context.Context, key string) (engram.Embedder, 
 		return nil, 0, engram.Errorf(engram.EUNSUPPORTED,
 			"the vectors were made by the builtin embedder %s, but this engram has %s: run `engram reembed --model builtin`", key, embedder.New().Model())
 	}
-	if model, ok := strings.CutPrefix(key, openaiPrefix); ok {
+	if model, ok := strings.CutPrefix(key, config.OpenAIPrefix); ok {
 		emb, err := openai.NewEmbedder(openai.EmbedderConfig{Config: e.cfg.OpenAIConfig(model)})
 		if err != nil {
 			return nil, 0, err
 		}
 		return withDim(ctx, emb)
 	}
-	model, ok := strings.CutPrefix(key, ollamaPrefix)
+	model, ok := strings.CutPrefix(key, config.OllamaPrefix)
 	if !ok {
 		return nil, 0, engram.Errorf(engram.EINVALID, "unknown vector model %q", key)
 	}
@@ -257,7 +169,7 @@ func withDim(ctx context.Context, emb checkedEmbedder) (engram.Embedder, int, er
 // why.
 func (e *Engine) openVectors(ctx context.Context) error {
 	e.vec.bg, e.vec.stop = context.WithCancel(context.Background())
-	if e.cfg.Embedder == EmbedderNone {
+	if e.cfg.Embedder == config.EmbedderNone {
 		return nil
 	}
 	want := e.cfg.ModelKey()
@@ -274,7 +186,7 @@ func (e *Engine) openVectors(ctx context.Context) error {
 		e.logger.Warn("re-embed pending", "active", active, "configured", want)
 	}
 	side, err := e.buildSide(ctx, key, !ok)
-	if err == nil && e.cfg.BackgroundLoad && e.cfg.VectorIndex == VectorsEmbedded && !side.index.Loaded() && e.largeIndex(ctx, side.store) {
+	if err == nil && e.cfg.BackgroundLoad && e.cfg.VectorIndex == config.VectorsEmbedded && !side.index.Loaded() && e.largeIndex(ctx, side.store) {
 		// Loading the matrix takes seconds per hundred thousand vectors:
 		// the server answers meanwhile, recall by keyword with a warning,
 		// and health tells the progress. The indexer starts once it is
@@ -422,7 +334,7 @@ func (e *Engine) buildSide(ctx context.Context, key string, activate bool) (*vec
 	side.vx = pipeline.NewVectorIndexer(e.archive, emb, store)
 	side.vx.Logger = e.logger.With("component", "vectors")
 	side.vx.Work = e.work
-	if e.cfg.VectorIndex == VectorsChroma {
+	if e.cfg.VectorIndex == config.VectorsChroma {
 		ci, err := chroma.Open(ctx, chroma.Config{URL: e.cfg.ChromaURL, Database: e.cfg.ChromaDatabase, Model: key, Dim: dim})
 		if err != nil {
 			return nil, fmt.Errorf("chroma: %w", err)
@@ -506,7 +418,7 @@ func (e *Engine) indexHealth() map[string]engram.IndexHealth {
 func (e *Engine) vectorHealth(ctx context.Context) (*engram.VectorHealth, []string) {
 	e.vec.mu.Lock()
 	defer e.vec.mu.Unlock()
-	if e.cfg.Embedder == EmbedderNone && e.vec.reembed == nil {
+	if e.cfg.Embedder == config.EmbedderNone && e.vec.reembed == nil {
 		return nil, nil
 	}
 	h := &engram.VectorHealth{Backend: e.cfg.VectorIndex, Pending: e.vec.pending}
@@ -625,7 +537,7 @@ func (e *Engine) reembed(ctx context.Context, key string, progress func(done int
 	if err := vx.CatchUp(ctx, progress); err != nil {
 		return err
 	}
-	if e.cfg.VectorIndex == VectorsEmbedded {
+	if e.cfg.VectorIndex == config.VectorsEmbedded {
 		if err := e.indexOf(store).Load(ctx); err != nil { // before the switch, so no query waits for it
 			return err
 		}

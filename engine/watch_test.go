@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/engram-dev/engram/config"
 	"github.com/engram-dev/engram/engine"
 	"github.com/engram-dev/engram/internal/testutil"
 )
@@ -21,10 +22,10 @@ import (
 func TestVaultWatcherBurst(t *testing.T) {
 	ctx := t.Context()
 	root := t.TempDir()
-	cfg := engine.DefaultConfig()
+	cfg := config.DefaultConfig()
 	cfg.Home = filepath.Join(t.TempDir(), "home")
-	cfg.Embedder, cfg.Extractor = engine.EmbedderNone, engine.ExtractorNone
-	cfg.Vaults = []engine.VaultConfig{{Path: root, Namespace: "team"}}
+	cfg.Embedder, cfg.Extractor = config.EmbedderNone, config.ExtractorNone
+	cfg.Vaults = []config.VaultConfig{{Path: root, Namespace: "team"}}
 	cfg.WatchVaults = true
 	e, err := engine.Open(ctx, cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/config"
 	"github.com/engram-dev/engram/engine"
 	"github.com/engram-dev/engram/httpapi"
 )
@@ -206,8 +207,8 @@ func TestHealthDetailsNeedToken(t *testing.T) {
 	}
 	dead := "http://" + ln.Addr().String()
 	ln.Close()
-	s, _ := mustOpenEngineStackWith(t, httpapi.Config{Token: "s3cret"}, func(c *engine.Config) {
-		c.Embedder, c.OllamaHost = engine.EmbedderOllama, dead
+	s, _ := mustOpenEngineStackWith(t, httpapi.Config{Token: "s3cret"}, func(c *config.Config) {
+		c.Embedder, c.OllamaHost = config.EmbedderOllama, dead
 	})
 	code, raw, with := send(t, "GET", s.URL+"/v1/health", s.Token, nil)
 	if code != 200 || with["problems"] == nil || !strings.Contains(string(raw), ln.Addr().String()) {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/config"
 	"github.com/engram-dev/engram/engine"
 	"github.com/engram-dev/engram/httpapi"
 	"github.com/engram-dev/engram/internal/filetest"
@@ -20,7 +21,7 @@ import (
 // longer know its words; a re-send does not bring it back.
 func TestForgetTurnEverywhere(t *testing.T) {
 	var home string
-	s, e := mustOpenEngineStackWith(t, httpapi.Config{}, func(c *engine.Config) { home = c.Home })
+	s, e := mustOpenEngineStackWith(t, httpapi.Config{}, func(c *config.Config) { home = c.Home })
 	ctx := context.Background()
 	body := `{"turns":[
 		{"id":"keep-1","session":"s1","speaker":"Ana","content":"I live in Lisbon and I work at Acme."},

@@ -17,6 +17,7 @@ import (
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/archive"
+	"github.com/engram-dev/engram/config"
 	"github.com/engram-dev/engram/engine"
 	"github.com/engram-dev/engram/httpapi"
 	"github.com/engram-dev/engram/internal/testutil"
@@ -98,9 +99,9 @@ func mustOpenEngineStack(tb testing.TB, cfg httpapi.Config) (*stack, *engine.Eng
 
 // mustOpenEngineStackWith is mustOpenEngineStack with the engine's
 // configuration changed by set.
-func mustOpenEngineStackWith(tb testing.TB, cfg httpapi.Config, set func(*engine.Config)) (*stack, *engine.Engine) {
+func mustOpenEngineStackWith(tb testing.TB, cfg httpapi.Config, set func(*config.Config)) (*stack, *engine.Engine) {
 	tb.Helper()
-	ecfg := engine.DefaultConfig()
+	ecfg := config.DefaultConfig()
 	ecfg.Home = filepath.Join(tb.TempDir(), "home")
 	if set != nil {
 		set(&ecfg)

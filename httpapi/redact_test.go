@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/engram-dev/engram/engine"
+	"github.com/engram-dev/engram/config"
 	"github.com/engram-dev/engram/httpapi"
 	"github.com/engram-dev/engram/internal/filetest"
 )
@@ -19,7 +19,7 @@ import (
 // turn is still found.
 func TestRedactSpanEverywhere(t *testing.T) {
 	var home string
-	s, e := mustOpenEngineStackWith(t, httpapi.Config{}, func(c *engine.Config) { home = c.Home })
+	s, e := mustOpenEngineStackWith(t, httpapi.Config{}, func(c *config.Config) { home = c.Home })
 	ctx := context.Background()
 	body := `{"turns":[
 		{"id":"r1","session":"s1","speaker":"Ana","content":"I moved to Quokkaville and my password is zorbletrax."},
@@ -88,7 +88,7 @@ func TestRedactSpanEverywhere(t *testing.T) {
 // derived again and every file of the home lose it, in any case.
 func TestRedactSpeakerMetaAndEntities(t *testing.T) {
 	var home string
-	s, e := mustOpenEngineStackWith(t, httpapi.Config{}, func(c *engine.Config) { home = c.Home })
+	s, e := mustOpenEngineStackWith(t, httpapi.Config{}, func(c *config.Config) { home = c.Home })
 	ctx := context.Background()
 	body := `{"turns":[
 		{"id":"n1","session":"s1","speaker":"Ana","content":"My name is Ana Zorbletrax.","meta":{"device":"Zorbletrax's phone","n":1}},
@@ -137,7 +137,7 @@ func TestRedactSpeakerMetaAndEntities(t *testing.T) {
 // the home holds the secret afterwards.
 func TestRedactUnderLoad(t *testing.T) {
 	var home string
-	s, e := mustOpenEngineStackWith(t, httpapi.Config{}, func(c *engine.Config) { home = c.Home })
+	s, e := mustOpenEngineStackWith(t, httpapi.Config{}, func(c *config.Config) { home = c.Home })
 	ctx := context.Background()
 	for i := range 5 {
 		body := fmt.Sprintf(`{"turns":[{"session":"leak-%d","speaker":"Ana","content":"the vault code is Plumbarix-%d, keep it"},

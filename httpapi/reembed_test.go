@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/engram-dev/engram/engine"
+	"github.com/engram-dev/engram/config"
 	"github.com/engram-dev/engram/httpapi"
 )
 
@@ -34,7 +34,7 @@ func TestReembedModelChecked(t *testing.T) {
 	}
 	base := "http://" + ln.Addr().String() + "/v1"
 	ln.Close()
-	s2, _ := mustOpenEngineStackWith(t, httpapi.Config{}, func(c *engine.Config) { c.OpenAIBaseURL = base })
+	s2, _ := mustOpenEngineStackWith(t, httpapi.Config{}, func(c *config.Config) { c.OpenAIBaseURL = base })
 	for _, model := range []string{"openai:../../x", "openai: "} {
 		code, out := s2.do(t, "POST", "/v1/reembed", []byte(fmt.Sprintf(`{"model":%q}`, model)))
 		if e, _ := out["error"].(map[string]any); code != 400 || e["field"] != "model" {

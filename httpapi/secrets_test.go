@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/engram-dev/engram/engine"
+	"github.com/engram-dev/engram/config"
 	"github.com/engram-dev/engram/httpapi"
 	"github.com/engram-dev/engram/internal/filetest"
 )
@@ -16,7 +16,7 @@ import (
 // as sent.
 func TestIngestRedactsSecrets(t *testing.T) {
 	var home string
-	s, e := mustOpenEngineStackWith(t, httpapi.Config{}, func(c *engine.Config) { c.RedactSecrets = true; home = c.Home })
+	s, e := mustOpenEngineStackWith(t, httpapi.Config{}, func(c *config.Config) { c.RedactSecrets = true; home = c.Home })
 	body := `{"turns":[
 		{"id":"k1","session":"s1","content":"my key is sk-proj-abcdefghijklmnopqrstuvwxyz012345 and AKIAIOSFODNN7EXAMPLE"},
 		{"id":"k2","session":"s1","content":"nothing secret about the quarterly plan"},

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/engram-dev/engram/config"
 	"github.com/engram-dev/engram/engine"
 	"github.com/engram-dev/engram/httpapi"
 	"github.com/engram-dev/engram/server"
@@ -23,7 +24,7 @@ func TestOpenBackendAwaitsServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.Embedder, cfg.Extractor = engine.EmbedderNone, engine.ExtractorNone
+	cfg.Embedder, cfg.Extractor = config.EmbedderNone, config.ExtractorNone
 	// The lock, held as a starting server holds it.
 	e, err := engine.Open(t.Context(), cfg.Config, quiet())
 	if err != nil {

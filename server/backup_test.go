@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/config"
 	"github.com/engram-dev/engram/engine"
 	"github.com/engram-dev/engram/internal/layertest"
 	"github.com/engram-dev/engram/internal/testutil"
@@ -127,7 +128,7 @@ func TestBackupThroughServer(t *testing.T) {
 	// Restoring over the served home is refused, found through serve.json
 	// and, without it, through the archive's lock.
 	restore := func(home string, force bool) (engine.RestoreReport, error) {
-		cfg := server.Config{Config: engine.Config{Home: home}}
+		cfg := server.Config{Config: config.Config{Home: home}}
 		load := func() (server.Config, error) { return server.LoadConfig(home, func(string) string { return "" }) }
 		return server.Restore(ctx, cfg, dir, force, load, func(server.Config) *slog.Logger { return quiet() })
 	}

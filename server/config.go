@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/engram-dev/engram/engine"
+	"github.com/engram-dev/engram/config"
 	"github.com/engram-dev/engram/httpapi"
 )
 
@@ -14,7 +14,7 @@ import (
 // <home>/config.toml, then ENGRAM_* variables, then flags) under the same
 // keys as before the engine stopped holding the transport's.
 type Config struct {
-	engine.Config
+	config.Config
 	HTTP
 }
 
@@ -39,18 +39,18 @@ type HTTP struct {
 // environment.
 func DefaultConfig() Config {
 	return Config{
-		Config: engine.DefaultConfig(),
+		Config: config.DefaultConfig(),
 		HTTP:   HTTP{Addr: httpapi.DefaultAddr, MaxBodyBytes: httpapi.DefaultMaxBodyBytes},
 	}
 }
 
-// LoadConfig reads the configuration of home as engine.LoadConfig does, the
+// LoadConfig reads the configuration of home as config.LoadConfig does, the
 // HTTP settings included: defaults, then home/config.toml (an unknown
 // setting is an error), then the ENGRAM_* variables getenv returns,
 // validated. It does not create the home.
 func LoadConfig(home string, getenv func(string) string) (Config, error) {
 	cfg := DefaultConfig()
-	ecfg, err := engine.LoadConfig(home, getenv, &cfg.HTTP)
+	ecfg, err := config.LoadConfig(home, getenv, &cfg.HTTP)
 	cfg.Config = ecfg
 	if err != nil {
 		return cfg, err

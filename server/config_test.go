@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/engram-dev/engram/config"
 	"github.com/engram-dev/engram/engine"
 	"github.com/engram-dev/engram/httpapi"
 	"github.com/engram-dev/engram/server"
@@ -17,7 +18,7 @@ func writeConfig(t *testing.T, home, toml string) {
 	if err := os.MkdirAll(home, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(home, engine.ConfigFile), []byte(toml), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(home, config.ConfigFile), []byte(toml), 0o600); err != nil {
 		t.Fatal(err)
 	}
 }

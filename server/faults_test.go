@@ -16,6 +16,7 @@ import (
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/archive"
 	"github.com/engram-dev/engram/chroma"
+	"github.com/engram-dev/engram/config"
 	"github.com/engram-dev/engram/embedder"
 	"github.com/engram-dev/engram/engine"
 	"github.com/engram-dev/engram/internal/testutil"
@@ -344,7 +345,7 @@ func TestFaultChromaStopped(t *testing.T) {
 	if c := testutil.MustFindCheck(t, doctorHTTP(t, s, true), "chroma", "fail", "holds 2 vectors, SQLite 32"); c.Fix != "engram reindex vectors" {
 		t.Errorf("fix: %q", c.Fix)
 	}
-	if st := reindexHTTP(t, s, false); st.Backend != engine.VectorsChroma || st.Indexed != 32 {
+	if st := reindexHTTP(t, s, false); st.Backend != config.VectorsChroma || st.Indexed != 32 {
 		t.Fatalf("reindex vectors: %+v; want 32 pushed to a new Chroma collection", st)
 	}
 	if n := ch.count(t); n != 32 {

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 
 	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/config"
 	"github.com/engram-dev/engram/engine"
 )
 
@@ -30,7 +31,7 @@ func Rebuild(ctx context.Context, cfg Config, logger *slog.Logger, progress func
 	if rep, err = engine.Rebuild(ctx, cfg.Config, logger, progress, keep); err != nil {
 		return rep, false, err
 	}
-	if cfg.VectorIndex != engine.VectorsChroma || rep.Model == "" {
+	if cfg.VectorIndex != config.VectorsChroma || rep.Model == "" {
 		return rep, false, nil
 	}
 	if progress != nil {

@@ -10,6 +10,7 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/engram-dev/engram/config"
 	"github.com/engram-dev/engram/engine"
 	"github.com/engram-dev/engram/httpapi"
 	"github.com/engram-dev/engram/internal/layertest"
@@ -68,7 +69,7 @@ func TestMetricsEngine(t *testing.T) {
 	var fams map[string]*dto.MetricFamily
 	testutil.WaitUntil(t, "the snapshot job's run and the vectors of the new turns", func() bool {
 		fams = scrapeMetrics(t, base)
-		_, ran := gaugeOf(fams, "engram_job_last_run_timestamp_seconds", map[string]string{"job": engine.JobSnapshot})
+		_, ran := gaugeOf(fams, "engram_job_last_run_timestamp_seconds", map[string]string{"job": config.JobSnapshot})
 		lag, vec := gaugeOf(fams, "engram_vector_lag_turns", nil)
 		return ran && vec && lag == 0
 	})
@@ -87,20 +88,20 @@ func TestMetricsEngine(t *testing.T) {
 		{"engram_archive_bytes", nil, 1},
 		{"engram_archive_last_seq", nil, 2},
 		{"engram_vectors", nil, 2},
-		{"engram_job_last_run_timestamp_seconds", map[string]string{"job": engine.JobSnapshot}, float64(time.Now().Add(-time.Hour).Unix())},
-		{"engram_job_last_success_timestamp_seconds", map[string]string{"job": engine.JobSnapshot}, 1},
+		{"engram_job_last_run_timestamp_seconds", map[string]string{"job": config.JobSnapshot}, float64(time.Now().Add(-time.Hour).Unix())},
+		{"engram_job_last_success_timestamp_seconds", map[string]string{"job": config.JobSnapshot}, 1},
 	} {
 		if v, ok := gaugeOf(fams, tc.name, tc.labels); !ok || v < tc.min {
 			t.Errorf("%s%v = %v (present %v), want at least %v", tc.name, tc.labels, v, ok, tc.min)
 		}
 	}
 	for _, name := range []string{"engram_job_lag_seconds", "engram_job_consecutive_failures", "engram_job_failing", "engram_job_running"} {
-		if v, ok := gaugeOf(fams, name, map[string]string{"job": engine.JobVerify}); !ok || v < 0 {
-			t.Errorf("%s{job=%q} = %v, present %v", name, engine.JobVerify, v, ok)
+		if v, ok := gaugeOf(fams, name, map[string]string{"job": config.JobVerify}); !ok || v < 0 {
+			t.Errorf("%s{job=%q} = %v, present %v", name, config.JobVerify, v, ok)
 		}
 	}
-	if v, ok := gaugeOf(fams, "engram_job_failing", map[string]string{"job": engine.JobSnapshot}); !ok || v != 0 {
-		t.Errorf("engram_job_failing{job=%q} = %v, present %v", engine.JobSnapshot, v, ok)
+	if v, ok := gaugeOf(fams, "engram_job_failing", map[string]string{"job": config.JobSnapshot}); !ok || v != 0 {
+		t.Errorf("engram_job_failing{job=%q} = %v, present %v", config.JobSnapshot, v, ok)
 	}
 	// The recall is counted by the mode that ran, not the one asked for.
 	if rr.Mode == "" || rr.Mode == "auto" {

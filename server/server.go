@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 
+	"github.com/engram-dev/engram/config"
 	"github.com/engram-dev/engram/engine"
 	"github.com/engram-dev/engram/httpapi"
 	"github.com/engram-dev/engram/mcp"
@@ -109,7 +110,7 @@ func MCPHandler(eng *engine.Engine, logger *slog.Logger) (http.Handler, error) {
 
 // MCPServer returns the MCP tools on svc (an engine, or a client of the
 // running server), with the limits and the version of cfg.
-func MCPServer(svc mcp.Services, cfg engine.Config, logger *slog.Logger) *mcp.Server {
+func MCPServer(svc mcp.Services, cfg config.Config, logger *slog.Logger) *mcp.Server {
 	srv := mcp.NewServerFor(svc)
 	srv.Limits, srv.Version, srv.Logger = cfg.Limits(), cfg.Version, logger.With("component", "mcp")
 	return srv

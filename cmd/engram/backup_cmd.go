@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/engram-dev/engram"
-	"github.com/engram-dev/engram/engine"
+	"github.com/engram-dev/engram/config"
 	"github.com/engram-dev/engram/server"
 )
 
@@ -80,7 +80,7 @@ with --force, and nothing of it is moved. Stop engram serve on the home first.`)
 		return err
 	}
 	start := time.Now()
-	rep, err := server.Restore(ctx, server.Config{Config: engine.Config{Home: home}}, dir, *force, m.loadConfig, m.logger)
+	rep, err := server.Restore(ctx, server.Config{Config: config.Config{Home: home}}, dir, *force, m.loadConfig, m.logger)
 	if err != nil {
 		return err
 	}

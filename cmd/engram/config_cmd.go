@@ -4,7 +4,7 @@ import (
 	"flag"
 	"log/slog"
 
-	"github.com/engram-dev/engram/engine"
+	"github.com/engram-dev/engram/config"
 	"github.com/engram-dev/engram/server"
 )
 
@@ -30,9 +30,9 @@ func (m *Main) parseConfig(fs *flag.FlagSet, args []string) (server.Config, erro
 	return m.loadConfig()
 }
 
-func (m *Main) resolveHome() (string, error) { return engine.ResolveHome(m.home, m.Getenv) }
+func (m *Main) resolveHome() (string, error) { return config.ResolveHome(m.home, m.Getenv) }
 
 func (m *Main) logger(cfg server.Config) *slog.Logger {
-	lvl, _ := engine.ParseLevel(cfg.LogLevel)
+	lvl, _ := config.ParseLevel(cfg.LogLevel)
 	return slog.New(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: lvl}))
 }

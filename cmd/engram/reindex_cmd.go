@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/config"
 	"github.com/engram-dev/engram/engine"
 	"github.com/engram-dev/engram/httpapi"
 	"github.com/engram-dev/engram/internal/progress"
@@ -71,7 +72,7 @@ whole palace is rebuilt from the archive by `+"`engram rebuild`"+`.`)
 // reindexSummary says what a reindex did.
 func reindexSummary(st engram.ReindexStatus) string {
 	where := fmt.Sprintf("loaded %d into memory", st.Indexed)
-	if st.Backend == engine.VectorsChroma {
+	if st.Backend == config.VectorsChroma {
 		where = fmt.Sprintf("pushed %d to a new Chroma collection", st.Indexed)
 	}
 	return fmt.Sprintf("dropped %d unusable, embedded %d %s, %s", st.Dropped, st.Embedded, noun(int(st.Embedded), "text", "texts"), where)

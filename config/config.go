@@ -1,4 +1,9 @@
-package engine
+// Package config reads the engine's configuration: the defaults, then
+// <home>/config.toml, then the ENGRAM_* environment variables, validated
+// as they load so that a bad setting is named before anything starts. The
+// layers above the engine (package server) keep their settings in the same
+// file and decode them there.
+package config
 
 import (
 	"errors"
@@ -130,7 +135,8 @@ type DeepSettings struct {
 	ExpansionWeight float64 `toml:"expansion_weight"` // word-vector neighbours of rare query words; off unless positive
 }
 
-func (d DeepSettings) config() recall.DeepConfig {
+// Recall is the deep path's configuration of recall.
+func (d DeepSettings) Recall() recall.DeepConfig {
 	c := recall.DeepConfig{
 		Fusion: d.Fusion, VectorWeight: d.VectorWeight, BM25Weight: d.BM25Weight, SessionWeight: d.SessionWeight,
 		SceneWeight: d.SceneWeight, UnitTurns: d.UnitTurns, RM3Weight: d.RM3Weight, ExpansionWeight: d.ExpansionWeight, NeighbourWeight: d.NeighbourWeight, LayerWeight: d.LayerWeight, KGWeight: d.KGWeight, DecayFloor: d.DecayFloor, Candidates: d.Candidates, Neighbours: d.Neighbours,
@@ -220,6 +226,14 @@ func ResolveHome(dir string, getenv func(string) string) (string, error) {
 // variables and validation are theirs.
 func LoadConfig(home string, getenv func(string) string, more ...any) (Config, error) {
 	return loadConfig(home, getenv, more, true)
+}
+
+// Read reads the configuration of home as LoadConfig does, without
+// refusing the keys it does not know: those of the layers above the engine
+// are theirs to check. It is for reading back what engram wrote into
+// config.toml (`engram vault add`).
+func Read(home string, getenv func(string) string) (Config, error) {
+	return loadConfig(home, getenv, nil, false)
 }
 
 // loadConfig is LoadConfig; unknown keys are an error only when strict.
@@ -390,7 +404,7 @@ func (c Config) Validate() error {
 	if c.Extractor == ExtractorOpenAI && strings.TrimSpace(c.OpenAIChatModel) == "" {
 		return fmt.Errorf("openai_chat_model must name a chat model (e.g. %s)", DefaultOpenAIChatModel)
 	}
-	if _, err := c.jobIntervals(); err != nil {
+	if _, err := c.JobIntervals(); err != nil {
 		return err
 	}
 	seen := map[string]bool{}
@@ -403,10 +417,10 @@ func (c Config) Validate() error {
 		}
 		seen[filepath.Clean(v.Path)] = true
 	}
-	if err := c.Deep.config().Validate(); err != nil {
+	if err := c.Deep.Recall().Validate(); err != nil {
 		return err
 	}
-	if _, err := c.triggerMatcher(); err != nil {
+	if _, err := c.TriggerMatcher(); err != nil {
 		return err
 	}
 	return nil
@@ -435,8 +449,8 @@ func ParseLevel(s string) (slog.Level, error) {
 	return l, nil
 }
 
-// triggerMatcher builds the matcher of the configured trigger phrases.
-func (c Config) triggerMatcher() (*recall.TriggerMatcher, error) {
+// TriggerMatcher builds the matcher of the configured trigger phrases.
+func (c Config) TriggerMatcher() (*recall.TriggerMatcher, error) {
 	phrases := c.Triggers
 	if len(phrases) == 0 {
 		phrases = recall.DefaultTriggers()
@@ -447,6 +461,17 @@ func (c Config) triggerMatcher() (*recall.TriggerMatcher, error) {
 	}
 	return m, nil
 }
+
+// Names of the maintenance jobs; the layer workers' jobs take the workers'
+// names (pipeline.WorkerMemories and so on).
+const (
+	JobVerify   = "archive-verify"
+	JobCompact  = "index-compact"
+	JobSnapshot = "health-snapshot"
+	// JobVaultReconcile syncs every configured vault: what a git hook or
+	// a missed event did not.
+	JobVaultReconcile = "vault-reconcile"
+)
 
 // Default job intervals; [jobs] in config.toml overrides them by name.
 var defaultJobIntervals = map[string]time.Duration{
@@ -464,9 +489,9 @@ var defaultJobIntervals = map[string]time.Duration{
 // minJobInterval keeps a typo ("1s") from running a job back to back.
 const minJobInterval = 10 * time.Second
 
-// jobIntervals returns every job's interval: the defaults with the [jobs]
+// JobIntervals returns every job's interval: the defaults with the [jobs]
 // table applied. It names an unknown job or a bad duration.
-func (c Config) jobIntervals() (map[string]time.Duration, error) {
+func (c Config) JobIntervals() (map[string]time.Duration, error) {
 	out := make(map[string]time.Duration, len(defaultJobIntervals))
 	for k, v := range defaultJobIntervals {
 		out[k] = v

@@ -1,11 +1,12 @@
-package engine_test
+package config_test
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/engram-dev/engram/engine"
+	"github.com/engram-dev/engram/config"
 )
 
 // TestOpenAIConfigErrors: the key is never read from config.toml, and the
@@ -21,8 +22,21 @@ func TestOpenAIConfigErrors(t *testing.T) {
 	} {
 		home := filepath.Join(t.TempDir(), "home")
 		writeConfig(t, home, tc.toml)
-		if _, err := engine.LoadConfig(home, noEnv); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := config.LoadConfig(home, noEnv); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: %v; want %q", tc.toml, err, tc.want)
 		}
+	}
+}
+
+func noEnv(string) string { return "" }
+
+// writeConfig writes home's config.toml.
+func writeConfig(t *testing.T, home, toml string) {
+	t.Helper()
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, config.ConfigFile), []byte(toml), 0o600); err != nil {
+		t.Fatal(err)
 	}
 }
