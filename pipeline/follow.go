@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"sync"
 	"time"
@@ -127,7 +126,11 @@ func (f *follower) loop(ctx context.Context) {
 			pause = time.After(f.minInterval)
 		}
 		if err := f.step(ctx); err != nil {
-			if errors.Is(err, context.Canceled) && ctx.Err() != nil {
+			// Once the loop is stopping, a step's error is the stop's
+			// doing, whatever it says: database/sql rolls back the
+			// transaction of a context that ended, and its commit then
+			// fails with ErrTxDone, not context.Canceled.
+			if ctx.Err() != nil {
 				return
 			}
 			wait := delay.Next()
