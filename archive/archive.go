@@ -97,14 +97,16 @@ type Archive struct {
 	// copies holds, for an id archived on more than one line (a hand edit
 	// or a copied file), the seqs of the lines after the first: a rewrite
 	// of the id rewrites them too.
-	copies   map[string][]int64
-	loaders  int  // goroutines decoding lines at Open
-	cur      File // the open file of curDay, nil before the first write
-	curDay   string
-	lastRecv time.Time // received_at of the last turn; later ones are never earlier
-	entropy  *ulid.MonotonicEntropy
-	poison   error // set when an fsync failed; every later Append fails
-	lineBuf  []byte
+	copies  map[string][]int64
+	loaders int // goroutines decoding lines at Open
+	// fromCheckpoint: Open took the state from the checkpoint.
+	fromCheckpoint bool
+	cur            File // the open file of curDay, nil before the first write
+	curDay         string
+	lastRecv       time.Time // received_at of the last turn; later ones are never earlier
+	entropy        *ulid.MonotonicEntropy
+	poison         error // set when an fsync failed; every later Append fails
+	lineBuf        []byte
 
 	// mu guards what readers share with the writer. The writer changes it
 	// only after a batch is on disk, so readers see committed turns only.
@@ -278,6 +280,12 @@ func (a *Archive) Close() error {
 			}
 			errs = append(errs, a.cur.Close())
 			a.cur = nil
+		}
+		if a.poison == nil && errors.Join(errs...) == nil {
+			if err := a.writeCheckpoint(); err != nil {
+				// Only the next start's speed is lost: it reads every file.
+				a.log.Warn("archive: cannot write the checkpoint; the next start reads every file", logKeyErr, err)
+			}
 		}
 		errs = append(errs, a.lock.release())
 

@@ -13,3 +13,10 @@ var DecodeCanonical = decodeCanonical
 
 // CRCSuffixLen is the length of a line's crc field and closing brace.
 const CRCSuffixLen = crcSuffixLen
+
+// FromCheckpoint reports whether Open took the archive's state from the
+// checkpoint a clean Close left.
+func (a *Archive) FromCheckpoint() bool { return a.fromCheckpoint }
+
+// CheckpointName is the checkpoint's file in the archive's directory.
+const CheckpointName = checkpointName

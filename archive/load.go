@@ -16,7 +16,8 @@ import (
 )
 
 // load reads every day file at Open: it rebuilds the id map, the per-file
-// ranges, the tail cache and LastSeq, and recovers from a crash.
+// ranges, the tail cache and LastSeq, and recovers from a crash. After a
+// clean Close it takes them from the checkpoint instead (checkpoint.go).
 func (a *Archive) load() error {
 	if err := a.removeStaleTemps(); err != nil {
 		return err
@@ -25,12 +26,15 @@ func (a *Archive) load() error {
 	if err != nil {
 		return err
 	}
-	for _, day := range days {
-		if err := a.loadFile(day); err != nil {
-			return err
+	a.fromCheckpoint = a.loadCheckpoint(days)
+	if !a.fromCheckpoint {
+		for _, day := range days {
+			if err := a.loadFile(day); err != nil {
+				return err
+			}
 		}
+		a.ids.trim()
 	}
-	a.ids.trim()
 	if n := len(a.files); n > 0 {
 		// A last file holding no readable turn still sets a floor on
 		// received_at, or the next write could go to an earlier day file

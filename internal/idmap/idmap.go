@@ -72,6 +72,43 @@ func (m *Map) find(id string) (slot int, found bool) {
 	}
 }
 
+// Export returns the ids end to end in row order, and their lengths: what
+// FromIDs takes to build the same Map again.
+func (m *Map) Export() (ids []byte, lens []uint32) {
+	ids = make([]byte, 0, len(m.arena)-m.dead)
+	for r := range m.Len() {
+		ids = append(ids, m.idBytes(r)...)
+	}
+	return ids, slices.Clone(m.size)
+}
+
+// FromIDs returns the Map whose row r is the r-th id of ids, which lie end
+// to end, each lens long (as Export returns them); the Map keeps ids as
+// its arena. It reports false when lens run past ids' end or an id comes
+// twice.
+func FromIDs(ids []byte, lens []uint32) (Map, bool) {
+	m := Map{seed: maphash.MakeSeed(), arena: ids, size: lens, off: make([]uint32, len(lens))}
+	m.slots = make([]int32, slotsFor(len(lens)))
+	mask := len(m.slots) - 1
+	var o uint64
+	for r, n := range lens {
+		if o+uint64(n) > uint64(len(ids)) {
+			return Map{}, false
+		}
+		m.off[r] = uint32(o)
+		o += uint64(n)
+		id := m.idBytes(r)
+		i := int(maphash.Bytes(m.seed, id)) & mask
+		for ; m.slots[i] != 0; i = (i + 1) & mask {
+			if string(m.idBytes(int(m.slots[i]-1))) == string(id) {
+				return Map{}, false
+			}
+		}
+		m.slots[i] = int32(r + 1)
+	}
+	return m, o == uint64(len(ids))
+}
+
 // Row returns the row of id.
 func (m *Map) Row(id string) (int, bool) {
 	s, ok := m.find(id)

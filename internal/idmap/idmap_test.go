@@ -74,4 +74,35 @@ func TestMap_SameAsMap(t *testing.T) {
 	if _, ok := m.Row("never added"); ok {
 		t.Fatal("an id never added was found")
 	}
+
+	// Exported and built again, the map holds the same rows, and goes on
+	// adding and removing as the original would.
+	ids, lens := m.Export()
+	if back, ok := FromIDs(ids, lens); !ok {
+		t.Fatal("FromIDs refused what Export gave")
+	} else {
+		for r, id := range rows {
+			if got, ok := back.Row(id); !ok || got != r || back.ID(r) != id {
+				t.Fatalf("from the export: %q at row %d (%v), want %d", id, got, ok, r)
+			}
+		}
+		if r := back.Add("one more"); r != len(rows) {
+			t.Fatalf("added after FromIDs at row %d, want %d", r, len(rows))
+		}
+		if r, _, ok := back.Remove(rows[0]); !ok || r != 0 {
+			t.Fatalf("removed after FromIDs: row %d, %v", r, ok)
+		}
+		if _, ok := back.Row(rows[0]); ok {
+			t.Fatal("found after its removal")
+		}
+	}
+	if _, ok := FromIDs(ids, append(lens[:len(lens):len(lens)], 1)); ok {
+		t.Fatal("FromIDs took lengths that run past the ids")
+	}
+	if _, ok := FromIDs([]byte("abab"), []uint32{2, 2}); ok {
+		t.Fatal("FromIDs took an id twice")
+	}
+	if _, ok := FromIDs([]byte("abcd"), []uint32{2}); ok {
+		t.Fatal("FromIDs took ids with bytes left over")
+	}
 }
