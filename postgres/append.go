@@ -125,10 +125,12 @@ func (a *Archive) commit(batch []*request) {
 	if len(live) == 0 {
 		return
 	}
-	// The transaction is given up when every caller in it has (or at
-	// Close), so that a database that does not answer holds nobody past
-	// their ctx and the writer is free for the next batch.
-	ctx, cancel := context.WithCancel(a.ctx)
+	// The transaction is given up when every caller in it has, so that
+	// a database that does not answer holds nobody past their ctx and the
+	// writer is free for the next batch. Not at Close, which waits for
+	// the transaction in flight, as the file archive's waits for its
+	// batch.
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var waiting atomic.Int64
 	waiting.Store(int64(len(live)))

@@ -42,9 +42,6 @@ type Options struct {
 	// Logger receives warnings about unreadable rows. Default
 	// slog.Default().
 	Logger *slog.Logger
-	// MaxConns bounds the connections the archive opens. 0 means the
-	// driver's default (4, or the number of CPUs if more).
-	MaxConns int32
 }
 
 // Archive is the L0 archive in a PostgreSQL table: the turns of every
@@ -96,9 +93,6 @@ func Open(ctx context.Context, url string, opts Options) (*Archive, error) {
 	if err != nil {
 		// pgx masks the password in the URL it quotes.
 		return nil, &engram.Error{Code: engram.EINVALID, Message: "the PostgreSQL URL does not parse", Err: err}
-	}
-	if opts.MaxConns > 0 {
-		cfg.MaxConns = opts.MaxConns
 	}
 	where := fmt.Sprintf("%s:%d/%s", cfg.ConnConfig.Host, cfg.ConnConfig.Port, cfg.ConnConfig.Database)
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)

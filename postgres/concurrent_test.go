@@ -154,3 +154,46 @@ func TestAppendGivesUpWithItsContext(t *testing.T) {
 		t.Fatalf("archived %q", got)
 	}
 }
+
+// TestCloseWaitsForTheCommit closes the archive while an Append waits
+// inside its transaction: Close lets it finish, and its turn is archived.
+func TestCloseWaitsForTheCommit(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	a := mustOpen(t, url, postgres.Options{})
+	holder := connect(t, url)
+	mustExec(t, holder, `SELECT pg_advisory_lock($1)`, postgres.AppendLockKey)
+	type result struct {
+		res []engram.Appended
+		err error
+	}
+	appended := make(chan result, 1)
+	go func() {
+		res, err := a.Append(context.Background(), []engram.Turn{archivetest.Turn("s", "in flight")})
+		appended <- result{res, err}
+	}()
+	watcher := connect(t, url)
+	testutil.WaitUntil(t, "the Append to wait for the lock", func() bool {
+		var n int
+		err := watcher.QueryRow(context.Background(),
+			`SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted`).Scan(&n)
+		return err == nil && n == 1
+	})
+	closed := make(chan error, 1)
+	go func() { closed <- a.Close() }()
+	testutil.WaitUntil(t, "Close to begin", func() bool {
+		_, err := a.Append(context.Background(), []engram.Turn{archivetest.Turn("s", "refused")})
+		return engram.ErrorCode(err) == engram.EUNAVAILABLE
+	})
+	mustExec(t, holder, `SELECT pg_advisory_unlock($1)`, postgres.AppendLockKey)
+	r := <-appended
+	if r.err != nil || len(r.res) != 1 || r.res[0].Seq != 1 {
+		t.Fatalf("the Append in flight at Close: %+v, %v", r.res, r.err)
+	}
+	if err := <-closed; err != nil {
+		t.Fatal(err)
+	}
+	b := mustOpen(t, url, postgres.Options{})
+	if got := archivetest.StreamAll(t, b, 0); len(got) != 1 || got[0].Content != "in flight" {
+		t.Fatalf("archived %+v", got)
+	}
+}
