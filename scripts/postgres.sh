@@ -40,11 +40,15 @@ check_port() {
 	fi
 }
 
-# bindir prints the newest installed server's bin directory.
+# bindir prints the bin directory of the newest server Debian installed, or else of the initdb on PATH
+# (Homebrew's, say).
 bindir() {
 	local d
 	d=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
-	[[ -n "$d" && -x "$d/initdb" ]] || return 1
+	if [[ -z "$d" || ! -x "$d/initdb" ]]; then
+		d="$(command -v initdb)" || return 1
+		d="$(dirname "$d")"
+	fi
 	printf '%s' "$d"
 }
 
