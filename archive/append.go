@@ -48,6 +48,31 @@ func (a *Archive) Append(ctx context.Context, turns []engram.Turn) ([]engram.App
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	own, err := Prepare(turns)
+	if err != nil {
+		return nil, err
+	}
+	r := &request{ctx: ctx, turns: own, done: make(chan response, 1)}
+	select {
+	case a.reqs <- r:
+	case <-a.ctx.Done():
+		return nil, errClosed()
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	// Not selecting on ctx here: once taken, the request may be on disk,
+	// and the caller must learn its seqs.
+	resp := <-r.done
+	return resp.res, resp.err
+}
+
+// Prepare returns the copy of turns an archive writes, checked as Append
+// checks them: meta compacted, TS in UTC, Seq, ReceivedAt and Forgotten
+// cleared (the archive assigns them). It returns an *engram.Error with code
+// EINVALID and Field "turns[i].name" for the first turn no line can hold.
+// Every archive that writes this package's lines (the PostgreSQL one too)
+// checks its input with it, so that they refuse the same turns alike.
+func Prepare(turns []engram.Turn) ([]engram.Turn, error) {
 	own := make([]engram.Turn, len(turns))
 	for i, t := range turns {
 		meta, merr := engram.NormalizeMeta(t.Meta, 0)
@@ -62,18 +87,7 @@ func (a *Archive) Append(ctx context.Context, turns []engram.Turn) ([]engram.App
 		}
 		own[i] = t
 	}
-	r := &request{ctx: ctx, turns: own, done: make(chan response, 1)}
-	select {
-	case a.reqs <- r:
-	case <-a.ctx.Done():
-		return nil, errClosed()
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	// Not selecting on ctx here: once taken, the request may be on disk,
-	// and the caller must learn its seqs.
-	resp := <-r.done
-	return resp.res, resp.err
+	return own, nil
 }
 
 // run is the writer goroutine: it takes a request, then every other one

@@ -1,0 +1,58 @@
+// Package postgres keeps engram's L0 archive in a PostgreSQL database, for
+// several engram servers that share one memory. It implements
+// engram.Archive like the file archive (package archive), and writes the
+// same records.
+//
+// # Table
+//
+// archive_turns holds one row per turn: seq (the global sequence, the
+// primary key), id (unique), ts and received_at (timestamptz), crc, and
+// line, the turn's line exactly as the file archive writes it to its JSONL
+// files (archive.EncodeLine), without the '\n'. The crc is the line's own,
+// a CRC-32C of the line's bytes before its crc field; every read checks it
+// and that the row's seq, id and crc are the line's, and skips, with a
+// warning, a row that fails (Stats.CorruptRows). Exporting the archive is
+// writing the lines in seq order.
+//
+// The schema is migrated by Open, in one transaction under an advisory
+// lock, and recorded in schema_migrations under the component "archive";
+// Open refuses a database a newer engram migrated (ErrSchemaTooNew).
+//
+// # Writes
+//
+// Append checks turns as the file archive does (archive.Prepare), then
+// one writer goroutine takes every pending call and writes them in one
+// transaction (group commit), answered only after PostgreSQL confirmed the
+// COMMIT. Each transaction takes a transaction-scoped advisory lock first
+// and numbers its turns after the table's highest seq, so appends of every
+// server commit one after the other, in seq order: a reader following the
+// table by seq never passes a row committed after it. Duplicate ids (in
+// the call, or archived before by any server) are reported as
+// engram.Appended.Duplicate and not written again.
+//
+// # Connection
+//
+// The caller passes the connection URL, which it reads from the
+// environment variable ENGRAM_POSTGRES_URL (EnvURL), so that the password
+// is never in a config file. Open does not log it, and errors quote it
+// with the password masked.
+//
+// # Caveats
+//
+//   - This is a preview: the archive only. Forget (tombstones), redaction
+//     and corrections, the palace's tables, export and the engine's use of
+//     it come later.
+//   - One append transaction runs at a time across every server: appends
+//     are as fast as one server's group commit, bounded by the database's
+//     commit time.
+//   - LastSeq does not ask the database: it knows this Archive's appends
+//     and what its reads (and Refresh) saw. Turns of other servers show up
+//     after the next read.
+//   - Acknowledged means committed as the server is configured: keep
+//     synchronous_commit on (the default) and fsync on.
+//   - received_at is kept to the microsecond, the precision of
+//     timestamptz; ts keeps its nanoseconds in the line.
+//   - A server whose connection is lost while it holds the append lock
+//     holds up every append until PostgreSQL notices (TCP keepalives;
+//     client_connection_check_interval).
+package postgres

@@ -1,0 +1,4 @@
+package postgres
+
+// AppendLockKey is appendLockKey, for the tests that hold it.
+const AppendLockKey = appendLockKey

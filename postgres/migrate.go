@@ -1,0 +1,98 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/engram-dev/engram"
+)
+
+// ErrSchemaTooNew means a newer engram migrated the database: this binary
+// does not know its schema and refuses to write to it.
+var ErrSchemaTooNew = errors.New("postgres: the database's schema is newer than this binary")
+
+// component is the archive's name in schema_migrations. The table is
+// shared: each part of engram kept in the database (the archive now, the
+// palace later) numbers its own migrations under its own name.
+const component = "archive"
+
+// Advisory lock keys: 64-bit numbers in one space shared by every client
+// of the database. These read "engram" in ASCII, then a number.
+const (
+	migrateLockKey int64 = 0x656e6772616d_01
+	appendLockKey  int64 = 0x656e6772616d_02
+)
+
+// migrations are the archive's schema steps, version i+1 at index i.
+// Never edit one that shipped; add a new one.
+var migrations = []string{
+	// 1: the archive. line is the file archive's JSONL line of the turn,
+	// without its '\n', crc field included: export writes it as is, and
+	// every read checks it. bytea, not text, so that the bytes the crc
+	// covers are the bytes stored whatever the database's encoding. seq,
+	// id, crc and ts repeat what the line says, for the keys and indexes;
+	// readers check that they agree with it. ts is the turn's time to the
+	// microsecond (the line has it to the nanosecond), for ScanTime;
+	// received_at is to the microsecond in both, since the archive
+	// stamps it so.
+	`CREATE TABLE archive_turns (
+		seq         bigint PRIMARY KEY CHECK (seq > 0),
+		id          text NOT NULL UNIQUE,
+		ts          timestamptz NOT NULL,
+		received_at timestamptz NOT NULL,
+		crc         bigint NOT NULL,
+		line        bytea NOT NULL
+	);
+	CREATE INDEX archive_turns_ts ON archive_turns (ts);
+	COMMENT ON TABLE archive_turns IS 'engram L0 archive: one JSONL line per turn, append-only';`,
+}
+
+// migrate applies the archive's missing migrations in one transaction,
+// under an advisory lock so that servers starting together apply each
+// once, and refuses a database a newer engram migrated.
+func migrate(ctx context.Context, pool *pgxpool.Pool) error {
+	fail := func(op string, err error) error {
+		return &engram.Error{Code: engram.EUNAVAILABLE, Message: "cannot migrate the PostgreSQL archive: " + op, Err: err}
+	}
+	tx, err := pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.ReadCommitted})
+	if err != nil {
+		return fail("begin", err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, migrateLockKey); err != nil {
+		return fail("lock", err)
+	}
+	if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		component  text NOT NULL,
+		version    integer NOT NULL,
+		applied_at timestamptz NOT NULL DEFAULT now(),
+		PRIMARY KEY (component, version)
+	)`); err != nil {
+		return fail("create schema_migrations", err)
+	}
+	var have int
+	if err := tx.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM schema_migrations WHERE component = $1`,
+		component).Scan(&have); err != nil {
+		return fail("read schema_migrations", err)
+	}
+	if have > len(migrations) {
+		return fmt.Errorf("%w: the %s schema is at version %d, this engram knows %d; upgrade engram",
+			ErrSchemaTooNew, component, have, len(migrations))
+	}
+	for v := have + 1; v <= len(migrations); v++ {
+		if _, err := tx.Exec(ctx, migrations[v-1]); err != nil {
+			return fail(fmt.Sprintf("version %d", v), err)
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO schema_migrations (component, version) VALUES ($1, $2)`, component, v); err != nil {
+			return fail(fmt.Sprintf("record version %d", v), err)
+		}
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fail("commit", err)
+	}
+	return nil
+}
