@@ -91,22 +91,36 @@ var testHooks struct {
 	redactStart     func()                    // Redact has waited for the index
 	redactRewritten func()                    // Redact rewrote the archive, waits for the index again
 	vectorLoad      func(ctx context.Context) // the embedded vector index is about to load in the background
+	secondary       func(ctx context.Context) // the indexer is about to write secondary indexes
 }
 
-// hookedIndex is the palace with testHooks.index called before each batch.
+// hookedIndex is the palace with testHooks.index called before each batch
+// and testHooks.secondary before each secondary step.
 type hookedIndex struct {
 	*palace.DB
-	before func([]engram.Turn)
+	before    func([]engram.Turn)
+	secondary func(ctx context.Context)
 }
 
 func (h hookedIndex) PutTurns(ctx context.Context, turns []engram.Turn) error {
-	h.before(turns)
+	if h.before != nil {
+		h.before(turns)
+	}
 	return h.DB.PutTurns(ctx, turns)
 }
 
 func (h hookedIndex) PutTurnsSearchable(ctx context.Context, turns []engram.Turn) error {
-	h.before(turns)
+	if h.before != nil {
+		h.before(turns)
+	}
 	return h.DB.PutTurnsSearchable(ctx, turns)
+}
+
+func (h hookedIndex) IndexSecondary(ctx context.Context, seq int64, limit int, stop func() bool) (bool, error) {
+	if h.secondary != nil {
+		h.secondary(ctx)
+	}
+	return h.DB.IndexSecondary(ctx, seq, limit, stop)
 }
 
 // Open opens the home of cfg, creating it (0700) if needed, and catches the
@@ -129,7 +143,7 @@ func Open(ctx context.Context, cfg config.Config, logger *slog.Logger) (_ *Engin
 	if err != nil {
 		return nil, err
 	}
-	e.palace, err = palace.Open(filepath.Join(cfg.Home, PalaceFile), palace.Options{Work: e.work})
+	e.palace, err = palace.Open(filepath.Join(cfg.Home, PalaceFile), palace.Options{Work: e.work, DeferSecondary: true})
 	if err != nil {
 		return nil, fmt.Errorf("open palace: %w", err)
 	}
@@ -137,12 +151,15 @@ func Open(ctx context.Context, cfg config.Config, logger *slog.Logger) (_ *Engin
 	// keyword index, not for their session units and substring rows,
 	// which follow in short transactions, tasks of e.work.
 	var index pipeline.SplitIndex = e.palace
-	if testHooks.index != nil {
-		index = hookedIndex{e.palace, testHooks.index}
+	if testHooks.index != nil || testHooks.secondary != nil {
+		index = hookedIndex{e.palace, testHooks.index, testHooks.secondary}
 	}
 	e.indexer = pipeline.NewSplitIndexer(e.archive, index)
 	e.indexer.Work = e.work
 	e.indexer.Logger = logger.With("component", "indexer")
+	// A server answers while it catches up, as it does while the vector
+	// index loads; a command waits for the index it is about to read.
+	e.indexer.Background = cfg.BackgroundLoad
 	if err := e.indexer.Open(ctx); err != nil {
 		return nil, err
 	}

@@ -97,3 +97,13 @@ func HoldWork(t testing.TB, e *Engine) (release func()) {
 // WorkWaiting reports how many tasks of the layer jobs (class derive)
 // wait for a worker.
 func WorkWaiting(e *Engine) int { return e.work.Stats().Waiting[work.Derive.String()] }
+
+// SetSecondaryHook sets a function called before the indexer of the
+// engines opened until the test ends writes secondary indexes.
+func SetSecondaryHook(t testing.TB, hook func(ctx context.Context)) {
+	testHooks.secondary = hook
+	t.Cleanup(func() { testHooks.secondary = nil })
+}
+
+// SecondarySeq is the palace's SecondarySeq.
+func (e *Engine) SecondarySeq(ctx context.Context) (int64, error) { return e.palace.SecondarySeq(ctx) }

@@ -2,10 +2,15 @@ package engine_test
 
 import (
 	"context"
+	"fmt"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/archive"
 	"github.com/engram-dev/engram/config"
 	"github.com/engram-dev/engram/engine"
 	"github.com/engram-dev/engram/internal/testutil"
@@ -136,4 +141,138 @@ func TestServeAnswersWhileVectorsLoad(t *testing.T) {
 	if len(resp.Results) != 1 || resp.Results[0].ID != ing.Turns[0].ID {
 		t.Errorf("recall once loaded: %+v, want the turn written while loading", resp.Results)
 	}
+}
+
+// TestServeAnswersWhileTheIndexCatchesUp: turns another process archived
+// (`engram ingest` while no server ran) are indexed behind a server's Open,
+// not before it: the engine opens while the indexer is held at its first
+// batch, health says how many turns are behind, a write is archived
+// meanwhile, and once the indexer goes on every turn is found.
+func TestServeAnswersWhileTheIndexCatchesUp(t *testing.T) {
+	ctx := t.Context()
+	home := t.TempDir()
+	cfg := testConfig(home)
+	e, err := engine.Open(ctx, cfg, quiet())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	a, err := archive.Open(filepath.Join(home, engine.ArchiveDir), archive.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var turns []engram.Turn
+	for i := range 150 {
+		turns = append(turns, engram.Turn{Namespace: "default", Session: fmt.Sprintf("s%d", i/10), Role: "user",
+			Content: fmt.Sprintf("note %d about the walrus colony", i), TS: time.Now().UTC()})
+	}
+	if _, err := a.Append(ctx, turns); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	reached, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	engine.SetTestHooks(t, func([]engram.Turn) {
+		once.Do(func() { close(reached) })
+		<-release
+	}, nil, nil)
+	defer func() {
+		select {
+		case <-release:
+		default:
+			close(release)
+		}
+	}()
+	// Were the catch-up in Open's way, Open would wait for the release,
+	// and the wait below fails.
+	cfg.BackgroundLoad = true
+	opened := make(chan *engine.Engine, 1)
+	go func() {
+		e, err := engine.Open(ctx, cfg, quiet())
+		if err != nil {
+			t.Error(err)
+		}
+		opened <- e
+	}()
+	testutil.WaitUntil(t, "the engine to open while the indexer catches up", func() bool {
+		select {
+		case e = <-opened:
+			return true
+		default:
+			return false
+		}
+	})
+	if e == nil {
+		t.FailNow()
+	}
+	defer e.Close()
+	<-reached
+	if h := e.Health(ctx); h.IndexLag != 150 || h.ArchiveSeq != 150 || h.Status != "ok" {
+		t.Fatalf("health while catching up: lag %d, archive seq %d, status %q %q", h.IndexLag, h.ArchiveSeq, h.Status, h.Problems)
+	}
+	ing, err := e.Ingest(engram.IngestNoIndexWait(ctx), []engram.Turn{{Namespace: "default", Session: "new", Role: "user", Content: "the walrus colony moved north"}})
+	if err != nil || len(ing.Turns) != 1 || ing.Turns[0].Seq != 151 {
+		t.Fatalf("write while catching up: %+v, %v", ing, err)
+	}
+	close(release)
+	testutil.WaitUntil(t, "the index to catch up", func() bool { return e.Health(ctx).IndexLag == 0 })
+	resp, err := e.Recall(ctx, engram.RecallRequest{Namespace: "default", Query: "walrus colony", Mode: "keyword", K: 200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Results) != 151 || len(resp.Warnings) > 0 {
+		t.Fatalf("recall once caught up: %d results, warnings %q; want all 151", len(resp.Results), resp.Warnings)
+	}
+}
+
+// TestServeWritesSecondaryIndexesBehindItsListener: the session units and
+// substring rows of turns a process stored without them (it stopped before
+// its indexer wrote them) are written behind a server's Open, not in it:
+// with the indexer's secondary step held, the engine opens and the palace
+// still lacks them; let go, they are written.
+func TestServeWritesSecondaryIndexesBehindItsListener(t *testing.T) {
+	ctx := t.Context()
+	cfg := testConfig(t.TempDir())
+	hold := make(chan struct{})
+	engine.SetSecondaryHook(t, func(ctx context.Context) {
+		select {
+		case <-hold:
+		case <-ctx.Done():
+		}
+	})
+	e, err := engine.Open(ctx, cfg, quiet())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var turns []engram.Turn
+	for i := range 150 {
+		turns = append(turns, engram.Turn{Namespace: "default", Session: fmt.Sprintf("s%d", i/10), Role: "user",
+			Content: fmt.Sprintf("the otter den %d by the weir", i)})
+	}
+	if _, err := e.Ingest(ctx, turns); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Close(); err != nil { // the secondary step held: none written
+		t.Fatal(err)
+	}
+
+	cfg.BackgroundLoad = true
+	e, err = engine.Open(ctx, cfg, quiet())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if seq, err := e.SecondarySeq(ctx); err != nil || seq != 0 {
+		t.Fatalf("secondary indexes after Open: through seq %d, %v; want none yet (the indexer is held)", seq, err)
+	}
+	close(hold)
+	testutil.WaitUntil(t, "the secondary indexes to be written", func() bool {
+		seq, err := e.SecondarySeq(ctx)
+		return err == nil && seq == 150
+	})
 }

@@ -49,6 +49,12 @@ type Options struct {
 	// checkpoints' copying and fsyncs count among the background work a
 	// process bounds. Nil: they run whenever they have work.
 	Work *work.Scheduler
+	// DeferSecondary leaves the session units and substring rows of the
+	// turns stored before Open without them (a process that stopped
+	// before IndexSecondary caught up, or an `engram ingest`) to the
+	// caller's IndexSecondary, from SecondarySeq: the engine's indexer
+	// writes them behind a server's listener. False: Open writes them.
+	DeferSecondary bool
 }
 
 // DB is the palace: engram's SQLite store of derived, rebuildable indexes.
@@ -132,7 +138,7 @@ func Open(path string, opts Options) (*DB, error) {
 		// After the migrations: its VACUUM gives back what they freed too.
 		err = db.convertPageSize(context.Background())
 	}
-	if err == nil {
+	if err == nil && !opts.DeferSecondary {
 		err = db.backfillSecondary(context.Background())
 	}
 	if err == nil {

@@ -260,6 +260,17 @@ func (db *DB) backfillSecondary(ctx context.Context) error {
 	}
 }
 
+// SecondarySeq returns the seq through which every stored turn has its
+// session unit and its substring rows: where IndexSecondary goes on from.
+func (db *DB) SecondarySeq(ctx context.Context) (seq int64, err error) {
+	err = db.View(ctx, func(tx *sql.Tx) error {
+		units, trigram, err := secondaryWatermarks(ctx, tx)
+		seq = min(units, trigram)
+		return err
+	})
+	return seq, err
+}
+
 // backfillBatch is the most turns a transaction of backfillSecondary
 // reads.
 const backfillBatch = 2000

@@ -36,6 +36,9 @@ type SplitIndex interface {
 	// through seq (limit <= 0: its default) in one transaction, ending
 	// early once stop reports true; done when none is left.
 	IndexSecondary(ctx context.Context, seq int64, limit int, stop func() bool) (done bool, err error)
+	// SecondarySeq returns the seq through which the secondary indexes
+	// are written.
+	SecondarySeq(ctx context.Context) (int64, error)
 }
 
 // Indexer copies archived turns into a TurnIndex in sequence order. Into a
@@ -57,6 +60,11 @@ type Indexer struct {
 	// steps share the cores left to background work with the layer jobs,
 	// ahead of them.
 	Work *work.Scheduler
+	// Background has Open leave the catch-up to the followers, which it
+	// starts at once: a server answers while the turns another process
+	// archived (an `engram ingest`) are indexed; until then Lag says how
+	// many are behind and an acknowledgement waits for them (its bound).
+	Background bool
 
 	prog       *progress // every index of the turns, session units too
 	searchable *progress // the turns and their keyword indexes
@@ -88,14 +96,19 @@ func NewSplitIndexer(a engram.Archive, idx SplitIndex) *Indexer {
 	return ix
 }
 
-// Open catches the index up with the archive, then follows new commits in
-// the background until Close. A catch-up that fails (a full disk, a palace
+// Open catches the index up with the archive (with Background, leaves it
+// to the followers), then follows new commits in the background until
+// Close. A catch-up that fails (a full disk, a palace
 // that cannot be written) does not fail Open: the error is reported by Err
 // and the follower retries with backoff, so the engine starts degraded
 // instead of not at all. Open fails for a palace ahead of its archive
 // (ECONFLICT), or when ctx ends.
 func (ix *Indexer) Open(ctx context.Context) error {
-	switch err := ix.CatchUp(ctx); {
+	catchUp := ix.CatchUp
+	if ix.Background {
+		catchUp = ix.watermark
+	}
+	switch err := catchUp(ctx); {
 	case err == nil:
 	case ctx.Err() != nil || ix.Err() == nil:
 		// Cancelled, or no batch failed: the watermark is unreadable or
@@ -119,6 +132,18 @@ func (ix *Indexer) Open(ctx context.Context) error {
 // and returns the first error: what a rebuild runs, where a failure must
 // stop it. ECONFLICT when the palace claims more than the archive holds.
 func (ix *Indexer) CatchUp(ctx context.Context) error {
+	if err := ix.watermark(ctx); err != nil {
+		return err
+	}
+	if err := ix.catchUp(ctx); err != nil {
+		return fmt.Errorf("catch up index: %w", err)
+	}
+	return nil
+}
+
+// watermark reads the index's watermark and starts the indexer's progress
+// there; ECONFLICT when the palace claims more than the archive holds.
+func (ix *Indexer) watermark(ctx context.Context) error {
 	seq, err := ix.index.IndexedSeq(ctx)
 	if err != nil {
 		return fmt.Errorf("read index watermark: %w", err)
@@ -130,10 +155,15 @@ func (ix *Indexer) CatchUp(ctx context.Context) error {
 		return engram.Errorf(engram.ECONFLICT,
 			"the palace is indexed up to seq %d but the archive ends at seq %d; run `engram rebuild` to rebuild the palace from the archive", seq, last)
 	}
-	ix.prog, ix.searchable = newProgress(seq), newProgress(seq)
-	if err := ix.catchUp(ctx); err != nil {
-		return fmt.Errorf("catch up index: %w", err)
+	complete := seq
+	if ix.split != nil {
+		sec, err := ix.split.SecondarySeq(ctx)
+		if err != nil {
+			return fmt.Errorf("read the secondary indexes' watermark: %w", err)
+		}
+		complete = min(seq, sec)
 	}
+	ix.prog, ix.searchable = newProgress(complete), newProgress(seq)
 	return nil
 }
 
