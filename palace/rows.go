@@ -3,7 +3,10 @@ package palace
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"time"
 
 	"github.com/engram-dev/engram/internal/kwindex"
 )
@@ -21,6 +24,47 @@ func eachRow(rows *sql.Rows, fn func() error) error {
 		}
 	}
 	return rows.Err()
+}
+
+// scanOne scans row into dest; found is false, without error, when the
+// query matched no row.
+func scanOne(row *sql.Row, dest ...any) (found bool, err error) {
+	err = row.Scan(dest...)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// nanoTime scans a column of Unix nanoseconds into *T, in UTC; NULL is the
+// zero time.
+type nanoTime struct{ T *time.Time }
+
+// Scan implements sql.Scanner.
+func (n nanoTime) Scan(v any) error {
+	switch x := v.(type) {
+	case nil:
+		*n.T = time.Time{}
+	case int64:
+		*n.T = time.Unix(0, x).UTC()
+	default:
+		return fmt.Errorf("want Unix nanoseconds, got %T", v)
+	}
+	return nil
+}
+
+// jsonCol scans a column of JSON text into the value Dst points to.
+type jsonCol struct{ Dst any }
+
+// Scan implements sql.Scanner.
+func (j jsonCol) Scan(v any) error {
+	switch x := v.(type) {
+	case string:
+		return json.Unmarshal([]byte(x), j.Dst)
+	case []byte:
+		return json.Unmarshal(x, j.Dst)
+	}
+	return fmt.Errorf("want JSON text, got %T", v)
 }
 
 // scanner returns a scan, for viewList, that scans each row into a new T

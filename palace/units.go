@@ -185,16 +185,17 @@ func putSceneUnit(ctx context.Context, tx *sql.Tx, s engram.Scene, seq int64) (i
 			return 0, err
 		}
 	}
-	_, err = tx.ExecContext(ctx, `UPDATE units SET
-		turns = (SELECT count(*) FROM unit_turns WHERE unit_n = ?1),
-		bytes = coalesce((SELECT sum(length(t.speaker) + 3 + min(length(CAST(t.content AS BLOB)), ?2))
-			FROM unit_turns ut JOIN turns t ON t.seq = ut.turn_seq WHERE ut.unit_n = ?1), 0)
-		WHERE n = ?1`, n, UnitTurnBytes)
-	if err != nil {
+	if _, err = tx.ExecContext(ctx, `UPDATE units SET `+unitCounts+` WHERE n = ?1`, n, UnitTurnBytes); err != nil {
 		return 0, err
 	}
 	return n, nil
 }
+
+// unitCounts sets the turns and bytes of unit ?1 from the turns it holds,
+// each turn's content counted up to ?2 bytes, as unitTurnSize counts it.
+const unitCounts = `turns = (SELECT count(*) FROM unit_turns WHERE unit_n = ?1),
+	bytes = coalesce((SELECT sum(length(t.speaker) + 3 + min(length(CAST(t.content AS BLOB)), ?2))
+		FROM unit_turns ut JOIN turns t ON t.seq = ut.turn_seq WHERE ut.unit_n = ?1), 0)`
 
 // unitText is the text of unit n: "speaker: content" per turn in arrival
 // order, each turn's content clipped to UnitTurnBytes.
