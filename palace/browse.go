@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	engram "github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/internal/sqlrow"
 )
 
 var _ engram.BrowseService = (*DB)(nil)
@@ -93,7 +94,7 @@ func (db *DB) Entities(ctx context.Context, q engram.EntityQuery) ([]engram.Enti
 		if err != nil {
 			return err
 		}
-		return eachRow(rows, func() error {
+		return sqlrow.Each(rows, func() error {
 			var e engram.EntityCount
 			var aliases string
 			if err := rows.Scan(&e.Namespace, &e.Name, &aliases, &e.Triples); err != nil {

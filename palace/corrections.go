@@ -12,6 +12,7 @@ import (
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/internal/kwindex"
+	"github.com/engram-dev/engram/internal/sqlrow"
 )
 
 // Corrections of memories and graph facts. The palace keeps each correction
@@ -83,7 +84,7 @@ func (db *DB) FactToCorrect(ctx context.Context, id string) (engram.Triple, stri
 		} else {
 			key = FactKey(tr.Namespace, tr.Subject, tr.Predicate, tr.Object)
 		}
-		mems, err = queryStrings(ctx, tx, `SELECT DISTINCT s.memory FROM kg_statements s
+		mems, err = sqlrow.Strings(ctx, tx, `SELECT DISTINCT s.memory FROM kg_statements s
 			JOIN kg_entities a ON a.n = s.subject JOIN kg_entities b ON b.n = s.object
 			WHERE s.namespace = ? AND a.norm = ? AND s.predicate = ? AND b.norm = ? AND s.memory <> '' ORDER BY s.memory`,
 			tr.Namespace, normName(tr.Subject), tr.Predicate, normName(tr.Object))
@@ -166,7 +167,7 @@ func applyCorrection(ctx context.Context, tx *sql.Tx, c engram.Correction) (bool
 		if err != nil {
 			return false, err
 		}
-		ns, err := scanInts(rows)
+		ns, err := sqlrow.Ints(rows)
 		if err != nil {
 			return false, err
 		}
@@ -358,7 +359,7 @@ func (db *DB) DropCorrections(ctx context.Context, ids []string) error {
 		return nil
 	}
 	err := db.Update(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `DELETE FROM corrections WHERE id IN (SELECT value FROM json_each(?))`, jsonList(ids))
+		_, err := tx.ExecContext(ctx, `DELETE FROM corrections WHERE id IN (SELECT value FROM json_each(?))`, sqlrow.JSONList(ids))
 		return err
 	})
 	if err == nil {

@@ -10,6 +10,7 @@ import (
 
 	engram "github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/internal/kwindex"
+	"github.com/engram-dev/engram/internal/sqlrow"
 )
 
 // ForgetTurn names a forgotten turn: its id and the archive's seq of its
@@ -167,11 +168,11 @@ func (f *forgetter) run(turns []ForgetTurn, at time.Time) error {
 			return err
 		}
 	}
-	rows, err := f.tx.QueryContext(f.ctx, `SELECT seq FROM turns WHERE id IN (SELECT value FROM json_each(?))`, jsonList(ids))
+	rows, err := f.tx.QueryContext(f.ctx, `SELECT seq FROM turns WHERE id IN (SELECT value FROM json_each(?))`, sqlrow.JSONList(ids))
 	if err != nil {
 		return err
 	}
-	seqs, err := scanInts(rows)
+	seqs, err := sqlrow.Ints(rows)
 	if err != nil {
 		return err
 	}
@@ -190,7 +191,7 @@ func (f *forgetter) run(turns []ForgetTurn, at time.Time) error {
 	if err := f.statements(); err != nil {
 		return fmt.Errorf("graph: %w", err)
 	}
-	if err := f.exec(`DELETE FROM turn_skips WHERE id IN (SELECT value FROM json_each(?))`, jsonList(ids)); err != nil {
+	if err := f.exec(`DELETE FROM turn_skips WHERE id IN (SELECT value FROM json_each(?))`, sqlrow.JSONList(ids)); err != nil {
 		return err
 	}
 	f.res.Removed = append(f.res.Removed, ids...)
@@ -239,7 +240,7 @@ func (f *forgetter) unitsOf(seq int64, units map[int64]bool) error {
 	if err != nil {
 		return err
 	}
-	ns, err := scanInts(rows)
+	ns, err := sqlrow.Ints(rows)
 	for _, n := range ns {
 		units[n] = true
 	}
@@ -258,7 +259,7 @@ func (f *forgetter) fixUnits(units map[int64]bool) error {
 	for _, n := range ns {
 		var id, kind string
 		var left int64
-		found, err := scanOne(f.tx.QueryRowContext(f.ctx, `SELECT id, kind, (SELECT count(*) FROM unit_turns WHERE unit_n = ?1) FROM units WHERE n = ?1`, n),
+		found, err := sqlrow.One(f.tx.QueryRowContext(f.ctx, `SELECT id, kind, (SELECT count(*) FROM unit_turns WHERE unit_n = ?1) FROM units WHERE n = ?1`, n),
 			&id, &kind, &left)
 		if err != nil {
 			return err
@@ -326,8 +327,8 @@ func (f *forgetter) memories() error {
 		id      string
 		sources []string
 	}
-	hits, err := queryRows(f.ctx, f.tx, `SELECT n, id, sources FROM memories WHERE `+citing("memories", "sources"), []any{f.goneIDs()},
-		func(r *sql.Rows, m *mem) error { return r.Scan(&m.n, &m.id, jsonCol{&m.sources}) })
+	hits, err := sqlrow.Query(f.ctx, f.tx, `SELECT n, id, sources FROM memories WHERE `+citing("memories", "sources"), []any{f.goneIDs()},
+		func(r *sql.Rows, m *mem) error { return r.Scan(&m.n, &m.id, sqlrow.JSON(&m.sources)) })
 	if err != nil {
 		return err
 	}
@@ -337,7 +338,7 @@ func (f *forgetter) memories() error {
 			return err
 		}
 		if kept := f.kept(m.sources); len(kept) > 0 {
-			if err := f.exec(`UPDATE memories SET sources = ?, seq = ? WHERE n = ?`, jsonList(kept), seq+1, m.n); err != nil {
+			if err := f.exec(`UPDATE memories SET sources = ?, seq = ? WHERE n = ?`, sqlrow.JSONList(kept), seq+1, m.n); err != nil {
 				return err
 			}
 			f.res.MemoriesKept++
@@ -355,7 +356,7 @@ func (f *forgetter) memories() error {
 		if err != nil {
 			return err
 		}
-		superseded, err := scanInts(rows)
+		superseded, err := sqlrow.Ints(rows)
 		if err != nil {
 			return err
 		}
@@ -380,7 +381,7 @@ func (f *forgetter) scenes() error {
 		id, ns, session, turns string
 		open                   bool
 	}
-	hits, err := queryRows(f.ctx, f.tx, `SELECT n, id, namespace, session, turns, draft IS NOT NULL FROM scenes
+	hits, err := sqlrow.Query(f.ctx, f.tx, `SELECT n, id, namespace, session, turns, draft IS NOT NULL FROM scenes
 		WHERE `+citing("scenes", "turns")+` ORDER BY n`, []any{f.goneIDs()}, func(r *sql.Rows, s *scene) error {
 		return r.Scan(&s.n, &s.id, &s.ns, &s.session, &s.turns, &s.open)
 	})
@@ -395,7 +396,7 @@ func (f *forgetter) scenes() error {
 		f.res.Removed = append(f.res.Removed, s.id)
 		uid := unitID(engram.UnitScene, s.ns, s.session, s.id)
 		var n int64
-		if found, err := scanOne(f.tx.QueryRowContext(f.ctx, `SELECT n FROM units WHERE id = ?`, uid), &n); err != nil || !found {
+		if found, err := sqlrow.One(f.tx.QueryRowContext(f.ctx, `SELECT n FROM units WHERE id = ?`, uid), &n); err != nil || !found {
 			if err != nil {
 				return err
 			}
@@ -447,7 +448,7 @@ func (f *forgetter) scenes() error {
 // with none is deleted. only, when set, picks the facets (by speaker and
 // key) to change; the others stay as they are.
 func (f *forgetter) facets(only func(speaker, key string) bool) error {
-	all, err := queryRows(f.ctx, f.tx, `SELECT `+facetColumns+` FROM persona_facets`, nil,
+	all, err := sqlrow.Query(f.ctx, f.tx, `SELECT `+facetColumns+` FROM persona_facets`, nil,
 		func(r *sql.Rows, x *facet) error { return scanFacet(r.Scan, x) })
 	if err != nil {
 		return err
@@ -493,9 +494,9 @@ func (f *forgetter) statements() error {
 		at, obj         int64
 		sources         []string
 	}
-	hits, err := queryRows(f.ctx, f.tx, `SELECT namespace, chain, at, predicate, object, sources FROM kg_statements
+	hits, err := sqlrow.Query(f.ctx, f.tx, `SELECT namespace, chain, at, predicate, object, sources FROM kg_statements
 		WHERE `+citing("kg_statements", "sources"), []any{f.goneIDs()}, func(r *sql.Rows, s *st) error {
-		return r.Scan(&s.ns, &s.chain, &s.at, &s.pred, &s.obj, jsonCol{&s.sources})
+		return r.Scan(&s.ns, &s.chain, &s.at, &s.pred, &s.obj, sqlrow.JSON(&s.sources))
 	})
 	if err != nil {
 		return err
@@ -508,7 +509,7 @@ func (f *forgetter) statements() error {
 		if kept := f.kept(s.sources); len(kept) == 0 {
 			err = f.exec(`DELETE FROM kg_statements `+where, s.ns, s.chain, s.at, s.pred, s.obj)
 		} else {
-			err = f.exec(`UPDATE kg_statements SET sources = ? `+where, jsonList(kept), s.ns, s.chain, s.at, s.pred, s.obj)
+			err = f.exec(`UPDATE kg_statements SET sources = ? `+where, sqlrow.JSONList(kept), s.ns, s.chain, s.at, s.pred, s.obj)
 		}
 		if err != nil {
 			return err
@@ -567,19 +568,19 @@ func (f *forgetter) deleteUnnamed(cond string, args ...any) (int, error) {
 
 // goneIDs are the forgotten (or redacted) turn ids, as one JSON array.
 func (f *forgetter) goneIDs() string {
-	return jsonList(slices.Collect(maps.Keys(f.gone)))
+	return sqlrow.JSONList(slices.Collect(maps.Keys(f.gone)))
 }
 
 // vectors deletes the vectors of every model of the removed items.
 func (f *forgetter) vectors(ids []string) error {
-	return f.exec(`DELETE FROM vectors WHERE id IN (SELECT value FROM json_each(?))`, jsonList(ids))
+	return f.exec(`DELETE FROM vectors WHERE id IN (SELECT value FROM json_each(?))`, sqlrow.JSONList(ids))
 }
 
 // ForgottenIDs returns which of ids the palace records as forgotten.
 func (db *DB) ForgottenIDs(ctx context.Context, ids []string) (map[string]bool, error) {
 	out := map[string]bool{}
 	err := db.View(ctx, func(tx *sql.Tx) error {
-		found, err := queryStrings(ctx, tx, `SELECT id FROM forgotten WHERE id IN (SELECT value FROM json_each(?))`, jsonList(ids))
+		found, err := sqlrow.Strings(ctx, tx, `SELECT id FROM forgotten WHERE id IN (SELECT value FROM json_each(?))`, sqlrow.JSONList(ids))
 		for _, id := range found {
 			out[id] = true
 		}
@@ -596,7 +597,7 @@ func (db *DB) ForgottenLeft(ctx context.Context, limit int) ([]string, error) {
 	var out []string
 	err := db.View(ctx, func(tx *sql.Tx) error {
 		var err error
-		out, err = queryStrings(ctx, tx, `SELECT id || ': ' || what FROM (SELECT f.id, CASE
+		out, err = sqlrow.Strings(ctx, tx, `SELECT id || ': ' || what FROM (SELECT f.id, CASE
 			WHEN EXISTS (SELECT 1 FROM turns t WHERE t.id = f.id AND t.seq <= f.seq) THEN 'a turn row'
 			WHEN EXISTS (SELECT 1 FROM vectors v WHERE v.id = f.id AND NOT EXISTS (SELECT 1 FROM turns t WHERE t.id = f.id)) THEN 'a vector'
 			WHEN EXISTS (SELECT 1 FROM memories m, json_each(m.sources) j WHERE j.value = f.id) THEN 'a memory''s sources'
@@ -616,7 +617,7 @@ func (db *DB) TurnIDs(ctx context.Context, namespace, session string) ([]string,
 	var ids []string
 	err := db.View(ctx, func(tx *sql.Tx) error {
 		var err error
-		ids, err = queryStrings(ctx, tx, `SELECT id FROM turns WHERE (?1 = '' OR namespace = ?1) AND (?2 = '' OR session = ?2) ORDER BY seq`,
+		ids, err = sqlrow.Strings(ctx, tx, `SELECT id FROM turns WHERE (?1 = '' OR namespace = ?1) AND (?2 = '' OR session = ?2) ORDER BY seq`,
 			namespace, session)
 		return err
 	})

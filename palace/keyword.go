@@ -10,6 +10,7 @@ import (
 
 	engram "github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/internal/kwindex"
+	"github.com/engram-dev/engram/internal/sqlrow"
 )
 
 // The in-memory keyword indexes (internal/kwindex) rank the turns, the
@@ -162,7 +163,7 @@ func (db *DB) loadTurnDocs(ctx context.Context, add func(kwindex.Doc)) (gen int6
 		if err != nil {
 			return err
 		}
-		return eachRow(rows, func() error {
+		return sqlrow.Each(rows, func() error {
 			var (
 				d       kwindex.Doc
 				ts      sql.NullInt64
@@ -359,7 +360,7 @@ func memoryChanges(ctx context.Context, tx *sql.Tx, after int64, limit int) ([]k
 // kwindex.IndexText makes it.
 func scanRows(rows *sql.Rows, dest func(r *kwindex.Row, start, end *sql.NullInt64) []any, text func(r *kwindex.Row) (string, error)) ([]kwindex.Row, error) {
 	var out []kwindex.Row
-	err := eachRow(rows, func() error {
+	err := sqlrow.Each(rows, func() error {
 		var (
 			r          kwindex.Row
 			start, end sql.NullInt64
@@ -393,7 +394,7 @@ func (db *DB) unitHitsFromMemory(ctx context.Context, hits []kwindex.Hit) ([]eng
 	out := make([]engram.UnitHit, 0, len(hits))
 	err := hitRows(ctx, db, `SELECT `+unitColumns+`, u.n FROM units u WHERE u.n IN (SELECT value FROM json_each(?))`, hits,
 		func(rows *sql.Rows, add func(int64, engram.Unit)) error {
-			return eachRow(rows, func() error {
+			return sqlrow.Each(rows, func() error {
 				var n int64
 				un, err := scanUnit(rows, &n)
 				if err != nil {

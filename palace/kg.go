@@ -15,6 +15,7 @@ import (
 
 	engram "github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/internal/kwindex"
+	"github.com/engram-dev/engram/internal/sqlrow"
 )
 
 // exclusive are pairs of predicates that contradict each other for the same
@@ -196,9 +197,9 @@ func applyTriple(ctx context.Context, tx *sql.Tx, t engram.Triple) (k chainKey, 
 
 	// Record the statement (merging the sources of a repeat).
 	var srcs []string
-	known, err := scanOne(tx.QueryRowContext(ctx, `SELECT sources FROM kg_statements
+	known, err := sqlrow.One(tx.QueryRowContext(ctx, `SELECT sources FROM kg_statements
 		WHERE namespace = ? AND chain = ? AND at = ? AND predicate = ? AND object = ?`,
-		t.Namespace, chain, at, t.Predicate, obj), jsonCol{&srcs})
+		t.Namespace, chain, at, t.Predicate, obj), sqlrow.JSON(&srcs))
 	if err != nil {
 		return k, key, false, err
 	}
@@ -209,7 +210,7 @@ func applyTriple(ctx context.Context, tx *sql.Tx, t engram.Triple) (k chainKey, 
 	if _, err := tx.ExecContext(ctx, `INSERT INTO kg_statements (namespace, chain, at, subject, predicate, object, sources, memory)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (namespace, chain, at, predicate, object) DO UPDATE SET sources = excluded.sources`,
-		t.Namespace, chain, at, subj, t.Predicate, obj, jsonList(nonNil(merged)), t.Memory); err != nil {
+		t.Namespace, chain, at, subj, t.Predicate, obj, sqlrow.JSONList(nonNil(merged)), t.Memory); err != nil {
 		return k, key, false, err
 	}
 	return chainKey{t.Namespace, chain, engram.SingleValued(t.Predicate)}, stmtKey{at, t.Predicate, obj}, true, nil
@@ -245,9 +246,9 @@ func rebuildChainFrom(ctx context.Context, tx *sql.Tx, ns, chain string, single 
 			args = append(args, from.at, from.predicate, from.object)
 		}
 	}
-	sts, err := queryRows(ctx, tx, `SELECT at, subject, predicate, object, sources, memory FROM kg_statements
+	sts, err := sqlrow.Query(ctx, tx, `SELECT at, subject, predicate, object, sources, memory FROM kg_statements
 		WHERE `+cond+` ORDER BY at, predicate, object`, args, func(r *sql.Rows, s *statement) error {
-		return r.Scan(&s.at, &s.subject, &s.predicate, &s.object, jsonCol{&s.sources}, &s.memory)
+		return r.Scan(&s.at, &s.subject, &s.predicate, &s.object, sqlrow.JSON(&s.sources), &s.memory)
 	})
 	if err != nil {
 		return err
@@ -291,7 +292,7 @@ func rebuildChainFrom(ctx context.Context, tx *sql.Tx, ns, chain string, single 
 			(id, namespace, chain, subject, predicate, object, valid_from, valid_to, confidence, sources, memory, seq, corrected)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING n`,
 			tripleID(ns, first.subject, first.predicate, first.object, first.at), ns, chain, first.subject, first.predicate,
-			first.object, first.at, validTo, confidence(len(srcs)), jsonList(nonNil(srcs)), first.memory, seq, corrected).Scan(&n); err != nil {
+			first.object, first.at, validTo, confidence(len(srcs)), sqlrow.JSONList(nonNil(srcs)), first.memory, seq, corrected).Scan(&n); err != nil {
 			return err
 		}
 		var subj, obj string
@@ -317,7 +318,7 @@ func rebuildChainFrom(ctx context.Context, tx *sql.Tx, ns, chain string, single 
 // corrections: with them, triples need not hold their first statements'
 // keys.
 func chainGroupBefore(ctx context.Context, tx *sql.Tx, ns, chain string, key stmtKey) (from stmtKey, ok bool, err error) {
-	ok, err = scanOne(tx.QueryRowContext(ctx, `SELECT valid_from, predicate, object FROM kg_triples
+	ok, err = sqlrow.One(tx.QueryRowContext(ctx, `SELECT valid_from, predicate, object FROM kg_triples
 		WHERE namespace = ? AND chain = ? AND (valid_from, predicate, object) < (?, ?, ?)
 		ORDER BY valid_from DESC, predicate DESC, object DESC LIMIT 1`,
 		ns, chain, key.at, key.predicate, key.object), &from.at, &from.predicate, &from.object)
@@ -326,14 +327,14 @@ func chainGroupBefore(ctx context.Context, tx *sql.Tx, ns, chain string, key stm
 
 // chainTripleIDs returns the ids of the triples of chain k.
 func chainTripleIDs(ctx context.Context, tx *sql.Tx, k chainKey) ([]string, error) {
-	return queryStrings(ctx, tx, `SELECT id FROM kg_triples WHERE namespace = ? AND chain = ?`, k.ns, k.chain)
+	return sqlrow.Strings(ctx, tx, `SELECT id FROM kg_triples WHERE namespace = ? AND chain = ?`, k.ns, k.chain)
 }
 
 // rebuildChainsWhere rebuilds every chain holding a statement that cond (a
 // condition on kg_statements, with args) selects, and returns the ids its
 // triples had before.
 func rebuildChainsWhere(ctx context.Context, tx *sql.Tx, cond string, args ...any) ([]string, error) {
-	chains, err := queryRows(ctx, tx, `SELECT DISTINCT namespace, chain, predicate FROM kg_statements WHERE `+cond, args,
+	chains, err := sqlrow.Query(ctx, tx, `SELECT DISTINCT namespace, chain, predicate FROM kg_statements WHERE `+cond, args,
 		func(r *sql.Rows, k *chainKey) error {
 			var pred string
 			err := r.Scan(&k.ns, &k.chain, &pred)
@@ -378,7 +379,7 @@ func resolveEntity(ctx context.Context, tx *sql.Tx, ns, name string, create bool
 	norm, display := normName(name), displayName(name)
 	var n int64
 	var known string
-	found, err := scanOne(tx.QueryRowContext(ctx, `SELECT e.n, e.name FROM kg_aliases a JOIN kg_entities e ON e.n = a.entity
+	found, err := sqlrow.One(tx.QueryRowContext(ctx, `SELECT e.n, e.name FROM kg_aliases a JOIN kg_entities e ON e.n = a.entity
 		WHERE a.namespace = ? AND a.norm = ?`, ns, norm), &n, &known)
 	switch {
 	case err != nil:
@@ -404,7 +405,7 @@ func nameEntity(ctx context.Context, tx *sql.Tx, ns, name string) (int64, error)
 	norm, display := normName(name), displayName(name)
 	var n int64
 	var known string
-	found, err := scanOne(tx.QueryRowContext(ctx, `SELECT n, name FROM kg_entities WHERE namespace = ? AND norm = ?`, ns, norm), &n, &known)
+	found, err := sqlrow.One(tx.QueryRowContext(ctx, `SELECT n, name FROM kg_entities WHERE namespace = ? AND norm = ?`, ns, norm), &n, &known)
 	switch {
 	case err != nil:
 		return 0, err
@@ -462,7 +463,7 @@ func betterName(a, b string) bool {
 func addAlias(ctx context.Context, tx *sql.Tx, ns, name string, entity int64) error {
 	norm := normName(name)
 	var owner int64
-	found, err := scanOne(tx.QueryRowContext(ctx, `SELECT entity FROM kg_aliases WHERE namespace = ? AND norm = ?`, ns, norm), &owner)
+	found, err := sqlrow.One(tx.QueryRowContext(ctx, `SELECT entity FROM kg_aliases WHERE namespace = ? AND norm = ?`, ns, norm), &owner)
 	switch {
 	case err != nil || found && owner == entity:
 		return err
@@ -537,7 +538,7 @@ func loadEntity(ctx context.Context, tx *sql.Tx, n int64) (engram.Entity, error)
 	if err := tx.QueryRowContext(ctx, `SELECT namespace, name FROM kg_entities WHERE n = ?`, n).Scan(&e.Namespace, &e.Name); err != nil {
 		return e, err
 	}
-	aliases, err := queryStrings(ctx, tx, `SELECT alias FROM kg_aliases WHERE entity = ? ORDER BY alias`, n)
+	aliases, err := sqlrow.Strings(ctx, tx, `SELECT alias FROM kg_aliases WHERE entity = ? ORDER BY alias`, n)
 	for _, a := range aliases {
 		if a != e.Name {
 			e.Aliases = append(e.Aliases, a)
@@ -559,13 +560,13 @@ const validAt = `t.valid_from <= ?2 AND (t.valid_to IS NULL OR t.valid_to > ?2)`
 
 // scanTriple scans a row of tripleColumns, and extra after them.
 func scanTriple(r *sql.Rows, t *engram.Triple, extra ...any) error {
-	return r.Scan(append([]any{&t.ID, &t.Namespace, &t.Subject, &t.Predicate, &t.Object, nanoTime{&t.ValidFrom}, nanoTime{&t.ValidTo},
-		&t.Confidence, jsonCol{&t.Sources}, &t.Memory, &t.Seq}, extra...)...)
+	return r.Scan(append([]any{&t.ID, &t.Namespace, &t.Subject, &t.Predicate, &t.Object, sqlrow.Time(&t.ValidFrom), sqlrow.Time(&t.ValidTo),
+		&t.Confidence, sqlrow.JSON(&t.Sources), &t.Memory, &t.Seq}, extra...)...)
 }
 
 // queryTriples returns the triples where selects, in its order.
 func queryTriples(ctx context.Context, tx *sql.Tx, where string, args ...any) ([]engram.Triple, error) {
-	return queryRows(ctx, tx, `SELECT `+tripleColumns+` FROM kg_triples t `+tripleNames+` WHERE `+where, args,
+	return sqlrow.Query(ctx, tx, `SELECT `+tripleColumns+` FROM kg_triples t `+tripleNames+` WHERE `+where, args,
 		func(r *sql.Rows, t *engram.Triple) error { return scanTriple(r, t) })
 }
 
@@ -632,7 +633,7 @@ func (db *DB) GetTriples(ctx context.Context, ids []string) ([]engram.Triple, er
 	}
 	var got []engram.Triple
 	err := db.View(ctx, func(tx *sql.Tx) (err error) {
-		got, err = queryTriples(ctx, tx, `t.id IN (SELECT value FROM json_each(?))`, jsonList(ids))
+		got, err = queryTriples(ctx, tx, `t.id IN (SELECT value FROM json_each(?))`, sqlrow.JSONList(ids))
 		return err
 	})
 	if err != nil {
@@ -661,7 +662,7 @@ func (db *DB) SearchTriples(ctx context.Context, q engram.TextQuery, asOf time.T
 		if err != nil {
 			return err
 		}
-		return eachRow(rows, func() error {
+		return sqlrow.Each(rows, func() error {
 			var h engram.TripleHit
 			var rank float64
 			if err := scanTriple(rows, &h.Triple, &rank); err != nil {

@@ -14,6 +14,7 @@ import (
 
 	engram "github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/internal/kwindex"
+	"github.com/engram-dev/engram/internal/sqlrow"
 )
 
 // Near-duplicate merging: a memory whose content words overlap an active
@@ -291,7 +292,7 @@ func supersede(ctx context.Context, tx *sql.Tx, m engram.Memory, n int64, seq *i
 		id   string
 		when int64
 	}
-	others, err := scanAll(rows, func(o *other) []any { return []any{&o.n, &o.id, &o.when} })
+	others, err := sqlrow.All(rows, func(o *other) []any { return []any{&o.n, &o.id, &o.when} })
 	if err != nil {
 		return false, err
 	}
@@ -592,7 +593,7 @@ const memoryColumns = `m.n, m.id, m.namespace, m.type, m.subject, m.text, m.rati
 	m.wrong, m.corrected, m.extracted`
 
 func scanMemories(rows *sql.Rows, fn func(n int64, m engram.Memory, extra float64)) error {
-	return scanRanked(rows, func(r *rankedRows) error {
+	return sqlrow.EachRanked(rows, func(r *sqlrow.Ranked) error {
 		var (
 			m          engram.Memory
 			n          int64
@@ -602,7 +603,7 @@ func scanMemories(rows *sql.Rows, fn func(n int64, m engram.Memory, extra float6
 			sup        sql.NullString
 			corr, ext  sql.NullString
 		)
-		rank, err := r.scan(&n, &m.ID, &m.Namespace, &m.Type, &m.Subject, &m.Text, &m.Rationale, &ents, &m.Importance,
+		rank, err := r.Scan(&n, &m.ID, &m.Namespace, &m.Type, &m.Subject, &m.Text, &m.Rationale, &ents, &m.Importance,
 			&ts, &vf, &srcs, &rs, &rp, &ro, &sup, &m.Seq, &m.Wrong, &corr, &ext)
 		if err != nil {
 			return err

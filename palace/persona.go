@@ -10,6 +10,7 @@ import (
 	"time"
 
 	engram "github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/internal/sqlrow"
 )
 
 // maxFacetHistory bounds the past values kept per facet.
@@ -78,7 +79,7 @@ const facetColumns = `namespace, speaker, facet, key, value, since, evidence, hi
 func scanFacet(scan func(dest ...any) error, x *facet) error {
 	var cur observation
 	var past []engram.FacetChange
-	if err := scan(&x.ns, &x.speaker, &x.facet, &x.key, &cur.Value, nanoTime{&cur.From}, jsonCol{&cur.Evidence}, jsonCol{&past}); err != nil {
+	if err := scan(&x.ns, &x.speaker, &x.facet, &x.key, &cur.Value, sqlrow.Time(&cur.From), sqlrow.JSON(&cur.Evidence), sqlrow.JSON(&past)); err != nil {
 		return err
 	}
 	x.line = x.line[:0]
@@ -105,7 +106,7 @@ func putFacet(ctx context.Context, tx *sql.Tx, x facet) error {
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (namespace, speaker, facet, key) DO UPDATE SET value = excluded.value, since = excluded.since,
 			evidence = excluded.evidence, history = excluded.history, updated = excluded.updated`,
-		x.ns, x.speaker, x.facet, x.key, cur.Value, cur.From.UnixNano(), jsonList(nonNil(cur.Evidence)), jsonList(past), cur.From.UnixNano())
+		x.ns, x.speaker, x.facet, x.key, cur.Value, cur.From.UnixNano(), sqlrow.JSONList(nonNil(cur.Evidence)), sqlrow.JSONList(past), cur.From.UnixNano())
 	return err
 }
 
@@ -160,11 +161,11 @@ func (db *DB) Persona(ctx context.Context, namespace, speaker string) ([]engram.
 		if err != nil {
 			return err
 		}
-		return eachRow(rows, func() error {
+		return sqlrow.Each(rows, func() error {
 			var f engram.PersonaFacet
 			var who string
 			var updated time.Time
-			if err := rows.Scan(&who, &f.Facet, &f.Key, &f.Value, nanoTime{&f.Since}, jsonCol{&f.Evidence}, jsonCol{&f.History}, nanoTime{&updated}); err != nil {
+			if err := rows.Scan(&who, &f.Facet, &f.Key, &f.Value, sqlrow.Time(&f.Since), sqlrow.JSON(&f.Evidence), sqlrow.JSON(&f.History), sqlrow.Time(&updated)); err != nil {
 				return err
 			}
 			if len(out) == 0 || out[len(out)-1].Speaker != who {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/internal/kwindex"
+	"github.com/engram-dev/engram/internal/sqlrow"
 )
 
 // RedactResult says what RedactTurns changed.
@@ -262,7 +263,7 @@ func (r *redactor) turn(t engram.Turn) (ns string, ok bool, err error) {
 			return "", false, err
 		}
 	}
-	models, err := queryStrings(r.ctx, r.tx, `SELECT model FROM vectors WHERE id = ? ORDER BY model`, t.ID)
+	models, err := sqlrow.Strings(r.ctx, r.tx, `SELECT model FROM vectors WHERE id = ? ORDER BY model`, t.ID)
 	if err != nil {
 		return "", false, err
 	}
@@ -303,7 +304,7 @@ func (r *redactor) entities(namespaces map[string]bool) error {
 			name string
 		}
 		for _, sp := range r.spans {
-			aliases, err := queryRows(r.ctx, r.tx, `SELECT norm, alias, entity FROM kg_aliases WHERE namespace = ? AND instr(alias, ?) > 0`,
+			aliases, err := sqlrow.Query(r.ctx, r.tx, `SELECT norm, alias, entity FROM kg_aliases WHERE namespace = ? AND instr(alias, ?) > 0`,
 				[]any{ns, sp}, func(rows *sql.Rows, a *alias) error { return rows.Scan(&a.norm, &a.alias, &a.entity) })
 			if err != nil {
 				return err
@@ -321,7 +322,7 @@ func (r *redactor) entities(namespaces map[string]bool) error {
 					}
 				}
 			}
-			ents, err := queryRows(r.ctx, r.tx, `SELECT n, name FROM kg_entities WHERE namespace = ? AND instr(name, ?) > 0`,
+			ents, err := sqlrow.Query(r.ctx, r.tx, `SELECT n, name FROM kg_entities WHERE namespace = ? AND instr(name, ?) > 0`,
 				[]any{ns, sp}, func(rows *sql.Rows, e *entity) error { return rows.Scan(&e.n, &e.name) })
 			if err != nil {
 				return err
@@ -365,7 +366,7 @@ func redactCorrections(ctx context.Context, tx *sql.Tx, red func(string) string,
 		n                      int64
 		target, key, alt, body string
 	}
-	rows, err := queryRows(ctx, tx, `SELECT n, target, key, alt, body FROM corrections`, nil, func(r *sql.Rows, c *row) error {
+	rows, err := sqlrow.Query(ctx, tx, `SELECT n, target, key, alt, body FROM corrections`, nil, func(r *sql.Rows, c *row) error {
 		return r.Scan(&c.n, &c.target, &c.key, &c.alt, &c.body)
 	})
 	if err != nil {
@@ -415,7 +416,7 @@ func settleCorrected(ctx context.Context, tx *sql.Tx, n int64) error {
 	if err != nil {
 		return err
 	}
-	ns, err := scanInts(rows)
+	ns, err := sqlrow.Ints(rows)
 	if err != nil {
 		return err
 	}
@@ -516,7 +517,7 @@ func (r *redactor) citing(query, turnID, table string) ([]int64, int64, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	ns, err := scanInts(rows)
+	ns, err := sqlrow.Ints(rows)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -622,7 +623,7 @@ func (r *redactor) redactFacets(turnID string) error {
 		rowid          int64
 		value, history string
 	}
-	fs, err := queryRows(r.ctx, r.tx, `SELECT rowid, value, history FROM persona_facets
+	fs, err := sqlrow.Query(r.ctx, r.tx, `SELECT rowid, value, history FROM persona_facets
 		WHERE EXISTS (SELECT 1 FROM json_each(persona_facets.evidence) WHERE value = ?1)
 		   OR instr(history, ?1) > 0`, []any{turnID}, func(rows *sql.Rows, f *facet) error { return rows.Scan(&f.rowid, &f.value, &f.history) })
 	if err != nil {
@@ -664,7 +665,7 @@ func (db *DB) TurnIDsHolding(ctx context.Context, namespace, session string, tex
 			return err
 		}
 		var id, ns, sess, content, speaker, meta string
-		return eachRow(rows, func() error {
+		return sqlrow.Each(rows, func() error {
 			if err := rows.Scan(&id, &ns, &sess, &content, &speaker, &meta); err != nil {
 				return err
 			}

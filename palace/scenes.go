@@ -10,6 +10,7 @@ import (
 
 	engram "github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/internal/kwindex"
+	"github.com/engram-dev/engram/internal/sqlrow"
 )
 
 // OpenScenes returns the drafts of the open scenes of the given sessions;
@@ -177,13 +178,13 @@ func insertScenes(ctx context.Context, tx *sql.Tx, rows []preparedScene) (sceneT
 const sceneColumns = `s.id, s.namespace, s.session, s.title, s.summary, s.start_ts, s.end_ts, s.participants, s.turns, s.seq`
 
 func scanScenes(rows *sql.Rows, fn func(engram.Scene, float64)) error {
-	return scanRanked(rows, func(r *rankedRows) error {
+	return sqlrow.EachRanked(rows, func(r *sqlrow.Ranked) error {
 		var (
 			s            engram.Scene
 			start, end   sql.NullInt64
 			parts, turns string
 		)
-		rank, err := r.scan(&s.ID, &s.Namespace, &s.Session, &s.Title, &s.Summary, &start, &end, &parts, &turns, &s.Seq)
+		rank, err := r.Scan(&s.ID, &s.Namespace, &s.Session, &s.Title, &s.Summary, &start, &end, &parts, &turns, &s.Seq)
 		if err != nil {
 			return err
 		}

@@ -1,9 +1,8 @@
 package palace
 
 import (
-	"strings"
-
 	"github.com/engram-dev/engram/internal/kwindex"
+	"github.com/engram-dev/engram/internal/sqlrow"
 )
 
 // The text the keyword indexes hold (NFKC, Chinese and Japanese cut into
@@ -15,19 +14,7 @@ import (
 // term is one word of a query.
 type term = kwindex.Term
 
-// matchExpr returns an FTS5 query that matches any of the terms. Each term is
-// a quoted string, so nothing a user types is read as FTS5 syntax: quotes are
-// doubled, and AND, OR, NOT, NEAR, *, ^, :, -, ( and ) inside quotes are text.
-// In practice terms hold only letters and digits; the quoting is the guard.
-func matchExpr(terms []term) string {
-	var b strings.Builder
-	for i, t := range terms {
-		if i > 0 {
-			b.WriteString(" OR ")
-		}
-		b.WriteByte('"')
-		b.WriteString(strings.ReplaceAll(t.Text, `"`, `""`))
-		b.WriteByte('"')
-	}
-	return b.String()
-}
+// matchExpr returns an FTS5 query that matches any of the terms, none of
+// them read as FTS5 syntax (sqlrow.Match). In practice terms hold only
+// letters and digits; the quoting is the guard.
+func matchExpr(terms []term) string { return sqlrow.Match(termWords(terms)...) }

@@ -15,6 +15,7 @@ import (
 
 	engram "github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/internal/kwindex"
+	"github.com/engram-dev/engram/internal/sqlrow"
 	"github.com/engram-dev/engram/internal/vecrow"
 )
 
@@ -361,7 +362,7 @@ func (db *DB) TurnSkips(ctx context.Context, limit int) (TurnSkips, error) {
 		if err != nil {
 			return err
 		}
-		return eachRow(rows, func() error {
+		return sqlrow.Each(rows, func() error {
 			var s TurnSkip
 			var at int64
 			var stored sql.NullInt64
@@ -411,7 +412,7 @@ func (db *DB) TurnSeqs(ctx context.Context, ids []string) (map[string]int64, err
 			if err != nil {
 				return err
 			}
-			err = eachRow(rows, func() error {
+			err = sqlrow.Each(rows, func() error {
 				var id string
 				var seq int64
 				if err := rows.Scan(&id, &seq); err != nil {
@@ -470,7 +471,7 @@ func (db *DB) GetTurns(ctx context.Context, ids []string) ([]engram.Turn, error)
 	}
 	byID := make(map[string]engram.Turn, len(ids))
 	err := db.View(ctx, func(tx *sql.Tx) error {
-		rows, err := db.readQuery(ctx, tx, `SELECT `+turnColumns+` FROM turns t WHERE t.id IN (SELECT value FROM json_each(?))`, jsonList(ids))
+		rows, err := db.readQuery(ctx, tx, `SELECT `+turnColumns+` FROM turns t WHERE t.id IN (SELECT value FROM json_each(?))`, sqlrow.JSONList(ids))
 		if err != nil {
 			return err
 		}
@@ -541,7 +542,7 @@ func countBy(ctx context.Context, tx *sql.Tx, q string, fn func(string, int64), 
 	if err != nil {
 		return err
 	}
-	return eachRow(rows, func() error {
+	return sqlrow.Each(rows, func() error {
 		var key string
 		var n int64
 		if err := rows.Scan(&key, &n); err != nil {
@@ -576,14 +577,14 @@ var errEnoughRows = errors.New("palace: enough rows")
 
 // scanTurnsWhile is scanTurns that stops reading once fn returns false.
 func scanTurnsWhile(rows *sql.Rows, fn func(engram.Turn, float64) bool) error {
-	err := scanRanked(rows, func(r *rankedRows) error {
+	err := sqlrow.EachRanked(rows, func(r *sqlrow.Ranked) error {
 		var (
 			t      engram.Turn
 			role   string
 			ts, rx sql.NullInt64
 			meta   sql.NullString
 		)
-		rank, err := r.scan(&t.Seq, &t.ID, &t.Namespace, &t.Session, &role, &t.Speaker, &t.Content, &ts, &meta, &rx)
+		rank, err := r.Scan(&t.Seq, &t.ID, &t.Namespace, &t.Session, &role, &t.Speaker, &t.Content, &ts, &meta, &rx)
 		if err != nil {
 			return err
 		}

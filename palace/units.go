@@ -16,6 +16,7 @@ import (
 
 	engram "github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/internal/kwindex"
+	"github.com/engram-dev/engram/internal/sqlrow"
 )
 
 // Bounds of retrieval units (see migration 0007).
@@ -209,7 +210,7 @@ func unitText(ctx context.Context, st stmtFunc, n int64) (string, error) {
 		return "", err
 	}
 	var b strings.Builder
-	err = eachRow(rows, func() error {
+	err = sqlrow.Each(rows, func() error {
 		var speaker, role, content string
 		if err := rows.Scan(&speaker, &role, &content); err != nil {
 			return err
@@ -447,7 +448,7 @@ func reindexStale(ctx context.Context, st stmtFunc, limit int) (done bool, err e
 		live     bool
 	}
 	var parts []part
-	err = eachRow(rows, func() error {
+	err = sqlrow.Each(rows, func() error {
 		var p part
 		if err := rows.Scan(&p.n, &p.turns, &p.live); err != nil {
 			return err
@@ -548,7 +549,7 @@ func scanUnit(rows *sql.Rows, extra ...any) (engram.Unit, error) {
 // scanUnitHits reads rows of unitColumns and a rank as hits, scored as
 // SearchUnits scores them.
 func scanUnitHits(rows *sql.Rows, add func(engram.UnitHit)) error {
-	return eachRow(rows, func() error {
+	return sqlrow.Each(rows, func() error {
 		var rank float64
 		u, err := scanUnit(rows, &rank)
 		if err != nil {
@@ -629,11 +630,11 @@ func (db *DB) TurnUnits(ctx context.Context, seqs []int64) (map[int64][]string, 
 	}
 	err := db.View(ctx, func(tx *sql.Tx) error {
 		rows, err := db.readQuery(ctx, tx, `SELECT ut.turn_seq, u.id FROM unit_turns ut JOIN units u ON u.n = ut.unit_n
-			WHERE ut.turn_seq IN (SELECT value FROM json_each(?))`, jsonList(seqs))
+			WHERE ut.turn_seq IN (SELECT value FROM json_each(?))`, sqlrow.JSONList(seqs))
 		if err != nil {
 			return err
 		}
-		return scanGroups(rows, out)
+		return sqlrow.Groups(rows, out)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("palace: turn units: %w", err)
@@ -654,7 +655,7 @@ func (db *DB) UnitTurnIDs(ctx context.Context, unitIDs []string) (map[string][]s
 		if err != nil {
 			return err
 		}
-		return scanGroups(rows, out)
+		return sqlrow.Groups(rows, out)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("palace: unit turns: %w", err)
@@ -672,7 +673,7 @@ func (db *DB) UnitsSince(ctx context.Context, after int64, limit int) ([]engram.
 		if err != nil {
 			return err
 		}
-		err = eachRow(rows, func() error {
+		err = sqlrow.Each(rows, func() error {
 			var n int64
 			u, err := scanUnit(rows, &n)
 			if err != nil {
@@ -761,7 +762,7 @@ func (db *DB) ScoreUnits(ctx context.Context, q engram.TextQuery, ids []string, 
 			table := unitFTS[kind]
 			rows, err := db.readQuery(ctx, tx, `SELECT `+unitColumns+`, f.rank FROM `+table+` f JOIN units u ON u.n = f.rowid
 				WHERE `+table+` MATCH ?1 AND +f.rowid IN (SELECT n FROM units WHERE kind = ?2 AND id IN (SELECT value FROM json_each(?3)))`,
-				matchExpr(terms), kind, jsonList(ids))
+				matchExpr(terms), kind, sqlrow.JSONList(ids))
 			if err != nil {
 				return err
 			}

@@ -11,6 +11,7 @@ import (
 
 	engram "github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/internal/kwindex"
+	"github.com/engram-dev/engram/internal/sqlrow"
 )
 
 // VaultFiles returns the stored files of a vault by path.
@@ -21,7 +22,7 @@ func (db *DB) VaultFiles(ctx context.Context, vault string) (map[string]engram.V
 		if err != nil {
 			return err
 		}
-		return eachRow(rows, func() error {
+		return sqlrow.Each(rows, func() error {
 			var f engram.VaultFile
 			var mt int64
 			if err := rows.Scan(&f.Path, &f.Size, &mt, &f.Hash); err != nil {
@@ -42,7 +43,7 @@ const docColumns = `d.vault, d.namespace, d.path, d.title, d.type, d.tags, d.ali
 	(SELECT count(*) FROM vault_chunks c WHERE c.doc = d.n)`
 
 func scanDocs(rows *sql.Rows, fn func(engram.VaultDoc)) error {
-	return eachRow(rows, func() error {
+	return sqlrow.Each(rows, func() error {
 		var d engram.VaultDoc
 		var tags, aliases, warnings string
 		var date sql.NullInt64
@@ -76,7 +77,7 @@ func (db *DB) DocChunkIDs(ctx context.Context, vault string, paths []string) ([]
 	var out []string
 	err := db.View(ctx, func(tx *sql.Tx) error {
 		for _, p := range paths {
-			ids, err := queryStrings(ctx, tx, `SELECT c.id FROM vault_chunks c JOIN vault_docs d ON d.n = c.doc WHERE d.vault = ? AND d.path = ?`, vault, p)
+			ids, err := sqlrow.Strings(ctx, tx, `SELECT c.id FROM vault_chunks c JOIN vault_docs d ON d.n = c.doc WHERE d.vault = ? AND d.path = ?`, vault, p)
 			if err != nil {
 				return err
 			}
@@ -255,7 +256,7 @@ func (db *DB) ResolveVaultLinks(ctx context.Context, vault string, resolve func(
 		if err != nil {
 			return err
 		}
-		all, err := scanAll(rows, func(l *link) []any { return []any{&l.rowid, &l.from, &l.target, &l.to} })
+		all, err := sqlrow.All(rows, func(l *link) []any { return []any{&l.rowid, &l.from, &l.target, &l.to} })
 		if err != nil {
 			return err
 		}
@@ -286,11 +287,11 @@ func (db *DB) ResolveVaultLinks(ctx context.Context, vault string, resolve func(
 const chunkColumns = `c.id, d.vault, d.namespace, d.path, d.title, c.heading, c.text, c.start_line, c.end_line, d.mod_time`
 
 func scanChunks(rows *sql.Rows, fn func(engram.DocChunk, float64)) error {
-	return scanRanked(rows, func(r *rankedRows) error {
+	return sqlrow.EachRanked(rows, func(r *sqlrow.Ranked) error {
 		var c engram.DocChunk
 		var heading string
 		var mt int64
-		rank, err := r.scan(&c.ID, &c.Vault, &c.Namespace, &c.Path, &c.Title, &heading, &c.Text, &c.StartLine, &c.EndLine, &mt)
+		rank, err := r.Scan(&c.ID, &c.Vault, &c.Namespace, &c.Path, &c.Title, &heading, &c.Text, &c.StartLine, &c.EndLine, &mt)
 		if err != nil {
 			return err
 		}
@@ -401,7 +402,7 @@ func (db *DB) Reach(ctx context.Context, vault string, paths []string, depth int
 	}
 	depth = min(depth, maxGraphDepth)
 	starts, _ := json.Marshal(paths)
-	return viewList(ctx, db, "reach", scanner(func(g *engram.GraphDoc) []any { return []any{&g.Path, &g.Depth, &g.Via, &g.Title, &g.Type} }),
+	return viewList(ctx, db, "reach", sqlrow.Scanner(func(g *engram.GraphDoc) []any { return []any{&g.Path, &g.Depth, &g.Via, &g.Title, &g.Type} }),
 		reachSQL, vault, string(starts), depth)
 }
 
@@ -469,7 +470,7 @@ func (db *DB) DocGraph(ctx context.Context, vault, doc string, depth int) (engra
 		if err != nil {
 			return err
 		}
-		g.Backlinks, err = scanAll(rows, func(b *engram.GraphDoc) []any { return []any{&b.Path, &b.Title, &b.Type} })
+		g.Backlinks, err = sqlrow.All(rows, func(b *engram.GraphDoc) []any { return []any{&b.Path, &b.Title, &b.Type} })
 		if err != nil {
 			return err
 		}
@@ -511,7 +512,7 @@ func unresolvedLinks(ctx context.Context, tx *sql.Tx, vault, from string) ([]eng
 	if err != nil {
 		return nil, err
 	}
-	out, err := scanAll(rows, func(l *engram.DocLink) []any {
+	out, err := sqlrow.All(rows, func(l *engram.DocLink) []any {
 		return []any{&l.FromPath, &l.FromChunk, &l.Target, &l.Heading, &l.Alias, &l.Kind, &l.Line}
 	})
 	if out == nil && err == nil {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	engram "github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/internal/sqlrow"
 )
 
 // The states of a vector model.
@@ -46,7 +47,7 @@ func (db *DB) Models(ctx context.Context) ([]ModelInfo, error) {
 		if err != nil {
 			return err
 		}
-		return eachRow(rows, func() error {
+		return sqlrow.Each(rows, func() error {
 			var (
 				mi        ModelInfo
 				created   int64

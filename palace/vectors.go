@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	engram "github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/internal/sqlrow"
 	"github.com/engram-dev/engram/internal/vecrow"
 )
 
@@ -437,7 +438,7 @@ func (v *VectorStore) eachRow(ctx context.Context, tx *sql.Tx, add func(vecrow.R
 	if err != nil {
 		return err
 	}
-	return eachRow(rows, func() error {
+	return sqlrow.Each(rows, func() error {
 		var (
 			r   vecrow.Row
 			ts  sql.NullInt64
@@ -557,7 +558,7 @@ func (v *VectorStore) VectorsSince(ctx context.Context, afterSeq int64, limit in
 		if err != nil {
 			return err
 		}
-		return eachRow(rows, func() error {
+		return sqlrow.Each(rows, func() error {
 			var (
 				sv  StoredVector
 				ts  sql.NullInt64

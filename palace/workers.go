@@ -7,6 +7,7 @@ import (
 	"time"
 
 	engram "github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/internal/sqlrow"
 )
 
 // workerKey is a worker's watermark row in palace_meta.
@@ -74,7 +75,7 @@ func (db *DB) Skips(ctx context.Context, limit int) ([]Skipped, error) {
 		if err != nil {
 			return err
 		}
-		return eachRow(rows, func() error {
+		return sqlrow.Each(rows, func() error {
 			var s Skipped
 			var at int64
 			if err := rows.Scan(&s.Worker, &s.From, &s.To, &s.Error, &at); err != nil {
