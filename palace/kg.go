@@ -639,7 +639,7 @@ func (db *DB) GetTriples(ctx context.Context, ids []string) ([]engram.Triple, er
 	if err != nil {
 		return nil, fmt.Errorf("palace: get triples: %w", err)
 	}
-	return inOrder(ids, got, func(t engram.Triple) string { return t.ID }), nil
+	return sqlrow.InOrder(ids, got, func(t engram.Triple) string { return t.ID }), nil
 }
 
 // SearchTriples ranks the triples valid at asOf (zero: now) whose sentence
@@ -677,44 +677,4 @@ func (db *DB) SearchTriples(ctx context.Context, q engram.TextQuery, asOf time.T
 		return nil, fmt.Errorf("palace: search triples: %w", err)
 	}
 	return out, nil
-}
-
-// getByIDs runs query, which ends with "IN ", for ids, and returns the items
-// scan reads in the order of ids, each once; unknown ids are skipped.
-func getByIDs[T any](ctx context.Context, db *DB, what, query string, ids []string,
-	scan func(*sql.Rows, func(T)) error, id func(T) string) ([]T, error) {
-	if len(ids) == 0 {
-		return nil, nil
-	}
-	got, err := viewList(ctx, db, "get "+what, scan, query+`(?`+strings.Repeat(",?", len(ids)-1)+`)`, anys(ids)...)
-	if err != nil {
-		return nil, err
-	}
-	return inOrder(ids, got, id), nil
-}
-
-// inOrder returns items in the order of ids, each once; ids without an
-// item are skipped.
-func inOrder[T any](ids []string, items []T, id func(T) string) []T {
-	byID := make(map[string]T, len(items))
-	for _, it := range items {
-		byID[id(it)] = it
-	}
-	out := make([]T, 0, len(byID))
-	for _, i := range ids {
-		if it, ok := byID[i]; ok {
-			out = append(out, it)
-			delete(byID, i)
-		}
-	}
-	return out
-}
-
-// anys converts ids to query arguments.
-func anys(ids []string) []any {
-	out := make([]any, len(ids))
-	for i, id := range ids {
-		out[i] = id
-	}
-	return out
 }

@@ -44,16 +44,20 @@ func qInsertText(table string) string { return `INSERT INTO ` + table + ` (rowid
 // viewList runs query in a read transaction and returns the items scan
 // reads from its rows, in order. An error names the list: "palace: what: ".
 func viewList[T any](ctx context.Context, db *DB, what string, scan func(*sql.Rows, func(T)) error, query string, args ...any) ([]T, error) {
-	var out []T
-	err := db.View(ctx, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, query, args...)
-		if err != nil {
-			return err
-		}
-		return scan(rows, func(v T) { out = append(out, v) })
-	})
+	out, err := sqlrow.List(ctx, db, scan, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("palace: %s: %w", what, err)
+	}
+	return out, nil
+}
+
+// getByIDs is sqlrow.ByIDs with an error that names the items: "palace:
+// get what: ".
+func getByIDs[T any](ctx context.Context, db *DB, what, query string, ids []string,
+	scan func(*sql.Rows, func(T)) error, id func(T) string) ([]T, error) {
+	out, err := sqlrow.ByIDs(ctx, db, query, ids, scan, id)
+	if err != nil {
+		return nil, fmt.Errorf("palace: get %s: %w", what, err)
 	}
 	return out, nil
 }

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -24,13 +23,6 @@ const keyIndexedSeq = "indexed_seq"
 
 // turnColumns are the columns queryTurns reads, in order.
 const turnColumns = `t.seq, t.id, t.namespace, t.session, t.role, t.speaker, t.content, t.ts, t.meta, t.received_at`
-
-// The range of times a turn may carry: ts and received_at are stored as
-// int64 Unix nanoseconds.
-var (
-	minTime = time.Unix(0, math.MinInt64).UTC()
-	maxTime = time.Unix(0, math.MaxInt64).UTC()
-)
 
 // row is a turn prepared for insertion: everything that costs CPU
 // (normalisation, word segmentation) is done before the write lock is taken.
@@ -433,19 +425,14 @@ func (db *DB) TurnSeqs(ctx context.Context, ids []string) (map[string]int64, err
 	return out, nil
 }
 
-// outsideRange says that t lies outside what the palace stores: Unix
-// nanoseconds in an int64 (minTime to maxTime).
-func outsideRange(t time.Time) string { return vecrow.OutsideRange(t, "the palace's times") }
-
-// nanos returns t as Unix nanoseconds, or nil for the zero time.
+// nanos returns t as Unix nanoseconds, or nil for the zero time. A time
+// outside what an int64 of nanoseconds holds is an error that says so.
 func nanos(t time.Time) (any, error) {
-	if t.IsZero() {
-		return nil, nil
+	v, ok := sqlrow.Nanos(t)
+	if !ok {
+		return nil, errors.New(vecrow.OutsideRange(t, "the palace's times"))
 	}
-	if t.Before(minTime) || t.After(maxTime) {
-		return nil, errors.New(outsideRange(t))
-	}
-	return t.UnixNano(), nil
+	return v, nil
 }
 
 // IndexedSeq returns the watermark: the highest Seq passed to PutTurns, 0

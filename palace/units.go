@@ -178,13 +178,9 @@ func putSceneUnit(ctx context.Context, tx *sql.Tx, s engram.Scene, seq int64) (i
 	if _, err := tx.ExecContext(ctx, `DELETE FROM unit_turns WHERE unit_n = ?`, n); err != nil {
 		return 0, err
 	}
-	const chunk = 500
-	for i := 0; i < len(s.Turns); i += chunk {
-		part := s.Turns[i:min(i+chunk, len(s.Turns))]
-		q := `INSERT OR IGNORE INTO unit_turns (unit_n, turn_seq) SELECT ?, seq FROM turns WHERE id IN (?` + strings.Repeat(",?", len(part)-1) + `)`
-		if _, err := tx.ExecContext(ctx, q, append([]any{n}, anys(part)...)...); err != nil {
-			return 0, err
-		}
+	if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO unit_turns (unit_n, turn_seq)
+		SELECT ?, seq FROM turns WHERE id IN (SELECT value FROM json_each(?))`, n, sqlrow.JSONList(s.Turns)); err != nil {
+		return 0, err
 	}
 	if _, err = tx.ExecContext(ctx, `UPDATE units SET `+unitCounts+` WHERE n = ?1`, n, UnitTurnBytes); err != nil {
 		return 0, err
@@ -650,8 +646,8 @@ func (db *DB) UnitTurnIDs(ctx context.Context, unitIDs []string) (map[string][]s
 	}
 	err := db.View(ctx, func(tx *sql.Tx) error {
 		rows, err := tx.QueryContext(ctx, `SELECT u.id, t.id FROM units u JOIN unit_turns ut ON ut.unit_n = u.n
-			JOIN turns t ON t.seq = ut.turn_seq WHERE u.id IN (?`+strings.Repeat(",?", len(unitIDs)-1)+`)
-			ORDER BY u.n, ut.turn_seq`, anys(unitIDs)...)
+			JOIN turns t ON t.seq = ut.turn_seq WHERE u.id IN (SELECT value FROM json_each(?))
+			ORDER BY u.n, ut.turn_seq`, sqlrow.JSONList(unitIDs))
 		if err != nil {
 			return err
 		}

@@ -29,8 +29,8 @@ const (
 // It is the vecindex.Store of the in-process vector index (vecindex.New):
 // the index's matrix, once loaded, is attached to the store as its
 // follower, and every committed write of the model's vectors (Upsert, the
-// Put methods, a vault document's, Delete, DropBad) is applied to it in
-// commit order. While no index is attached, writes go to SQLite only.
+// Put methods, UpdateWith, Delete, DropBad) is applied to it in commit
+// order. While no index is attached, writes go to SQLite only.
 type VectorStore struct {
 	db    *DB
 	model string
@@ -331,26 +331,37 @@ func (v *VectorStore) tell(p prepared, remove []string) {
 	}
 }
 
-// VectorWrite is a batch of vectors written inside another palace
-// transaction (PutVaultDoc), so that a document's chunks and their vectors
-// change together: Stage checks and encodes them first.
-type VectorWrite struct {
-	v      *VectorStore
-	p      prepared
-	remove []string
-}
-
-// Stage prepares items to upsert and ids to delete for a write inside
-// another transaction. Errors are those of Upsert.
-func (v *VectorStore) Stage(items []engram.VectorItem, remove []string) (*VectorWrite, error) {
+// UpdateWith runs fn in a write transaction of the palace and, in the
+// same transaction, upserts items and deletes the vectors of remove, then
+// applies both to the attached index: what the vectors go with (a vault
+// document's chunks) and the vectors change together. Items are checked
+// before anything is written, as Upsert checks them; errors are Upsert's
+// and fn's.
+func (v *VectorStore) UpdateWith(ctx context.Context, items []engram.VectorItem, remove []string, fn func(*sql.Tx) error) error {
 	if err := v.Usable(); err != nil {
-		return nil, err
+		return err
 	}
 	p, err := v.prepare(items)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return &VectorWrite{v: v, p: p, remove: remove}, nil
+	v.wmu.Lock()
+	defer v.wmu.Unlock()
+	if err := v.Usable(); err != nil {
+		return err
+	}
+	err = v.db.Update(ctx, func(tx *sql.Tx) error {
+		if err := fn(tx); err != nil {
+			return err
+		}
+		return v.write(ctx, tx, p, remove, 0, "")
+	})
+	if err != nil {
+		return vecErr("write vectors of "+v.model, err)
+	}
+	v.tell(p, remove)
+	v.wake()
+	return nil
 }
 
 // Delete removes vectors by ID, in one transaction, then from the attached

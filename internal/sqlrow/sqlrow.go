@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 )
@@ -165,6 +166,25 @@ func (n nanoTime) Scan(v any) error {
 	return nil
 }
 
+// The range of times a column of Unix nanoseconds holds.
+var (
+	minTime = time.Unix(0, math.MinInt64).UTC()
+	maxTime = time.Unix(0, math.MaxInt64).UTC()
+)
+
+// Nanos is t as a column of Unix nanoseconds holds it: nil for the zero
+// time (NULL). ok is false for a time outside the column's range, about
+// 1677-09-21 to 2262-04-11.
+func Nanos(t time.Time) (v any, ok bool) {
+	switch {
+	case t.IsZero():
+		return nil, true
+	case t.Before(minTime) || t.After(maxTime):
+		return nil, false
+	}
+	return t.UnixNano(), true
+}
+
 // JSON is a destination of Scan that reads a column of JSON text into the
 // value dst points to.
 func JSON(dst any) sql.Scanner { return jsonText{dst} }
@@ -204,4 +224,55 @@ func Match(words ...string) string {
 		b.WriteByte('"')
 	}
 	return b.String()
+}
+
+// Viewer runs read-only transactions; *palace.DB implements it.
+type Viewer interface {
+	View(ctx context.Context, fn func(*sql.Tx) error) error
+}
+
+// List runs query in a read transaction of db and returns the items scan
+// reads from its rows, in order.
+func List[T any](ctx context.Context, db Viewer, scan func(*sql.Rows, func(T)) error, query string, args ...any) ([]T, error) {
+	var out []T
+	err := db.View(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, query, args...)
+		if err != nil {
+			return err
+		}
+		return scan(rows, func(v T) { out = append(out, v) })
+	})
+	return out, err
+}
+
+// ByIDs runs query, which ends with "IN ", for ids, and returns the items
+// scan reads in the order of ids, each once (id gives an item's);
+// unknown ids are skipped.
+func ByIDs[T any](ctx context.Context, db Viewer, query string, ids []string,
+	scan func(*sql.Rows, func(T)) error, id func(T) string) ([]T, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	got, err := List(ctx, db, scan, query+`(SELECT value FROM json_each(?))`, JSONList(ids))
+	if err != nil {
+		return nil, err
+	}
+	return InOrder(ids, got, id), nil
+}
+
+// InOrder returns items in the order of ids, each once; ids without an
+// item are skipped.
+func InOrder[T any](ids []string, items []T, id func(T) string) []T {
+	byID := make(map[string]T, len(items))
+	for _, it := range items {
+		byID[id(it)] = it
+	}
+	out := make([]T, 0, len(byID))
+	for _, i := range ids {
+		if it, ok := byID[i]; ok {
+			out = append(out, it)
+			delete(byID, i)
+		}
+	}
+	return out
 }
