@@ -3,10 +3,8 @@ package palace
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 
 	engram "github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/internal/kwindex"
@@ -316,15 +314,15 @@ func sceneChanges(ctx context.Context, tx *sql.Tx, after int64, limit int) ([]kw
 	if err != nil {
 		return nil, err
 	}
-	var title, summary, parts string
+	var (
+		title, summary string
+		parts          []string
+	)
 	return scanRows(rows, func(r *kwindex.Row, start, end *sql.NullInt64) []any {
-		return []any{&r.Doc.Key, &r.Change, &r.ID, &r.Doc.Namespace, start, end, &title, &summary, &parts}
+		parts = nil
+		return []any{&r.Doc.Key, &r.Change, &r.ID, &r.Doc.Namespace, start, end, &title, &summary, sqlrow.JSON(&parts)}
 	}, func(r *kwindex.Row) (string, error) {
-		var ps []string
-		if err := json.Unmarshal([]byte(parts), &ps); err != nil {
-			return "", fmt.Errorf("scene %s: participants: %w", r.ID, err)
-		}
-		return title + "\n" + summary + "\n" + strings.Join(ps, " "), nil
+		return sceneIndexText(title, summary, parts), nil
 	})
 }
 
@@ -339,17 +337,11 @@ func memoryChanges(ctx context.Context, tx *sql.Tx, after int64, limit int) ([]k
 	if err != nil {
 		return nil, err
 	}
-	var (
-		m    engram.Memory
-		ents string
-	)
+	var m engram.Memory
 	return scanRows(rows, func(r *kwindex.Row, ts, _ *sql.NullInt64) []any {
-		return []any{&r.Doc.Key, &r.Change, &r.ID, &r.Doc.Namespace, ts, &m.Text, &m.Rationale, &ents, &r.Doc.Hidden}
-	}, func(r *kwindex.Row) (string, error) {
 		m.Entities = nil
-		if err := json.Unmarshal([]byte(ents), &m.Entities); err != nil {
-			return "", fmt.Errorf("memory %s: entities: %w", r.ID, err)
-		}
+		return []any{&r.Doc.Key, &r.Change, &r.ID, &r.Doc.Namespace, ts, &m.Text, &m.Rationale, sqlrow.JSON(&m.Entities), &r.Doc.Hidden}
+	}, func(r *kwindex.Row) (string, error) {
 		return memoryIndexText(m), nil
 	})
 }

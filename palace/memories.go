@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -474,23 +473,26 @@ func andExpr(terms []term) string {
 }
 
 func (db *DB) loadMemory(ctx context.Context, tx *sql.Tx, where string, args ...any) (*storedMemory, error) {
-	var s storedMemory
-	var raw string
 	q, err := db.writeStmt(ctx, tx, qLoadMemory+where)
 	if err != nil {
 		return nil, err
 	}
-	err = q.QueryRowContext(ctx, args...).Scan(&s.n, &s.id, &raw, &s.importance)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, nil
-	}
-	if err != nil {
+	var s storedMemory
+	found, err := sqlrow.One(q.QueryRowContext(ctx, args...), &s.n, &s.id, sqlrow.JSON(&s.sources), &s.importance)
+	if err != nil || !found {
 		return nil, err
 	}
-	if err := json.Unmarshal([]byte(raw), &s.sources); err != nil {
-		return nil, fmt.Errorf("memory %s: sources: %w", s.id, err)
-	}
 	return &s, nil
+}
+
+// reindexMemory replaces memory row n's entry in memories_fts with m's
+// text.
+func reindexMemory(ctx context.Context, tx *sql.Tx, n int64, m engram.Memory) error {
+	text, err := kwindex.IndexText(memoryIndexText(m))
+	if err != nil {
+		return err
+	}
+	return reindexText(ctx, tx, "memories_fts", n, text)
 }
 
 // memoryIndexText is what the keyword index holds for a memory.
@@ -595,31 +597,20 @@ const memoryColumns = `m.n, m.id, m.namespace, m.type, m.subject, m.text, m.rati
 func scanMemories(rows *sql.Rows, fn func(n int64, m engram.Memory, extra float64)) error {
 	return sqlrow.EachRanked(rows, func(r *sqlrow.Ranked) error {
 		var (
-			m          engram.Memory
-			n          int64
-			ents, srcs string
-			ts, vf     sql.NullInt64
-			rs, rp, ro sql.NullString
-			sup        sql.NullString
-			corr, ext  sql.NullString
+			m              engram.Memory
+			n              int64
+			rs, rp, ro     sql.NullString
+			sup, corr, ext sql.NullString
 		)
-		rank, err := r.Scan(&n, &m.ID, &m.Namespace, &m.Type, &m.Subject, &m.Text, &m.Rationale, &ents, &m.Importance,
-			&ts, &vf, &srcs, &rs, &rp, &ro, &sup, &m.Seq, &m.Wrong, &corr, &ext)
+		rank, err := r.Scan(&n, &m.ID, &m.Namespace, &m.Type, &m.Subject, &m.Text, &m.Rationale, sqlrow.JSON(&m.Entities), &m.Importance,
+			sqlrow.Time(&m.TS), sqlrow.Time(&m.ValidFrom), sqlrow.JSON(&m.Sources), &rs, &rp, &ro, &sup, &m.Seq, &m.Wrong, &corr, &ext)
 		if err != nil {
 			return err
 		}
-		if err := json.Unmarshal([]byte(ents), &m.Entities); err != nil {
-			return fmt.Errorf("memory %s: entities: %w", m.ID, err)
-		}
-		if err := json.Unmarshal([]byte(srcs), &m.Sources); err != nil {
-			return fmt.Errorf("memory %s: sources: %w", m.ID, err)
-		}
-		m.TS, m.ValidFrom = fromNanos(ts), fromNanos(vf)
 		if rp.Valid {
 			m.Relation = &engram.Relation{Subject: rs.String, Predicate: rp.String, Object: ro.String}
 		}
-		m.SupersededBy = sup.String
-		m.Corrected, m.Extracted = corr.String, ext.String
+		m.SupersededBy, m.Corrected, m.Extracted = sup.String, corr.String, ext.String
 		fn(n, m, rank)
 		return nil
 	})
@@ -628,13 +619,6 @@ func scanMemories(rows *sql.Rows, fn func(n int64, m engram.Memory, extra float6
 // readMemories passes each memory of rows to add.
 func readMemories(rows *sql.Rows, add func(engram.Memory)) error {
 	return scanMemories(rows, func(_ int64, m engram.Memory, _ float64) { add(m) })
-}
-
-func fromNanos(v sql.NullInt64) time.Time {
-	if !v.Valid {
-		return time.Time{}
-	}
-	return time.Unix(0, v.Int64).UTC()
 }
 
 // MemoriesSince returns up to limit memories whose change number is above

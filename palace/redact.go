@@ -5,7 +5,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -219,11 +218,8 @@ func jsonText(s string, html bool) string {
 // hold the turn; ns is its namespace.
 func (r *redactor) turn(t engram.Turn) (ns string, ok bool, err error) {
 	var ts sql.NullInt64
-	err = r.tx.QueryRowContext(r.ctx, `SELECT namespace, ts FROM turns WHERE seq = ? AND id = ?`, t.Seq, t.ID).Scan(&ns, &ts)
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", false, nil
-	}
-	if err != nil {
+	found, err := sqlrow.One(r.tx.QueryRowContext(r.ctx, `SELECT namespace, ts FROM turns WHERE seq = ? AND id = ?`, t.Seq, t.ID), &ns, &ts)
+	if err != nil || !found {
 		return "", false, err
 	}
 	raw, speaker := kwindex.NFKC(t.Content), kwindex.NFKC(t.Speaker)
@@ -458,10 +454,9 @@ func (r *redactor) redactMemories(turnID string) error {
 	}
 	for _, n := range ns {
 		var m engram.Memory
-		var ents string
 		var ext, rs, ro sql.NullString
 		if err := tx.QueryRowContext(ctx, `SELECT text, rationale, subject, entities, extracted, rel_subject, rel_object FROM memories WHERE n = ?`, n).
-			Scan(&m.Text, &m.Rationale, &m.Subject, &ents, &ext, &rs, &ro); err != nil {
+			Scan(&m.Text, &m.Rationale, &m.Subject, sqlrow.JSON(&m.Entities), &ext, &rs, &ro); err != nil {
 			return err
 		}
 		// Every memory of the turn gets a new change number, so that the
@@ -476,9 +471,6 @@ func (r *redactor) redactMemories(turnID string) error {
 		} else if _, err := tx.ExecContext(ctx, `UPDATE memories SET seq = ? WHERE n = ?`, seq, n); err != nil {
 			return err
 		}
-		if err := json.Unmarshal([]byte(ents), &m.Entities); err != nil {
-			return err
-		}
 		old := m.Text + m.Rationale + m.Subject + strings.Join(m.Entities, "\x00") + ext.String
 		m.Text, m.Rationale, m.Subject = red(m.Text), red(m.Rationale), red(m.Subject)
 		for i := range m.Entities {
@@ -491,18 +483,13 @@ func (r *redactor) redactMemories(turnID string) error {
 		if old == m.Text+m.Rationale+m.Subject+strings.Join(m.Entities, "\x00")+red(ext.String) {
 			continue
 		}
-		raw, _ := json.Marshal(nonNil(m.Entities))
 		// The near-duplicate key is made of the text's words: redacted too.
 		if _, err := tx.ExecContext(ctx, `UPDATE memories SET text = ?, rationale = ?, subject = ?, entities = ?, extracted = ?,
 			dedup_key = ?, seq = ? WHERE n = ?`,
-			m.Text, m.Rationale, m.Subject, string(raw), newExt, dedupKey(m, contentWords(m.Text)), seq, n); err != nil {
+			m.Text, m.Rationale, m.Subject, sqlrow.JSONList(nonNil(m.Entities)), newExt, dedupKey(m, contentWords(m.Text)), seq, n); err != nil {
 			return err
 		}
-		text, err := kwindex.IndexText(memoryIndexText(m))
-		if err != nil {
-			return err
-		}
-		if err := reindexText(ctx, tx, "memories_fts", n, text); err != nil {
+		if err := reindexMemory(ctx, tx, n, m); err != nil {
 			return err
 		}
 		r.out.Memories++
@@ -554,7 +541,7 @@ func (r *redactor) redactScenes(turnID string) error {
 		}
 		var ps []string
 		json.Unmarshal([]byte(np), &ps)
-		text, err := kwindex.IndexText(nt + "\n" + nsum + "\n" + strings.Join(ps, " "))
+		text, err := kwindex.IndexText(sceneIndexText(nt, nsum, ps))
 		if err != nil {
 			return err
 		}

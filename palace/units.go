@@ -100,11 +100,12 @@ func addSessionTurns(ctx context.Context, st stmtFunc, turns []engram.Turn) ([]i
 		u, ok := open[key]
 		if !ok {
 			u = new(openUnit)
-			err := get.QueryRowContext(ctx, t.Namespace, t.Session).Scan(&u.n, &u.turns, &u.bytes, &u.start, &u.end)
-			if errors.Is(err, sql.ErrNoRows) {
-				u = nil
-			} else if err != nil {
+			found, err := sqlrow.One(get.QueryRowContext(ctx, t.Namespace, t.Session), &u.n, &u.turns, &u.bytes, &u.start, &u.end)
+			if err != nil {
 				return nil, err
+			}
+			if !found {
+				u = nil
 			}
 		}
 		size := int64(unitTurnSize(t.Speaker, t.Content))
@@ -514,10 +515,7 @@ const (
 // metaIn reads a palace_meta counter inside tx; 0 while it is unset.
 func metaIn(ctx context.Context, tx *sql.Tx, key string) (int64, error) {
 	var v int64
-	err := tx.QueryRowContext(ctx, `SELECT value FROM palace_meta WHERE key = ?`, key).Scan(&v)
-	if errors.Is(err, sql.ErrNoRows) {
-		return 0, nil
-	}
+	_, err := sqlrow.One(tx.QueryRowContext(ctx, `SELECT value FROM palace_meta WHERE key = ?`, key), &v)
 	return v, err
 }
 
@@ -533,12 +531,8 @@ const qSetMeta = `INSERT INTO palace_meta (key, value) VALUES (?, ?)
 const unitColumns = `u.id, u.kind, u.namespace, u.session, u.start_ts, u.end_ts, u.turns, u.seq`
 
 func scanUnit(rows *sql.Rows, extra ...any) (engram.Unit, error) {
-	var (
-		u          engram.Unit
-		start, end sql.NullInt64
-	)
-	err := rows.Scan(append([]any{&u.ID, &u.Kind, &u.Namespace, &u.Session, &start, &end, &u.Turns, &u.Seq}, extra...)...)
-	u.Start, u.End = fromNanos(start), fromNanos(end)
+	var u engram.Unit
+	err := rows.Scan(append([]any{&u.ID, &u.Kind, &u.Namespace, &u.Session, sqlrow.Time(&u.Start), sqlrow.Time(&u.End), &u.Turns, &u.Seq}, extra...)...)
 	return u, err
 }
 
@@ -714,12 +708,12 @@ func (db *DB) SessionStarts(ctx context.Context, keys []engram.SessionKey) (map[
 			if _, done := out[k]; done {
 				continue
 			}
-			var ts sql.NullInt64
-			if err := st.QueryRowContext(ctx, k.Namespace, k.Session).Scan(&ts); err != nil {
+			var ts time.Time
+			if err := st.QueryRowContext(ctx, k.Namespace, k.Session).Scan(sqlrow.Time(&ts)); err != nil {
 				return err
 			}
-			if ts.Valid {
-				out[k] = fromNanos(ts)
+			if !ts.IsZero() {
+				out[k] = ts
 			}
 		}
 		return nil
