@@ -580,13 +580,18 @@ func (f *forgetter) vectors(ids []string) error {
 func (db *DB) ForgottenIDs(ctx context.Context, ids []string) (map[string]bool, error) {
 	out := map[string]bool{}
 	err := db.View(ctx, func(tx *sql.Tx) error {
-		found, err := sqlrow.Strings(ctx, tx, `SELECT id FROM forgotten WHERE id IN (SELECT value FROM json_each(?))`, sqlrow.JSONList(ids))
+		found, err := forgottenAmong(ctx, tx, ids)
 		for _, id := range found {
 			out[id] = true
 		}
 		return err
 	})
 	return out, err
+}
+
+// forgottenAmong returns which of ids table forgotten holds.
+func forgottenAmong(ctx context.Context, tx *sql.Tx, ids []string) ([]string, error) {
+	return sqlrow.Strings(ctx, tx, `SELECT id FROM forgotten WHERE id IN (SELECT value FROM json_each(?))`, sqlrow.JSONList(ids))
 }
 
 // ForgottenLeft returns the forgotten ids that some index of the palace

@@ -5,9 +5,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
-	"time"
 	"unicode/utf8"
 
 	engram "github.com/engram-dev/engram"
@@ -572,10 +572,9 @@ func (v *VectorStore) VectorsSince(ctx context.Context, afterSeq int64, limit in
 		return sqlrow.Each(rows, func() error {
 			var (
 				sv  StoredVector
-				ts  sql.NullInt64
 				raw sql.RawBytes
 			)
-			if err := rows.Scan(&sv.ID, &sv.Kind, &sv.Namespace, &ts, &raw, &sv.Seq); err != nil {
+			if err := rows.Scan(&sv.ID, &sv.Kind, &sv.Namespace, sqlrow.Time(&sv.TS), &raw, &sv.Seq); err != nil {
 				return err
 			}
 			if len(raw) != vecrow.Bytes(v.dim) {
@@ -583,9 +582,6 @@ func (v *VectorStore) VectorsSince(ctx context.Context, afterSeq int64, limit in
 			}
 			sv.Vector = make([]float32, v.dim)
 			vecrow.Decode(sv.Vector, raw)
-			if ts.Valid {
-				sv.TS = time.Unix(0, ts.Int64).UTC()
-			}
 			out = append(out, sv)
 			return nil
 		})
@@ -615,20 +611,16 @@ func (v *VectorStore) Since(ctx context.Context, after int64, limit int) ([]engr
 // dropForgotten leaves out of p the rows of forgotten turns.
 func dropForgotten(ctx context.Context, tx *sql.Tx, p prepared) (prepared, error) {
 	var any bool
-	if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM forgotten)`).Scan(&any); err != nil || !any {
+	if err := tx.QueryRowContext(ctx, qAnyForgotten).Scan(&any); err != nil || !any {
 		return p, err
 	}
-	var out prepared
-	for _, r := range p {
-		var one int
-		err := tx.QueryRowContext(ctx, `SELECT 1 FROM forgotten WHERE id = ?`, r.ID).Scan(&one)
-		if errors.Is(err, sql.ErrNoRows) {
-			out = append(out, r)
-			continue
-		}
-		if err != nil {
-			return p, err
-		}
+	ids := make([]string, len(p))
+	for i, r := range p {
+		ids[i] = r.ID
 	}
-	return out, nil
+	gone, err := forgottenAmong(ctx, tx, ids)
+	if err != nil || len(gone) == 0 {
+		return p, err
+	}
+	return slices.DeleteFunc(p, func(r vecrow.Row) bool { return slices.Contains(gone, r.ID) }), nil
 }
