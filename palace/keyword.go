@@ -83,9 +83,6 @@ func (db *DB) WarmKeywordIndex() {
 	}
 }
 
-// KeywordIndexLoaded reports whether the turns' keyword index is loaded.
-func (db *DB) KeywordIndexLoaded() bool { return db.kw.Loaded() }
-
 // CatchUpKeywordIndexes brings the loaded keyword indexes of the units,
 // scenes and memories up to the palace, in the caller's goroutine, unless
 // one is catching up already. The layer jobs call it after a run, so that

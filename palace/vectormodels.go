@@ -4,10 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"time"
 
 	engram "github.com/engram-dev/engram"
-	"github.com/engram-dev/engram/internal/sqlrow"
 )
 
 // The states of a vector model.
@@ -21,55 +19,6 @@ const (
 	// until DropModel, so switching back costs no re-embed.
 	ModelRetired = "retired"
 )
-
-// ModelInfo describes a vector model stored in the palace.
-type ModelInfo struct {
-	Model       string
-	Dim         int
-	State       string    // ModelActive, ModelBuilding or ModelRetired
-	CreatedAt   time.Time // when DB.Vectors first saw it
-	ActivatedAt time.Time // when it was last activated; zero if never
-	Vectors     int64     // how many vectors it holds
-	EmbeddedSeq int64     // the pipeline's watermark (VectorStore.Watermark)
-	LastSeq     int64     // the last change number given to one of its vectors
-	SyncedSeq   int64     // the change number an external index has seen (VectorStore.SyncedSeq)
-}
-
-// Models returns every vector model the palace holds, oldest first, with
-// the number of vectors of each.
-func (db *DB) Models(ctx context.Context) ([]ModelInfo, error) {
-	var out []ModelInfo
-	err := db.View(ctx, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, `SELECT m.model, m.dim, m.state, m.created_at, m.activated_at,
-				m.embedded_seq, m.last_seq, m.synced_seq,
-				(SELECT count(*) FROM vectors v WHERE v.model = m.model)
-			FROM vector_models m ORDER BY m.created_at, m.model`)
-		if err != nil {
-			return err
-		}
-		return sqlrow.Each(rows, func() error {
-			var (
-				mi        ModelInfo
-				created   int64
-				activated sql.NullInt64
-			)
-			if err := rows.Scan(&mi.Model, &mi.Dim, &mi.State, &created, &activated,
-				&mi.EmbeddedSeq, &mi.LastSeq, &mi.SyncedSeq, &mi.Vectors); err != nil {
-				return err
-			}
-			mi.CreatedAt = time.Unix(0, created).UTC()
-			if activated.Valid {
-				mi.ActivatedAt = time.Unix(0, activated.Int64).UTC()
-			}
-			out = append(out, mi)
-			return nil
-		})
-	})
-	if err != nil {
-		return nil, vecErr("list vector models", err)
-	}
-	return out, nil
-}
 
 // ActiveModel returns the active vector model and its dimension; ok is
 // false when no model is active (a new palace).
