@@ -13,6 +13,7 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 
 	engram "github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/internal/sqlrow"
 )
 
 // Info is what a palace file holds, as Backup and ReadInfo report it.
@@ -117,10 +118,7 @@ func ReadInfo(ctx context.Context, path string) (Info, error) {
 		err = conn.QueryRowContext(ctx, `SELECT count(*) FROM turns`).Scan(&info.Turns)
 	}
 	if err == nil {
-		err = conn.QueryRowContext(ctx, `SELECT value FROM palace_meta WHERE key = ?`, keyIndexedSeq).Scan(&info.IndexedSeq)
-		if errors.Is(err, sql.ErrNoRows) {
-			err = nil
-		}
+		_, err = sqlrow.One(conn.QueryRowContext(ctx, `SELECT value FROM palace_meta WHERE key = ?`, keyIndexedSeq), &info.IndexedSeq)
 	}
 	if err != nil {
 		return Info{}, fmt.Errorf("palace: read info of %s: %w", abs, err)

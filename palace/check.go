@@ -81,8 +81,8 @@ type TurnCounts struct {
 func (db *DB) CountTurnIndexes(ctx context.Context) (TurnCounts, error) {
 	var c TurnCounts
 	err := db.View(ctx, func(tx *sql.Tx) error {
-		err := tx.QueryRowContext(ctx, `SELECT value FROM palace_meta WHERE key = ?`, keyIndexedSeq).Scan(&c.IndexedSeq)
-		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		var err error
+		if c.IndexedSeq, err = metaIn(ctx, tx, keyIndexedSeq); err != nil {
 			return err
 		}
 		for _, q := range []struct {
@@ -189,11 +189,7 @@ func (v *VectorStore) Check(ctx context.Context, throughSeq int64) (VectorCheck,
 		seen = make([]bool, m.Len())
 	}
 	err := v.db.View(ctx, func(tx *sql.Tx) error {
-		err := tx.QueryRowContext(ctx, `SELECT state, embedded_seq, last_seq, synced_seq FROM vector_models WHERE model = ?`,
-			v.model).Scan(&c.State, &c.EmbeddedSeq, &c.LastChange, &c.SyncedSeq)
-		if errors.Is(err, sql.ErrNoRows) {
-			return errDropped(v.model)
-		}
+		err := v.modelRow(ctx, tx, `state, embedded_seq, last_seq, synced_seq`, &c.State, &c.EmbeddedSeq, &c.LastChange, &c.SyncedSeq)
 		if err != nil {
 			return err
 		}

@@ -3,9 +3,9 @@ package palace
 import (
 	"context"
 	"database/sql"
-	"errors"
 
 	engram "github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/internal/sqlrow"
 )
 
 // The states of a vector model.
@@ -23,12 +23,8 @@ const (
 // ActiveModel returns the active vector model and its dimension; ok is
 // false when no model is active (a new palace).
 func (db *DB) ActiveModel(ctx context.Context) (model string, dim int, ok bool, err error) {
-	err = db.View(ctx, func(tx *sql.Tx) error {
-		err := tx.QueryRowContext(ctx, `SELECT model, dim FROM vector_models WHERE state = ?`, ModelActive).Scan(&model, &dim)
-		if errors.Is(err, sql.ErrNoRows) {
-			return nil
-		}
-		ok = err == nil
+	err = db.View(ctx, func(tx *sql.Tx) (err error) {
+		ok, err = sqlrow.One(tx.QueryRowContext(ctx, `SELECT model, dim FROM vector_models WHERE state = ?`, ModelActive), &model, &dim)
 		return err
 	})
 	if err != nil {
@@ -52,8 +48,7 @@ func (db *DB) ActivateModel(ctx context.Context, model string) error {
 			return err
 		}
 		var prev string
-		err := tx.QueryRowContext(ctx, `SELECT model FROM vector_models WHERE state = ?`, ModelActive).Scan(&prev)
-		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		if _, err := sqlrow.One(tx.QueryRowContext(ctx, `SELECT model FROM vector_models WHERE state = ?`, ModelActive), &prev); err != nil {
 			return err
 		}
 		if prev == model {
@@ -62,7 +57,7 @@ func (db *DB) ActivateModel(ctx context.Context, model string) error {
 		if _, err := tx.ExecContext(ctx, `UPDATE vector_models SET state = ? WHERE state = ?`, ModelRetired, ModelActive); err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE vector_models SET state = ?, activated_at = ? WHERE model = ?`,
+		_, err := tx.ExecContext(ctx, `UPDATE vector_models SET state = ?, activated_at = ? WHERE model = ?`,
 			ModelActive, db.now().UnixNano(), model)
 		return err
 	})
@@ -114,9 +109,9 @@ func (db *DB) DropModel(ctx context.Context, model string) error {
 	}
 	err := db.Update(ctx, func(tx *sql.Tx) error {
 		var state string
-		err := tx.QueryRowContext(ctx, `SELECT state FROM vector_models WHERE model = ?`, model).Scan(&state)
-		if errors.Is(err, sql.ErrNoRows) {
-			return errNoModel(model)
+		found, err := sqlrow.One(tx.QueryRowContext(ctx, `SELECT state FROM vector_models WHERE model = ?`, model), &state)
+		if err == nil && !found {
+			err = errNoModel(model)
 		}
 		if err != nil {
 			return err

@@ -283,11 +283,11 @@ func (v *VectorStore) write(ctx context.Context, tx *sql.Tx, p prepared, remove 
 		}
 		turnSeq = 0
 	}
-	err := tx.QueryRowContext(ctx, `UPDATE vector_models
+	found, err := sqlrow.One(tx.QueryRowContext(ctx, `UPDATE vector_models
 		SET last_seq = last_seq + ?, embedded_seq = max(embedded_seq, ?)
-		WHERE model = ? RETURNING last_seq`, len(p), turnSeq, v.model).Scan(&last)
-	if errors.Is(err, sql.ErrNoRows) {
-		return errDropped(v.model)
+		WHERE model = ? RETURNING last_seq`, len(p), turnSeq, v.model), &last)
+	if err == nil && !found {
+		err = errDropped(v.model)
 	}
 	if err != nil {
 		return err
@@ -510,14 +510,18 @@ func (v *VectorStore) counter(ctx context.Context, column string) (int64, error)
 		return 0, err
 	}
 	var n int64
-	err := v.db.View(ctx, func(tx *sql.Tx) error {
-		err := tx.QueryRowContext(ctx, `SELECT `+column+` FROM vector_models WHERE model = ?`, v.model).Scan(&n)
-		if errors.Is(err, sql.ErrNoRows) {
-			return errDropped(v.model)
-		}
-		return err
-	})
+	err := v.db.View(ctx, func(tx *sql.Tx) error { return v.modelRow(ctx, tx, column, &n) })
 	return n, vecErr("read "+column+" of "+v.model, err)
+}
+
+// modelRow scans columns of the model's row of vector_models into dest,
+// inside tx; ENOTFOUND once the model is dropped.
+func (v *VectorStore) modelRow(ctx context.Context, tx *sql.Tx, columns string, dest ...any) error {
+	found, err := sqlrow.One(tx.QueryRowContext(ctx, `SELECT `+columns+` FROM vector_models WHERE model = ?`, v.model), dest...)
+	if err == nil && !found {
+		err = errDropped(v.model)
+	}
+	return err
 }
 
 // SetSyncedSeq records that the vectors through change number seq were
@@ -532,17 +536,13 @@ func (v *VectorStore) SetSyncedSeq(ctx context.Context, seq int64) error {
 	}
 	err := v.db.Update(ctx, func(tx *sql.Tx) error {
 		var last int64
-		err := tx.QueryRowContext(ctx, `SELECT last_seq FROM vector_models WHERE model = ?`, v.model).Scan(&last)
-		if errors.Is(err, sql.ErrNoRows) {
-			return errDropped(v.model)
-		}
-		if err != nil {
+		if err := v.modelRow(ctx, tx, `last_seq`, &last); err != nil {
 			return err
 		}
 		if seq > last {
 			return engram.Errorf(engram.EINVALID, "palace: synced seq %d is beyond the last change %d of vector model %q", seq, last, v.model)
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE vector_models SET synced_seq = ? WHERE model = ?`, seq, v.model)
+		_, err := tx.ExecContext(ctx, `UPDATE vector_models SET synced_seq = ? WHERE model = ?`, seq, v.model)
 		return err
 	})
 	return vecErr("set synced seq of "+v.model, err)
