@@ -66,57 +66,49 @@ func (db *DB) ApplyTriples(ctx context.Context, worker string, triples []engram.
 			return engram.FieldError(field+"valid_from", "%v", err)
 		}
 	}
-	// One transaction, unless the turn index queues for the writer
-	// meanwhile (as in PutMemories): then the statements recorded so far
-	// commit with their chains rebuilt, the turn index goes, and the rest
-	// follows in another transaction. A batch holds the writer for long,
-	// and a POST arriving meanwhile waited for all of it. The watermark moves in the last transaction; a crash in
-	// between leaves it before the batch, which is applied again: a
-	// statement recorded before is found and changes nothing.
-	for next := 0; ; {
-		stop := next
-		err := db.Update(ctx, func(tx *sql.Tx) error {
-			// Record the statements, then rebuild each chain they touched
-			// once, from the first statement they changed on.
-			dirty := map[chainKey]stmtKey{}
-			var order []chainKey
-			for stop = next; stop < len(triples); stop++ {
-				if stop > next && db.yieldWriter() {
-					break
-				}
-				t := triples[stop]
-				k, key, changed, err := applyTriple(ctx, tx, t)
-				if err != nil {
-					return fmt.Errorf("triple (%s, %s, %s): %w", t.Subject, t.Predicate, t.Object, err)
-				}
-				if !changed {
-					continue
-				}
-				if first, ok := dirty[k]; !ok {
-					dirty[k] = key
-					order = append(order, k)
-				} else if key.less(first) {
-					dirty[k] = key
-				}
+	// The statements recorded in a transaction commit with their chains
+	// rebuilt (updateYielding): a batch holds the writer for long, and a
+	// POST arriving meanwhile waited for all of it. A crash between two
+	// transactions leaves the watermark before the batch, which is
+	// applied again: a statement recorded before is found and changes
+	// nothing.
+	err := db.updateYielding(ctx, len(triples), func(tx *sql.Tx, from int, yield func(i int) bool) (int, error) {
+		// Record the statements, then rebuild each chain they touched
+		// once, from the first statement they changed on.
+		dirty := map[chainKey]stmtKey{}
+		var order []chainKey
+		stop := from
+		for ; stop < len(triples) && !yield(stop); stop++ {
+			t := triples[stop]
+			k, key, changed, err := applyTriple(ctx, tx, t)
+			if err != nil {
+				return 0, fmt.Errorf("triple (%s, %s, %s): %w", t.Subject, t.Predicate, t.Object, err)
 			}
-			for _, k := range order {
-				from := dirty[k]
-				if err := rebuildChainFrom(ctx, tx, k.ns, k.chain, k.single, &from); err != nil {
-					return fmt.Errorf("chain %s: %w", k.chain, err)
-				}
+			if !changed {
+				continue
 			}
-			if stop < len(triples) {
-				return nil
+			if first, ok := dirty[k]; !ok {
+				dirty[k] = key
+				order = append(order, k)
+			} else if key.less(first) {
+				dirty[k] = key
 			}
-			return setWorkerSeq(ctx, tx, worker, throughSeq)
-		})
-		if err != nil {
-			return fmt.Errorf("palace: apply triples: %w", err)
 		}
-		if next = stop; next >= len(triples) {
-			return nil
+		for _, k := range order {
+			from := dirty[k]
+			if err := rebuildChainFrom(ctx, tx, k.ns, k.chain, k.single, &from); err != nil {
+				return 0, fmt.Errorf("chain %s: %w", k.chain, err)
+			}
 		}
+		if stop < len(triples) {
+			return stop, nil
+		}
+		return stop, setWorkerSeq(ctx, tx, worker, throughSeq)
+	})
+	if err != nil {
+		return fmt.Errorf("palace: apply triples: %w", err)
 	}
+	return nil
 }
 
 // statement is a row of kg_statements.

@@ -50,51 +50,62 @@ func (db *DB) PutMemories(ctx context.Context, worker string, mems []engram.Memo
 			return res, err
 		}
 	}
-	// One transaction, unless a write that an acknowledgement waits for
-	// (the turn index) queues for the writer meanwhile: then the memories
-	// stored so far commit, that write goes, and the rest follows in
-	// another transaction, so that a POST waits for one memory, not a
-	// batch. The watermark moves in the last. A crash in between leaves
-	// the watermark before the batch: it is extracted again, and the
-	// memories stored before are found by id (replayed), not stored twice.
-	for next := 0; ; {
-		var part engram.MemoryResult
-		stop := next
-		err := db.Update(ctx, func(tx *sql.Tx) error {
-			part = engram.MemoryResult{}
-			seq, err := nextSeq(ctx, tx, "memories")
+	// A POST waits for one memory, not a batch (updateYielding). A crash
+	// between two transactions leaves the watermark before the batch: it
+	// is extracted again, and the memories stored before are found by id
+	// (replayed), not stored twice.
+	err := db.updateYielding(ctx, len(mems), func(tx *sql.Tx, from int, yield func(i int) bool) (int, error) {
+		seq, err := nextSeq(ctx, tx, "memories")
+		if err != nil {
+			return 0, err
+		}
+		for i := from; i < len(mems); i++ {
+			if yield(i) {
+				return i, nil
+			}
+			m := mems[i]
+			what, err := db.putMemory(ctx, tx, m, &seq)
 			if err != nil {
-				return err
+				return 0, fmt.Errorf("memory %s: %w", m.ID, err)
 			}
-			for stop = next; stop < len(mems); stop++ {
-				if stop > next && db.yieldWriter() {
-					return nil
-				}
-				m := mems[stop]
-				what, err := db.putMemory(ctx, tx, m, &seq)
-				if err != nil {
-					return fmt.Errorf("memory %s: %w", m.ID, err)
-				}
-				switch what {
-				case memInserted:
-					part.Inserted++
-				case memMerged:
-					part.Merged++
-				case memSuperseding:
-					part.Inserted++
-					part.Superseded++
-				}
+			switch what {
+			case memInserted:
+				res.Inserted++
+			case memMerged:
+				res.Merged++
+			case memSuperseding:
+				res.Inserted++
+				res.Superseded++
 			}
-			return setWorkerSeq(ctx, tx, worker, throughSeq)
+		}
+		return len(mems), setWorkerSeq(ctx, tx, worker, throughSeq)
+	})
+	if err != nil {
+		return engram.MemoryResult{}, fmt.Errorf("palace: put memories: %w", err)
+	}
+	return res, nil
+}
+
+// updateYielding applies the n items of a layer job's batch in one write
+// transaction, unless a write that an acknowledgement waits for (the turn
+// index) queues for the writer meanwhile: then what was applied so far
+// commits, that write goes, and the rest follows in another transaction,
+// and so on. Each transaction calls apply with its first item and yield,
+// which reports whether it should end before item i (never before its
+// first); apply returns the item it ended before, n when it applied the
+// last, and then moves the worker's watermark in the same transaction.
+func (db *DB) updateYielding(ctx context.Context, n int, apply func(tx *sql.Tx, from int, yield func(i int) bool) (int, error)) error {
+	for next := 0; ; {
+		var stop int
+		err := db.Update(ctx, func(tx *sql.Tx) (err error) {
+			stop, err = apply(tx, next, func(i int) bool { return i > next && db.yieldWriter() })
+			return err
 		})
 		if err != nil {
-			return engram.MemoryResult{}, fmt.Errorf("palace: put memories: %w", err)
+			return err
 		}
-		res.Inserted += part.Inserted
-		res.Merged += part.Merged
-		res.Superseded += part.Superseded
-		if next = stop; next >= len(mems) {
-			return res, nil
+		if next = stop; next >= n {
+			return nil
 		}
 	}
 }

@@ -263,7 +263,7 @@ func (db *DB) Close() error {
 	}
 	var errs []error
 	if db.merge != nil {
-		db.merge.close()
+		db.merge.stop()
 	}
 	if db.ckpt != nil {
 		errs = append(errs, db.ckpt.close())

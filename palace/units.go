@@ -658,29 +658,24 @@ func (db *DB) UnitTurnIDs(ctx context.Context, unitIDs []string) (map[string][]s
 func (db *DB) UnitsSince(ctx context.Context, after int64, limit int) ([]engram.UnitDoc, error) {
 	var out []engram.UnitDoc
 	err := db.View(ctx, func(tx *sql.Tx) error {
-		var ns []int64
-		rows, err := tx.QueryContext(ctx, `SELECT `+unitColumns+`, u.n FROM units u WHERE u.seq > ? ORDER BY u.seq LIMIT ?`, after, max(limit, 1))
-		if err != nil {
-			return err
+		type unit struct {
+			doc engram.UnitDoc
+			n   int64
 		}
-		err = sqlrow.Each(rows, func() error {
-			var n int64
-			u, err := scanUnit(rows, &n)
-			if err != nil {
+		units, err := sqlrow.Query(ctx, tx, `SELECT `+unitColumns+`, u.n FROM units u WHERE u.seq > ? ORDER BY u.seq LIMIT ?`,
+			[]any{after, max(limit, 1)}, func(r *sql.Rows, u *unit) (err error) {
+				u.doc.Unit, err = scanUnit(r, &u.n)
 				return err
-			}
-			out = append(out, engram.UnitDoc{Unit: u})
-			ns = append(ns, n)
-			return nil
-		})
+			})
 		if err != nil {
 			return err
 		}
 		st := txStmts(ctx, tx)
-		for i, n := range ns {
-			if out[i].Text, err = unitText(ctx, st, n); err != nil {
+		for _, u := range units {
+			if u.doc.Text, err = unitText(ctx, st, u.n); err != nil {
 				return err
 			}
+			out = append(out, u.doc)
 		}
 		return nil
 	})
