@@ -73,14 +73,10 @@ type checkpointer struct {
 // abs; start starts it. gate is the palace's write gate; begin, if set,
 // begins a step of the process's background work (Options.Work).
 func newCheckpointer(abs string, gate *writeGate, begin func(context.Context) (func(), error)) (*checkpointer, error) {
-	conn, err := sql.Open("sqlite", checkpointDSN(abs))
+	conn, err := openPool(checkpointDSN(abs), 1)
 	if err != nil {
 		return nil, err
 	}
-	conn.SetMaxOpenConns(1)
-	conn.SetMaxIdleConns(1)
-	conn.SetConnMaxLifetime(0)
-	conn.SetConnMaxIdleTime(0)
 	c := &checkpointer{conn: conn, gate: gate, begin: begin}
 	c.background = newBackground(checkpointEvery, c.checkpoint)
 	c.poke() // what the migrations wrote

@@ -599,10 +599,7 @@ func forgottenAmong(ctx context.Context, tx *sql.Tx, ids []string) ([]string, er
 // scene, a facet's evidence), with where: what the doctor checks. It
 // returns at most limit of them.
 func (db *DB) ForgottenLeft(ctx context.Context, limit int) ([]string, error) {
-	var out []string
-	err := db.View(ctx, func(tx *sql.Tx) error {
-		var err error
-		out, err = sqlrow.Strings(ctx, tx, `SELECT id || ': ' || what FROM (SELECT f.id, CASE
+	return viewList(ctx, db, "forgotten left", readStrings, `SELECT id || ': ' || what FROM (SELECT f.id, CASE
 			WHEN EXISTS (SELECT 1 FROM turns t WHERE t.id = f.id AND t.seq <= f.seq) THEN 'a turn row'
 			WHEN EXISTS (SELECT 1 FROM vectors v WHERE v.id = f.id AND NOT EXISTS (SELECT 1 FROM turns t WHERE t.id = f.id)) THEN 'a vector'
 			WHEN EXISTS (SELECT 1 FROM memories m, json_each(m.sources) j WHERE j.value = f.id) THEN 'a memory''s sources'
@@ -611,23 +608,11 @@ func (db *DB) ForgottenLeft(ctx context.Context, limit int) ([]string, error) {
 			WHEN EXISTS (SELECT 1 FROM kg_triples s, json_each(s.sources) j WHERE j.value = f.id) THEN 'a graph triple'
 			WHEN EXISTS (SELECT 1 FROM persona_facets p, json_each(p.evidence) j WHERE j.value = f.id) THEN 'a persona facet'
 			ELSE '' END AS what FROM forgotten f) WHERE what != '' LIMIT ?`, limit)
-		return err
-	})
-	return out, err
 }
 
 // TurnIDs returns the ids of the stored turns of namespace (every
 // namespace when ""), of session only when it is set, in seq order.
 func (db *DB) TurnIDs(ctx context.Context, namespace, session string) ([]string, error) {
-	var ids []string
-	err := db.View(ctx, func(tx *sql.Tx) error {
-		var err error
-		ids, err = sqlrow.Strings(ctx, tx, `SELECT id FROM turns WHERE (?1 = '' OR namespace = ?1) AND (?2 = '' OR session = ?2) ORDER BY seq`,
-			namespace, session)
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("palace: turn ids: %w", err)
-	}
-	return ids, nil
+	return viewList(ctx, db, "turn ids", readStrings,
+		`SELECT id FROM turns WHERE (?1 = '' OR namespace = ?1) AND (?2 = '' OR session = ?2) ORDER BY seq`, namespace, session)
 }

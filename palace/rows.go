@@ -51,6 +51,9 @@ func viewList[T any](ctx context.Context, db *DB, what string, scan func(*sql.Ro
 	return out, nil
 }
 
+// readStrings reads rows of one text column.
+var readStrings = sqlrow.Scanner(func(s *string) []any { return []any{s} })
+
 // getByIDs is sqlrow.ByIDs with an error that names the items: "palace:
 // get what: ".
 func getByIDs[T any](ctx context.Context, db *DB, what, query string, ids []string,
