@@ -192,13 +192,7 @@ func (db *DB) readInts(ctx context.Context, query string, arg any, dest ...any) 
 		if err != nil {
 			return err
 		}
-		defer rows.Close()
-		if rows.Next() {
-			if err := rows.Scan(dest...); err != nil {
-				return err
-			}
-		}
-		return rows.Err()
+		return sqlrow.Each(rows, func() error { return rows.Scan(dest...) }) // one row, or none
 	})
 }
 

@@ -5,12 +5,10 @@ import (
 	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -565,18 +563,10 @@ func (db *DB) SearchUnits(ctx context.Context, q engram.TextQuery, kind string) 
 	}, func(terms []term, limit int) ([]engram.UnitHit, error) {
 		// Each kind is its own index: searched at once, on two read
 		// connections.
-		found := make([][]engram.UnitHit, len(kinds))
-		errs := make([]error, len(kinds))
-		var wg sync.WaitGroup
-		for i, k := range kinds {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				found[i], errs[i] = db.searchUnitKind(ctx, q, terms, k, limit)
-			}()
-		}
-		wg.Wait()
-		if err := errors.Join(errs...); err != nil {
+		found, err := inParallel(len(kinds), func(i int) ([]engram.UnitHit, error) {
+			return db.searchUnitKind(ctx, q, terms, kinds[i], limit)
+		})
+		if err != nil {
 			return nil, fmt.Errorf("palace: search units: %w", err)
 		}
 		return slices.Concat(found...), nil
@@ -614,41 +604,34 @@ func unitKinds(kind string) ([]string, error) {
 
 // TurnUnits returns the ids of the units holding each turn of seqs.
 func (db *DB) TurnUnits(ctx context.Context, seqs []int64) (map[int64][]string, error) {
-	out := make(map[int64][]string, len(seqs))
-	if len(seqs) == 0 {
-		return out, nil
-	}
-	err := db.View(ctx, func(tx *sql.Tx) error {
-		rows, err := db.readQuery(ctx, tx, `SELECT ut.turn_seq, u.id FROM unit_turns ut JOIN units u ON u.n = ut.unit_n
-			WHERE ut.turn_seq IN (SELECT value FROM json_each(?))`, sqlrow.JSONList(seqs))
-		if err != nil {
-			return err
-		}
-		return sqlrow.Groups(rows, out)
-	})
-	if err != nil {
-		return nil, fmt.Errorf("palace: turn units: %w", err)
-	}
-	return out, nil
+	return viewGroups[int64, string](ctx, db, "turn units", len(seqs), `SELECT ut.turn_seq, u.id FROM unit_turns ut JOIN units u ON u.n = ut.unit_n
+		WHERE ut.turn_seq IN (SELECT value FROM json_each(?))`, sqlrow.JSONList(seqs))
 }
 
 // UnitTurnIDs returns the ids of the turns of each unit, in arrival order.
 func (db *DB) UnitTurnIDs(ctx context.Context, unitIDs []string) (map[string][]string, error) {
-	out := make(map[string][]string, len(unitIDs))
-	if len(unitIDs) == 0 {
+	return viewGroups[string, string](ctx, db, "unit turns", len(unitIDs), `SELECT u.id, t.id FROM units u JOIN unit_turns ut ON ut.unit_n = u.n
+		JOIN turns t ON t.seq = ut.turn_seq WHERE u.id IN (SELECT value FROM json_each(?))
+		ORDER BY u.n, ut.turn_seq`, sqlrow.JSONList(unitIDs))
+}
+
+// viewGroups reads the rows of (key, value) that query selects for the n
+// keys of its argument, a JSON list, into each key's values, in the order
+// of the rows. An error names the groups: "palace: what: ".
+func viewGroups[K comparable, V any](ctx context.Context, db *DB, what string, n int, query string, keys string) (map[K][]V, error) {
+	out := make(map[K][]V, n)
+	if n == 0 {
 		return out, nil
 	}
 	err := db.View(ctx, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, `SELECT u.id, t.id FROM units u JOIN unit_turns ut ON ut.unit_n = u.n
-			JOIN turns t ON t.seq = ut.turn_seq WHERE u.id IN (SELECT value FROM json_each(?))
-			ORDER BY u.n, ut.turn_seq`, sqlrow.JSONList(unitIDs))
+		rows, err := db.readQuery(ctx, tx, query, keys)
 		if err != nil {
 			return err
 		}
 		return sqlrow.Groups(rows, out)
 	})
 	if err != nil {
-		return nil, fmt.Errorf("palace: unit turns: %w", err)
+		return nil, fmt.Errorf("palace: %s: %w", what, err)
 	}
 	return out, nil
 }

@@ -243,30 +243,44 @@ func (v *VectorStore) put(ctx context.Context, items []engram.VectorItem, throug
 	if len(items) == 0 && throughSeq == 0 {
 		return nil
 	}
+	return v.commit(ctx, "put", items, nil, throughSeq, worker, func(tx *sql.Tx, p *prepared) (err error) {
+		if worker == "" {
+			// A turn embedded from a read that began before its forget.
+			*p, err = dropForgotten(ctx, tx, *p)
+		}
+		return err
+	})
+}
+
+// commit checks and encodes items, then, in one write transaction, runs
+// fn (which may leave rows out of them), writes them, deletes the rows of
+// remove and advances a watermark (see write); then it applies the change
+// to the attached index and wakes the waiters of Notify. op names the
+// write in errors.
+func (v *VectorStore) commit(ctx context.Context, op string, items []engram.VectorItem, remove []string, throughSeq int64, worker string,
+	fn func(tx *sql.Tx, p *prepared) error) error {
+	if err := v.Usable(); err != nil {
+		return err
+	}
 	p, err := v.prepare(items)
 	if err != nil {
 		return err
 	}
-
 	v.wmu.Lock()
 	defer v.wmu.Unlock()
 	if err := v.Usable(); err != nil {
 		return err
 	}
 	err = v.db.Update(ctx, func(tx *sql.Tx) error {
-		if worker == "" {
-			// A turn embedded from a read that began before its forget.
-			var err error
-			if p, err = dropForgotten(ctx, tx, p); err != nil {
-				return err
-			}
+		if err := fn(tx, &p); err != nil {
+			return err
 		}
-		return v.write(ctx, tx, p, nil, throughSeq, worker)
+		return v.write(ctx, tx, p, remove, throughSeq, worker)
 	})
 	if err != nil {
-		return vecErr("put vectors of "+v.model, err)
+		return vecErr(op+" vectors of "+v.model, err)
 	}
-	v.tell(p, nil)
+	v.tell(p, remove)
 	v.wake()
 	return nil
 }
@@ -338,30 +352,7 @@ func (v *VectorStore) tell(p prepared, remove []string) {
 // before anything is written, as Upsert checks them; errors are Upsert's
 // and fn's.
 func (v *VectorStore) UpdateWith(ctx context.Context, items []engram.VectorItem, remove []string, fn func(*sql.Tx) error) error {
-	if err := v.Usable(); err != nil {
-		return err
-	}
-	p, err := v.prepare(items)
-	if err != nil {
-		return err
-	}
-	v.wmu.Lock()
-	defer v.wmu.Unlock()
-	if err := v.Usable(); err != nil {
-		return err
-	}
-	err = v.db.Update(ctx, func(tx *sql.Tx) error {
-		if err := fn(tx); err != nil {
-			return err
-		}
-		return v.write(ctx, tx, p, remove, 0, "")
-	})
-	if err != nil {
-		return vecErr("write vectors of "+v.model, err)
-	}
-	v.tell(p, remove)
-	v.wake()
-	return nil
+	return v.commit(ctx, "write", items, remove, 0, "", func(tx *sql.Tx, _ *prepared) error { return fn(tx) })
 }
 
 // Delete removes vectors by ID, in one transaction, then from the attached
