@@ -184,15 +184,15 @@ func (db *DB) loadTurnDocs(ctx context.Context, add func(kwindex.Doc)) (gen int6
 	return gen, nil
 }
 
-// readInts reads the first row of query into dest, leaving dest as it is
-// when there is none.
+// readInts reads the row of query (it has one at most) into dest, leaving
+// dest as it is when there is none.
 func (db *DB) readInts(ctx context.Context, query string, arg any, dest ...any) error {
 	return db.View(ctx, func(tx *sql.Tx) error {
 		rows, err := db.readQuery(ctx, tx, query, arg)
 		if err != nil {
 			return err
 		}
-		return sqlrow.Each(rows, func() error { return rows.Scan(dest...) }) // one row, or none
+		return sqlrow.Each(rows, func() error { return rows.Scan(dest...) })
 	})
 }
 
