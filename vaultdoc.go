@@ -110,8 +110,8 @@ func ChunkID(vault, path string, idx int, text string) string {
 	return "chunk-" + hex.EncodeToString(h[:])[:20]
 }
 
-// VaultStore is where a vault sync writes (package palace implements it,
-// with the vectors of one model).
+// VaultStore is where a vault sync writes (vault.SQLStore implements it in
+// the palace's SQLite file, with the vectors of one model).
 type VaultStore interface {
 	// VaultFiles returns the stored files of a vault by path.
 	VaultFiles(ctx context.Context, vault string) (map[string]VaultFile, error)

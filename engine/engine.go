@@ -184,7 +184,7 @@ func Open(ctx context.Context, cfg config.Config, logger *slog.Logger) (_ *Engin
 		e.recall.Layers = e.palace
 		e.recall.LayerLag = e.layerLagText
 	}
-	e.recall.Docs = e.palace
+	e.recall.Docs = e.vaultStore()
 	e.recall.Units = e.palace
 	e.recall.Words = embedder.Words{}
 	if e.recall.Triggers, err = cfg.TriggerMatcher(); err != nil {
@@ -320,7 +320,7 @@ func (e *Engine) Graph(ctx context.Context, q engram.GraphQuery) (engram.GraphRe
 
 // Docs implements engram.VaultService.
 func (e *Engine) Docs(ctx context.Context, vault string) ([]engram.VaultDoc, error) {
-	return e.palace.Docs(ctx, vault)
+	return e.vaultStore().Docs(ctx, vault)
 }
 
 // Ingest implements engram.IngestService.

@@ -17,6 +17,7 @@ import (
 	"github.com/engram-dev/engram/palace"
 	"github.com/engram-dev/engram/pipeline"
 	"github.com/engram-dev/engram/scheduler"
+	"github.com/engram-dev/engram/vault"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -224,7 +225,7 @@ func verifyRebuilt(ctx context.Context, db *palace.DB, a *archive.Archive, side 
 			problems = append(problems, fmt.Sprintf("vectors through seq %d, the archive ends at %d", w, a.LastSeq()))
 		}
 	}
-	docs, err := db.Docs(ctx, "")
+	docs, err := vault.SQLStore{DB: db}.Docs(ctx, "")
 	if err != nil {
 		return err
 	}

@@ -68,14 +68,18 @@ func (e *Engine) syncVaults(ctx context.Context, path string) ([]vault.SyncRepor
 	return reports, errors.Join(errs...)
 }
 
+// vaultStore is the vaults' tables of the palace, as search and the
+// listings read them.
+func (e *Engine) vaultStore() vault.SQLStore { return vault.SQLStore{DB: e.palace} }
+
 // newSyncer returns the syncer of the configured vaults into the palace,
 // which embeds the chunks with emb into vectors when vectors is set (and
 // leaves them to keyword search otherwise): the one place a vault.Syncer
 // is made, for a sync, a rebuild and a reindex alike.
 func (e *Engine) newSyncer(vectors *palace.VectorStore, emb engram.Embedder) *vault.Syncer {
-	s := &vault.Syncer{Store: palace.VaultIndex{DB: e.palace}, Logger: e.logger.With("component", "vault")}
+	s := &vault.Syncer{Store: e.vaultStore(), Logger: e.logger.With("component", "vault")}
 	if vectors != nil {
-		s.Store, s.Embedder = palace.VaultIndex{DB: e.palace, Vectors: vectors}, emb
+		s.Store, s.Embedder = vault.SQLStore{DB: e.palace, Vectors: vectors}, emb
 	}
 	return s
 }
@@ -103,11 +107,11 @@ func (e *Engine) Vaults(ctx context.Context) ([]engram.VaultStatus, error) {
 	out := make([]engram.VaultStatus, 0, len(e.cfg.Vaults))
 	for _, v := range e.cfg.Vaults {
 		root := filepath.Clean(v.Path)
-		docs, err := e.palace.Docs(ctx, root)
+		docs, err := e.vaultStore().Docs(ctx, root)
 		if err != nil {
 			return nil, err
 		}
-		un, err := e.palace.UnresolvedLinks(ctx, root)
+		un, err := e.vaultStore().UnresolvedLinks(ctx, root)
 		if err != nil {
 			return nil, err
 		}
@@ -157,7 +161,7 @@ func (e *Engine) SyncVaults(ctx context.Context, root string) ([]engram.VaultSyn
 		}
 		// The count after this sync, also when it changed nothing (the
 		// syncer resolves links again only after a change).
-		if r.Unresolved, err = e.palace.UnresolvedLinks(ctx, vr); err != nil {
+		if r.Unresolved, err = e.vaultStore().UnresolvedLinks(ctx, vr); err != nil {
 			return out, err
 		}
 		r.UnresolvedLinks = len(r.Unresolved)
@@ -173,7 +177,7 @@ func (e *Engine) SyncVaults(ctx context.Context, root string) ([]engram.VaultSyn
 // ENOTFOUND for an unknown document; EINVALID for a name that resolves to
 // several documents.
 func (e *Engine) DocGraph(ctx context.Context, vault, doc string, depth int) (engram.DocGraph, error) {
-	g, err := e.palace.DocGraph(ctx, vault, doc, depth)
+	g, err := e.vaultStore().DocGraph(ctx, vault, doc, depth)
 	if engram.ErrorCode(err) != engram.ENOTFOUND {
 		return g, err
 	}
@@ -184,7 +188,7 @@ func (e *Engine) DocGraph(ctx context.Context, vault, doc string, depth int) (en
 		}
 		return g, err
 	}
-	return e.palace.DocGraph(ctx, root, path, depth)
+	return e.vaultStore().DocGraph(ctx, root, path, depth)
 }
 
 // linkTarget is the target of a wiki link as written or pasted:
@@ -207,7 +211,7 @@ func (e *Engine) resolveDoc(ctx context.Context, only, target string) (root, pat
 	if target == "" {
 		return "", "", nil
 	}
-	docs, err := e.palace.Docs(ctx, only)
+	docs, err := e.vaultStore().Docs(ctx, only)
 	if err != nil {
 		return "", "", err
 	}

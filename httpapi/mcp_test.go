@@ -14,6 +14,7 @@ import (
 	"github.com/engram-dev/engram/httpapi"
 	"github.com/engram-dev/engram/internal/testutil"
 	"github.com/engram-dev/engram/mcp"
+	"github.com/engram-dev/engram/vault"
 )
 
 // bearer adds a bearer token to every request.
@@ -38,7 +39,7 @@ func mustServeMCP(t *testing.T, token string, withMCP bool) string {
 			return
 		}
 		m := mcp.NewServer(srv.Ingest, srv.Recall, srv.Status)
-		m.Layers, m.Docs = s.Palace, s.Palace
+		m.Layers, m.Docs = s.Palace, vault.SQLStore{DB: s.Palace}
 		var err error
 		if srv.MCP, err = m.Handler(); err != nil {
 			t.Fatal(err)

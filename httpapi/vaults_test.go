@@ -26,7 +26,7 @@ const graphVault = "/vaults/platform"
 func putGraphDocs(tb testing.TB, p *palace.DB) {
 	tb.Helper()
 	ctx := context.Background()
-	x := palace.VaultIndex{DB: p}
+	x := vault.SQLStore{DB: p}
 	put := func(path, title, typ, text string, links ...string) {
 		doc := engram.VaultDoc{Vault: graphVault, Namespace: "default", Path: path, Title: title, Type: typ,
 			Hash: "h-" + path, Size: int64(len(text)), ModTime: layerDay0}
@@ -70,7 +70,7 @@ func mustOpenGraph(tb testing.TB) *stack {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	srv.VaultDocs = p
+	srv.VaultDocs = vault.SQLStore{DB: p}
 	ts := httptest.NewServer(srv.Handler())
 	tb.Cleanup(ts.Close)
 	return &stack{URL: ts.URL, Palace: p}
@@ -194,12 +194,13 @@ var _ engram.VaultAdmin = syncAdmin{}
 
 func (a syncAdmin) Vaults(ctx context.Context) ([]engram.VaultStatus, error) {
 	var out []engram.VaultStatus
+	store := vault.SQLStore{DB: a.p}
 	for _, root := range a.roots {
-		docs, err := a.p.Docs(ctx, root)
+		docs, err := store.Docs(ctx, root)
 		if err != nil {
 			return nil, err
 		}
-		un, err := a.p.UnresolvedLinks(ctx, root)
+		un, err := store.UnresolvedLinks(ctx, root)
 		if err != nil {
 			return nil, err
 		}
@@ -218,14 +219,15 @@ func (a syncAdmin) SyncVaults(ctx context.Context, root string) ([]engram.VaultS
 		if root != "" && r != root {
 			continue
 		}
-		s := &vault.Syncer{Store: palace.VaultIndex{DB: a.p}}
+		st := vault.SQLStore{DB: a.p}
+		s := &vault.Syncer{Store: st}
 		rep, err := s.Sync(ctx, r, "default")
 		wire := engram.VaultSyncReport{Vault: r, Namespace: "default", Files: rep.Files, Unchanged: rep.Unchanged,
 			Indexed: rep.Indexed, Removed: rep.Removed, TookMS: rep.TookMS}
 		if err != nil {
 			wire.Error = err.Error()
 		}
-		if wire.Unresolved, err = a.p.UnresolvedLinks(ctx, r); err != nil {
+		if wire.Unresolved, err = st.UnresolvedLinks(ctx, r); err != nil {
 			return nil, err
 		}
 		wire.UnresolvedLinks = len(wire.Unresolved)
@@ -261,7 +263,7 @@ func TestVaultsListAndSync(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv.Vaults, srv.VaultDocs = syncAdmin{p: p, roots: []string{root, gone}}, p
+	srv.Vaults, srv.VaultDocs = syncAdmin{p: p, roots: []string{root, gone}}, vault.SQLStore{DB: p}
 	hs := httptest.NewServer(srv.Handler())
 	t.Cleanup(hs.Close)
 	s := &stack{URL: hs.URL, Token: "secret", Palace: p}

@@ -1,5 +1,6 @@
 // Package migrations holds the palace's SQL schema as numbered migrations,
-// embedded in the binary.
+// embedded in the binary, and the SQL functions some of them call
+// (functions.go), registered with SQLite when the package loads.
 //
 // Each file is named NNNN_name.sql, where NNNN is the version (starting at 1,
 // without gaps). A migration is applied once, in its own transaction, and

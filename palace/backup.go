@@ -13,6 +13,7 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 
 	engram "github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/internal/sqlrow"
 )
 
 // Info is what a palace file holds, as Backup and ReadInfo report it.
@@ -70,15 +71,11 @@ func (db *DB) Backup(ctx context.Context, path string) (Info, error) {
 // query_only, which refuses it, and the writer would hold up every write
 // for as long as the copy takes.
 func (db *DB) vacuumInto(ctx context.Context, dst string) error {
-	q := url.Values{}
-	q.Add("_pragma", "busy_timeout(5000)")
-	u := url.URL{Scheme: "file", Path: db.path}
-	conn, err := sql.Open("sqlite", u.String()+"?"+q.Encode())
+	conn, err := openPool(fileDSN(db.path, url.Values{"_pragma": {"busy_timeout(5000)"}}), 1)
 	if err != nil {
 		return fmt.Errorf("palace: backup: %w", err)
 	}
 	defer conn.Close()
-	conn.SetMaxOpenConns(1)
 	if _, err := conn.ExecContext(ctx, `VACUUM INTO ?`, dst); err != nil {
 		if cerr := ctx.Err(); cerr != nil {
 			return cerr
@@ -100,11 +97,7 @@ func ReadInfo(ctx context.Context, path string) (Info, error) {
 	if _, err := os.Stat(abs); errors.Is(err, os.ErrNotExist) {
 		return Info{}, engram.Errorf(engram.ENOTFOUND, "palace %s does not exist", abs)
 	}
-	q := url.Values{}
-	q.Set("mode", "ro")
-	q.Set("immutable", "1")
-	u := url.URL{Scheme: "file", Path: abs}
-	conn, err := sql.Open("sqlite", u.String()+"?"+q.Encode())
+	conn, err := sql.Open("sqlite", fileDSN(abs, url.Values{"mode": {"ro"}, "immutable": {"1"}}))
 	if err != nil {
 		return Info{}, fmt.Errorf("palace: read info: %w", err)
 	}
@@ -117,10 +110,7 @@ func ReadInfo(ctx context.Context, path string) (Info, error) {
 		err = conn.QueryRowContext(ctx, `SELECT count(*) FROM turns`).Scan(&info.Turns)
 	}
 	if err == nil {
-		err = conn.QueryRowContext(ctx, `SELECT value FROM palace_meta WHERE key = ?`, keyIndexedSeq).Scan(&info.IndexedSeq)
-		if errors.Is(err, sql.ErrNoRows) {
-			err = nil
-		}
+		_, err = sqlrow.One(conn.QueryRowContext(ctx, `SELECT value FROM palace_meta WHERE key = ?`, keyIndexedSeq), &info.IndexedSeq)
 	}
 	if err != nil {
 		return Info{}, fmt.Errorf("palace: read info of %s: %w", abs, err)

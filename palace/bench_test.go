@@ -258,7 +258,7 @@ var zhWords = strings.Fields(`我们 决定 使用 端口 数据库 迁移 已�
 //
 //	go test -run '^$' -bench PutTurns/ ./palace/
 func BenchmarkPutTurns(b *testing.B) {
-	if _, err := PreloadCJK(); err != nil {
+	if _, err := kwindex.PreloadCJK(); err != nil {
 		b.Fatal(err)
 	}
 	for _, run := range []struct {

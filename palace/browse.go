@@ -3,10 +3,10 @@ package palace
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"fmt"
 
 	engram "github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/internal/sqlrow"
 )
 
 var _ engram.BrowseService = (*DB)(nil)
@@ -93,20 +93,13 @@ func (db *DB) Entities(ctx context.Context, q engram.EntityQuery) ([]engram.Enti
 		if err != nil {
 			return err
 		}
-		return eachRow(rows, func() error {
-			var e engram.EntityCount
-			var aliases string
-			if err := rows.Scan(&e.Namespace, &e.Name, &aliases, &e.Triples); err != nil {
-				return err
-			}
-			if err := json.Unmarshal([]byte(aliases), &e.Aliases); err != nil {
-				return err
-			}
+		return sqlrow.Scanner(func(e *engram.EntityCount) []any {
+			return []any{&e.Namespace, &e.Name, sqlrow.JSON(&e.Aliases), &e.Triples}
+		})(rows, func(e engram.EntityCount) {
 			if len(e.Aliases) == 0 {
 				e.Aliases = nil
 			}
 			out = append(out, e)
-			return nil
 		})
 	})
 	if err != nil {

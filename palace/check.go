@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	engram "github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/internal/sqlrow"
 	"github.com/engram-dev/engram/internal/vecrow"
 )
 
@@ -42,7 +43,7 @@ func (db *DB) IntegrityCheck(ctx context.Context, max int) ([]string, error) {
 func (db *DB) integrityCheck(ctx context.Context, max int, run func(context.Context, func(*sql.Tx) error) error) ([]string, error) {
 	var problems []string
 	err := run(ctx, func(tx *sql.Tx) error {
-		found, err := queryStrings(ctx, tx, fmt.Sprintf(`PRAGMA integrity_check(%d)`, max))
+		found, err := sqlrow.Strings(ctx, tx, fmt.Sprintf(`PRAGMA integrity_check(%d)`, max))
 		for _, s := range found {
 			if s != "ok" {
 				problems = append(problems, s)
@@ -80,8 +81,8 @@ type TurnCounts struct {
 func (db *DB) CountTurnIndexes(ctx context.Context) (TurnCounts, error) {
 	var c TurnCounts
 	err := db.View(ctx, func(tx *sql.Tx) error {
-		err := tx.QueryRowContext(ctx, `SELECT value FROM palace_meta WHERE key = ?`, keyIndexedSeq).Scan(&c.IndexedSeq)
-		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		var err error
+		if c.IndexedSeq, err = metaIn(ctx, tx, keyIndexedSeq); err != nil {
 			return err
 		}
 		for _, q := range []struct {
@@ -188,11 +189,7 @@ func (v *VectorStore) Check(ctx context.Context, throughSeq int64) (VectorCheck,
 		seen = make([]bool, m.Len())
 	}
 	err := v.db.View(ctx, func(tx *sql.Tx) error {
-		err := tx.QueryRowContext(ctx, `SELECT state, embedded_seq, last_seq, synced_seq FROM vector_models WHERE model = ?`,
-			v.model).Scan(&c.State, &c.EmbeddedSeq, &c.LastChange, &c.SyncedSeq)
-		if errors.Is(err, sql.ErrNoRows) {
-			return errDropped(v.model)
-		}
+		err := v.modelRow(ctx, tx, `state, embedded_seq, last_seq, synced_seq`, &c.State, &c.EmbeddedSeq, &c.LastChange, &c.SyncedSeq)
 		if err != nil {
 			return err
 		}
@@ -227,7 +224,7 @@ func (v *VectorStore) Check(ctx context.Context, throughSeq int64) (VectorCheck,
 		if err != nil {
 			return err
 		}
-		err = eachRow(missing, func() error {
+		err = sqlrow.Each(missing, func() error {
 			var id string
 			if err := missing.Scan(&id); err != nil {
 				return err
@@ -265,7 +262,7 @@ func (v *VectorStore) eachStored(ctx context.Context, tx *sql.Tx, fn func(b BadV
 		return err
 	}
 	unit := make([]float32, v.dim)
-	return eachRow(rows, func() error {
+	return sqlrow.Each(rows, func() error {
 		var (
 			b   BadVector
 			raw sql.RawBytes

@@ -59,13 +59,10 @@ const (
 // WAL keeps every commit meanwhile, and Close's final checkpoint, on the
 // writer, copies what is left.
 type checkpointer struct {
-	conn   *sql.DB
-	gate   *writeGate
-	begin  func(context.Context) (func(), error) // Options.Work; nil: none
-	ctx    context.Context
-	wake   chan struct{}
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	*background
+	conn  *sql.DB
+	gate  *writeGate
+	begin func(context.Context) (func(), error) // Options.Work; nil: none
 
 	runs     atomic.Int64 // checkpoints run
 	restarts atomic.Int64 // times the WAL was seen started again
@@ -76,54 +73,14 @@ type checkpointer struct {
 // abs; start starts it. gate is the palace's write gate; begin, if set,
 // begins a step of the process's background work (Options.Work).
 func newCheckpointer(abs string, gate *writeGate, begin func(context.Context) (func(), error)) (*checkpointer, error) {
-	conn, err := sql.Open("sqlite", checkpointDSN(abs))
+	conn, err := openPool(checkpointDSN(abs), 1)
 	if err != nil {
 		return nil, err
 	}
-	conn.SetMaxOpenConns(1)
-	conn.SetMaxIdleConns(1)
-	conn.SetConnMaxLifetime(0)
-	conn.SetConnMaxIdleTime(0)
-	ctx, cancel := context.WithCancel(context.Background())
-	c := &checkpointer{conn: conn, gate: gate, begin: begin, ctx: ctx, wake: make(chan struct{}, 1), cancel: cancel}
+	c := &checkpointer{conn: conn, gate: gate, begin: begin}
+	c.background = newBackground(checkpointEvery, c.checkpoint)
 	c.poke() // what the migrations wrote
 	return c, nil
-}
-
-// start starts the checkpointer's goroutine.
-func (c *checkpointer) start() {
-	c.wg.Add(1)
-	go func() {
-		defer c.wg.Done()
-		c.loop(c.ctx)
-	}()
-}
-
-// poke tells the checkpointer that the writer committed. It never blocks.
-func (c *checkpointer) poke() {
-	select {
-	case c.wake <- struct{}{}:
-	default:
-	}
-}
-
-func (c *checkpointer) loop(ctx context.Context) {
-	t := time.NewTimer(0)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-c.wake:
-		}
-		c.checkpoint(ctx)
-		t.Reset(checkpointEvery)
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
 }
 
 // checkpoint runs steps 1 and 2 (see checkpointer), as a step of the
@@ -172,7 +129,65 @@ func (c *checkpointer) passive(ctx context.Context) (frames int64, ok bool) {
 
 // close stops the checkpointer and closes its connection.
 func (c *checkpointer) close() error {
-	c.cancel()
-	c.wg.Wait()
+	c.stop()
 	return c.conn.Close()
+}
+
+// background runs step in a goroutine of its own once the writer commits
+// (poke), at most once per every: the loop of the checkpointer and of the
+// merger.
+type background struct {
+	every  time.Duration
+	step   func(ctx context.Context)
+	ctx    context.Context
+	cancel context.CancelFunc
+	wake   chan struct{}
+	wg     sync.WaitGroup
+}
+
+func newBackground(every time.Duration, step func(ctx context.Context)) *background {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &background{every: every, step: step, ctx: ctx, cancel: cancel, wake: make(chan struct{}, 1)}
+}
+
+// start starts the goroutine.
+func (b *background) start() {
+	b.wg.Add(1)
+	go func() {
+		defer b.wg.Done()
+		b.loop()
+	}()
+}
+
+// poke tells the goroutine that the writer committed. It never blocks.
+func (b *background) poke() {
+	select {
+	case b.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (b *background) loop() {
+	t := time.NewTimer(0)
+	defer t.Stop()
+	for {
+		select {
+		case <-b.ctx.Done():
+			return
+		case <-b.wake:
+		}
+		b.step(b.ctx)
+		t.Reset(b.every)
+		select {
+		case <-b.ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// stop stops the goroutine, waiting for a step under way.
+func (b *background) stop() {
+	b.cancel()
+	b.wg.Wait()
 }

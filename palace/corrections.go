@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/engram-dev/engram"
-	"github.com/engram-dev/engram/internal/kwindex"
+	"github.com/engram-dev/engram/internal/sqlrow"
 )
 
 // Corrections of memories and graph facts. The palace keeps each correction
@@ -41,49 +41,37 @@ func (db *DB) FactToCorrect(ctx context.Context, id string) (engram.Triple, stri
 	var mems []string
 	err := db.View(ctx, func(tx *sql.Tx) error {
 		var corrected sql.NullString
-		var subj, obj int64
-		err := tx.QueryRowContext(ctx, `SELECT t.namespace, t.predicate, t.subject, t.object, t.corrected,
+		var c engram.Correction
+		found, err := sqlrow.One(tx.QueryRowContext(ctx, `SELECT t.namespace, t.predicate, t.corrected,
 			(SELECT name FROM kg_entities WHERE n = t.subject), (SELECT name FROM kg_entities WHERE n = t.object)
-			FROM kg_triples t WHERE t.id = ?`, id).Scan(&tr.Namespace, &tr.Predicate, &subj, &obj, &corrected, &tr.Subject, &tr.Object)
-		if errors.Is(err, sql.ErrNoRows) {
+			FROM kg_triples t WHERE t.id = ?`, id), &tr.Namespace, &tr.Predicate, &corrected, &tr.Subject, &tr.Object)
+		if err != nil {
+			return err
+		}
+		if !found {
 			// A fact marked wrong has no triple left: it is named by the
 			// id of its correction.
-			var body string
-			err := tx.QueryRowContext(ctx, `SELECT body FROM corrections WHERE id = ? AND target = ?`, id, engram.CorrectFact).Scan(&body)
-			if errors.Is(err, sql.ErrNoRows) {
-				return &engram.Error{Code: engram.ENOTFOUND, Field: "id", Message: fmt.Sprintf("no graph fact has the id %q (a fact's id changes when its chain is rebuilt: list the entity's facts again; a fact marked wrong is named by its correction's id)", id)}
-			}
-			if err != nil {
-				return err
-			}
-			var c engram.Correction
-			if err := json.Unmarshal([]byte(body), &c); err != nil {
-				return err
+			found, err := sqlrow.One(tx.QueryRowContext(ctx, `SELECT body FROM corrections WHERE id = ? AND target = ?`, id, engram.CorrectFact),
+				sqlrow.JSON(&c))
+			if err == nil && !found {
+				err = &engram.Error{Code: engram.ENOTFOUND, Field: "id", Message: fmt.Sprintf("no graph fact has the id %q (a fact's id changes when its chain is rebuilt: list the entity's facts again; a fact marked wrong is named by its correction's id)", id)}
 			}
 			tr = engram.Triple{ID: id, Namespace: c.Namespace, Subject: c.Subject, Predicate: c.Predicate, Object: c.Original}
 			key, mems = c.Key, c.Memories
-			return nil
-		}
-		if err != nil {
 			return err
 		}
 		tr.ID = id
 		if corrected.Valid {
 			// The fact as extracted: its correction holds the names.
-			var body string
 			if err := tx.QueryRowContext(ctx, `SELECT body FROM corrections WHERE target = ? AND key = ? ORDER BY n DESC LIMIT 1`,
-				engram.CorrectFact, corrected.String).Scan(&body); err != nil {
-				return err
-			}
-			var c engram.Correction
-			if err := json.Unmarshal([]byte(body), &c); err != nil {
+				engram.CorrectFact, corrected.String).Scan(sqlrow.JSON(&c)); err != nil {
 				return err
 			}
 			tr.Subject, tr.Object, key = c.Subject, c.Original, corrected.String
 		} else {
 			key = FactKey(tr.Namespace, tr.Subject, tr.Predicate, tr.Object)
 		}
-		mems, err = queryStrings(ctx, tx, `SELECT DISTINCT s.memory FROM kg_statements s
+		mems, err = sqlrow.Strings(ctx, tx, `SELECT DISTINCT s.memory FROM kg_statements s
 			JOIN kg_entities a ON a.n = s.subject JOIN kg_entities b ON b.n = s.object
 			WHERE s.namespace = ? AND a.norm = ? AND s.predicate = ? AND b.norm = ? AND s.memory <> '' ORDER BY s.memory`,
 			tr.Namespace, normName(tr.Subject), tr.Predicate, normName(tr.Object))
@@ -166,7 +154,7 @@ func applyCorrection(ctx context.Context, tx *sql.Tx, c engram.Correction) (bool
 		if err != nil {
 			return false, err
 		}
-		ns, err := scanInts(rows)
+		ns, err := sqlrow.Ints(rows)
 		if err != nil {
 			return false, err
 		}
@@ -191,21 +179,11 @@ func applyCorrection(ctx context.Context, tx *sql.Tx, c engram.Correction) (bool
 // lastCorrection returns the last correction of target matching key or
 // alt; nil when there is none, or when the last one is a restore.
 func lastCorrection(ctx context.Context, tx *sql.Tx, target, key, alt string) (*engram.Correction, error) {
-	var body string
-	err := tx.QueryRowContext(ctx, `SELECT body FROM corrections WHERE target = ?1 AND (key = ?2 OR (?3 <> '' AND alt = ?3))
-		ORDER BY n DESC LIMIT 1`, target, key, alt).Scan(&body)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
 	var c engram.Correction
-	if err := json.Unmarshal([]byte(body), &c); err != nil {
+	found, err := sqlrow.One(tx.QueryRowContext(ctx, `SELECT body FROM corrections WHERE target = ?1 AND (key = ?2 OR (?3 <> '' AND alt = ?3))
+		ORDER BY n DESC LIMIT 1`, target, key, alt), sqlrow.JSON(&c))
+	if err != nil || !found || c.Restore {
 		return nil, err
-	}
-	if c.Restore {
-		return nil, nil
 	}
 	return &c, nil
 }
@@ -217,16 +195,12 @@ func lastCorrection(ctx context.Context, tx *sql.Tx, target, key, alt string) (*
 func settleMemory(ctx context.Context, tx *sql.Tx, n int64, seq *int64) (bool, error) {
 	var (
 		m                    engram.Memory
-		ents                 string
 		wrong                bool
 		corrected, extracted sql.NullString
 	)
 	if err := tx.QueryRowContext(ctx, `SELECT id, namespace, type, text, rationale, entities, wrong, corrected, extracted
-		FROM memories WHERE n = ?`, n).Scan(&m.ID, &m.Namespace, &m.Type, &m.Text, &m.Rationale, &ents, &wrong, &corrected, &extracted); err != nil {
+		FROM memories WHERE n = ?`, n).Scan(&m.ID, &m.Namespace, &m.Type, &m.Text, &m.Rationale, sqlrow.JSON(&m.Entities), &wrong, &corrected, &extracted); err != nil {
 		return false, err
-	}
-	if err := json.Unmarshal([]byte(ents), &m.Entities); err != nil {
-		return false, fmt.Errorf("memory %s: entities: %w", m.ID, err)
 	}
 	orig := m.Text
 	if extracted.Valid {
@@ -256,11 +230,7 @@ func settleMemory(ctx context.Context, tx *sql.Tx, n int64, seq *int64) (bool, e
 	}
 	if wantText != m.Text {
 		m.Text = wantText
-		text, err := kwindex.IndexText(memoryIndexText(m))
-		if err != nil {
-			return false, err
-		}
-		if err := reindexText(ctx, tx, "memories_fts", n, text); err != nil {
+		if err := reindexMemory(ctx, tx, n, m); err != nil {
 			return false, err
 		}
 	}
@@ -358,7 +328,7 @@ func (db *DB) DropCorrections(ctx context.Context, ids []string) error {
 		return nil
 	}
 	err := db.Update(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `DELETE FROM corrections WHERE id IN (SELECT value FROM json_each(?))`, jsonList(ids))
+		_, err := tx.ExecContext(ctx, `DELETE FROM corrections WHERE id IN (SELECT value FROM json_each(?))`, sqlrow.JSONList(ids))
 		return err
 	})
 	if err == nil {

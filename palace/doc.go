@@ -123,7 +123,7 @@
 //     years engram.MinYear to engram.MaxYear that the API accepts).
 //   - The gse dictionary (simplified Chinese, 352,000 words) loads on the
 //     first Chinese or Japanese text, indexed or searched, and its heap is held
-//     for the life of the process. PreloadCJK moves the wait to start-up. The
+//     for the life of the process. kwindex.PreloadCJK moves the wait to start-up. The
 //     Japanese dictionary is not loaded (more than three times as large, and
 //     its weights make gse cut even Chinese into single
 //     characters); Japanese kanji words come from the Chinese dictionary and

@@ -3,14 +3,14 @@ package palace
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
-	"strings"
 	"time"
 
 	engram "github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/internal/kwindex"
+	"github.com/engram-dev/engram/internal/sqlrow"
 )
 
 // ForgetTurn names a forgotten turn: its id and the archive's seq of its
@@ -168,14 +168,18 @@ func (f *forgetter) run(turns []ForgetTurn, at time.Time) error {
 			return err
 		}
 	}
-	seqs, err := f.turnSeqs(ids)
+	rows, err := f.tx.QueryContext(f.ctx, `SELECT seq FROM turns WHERE id IN (SELECT value FROM json_each(?))`, sqlrow.JSONList(ids))
+	if err != nil {
+		return err
+	}
+	seqs, err := sqlrow.Ints(rows)
 	if err != nil {
 		return err
 	}
 	if err := f.turnRows(seqs); err != nil {
 		return fmt.Errorf("turns: %w", err)
 	}
-	if err := f.memories(ids); err != nil {
+	if err := f.memories(); err != nil {
 		return fmt.Errorf("memories: %w", err)
 	}
 	if err := f.scenes(); err != nil {
@@ -187,30 +191,11 @@ func (f *forgetter) run(turns []ForgetTurn, at time.Time) error {
 	if err := f.statements(); err != nil {
 		return fmt.Errorf("graph: %w", err)
 	}
-	for _, id := range ids {
-		if err := f.exec(`DELETE FROM turn_skips WHERE id = ?`, id); err != nil {
-			return err
-		}
+	if err := f.exec(`DELETE FROM turn_skips WHERE id IN (SELECT value FROM json_each(?))`, sqlrow.JSONList(ids)); err != nil {
+		return err
 	}
 	f.res.Removed = append(f.res.Removed, ids...)
 	return f.vectors(f.res.Removed)
-}
-
-// turnSeqs maps the stored ones among ids to their palace seqs.
-func (f *forgetter) turnSeqs(ids []string) ([]int64, error) {
-	var seqs []int64
-	for _, id := range ids {
-		var seq int64
-		err := f.tx.QueryRowContext(f.ctx, `SELECT seq FROM turns WHERE id = ?`, id).Scan(&seq)
-		if err == sql.ErrNoRows {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		seqs = append(seqs, seq)
-	}
-	return seqs, nil
 }
 
 // turnRows deletes the turns' rows and index entries, and fixes the units
@@ -255,7 +240,7 @@ func (f *forgetter) unitsOf(seq int64, units map[int64]bool) error {
 	if err != nil {
 		return err
 	}
-	ns, err := scanInts(rows)
+	ns, err := sqlrow.Ints(rows)
 	for _, n := range ns {
 		units[n] = true
 	}
@@ -274,36 +259,29 @@ func (f *forgetter) fixUnits(units map[int64]bool) error {
 	for _, n := range ns {
 		var id, kind string
 		var left int64
-		err := f.tx.QueryRowContext(f.ctx, `SELECT id, kind, (SELECT count(*) FROM unit_turns WHERE unit_n = ?1) FROM units WHERE n = ?1`, n).
-			Scan(&id, &kind, &left)
-		if err == sql.ErrNoRows {
-			continue
-		}
+		found, err := sqlrow.One(f.tx.QueryRowContext(f.ctx, `SELECT id, kind, (SELECT count(*) FROM unit_turns WHERE unit_n = ?1) FROM units WHERE n = ?1`, n),
+			&id, &kind, &left)
 		if err != nil {
 			return err
 		}
-		f.res.Units++
-		if err := f.exec(`DELETE FROM `+unitFTS[kind]+` WHERE rowid = ?`, n); err != nil {
-			return err
+		if !found {
+			continue
 		}
+		f.res.Units++
+		// Deleted, or its vector, which holds the forgotten words' meaning,
+		// goes now and is made again from the text left.
+		f.res.Removed = append(f.res.Removed, id)
 		if left == 0 {
-			if err := f.exec(`DELETE FROM units WHERE n = ?`, n); err != nil {
+			if err := f.deleteRow("units", unitFTS[kind], keyUnitsDeleted, n); err != nil {
 				return err
 			}
-			if err := countDeletion(f.ctx, f.tx, keyUnitsDeleted); err != nil {
-				return err
-			}
-			f.res.Removed = append(f.res.Removed, id)
 			continue
 		}
 		seq, err := nextSeq(f.ctx, f.tx, "units")
 		if err != nil {
 			return err
 		}
-		if err := f.exec(`UPDATE units SET
-			turns = (SELECT count(*) FROM unit_turns WHERE unit_n = ?1),
-			bytes = coalesce((SELECT sum(length(t.speaker) + 3 + min(length(CAST(t.content AS BLOB)), ?2))
-				FROM unit_turns ut JOIN turns t ON t.seq = ut.turn_seq WHERE ut.unit_n = ?1), 0),
+		if err := f.exec(`UPDATE units SET `+unitCounts+`,
 			start_ts = (SELECT min(t.ts) FROM unit_turns ut JOIN turns t ON t.seq = ut.turn_seq WHERE ut.unit_n = ?1),
 			end_ts = (SELECT max(t.ts) FROM unit_turns ut JOIN turns t ON t.seq = ut.turn_seq WHERE ut.unit_n = ?1),
 			seq = ?3
@@ -313,85 +291,76 @@ func (f *forgetter) fixUnits(units map[int64]bool) error {
 		if err := indexUnit(f.ctx, f.st, kind, n); err != nil {
 			return err
 		}
-		// Its vector holds the forgotten words' meaning: it goes now and
-		// is made again from the text left.
-		f.res.Removed = append(f.res.Removed, id)
 	}
 	return nil
 }
 
-// sourcesOf decodes a JSON array of turn ids and splits it into those
-// kept and whether any was forgotten.
-func (f *forgetter) split(raw string) (kept []string, hit bool, err error) {
-	var all []string
-	if err := json.Unmarshal([]byte(raw), &all); err != nil {
-		return nil, false, err
+// deleteRow deletes row n of table (memories, scenes or units) with its
+// entry in the full-text table fts, and counts the deletion (deletedKey)
+// for the table's keyword index.
+func (f *forgetter) deleteRow(table, fts, deletedKey string, n int64) error {
+	if err := f.exec(`DELETE FROM `+fts+` WHERE rowid = ?`, n); err != nil {
+		return err
 	}
-	for _, s := range all {
-		if f.gone[s] {
-			hit = true
-		} else {
-			kept = append(kept, s)
-		}
+	if err := f.exec(`DELETE FROM `+table+` WHERE n = ?`, n); err != nil {
+		return err
 	}
-	return kept, hit, nil
+	return countDeletion(f.ctx, f.tx, deletedKey)
+}
+
+// kept is ids less the forgotten ones.
+func (f *forgetter) kept(ids []string) []string {
+	return slices.DeleteFunc(slices.Clone(ids), func(id string) bool { return f.gone[id] })
+}
+
+// citing is the condition that the JSON array column of table holds one
+// of the forgotten turns; its argument is goneIDs.
+func citing(table, column string) string {
+	return `EXISTS (SELECT 1 FROM json_each(` + table + `.` + column + `) WHERE value IN (SELECT value FROM json_each(?)))`
 }
 
 // memories deletes the memories that stood only on forgotten turns and
 // takes the forgotten turns out of the others' sources.
-func (f *forgetter) memories(ids []string) error {
-	q := `SELECT n, id, sources FROM memories WHERE EXISTS (SELECT 1 FROM json_each(memories.sources) WHERE value IN (?` +
-		strings.Repeat(",?", len(ids)-1) + `))`
+func (f *forgetter) memories() error {
 	type mem struct {
 		n       int64
-		id, raw string
+		id      string
+		sources []string
 	}
-	hits, err := queryRows(f.ctx, f.tx, q, anys(ids), func(r *sql.Rows, m *mem) error { return r.Scan(&m.n, &m.id, &m.raw) })
+	hits, err := sqlrow.Query(f.ctx, f.tx, `SELECT n, id, sources FROM memories WHERE `+citing("memories", "sources"), []any{f.goneIDs()},
+		func(r *sql.Rows, m *mem) error { return r.Scan(&m.n, &m.id, sqlrow.JSON(&m.sources)) })
 	if err != nil {
 		return err
 	}
 	for _, m := range hits {
-		kept, _, err := f.split(m.raw)
-		if err != nil {
-			return err
-		}
 		seq, err := nextSeq(f.ctx, f.tx, "memories")
 		if err != nil {
 			return err
 		}
-		if len(kept) > 0 {
-			raw, _ := json.Marshal(kept)
-			if err := f.exec(`UPDATE memories SET sources = ?, seq = ? WHERE n = ?`, string(raw), seq+1, m.n); err != nil {
+		if kept := f.kept(m.sources); len(kept) > 0 {
+			if err := f.exec(`UPDATE memories SET sources = ?, seq = ? WHERE n = ?`, sqlrow.JSONList(kept), seq+1, m.n); err != nil {
 				return err
 			}
 			f.res.MemoriesKept++
 			continue
 		}
-		for _, q := range []string{
-			`DELETE FROM memories_fts WHERE rowid = ?1`,
-			`DELETE FROM memories WHERE n = ?1`,
-		} {
-			if err := f.exec(q, m.n); err != nil {
-				return err
-			}
+		if err := f.deleteRow("memories", "memories_fts", keyMemoriesDeleted, m.n); err != nil {
+			return err
 		}
 		if err := f.exec(`DELETE FROM memory_merges WHERE memory = ?`, m.id); err != nil {
 			return err
 		}
-		if err := countDeletion(f.ctx, f.tx, keyMemoriesDeleted); err != nil {
-			return err
-		}
 		// What it superseded stands again, each with a change number of
 		// its own.
-		for {
-			var n int64
-			err := f.tx.QueryRowContext(f.ctx, `SELECT n FROM memories WHERE superseded_by = ? LIMIT 1`, m.id).Scan(&n)
-			if err == sql.ErrNoRows {
-				break
-			}
-			if err != nil {
-				return err
-			}
+		rows, err := f.tx.QueryContext(f.ctx, `SELECT n FROM memories WHERE superseded_by = ?`, m.id)
+		if err != nil {
+			return err
+		}
+		superseded, err := sqlrow.Ints(rows)
+		if err != nil {
+			return err
+		}
+		for _, n := range superseded {
 			seq++
 			if err := f.exec(`UPDATE memories SET superseded_by = NULL, seq = ? WHERE n = ?`, seq, n); err != nil {
 				return err
@@ -407,47 +376,36 @@ func (f *forgetter) memories(ids []string) error {
 // its title and summary were made from the turn's words. With f.remake,
 // the scenes' other turns are grouped into scenes again.
 func (f *forgetter) scenes() error {
-	ids := f.goneIDs()
-	q := `SELECT n, id, namespace, session, turns, draft IS NOT NULL FROM scenes WHERE EXISTS (SELECT 1 FROM json_each(scenes.turns) WHERE value IN (?` +
-		strings.Repeat(",?", len(ids)-1) + `)) ORDER BY n`
 	type scene struct {
 		n                      int64
 		id, ns, session, turns string
 		open                   bool
 	}
-	hits, err := queryRows(f.ctx, f.tx, q, anys(ids), func(r *sql.Rows, s *scene) error {
+	hits, err := sqlrow.Query(f.ctx, f.tx, `SELECT n, id, namespace, session, turns, draft IS NOT NULL FROM scenes
+		WHERE `+citing("scenes", "turns")+` ORDER BY n`, []any{f.goneIDs()}, func(r *sql.Rows, s *scene) error {
 		return r.Scan(&s.n, &s.id, &s.ns, &s.session, &s.turns, &s.open)
 	})
 	if err != nil {
 		return err
 	}
 	for _, s := range hits {
-		if err := f.exec(`DELETE FROM scenes_fts WHERE rowid = ?`, s.n); err != nil {
-			return err
-		}
-		if err := f.exec(`DELETE FROM scenes WHERE n = ?`, s.n); err != nil {
-			return err
-		}
-		if err := countDeletion(f.ctx, f.tx, keyScenesDeleted); err != nil {
+		if err := f.deleteRow("scenes", "scenes_fts", keyScenesDeleted, s.n); err != nil {
 			return err
 		}
 		f.res.Scenes++
 		f.res.Removed = append(f.res.Removed, s.id)
 		uid := unitID(engram.UnitScene, s.ns, s.session, s.id)
 		var n int64
-		err := f.tx.QueryRowContext(f.ctx, `SELECT n FROM units WHERE id = ?`, uid).Scan(&n)
-		if err == sql.ErrNoRows {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		for _, q := range []string{`DELETE FROM unit_turns WHERE unit_n = ?1`, `DELETE FROM unit_scenes_fts WHERE rowid = ?1`, `DELETE FROM units WHERE n = ?1`} {
-			if err := f.exec(q, n); err != nil {
+		if found, err := sqlrow.One(f.tx.QueryRowContext(f.ctx, `SELECT n FROM units WHERE id = ?`, uid), &n); err != nil || !found {
+			if err != nil {
 				return err
 			}
+			continue
 		}
-		if err := countDeletion(f.ctx, f.tx, keyUnitsDeleted); err != nil {
+		if err := f.exec(`DELETE FROM unit_turns WHERE unit_n = ?`, n); err != nil {
+			return err
+		}
+		if err := f.deleteRow("units", "unit_scenes_fts", keyUnitsDeleted, n); err != nil {
 			return err
 		}
 		f.res.Units++
@@ -490,14 +448,8 @@ func (f *forgetter) scenes() error {
 // with none is deleted. only, when set, picks the facets (by speaker and
 // key) to change; the others stay as they are.
 func (f *forgetter) facets(only func(speaker, key string) bool) error {
-	type facet struct {
-		ns, speaker, facet, key, value, evid, hist string
-		since                                      sql.NullInt64
-	}
-	all, err := queryRows(f.ctx, f.tx, `SELECT namespace, speaker, facet, key, value, since, evidence, history FROM persona_facets`, nil,
-		func(r *sql.Rows, x *facet) error {
-			return r.Scan(&x.ns, &x.speaker, &x.facet, &x.key, &x.value, &x.since, &x.evid, &x.hist)
-		})
+	all, err := sqlrow.Query(f.ctx, f.tx, `SELECT `+facetColumns+` FROM persona_facets`, nil,
+		func(r *sql.Rows, x *facet) error { return scanFacet(r.Scan, x) })
 	if err != nil {
 		return err
 	}
@@ -505,30 +457,11 @@ func (f *forgetter) facets(only func(speaker, key string) bool) error {
 		if only != nil && !only(x.speaker, x.key) {
 			continue
 		}
-		var past []engram.FacetChange
-		if err := json.Unmarshal([]byte(x.hist), &past); err != nil {
-			return err
-		}
-		var line []observation
-		for _, p := range past {
-			line = append(line, observation{p.Value, p.From, p.Evidence})
-		}
-		cur := observation{Value: x.value, From: fromNanos(x.since)}
-		if err := json.Unmarshal([]byte(x.evid), &cur.Evidence); err != nil {
-			return err
-		}
-		line = append(line, cur)
 		changed := false
 		var kept []observation
-		for _, o := range line {
-			var ev []string
-			for _, e := range o.Evidence {
-				if f.gone[e] {
-					changed = true
-				} else {
-					ev = append(ev, e)
-				}
-			}
+		for _, o := range x.line {
+			ev := f.kept(o.Evidence)
+			changed = changed || len(ev) < len(o.Evidence)
 			if len(ev) > 0 {
 				o.Evidence = ev
 				kept = append(kept, o)
@@ -538,23 +471,14 @@ func (f *forgetter) facets(only func(speaker, key string) bool) error {
 			continue
 		}
 		f.res.Facets++
-		if err := f.exec(`DELETE FROM persona_facets WHERE namespace = ? AND speaker = ? AND facet = ? AND key = ?`,
-			x.ns, x.speaker, x.facet, x.key); err != nil {
-			return err
-		}
 		if len(kept) == 0 {
-			continue
+			err = f.exec(`DELETE FROM persona_facets WHERE namespace = ? AND speaker = ? AND facet = ? AND key = ?`,
+				x.ns, x.speaker, x.facet, x.key)
+		} else {
+			x.line = kept
+			err = putFacet(f.ctx, f.tx, x)
 		}
-		c := kept[len(kept)-1]
-		hist := make([]engram.FacetChange, 0, len(kept)-1)
-		for i, o := range kept[:len(kept)-1] {
-			hist = append(hist, engram.FacetChange{Value: o.Value, From: o.From, To: kept[i+1].From, Evidence: o.Evidence})
-		}
-		rawHist, _ := json.Marshal(hist)
-		rawEvid, _ := json.Marshal(c.Evidence)
-		if err := f.exec(`INSERT INTO persona_facets (namespace, speaker, facet, key, value, since, evidence, history, updated)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, x.ns, x.speaker, x.facet, x.key, c.Value, c.From.UnixNano(),
-			string(rawEvid), string(rawHist), c.From.UnixNano()); err != nil {
+		if err != nil {
 			return err
 		}
 	}
@@ -565,15 +489,14 @@ func (f *forgetter) facets(only func(speaker, key string) bool) error {
 // those left without a source, rebuilds the chains that changed and
 // deletes the entities nothing names any more.
 func (f *forgetter) statements() error {
-	ids := f.goneIDs()
-	q := `SELECT namespace, chain, at, predicate, object, sources FROM kg_statements
-		WHERE EXISTS (SELECT 1 FROM json_each(kg_statements.sources) WHERE value IN (?` + strings.Repeat(",?", len(ids)-1) + `))`
 	type st struct {
-		ns, chain, pred, raw string
-		at, obj              int64
+		ns, chain, pred string
+		at, obj         int64
+		sources         []string
 	}
-	hits, err := queryRows(f.ctx, f.tx, q, anys(ids), func(r *sql.Rows, s *st) error {
-		return r.Scan(&s.ns, &s.chain, &s.at, &s.pred, &s.obj, &s.raw)
+	hits, err := sqlrow.Query(f.ctx, f.tx, `SELECT namespace, chain, at, predicate, object, sources FROM kg_statements
+		WHERE `+citing("kg_statements", "sources"), []any{f.goneIDs()}, func(r *sql.Rows, s *st) error {
+		return r.Scan(&s.ns, &s.chain, &s.at, &s.pred, &s.obj, sqlrow.JSON(&s.sources))
 	})
 	if err != nil {
 		return err
@@ -581,17 +504,12 @@ func (f *forgetter) statements() error {
 	chains := map[chainKey]bool{}
 	var order []chainKey
 	for _, s := range hits {
-		kept, _, err := f.split(s.raw)
-		if err != nil {
-			return err
-		}
 		f.res.Facts++
 		where := `WHERE namespace = ? AND chain = ? AND at = ? AND predicate = ? AND object = ?`
-		if len(kept) == 0 {
+		if kept := f.kept(s.sources); len(kept) == 0 {
 			err = f.exec(`DELETE FROM kg_statements `+where, s.ns, s.chain, s.at, s.pred, s.obj)
 		} else {
-			raw, _ := json.Marshal(kept)
-			err = f.exec(`UPDATE kg_statements SET sources = ? `+where, string(raw), s.ns, s.chain, s.at, s.pred, s.obj)
+			err = f.exec(`UPDATE kg_statements SET sources = ? `+where, sqlrow.JSONList(kept), s.ns, s.chain, s.at, s.pred, s.obj)
 		}
 		if err != nil {
 			return err
@@ -603,14 +521,14 @@ func (f *forgetter) statements() error {
 		}
 	}
 	for _, k := range order {
-		before, err := f.tripleIDs(k)
+		before, err := chainTripleIDs(f.ctx, f.tx, k)
 		if err != nil {
 			return err
 		}
 		if err := rebuildChain(f.ctx, f.tx, k.ns, k.chain, k.single); err != nil {
 			return err
 		}
-		after, err := f.tripleIDs(k)
+		after, err := chainTripleIDs(f.ctx, f.tx, k)
 		if err != nil {
 			return err
 		}
@@ -648,47 +566,32 @@ func (f *forgetter) deleteUnnamed(cond string, args ...any) (int, error) {
 	return int(n), err
 }
 
-// goneIDs are the forgotten (or redacted) turn ids.
-func (f *forgetter) goneIDs() []string {
-	ids := make([]string, 0, len(f.gone))
-	for id := range f.gone {
-		ids = append(ids, id)
-	}
-	return ids
-}
-
-func (f *forgetter) tripleIDs(k chainKey) ([]string, error) {
-	return queryStrings(f.ctx, f.tx, `SELECT id FROM kg_triples WHERE namespace = ? AND chain = ?`, k.ns, k.chain)
+// goneIDs are the forgotten (or redacted) turn ids, as one JSON array.
+func (f *forgetter) goneIDs() string {
+	return sqlrow.JSONList(slices.Collect(maps.Keys(f.gone)))
 }
 
 // vectors deletes the vectors of every model of the removed items.
 func (f *forgetter) vectors(ids []string) error {
-	for _, id := range ids {
-		if err := f.exec(`DELETE FROM vectors WHERE id = ?`, id); err != nil {
-			return err
-		}
-	}
-	return nil
+	return f.exec(`DELETE FROM vectors WHERE id IN (SELECT value FROM json_each(?))`, sqlrow.JSONList(ids))
 }
 
 // ForgottenIDs returns which of ids the palace records as forgotten.
 func (db *DB) ForgottenIDs(ctx context.Context, ids []string) (map[string]bool, error) {
 	out := map[string]bool{}
 	err := db.View(ctx, func(tx *sql.Tx) error {
-		for _, id := range ids {
-			var one int
-			err := tx.QueryRowContext(ctx, `SELECT 1 FROM forgotten WHERE id = ?`, id).Scan(&one)
-			if err == sql.ErrNoRows {
-				continue
-			}
-			if err != nil {
-				return err
-			}
+		found, err := forgottenAmong(ctx, tx, ids)
+		for _, id := range found {
 			out[id] = true
 		}
-		return nil
+		return err
 	})
 	return out, err
+}
+
+// forgottenAmong returns which of ids table forgotten holds.
+func forgottenAmong(ctx context.Context, tx *sql.Tx, ids []string) ([]string, error) {
+	return sqlrow.Strings(ctx, tx, `SELECT id FROM forgotten WHERE id IN (SELECT value FROM json_each(?))`, sqlrow.JSONList(ids))
 }
 
 // ForgottenLeft returns the forgotten ids that some index of the palace
@@ -696,10 +599,7 @@ func (db *DB) ForgottenIDs(ctx context.Context, ids []string) (map[string]bool, 
 // scene, a facet's evidence), with where: what the doctor checks. It
 // returns at most limit of them.
 func (db *DB) ForgottenLeft(ctx context.Context, limit int) ([]string, error) {
-	var out []string
-	err := db.View(ctx, func(tx *sql.Tx) error {
-		var err error
-		out, err = queryStrings(ctx, tx, `SELECT id || ': ' || what FROM (SELECT f.id, CASE
+	return viewList(ctx, db, "forgotten left", readStrings, `SELECT id || ': ' || what FROM (SELECT f.id, CASE
 			WHEN EXISTS (SELECT 1 FROM turns t WHERE t.id = f.id AND t.seq <= f.seq) THEN 'a turn row'
 			WHEN EXISTS (SELECT 1 FROM vectors v WHERE v.id = f.id AND NOT EXISTS (SELECT 1 FROM turns t WHERE t.id = f.id)) THEN 'a vector'
 			WHEN EXISTS (SELECT 1 FROM memories m, json_each(m.sources) j WHERE j.value = f.id) THEN 'a memory''s sources'
@@ -708,23 +608,11 @@ func (db *DB) ForgottenLeft(ctx context.Context, limit int) ([]string, error) {
 			WHEN EXISTS (SELECT 1 FROM kg_triples s, json_each(s.sources) j WHERE j.value = f.id) THEN 'a graph triple'
 			WHEN EXISTS (SELECT 1 FROM persona_facets p, json_each(p.evidence) j WHERE j.value = f.id) THEN 'a persona facet'
 			ELSE '' END AS what FROM forgotten f) WHERE what != '' LIMIT ?`, limit)
-		return err
-	})
-	return out, err
 }
 
 // TurnIDs returns the ids of the stored turns of namespace (every
 // namespace when ""), of session only when it is set, in seq order.
 func (db *DB) TurnIDs(ctx context.Context, namespace, session string) ([]string, error) {
-	var ids []string
-	err := db.View(ctx, func(tx *sql.Tx) error {
-		var err error
-		ids, err = queryStrings(ctx, tx, `SELECT id FROM turns WHERE (?1 = '' OR namespace = ?1) AND (?2 = '' OR session = ?2) ORDER BY seq`,
-			namespace, session)
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("palace: turn ids: %w", err)
-	}
-	return ids, nil
+	return viewList(ctx, db, "turn ids", readStrings,
+		`SELECT id FROM turns WHERE (?1 = '' OR namespace = ?1) AND (?2 = '' OR session = ?2) ORDER BY seq`, namespace, session)
 }

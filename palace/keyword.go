@@ -3,13 +3,12 @@ package palace
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 
 	engram "github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/internal/kwindex"
+	"github.com/engram-dev/engram/internal/sqlrow"
 )
 
 // The in-memory keyword indexes (internal/kwindex) rank the turns, the
@@ -83,9 +82,6 @@ func (db *DB) WarmKeywordIndex() {
 		u.Warm()
 	}
 }
-
-// KeywordIndexLoaded reports whether the turns' keyword index is loaded.
-func (db *DB) KeywordIndexLoaded() bool { return db.kw.Loaded() }
 
 // CatchUpKeywordIndexes brings the loaded keyword indexes of the units,
 // scenes and memories up to the palace, in the caller's goroutine, unless
@@ -162,7 +158,7 @@ func (db *DB) loadTurnDocs(ctx context.Context, add func(kwindex.Doc)) (gen int6
 		if err != nil {
 			return err
 		}
-		return eachRow(rows, func() error {
+		return sqlrow.Each(rows, func() error {
 			var (
 				d       kwindex.Doc
 				ts      sql.NullInt64
@@ -188,21 +184,15 @@ func (db *DB) loadTurnDocs(ctx context.Context, add func(kwindex.Doc)) (gen int6
 	return gen, nil
 }
 
-// readInts reads the first row of query into dest, leaving dest as it is
-// when there is none.
+// readInts reads the row of query (it has one at most) into dest, leaving
+// dest as it is when there is none.
 func (db *DB) readInts(ctx context.Context, query string, arg any, dest ...any) error {
 	return db.View(ctx, func(tx *sql.Tx) error {
 		rows, err := db.readQuery(ctx, tx, query, arg)
 		if err != nil {
 			return err
 		}
-		defer rows.Close()
-		if rows.Next() {
-			if err := rows.Scan(dest...); err != nil {
-				return err
-			}
-		}
-		return rows.Err()
+		return sqlrow.Each(rows, func() error { return rows.Scan(dest...) })
 	})
 }
 
@@ -315,15 +305,15 @@ func sceneChanges(ctx context.Context, tx *sql.Tx, after int64, limit int) ([]kw
 	if err != nil {
 		return nil, err
 	}
-	var title, summary, parts string
+	var (
+		title, summary string
+		parts          []string
+	)
 	return scanRows(rows, func(r *kwindex.Row, start, end *sql.NullInt64) []any {
-		return []any{&r.Doc.Key, &r.Change, &r.ID, &r.Doc.Namespace, start, end, &title, &summary, &parts}
+		parts = nil
+		return []any{&r.Doc.Key, &r.Change, &r.ID, &r.Doc.Namespace, start, end, &title, &summary, sqlrow.JSON(&parts)}
 	}, func(r *kwindex.Row) (string, error) {
-		var ps []string
-		if err := json.Unmarshal([]byte(parts), &ps); err != nil {
-			return "", fmt.Errorf("scene %s: participants: %w", r.ID, err)
-		}
-		return title + "\n" + summary + "\n" + strings.Join(ps, " "), nil
+		return sceneIndexText(title, summary, parts), nil
 	})
 }
 
@@ -338,17 +328,11 @@ func memoryChanges(ctx context.Context, tx *sql.Tx, after int64, limit int) ([]k
 	if err != nil {
 		return nil, err
 	}
-	var (
-		m    engram.Memory
-		ents string
-	)
+	var m engram.Memory
 	return scanRows(rows, func(r *kwindex.Row, ts, _ *sql.NullInt64) []any {
-		return []any{&r.Doc.Key, &r.Change, &r.ID, &r.Doc.Namespace, ts, &m.Text, &m.Rationale, &ents, &r.Doc.Hidden}
-	}, func(r *kwindex.Row) (string, error) {
 		m.Entities = nil
-		if err := json.Unmarshal([]byte(ents), &m.Entities); err != nil {
-			return "", fmt.Errorf("memory %s: entities: %w", r.ID, err)
-		}
+		return []any{&r.Doc.Key, &r.Change, &r.ID, &r.Doc.Namespace, ts, &m.Text, &m.Rationale, sqlrow.JSON(&m.Entities), &r.Doc.Hidden}
+	}, func(r *kwindex.Row) (string, error) {
 		return memoryIndexText(m), nil
 	})
 }
@@ -359,7 +343,7 @@ func memoryChanges(ctx context.Context, tx *sql.Tx, after int64, limit int) ([]k
 // kwindex.IndexText makes it.
 func scanRows(rows *sql.Rows, dest func(r *kwindex.Row, start, end *sql.NullInt64) []any, text func(r *kwindex.Row) (string, error)) ([]kwindex.Row, error) {
 	var out []kwindex.Row
-	err := eachRow(rows, func() error {
+	err := sqlrow.Each(rows, func() error {
 		var (
 			r          kwindex.Row
 			start, end sql.NullInt64
@@ -393,7 +377,7 @@ func (db *DB) unitHitsFromMemory(ctx context.Context, hits []kwindex.Hit) ([]eng
 	out := make([]engram.UnitHit, 0, len(hits))
 	err := hitRows(ctx, db, `SELECT `+unitColumns+`, u.n FROM units u WHERE u.n IN (SELECT value FROM json_each(?))`, hits,
 		func(rows *sql.Rows, add func(int64, engram.Unit)) error {
-			return eachRow(rows, func() error {
+			return sqlrow.Each(rows, func() error {
 				var n int64
 				un, err := scanUnit(rows, &n)
 				if err != nil {

@@ -117,7 +117,7 @@ func TestKeywordIndex_SameAsFTS(t *testing.T) {
 			t.Fatalf("the %s' index answered %d searches, on the FTS5 handle %d", name, a, b)
 		}
 	}
-	if !mem.KeywordIndexLoaded() || fts.KeywordIndexLoaded() {
+	if !mem.kw.Loaded() || fts.kw.Loaded() {
 		t.Fatal("the index is not loaded where it should be, or is where it should not")
 	}
 }

@@ -1,15 +1,12 @@
 package palace
 
 import (
-	"cmp"
 	"context"
 	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -18,6 +15,7 @@ import (
 
 	engram "github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/internal/kwindex"
+	"github.com/engram-dev/engram/internal/sqlrow"
 )
 
 // exclusive are pairs of predicates that contradict each other for the same
@@ -68,57 +66,49 @@ func (db *DB) ApplyTriples(ctx context.Context, worker string, triples []engram.
 			return engram.FieldError(field+"valid_from", "%v", err)
 		}
 	}
-	// One transaction, unless the turn index queues for the writer
-	// meanwhile (as in PutMemories): then the statements recorded so far
-	// commit with their chains rebuilt, the turn index goes, and the rest
-	// follows in another transaction. A batch holds the writer for long,
-	// and a POST arriving meanwhile waited for all of it. The watermark moves in the last transaction; a crash in
-	// between leaves it before the batch, which is applied again: a
-	// statement recorded before is found and changes nothing.
-	for next := 0; ; {
-		stop := next
-		err := db.Update(ctx, func(tx *sql.Tx) error {
-			// Record the statements, then rebuild each chain they touched
-			// once, from the first statement they changed on.
-			dirty := map[chainKey]stmtKey{}
-			var order []chainKey
-			for stop = next; stop < len(triples); stop++ {
-				if stop > next && db.yieldWriter() {
-					break
-				}
-				t := triples[stop]
-				k, key, changed, err := applyTriple(ctx, tx, t)
-				if err != nil {
-					return fmt.Errorf("triple (%s, %s, %s): %w", t.Subject, t.Predicate, t.Object, err)
-				}
-				if !changed {
-					continue
-				}
-				if first, ok := dirty[k]; !ok {
-					dirty[k] = key
-					order = append(order, k)
-				} else if key.less(first) {
-					dirty[k] = key
-				}
+	// The statements recorded in a transaction commit with their chains
+	// rebuilt (updateYielding): a batch holds the writer for long, and a
+	// POST arriving meanwhile waited for all of it. A crash between two
+	// transactions leaves the watermark before the batch, which is
+	// applied again: a statement recorded before is found and changes
+	// nothing.
+	err := db.updateYielding(ctx, len(triples), func(tx *sql.Tx, from int, yield func(i int) bool) (int, error) {
+		// Record the statements, then rebuild each chain they touched
+		// once, from the first statement they changed on.
+		dirty := map[chainKey]stmtKey{}
+		var order []chainKey
+		stop := from
+		for ; stop < len(triples) && !yield(stop); stop++ {
+			t := triples[stop]
+			k, key, changed, err := applyTriple(ctx, tx, t)
+			if err != nil {
+				return 0, fmt.Errorf("triple (%s, %s, %s): %w", t.Subject, t.Predicate, t.Object, err)
 			}
-			for _, k := range order {
-				from := dirty[k]
-				if err := rebuildChainFrom(ctx, tx, k.ns, k.chain, k.single, &from); err != nil {
-					return fmt.Errorf("chain %s: %w", k.chain, err)
-				}
+			if !changed {
+				continue
 			}
-			if stop < len(triples) {
-				return nil
+			if first, ok := dirty[k]; !ok {
+				dirty[k] = key
+				order = append(order, k)
+			} else if key.less(first) {
+				dirty[k] = key
 			}
-			return setWorkerSeq(ctx, tx, worker, throughSeq)
-		})
-		if err != nil {
-			return fmt.Errorf("palace: apply triples: %w", err)
 		}
-		if next = stop; next >= len(triples) {
-			return nil
+		for _, k := range order {
+			from := dirty[k]
+			if err := rebuildChainFrom(ctx, tx, k.ns, k.chain, k.single, &from); err != nil {
+				return 0, fmt.Errorf("chain %s: %w", k.chain, err)
+			}
 		}
+		if stop < len(triples) {
+			return stop, nil
+		}
+		return stop, setWorkerSeq(ctx, tx, worker, throughSeq)
+	})
+	if err != nil {
+		return fmt.Errorf("palace: apply triples: %w", err)
 	}
+	return nil
 }
 
 // statement is a row of kg_statements.
@@ -198,28 +188,21 @@ func applyTriple(ctx context.Context, tx *sql.Tx, t engram.Triple) (k chainKey, 
 	at := t.ValidFrom.UnixNano()
 
 	// Record the statement (merging the sources of a repeat).
-	var raw string
-	err = tx.QueryRowContext(ctx, `SELECT sources FROM kg_statements WHERE namespace = ? AND chain = ? AND at = ? AND predicate = ? AND object = ?`,
-		t.Namespace, chain, at, t.Predicate, obj).Scan(&raw)
 	var srcs []string
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-	case err != nil:
+	known, err := sqlrow.One(tx.QueryRowContext(ctx, `SELECT sources FROM kg_statements
+		WHERE namespace = ? AND chain = ? AND at = ? AND predicate = ? AND object = ?`,
+		t.Namespace, chain, at, t.Predicate, obj), sqlrow.JSON(&srcs))
+	if err != nil {
 		return k, key, false, err
-	default:
-		if err := json.Unmarshal([]byte(raw), &srcs); err != nil {
-			return k, key, false, fmt.Errorf("statement sources: %w", err)
-		}
 	}
 	merged := union(srcs, t.Sources)
-	if raw != "" && len(merged) == len(srcs) {
+	if known && len(merged) == len(srcs) {
 		return k, key, false, nil // nothing new
 	}
-	rawSrcs, _ := json.Marshal(nonNil(merged))
 	if _, err := tx.ExecContext(ctx, `INSERT INTO kg_statements (namespace, chain, at, subject, predicate, object, sources, memory)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (namespace, chain, at, predicate, object) DO UPDATE SET sources = excluded.sources`,
-		t.Namespace, chain, at, subj, t.Predicate, obj, string(rawSrcs), t.Memory); err != nil {
+		t.Namespace, chain, at, subj, t.Predicate, obj, sqlrow.JSONList(nonNil(merged)), t.Memory); err != nil {
 		return k, key, false, err
 	}
 	return chainKey{t.Namespace, chain, engram.SingleValued(t.Predicate)}, stmtKey{at, t.Predicate, obj}, true, nil
@@ -255,13 +238,9 @@ func rebuildChainFrom(ctx context.Context, tx *sql.Tx, ns, chain string, single 
 			args = append(args, from.at, from.predicate, from.object)
 		}
 	}
-	sts, err := queryRows(ctx, tx, `SELECT at, subject, predicate, object, sources, memory FROM kg_statements
+	sts, err := sqlrow.Query(ctx, tx, `SELECT at, subject, predicate, object, sources, memory FROM kg_statements
 		WHERE `+cond+` ORDER BY at, predicate, object`, args, func(r *sql.Rows, s *statement) error {
-		var raw string
-		if err := r.Scan(&s.at, &s.subject, &s.predicate, &s.object, &raw, &s.memory); err != nil {
-			return err
-		}
-		return json.Unmarshal([]byte(raw), &s.sources)
+		return r.Scan(&s.at, &s.subject, &s.predicate, &s.object, sqlrow.JSON(&s.sources), &s.memory)
 	})
 	if err != nil {
 		return err
@@ -295,7 +274,6 @@ func rebuildChainFrom(ctx context.Context, tx *sql.Tx, ns, chain string, single 
 		if j < len(sts) {
 			validTo = sts[j].at
 		}
-		raw, _ := json.Marshal(nonNil(srcs))
 		seq++
 		var n int64
 		var corrected any
@@ -306,7 +284,7 @@ func rebuildChainFrom(ctx context.Context, tx *sql.Tx, ns, chain string, single 
 			(id, namespace, chain, subject, predicate, object, valid_from, valid_to, confidence, sources, memory, seq, corrected)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING n`,
 			tripleID(ns, first.subject, first.predicate, first.object, first.at), ns, chain, first.subject, first.predicate,
-			first.object, first.at, validTo, confidence(len(srcs)), string(raw), first.memory, seq, corrected).Scan(&n); err != nil {
+			first.object, first.at, validTo, confidence(len(srcs)), sqlrow.JSONList(nonNil(srcs)), first.memory, seq, corrected).Scan(&n); err != nil {
 			return err
 		}
 		var subj, obj string
@@ -332,21 +310,23 @@ func rebuildChainFrom(ctx context.Context, tx *sql.Tx, ns, chain string, single 
 // corrections: with them, triples need not hold their first statements'
 // keys.
 func chainGroupBefore(ctx context.Context, tx *sql.Tx, ns, chain string, key stmtKey) (from stmtKey, ok bool, err error) {
-	err = tx.QueryRowContext(ctx, `SELECT valid_from, predicate, object FROM kg_triples
+	ok, err = sqlrow.One(tx.QueryRowContext(ctx, `SELECT valid_from, predicate, object FROM kg_triples
 		WHERE namespace = ? AND chain = ? AND (valid_from, predicate, object) < (?, ?, ?)
 		ORDER BY valid_from DESC, predicate DESC, object DESC LIMIT 1`,
-		ns, chain, key.at, key.predicate, key.object).Scan(&from.at, &from.predicate, &from.object)
-	if errors.Is(err, sql.ErrNoRows) {
-		return from, false, nil
-	}
-	return from, err == nil, err
+		ns, chain, key.at, key.predicate, key.object), &from.at, &from.predicate, &from.object)
+	return from, ok, err
+}
+
+// chainTripleIDs returns the ids of the triples of chain k.
+func chainTripleIDs(ctx context.Context, tx *sql.Tx, k chainKey) ([]string, error) {
+	return sqlrow.Strings(ctx, tx, `SELECT id FROM kg_triples WHERE namespace = ? AND chain = ?`, k.ns, k.chain)
 }
 
 // rebuildChainsWhere rebuilds every chain holding a statement that cond (a
 // condition on kg_statements, with args) selects, and returns the ids its
 // triples had before.
 func rebuildChainsWhere(ctx context.Context, tx *sql.Tx, cond string, args ...any) ([]string, error) {
-	chains, err := queryRows(ctx, tx, `SELECT DISTINCT namespace, chain, predicate FROM kg_statements WHERE `+cond, args,
+	chains, err := sqlrow.Query(ctx, tx, `SELECT DISTINCT namespace, chain, predicate FROM kg_statements WHERE `+cond, args,
 		func(r *sql.Rows, k *chainKey) error {
 			var pred string
 			err := r.Scan(&k.ns, &k.chain, &pred)
@@ -358,7 +338,7 @@ func rebuildChainsWhere(ctx context.Context, tx *sql.Tx, cond string, args ...an
 	}
 	var before []string
 	for _, k := range chains {
-		ids, err := queryStrings(ctx, tx, `SELECT id FROM kg_triples WHERE namespace = ? AND chain = ?`, k.ns, k.chain)
+		ids, err := chainTripleIDs(ctx, tx, k)
 		if err != nil {
 			return nil, err
 		}
@@ -388,24 +368,20 @@ func tripleID(ns string, subj int64, pred string, obj, vf int64) string {
 // name), creating it when create is set; 0 when not found. A known entity
 // met under a better spelling (betterName) takes it as its name.
 func resolveEntity(ctx context.Context, tx *sql.Tx, ns, name string, create bool) (int64, error) {
-	norm := normName(name)
-	display := strings.Join(strings.Fields(kwindex.NFKC(name)), " ")
+	norm, display := normName(name), displayName(name)
 	var n int64
 	var known string
-	err := tx.QueryRowContext(ctx, `SELECT e.n, e.name FROM kg_aliases a JOIN kg_entities e ON e.n = a.entity
-		WHERE a.namespace = ? AND a.norm = ?`, ns, norm).Scan(&n, &known)
+	found, err := sqlrow.One(tx.QueryRowContext(ctx, `SELECT e.n, e.name FROM kg_aliases a JOIN kg_entities e ON e.n = a.entity
+		WHERE a.namespace = ? AND a.norm = ?`, ns, norm), &n, &known)
 	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		if !create {
-			return 0, nil
-		}
 	case err != nil:
 		return 0, err
-	default:
-		if create && normName(known) == norm && betterName(display, known) {
-			_, err = tx.ExecContext(ctx, `UPDATE kg_entities SET name = ? WHERE n = ?`, display, n)
-		}
-		return n, err
+	case found && create && normName(known) == norm:
+		return n, rename(ctx, tx, n, known, display)
+	case found:
+		return n, nil
+	case !create:
+		return 0, nil
 	}
 	if n, err = nameEntity(ctx, tx, ns, name); err != nil {
 		return 0, err
@@ -418,22 +394,31 @@ func resolveEntity(ctx context.Context, tx *sql.Tx, ns, name string, create bool
 // nameEntity returns the entity whose normalised name is name's, creating
 // it (without alias) if there is none.
 func nameEntity(ctx context.Context, tx *sql.Tx, ns, name string) (int64, error) {
-	norm := normName(name)
-	display := strings.Join(strings.Fields(kwindex.NFKC(name)), " ")
+	norm, display := normName(name), displayName(name)
 	var n int64
 	var known string
-	err := tx.QueryRowContext(ctx, `SELECT n, name FROM kg_entities WHERE namespace = ? AND norm = ?`, ns, norm).Scan(&n, &known)
+	found, err := sqlrow.One(tx.QueryRowContext(ctx, `SELECT n, name FROM kg_entities WHERE namespace = ? AND norm = ?`, ns, norm), &n, &known)
 	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		err = tx.QueryRowContext(ctx, `INSERT INTO kg_entities (namespace, name, norm) VALUES (?, ?, ?) RETURNING n`, ns, display, norm).Scan(&n)
-		return n, err
 	case err != nil:
 		return 0, err
+	case !found:
+		err = tx.QueryRowContext(ctx, `INSERT INTO kg_entities (namespace, name, norm) VALUES (?, ?, ?) RETURNING n`, ns, display, norm).Scan(&n)
+		return n, err
 	}
-	if betterName(display, known) {
-		_, err = tx.ExecContext(ctx, `UPDATE kg_entities SET name = ? WHERE n = ?`, display, n)
+	return n, rename(ctx, tx, n, known, display)
+}
+
+// displayName is name as an entity shows it: NFKC, white space collapsed.
+func displayName(name string) string { return strings.Join(strings.Fields(kwindex.NFKC(name)), " ") }
+
+// rename names entity n, now named known, display when that spelling is
+// the better (betterName).
+func rename(ctx context.Context, tx *sql.Tx, n int64, known, display string) error {
+	if !betterName(display, known) {
+		return nil
 	}
-	return n, err
+	_, err := tx.ExecContext(ctx, `UPDATE kg_entities SET name = ? WHERE n = ?`, display, n)
+	return err
 }
 
 // betterName reports whether spelling a names an entity better than b, so
@@ -470,12 +455,12 @@ func betterName(a, b string) bool {
 func addAlias(ctx context.Context, tx *sql.Tx, ns, name string, entity int64) error {
 	norm := normName(name)
 	var owner int64
-	err := tx.QueryRowContext(ctx, `SELECT entity FROM kg_aliases WHERE namespace = ? AND norm = ?`, ns, norm).Scan(&owner)
+	found, err := sqlrow.One(tx.QueryRowContext(ctx, `SELECT entity FROM kg_aliases WHERE namespace = ? AND norm = ?`, ns, norm), &owner)
 	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		_, err = tx.ExecContext(ctx, `INSERT INTO kg_aliases (namespace, norm, alias, entity) VALUES (?, ?, ?, ?)`, ns, norm, name, entity)
+	case err != nil || found && owner == entity:
 		return err
-	case err != nil || owner == entity:
+	case !found:
+		_, err = tx.ExecContext(ctx, `INSERT INTO kg_aliases (namespace, norm, alias, entity) VALUES (?, ?, ?, ?)`, ns, norm, name, entity)
 		return err
 	}
 	var used int
@@ -524,7 +509,7 @@ func (db *DB) Graph(ctx context.Context, q engram.GraphQuery) (engram.GraphResul
 			if at.IsZero() {
 				at = db.now()
 			}
-			cond = ` AND t.valid_from <= ?2 AND (t.valid_to IS NULL OR t.valid_to > ?2)`
+			cond = ` AND ` + validAt
 			args = append(args, at.UnixNano())
 		}
 		res.Triples, err = queryTriples(ctx, tx, `(t.subject = ?1 OR t.object = ?1)`+cond+` ORDER BY t.valid_from, t.n LIMIT `+strconv.Itoa(limit), args...)
@@ -545,7 +530,7 @@ func loadEntity(ctx context.Context, tx *sql.Tx, n int64) (engram.Entity, error)
 	if err := tx.QueryRowContext(ctx, `SELECT namespace, name FROM kg_entities WHERE n = ?`, n).Scan(&e.Namespace, &e.Name); err != nil {
 		return e, err
 	}
-	aliases, err := queryStrings(ctx, tx, `SELECT alias FROM kg_aliases WHERE entity = ? ORDER BY alias`, n)
+	aliases, err := sqlrow.Strings(ctx, tx, `SELECT alias FROM kg_aliases WHERE entity = ? ORDER BY alias`, n)
 	for _, a := range aliases {
 		if a != e.Name {
 			e.Aliases = append(e.Aliases, a)
@@ -554,32 +539,27 @@ func loadEntity(ctx context.Context, tx *sql.Tx, n int64) (engram.Entity, error)
 	return e, err
 }
 
+// tripleColumns are the columns of a triple, from kg_triples t joined
+// with its subject's and object's entities (tripleNames), as scanTriple
+// reads them.
+const (
+	tripleColumns = `t.id, t.namespace, s.name, t.predicate, o.name, t.valid_from, t.valid_to, t.confidence, t.sources, t.memory, t.seq`
+	tripleNames   = `JOIN kg_entities s ON s.n = t.subject JOIN kg_entities o ON o.n = t.object`
+)
+
+// validAt is the condition that triple t holds at ?2 (Unix nanoseconds).
+const validAt = `t.valid_from <= ?2 AND (t.valid_to IS NULL OR t.valid_to > ?2)`
+
+// scanTriple scans a row of tripleColumns, and extra after them.
+func scanTriple(r *sql.Rows, t *engram.Triple, extra ...any) error {
+	return r.Scan(append([]any{&t.ID, &t.Namespace, &t.Subject, &t.Predicate, &t.Object, sqlrow.Time(&t.ValidFrom), sqlrow.Time(&t.ValidTo),
+		&t.Confidence, sqlrow.JSON(&t.Sources), &t.Memory, &t.Seq}, extra...)...)
+}
+
+// queryTriples returns the triples where selects, in its order.
 func queryTriples(ctx context.Context, tx *sql.Tx, where string, args ...any) ([]engram.Triple, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT t.id, t.namespace, s.name, t.predicate, o.name, t.valid_from, t.valid_to, t.confidence, t.sources, t.memory, t.seq
-		FROM kg_triples t JOIN kg_entities s ON s.n = t.subject JOIN kg_entities o ON o.n = t.object WHERE `+where, args...)
-	if err != nil {
-		return nil, err
-	}
-	var out []engram.Triple
-	err = eachRow(rows, func() error {
-		var t engram.Triple
-		var from int64
-		var to sql.NullInt64
-		var raw string
-		if err := rows.Scan(&t.ID, &t.Namespace, &t.Subject, &t.Predicate, &t.Object, &from, &to, &t.Confidence, &raw, &t.Memory, &t.Seq); err != nil {
-			return err
-		}
-		t.ValidFrom, t.ValidTo = time.Unix(0, from).UTC(), fromNanos(to)
-		if err := json.Unmarshal([]byte(raw), &t.Sources); err != nil {
-			return fmt.Errorf("triple %s: sources: %w", t.ID, err)
-		}
-		out = append(out, t)
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return sqlrow.Query(ctx, tx, `SELECT `+tripleColumns+` FROM kg_triples t `+tripleNames+` WHERE `+where, args,
+		func(r *sql.Rows, t *engram.Triple) error { return scanTriple(r, t) })
 }
 
 // EntityTriples returns, for each name that resolves to an entity of the
@@ -605,7 +585,7 @@ func (db *DB) EntityTriples(ctx context.Context, ns string, names []string, asOf
 				continue
 			}
 			seen[n] = true
-			ts, err := queryTriples(ctx, tx, `(t.subject = ?1 OR t.object = ?1) AND t.valid_from <= ?2 AND (t.valid_to IS NULL OR t.valid_to > ?2) LIMIT ?3`,
+			ts, err := queryTriples(ctx, tx, `(t.subject = ?1 OR t.object = ?1) AND `+validAt+` LIMIT ?3`,
 				n, asOf.UnixNano(), limit-len(out))
 			if err != nil {
 				return err
@@ -645,13 +625,13 @@ func (db *DB) GetTriples(ctx context.Context, ids []string) ([]engram.Triple, er
 	}
 	var got []engram.Triple
 	err := db.View(ctx, func(tx *sql.Tx) (err error) {
-		got, err = queryTriples(ctx, tx, `t.id IN (?`+strings.Repeat(",?", len(ids)-1)+`)`, anys(ids)...)
+		got, err = queryTriples(ctx, tx, `t.id IN (SELECT value FROM json_each(?))`, sqlrow.JSONList(ids))
 		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("palace: get triples: %w", err)
 	}
-	return inOrder(ids, got, func(t engram.Triple) string { return t.ID }), nil
+	return sqlrow.InOrder(ids, got, func(t engram.Triple) string { return t.ID }), nil
 }
 
 // SearchTriples ranks the triples valid at asOf (zero: now) whose sentence
@@ -668,79 +648,25 @@ func (db *DB) SearchTriples(ctx context.Context, q engram.TextQuery, asOf time.T
 	limit := min(max(q.Limit, 1), MaxSearchLimit)
 	var out []engram.TripleHit
 	err = db.View(ctx, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, `SELECT t.id, f.rank FROM kg_fts f JOIN kg_triples t ON t.n = f.rowid
-			WHERE kg_fts MATCH ?1 AND (?2 = '' OR t.namespace = ?2) AND t.valid_from <= ?3 AND (t.valid_to IS NULL OR t.valid_to > ?3)
-			ORDER BY f.rank LIMIT ?4`, matchExpr(terms), q.Namespace, asOf.UnixNano(), limit)
+		rows, err := tx.QueryContext(ctx, `SELECT `+tripleColumns+`, f.rank FROM kg_fts f JOIN kg_triples t ON t.n = f.rowid `+tripleNames+`
+			WHERE kg_fts MATCH ?1 AND (?3 = '' OR t.namespace = ?3) AND `+validAt+`
+			ORDER BY f.rank LIMIT ?4`, matchExpr(terms), asOf.UnixNano(), q.Namespace, limit)
 		if err != nil {
 			return err
 		}
-		var ids []any
-		score := map[string]float64{}
-		err = eachRow(rows, func() error {
-			var id string
+		return sqlrow.Each(rows, func() error {
+			var h engram.TripleHit
 			var rank float64
-			if err := rows.Scan(&id, &rank); err != nil {
+			if err := scanTriple(rows, &h.Triple, &rank); err != nil {
 				return err
 			}
-			ids = append(ids, id)
-			score[id] = -rank
+			h.Score = -rank
+			out = append(out, h)
 			return nil
 		})
-		if err != nil || len(ids) == 0 {
-			return err
-		}
-		ts, err := queryTriples(ctx, tx, `t.id IN (?`+strings.Repeat(",?", len(ids)-1)+`)`, ids...)
-		if err != nil {
-			return err
-		}
-		for _, t := range ts {
-			out = append(out, engram.TripleHit{Triple: t, Score: score[t.ID]})
-		}
-		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("palace: search triples: %w", err)
 	}
-	slices.SortStableFunc(out, func(a, b engram.TripleHit) int { return cmp.Compare(b.Score, a.Score) })
 	return out, nil
-}
-
-// getByIDs runs query, which ends with "IN ", for ids, and returns the items
-// scan reads in the order of ids, each once; unknown ids are skipped.
-func getByIDs[T any](ctx context.Context, db *DB, what, query string, ids []string,
-	scan func(*sql.Rows, func(T)) error, id func(T) string) ([]T, error) {
-	if len(ids) == 0 {
-		return nil, nil
-	}
-	got, err := viewList(ctx, db, "get "+what, scan, query+`(?`+strings.Repeat(",?", len(ids)-1)+`)`, anys(ids)...)
-	if err != nil {
-		return nil, err
-	}
-	return inOrder(ids, got, id), nil
-}
-
-// inOrder returns items in the order of ids, each once; ids without an
-// item are skipped.
-func inOrder[T any](ids []string, items []T, id func(T) string) []T {
-	byID := make(map[string]T, len(items))
-	for _, it := range items {
-		byID[id(it)] = it
-	}
-	out := make([]T, 0, len(byID))
-	for _, i := range ids {
-		if it, ok := byID[i]; ok {
-			out = append(out, it)
-			delete(byID, i)
-		}
-	}
-	return out
-}
-
-// anys converts ids to query arguments.
-func anys(ids []string) []any {
-	out := make([]any, len(ids))
-	for i, id := range ids {
-		out[i] = id
-	}
-	return out
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -14,6 +13,7 @@ import (
 
 	engram "github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/internal/kwindex"
+	"github.com/engram-dev/engram/internal/sqlrow"
 )
 
 // Near-duplicate merging: a memory whose content words overlap an active
@@ -50,51 +50,62 @@ func (db *DB) PutMemories(ctx context.Context, worker string, mems []engram.Memo
 			return res, err
 		}
 	}
-	// One transaction, unless a write that an acknowledgement waits for
-	// (the turn index) queues for the writer meanwhile: then the memories
-	// stored so far commit, that write goes, and the rest follows in
-	// another transaction, so that a POST waits for one memory, not a
-	// batch. The watermark moves in the last. A crash in between leaves
-	// the watermark before the batch: it is extracted again, and the
-	// memories stored before are found by id (replayed), not stored twice.
-	for next := 0; ; {
-		var part engram.MemoryResult
-		stop := next
-		err := db.Update(ctx, func(tx *sql.Tx) error {
-			part = engram.MemoryResult{}
-			seq, err := nextSeq(ctx, tx, "memories")
+	// A POST waits for one memory, not a batch (updateYielding). A crash
+	// between two transactions leaves the watermark before the batch: it
+	// is extracted again, and the memories stored before are found by id
+	// (replayed), not stored twice.
+	err := db.updateYielding(ctx, len(mems), func(tx *sql.Tx, from int, yield func(i int) bool) (int, error) {
+		seq, err := nextSeq(ctx, tx, "memories")
+		if err != nil {
+			return 0, err
+		}
+		for i := from; i < len(mems); i++ {
+			if yield(i) {
+				return i, nil
+			}
+			m := mems[i]
+			what, err := db.putMemory(ctx, tx, m, &seq)
 			if err != nil {
-				return err
+				return 0, fmt.Errorf("memory %s: %w", m.ID, err)
 			}
-			for stop = next; stop < len(mems); stop++ {
-				if stop > next && db.yieldWriter() {
-					return nil
-				}
-				m := mems[stop]
-				what, err := db.putMemory(ctx, tx, m, &seq)
-				if err != nil {
-					return fmt.Errorf("memory %s: %w", m.ID, err)
-				}
-				switch what {
-				case memInserted:
-					part.Inserted++
-				case memMerged:
-					part.Merged++
-				case memSuperseding:
-					part.Inserted++
-					part.Superseded++
-				}
+			switch what {
+			case memInserted:
+				res.Inserted++
+			case memMerged:
+				res.Merged++
+			case memSuperseding:
+				res.Inserted++
+				res.Superseded++
 			}
-			return setWorkerSeq(ctx, tx, worker, throughSeq)
+		}
+		return len(mems), setWorkerSeq(ctx, tx, worker, throughSeq)
+	})
+	if err != nil {
+		return engram.MemoryResult{}, fmt.Errorf("palace: put memories: %w", err)
+	}
+	return res, nil
+}
+
+// updateYielding applies the n items of a layer job's batch in one write
+// transaction, unless a write that an acknowledgement waits for (the turn
+// index) queues for the writer meanwhile: then what was applied so far
+// commits, that write goes, and the rest follows in another transaction,
+// and so on. Each transaction calls apply with its first item and yield,
+// which reports whether it should end before item i (never before its
+// first); apply returns the item it ended before, n when it applied the
+// last, and then moves the worker's watermark in the same transaction.
+func (db *DB) updateYielding(ctx context.Context, n int, apply func(tx *sql.Tx, from int, yield func(i int) bool) (int, error)) error {
+	for next := 0; ; {
+		var stop int
+		err := db.Update(ctx, func(tx *sql.Tx) (err error) {
+			stop, err = apply(tx, next, func(i int) bool { return i > next && db.yieldWriter() })
+			return err
 		})
 		if err != nil {
-			return engram.MemoryResult{}, fmt.Errorf("palace: put memories: %w", err)
+			return err
 		}
-		res.Inserted += part.Inserted
-		res.Merged += part.Merged
-		res.Superseded += part.Superseded
-		if next = stop; next >= len(mems) {
-			return res, nil
+		if next = stop; next >= n {
+			return nil
 		}
 	}
 }
@@ -291,7 +302,7 @@ func supersede(ctx context.Context, tx *sql.Tx, m engram.Memory, n int64, seq *i
 		id   string
 		when int64
 	}
-	others, err := scanAll(rows, func(o *other) []any { return []any{&o.n, &o.id, &o.when} })
+	others, err := sqlrow.All(rows, func(o *other) []any { return []any{&o.n, &o.id, &o.when} })
 	if err != nil {
 		return false, err
 	}
@@ -473,23 +484,26 @@ func andExpr(terms []term) string {
 }
 
 func (db *DB) loadMemory(ctx context.Context, tx *sql.Tx, where string, args ...any) (*storedMemory, error) {
-	var s storedMemory
-	var raw string
 	q, err := db.writeStmt(ctx, tx, qLoadMemory+where)
 	if err != nil {
 		return nil, err
 	}
-	err = q.QueryRowContext(ctx, args...).Scan(&s.n, &s.id, &raw, &s.importance)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, nil
-	}
-	if err != nil {
+	var s storedMemory
+	found, err := sqlrow.One(q.QueryRowContext(ctx, args...), &s.n, &s.id, sqlrow.JSON(&s.sources), &s.importance)
+	if err != nil || !found {
 		return nil, err
 	}
-	if err := json.Unmarshal([]byte(raw), &s.sources); err != nil {
-		return nil, fmt.Errorf("memory %s: sources: %w", s.id, err)
-	}
 	return &s, nil
+}
+
+// reindexMemory replaces memory row n's entry in memories_fts with m's
+// text.
+func reindexMemory(ctx context.Context, tx *sql.Tx, n int64, m engram.Memory) error {
+	text, err := kwindex.IndexText(memoryIndexText(m))
+	if err != nil {
+		return err
+	}
+	return reindexText(ctx, tx, "memories_fts", n, text)
 }
 
 // memoryIndexText is what the keyword index holds for a memory.
@@ -592,33 +606,22 @@ const memoryColumns = `m.n, m.id, m.namespace, m.type, m.subject, m.text, m.rati
 	m.wrong, m.corrected, m.extracted`
 
 func scanMemories(rows *sql.Rows, fn func(n int64, m engram.Memory, extra float64)) error {
-	return scanRanked(rows, func(r *rankedRows) error {
+	return sqlrow.EachRanked(rows, func(r *sqlrow.Ranked) error {
 		var (
-			m          engram.Memory
-			n          int64
-			ents, srcs string
-			ts, vf     sql.NullInt64
-			rs, rp, ro sql.NullString
-			sup        sql.NullString
-			corr, ext  sql.NullString
+			m              engram.Memory
+			n              int64
+			rs, rp, ro     sql.NullString
+			sup, corr, ext sql.NullString
 		)
-		rank, err := r.scan(&n, &m.ID, &m.Namespace, &m.Type, &m.Subject, &m.Text, &m.Rationale, &ents, &m.Importance,
-			&ts, &vf, &srcs, &rs, &rp, &ro, &sup, &m.Seq, &m.Wrong, &corr, &ext)
+		rank, err := r.Scan(&n, &m.ID, &m.Namespace, &m.Type, &m.Subject, &m.Text, &m.Rationale, sqlrow.JSON(&m.Entities), &m.Importance,
+			sqlrow.Time(&m.TS), sqlrow.Time(&m.ValidFrom), sqlrow.JSON(&m.Sources), &rs, &rp, &ro, &sup, &m.Seq, &m.Wrong, &corr, &ext)
 		if err != nil {
 			return err
 		}
-		if err := json.Unmarshal([]byte(ents), &m.Entities); err != nil {
-			return fmt.Errorf("memory %s: entities: %w", m.ID, err)
-		}
-		if err := json.Unmarshal([]byte(srcs), &m.Sources); err != nil {
-			return fmt.Errorf("memory %s: sources: %w", m.ID, err)
-		}
-		m.TS, m.ValidFrom = fromNanos(ts), fromNanos(vf)
 		if rp.Valid {
 			m.Relation = &engram.Relation{Subject: rs.String, Predicate: rp.String, Object: ro.String}
 		}
-		m.SupersededBy = sup.String
-		m.Corrected, m.Extracted = corr.String, ext.String
+		m.SupersededBy, m.Corrected, m.Extracted = sup.String, corr.String, ext.String
 		fn(n, m, rank)
 		return nil
 	})
@@ -627,13 +630,6 @@ func scanMemories(rows *sql.Rows, fn func(n int64, m engram.Memory, extra float6
 // readMemories passes each memory of rows to add.
 func readMemories(rows *sql.Rows, add func(engram.Memory)) error {
 	return scanMemories(rows, func(_ int64, m engram.Memory, _ float64) { add(m) })
-}
-
-func fromNanos(v sql.NullInt64) time.Time {
-	if !v.Valid {
-		return time.Time{}
-	}
-	return time.Unix(0, v.Int64).UTC()
 }
 
 // MemoriesSince returns up to limit memories whose change number is above

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"slices"
-	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -43,64 +42,35 @@ const (
 // merger fall behind, FTS5 merges a level of 16 segments in the commit that
 // makes it (crisismerge): slower, never wrong.
 type merger struct {
-	db     *DB
-	begin  func(context.Context) (func(), error) // Options.Work; nil: none
-	ctx    context.Context
-	cancel context.CancelFunc
-	wake   chan struct{}
-	wg     sync.WaitGroup
+	*background
+	db    *DB
+	begin func(context.Context) (func(), error) // Options.Work; nil: none
 
 	steps  atomic.Int64 // merge steps that merged something
 	pokes  atomic.Int64 // commits that woke the merger
 	merged atomic.Int64 // the pokes a finished pass has seen to
 }
 
+// newMerger makes the merger of db; start starts it. Its first pass
+// follows the process's first write: a process that only reads never
+// takes the writer (another process, engram serve, may hold it), and
+// segments a process left unmerged when it stopped wait for the next
+// write.
 func newMerger(db *DB, begin func(context.Context) (func(), error)) *merger {
-	ctx, cancel := context.WithCancel(context.Background())
-	return &merger{db: db, begin: begin, ctx: ctx, cancel: cancel, wake: make(chan struct{}, 1)}
-}
-
-// start starts the merger's goroutine. Its first pass follows the
-// process's first write: a process that only reads never takes the writer
-// (another process, engram serve, may hold it), and segments a process left
-// unmerged when it stopped wait for the next write.
-func (m *merger) start() {
-	m.wg.Add(1)
-	go func() {
-		defer m.wg.Done()
-		m.loop()
-	}()
+	m := &merger{db: db, begin: begin}
+	m.background = newBackground(mergeEvery, func(context.Context) {
+		seen := m.pokes.Load()
+		if m.pass() {
+			m.merged.Store(seen)
+		}
+	})
+	return m
 }
 
 // poke tells the merger that the writer committed. It never blocks.
 func (m *merger) poke() {
 	m.pokes.Add(1)
-	select {
-	case m.wake <- struct{}{}:
-	default:
-	}
-}
-
-func (m *merger) loop() {
-	t := time.NewTimer(0)
-	defer t.Stop()
-	for {
-		select {
-		case <-m.ctx.Done():
-			return
-		case <-m.wake:
-		}
-		seen := m.pokes.Load()
-		if m.pass() {
-			m.merged.Store(seen)
-		}
-		t.Reset(mergeEvery)
-		select {
-		case <-m.ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
+	m.background.poke()
 }
 
 // pass merges every table until none has work left, and reports whether it
@@ -165,9 +135,3 @@ func (m *merger) step(from int) (int, error) {
 
 // idle reports whether a pass has finished since the last commit.
 func (m *merger) idle() bool { return m.merged.Load() == m.pokes.Load() }
-
-// close stops the merger, waiting for a step under way.
-func (m *merger) close() {
-	m.cancel()
-	m.wg.Wait()
-}

@@ -118,13 +118,9 @@ func Open(path string, opts Options) (*DB, error) {
 
 	db := &DB{path: abs, now: opts.Now, parallelRank: parallelRankRows}
 	db.openKeyword()
-	if db.w, err = sql.Open("sqlite", dsn(abs, true)); err != nil {
+	if db.w, err = openPool(dsn(abs, true), 1); err != nil {
 		return nil, fmt.Errorf("palace: open: %w", err)
 	}
-	db.w.SetMaxOpenConns(1)
-	db.w.SetMaxIdleConns(1)
-	db.w.SetConnMaxLifetime(0)
-	db.w.SetConnMaxIdleTime(0)
 	if err := db.persistWAL(); err != nil {
 		db.w.Close()
 		return nil, err
@@ -158,15 +154,11 @@ func Open(path string, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("palace: open: %w", err)
 	}
 	db.ckpt.start()
-	if db.r, err = sql.Open("sqlite", dsn(abs, false)); err != nil {
+	if db.r, err = openPool(dsn(abs, false), opts.Readers); err != nil {
 		db.ckpt.close()
 		db.w.Close()
 		return nil, fmt.Errorf("palace: open: %w", err)
 	}
-	db.r.SetMaxOpenConns(opts.Readers)
-	db.r.SetMaxIdleConns(opts.Readers)
-	db.r.SetConnMaxLifetime(0)
-	db.r.SetConnMaxIdleTime(0)
 	db.merge = newMerger(db, begin)
 	db.merge.start()
 	return db, nil
@@ -238,8 +230,28 @@ func dsn(abs string, writer bool) string {
 	} else {
 		q.Add("_pragma", "query_only(1)")
 	}
+	return fileDSN(abs, q)
+}
+
+// fileDSN returns the data source name of the database file at abs with
+// the query q.
+func fileDSN(abs string, q url.Values) string {
 	u := url.URL{Scheme: "file", Path: abs} // escapes '?', '#' and '%' in the path
 	return u.String() + "?" + q.Encode()
+}
+
+// openPool opens a pool of at most conns connections to dsn, each kept
+// open until the pool closes.
+func openPool(dsn string, conns int) (*sql.DB, error) {
+	pool, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, err
+	}
+	pool.SetMaxOpenConns(conns)
+	pool.SetMaxIdleConns(conns)
+	pool.SetConnMaxLifetime(0)
+	pool.SetConnMaxIdleTime(0)
+	return pool, nil
 }
 
 // yieldWriter reports whether a background write transaction that can end
@@ -254,8 +266,7 @@ func checkpointDSN(abs string) string {
 	q.Add("_pragma", "busy_timeout(5000)")
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "synchronous(NORMAL)")
-	u := url.URL{Scheme: "file", Path: abs}
-	return u.String() + "?" + q.Encode()
+	return fileDSN(abs, q)
 }
 
 // Path returns the absolute path of the database file.
@@ -269,7 +280,7 @@ func (db *DB) Close() error {
 	}
 	var errs []error
 	if db.merge != nil {
-		db.merge.close()
+		db.merge.stop()
 	}
 	if db.ckpt != nil {
 		errs = append(errs, db.ckpt.close())

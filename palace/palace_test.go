@@ -16,6 +16,7 @@ import (
 
 	engram "github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/internal/kwindex"
+	"github.com/engram-dev/engram/internal/sqlrow"
 	"github.com/engram-dev/engram/internal/testutil"
 	"github.com/engram-dev/engram/migrations"
 )
@@ -564,7 +565,7 @@ func TestOpen_FTSPageSize(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		tables, err := scanAll(rows, func(s *string) []any { return []any{s} })
+		tables, err := sqlrow.All(rows, func(s *string) []any { return []any{s} })
 		if err != nil {
 			return err
 		}

@@ -3,7 +3,6 @@ package palace
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	engram "github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/internal/sqlrow"
 )
 
 // maxFacetHistory bounds the past values kept per facet.
@@ -64,48 +64,61 @@ type observation struct {
 	Evidence []string  `json:"evidence"`
 }
 
-func applyFacet(ctx context.Context, tx *sql.Tx, u engram.FacetUpdate) error {
-	var value, evid, hist string
-	var since sql.NullInt64
-	err := tx.QueryRowContext(ctx, `SELECT value, since, evidence, history FROM persona_facets
-		WHERE namespace = ? AND speaker = ? AND facet = ? AND key = ?`, u.Namespace, u.Speaker, u.Facet, u.Key).Scan(&value, &since, &evid, &hist)
-	var line []observation
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-	case err != nil:
+// facet is a row of persona_facets with its history and current value as
+// one timeline, oldest first.
+type facet struct {
+	ns, speaker, facet, key string
+	line                    []observation
+}
+
+// facetColumns are the columns scanFacet reads.
+const facetColumns = `namespace, speaker, facet, key, value, since, evidence, history`
+
+// scanFacet reads a row of facetColumns into x through scan (a row's or
+// rows' Scan).
+func scanFacet(scan func(dest ...any) error, x *facet) error {
+	var cur observation
+	var past []engram.FacetChange
+	if err := scan(&x.ns, &x.speaker, &x.facet, &x.key, &cur.Value, sqlrow.Time(&cur.From), sqlrow.JSON(&cur.Evidence), sqlrow.JSON(&past)); err != nil {
 		return err
-	default:
-		// Rebuild the timeline: history (oldest first) then the current value.
-		var past []engram.FacetChange
-		if err := json.Unmarshal([]byte(hist), &past); err != nil {
-			return fmt.Errorf("history: %w", err)
-		}
-		for _, p := range past {
-			line = append(line, observation{p.Value, p.From, p.Evidence})
-		}
-		cur := observation{Value: value, From: fromNanos(since)}
-		if err := json.Unmarshal([]byte(evid), &cur.Evidence); err != nil {
-			return fmt.Errorf("evidence: %w", err)
-		}
-		line = append(line, cur)
 	}
-	line = fold(line, observation{u.Value, u.At.UTC(), u.Evidence})
-	cur := line[len(line)-1]
-	past := make([]engram.FacetChange, 0, len(line)-1)
-	for i, o := range line[:len(line)-1] {
-		past = append(past, engram.FacetChange{Value: o.Value, From: o.From, To: line[i+1].From, Evidence: o.Evidence})
+	x.line = x.line[:0]
+	for _, p := range past {
+		x.line = append(x.line, observation{p.Value, p.From, p.Evidence})
+	}
+	x.line = append(x.line, cur)
+	return nil
+}
+
+// putFacet writes x, whose timeline is not empty: its last value is the
+// facet's, held since it began, and the values before it its history (the
+// latest maxFacetHistory), each held until the next began.
+func putFacet(ctx context.Context, tx *sql.Tx, x facet) error {
+	cur := x.line[len(x.line)-1]
+	past := make([]engram.FacetChange, 0, len(x.line)-1)
+	for i, o := range x.line[:len(x.line)-1] {
+		past = append(past, engram.FacetChange{Value: o.Value, From: o.From, To: x.line[i+1].From, Evidence: o.Evidence})
 	}
 	if len(past) > maxFacetHistory {
 		past = past[len(past)-maxFacetHistory:]
 	}
-	rawHist, _ := json.Marshal(past)
-	rawEvid, _ := json.Marshal(nonNil(cur.Evidence))
-	_, err = tx.ExecContext(ctx, `INSERT INTO persona_facets (namespace, speaker, facet, key, value, since, evidence, history, updated)
+	_, err := tx.ExecContext(ctx, `INSERT INTO persona_facets (namespace, speaker, facet, key, value, since, evidence, history, updated)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (namespace, speaker, facet, key) DO UPDATE SET value = excluded.value, since = excluded.since,
 			evidence = excluded.evidence, history = excluded.history, updated = excluded.updated`,
-		u.Namespace, u.Speaker, u.Facet, u.Key, cur.Value, cur.From.UnixNano(), string(rawEvid), string(rawHist), cur.From.UnixNano())
+		x.ns, x.speaker, x.facet, x.key, cur.Value, cur.From.UnixNano(), sqlrow.JSONList(nonNil(cur.Evidence)), sqlrow.JSONList(past), cur.From.UnixNano())
 	return err
+}
+
+func applyFacet(ctx context.Context, tx *sql.Tx, u engram.FacetUpdate) error {
+	x := facet{ns: u.Namespace, speaker: u.Speaker, facet: u.Facet, key: u.Key}
+	err := scanFacet(tx.QueryRowContext(ctx, `SELECT `+facetColumns+` FROM persona_facets
+		WHERE namespace = ? AND speaker = ? AND facet = ? AND key = ?`, u.Namespace, u.Speaker, u.Facet, u.Key).Scan, &x)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return err
+	}
+	x.line = fold(x.line, observation{u.Value, u.At.UTC(), u.Evidence})
+	return putFacet(ctx, tx, x)
 }
 
 // fold adds o to a timeline sorted by From: an observation of the value in
@@ -148,18 +161,11 @@ func (db *DB) Persona(ctx context.Context, namespace, speaker string) ([]engram.
 		if err != nil {
 			return err
 		}
-		return eachRow(rows, func() error {
+		return sqlrow.Each(rows, func() error {
 			var f engram.PersonaFacet
-			var who, evid, hist string
-			var since, updated sql.NullInt64
-			if err := rows.Scan(&who, &f.Facet, &f.Key, &f.Value, &since, &evid, &hist, &updated); err != nil {
-				return err
-			}
-			f.Since = fromNanos(since)
-			if err := json.Unmarshal([]byte(evid), &f.Evidence); err != nil {
-				return err
-			}
-			if err := json.Unmarshal([]byte(hist), &f.History); err != nil {
+			var who string
+			var updated time.Time
+			if err := rows.Scan(&who, &f.Facet, &f.Key, &f.Value, sqlrow.Time(&f.Since), sqlrow.JSON(&f.Evidence), sqlrow.JSON(&f.History), sqlrow.Time(&updated)); err != nil {
 				return err
 			}
 			if len(out) == 0 || out[len(out)-1].Speaker != who {
@@ -167,8 +173,8 @@ func (db *DB) Persona(ctx context.Context, namespace, speaker string) ([]engram.
 			}
 			p := &out[len(out)-1]
 			p.Facets = append(p.Facets, f)
-			if u := fromNanos(updated); u.After(p.Updated) {
-				p.Updated = u
+			if updated.After(p.Updated) {
+				p.Updated = updated
 			}
 			return nil
 		})

@@ -5,7 +5,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/internal/kwindex"
+	"github.com/engram-dev/engram/internal/sqlrow"
 )
 
 // RedactResult says what RedactTurns changed.
@@ -218,11 +218,8 @@ func jsonText(s string, html bool) string {
 // hold the turn; ns is its namespace.
 func (r *redactor) turn(t engram.Turn) (ns string, ok bool, err error) {
 	var ts sql.NullInt64
-	err = r.tx.QueryRowContext(r.ctx, `SELECT namespace, ts FROM turns WHERE seq = ? AND id = ?`, t.Seq, t.ID).Scan(&ns, &ts)
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", false, nil
-	}
-	if err != nil {
+	found, err := sqlrow.One(r.tx.QueryRowContext(r.ctx, `SELECT namespace, ts FROM turns WHERE seq = ? AND id = ?`, t.Seq, t.ID), &ns, &ts)
+	if err != nil || !found {
 		return "", false, err
 	}
 	raw, speaker := kwindex.NFKC(t.Content), kwindex.NFKC(t.Speaker)
@@ -262,7 +259,7 @@ func (r *redactor) turn(t engram.Turn) (ns string, ok bool, err error) {
 			return "", false, err
 		}
 	}
-	models, err := queryStrings(r.ctx, r.tx, `SELECT model FROM vectors WHERE id = ? ORDER BY model`, t.ID)
+	models, err := sqlrow.Strings(r.ctx, r.tx, `SELECT model FROM vectors WHERE id = ? ORDER BY model`, t.ID)
 	if err != nil {
 		return "", false, err
 	}
@@ -303,7 +300,7 @@ func (r *redactor) entities(namespaces map[string]bool) error {
 			name string
 		}
 		for _, sp := range r.spans {
-			aliases, err := queryRows(r.ctx, r.tx, `SELECT norm, alias, entity FROM kg_aliases WHERE namespace = ? AND instr(alias, ?) > 0`,
+			aliases, err := sqlrow.Query(r.ctx, r.tx, `SELECT norm, alias, entity FROM kg_aliases WHERE namespace = ? AND instr(alias, ?) > 0`,
 				[]any{ns, sp}, func(rows *sql.Rows, a *alias) error { return rows.Scan(&a.norm, &a.alias, &a.entity) })
 			if err != nil {
 				return err
@@ -321,7 +318,7 @@ func (r *redactor) entities(namespaces map[string]bool) error {
 					}
 				}
 			}
-			ents, err := queryRows(r.ctx, r.tx, `SELECT n, name FROM kg_entities WHERE namespace = ? AND instr(name, ?) > 0`,
+			ents, err := sqlrow.Query(r.ctx, r.tx, `SELECT n, name FROM kg_entities WHERE namespace = ? AND instr(name, ?) > 0`,
 				[]any{ns, sp}, func(rows *sql.Rows, e *entity) error { return rows.Scan(&e.n, &e.name) })
 			if err != nil {
 				return err
@@ -365,7 +362,7 @@ func redactCorrections(ctx context.Context, tx *sql.Tx, red func(string) string,
 		n                      int64
 		target, key, alt, body string
 	}
-	rows, err := queryRows(ctx, tx, `SELECT n, target, key, alt, body FROM corrections`, nil, func(r *sql.Rows, c *row) error {
+	rows, err := sqlrow.Query(ctx, tx, `SELECT n, target, key, alt, body FROM corrections`, nil, func(r *sql.Rows, c *row) error {
 		return r.Scan(&c.n, &c.target, &c.key, &c.alt, &c.body)
 	})
 	if err != nil {
@@ -415,7 +412,7 @@ func settleCorrected(ctx context.Context, tx *sql.Tx, n int64) error {
 	if err != nil {
 		return err
 	}
-	ns, err := scanInts(rows)
+	ns, err := sqlrow.Ints(rows)
 	if err != nil {
 		return err
 	}
@@ -457,10 +454,9 @@ func (r *redactor) redactMemories(turnID string) error {
 	}
 	for _, n := range ns {
 		var m engram.Memory
-		var ents string
 		var ext, rs, ro sql.NullString
 		if err := tx.QueryRowContext(ctx, `SELECT text, rationale, subject, entities, extracted, rel_subject, rel_object FROM memories WHERE n = ?`, n).
-			Scan(&m.Text, &m.Rationale, &m.Subject, &ents, &ext, &rs, &ro); err != nil {
+			Scan(&m.Text, &m.Rationale, &m.Subject, sqlrow.JSON(&m.Entities), &ext, &rs, &ro); err != nil {
 			return err
 		}
 		// Every memory of the turn gets a new change number, so that the
@@ -475,9 +471,6 @@ func (r *redactor) redactMemories(turnID string) error {
 		} else if _, err := tx.ExecContext(ctx, `UPDATE memories SET seq = ? WHERE n = ?`, seq, n); err != nil {
 			return err
 		}
-		if err := json.Unmarshal([]byte(ents), &m.Entities); err != nil {
-			return err
-		}
 		old := m.Text + m.Rationale + m.Subject + strings.Join(m.Entities, "\x00") + ext.String
 		m.Text, m.Rationale, m.Subject = red(m.Text), red(m.Rationale), red(m.Subject)
 		for i := range m.Entities {
@@ -490,18 +483,13 @@ func (r *redactor) redactMemories(turnID string) error {
 		if old == m.Text+m.Rationale+m.Subject+strings.Join(m.Entities, "\x00")+red(ext.String) {
 			continue
 		}
-		raw, _ := json.Marshal(nonNil(m.Entities))
 		// The near-duplicate key is made of the text's words: redacted too.
 		if _, err := tx.ExecContext(ctx, `UPDATE memories SET text = ?, rationale = ?, subject = ?, entities = ?, extracted = ?,
 			dedup_key = ?, seq = ? WHERE n = ?`,
-			m.Text, m.Rationale, m.Subject, string(raw), newExt, dedupKey(m, contentWords(m.Text)), seq, n); err != nil {
+			m.Text, m.Rationale, m.Subject, sqlrow.JSONList(nonNil(m.Entities)), newExt, dedupKey(m, contentWords(m.Text)), seq, n); err != nil {
 			return err
 		}
-		text, err := kwindex.IndexText(memoryIndexText(m))
-		if err != nil {
-			return err
-		}
-		if err := reindexText(ctx, tx, "memories_fts", n, text); err != nil {
+		if err := reindexMemory(ctx, tx, n, m); err != nil {
 			return err
 		}
 		r.out.Memories++
@@ -516,7 +504,7 @@ func (r *redactor) citing(query, turnID, table string) ([]int64, int64, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	ns, err := scanInts(rows)
+	ns, err := sqlrow.Ints(rows)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -553,7 +541,7 @@ func (r *redactor) redactScenes(turnID string) error {
 		}
 		var ps []string
 		json.Unmarshal([]byte(np), &ps)
-		text, err := kwindex.IndexText(nt + "\n" + nsum + "\n" + strings.Join(ps, " "))
+		text, err := kwindex.IndexText(sceneIndexText(nt, nsum, ps))
 		if err != nil {
 			return err
 		}
@@ -622,7 +610,7 @@ func (r *redactor) redactFacets(turnID string) error {
 		rowid          int64
 		value, history string
 	}
-	fs, err := queryRows(r.ctx, r.tx, `SELECT rowid, value, history FROM persona_facets
+	fs, err := sqlrow.Query(r.ctx, r.tx, `SELECT rowid, value, history FROM persona_facets
 		WHERE EXISTS (SELECT 1 FROM json_each(persona_facets.evidence) WHERE value = ?1)
 		   OR instr(history, ?1) > 0`, []any{turnID}, func(rows *sql.Rows, f *facet) error { return rows.Scan(&f.rowid, &f.value, &f.history) })
 	if err != nil {
@@ -664,7 +652,7 @@ func (db *DB) TurnIDsHolding(ctx context.Context, namespace, session string, tex
 			return err
 		}
 		var id, ns, sess, content, speaker, meta string
-		return eachRow(rows, func() error {
+		return sqlrow.Each(rows, func() error {
 			if err := rows.Scan(&id, &ns, &sess, &content, &speaker, &meta); err != nil {
 				return err
 			}

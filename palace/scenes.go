@@ -10,6 +10,7 @@ import (
 
 	engram "github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/internal/kwindex"
+	"github.com/engram-dev/engram/internal/sqlrow"
 )
 
 // OpenScenes returns the drafts of the open scenes of the given sessions;
@@ -24,14 +25,11 @@ func (db *DB) OpenScenes(ctx context.Context, keys []engram.SessionKey) (map[eng
 		defer st.Close()
 		for _, k := range keys {
 			var d string
-			err := st.QueryRowContext(ctx, k.Namespace, k.Session).Scan(&d)
-			if err == sql.ErrNoRows {
-				continue
-			}
-			if err != nil {
+			if found, err := sqlrow.One(st.QueryRowContext(ctx, k.Namespace, k.Session), &d); err != nil {
 				return err
+			} else if found {
+				out[k] = []byte(d)
 			}
-			out[k] = []byte(d)
 		}
 		return nil
 	})
@@ -97,7 +95,7 @@ func prepareScenes(scenes []engram.SceneWrite) ([]preparedScene, error) {
 		if p.end, err = nanos(s.End); err != nil {
 			return nil, engram.FieldError(field+"end", "%v", err)
 		}
-		if p.text, err = kwindex.IndexText(s.Title + "\n" + s.Summary + "\n" + strings.Join(s.Participants, " ")); err != nil {
+		if p.text, err = kwindex.IndexText(sceneIndexText(s.Title, s.Summary, s.Participants)); err != nil {
 			return nil, err
 		}
 		parts, _ := json.Marshal(nonNil(s.Participants))
@@ -106,6 +104,11 @@ func prepareScenes(scenes []engram.SceneWrite) ([]preparedScene, error) {
 		rows[i] = p
 	}
 	return rows, nil
+}
+
+// sceneIndexText is what the keyword index holds for a scene.
+func sceneIndexText(title, summary string, participants []string) string {
+	return title + "\n" + summary + "\n" + strings.Join(participants, " ")
 }
 
 // sceneTexts are the full-text rows of scenes inserted, to write after
@@ -177,23 +180,13 @@ func insertScenes(ctx context.Context, tx *sql.Tx, rows []preparedScene) (sceneT
 const sceneColumns = `s.id, s.namespace, s.session, s.title, s.summary, s.start_ts, s.end_ts, s.participants, s.turns, s.seq`
 
 func scanScenes(rows *sql.Rows, fn func(engram.Scene, float64)) error {
-	return scanRanked(rows, func(r *rankedRows) error {
-		var (
-			s            engram.Scene
-			start, end   sql.NullInt64
-			parts, turns string
-		)
-		rank, err := r.scan(&s.ID, &s.Namespace, &s.Session, &s.Title, &s.Summary, &start, &end, &parts, &turns, &s.Seq)
+	return sqlrow.EachRanked(rows, func(r *sqlrow.Ranked) error {
+		var s engram.Scene
+		rank, err := r.Scan(&s.ID, &s.Namespace, &s.Session, &s.Title, &s.Summary, sqlrow.Time(&s.Start), sqlrow.Time(&s.End),
+			sqlrow.JSON(&s.Participants), sqlrow.JSON(&s.Turns), &s.Seq)
 		if err != nil {
 			return err
 		}
-		if err := json.Unmarshal([]byte(parts), &s.Participants); err != nil {
-			return fmt.Errorf("scene %s: participants: %w", s.ID, err)
-		}
-		if err := json.Unmarshal([]byte(turns), &s.Turns); err != nil {
-			return fmt.Errorf("scene %s: turns: %w", s.ID, err)
-		}
-		s.Start, s.End = fromNanos(start), fromNanos(end)
 		fn(s, rank)
 		return nil
 	})

@@ -113,23 +113,15 @@ func (db *DB) rankKeyword(ctx context.Context, s *search, terms []term) error {
 	if parts < 2 || last < db.parallelRank {
 		return db.View(ctx, func(tx *sql.Tx) error { return s.keyword(ctx, tx, terms, 0, 0) })
 	}
-	ranges := make([][]engram.TurnHit, parts)
-	errs := make([]error, parts)
-	var wg sync.WaitGroup
 	step := last/int64(parts) + 1
-	for i := range parts {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sub := search{limit: s.limit, ns: s.ns, from: s.from, to: s.to, seen: make(map[int64]bool)}
-			errs[i] = db.View(ctx, func(tx *sql.Tx) error {
-				return sub.keyword(ctx, tx, terms, int64(i)*step+1, int64(i+1)*step+1)
-			})
-			ranges[i] = sub.hits
-		}()
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	ranges, err := inParallel(parts, func(i int) ([]engram.TurnHit, error) {
+		sub := search{limit: s.limit, ns: s.ns, from: s.from, to: s.to, seen: make(map[int64]bool)}
+		err := db.View(ctx, func(tx *sql.Tx) error {
+			return sub.keyword(ctx, tx, terms, int64(i)*step+1, int64(i+1)*step+1)
+		})
+		return sub.hits, err
+	})
+	if err != nil {
 		return err
 	}
 	var all []engram.TurnHit
@@ -150,6 +142,20 @@ func (db *DB) rankKeyword(ctx context.Context, s *search, terms []term) error {
 		s.floor = h.Score
 	}
 	return nil
+}
+
+// inParallel runs fn for 0 to n-1 at once, each a goroutine of its own
+// (a search on a read connection of its own), and returns the results in
+// that order, or the errors joined.
+func inParallel[T any](n int, fn func(i int) (T, error)) ([]T, error) {
+	out := make([]T, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { out[i], errs[i] = fn(i) })
+	}
+	wg.Wait()
+	return out, errors.Join(errs...)
 }
 
 // timeFilter keeps turns in [?4, ?5) of Unix nanoseconds, 0 meaning no bound.

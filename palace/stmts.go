@@ -3,7 +3,6 @@ package palace
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -111,10 +110,4 @@ func (c *stmtCache) close() error {
 	}
 	c.m = nil
 	return errors.Join(errs...)
-}
-
-// jsonList is keys as one JSON array, for json_each.
-func jsonList[T any](keys []T) string {
-	b, _ := json.Marshal(keys) // strings and integers always marshal
-	return string(b)
 }

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,6 +14,7 @@ import (
 
 	engram "github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/internal/kwindex"
+	"github.com/engram-dev/engram/internal/sqlrow"
 	"github.com/engram-dev/engram/internal/vecrow"
 )
 
@@ -23,13 +23,6 @@ const keyIndexedSeq = "indexed_seq"
 
 // turnColumns are the columns queryTurns reads, in order.
 const turnColumns = `t.seq, t.id, t.namespace, t.session, t.role, t.speaker, t.content, t.ts, t.meta, t.received_at`
-
-// The range of times a turn may carry: ts and received_at are stored as
-// int64 Unix nanoseconds.
-var (
-	minTime = time.Unix(0, math.MinInt64).UTC()
-	maxTime = time.Unix(0, math.MaxInt64).UTC()
-)
 
 // row is a turn prepared for insertion: everything that costs CPU
 // (normalisation, word segmentation) is done before the write lock is taken.
@@ -277,11 +270,9 @@ func prepareTurns(turns []engram.Turn) (rows []row, maxSeq int64, err error) {
 // archived again after its forget) is dropped.
 func forgottenSince(ctx context.Context, tx *sql.Tx, t engram.Turn) (bool, error) {
 	var fseq int64
-	err := tx.QueryRowContext(ctx, `SELECT seq FROM forgotten WHERE id = ?`, t.ID).Scan(&fseq)
+	found, err := sqlrow.One(tx.QueryRowContext(ctx, `SELECT seq FROM forgotten WHERE id = ?`, t.ID), &fseq)
 	switch {
-	case err == sql.ErrNoRows:
-		return false, nil
-	case err != nil:
+	case err != nil || !found:
 		return false, err
 	case fseq >= t.Seq:
 		return true, nil
@@ -307,11 +298,8 @@ const (
 // archive that disagree: the doctor's index check finds it), is left as is.
 func skipDuplicate(ctx context.Context, tx *sql.Tx, t engram.Turn, now time.Time) error {
 	var stored int64
-	err := tx.QueryRowContext(ctx, `SELECT seq FROM turns WHERE id = ?`, t.ID).Scan(&stored)
-	if errors.Is(err, sql.ErrNoRows) || err == nil && stored == t.Seq {
-		return nil
-	}
-	if err != nil {
+	found, err := sqlrow.One(tx.QueryRowContext(ctx, `SELECT seq FROM turns WHERE id = ?`, t.ID), &stored)
+	if err != nil || !found || stored == t.Seq {
 		return err
 	}
 	return recordSkip(ctx, tx, t, fmt.Sprintf("id %q is stored under seq %d", t.ID, stored), stored, now)
@@ -357,21 +345,14 @@ func (db *DB) TurnSkips(ctx context.Context, limit int) (TurnSkips, error) {
 		if err := tx.QueryRowContext(ctx, `SELECT count(*), count(*) FILTER (WHERE stored_seq IS NULL) FROM turn_skips`).Scan(&out.Count, &out.Lost); err != nil || out.Count == 0 {
 			return err
 		}
-		rows, err := tx.QueryContext(ctx, `SELECT seq, id, reason, stored_seq, at FROM turn_skips ORDER BY seq DESC LIMIT ?`, limit)
+		rows, err := tx.QueryContext(ctx, `SELECT seq, id, reason, coalesce(stored_seq, 0), at FROM turn_skips ORDER BY seq DESC LIMIT ?`, limit)
 		if err != nil {
 			return err
 		}
-		return eachRow(rows, func() error {
-			var s TurnSkip
-			var at int64
-			var stored sql.NullInt64
-			if err := rows.Scan(&s.Seq, &s.ID, &s.Reason, &stored, &at); err != nil {
-				return err
-			}
-			s.StoredSeq, s.At = stored.Int64, time.Unix(0, at).UTC()
-			out.Latest = append(out.Latest, s)
-			return nil
+		out.Latest, err = sqlrow.All(rows, func(s *TurnSkip) []any {
+			return []any{&s.Seq, &s.ID, &s.Reason, &s.StoredSeq, sqlrow.Time(&s.At)}
 		})
+		return err
 	})
 	if err != nil {
 		return TurnSkips{}, fmt.Errorf("palace: turn skips: %w", err)
@@ -401,30 +382,11 @@ func (db *DB) TurnSeqs(ctx context.Context, ids []string) (map[string]int64, err
 		return out, nil
 	}
 	err := db.View(ctx, func(tx *sql.Tx) error {
-		const chunk = 500
-		for part := range slices.Chunk(ids, chunk) {
-			args := make([]any, len(part))
-			for i, id := range part {
-				args[i] = id
-			}
-			rows, err := tx.QueryContext(ctx, `SELECT id, seq FROM turns WHERE id IN (?`+strings.Repeat(",?", len(part)-1)+`)`, args...)
-			if err != nil {
-				return err
-			}
-			err = eachRow(rows, func() error {
-				var id string
-				var seq int64
-				if err := rows.Scan(&id, &seq); err != nil {
-					return err
-				}
-				out[id] = seq
-				return nil
-			})
-			if err != nil {
-				return err
-			}
+		rows, err := tx.QueryContext(ctx, `SELECT id, seq FROM turns WHERE id IN (SELECT value FROM json_each(?))`, sqlrow.JSONList(ids))
+		if err != nil {
+			return err
 		}
-		return nil
+		return sqlrow.Scanner(func(t *engram.Turn) []any { return []any{&t.ID, &t.Seq} })(rows, func(t engram.Turn) { out[t.ID] = t.Seq })
 	})
 	if err != nil {
 		return nil, fmt.Errorf("palace: turn seqs: %w", err)
@@ -432,19 +394,14 @@ func (db *DB) TurnSeqs(ctx context.Context, ids []string) (map[string]int64, err
 	return out, nil
 }
 
-// outsideRange says that t lies outside what the palace stores: Unix
-// nanoseconds in an int64 (minTime to maxTime).
-func outsideRange(t time.Time) string { return vecrow.OutsideRange(t, "the palace's times") }
-
-// nanos returns t as Unix nanoseconds, or nil for the zero time.
+// nanos returns t as Unix nanoseconds, or nil for the zero time. A time
+// outside what an int64 of nanoseconds holds is an error that says so.
 func nanos(t time.Time) (any, error) {
-	if t.IsZero() {
-		return nil, nil
+	v, ok := sqlrow.Nanos(t)
+	if !ok {
+		return nil, errors.New(vecrow.OutsideRange(t, "the palace's times"))
 	}
-	if t.Before(minTime) || t.After(maxTime) {
-		return nil, errors.New(outsideRange(t))
-	}
-	return t.UnixNano(), nil
+	return v, nil
 }
 
 // IndexedSeq returns the watermark: the highest Seq passed to PutTurns, 0
@@ -468,25 +425,18 @@ func (db *DB) GetTurns(ctx context.Context, ids []string) ([]engram.Turn, error)
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	byID := make(map[string]engram.Turn, len(ids))
+	var got []engram.Turn
 	err := db.View(ctx, func(tx *sql.Tx) error {
-		rows, err := db.readQuery(ctx, tx, `SELECT `+turnColumns+` FROM turns t WHERE t.id IN (SELECT value FROM json_each(?))`, jsonList(ids))
+		rows, err := db.readQuery(ctx, tx, `SELECT `+turnColumns+` FROM turns t WHERE t.id IN (SELECT value FROM json_each(?))`, sqlrow.JSONList(ids))
 		if err != nil {
 			return err
 		}
-		return scanTurns(rows, func(t engram.Turn, _ float64) { byID[t.ID] = t })
+		return scanTurns(rows, func(t engram.Turn, _ float64) { got = append(got, t) })
 	})
 	if err != nil {
 		return nil, fmt.Errorf("palace: get turns: %w", err)
 	}
-	out := make([]engram.Turn, 0, len(byID))
-	for _, id := range ids {
-		if t, ok := byID[id]; ok {
-			out = append(out, t)
-			delete(byID, id) // an id asked for twice is returned once
-		}
-	}
-	return out, nil
+	return sqlrow.InOrder(ids, got, func(t engram.Turn) string { return t.ID }), nil
 }
 
 // CountTurns returns the number of stored turns in namespace, or in all
@@ -541,15 +491,11 @@ func countBy(ctx context.Context, tx *sql.Tx, q string, fn func(string, int64), 
 	if err != nil {
 		return err
 	}
-	return eachRow(rows, func() error {
-		var key string
-		var n int64
-		if err := rows.Scan(&key, &n); err != nil {
-			return err
-		}
-		fn(key, n)
-		return nil
-	})
+	type count struct {
+		key string
+		n   int64
+	}
+	return sqlrow.Scanner(func(c *count) []any { return []any{&c.key, &c.n} })(rows, func(c count) { fn(c.key, c.n) })
 }
 
 // queryTurns runs q, whose first columns are turnColumns, optionally followed
@@ -576,23 +522,15 @@ var errEnoughRows = errors.New("palace: enough rows")
 
 // scanTurnsWhile is scanTurns that stops reading once fn returns false.
 func scanTurnsWhile(rows *sql.Rows, fn func(engram.Turn, float64) bool) error {
-	err := scanRanked(rows, func(r *rankedRows) error {
+	err := sqlrow.EachRanked(rows, func(r *sqlrow.Ranked) error {
 		var (
-			t      engram.Turn
-			role   string
-			ts, rx sql.NullInt64
-			meta   sql.NullString
+			t    engram.Turn
+			meta sql.NullString
 		)
-		rank, err := r.scan(&t.Seq, &t.ID, &t.Namespace, &t.Session, &role, &t.Speaker, &t.Content, &ts, &meta, &rx)
+		rank, err := r.Scan(&t.Seq, &t.ID, &t.Namespace, &t.Session, &t.Role, &t.Speaker, &t.Content, sqlrow.Time(&t.TS), &meta,
+			sqlrow.Time(&t.ReceivedAt))
 		if err != nil {
 			return err
-		}
-		t.Role = engram.Role(role)
-		if ts.Valid {
-			t.TS = time.Unix(0, ts.Int64).UTC()
-		}
-		if rx.Valid {
-			t.ReceivedAt = time.Unix(0, rx.Int64).UTC()
 		}
 		if meta.Valid && meta.String != "" {
 			t.Meta = json.RawMessage(meta.String)

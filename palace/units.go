@@ -5,17 +5,16 @@ import (
 	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
 
 	engram "github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/internal/kwindex"
+	"github.com/engram-dev/engram/internal/sqlrow"
 )
 
 // Bounds of retrieval units (see migration 0007).
@@ -99,11 +98,12 @@ func addSessionTurns(ctx context.Context, st stmtFunc, turns []engram.Turn) ([]i
 		u, ok := open[key]
 		if !ok {
 			u = new(openUnit)
-			err := get.QueryRowContext(ctx, t.Namespace, t.Session).Scan(&u.n, &u.turns, &u.bytes, &u.start, &u.end)
-			if errors.Is(err, sql.ErrNoRows) {
-				u = nil
-			} else if err != nil {
+			found, err := sqlrow.One(get.QueryRowContext(ctx, t.Namespace, t.Session), &u.n, &u.turns, &u.bytes, &u.start, &u.end)
+			if err != nil {
 				return nil, err
+			}
+			if !found {
+				u = nil
 			}
 		}
 		size := int64(unitTurnSize(t.Speaker, t.Content))
@@ -177,24 +177,21 @@ func putSceneUnit(ctx context.Context, tx *sql.Tx, s engram.Scene, seq int64) (i
 	if _, err := tx.ExecContext(ctx, `DELETE FROM unit_turns WHERE unit_n = ?`, n); err != nil {
 		return 0, err
 	}
-	const chunk = 500
-	for i := 0; i < len(s.Turns); i += chunk {
-		part := s.Turns[i:min(i+chunk, len(s.Turns))]
-		q := `INSERT OR IGNORE INTO unit_turns (unit_n, turn_seq) SELECT ?, seq FROM turns WHERE id IN (?` + strings.Repeat(",?", len(part)-1) + `)`
-		if _, err := tx.ExecContext(ctx, q, append([]any{n}, anys(part)...)...); err != nil {
-			return 0, err
-		}
+	if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO unit_turns (unit_n, turn_seq)
+		SELECT ?, seq FROM turns WHERE id IN (SELECT value FROM json_each(?))`, n, sqlrow.JSONList(s.Turns)); err != nil {
+		return 0, err
 	}
-	_, err = tx.ExecContext(ctx, `UPDATE units SET
-		turns = (SELECT count(*) FROM unit_turns WHERE unit_n = ?1),
-		bytes = coalesce((SELECT sum(length(t.speaker) + 3 + min(length(CAST(t.content AS BLOB)), ?2))
-			FROM unit_turns ut JOIN turns t ON t.seq = ut.turn_seq WHERE ut.unit_n = ?1), 0)
-		WHERE n = ?1`, n, UnitTurnBytes)
-	if err != nil {
+	if _, err = tx.ExecContext(ctx, `UPDATE units SET `+unitCounts+` WHERE n = ?1`, n, UnitTurnBytes); err != nil {
 		return 0, err
 	}
 	return n, nil
 }
+
+// unitCounts sets the turns and bytes of unit ?1 from the turns it holds,
+// each turn's content counted up to ?2 bytes, as unitTurnSize counts it.
+const unitCounts = `turns = (SELECT count(*) FROM unit_turns WHERE unit_n = ?1),
+	bytes = coalesce((SELECT sum(length(t.speaker) + 3 + min(length(CAST(t.content AS BLOB)), ?2))
+		FROM unit_turns ut JOIN turns t ON t.seq = ut.turn_seq WHERE ut.unit_n = ?1), 0)`
 
 // unitText is the text of unit n: "speaker: content" per turn in arrival
 // order, each turn's content clipped to UnitTurnBytes.
@@ -208,7 +205,7 @@ func unitText(ctx context.Context, st stmtFunc, n int64) (string, error) {
 		return "", err
 	}
 	var b strings.Builder
-	err = eachRow(rows, func() error {
+	err = sqlrow.Each(rows, func() error {
 		var speaker, role, content string
 		if err := rows.Scan(&speaker, &role, &content); err != nil {
 			return err
@@ -457,7 +454,7 @@ func reindexStale(ctx context.Context, st stmtFunc, limit int) (done bool, err e
 		live     bool
 	}
 	var parts []part
-	err = eachRow(rows, func() error {
+	err = sqlrow.Each(rows, func() error {
 		var p part
 		if err := rows.Scan(&p.n, &p.turns, &p.live); err != nil {
 			return err
@@ -527,10 +524,7 @@ const (
 // metaIn reads a palace_meta counter inside tx; 0 while it is unset.
 func metaIn(ctx context.Context, tx *sql.Tx, key string) (int64, error) {
 	var v int64
-	err := tx.QueryRowContext(ctx, `SELECT value FROM palace_meta WHERE key = ?`, key).Scan(&v)
-	if errors.Is(err, sql.ErrNoRows) {
-		return 0, nil
-	}
+	_, err := sqlrow.One(tx.QueryRowContext(ctx, `SELECT value FROM palace_meta WHERE key = ?`, key), &v)
 	return v, err
 }
 
@@ -546,19 +540,15 @@ const qSetMeta = `INSERT INTO palace_meta (key, value) VALUES (?, ?)
 const unitColumns = `u.id, u.kind, u.namespace, u.session, u.start_ts, u.end_ts, u.turns, u.seq`
 
 func scanUnit(rows *sql.Rows, extra ...any) (engram.Unit, error) {
-	var (
-		u          engram.Unit
-		start, end sql.NullInt64
-	)
-	err := rows.Scan(append([]any{&u.ID, &u.Kind, &u.Namespace, &u.Session, &start, &end, &u.Turns, &u.Seq}, extra...)...)
-	u.Start, u.End = fromNanos(start), fromNanos(end)
+	var u engram.Unit
+	err := rows.Scan(append([]any{&u.ID, &u.Kind, &u.Namespace, &u.Session, sqlrow.Time(&u.Start), sqlrow.Time(&u.End), &u.Turns, &u.Seq}, extra...)...)
 	return u, err
 }
 
 // scanUnitHits reads rows of unitColumns and a rank as hits, scored as
 // SearchUnits scores them.
 func scanUnitHits(rows *sql.Rows, add func(engram.UnitHit)) error {
-	return eachRow(rows, func() error {
+	return sqlrow.Each(rows, func() error {
 		var rank float64
 		u, err := scanUnit(rows, &rank)
 		if err != nil {
@@ -584,18 +574,10 @@ func (db *DB) SearchUnits(ctx context.Context, q engram.TextQuery, kind string) 
 	}, func(terms []term, limit int) ([]engram.UnitHit, error) {
 		// Each kind is its own index: searched at once, on two read
 		// connections.
-		found := make([][]engram.UnitHit, len(kinds))
-		errs := make([]error, len(kinds))
-		var wg sync.WaitGroup
-		for i, k := range kinds {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				found[i], errs[i] = db.searchUnitKind(ctx, q, terms, k, limit)
-			}()
-		}
-		wg.Wait()
-		if err := errors.Join(errs...); err != nil {
+		found, err := inParallel(len(kinds), func(i int) ([]engram.UnitHit, error) {
+			return db.searchUnitKind(ctx, q, terms, kinds[i], limit)
+		})
+		if err != nil {
 			return nil, fmt.Errorf("palace: search units: %w", err)
 		}
 		return slices.Concat(found...), nil
@@ -633,41 +615,34 @@ func unitKinds(kind string) ([]string, error) {
 
 // TurnUnits returns the ids of the units holding each turn of seqs.
 func (db *DB) TurnUnits(ctx context.Context, seqs []int64) (map[int64][]string, error) {
-	out := make(map[int64][]string, len(seqs))
-	if len(seqs) == 0 {
-		return out, nil
-	}
-	err := db.View(ctx, func(tx *sql.Tx) error {
-		rows, err := db.readQuery(ctx, tx, `SELECT ut.turn_seq, u.id FROM unit_turns ut JOIN units u ON u.n = ut.unit_n
-			WHERE ut.turn_seq IN (SELECT value FROM json_each(?))`, jsonList(seqs))
-		if err != nil {
-			return err
-		}
-		return scanGroups(rows, out)
-	})
-	if err != nil {
-		return nil, fmt.Errorf("palace: turn units: %w", err)
-	}
-	return out, nil
+	return viewGroups[int64, string](ctx, db, "turn units", len(seqs), `SELECT ut.turn_seq, u.id FROM unit_turns ut JOIN units u ON u.n = ut.unit_n
+		WHERE ut.turn_seq IN (SELECT value FROM json_each(?))`, sqlrow.JSONList(seqs))
 }
 
 // UnitTurnIDs returns the ids of the turns of each unit, in arrival order.
 func (db *DB) UnitTurnIDs(ctx context.Context, unitIDs []string) (map[string][]string, error) {
-	out := make(map[string][]string, len(unitIDs))
-	if len(unitIDs) == 0 {
+	return viewGroups[string, string](ctx, db, "unit turns", len(unitIDs), `SELECT u.id, t.id FROM units u JOIN unit_turns ut ON ut.unit_n = u.n
+		JOIN turns t ON t.seq = ut.turn_seq WHERE u.id IN (SELECT value FROM json_each(?))
+		ORDER BY u.n, ut.turn_seq`, sqlrow.JSONList(unitIDs))
+}
+
+// viewGroups reads the rows of (key, value) that query selects for the n
+// keys of its argument, a JSON list, into each key's values, in the order
+// of the rows. An error names the groups: "palace: what: ".
+func viewGroups[K comparable, V any](ctx context.Context, db *DB, what string, n int, query string, keys string) (map[K][]V, error) {
+	out := make(map[K][]V, n)
+	if n == 0 {
 		return out, nil
 	}
 	err := db.View(ctx, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, `SELECT u.id, t.id FROM units u JOIN unit_turns ut ON ut.unit_n = u.n
-			JOIN turns t ON t.seq = ut.turn_seq WHERE u.id IN (?`+strings.Repeat(",?", len(unitIDs)-1)+`)
-			ORDER BY u.n, ut.turn_seq`, anys(unitIDs)...)
+		rows, err := db.readQuery(ctx, tx, query, keys)
 		if err != nil {
 			return err
 		}
-		return scanGroups(rows, out)
+		return sqlrow.Groups(rows, out)
 	})
 	if err != nil {
-		return nil, fmt.Errorf("palace: unit turns: %w", err)
+		return nil, fmt.Errorf("palace: %s: %w", what, err)
 	}
 	return out, nil
 }
@@ -677,29 +652,24 @@ func (db *DB) UnitTurnIDs(ctx context.Context, unitIDs []string) (map[string][]s
 func (db *DB) UnitsSince(ctx context.Context, after int64, limit int) ([]engram.UnitDoc, error) {
 	var out []engram.UnitDoc
 	err := db.View(ctx, func(tx *sql.Tx) error {
-		var ns []int64
-		rows, err := tx.QueryContext(ctx, `SELECT `+unitColumns+`, u.n FROM units u WHERE u.seq > ? ORDER BY u.seq LIMIT ?`, after, max(limit, 1))
-		if err != nil {
-			return err
+		type unit struct {
+			doc engram.UnitDoc
+			n   int64
 		}
-		err = eachRow(rows, func() error {
-			var n int64
-			u, err := scanUnit(rows, &n)
-			if err != nil {
+		units, err := sqlrow.Query(ctx, tx, `SELECT `+unitColumns+`, u.n FROM units u WHERE u.seq > ? ORDER BY u.seq LIMIT ?`,
+			[]any{after, max(limit, 1)}, func(r *sql.Rows, u *unit) (err error) {
+				u.doc.Unit, err = scanUnit(r, &u.n)
 				return err
-			}
-			out = append(out, engram.UnitDoc{Unit: u})
-			ns = append(ns, n)
-			return nil
-		})
+			})
 		if err != nil {
 			return err
 		}
 		st := txStmts(ctx, tx)
-		for i, n := range ns {
-			if out[i].Text, err = unitText(ctx, st, n); err != nil {
+		for _, u := range units {
+			if u.doc.Text, err = unitText(ctx, st, u.n); err != nil {
 				return err
 			}
+			out = append(out, u.doc)
 		}
 		return nil
 	})
@@ -727,12 +697,12 @@ func (db *DB) SessionStarts(ctx context.Context, keys []engram.SessionKey) (map[
 			if _, done := out[k]; done {
 				continue
 			}
-			var ts sql.NullInt64
-			if err := st.QueryRowContext(ctx, k.Namespace, k.Session).Scan(&ts); err != nil {
+			var ts time.Time
+			if err := st.QueryRowContext(ctx, k.Namespace, k.Session).Scan(sqlrow.Time(&ts)); err != nil {
 				return err
 			}
-			if ts.Valid {
-				out[k] = fromNanos(ts)
+			if !ts.IsZero() {
+				out[k] = ts
 			}
 		}
 		return nil
@@ -771,7 +741,7 @@ func (db *DB) ScoreUnits(ctx context.Context, q engram.TextQuery, ids []string, 
 			table := unitFTS[kind]
 			rows, err := db.readQuery(ctx, tx, `SELECT `+unitColumns+`, f.rank FROM `+table+` f JOIN units u ON u.n = f.rowid
 				WHERE `+table+` MATCH ?1 AND +f.rowid IN (SELECT n FROM units WHERE kind = ?2 AND id IN (SELECT value FROM json_each(?3)))`,
-				matchExpr(terms), kind, jsonList(ids))
+				matchExpr(terms), kind, sqlrow.JSONList(ids))
 			if err != nil {
 				return err
 			}

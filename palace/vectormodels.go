@@ -3,10 +3,9 @@ package palace
 import (
 	"context"
 	"database/sql"
-	"errors"
-	"time"
 
 	engram "github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/internal/sqlrow"
 )
 
 // The states of a vector model.
@@ -21,64 +20,11 @@ const (
 	ModelRetired = "retired"
 )
 
-// ModelInfo describes a vector model stored in the palace.
-type ModelInfo struct {
-	Model       string
-	Dim         int
-	State       string    // ModelActive, ModelBuilding or ModelRetired
-	CreatedAt   time.Time // when DB.Vectors first saw it
-	ActivatedAt time.Time // when it was last activated; zero if never
-	Vectors     int64     // how many vectors it holds
-	EmbeddedSeq int64     // the pipeline's watermark (VectorStore.Watermark)
-	LastSeq     int64     // the last change number given to one of its vectors
-	SyncedSeq   int64     // the change number an external index has seen (VectorStore.SyncedSeq)
-}
-
-// Models returns every vector model the palace holds, oldest first, with
-// the number of vectors of each.
-func (db *DB) Models(ctx context.Context) ([]ModelInfo, error) {
-	var out []ModelInfo
-	err := db.View(ctx, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, `SELECT m.model, m.dim, m.state, m.created_at, m.activated_at,
-				m.embedded_seq, m.last_seq, m.synced_seq,
-				(SELECT count(*) FROM vectors v WHERE v.model = m.model)
-			FROM vector_models m ORDER BY m.created_at, m.model`)
-		if err != nil {
-			return err
-		}
-		return eachRow(rows, func() error {
-			var (
-				mi        ModelInfo
-				created   int64
-				activated sql.NullInt64
-			)
-			if err := rows.Scan(&mi.Model, &mi.Dim, &mi.State, &created, &activated,
-				&mi.EmbeddedSeq, &mi.LastSeq, &mi.SyncedSeq, &mi.Vectors); err != nil {
-				return err
-			}
-			mi.CreatedAt = time.Unix(0, created).UTC()
-			if activated.Valid {
-				mi.ActivatedAt = time.Unix(0, activated.Int64).UTC()
-			}
-			out = append(out, mi)
-			return nil
-		})
-	})
-	if err != nil {
-		return nil, vecErr("list vector models", err)
-	}
-	return out, nil
-}
-
 // ActiveModel returns the active vector model and its dimension; ok is
 // false when no model is active (a new palace).
 func (db *DB) ActiveModel(ctx context.Context) (model string, dim int, ok bool, err error) {
-	err = db.View(ctx, func(tx *sql.Tx) error {
-		err := tx.QueryRowContext(ctx, `SELECT model, dim FROM vector_models WHERE state = ?`, ModelActive).Scan(&model, &dim)
-		if errors.Is(err, sql.ErrNoRows) {
-			return nil
-		}
-		ok = err == nil
+	err = db.View(ctx, func(tx *sql.Tx) (err error) {
+		ok, err = sqlrow.One(tx.QueryRowContext(ctx, `SELECT model, dim FROM vector_models WHERE state = ?`, ModelActive), &model, &dim)
 		return err
 	})
 	if err != nil {
@@ -102,8 +48,7 @@ func (db *DB) ActivateModel(ctx context.Context, model string) error {
 			return err
 		}
 		var prev string
-		err := tx.QueryRowContext(ctx, `SELECT model FROM vector_models WHERE state = ?`, ModelActive).Scan(&prev)
-		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		if _, err := sqlrow.One(tx.QueryRowContext(ctx, `SELECT model FROM vector_models WHERE state = ?`, ModelActive), &prev); err != nil {
 			return err
 		}
 		if prev == model {
@@ -112,7 +57,7 @@ func (db *DB) ActivateModel(ctx context.Context, model string) error {
 		if _, err := tx.ExecContext(ctx, `UPDATE vector_models SET state = ? WHERE state = ?`, ModelRetired, ModelActive); err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE vector_models SET state = ?, activated_at = ? WHERE model = ?`,
+		_, err := tx.ExecContext(ctx, `UPDATE vector_models SET state = ?, activated_at = ? WHERE model = ?`,
 			ModelActive, db.now().UnixNano(), model)
 		return err
 	})
@@ -164,9 +109,9 @@ func (db *DB) DropModel(ctx context.Context, model string) error {
 	}
 	err := db.Update(ctx, func(tx *sql.Tx) error {
 		var state string
-		err := tx.QueryRowContext(ctx, `SELECT state FROM vector_models WHERE model = ?`, model).Scan(&state)
-		if errors.Is(err, sql.ErrNoRows) {
-			return errNoModel(model)
+		found, err := sqlrow.One(tx.QueryRowContext(ctx, `SELECT state FROM vector_models WHERE model = ?`, model), &state)
+		if err == nil && !found {
+			err = errNoModel(model)
 		}
 		if err != nil {
 			return err

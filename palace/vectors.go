@@ -5,12 +5,13 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
-	"time"
 	"unicode/utf8"
 
 	engram "github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/internal/sqlrow"
 	"github.com/engram-dev/engram/internal/vecrow"
 )
 
@@ -28,8 +29,8 @@ const (
 // It is the vecindex.Store of the in-process vector index (vecindex.New):
 // the index's matrix, once loaded, is attached to the store as its
 // follower, and every committed write of the model's vectors (Upsert, the
-// Put methods, a vault document's, Delete, DropBad) is applied to it in
-// commit order. While no index is attached, writes go to SQLite only.
+// Put methods, UpdateWith, Delete, DropBad) is applied to it in commit
+// order. While no index is attached, writes go to SQLite only.
 type VectorStore struct {
 	db    *DB
 	model string
@@ -242,30 +243,44 @@ func (v *VectorStore) put(ctx context.Context, items []engram.VectorItem, throug
 	if len(items) == 0 && throughSeq == 0 {
 		return nil
 	}
+	return v.commit(ctx, "put", items, nil, throughSeq, worker, func(tx *sql.Tx, p *prepared) (err error) {
+		if worker == "" {
+			// A turn embedded from a read that began before its forget.
+			*p, err = dropForgotten(ctx, tx, *p)
+		}
+		return err
+	})
+}
+
+// commit checks and encodes items, then, in one write transaction, runs
+// fn (which may leave rows out of them), writes them, deletes the rows of
+// remove and advances a watermark (see write); then it applies the change
+// to the attached index and wakes the waiters of Notify. op names the
+// write in errors.
+func (v *VectorStore) commit(ctx context.Context, op string, items []engram.VectorItem, remove []string, throughSeq int64, worker string,
+	fn func(tx *sql.Tx, p *prepared) error) error {
+	if err := v.Usable(); err != nil {
+		return err
+	}
 	p, err := v.prepare(items)
 	if err != nil {
 		return err
 	}
-
 	v.wmu.Lock()
 	defer v.wmu.Unlock()
 	if err := v.Usable(); err != nil {
 		return err
 	}
 	err = v.db.Update(ctx, func(tx *sql.Tx) error {
-		if worker == "" {
-			// A turn embedded from a read that began before its forget.
-			var err error
-			if p, err = dropForgotten(ctx, tx, p); err != nil {
-				return err
-			}
+		if err := fn(tx, &p); err != nil {
+			return err
 		}
-		return v.write(ctx, tx, p, nil, throughSeq, worker)
+		return v.write(ctx, tx, p, remove, throughSeq, worker)
 	})
 	if err != nil {
-		return vecErr("put vectors of "+v.model, err)
+		return vecErr(op+" vectors of "+v.model, err)
 	}
-	v.tell(p, nil)
+	v.tell(p, remove)
 	v.wake()
 	return nil
 }
@@ -282,11 +297,11 @@ func (v *VectorStore) write(ctx context.Context, tx *sql.Tx, p prepared, remove 
 		}
 		turnSeq = 0
 	}
-	err := tx.QueryRowContext(ctx, `UPDATE vector_models
+	found, err := sqlrow.One(tx.QueryRowContext(ctx, `UPDATE vector_models
 		SET last_seq = last_seq + ?, embedded_seq = max(embedded_seq, ?)
-		WHERE model = ? RETURNING last_seq`, len(p), turnSeq, v.model).Scan(&last)
-	if errors.Is(err, sql.ErrNoRows) {
-		return errDropped(v.model)
+		WHERE model = ? RETURNING last_seq`, len(p), turnSeq, v.model), &last)
+	if err == nil && !found {
+		err = errDropped(v.model)
 	}
 	if err != nil {
 		return err
@@ -330,26 +345,14 @@ func (v *VectorStore) tell(p prepared, remove []string) {
 	}
 }
 
-// VectorWrite is a batch of vectors written inside another palace
-// transaction (PutVaultDoc), so that a document's chunks and their vectors
-// change together: Stage checks and encodes them first.
-type VectorWrite struct {
-	v      *VectorStore
-	p      prepared
-	remove []string
-}
-
-// Stage prepares items to upsert and ids to delete for a write inside
-// another transaction. Errors are those of Upsert.
-func (v *VectorStore) Stage(items []engram.VectorItem, remove []string) (*VectorWrite, error) {
-	if err := v.Usable(); err != nil {
-		return nil, err
-	}
-	p, err := v.prepare(items)
-	if err != nil {
-		return nil, err
-	}
-	return &VectorWrite{v: v, p: p, remove: remove}, nil
+// UpdateWith runs fn in a write transaction of the palace and, in the
+// same transaction, upserts items and deletes the vectors of remove, then
+// applies both to the attached index: what the vectors go with (a vault
+// document's chunks) and the vectors change together. Items are checked
+// before anything is written, as Upsert checks them; errors are Upsert's
+// and fn's.
+func (v *VectorStore) UpdateWith(ctx context.Context, items []engram.VectorItem, remove []string, fn func(*sql.Tx) error) error {
+	return v.commit(ctx, "write", items, remove, 0, "", func(tx *sql.Tx, _ *prepared) error { return fn(tx) })
 }
 
 // Delete removes vectors by ID, in one transaction, then from the attached
@@ -437,7 +440,7 @@ func (v *VectorStore) eachRow(ctx context.Context, tx *sql.Tx, add func(vecrow.R
 	if err != nil {
 		return err
 	}
-	return eachRow(rows, func() error {
+	return sqlrow.Each(rows, func() error {
 		var (
 			r   vecrow.Row
 			ts  sql.NullInt64
@@ -498,14 +501,18 @@ func (v *VectorStore) counter(ctx context.Context, column string) (int64, error)
 		return 0, err
 	}
 	var n int64
-	err := v.db.View(ctx, func(tx *sql.Tx) error {
-		err := tx.QueryRowContext(ctx, `SELECT `+column+` FROM vector_models WHERE model = ?`, v.model).Scan(&n)
-		if errors.Is(err, sql.ErrNoRows) {
-			return errDropped(v.model)
-		}
-		return err
-	})
+	err := v.db.View(ctx, func(tx *sql.Tx) error { return v.modelRow(ctx, tx, column, &n) })
 	return n, vecErr("read "+column+" of "+v.model, err)
+}
+
+// modelRow scans columns of the model's row of vector_models into dest,
+// inside tx; ENOTFOUND once the model is dropped.
+func (v *VectorStore) modelRow(ctx context.Context, tx *sql.Tx, columns string, dest ...any) error {
+	found, err := sqlrow.One(tx.QueryRowContext(ctx, `SELECT `+columns+` FROM vector_models WHERE model = ?`, v.model), dest...)
+	if err == nil && !found {
+		err = errDropped(v.model)
+	}
+	return err
 }
 
 // SetSyncedSeq records that the vectors through change number seq were
@@ -520,17 +527,13 @@ func (v *VectorStore) SetSyncedSeq(ctx context.Context, seq int64) error {
 	}
 	err := v.db.Update(ctx, func(tx *sql.Tx) error {
 		var last int64
-		err := tx.QueryRowContext(ctx, `SELECT last_seq FROM vector_models WHERE model = ?`, v.model).Scan(&last)
-		if errors.Is(err, sql.ErrNoRows) {
-			return errDropped(v.model)
-		}
-		if err != nil {
+		if err := v.modelRow(ctx, tx, `last_seq`, &last); err != nil {
 			return err
 		}
 		if seq > last {
 			return engram.Errorf(engram.EINVALID, "palace: synced seq %d is beyond the last change %d of vector model %q", seq, last, v.model)
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE vector_models SET synced_seq = ? WHERE model = ?`, seq, v.model)
+		_, err := tx.ExecContext(ctx, `UPDATE vector_models SET synced_seq = ? WHERE model = ?`, seq, v.model)
 		return err
 	})
 	return vecErr("set synced seq of "+v.model, err)
@@ -557,13 +560,12 @@ func (v *VectorStore) VectorsSince(ctx context.Context, afterSeq int64, limit in
 		if err != nil {
 			return err
 		}
-		return eachRow(rows, func() error {
+		return sqlrow.Each(rows, func() error {
 			var (
 				sv  StoredVector
-				ts  sql.NullInt64
 				raw sql.RawBytes
 			)
-			if err := rows.Scan(&sv.ID, &sv.Kind, &sv.Namespace, &ts, &raw, &sv.Seq); err != nil {
+			if err := rows.Scan(&sv.ID, &sv.Kind, &sv.Namespace, sqlrow.Time(&sv.TS), &raw, &sv.Seq); err != nil {
 				return err
 			}
 			if len(raw) != vecrow.Bytes(v.dim) {
@@ -571,9 +573,6 @@ func (v *VectorStore) VectorsSince(ctx context.Context, afterSeq int64, limit in
 			}
 			sv.Vector = make([]float32, v.dim)
 			vecrow.Decode(sv.Vector, raw)
-			if ts.Valid {
-				sv.TS = time.Unix(0, ts.Int64).UTC()
-			}
 			out = append(out, sv)
 			return nil
 		})
@@ -603,20 +602,16 @@ func (v *VectorStore) Since(ctx context.Context, after int64, limit int) ([]engr
 // dropForgotten leaves out of p the rows of forgotten turns.
 func dropForgotten(ctx context.Context, tx *sql.Tx, p prepared) (prepared, error) {
 	var any bool
-	if err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM forgotten)`).Scan(&any); err != nil || !any {
+	if err := tx.QueryRowContext(ctx, qAnyForgotten).Scan(&any); err != nil || !any {
 		return p, err
 	}
-	var out prepared
-	for _, r := range p {
-		var one int
-		err := tx.QueryRowContext(ctx, `SELECT 1 FROM forgotten WHERE id = ?`, r.ID).Scan(&one)
-		if errors.Is(err, sql.ErrNoRows) {
-			out = append(out, r)
-			continue
-		}
-		if err != nil {
-			return p, err
-		}
+	ids := make([]string, len(p))
+	for i, r := range p {
+		ids[i] = r.ID
 	}
-	return out, nil
+	gone, err := forgottenAmong(ctx, tx, ids)
+	if err != nil || len(gone) == 0 {
+		return p, err
+	}
+	return slices.DeleteFunc(p, func(r vecrow.Row) bool { return slices.Contains(gone, r.ID) }), nil
 }

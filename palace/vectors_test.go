@@ -18,6 +18,7 @@ import (
 	"time"
 
 	engram "github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/internal/sqlrow"
 	"github.com/engram-dev/engram/internal/testutil"
 	"github.com/engram-dev/engram/internal/vecrow"
 	"github.com/engram-dev/engram/internal/vectortest"
@@ -208,10 +209,7 @@ func TestVectors_ModelStates(t *testing.T) {
 	if err := db.ActivateModel(ctx, "b"); err != nil {
 		t.Fatalf("activating the active model: %v", err)
 	}
-	models, err := db.Models(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	models := listModels(t, db)
 	if !models[1].ActivatedAt.Equal(now) || !models[1].CreatedAt.Equal(now) || models[1].EmbeddedSeq != 1 || models[1].LastSeq != 1 {
 		t.Fatalf("b: %+v", models[1])
 	}
@@ -236,7 +234,7 @@ func TestVectors_ModelStates(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantStates(t, db, map[string]string{"a": ModelActive})
-	_, err = indexOf(b).Query(ctx, engram.VectorQuery{Vector: make8(1), K: 1})
+	_, err := indexOf(b).Query(ctx, engram.VectorQuery{Vector: make8(1), K: 1})
 	wantCode(t, "query of a dropped model", err, engram.ENOTFOUND, "dropped")
 	wantCode(t, "upsert into a dropped model", b.Upsert(ctx, []engram.VectorItem{{ID: "y", Vector: make8(1)}}), engram.ENOTFOUND)
 	_, err = b.Count(ctx)
@@ -271,10 +269,7 @@ func wantActive(tb testing.TB, db *DB, model string, dim int) {
 
 func wantStates(tb testing.TB, db *DB, want map[string]string) {
 	tb.Helper()
-	models, err := db.Models(context.Background())
-	if err != nil {
-		tb.Fatal(err)
-	}
+	models := listModels(tb, db)
 	got := make(map[string]string)
 	for _, m := range models {
 		got[m.Model] = m.State
@@ -355,10 +350,7 @@ func TestVectors_WatermarkAtomic(t *testing.T) {
 	if hits := mustQuery(t, v, engram.VectorQuery{Vector: []float32{1, 1, 0, 1}, K: 10}); !slices.Equal(vectortest.HitIDs(hits), []string{"t3", "t1", "t2"}) {
 		t.Fatalf("matrix after the failed put: %v", vectortest.HitIDs(hits))
 	}
-	models, err := db.Models(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	models := listModels(t, db)
 	if models[0].LastSeq != 4 {
 		t.Fatalf("last_seq after the failed put = %d, want 4", models[0].LastSeq)
 	}
@@ -566,4 +558,30 @@ func fileSize(t *testing.T, path string) int64 {
 		t.Fatal(err)
 	}
 	return fi.Size()
+}
+
+// modelRow is a row of vector_models, with the count of the model's
+// vectors.
+type modelRow struct {
+	Model                         string
+	Dim                           int
+	State                         string
+	CreatedAt, ActivatedAt        time.Time
+	Vectors, EmbeddedSeq, LastSeq int64
+	SyncedSeq                     int64
+}
+
+// listModels returns every vector model of db, oldest first.
+func listModels(tb testing.TB, db *DB) []modelRow {
+	tb.Helper()
+	out, err := viewList(context.Background(), db, "models", sqlrow.Scanner(func(m *modelRow) []any {
+		return []any{&m.Model, &m.Dim, &m.State, sqlrow.Time(&m.CreatedAt), sqlrow.Time(&m.ActivatedAt),
+			&m.EmbeddedSeq, &m.LastSeq, &m.SyncedSeq, &m.Vectors}
+	}), `SELECT m.model, m.dim, m.state, m.created_at, m.activated_at, m.embedded_seq, m.last_seq, m.synced_seq,
+		(SELECT count(*) FROM vectors v WHERE v.model = m.model)
+		FROM vector_models m ORDER BY m.created_at, m.model`)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return out
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	engram "github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/internal/sqlrow"
 )
 
 // workerKey is a worker's watermark row in palace_meta.
@@ -30,9 +31,7 @@ func (db *DB) WorkerSeq(ctx context.Context, worker string) (int64, error) {
 
 // setWorkerSeq advances a worker's watermark inside tx; it never moves back.
 func setWorkerSeq(ctx context.Context, tx *sql.Tx, worker string, seq int64) error {
-	_, err := tx.ExecContext(ctx, `INSERT INTO palace_meta (key, value) VALUES (?, ?)
-		ON CONFLICT (key) DO UPDATE SET value = max(value, excluded.value)`, workerKey(worker), seq)
-	if err != nil {
+	if err := setMeta(ctx, tx, workerKey(worker), seq); err != nil {
 		return fmt.Errorf("advance watermark of %s: %w", worker, err)
 	}
 	return nil
@@ -68,27 +67,9 @@ type Skipped struct {
 
 // Skips lists the ranges workers skipped, newest first, at most limit.
 func (db *DB) Skips(ctx context.Context, limit int) ([]Skipped, error) {
-	var out []Skipped
-	err := db.View(ctx, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, `SELECT worker, from_seq, to_seq, error, at FROM layer_skips ORDER BY at DESC LIMIT ?`, limit)
-		if err != nil {
-			return err
-		}
-		return eachRow(rows, func() error {
-			var s Skipped
-			var at int64
-			if err := rows.Scan(&s.Worker, &s.From, &s.To, &s.Error, &at); err != nil {
-				return err
-			}
-			s.At = time.Unix(0, at).UTC()
-			out = append(out, s)
-			return nil
-		})
-	})
-	if err != nil {
-		return nil, fmt.Errorf("palace: skips: %w", err)
-	}
-	return out, nil
+	return viewList(ctx, db, "skips", sqlrow.Scanner(func(s *Skipped) []any {
+		return []any{&s.Worker, &s.From, &s.To, &s.Error, sqlrow.Time(&s.At)}
+	}), `SELECT worker, from_seq, to_seq, error, at FROM layer_skips ORDER BY at DESC LIMIT ?`, limit)
 }
 
 var _ engram.LayerStore = (*DB)(nil)

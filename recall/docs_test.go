@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/engram-dev/engram"
-	"github.com/engram-dev/engram/palace"
 	"github.com/engram-dev/engram/recall"
 	"github.com/engram-dev/engram/vault"
 )
@@ -23,7 +22,7 @@ func mustVault(t *testing.T, f *fixture) string {
 	if err := os.CopyFS(root, os.DirFS("../testdata/vault")); err != nil {
 		t.Fatal(err)
 	}
-	s := &vault.Syncer{Store: palace.VaultIndex{DB: f.db, Vectors: f.vecs}, Embedder: f.emb}
+	s := &vault.Syncer{Store: vault.SQLStore{DB: f.db, Vectors: f.vecs}, Embedder: f.emb}
 	if _, err := s.Sync(context.Background(), root, "default"); err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +38,7 @@ func TestRecall_Docs(t *testing.T) {
 	})
 	mustVault(t, f)
 	s := f.service()
-	s.Docs = f.db
+	s.Docs = vault.SQLStore{DB: f.db}
 	ctx := context.Background()
 	for _, mode := range []string{engram.ModeDeep, engram.ModeShallow, engram.ModeKeyword} {
 		// An exact identifier finds its document first.
@@ -61,7 +60,7 @@ func TestRecall_Docs(t *testing.T) {
 	// though neither holds the query's words (keyword evidence only here, so
 	// that nothing else matches).
 	kw := recall.NewService(f.db)
-	kw.Docs = f.db
+	kw.Docs = vault.SQLStore{DB: f.db}
 	resp, err := kw.Recall(ctx, engram.RecallRequest{Query: "do you remember month-end invoicing workers scaling to 40 pods", Mode: engram.ModeDeep, K: 20,
 		Kinds: []string{engram.KindDoc}})
 	if err != nil {

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"fmt"
 	"time"
+
+	"github.com/engram-dev/engram/internal/sqlrow"
 )
 
 // State is what the Scheduler remembers of a job between runs and restarts.
@@ -52,17 +54,14 @@ func (s *SQLStore) Load(ctx context.Context) (map[string]State, error) {
 		if err != nil {
 			return err
 		}
-		defer rows.Close()
-		for rows.Next() {
+		return sqlrow.Each(rows, func() error {
 			var st State
-			var run, ok sql.NullInt64
-			if err := rows.Scan(&st.Name, &run, &ok, &st.LastError, &st.Failures); err != nil {
+			if err := rows.Scan(&st.Name, sqlrow.Time(&st.LastRun), sqlrow.Time(&st.LastSuccess), &st.LastError, &st.Failures); err != nil {
 				return err
 			}
-			st.LastRun, st.LastSuccess = fromNanos(run), fromNanos(ok)
 			m[st.Name] = st
-		}
-		return rows.Err()
+			return nil
+		})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("scheduler: load job state: %w", err)
@@ -97,11 +96,4 @@ func toNanos(t time.Time) sql.NullInt64 {
 		return sql.NullInt64{}
 	}
 	return sql.NullInt64{Int64: t.UnixNano(), Valid: true}
-}
-
-func fromNanos(n sql.NullInt64) time.Time {
-	if !n.Valid {
-		return time.Time{}
-	}
-	return time.Unix(0, n.Int64).UTC()
 }

@@ -1,7 +1,7 @@
 // Package vault reads a Markdown vault: a Git-managed folder of Markdown
 // (docs/adrs, docs/incidents, docs/rules or any layout, Obsidian-compatible)
-// that engram indexes and never writes to. It is pure Go and stores
-// nothing; the caller keeps what it returns.
+// that engram indexes and never writes to. Reading it is pure Go and
+// stores nothing; the caller keeps what it returns.
 //
 // Scan and ScanSince list the Markdown files with their size, time and hash,
 // which is what an incremental sync compares with what it stored; ScanSince
@@ -11,6 +11,12 @@
 // Resolver built from every doc's DocRef turns link targets into vault paths.
 // InstallHook and UninstallHook manage the git post-commit hook that syncs a
 // vault after each commit: a file of the vault's repository, never a note.
+//
+// SQLStore keeps the documents in the palace's SQLite file (its vault
+// tables, migration 0006) through the palace's transactions, as the
+// scheduler keeps its job state: a Syncer writes into it, each document
+// with its chunks' vectors in one transaction (Vectors), and recall
+// searches it (engram.DocIndex).
 //
 // # Parsing
 //

@@ -38,7 +38,7 @@ func mustSyncer(t testing.TB) (*vault.Syncer, *palace.DB, *palace.VectorStore) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &vault.Syncer{Store: palace.VaultIndex{DB: db, Vectors: vi}, Embedder: emb}, db, vi
+	return &vault.Syncer{Store: vault.SQLStore{DB: db, Vectors: vi}, Embedder: emb}, db, vi
 }
 
 func TestSync_Incremental(t *testing.T) {
@@ -64,7 +64,7 @@ func TestSync_Incremental(t *testing.T) {
 	}
 
 	// The incident -> ADR -> rule chain is traversable.
-	docs, err := db.Docs(ctx, root)
+	docs, err := vault.SQLStore{DB: db}.Docs(ctx, root)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +80,7 @@ func TestSync_Incremental(t *testing.T) {
 	typeOf := func(path string) string {
 		return docs[slices.IndexFunc(docs, func(x engram.VaultDoc) bool { return x.Path == path })].Type
 	}
-	reach, err := db.Reach(ctx, root, []string{incident}, 2)
+	reach, err := vault.SQLStore{DB: db}.Reach(ctx, root, []string{incident}, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +93,7 @@ func TestSync_Incremental(t *testing.T) {
 	if len(adrs) == 0 {
 		t.Fatalf("the incident links no ADR: %+v", reach)
 	}
-	fromADR, err := db.Reach(ctx, root, adrs[:1], 1)
+	fromADR, err := vault.SQLStore{DB: db}.Reach(ctx, root, adrs[:1], 1)
 	if err != nil || !slices.ContainsFunc(fromADR, func(g engram.GraphDoc) bool { return typeOf(g.Path) == "rule" }) {
 		t.Errorf("the ADR %s links no rule: %+v %v", adrs[0], fromADR, err)
 	}
@@ -121,7 +121,7 @@ func TestSync_Incremental(t *testing.T) {
 	if err != nil || !slices.Equal(rep.Indexed, []string{adr}) {
 		t.Fatalf("after a change: %+v %v", rep, err)
 	}
-	hits, err := db.SearchChunks(ctx, engram.TextQuery{Text: "zebracorn", Limit: 3})
+	hits, err := vault.SQLStore{DB: db}.SearchChunks(ctx, engram.TextQuery{Text: "zebracorn", Limit: 3})
 	if err != nil || len(hits) != 1 || hits[0].Chunk.Path != adr {
 		t.Fatalf("the changed text: %+v %v", hits, err)
 	}
@@ -142,13 +142,13 @@ func TestSync_Incremental(t *testing.T) {
 	if err != nil || !slices.Equal(rep.Removed, []string{"docs/adrs/renamed-postgres.md"}) {
 		t.Fatalf("after a deletion: %+v %v", rep, err)
 	}
-	if hits, _ := db.SearchChunks(ctx, engram.TextQuery{Text: "zebracorn", Limit: 3}); len(hits) != 0 {
+	if hits, _ := (vault.SQLStore{DB: db}).SearchChunks(ctx, engram.TextQuery{Text: "zebracorn", Limit: 3}); len(hits) != 0 {
 		t.Errorf("a deleted file is still found: %+v", hits)
 	}
 	if n, _ := vi.Count(ctx); n >= vectors {
 		t.Errorf("the deleted file's vectors stayed: %d vectors, %d before", n, vectors)
 	}
-	un, _ := db.UnresolvedLinks(ctx, root)
+	un, _ := vault.SQLStore{DB: db}.UnresolvedLinks(ctx, root)
 	if !slices.ContainsFunc(un, func(l engram.DocLink) bool { return l.FromPath == incident }) {
 		t.Errorf("the incident's link to the deleted ADR should be unresolved now: %+v", un)
 	}

@@ -1,4 +1,4 @@
-package palace
+package migrations
 
 import (
 	"database/sql/driver"
@@ -6,17 +6,35 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/engram-dev/engram/internal/vecrow"
 	"github.com/x448/float16"
+	"golang.org/x/text/unicode/norm"
 	"modernc.org/sqlite"
+
+	"github.com/engram-dev/engram/internal/vecrow"
 )
 
-// Migrations 0012 and 0016 convert the stored vectors of an existing
-// palace in place through SQL functions the palace registers with SQLite:
-// 0012 from float32 to half precision (IEEE 754 binary16, little-endian),
-// as the palace stored them until 0016, and 0016 from half precision to
-// the codes of vecrow.Encode. A vector with no direction is converted so
-// that the doctor still reports it.
+// The SQL functions some migrations call, registered with SQLite when the
+// package loads, so that a database opened to apply them has them:
+//
+//   - engram_nfkc(text): text in NFKC, as the palace indexes it; 0015 fills
+//     the trigram index again from the turns with it.
+//   - engram_half_unit(vec): 0012 converts the stored vectors from float32
+//     to half precision (IEEE 754 binary16, little-endian), as the palace
+//     stored them until 0016.
+//   - engram_unit_codes(vec): 0016 converts them from half precision to
+//     the codes of vecrow.Encode.
+//
+// A vector with no direction is converted so that the doctor still reports
+// it.
+
+// nfkcFunc is engram_nfkc(text).
+func nfkcFunc(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value, error) {
+	s, ok := args[0].(string)
+	if !ok {
+		return nil, fmt.Errorf("engram_nfkc: want text, got %T", args[0])
+	}
+	return norm.NFKC.String(s), nil
+}
 
 // halfUnitFunc is engram_half_unit(vec): little-endian float32 values to
 // the unit vector in half precision, a vector with no direction as it is.
@@ -53,6 +71,7 @@ func codesFunc(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value, er
 
 func init() {
 	for name, fn := range map[string]func(*sqlite.FunctionContext, []driver.Value) (driver.Value, error){
+		"engram_nfkc":       nfkcFunc,
 		"engram_half_unit":  halfUnitFunc,
 		"engram_unit_codes": codesFunc,
 	} {
