@@ -99,7 +99,7 @@ func Open(ctx context.Context, url string, opts Options) (*Archive, error) {
 		// pgx masks the password in the URL it quotes.
 		return nil, &engram.Error{Code: engram.EINVALID, Message: "the PostgreSQL URL does not parse", Err: err}
 	}
-	where := fmt.Sprintf("%s:%d/%s", cfg.ConnConfig.Host, cfg.ConnConfig.Port, cfg.ConnConfig.Database)
+	where := Where(url)
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, &engram.Error{Code: engram.EUNAVAILABLE, Message: "cannot connect to PostgreSQL at " + where, Err: err}
@@ -268,3 +268,13 @@ func isServerError(err error) (*pgconn.PgError, bool) {
 
 // sqlDiskFull is PostgreSQL's SQLSTATE for a full disk.
 const sqlDiskFull = "53100"
+
+// Where returns the host, port and database of url, for messages: never
+// the user's password. A url that does not parse reads as such.
+func Where(url string) string {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return "(a PostgreSQL URL that does not parse)"
+	}
+	return fmt.Sprintf("%s:%d/%s", cfg.ConnConfig.Host, cfg.ConnConfig.Port, cfg.ConnConfig.Database)
+}
