@@ -614,6 +614,8 @@ type lineSource struct {
 	err   error
 	sum   hash.Hash
 	live  map[string]string // live id -> where its line is
+
+	// What was read.
 	lines, turns, forgotten, bytes, last int64
 }
 
