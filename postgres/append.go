@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"errors"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -161,7 +162,7 @@ func (a *Archive) commit(batch []*request) {
 		return
 	}
 	if last > 0 {
-		a.seen(last)
+		a.advance(last)
 		a.batches.Add(1)
 	}
 	a.commits.Add(int64(len(live)))
@@ -242,11 +243,14 @@ func (a *Archive) write(ctx context.Context, live []*request) ([][]engram.Append
 	b := &pgx.Batch{}
 	b.Queue(`SELECT pg_advisory_xact_lock($1)`, appendLockKey)
 	b.Queue(`SELECT seq, received_at FROM archive_turns ORDER BY seq DESC LIMIT 1`)
-	b.Queue(`SELECT id, seq FROM archive_turns WHERE id = ANY($1)`, ids)
+	// The latest row of each id, and whether it is a tombstone.
+	b.Queue(`SELECT DISTINCT ON (id) id, seq, ts IS NULL FROM archive_turns
+		WHERE id = ANY($1) ORDER BY id, seq DESC`, ids)
 	br := tx.SendBatch(ctx, b)
 	var head int64
 	var lastRecv time.Time
 	known := map[string]int64{}
+	gone := map[string]bool{}
 	err = func() error {
 		defer br.Close()
 		if _, err := br.Exec(); err != nil {
@@ -261,8 +265,12 @@ func (a *Archive) write(ctx context.Context, live []*request) ([][]engram.Append
 		}
 		var id string
 		var seq int64
-		_, err = pgx.ForEachRow(rows, []any{&id, &seq}, func() error {
+		var tomb bool
+		_, err = pgx.ForEachRow(rows, []any{&id, &seq, &tomb}, func() error {
 			known[id] = seq
+			if tomb {
+				gone[id] = true
+			}
 			return nil
 		})
 		if err != nil {
@@ -287,14 +295,19 @@ func (a *Archive) write(ctx context.Context, live []*request) ([][]engram.Append
 		recvs []time.Time
 		crcs  []int64
 		lines [][]byte
+		red   []bool
 	)
 	results := make([][]engram.Appended, len(live))
 	for ri, r := range live {
 		res := make([]engram.Appended, len(r.turns))
 		for i, t := range r.turns {
 			if s, ok := known[t.ID]; ok {
-				res[i] = engram.Appended{ID: t.ID, Seq: s, Duplicate: true}
-				continue
+				// A forgotten id is archived again only when asked, as
+				// in the file archive.
+				if !gone[t.ID] || !t.Resurrect {
+					res[i] = engram.Appended{ID: t.ID, Seq: s, Duplicate: true, Forgotten: gone[t.ID]}
+					continue
+				}
 			}
 			seq++
 			t.Seq, t.ReceivedAt = seq, now
@@ -312,6 +325,8 @@ func (a *Archive) write(ctx context.Context, live []*request) ([][]engram.Append
 				return nil, 0, &writeError{op: "encode a turn", err: engram.Errorf(engram.EINTERNAL, "a line without its crc")}
 			}
 			known[t.ID] = seq
+			delete(gone, t.ID)
+			red = append(red, t.Redacted != nil)
 			seqs, rowID, tss, recvs = append(seqs, seq), append(rowID, t.ID), append(tss, t.TS), append(recvs, now)
 			crcs, lines = append(crcs, int64(crc)), append(lines, line)
 			res[i] = engram.Appended{ID: t.ID, Seq: seq}
@@ -321,10 +336,15 @@ func (a *Archive) write(ctx context.Context, live []*request) ([][]engram.Append
 	if len(seqs) == 0 {
 		return results, 0, nil // all duplicates: nothing to commit
 	}
-	if _, err := tx.Exec(ctx, `INSERT INTO archive_turns (seq, id, ts, received_at, crc, line)
-		SELECT * FROM unnest($1::bigint[], $2::text[], $3::timestamptz[], $4::timestamptz[], $5::bigint[], $6::bytea[])`,
-		seqs, rowID, tss, recvs, crcs, lines); err != nil {
+	if _, err := tx.Exec(ctx, `INSERT INTO archive_turns (seq, id, ts, received_at, crc, line, redacted)
+		SELECT * FROM unnest($1::bigint[], $2::text[], $3::timestamptz[], $4::timestamptz[], $5::bigint[], $6::bytea[], $7::boolean[])`,
+		seqs, rowID, tss, recvs, crcs, lines, red); err != nil {
 		return fail("insert the turns", err)
+	}
+	// Delivered to every listening server at the commit, in commit order
+	// (see listen).
+	if _, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, notifyChannel, strconv.FormatInt(seq, 10)); err != nil {
+		return fail("notify", err)
 	}
 	if err := tx.Commit(ctx); err != nil {
 		// A server's answer (a deferred constraint, a full disk) means

@@ -65,6 +65,11 @@ type Archive struct {
 	entropy *ulid.MonotonicEntropy // the writer's only
 
 	lastSeq atomic.Int64 // the highest seq this Archive has seen committed
+	// notifyMu guards notify, closed when lastSeq rises (and at Close),
+	// then replaced.
+	notifyMu sync.Mutex
+	notify   chan struct{}
+
 	commits atomic.Int64
 	batches atomic.Int64
 	corrupt atomic.Int64
@@ -94,7 +99,7 @@ func Open(ctx context.Context, url string, opts Options) (*Archive, error) {
 		// pgx masks the password in the URL it quotes.
 		return nil, &engram.Error{Code: engram.EINVALID, Message: "the PostgreSQL URL does not parse", Err: err}
 	}
-	where := fmt.Sprintf("%s:%d/%s", cfg.ConnConfig.Host, cfg.ConnConfig.Port, cfg.ConnConfig.Database)
+	where := Where(url)
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, &engram.Error{Code: engram.EUNAVAILABLE, Message: "cannot connect to PostgreSQL at " + where, Err: err}
@@ -113,14 +118,16 @@ func Open(ctx context.Context, url string, opts Options) (*Archive, error) {
 		log:     opts.Logger.With(logKeyComponent, "archive", "store", "postgres"),
 		reqs:    make(chan *request),
 		entropy: ulid.Monotonic(rand.Reader, 0),
+		notify:  make(chan struct{}),
 	}
 	if _, err := a.Refresh(ctx); err != nil {
 		pool.Close()
 		return nil, err
 	}
 	a.ctx, a.cancel = context.WithCancel(context.Background())
-	a.wg.Add(1)
+	a.wg.Add(2)
 	go a.run()
+	go a.listen()
 	return a, nil
 }
 
@@ -133,13 +140,16 @@ func (a *Archive) Close() error {
 		a.cancel()
 		a.wg.Wait()
 		a.pool.Close()
+		a.notifyMu.Lock()
+		close(a.notify)
+		a.notifyMu.Unlock()
 	})
 	return nil
 }
 
 // LastSeq returns the highest seq this Archive knows to be committed: its
-// own appends', and the highest Open, Refresh, Stream and ScanTime saw.
-// Turns other servers append show up after the next of those calls; it
+// own appends', those of other servers as their notifications arrive (see
+// Notify), and the highest Open, Refresh, Stream and ScanTime saw. It
 // never asks the database itself, since the indexers call it in loops.
 func (a *Archive) LastSeq() int64 { return a.lastSeq.Load() }
 
@@ -155,28 +165,40 @@ func (a *Archive) Refresh(ctx context.Context) (int64, error) {
 	}); err != nil {
 		return 0, readFailure(ctx, err)
 	}
-	a.seen(seq)
+	a.advance(seq)
 	return seq, nil
 }
 
-// seen raises lastSeq to seq.
-func (a *Archive) seen(seq int64) {
+// advance raises lastSeq to seq and, when it rose, wakes Notify's
+// waiters.
+func (a *Archive) advance(seq int64) {
 	for {
 		cur := a.lastSeq.Load()
-		if seq <= cur || a.lastSeq.CompareAndSwap(cur, seq) {
+		if seq <= cur {
 			return
 		}
+		if a.lastSeq.CompareAndSwap(cur, seq) {
+			break
+		}
+	}
+	a.notifyMu.Lock()
+	defer a.notifyMu.Unlock()
+	if !a.closed.Load() {
+		close(a.notify)
+		a.notify = make(chan struct{})
 	}
 }
 
 // Stats counts what the archive's table holds and what this Archive did
 // since Open.
 type Stats struct {
-	Turns   int64 // rows in the table
-	Bytes   int64 // bytes of their lines
-	LastSeq int64 // the highest seq in the table
-	Commits int64 // Append calls acknowledged since Open
-	Batches int64 // transactions that wrote turns since Open
+	Turns     int64 // rows of turns, tombstones left out (as the file archive counts)
+	Forgotten int64 // tombstones of forgotten turns
+	Redacted  int64 // turns whose content was redacted
+	Bytes     int64 // bytes of the lines of every row
+	LastSeq   int64 // the highest seq in the table
+	Commits   int64 // Append calls acknowledged since Open
+	Batches   int64 // transactions that wrote turns since Open
 	// CorruptRows counts the rows readers skipped since Open because
 	// their line did not decode or did not match the row's seq, id or
 	// crc.
@@ -190,12 +212,13 @@ func (a *Archive) Stats(ctx context.Context) (Stats, error) {
 	}
 	var s Stats
 	err := a.pool.QueryRow(ctx,
-		`SELECT count(*), coalesce(sum(octet_length(line)), 0), coalesce(max(seq), 0) FROM archive_turns`).
-		Scan(&s.Turns, &s.Bytes, &s.LastSeq)
+		`SELECT count(ts), count(*) - count(ts), count(*) FILTER (WHERE redacted AND ts IS NOT NULL),
+			coalesce(sum(octet_length(line)), 0), coalesce(max(seq), 0) FROM archive_turns`).
+		Scan(&s.Turns, &s.Forgotten, &s.Redacted, &s.Bytes, &s.LastSeq)
 	if err != nil {
 		return Stats{}, readFailure(ctx, err)
 	}
-	a.seen(s.LastSeq)
+	a.advance(s.LastSeq)
 	s.Commits, s.Batches, s.CorruptRows = a.commits.Load(), a.batches.Load(), a.corrupt.Load()
 	return s, nil
 }
@@ -245,3 +268,13 @@ func isServerError(err error) (*pgconn.PgError, bool) {
 
 // sqlDiskFull is PostgreSQL's SQLSTATE for a full disk.
 const sqlDiskFull = "53100"
+
+// Where returns the host, port and database of url, for messages: never
+// the user's password. A url that does not parse reads as such.
+func Where(url string) string {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return "(a PostgreSQL URL that does not parse)"
+	}
+	return fmt.Sprintf("%s:%d/%s", cfg.ConnConfig.Host, cfg.ConnConfig.Port, cfg.ConnConfig.Database)
+}

@@ -30,6 +30,19 @@
 // the call, or archived before by any server) are reported as
 // engram.Appended.Duplicate and not written again.
 //
+// # Forget, redaction, following other servers
+//
+// Forget and Rewrite replace a row's line (and crc) in one transaction
+// under the append lock, as the file archive rewrites a day file: a
+// forgotten turn's row holds its tombstone line, with ts NULL; a redacted
+// one, its redacted line. A forgotten id re-sent is a duplicate unless the
+// turn asks to be resurrected, which archives it again under a new seq
+// (ids are unique among live rows). Known, Forgotten and Tombstones ask
+// the database, so they take a ctx and return an error, unlike the file
+// archive's; Verify checks every row. Each append transaction notifies its
+// last seq (LISTEN/NOTIFY, see Notify), so LastSeq and Notify follow the
+// commits of every server without a poll.
+//
 // # Connection
 //
 // The caller passes the connection URL, which it reads from the
@@ -39,15 +52,17 @@
 //
 // # Caveats
 //
-//   - This is a preview: the archive only. Forget (tombstones), redaction
-//     and corrections, the palace's tables, export and the engine's use of
-//     it come later.
+//   - This is a preview: the archive (and the corrections journal, which
+//     engram migrate copies into archive_corrections). The palace's tables
+//     and the engine's use of it come later; RewriteDamaged is the file
+//     archive's only.
 //   - One append transaction runs at a time across every server: appends
 //     are as fast as one server's group commit, bounded by the database's
 //     commit time.
-//   - LastSeq does not ask the database: it knows this Archive's appends
-//     and what its reads (and Refresh) saw. Turns of other servers show up
-//     after the next read.
+//   - LastSeq does not ask the database: it knows this Archive's appends,
+//     the notifications of other servers' commits and what its reads (and
+//     Refresh) saw. A forget or a redaction wakes no one (as in the file
+//     archive): other servers see it at their next read.
 //   - Acknowledged means committed as the server is configured: keep
 //     synchronous_commit on (the default) and fsync on.
 //   - received_at is kept to the microsecond, the precision of

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/archive"
 )
 
 // ErrSchemaTooNew means a newer engram migrated the database: this binary
@@ -49,6 +50,56 @@ var migrations = []string{
 	);
 	CREATE INDEX archive_turns_ts ON archive_turns (ts);
 	COMMENT ON TABLE archive_turns IS 'engram L0 archive: one JSONL line per turn, append-only';`,
+
+	// 2: forget, redaction and the corrections journal. A forgotten
+	// turn's line is its tombstone, which has no time: ts is NULL for
+	// tombstones, and only for them. A forgotten id may be archived again
+	// (engram.Turn.Resurrect) under a new seq, so ids are unique among
+	// live rows only. redacted says the line holds a redacted turn, for
+	// Stats (filled for existing rows by backfillRedacted).
+	// archive_corrections holds the home's corrections journal
+	// (corrections.jsonl), line n (from 1) without its '\n', as engram
+	// migrate copies it.
+	`ALTER TABLE archive_turns ALTER COLUMN ts DROP NOT NULL;
+	ALTER TABLE archive_turns DROP CONSTRAINT archive_turns_id_key;
+	CREATE UNIQUE INDEX archive_turns_live_id ON archive_turns (id) WHERE ts IS NOT NULL;
+	CREATE INDEX archive_turns_id_seq ON archive_turns (id, seq);
+	ALTER TABLE archive_turns ADD COLUMN redacted boolean NOT NULL DEFAULT false;
+	CREATE TABLE archive_corrections (
+		n    bigint PRIMARY KEY CHECK (n > 0),
+		line bytea NOT NULL
+	);
+	COMMENT ON TABLE archive_corrections IS 'engram corrections journal: one JSON line per correction';`,
+}
+
+// backfills run in Go after the migration of their version, in its
+// transaction.
+var backfills = map[int]func(ctx context.Context, tx pgx.Tx) error{
+	2: backfillRedacted,
+}
+
+// backfillRedacted sets redacted on the rows a version 1 archive wrote
+// with a redacted turn. Only a line holding the bytes "redacted": may
+// (content and names escape their quotes); each such line is decoded.
+func backfillRedacted(ctx context.Context, tx pgx.Tx) error {
+	rows, err := tx.Query(ctx, `SELECT seq, line FROM archive_turns WHERE position('"redacted":'::bytea IN line) > 0`)
+	if err != nil {
+		return err
+	}
+	var seqs []int64
+	var seq int64
+	var line []byte
+	_, err = pgx.ForEachRow(rows, []any{&seq, &line}, func() error {
+		if t, err := archive.DecodeLine(line); err == nil && t.Redacted != nil {
+			seqs = append(seqs, seq)
+		}
+		return nil
+	})
+	if err != nil || len(seqs) == 0 {
+		return err
+	}
+	_, err = tx.Exec(ctx, `UPDATE archive_turns SET redacted = true WHERE seq = ANY($1)`, seqs)
+	return err
 }
 
 // migrate applies the archive's missing migrations in one transaction,
@@ -86,6 +137,11 @@ func migrate(ctx context.Context, pool *pgxpool.Pool) error {
 	for v := have + 1; v <= len(migrations); v++ {
 		if _, err := tx.Exec(ctx, migrations[v-1]); err != nil {
 			return fail(fmt.Sprintf("version %d", v), err)
+		}
+		if fill := backfills[v]; fill != nil {
+			if err := fill(ctx, tx); err != nil {
+				return fail(fmt.Sprintf("fill version %d", v), err)
+			}
 		}
 		if _, err := tx.Exec(ctx, `INSERT INTO schema_migrations (component, version) VALUES ($1, $2)`, component, v); err != nil {
 			return fail(fmt.Sprintf("record version %d", v), err)

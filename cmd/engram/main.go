@@ -56,6 +56,8 @@ func commands() []command {
 		{"reembed", "embed every turn with another model, then switch recall to it", runReembed},
 		{"rebuild", "rebuild every index from the archive and the vaults into a new palace, then swap it in", runRebuild},
 		{"repair", "write damaged archive lines again from the palace's copies of their turns", runRepair},
+		{"archive", "the PostgreSQL archive: export --to DIR writes it as JSONL day files", runArchive},
+		{"migrate", "copy a home into an empty PostgreSQL database (--to postgres://...) or back (--from postgres://... --to DIR)", runMigrate},
 		{"vault", "Markdown vaults: add, sync, list, graph, hook install|uninstall", runVault},
 		{"jobs", "scheduled jobs: status, or run --due|--all|NAME", runJobs},
 		{"doctor", "check the archive, the indexes, the vectors and the servers engram uses; name the fixes", runDoctor},
