@@ -27,7 +27,7 @@
 //
 //   - turns_fts (porter unicode61 remove_diacritics 2) over the content and the
 //     speaker after NFKC normalisation, with Chinese and Japanese text split
-//     into words. Its rank is BM25 with a text match weighted 1.0 and a
+//     into words (package internal/kwindex says how). Its rank is BM25 with a text match weighted 1.0 and a
 //     speaker match 0.4.
 //   - turns_trigram (trigram, detail=none) over the NFKC content, for
 //     substrings: a lookup matches every trigram of a term and keeps the
@@ -39,22 +39,10 @@
 //   - turns_cjk (unicode61, detail=none): every Chinese and Japanese character
 //     and pair of adjacent characters, for one- and two-character terms.
 //
-// # Word segmentation
-//
-// Text is NFKC-normalised first (ＤＢ２ is DB2, ﬁle is file, ｶﾀｶﾅ is カタカナ).
-// Latin, digits and other space-separated scripts split at every character
-// that is not a letter or digit: "port:30001/api" is port, 30001, api.
-// Chinese and Japanese split by script: a run of katakana is one word
-// (データベース), a run of hiragana is one word (particles and endings), and
-// a run of hanzi/kanji is cut into words by github.com/go-ego/gse:
-// 我们决定使用端口 is 我们 决定 使用 端口, and 東京で日本語の会議を開きました is
-// 東京 で 日本 語 の 会議 を 開 きました.
-// Turns are cut in gse's search mode, which adds the words inside a long word
-// (数据库 also gives 数据 and 据库); queries in its accurate mode.
-//
 // # Search
 //
-// SearchTurns takes a natural-language query, cuts it into terms as above,
+// SearchTurns takes a natural-language query, cuts it into terms as
+// internal/kwindex does,
 // lower-cases them and drops English stopwords, common Chinese and Japanese
 // particles and pronouns, and, when the query has other words, its hiragana
 // runs. A query with nothing left finds nothing, without error. Each term is
@@ -121,15 +109,6 @@
 //   - Vector times are stored as int64 nanoseconds: a vector dated before
 //     1677-09-21 or after 2262-04-11 is refused (a little wider than the
 //     years engram.MinYear to engram.MaxYear that the API accepts).
-//   - The gse dictionary (simplified Chinese, 352,000 words) loads on the
-//     first Chinese or Japanese text, indexed or searched, and its heap is held
-//     for the life of the process. kwindex.PreloadCJK moves the wait to start-up. The
-//     Japanese dictionary is not loaded (more than three times as large, and
-//     its weights make gse cut even Chinese into single
-//     characters); Japanese kanji words come from the Chinese dictionary and
-//     gse's HMM, so Japanese segmentation is approximate (打ち合わせ is 打, ち,
-//     合, わせ). The substring and CJK fallbacks keep recall up where the
-//     segmentation is off, at the price of ranking.
 //   - Porter stems English only, and not always alike: "decision" and
 //     "decided" stem to decis and decid, and do not find each other.
 //   - Fallback hits are ordered newest first, not by relevance: a common term

@@ -36,4 +36,27 @@
 // positions) is not answered: QueryTokens reports it, and FTS5 ranks it.
 // Only a first column weighted 1 and a second of any weight are modelled,
 // which is every table the palace ranks from memory.
+//
+// The gse dictionary (simplified Chinese, 352,000 words) loads on the
+// first Chinese or Japanese text, indexed or searched, and its heap is held
+// for the life of the process; PreloadCJK moves the wait to start-up. The
+// Japanese dictionary is not loaded (more than three times as large, and
+// its weights make gse cut even Chinese into single characters); Japanese
+// kanji words come from the Chinese dictionary and gse's HMM, so Japanese
+// segmentation is approximate (打ち合わせ is 打, ち, 合, わせ). The
+// palace's substring and CJK fallbacks keep recall up where the
+// segmentation is off, at the price of ranking.
+//
+// # Word segmentation
+//
+// Text is NFKC-normalised first (ＤＢ２ is DB2, ﬁle is file, ｶﾀｶﾅ is カタカナ).
+// Latin, digits and other space-separated scripts split at every character
+// that is not a letter or digit: "port:30001/api" is port, 30001, api.
+// Chinese and Japanese split by script: a run of katakana is one word
+// (データベース), a run of hiragana is one word (particles and endings), and
+// a run of hanzi/kanji is cut into words by github.com/go-ego/gse:
+// 我们决定使用端口 is 我们 决定 使用 端口, and 東京で日本語の会議を開きました is
+// 東京 で 日本 語 の 会議 を 開 きました.
+// Turns are cut in gse's search mode, which adds the words inside a long word
+// (数据库 also gives 数据 and 据库); queries in its accurate mode.
 package kwindex
