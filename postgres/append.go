@@ -210,26 +210,15 @@ func (a *Archive) write(ctx context.Context, live []*request) ([][]engram.Append
 	// received_at has the microsecond precision of timestamptz, so that
 	// the row's column and its line agree.
 	now := a.now().UTC().Truncate(time.Microsecond)
-	var ids []string
-	for _, r := range live {
-		for i := range r.turns {
-			t := &r.turns[i]
-			if t.ID == "" {
-				// Kept in the request: a retry writes the same ids.
-				id, err := ulid.New(ulid.Timestamp(now), a.entropy)
-				if err != nil {
-					return fail("generate an id", err)
-				}
-				t.ID = id.String()
-			}
-			ids = append(ids, t.ID)
-		}
+	ids, err := a.assignIDs(live, now)
+	if err != nil {
+		return fail("generate an id", err)
 	}
 
 	// READ COMMITTED whatever the database's default: each statement
 	// then sees what was committed before it began, so the head read
 	// after the lock is taken sees the previous holder's rows.
-	conn, err := a.pool.Acquire(ctx)
+	conn, err = a.pool.Acquire(ctx)
 	if err != nil {
 		return fail("connect", err)
 	}
@@ -240,109 +229,34 @@ func (a *Archive) write(ctx context.Context, live []*request) ([][]engram.Append
 	}
 	defer tx.Rollback(ctx)
 
-	b := &pgx.Batch{}
-	b.Queue(`SELECT pg_advisory_xact_lock($1)`, appendLockKey)
-	b.Queue(`SELECT seq, received_at FROM archive_turns ORDER BY seq DESC LIMIT 1`)
-	// The latest row of each id, and whether it is a tombstone.
-	b.Queue(`SELECT DISTINCT ON (id) id, seq, ts IS NULL FROM archive_turns
-		WHERE id = ANY($1) ORDER BY id, seq DESC`, ids)
-	br := tx.SendBatch(ctx, b)
-	var head int64
-	var lastRecv time.Time
-	known := map[string]int64{}
-	gone := map[string]bool{}
-	err = func() error {
-		defer br.Close()
-		if _, err := br.Exec(); err != nil {
-			return err
-		}
-		if err := br.QueryRow().Scan(&head, &lastRecv); err != nil && !errors.Is(err, pgx.ErrNoRows) {
-			return err
-		}
-		rows, err := br.Query()
-		if err != nil {
-			return err
-		}
-		var id string
-		var seq int64
-		var tomb bool
-		_, err = pgx.ForEachRow(rows, []any{&id, &seq, &tomb}, func() error {
-			known[id] = seq
-			if tomb {
-				gone[id] = true
-			}
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-		return br.Close()
-	}()
+	h, err := readHead(ctx, tx, ids)
 	if err != nil {
 		return fail("read the archive's head", err)
 	}
 	// received_at never goes back, even when the clock (or another
 	// server's) does.
-	if now.Before(lastRecv) {
-		now = lastRecv.UTC()
+	if now.Before(h.lastRecv) {
+		now = h.lastRecv.UTC()
 	}
-
-	seq := head
-	var (
-		seqs  []int64
-		rowID []string
-		tss   []time.Time
-		recvs []time.Time
-		crcs  []int64
-		lines [][]byte
-		red   []bool
-	)
+	var rows newRows
 	results := make([][]engram.Appended, len(live))
 	for ri, r := range live {
-		res := make([]engram.Appended, len(r.turns))
-		for i, t := range r.turns {
-			if s, ok := known[t.ID]; ok {
-				// A forgotten id is archived again only when asked, as
-				// in the file archive.
-				if !gone[t.ID] || !t.Resurrect {
-					res[i] = engram.Appended{ID: t.ID, Seq: s, Duplicate: true, Forgotten: gone[t.ID]}
-					continue
-				}
-			}
-			seq++
-			t.Seq, t.ReceivedAt = seq, now
-			if t.TS.IsZero() {
-				t.TS = now
-			}
-			line, err := archive.EncodeLine(t)
-			if err != nil {
-				// Prepare checked the turn; this is a bug.
-				return nil, 0, &writeError{op: "encode a turn", err: &engram.Error{Code: engram.EINTERNAL, Message: "encode a turn", Err: err}}
-			}
-			line = line[:len(line)-1] // the '\n'
-			crc, ok := lineCRC(line)
-			if !ok {
-				return nil, 0, &writeError{op: "encode a turn", err: engram.Errorf(engram.EINTERNAL, "a line without its crc")}
-			}
-			known[t.ID] = seq
-			delete(gone, t.ID)
-			red = append(red, t.Redacted != nil)
-			seqs, rowID, tss, recvs = append(seqs, seq), append(rowID, t.ID), append(tss, t.TS), append(recvs, now)
-			crcs, lines = append(crcs, int64(crc)), append(lines, line)
-			res[i] = engram.Appended{ID: t.ID, Seq: seq}
+		if results[ri], err = rows.add(r.turns, h, now); err != nil {
+			// Prepare checked the turns; this is a bug.
+			return nil, 0, &writeError{op: "encode a turn", err: &engram.Error{Code: engram.EINTERNAL, Message: "encode a turn", Err: err}}
 		}
-		results[ri] = res
 	}
-	if len(seqs) == 0 {
+	if len(rows.seqs) == 0 {
 		return results, 0, nil // all duplicates: nothing to commit
 	}
 	if _, err := tx.Exec(ctx, `INSERT INTO archive_turns (seq, id, ts, received_at, crc, line, redacted)
 		SELECT * FROM unnest($1::bigint[], $2::text[], $3::timestamptz[], $4::timestamptz[], $5::bigint[], $6::bytea[], $7::boolean[])`,
-		seqs, rowID, tss, recvs, crcs, lines, red); err != nil {
+		rows.seqs, rows.ids, rows.tss, rows.recvs, rows.crcs, rows.lines, rows.red); err != nil {
 		return fail("insert the turns", err)
 	}
 	// Delivered to every listening server at the commit, in commit order
 	// (see listen).
+	seq := h.seq
 	if _, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, notifyChannel, strconv.FormatInt(seq, 10)); err != nil {
 		return fail("notify", err)
 	}
@@ -354,6 +268,116 @@ func (a *Archive) write(ctx context.Context, live []*request) ([][]engram.Append
 		return nil, 0, &writeError{op: "commit", err: err, committing: !server || conn.Conn().IsClosed()}
 	}
 	return results, seq, nil
+}
+
+// assignIDs gives every turn of live without an id a new one, kept in the
+// request so that a retry writes the same ids, and returns all their ids.
+func (a *Archive) assignIDs(live []*request, now time.Time) ([]string, error) {
+	var ids []string
+	for _, r := range live {
+		for i := range r.turns {
+			t := &r.turns[i]
+			if t.ID == "" {
+				id, err := ulid.New(ulid.Timestamp(now), a.entropy)
+				if err != nil {
+					return nil, err
+				}
+				t.ID = id.String()
+			}
+			ids = append(ids, t.ID)
+		}
+	}
+	return ids, nil
+}
+
+// head is what an append reads under the lock: the last seq and receive
+// time, and the latest seq of each of its ids, those forgotten marked.
+type head struct {
+	seq      int64 // the last seq, then the last one this append takes
+	lastRecv time.Time
+	known    map[string]int64
+	gone     map[string]bool
+}
+
+// readHead takes the append lock and reads the head of the archive in tx.
+func readHead(ctx context.Context, tx pgx.Tx, ids []string) (*head, error) {
+	b := &pgx.Batch{}
+	b.Queue(`SELECT pg_advisory_xact_lock($1)`, appendLockKey)
+	b.Queue(`SELECT seq, received_at FROM archive_turns ORDER BY seq DESC LIMIT 1`)
+	// The latest row of each id, and whether it is a tombstone.
+	b.Queue(`SELECT DISTINCT ON (id) id, seq, ts IS NULL FROM archive_turns
+		WHERE id = ANY($1) ORDER BY id, seq DESC`, ids)
+	br := tx.SendBatch(ctx, b)
+	defer br.Close()
+	h := &head{known: map[string]int64{}, gone: map[string]bool{}}
+	if _, err := br.Exec(); err != nil {
+		return nil, err
+	}
+	if err := br.QueryRow().Scan(&h.seq, &h.lastRecv); err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return nil, err
+	}
+	rows, err := br.Query()
+	if err != nil {
+		return nil, err
+	}
+	var id string
+	var seq int64
+	var tomb bool
+	_, err = pgx.ForEachRow(rows, []any{&id, &seq, &tomb}, func() error {
+		h.known[id] = seq
+		if tomb {
+			h.gone[id] = true
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return h, br.Close()
+}
+
+// newRows are the columns of the rows an append inserts.
+type newRows struct {
+	seqs       []int64
+	ids        []string
+	tss, recvs []time.Time
+	crcs       []int64
+	lines      [][]byte
+	red        []bool
+}
+
+// add numbers the turns of one request after h.seq and adds their rows;
+// an id archived before is a duplicate (a forgotten one is archived again
+// only when the turn asks, as in the file archive).
+func (n *newRows) add(turns []engram.Turn, h *head, now time.Time) ([]engram.Appended, error) {
+	res := make([]engram.Appended, len(turns))
+	for i, t := range turns {
+		if s, ok := h.known[t.ID]; ok && (!h.gone[t.ID] || !t.Resurrect) {
+			res[i] = engram.Appended{ID: t.ID, Seq: s, Duplicate: true, Forgotten: h.gone[t.ID]}
+			continue
+		}
+		h.seq++
+		t.Seq, t.ReceivedAt = h.seq, now
+		if t.TS.IsZero() {
+			t.TS = now
+		}
+		line, err := archive.EncodeLine(t)
+		if err != nil {
+			return nil, err
+		}
+		line = line[:len(line)-1] // the '\n'
+		crc, ok := lineCRC(line)
+		if !ok {
+			return nil, errors.New("a line without its crc")
+		}
+		h.known[t.ID] = h.seq
+		delete(h.gone, t.ID)
+		n.red = append(n.red, t.Redacted != nil)
+		n.seqs, n.ids, n.tss, n.recvs = append(n.seqs, h.seq), append(n.ids, t.ID), append(n.tss, t.TS), append(n.recvs, now)
+		n.crcs, n.lines = append(n.crcs, int64(crc)), append(n.lines, line)
+		res[i] = engram.Appended{ID: t.ID, Seq: h.seq}
+	}
+	return res, nil
 }
 
 // lineCRC returns the crc a line (without its '\n') ends with.
