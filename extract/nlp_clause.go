@@ -638,21 +638,7 @@ loop:
 				g.habit = true
 			}
 		case w.tag == "MD" || w.low == "will" || w.low == "would":
-			// The word after a modal is a verb, whatever the tagger made of
-			// it ("we should book/NN the venue").
-			if n := next(k + 1); n < b && !isVerbTag(ws[n].tag) && ws[n].tag != "MD" && ws[n].tag != "DT" && ws[n].tag != "PRP" &&
-				ws[n].tag != "IN" && ws[n].low != "not" && ws[n].low != "never" && isWordText(ws[n].low) && ws[n].low == ws[n].text {
-				ws[n].tag = "VB"
-			}
-			switch {
-			case futureMD[w.low]:
-				g.future = true
-			case dutyMD[w.low]:
-				g.duty = true
-			case weakMD[w.low]:
-				g.weak = true
-				g.tentative = w.low == "might" || w.low == "may"
-			}
+			g.modal(ws, w.low, next(k+1), b)
 		case beForms[w.low]:
 			if g.be < 0 {
 				g.be = k
@@ -731,6 +717,25 @@ loop:
 		g.perfect = true
 	}
 	return g
+}
+
+// modal reads the modal md; n is the next word that is not an adverb.
+func (g *verbGroup) modal(ws []word, md string, n, b int) {
+	// The word after a modal is a verb, whatever the tagger made of it
+	// ("we should book/NN the venue").
+	if n < b && !isVerbTag(ws[n].tag) && ws[n].tag != "MD" && ws[n].tag != "DT" && ws[n].tag != "PRP" &&
+		ws[n].tag != "IN" && ws[n].low != "not" && ws[n].low != "never" && isWordText(ws[n].low) && ws[n].low == ws[n].text {
+		ws[n].tag = "VB"
+	}
+	switch {
+	case futureMD[md]:
+		g.future = true
+	case dutyMD[md]:
+		g.duty = true
+	case weakMD[md]:
+		g.weak = true
+		g.tentative = md == "might" || md == "may"
+	}
 }
 
 // haveAt reads a form of "have" at k, n being the next word that is not an
