@@ -212,8 +212,8 @@ func embedModel() (map[string][]byte, string) {
 
 // modelfileThreads pins the runner to one thread. ggml's CPU threads spin at
 // a barrier after each operation; on a machine whose cores are busy (CI, two
-// shared cores) two threads embedded 32 short texts in 1 to 3 s where one
-// thread took 40 ms. The models are far too small to gain from a second.
+// shared cores) two threads are far slower than one, waiting on each other.
+// The models are far too small to gain from a second.
 const modelfileThreads = "PARAMETER num_thread 1\n"
 
 // mustJSON encodes v, indented; map keys come out sorted, so the files are
