@@ -11,6 +11,7 @@ import (
 	"github.com/oklog/ulid/v2"
 
 	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/internal/groupcommit"
 )
 
 // request is one Append call waiting for the writer.
@@ -95,29 +96,7 @@ func Prepare(turns []engram.Turn) ([]engram.Turn, error) {
 // requests queue up for the next batch, so the batch grows with the load.
 func (a *Archive) run() {
 	defer a.wg.Done()
-	var batch []*request
-	for {
-		if a.ctx.Err() != nil {
-			return
-		}
-		select {
-		case r := <-a.reqs:
-			batch = append(batch[:0], r)
-		case <-a.ctx.Done():
-			return
-		}
-	collect:
-		for len(batch) < maxBatchRequests {
-			select {
-			case r := <-a.reqs:
-				batch = append(batch, r)
-			default:
-				break collect
-			}
-		}
-		a.commit(batch)
-		clear(batch)
-	}
+	groupcommit.Run(a.ctx.Done(), a.reqs, maxBatchRequests, a.commit)
 }
 
 // commit writes a batch, fsyncs it and answers every request in it: the

@@ -148,13 +148,9 @@ func DecodeLine(line []byte) (engram.Turn, error) {
 		line = line[:n-1]
 	}
 	n := len(line)
-	if n < crcSuffixLen+2 || string(line[n-crcSuffixLen:n-crcSuffixLen+len(crcPrefix)]) != crcPrefix ||
-		line[n-2] != '"' || line[n-1] != '}' {
-		return engram.Turn{}, fmt.Errorf("%w: the line does not end in a crc field", ErrMalformed)
-	}
-	want, ok := parseHex8(line[n-10 : n-2])
-	if !ok {
-		return engram.Turn{}, fmt.Errorf("%w: the crc is not 8 lowercase hex digits", ErrMalformed)
+	want, err := lineCRC(line)
+	if err != nil {
+		return engram.Turn{}, err
 	}
 	if got := crc32.Checksum(line[:n-crcSuffixLen], castagnoli); got != want {
 		return engram.Turn{}, fmt.Errorf("%w: the line's bytes have crc %08x, the line says %08x", ErrChecksum, got, want)
@@ -248,6 +244,28 @@ func appendHex8(b []byte, v uint32) []byte {
 		b = append(b, hexDigits[v>>uint(shift)&0xf])
 	}
 	return b
+}
+
+// LineCRC returns the crc a line (without its '\n') says its bytes have,
+// and false when it does not end in a well-formed crc field: what a store
+// of archive lines keeps beside each one.
+func LineCRC(line []byte) (uint32, bool) {
+	crc, err := lineCRC(line)
+	return crc, err == nil
+}
+
+// lineCRC reads the crc field a line (without its '\n') ends with.
+func lineCRC(line []byte) (uint32, error) {
+	n := len(line)
+	if n < crcSuffixLen+2 || string(line[n-crcSuffixLen:n-crcSuffixLen+len(crcPrefix)]) != crcPrefix ||
+		line[n-2] != '"' || line[n-1] != '}' {
+		return 0, fmt.Errorf("%w: the line does not end in a crc field", ErrMalformed)
+	}
+	crc, ok := parseHex8(line[n-10 : n-2])
+	if !ok {
+		return 0, fmt.Errorf("%w: the crc is not 8 lowercase hex digits", ErrMalformed)
+	}
+	return crc, nil
 }
 
 // parseHex8 parses exactly 8 lowercase hex digits; uppercase is refused so

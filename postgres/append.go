@@ -13,6 +13,7 @@ import (
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/archive"
+	"github.com/engram-dev/engram/internal/groupcommit"
 )
 
 // request is one Append call waiting for the writer.
@@ -91,26 +92,7 @@ func (a *Archive) Append(ctx context.Context, turns []engram.Turn) ([]engram.App
 // already waiting, and commits them in one transaction.
 func (a *Archive) run() {
 	defer a.wg.Done()
-	var batch []*request
-	for {
-		select {
-		case r := <-a.reqs:
-			batch = append(batch[:0], r)
-		case <-a.ctx.Done():
-			return
-		}
-	collect:
-		for len(batch) < maxBatchRequests {
-			select {
-			case r := <-a.reqs:
-				batch = append(batch, r)
-			default:
-				break collect
-			}
-		}
-		a.commit(batch)
-		clear(batch)
-	}
+	groupcommit.Run(a.ctx.Done(), a.reqs, maxBatchRequests, a.commit)
 }
 
 // commit writes a batch in one transaction and answers every request.
@@ -366,7 +348,7 @@ func (n *newRows) add(turns []engram.Turn, h *head, now time.Time) ([]engram.App
 			return nil, err
 		}
 		line = line[:len(line)-1] // the '\n'
-		crc, ok := lineCRC(line)
+		crc, ok := archive.LineCRC(line)
 		if !ok {
 			return nil, errors.New("a line without its crc")
 		}
@@ -378,25 +360,4 @@ func (n *newRows) add(turns []engram.Turn, h *head, now time.Time) ([]engram.App
 		res[i] = engram.Appended{ID: t.ID, Seq: h.seq}
 	}
 	return res, nil
-}
-
-// lineCRC returns the crc a line (without its '\n') ends with.
-func lineCRC(line []byte) (uint32, bool) {
-	const tail = len(`"crc":"xxxxxxxx"}`)
-	n := len(line)
-	if n < tail || string(line[n-tail:n-10]) != `"crc":"` || line[n-2] != '"' || line[n-1] != '}' {
-		return 0, false
-	}
-	var v uint32
-	for _, c := range line[n-10 : n-2] {
-		switch {
-		case '0' <= c && c <= '9':
-			v = v<<4 | uint32(c-'0')
-		case 'a' <= c && c <= 'f':
-			v = v<<4 | uint32(c-'a'+10)
-		default:
-			return 0, false
-		}
-	}
-	return v, true
 }

@@ -671,7 +671,7 @@ func (s *lineSource) take(line []byte) error {
 	if first, dup := s.live[t.ID]; dup && !t.IsTombstone() {
 		return engram.Errorf(engram.EINVALID, "%s: id %q is also on the live line %s: run engram doctor", where, t.ID, first)
 	}
-	crc, _ := lineCRC(line)
+	crc, _ := archive.LineCRC(line)
 	var ts any
 	if t.IsTombstone() {
 		delete(s.live, t.ID)

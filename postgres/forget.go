@@ -232,7 +232,7 @@ func (a *Archive) rewrite(ctx context.Context, ids []string, edit archive.Edit) 
 			return archive.RewriteResult{}, engram.Errorf(engram.EINVALID, "archive: the new version of turn %d: %v", t.Seq, err)
 		}
 		line = line[:len(line)-1]
-		crc, _ := lineCRC(line)
+		crc, _ := archive.LineCRC(line)
 		var ts *time.Time
 		if !nt.IsTombstone() {
 			v := nt.TS.UTC()

@@ -138,7 +138,7 @@ func (a *Archive) decode(seq int64, id string, crc int64, line []byte) (engram.T
 	if err != nil {
 		return engram.Turn{}, err
 	}
-	sum, _ := lineCRC(line) // DecodeLine checked it is there
+	sum, _ := archive.LineCRC(line) // DecodeLine checked it is there
 	if t.Seq != seq || t.ID != id || int64(sum) != crc {
 		return engram.Turn{}, fmt.Errorf("%w: the row says seq %d, id %q, crc %08x; its line says seq %d, id %q, crc %08x",
 			archive.ErrChecksum, seq, id, crc, t.Seq, t.ID, sum)
