@@ -58,29 +58,7 @@ func TestServeAnswersWhileVectorsLoad(t *testing.T) {
 			close(release)
 		}
 	}()
-	// The engine must open with the load held, as a server opens it: were
-	// the load in its way, Open would wait for the release, and the wait
-	// below fails.
-	cfg.BackgroundLoad = true
-	opened := make(chan *engine.Engine, 1)
-	go func() {
-		e, err := engine.Open(ctx, cfg, quiet())
-		if err != nil {
-			t.Error(err)
-		}
-		opened <- e
-	}()
-	testutil.WaitUntil(t, "the engine to open while the vector index loads", func() bool {
-		select {
-		case e = <-opened:
-			return true
-		default:
-			return false
-		}
-	})
-	if e == nil {
-		t.FailNow()
-	}
+	e = openAsServer(t, cfg, "the vector index loads")
 	defer e.Close()
 	e.Warm()
 	if err := e.StartJobs(ctx); err != nil {
@@ -188,28 +166,7 @@ func TestServeAnswersWhileTheIndexCatchesUp(t *testing.T) {
 			close(release)
 		}
 	}()
-	// Were the catch-up in Open's way, Open would wait for the release,
-	// and the wait below fails.
-	cfg.BackgroundLoad = true
-	opened := make(chan *engine.Engine, 1)
-	go func() {
-		e, err := engine.Open(ctx, cfg, quiet())
-		if err != nil {
-			t.Error(err)
-		}
-		opened <- e
-	}()
-	testutil.WaitUntil(t, "the engine to open while the indexer catches up", func() bool {
-		select {
-		case e = <-opened:
-			return true
-		default:
-			return false
-		}
-	})
-	if e == nil {
-		t.FailNow()
-	}
+	e = openAsServer(t, cfg, "the indexer catches up")
 	defer e.Close()
 	<-reached
 	if h := e.Health(ctx); h.IndexLag != 150 || h.ArchiveSeq != 150 || h.Status != "ok" {
@@ -275,4 +232,34 @@ func TestServeWritesSecondaryIndexesBehindItsListener(t *testing.T) {
 		seq, err := e.SecondarySeq(ctx)
 		return err == nil && seq == 150
 	})
+}
+
+// openAsServer opens the engine of cfg as a server opens it
+// (BackgroundLoad), while a test's hook holds what happens meanwhile: were
+// that in Open's way, Open would wait for the hook's release, and the wait
+// here fails.
+func openAsServer(t *testing.T, cfg config.Config, meanwhile string) *engine.Engine {
+	t.Helper()
+	cfg.BackgroundLoad = true
+	opened := make(chan *engine.Engine, 1)
+	go func() {
+		e, err := engine.Open(t.Context(), cfg, quiet())
+		if err != nil {
+			t.Error(err)
+		}
+		opened <- e
+	}()
+	var e *engine.Engine
+	testutil.WaitUntil(t, "the engine to open while "+meanwhile, func() bool {
+		select {
+		case e = <-opened:
+			return true
+		default:
+			return false
+		}
+	})
+	if e == nil {
+		t.FailNow()
+	}
+	return e
 }
