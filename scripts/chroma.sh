@@ -36,15 +36,13 @@ STAMP="$INSTALL/.engram-lock.sha256"
 READY_TIMEOUT="${ENGRAM_CHROMA_READY_TIMEOUT:-30}" # seconds to wait for the first heartbeat
 STOP_TIMEOUT=5                                      # seconds between SIGINT and SIGKILL
 
-log() { printf 'chroma.sh: %s\n' "$*" >&2; }
-die() {
-	log "error: $*"
-	exit 1
-}
-usage() {
-	sed -n '2,9p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
-	exit 2
-}
+NAME=chroma.sh
+USAGE='2,9p'
+URL_VAR=ENGRAM_TEST_CHROMA_URL
+EXAMPLE_PORT=8765
+# shellcheck source=scripts/testserver.sh
+source "$(dirname "${BASH_SOURCE[0]}")/testserver.sh"
+
 # now_ms prints the wall clock in milliseconds (bash 5's EPOCHREALTIME; whole seconds on older shells).
 now_ms() {
 	if [[ -n "${EPOCHREALTIME:-}" ]]; then
@@ -52,12 +50,6 @@ now_ms() {
 		printf '%s' "$((t / 1000))"
 	else
 		printf '%s000' "$(date +%s)"
-	fi
-}
-
-check_port() {
-	if ! [[ "${1:-}" =~ ^[0-9]{1,5}$ ]] || ((10#$1 < 1 || 10#$1 > 65535)); then
-		die "PORT must be a number from 1 to 65535, got '${1:-}' (try: scripts/chroma.sh up 8765)"
 	fi
 }
 
@@ -228,40 +220,10 @@ ports() {
 	return 0
 }
 
-cmd_stop() {
-	[[ $# -le 1 ]] || usage
-	if [[ $# -eq 1 ]]; then
-		check_port "$1"
-		stop_port "$1"
-		return 0
-	fi
-	local p
-	for p in $(ports); do
-		stop_port "$p"
-	done
-}
-
-cmd_status() {
-	[[ $# -le 1 ]] || usage
-	local p pid up=1
-	for p in ${1:-$(ports)}; do
-		if pid="$(pid_of "$p")" && heartbeat "$p"; then
-			log "up on 127.0.0.1:$p (pid $pid)"
-			up=0
-		else
-			log "down on port $p"
-		fi
-	done
-	return "$up"
-}
-
-cmd_up() {
-	[[ $# -eq 1 ]] || usage
-	check_port "$1"
-	local url
-	cmd_install
-	url="$(cmd_start "$1")"
-	printf 'ENGRAM_TEST_CHROMA_URL=%s\n' "$url"
+# describe prints the pid of the server on PORT and succeeds when it answers.
+describe() {
+	local pid
+	pid="$(pid_of "$1")" && heartbeat "$1" && printf 'pid %s' "$pid"
 }
 
 [[ $# -ge 1 ]] || usage

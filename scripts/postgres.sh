@@ -24,21 +24,13 @@ set -euo pipefail
 CACHE="${ENGRAM_TEST_CACHE:-$HOME/.cache/engram-test}"
 RUN="$CACHE/run"
 
-log() { printf 'postgres.sh: %s\n' "$*" >&2; }
-die() {
-	log "error: $*"
-	exit 1
-}
-usage() {
-	sed -n '2,10p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
-	exit 2
-}
+NAME=postgres.sh
+USAGE='2,10p'
+URL_VAR=ENGRAM_TEST_POSTGRES_URL
+EXAMPLE_PORT=5433
+# shellcheck source=scripts/testserver.sh
+source "$(dirname "${BASH_SOURCE[0]}")/testserver.sh"
 
-check_port() {
-	if ! [[ "${1:-}" =~ ^[0-9]{1,5}$ ]] || ((10#$1 < 1 || 10#$1 > 65535)); then
-		die "PORT must be a number from 1 to 65535, got '${1:-}' (try: scripts/postgres.sh up 5433)"
-	fi
-}
 
 # bindir prints the bin directory of the newest server Debian installed, or else of the initdb on PATH
 # (Homebrew's, say).
@@ -172,40 +164,10 @@ ports() {
 	done
 }
 
-cmd_stop() {
-	[[ $# -le 1 ]] || usage
-	if [[ $# -eq 1 ]]; then
-		check_port "$1"
-		stop_port "$1"
-		return 0
-	fi
-	local p
-	for p in $(ports); do
-		stop_port "$p"
-	done
-}
-
-cmd_status() {
-	[[ $# -le 1 ]] || usage
-	local p d up=1
-	for p in ${1:-$(ports)}; do
-		if d="$(dir_of "$p")" && running "$d"; then
-			log "up on 127.0.0.1:$p ($d)"
-			up=0
-		else
-			log "down on port $p"
-		fi
-	done
-	return "$up"
-}
-
-cmd_up() {
-	[[ $# -eq 1 ]] || usage
-	check_port "$1"
-	local u
-	cmd_install
-	u="$(cmd_start "$1")"
-	printf 'ENGRAM_TEST_POSTGRES_URL=%s\n' "$u"
+# describe prints the folder of the cluster of PORT and succeeds when it runs.
+describe() {
+	local d
+	d="$(dir_of "$1")" && running "$d" && printf '%s' "$d"
 }
 
 [[ $# -ge 1 ]] || usage
