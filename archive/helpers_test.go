@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/archive"
@@ -213,3 +214,6 @@ func (f *faultFile) Sync() error {
 }
 
 var _ archive.FS = (*faultFS)(nil)
+
+// dayOfNow is the day file's name for a turn received now.
+func dayOfNow() string { return time.Now().UTC().Format(time.DateOnly) }
