@@ -85,15 +85,8 @@ var (
 	turn       = archivetest.Turn
 	mustAppend = archivetest.MustAppend
 	streamAll  = archivetest.StreamAll
+	wantCode   = archivetest.WantCode
 )
-
-// wantCode fails the test unless err carries the engram error code.
-func wantCode(tb testing.TB, err error, code string) {
-	tb.Helper()
-	if got := engram.ErrorCode(err); got != code {
-		tb.Fatalf("error code %q (%v), want %q", got, err, code)
-	}
-}
 
 // dayFile returns the path of a day's file under dir.
 func dayFile(dir string, day string) string {
