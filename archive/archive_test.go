@@ -206,15 +206,22 @@ func TestLockHelperProcess(t *testing.T) {
 }
 
 // TestNotifyAtCommit checks that the file archive closes Notify's channel
-// before Append returns (the suite's Notify only waits for it).
+// before Append returns (the suite's Notify only waits for it), also when
+// a call that archived nothing came between.
 func TestNotifyAtCommit(t *testing.T) {
 	a := MustOpen(t, t.TempDir(), archive.Options{}, true)
-	ch := a.Notify()
-	mustAppend(t, a, turn("s", "x"))
-	select {
-	case <-ch:
-	default:
-		t.Fatal("not woken when Append returned")
+	x := turn("s", "x")
+	x.ID = "x"
+	for _, calls := range [][]engram.Turn{{x}, {x, turn("s", "y")}} {
+		ch := a.Notify()
+		for _, tn := range calls {
+			mustAppend(t, a, tn)
+		}
+		select {
+		case <-ch:
+		default:
+			t.Fatalf("not woken when Append returned (%d calls)", len(calls))
+		}
 	}
 }
 
