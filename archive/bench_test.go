@@ -8,6 +8,7 @@ import (
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/archive"
+	"github.com/engram-dev/engram/internal/archivetest"
 )
 
 // BenchmarkAppend measures acknowledged (fsynced) turns per second with
@@ -17,24 +18,8 @@ func BenchmarkAppend(b *testing.B) {
 	for _, perCall := range []int{1, 100} {
 		b.Run(fmt.Sprintf("turns=%d", perCall), func(b *testing.B) {
 			a := MustOpen(b, b.TempDir(), archive.Options{}, false)
-			batch := make([]engram.Turn, perCall)
-			for i := range batch {
-				batch[i] = turn("bench", "a turn of about the length of a short chat message, with some words in it")
-			}
-			b.SetParallelism(8) // 8 callers per CPU
-			b.ReportAllocs()
-			b.ResetTimer()
-			b.RunParallel(func(pb *testing.PB) {
-				for pb.Next() {
-					if _, err := a.Append(context.Background(), batch); err != nil {
-						b.Error(err)
-						return
-					}
-				}
-			})
-			b.StopTimer()
+			archivetest.BenchAppend(b, a, perCall)
 			s := a.Stats()
-			b.ReportMetric(float64(b.N*perCall)/b.Elapsed().Seconds(), "turns/s")
 			b.ReportMetric(float64(s.Fsyncs)/float64(b.N), "fsyncs/op")
 		})
 	}

@@ -16,10 +16,13 @@ import (
 )
 
 // TestConformance runs the suite every engram.Archive passes (the
-// PostgreSQL archive's tests run it too).
+// PostgreSQL archive's tests run it too). After each case the directory
+// must verify clean: seqs from 1 without gaps, no id on two lines, every
+// line whole, which the suite cannot see through engram.Archive.
 func TestConformance(t *testing.T) {
 	archivetest.Run(t, func(t *testing.T) archivetest.Opener {
 		dir := t.TempDir()
+		t.Cleanup(func() { checkClean(t, dir) }) // after the suite's closes
 		return func() (engram.Archive, error) {
 			return archive.Open(dir, archive.Options{Logger: quietLogger()})
 		}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/archive"
+	"github.com/engram-dev/engram/internal/archivetest"
 )
 
 // quietLogger drops the warnings tests provoke on purpose.
@@ -79,50 +80,13 @@ func checkClean(tb testing.TB, dir string) {
 	}
 }
 
-// turn returns a valid turn to append.
-func turn(session, content string) engram.Turn {
-	return engram.Turn{
-		Namespace: engram.DefaultNamespace,
-		Session:   session,
-		Role:      engram.RoleUser,
-		Content:   content,
-		TS:        time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC),
-	}
-}
-
-// mustAppend appends and fails the test on error.
-func mustAppend(tb testing.TB, a *archive.Archive, turns ...engram.Turn) []engram.Appended {
-	tb.Helper()
-	res, err := a.Append(context.Background(), turns)
-	if err != nil {
-		tb.Fatalf("append: %v", err)
-	}
-	if len(res) != len(turns) {
-		tb.Fatalf("append: %d results for %d turns", len(res), len(turns))
-	}
-	return res
-}
-
-// streamAll returns every turn Stream yields after afterSeq.
-func streamAll(tb testing.TB, a *archive.Archive, afterSeq int64) []engram.Turn {
-	tb.Helper()
-	var out []engram.Turn
-	if err := a.Stream(context.Background(), afterSeq, func(t engram.Turn) error {
-		out = append(out, t)
-		return nil
-	}); err != nil {
-		tb.Fatalf("stream: %v", err)
-	}
-	return out
-}
-
-// wantCode fails the test unless err carries the engram error code.
-func wantCode(tb testing.TB, err error, code string) {
-	tb.Helper()
-	if got := engram.ErrorCode(err); got != code {
-		tb.Fatalf("error code %q (%v), want %q", got, err, code)
-	}
-}
+// The suite's helpers serve the file archive's own tests too.
+var (
+	turn       = archivetest.Turn
+	mustAppend = archivetest.MustAppend
+	streamAll  = archivetest.StreamAll
+	wantCode   = archivetest.WantCode
+)
 
 // dayFile returns the path of a day's file under dir.
 func dayFile(dir string, day string) string {
@@ -243,3 +207,6 @@ func (f *faultFile) Sync() error {
 }
 
 var _ archive.FS = (*faultFS)(nil)
+
+// dayOfNow is the day file's name for a turn received now.
+func dayOfNow() string { return time.Now().UTC().Format(time.DateOnly) }

@@ -66,12 +66,12 @@ func TestConformance(t *testing.T) {
 func TestOpenErrors(t *testing.T) {
 	base := pgtest.URL(t)
 	_, err := open("", postgres.Options{})
-	wantCode(t, err, engram.EINVALID)
+	archivetest.WantCode(t, err, engram.EINVALID)
 	if !strings.Contains(err.Error(), postgres.EnvURL) {
 		t.Fatalf("%v does not name %s", err, postgres.EnvURL)
 	}
 	_, err = open("postgres://engram:sekrit@127.0.0.1:notaport/db", postgres.Options{})
-	wantCode(t, err, engram.EINVALID)
+	archivetest.WantCode(t, err, engram.EINVALID)
 	if strings.Contains(err.Error(), "sekrit") {
 		t.Fatalf("the error repeats the password: %v", err)
 	}
@@ -83,7 +83,7 @@ func TestOpenErrors(t *testing.T) {
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
 	_, err = open(fmt.Sprintf("postgres://engram:sekrit@127.0.0.1:%d/db?sslmode=disable", port), postgres.Options{})
-	wantCode(t, err, engram.EUNAVAILABLE)
+	archivetest.WantCode(t, err, engram.EUNAVAILABLE)
 	if strings.Contains(err.Error(), "sekrit") || !strings.Contains(err.Error(), fmt.Sprintf("127.0.0.1:%d/db", port)) {
 		t.Fatalf("the error repeats the password or does not say where: %v", err)
 	}
@@ -93,14 +93,7 @@ func TestOpenErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = open(missing, postgres.Options{})
-	wantCode(t, err, engram.EUNAVAILABLE)
-}
-
-func wantCode(tb testing.TB, err error, code string) {
-	tb.Helper()
-	if got := engram.ErrorCode(err); got != code {
-		tb.Fatalf("error code %q (%v), want %q", got, err, code)
-	}
+	archivetest.WantCode(t, err, engram.EUNAVAILABLE)
 }
 
 // TestMigrations checks that servers starting together migrate once, and

@@ -1,7 +1,6 @@
 package postgres_test
 
 import (
-	"context"
 	"fmt"
 	"testing"
 
@@ -31,23 +30,7 @@ func BenchmarkAppend(b *testing.B) {
 				} else {
 					a = mustOpen(b, pgtest.NewDatabase(b), postgres.Options{})
 				}
-				batch := make([]engram.Turn, perCall)
-				for i := range batch {
-					batch[i] = archivetest.Turn("bench", "a turn of about the length of a short chat message, with some words in it")
-				}
-				b.SetParallelism(8) // 8 callers per CPU
-				b.ReportAllocs()
-				b.ResetTimer()
-				b.RunParallel(func(pb *testing.PB) {
-					for pb.Next() {
-						if _, err := a.Append(context.Background(), batch); err != nil {
-							b.Error(err)
-							return
-						}
-					}
-				})
-				b.StopTimer()
-				b.ReportMetric(float64(b.N*perCall)/b.Elapsed().Seconds(), "turns/s")
+				archivetest.BenchAppend(b, a, perCall)
 			})
 		}
 	}

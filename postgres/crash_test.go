@@ -196,14 +196,14 @@ func TestDatabaseRestart(t *testing.T) {
 	c.Kill(t)
 	for range 2 { // the broken pooled connection, then no connection at all
 		_, err := a.Append(ctx, []engram.Turn{archivetest.Turn("s", "while down")})
-		wantCode(t, err, engram.EUNAVAILABLE)
+		archivetest.WantCode(t, err, engram.EUNAVAILABLE)
 		if !strings.Contains(engram.ErrorMessage(err), "nothing was archived") {
 			t.Fatalf("message %q", engram.ErrorMessage(err))
 		}
 	}
-	wantCode(t, a.Stream(ctx, 0, func(engram.Turn) error { return nil }), engram.EUNAVAILABLE)
+	archivetest.WantCode(t, a.Stream(ctx, 0, func(engram.Turn) error { return nil }), engram.EUNAVAILABLE)
 	_, err := a.Refresh(ctx)
-	wantCode(t, err, engram.EUNAVAILABLE)
+	archivetest.WantCode(t, err, engram.EUNAVAILABLE)
 	if a.LastSeq() != 3 {
 		t.Fatalf("LastSeq %d while down", a.LastSeq())
 	}

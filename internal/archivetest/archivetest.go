@@ -98,7 +98,8 @@ func StreamAll(tb testing.TB, a engram.Archive, afterSeq int64) []engram.Turn {
 	return out
 }
 
-func wantCode(tb testing.TB, err error, code string) {
+// WantCode fails the test unless err carries the engram error code.
+func WantCode(tb testing.TB, err error, code string) {
 	tb.Helper()
 	if got := engram.ErrorCode(err); got != code {
 		tb.Fatalf("error code %q (%v), want %q", got, err, code)
@@ -357,11 +358,11 @@ func testClose(t *testing.T, open Opener) {
 	}
 	ctx := context.Background()
 	_, err := a.Append(ctx, []engram.Turn{Turn("s", "after")})
-	wantCode(t, err, engram.EUNAVAILABLE)
+	WantCode(t, err, engram.EUNAVAILABLE)
 	_, err = a.Append(ctx, nil)
-	wantCode(t, err, engram.EUNAVAILABLE)
-	wantCode(t, a.Stream(ctx, 0, func(engram.Turn) error { return nil }), engram.EUNAVAILABLE)
-	wantCode(t, a.ScanTime(ctx, time.Time{}, time.Now(), func(engram.Turn) error { return nil }), engram.EUNAVAILABLE)
+	WantCode(t, err, engram.EUNAVAILABLE)
+	WantCode(t, a.Stream(ctx, 0, func(engram.Turn) error { return nil }), engram.EUNAVAILABLE)
+	WantCode(t, a.ScanTime(ctx, time.Time{}, time.Now(), func(engram.Turn) error { return nil }), engram.EUNAVAILABLE)
 	if a.LastSeq() != last {
 		t.Fatalf("LastSeq %d after close, want %d", a.LastSeq(), last)
 	}
@@ -393,7 +394,7 @@ func testBadInput(t *testing.T, open Opener) {
 		bad := Turn("s", "bad")
 		tc.edit(&bad)
 		_, err := a.Append(context.Background(), []engram.Turn{Turn("s", "ok"), bad})
-		wantCode(t, err, engram.EINVALID)
+		WantCode(t, err, engram.EINVALID)
 		if f := engram.ErrorField(err); f != tc.field {
 			t.Fatalf("field %q (%v), want %q", f, err, tc.field)
 		}
