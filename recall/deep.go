@@ -71,19 +71,21 @@ type DeepConfig struct {
 }
 
 // Deep defaults. The fusion is a plain sum of the evidence of relevance:
-// the turn's own words (BM25) and meaning (vector) at weight 1, its session
+// the turn's own words (BM25, at 1.5: the query's names left out, its words
+// are more of its content than its vector, which reads the names too) and
+// meaning (vector) at weight 1, its session
 // part's at 0.5 and its scene's at 1 (each the mean of their BM25 and vector
 // evidence), a share of its best neighbour's score, the derived layers' and
 // the graph's evidence (which only raise a score), and the nearness to a
 // period the query names. The weights that were searched (session,
-// neighbour, time, the burst's reach) were each chosen by leaving one
+// neighbour, time, the burst's reach, the keyword weight) were each chosen by leaving one
 // conversation out over both development corpora, from small grids; the
 // others are round numbers. docs/benchmarks.md has the grids, the
 // cross-validated figures and each signal switched off.
 const (
 	DefaultFusion          = FusionSum
 	DefaultVectorWeight    = 1.0
-	DefaultBM25Weight      = 1.0
+	DefaultBM25Weight      = 1.5
 	DefaultSessionWeight   = 0.5
 	DefaultNeighbourWeight = 0.2
 	DefaultSceneWeight     = 1.0

@@ -549,3 +549,31 @@ func TestDeepNamesAreNotKeywords(t *testing.T) {
 		}
 	}
 }
+
+// TestHybridKeywordWeightIsItsOwn: deep's keyword weight leaves the default
+// path's ranking and scores as they are.
+func TestHybridKeywordWeightIsItsOwn(t *testing.T) {
+	f := mustOpenFixture(t, small)
+	base, heavy := f.service(), f.service()
+	heavy.Deep.BM25Weight = 5
+	for _, q := range []string{"which database did we choose", "the cat on the mat", "lunch moved"} {
+		req := engram.RecallRequest{Query: q, Mode: engram.ModeHybrid, K: 4}
+		want, err := base.Recall(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := heavy.Recall(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got.Results) != len(want.Results) {
+			t.Fatalf("%q: %v with deep's keyword weight at 5, %v at its default", q, resultIDs(got.Results), resultIDs(want.Results))
+		}
+		for i := range want.Results {
+			if got.Results[i].ID != want.Results[i].ID || got.Results[i].Score != want.Results[i].Score {
+				t.Errorf("%q: result %d is %s (%v) with deep's keyword weight at 5, %s (%v) at its default", q, i,
+					got.Results[i].ID, got.Results[i].Score, want.Results[i].ID, want.Results[i].Score)
+			}
+		}
+	}
+}
