@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -70,19 +71,21 @@ type DeepConfig struct {
 }
 
 // Deep defaults. The fusion is a plain sum of the evidence of relevance:
-// the turn's own words (BM25) and meaning (vector) at weight 1, its session
+// the turn's own words (BM25, at 1.5: the query's names left out, its words
+// are more of its content than its vector, which reads the names too) and
+// meaning (vector) at weight 1, its session
 // part's at 0.5 and its scene's at 1 (each the mean of their BM25 and vector
 // evidence), a share of its best neighbour's score, the derived layers' and
 // the graph's evidence (which only raise a score), and the nearness to a
 // period the query names. The weights that were searched (session,
-// neighbour, time, the burst's reach) were each chosen by leaving one
+// neighbour, time, the burst's reach, the keyword weight) were each chosen by leaving one
 // conversation out over both development corpora, from small grids; the
 // others are round numbers. docs/benchmarks.md has the grids, the
 // cross-validated figures and each signal switched off.
 const (
 	DefaultFusion          = FusionSum
 	DefaultVectorWeight    = 1.0
-	DefaultBM25Weight      = 1.0
+	DefaultBM25Weight      = 1.5
 	DefaultSessionWeight   = 0.5
 	DefaultNeighbourWeight = 0.2
 	DefaultSceneWeight     = 1.0
@@ -197,7 +200,7 @@ func (s *Service) deep(ctx context.Context, v *Vectors, ns, text string, k int, 
 			to = rng.To
 		}
 	}
-	cands, us, aliases, err := s.candidates(ctx, v, ns, text, cfg, from, to, warn)
+	cands, us, aliases, aliasNames, err := s.candidates(ctx, v, ns, text, cfg, from, to, warn)
 	if err != nil {
 		return nil, err
 	}
@@ -206,11 +209,11 @@ func (s *Service) deep(ctx context.Context, v *Vectors, ns, text string, k int, 
 		// 29 Dec" is often told the day after ("yesterday I made pasta").
 		// The period's candidates join everything before as_of, and each
 		// candidate gains by how near its time lies to the period.
-		more, mus, moreAliases, err := s.candidates(ctx, v, ns, text, cfg, time.Time{}, asOf.Add(time.Nanosecond), warn)
+		more, mus, moreAliases, moreNames, err := s.candidates(ctx, v, ns, text, cfg, time.Time{}, asOf.Add(time.Nanosecond), warn)
 		if err != nil {
 			return nil, err
 		}
-		us, aliases = us.merge(mus), append(aliases, moreAliases...)
+		us, aliases, aliasNames = us.merge(mus), append(aliases, moreAliases...), append(aliasNames, moreNames...)
 		have := make(map[string]bool, len(cands))
 		for _, c := range cands {
 			have[c.turn.ID] = true
@@ -227,6 +230,9 @@ func (s *Service) deep(ctx context.Context, v *Vectors, ns, text string, k int, 
 	}
 	if len(cands) == 0 {
 		return []engram.Result{}, nil
+	}
+	if err := s.namelessKeywords(ctx, ns, text, cands, aliasNames, cfg.Candidates, asOf.Add(time.Nanosecond)); err != nil {
+		return nil, err
 	}
 	normalise(cands)
 	if cfg.SpeakerWeight > 0 {
@@ -388,10 +394,10 @@ func (s *Service) search(ctx context.Context, v *Vectors, ns, text string, cfg D
 // candidates gathers turns from vector search and BM25 concurrently, and
 // the turns the derived layers cite. A failing vector side only warns: BM25
 // candidates remain; failing layers warn too.
-func (s *Service) candidates(ctx context.Context, v *Vectors, ns, text string, cfg DeepConfig, from, to time.Time, warn func(string)) ([]*candidate, unitScores, []string, error) {
+func (s *Service) candidates(ctx context.Context, v *Vectors, ns, text string, cfg DeepConfig, from, to time.Time, warn func(string)) ([]*candidate, unitScores, []string, []string, error) {
 	r, err := s.search(ctx, v, ns, text, cfg, from, to, warn)
 	if err != nil {
-		return nil, unitScores{}, nil, err
+		return nil, unitScores{}, nil, nil, err
 	}
 	p := newPool(r.bhits, r.vhits)
 	added := 0
@@ -408,7 +414,7 @@ func (s *Service) candidates(ctx context.Context, v *Vectors, ns, text string, c
 		c.layerN, c.kgN = r.ev.layer[id], r.ev.kg[id]
 	}
 	if err := p.load(ctx, s); err != nil {
-		return nil, unitScores{}, nil, err
+		return nil, unitScores{}, nil, nil, err
 	}
 	// The units: those of the candidates and those the vector query found,
 	// scored by keyword (only these: the cost follows the candidates, not
@@ -416,7 +422,7 @@ func (s *Service) candidates(ctx context.Context, v *Vectors, ns, text string, c
 	us, err := s.candidateUnits(ctx, engram.TextQuery{Namespace: ns, Text: text, From: from, To: to}, p.list, r.unitVecHits, "")
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, unitScores{}, nil, ctx.Err()
+			return nil, unitScores{}, nil, nil, ctx.Err()
 		}
 		warn(fmt.Sprintf("the sessions and scenes could not be searched (%s): deep recall ran on single turns", engram.ErrorMessage(err)))
 	}
@@ -424,7 +430,7 @@ func (s *Service) candidates(ctx context.Context, v *Vectors, ns, text string, c
 		top := us.order[:min(cfg.UnitTurns, len(us.order))]
 		ids, err := s.Units.UnitTurnIDs(ctx, top)
 		if err != nil {
-			return nil, unitScores{}, nil, fmt.Errorf("unit turns: %w", err)
+			return nil, unitScores{}, nil, nil, fmt.Errorf("unit turns: %w", err)
 		}
 		for _, u := range top {
 			for _, id := range ids[u] {
@@ -435,7 +441,7 @@ func (s *Service) candidates(ctx context.Context, v *Vectors, ns, text string, c
 			}
 		}
 		if err := p.load(ctx, s); err != nil {
-			return nil, unitScores{}, nil, err
+			return nil, unitScores{}, nil, nil, err
 		}
 	}
 	// A vector whose turn is not indexed yet is skipped, as is a turn a
@@ -447,12 +453,40 @@ func (s *Service) candidates(ctx context.Context, v *Vectors, ns, text string, c
 		// zero evidence (which would bury it in a product).
 		if err := cosines(ctx, v, r.qvec, kept); err != nil {
 			if ctx.Err() != nil {
-				return nil, unitScores{}, nil, ctx.Err()
+				return nil, unitScores{}, nil, nil, ctx.Err()
 			}
 			warn(fmt.Sprintf("embedding keyword candidates failed (%s)", engram.ErrorMessage(err)))
 		}
 	}
-	return kept, us, r.ev.aliases, nil
+	return kept, us, r.ev.aliases, r.ev.aliasNames, nil
+}
+
+// namelessKeywords gives the candidates the keyword evidence of the query
+// without its words that name a speaker of the candidates, or a person by
+// a name the graph holds for them (names). A name in a question says whose
+// turns answer it, which the speaker signal weighs; as a keyword it finds
+// the turns that address that person ("Hey Kate!", "Thanks Kate"), which
+// BM25 ranks high for being short, and not the person's own turns, since
+// people do not write their own name. The search covers everything before
+// to, as the candidates do (a period the query names is a signal, not a
+// filter). A query of names alone, or of no name, keeps its evidence.
+func (s *Service) namelessKeywords(ctx context.Context, ns, text string, cands []*candidate, names []string, limit int, to time.Time) error {
+	rest, cut := nonNameWords(text, cands, names...)
+	if !cut || len(rest) == 0 {
+		return nil
+	}
+	hits, err := s.index.SearchTurns(ctx, engram.TextQuery{Namespace: ns, Text: strings.Join(rest, " "), Limit: limit, To: to})
+	if err != nil {
+		return fmt.Errorf("keyword search without names: %w", err)
+	}
+	score := make(map[string]float64, len(hits))
+	for _, h := range hits {
+		score[h.Turn.ID] = h.Score
+	}
+	for _, c := range cands {
+		c.bm25 = score[c.turn.ID]
+	}
+	return nil
 }
 
 // pool is a query's candidates by turn id, in the order they were found.

@@ -14,6 +14,12 @@ import (
 // proposes on the hybrid path (more when k is larger).
 const hybridCandidates = 50
 
+// hybridBM25Weight is the default path's keyword weight, equal to the
+// vector's. Deep's (DeepConfig.BM25Weight) is its own: deep's keyword
+// evidence leaves the query's names out, the default path's does not, and
+// a heavier keyword weight lowers the default path on real chats.
+const hybridBM25Weight = 1.0
+
 // hybrid is the default path: BM25 and vector search of single turns, each
 // signal normalised over the candidates (BM25 by the best, the cosine
 // min-max) and summed with equal weights, plus, with SessionWeight on, the
@@ -91,7 +97,7 @@ func (s *Service) hybrid(ctx context.Context, v *Vectors, ns, text string, k int
 	}
 	for _, c := range cands {
 		c.speakerN = btoi(named[speakerOf(c.turn)])
-		c.final = cfg.VectorWeight*c.vecN + cfg.BM25Weight*c.bm25N + cfg.SpeakerWeight*c.speakerN
+		c.final = cfg.VectorWeight*c.vecN + hybridBM25Weight*c.bm25N + cfg.SpeakerWeight*c.speakerN
 		if sessions {
 			c.final += cfg.SessionWeight * c.sessN
 		}

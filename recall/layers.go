@@ -117,6 +117,8 @@ type evidence struct {
 	// aliases are the people (lower case) the query names by a name the
 	// graph knows them by.
 	aliases []string
+	// aliasNames are those names, as the graph holds them.
+	aliasNames []string
 }
 
 // layerEvidence searches the layers for text. The graph is read as of to
@@ -236,6 +238,7 @@ func (s *Service) kgEvidence(ctx context.Context, ev *evidence, ns, text string,
 		// someone ("I'm Kate", said by Emi): the query names Emi.
 		if t := f.triple; engram.AliasPredicate(t.Predicate) && namesSpeaker(qwords, strings.ToLower(text), strings.ToLower(t.Object)) {
 			ev.aliases = append(ev.aliases, strings.ToLower(t.Subject))
+			ev.aliasNames = append(ev.aliasNames, t.Object)
 		}
 	}
 	return nil

@@ -517,3 +517,63 @@ func resultIDs(rs []engram.Result) []string {
 	}
 	return out
 }
+
+// TestDeepNamesAreNotKeywords: a question that names both speakers, the
+// way chats spell names (not as the speakers are signed), is not answered
+// by the turns that greet them by those names. The names say whose turns
+// answer (here both, so they tell nothing apart); as keywords they match
+// only the greetings, the one place a chat writes a person's name.
+func TestDeepNamesAreNotKeywords(t *testing.T) {
+	contents := []string{
+		"Hey Muhammad",
+		"Hi Akeeb",
+		"The weather turned cold and grey this week",
+		"My landlord finally fixed the heating",
+		"I cooked a big lasagna for my family",
+		"Work has been hectic with the new project",
+		"We watched a documentary about volcanoes",
+		"I cooked a pot of lentil soup",
+		"The train was late again this morning",
+		"My cousin is moving to another city",
+	}
+	f := mustOpenFixtureBy(t, contents, func(i int) string { return []string{"Akib", "Muhhamed"}[i%2] })
+	s := f.service()
+	for _, q := range []string{"What did Muhammad and Akeeb cook?", "What did Mohammed and Akeeb cook?"} {
+		resp, err := s.Recall(context.Background(), engram.RecallRequest{Query: q, Mode: engram.ModeDeep, K: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := resultIDs(resp.Results)
+		if len(got) != 2 || !(got[0] == "t000005" && got[1] == "t000008" || got[0] == "t000008" && got[1] == "t000005") {
+			t.Errorf("%q: results %v, want the two turns that tell what was cooked, t000005 and t000008", q, got)
+		}
+	}
+}
+
+// TestHybridKeywordWeightIsItsOwn: deep's keyword weight leaves the default
+// path's ranking and scores as they are.
+func TestHybridKeywordWeightIsItsOwn(t *testing.T) {
+	f := mustOpenFixture(t, small)
+	base, heavy := f.service(), f.service()
+	heavy.Deep.BM25Weight = 5
+	for _, q := range []string{"which database did we choose", "the cat on the mat", "lunch moved"} {
+		req := engram.RecallRequest{Query: q, Mode: engram.ModeHybrid, K: 4}
+		want, err := base.Recall(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := heavy.Recall(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got.Results) != len(want.Results) {
+			t.Fatalf("%q: %v with deep's keyword weight at 5, %v at its default", q, resultIDs(got.Results), resultIDs(want.Results))
+		}
+		for i := range want.Results {
+			if got.Results[i].ID != want.Results[i].ID || got.Results[i].Score != want.Results[i].Score {
+				t.Errorf("%q: result %d is %s (%v) with deep's keyword weight at 5, %s (%v) at its default", q, i,
+					got.Results[i].ID, got.Results[i].Score, want.Results[i].ID, want.Results[i].Score)
+			}
+		}
+	}
+}

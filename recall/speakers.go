@@ -166,3 +166,37 @@ func oneEdit(a, b []rune) bool {
 	}
 	return false
 }
+
+// nonNameWords returns the words of the query that name no speaker of the
+// candidates, and whether any word was left out.
+func nonNameWords(query string, cands []*candidate, also ...string) ([]string, bool) {
+	seen := map[string]bool{}
+	var names []string
+	for _, a := range also {
+		names = append(names, words(a)...)
+	}
+	for _, c := range cands {
+		who := speakerOf(c.turn)
+		if !seen[who] && who != "" && !unspaced(who) {
+			seen[who] = true
+			names = append(names, words(who)...)
+		}
+	}
+	var rest []string
+	cut := false
+	for _, q := range words(query) {
+		name := false
+		for _, n := range names {
+			if sameName(q, strings.ToLower(n)) {
+				name = true
+				break
+			}
+		}
+		if name {
+			cut = true
+		} else {
+			rest = append(rest, q)
+		}
+	}
+	return rest, cut
+}
