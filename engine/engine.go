@@ -42,7 +42,7 @@ const (
 type Engine struct {
 	cfg      config.Config
 	logger   *slog.Logger
-	archive  *archive.Archive
+	archive  archiveStore
 	palace   *palace.DB
 	indexer  *pipeline.Indexer
 	ingester *pipeline.Ingester
@@ -139,7 +139,7 @@ func Open(ctx context.Context, cfg config.Config, logger *slog.Logger) (_ *Engin
 			e.Close()
 		}
 	}()
-	e.archive, err = archive.Open(filepath.Join(cfg.Home, ArchiveDir), archive.Options{Logger: logger.With("component", "archive")})
+	e.archive, err = openArchive(ctx, cfg, logger)
 	if err != nil {
 		return nil, err
 	}
@@ -256,7 +256,9 @@ func (e *Engine) Health(ctx context.Context) engram.Health {
 	h.Indexes = e.indexHealth()
 	h.Problems = append(h.Problems, problems...)
 	h.Problems = append(h.Problems, e.jobsHealth()...)
-	if st := e.archive.Stats(); st.CorruptLines > 0 {
+	if st, err := e.archive.Stats(ctx); err != nil {
+		h.Problems = append(h.Problems, "the archive could not be counted: "+engram.ErrorText(err))
+	} else if st.CorruptLines > 0 {
 		h.Problems = append(h.Problems, fmt.Sprintf("the archive has %d damaged %s, skipped and kept in place; see engram doctor",
 			st.CorruptLines, noun(int(st.CorruptLines), "line", "lines")))
 	}
@@ -272,7 +274,10 @@ func (e *Engine) Stats(ctx context.Context) (engram.Stats, error) {
 	if err != nil {
 		return st, err
 	}
-	as := e.archive.Stats()
+	as, err := e.archive.Stats(ctx)
+	if err != nil {
+		return st, err
+	}
 	st.Archive = engram.ArchiveStats{
 		Turns:    as.Turns,
 		LastSeq:  e.archive.LastSeq(),
