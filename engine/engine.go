@@ -68,6 +68,7 @@ type Engine struct {
 	memory   memReleaser
 	journal  *archive.Journal   // the corrections journal
 	follower *pipeline.Follower // serve only: scenes and unit vectors between the jobs' runs
+	rewrites rewriteFollower    // the forgets of the other servers sharing the archive (team.go)
 }
 
 var (
@@ -199,6 +200,7 @@ func Open(ctx context.Context, cfg config.Config, logger *slog.Logger) (_ *Engin
 	if e.sched, err = e.newScheduler(); err != nil {
 		return nil, err
 	}
+	e.followRewrites()
 	return e, nil
 }
 
@@ -206,6 +208,7 @@ func Open(ctx context.Context, cfg config.Config, logger *slog.Logger) (_ *Engin
 // fsyncs and releases the lock). It returns the first error.
 func (e *Engine) Close() error {
 	var errs []error
+	e.stopRewrites()
 	e.follower.Stop()
 	if e.sched != nil {
 		sctx, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)

@@ -1,0 +1,105 @@
+package engine_test
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/config"
+	"github.com/engram-dev/engram/engine"
+	"github.com/engram-dev/engram/internal/filetest"
+	"github.com/engram-dev/engram/internal/pgtest"
+	"github.com/engram-dev/engram/internal/testutil"
+)
+
+// teamConfig is the configuration of a server with its palace in home and
+// the archive in the PostgreSQL database at url, with the builtin
+// embedder, so that a forget has vectors to drop too.
+func teamConfig(home, url string) config.Config {
+	cfg := testConfig(home)
+	cfg.Embedder = config.EmbedderBuiltin
+	cfg.Store = config.StorePostgres
+	return cfg.WithPostgresURL(url)
+}
+
+// finds reports whether a keyword recall on e finds a result holding text.
+func finds(t *testing.T, e *engine.Engine, query, text string) bool {
+	t.Helper()
+	resp, err := e.Recall(t.Context(), engram.RecallRequest{Namespace: engram.DefaultNamespace, Query: query, Mode: engram.ModeKeyword, K: 10})
+	if err != nil {
+		t.Fatalf("recall %q: %v", query, err)
+	}
+	for _, r := range resp.Results {
+		if strings.Contains(r.Text, text) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestTwoServers runs two engines on one PostgreSQL archive, each with a
+// home of its own: a turn ingested on A is found on B; a forget on B
+// reaches A's palace, which keeps no trace of the text; with A closed, B
+// keeps serving and ingesting.
+func TestTwoServers(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	ctx := t.Context()
+	homeA, homeB := filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "b")
+	a, err := engine.Open(ctx, teamConfig(homeA, url), quiet())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := engine.Open(ctx, teamConfig(homeB, url), quiet())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+
+	if _, err := a.Ingest(ctx, []engram.Turn{
+		{ID: "t1", Namespace: engram.DefaultNamespace, Session: "s1", Speaker: "Ana", Role: "user", Content: "the vault code is zorblatt-7781, keep it"},
+		{ID: "t2", Namespace: engram.DefaultNamespace, Session: "s1", Speaker: "Ana", Role: "user", Content: "the vault opens on Fridays"},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	testutil.WaitUntil(t, "B to find the turn ingested on A", func() bool { return finds(t, b, "vault code", "zorblatt-7781") })
+	if !finds(t, a, "vault code", "zorblatt-7781") {
+		t.Fatal("A does not find the turn it ingested")
+	}
+
+	rep, err := b.Forget(ctx, engram.ForgetRequest{IDs: []string{"t1"}, Reason: "test"})
+	if err != nil || len(rep.Turns) != 1 {
+		t.Fatalf("forget on B: %+v, %v", rep, err)
+	}
+	if finds(t, b, "vault code", "zorblatt") {
+		t.Fatal("B still finds the turn it forgot")
+	}
+	testutil.WaitUntil(t, "B's forget to reach A's palace", func() bool { return a.RewritesApplied() > 0 })
+	if finds(t, a, "vault code", "zorblatt") {
+		t.Fatal("A still finds the turn B forgot")
+	}
+	if !finds(t, a, "vault opens", "Fridays") {
+		t.Fatal("A lost the turn B did not forget")
+	}
+	filetest.MustHoldNowhere(t, homeA, "zorblatt")
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	filetest.MustHoldNowhere(t, homeA, "zorblatt")
+
+	// A is gone: B serves on, and takes writes.
+	if _, err := b.Ingest(ctx, []engram.Turn{{ID: "t3", Namespace: engram.DefaultNamespace, Session: "s2", Speaker: "Bo", Role: "user", Content: "the kiln fires at noon"}}); err != nil {
+		t.Fatalf("ingest on B with A closed: %v", err)
+	}
+	if !finds(t, b, "kiln fires", "noon") || !finds(t, b, "vault opens", "Fridays") {
+		t.Fatal("B does not find its turns with A closed")
+	}
+
+	// A server started again catches up from the archive.
+	a, err = engine.Open(ctx, teamConfig(homeA, url), quiet())
+	if err != nil {
+		t.Fatal(err)
+	}
+	testutil.WaitUntil(t, "A, opened again, to find B's turn", func() bool { return finds(t, a, "kiln fires", "noon") })
+}
