@@ -1,9 +1,12 @@
 package engine_test
 
 import (
+	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/config"
@@ -102,4 +105,53 @@ func TestTwoServers(t *testing.T) {
 		t.Fatal(err)
 	}
 	testutil.WaitUntil(t, "A, opened again, to find B's turn", func() bool { return finds(t, a, "kiln fires", "noon") })
+}
+
+// BenchmarkTeamDelay measures the delay from A's acknowledgement of a turn
+// to a keyword recall on B finding it, over 200 turns one at a time (the
+// recall on B asked again and again until it does), on one PostgreSQL
+// archive. It reports the median and the p99 (ms) of the last run.
+//
+//	go test ./engine -run '^$' -bench BenchmarkTeamDelay -benchtime 1x
+func BenchmarkTeamDelay(b *testing.B) {
+	const turns = 200
+	url := pgtest.NewDatabase(b)
+	ctx := b.Context()
+	open := func(name string) *engine.Engine {
+		cfg := teamConfig(filepath.Join(b.TempDir(), name), url)
+		cfg.Embedder = config.EmbedderNone
+		e, err := engine.Open(ctx, cfg, quiet())
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { e.Close() })
+		return e
+	}
+	a, srvB := open("a"), open("b")
+	var delays []time.Duration
+	for range b.N {
+		delays = delays[:0]
+		for i := range turns {
+			word := fmt.Sprintf("quokka%dx%d", i, time.Now().UnixNano())
+			if _, err := a.Ingest(ctx, []engram.Turn{{Namespace: engram.DefaultNamespace, Session: "s", Speaker: "Ana", Role: "user",
+				Content: "the delay probe " + word}}); err != nil {
+				b.Fatal(err)
+			}
+			start := time.Now()
+			for {
+				resp, err := srvB.Recall(ctx, engram.RecallRequest{Namespace: engram.DefaultNamespace, Query: word, Mode: engram.ModeKeyword, K: 1})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if len(resp.Results) > 0 && strings.Contains(resp.Results[0].Text, word) {
+					break
+				}
+			}
+			delays = append(delays, time.Since(start))
+		}
+	}
+	slices.Sort(delays)
+	b.ReportMetric(float64(delays[len(delays)/2].Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(delays[len(delays)*99/100].Microseconds())/1000, "p99-ms")
+	b.ReportMetric(float64(delays[len(delays)-1].Microseconds())/1000, "max-ms")
 }
