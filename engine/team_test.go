@@ -1,7 +1,11 @@
 package engine_test
 
 import (
+	"bufio"
+	"context"
 	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -154,4 +158,101 @@ func BenchmarkTeamDelay(b *testing.B) {
 	b.ReportMetric(float64(delays[len(delays)/2].Microseconds())/1000, "p50-ms")
 	b.ReportMetric(float64(delays[len(delays)*99/100].Microseconds())/1000, "p99-ms")
 	b.ReportMetric(float64(delays[len(delays)-1].Microseconds())/1000, "max-ms")
+}
+
+// teamURLEnv passes the database of TestTwoServers_KillA to its child.
+const teamURLEnv = "ENGRAM_TEST_TEAM_URL"
+
+// teamIngest is the child of TestTwoServers_KillA: a server on home and
+// the archive at url that ingests turns one at a time, without end, and
+// prints each one's id once it is acknowledged.
+func teamIngest(ctx context.Context, home, url string) error {
+	cfg := teamConfig(home, url)
+	cfg.Embedder = config.EmbedderNone
+	e, err := engine.Open(ctx, cfg, quiet())
+	if err != nil {
+		return err
+	}
+	defer e.Close()
+	for i := 0; ; i++ {
+		id := fmt.Sprintf("k%06d", i)
+		if _, err := e.Ingest(ctx, []engram.Turn{{ID: id, Namespace: engram.DefaultNamespace, Session: "k", Speaker: "Ana", Role: "user",
+			Content: fmt.Sprintf("kill probe %s wombat", id)}}); err != nil {
+			return err
+		}
+		if _, err := fmt.Println(id); err != nil {
+			return err
+		}
+	}
+}
+
+// TestTwoServers_KillA kills server A (a process of its own) while it
+// ingests: every turn A acknowledged is in the archive and found on B, and
+// B keeps serving and ingesting.
+func TestTwoServers_KillA(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	ctx := t.Context()
+	cfgB := teamConfig(filepath.Join(t.TempDir(), "b"), url)
+	cfgB.Embedder = config.EmbedderNone
+	b, err := engine.Open(ctx, cfgB, quiet())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), childEnv+"=team-ingest", "ENGRAM_HOME="+filepath.Join(t.TempDir(), "a"), teamURLEnv+"="+url)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	c := &child{cmd: cmd, done: make(chan struct{})}
+	acked := make(chan string, 1<<16)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			acked <- sc.Text()
+		}
+		cmd.Wait()
+		close(c.done)
+		close(acked)
+	}()
+	t.Cleanup(c.kill)
+	var ids []string
+	for id := range acked {
+		if ids = append(ids, id); len(ids) == 50 {
+			break
+		}
+	}
+	if len(ids) < 50 {
+		t.Fatalf("the child stopped after %d turns: %s", len(ids), stderr.String())
+	}
+	c.kill() // mid-write: it ingests without pause
+	for id := range acked {
+		ids = append(ids, id)
+	}
+
+	testutil.WaitUntil(t, "B to index every turn A acknowledged", func() bool {
+		h := b.Health(ctx)
+		return h.IndexLag == 0 && h.IndexedSeq >= b.LastSeq()
+	})
+	last := ids[len(ids)-1]
+	testutil.WaitUntil(t, "B to find A's last acknowledged turn", func() bool { return finds(t, b, "kill probe "+last, last) })
+	for _, id := range ids {
+		if !finds(t, b, id, id) {
+			t.Fatalf("turn %s, acknowledged by A before it was killed, is not found on B (%d acknowledged)", id, len(ids))
+		}
+	}
+	if _, err := b.Ingest(ctx, []engram.Turn{{ID: "after", Namespace: engram.DefaultNamespace, Session: "s", Speaker: "Bo", Role: "user",
+		Content: "the kiln fires at noon"}}); err != nil {
+		t.Fatalf("ingest on B after A was killed: %v", err)
+	}
+	if !finds(t, b, "kiln fires", "noon") {
+		t.Fatal("B does not find its turn after A was killed")
+	}
 }
