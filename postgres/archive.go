@@ -228,6 +228,10 @@ func (a *Archive) Stats(ctx context.Context) (Stats, error) {
 	return s, nil
 }
 
+// CorruptRows counts the rows readers skipped since Open (Stats.CorruptRows)
+// without reading the table.
+func (a *Archive) CorruptRows() int64 { return a.corrupt.Load() }
+
 // errClosed is what every call returns after Close.
 func errClosed() error {
 	return engram.Errorf(engram.EUNAVAILABLE, "the archive is closed")
