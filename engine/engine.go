@@ -259,11 +259,9 @@ func (e *Engine) Health(ctx context.Context) engram.Health {
 	h.Indexes = e.indexHealth()
 	h.Problems = append(h.Problems, problems...)
 	h.Problems = append(h.Problems, e.jobsHealth()...)
-	if st, err := e.archive.Stats(ctx); err != nil {
-		h.Problems = append(h.Problems, "the archive could not be counted: "+engram.ErrorText(err))
-	} else if st.CorruptLines > 0 {
+	if n := e.archive.Corrupt(); n > 0 {
 		h.Problems = append(h.Problems, fmt.Sprintf("the archive has %d damaged %s, skipped and kept in place; see engram doctor",
-			st.CorruptLines, noun(int(st.CorruptLines), "line", "lines")))
+			n, noun(int(n), "line", "lines")))
 	}
 	if len(h.Problems) > 0 {
 		h.Status = "degraded"

@@ -31,6 +31,9 @@ type archiveStore interface {
 	Rewrite(ctx context.Context, ids []string, edit archive.Edit) (archive.RewriteResult, error)
 	Verify(ctx context.Context) (archive.Report, error)
 	Stats(ctx context.Context) (archive.Stats, error)
+	// Corrupt counts the damaged lines (rows) skipped, as Stats does, but
+	// without counting the rest: health checks ask it often.
+	Corrupt() int64
 	// DamagedLines and RewriteDamaged reach the turns whose lines are
 	// damaged; a table has no such lines.
 	DamagedLines(ctx context.Context, turns []engram.Turn) (map[string]map[int]engram.Turn, error)
@@ -54,6 +57,7 @@ func (a fileArchive) Tombstones(context.Context) (map[string]int64, error) {
 	return a.Archive.Tombstones(), nil
 }
 func (a fileArchive) Stats(context.Context) (archive.Stats, error) { return a.Archive.Stats(), nil }
+func (a fileArchive) Corrupt() int64                               { return a.Archive.Stats().CorruptLines }
 
 // pgArchive is the PostgreSQL archive as an archiveStore.
 type pgArchive struct{ *postgres.Archive }
@@ -68,6 +72,8 @@ func (a pgArchive) Stats(ctx context.Context) (archive.Stats, error) {
 	return archive.Stats{Turns: st.Turns, Forgotten: st.Forgotten, Redacted: st.Redacted, Bytes: st.Bytes,
 		Batches: st.Batches, Commits: st.Commits, CorruptLines: st.CorruptRows}, nil
 }
+
+func (a pgArchive) Corrupt() int64 { return a.CorruptRows() }
 
 // DamagedLines finds none: a row whose line fails its checks is skipped
 // and counted (Stats.CorruptLines), and only a copy of the database
