@@ -41,6 +41,15 @@ type Config struct {
 	// (server.Start), so it answers at once at any size, never by the file.
 	BackgroundLoad bool `toml:"-"`
 
+	// Store is where the L0 archive lives: "files" (JSONL day files in the
+	// home, the default) or "postgres" (a table of the PostgreSQL database
+	// at $ENGRAM_POSTGRES_URL, shared by several servers; each keeps its
+	// palace in its own home, derived from it).
+	Store string `toml:"store"`
+	// postgresURL is the database's URL, read from EnvPostgresURL by
+	// LoadConfig: never from a file, which would hold its password.
+	postgresURL string
+
 	// MaxContentBytes limits one turn's content.
 	MaxContentBytes int `toml:"max_content_bytes"`
 	// MaxBatch limits the turns of one request.
@@ -170,6 +179,15 @@ const (
 	DefaultOpenAIKeyEnv    = "OPENAI_API_KEY"
 )
 
+// The stores of the archive.
+const (
+	StoreFiles    = "files"
+	StorePostgres = "postgres"
+	// EnvPostgresURL names the environment variable the PostgreSQL URL
+	// (postgres://user:password@host:port/database) comes from.
+	EnvPostgresURL = "ENGRAM_POSTGRES_URL"
+)
+
 // ConfigFile is the name of the config file in the home.
 const ConfigFile = "config.toml"
 
@@ -180,6 +198,7 @@ func DefaultConfig() Config {
 		MaxContentBytes: engram.DefaultMaxContentBytes,
 		MaxBatch:        engram.DefaultMaxBatch,
 		LogLevel:        "info",
+		Store:           StoreFiles,
 		Embedder:        EmbedderBuiltin,
 		OllamaModel:     ollama.DefaultModel,
 		VectorIndex:     VectorsEmbedded,
@@ -197,6 +216,17 @@ func DefaultConfig() Config {
 // OpenAIKey returns the API key of the openai embedder and extractor, as
 // read from the environment variable OpenAIKeyEnv names; "" when unset.
 func (c Config) OpenAIKey() string { return c.openAIKey }
+
+// PostgresURL returns the URL of the archive's database when Store is
+// "postgres", as read from EnvPostgresURL; "" when unset.
+func (c Config) PostgresURL() string { return c.postgresURL }
+
+// WithPostgresURL returns c with the archive's database at url (for
+// commands that take it from a flag, and tests).
+func (c Config) WithPostgresURL(url string) Config {
+	c.postgresURL = url
+	return c
+}
 
 // ResolveHome names the home: dir (--home) if given, else $ENGRAM_HOME as
 // getenv returns it, else ~/.engram; made absolute.
@@ -262,6 +292,10 @@ func loadConfig(home string, getenv func(string) string, more []any, strict bool
 				return cfg, fmt.Errorf("%s: %s: the API key is never read from a file; put it in the environment variable openai_api_key_env names (default %s)",
 					path, k, DefaultOpenAIKeyEnv)
 			}
+			if k := und[0].String(); strings.HasPrefix(k, "postgres") {
+				return cfg, fmt.Errorf("%s: %s: the PostgreSQL URL and its password are never read from a file; set %s to postgres://user:password@host:port/database",
+					path, k, EnvPostgresURL)
+			}
 			return cfg, fmt.Errorf("%s: unknown setting %q", path, und[0].String())
 		}
 	}
@@ -278,6 +312,7 @@ func applyEnv(cfg *Config, getenv func(string) string) error {
 		dst  *string
 	}{
 		{"ENGRAM_LOG_LEVEL", &cfg.LogLevel},
+		{"ENGRAM_STORE", &cfg.Store},
 		{"ENGRAM_EMBEDDER", &cfg.Embedder},
 		{"ENGRAM_OLLAMA_HOST", &cfg.OllamaHost},
 		{"ENGRAM_OLLAMA_MODEL", &cfg.OllamaModel},
@@ -298,6 +333,7 @@ func applyEnv(cfg *Config, getenv func(string) string) error {
 	if envName.MatchString(cfg.OpenAIKeyEnv) {
 		cfg.openAIKey = strings.TrimSpace(getenv(cfg.OpenAIKeyEnv))
 	}
+	cfg.postgresURL = strings.TrimSpace(getenv(EnvPostgresURL))
 	if v := getenv("ENGRAM_REDACT_SECRETS"); v != "" {
 		b, err := strconv.ParseBool(v)
 		if err != nil {
@@ -368,6 +404,15 @@ func (c Config) Validate() error {
 	}
 	if _, err := ParseLevel(c.LogLevel); err != nil {
 		return err
+	}
+	switch c.Store {
+	case StoreFiles:
+	case StorePostgres:
+		if c.postgresURL == "" {
+			return fmt.Errorf("store \"postgres\" needs the database's URL in %s (postgres://user:password@host:port/database)", EnvPostgresURL)
+		}
+	default:
+		return fmt.Errorf("store %q: want files or postgres", c.Store)
 	}
 	switch c.Embedder {
 	case EmbedderBuiltin, EmbedderOllama, EmbedderOpenAI, EmbedderNone:

@@ -87,6 +87,9 @@ var _ engram.BackupService = (*Engine)(nil)
 // named: permission, a read-only or virtual file system, a file in the
 // way, a name too long), a full disk ENOSPACE: the client's to change.
 func (e *Engine) Backup(ctx context.Context, req engram.BackupRequest) (engram.BackupReport, error) {
+	if e.cfg.Store == config.StorePostgres {
+		return engram.BackupReport{}, errFilesOnly("engram backup", "back up the database with pg_dump, or write its turns as JSONL files with engram archive export")
+	}
 	if err := engram.CheckPath("dir", req.Dir); err != nil {
 		return engram.BackupReport{}, err
 	}

@@ -28,7 +28,11 @@ func (e *Engine) openJournal(ctx context.Context) error {
 	e.journal = j
 	// A forget that stopped before the journal (a crash), or an archive
 	// restored with tombstones the journal predates.
-	if gone := e.archive.Tombstones(); len(gone) > 0 {
+	gone, err := e.archive.Tombstones(ctx)
+	if err != nil {
+		return fmt.Errorf("read the archive's tombstones: %w", err)
+	}
+	if len(gone) > 0 {
 		ids := make(map[string]bool, len(gone))
 		for id := range gone {
 			ids[id] = true

@@ -45,6 +45,8 @@ func runChild(mode, home, job string) error {
 		return err
 	}
 	switch mode {
+	case "team-ingest":
+		return teamIngest(ctx, home, os.Getenv(teamURLEnv))
 	case "rebuild":
 		_, err := engine.Rebuild(ctx, cfg, quiet(), nil, true)
 		return err

@@ -91,7 +91,7 @@ func DoctorHome(ctx context.Context, cfg config.Config, logger *slog.Logger) eng
 		return r
 	}
 	r.Add(failCheck(checkHome, "the home does not open: "+engram.ErrorText(err), fixRebuild))
-	a, aerr := archive.Open(filepath.Join(cfg.Home, ArchiveDir), archive.Options{Logger: logger})
+	a, aerr := openArchive(ctx, cfg, logger)
 	if aerr != nil {
 		r.Add(failCheck(checkArchive, "the archive does not open: "+engram.ErrorText(aerr), ""))
 		return r
@@ -274,7 +274,11 @@ func (e *Engine) checkIndex(ctx context.Context, r *engram.DoctorReport, held in
 	var as archive.Stats
 	for range 3 {
 		last = e.archive.LastSeq()
-		as = e.archive.Stats()
+		var err error
+		if as, err = e.archive.Stats(ctx); err != nil {
+			r.Add(failCheck(checkIndex, "the archive's turns could not be counted: "+engram.ErrorText(err), ""))
+			return
+		}
 		if e.archive.LastSeq() == last {
 			break
 		}
@@ -567,7 +571,11 @@ func (e *Engine) checkChroma(ctx context.Context, c palace.VectorCheck, side *ve
 		return okCheck(checkChroma, fmt.Sprintf("%s answers; collection %s holds %d vectors, %d changes still to push", e.cfg.ChromaURL, ci.Collection(), n, behind)), true
 	}
 	// Whatever the count says, no forgotten turn's vector may be left.
-	gone := slices.Sorted(maps.Keys(e.archive.Tombstones()))
+	tombs, err := e.archive.Tombstones(pctx)
+	if err != nil {
+		return failCheck(checkChroma, "the archive's tombstones could not be read: "+engram.ErrorText(err), ""), true
+	}
+	gone := slices.Sorted(maps.Keys(tombs))
 	left, err := ci.Holding(pctx, gone)
 	if err != nil {
 		return failCheck(checkChroma, engram.ErrorMessage(err), chromaFix(e.cfg.ChromaURL)), engram.ErrorCode(err) != engram.EUNAVAILABLE
@@ -762,7 +770,11 @@ func (e *Engine) checkJobs(ctx context.Context, r *engram.DoctorReport) {
 // palace is finished at the next start; a rebuild, which reads the
 // tombstones, repairs the rest.
 func (e *Engine) checkForgotten(ctx context.Context, r *engram.DoctorReport) {
-	gone := e.archive.Tombstones()
+	gone, err := e.archive.Tombstones(ctx)
+	if err != nil {
+		r.Add(failCheck(checkForgotten, "the archive's tombstones could not be read: "+engram.ErrorText(err), ""))
+		return
+	}
 	ids := make([]string, 0, len(gone))
 	for id := range gone {
 		ids = append(ids, id)

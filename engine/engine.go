@@ -42,7 +42,7 @@ const (
 type Engine struct {
 	cfg      config.Config
 	logger   *slog.Logger
-	archive  *archive.Archive
+	archive  archiveStore
 	palace   *palace.DB
 	indexer  *pipeline.Indexer
 	ingester *pipeline.Ingester
@@ -68,6 +68,7 @@ type Engine struct {
 	memory   memReleaser
 	journal  *archive.Journal   // the corrections journal
 	follower *pipeline.Follower // serve only: scenes and unit vectors between the jobs' runs
+	rewrites rewriteFollower    // the forgets of the other servers sharing the archive (team.go)
 }
 
 var (
@@ -139,7 +140,7 @@ func Open(ctx context.Context, cfg config.Config, logger *slog.Logger) (_ *Engin
 			e.Close()
 		}
 	}()
-	e.archive, err = archive.Open(filepath.Join(cfg.Home, ArchiveDir), archive.Options{Logger: logger.With("component", "archive")})
+	e.archive, err = openArchive(ctx, cfg, logger)
 	if err != nil {
 		return nil, err
 	}
@@ -199,6 +200,7 @@ func Open(ctx context.Context, cfg config.Config, logger *slog.Logger) (_ *Engin
 	if e.sched, err = e.newScheduler(); err != nil {
 		return nil, err
 	}
+	e.followRewrites()
 	return e, nil
 }
 
@@ -206,6 +208,7 @@ func Open(ctx context.Context, cfg config.Config, logger *slog.Logger) (_ *Engin
 // fsyncs and releases the lock). It returns the first error.
 func (e *Engine) Close() error {
 	var errs []error
+	e.stopRewrites()
 	e.follower.Stop()
 	if e.sched != nil {
 		sctx, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)
@@ -256,9 +259,9 @@ func (e *Engine) Health(ctx context.Context) engram.Health {
 	h.Indexes = e.indexHealth()
 	h.Problems = append(h.Problems, problems...)
 	h.Problems = append(h.Problems, e.jobsHealth()...)
-	if st := e.archive.Stats(); st.CorruptLines > 0 {
+	if n := e.archive.Corrupt(); n > 0 {
 		h.Problems = append(h.Problems, fmt.Sprintf("the archive has %d damaged %s, skipped and kept in place; see engram doctor",
-			st.CorruptLines, noun(int(st.CorruptLines), "line", "lines")))
+			n, noun(int(n), "line", "lines")))
 	}
 	if len(h.Problems) > 0 {
 		h.Status = "degraded"
@@ -272,7 +275,10 @@ func (e *Engine) Stats(ctx context.Context) (engram.Stats, error) {
 	if err != nil {
 		return st, err
 	}
-	as := e.archive.Stats()
+	as, err := e.archive.Stats(ctx)
+	if err != nil {
+		return st, err
+	}
 	st.Archive = engram.ArchiveStats{
 		Turns:    as.Turns,
 		LastSeq:  e.archive.LastSeq(),

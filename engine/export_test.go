@@ -107,3 +107,7 @@ func SetSecondaryHook(t testing.TB, hook func(ctx context.Context)) {
 
 // SecondarySeq is the palace's SecondarySeq.
 func (e *Engine) SecondarySeq(ctx context.Context) (int64, error) { return e.palace.SecondarySeq(ctx) }
+
+// RewritesApplied counts the turns other servers forgot or redacted that
+// this engine brought into its palace.
+func (e *Engine) RewritesApplied() int64 { return e.rewrites.applied.Load() }

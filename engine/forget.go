@@ -60,10 +60,18 @@ func (e *Engine) Forget(ctx context.Context, req engram.ForgetRequest) (engram.F
 	if req.DryRun {
 		var unknown []string
 		for _, id := range ids {
+			forgotten, err := e.archive.Forgotten(ctx, id)
+			if err != nil {
+				return rep, err
+			}
+			known, err := e.archive.Known(ctx, id)
+			if err != nil {
+				return rep, err
+			}
 			switch {
-			case e.archive.Forgotten(id):
+			case forgotten:
 				rep.Already = append(rep.Already, id)
-			case e.archive.Known(id):
+			case known:
 				rep.Turns = append(rep.Turns, id)
 			default:
 				unknown = append(unknown, id)
@@ -307,7 +315,10 @@ func (e *Engine) dropVectors(ctx context.Context, ids []string, what string) (*v
 // stopped between the two (a crash), or an archive restored over a newer
 // palace. It runs at Open.
 func (e *Engine) finishForgets(ctx context.Context) error {
-	gone := e.archive.Tombstones()
+	gone, err := e.archive.Tombstones(ctx)
+	if err != nil {
+		return err
+	}
 	if len(gone) == 0 {
 		return nil
 	}

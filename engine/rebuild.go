@@ -11,7 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/engram-dev/engram/archive"
+	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/config"
 	"github.com/engram-dev/engram/internal/atomicfile"
 	"github.com/engram-dev/engram/palace"
@@ -62,7 +62,7 @@ func Rebuild(ctx context.Context, cfg config.Config, logger *slog.Logger, progre
 	if err := claimHome(cfg.Home, cfg.Version, logger); err != nil {
 		return rep, err
 	}
-	a, err := archive.Open(filepath.Join(cfg.Home, ArchiveDir), archive.Options{Logger: logger.With("component", "archive")})
+	a, err := openArchive(ctx, cfg, logger)
 	if err != nil {
 		return rep, err
 	}
@@ -173,7 +173,7 @@ func Rebuild(ctx context.Context, cfg config.Config, logger *slog.Logger, progre
 }
 
 // verifyRebuilt checks the new palace before it replaces the old one.
-func verifyRebuilt(ctx context.Context, db *palace.DB, a *archive.Archive, side *vectorSide, rep *RebuildReport) error {
+func verifyRebuilt(ctx context.Context, db *palace.DB, a archiveStore, side *vectorSide, rep *RebuildReport) error {
 	var problems []string
 	err := db.View(ctx, func(tx *sql.Tx) error {
 		var res string
@@ -210,7 +210,9 @@ func verifyRebuilt(ctx context.Context, db *palace.DB, a *archive.Archive, side 
 		return err
 	}
 	rep.Skipped = sk.Count
-	if as := a.Stats(); rep.Turns+rep.Skipped != as.Turns {
+	if as, err := a.Stats(ctx); err != nil {
+		problems = append(problems, "the archive could not be counted: "+engram.ErrorText(err))
+	} else if rep.Turns+rep.Skipped != as.Turns {
 		problems = append(problems, fmt.Sprintf("%d turns in the palace (and %d skipped), %d in the archive", rep.Turns, rep.Skipped, as.Turns))
 	}
 	if side != nil {

@@ -127,6 +127,19 @@ func (e *Engine) redactIDs(ctx context.Context, req engram.RedactRequest, ids []
 	return nil
 }
 
+// archiveKnows returns which of ids the archive holds as live turns.
+func (e *Engine) archiveKnows(ctx context.Context, ids []string) (map[string]bool, error) {
+	known := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		ok, err := e.archive.Known(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		known[id] = ok
+	}
+	return known, nil
+}
+
 // redactTargets returns the turns a redaction reaches as they are now (the
 // palace's copies, of damaged lines too, and the archived turns the palace
 // skipped) with their ids: those req names, which must be archived, or
@@ -136,9 +149,13 @@ func (e *Engine) redactIDs(ctx context.Context, req engram.RedactRequest, ids []
 func (e *Engine) redactTargets(ctx context.Context, req engram.RedactRequest, spans *engram.Spans, marker string) (ids []string, current []engram.Turn, warnings []string, err error) {
 	ids = req.IDs
 	if len(ids) > 0 {
+		known, err := e.archiveKnows(ctx, ids)
+		if err != nil {
+			return nil, nil, nil, err
+		}
 		var unknown []string
 		for _, id := range ids {
-			if !e.archive.Known(id) {
+			if !known[id] {
 				unknown = append(unknown, id)
 			}
 		}
@@ -149,7 +166,11 @@ func (e *Engine) redactTargets(ctx context.Context, req engram.RedactRequest, sp
 			return nil, nil, nil, err
 		}
 		for i, id := range ids {
-			if e.archive.Forgotten(id) || !e.archive.Known(id) && damaged[id].ID == "" {
+			forgotten, err := e.archive.Forgotten(ctx, id)
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			if forgotten || !known[id] && damaged[id].ID == "" {
 				return nil, nil, nil, &engram.Error{Code: engram.ENOTFOUND, Field: fmt.Sprintf("ids[%d]", i), Message: fmt.Sprintf("no archived turn has the id %q", id)}
 			}
 		}
@@ -199,9 +220,17 @@ func (e *Engine) redactTargets(ctx context.Context, req engram.RedactRequest, sp
 	// A turn the palace holds whose line the archive cannot read nor write
 	// again (a damaged last line) is left by the run: the dry run leaves
 	// it too, and both say so.
+	currentIDs := make([]string, len(current))
+	for i, t := range current {
+		currentIDs[i] = t.ID
+	}
+	known, err := e.archiveKnows(ctx, currentIDs)
+	if err != nil {
+		return nil, nil, nil, err
+	}
 	var unread []string
 	for _, t := range current {
-		if !e.archive.Known(t.ID) {
+		if !known[t.ID] {
 			unread = append(unread, t.ID)
 		}
 	}
@@ -212,7 +241,7 @@ func (e *Engine) redactTargets(ctx context.Context, req engram.RedactRequest, sp
 		}
 		var left []string
 		current = slices.DeleteFunc(current, func(t engram.Turn) bool {
-			gone := !e.archive.Known(t.ID) && damaged[t.ID].ID == ""
+			gone := !known[t.ID] && damaged[t.ID].ID == ""
 			if gone {
 				left = append(left, strconv.Quote(t.ID))
 			}

@@ -21,6 +21,9 @@ import (
 // it. Nothing else of the home changes; the palace already holds the turns.
 // A home that holds another program's files is refused (CheckHome).
 func RepairArchive(ctx context.Context, cfg config.Config, logger *slog.Logger) (archive.RepairReport, error) {
+	if cfg.Store == config.StorePostgres {
+		return archive.RepairReport{}, errFilesOnly("engram repair", "a row that fails its checks comes back from a copy of the database (pg_dump); engram doctor names it")
+	}
 	if err := claimHome(cfg.Home, cfg.Version, logger); err != nil {
 		return archive.RepairReport{}, err
 	}

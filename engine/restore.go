@@ -152,7 +152,10 @@ func (b *Backup) Restore(ctx context.Context, force bool, open func(context.Cont
 		return rep, err
 	}
 	defer e.Close()
-	st := e.archive.Stats()
+	st, err := e.archive.Stats(ctx)
+	if err != nil {
+		return rep, err
+	}
 	palaceTurns, err := e.palace.CountTurns(ctx, "")
 	if err != nil {
 		return rep, err

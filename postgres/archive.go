@@ -69,6 +69,7 @@ type Archive struct {
 	// then replaced.
 	notifyMu sync.Mutex
 	notify   chan struct{}
+	rewrites chan struct{} // closed at another rewrite's notification, then replaced (see Rewrites)
 
 	commits atomic.Int64
 	batches atomic.Int64
@@ -119,6 +120,9 @@ func Open(ctx context.Context, url string, opts Options) (*Archive, error) {
 		reqs:    make(chan *request),
 		entropy: ulid.Monotonic(rand.Reader, 0),
 		notify:  make(chan struct{}),
+		// Closed by the first LISTEN: what was rewritten before it
+		// was not notified.
+		rewrites: make(chan struct{}),
 	}
 	if _, err := a.Refresh(ctx); err != nil {
 		pool.Close()
@@ -142,6 +146,7 @@ func (a *Archive) Close() error {
 		a.pool.Close()
 		a.notifyMu.Lock()
 		close(a.notify)
+		close(a.rewrites)
 		a.notifyMu.Unlock()
 	})
 	return nil
@@ -222,6 +227,10 @@ func (a *Archive) Stats(ctx context.Context) (Stats, error) {
 	s.Commits, s.Batches, s.CorruptRows = a.commits.Load(), a.batches.Load(), a.corrupt.Load()
 	return s, nil
 }
+
+// CorruptRows counts the rows readers skipped since Open (Stats.CorruptRows)
+// without reading the table.
+func (a *Archive) CorruptRows() int64 { return a.corrupt.Load() }
 
 // errClosed is what every call returns after Close.
 func errClosed() error {

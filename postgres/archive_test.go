@@ -236,4 +236,7 @@ func TestDamagedRows(t *testing.T) {
 	if s.CorruptRows != 3 || s.Turns != 5 || s.LastSeq != 5 {
 		t.Fatalf("stats %+v", s)
 	}
+	if n := a.CorruptRows(); n != 3 {
+		t.Fatalf("CorruptRows %d, Stats %d", n, s.CorruptRows)
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -258,6 +259,10 @@ func (a *Archive) rewrite(ctx context.Context, ids []string, edit archive.Edit) 
 		FROM unnest($1::bigint[], $2::bigint[], $3::bytea[], $4::timestamptz[], $5::boolean[]) AS u(seq, crc, line, ts, redacted)
 		WHERE t.seq = u.seq`, seqs, crcs, lines, tss, red); err != nil {
 		return fail("rewrite the turns", err)
+	}
+	// Delivered at the commit to every listening server (see Rewrites).
+	if _, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, rewriteChannel, strconv.Itoa(len(seqs))); err != nil {
+		return fail("notify the rewrite", err)
 	}
 	if err := tx.Commit(ctx); err != nil {
 		if cerr := ctx.Err(); cerr != nil {

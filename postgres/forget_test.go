@@ -110,3 +110,36 @@ func TestUpgradeFromVersion1(t *testing.T) {
 		t.Fatalf("stats after a forget: %+v", st)
 	}
 }
+
+// TestRewritesOtherServer checks that a forget and a redaction committed
+// by another Archive on the database wake Rewrites, with no read in
+// between, and that an append does not.
+func TestRewritesOtherServer(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	a := mustOpen(t, url, postgres.Options{})
+	b := mustOpen(t, url, postgres.Options{})
+	ctx := context.Background()
+	res := archivetest.MustAppend(t, a, archivetest.Turn("s", "one secret"), archivetest.Turn("s", "two"))
+	for b.LastSeq() < res[1].Seq {
+		<-b.Notify()
+	}
+	ch := b.Rewrites()
+	select {
+	case <-ch:
+		t.Fatal("Rewrites woke for appends")
+	default:
+	}
+	if _, err := a.Forget(ctx, []string{res[0].ID}, engram.Forgotten{Reason: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	<-ch // the test hangs if the forget never reaches b
+	ch = b.Rewrites()
+	redact := func(t engram.Turn) (engram.Turn, bool) {
+		t.Content, t.Redacted = "[REDACTED]", &engram.Redaction{At: t.TS, Spans: 1}
+		return t, true
+	}
+	if _, err := a.Rewrite(ctx, []string{res[1].ID}, redact); err != nil {
+		t.Fatal(err)
+	}
+	<-ch
+}

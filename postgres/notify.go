@@ -10,6 +10,10 @@ import (
 // notifies with its last seq.
 const notifyChannel = "engram_archive"
 
+// rewriteChannel is the channel each Forget and Rewrite transaction that
+// changed rows notifies (with their count).
+const rewriteChannel = "engram_archive_rewrite"
+
 // Notify returns a channel that is closed when LastSeq next rises: at
 // this Archive's next commit, when another server's commit is notified,
 // or when a read sees a higher seq (and at Close). Every caller holding it
@@ -29,6 +33,27 @@ func (a *Archive) Notify() <-chan struct{} {
 	a.notifyMu.Lock()
 	defer a.notifyMu.Unlock()
 	return a.notify
+}
+
+// Rewrites returns a channel that is closed when a Forget or Rewrite
+// transaction (of this Archive or another on the database) next commits,
+// and once the listener has (again) started listening, since a rewrite
+// committed before was not notified. Like Notify, it is a broadcast. A
+// server that keeps copies of the turns (its palace) takes the channel,
+// then reads what the archive holds (Tombstones, the rewritten lines) and
+// brings its copies up to it: a wake with nothing new costs one read.
+func (a *Archive) Rewrites() <-chan struct{} {
+	a.notifyMu.Lock()
+	defer a.notifyMu.Unlock()
+	return a.rewrites
+}
+
+// rewritten wakes the callers of Rewrites.
+func (a *Archive) rewritten() {
+	a.notifyMu.Lock()
+	defer a.notifyMu.Unlock()
+	close(a.rewrites)
+	a.rewrites = make(chan struct{})
 }
 
 // listenRetry bounds the wait between two attempts to listen again after
@@ -66,11 +91,12 @@ func (a *Archive) listenOnce() error {
 	// connection in a state no one else may use.
 	conn := pc.Hijack()
 	defer conn.Close(context.Background())
-	if _, err := conn.Exec(a.ctx, "LISTEN "+notifyChannel); err != nil {
+	if _, err := conn.Exec(a.ctx, "LISTEN "+notifyChannel+"; LISTEN "+rewriteChannel); err != nil {
 		return err
 	}
 	// Commits before the LISTEN took effect are not notified: read the
 	// head once it listens.
+	a.rewritten()
 	if _, err := a.Refresh(a.ctx); err != nil {
 		return err
 	}
@@ -78,6 +104,10 @@ func (a *Archive) listenOnce() error {
 		n, err := conn.WaitForNotification(a.ctx)
 		if err != nil {
 			return err
+		}
+		if n.Channel == rewriteChannel {
+			a.rewritten()
+			continue
 		}
 		if seq, err := strconv.ParseInt(n.Payload, 10, 64); err == nil {
 			a.advance(seq)

@@ -1,0 +1,143 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/archive"
+	"github.com/engram-dev/engram/config"
+	"github.com/engram-dev/engram/postgres"
+)
+
+// archiveStore is the L0 archive as the engine uses it: the file archive
+// in the home (fileArchive) or, with store = "postgres", the table shared
+// by every server on one database (pgArchive). The methods that ask the
+// archive about ids take a ctx and return an error, as a database's must;
+// those only the file archive has (Backup of its day files, RewriteDamaged)
+// fail with EINVALID on the other.
+type archiveStore interface {
+	engram.Archive
+	// Notify returns a channel closed when LastSeq next rises (the
+	// indexer follows it).
+	Notify() <-chan struct{}
+	Known(ctx context.Context, id string) (bool, error)
+	Forgotten(ctx context.Context, id string) (bool, error)
+	Tombstones(ctx context.Context) (map[string]int64, error)
+	Forget(ctx context.Context, ids []string, f engram.Forgotten) (archive.RewriteResult, error)
+	Rewrite(ctx context.Context, ids []string, edit archive.Edit) (archive.RewriteResult, error)
+	Verify(ctx context.Context) (archive.Report, error)
+	Stats(ctx context.Context) (archive.Stats, error)
+	// Corrupt counts the damaged lines (rows) skipped, as Stats does, but
+	// without counting the rest: health checks ask it often.
+	Corrupt() int64
+	// DamagedLines and RewriteDamaged reach the turns whose lines are
+	// damaged; a table has no such lines.
+	DamagedLines(ctx context.Context, turns []engram.Turn) (map[string]map[int]engram.Turn, error)
+	RewriteDamaged(ctx context.Context, turns []engram.Turn, edit archive.Edit) (archive.RewriteResult, error)
+	Backup(ctx context.Context, dst string) (archive.BackupInfo, error)
+}
+
+// fileArchive is the file archive as an archiveStore: its answers from
+// memory cannot fail.
+type fileArchive struct{ *archive.Archive }
+
+var _ archiveStore = fileArchive{}
+
+func (a fileArchive) Known(_ context.Context, id string) (bool, error) {
+	return a.Archive.Known(id), nil
+}
+func (a fileArchive) Forgotten(_ context.Context, id string) (bool, error) {
+	return a.Archive.Forgotten(id), nil
+}
+func (a fileArchive) Tombstones(context.Context) (map[string]int64, error) {
+	return a.Archive.Tombstones(), nil
+}
+func (a fileArchive) Stats(context.Context) (archive.Stats, error) { return a.Archive.Stats(), nil }
+func (a fileArchive) Corrupt() int64                               { return a.Archive.Stats().CorruptLines }
+
+// pgArchive is the PostgreSQL archive as an archiveStore.
+type pgArchive struct{ *postgres.Archive }
+
+var _ archiveStore = pgArchive{}
+
+func (a pgArchive) Stats(ctx context.Context) (archive.Stats, error) {
+	st, err := a.Archive.Stats(ctx)
+	if err != nil {
+		return archive.Stats{}, err
+	}
+	return archive.Stats{Turns: st.Turns, Forgotten: st.Forgotten, Redacted: st.Redacted, Bytes: st.Bytes,
+		Batches: st.Batches, Commits: st.Commits, CorruptLines: st.CorruptRows}, nil
+}
+
+func (a pgArchive) Corrupt() int64 { return a.CorruptRows() }
+
+// DamagedLines finds none: a row whose line fails its checks is skipped
+// and counted (Stats.CorruptLines), and only a copy of the database
+// brings it back.
+func (pgArchive) DamagedLines(context.Context, []engram.Turn) (map[string]map[int]engram.Turn, error) {
+	return map[string]map[int]engram.Turn{}, nil
+}
+
+func (pgArchive) RewriteDamaged(context.Context, []engram.Turn, archive.Edit) (archive.RewriteResult, error) {
+	return archive.RewriteResult{}, errFilesOnly("rewriting damaged archive lines", "restore the database from pg_dump")
+}
+
+func (pgArchive) Backup(context.Context, string) (archive.BackupInfo, error) {
+	return archive.BackupInfo{}, errFilesOnly("engram backup", "back up the database with pg_dump, or write its turns as JSONL files with engram archive export")
+}
+
+// errFilesOnly is EINVALID for what needs the file archive, naming what
+// to do instead with the PostgreSQL one.
+func errFilesOnly(what, instead string) error {
+	return engram.Errorf(engram.EINVALID, "%s needs store = %q; with store = %q the archive is in PostgreSQL: %s",
+		what, config.StoreFiles, config.StorePostgres, instead)
+}
+
+// openArchive opens the archive cfg names: the home's files, which take
+// the home's lock, or the PostgreSQL table, with the home's lock taken
+// for the palace alone (release undoes it; nil for the files, whose Close
+// releases it).
+func openArchive(ctx context.Context, cfg config.Config, logger *slog.Logger) (archiveStore, error) {
+	logger = logger.With("component", "archive")
+	if cfg.Store != config.StorePostgres {
+		a, err := archive.Open(filepath.Join(cfg.Home, ArchiveDir), archive.Options{Logger: logger})
+		if err != nil {
+			return nil, err
+		}
+		return fileArchive{a}, nil
+	}
+	// The palace in the home is this server's alone: the home's lock
+	// keeps a second process off it, as with the files.
+	dir := filepath.Join(cfg.Home, ArchiveDir)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("create %s: %w", dir, err)
+	}
+	lock, err := archive.LockDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	a, err := postgres.Open(ctx, cfg.PostgresURL(), postgres.Options{Logger: logger})
+	if err != nil {
+		lock.Unlock()
+		return nil, err
+	}
+	return lockedPG{pgArchive{a}, lock}, nil
+}
+
+// lockedPG is the PostgreSQL archive holding the home's lock until Close.
+type lockedPG struct {
+	pgArchive
+	lock *archive.DirLock
+}
+
+func (a lockedPG) Close() error {
+	err := a.pgArchive.Close()
+	if uerr := a.lock.Unlock(); err == nil {
+		err = uerr
+	}
+	return err
+}

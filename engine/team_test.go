@@ -1,0 +1,272 @@
+package engine_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/config"
+	"github.com/engram-dev/engram/engine"
+	"github.com/engram-dev/engram/internal/filetest"
+	"github.com/engram-dev/engram/internal/pgtest"
+	"github.com/engram-dev/engram/internal/testutil"
+)
+
+// teamConfig is the configuration of a server with its palace in home and
+// the archive in the PostgreSQL database at url, with the builtin
+// embedder, so that a forget has vectors to drop too.
+func teamConfig(home, url string) config.Config {
+	cfg := testConfig(home)
+	cfg.Embedder = config.EmbedderBuiltin
+	cfg.Store = config.StorePostgres
+	return cfg.WithPostgresURL(url)
+}
+
+// finds reports whether a keyword recall on e finds a result holding text.
+func finds(t *testing.T, e *engine.Engine, query, text string) bool {
+	t.Helper()
+	resp, err := e.Recall(t.Context(), engram.RecallRequest{Namespace: engram.DefaultNamespace, Query: query, Mode: engram.ModeKeyword, K: 10})
+	if err != nil {
+		t.Fatalf("recall %q: %v", query, err)
+	}
+	for _, r := range resp.Results {
+		if strings.Contains(r.Text, text) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestTwoServers runs two engines on one PostgreSQL archive, each with a
+// home of its own: a turn ingested on A is found on B; a forget on B
+// reaches A's palace, which keeps no trace of the text; with A closed, B
+// keeps serving and ingesting.
+func TestTwoServers(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	ctx := t.Context()
+	homeA, homeB := filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "b")
+	a, err := engine.Open(ctx, teamConfig(homeA, url), quiet())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { a.Close() }() // A is closed below, and opened again
+	b, err := engine.Open(ctx, teamConfig(homeB, url), quiet())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+
+	if _, err := a.Ingest(ctx, []engram.Turn{
+		{ID: "t1", Namespace: engram.DefaultNamespace, Session: "s1", Speaker: "Ana", Role: "user", Content: "the vault code is zorblatt-7781, keep it"},
+		{ID: "t2", Namespace: engram.DefaultNamespace, Session: "s1", Speaker: "Ana", Role: "user", Content: "the vault opens on Fridays"},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	testutil.WaitUntil(t, "B to find the turn ingested on A", func() bool { return finds(t, b, "vault code", "zorblatt-7781") })
+	if !finds(t, a, "vault code", "zorblatt-7781") {
+		t.Fatal("A does not find the turn it ingested")
+	}
+
+	rep, err := b.Forget(ctx, engram.ForgetRequest{IDs: []string{"t1"}, Reason: "test"})
+	if err != nil || len(rep.Turns) != 1 {
+		t.Fatalf("forget on B: %+v, %v", rep, err)
+	}
+	if finds(t, b, "vault code", "zorblatt") {
+		t.Fatal("B still finds the turn it forgot")
+	}
+	testutil.WaitUntil(t, "B's forget to reach A's palace", func() bool { return a.RewritesApplied() > 0 })
+	if finds(t, a, "vault code", "zorblatt") {
+		t.Fatal("A still finds the turn B forgot")
+	}
+	if !finds(t, a, "vault opens", "Fridays") {
+		t.Fatal("A lost the turn B did not forget")
+	}
+	// Checked once A is closed, as the forget tests of one home do: while
+	// it runs, a write that follows a forget may still carry the text in
+	// a page (a local forget shows it too).
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	filetest.MustHoldNowhere(t, homeA, "zorblatt")
+
+	// A is gone: B serves on, and takes writes.
+	if _, err := b.Ingest(ctx, []engram.Turn{{ID: "t3", Namespace: engram.DefaultNamespace, Session: "s2", Speaker: "Bo", Role: "user", Content: "the kiln fires at noon"}}); err != nil {
+		t.Fatalf("ingest on B with A closed: %v", err)
+	}
+	if !finds(t, b, "kiln fires", "noon") || !finds(t, b, "vault opens", "Fridays") {
+		t.Fatal("B does not find its turns with A closed")
+	}
+
+	// A's palace rebuilt from the shared archive: B's turn in, the
+	// forgotten one nowhere; what works on a home's files only says so.
+	rebuildHome(t, teamConfig(homeA, url))
+	filetest.MustHoldNowhere(t, homeA, "zorblatt")
+	if _, err := engine.RepairArchive(ctx, teamConfig(homeA, url), quiet()); engram.ErrorCode(err) != engram.EINVALID || !strings.Contains(err.Error(), "pg_dump") {
+		t.Errorf("repair with the archive in PostgreSQL: %v", err)
+	}
+	a, err = engine.Open(ctx, teamConfig(homeA, url), quiet())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !finds(t, a, "kiln fires", "noon") || finds(t, a, "vault code", "zorblatt") {
+		t.Fatal("A's rebuilt palace is not the archive's")
+	}
+	_, err = a.Backup(ctx, engram.BackupRequest{Dir: filepath.Join(t.TempDir(), "backup")})
+	if engram.ErrorCode(err) != engram.EINVALID || !strings.Contains(err.Error(), "pg_dump") || !strings.Contains(err.Error(), "engram archive export") {
+		t.Errorf("backup with the archive in PostgreSQL: %v", err)
+	}
+}
+
+// BenchmarkTeamDelay measures the delay from A's acknowledgement of a turn
+// to a keyword recall on B finding it, over 200 turns one at a time (the
+// recall on B asked again and again until it does), on one PostgreSQL
+// archive. It reports the median and the p99 (ms) of the last run.
+//
+//	go test ./engine -run '^$' -bench BenchmarkTeamDelay -benchtime 1x
+func BenchmarkTeamDelay(b *testing.B) {
+	const turns = 200
+	url := pgtest.NewDatabase(b)
+	ctx := b.Context()
+	open := func(name string) *engine.Engine {
+		cfg := teamConfig(filepath.Join(b.TempDir(), name), url)
+		cfg.Embedder = config.EmbedderNone
+		e, err := engine.Open(ctx, cfg, quiet())
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { e.Close() })
+		return e
+	}
+	a, srvB := open("a"), open("b")
+	var delays []time.Duration
+	for range b.N {
+		delays = delays[:0]
+		for i := range turns {
+			word := fmt.Sprintf("quokka%dx%d", i, time.Now().UnixNano())
+			if _, err := a.Ingest(ctx, []engram.Turn{{Namespace: engram.DefaultNamespace, Session: "s", Speaker: "Ana", Role: "user",
+				Content: "the delay probe " + word}}); err != nil {
+				b.Fatal(err)
+			}
+			start := time.Now()
+			for {
+				resp, err := srvB.Recall(ctx, engram.RecallRequest{Namespace: engram.DefaultNamespace, Query: word, Mode: engram.ModeKeyword, K: 1})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if len(resp.Results) > 0 && strings.Contains(resp.Results[0].Text, word) {
+					break
+				}
+			}
+			delays = append(delays, time.Since(start))
+		}
+	}
+	slices.Sort(delays)
+	b.ReportMetric(float64(delays[len(delays)/2].Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(delays[len(delays)*99/100].Microseconds())/1000, "p99-ms")
+	b.ReportMetric(float64(delays[len(delays)-1].Microseconds())/1000, "max-ms")
+}
+
+// teamURLEnv passes the database of TestTwoServers_KillA to its child.
+const teamURLEnv = "ENGRAM_TEST_TEAM_URL"
+
+// teamIngest is the child of TestTwoServers_KillA: a server on home and
+// the archive at url that ingests turns one at a time, without end, and
+// prints each one's id once it is acknowledged.
+func teamIngest(ctx context.Context, home, url string) error {
+	cfg := teamConfig(home, url)
+	cfg.Embedder = config.EmbedderNone
+	e, err := engine.Open(ctx, cfg, quiet())
+	if err != nil {
+		return err
+	}
+	defer e.Close()
+	for i := 0; ; i++ {
+		id := fmt.Sprintf("k%06d", i)
+		if _, err := e.Ingest(ctx, []engram.Turn{{ID: id, Namespace: engram.DefaultNamespace, Session: "k", Speaker: "Ana", Role: "user",
+			Content: fmt.Sprintf("kill probe %s wombat", id)}}); err != nil {
+			return err
+		}
+		if _, err := fmt.Println(id); err != nil {
+			return err
+		}
+	}
+}
+
+// TestTwoServers_KillA kills server A (a process of its own) while it
+// ingests: every turn A acknowledged is in the archive and found on B, and
+// B keeps serving and ingesting.
+func TestTwoServers_KillA(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	ctx := t.Context()
+	cfgB := teamConfig(filepath.Join(t.TempDir(), "b"), url)
+	cfgB.Embedder = config.EmbedderNone
+	b, err := engine.Open(ctx, cfgB, quiet())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), childEnv+"=team-ingest", "ENGRAM_HOME="+filepath.Join(t.TempDir(), "a"), teamURLEnv+"="+url)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	c := &child{cmd: cmd, done: make(chan struct{})}
+	acked := make(chan string, 1<<16)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			acked <- sc.Text()
+		}
+		cmd.Wait()
+		close(c.done)
+		close(acked)
+	}()
+	t.Cleanup(c.kill)
+	var ids []string
+	for id := range acked {
+		if ids = append(ids, id); len(ids) == 50 {
+			break
+		}
+	}
+	if len(ids) < 50 {
+		t.Fatalf("the child stopped after %d turns: %s", len(ids), stderr.String())
+	}
+	c.kill() // mid-write: it ingests without pause
+	for id := range acked {
+		ids = append(ids, id)
+	}
+
+	testutil.WaitUntil(t, "B to index every turn A acknowledged", func() bool {
+		h := b.Health(ctx)
+		return h.IndexLag == 0 && h.IndexedSeq >= b.LastSeq()
+	})
+	last := ids[len(ids)-1]
+	testutil.WaitUntil(t, "B to find A's last acknowledged turn", func() bool { return finds(t, b, "kill probe "+last, last) })
+	for _, id := range ids {
+		if !finds(t, b, id, id) {
+			t.Fatalf("turn %s, acknowledged by A before it was killed, is not found on B (%d acknowledged)", id, len(ids))
+		}
+	}
+	if _, err := b.Ingest(ctx, []engram.Turn{{ID: "after", Namespace: engram.DefaultNamespace, Session: "s", Speaker: "Bo", Role: "user",
+		Content: "the kiln fires at noon"}}); err != nil {
+		t.Fatalf("ingest on B after A was killed: %v", err)
+	}
+	if !finds(t, b, "kiln fires", "noon") {
+		t.Fatal("B does not find its turn after A was killed")
+	}
+}
