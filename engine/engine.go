@@ -57,6 +57,11 @@ type Engine struct {
 
 	extractor    engram.Extractor // nil: no derived layers
 	extractBatch int              // turns per extraction batch
+	// extractParallel bounds the batches extracted at once (0: the
+	// memory job's default, one a background worker): a chat server
+	// answers one prompt at a time unless configured otherwise, and a
+	// prompt queued behind others may run out of its time.
+	extractParallel int
 
 	vaultMu sync.Mutex // one vault sync at a time
 
@@ -349,19 +354,19 @@ func (e *Engine) openExtractor() error {
 	case ExtractorNLP:
 		e.extractor, e.extractBatch = &extract.NLPExtractor{Pace: work.Pace{S: e.work, Class: work.Derive}}, pipeline.DefaultLayerBatch
 	case ExtractorRules:
-		e.extractor, e.extractBatch = extract.RulesExtractor{}, pipeline.DefaultLayerBatch
+		e.extractor, e.extractBatch = extract.RulesExtractor{Pace: work.Pace{S: e.work, Class: work.Derive}}, pipeline.DefaultLayerBatch
 	case ExtractorOllama:
 		x, err := ollama.NewExtractor(ollama.ExtractorConfig{Config: ollama.Config{Host: e.cfg.OllamaHost, Model: e.cfg.OllamaChatModel}})
 		if err != nil {
 			return err
 		}
-		e.extractor, e.extractBatch = x, ollama.DefaultBatchTurns
+		e.extractor, e.extractBatch, e.extractParallel = x, ollama.DefaultBatchTurns, 1
 	case ExtractorOpenAI:
 		x, err := openai.NewExtractor(openai.ExtractorConfig{Config: e.cfg.OpenAIConfig(e.cfg.OpenAIChatModel)})
 		if err != nil {
 			return err
 		}
-		e.extractor, e.extractBatch = x, x.BatchTurns()
+		e.extractor, e.extractBatch, e.extractParallel = x, x.BatchTurns(), 1
 	}
 	return nil
 }
