@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -55,13 +56,9 @@ type Engine struct {
 	vec    vectorState
 	sched  *scheduler.Scheduler // started by serve only
 
-	extractor    engram.Extractor // nil: no derived layers
-	extractBatch int              // turns per extraction batch
-	// extractParallel bounds the batches extracted at once (0: the
-	// memory job's default, one a background worker): a chat server
-	// answers one prompt at a time unless configured otherwise, and a
-	// prompt queued behind others may run out of its time.
-	extractParallel int
+	extractor       engram.Extractor // nil: no derived layers
+	extractBatch    int              // turns per extraction batch
+	extractParallel int              // batches extracted at once (Config.ExtractParallel)
 
 	vaultMu sync.Mutex // one vault sync at a time
 
@@ -350,6 +347,7 @@ func (e *Engine) Recall(ctx context.Context, req engram.RecallRequest) (engram.R
 // nothing: an Ollama server that is down only makes the memory job fail
 // (and retry), never the engine.
 func (e *Engine) openExtractor() error {
+	e.extractParallel = e.cfg.ExtractParallel
 	switch e.cfg.Extractor {
 	case ExtractorNLP:
 		e.extractor, e.extractBatch = &extract.NLPExtractor{Pace: work.Pace{S: e.work, Class: work.Derive}}, pipeline.DefaultLayerBatch
@@ -360,13 +358,15 @@ func (e *Engine) openExtractor() error {
 		if err != nil {
 			return err
 		}
-		e.extractor, e.extractBatch, e.extractParallel = x, ollama.DefaultBatchTurns, 1
+		// A chat server may answer one prompt at a time, and a prompt
+		// queued behind others may run out of its time.
+		e.extractor, e.extractBatch, e.extractParallel = x, ollama.DefaultBatchTurns, cmp.Or(e.cfg.ExtractParallel, 1)
 	case ExtractorOpenAI:
 		x, err := openai.NewExtractor(openai.ExtractorConfig{Config: e.cfg.OpenAIConfig(e.cfg.OpenAIChatModel)})
 		if err != nil {
 			return err
 		}
-		e.extractor, e.extractBatch, e.extractParallel = x, x.BatchTurns(), 1
+		e.extractor, e.extractBatch, e.extractParallel = x, x.BatchTurns(), cmp.Or(e.cfg.ExtractParallel, 1)
 	}
 	return nil
 }
