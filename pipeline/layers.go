@@ -105,7 +105,10 @@ type MemoryWorker struct {
 	// costs no more than that.
 	BatchSize int
 	// Parallel bounds the batches extracted at once; 0 means Work's
-	// workers, or GOMAXPROCS without Work. An extractor keeps nothing from
+	// workers, or as many as Work would have (one fewer than GOMAXPROCS,
+	// at least one): the stores take a core of their own, one after the
+	// other, and a batch extracted long before its store is only memory
+	// held. An extractor keeps nothing from
 	// one batch to the next, so the batches of a run are independent:
 	// only their stores, in archive order, depend on each other.
 	Parallel int
@@ -148,7 +151,7 @@ func (w *MemoryWorker) parallel() int {
 	if n := w.Work.Workers(); n > 0 {
 		return n
 	}
-	return runtime.GOMAXPROCS(0)
+	return max(runtime.GOMAXPROCS(0)-1, 1)
 }
 
 // extraction is one batch's extraction, under way until done is closed.
