@@ -78,6 +78,12 @@ type Config struct {
 	// expressions), "ollama" (a chat model on OllamaHost), "openai" (a chat
 	// model on an OpenAI-compatible server) or "none" (no derived layers).
 	Extractor string `toml:"extractor"`
+	// ExtractParallel bounds the batches the memory job extracts at once:
+	// 0 means one a background worker for the offline extractors (a core
+	// is left to requests), one for the chat-model extractors, whose
+	// server may answer one prompt at a time (raise it for one that
+	// serves several, as vLLM or a hosted API do).
+	ExtractParallel int `toml:"extract_parallel"`
 	// OllamaChatModel is the chat model of the ollama extractor.
 	OllamaChatModel string `toml:"ollama_chat_model"`
 
@@ -380,6 +386,7 @@ func applyEnv(cfg *Config, getenv func(string) string) error {
 		{"ENGRAM_DEEP_CANDIDATES", &cfg.Deep.Candidates},
 		{"ENGRAM_DEEP_UNIT_TURNS", &cfg.Deep.UnitTurns},
 		{"ENGRAM_DEEP_BURST_TURNS", &cfg.Deep.BurstTurns},
+		{"ENGRAM_EXTRACT_PARALLEL", &cfg.ExtractParallel},
 	} {
 		v := getenv(e.name)
 		if v == "" {
@@ -431,6 +438,9 @@ func (c Config) Validate() error {
 	case ExtractorNLP, ExtractorRules, ExtractorOllama, ExtractorOpenAI, ExtractorNone:
 	default:
 		return fmt.Errorf("extractor %q: want nlp, rules, ollama, openai or none", c.Extractor)
+	}
+	if c.ExtractParallel < 0 {
+		return fmt.Errorf("extract_parallel must be 0 (the default) or more, got %d", c.ExtractParallel)
 	}
 	if c.Extractor == ExtractorOllama && strings.TrimSpace(c.OllamaChatModel) == "" {
 		return fmt.Errorf("ollama_chat_model must name a chat model (e.g. %s)", ollama.DefaultChatModel)

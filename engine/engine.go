@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -56,8 +57,9 @@ type Engine struct {
 	vec    vectorState
 	sched  *scheduler.Scheduler // started by serve only
 
-	extractor    engram.Extractor // nil: no derived layers
-	extractBatch int              // turns per extraction batch
+	extractor       engram.Extractor // nil: no derived layers
+	extractBatch    int              // turns per extraction batch
+	extractParallel int              // batches extracted at once (Config.ExtractParallel)
 
 	vaultMu sync.Mutex // one vault sync at a time
 
@@ -369,23 +371,26 @@ func (e *Engine) Recall(ctx context.Context, req engram.RecallRequest) (engram.R
 // nothing: an Ollama server that is down only makes the memory job fail
 // (and retry), never the engine.
 func (e *Engine) openExtractor() error {
+	e.extractParallel = e.cfg.ExtractParallel
 	switch e.cfg.Extractor {
 	case config.ExtractorNLP:
 		e.extractor, e.extractBatch = &extract.NLPExtractor{Pace: work.Pace{S: e.work, Class: work.Derive}}, pipeline.DefaultLayerBatch
 	case config.ExtractorRules:
-		e.extractor, e.extractBatch = extract.RulesExtractor{}, pipeline.DefaultLayerBatch
+		e.extractor, e.extractBatch = extract.RulesExtractor{Pace: work.Pace{S: e.work, Class: work.Derive}}, pipeline.DefaultLayerBatch
 	case config.ExtractorOllama:
 		x, err := ollama.NewExtractor(ollama.ExtractorConfig{Config: ollama.Config{Host: e.cfg.OllamaHost, Model: e.cfg.OllamaChatModel}})
 		if err != nil {
 			return err
 		}
-		e.extractor, e.extractBatch = x, ollama.DefaultBatchTurns
+		// A chat server may answer one prompt at a time, and a prompt
+		// queued behind others may run out of its time.
+		e.extractor, e.extractBatch, e.extractParallel = x, ollama.DefaultBatchTurns, cmp.Or(e.cfg.ExtractParallel, 1)
 	case config.ExtractorOpenAI:
 		x, err := openai.NewExtractor(openai.ExtractorConfig{Config: e.cfg.OpenAIConfig(e.cfg.OpenAIChatModel)})
 		if err != nil {
 			return err
 		}
-		e.extractor, e.extractBatch = x, x.BatchTurns()
+		e.extractor, e.extractBatch, e.extractParallel = x, x.BatchTurns(), cmp.Or(e.cfg.ExtractParallel, 1)
 	}
 	return nil
 }

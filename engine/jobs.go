@@ -50,7 +50,7 @@ func (e *Engine) layerJobs() []scheduler.Job {
 	if e.extractor != nil {
 		jobs = append(jobs,
 			scheduler.Job{Name: pipeline.WorkerMemories, Run: (&pipeline.MemoryWorker{Archive: e.archive, Extractor: e.extractor, Store: e.palace,
-				BatchSize: e.extractBatch, Logger: e.logger.With("component", pipeline.WorkerMemories), Work: e.work}).Run},
+				BatchSize: e.extractBatch, Parallel: e.extractParallel, Logger: e.logger.With("component", pipeline.WorkerMemories), Work: e.work}).Run},
 			scheduler.Job{Name: pipeline.WorkerScenes, Run: e.sceneWorker().Run},
 			scheduler.Job{Name: pipeline.WorkerPersona, Run: (&pipeline.PersonaWorker{Store: e.palace, Work: e.work}).Run},
 			scheduler.Job{Name: pipeline.WorkerGraph, Run: (&pipeline.GraphWorker{Store: e.palace, Work: e.work}).Run},

@@ -37,7 +37,12 @@ import (
 //
 // The same turns always give the same memories with the same IDs, so
 // re-extracting a batch changes nothing.
-type RulesExtractor struct{}
+type RulesExtractor struct {
+	// Pace, if set, bounds the extractions with the rest of the
+	// background work: each batch's is a step, so that batches extracted
+	// side by side leave a core to the requests.
+	Pace Pacer
+}
 
 var _ engram.Extractor = RulesExtractor{}
 
@@ -61,9 +66,16 @@ const (
 
 // Extract returns the memories found in turns, in turn order, without
 // duplicates. It returns ctx.Err() when ctx is done before it finishes.
-func (RulesExtractor) Extract(ctx context.Context, turns []engram.Turn) ([]engram.Memory, error) {
+func (x RulesExtractor) Extract(ctx context.Context, turns []engram.Turn) ([]engram.Memory, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	if x.Pace != nil {
+		done, err := x.Pace.Step(ctx)
+		if err != nil {
+			return nil, err
+		}
+		defer done()
 	}
 	var out []engram.Memory
 	seen := make(map[string]bool)

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
+	"slices"
 	"sync"
 
 	"github.com/engram-dev/engram"
@@ -102,7 +104,15 @@ type MemoryWorker struct {
 	// LLM extractor, one prompt's worth, so that a batch it cannot read
 	// costs no more than that.
 	BatchSize int
-	Logger    *slog.Logger
+	// Parallel bounds the batches extracted at once; 0 means Work's
+	// workers, or as many as Work would have (one fewer than GOMAXPROCS,
+	// at least one): the stores take a core of their own, one after the
+	// other, and a batch extracted long before its store is only memory
+	// held. An extractor keeps nothing from
+	// one batch to the next, so the batches of a run are independent:
+	// only their stores, in archive order, depend on each other.
+	Parallel int
+	Logger   *slog.Logger
 	// Work, if set, runs each batch's store as a guarded task of class
 	// Derive: one that a forget, a redaction or a correction (an
 	// exclusive section) ending since the run began to read refuses, and
@@ -116,10 +126,13 @@ type MemoryWorker struct {
 // other error ends the run with the watermark at the last stored batch, so
 // the next run resumes there.
 //
-// A batch is stored while the next one is extracted, in order, one store at
-// a time; each store is a task of Work, as are the offline extractor's
-// parses (NLPExtractor.Pace), so that on two cores one parses or writes
-// while the other stays free for requests.
+// Up to Parallel batches are extracted at once while the batches before
+// them are stored, in archive order, one store at a time: the memories,
+// their ids and change numbers, and the watermark after each store are
+// those of extracting one batch after the other, and a run that stops
+// leaves the watermark at the end of the last batch stored. Each store is
+// a task of Work, as are the offline extractor's parses
+// (NLPExtractor.Pace), so that the jobs leave a core to the requests.
 func (w *MemoryWorker) Run(ctx context.Context) error {
 	logger := orDefault(w.Logger)
 	var total engram.MemoryResult
@@ -130,52 +143,104 @@ func (w *MemoryWorker) Run(ctx context.Context) error {
 	return err
 }
 
-// run is one pass of Run: one read of the archive from the watermark.
+// parallel is how many batches a run extracts at once.
+func (w *MemoryWorker) parallel() int {
+	if w.Parallel > 0 {
+		return w.Parallel
+	}
+	if n := w.Work.Workers(); n > 0 {
+		return n
+	}
+	return max(runtime.GOMAXPROCS(0)-1, 1)
+}
+
+// extraction is one batch's extraction, under way until done is closed.
+type extraction struct {
+	first, last int64
+	mems        []engram.Memory
+	unusable    error // what made part of the batch unreadable
+	err         error
+	done        chan struct{}
+}
+
+// run is one pass of Run: one read of the archive from the watermark. The
+// archive is read here, each batch is extracted in a goroutine of its own
+// and queued in archive order, and write stores the queue; once it fails,
+// the extractions under way are cancelled and what they made is dropped.
 func (w *MemoryWorker) run(ctx context.Context, logger *slog.Logger, total *engram.MemoryResult) error {
 	mark := w.Work.Epoch() // before the archive is read
-	// stored carries the outcome of the store in flight, nil when none is.
-	var stored chan error
-	wait := func() error {
-		if stored == nil {
-			return nil
+	n := w.parallel()
+	xctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	slots := make(chan struct{}, n)    // extractions under way
+	queue := make(chan *extraction, n) // in archive order, for write
+	written := make(chan error, 1)
+	go func() {
+		err := w.write(ctx, mark, logger, queue, total)
+		cancel() // no more stores: the extractions under way are wasted
+		written <- err
+	}()
+	var extracting sync.WaitGroup
+	err := runArchive(xctx, w.Archive, w.Store, WorkerMemories, batchOr(w.BatchSize, DefaultLayerBatch), nil, func(batch []engram.Turn) error {
+		x := &extraction{first: batch[0].Seq, last: batch[len(batch)-1].Seq, done: make(chan struct{})}
+		// The stream reuses batch; tombstones say nothing, and an
+		// unstorable time is skipped.
+		live := slices.Clone(engram.IndexableTurns(batch))
+		select {
+		case slots <- struct{}{}:
+		case <-xctx.Done():
+			return xctx.Err()
 		}
-		err := <-stored
-		stored = nil
-		return err
-	}
-	err := runArchive(ctx, w.Archive, w.Store, WorkerMemories, batchOr(w.BatchSize, DefaultLayerBatch), nil, func(batch []engram.Turn) error {
-		first, last := batch[0].Seq, batch[len(batch)-1].Seq
-		var mems []engram.Memory
-		var err error
-		if live := engram.IndexableTurns(batch); len(live) > 0 { // tombstones say nothing; an unstorable time is skipped
-			mems, err = w.Extractor.Extract(ctx, live)
-		}
-		var unusable error
-		if errors.Is(err, engram.ErrUnusableOutput) {
-			// Part of the batch could not be read: keep what could, and
-			// record the rest as skipped once the memories are stored.
-			unusable, err = err, nil
-		}
-		if werr := wait(); werr != nil {
-			return werr
-		}
-		if err != nil {
-			return fmt.Errorf("extract turns %d-%d: %w", first, last, err)
-		}
-		stored = make(chan error, 1)
-		go func(done chan<- error) {
-			ok, err := w.Work.DoSince(ctx, work.Derive, mark, func() error { return w.store(ctx, logger, mems, first, last, unusable, total) })
-			if err == nil && !ok {
-				err = errStale
+		extracting.Add(1)
+		go func() {
+			defer extracting.Done()
+			defer func() { <-slots }()
+			defer close(x.done)
+			if len(live) > 0 {
+				x.mems, x.err = w.Extractor.Extract(xctx, live)
 			}
-			done <- err
-		}(stored)
-		return nil
+			if errors.Is(x.err, engram.ErrUnusableOutput) {
+				// Part of the batch could not be read: keep what could,
+				// and record the rest as skipped once the memories are
+				// stored.
+				x.unusable, x.err = x.err, nil
+			}
+		}()
+		select {
+		case queue <- x:
+			return nil
+		case <-xctx.Done():
+			return xctx.Err()
+		}
 	})
-	if werr := wait(); err == nil {
-		err = werr
+	close(queue)
+	werr := <-written
+	extracting.Wait()
+	if werr != nil {
+		return werr
 	}
 	return err
+}
+
+// write stores the extractions of queue in order, each once it is done,
+// until the queue ends or a store or an extraction fails.
+func (w *MemoryWorker) write(ctx context.Context, mark uint64, logger *slog.Logger, queue <-chan *extraction, total *engram.MemoryResult) error {
+	for x := range queue {
+		<-x.done
+		if x.err != nil {
+			return fmt.Errorf("extract turns %d-%d: %w", x.first, x.last, x.err)
+		}
+		ok, err := w.Work.DoSince(ctx, work.Derive, mark, func() error {
+			return w.store(ctx, logger, x.mems, x.first, x.last, x.unusable, total)
+		})
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return errStale
+		}
+	}
+	return nil
 }
 
 // store writes the memories of the batch of turns first to last, moves the
