@@ -222,10 +222,13 @@ func parseSentence(s string, ts time.Time, sp speakers) []nlpFinding {
 	var out []nlpFinding
 	spans := splitWords(ws)
 	cond := false // the span before is a condition: "if I don't, I'll ..."
+	said := false // the clause before a reason made a memory
 	for i, sn := range spans {
-		if sn.reason {
-			continue
+		if sn.reason && (said || i == 0) {
+			said = false
+			continue // the reason of a statement is its rationale
 		}
+		said = false
 		after := cond
 		cond, sn.b = conditionAt(ws, sn.a, sn.b)
 		if after {
@@ -246,6 +249,7 @@ func parseSentence(s string, ts time.Time, sp speakers) []nlpFinding {
 		}
 		if f, ok := c.finding(s, ts, sp, why); ok {
 			out = append(out, f)
+			said = true
 		}
 	}
 	return out
