@@ -571,6 +571,10 @@ func (c *clause) nounSubject(j, b int, sp speakers) bool {
 		case w.low == "and":
 			and = true
 		case w.low == "my" || w.low == "our" || w.tag == "POS" || w.tag == "CD" || isAdjTag(w.tag):
+		case and && (w.tag == "DT" || w.tag == "PRP$" || w.low == "him" || w.low == "her" || w.low == "them"):
+			// Chat's "me and some friends", "me and his brother", "me and
+			// him": the speaker's company after the "and".
+			hasNoun = hasNoun || w.tag == "PRP"
 		case isNounTag(w.tag):
 			hasNoun = true
 		default:
