@@ -184,6 +184,9 @@ func (c *clause) contentful() bool {
 			return true // "I prefer to work remotely"
 		case isAdjTag(w.tag) && c.vg.copula() && !affectAdjectives[w.low] && k == first:
 			return true // "Jon is vegan", "my sister is very tall"
+		case w.tag == "VB" && k > first && ws[k-1].low == "to" && !c.vg.copula() && !lightVerbs[verbStem(w.low)] &&
+			!mentalVerbs[verbStem(w.low)] && !presentMentalVerbs[verbStem(w.low)] && !pronounBetween(ws, c.compA, k):
+			return true // a purpose: "I'm taking this weekend to relax"; not "I did it to help"
 		}
 	}
 	if c.vg.main >= 0 && !lightVerbs[c.vg.stem] && !mentalVerbs[c.vg.stem] && c.habitual() {
@@ -191,6 +194,16 @@ func (c *clause) contentful() bool {
 	}
 	// A subject of the speaker's ("my son") with a verb of its own.
 	return c.kind == subjMine && c.vg.main >= 0 && !lightVerbs[c.vg.stem] && c.compB > c.compA
+}
+
+// pronounBetween reports whether words [a, b) hold a personal pronoun.
+func pronounBetween(ws []word, a, b int) bool {
+	for k := a; k < b; k++ {
+		if ws[k].tag == "PRP" {
+			return true
+		}
+	}
+	return false
 }
 
 // habitual reports whether the clause says how often: an adverb of
