@@ -192,8 +192,10 @@ func (c *clause) contentful() bool {
 	if c.vg.main >= 0 && !lightVerbs[c.vg.stem] && !mentalVerbs[c.vg.stem] && c.habitual() {
 		return true // "I usually run", "I swim every weekend"
 	}
-	// A subject of the speaker's ("my son") with a verb of its own.
-	return c.kind == subjMine && c.vg.main >= 0 && !lightVerbs[c.vg.stem] && c.compB > c.compA
+	// A subject of the speaker's ("my son") with a verb of its own, and
+	// something after it or done: "my team won", "my dog has died".
+	return c.kind == subjMine && c.vg.main >= 0 && !lightVerbs[c.vg.stem] &&
+		(c.compB > c.compA || (c.vg.past || c.vg.perfect) && !c.vg.neg)
 }
 
 // pronounBetween reports whether words [a, b) hold a personal pronoun.
