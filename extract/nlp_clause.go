@@ -326,6 +326,7 @@ func analyse(ws []word, a, b int, sp speakers) (clause, bool) {
 		}
 		break
 	}
+	i = afterSeems(ws, i, b)
 	c.prefixA = i
 	for j := i; j < b && j-i < maxPrefixWords; j++ {
 		if c.subject(j, b, sp) {
@@ -374,6 +375,31 @@ func analyse(ws []word, a, b int, sp speakers) (clause, bool) {
 		c.compB -= 2
 	}
 	return c, true
+}
+
+// seemVerbs hedge the clause after them: "it seems my phone died",
+// "looks like we are moving".
+var seemVerbs = stemSet("seem look sound appear", false)
+
+// afterSeems returns where the clause after a hedge of appearance opening
+// [i, b) starts ("it seems (that)", "(it) looks like", "it sounds like"),
+// when a subject and its verb follow; else i.
+func afterSeems(ws []word, i, b int) int {
+	k := i
+	if k < b && ws[k].low == "it" {
+		k++
+	}
+	if k >= b || !isVerbTag(ws[k].tag) && ws[k].tag != "NNS" || !seemVerbs[verbStem(ws[k].low)] {
+		return i
+	}
+	k++
+	if k < b && (ws[k].low == "like" || ws[k].low == "that") {
+		k++
+	}
+	if k+1 >= b || !startsClause(ws, k) {
+		return i
+	}
+	return k
 }
 
 // adverbial reports whether words [a, b), before a subject, are adverbs or
