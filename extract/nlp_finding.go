@@ -87,6 +87,9 @@ func (c *clause) classify() string {
 		}
 		if adj < c.compB {
 			a := ws[adj]
+			if a.low == "busy" && adj+1 < c.compB && c.ws[adj+1].tag == "VBG" && !g.neg {
+				return engram.MemoryEvent // "we have been busy planning the launch": the doing
+			}
 			if affectAdjectives[a.low] || a.low == "going" {
 				return ""
 			}
