@@ -190,6 +190,8 @@ func (c *clause) contentful() bool {
 		case w.tag == "VB" && k > first && ws[k-1].low == "to" && !c.vg.copula() && !lightVerbs[verbStem(w.low)] &&
 			!mentalVerbs[verbStem(w.low)] && !presentMentalVerbs[verbStem(w.low)] && !pronounBetween(ws, c.compA, k):
 			return true // a purpose: "I'm taking this weekend to relax"; not "I did it to help"
+		case w.tag == "VBG" && k > first && adjunctGerund[ws[k-1].low] && !lightVerbs[verbStem(w.low)] && !mentalVerbs[verbStem(w.low)]:
+			return true // the doing it happened in: "I fell asleep while driving", "I hurt my back after lifting"
 		}
 	}
 	if c.vg.main >= 0 && !lightVerbs[c.vg.stem] && !mentalVerbs[c.vg.stem] && c.habitual() {
@@ -200,6 +202,10 @@ func (c *clause) contentful() bool {
 	return c.kind == subjMine && c.vg.main >= 0 && !lightVerbs[c.vg.stem] &&
 		(c.compB > c.compA || (c.vg.past || c.vg.perfect) && !c.vg.neg)
 }
+
+// adjunctGerund are the words that put a gerund's doing around a clause's
+// own: "while driving", "after lifting".
+var adjunctGerund = wordSet("while after before when since")
 
 // pronounBetween reports whether words [a, b) hold a personal pronoun.
 func pronounBetween(ws []word, a, b int) bool {
