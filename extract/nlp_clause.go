@@ -222,10 +222,13 @@ func parseSentence(s string, ts time.Time, sp speakers) []nlpFinding {
 	var out []nlpFinding
 	spans := splitWords(ws)
 	cond := false // the span before is a condition: "if I don't, I'll ..."
+	said := false // the clause before a reason made a memory
 	for i, sn := range spans {
-		if sn.reason {
-			continue
+		if sn.reason && (said || i == 0) {
+			said = false
+			continue // the reason of a statement is its rationale
 		}
+		said = false
 		after := cond
 		cond, sn.b = conditionAt(ws, sn.a, sn.b)
 		if after {
@@ -246,6 +249,7 @@ func parseSentence(s string, ts time.Time, sp speakers) []nlpFinding {
 		}
 		if f, ok := c.finding(s, ts, sp, why); ok {
 			out = append(out, f)
+			said = true
 		}
 	}
 	return out
@@ -322,6 +326,7 @@ func analyse(ws []word, a, b int, sp speakers) (clause, bool) {
 		}
 		break
 	}
+	i = afterSeems(ws, i, b)
 	c.prefixA = i
 	for j := i; j < b && j-i < maxPrefixWords; j++ {
 		if c.subject(j, b, sp) {
@@ -370,6 +375,31 @@ func analyse(ws []word, a, b int, sp speakers) (clause, bool) {
 		c.compB -= 2
 	}
 	return c, true
+}
+
+// seemVerbs hedge the clause after them: "it seems my phone died",
+// "looks like we are moving".
+var seemVerbs = stemSet("seem look sound appear", false)
+
+// afterSeems returns where the clause after a hedge of appearance opening
+// [i, b) starts ("it seems (that)", "(it) looks like", "it sounds like"),
+// when a subject and its verb follow; else i.
+func afterSeems(ws []word, i, b int) int {
+	k := i
+	if k < b && ws[k].low == "it" {
+		k++
+	}
+	if k >= b || !isVerbTag(ws[k].tag) && ws[k].tag != "NNS" || !seemVerbs[verbStem(ws[k].low)] {
+		return i
+	}
+	k++
+	if k < b && (ws[k].low == "like" || ws[k].low == "that") {
+		k++
+	}
+	if k+1 >= b || !startsClause(ws, k) {
+		return i
+	}
+	return k
 }
 
 // adverbial reports whether words [a, b), before a subject, are adverbs or
@@ -567,6 +597,10 @@ func (c *clause) nounSubject(j, b int, sp speakers) bool {
 		case w.low == "and":
 			and = true
 		case w.low == "my" || w.low == "our" || w.tag == "POS" || w.tag == "CD" || isAdjTag(w.tag):
+		case and && (w.tag == "DT" || w.tag == "PRP$" || w.low == "him" || w.low == "her" || w.low == "them"):
+			// Chat's "me and some friends", "me and his brother", "me and
+			// him": the speaker's company after the "and".
+			hasNoun = hasNoun || w.tag == "PRP"
 		case isNounTag(w.tag):
 			hasNoun = true
 		default:

@@ -87,6 +87,9 @@ func (c *clause) classify() string {
 		}
 		if adj < c.compB {
 			a := ws[adj]
+			if a.low == "busy" && adj+1 < c.compB && c.ws[adj+1].tag == "VBG" && !g.neg {
+				return engram.MemoryEvent // "we have been busy planning the launch": the doing
+			}
 			if affectAdjectives[a.low] || a.low == "going" {
 				return ""
 			}
@@ -184,13 +187,34 @@ func (c *clause) contentful() bool {
 			return true // "I prefer to work remotely"
 		case isAdjTag(w.tag) && c.vg.copula() && !affectAdjectives[w.low] && k == first:
 			return true // "Jon is vegan", "my sister is very tall"
+		case w.tag == "VB" && k > first && ws[k-1].low == "to" && !c.vg.copula() && !lightVerbs[verbStem(w.low)] &&
+			!mentalVerbs[verbStem(w.low)] && !presentMentalVerbs[verbStem(w.low)] && !pronounBetween(ws, c.compA, k):
+			return true // a purpose: "I'm taking this weekend to relax"; not "I did it to help"
+		case w.tag == "VBG" && k > first && adjunctGerund[ws[k-1].low] && !lightVerbs[verbStem(w.low)] && !mentalVerbs[verbStem(w.low)]:
+			return true // the doing it happened in: "I fell asleep while driving", "I hurt my back after lifting"
 		}
 	}
 	if c.vg.main >= 0 && !lightVerbs[c.vg.stem] && !mentalVerbs[c.vg.stem] && c.habitual() {
 		return true // "I usually run", "I swim every weekend"
 	}
-	// A subject of the speaker's ("my son") with a verb of its own.
-	return c.kind == subjMine && c.vg.main >= 0 && !lightVerbs[c.vg.stem] && c.compB > c.compA
+	// A subject of the speaker's ("my son") with a verb of its own, and
+	// something after it or done: "my team won", "my dog has died".
+	return c.kind == subjMine && c.vg.main >= 0 && !lightVerbs[c.vg.stem] &&
+		(c.compB > c.compA || (c.vg.past || c.vg.perfect) && !c.vg.neg)
+}
+
+// adjunctGerund are the words that put a gerund's doing around a clause's
+// own: "while driving", "after lifting".
+var adjunctGerund = wordSet("while after before when since")
+
+// pronounBetween reports whether words [a, b) hold a personal pronoun.
+func pronounBetween(ws []word, a, b int) bool {
+	for k := a; k < b; k++ {
+		if ws[k].tag == "PRP" {
+			return true
+		}
+	}
+	return false
 }
 
 // habitual reports whether the clause says how often: an adverb of

@@ -49,6 +49,7 @@ var informal = map[string]string{"gonna": "going to", "wanna": "want to", "gotta
 // to", "cuz" "because"), and a lone "i" capitalised.
 func normalizeChat(s string) string {
 	s = chatForms.Replace(s)
+	s = elongatedRe.ReplaceAllStringFunc(s, squeezeDiscourse)
 	s = splitContractionRe.ReplaceAllString(s, "$1$2$3$4$5$6")
 	s = contractionRe.ReplaceAllStringFunc(s, func(m string) string {
 		i := strings.LastIndexByte(m, '\'')
@@ -121,6 +122,43 @@ func normalizeChat(s string) string {
 		last = loc[1]
 	}
 	b.WriteString(s[last:])
+	return b.String()
+}
+
+// elongatedRe finds a word with a letter typed three times or more: chat
+// draws out "ohhh", "yesss" and "heyyy".
+var elongatedRe = regexp.MustCompile(`\b[A-Za-z]*(?:a{3,}|e{3,}|h{3,}|o{3,}|s{3,}|w{3,}|y{3,}|m{3,}|u{3,})[A-Za-z]*\b`)
+
+// squeezeDiscourse writes a drawn-out discourse word as the word itself
+// ("Ohhh" is "Oh"), so that it is read as the interjection it is and not
+// as a noun before the subject; other drawn-out words stay as they are.
+func squeezeDiscourse(m string) string {
+	var b strings.Builder
+	for i := 0; i < len(m); i++ {
+		if i >= 2 && m[i]|0x20 == m[i-1]|0x20 && m[i]|0x20 == m[i-2]|0x20 {
+			continue
+		}
+		b.WriteByte(m[i])
+	}
+	// A run of three or more became a run of two: "ohhh" is "ohh".
+	w := b.String()
+	for _, c := range []string{w, squeezePairs(w)} {
+		if discourseWords[strings.ToLower(c)] {
+			return c
+		}
+	}
+	return m
+}
+
+// squeezePairs writes every doubled letter once: "ohh" is "oh".
+func squeezePairs(w string) string {
+	var b strings.Builder
+	for i := 0; i < len(w); i++ {
+		if i > 0 && w[i]|0x20 == w[i-1]|0x20 {
+			continue
+		}
+		b.WriteByte(w[i])
+	}
 	return b.String()
 }
 
