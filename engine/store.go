@@ -83,7 +83,7 @@ func (a pgArchive) Stats(ctx context.Context) (archive.Stats, error) {
 func (a pgArchive) Corrupt() int64 { return a.CorruptRows() }
 
 func (a pgArchive) Redact(ctx context.Context, ids []string, edit archive.Edit, texts []string, marker, reason string) (archive.RewriteResult, error) {
-	return a.Archive.Redact(ctx, ids, edit, postgres.Redaction{Texts: texts, Marker: marker, Reason: reason})
+	return a.Archive.Redact(ctx, ids, edit, postgres.Redaction{Marker: marker, Reason: reason})
 }
 
 // DamagedLines finds none: a row whose line fails its checks is skipped

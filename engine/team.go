@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -181,6 +182,85 @@ func (e *Engine) applyForget(ctx context.Context, r postgres.Rewrite) error {
 	return nil
 }
 
+// redactedTexts returns what the redaction of turns (the archive's
+// versions) removed, read off this palace's copies of them: the journal
+// does not record the spans, so that no copy of what a redaction removed
+// is left in the database.
+func (e *Engine) redactedTexts(ctx context.Context, turns []engram.Turn, marker string) ([]string, error) {
+	ids := make([]string, len(turns))
+	for i, t := range turns {
+		ids[i] = t.ID
+	}
+	old, err := e.palace.GetTurns(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	byID := make(map[string]engram.Turn, len(old))
+	for _, t := range old {
+		byID[t.ID] = t
+	}
+	seen := map[string]bool{}
+	var texts []string
+	for _, t := range turns {
+		o, ok := byID[t.ID]
+		if !ok {
+			continue
+		}
+		for _, f := range [][2]string{{o.Content, t.Content}, {o.Speaker, t.Speaker}} {
+			spans, ok := removedSpans(f[0], f[1], marker)
+			if !ok {
+				e.logger.Warn("a turn another server redacted does not read as this palace's copy with spans replaced; its layers keep what they hold until a rebuild", "id", t.ID)
+				continue
+			}
+			for _, sp := range spans {
+				if sp != "" && !seen[sp] {
+					seen[sp] = true
+					texts = append(texts, sp)
+				}
+			}
+		}
+	}
+	return texts, nil
+}
+
+// removedSpans returns the spans whose replacement by marker makes before
+// into after, reading after's text between markers in before from left to
+// right; false when after is not before with spans replaced by marker.
+func removedSpans(before, after, marker string) ([]string, bool) {
+	if before == after {
+		return nil, true
+	}
+	if marker == "" {
+		return nil, false
+	}
+	parts := strings.Split(after, marker)
+	rest, ok := strings.CutPrefix(before, parts[0])
+	if !ok || len(parts) < 2 {
+		return nil, false
+	}
+	var spans []string
+	for i, p := range parts[1:] {
+		var at int
+		if i == len(parts)-2 {
+			// The last part ends the text.
+			if !strings.HasSuffix(rest, p) || len(rest) == len(p) {
+				return nil, false
+			}
+			at = len(rest) - len(p)
+		} else {
+			// A span is never empty: look past its first byte.
+			j := strings.Index(rest[min(1, len(rest)):], p)
+			if j < 0 || len(rest) == 0 {
+				return nil, false
+			}
+			at = j + 1
+		}
+		spans = append(spans, rest[:at])
+		rest = rest[at+len(p):]
+	}
+	return spans, true
+}
+
 // applyRedact redacts in the palace the turns of r as the server that
 // took the request did (redactIDs): the archive's versions of the turns
 // (a turn forgotten since is left to that forget's entry) with the
@@ -203,13 +283,16 @@ func (e *Engine) applyRedact(ctx context.Context, rj rewriteJournal, r postgres.
 			turns = append(turns, t)
 		}
 	}
-	var texts []string
-	marker := ""
-	if r.Redaction != nil {
-		texts, marker = r.Redaction.Texts, r.Redaction.Marker
-	}
 	if len(turns) == 0 {
 		return nil
+	}
+	marker := ""
+	if r.Redaction != nil {
+		marker = r.Redaction.Marker
+	}
+	texts, err := e.redactedTexts(ctx, turns, marker)
+	if err != nil {
+		return err
 	}
 	pr, err := e.palace.RedactTurns(ctx, turns, texts, marker)
 	if err != nil {

@@ -343,6 +343,8 @@ func TestTwoServers_Redact(t *testing.T) {
 		t.Fatal(err)
 	}
 	filetest.MustHoldNowhere(t, homeA, "Plumbix", "plumbix", "Quobble", "quobble")
+	// Nor does the database: the journal records how, not what.
+	pgtest.MustHoldNowhere(t, url, "Plumbix", "Quobble")
 }
 
 // memoryHolds reports whether a memory of e (superseded ones included)

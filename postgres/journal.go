@@ -17,12 +17,14 @@ const (
 	RewriteRedact = "redact"
 )
 
-// Redaction is what a redaction replaced, as its journal entry records it:
-// every span of Texts by Marker, for Reason.
+// Redaction is how a redaction replaced its spans, as its journal entry
+// records it: by Marker, for Reason. The spans themselves are not
+// recorded: the journal must not keep what the redaction removed. A
+// server that applies the entry finds them by comparing its own copy of
+// each turn with the archive's (engine's removedSpans).
 type Redaction struct {
-	Texts  []string `json:"texts"`
-	Marker string   `json:"marker"`
-	Reason string   `json:"reason,omitempty"`
+	Marker string `json:"marker"`
+	Reason string `json:"reason,omitempty"`
 }
 
 // Rewrite is an entry of the rewrite journal: a Forget or a Rewrite
