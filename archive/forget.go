@@ -44,6 +44,10 @@ type RewriteResult struct {
 	Unknown   []string
 	// Files counts the day files rewritten.
 	Files int
+	// Journal is the number of the entry of the PostgreSQL archive's
+	// rewrite journal that records the rewrite (0 when none does: the
+	// file archive, or nothing changed).
+	Journal int64
 }
 
 // rewriteReq is a Rewrite waiting for the writer.

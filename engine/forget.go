@@ -112,6 +112,7 @@ func (e *Engine) forgetIDs(ctx context.Context, ids []string, reason string, rep
 	if err != nil {
 		return err
 	}
+	e.rewrites.own(res.Journal)
 	if res, err = e.rewriteDamaged(ctx, res, func(t engram.Turn) (engram.Turn, bool) {
 		return archive.Tombstone(t, forgotten), true
 	}); err != nil {

@@ -82,10 +82,11 @@ func (e *Engine) Redact(ctx context.Context, req engram.RedactRequest) (engram.R
 // palace's copies, the corrections journal and the turns' vectors, adding
 // what it did to rep: Redact's work, in an exclusive section of e.work.
 func (e *Engine) redactIDs(ctx context.Context, req engram.RedactRequest, ids []string, edit func(engram.Turn) (engram.Turn, bool), marker string, rep *engram.RedactReport) error {
-	res, err := e.archive.Rewrite(ctx, ids, edit)
+	res, err := e.archive.Redact(ctx, ids, edit, req.Texts, marker, req.Reason)
 	if err != nil {
 		return err
 	}
+	e.rewrites.own(res.Journal)
 	if res, err = e.rewriteDamaged(ctx, res, edit); err != nil {
 		return err
 	}

@@ -29,6 +29,10 @@ type archiveStore interface {
 	Tombstones(ctx context.Context) (map[string]int64, error)
 	Forget(ctx context.Context, ids []string, f engram.Forgotten) (archive.RewriteResult, error)
 	Rewrite(ctx context.Context, ids []string, edit archive.Edit) (archive.RewriteResult, error)
+	// Redact is Rewrite for a redaction replacing every span of texts by
+	// marker: the PostgreSQL archive records them in its rewrite journal,
+	// for the other servers' palaces (team.go).
+	Redact(ctx context.Context, ids []string, edit archive.Edit, texts []string, marker, reason string) (archive.RewriteResult, error)
 	Verify(ctx context.Context) (archive.Report, error)
 	Stats(ctx context.Context) (archive.Stats, error)
 	// Corrupt counts the damaged lines (rows) skipped, as Stats does, but
@@ -56,6 +60,9 @@ func (a fileArchive) Forgotten(_ context.Context, id string) (bool, error) {
 func (a fileArchive) Tombstones(context.Context) (map[string]int64, error) {
 	return a.Archive.Tombstones(), nil
 }
+func (a fileArchive) Redact(ctx context.Context, ids []string, edit archive.Edit, _ []string, _, _ string) (archive.RewriteResult, error) {
+	return a.Archive.Rewrite(ctx, ids, edit)
+}
 func (a fileArchive) Stats(context.Context) (archive.Stats, error) { return a.Archive.Stats(), nil }
 func (a fileArchive) Corrupt() int64                               { return a.Archive.Stats().CorruptLines }
 
@@ -74,6 +81,10 @@ func (a pgArchive) Stats(ctx context.Context) (archive.Stats, error) {
 }
 
 func (a pgArchive) Corrupt() int64 { return a.CorruptRows() }
+
+func (a pgArchive) Redact(ctx context.Context, ids []string, edit archive.Edit, texts []string, marker, reason string) (archive.RewriteResult, error) {
+	return a.Archive.Redact(ctx, ids, edit, postgres.Redaction{Marker: marker, Reason: reason})
+}
 
 // DamagedLines finds none: a row whose line fails its checks is skipped
 // and counted (Stats.CorruptLines), and only a copy of the database

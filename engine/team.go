@@ -2,43 +2,85 @@ package engine
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/palace"
+	"github.com/engram-dev/engram/postgres"
 )
 
-// rewriteNotifier is an archive other servers rewrite (the PostgreSQL
-// one): Rewrites is closed when one of them next forgets or redacts turns.
-type rewriteNotifier interface {
+// rewriteJournal is an archive other servers rewrite (the PostgreSQL one):
+// Rewrites is closed when one of them next forgets or redacts turns, and
+// RewritesSince reads its journal of those rewrites.
+type rewriteJournal interface {
 	Rewrites() <-chan struct{}
+	RewritesSince(ctx context.Context, n int64) ([]postgres.Rewrite, error)
+	TurnsAt(ctx context.Context, seqs []int64) ([]engram.Turn, error)
 }
 
 // rewriteRetry is the wait before trying again to bring the palace up to
 // the archive's rewrites after a failure.
 const rewriteRetry = time.Second
 
-// rewriteFollower brings this server's palace up to the forgets other
-// servers made in the shared archive.
+// rewriteWorker is the palace watermark (WorkerSeq) of the rewrite
+// journal: the number of its last entry applied to the palace.
+const rewriteWorker = "rewrites"
+
+// rewriteFollower brings this server's palace up to the forgets and
+// redactions other servers made in the shared archive.
 type rewriteFollower struct {
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
-	applied atomic.Int64 // turns forgotten elsewhere and removed from this palace
+	applied atomic.Int64 // turns forgotten or redacted elsewhere and so in this palace
+
+	mu   sync.Mutex
+	mine map[int64]bool // the journal entries of this server's forgets and redactions not passed yet
+}
+
+// own records that this server made the journal entry n (0: none) and
+// applied it to its palace itself. It is called in the exclusive section
+// of the forget or redaction, so the follower, which reads the journal in
+// one too, sees it before it can read the entry.
+func (f *rewriteFollower) own(n int64) {
+	if n == 0 {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.mine == nil {
+		f.mine = map[int64]bool{}
+	}
+	f.mine[n] = true
+}
+
+// mineOnce reports whether n is an entry of this server's, forgetting it.
+func (f *rewriteFollower) mineOnce(n int64) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	ok := f.mine[n]
+	delete(f.mine, n)
+	return ok
 }
 
 // followRewrites starts, when other servers share the archive, the
-// goroutine that applies their forgets to this palace: at each of the
-// archive's rewrite notifications it reads the tombstones and forgets, by
-// the engine's own path (forgetInPalace: the palace, the corrections, the
-// vectors of the memory index and Chroma), the turns the palace has not
-// recorded as forgotten yet, in an exclusive section of e.work as a local
-// forget. Reading every tombstone is what makes it miss nothing: a
-// notification lost while the listener reconnected (which wakes it too),
-// or a forget made while this server was down (finishForgets at Open).
+// goroutine that applies their forgets and redactions to this palace: at
+// Open and at each of the archive's rewrite notifications, it reads the
+// journal's entries after the palace's watermark and applies each, in
+// order, by the engine's own paths (forgetInPalace; RedactTurns with the
+// recorded spans, the corrections and the vectors, as Redact does), in an
+// exclusive section of e.work as the local operations, then advances the
+// watermark. The watermark is what makes it miss nothing: a notification
+// lost while the listener reconnected (which wakes it too), or a rewrite
+// made while this server was down. This server's own entries are skipped
+// (it applied them itself); one it made before a restart is applied again,
+// which changes nothing the first time did not (a forget of a forgotten
+// turn is filtered out, a redaction finds no span left), and repairs the
+// palace of a server that stopped between the archive and its palace.
 func (e *Engine) followRewrites() {
-	rn, ok := e.archive.(rewriteNotifier)
+	rj, ok := e.archive.(rewriteJournal)
 	if !ok {
 		return
 	}
@@ -48,10 +90,10 @@ func (e *Engine) followRewrites() {
 	go func() {
 		defer e.rewrites.wg.Done()
 		for {
-			wake := rn.Rewrites()
+			wake := rj.Rewrites()
 			var retry <-chan time.Time
-			if err := e.applyRewrites(ctx); err != nil && ctx.Err() == nil {
-				e.logger.Warn("could not bring the palace up to the forgets of the other servers; retrying", "err", err)
+			if err := e.applyRewrites(ctx, rj); err != nil && ctx.Err() == nil {
+				e.logger.Warn("could not bring the palace up to the forgets and redactions of the other servers; retrying", "err", err)
 				retry = time.After(rewriteRetry)
 			}
 			select {
@@ -72,40 +114,206 @@ func (e *Engine) stopRewrites() {
 	}
 }
 
-// applyRewrites forgets in the palace the archive's tombstones it does not
-// record as forgotten.
-func (e *Engine) applyRewrites(ctx context.Context) error {
-	return e.work.Exclusive(ctx, func() error {
-		gone, err := e.archive.Tombstones(ctx)
-		if err != nil || len(gone) == 0 {
-			return err
-		}
-		ids := make([]string, 0, len(gone))
-		for id := range gone {
-			ids = append(ids, id)
-		}
-		known, err := e.palace.ForgottenIDs(ctx, ids)
+// applyRewrites applies to the palace the journal's entries after its
+// watermark, each in an exclusive section of e.work.
+func (e *Engine) applyRewrites(ctx context.Context, rj rewriteJournal) error {
+	for {
+		wm, err := e.palace.WorkerSeq(ctx, rewriteWorker)
 		if err != nil {
 			return err
 		}
-		var turns []palace.ForgetTurn
-		for _, id := range ids {
-			if !known[id] {
-				turns = append(turns, palace.ForgetTurn{ID: id, Seq: gone[id]})
+		entries, err := rj.RewritesSince(ctx, wm)
+		if err != nil || len(entries) == 0 {
+			return err
+		}
+		for _, r := range entries {
+			if err := e.work.Exclusive(ctx, func() error { return e.applyRewrite(ctx, rj, r) }); err != nil {
+				return err
 			}
 		}
-		if len(turns) == 0 {
-			return nil
+	}
+}
+
+// applyRewrite applies the journal entry r to the palace, unless this
+// server made it, and advances the watermark past it.
+func (e *Engine) applyRewrite(ctx context.Context, rj rewriteJournal, r postgres.Rewrite) error {
+	if !e.rewrites.mineOnce(r.N) {
+		var err error
+		switch r.Kind {
+		case postgres.RewriteForget:
+			err = e.applyForget(ctx, r)
+		case postgres.RewriteRedact:
+			err = e.applyRedact(ctx, rj, r)
+		default:
+			e.logger.Warn("a rewrite journal entry of an unknown kind is skipped (a newer engram wrote it)", "n", r.N, "kind", r.Kind)
 		}
-		var rep engram.ForgetReport
-		if err := e.forgetInPalace(ctx, turns, time.Now().UTC(), &rep); err != nil {
+		if err != nil {
 			return err
 		}
-		if _, err := e.dropPreviousPalace(); err != nil {
-			return err
+	}
+	return e.palace.SetWorkerSeq(ctx, rewriteWorker, r.N)
+}
+
+// applyForget forgets in the palace the turns of r it does not record as
+// forgotten.
+func (e *Engine) applyForget(ctx context.Context, r postgres.Rewrite) error {
+	known, err := e.palace.ForgottenIDs(ctx, r.IDs)
+	if err != nil {
+		return err
+	}
+	var turns []palace.ForgetTurn
+	for i, id := range r.IDs {
+		if !known[id] && i < len(r.Seqs) {
+			turns = append(turns, palace.ForgetTurn{ID: id, Seq: r.Seqs[i]})
 		}
-		e.logger.Info("forgot in the palace the turns another server forgot", "turns", len(turns))
-		e.rewrites.applied.Add(int64(len(turns)))
+	}
+	if len(turns) == 0 {
 		return nil
-	})
+	}
+	var rep engram.ForgetReport
+	if err := e.forgetInPalace(ctx, turns, r.At.UTC(), &rep); err != nil {
+		return err
+	}
+	if _, err := e.dropPreviousPalace(); err != nil {
+		return err
+	}
+	e.logger.Info("forgot in the palace the turns another server forgot", "turns", len(turns), "journal", r.N)
+	e.rewrites.applied.Add(int64(len(turns)))
+	return nil
+}
+
+// redactedTexts returns what the redaction of turns (the archive's
+// versions) removed, read off this palace's copies of them: the journal
+// does not record the spans, so that no copy of what a redaction removed
+// is left in the database.
+func (e *Engine) redactedTexts(ctx context.Context, turns []engram.Turn, marker string) ([]string, error) {
+	ids := make([]string, len(turns))
+	for i, t := range turns {
+		ids[i] = t.ID
+	}
+	old, err := e.palace.GetTurns(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	byID := make(map[string]engram.Turn, len(old))
+	for _, t := range old {
+		byID[t.ID] = t
+	}
+	seen := map[string]bool{}
+	var texts []string
+	for _, t := range turns {
+		o, ok := byID[t.ID]
+		if !ok {
+			continue
+		}
+		for _, f := range [][2]string{{o.Content, t.Content}, {o.Speaker, t.Speaker}} {
+			spans, ok := removedSpans(f[0], f[1], marker)
+			if !ok {
+				e.logger.Warn("a turn another server redacted does not read as this palace's copy with spans replaced; its layers keep what they hold until a rebuild", "id", t.ID)
+				continue
+			}
+			for _, sp := range spans {
+				if sp != "" && !seen[sp] {
+					seen[sp] = true
+					texts = append(texts, sp)
+				}
+			}
+		}
+	}
+	return texts, nil
+}
+
+// removedSpans returns the spans whose replacement by marker makes before
+// into after, reading after's text between markers in before from left to
+// right; false when after is not before with spans replaced by marker.
+func removedSpans(before, after, marker string) ([]string, bool) {
+	if before == after {
+		return nil, true
+	}
+	if marker == "" {
+		return nil, false
+	}
+	parts := strings.Split(after, marker)
+	rest, ok := strings.CutPrefix(before, parts[0])
+	if !ok || len(parts) < 2 {
+		return nil, false
+	}
+	var spans []string
+	for i, p := range parts[1:] {
+		var at int
+		if i == len(parts)-2 {
+			// The last part ends the text.
+			if !strings.HasSuffix(rest, p) || len(rest) == len(p) {
+				return nil, false
+			}
+			at = len(rest) - len(p)
+		} else {
+			// A span is never empty: look past its first byte.
+			j := strings.Index(rest[min(1, len(rest)):], p)
+			if j < 0 || len(rest) == 0 {
+				return nil, false
+			}
+			at = j + 1
+		}
+		spans = append(spans, rest[:at])
+		rest = rest[at+len(p):]
+	}
+	return spans, true
+}
+
+// applyRedact redacts in the palace the turns of r as the server that
+// took the request did (redactIDs): the archive's versions of the turns
+// (a turn forgotten since is left to that forget's entry) with the
+// recorded spans and marker, then the corrections journal and the
+// vectors. A model that cannot embed the turns again is logged, as
+// Redact's report would warn.
+func (e *Engine) applyRedact(ctx context.Context, rj rewriteJournal, r postgres.Rewrite) error {
+	// A turn the indexer read before the rewrite reaches the palace with
+	// its old text: let it arrive, so that RedactTurns finds it there.
+	if err := e.indexer.WaitCurrent(ctx); err != nil {
+		return err
+	}
+	all, err := rj.TurnsAt(ctx, r.Seqs)
+	if err != nil {
+		return err
+	}
+	turns := all[:0]
+	for _, t := range all {
+		if !t.IsTombstone() {
+			turns = append(turns, t)
+		}
+	}
+	if len(turns) == 0 {
+		return nil
+	}
+	marker := ""
+	if r.Redaction != nil {
+		marker = r.Redaction.Marker
+	}
+	texts, err := e.redactedTexts(ctx, turns, marker)
+	if err != nil {
+		return err
+	}
+	pr, err := e.palace.RedactTurns(ctx, turns, texts, marker)
+	if err != nil {
+		return err
+	}
+	if len(texts) > 0 {
+		if err := e.redactCorrections(texts, marker); err != nil {
+			return err
+		}
+	}
+	warnings, err := e.reembedRedacted(ctx, turns, pr)
+	if err != nil {
+		return err
+	}
+	for _, w := range warnings {
+		e.logger.Warn("redaction of another server", "journal", r.N, "warning", w)
+	}
+	if _, err := e.dropPreviousPalace(); err != nil {
+		return err
+	}
+	e.logger.Info("redacted in the palace the turns another server redacted", "turns", len(turns), "journal", r.N)
+	e.rewrites.applied.Add(int64(len(turns)))
+	return nil
 }

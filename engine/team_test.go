@@ -270,3 +270,95 @@ func TestTwoServers_KillA(t *testing.T) {
 		t.Fatal("B does not find its turn after A was killed")
 	}
 }
+
+// TestTwoServers_Redact redacts on B a secret A ingested and derived
+// memories from: A's recall no longer finds it and, once A is closed, its
+// home holds it nowhere. A redaction made on B while A is closed reaches
+// A's palace when A opens again.
+func TestTwoServers_Redact(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	ctx := t.Context()
+	homeA := filepath.Join(t.TempDir(), "a")
+	cfgA := teamConfig(homeA, url)
+	cfgA.Extractor = config.ExtractorRules
+	a, err := engine.Open(ctx, cfgA, quiet())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { a.Close() }() // A is closed below, and opened again
+	b, err := engine.Open(ctx, teamConfig(filepath.Join(t.TempDir(), "b"), url), quiet())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+
+	if _, err := a.Ingest(ctx, []engram.Turn{
+		{ID: "t1", Namespace: engram.DefaultNamespace, Session: "s1", Speaker: "Ana", Role: "user", Content: "I live in Plumbixville."},
+		{ID: "t2", Namespace: engram.DefaultNamespace, Session: "s1", Speaker: "Ana", Role: "user", Content: "I work at Quobbletech."},
+		{ID: "t3", Namespace: engram.DefaultNamespace, Session: "s1", Speaker: "Ana", Role: "user", Content: "The kiln fires at noon."},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.RunAll(ctx); err != nil { // A's memories, scenes, graph, of the secrets too
+		t.Fatal(err)
+	}
+	if !memoryHolds(t, a, "Plumbixville") {
+		t.Fatal("A derived no memory of the secret: the test would not see one redacted")
+	}
+	testutil.WaitUntil(t, "B to find the turns ingested on A", func() bool { return finds(t, b, "work", "Quobbletech") })
+
+	rep, err := b.Redact(ctx, engram.RedactRequest{Texts: []string{"Plumbixville"}, Marker: "[secret]", Reason: "test"})
+	if err != nil || len(rep.Turns) != 1 {
+		t.Fatalf("redact on B: %+v, %v", rep, err)
+	}
+	testutil.WaitUntil(t, "B's redaction to reach A's palace", func() bool { return a.RewritesApplied() > 0 })
+	if finds(t, a, "live", "Plumbix") {
+		t.Fatal("A still finds the span B redacted")
+	}
+	if !finds(t, a, "live", "[secret]") {
+		t.Fatal("A does not find the redacted turn")
+	}
+	if memoryHolds(t, a, "Plumbix") || !memoryHolds(t, a, "[secret]") {
+		t.Fatal("A's memories are not redacted as B's")
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	filetest.MustHoldNowhere(t, homeA, "Plumbix", "plumbix")
+
+	// With A closed, B redacts the other secret: A's palace gets it at
+	// its next Open.
+	if rep, err := b.Redact(ctx, engram.RedactRequest{Texts: []string{"Quobbletech"}}); err != nil || len(rep.Turns) != 1 {
+		t.Fatalf("redact on B with A closed: %+v, %v", rep, err)
+	}
+	a, err = engine.Open(ctx, cfgA, quiet())
+	if err != nil {
+		t.Fatal(err)
+	}
+	testutil.WaitUntil(t, "the redaction made while A was closed to reach A's palace", func() bool { return a.RewritesApplied() > 0 })
+	if finds(t, a, "work", "Quobble") || memoryHolds(t, a, "Quobble") || !finds(t, a, "kiln fires", "noon") {
+		t.Fatal("A's palace is not the archive's after its Open")
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	filetest.MustHoldNowhere(t, homeA, "Plumbix", "plumbix", "Quobble", "quobble")
+	// Nor does the database: the journal records how, not what.
+	pgtest.MustHoldNowhere(t, url, "Plumbix", "Quobble")
+}
+
+// memoryHolds reports whether a memory of e (superseded ones included)
+// holds text.
+func memoryHolds(t *testing.T, e *engine.Engine, text string) bool {
+	t.Helper()
+	mems, err := e.Memories(t.Context(), engram.MemoryQuery{Superseded: true, Limit: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range mems {
+		if strings.Contains(fmt.Sprintf("%+v", m), text) {
+			return true
+		}
+	}
+	return false
+}

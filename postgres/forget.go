@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -90,12 +91,12 @@ func (a *Archive) Forget(ctx context.Context, ids []string, f engram.Forgotten) 
 	if len(f.Reason) > engram.MaxReasonBytes {
 		return archive.RewriteResult{}, engram.FieldError("reason", "reason is over %d bytes", engram.MaxReasonBytes)
 	}
-	return a.Rewrite(ctx, ids, func(t engram.Turn) (engram.Turn, bool) {
+	return a.journaled(ctx, ids, func(t engram.Turn) (engram.Turn, bool) {
 		if t.IsTombstone() {
 			return t, false
 		}
 		return archive.Tombstone(t, f), true
-	})
+	}, RewriteForget, nil)
 }
 
 // Rewrite replaces the rows of the turns with the given ids (the latest
@@ -112,7 +113,24 @@ func (a *Archive) Forget(ctx context.Context, ids []string, f engram.Forgotten) 
 // database's disk is full; EUNAVAILABLE when the database fails (nothing
 // changed, unless the message says the commit was not confirmed) and
 // after Close; ctx.Err() when ctx ends first.
+//
+// The transaction records the rewrite in the rewrite journal (see
+// RewritesSince) as a redaction whose spans are not known; Redact records
+// them.
 func (a *Archive) Rewrite(ctx context.Context, ids []string, edit archive.Edit) (archive.RewriteResult, error) {
+	return a.journaled(ctx, ids, edit, RewriteRedact, nil)
+}
+
+// Redact is Rewrite for a redaction: the journal entry records r (the
+// spans, the marker and the reason the edit applied), which the other
+// servers apply to their palaces.
+func (a *Archive) Redact(ctx context.Context, ids []string, edit archive.Edit, r Redaction) (archive.RewriteResult, error) {
+	return a.journaled(ctx, ids, edit, RewriteRedact, &r)
+}
+
+// journaled is Rewrite, recording the rewrite in the journal as kind,
+// with red for a redaction.
+func (a *Archive) journaled(ctx context.Context, ids []string, edit archive.Edit, kind string, red *Redaction) (archive.RewriteResult, error) {
 	if err := ctx.Err(); err != nil {
 		return archive.RewriteResult{}, err
 	}
@@ -131,7 +149,7 @@ func (a *Archive) Rewrite(ctx context.Context, ids []string, edit archive.Edit) 
 	if len(want) == 0 {
 		return res, nil
 	}
-	res, err := a.rewrite(ctx, want, edit)
+	res, err := a.rewrite(ctx, want, edit, kind, red)
 	if err == nil || ctx.Err() != nil {
 		return res, err
 	}
@@ -139,7 +157,7 @@ func (a *Archive) Rewrite(ctx context.Context, ids []string, edit archive.Edit) 
 	if errors.As(err, &we) && we.broken && !we.committing {
 		// As for appends: a connection the database restarted under.
 		a.pool.Reset()
-		res, err = a.rewrite(ctx, want, edit)
+		res, err = a.rewrite(ctx, want, edit, kind, red)
 	}
 	if errors.As(err, &we) {
 		return archive.RewriteResult{}, rewriteFailure(we)
@@ -162,8 +180,15 @@ func rewriteFailure(e *writeError) error {
 
 // rewrite runs one Rewrite transaction. Its errors are an *engram.Error
 // (EINVALID), ctx's, or a *writeError.
-func (a *Archive) rewrite(ctx context.Context, ids []string, edit archive.Edit) (archive.RewriteResult, error) {
+func (a *Archive) rewrite(ctx context.Context, ids []string, edit archive.Edit, kind string, red *Redaction) (archive.RewriteResult, error) {
 	var res archive.RewriteResult
+	var redaction []byte
+	if red != nil {
+		var err error
+		if redaction, err = json.Marshal(red); err != nil {
+			return res, engram.Errorf(engram.EINVALID, "archive: the redaction to record: %v", err)
+		}
+	}
 	conn, err := a.pool.Acquire(ctx)
 	if err != nil {
 		return res, &writeError{op: "connect", err: err}
@@ -211,7 +236,7 @@ func (a *Archive) rewrite(ctx context.Context, ids []string, edit archive.Edit) 
 		crcs  []int64
 		lines [][]byte
 		tss   []*time.Time
-		red   []bool
+		reds  []bool
 	)
 	readable := map[string]bool{}
 	changed := map[string]bool{}
@@ -240,7 +265,7 @@ func (a *Archive) rewrite(ctx context.Context, ids []string, edit archive.Edit) 
 			ts = &v
 		}
 		seqs, crcs, lines = append(seqs, t.Seq), append(crcs, int64(crc)), append(lines, line)
-		tss, red = append(tss, ts), append(red, nt.Redacted != nil && !nt.IsTombstone())
+		tss, reds = append(tss, ts), append(reds, nt.Redacted != nil && !nt.IsTombstone())
 		res.Changed = append(res.Changed, archive.Rewritten{Old: t, New: nt})
 		changed[t.ID] = true
 	}
@@ -257,8 +282,16 @@ func (a *Archive) rewrite(ctx context.Context, ids []string, edit archive.Edit) 
 	}
 	if _, err := tx.Exec(ctx, `UPDATE archive_turns AS t SET line = u.line, crc = u.crc, ts = u.ts, redacted = u.redacted
 		FROM unnest($1::bigint[], $2::bigint[], $3::bytea[], $4::timestamptz[], $5::boolean[]) AS u(seq, crc, line, ts, redacted)
-		WHERE t.seq = u.seq`, seqs, crcs, lines, tss, red); err != nil {
+		WHERE t.seq = u.seq`, seqs, crcs, lines, tss, reds); err != nil {
 		return fail("rewrite the turns", err)
+	}
+	changedIDs := make([]string, len(res.Changed))
+	for i, c := range res.Changed {
+		changedIDs[i] = c.New.ID
+	}
+	if err := tx.QueryRow(ctx, `INSERT INTO archive_rewrites (kind, ids, seqs, redaction) VALUES ($1, $2, $3, $4) RETURNING n`,
+		kind, changedIDs, seqs, redaction).Scan(&res.Journal); err != nil {
+		return fail("record the rewrite in the journal", err)
 	}
 	// Delivered at the commit to every listening server (see Rewrites).
 	if _, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, rewriteChannel, strconv.Itoa(len(seqs))); err != nil {

@@ -70,6 +70,24 @@ var migrations = []string{
 		line bytea NOT NULL
 	);
 	COMMENT ON TABLE archive_corrections IS 'engram corrections journal: one JSON line per correction';`,
+
+	// 3: the rewrite journal: one row per Forget or Redact transaction
+	// that changed rows, written in it, so that every server sharing the
+	// archive brings its palace up to the others' forgets and redactions
+	// by reading the entries after the last it applied. n follows the
+	// commit order: the transactions that write it hold the append lock.
+	// ids and seqs are the turns changed; redaction (a JSON document,
+	// bytea since a span may hold any character) is what a redaction
+	// replaced (the spans, the marker, the reason), NULL for a forget.
+	`CREATE TABLE archive_rewrites (
+		n         bigserial PRIMARY KEY,
+		at        timestamptz NOT NULL DEFAULT now(),
+		kind      text NOT NULL CHECK (kind IN ('forget', 'redact')),
+		ids       text[] NOT NULL,
+		seqs      bigint[] NOT NULL,
+		redaction bytea
+	);
+	COMMENT ON TABLE archive_rewrites IS 'engram rewrite journal: the forgets and redactions, for the palaces of every server';`,
 }
 
 // backfills run in Go after the migration of their version, in its

@@ -189,3 +189,51 @@ func repoRoot(tb testing.TB) string {
 		dir = parent
 	}
 }
+
+// MustHoldNowhere fails tb for every column of every table of the database
+// at url that holds one of words, in any case: what a test of a forget or
+// a redaction checks of the database, as internal/filetest does of a home.
+// A bytea column is read as its bytes (the archive's lines are bytea).
+func MustHoldNowhere(tb testing.TB, url string, words ...string) {
+	tb.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	rows, err := conn.Query(ctx, `SELECT table_name, column_name, data_type FROM information_schema.columns
+		WHERE table_schema = current_schema() ORDER BY table_name, ordinal_position`)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	type column struct{ table, name, typ string }
+	cols, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (column, error) {
+		var c column
+		return c, r.Scan(&c.table, &c.name, &c.typ)
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, c := range cols {
+		expr := pgx.Identifier{c.name}.Sanitize() + "::text"
+		if c.typ == "bytea" {
+			expr = "encode(" + pgx.Identifier{c.name}.Sanitize() + ", 'escape')"
+		}
+		rows, err := conn.Query(ctx, "SELECT "+expr+" FROM "+pgx.Identifier{c.table}.Sanitize()+" WHERE "+expr+" IS NOT NULL")
+		if err != nil {
+			tb.Fatal(err)
+		}
+		values, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			tb.Fatal(err)
+		}
+		for _, v := range values {
+			for _, w := range words {
+				if strings.Contains(strings.ToLower(v), strings.ToLower(w)) {
+					tb.Errorf("%s.%s still holds %q", c.table, c.name, w)
+				}
+			}
+		}
+	}
+}
