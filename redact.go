@@ -141,3 +141,43 @@ func encodeJSONString(s string) []byte {
 	_ = enc.Encode(s) // a string always encodes
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 }
+
+// RemovedSpans returns the spans whose replacement by marker makes before
+// into after, reading after's text between markers in before from left to
+// right; false when after is not before with spans replaced by marker. It
+// is RedactSpans read backwards: what a server that holds the turn as it
+// was learns of a redaction another made, from the turn as it is now.
+func RemovedSpans(before, after, marker string) ([]string, bool) {
+	if before == after {
+		return nil, true
+	}
+	if marker == "" {
+		return nil, false
+	}
+	parts := strings.Split(after, marker)
+	rest, ok := strings.CutPrefix(before, parts[0])
+	if !ok || len(parts) < 2 {
+		return nil, false
+	}
+	var spans []string
+	for i, p := range parts[1:] {
+		var at int
+		if i == len(parts)-2 {
+			// The last part ends the text.
+			if !strings.HasSuffix(rest, p) || len(rest) == len(p) {
+				return nil, false
+			}
+			at = len(rest) - len(p)
+		} else {
+			// A span is never empty: look past its first byte.
+			j := strings.Index(rest[min(1, len(rest)):], p)
+			if j < 0 || len(rest) == 0 {
+				return nil, false
+			}
+			at = j + 1
+		}
+		spans = append(spans, rest[:at])
+		rest = rest[at+len(p):]
+	}
+	return spans, true
+}

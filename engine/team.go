@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -207,7 +206,7 @@ func (e *Engine) redactedTexts(ctx context.Context, turns []engram.Turn, marker 
 			continue
 		}
 		for _, f := range [][2]string{{o.Content, t.Content}, {o.Speaker, t.Speaker}} {
-			spans, ok := removedSpans(f[0], f[1], marker)
+			spans, ok := engram.RemovedSpans(f[0], f[1], marker)
 			if !ok {
 				e.logger.Warn("a turn another server redacted does not read as this palace's copy with spans replaced; its layers keep what they hold until a rebuild", "id", t.ID)
 				continue
@@ -221,44 +220,6 @@ func (e *Engine) redactedTexts(ctx context.Context, turns []engram.Turn, marker 
 		}
 	}
 	return texts, nil
-}
-
-// removedSpans returns the spans whose replacement by marker makes before
-// into after, reading after's text between markers in before from left to
-// right; false when after is not before with spans replaced by marker.
-func removedSpans(before, after, marker string) ([]string, bool) {
-	if before == after {
-		return nil, true
-	}
-	if marker == "" {
-		return nil, false
-	}
-	parts := strings.Split(after, marker)
-	rest, ok := strings.CutPrefix(before, parts[0])
-	if !ok || len(parts) < 2 {
-		return nil, false
-	}
-	var spans []string
-	for i, p := range parts[1:] {
-		var at int
-		if i == len(parts)-2 {
-			// The last part ends the text.
-			if !strings.HasSuffix(rest, p) || len(rest) == len(p) {
-				return nil, false
-			}
-			at = len(rest) - len(p)
-		} else {
-			// A span is never empty: look past its first byte.
-			j := strings.Index(rest[min(1, len(rest)):], p)
-			if j < 0 || len(rest) == 0 {
-				return nil, false
-			}
-			at = j + 1
-		}
-		spans = append(spans, rest[:at])
-		rest = rest[at+len(p):]
-	}
-	return spans, true
 }
 
 // applyRedact redacts in the palace the turns of r as the server that

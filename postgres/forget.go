@@ -208,28 +208,10 @@ func (a *Archive) rewrite(ctx context.Context, ids []string, edit archive.Edit, 
 	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, appendLockKey); err != nil {
 		return fail("take the append lock", err)
 	}
-	rows, err := tx.Query(ctx, `SELECT DISTINCT ON (id) seq, id, crc, line FROM archive_turns
-		WHERE id = ANY($1) ORDER BY id, seq DESC`, ids)
+	found, err := latestRows(ctx, tx, ids)
 	if err != nil {
 		return fail("read the turns", err)
 	}
-	type row struct {
-		seq  int64
-		id   string
-		crc  int64
-		line []byte
-	}
-	var found []row
-	var r row
-	_, err = pgx.ForEachRow(rows, []any{&r.seq, &r.id, &r.crc, &r.line}, func() error {
-		found = append(found, r)
-		r.line = nil
-		return nil
-	})
-	if err != nil {
-		return fail("read the turns", err)
-	}
-	slices.SortFunc(found, func(x, y row) int { return int(x.seq - y.seq) })
 
 	var (
 		seqs  []int64
@@ -305,6 +287,35 @@ func (a *Archive) rewrite(ctx context.Context, ids []string, edit archive.Edit, 
 		return archive.RewriteResult{}, &writeError{op: "commit", err: err, committing: !server || conn.Conn().IsClosed()}
 	}
 	return res, nil
+}
+
+// storedRow is a row of archive_turns as a rewrite reads it.
+type storedRow struct {
+	seq  int64
+	id   string
+	crc  int64
+	line []byte
+}
+
+// latestRows reads the latest row of each of ids in tx, in seq order.
+func latestRows(ctx context.Context, tx pgx.Tx, ids []string) ([]storedRow, error) {
+	rows, err := tx.Query(ctx, `SELECT DISTINCT ON (id) seq, id, crc, line FROM archive_turns
+		WHERE id = ANY($1) ORDER BY id, seq DESC`, ids)
+	if err != nil {
+		return nil, err
+	}
+	var found []storedRow
+	var r storedRow
+	_, err = pgx.ForEachRow(rows, []any{&r.seq, &r.id, &r.crc, &r.line}, func() error {
+		found = append(found, r)
+		r.line = nil
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(found, func(x, y storedRow) int { return int(x.seq - y.seq) })
+	return found, nil
 }
 
 // Verify rereads every row, checks its line's crc and form and that the

@@ -21,7 +21,7 @@ const (
 // records it: by Marker, for Reason. The spans themselves are not
 // recorded: the journal must not keep what the redaction removed. A
 // server that applies the entry finds them by comparing its own copy of
-// each turn with the archive's (engine's removedSpans).
+// each turn with the archive's (engram.RemovedSpans).
 type Redaction struct {
 	Marker string `json:"marker"`
 	Reason string `json:"reason,omitempty"`

@@ -1,4 +1,4 @@
-package engine
+package engram
 
 import (
 	"slices"
@@ -22,9 +22,9 @@ func TestRemovedSpans(t *testing.T) {
 		{"one two", "one two [x]", "[x]", nil, false},
 		{"xx", "other", "", nil, false},
 	} {
-		got, ok := removedSpans(tc.before, tc.after, tc.marker)
+		got, ok := RemovedSpans(tc.before, tc.after, tc.marker)
 		if ok != tc.ok || !slices.Equal(got, tc.want) {
-			t.Errorf("removedSpans(%q, %q, %q) = %q, %v; want %q, %v", tc.before, tc.after, tc.marker, got, ok, tc.want, tc.ok)
+			t.Errorf("RemovedSpans(%q, %q, %q) = %q, %v; want %q, %v", tc.before, tc.after, tc.marker, got, ok, tc.want, tc.ok)
 		}
 	}
 }
