@@ -69,7 +69,8 @@ func (f *rewriteFollower) mineOnce(n int64) bool {
 // Open and at each of the archive's rewrite notifications, it reads the
 // journal's entries after the palace's watermark and applies each, in
 // order, by the engine's own paths (forgetInPalace; RedactTurns with the
-// recorded spans, the corrections and the vectors, as Redact does), in an
+// spans read off this palace's copies, the corrections and the vectors,
+// as Redact does), in an
 // exclusive section of e.work as the local operations, then advances the
 // watermark. The watermark is what makes it miss nothing: a notification
 // lost while the listener reconnected (which wakes it too), or a rewrite

@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/config"
 	"github.com/engram-dev/engram/engine"
 	"github.com/engram-dev/engram/server"
 	"github.com/engram-dev/engram/vault"
@@ -347,7 +348,7 @@ func vaultHook(ctx context.Context, m *Main, sub string, args []string) error {
 	if err != nil {
 		return err
 	}
-	root, err := engine.VaultDir(pos[0])
+	root, err := config.VaultDir(pos[0])
 	if err != nil {
 		return err
 	}
