@@ -125,6 +125,22 @@ type Archive struct {
 
 var _ engram.Archive = (*Archive)(nil)
 
+// Rewriter is an archive whose turns can be forgotten and rewritten, in
+// the form every archive can give it: a ctx and an error where the
+// PostgreSQL one asks its database (this one answers from memory; the
+// engine and the conformance suite wrap it in this form).
+type Rewriter interface {
+	engram.Archive
+	// Notify returns a channel closed when LastSeq next rises.
+	Notify() <-chan struct{}
+	Known(ctx context.Context, id string) (bool, error)
+	Forgotten(ctx context.Context, id string) (bool, error)
+	Tombstones(ctx context.Context) (map[string]int64, error)
+	Forget(ctx context.Context, ids []string, f engram.Forgotten) (RewriteResult, error)
+	Rewrite(ctx context.Context, ids []string, edit Edit) (RewriteResult, error)
+	Verify(ctx context.Context) (Report, error)
+}
+
 // fileInfo is what the archive knows about one day file.
 type fileInfo struct {
 	day      string // YYYY-MM-DD

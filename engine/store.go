@@ -20,20 +20,12 @@ import (
 // those only the file archive has (Backup of its day files, RewriteDamaged)
 // fail with EINVALID on the other.
 type archiveStore interface {
-	engram.Archive
-	// Notify returns a channel closed when LastSeq next rises (the
-	// indexer follows it).
-	Notify() <-chan struct{}
-	Known(ctx context.Context, id string) (bool, error)
-	Forgotten(ctx context.Context, id string) (bool, error)
-	Tombstones(ctx context.Context) (map[string]int64, error)
-	Forget(ctx context.Context, ids []string, f engram.Forgotten) (archive.RewriteResult, error)
-	Rewrite(ctx context.Context, ids []string, edit archive.Edit) (archive.RewriteResult, error)
+	archive.Rewriter
 	// Redact is Rewrite for a redaction replacing every span of texts by
-	// marker: the PostgreSQL archive records them in its rewrite journal,
-	// for the other servers' palaces (team.go).
+	// marker: the PostgreSQL archive records it (its marker, not the
+	// texts) in its rewrite journal, for the other servers' palaces
+	// (team.go).
 	Redact(ctx context.Context, ids []string, edit archive.Edit, texts []string, marker, reason string) (archive.RewriteResult, error)
-	Verify(ctx context.Context) (archive.Report, error)
 	Stats(ctx context.Context) (archive.Stats, error)
 	// Corrupt counts the damaged lines (rows) skipped, as Stats does, but
 	// without counting the rest: health checks ask it often.

@@ -12,19 +12,10 @@ import (
 	"github.com/engram-dev/engram/archive"
 )
 
-// Full is what the engine uses of an archive beyond engram.Archive, in the
-// form both archives can give it: with a ctx and an error where the
-// PostgreSQL archive asks its database (the file archive answers from
-// memory, and its tests wrap it in this form).
+// Full is what the engine uses of an archive beyond engram.Archive
+// (archive.Rewriter), with the counts it reads.
 type Full interface {
-	engram.Archive
-	Notify() <-chan struct{}
-	Known(ctx context.Context, id string) (bool, error)
-	Forgotten(ctx context.Context, id string) (bool, error)
-	Tombstones(ctx context.Context) (map[string]int64, error)
-	Forget(ctx context.Context, ids []string, f engram.Forgotten) (archive.RewriteResult, error)
-	Rewrite(ctx context.Context, ids []string, edit archive.Edit) (archive.RewriteResult, error)
-	Verify(ctx context.Context) (archive.Report, error)
+	archive.Rewriter
 	// Counts returns the Stats the engine reads: readable turns
 	// (tombstones left out), tombstones, redacted turns.
 	Counts(ctx context.Context) (turns, forgotten, redacted int64, err error)
