@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,6 +17,7 @@ import (
 
 	engram "github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/internal/remotetest"
+	"github.com/engram-dev/engram/internal/testutil"
 	"github.com/engram-dev/engram/internal/vectortest"
 )
 
@@ -30,14 +30,7 @@ const EnvURL = "ENGRAM_TEST_CHROMA_URL"
 // test and a full run fails: a missing server must never pass silently.
 func serverURL(tb testing.TB) string {
 	tb.Helper()
-	if u := os.Getenv(EnvURL); u != "" {
-		return u
-	}
-	if testing.Short() {
-		tb.Skipf("%s not set: Chroma tests skipped in -short mode (scripts/chroma.sh up PORT starts a server)", EnvURL)
-	}
-	tb.Fatalf("Chroma test server not configured: run `make test` (it starts one) or scripts/chroma.sh up PORT and export %s; -short skips", EnvURL)
-	return ""
+	return testutil.Servers(tb, EnvURL)[EnvURL]
 }
 
 var modelSeq atomic.Int64

@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/engram-dev/engram/internal/testutil"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -30,14 +31,7 @@ const EnvURL = "ENGRAM_TEST_POSTGRES_URL"
 // a full run fails: a missing server must never pass silently.
 func URL(tb testing.TB) string {
 	tb.Helper()
-	if u := os.Getenv(EnvURL); u != "" {
-		return u
-	}
-	if testing.Short() {
-		tb.Skipf("%s not set: PostgreSQL tests skipped in -short mode (scripts/postgres.sh up PORT starts a server)", EnvURL)
-	}
-	tb.Fatalf("PostgreSQL test server not configured: run `make test` (it starts one) or scripts/postgres.sh up PORT and export %s; -short skips", EnvURL)
-	return ""
+	return testutil.Servers(tb, EnvURL)[EnvURL]
 }
 
 var dbSeq atomic.Int64

@@ -155,7 +155,7 @@ func RawControl(s string) rune {
 }
 
 // Servers returns the values of the environment variables need: the real
-// Chroma URL and Ollama host and models that `make test`
+// Chroma and PostgreSQL URLs and Ollama host and models that `make test`
 // (scripts/testenv.sh) starts. Without one the test fails, unless -short
 // asked to skip it.
 func Servers(tb testing.TB, need ...string) map[string]string {
@@ -167,7 +167,7 @@ func Servers(tb testing.TB, need ...string) map[string]string {
 			if testing.Short() {
 				tb.Skipf("%s unset: skipped with -short", name)
 			}
-			tb.Fatalf("%s is not set: run `make test` (scripts/testenv.sh starts Chroma and Ollama), or -short to skip", name)
+			tb.Fatalf("%s is not set: run `make test` (scripts/testenv.sh starts Chroma, Ollama and PostgreSQL), or -short to skip", name)
 		}
 		env[name] = v
 	}
