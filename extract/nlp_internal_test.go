@@ -98,3 +98,16 @@ func TestNewRelTrailingConjunction(t *testing.T) {
 		}
 	}
 }
+
+// TestSqueezeDiscourse: a discourse word drawn out by any letter typed
+// three times or more reads as the word; other words stay as typed.
+func TestSqueezeDiscourse(t *testing.T) {
+	for in, want := range map[string]string{
+		"Ohhh": "Oh", "heyyy": "hey", "Hiii": "Hi", "yesss": "yes", "lolll": "lol", "okayyy": "okay",
+		"Soo": "Soo", "Hmm": "Hmm", "Bzzzt": "Bzzzt", "cool": "cool",
+	} {
+		if got := squeezeDiscourse(in); got != want {
+			t.Errorf("squeezeDiscourse(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -49,7 +49,9 @@ var informal = map[string]string{"gonna": "going to", "wanna": "want to", "gotta
 // to", "cuz" "because"), and a lone "i" capitalised.
 func normalizeChat(s string) string {
 	s = chatForms.Replace(s)
-	s = elongatedRe.ReplaceAllStringFunc(s, squeezeDiscourse)
+	if hasTripledLetter(s) {
+		s = wordRe.ReplaceAllStringFunc(s, squeezeDiscourse)
+	}
 	s = splitContractionRe.ReplaceAllString(s, "$1$2$3$4$5$6")
 	s = contractionRe.ReplaceAllStringFunc(s, func(m string) string {
 		i := strings.LastIndexByte(m, '\'')
@@ -125,14 +127,27 @@ func normalizeChat(s string) string {
 	return b.String()
 }
 
-// elongatedRe finds a word with a letter typed three times or more: chat
-// draws out "ohhh", "yesss" and "heyyy".
-var elongatedRe = regexp.MustCompile(`\b[A-Za-z]*(?:a{3,}|e{3,}|h{3,}|o{3,}|s{3,}|w{3,}|y{3,}|m{3,}|u{3,})[A-Za-z]*\b`)
+// wordRe finds a run of Latin letters.
+var wordRe = regexp.MustCompile(`[A-Za-z]+`)
+
+// hasTripledLetter reports whether s holds a letter typed three times in a
+// row, any letter: chat draws out "ohhh", "yesss" and "heyyy".
+func hasTripledLetter(s string) bool {
+	for i := 2; i < len(s); i++ {
+		if c := s[i] | 0x20; c >= 'a' && c <= 'z' && s[i-1]|0x20 == c && s[i-2]|0x20 == c {
+			return true
+		}
+	}
+	return false
+}
 
 // squeezeDiscourse writes a drawn-out discourse word as the word itself
 // ("Ohhh" is "Oh"), so that it is read as the interjection it is and not
 // as a noun before the subject; other drawn-out words stay as they are.
 func squeezeDiscourse(m string) string {
+	if !hasTripledLetter(m) {
+		return m
+	}
 	var b strings.Builder
 	for i := 0; i < len(m); i++ {
 		if i >= 2 && m[i]|0x20 == m[i-1]|0x20 && m[i]|0x20 == m[i-2]|0x20 {
