@@ -264,14 +264,6 @@ func LoadConfig(home string, getenv func(string) string, more ...any) (Config, e
 	return loadConfig(home, getenv, more, true)
 }
 
-// Read reads the configuration of home as LoadConfig does, without
-// refusing the keys it does not know: those of the layers above the engine
-// are theirs to check. It is for reading back what engram wrote into
-// config.toml (`engram vault add`).
-func Read(home string, getenv func(string) string) (Config, error) {
-	return loadConfig(home, getenv, nil, false)
-}
-
 // loadConfig is LoadConfig; unknown keys are an error only when strict.
 func loadConfig(home string, getenv func(string) string, more []any, strict bool) (Config, error) {
 	cfg := DefaultConfig()

@@ -92,7 +92,7 @@ func AppendVault(home string, v VaultConfig, getenv func(string) string) (string
 // and checks that it holds v. The keys of the layers above the engine (the
 // server's) are theirs to check, and a [[vaults]] table adds none.
 func checkVaultConfig(home string, v VaultConfig, getenv func(string) string) error {
-	cfg, err := Read(home, getenv)
+	cfg, err := loadConfig(home, getenv, nil, false)
 	if err != nil {
 		return err
 	}
