@@ -140,14 +140,15 @@ type DeepSettings struct {
 	HalfLifeDays    float64 `toml:"half_life_days"` // negative: no time decay
 	DecayFloor      float64 `toml:"decay_floor"`
 	Candidates      int     `toml:"candidates"`
-	Neighbours      int     `toml:"neighbours"`       // context turns on each side of a deep hit; negative: none
-	UnitTurns       int     `toml:"unit_turns"`       // the best sessions and scenes whose turns join the candidates; negative: none
-	BurstTurns      int     `toml:"burst_turns"`      // turns of a hit's burst on each side that join its result (deep and hybrid); negative: none
-	SessionSpread   float64 `toml:"session_spread"`   // share of a deep candidate's score lost per better result of its session; negative: none
-	TimeWeight      float64 `toml:"time_weight"`      // nearness to the period a time expression of the query names; negative: none
-	SpeakerWeight   float64 `toml:"speaker_weight"`   // a turn whose speaker the query names; negative: none
-	RM3Weight       float64 `toml:"rm3_weight"`       // relevance feedback; off unless positive
-	ExpansionWeight float64 `toml:"expansion_weight"` // word-vector neighbours of rare query words; off unless positive
+	Neighbours      int     `toml:"neighbours"`        // context turns on each side of a deep hit; negative: none
+	UnitTurns       int     `toml:"unit_turns"`        // the best sessions and scenes whose turns join the candidates; negative: none
+	BurstTurns      int     `toml:"burst_turns"`       // turns of a hit's burst on each side that join its result (deep and hybrid); negative: none
+	SessionSpread   float64 `toml:"session_spread"`    // share of a deep candidate's score lost per better result of its session; negative: none
+	TimeWeight      float64 `toml:"time_weight"`       // nearness to the period a time expression of the query names; negative: none
+	PeriodReachDays float64 `toml:"period_reach_days"` // days around that period whose turns are its candidates too; negative: none
+	SpeakerWeight   float64 `toml:"speaker_weight"`    // a turn whose speaker the query names; negative: none
+	RM3Weight       float64 `toml:"rm3_weight"`        // relevance feedback; off unless positive
+	ExpansionWeight float64 `toml:"expansion_weight"`  // word-vector neighbours of rare query words; off unless positive
 }
 
 // Recall is the deep path's configuration of recall.
@@ -159,6 +160,9 @@ func (d DeepSettings) Recall() recall.DeepConfig {
 	}
 	if d.HalfLifeDays != 0 {
 		c.HalfLife = time.Duration(d.HalfLifeDays * 24 * float64(time.Hour))
+	}
+	if d.PeriodReachDays != 0 {
+		c.PeriodReach = time.Duration(d.PeriodReachDays * 24 * float64(time.Hour))
 	}
 	return c
 }
@@ -359,6 +363,7 @@ func applyEnv(cfg *Config, getenv func(string) string) error {
 		{"ENGRAM_DEEP_TIME_WEIGHT", &cfg.Deep.TimeWeight},
 		{"ENGRAM_DEEP_SPEAKER_WEIGHT", &cfg.Deep.SpeakerWeight},
 		{"ENGRAM_DEEP_HALF_LIFE_DAYS", &cfg.Deep.HalfLifeDays},
+		{"ENGRAM_DEEP_PERIOD_REACH_DAYS", &cfg.Deep.PeriodReachDays},
 		{"ENGRAM_DEEP_DECAY_FLOOR", &cfg.Deep.DecayFloor},
 	} {
 		if v := getenv(e.name); v != "" {

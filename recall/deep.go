@@ -65,6 +65,11 @@ type DeepConfig struct {
 	// TimeWeight weighs how near a candidate lies to the period a time
 	// expression of the query names (1 inside it, 1/(1+days) outside).
 	TimeWeight float64
+	// PeriodReach widens the period a query names, on both sides, for the
+	// search of its own candidates: an event is often told the day after
+	// ("yesterday we played"), a plan the day before. Negative: the period
+	// alone.
+	PeriodReach time.Duration
 	// SpeakerWeight weighs a candidate whose speaker the query names (see
 	// namedSpeakers).
 	SpeakerWeight float64
@@ -78,7 +83,8 @@ type DeepConfig struct {
 // evidence), a share of its best neighbour's score, the derived layers' and
 // the graph's evidence (which only raise a score), and the nearness to a
 // period the query names. The weights that were searched (session,
-// neighbour, time, the burst's reach, the keyword weight) were each chosen by leaving one
+// neighbour, time, the burst's reach, the keyword weight, the period's
+// reach) were each chosen by leaving one
 // conversation out over both development corpora, from small grids; the
 // others are round numbers. docs/benchmarks.md has the grids, the
 // cross-validated figures and each signal switched off.
@@ -95,6 +101,7 @@ const (
 	DefaultTimeWeight      = 0.5
 	DefaultSpeakerWeight   = 1.2
 	DefaultHalfLife        = 180 * 24 * time.Hour
+	DefaultPeriodReach     = 2 * 24 * time.Hour
 	DefaultDecayFloor      = 0.8
 	DefaultCandidates      = 100
 	DefaultNeighbours      = 1
@@ -134,6 +141,11 @@ func (c DeepConfig) WithDefaults() DeepConfig {
 	def(&c.ExpansionWeight, 0)
 	if c.HalfLife == 0 {
 		c.HalfLife = DefaultHalfLife
+	}
+	if c.PeriodReach == 0 {
+		c.PeriodReach = DefaultPeriodReach
+	} else if c.PeriodReach < 0 {
+		c.PeriodReach = 0
 	}
 	if c.DecayFloor == 0 {
 		c.DecayFloor = DefaultDecayFloor
@@ -195,9 +207,9 @@ func (s *Service) deep(ctx context.Context, v *Vectors, ns, text string, k int, 
 	cfg := s.Deep.WithDefaults()
 	from, to := time.Time{}, asOf.Add(time.Nanosecond) // as_of: nothing dated after it
 	if rng != nil {
-		from = rng.From
-		if rng.To.Before(to) {
-			to = rng.To
+		from = rng.From.Add(-cfg.PeriodReach)
+		if end := rng.To.Add(cfg.PeriodReach); end.Before(to) {
+			to = end
 		}
 	}
 	cands, us, aliases, aliasNames, err := s.candidates(ctx, v, ns, text, cfg, from, to, warn)
@@ -207,8 +219,9 @@ func (s *Service) deep(ctx context.Context, v *Vectors, ns, text string, k int, 
 	if rng != nil {
 		// The named period is evidence, not a filter: "what did Kate cook on
 		// 29 Dec" is often told the day after ("yesterday I made pasta").
-		// The period's candidates join everything before as_of, and each
-		// candidate gains by how near its time lies to the period.
+		// The candidates of the period and the days around it
+		// (PeriodReach) join everything before as_of, and each candidate
+		// gains by how near its time lies to the period itself.
 		more, mus, moreAliases, moreNames, err := s.candidates(ctx, v, ns, text, cfg, time.Time{}, asOf.Add(time.Nanosecond), warn)
 		if err != nil {
 			return nil, err

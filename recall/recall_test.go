@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -482,6 +483,49 @@ func TestDeepDateIsNotAFilter(t *testing.T) {
 	}
 	if resp.TimeRange == nil || len(resp.Results) == 0 || resp.Results[0].ID != "t5" {
 		t.Fatalf("time range %+v, results %v: want t5, the plan that names the day, first", resp.TimeRange, resultIDs(resp.Results))
+	}
+}
+
+// A question's period reaches its candidates' search beyond the period:
+// the turn that tells of the day's event the day after is a candidate even
+// where many turns outside the period match the question better by words
+// and meaning (here more than deep's candidates from the whole history).
+func TestDeepPeriodReachesTheDayAfter(t *testing.T) {
+	db, err := palace.Open(filepath.Join(t.TempDir(), "palace.db"), palace.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	var turns []engram.Turn
+	for d := 1; d <= 10; d++ {
+		turns = append(turns, engram.Turn{Session: fmt.Sprintf("s%d", d), Speaker: "Elise",
+			Content: fmt.Sprintf("I play basketball on weekends, a basketball game with %d friends", d), TS: time.Date(2023, 12, d, 20, 0, 0, 0, time.UTC)})
+	}
+	turns = append(turns, engram.Turn{Session: "s7", Speaker: "Elise", Content: "It went great yesterday, my team won",
+		TS: time.Date(2024, 1, 6, 19, 0, 0, 0, time.UTC)})
+	for i := range turns {
+		turns[i].ID, turns[i].Seq, turns[i].Namespace, turns[i].Role = fmt.Sprintf("t%d", i+1), int64(i+1), "default", engram.RoleUser
+		turns[i].ReceivedAt = turns[i].TS
+	}
+	f := mustOpenTurns(t, db, turns)
+	ask := func(reach time.Duration) []string {
+		s := f.service()
+		s.Deep.Candidates, s.Deep.PeriodReach = 3, reach
+		resp, err := s.Recall(context.Background(), engram.RecallRequest{Query: "Which basketball game did Elise play on 5 Jan 2024?",
+			Mode: engram.ModeDeep, K: 10, AsOf: time.Date(2024, 2, 1, 0, 0, 0, 0, time.UTC)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.TimeRange == nil {
+			t.Fatal("no time range read from the question")
+		}
+		return resultIDs(resp.Results)
+	}
+	if got := ask(0); !slices.Contains(got, "t11") {
+		t.Errorf("results %v: want t11, told the day after the period, among them", got)
+	}
+	if got := ask(-1); slices.Contains(got, "t11") {
+		t.Errorf("period reach off: results %v hold t11 (the test no longer needs the reach)", got)
 	}
 }
 
