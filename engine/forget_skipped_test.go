@@ -14,6 +14,7 @@ import (
 	"github.com/engram-dev/engram/archive"
 	"github.com/engram-dev/engram/config"
 	"github.com/engram-dev/engram/engine"
+	"github.com/engram-dev/engram/homedir"
 	"github.com/engram-dev/engram/importer"
 	"github.com/engram-dev/engram/internal/filetest"
 	"github.com/engram-dev/engram/internal/testutil"
@@ -59,7 +60,7 @@ func TestForgetAfterRebuild(t *testing.T) {
 	if err := e.Close(); err != nil {
 		t.Fatal(err)
 	}
-	previous := filepath.Join(home, engine.PalaceFile+engine.PreviousSuffix)
+	previous := filepath.Join(home, homedir.PalaceFile+homedir.PreviousSuffix)
 	for _, step := range []struct {
 		name  string
 		run   func(*engine.Engine) (removed bool, err error)
@@ -108,7 +109,7 @@ func TestForgetAndRedactReachSkippedTurns(t *testing.T) {
 	if err := e.Close(); err != nil {
 		t.Fatal(err)
 	}
-	a, err := archive.Open(filepath.Join(home, engine.ArchiveDir), archive.Options{})
+	a, err := archive.Open(filepath.Join(home, homedir.ArchiveDir), archive.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +177,7 @@ func TestTurnOutOfRangeSkippedEverywhere(t *testing.T) {
 	if err := e.Close(); err != nil {
 		t.Fatal(err)
 	}
-	a, err := archive.Open(filepath.Join(home, engine.ArchiveDir), archive.Options{})
+	a, err := archive.Open(filepath.Join(home, homedir.ArchiveDir), archive.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/archive"
 	"github.com/engram-dev/engram/engine"
+	"github.com/engram-dev/engram/homedir"
 	"github.com/engram-dev/engram/internal/filetest"
 	"github.com/engram-dev/engram/internal/testutil"
 	"github.com/engram-dev/engram/server"
@@ -124,7 +125,7 @@ func TestResentDamagedLine(t *testing.T) {
 
 	// An engram before this fix archived the re-send again, at seq 5: the
 	// archive skips the damaged line, so it does not know the id.
-	a, err := archive.Open(filepath.Join(home, engine.ArchiveDir), archive.Options{Logger: quiet()})
+	a, err := archive.Open(filepath.Join(home, homedir.ArchiveDir), archive.Options{Logger: quiet()})
 	if err != nil {
 		t.Fatal(err)
 	}

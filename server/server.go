@@ -8,6 +8,7 @@ import (
 
 	"github.com/engram-dev/engram/config"
 	"github.com/engram-dev/engram/engine"
+	"github.com/engram-dev/engram/homedir"
 	"github.com/engram-dev/engram/httpapi"
 	"github.com/engram-dev/engram/mcp"
 	"github.com/engram-dev/engram/ui"
@@ -126,14 +127,14 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
 		return err
 	}
 	if err := WriteServeInfo(cfg.Home, srv.Addr()); err != nil {
-		logger.Warn("could not write "+engine.ServeFile+"; CLI commands will not find this server", "err", err)
+		logger.Warn("could not write "+homedir.ServeFile+"; CLI commands will not find this server", "err", err)
 	}
 	logger.Info("engram serving", "addr", srv.Addr(), "home", cfg.Home, "version", cfg.Version,
 		"archive_seq", srv.Engine.LastSeq())
 	<-ctx.Done()
 	logger.Info("shutting down: finishing in-flight requests")
 	if err := RemoveServeInfo(cfg.Home); err != nil {
-		logger.Warn("could not remove "+engine.ServeFile, "err", err)
+		logger.Warn("could not remove "+homedir.ServeFile, "err", err)
 	}
 	err = srv.Close()
 	if err == nil {

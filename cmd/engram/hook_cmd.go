@@ -12,6 +12,7 @@ import (
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/claudecode"
 	"github.com/engram-dev/engram/engine"
+	"github.com/engram-dev/engram/homedir"
 	"github.com/engram-dev/engram/recall"
 	"github.com/engram-dev/engram/server"
 )
@@ -51,7 +52,7 @@ func runHook(ctx context.Context, m *Main, args []string) error {
 		cfg, err = m.loadConfig()
 	}
 	if err == nil {
-		err = engine.CheckHome(cfg.Home)
+		err = homedir.Check(cfg.Home)
 	}
 	if err != nil {
 		m.hookLog(cfg, "", err)
@@ -104,7 +105,7 @@ func (m *Main) hookLog(cfg server.Config, event string, err error) {
 	if cfg.Home == "" {
 		cfg.Home, _ = m.resolveHome()
 	}
-	if herr := engine.CheckHome(cfg.Home); herr != nil {
+	if herr := homedir.Check(cfg.Home); herr != nil {
 		tprintf(m.Stderr, "engram hook: %s\n", engram.ErrorText(err))
 		return
 	}

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/engram-dev/engram/archive"
-	"github.com/engram-dev/engram/engine"
+	"github.com/engram-dev/engram/homedir"
 	"github.com/engram-dev/engram/postgres"
 )
 
@@ -99,7 +99,7 @@ URL from `+postgres.EnvURL+`; the password is never printed.`)
 }
 
 func (m *Main) migrateToPostgres(ctx context.Context, home, url string) error {
-	dir := filepath.Join(home, engine.ArchiveDir)
+	dir := filepath.Join(home, homedir.ArchiveDir)
 	if _, err := os.Stat(dir); err != nil {
 		return fmt.Errorf("migrate: the home %s has no archive: %w", home, err)
 	}
@@ -118,7 +118,7 @@ func (m *Main) migrateToPostgres(ctx context.Context, home, url string) error {
 }
 
 func (m *Main) migrateFromPostgres(ctx context.Context, url, home string) error {
-	foreign, err := engine.ForeignFiles(home)
+	foreign, err := homedir.ForeignFiles(home)
 	if err != nil {
 		return err
 	}
@@ -134,7 +134,7 @@ func (m *Main) migrateFromPostgres(ctx context.Context, url, home string) error 
 	}
 	defer a.Close()
 	start := time.Now()
-	info, err := a.Export(ctx, filepath.Join(home, engine.ArchiveDir), filepath.Join(home, archive.CorrectionsFile))
+	info, err := a.Export(ctx, filepath.Join(home, homedir.ArchiveDir), filepath.Join(home, archive.CorrectionsFile))
 	if err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/engram-dev/engram/autostart"
-	"github.com/engram-dev/engram/engine"
+	"github.com/engram-dev/engram/homedir"
 )
 
 // `engram launchd` and `engram systemd` keep engram running on a laptop:
@@ -145,7 +145,7 @@ func (m *Main) serviceSub(ctx context.Context, manager, sub string, args []strin
 	if sub == "install" {
 		// The services would write their logs into the home, and serve
 		// refuse it at every start.
-		if err := engine.CheckHome(svc.Home); err != nil {
+		if err := homedir.Check(svc.Home); err != nil {
 			return err
 		}
 	}
