@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"strings"
 
 	"github.com/engram-dev/engram"
@@ -36,10 +35,7 @@ Exit status: 0 when no check failed (warnings allowed), 1 when one did.`)
 		}
 		where = "checked by the server at " + strings.TrimPrefix(c.Base(), "http://")
 	} else {
-		// The report says what is wrong; the engine's warnings would only
-		// repeat it on stderr.
-		logger := slog.New(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
-		rep = engine.DoctorHome(ctx, cfg.Config, logger)
+		rep = engine.DoctorHome(ctx, cfg.Config, m.errorLogger())
 	}
 	if *asJSON {
 		if err := printJSON(m, rep); err != nil {
