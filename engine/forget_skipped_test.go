@@ -40,9 +40,13 @@ func openDefault(t *testing.T, home string) (*engine.Engine, config.Config) {
 // reads them) through e.
 func ingestLines(t *testing.T, e *engine.Engine, cfg config.Config, lines string) {
 	t.Helper()
-	in := importer.NewLines(e, cfg.Limits(), "", true, io.Discard)
-	if err := in.Read(t.Context(), strings.NewReader(lines)); err != nil || in.Bad > 0 {
-		t.Fatalf("ingest: %v, %d bad lines", err, in.Bad)
+	imp := importer.NewImporter(e, cfg.Limits(), "", true, io.Discard)
+	_, err := imp.Import(t.Context(), func(emit func(importer.Record) error) (string, error) {
+		_, err := importer.ReadLines(strings.NewReader(lines), "", emit)
+		return "", err
+	})
+	if err = imp.Result(err, "lines"); err != nil {
+		t.Fatalf("ingest: %v", err)
 	}
 }
 
