@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"log/slog"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -128,5 +129,45 @@ func TestVaultThroughServer(t *testing.T) {
 	}
 	if sync, err := server.SyncVaults(ctx, c, cfg, other); err != nil || len(sync) != 1 || sync[0].Files != 1 {
 		t.Errorf("vault sync after the restart: %+v %v", sync, err)
+	}
+}
+
+// TestAddVault: server.AddVault records a vault and syncs it on the home
+// opened here; with a server answering for the home it records the vault
+// only, and says so, since the server reads config.toml when it starts.
+func TestAddVault(t *testing.T) {
+	ctx := t.Context()
+	home := filepath.Join(t.TempDir(), "home")
+	dir := filepath.Join(t.TempDir(), "notes")
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join("..", "testdata", "vault"))); err != nil {
+		t.Fatal(err)
+	}
+	noEnv := func(string) string { return "" }
+	load := func() (server.Config, error) { return server.LoadConfig(home, noEnv) }
+	newLogger := func(server.Config) *slog.Logger { return quiet() }
+	cfg, err := load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := server.AddVault(ctx, cfg, dir, "notes", noEnv, load, newLogger)
+	if err != nil || a.Root != dir || a.Config != filepath.Join(home, "config.toml") || a.Served ||
+		len(a.Reports) != 1 || a.Reports[0].Vault != dir || len(a.Reports[0].Indexed) < 10 {
+		t.Fatalf("AddVault here: %+v, %v", a, err)
+	}
+	if _, err := server.AddVault(ctx, cfg, dir, "notes", noEnv, load, newLogger); err == nil {
+		t.Errorf("the same vault again: %v", err)
+	}
+
+	s := startServer(t, home, nil)
+	if err := server.WriteServeInfo(home, s.Addr()); err != nil { // as engram serve does
+		t.Fatal(err)
+	}
+	other := t.TempDir()
+	a, err = server.AddVault(ctx, cfg, other, "notes", noEnv, load, newLogger)
+	if err != nil || a.Root != other || !a.Served || a.Reports != nil {
+		t.Fatalf("AddVault beside a server: %+v, %v", a, err)
+	}
+	if cfg, err = load(); err != nil || !cfg.HasVault(other) {
+		t.Errorf("the vault added beside a server is not recorded: %v", err)
 	}
 }

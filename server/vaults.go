@@ -2,8 +2,11 @@ package server
 
 import (
 	"context"
+	"fmt"
+	"log/slog"
 
 	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/engine"
 	"github.com/engram-dev/engram/httpapi"
 )
 
@@ -28,4 +31,44 @@ func Vaults(ctx context.Context, be Backend, cfg Config) ([]engram.VaultStatus, 
 		vs = cfg.WithPending(vs)
 	}
 	return vs, err
+}
+
+// AddedVault is what AddVault did.
+type AddedVault struct {
+	Root   string // the vault's folder, absolute
+	Config string // the path of the config.toml that records it
+	// Served is set when a server answers for the home: it reads
+	// config.toml only when it starts, so it syncs the vault once
+	// restarted, and nothing was synced here.
+	Served  bool
+	Reports []engram.VaultSyncReport // the sync here
+}
+
+// AddVault records the folder dir as a vault of cfg's home, its documents
+// in namespace (engine.AddVault; getenv as LoadConfig's), then, unless a
+// server answers for the home, syncs it on the home opened here with the
+// configuration load returns, read again now that config.toml names the
+// vault, and the logger newLogger makes of it. Root and Config are set
+// once the vault is recorded, even when the sync then fails.
+func AddVault(ctx context.Context, cfg Config, dir, namespace string, getenv func(string) string,
+	load func() (Config, error), newLogger func(Config) *slog.Logger) (AddedVault, error) {
+	var a AddedVault
+	var err error
+	if a.Root, a.Config, err = engine.AddVault(cfg.Config, dir, namespace, getenv); err != nil {
+		return AddedVault{}, err
+	}
+	if Discover(ctx, cfg) != nil {
+		a.Served = true
+		return a, nil
+	}
+	if cfg, err = load(); err != nil {
+		return a, err
+	}
+	e, err := engine.Open(ctx, cfg.Config, newLogger(cfg))
+	if err != nil {
+		return a, fmt.Errorf("the vault is recorded, but could not be indexed now (run `engram vault sync %s` later): %w", a.Root, err)
+	}
+	defer e.Close()
+	a.Reports, err = e.SyncVaults(ctx, a.Root)
+	return a, err
 }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/config"
-	"github.com/engram-dev/engram/engine"
 	"github.com/engram-dev/engram/server"
 	"github.com/engram-dev/engram/vault"
 )
@@ -64,30 +63,18 @@ func runVaultAdd(ctx context.Context, m *Main, args []string) error {
 	if err != nil {
 		return err
 	}
-	root, path, err := engine.AddVault(cfg.Config, pos[0], *ns, m.Getenv)
-	if err != nil {
-		return err
+	added, err := server.AddVault(ctx, cfg, pos[0], *ns, m.Getenv, m.loadConfig, m.logger)
+	if added.Root != "" {
+		tprintf(m.Stdout, "added the vault %s (namespace %s) to %s\n", added.Root, *ns, added.Config)
 	}
-	tprintf(m.Stdout, "added the vault %s (namespace %s) to %s\n", root, *ns, path)
-	if c := server.Discover(ctx, cfg); c != nil {
-		// The server read config.toml when it started, and holds the home.
+	if added.Served {
 		tprintf(m.Stdout, "engram serve is running on this home and reads config.toml only when it starts:\n"+
-			"restart it, then run `engram vault sync %s` (or wait for the vault-reconcile job) to index the vault\n", root)
-		return nil
+			"restart it, then run `engram vault sync %s` (or wait for the vault-reconcile job) to index the vault\n", added.Root)
 	}
-	if cfg, err = m.loadConfig(); err != nil {
-		return err
-	}
-	e, err := engine.Open(ctx, cfg.Config, m.logger(cfg))
-	if err != nil {
-		return fmt.Errorf("the vault is recorded, but could not be indexed now (run `engram vault sync %s` later): %w", root, err)
-	}
-	defer e.Close()
-	reports, err := e.SyncVaults(ctx, root)
 	if err != nil {
 		return err
 	}
-	return printSyncReports(m, reports)
+	return printSyncReports(m, added.Reports)
 }
 
 // checkVaultNamespace refuses a namespace a turn could not have.
