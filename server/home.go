@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/archive"
 	"github.com/engram-dev/engram/config"
 	"github.com/engram-dev/engram/engine"
 )
@@ -80,4 +81,14 @@ func Doctor(ctx context.Context, cfg Config, logger *slog.Logger) (rep engram.Do
 		return rep, strings.TrimPrefix(c.Base(), "http://"), err
 	}
 	return engine.DoctorHome(ctx, cfg.Config, logger), "", nil
+}
+
+// Repair writes the damaged lines of the archive of cfg's home again from
+// the palace's copies of their turns (engine.RepairArchive), refused while
+// a server answers for the home.
+func Repair(ctx context.Context, cfg Config, logger *slog.Logger) (archive.RepairReport, error) {
+	if err := CheckNotServed(ctx, cfg, "repair"); err != nil {
+		return archive.RepairReport{}, err
+	}
+	return engine.RepairArchive(ctx, cfg.Config, logger)
 }

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 
@@ -139,6 +140,25 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
 	err = srv.Close()
 	if err == nil {
 		logger.Info("engram stopped cleanly")
+	}
+	return err
+}
+
+// ServeMCPIO serves the MCP tools on in and out until the client closes in
+// or ctx ends: what `engram mcp` runs. The tools go through the home's
+// running server when one answers (OpenBackend), else through the home
+// opened here, warmed at once so that the first recall does not wait.
+func ServeMCPIO(ctx context.Context, cfg Config, logger *slog.Logger, in io.Reader, out io.Writer) error {
+	be, err := OpenBackend(ctx, cfg, logger.With("component", "mcp"))
+	if err != nil {
+		return err
+	}
+	if e, ok := be.(*engine.Engine); ok {
+		e.Warm()
+	}
+	err = MCPServer(be, cfg.Config, logger).ServeIO(ctx, in, out)
+	if cerr := be.Close(); err == nil {
+		err = cerr
 	}
 	return err
 }

@@ -70,6 +70,12 @@ func TestVaultThroughServer(t *testing.T) {
 	if g, err := c.DocGraph(ctx, "", billingIncident, engram.DefaultGraphDepth); err != nil || !slices.Contains(linkedAt(g), billingADR+"@1") {
 		t.Errorf("vault graph through the server: %+v %v", g, err)
 	}
+	// A document named by its full path names its vault too; the lists
+	// are empty, not nil.
+	if g, err := server.DocGraph(ctx, c, cfg, "", filepath.Join(dir, billingIncident), 1); err != nil || g.Doc.Path != billingIncident ||
+		!slices.Contains(linkedAt(g), billingADR+"@1") || g.Backlinks == nil || g.Unresolved == nil {
+		t.Errorf("vault graph of a full path: %+v %v", g, err)
+	}
 	if _, err := c.DocGraph(ctx, "", "no-such-note", engram.DefaultGraphDepth); engram.ErrorCode(err) != engram.ENOTFOUND || !strings.Contains(err.Error(), "no document") {
 		t.Errorf("vault graph of an unknown doc through the server: %v", err)
 	}

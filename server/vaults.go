@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/engine"
@@ -71,4 +72,33 @@ func AddVault(ctx context.Context, cfg Config, dir, namespace string, getenv fun
 	defer e.Close()
 	a.Reports, err = e.SyncVaults(ctx, a.Root)
 	return a, err
+}
+
+// DocGraph returns through be the graph of doc, depth links deep, in the
+// vault at dir ("": any vault; made absolute). doc is a path in the vault,
+// a title, an alias or a wiki-link name, or a full path, which names its
+// vault too (config.Config.VaultPath). The graph's lists are empty, not
+// nil, as the HTTP API writes them.
+func DocGraph(ctx context.Context, be Backend, cfg Config, dir, doc string, depth int) (engram.DocGraph, error) {
+	root := ""
+	if dir != "" {
+		var err error
+		if root, err = filepath.Abs(dir); err != nil {
+			return engram.DocGraph{}, err
+		}
+	}
+	if filepath.IsAbs(doc) {
+		doc, root = cfg.VaultPath(doc, root)
+	}
+	g, err := be.DocGraph(ctx, root, doc, depth)
+	g.Linked, g.Backlinks, g.Unresolved = orEmpty(g.Linked), orEmpty(g.Backlinks), orEmpty(g.Unresolved)
+	return g, err
+}
+
+// orEmpty is s, or an empty slice for nil.
+func orEmpty[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
 }

@@ -239,25 +239,15 @@ func runVaultGraph(ctx context.Context, m *Main, args []string) error {
 	if err != nil {
 		return err
 	}
-	doc, root := strings.Join(pos, " "), ""
-	if *dir != "" {
-		if root, err = filepath.Abs(*dir); err != nil {
-			return err
-		}
-	}
-	if filepath.IsAbs(doc) {
-		doc, root = cfg.VaultPath(doc, root)
-	}
 	vb, err := m.openBackend(ctx, cfg)
 	if err != nil {
 		return err
 	}
 	defer vb.Close()
-	g, err := vb.DocGraph(ctx, root, doc, *depth)
+	g, err := server.DocGraph(ctx, vb, cfg, *dir, strings.Join(pos, " "), *depth)
 	if err != nil {
 		return err
 	}
-	g.Linked, g.Backlinks, g.Unresolved = nonNil(g.Linked), nonNil(g.Backlinks), nonNil(g.Unresolved)
 	if *asJSON {
 		return printJSON(m, g)
 	}
