@@ -10,6 +10,8 @@ import (
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/claudecode"
+	"github.com/engram-dev/engram/homedir"
+	"github.com/engram-dev/engram/internal/filetest"
 	"github.com/engram-dev/engram/recall"
 	"github.com/engram-dev/engram/server"
 )
@@ -167,4 +169,24 @@ func testHookFlow(t *testing.T, home string) {
 	if len(logged) > 0 {
 		t.Errorf("the hook logged: %v", errors.Join(logged...))
 	}
+}
+
+// TestRunHookForeignHome: a home that holds another program's files is
+// refused before the hook reads its input, and nothing is written into it.
+func TestRunHookForeignHome(t *testing.T) {
+	home := t.TempDir()
+	if err := os.WriteFile(filepath.Join(home, "engram.db"), []byte("SQLite format 3\x00"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	before := filetest.Snapshot(t, home)
+	cfg, err := server.LoadConfig(home, func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &claudecode.Hook{Home: home, Limits: cfg.Limits(), Pack: recall.Pack, Log: func(err error) { t.Errorf("logged: %v", err) }}
+	var fe *homedir.ForeignError
+	if _, err := server.RunHook(t.Context(), cfg, h, strings.NewReader(`{"hook_event_name":"Stop"}`)); !errors.As(err, &fe) {
+		t.Fatalf("RunHook on another program's home: %v", err)
+	}
+	filetest.MustBeUnchanged(t, "the hook", home, before)
 }

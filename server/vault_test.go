@@ -1,6 +1,8 @@
 package server_test
 
 import (
+	"errors"
+	"io/fs"
 	"log/slog"
 	"net/url"
 	"os"
@@ -64,7 +66,7 @@ func TestVaultThroughServer(t *testing.T) {
 	if err != nil || len(sync) != 1 || sync[0].Vault != dir || sync[0].Error != "" {
 		t.Fatalf("vault sync through the server: %+v %v", sync, err)
 	}
-	if list, err := server.Vaults(ctx, c, cfg); err != nil || len(list) != 1 || list[0].Docs < 10 {
+	if list, err := server.Vaults(ctx, cfg, quiet()); err != nil || len(list) != 1 || list[0].Docs < 10 {
 		t.Errorf("vault list through the server: %+v %v", list, err)
 	}
 	if g, err := c.DocGraph(ctx, "", billingIncident, engram.DefaultGraphDepth); err != nil || !slices.Contains(linkedAt(g), billingADR+"@1") {
@@ -117,7 +119,7 @@ func TestVaultThroughServer(t *testing.T) {
 	if _, err := server.SyncVaults(ctx, c, cfg, other); err == nil || !strings.Contains(err.Error(), "restart the server") {
 		t.Errorf("vault sync of a vault the server does not know yet: %v", err)
 	}
-	pending, err := server.Vaults(ctx, c, cfg)
+	pending, err := server.Vaults(ctx, cfg, quiet())
 	if err != nil || len(pending) != 2 || pending[1].Path != other || !strings.Contains(pending[1].Pending, "recorded in config.toml after engram serve started") {
 		t.Errorf("vault list of a vault added while serving: %+v %v", pending, err)
 	}
@@ -155,10 +157,22 @@ func TestAddVault(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if vs, err := server.Vaults(ctx, cfg, quiet()); err != nil || vs != nil {
+		t.Fatalf("the vaults of a home with none: %+v, %v", vs, err)
+	}
+	if _, err := os.Stat(home); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("listing no vaults opened the home: %v", err)
+	}
 	a, err := server.AddVault(ctx, cfg, dir, "notes", noEnv, load, newLogger)
 	if err != nil || a.Root != dir || a.Config != filepath.Join(home, "config.toml") || a.Served ||
 		len(a.Reports) != 1 || a.Reports[0].Vault != dir || len(a.Reports[0].Indexed) < 10 {
 		t.Fatalf("AddVault here: %+v, %v", a, err)
+	}
+	if cfg, err = load(); err != nil {
+		t.Fatal(err)
+	}
+	if vs, err := server.Vaults(ctx, cfg, quiet()); err != nil || len(vs) != 1 || vs[0].Path != dir || vs[0].Docs < 10 {
+		t.Errorf("the vaults of the home opened here: %+v, %v", vs, err)
 	}
 	if _, err := server.AddVault(ctx, cfg, dir, "notes", noEnv, load, newLogger); err == nil {
 		t.Errorf("the same vault again: %v", err)

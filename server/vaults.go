@@ -23,10 +23,23 @@ func SyncVaults(ctx context.Context, be Backend, cfg Config, root string) ([]eng
 	return reports, err
 }
 
-// Vaults lists be's vaults; through a running server, the vaults
-// config.toml records that it does not serve yet (added after it started)
-// come too, with Pending set.
-func Vaults(ctx context.Context, be Backend, cfg Config) ([]engram.VaultStatus, error) {
+// Vaults lists the vaults of cfg's home: through the running server when
+// one answers, with the vaults config.toml records that it does not serve
+// yet (added after it started, Pending set); else on the home opened here
+// with logger, unless it configures none.
+func Vaults(ctx context.Context, cfg Config, logger *slog.Logger) ([]engram.VaultStatus, error) {
+	var be Backend
+	if c := Discover(ctx, cfg); c != nil {
+		be = c
+	} else if len(cfg.Vaults) == 0 {
+		return nil, nil
+	} else {
+		var err error
+		if be, err = OpenBackend(ctx, cfg, logger); err != nil {
+			return nil, err
+		}
+	}
+	defer be.Close()
 	vs, err := be.Vaults(ctx)
 	if _, remote := be.(*httpapi.Client); remote && err == nil {
 		vs = cfg.WithPending(vs)

@@ -49,9 +49,6 @@ func runHook(ctx context.Context, m *Main, args []string) error {
 	if err == nil {
 		cfg, err = m.loadConfig()
 	}
-	if err == nil {
-		err = homedir.Check(cfg.Home)
-	}
 	if err != nil {
 		m.hookLog(cfg, "", err)
 		return nil

@@ -184,16 +184,9 @@ func runVaultList(ctx context.Context, m *Main, args []string) error {
 	if err != nil {
 		return err
 	}
-	var vs []engram.VaultStatus
-	if len(cfg.Vaults) > 0 || server.Discover(ctx, cfg) != nil {
-		vb, err := m.openBackend(ctx, cfg)
-		if err != nil {
-			return err
-		}
-		defer vb.Close()
-		if vs, err = server.Vaults(ctx, vb, cfg); err != nil {
-			return err
-		}
+	vs, err := server.Vaults(ctx, cfg, m.logger(cfg))
+	if err != nil {
+		return err
 	}
 	if printed, err := printList(m, *asJSON, "vaults", vs, "no vaults: add one with `engram vault add DIR`"); printed {
 		return err
