@@ -62,7 +62,7 @@ func TestVaultThroughServer(t *testing.T) {
 		t.Fatal("no server found for the home")
 	}
 
-	sync, err := server.SyncVaults(ctx, c, cfg, dir)
+	sync, err := server.SyncVaults(ctx, cfg, dir, quiet())
 	if err != nil || len(sync) != 1 || sync[0].Vault != dir || sync[0].Error != "" {
 		t.Fatalf("vault sync through the server: %+v %v", sync, err)
 	}
@@ -116,7 +116,7 @@ func TestVaultThroughServer(t *testing.T) {
 	if cfg, err = server.LoadConfig(home, noEnv); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := server.SyncVaults(ctx, c, cfg, other); err == nil || !strings.Contains(err.Error(), "restart the server") {
+	if _, err := server.SyncVaults(ctx, cfg, other, quiet()); err == nil || !strings.Contains(err.Error(), "restart the server") {
 		t.Errorf("vault sync of a vault the server does not know yet: %v", err)
 	}
 	pending, err := server.Vaults(ctx, cfg, quiet())
@@ -135,7 +135,7 @@ func TestVaultThroughServer(t *testing.T) {
 	if c = server.Discover(ctx, cfg); c == nil {
 		t.Fatal("no server found for the home after the restart")
 	}
-	if sync, err := server.SyncVaults(ctx, c, cfg, other); err != nil || len(sync) != 1 || sync[0].Files != 1 {
+	if sync, err := server.SyncVaults(ctx, cfg, other, quiet()); err != nil || len(sync) != 1 || sync[0].Files != 1 {
 		t.Errorf("vault sync after the restart: %+v %v", sync, err)
 	}
 }
@@ -160,8 +160,11 @@ func TestAddVault(t *testing.T) {
 	if vs, err := server.Vaults(ctx, cfg, quiet()); err != nil || vs != nil {
 		t.Fatalf("the vaults of a home with none: %+v, %v", vs, err)
 	}
+	if reports, err := server.SyncVaults(ctx, cfg, "", quiet()); err != nil || reports != nil {
+		t.Fatalf("syncing a home with no vaults: %+v, %v", reports, err)
+	}
 	if _, err := os.Stat(home); !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("listing no vaults opened the home: %v", err)
+		t.Errorf("listing or syncing no vaults opened the home: %v", err)
 	}
 	a, err := server.AddVault(ctx, cfg, dir, "notes", noEnv, load, newLogger)
 	if err != nil || a.Root != dir || a.Config != filepath.Join(home, "config.toml") || a.Served ||

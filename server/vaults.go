@@ -11,11 +11,21 @@ import (
 	"github.com/engram-dev/engram/httpapi"
 )
 
-// SyncVaults syncs through be the vault at root, or every vault when root
-// is "". A running server that does not know a vault config.toml records
-// (added after the server read the file) is named as the reason: restart
-// it.
-func SyncVaults(ctx context.Context, be Backend, cfg Config, root string) ([]engram.VaultSyncReport, error) {
+// SyncVaults syncs the vault at root of cfg's home, or every vault when
+// root is "" (none, without opening the home, when config.toml records
+// none): through the running server when one answers, else on the home
+// opened here with logger (OpenBackend). A running server that does not
+// know a vault config.toml records (added after the server read the file)
+// is named as the reason: restart it.
+func SyncVaults(ctx context.Context, cfg Config, root string, logger *slog.Logger) ([]engram.VaultSyncReport, error) {
+	if root == "" && len(cfg.Vaults) == 0 {
+		return nil, nil
+	}
+	be, err := OpenBackend(ctx, cfg, logger)
+	if err != nil {
+		return nil, err
+	}
+	defer be.Close()
 	reports, err := be.SyncVaults(ctx, root)
 	if _, remote := be.(*httpapi.Client); remote && engram.ErrorCode(err) == engram.ENOTFOUND && cfg.HasVault(root) {
 		return nil, engram.Errorf(engram.ENOTFOUND, "%s was added after `engram serve` started: restart the server to sync it", root)

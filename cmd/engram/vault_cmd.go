@@ -106,27 +106,16 @@ func runVaultSync(ctx context.Context, m *Main, args []string) error {
 		if root, err = filepath.Abs(pos[0]); err != nil {
 			return err
 		}
-	} else if len(cfg.Vaults) == 0 {
-		if *asJSON {
-			return printJSON(m, map[string]any{"reports": []engram.VaultSyncReport{}})
-		}
-		tprintln(m.Stdout, "no vaults: add one with `engram vault add DIR`")
-		return nil
 	}
-	vb, err := m.openBackend(ctx, cfg)
+	reports, err := server.SyncVaults(ctx, cfg, root, m.logger(cfg))
 	if err != nil {
 		return err
 	}
-	defer vb.Close()
-	reports, err := server.SyncVaults(ctx, vb, cfg, root)
-	if err != nil {
-		return err
-	}
-	if *asJSON {
-		if err := printJSON(m, map[string]any{"reports": nonNil(reports)}); err != nil {
+	if printed, err := printList(m, *asJSON, "reports", reports, "no vaults: add one with `engram vault add DIR`"); printed {
+		if err != nil {
 			return err
 		}
-		return syncFailures(reports)
+		return syncFailures(reports) // a failed vault's report is printed: the exit status says it failed
 	}
 	return printSyncReports(m, reports)
 }
