@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -192,5 +193,51 @@ func TestAddVault(t *testing.T) {
 	}
 	if cfg, err = load(); err != nil || !cfg.HasVault(other) {
 		t.Errorf("the vault added beside a server is not recorded: %v", err)
+	}
+}
+
+// TestVaultHook: server.VaultHook puts the block that syncs a configured
+// vault in the post-commit hook of its repository, refuses a folder that
+// is no configured vault, and takes the block out again.
+func TestVaultHook(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed: the post-commit hook cannot be tested")
+	}
+	ctx := t.Context()
+	home, repo := filepath.Join(t.TempDir(), "home"), t.TempDir()
+	if out, err := exec.Command("git", "-C", repo, "init", "-q", ".").CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	dir := filepath.Join(repo, "notes")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	noEnv := func(string) string { return "" }
+	cfg, err := server.LoadConfig(home, noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	if err := server.VaultHook(ctx, cfg, dir, true, &out); engram.ErrorCode(err) != engram.ENOTFOUND {
+		t.Fatalf("install for a folder that is no vault: %v", err)
+	}
+	if _, _, err := engine.AddVault(cfg.Config, dir, engram.DefaultNamespace, noEnv); err != nil {
+		t.Fatal(err)
+	}
+	if cfg, err = server.LoadConfig(home, noEnv); err != nil {
+		t.Fatal(err)
+	}
+	hook := filepath.Join(repo, ".git", "hooks", "post-commit")
+	if err := server.VaultHook(ctx, cfg, dir, true, &out); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(hook); err != nil || !strings.Contains(string(b), "vault sync '"+dir+"'") || !strings.Contains(string(b), "--home '"+home+"'") {
+		t.Fatalf("the hook after install: %s, %v", b, err)
+	}
+	if err := server.VaultHook(ctx, cfg, dir, false, &out); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(hook); err == nil && strings.Contains(string(b), "vault sync") {
+		t.Errorf("the hook after uninstall:\n%s", b)
 	}
 }

@@ -3,12 +3,16 @@ package server
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
+	"os"
 	"path/filepath"
 
 	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/config"
 	"github.com/engram-dev/engram/engine"
 	"github.com/engram-dev/engram/httpapi"
+	"github.com/engram-dev/engram/vault"
 )
 
 // SyncVaults syncs the vault at root of cfg's home, or every vault when
@@ -124,4 +128,32 @@ func orEmpty[T any](s []T) []T {
 		return []T{}
 	}
 	return s
+}
+
+// VaultHook installs, in the git post-commit hook of the repository that
+// holds the vault at dir, the block that syncs the vault after each commit
+// with this process's binary on cfg's home (vault.InstallHook), or, when
+// install is false, takes the block out (vault.UninstallHook); what it did
+// is written to w. Installing refuses (ENOTFOUND) a folder config.toml
+// records as no vault; taking a block out does not.
+func VaultHook(ctx context.Context, cfg Config, dir string, install bool, w io.Writer) error {
+	root, err := config.VaultDir(dir)
+	if err != nil {
+		return err
+	}
+	hooks, err := vault.GitHooksDir(ctx, root)
+	if err != nil {
+		return err
+	}
+	if !install {
+		return vault.UninstallHook(hooks, root, w)
+	}
+	if !cfg.HasVault(root) {
+		return engram.Errorf(engram.ENOTFOUND, "%s is not a configured vault: run `engram vault add %s` first", root, root)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("find the engram binary: %w", err)
+	}
+	return vault.InstallHook(hooks, vault.HookBlock(exe, cfg.Home, root), root, w)
 }

@@ -3,15 +3,12 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/engram-dev/engram"
-	"github.com/engram-dev/engram/config"
 	"github.com/engram-dev/engram/server"
-	"github.com/engram-dev/engram/vault"
 )
 
 // `engram vault` manages the Markdown vaults: the folders listed as
@@ -307,23 +304,5 @@ func vaultHook(ctx context.Context, m *Main, sub string, args []string) error {
 	if err != nil {
 		return err
 	}
-	root, err := config.VaultDir(pos[0])
-	if err != nil {
-		return err
-	}
-	hooks, err := vault.GitHooksDir(ctx, root)
-	if err != nil {
-		return err
-	}
-	if sub == "uninstall" {
-		return vault.UninstallHook(hooks, root, m.Stdout)
-	}
-	if !cfg.HasVault(root) {
-		return engram.Errorf(engram.ENOTFOUND, "%s is not a configured vault: run `engram vault add %s` first", root, root)
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		return fmt.Errorf("find the engram binary: %w", err)
-	}
-	return vault.InstallHook(hooks, vault.HookBlock(exe, cfg.Home, root), root, m.Stdout)
+	return server.VaultHook(ctx, cfg, pos[0], sub == "install", m.Stdout)
 }
