@@ -3,13 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/engram-dev/engram/importer"
 )
-
-// progressEvery is how often an import reports progress on stderr.
-const progressEvery = 2 * time.Second
 
 func runIngest(ctx context.Context, m *Main, args []string) error {
 	fs := m.newFlagSet("ingest", "ingest [--namespace N] FILE.jsonl|-\n\nEach line is one turn: {\"session\", \"content\", \"role\", \"speaker\", \"ts\", \"meta\", \"namespace\", \"id\"}.\nBad lines are reported by line number and skipped; good lines are kept.")
