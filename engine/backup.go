@@ -19,6 +19,7 @@ import (
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/archive"
 	"github.com/engram-dev/engram/config"
+	"github.com/engram-dev/engram/homedir"
 	"github.com/engram-dev/engram/internal/atomicfile"
 	"github.com/engram-dev/engram/internal/fspath"
 	"github.com/engram-dev/engram/palace"
@@ -162,18 +163,18 @@ func (e *Engine) backup(ctx context.Context, req engram.BackupRequest) (engram.B
 	}()
 
 	man := backupManifest{Version: backupFormat, CreatedAt: time.Now().UTC(), EngramVersion: e.cfg.Version}
-	pinfo, err := e.palace.Backup(ctx, filepath.Join(tmp, PalaceFile))
+	pinfo, err := e.palace.Backup(ctx, filepath.Join(tmp, homedir.PalaceFile))
 	if err != nil {
 		return engram.BackupReport{}, err
 	}
 	man.Palace = backupPalace{SchemaVersion: pinfo.SchemaVersion, IndexedSeq: pinfo.IndexedSeq, Turns: pinfo.Turns}
-	pf, err := hashFile(filepath.Join(tmp, PalaceFile))
+	pf, err := hashFile(filepath.Join(tmp, homedir.PalaceFile))
 	if err != nil {
 		return engram.BackupReport{}, err
 	}
-	man.Files = append(man.Files, backupFile{Path: PalaceFile, Size: pf.Size, SHA256: pf.SHA256})
+	man.Files = append(man.Files, backupFile{Path: homedir.PalaceFile, Size: pf.Size, SHA256: pf.SHA256})
 
-	ainfo, err := e.archive.Backup(ctx, filepath.Join(tmp, ArchiveDir))
+	ainfo, err := e.archive.Backup(ctx, filepath.Join(tmp, homedir.ArchiveDir))
 	if err != nil {
 		return engram.BackupReport{}, err
 	}
@@ -183,7 +184,7 @@ func (e *Engine) backup(ctx context.Context, req engram.BackupRequest) (engram.B
 			"backup: the palace copy is indexed to seq %d, past the archive copy's last seq %d", pinfo.IndexedSeq, ainfo.LastSeq)
 	}
 	for _, f := range ainfo.Files {
-		man.Files = append(man.Files, backupFile{Path: ArchiveDir + "/" + f.Path, Size: f.Size, SHA256: f.SHA256})
+		man.Files = append(man.Files, backupFile{Path: homedir.ArchiveDir + "/" + f.Path, Size: f.Size, SHA256: f.SHA256})
 	}
 
 	if size, sum, ok, err := e.journal.Backup(filepath.Join(tmp, archive.CorrectionsFile)); err != nil {
@@ -386,13 +387,13 @@ func readBackupManifest(dir string) (backupManifest, error) {
 			return man, bad("names %s twice", f.Path)
 		case f.Size < 0 || len(f.SHA256) != sha256.Size*2:
 			return man, bad("has a bad size or SHA-256 for %s", f.Path)
-		case f.Path == backupManifestName || filepath.Base(p) == "LOCK" || f.Path == ServeFile:
+		case f.Path == backupManifestName || filepath.Base(p) == "LOCK" || f.Path == homedir.ServeFile:
 			return man, bad("lists %s, which a backup never holds", f.Path)
 		}
 		seen[f.Path] = true
 	}
-	if !seen[PalaceFile] {
-		return man, bad("lists no %s", PalaceFile)
+	if !seen[homedir.PalaceFile] {
+		return man, bad("lists no %s", homedir.PalaceFile)
 	}
 	return man, nil
 }

@@ -301,9 +301,13 @@ func ingestConversation(tb testing.TB, home string, n int) config.Config {
 		tb.Fatal(err)
 	}
 	defer e.Close()
-	in := importer.NewLines(e, cfg.Limits(), "", true, io.Discard)
-	if err := in.Read(tb.Context(), bytes.NewReader(b)); err != nil || in.Bad > 0 {
-		tb.Fatalf("ingest: %v, %d bad lines", err, in.Bad)
+	imp := importer.NewImporter(e, cfg.Limits(), "", true, io.Discard)
+	_, err = imp.Import(tb.Context(), func(emit func(importer.Record) error) (string, error) {
+		_, err := importer.ReadLines(bytes.NewReader(b), "", emit)
+		return "", err
+	})
+	if err = imp.Result(err, "lines"); err != nil {
+		tb.Fatalf("ingest: %v", err)
 	}
 	return cfg
 }

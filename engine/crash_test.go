@@ -13,6 +13,7 @@ import (
 
 	"github.com/engram-dev/engram/config"
 	"github.com/engram-dev/engram/engine"
+	"github.com/engram-dev/engram/homedir"
 	"github.com/engram-dev/engram/internal/layertest"
 	"github.com/engram-dev/engram/internal/testutil"
 	"github.com/engram-dev/engram/palace"
@@ -115,7 +116,7 @@ func TestRebuild_SIGKILL(t *testing.T) {
 	home := filepath.Join(t.TempDir(), "home")
 	cfg := conversationHome(t, home, crashTurns())
 	before := recallIDsOf(t, cfg)
-	next := filepath.Join(home, engine.PalaceFile+".rebuild")
+	next := filepath.Join(home, homedir.PalaceFile+".rebuild")
 	c := startChild(t, "rebuild", home)
 	for {
 		if st, err := os.Stat(next); err == nil && st.Size() > 64<<10 {
@@ -167,7 +168,7 @@ func BenchmarkRebuild(b *testing.B) {
 
 func workerSeq(t *testing.T, home, worker string) int64 {
 	t.Helper()
-	p, err := palace.Open(filepath.Join(home, engine.PalaceFile), palace.Options{})
+	p, err := palace.Open(filepath.Join(home, homedir.PalaceFile), palace.Options{})
 	if err != nil {
 		return -1 // not created yet
 	}

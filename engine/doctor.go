@@ -22,6 +22,7 @@ import (
 	"github.com/engram-dev/engram/chroma"
 	"github.com/engram-dev/engram/config"
 	"github.com/engram-dev/engram/embedder"
+	"github.com/engram-dev/engram/homedir"
 	"github.com/engram-dev/engram/ollama"
 	"github.com/engram-dev/engram/openai"
 	"github.com/engram-dev/engram/palace"
@@ -72,7 +73,7 @@ var _ engram.DoctorService = (*Engine)(nil)
 // is not opened (which would write into it): the report names the files.
 func DoctorHome(ctx context.Context, cfg config.Config, logger *slog.Logger) engram.DoctorReport {
 	start := time.Now()
-	if err := CheckHome(cfg.Home); err != nil {
+	if err := homedir.Check(cfg.Home); err != nil {
 		var r engram.DoctorReport
 		addHomeCheck(&r, err)
 		r.TookMS = msSince(start)
@@ -98,7 +99,7 @@ func DoctorHome(ctx context.Context, cfg config.Config, logger *slog.Logger) eng
 	}
 	defer a.Close()
 	part := &Engine{cfg: cfg, logger: logger, archive: a}
-	p, perr := palace.Open(filepath.Join(cfg.Home, PalaceFile), palace.Options{})
+	p, perr := palace.Open(filepath.Join(cfg.Home, homedir.PalaceFile), palace.Options{})
 	if perr != nil {
 		part.checkArchive(ctx, &r)
 		r.Add(failCheck(checkSQLite, "palace.db does not open: "+engram.ErrorText(perr), fixRebuild))
@@ -118,7 +119,7 @@ func (e *Engine) Doctor(ctx context.Context) engram.DoctorReport {
 	var r engram.DoctorReport
 	// Files another program put into the home while engram serves it: the
 	// next start will refuse the home.
-	addHomeCheck(&r, CheckHome(e.cfg.Home))
+	addHomeCheck(&r, homedir.Check(e.cfg.Home))
 	held := e.checkArchive(ctx, &r)
 	e.checkSQLite(ctx, &r)
 	e.checkIndex(ctx, &r, held)
@@ -130,11 +131,11 @@ func (e *Engine) Doctor(ctx context.Context) engram.DoctorReport {
 	return r
 }
 
-// addHomeCheck adds the failure of err, CheckHome's, to r: a home holding
+// addHomeCheck adds the failure of err, homedir.Check's, to r: a home holding
 // files engram did not write, named, or one that cannot be read. A home of
 // engram's own adds nothing.
 func addHomeCheck(r *engram.DoctorReport, err error) {
-	var fe *ForeignHomeError
+	var fe *homedir.ForeignError
 	switch {
 	case errors.As(err, &fe):
 		r.Add(failCheck(checkHome, fmt.Sprintf("the home holds %s engram did not write: %s; engram refuses to open it (serve, ingest, restore and every other command)",
@@ -233,7 +234,7 @@ func (e *Engine) backupFix(lines []archive.Problem) string {
 	if len(lines) == 0 {
 		return ""
 	}
-	rel, err := filepath.Rel(filepath.Join(e.cfg.Home, ArchiveDir), lines[0].Path)
+	rel, err := filepath.Rel(filepath.Join(e.cfg.Home, homedir.ArchiveDir), lines[0].Path)
 	if err != nil {
 		rel = filepath.Base(lines[0].Path)
 	}

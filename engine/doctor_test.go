@@ -12,6 +12,7 @@ import (
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/config"
 	"github.com/engram-dev/engram/engine"
+	"github.com/engram-dev/engram/homedir"
 	"github.com/engram-dev/engram/internal/testutil"
 )
 
@@ -75,7 +76,7 @@ func doctor(t *testing.T, cfg config.Config, failed bool) engram.DoctorReport {
 // openPalaceDB opens a home's palace.db behind engram's back.
 func openPalaceDB(t *testing.T, home string) *sql.DB {
 	t.Helper()
-	return testutil.OpenSQLite(t, filepath.Join(home, engine.PalaceFile))
+	return testutil.OpenSQLite(t, filepath.Join(home, homedir.PalaceFile))
 }
 
 // TestDoctorCleanHome: a fresh home passes every check but the jobs, which

@@ -16,6 +16,7 @@ import (
 	"github.com/engram-dev/engram/config"
 	"github.com/engram-dev/engram/embedder"
 	"github.com/engram-dev/engram/extract"
+	"github.com/engram-dev/engram/homedir"
 	"github.com/engram-dev/engram/internal/work"
 	"github.com/engram-dev/engram/ollama"
 	"github.com/engram-dev/engram/openai"
@@ -23,16 +24,6 @@ import (
 	"github.com/engram-dev/engram/pipeline"
 	"github.com/engram-dev/engram/recall"
 	"github.com/engram-dev/engram/scheduler"
-)
-
-// Paths inside the home.
-const (
-	ArchiveDir = "archive"
-	PalaceFile = "palace.db"
-	// ServeFile tells CLI commands where the running server of the home
-	// listens, so they talk to it instead of opening the home (which the
-	// server has locked).
-	ServeFile = "serve.json"
 )
 
 // Engine is a home opened in this process: the archive (which takes the
@@ -128,12 +119,12 @@ func (h hookedIndex) IndexSecondary(ctx context.Context, seq int64, limit int, s
 
 // Open opens the home of cfg, creating it (0700) if needed, and catches the
 // palace up with the archive. ELOCKED when another process holds the home;
-// a *ForeignHomeError (ECONFLICT), before anything is written, when it holds
-// files engram did not write (CheckHome).
+// a *homedir.ForeignError (ECONFLICT), before anything is written, when it holds
+// files engram did not write (homedir.Check).
 // The scheduled jobs do not run until StartJobs; the vector side starts in
 // the background when its embedder or Chroma is not up yet.
 func Open(ctx context.Context, cfg config.Config, logger *slog.Logger) (_ *Engine, err error) {
-	if err := claimHome(cfg.Home, cfg.Version, logger); err != nil {
+	if err := homedir.Claim(cfg.Home, cfg.Version, logger); err != nil {
 		return nil, err
 	}
 	e := &Engine{cfg: cfg, logger: logger, work: work.New(0)}
@@ -146,7 +137,7 @@ func Open(ctx context.Context, cfg config.Config, logger *slog.Logger) (_ *Engin
 	if err != nil {
 		return nil, err
 	}
-	e.palace, err = palace.Open(filepath.Join(cfg.Home, PalaceFile), palace.Options{Work: e.work, DeferSecondary: true})
+	e.palace, err = palace.Open(filepath.Join(cfg.Home, homedir.PalaceFile), palace.Options{Work: e.work, DeferSecondary: true})
 	if err != nil {
 		return nil, fmt.Errorf("open palace: %w", err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/archive"
+	"github.com/engram-dev/engram/homedir"
 	"github.com/engram-dev/engram/palace"
 )
 
@@ -241,7 +242,7 @@ var errStopStream = errors.New("stop")
 // forget or a redaction, which must leave their text in no file of the
 // home. It reports whether there was one.
 func (e *Engine) dropPreviousPalace() (bool, error) {
-	p := e.palace.Path() + PreviousSuffix
+	p := e.palace.Path() + homedir.PreviousSuffix
 	err := os.Remove(p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil

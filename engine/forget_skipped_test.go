@@ -14,6 +14,7 @@ import (
 	"github.com/engram-dev/engram/archive"
 	"github.com/engram-dev/engram/config"
 	"github.com/engram-dev/engram/engine"
+	"github.com/engram-dev/engram/homedir"
 	"github.com/engram-dev/engram/importer"
 	"github.com/engram-dev/engram/internal/filetest"
 	"github.com/engram-dev/engram/internal/testutil"
@@ -39,9 +40,13 @@ func openDefault(t *testing.T, home string) (*engine.Engine, config.Config) {
 // reads them) through e.
 func ingestLines(t *testing.T, e *engine.Engine, cfg config.Config, lines string) {
 	t.Helper()
-	in := importer.NewLines(e, cfg.Limits(), "", true, io.Discard)
-	if err := in.Read(t.Context(), strings.NewReader(lines)); err != nil || in.Bad > 0 {
-		t.Fatalf("ingest: %v, %d bad lines", err, in.Bad)
+	imp := importer.NewImporter(e, cfg.Limits(), "", true, io.Discard)
+	_, err := imp.Import(t.Context(), func(emit func(importer.Record) error) (string, error) {
+		_, err := importer.ReadLines(strings.NewReader(lines), "", emit)
+		return "", err
+	})
+	if err = imp.Result(err, "lines"); err != nil {
+		t.Fatalf("ingest: %v", err)
 	}
 }
 
@@ -59,7 +64,7 @@ func TestForgetAfterRebuild(t *testing.T) {
 	if err := e.Close(); err != nil {
 		t.Fatal(err)
 	}
-	previous := filepath.Join(home, engine.PalaceFile+engine.PreviousSuffix)
+	previous := filepath.Join(home, homedir.PalaceFile+homedir.PreviousSuffix)
 	for _, step := range []struct {
 		name  string
 		run   func(*engine.Engine) (removed bool, err error)
@@ -108,7 +113,7 @@ func TestForgetAndRedactReachSkippedTurns(t *testing.T) {
 	if err := e.Close(); err != nil {
 		t.Fatal(err)
 	}
-	a, err := archive.Open(filepath.Join(home, engine.ArchiveDir), archive.Options{})
+	a, err := archive.Open(filepath.Join(home, homedir.ArchiveDir), archive.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +181,7 @@ func TestTurnOutOfRangeSkippedEverywhere(t *testing.T) {
 	if err := e.Close(); err != nil {
 		t.Fatal(err)
 	}
-	a, err := archive.Open(filepath.Join(home, engine.ArchiveDir), archive.Options{})
+	a, err := archive.Open(filepath.Join(home, homedir.ArchiveDir), archive.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,20 +11,16 @@ import (
 	"path/filepath"
 	"strings"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/config"
+	"github.com/engram-dev/engram/homedir"
 	"github.com/engram-dev/engram/internal/atomicfile"
 	"github.com/engram-dev/engram/palace"
 	"github.com/engram-dev/engram/pipeline"
 	"github.com/engram-dev/engram/scheduler"
 	"github.com/engram-dev/engram/vault"
-	"golang.org/x/sync/errgroup"
-)
-
-// Files of a rebuild, beside palace.db.
-const (
-	RebuildSuffix  = ".rebuild"        // the new palace while it is built
-	PreviousSuffix = ".before-rebuild" // the palace a rebuild replaced, kept for the operator
 )
 
 // RebuildReport is what a rebuild built.
@@ -53,13 +49,13 @@ type RebuildReport struct {
 //
 // Until step 4 the old palace is untouched, so a kill at any moment leaves a
 // working store (and a palace.db.rebuild that the next rebuild removes).
-// A home that holds another program's files is refused first (CheckHome).
+// A home that holds another program's files is refused first (homedir.Check).
 func Rebuild(ctx context.Context, cfg config.Config, logger *slog.Logger, progress func(stage string, done, total int64), keep bool) (RebuildReport, error) {
 	var rep RebuildReport
 	if progress == nil {
 		progress = func(string, int64, int64) {}
 	}
-	if err := claimHome(cfg.Home, cfg.Version, logger); err != nil {
+	if err := homedir.Claim(cfg.Home, cfg.Version, logger); err != nil {
 		return rep, err
 	}
 	a, err := openArchive(ctx, cfg, logger)
@@ -67,8 +63,8 @@ func Rebuild(ctx context.Context, cfg config.Config, logger *slog.Logger, progre
 		return rep, err
 	}
 	defer a.Close()
-	live := filepath.Join(cfg.Home, PalaceFile)
-	next := live + RebuildSuffix
+	live := filepath.Join(cfg.Home, homedir.PalaceFile)
+	next := live + homedir.RebuildSuffix
 	for _, f := range []string{next, next + "-wal", next + "-shm"} {
 		if err := os.Remove(f); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return rep, fmt.Errorf("remove a stale rebuild: %w", err)
@@ -256,7 +252,7 @@ func swapPalace(live, next string, keep bool) (string, error) {
 	previous := ""
 	if keep {
 		if _, err := os.Stat(live); err == nil {
-			previous = live + PreviousSuffix
+			previous = live + homedir.PreviousSuffix
 			os.Remove(previous)
 			if err := os.Link(live, previous); err != nil {
 				if err := copyFile(live, previous); err != nil {

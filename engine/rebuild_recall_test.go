@@ -10,6 +10,7 @@ import (
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/engine"
+	"github.com/engram-dev/engram/homedir"
 	"github.com/engram-dev/engram/internal/layertest"
 	"github.com/engram-dev/engram/internal/testutil"
 )
@@ -74,10 +75,10 @@ func TestRebuild_DeletedPalace(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A second rebuild keeps the first as palace.db.before-rebuild.
-	if rep, err = engine.Rebuild(ctx, cfg, quiet(), nil, true); err != nil || !strings.HasSuffix(rep.Previous, engine.PreviousSuffix) {
+	if rep, err = engine.Rebuild(ctx, cfg, quiet(), nil, true); err != nil || !strings.HasSuffix(rep.Previous, homedir.PreviousSuffix) {
 		t.Fatalf("second rebuild: %+v, %v", rep, err)
 	}
-	if _, err := os.Stat(filepath.Join(home, engine.PalaceFile+engine.PreviousSuffix)); err != nil {
+	if _, err := os.Stat(filepath.Join(home, homedir.PalaceFile+homedir.PreviousSuffix)); err != nil {
 		t.Error(err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/engram-dev/engram/config"
 	"github.com/engram-dev/engram/embedder"
 	"github.com/engram-dev/engram/engine"
+	"github.com/engram-dev/engram/homedir"
 	"github.com/engram-dev/engram/internal/filetest"
 	"github.com/engram-dev/engram/internal/vectortest"
 	"github.com/engram-dev/engram/palace"
@@ -82,7 +83,7 @@ func TestRedactOtherModels(t *testing.T) {
 	// withPalace runs fn on the home's palace, the engine closed.
 	withPalace := func(fn func(p *palace.DB)) {
 		t.Helper()
-		p, err := palace.Open(filepath.Join(home, engine.PalaceFile), palace.Options{})
+		p, err := palace.Open(filepath.Join(home, homedir.PalaceFile), palace.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/archive"
+	"github.com/engram-dev/engram/homedir"
 	"github.com/engram-dev/engram/internal/atomicfile"
 	"github.com/engram-dev/engram/internal/fspath"
 )
@@ -54,7 +55,7 @@ func OpenBackup(dir, home string) (*Backup, error) {
 // counts match the manifest. A home that holds anything is refused
 // (ECONFLICT) unless force, which moves it aside to
 // <home>.before-restore-<time>; a home that holds files engram did not write
-// is refused even with force (a *ForeignHomeError): another program's files
+// is refused even with force (a *homedir.ForeignError): another program's files
 // are never moved. The home's lock is held until then, so no
 // engram opens it meanwhile; a server running on it must be stopped first.
 func (b *Backup) Restore(ctx context.Context, force bool, open func(context.Context) (*Engine, error)) (RestoreReport, error) {
@@ -67,7 +68,7 @@ func (b *Backup) Restore(ctx context.Context, force bool, open func(context.Cont
 	case err != nil:
 		return rep, fmt.Errorf("restore: %w", err)
 	}
-	if err := CheckHome(home); err != nil {
+	if err := homedir.Check(home); err != nil {
 		return rep, err
 	}
 	switch {
@@ -83,8 +84,8 @@ func (b *Backup) Restore(ctx context.Context, force bool, open func(context.Cont
 	// The old home's lock is held until the home is moved aside, so that no
 	// engram opens it meanwhile; it moves with the folder.
 	var lock *archive.DirLock
-	if exists && isDirPath(filepath.Join(home, ArchiveDir)) {
-		if lock, err = archive.LockDir(filepath.Join(home, ArchiveDir)); err != nil {
+	if exists && isDirPath(filepath.Join(home, homedir.ArchiveDir)) {
+		if lock, err = archive.LockDir(filepath.Join(home, homedir.ArchiveDir)); err != nil {
 			return rep, err
 		}
 	}
@@ -118,7 +119,7 @@ func (b *Backup) Restore(ctx context.Context, force bool, open func(context.Cont
 			return rep, err
 		}
 	}
-	if err := checkPalaceCopy(ctx, filepath.Join(tmp, PalaceFile), man); err != nil {
+	if err := checkPalaceCopy(ctx, filepath.Join(tmp, homedir.PalaceFile), man); err != nil {
 		return rep, err
 	}
 

@@ -13,6 +13,7 @@ import (
 	"github.com/engram-dev/engram/archive"
 	"github.com/engram-dev/engram/config"
 	"github.com/engram-dev/engram/engine"
+	"github.com/engram-dev/engram/homedir"
 	"github.com/engram-dev/engram/internal/testutil"
 )
 
@@ -137,7 +138,7 @@ func TestServeAnswersWhileTheIndexCatchesUp(t *testing.T) {
 	if err := e.Close(); err != nil {
 		t.Fatal(err)
 	}
-	a, err := archive.Open(filepath.Join(home, engine.ArchiveDir), archive.Options{})
+	a, err := archive.Open(filepath.Join(home, homedir.ArchiveDir), archive.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/archive"
 	"github.com/engram-dev/engram/config"
+	"github.com/engram-dev/engram/homedir"
 	"github.com/engram-dev/engram/postgres"
 )
 
@@ -107,7 +108,7 @@ func errFilesOnly(what, instead string) error {
 func openArchive(ctx context.Context, cfg config.Config, logger *slog.Logger) (archiveStore, error) {
 	logger = logger.With("component", "archive")
 	if cfg.Store != config.StorePostgres {
-		a, err := archive.Open(filepath.Join(cfg.Home, ArchiveDir), archive.Options{Logger: logger})
+		a, err := archive.Open(filepath.Join(cfg.Home, homedir.ArchiveDir), archive.Options{Logger: logger})
 		if err != nil {
 			return nil, err
 		}
@@ -115,7 +116,7 @@ func openArchive(ctx context.Context, cfg config.Config, logger *slog.Logger) (a
 	}
 	// The palace in the home is this server's alone: the home's lock
 	// keeps a second process off it, as with the files.
-	dir := filepath.Join(cfg.Home, ArchiveDir)
+	dir := filepath.Join(cfg.Home, homedir.ArchiveDir)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("create %s: %w", dir, err)
 	}

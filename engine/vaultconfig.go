@@ -2,12 +2,13 @@ package engine
 
 import (
 	"github.com/engram-dev/engram/config"
+	"github.com/engram-dev/engram/homedir"
 )
 
 // AppendVault is config.AppendVault into a home engram may write: one
-// that holds another program's files is refused (CheckHome), untouched.
+// that holds another program's files is refused (homedir.Check), untouched.
 func AppendVault(home string, v config.VaultConfig, getenv func(string) string) (string, error) {
-	if err := CheckHome(home); err != nil {
+	if err := homedir.Check(home); err != nil {
 		return "", err
 	}
 	return config.AppendVault(home, v, getenv)

@@ -15,6 +15,7 @@ import (
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/config"
 	"github.com/engram-dev/engram/engine"
+	"github.com/engram-dev/engram/homedir"
 	"github.com/engram-dev/engram/httpapi"
 )
 
@@ -179,7 +180,7 @@ func waitEmbedded(t *testing.T, eng *engine.Engine) {
 // SQLite, as a damaged or lost row would, and returns the turn's id.
 func mustLoseVector(t *testing.T, eng *engine.Engine) string {
 	t.Helper()
-	u := url.URL{Scheme: "file", Path: filepath.Join(eng.Config().Home, engine.PalaceFile)}
+	u := url.URL{Scheme: "file", Path: filepath.Join(eng.Config().Home, homedir.PalaceFile)}
 	db, err := sql.Open("sqlite", u.String()+"?_pragma=busy_timeout(10000)")
 	if err != nil {
 		t.Fatal(err)

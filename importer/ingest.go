@@ -77,6 +77,18 @@ func (g *Importer) Record(ctx context.Context, r Record) error {
 	return nil
 }
 
+// Import runs read, a reader of records (ReadLines, JSONL.Read,
+// ReadChatGPT) given Record as its emit, then archives the last batch. It
+// returns what read returns (the head of Report's line) and the first
+// error.
+func (g *Importer) Import(ctx context.Context, read func(emit func(Record) error) (string, error)) (string, error) {
+	head, err := read(func(r Record) error { return g.Record(ctx, r) })
+	if err == nil {
+		err = g.Flush(ctx)
+	}
+	return head, err
+}
+
 // Flush archives the batch, if any: call it after the last record.
 func (g *Importer) Flush(ctx context.Context) error {
 	if len(g.batch) == 0 {

@@ -1,7 +1,6 @@
 package importer
 
 import (
-	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
@@ -340,29 +339,5 @@ func unixTime(s string) (time.Time, error) {
 // first error emit returns or that reading r returns. It returns the number
 // of non-blank lines read.
 func (j *JSONL) Read(r io.Reader, emit func(Record) error) (int, error) {
-	br := bufio.NewReaderSize(r, 1<<20)
-	lineNo, lines := 0, 0
-	for {
-		line, rerr := br.ReadBytes('\n')
-		if len(line) > 0 {
-			lineNo++
-			if len(bytes.TrimSpace(line)) > 0 {
-				lines++
-				in, err := j.Line(lineNo, line)
-				rec := Record{Where: "line " + strconv.Itoa(lineNo), Turn: in, Err: err}
-				if err != nil {
-					rec.Turn = engram.TurnInput{}
-				}
-				if err := emit(rec); err != nil {
-					return lines, err
-				}
-			}
-		}
-		if errors.Is(rerr, io.EOF) {
-			return lines, nil
-		}
-		if rerr != nil {
-			return lines, rerr
-		}
-	}
+	return eachLine(r, emit, j.Line)
 }

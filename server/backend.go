@@ -7,6 +7,7 @@ import (
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/engine"
+	"github.com/engram-dev/engram/homedir"
 	"github.com/engram-dev/engram/httpapi"
 )
 
@@ -47,12 +48,12 @@ const lockedServerWait = 15 * time.Second
 
 // OpenBackend returns a client of the home's running server if one answers
 // (Discover), else opens the home in this process with logger. A home that
-// holds files engram did not write is refused (engine.CheckHome) even when
+// holds files engram did not write is refused (homedir.Check) even when
 // a server answers for it: some commands write into the home beside the
 // server (the Claude Code importer's offsets), and the server would refuse
 // the home at its next start.
 func OpenBackend(ctx context.Context, cfg Config, logger *slog.Logger) (Backend, error) {
-	if err := engine.CheckHome(cfg.Home); err != nil {
+	if err := homedir.Check(cfg.Home); err != nil {
 		return nil, err
 	}
 	if c := Discover(ctx, cfg); c != nil {

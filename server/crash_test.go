@@ -19,7 +19,7 @@ import (
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/archive"
-	"github.com/engram-dev/engram/engine"
+	"github.com/engram-dev/engram/homedir"
 	"github.com/engram-dev/engram/internal/testutil"
 	"github.com/engram-dev/engram/server"
 )
@@ -172,7 +172,7 @@ func TestCrashRecovery(t *testing.T) {
 	t.Logf("%d acknowledged turns survived %d SIGKILLs", len(acked), rounds)
 
 	// The archive opens cleanly: no corrupt line, seqs unique and in order.
-	a, err := archive.Open(filepath.Join(home, engine.ArchiveDir), archive.Options{Logger: quiet()})
+	a, err := archive.Open(filepath.Join(home, homedir.ArchiveDir), archive.Options{Logger: quiet()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/archive"
 	"github.com/engram-dev/engram/engine"
+	"github.com/engram-dev/engram/homedir"
 	"github.com/engram-dev/engram/internal/filetest"
 	"github.com/engram-dev/engram/internal/testutil"
 	"github.com/engram-dev/engram/server"
@@ -124,7 +125,7 @@ func TestResentDamagedLine(t *testing.T) {
 
 	// An engram before this fix archived the re-send again, at seq 5: the
 	// archive skips the damaged line, so it does not know the id.
-	a, err := archive.Open(filepath.Join(home, engine.ArchiveDir), archive.Options{Logger: quiet()})
+	a, err := archive.Open(filepath.Join(home, homedir.ArchiveDir), archive.Options{Logger: quiet()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +160,7 @@ func TestResentDamagedLine(t *testing.T) {
 	if err := server.WriteServeInfo(home, s.Addr()); err != nil { // as engram serve does
 		t.Fatal(err)
 	}
-	if err := server.CheckNotServed(t.Context(), cfg, "repair"); err == nil || !strings.Contains(err.Error(), "engram serve is running") {
+	if _, err := server.Repair(t.Context(), cfg, quiet()); err == nil || !strings.Contains(err.Error(), "engram serve is running") {
 		t.Errorf("repair while serving: %v", err)
 	}
 	stop()
@@ -167,7 +168,7 @@ func TestResentDamagedLine(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	r, err := engine.RepairArchive(t.Context(), cfg.Config, quiet())
+	r, err := server.Repair(t.Context(), cfg, quiet())
 	if err != nil || len(r.Repaired) != 1 || r.Repaired[0].Seq != 2 || len(r.Left) != 0 {
 		t.Fatalf("repair: %+v %v; want seq 2 repaired from the palace's copy, none left", r, err)
 	}

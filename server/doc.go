@@ -10,4 +10,12 @@
 // serve.json, by which CLI commands find the server that holds the home's
 // lock and talk to it instead (Discover, OpenBackend), or refuse to run
 // beside it when they need the home to themselves (CheckNotServed).
+//
+// The work of the CLI's commands that either go through that server or
+// run on the home opened here is here too, so that cmd/engram is flags and
+// printing: the re-embed and the vector reindex (Reembed, ReindexVectors),
+// the Claude Code hook (RunHook), MCP on stdio (ServeMCPIO), the doctor
+// (Doctor), the vaults (AddVault, Vaults, SyncVaults, DocGraph, VaultHook),
+// and the operations that need the home to themselves (Rebuild, Restore,
+// Repair).
 package server

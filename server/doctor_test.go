@@ -6,6 +6,7 @@ import (
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/internal/testutil"
+	"github.com/engram-dev/engram/server"
 )
 
 // TestDoctorServed: a server, whose jobs ran at start, answers GET
@@ -31,4 +32,30 @@ func TestDoctorServed(t *testing.T) {
 		t.Errorf("%d warnings on a clean served home:\n%s", n, testutil.ReportText(rep))
 	}
 	testutil.MustFindCheck(t, rep, "jobs", "ok", "jobs on schedule")
+}
+
+// TestDoctorHereOrOnTheServer: server.Doctor checks the home here when no
+// server runs, and asks the running server when one does, naming it.
+func TestDoctorHereOrOnTheServer(t *testing.T) {
+	ctx := t.Context()
+	home := filepath.Join(t.TempDir(), "home")
+	s, stop := serve(t, home, nil)
+	ingestVectorTurns(t, s)
+	if err := server.WriteServeInfo(home, s.Addr()); err != nil { // as engram serve does
+		t.Fatal(err)
+	}
+	cfg, err := server.LoadConfig(home, func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, at, err := server.Doctor(ctx, cfg, quiet())
+	if err != nil || at != s.Addr() || len(rep.Checks) == 0 {
+		t.Fatalf("Doctor beside a server: at %q, %v, %+v", at, err, rep)
+	}
+	stop()
+	rep, at, err = server.Doctor(ctx, cfg, quiet())
+	if err != nil || at != "" || rep.Failed() {
+		t.Fatalf("Doctor here: at %q, %v\n%s", at, err, testutil.ReportText(rep))
+	}
+	testutil.MustFindCheck(t, rep, "archive", "ok", "3 turns")
 }

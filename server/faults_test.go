@@ -18,7 +18,7 @@ import (
 	"github.com/engram-dev/engram/chroma"
 	"github.com/engram-dev/engram/config"
 	"github.com/engram-dev/engram/embedder"
-	"github.com/engram-dev/engram/engine"
+	"github.com/engram-dev/engram/homedir"
 	"github.com/engram-dev/engram/internal/testutil"
 	"github.com/engram-dev/engram/internal/vecrow"
 	"github.com/engram-dev/engram/server"
@@ -114,7 +114,7 @@ func TestFaultVectorMemory(t *testing.T) {
 		t.Errorf("GET /v1/reindex before any: %d", code)
 	}
 
-	db := testutil.OpenSQLite(t, filepath.Join(home, engine.PalaceFile))
+	db := testutil.OpenSQLite(t, filepath.Join(home, homedir.PalaceFile))
 	testutil.MustExec(t, db, `DELETE FROM vectors WHERE id IN (?, ?)`, ids["zq0004"], ids["zq0009"])
 	other := make([]float32, embedder.New().Dim())
 	other[5] = 1
@@ -250,7 +250,7 @@ func (c *privateChroma) count(t *testing.T) int {
 func archivedIDs(t *testing.T, home string) map[string]bool {
 	t.Helper()
 	ids := map[string]bool{}
-	err := filepath.WalkDir(filepath.Join(home, engine.ArchiveDir), func(p string, d os.DirEntry, err error) error {
+	err := filepath.WalkDir(filepath.Join(home, homedir.ArchiveDir), func(p string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".jsonl") {
 			return err
 		}

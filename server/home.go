@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 
 	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/archive"
 	"github.com/engram-dev/engram/config"
 	"github.com/engram-dev/engram/engine"
 )
@@ -67,4 +69,26 @@ func Restore(ctx context.Context, cfg Config, dir string, force bool, load func(
 		}
 		return e, nil
 	})
+}
+
+// Doctor runs the checks of cfg's home: by the running server when one
+// answers (GET /v1/doctor; at is its address), else on the home here
+// (engine.DoctorHome, which checks a home too damaged to open), logging to
+// logger.
+func Doctor(ctx context.Context, cfg Config, logger *slog.Logger) (rep engram.DoctorReport, at string, err error) {
+	if c := Discover(ctx, cfg); c != nil {
+		rep, err = c.Doctor(ctx)
+		return rep, strings.TrimPrefix(c.Base(), "http://"), err
+	}
+	return engine.DoctorHome(ctx, cfg.Config, logger), "", nil
+}
+
+// Repair writes the damaged lines of the archive of cfg's home again from
+// the palace's copies of their turns (engine.RepairArchive), refused while
+// a server answers for the home.
+func Repair(ctx context.Context, cfg Config, logger *slog.Logger) (archive.RepairReport, error) {
+	if err := CheckNotServed(ctx, cfg, "repair"); err != nil {
+		return archive.RepairReport{}, err
+	}
+	return engine.RepairArchive(ctx, cfg.Config, logger)
 }

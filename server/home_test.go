@@ -14,6 +14,7 @@ import (
 	"github.com/engram-dev/engram/chroma"
 	"github.com/engram-dev/engram/embedder"
 	"github.com/engram-dev/engram/engine"
+	"github.com/engram-dev/engram/homedir"
 	"github.com/engram-dev/engram/internal/testutil"
 	"github.com/engram-dev/engram/server"
 )
@@ -47,7 +48,7 @@ func TestNotServedCommands(t *testing.T) {
 	}
 	_, err = server.Restore(ctx, cfg, backup, true, func() (server.Config, error) { return cfg, nil }, func(server.Config) *slog.Logger { return quiet() })
 	refused("restore", err)
-	if _, err := os.Stat(filepath.Join(home, engine.PalaceFile+engine.PreviousSuffix)); err == nil {
+	if _, err := os.Stat(filepath.Join(home, homedir.PalaceFile+homedir.PreviousSuffix)); err == nil {
 		t.Error("a refused rebuild kept a previous palace")
 	}
 }

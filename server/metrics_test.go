@@ -11,7 +11,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/engram-dev/engram/config"
-	"github.com/engram-dev/engram/engine"
+	"github.com/engram-dev/engram/homedir"
 	"github.com/engram-dev/engram/httpapi"
 	"github.com/engram-dev/engram/internal/layertest"
 	"github.com/engram-dev/engram/internal/metricstest"
@@ -23,7 +23,7 @@ import (
 // way `engram serve` does, and returns its HTTP server.
 func startMetricsServer(t *testing.T) *httpapi.Server {
 	t.Helper()
-	home := layertest.MustHome(t, engine.PalaceFile, time.Date(2025, 3, 1, 9, 0, 0, 0, time.UTC))
+	home := layertest.MustHome(t, homedir.PalaceFile, time.Date(2025, 3, 1, 9, 0, 0, 0, time.UTC))
 	return startServer(t, home, nil).HTTP
 }
 

@@ -12,12 +12,12 @@ import (
 	"time"
 
 	"github.com/engram-dev/engram"
-	"github.com/engram-dev/engram/engine"
+	"github.com/engram-dev/engram/homedir"
 	"github.com/engram-dev/engram/httpapi"
 	"github.com/engram-dev/engram/internal/atomicfile"
 )
 
-// ServeInfo is the home's engine.ServeFile: where the process serving the
+// ServeInfo is the home's homedir.ServeFile: where the process serving the
 // home listens. CLI commands read it to talk to that server instead of
 // opening the home, which the server has locked.
 type ServeInfo struct {
@@ -33,22 +33,22 @@ func WriteServeInfo(home, addr string) error {
 	if err != nil {
 		return err
 	}
-	return atomicfile.WriteFile(filepath.Join(home, engine.ServeFile), b, 0o600)
+	return atomicfile.WriteFile(filepath.Join(home, homedir.ServeFile), b, 0o600)
 }
 
 // ReadServeInfo reads home's ServeFile. A missing file is fs.ErrNotExist;
 // one that does not parse or names no address is an error too.
 func ReadServeInfo(home string) (ServeInfo, error) {
 	var info ServeInfo
-	b, err := os.ReadFile(filepath.Join(home, engine.ServeFile))
+	b, err := os.ReadFile(filepath.Join(home, homedir.ServeFile))
 	if err != nil {
 		return info, err
 	}
 	if err := json.Unmarshal(b, &info); err != nil {
-		return info, fmt.Errorf("%s: %w", engine.ServeFile, err)
+		return info, fmt.Errorf("%s: %w", homedir.ServeFile, err)
 	}
 	if info.Addr == "" {
-		return info, fmt.Errorf("%s names no address", engine.ServeFile)
+		return info, fmt.Errorf("%s names no address", homedir.ServeFile)
 	}
 	return info, nil
 }
@@ -56,7 +56,7 @@ func ReadServeInfo(home string) (ServeInfo, error) {
 // RemoveServeInfo removes home's ServeFile, when the server stops; a
 // missing one is no error.
 func RemoveServeInfo(home string) error {
-	if err := os.Remove(filepath.Join(home, engine.ServeFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := os.Remove(filepath.Join(home, homedir.ServeFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
 	return nil

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/engram-dev/engram/engine"
+	"github.com/engram-dev/engram/homedir"
 	"github.com/engram-dev/engram/server"
 )
 
@@ -25,7 +25,7 @@ func TestServeInfo(t *testing.T) {
 	if err != nil || info.Addr != "127.0.0.1:30001" || info.PID != os.Getpid() || info.StartedAt.IsZero() {
 		t.Fatalf("read %+v, %v", info, err)
 	}
-	if st, err := os.Stat(filepath.Join(home, engine.ServeFile)); err != nil || st.Mode().Perm() != 0o600 {
+	if st, err := os.Stat(filepath.Join(home, homedir.ServeFile)); err != nil || st.Mode().Perm() != 0o600 {
 		t.Fatalf("stat %v, %v", st, err)
 	}
 	if err := server.RemoveServeInfo(home); err != nil {
@@ -35,7 +35,7 @@ func TestServeInfo(t *testing.T) {
 		t.Fatalf("removed twice: %v", err)
 	}
 	for _, bad := range []string{"{", `{"pid": 7}`} {
-		os.WriteFile(filepath.Join(home, engine.ServeFile), []byte(bad), 0o600)
+		os.WriteFile(filepath.Join(home, homedir.ServeFile), []byte(bad), 0o600)
 		if _, err := server.ReadServeInfo(home); err == nil {
 			t.Errorf("%s: no error", bad)
 		}

@@ -3,11 +3,13 @@ package server
 import (
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 
 	"github.com/engram-dev/engram/config"
 	"github.com/engram-dev/engram/engine"
+	"github.com/engram-dev/engram/homedir"
 	"github.com/engram-dev/engram/httpapi"
 	"github.com/engram-dev/engram/mcp"
 	"github.com/engram-dev/engram/ui"
@@ -126,18 +128,37 @@ func Run(ctx context.Context, cfg Config, logger *slog.Logger) error {
 		return err
 	}
 	if err := WriteServeInfo(cfg.Home, srv.Addr()); err != nil {
-		logger.Warn("could not write "+engine.ServeFile+"; CLI commands will not find this server", "err", err)
+		logger.Warn("could not write "+homedir.ServeFile+"; CLI commands will not find this server", "err", err)
 	}
 	logger.Info("engram serving", "addr", srv.Addr(), "home", cfg.Home, "version", cfg.Version,
 		"archive_seq", srv.Engine.LastSeq())
 	<-ctx.Done()
 	logger.Info("shutting down: finishing in-flight requests")
 	if err := RemoveServeInfo(cfg.Home); err != nil {
-		logger.Warn("could not remove "+engine.ServeFile, "err", err)
+		logger.Warn("could not remove "+homedir.ServeFile, "err", err)
 	}
 	err = srv.Close()
 	if err == nil {
 		logger.Info("engram stopped cleanly")
+	}
+	return err
+}
+
+// ServeMCPIO serves the MCP tools on in and out until the client closes in
+// or ctx ends: what `engram mcp` runs. The tools go through the home's
+// running server when one answers (OpenBackend), else through the home
+// opened here, warmed at once so that the first recall does not wait.
+func ServeMCPIO(ctx context.Context, cfg Config, logger *slog.Logger, in io.Reader, out io.Writer) error {
+	be, err := OpenBackend(ctx, cfg, logger.With("component", "mcp"))
+	if err != nil {
+		return err
+	}
+	if e, ok := be.(*engine.Engine); ok {
+		e.Warm()
+	}
+	err = MCPServer(be, cfg.Config, logger).ServeIO(ctx, in, out)
+	if cerr := be.Close(); err == nil {
+		err = cerr
 	}
 	return err
 }

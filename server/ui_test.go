@@ -91,9 +91,13 @@ func uiHome(t *testing.T, config string) string {
 		t.Fatal(err)
 	}
 	for _, in := range []string{b.String(), string(conv)} {
-		lines := importer.NewLines(e, cfg.Limits(), "", true, io.Discard)
-		if err := lines.Read(ctx, strings.NewReader(in)); err != nil || lines.Bad > 0 {
-			t.Fatalf("ingest: %v, %d bad lines", err, lines.Bad)
+		imp := importer.NewImporter(e, cfg.Limits(), "", true, io.Discard)
+		_, err := imp.Import(ctx, func(emit func(importer.Record) error) (string, error) {
+			_, err := importer.ReadLines(strings.NewReader(in), "", emit)
+			return "", err
+		})
+		if err = imp.Result(err, "lines"); err != nil {
+			t.Fatalf("ingest: %v", err)
 		}
 	}
 	if _, err := e.SyncVaults(ctx, ""); err != nil {

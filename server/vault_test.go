@@ -1,8 +1,12 @@
 package server_test
 
 import (
+	"errors"
+	"io/fs"
+	"log/slog"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -59,15 +63,21 @@ func TestVaultThroughServer(t *testing.T) {
 		t.Fatal("no server found for the home")
 	}
 
-	sync, err := server.SyncVaults(ctx, c, cfg, dir)
+	sync, err := server.SyncVaults(ctx, cfg, dir, quiet())
 	if err != nil || len(sync) != 1 || sync[0].Vault != dir || sync[0].Error != "" {
 		t.Fatalf("vault sync through the server: %+v %v", sync, err)
 	}
-	if list, err := server.Vaults(ctx, c, cfg); err != nil || len(list) != 1 || list[0].Docs < 10 {
+	if list, err := server.Vaults(ctx, cfg, quiet()); err != nil || len(list) != 1 || list[0].Docs < 10 {
 		t.Errorf("vault list through the server: %+v %v", list, err)
 	}
 	if g, err := c.DocGraph(ctx, "", billingIncident, engram.DefaultGraphDepth); err != nil || !slices.Contains(linkedAt(g), billingADR+"@1") {
 		t.Errorf("vault graph through the server: %+v %v", g, err)
+	}
+	// A document named by its full path names its vault too; the lists
+	// are empty, not nil.
+	if g, err := server.DocGraph(ctx, c, cfg, "", filepath.Join(dir, billingIncident), 1); err != nil || g.Doc.Path != billingIncident ||
+		!slices.Contains(linkedAt(g), billingADR+"@1") || g.Backlinks == nil || g.Unresolved == nil {
+		t.Errorf("vault graph of a full path: %+v %v", g, err)
 	}
 	if _, err := c.DocGraph(ctx, "", "no-such-note", engram.DefaultGraphDepth); engram.ErrorCode(err) != engram.ENOTFOUND || !strings.Contains(err.Error(), "no document") {
 		t.Errorf("vault graph of an unknown doc through the server: %v", err)
@@ -107,10 +117,10 @@ func TestVaultThroughServer(t *testing.T) {
 	if cfg, err = server.LoadConfig(home, noEnv); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := server.SyncVaults(ctx, c, cfg, other); err == nil || !strings.Contains(err.Error(), "restart the server") {
+	if _, err := server.SyncVaults(ctx, cfg, other, quiet()); err == nil || !strings.Contains(err.Error(), "restart the server") {
 		t.Errorf("vault sync of a vault the server does not know yet: %v", err)
 	}
-	pending, err := server.Vaults(ctx, c, cfg)
+	pending, err := server.Vaults(ctx, cfg, quiet())
 	if err != nil || len(pending) != 2 || pending[1].Path != other || !strings.Contains(pending[1].Pending, "recorded in config.toml after engram serve started") {
 		t.Errorf("vault list of a vault added while serving: %+v %v", pending, err)
 	}
@@ -126,7 +136,108 @@ func TestVaultThroughServer(t *testing.T) {
 	if c = server.Discover(ctx, cfg); c == nil {
 		t.Fatal("no server found for the home after the restart")
 	}
-	if sync, err := server.SyncVaults(ctx, c, cfg, other); err != nil || len(sync) != 1 || sync[0].Files != 1 {
+	if sync, err := server.SyncVaults(ctx, cfg, other, quiet()); err != nil || len(sync) != 1 || sync[0].Files != 1 {
 		t.Errorf("vault sync after the restart: %+v %v", sync, err)
+	}
+}
+
+// TestAddVault: server.AddVault records a vault and syncs it on the home
+// opened here; with a server answering for the home it records the vault
+// only, and says so, since the server reads config.toml when it starts.
+func TestAddVault(t *testing.T) {
+	ctx := t.Context()
+	home := filepath.Join(t.TempDir(), "home")
+	dir := filepath.Join(t.TempDir(), "notes")
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join("..", "testdata", "vault"))); err != nil {
+		t.Fatal(err)
+	}
+	noEnv := func(string) string { return "" }
+	load := func() (server.Config, error) { return server.LoadConfig(home, noEnv) }
+	newLogger := func(server.Config) *slog.Logger { return quiet() }
+	cfg, err := load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if vs, err := server.Vaults(ctx, cfg, quiet()); err != nil || vs != nil {
+		t.Fatalf("the vaults of a home with none: %+v, %v", vs, err)
+	}
+	if reports, err := server.SyncVaults(ctx, cfg, "", quiet()); err != nil || reports != nil {
+		t.Fatalf("syncing a home with no vaults: %+v, %v", reports, err)
+	}
+	if _, err := os.Stat(home); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("listing or syncing no vaults opened the home: %v", err)
+	}
+	a, err := server.AddVault(ctx, cfg, dir, "notes", noEnv, load, newLogger)
+	if err != nil || a.Root != dir || a.Config != filepath.Join(home, "config.toml") || a.Served ||
+		len(a.Reports) != 1 || a.Reports[0].Vault != dir || len(a.Reports[0].Indexed) < 10 {
+		t.Fatalf("AddVault here: %+v, %v", a, err)
+	}
+	if cfg, err = load(); err != nil {
+		t.Fatal(err)
+	}
+	if vs, err := server.Vaults(ctx, cfg, quiet()); err != nil || len(vs) != 1 || vs[0].Path != dir || vs[0].Docs < 10 {
+		t.Errorf("the vaults of the home opened here: %+v, %v", vs, err)
+	}
+	if _, err := server.AddVault(ctx, cfg, dir, "notes", noEnv, load, newLogger); err == nil {
+		t.Errorf("the same vault again: %v", err)
+	}
+
+	s := startServer(t, home, nil)
+	if err := server.WriteServeInfo(home, s.Addr()); err != nil { // as engram serve does
+		t.Fatal(err)
+	}
+	other := t.TempDir()
+	a, err = server.AddVault(ctx, cfg, other, "notes", noEnv, load, newLogger)
+	if err != nil || a.Root != other || !a.Served || a.Reports != nil {
+		t.Fatalf("AddVault beside a server: %+v, %v", a, err)
+	}
+	if cfg, err = load(); err != nil || !cfg.HasVault(other) {
+		t.Errorf("the vault added beside a server is not recorded: %v", err)
+	}
+}
+
+// TestVaultHook: server.VaultHook puts the block that syncs a configured
+// vault in the post-commit hook of its repository, refuses a folder that
+// is no configured vault, and takes the block out again.
+func TestVaultHook(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed: the post-commit hook cannot be tested")
+	}
+	ctx := t.Context()
+	home, repo := filepath.Join(t.TempDir(), "home"), t.TempDir()
+	if out, err := exec.Command("git", "-C", repo, "init", "-q", ".").CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	dir := filepath.Join(repo, "notes")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	noEnv := func(string) string { return "" }
+	cfg, err := server.LoadConfig(home, noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	if err := server.VaultHook(ctx, cfg, dir, true, &out); engram.ErrorCode(err) != engram.ENOTFOUND {
+		t.Fatalf("install for a folder that is no vault: %v", err)
+	}
+	if _, _, err := engine.AddVault(cfg.Config, dir, engram.DefaultNamespace, noEnv); err != nil {
+		t.Fatal(err)
+	}
+	if cfg, err = server.LoadConfig(home, noEnv); err != nil {
+		t.Fatal(err)
+	}
+	hook := filepath.Join(repo, ".git", "hooks", "post-commit")
+	if err := server.VaultHook(ctx, cfg, dir, true, &out); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(hook); err != nil || !strings.Contains(string(b), "vault sync '"+dir+"'") || !strings.Contains(string(b), "--home '"+home+"'") {
+		t.Fatalf("the hook after install: %s, %v", b, err)
+	}
+	if err := server.VaultHook(ctx, cfg, dir, false, &out); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(hook); err == nil && strings.Contains(string(b), "vault sync") {
+		t.Errorf("the hook after uninstall:\n%s", b)
 	}
 }

@@ -168,3 +168,85 @@ func TestReembedUnknownModel(t *testing.T) {
 		t.Errorf("reembed the test model: %d %+v", code, st)
 	}
 }
+
+// TestReembedHereOrOnTheServer: server.Reembed embeds the turns on the
+// home opened here when no server runs, and through the running server
+// when one does, showing the progress either way; the active model again
+// is refused.
+func TestReembedHereOrOnTheServer(t *testing.T) {
+	ctx := t.Context()
+	env := map[string]string{"ENGRAM_EMBEDDER": "none"}
+	for _, served := range []bool{false, true} {
+		home := filepath.Join(t.TempDir(), "home")
+		s, stop := serve(t, home, env)
+		ingestVectorTurns(t, s)
+		if !served {
+			stop()
+		} else if err := server.WriteServeInfo(home, s.Addr()); err != nil { // as engram serve does
+			t.Fatal(err)
+		}
+		cfg, err := server.LoadConfig(home, func(k string) string { return env[k] })
+		if err != nil {
+			t.Fatal(err)
+		}
+		var shown []engram.ReembedStatus
+		st, remote, err := server.Reembed(ctx, cfg, "builtin", quiet(), func(st engram.ReembedStatus, remote bool) {
+			if remote != served {
+				t.Errorf("served %v: shown as remote %v", served, remote)
+			}
+			shown = append(shown, st)
+		})
+		if err != nil || remote != served || st.State != engram.ReembedDone || !strings.HasPrefix(st.Model, "builtin") {
+			t.Fatalf("served %v: Reembed = %+v, remote %v, %v", served, st, remote, err)
+		}
+		if len(shown) == 0 || shown[0].Total != 3 || shown[0].Model != st.Model {
+			t.Errorf("served %v: the progress shown: %+v", served, shown)
+		}
+		if _, _, err := server.Reembed(ctx, cfg, "builtin", quiet(), func(engram.ReembedStatus, bool) {}); served && engram.ErrorCode(err) != engram.ECONFLICT {
+			t.Errorf("the server's active model again: %v", err) // here, config.toml's embedder (none) is the active one
+		}
+		if _, _, err := server.Reembed(ctx, cfg, "bogus", quiet(), func(engram.ReembedStatus, bool) {}); engram.ErrorCode(err) != engram.EINVALID {
+			t.Errorf("served %v: a bogus model: %v", served, err)
+		}
+	}
+}
+
+// TestReindexVectorsHereOrOnTheServer: server.ReindexVectors rebuilds the
+// vector index on the home opened here when no server runs, and through
+// the running server when one does; a home without an embedder is refused.
+func TestReindexVectorsHereOrOnTheServer(t *testing.T) {
+	ctx := t.Context()
+	for _, served := range []bool{false, true} {
+		home := filepath.Join(t.TempDir(), "home")
+		s, stop := serve(t, home, nil)
+		ingestVectorTurns(t, s)
+		if !served {
+			stop()
+		} else if err := server.WriteServeInfo(home, s.Addr()); err != nil { // as engram serve does
+			t.Fatal(err)
+		}
+		cfg, err := server.LoadConfig(home, func(string) string { return "" })
+		if err != nil {
+			t.Fatal(err)
+		}
+		phases := 0
+		st, remote, err := server.ReindexVectors(ctx, cfg, true, quiet(), func(st engram.ReindexStatus, remote bool) {
+			if remote != served {
+				t.Errorf("served %v: shown as remote %v", served, remote)
+			}
+			phases++
+		})
+		if err != nil || remote != served || served && st.State != engram.ReindexDone || st.Embedded < 3 || phases == 0 {
+			t.Fatalf("served %v: ReindexVectors = %+v, remote %v, %v (%d statuses shown)", served, st, remote, err, phases)
+		}
+	}
+	home := filepath.Join(t.TempDir(), "none")
+	env := map[string]string{"ENGRAM_EMBEDDER": "none"}
+	cfg, err := server.LoadConfig(home, func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := server.ReindexVectors(ctx, cfg, false, quiet(), func(engram.ReindexStatus, bool) {}); err == nil || !strings.Contains(err.Error(), "embedder = none") {
+		t.Errorf("without an embedder: %v", err)
+	}
+}

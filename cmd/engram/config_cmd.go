@@ -36,3 +36,9 @@ func (m *Main) logger(cfg server.Config) *slog.Logger {
 	lvl, _ := config.ParseLevel(cfg.LogLevel)
 	return slog.New(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: lvl}))
 }
+
+// errorLogger logs errors only, to stderr: for a command whose output says
+// what went wrong, which the engine's warnings would only repeat.
+func (m *Main) errorLogger() *slog.Logger {
+	return slog.New(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+}

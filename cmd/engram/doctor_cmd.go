@@ -3,11 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"strings"
 
 	"github.com/engram-dev/engram"
-	"github.com/engram-dev/engram/engine"
 	"github.com/engram-dev/engram/server"
 )
 
@@ -28,18 +26,13 @@ Exit status: 0 when no check failed (warnings allowed), 1 when one did.`)
 	if err != nil {
 		return err
 	}
-	var rep engram.DoctorReport
+	rep, at, err := server.Doctor(ctx, cfg, m.errorLogger())
+	if err != nil {
+		return err
+	}
 	where := "checked locally"
-	if c := server.Discover(ctx, cfg); c != nil {
-		if rep, err = c.Doctor(ctx); err != nil {
-			return err
-		}
-		where = "checked by the server at " + strings.TrimPrefix(c.Base(), "http://")
-	} else {
-		// The report says what is wrong; the engine's warnings would only
-		// repeat it on stderr.
-		logger := slog.New(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
-		rep = engine.DoctorHome(ctx, cfg.Config, logger)
+	if at != "" {
+		where = "checked by the server at " + at
 	}
 	if *asJSON {
 		if err := printJSON(m, rep); err != nil {

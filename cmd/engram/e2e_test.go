@@ -57,7 +57,7 @@ func TestIngestFileLocal(t *testing.T) {
 	if r.code != 1 {
 		t.Fatalf("ingest with bad lines must exit 1, got %d\n%s", r.code, r.stderr)
 	}
-	for _, want := range []string{"line 2: content:", "line 4: the line must be a JSON object", "line 6: role: unknown role \"wizard\"", "6 lines, 3 turns archived"} {
+	for _, want := range []string{"line 2: content:", "line 4: the line must be a JSON object", "line 6: role: unknown role \"wizard\"", "6 lines read, 3 turns archived"} {
 		if !strings.Contains(r.stderr, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
 		}

@@ -6,12 +6,11 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"log/slog"
 	"time"
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/claudecode"
-	"github.com/engram-dev/engram/engine"
+	"github.com/engram-dev/engram/homedir"
 	"github.com/engram-dev/engram/recall"
 	"github.com/engram-dev/engram/server"
 )
@@ -50,9 +49,6 @@ func runHook(ctx context.Context, m *Main, args []string) error {
 	if err == nil {
 		cfg, err = m.loadConfig()
 	}
-	if err == nil {
-		err = engine.CheckHome(cfg.Home)
-	}
 	if err != nil {
 		m.hookLog(cfg, "", err)
 		return nil
@@ -62,7 +58,7 @@ func runHook(ctx context.Context, m *Main, args []string) error {
 	h := &claudecode.Hook{Home: cfg.Home, Limits: cfg.Limits(), Namespace: *ns, Budget: *budget,
 		IncludeSession: *inclSession, Pack: recall.Pack}
 	h.Log = func(err error) { m.hookLog(cfg, h.In.HookEventName, err) }
-	out, err := m.runHookOn(ctx, cfg, h)
+	out, err := server.RunHook(ctx, cfg, h, m.Stdin)
 	if err != nil {
 		h.Log(err)
 		return nil
@@ -73,29 +69,6 @@ func runHook(ctx context.Context, m *Main, args []string) error {
 	return nil
 }
 
-// runHookOn reads the hook's input and runs h on the running server when
-// one answers, else on the home opened here, logging to the hook log.
-func (m *Main) runHookOn(ctx context.Context, cfg server.Config, h *claudecode.Hook) (string, error) {
-	var err error
-	if h.In, err = claudecode.ReadHookInput(ctx, m.Stdin); err != nil {
-		return "", err
-	}
-	if c := server.Discover(ctx, cfg); c != nil {
-		return h.Run(ctx, c)
-	}
-	lf, err := claudecode.OpenHookLog(cfg.Home)
-	if err != nil {
-		return "", err
-	}
-	defer lf.Close()
-	e, err := engine.Open(ctx, cfg.Config, slog.New(slog.NewTextHandler(lf, &slog.HandlerOptions{Level: slog.LevelWarn})))
-	if err != nil {
-		return "", err
-	}
-	defer e.Close()
-	return h.Run(ctx, e)
-}
-
 // hookLog appends one line about err to <home>/logs/hook.log; it cannot
 // fail the hook. Into a home that holds another program's files it writes
 // nothing: the line goes to stderr, which Claude Code shows in its
@@ -104,7 +77,7 @@ func (m *Main) hookLog(cfg server.Config, event string, err error) {
 	if cfg.Home == "" {
 		cfg.Home, _ = m.resolveHome()
 	}
-	if herr := engine.CheckHome(cfg.Home); herr != nil {
+	if herr := homedir.Check(cfg.Home); herr != nil {
 		tprintf(m.Stderr, "engram hook: %s\n", engram.ErrorText(err))
 		return
 	}

@@ -76,76 +76,24 @@ func hookLog(home string) string {
 	return string(b)
 }
 
-// testHookFlow: Stop archives the first session quietly; a prompt in a new
-// session gets the memory; a trigger phrase gets deep recall; offsets stop
-// before the line being written and advance once it is complete.
-func testHookFlow(t *testing.T, home string) {
-	projects := t.TempDir()
-	first := ccTranscript(t, projects, "session.jsonl", ccSession+".jsonl")
+// TestHookClaudeCodeOutput: the hook prints nothing on Stop and, on a
+// prompt, the memories recalled for it, exiting 0 either way (server's
+// TestRunHook checks what the hook archives and recalls, on the home
+// opened here and through a server).
+func TestHookClaudeCodeOutput(t *testing.T) {
+	home := t.TempDir()
+	first := ccTranscript(t, t.TempDir(), "session.jsonl", ccSession+".jsonl")
 	r := runCLI(t, home, hookInput(t, "Stop", ccSession, first, ""), "hook", "claude-code")
 	if r.code != 0 || r.stdout != "" {
 		t.Fatalf("Stop: exit %d stdout %q stderr %q log %s", r.code, r.stdout, r.stderr, hookLog(home))
 	}
-	st, _ := os.Stat(first)
-	off := ccOffsets(t, home)[first]
-	if off <= 0 || off >= st.Size() {
-		t.Fatalf("offset %d after Stop, want inside (0, %d): the partial last line must stay unread", off, st.Size())
-	}
-	second := filepath.Join(filepath.Dir(first), "second.jsonl")
-	os.WriteFile(second, []byte(`{"type":"user","uuid":"c0000000-0000-4000-8000-000000000001","sessionId":"second","cwd":"/home/dev/src/billing-api","timestamp":"2026-05-03T08:00:00Z","message":{"role":"user","content":"Starting on the staging deploy today."}}`+"\n"), 0o600)
-
-	r = runCLI(t, home, hookInput(t, "UserPromptSubmit", "second", second, "which port does the staging database use?"), "hook", "claude-code")
+	r = runCLI(t, home, hookInput(t, "UserPromptSubmit", "second", first, "which port does the staging database use?"), "hook", "claude-code", "--budget", "400")
 	if r.code != 0 || !strings.Contains(r.stdout, "<engram-memory mode=") || !strings.Contains(r.stdout, "6543") {
 		t.Fatalf("UserPromptSubmit: exit %d stdout %q stderr %q log %s", r.code, r.stdout, r.stderr, hookLog(home))
-	}
-	if strings.Contains(r.stdout, "Starting on the staging deploy") {
-		t.Errorf("the current session's own turn was recalled:\n%s", r.stdout)
-	}
-	if strings.Contains(r.stdout, "mode=\"deep\"") {
-		t.Errorf("a plain prompt ran deep:\n%s", r.stdout)
-	}
-	r = runCLI(t, home, hookInput(t, "UserPromptSubmit", "second", second, "do you remember which port the staging database uses?"), "hook", "claude-code", "--budget", "400")
-	if r.code != 0 || !strings.Contains(r.stdout, `mode="deep"`) || !strings.Contains(r.stdout, "6543") {
-		t.Fatalf("trigger phrase: exit %d stdout %q log %s", r.code, r.stdout, hookLog(home))
-	}
-	if n := len(strings.Fields(r.stdout)); n > 400 {
-		t.Errorf("context of %d words over a 400-token budget", n)
-	}
-
-	// The line being written completes: the next hook archives it.
-	f, _ := os.OpenFile(first, os.O_APPEND|os.O_WRONLY, 0)
-	b, _ := os.ReadFile(filepath.Join(ccFixtures, "session.jsonl"))
-	full := `{"parentUuid": "a0000000-0000-4000-8000-000000000010", "isSidechain": false, "cwd": "/home/dev/src/billing-api", "sessionId": "` + ccSession + `", "type": "user", "uuid": "a0000000-0000-4000-8000-000000000011", "timestamp": "2026-05-01T09:01:00.000Z", "message": {"role": "user", "content": "Now deploy it with scripts/deploy.sh"}}`
-	partial := string(b[strings.LastIndexByte(string(b), '\n')+1:])
-	if !strings.HasPrefix(full, partial[:40]) {
-		t.Fatalf("fixture's partial line changed: %q", partial)
-	}
-	f.Truncate(st.Size() - int64(len(partial)))
-	f.WriteString(full + "\n")
-	f.Close()
-	r = runCLI(t, home, hookInput(t, "SessionEnd", ccSession, first, ""), "hook", "claude-code")
-	st, _ = os.Stat(first)
-	if r.code != 0 || r.stdout != "" || ccOffsets(t, home)[first] != st.Size() {
-		t.Fatalf("SessionEnd: exit %d stdout %q offset %d of %d, log %s", r.code, r.stdout, ccOffsets(t, home)[first], st.Size(), hookLog(home))
-	}
-	r = runCLI(t, home, "", "recall", "--namespace", "cc-billing-api", "--mode", "keyword", "deploy.sh")
-	if !strings.Contains(r.stdout, "scripts/deploy.sh") {
-		t.Errorf("completed line not archived:\n%s", r.stdout)
 	}
 	if log := hookLog(home); log != "" {
 		t.Errorf("hook.log not empty:\n%s", log)
 	}
-}
-
-func TestHookClaudeCodeServer(t *testing.T) {
-	home := t.TempDir()
-	s := startServer(t, home)
-	testHookFlow(t, home)
-	s.stop(t)
-}
-
-func TestHookClaudeCodeLocal(t *testing.T) {
-	testHookFlow(t, t.TempDir())
 }
 
 // TestHookClaudeCodeNeverFails: broken stdin, a broken or missing transcript,

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 
 	"github.com/engram-dev/engram/importer"
 )
@@ -38,35 +36,4 @@ func runImportChatGPT(ctx context.Context, m *Main, args []string) error {
 		}
 		return fmt.Sprintf("%s: %d conversations, %d messages", pos[0], st.Conversations, st.Messages), err
 	})
-}
-
-// importRecords archives, through the home's backend, the records read
-// passes on, then prints the summary (read returns what it read, its
-// head) and returns the command's error (what names the records).
-func (m *Main) importRecords(ctx context.Context, cmd string, quiet bool, what string,
-	read func(record func(importer.Record) error) (string, error)) error {
-	cfg, be, err := m.openHome(ctx)
-	if err != nil {
-		return err
-	}
-	imp := importer.NewImporter(be, cfg.Limits(), "engram "+cmd, quiet, m.Stderr)
-	head, err := read(func(r importer.Record) error { return imp.Record(ctx, r) })
-	if err == nil {
-		err = imp.Flush(ctx)
-	}
-	if cerr := be.Close(); err == nil {
-		err = cerr
-	}
-	imp.Report(head)
-	return imp.Result(err, what)
-}
-
-// openImportFile opens the file an import reads; a missing one is a usage
-// error, since the user most likely mistyped it.
-func openImportFile(cmd, path string) (*os.File, error) {
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, &usageError{cmd: cmd, msg: fmt.Sprintf("no file %s", path)}
-	}
-	return f, err
 }

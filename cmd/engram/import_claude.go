@@ -10,6 +10,9 @@ import (
 	"github.com/engram-dev/engram/claudecode"
 )
 
+// progressEvery is how often the import reports progress on stderr.
+const progressEvery = 2 * time.Second
+
 func runImportClaudeCode(ctx context.Context, m *Main, args []string) error {
 	flags := m.newFlagSet("import claude-code", "import claude-code [--namespace N] [--quiet] [DIR]\n\nArchives every Claude Code transcript (*.jsonl) under DIR, default ~/.claude/projects,\nfrom where the last import or hook left off. Each project's turns go to the namespace\ncc-<project folder name> unless --namespace is given. Importing again adds nothing.")
 	ns := flags.String("namespace", "", "namespace of every turn (default cc-<project folder name>)")

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/engram-dev/engram/importer"
@@ -55,16 +54,11 @@ func runImportJSONL(ctx context.Context, m *Main, args []string) error {
 	if mf.m.Content == "" {
 		return &usageError{cmd: cmd, msg: "--map: " + importer.ErrNoContentPath.Error()}
 	}
-	var in io.Reader = m.Stdin
-	name := "stdin"
-	if pos[0] != "-" {
-		f, err := openImportFile(cmd, pos[0])
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		in, name = f, pos[0]
+	in, name, err := m.openInput(cmd, pos[0])
+	if err != nil {
+		return err
 	}
+	defer in.Close()
 	j := &importer.JSONL{Map: mf.m, Source: name, Namespace: *ns}
 	return m.importRecords(ctx, cmd, *quiet, "lines", func(record func(importer.Record) error) (string, error) {
 		lines, err := j.Read(in, record)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/engine"
+	"github.com/engram-dev/engram/homedir"
 	"github.com/engram-dev/engram/internal/layertest"
 	"github.com/engram-dev/engram/server"
 )
@@ -23,7 +24,7 @@ func layerDay(n int) time.Time { return layerDay0.AddDate(0, 0, n) }
 // and triples about Alice (who moved from Paris to Berlin on 2025-03-11)
 // and Bob (billing on Postgres), written through the palace directly, the
 // extractor off (layertest.MustHome).
-func mustLayerHome(t *testing.T) string { return layertest.MustHome(t, engine.PalaceFile, layerDay0) }
+func mustLayerHome(t *testing.T) string { return layertest.MustHome(t, homedir.PalaceFile, layerDay0) }
 
 // startLayerServer serves home's HTTP API in this process, the way `engram
 // serve` does (serve.json included), until the test ends.

@@ -186,16 +186,23 @@ Run 'engram <command> --help' for a command's flags.
 }
 
 // newFlagSet returns a FlagSet for a subcommand that prints its help on
-// --help and registers the shared --home flag.
+// --help and registers the shared --home flag. A flag without a usage
+// text is hidden from the help.
 func (m *Main) newFlagSet(name, usage string) *flag.FlagSet {
 	fs := flag.NewFlagSet("engram "+name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.StringVar(&m.home, "home", m.home, "data folder (default $ENGRAM_HOME or ~/.engram)")
 	fs.Usage = func() {
 		fmt.Fprintf(m.Stdout, "Usage: engram %s\n\nFlags:\n", usage)
-		fs.SetOutput(m.Stdout)
-		fs.PrintDefaults()
-		fs.SetOutput(io.Discard)
+		shown := flag.NewFlagSet("", flag.ContinueOnError)
+		fs.VisitAll(func(fl *flag.Flag) {
+			if fl.Usage != "" {
+				shown.Var(fl.Value, fl.Name, fl.Usage)
+				shown.Lookup(fl.Name).DefValue = fl.DefValue
+			}
+		})
+		shown.SetOutput(m.Stdout)
+		shown.PrintDefaults()
 	}
 	return fs
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 
-	"github.com/engram-dev/engram/engine"
 	"github.com/engram-dev/engram/server"
 )
 
@@ -17,17 +16,5 @@ func runMCP(ctx context.Context, m *Main, args []string) error {
 	if err != nil {
 		return err
 	}
-	logger := m.logger(cfg).With("component", "mcp")
-	be, err := server.OpenBackend(ctx, cfg, logger)
-	if err != nil {
-		return err
-	}
-	if e, ok := be.(*engine.Engine); ok {
-		e.Warm()
-	}
-	err = server.MCPServer(be, cfg.Config, m.logger(cfg)).ServeIO(ctx, m.Stdin, m.Stdout)
-	if cerr := be.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	return server.ServeMCPIO(ctx, cfg, m.logger(cfg), m.Stdin, m.Stdout)
 }

@@ -3,13 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
-	"log/slog"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
-	"github.com/engram-dev/engram/archive"
 	"github.com/engram-dev/engram/engine"
 	"github.com/engram-dev/engram/postgres"
 )
@@ -43,7 +39,7 @@ DIR must be new or empty. The URL comes from --from, else from
 	if *to == "" {
 		return &usageError{msg: "want --to DIR, the folder to write the day files into"}
 	}
-	a, err := postgres.Open(ctx, url, postgres.Options{Logger: slog.New(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))})
+	a, err := postgres.Open(ctx, url, postgres.Options{Logger: m.errorLogger()})
 	if err != nil {
 		return err
 	}
@@ -74,6 +70,7 @@ URL from `+postgres.EnvURL+`; the password is never printed.`)
 	if err := parseNone(fs, args); err != nil {
 		return err
 	}
+	start := time.Now()
 	switch {
 	case *to == "":
 		return &usageError{msg: "want --to postgres://... (from this home) or --from postgres://... --to DIR"}
@@ -86,61 +83,27 @@ URL from `+postgres.EnvURL+`; the password is never printed.`)
 		if err != nil {
 			return err
 		}
-		return m.migrateToPostgres(ctx, home, url)
+		info, err := engine.MigrateToPostgres(ctx, home, url, m.errorLogger())
+		if err != nil {
+			return err
+		}
+		printDump(m, "copied", home, postgres.Where(url), info, time.Since(start))
+		return nil
 	case *from != "" && isPostgres(*from) && !isPostgres(*to):
 		url, err := m.postgresURL(*from, "--from")
 		if err != nil {
 			return err
 		}
-		return m.migrateFromPostgres(ctx, url, *to)
+		info, err := engine.MigrateFromPostgres(ctx, url, *to, m.errorLogger())
+		if err != nil {
+			return err
+		}
+		printDump(m, "copied", postgres.Where(url), *to, info, time.Since(start))
+		tprintf(m.Stdout, "next: engram --home %s rebuild\n", *to)
+		return nil
 	default:
 		return &usageError{msg: "want --to postgres://... (from this home) or --from postgres://... --to DIR"}
 	}
-}
-
-func (m *Main) migrateToPostgres(ctx context.Context, home, url string) error {
-	dir := filepath.Join(home, engine.ArchiveDir)
-	if _, err := os.Stat(dir); err != nil {
-		return fmt.Errorf("migrate: the home %s has no archive: %w", home, err)
-	}
-	a, err := postgres.Open(ctx, url, postgres.Options{Logger: slog.New(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))})
-	if err != nil {
-		return err
-	}
-	defer a.Close()
-	start := time.Now()
-	info, err := a.Import(ctx, dir, filepath.Join(home, archive.CorrectionsFile))
-	if err != nil {
-		return fmt.Errorf("migrate: %w", err)
-	}
-	printDump(m, "copied", home, postgres.Where(url), info, time.Since(start))
-	return nil
-}
-
-func (m *Main) migrateFromPostgres(ctx context.Context, url, home string) error {
-	foreign, err := engine.ForeignFiles(home)
-	if err != nil {
-		return err
-	}
-	if len(foreign) > 0 {
-		return fmt.Errorf("migrate: %s holds files engram did not write (%s): migrate into a new home", home, strings.Join(foreign, ", "))
-	}
-	if err := os.MkdirAll(home, 0o700); err != nil {
-		return err
-	}
-	a, err := postgres.Open(ctx, url, postgres.Options{Logger: slog.New(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))})
-	if err != nil {
-		return err
-	}
-	defer a.Close()
-	start := time.Now()
-	info, err := a.Export(ctx, filepath.Join(home, engine.ArchiveDir), filepath.Join(home, archive.CorrectionsFile))
-	if err != nil {
-		return fmt.Errorf("migrate: %w", err)
-	}
-	printDump(m, "copied", postgres.Where(url), home, info, time.Since(start))
-	tprintf(m.Stdout, "next: engram --home %s rebuild\n", home)
-	return nil
 }
 
 // printDump prints what an export or a migration copied and checked.

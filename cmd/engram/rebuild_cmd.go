@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/engram-dev/engram/engine"
+	"github.com/engram-dev/engram/homedir"
 	"github.com/engram-dev/engram/server"
 )
 
@@ -18,7 +18,7 @@ vectors, the L1-L4 layers, the vault index) from the L0 archive and the
 configured vaults, into a new database, and swaps it in only when it is
 complete and verified. An interrupted or failed rebuild leaves the current
 palace as it was. Stop `+"`engram serve`"+` first: the rebuild needs the home.`)
-	keep := fs.Bool("keep-previous", true, "keep the replaced palace as palace.db"+engine.PreviousSuffix)
+	keep := fs.Bool("keep-previous", true, "keep the replaced palace as palace.db"+homedir.PreviousSuffix)
 	cfg, err := m.parseConfig(fs, args)
 	if err != nil {
 		return err
@@ -35,7 +35,7 @@ palace as it was. Stop `+"`engram serve`"+` first: the rebuild needs the home.`)
 		return err
 	}
 	fmt.Fprintf(m.Stdout, "rebuilt %s in %.1f s: %d turns, %d vectors (%s), %d memories, %d scenes, %d facts, %d documents\n",
-		filepath.Join(cfg.Home, engine.PalaceFile), time.Since(start).Seconds(), rep.Turns, rep.Vectors, orNone(rep.Model),
+		filepath.Join(cfg.Home, homedir.PalaceFile), time.Since(start).Seconds(), rep.Turns, rep.Vectors, orNone(rep.Model),
 		rep.Memories, rep.Scenes, rep.Facts, rep.Docs)
 	if rep.Skipped > 0 {
 		fmt.Fprintf(m.Stdout, "%d archived turns were not stored (a re-sent id, or a time the palace cannot hold); engram doctor lists them\n", rep.Skipped)

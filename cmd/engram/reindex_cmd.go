@@ -8,14 +8,9 @@ import (
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/config"
 	"github.com/engram-dev/engram/engine"
-	"github.com/engram-dev/engram/httpapi"
 	"github.com/engram-dev/engram/internal/progress"
 	"github.com/engram-dev/engram/server"
 )
-
-// reindexPoll is how often the CLI asks a running server for progress, and
-// the layer phase looks whether the layer-vector job finished.
-const reindexPoll = 500 * time.Millisecond
 
 func runReindex(ctx context.Context, m *Main, args []string) error {
 	fs := m.newFlagSet("reindex", `reindex vectors [--reembed]
@@ -44,26 +39,17 @@ whole palace is rebuilt from the archive by `+"`engram rebuild`"+`.`)
 		return err
 	}
 	start := time.Now()
-	var st engram.ReindexStatus
-	if c := server.Discover(ctx, cfg); c != nil {
-		if st, err = m.reindexRemote(ctx, c, *reembed); err != nil {
-			return err
-		}
-	} else {
-		e, err := engine.Open(ctx, cfg.Config, m.logger(cfg))
-		if err != nil {
-			return err
-		}
-		defer e.Close()
-		bar := &progress.Phases{W: m.Stderr}
-		st, err = e.ReindexVectors(ctx, *reembed, showPhase(bar))
-		bar.Finish()
-		switch {
-		case err != nil && st.State == "": // refused before it began
-			return err
-		case err != nil:
-			return fmt.Errorf("reindex vectors of %s (run it again: it starts over safely): %w", orNone(st.Model), err)
-		}
+	bar := &progress.Phases{W: m.Stderr}
+	st, remote, err := server.ReindexVectors(ctx, cfg, *reembed, m.logger(cfg), func(st engram.ReindexStatus, remote bool) {
+		bar.Show(st.Phase, engine.PhaseText(st.Phase)+onServer(remote), st.Done, st.Total)
+	})
+	bar.Finish()
+	if remote && ctx.Err() != nil {
+		fmt.Fprintln(m.Stderr, "engram reindex: detached; the server goes on (GET /v1/reindex)")
+		return ctx.Err()
+	}
+	if err != nil {
+		return err
 	}
 	fmt.Fprintf(m.Stdout, "reindexed the vectors of %s in %.1f s: %s\n", st.Model, time.Since(start).Seconds(), reindexSummary(st))
 	return nil
@@ -76,29 +62,4 @@ func reindexSummary(st engram.ReindexStatus) string {
 		where = fmt.Sprintf("pushed %d to a new Chroma collection", st.Indexed)
 	}
 	return fmt.Sprintf("dropped %d unusable, embedded %d %s, %s", st.Dropped, st.Embedded, noun(int(st.Embedded), "text", "texts"), where)
-}
-
-func (m *Main) reindexRemote(ctx context.Context, c *httpapi.Client, reembed bool) (engram.ReindexStatus, error) {
-	st, err := c.StartReindex(ctx, engram.ReindexRequest{Reembed: reembed})
-	if err != nil {
-		return st, err
-	}
-	bar := &progress.Phases{W: m.Stderr, Suffix: " (on the server)"}
-	defer bar.Finish()
-	st, err = c.WaitReindex(ctx, reindexPoll, showPhase(bar))
-	switch {
-	case ctx.Err() != nil:
-		bar.Finish()
-		fmt.Fprintln(m.Stderr, "engram reindex: detached; the server goes on (GET /v1/reindex)")
-		return st, ctx.Err()
-	case err == nil && st.State == engram.ReindexFailed:
-		return st, fmt.Errorf("reindex vectors of %s failed on the server (run it again: it starts over safely): %s", orNone(st.Model), st.Error)
-	}
-	return st, err
-}
-
-// showPhase draws a reindex's status on p: one progress bar per phase (on
-// a terminal only).
-func showPhase(p *progress.Phases) func(engram.ReindexStatus) {
-	return func(st engram.ReindexStatus) { p.Show(st.Phase, engine.PhaseText(st.Phase), st.Done, st.Total) }
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/engram-dev/engram/engine"
 	"github.com/engram-dev/engram/server"
 )
 
@@ -21,10 +20,7 @@ Stop `+"`engram serve`"+` first: the repair needs the home.`)
 	if err != nil {
 		return err
 	}
-	if err := server.CheckNotServed(ctx, cfg, "repair"); err != nil {
-		return err
-	}
-	rep, err := engine.RepairArchive(ctx, cfg.Config, m.logger(cfg))
+	rep, err := server.Repair(ctx, cfg, m.logger(cfg))
 	if err != nil {
 		return err
 	}

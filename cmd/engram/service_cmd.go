@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/engram-dev/engram/autostart"
-	"github.com/engram-dev/engram/engine"
+	"github.com/engram-dev/engram/homedir"
 )
 
 // `engram launchd` and `engram systemd` keep engram running on a laptop:
@@ -80,32 +80,26 @@ type serviceFlags struct {
 
 func (m *Main) serviceFlagSet(manager, sub string, f *serviceFlags) *flag.FlagSet {
 	usage := manager + " " + sub
-	fs := m.newFlagSet(usage, usage)
 	if manager == "launchd" {
-		fs.StringVar(&f.labelPrefix, "label-prefix", autostart.DefaultLabelPrefix, "prefix of the agents' labels: PREFIX.serve and PREFIX.jobs")
 		usage += " [--label-prefix com.engram]"
 	}
 	if sub != "uninstall" {
-		fs.DurationVar(&f.interval, "interval", autostart.DefaultInterval, "how often to run 'engram jobs run --due' (at least 1m)")
 		usage += " [--interval 15m]"
 	}
 	if sub != "print" {
-		fs.BoolVar(&f.noStart, "no-start", false, "write or remove the files only; print the "+autostart.ManagerCommand(manager)+" commands instead of running them")
 		usage += " [--no-start]"
 	}
-	fs.StringVar(&f.dir, "dir", "", "")
-	fs.Usage = func() { // newFlagSet's, without the hidden --dir
-		fmt.Fprintf(m.Stdout, "Usage: engram %s\n\nFlags:\n", usage)
-		shown := flag.NewFlagSet("", flag.ContinueOnError)
-		fs.VisitAll(func(fl *flag.Flag) {
-			if fl.Name != "dir" {
-				shown.Var(fl.Value, fl.Name, fl.Usage)
-				shown.Lookup(fl.Name).DefValue = fl.DefValue
-			}
-		})
-		shown.SetOutput(m.Stdout)
-		shown.PrintDefaults()
+	fs := m.newFlagSet(manager+" "+sub, usage)
+	if manager == "launchd" {
+		fs.StringVar(&f.labelPrefix, "label-prefix", autostart.DefaultLabelPrefix, "prefix of the agents' labels: PREFIX.serve and PREFIX.jobs")
 	}
+	if sub != "uninstall" {
+		fs.DurationVar(&f.interval, "interval", autostart.DefaultInterval, "how often to run 'engram jobs run --due' (at least 1m)")
+	}
+	if sub != "print" {
+		fs.BoolVar(&f.noStart, "no-start", false, "write or remove the files only; print the "+autostart.ManagerCommand(manager)+" commands instead of running them")
+	}
+	fs.StringVar(&f.dir, "dir", "", "") // hidden (no usage): the folder instead of the user's, for tests
 	return fs
 }
 
@@ -145,7 +139,7 @@ func (m *Main) serviceSub(ctx context.Context, manager, sub string, args []strin
 	if sub == "install" {
 		// The services would write their logs into the home, and serve
 		// refuse it at every start.
-		if err := engine.CheckHome(svc.Home); err != nil {
+		if err := homedir.Check(svc.Home); err != nil {
 			return err
 		}
 	}

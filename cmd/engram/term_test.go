@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/engram-dev/engram"
-	"github.com/engram-dev/engram/engine"
+	"github.com/engram-dev/engram/homedir"
 	"github.com/engram-dev/engram/internal/testutil"
 	"github.com/engram-dev/engram/palace"
 )
@@ -27,7 +27,7 @@ func TestCommandsEscapeStoredText(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte("extractor = \"none\"\nlog_level = \"warn\"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	p, err := palace.Open(filepath.Join(home, engine.PalaceFile), palace.Options{})
+	p, err := palace.Open(filepath.Join(home, homedir.PalaceFile), palace.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

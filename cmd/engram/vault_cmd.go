@@ -3,16 +3,12 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/engram-dev/engram"
-	"github.com/engram-dev/engram/config"
-	"github.com/engram-dev/engram/engine"
 	"github.com/engram-dev/engram/server"
-	"github.com/engram-dev/engram/vault"
 )
 
 // `engram vault` manages the Markdown vaults: the folders listed as
@@ -64,30 +60,18 @@ func runVaultAdd(ctx context.Context, m *Main, args []string) error {
 	if err != nil {
 		return err
 	}
-	root, path, err := engine.AddVault(cfg.Config, pos[0], *ns, m.Getenv)
-	if err != nil {
-		return err
+	added, err := server.AddVault(ctx, cfg, pos[0], *ns, m.Getenv, m.loadConfig, m.logger)
+	if added.Root != "" {
+		tprintf(m.Stdout, "added the vault %s (namespace %s) to %s\n", added.Root, *ns, added.Config)
 	}
-	tprintf(m.Stdout, "added the vault %s (namespace %s) to %s\n", root, *ns, path)
-	if c := server.Discover(ctx, cfg); c != nil {
-		// The server read config.toml when it started, and holds the home.
+	if added.Served {
 		tprintf(m.Stdout, "engram serve is running on this home and reads config.toml only when it starts:\n"+
-			"restart it, then run `engram vault sync %s` (or wait for the vault-reconcile job) to index the vault\n", root)
-		return nil
+			"restart it, then run `engram vault sync %s` (or wait for the vault-reconcile job) to index the vault\n", added.Root)
 	}
-	if cfg, err = m.loadConfig(); err != nil {
-		return err
-	}
-	e, err := engine.Open(ctx, cfg.Config, m.logger(cfg))
-	if err != nil {
-		return fmt.Errorf("the vault is recorded, but could not be indexed now (run `engram vault sync %s` later): %w", root, err)
-	}
-	defer e.Close()
-	reports, err := e.SyncVaults(ctx, root)
 	if err != nil {
 		return err
 	}
-	return printSyncReports(m, reports)
+	return printSyncReports(m, added.Reports)
 }
 
 // checkVaultNamespace refuses a namespace a turn could not have.
@@ -119,27 +103,16 @@ func runVaultSync(ctx context.Context, m *Main, args []string) error {
 		if root, err = filepath.Abs(pos[0]); err != nil {
 			return err
 		}
-	} else if len(cfg.Vaults) == 0 {
-		if *asJSON {
-			return printJSON(m, map[string]any{"reports": []engram.VaultSyncReport{}})
-		}
-		tprintln(m.Stdout, "no vaults: add one with `engram vault add DIR`")
-		return nil
 	}
-	vb, err := m.openBackend(ctx, cfg)
+	reports, err := server.SyncVaults(ctx, cfg, root, m.logger(cfg))
 	if err != nil {
 		return err
 	}
-	defer vb.Close()
-	reports, err := server.SyncVaults(ctx, vb, cfg, root)
-	if err != nil {
-		return err
-	}
-	if *asJSON {
-		if err := printJSON(m, map[string]any{"reports": nonNil(reports)}); err != nil {
+	if printed, err := printList(m, *asJSON, "reports", reports, "no vaults: add one with `engram vault add DIR`"); printed {
+		if err != nil {
 			return err
 		}
-		return syncFailures(reports)
+		return syncFailures(reports) // a failed vault's report is printed: the exit status says it failed
 	}
 	return printSyncReports(m, reports)
 }
@@ -197,16 +170,9 @@ func runVaultList(ctx context.Context, m *Main, args []string) error {
 	if err != nil {
 		return err
 	}
-	var vs []engram.VaultStatus
-	if len(cfg.Vaults) > 0 || server.Discover(ctx, cfg) != nil {
-		vb, err := m.openBackend(ctx, cfg)
-		if err != nil {
-			return err
-		}
-		defer vb.Close()
-		if vs, err = server.Vaults(ctx, vb, cfg); err != nil {
-			return err
-		}
+	vs, err := server.Vaults(ctx, cfg, m.logger(cfg))
+	if err != nil {
+		return err
 	}
 	if printed, err := printList(m, *asJSON, "vaults", vs, "no vaults: add one with `engram vault add DIR`"); printed {
 		return err
@@ -252,25 +218,15 @@ func runVaultGraph(ctx context.Context, m *Main, args []string) error {
 	if err != nil {
 		return err
 	}
-	doc, root := strings.Join(pos, " "), ""
-	if *dir != "" {
-		if root, err = filepath.Abs(*dir); err != nil {
-			return err
-		}
-	}
-	if filepath.IsAbs(doc) {
-		doc, root = cfg.VaultPath(doc, root)
-	}
 	vb, err := m.openBackend(ctx, cfg)
 	if err != nil {
 		return err
 	}
 	defer vb.Close()
-	g, err := vb.DocGraph(ctx, root, doc, *depth)
+	g, err := server.DocGraph(ctx, vb, cfg, *dir, strings.Join(pos, " "), *depth)
 	if err != nil {
 		return err
 	}
-	g.Linked, g.Backlinks, g.Unresolved = nonNil(g.Linked), nonNil(g.Backlinks), nonNil(g.Unresolved)
 	if *asJSON {
 		return printJSON(m, g)
 	}
@@ -348,23 +304,5 @@ func vaultHook(ctx context.Context, m *Main, sub string, args []string) error {
 	if err != nil {
 		return err
 	}
-	root, err := config.VaultDir(pos[0])
-	if err != nil {
-		return err
-	}
-	hooks, err := vault.GitHooksDir(ctx, root)
-	if err != nil {
-		return err
-	}
-	if sub == "uninstall" {
-		return vault.UninstallHook(hooks, root, m.Stdout)
-	}
-	if !cfg.HasVault(root) {
-		return engram.Errorf(engram.ENOTFOUND, "%s is not a configured vault: run `engram vault add %s` first", root, root)
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		return fmt.Errorf("find the engram binary: %w", err)
-	}
-	return vault.InstallHook(hooks, vault.HookBlock(exe, cfg.Home, root), root, m.Stdout)
+	return server.VaultHook(ctx, cfg, pos[0], sub == "install", m.Stdout)
 }
