@@ -96,6 +96,11 @@ func Prepare(turns []engram.Turn) ([]engram.Turn, error) {
 // requests queue up for the next batch, so the batch grows with the load.
 func (a *Archive) run() {
 	defer a.wg.Done()
+	// No write before the id map is complete: a re-sent id must be found.
+	<-a.idsReady
+	if a.idsErr != nil {
+		a.poison = a.idsErr
+	}
 	groupcommit.Run(a.ctx.Done(), a.reqs, maxBatchRequests, a.commit)
 }
 

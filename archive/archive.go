@@ -101,12 +101,19 @@ type Archive struct {
 	loaders int // goroutines decoding lines at Open
 	// fromCheckpoint: Open took the state from the checkpoint.
 	fromCheckpoint bool
-	cur            File // the open file of curDay, nil before the first write
-	curDay         string
-	lastRecv       time.Time // received_at of the last turn; later ones are never earlier
-	entropy        *ulid.MonotonicEntropy
-	poison         error // set when an fsync failed; every later Append fails
-	lineBuf        []byte
+	// idsReady is closed once ids is complete: at Open when it read every
+	// file, after a background load when it took the checkpoint (so that a
+	// start answers before a million ids are hashed). The writer, Known and
+	// Tombstones wait for it; idsErr, set before it closes, says the id
+	// map could not be had, and every write then fails with it.
+	idsReady chan struct{}
+	idsErr   error
+	cur      File // the open file of curDay, nil before the first write
+	curDay   string
+	lastRecv time.Time // received_at of the last turn; later ones are never earlier
+	entropy  *ulid.MonotonicEntropy
+	poison   error // set when an fsync failed; every later Append fails
+	lineBuf  []byte
 
 	// mu guards what readers share with the writer. The writer changes it
 	// only after a batch is on disk, so readers see committed turns only.
@@ -256,6 +263,8 @@ func Open(dir string, opts Options) (*Archive, error) {
 		tail:    newTailCache(opts.TailCache),
 		loaders: opts.LoadWorkers,
 		notify:  make(chan struct{}),
+
+		idsReady: make(chan struct{}),
 	}
 	if err := a.ensureDir(a.dir); err != nil {
 		return nil, fmt.Errorf("archive: create %s: %w", a.dir, err)

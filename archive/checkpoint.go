@@ -2,6 +2,7 @@ package archive
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"encoding/gob"
 	"errors"
@@ -13,6 +14,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/internal/idmap"
 )
 
@@ -29,25 +31,35 @@ import (
 // write, so a crash can never leave one that disagrees with the files; the
 // next start after a crash reads every line, as every start did before.
 // Backups and exports copy the day files only.
+//
+// The id map is most of the checkpoint and of the time to take it (a
+// million ids to check and hash). Open reads the checkpoint's bytes and
+// takes the rest of the state at once; the ids' own checksum and their map
+// are done in the background while the server answers, and the writer waits
+// for them (Archive.idsReady). Should the ids' section not check out, the
+// map is rebuilt from the day files instead, which the rest of the
+// checkpoint was checked against.
 
 // checkpointName is the checkpoint's file in the archive's directory.
 const checkpointName = "CHECKPOINT"
 
 // checkpointMagic starts the file; checkpointVersion is the layout of what
-// follows, and a checkpoint of another version is not read.
+// follows, and a checkpoint of another version is not read. (The magic
+// names the trailer's layout: version 1's file had another one.)
 const (
-	checkpointMagic   = "engramck"
-	checkpointVersion = 1
+	checkpointMagic   = "engramc2"
+	checkpointVersion = 2
 )
 
-// checkpointTrailer is the trailer's length: the payload's CRC-32C and its
-// length.
-const checkpointTrailer = 4 + 8
+// checkpointTrailer is the trailer's length: the header's length and
+// CRC-32C, the ids section's CRC-32C and length.
+const checkpointTrailer = 8 + 4 + 4 + 8
 
 // checkpoint is what the file holds after the magic: this struct
-// gob-encoded, then the id map's ids end to end (IDBytes of them), their
-// lengths (4 bytes each) and their seqs (8 bytes each), little-endian: a
-// million ids are read as three slices, not a million values.
+// gob-encoded (the header), then the ids section: the id map's ids end to
+// end (IDBytes of them), their lengths (4 bytes each) and their seqs (8
+// bytes each), little-endian, so that a million ids are read as three
+// slices, not a million values.
 type checkpoint struct {
 	Version int
 	Files   []checkpointFile
@@ -70,6 +82,10 @@ type checkpoint struct {
 	ids  []byte // not gob-encoded: written after it
 	lens []uint32
 	seqs []int64
+	// section and sectionSum are the ids section as read, and the checksum
+	// it must have: checked by idsOf, in the background.
+	section    []byte
+	sectionSum uint32
 }
 
 // checkpointFile is a day file as the checkpoint knows it: its size and
@@ -96,6 +112,10 @@ func (a *Archive) writeCheckpoint() error {
 	if err != nil {
 		return err
 	}
+	var header bytes.Buffer
+	if err := gob.NewEncoder(&header).Encode(&ck); err != nil {
+		return err
+	}
 	path := filepath.Join(a.dir, checkpointName)
 	tmp := path + ".tmp"
 	f, err := a.fs.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
@@ -107,7 +127,7 @@ func (a *Archive) writeCheckpoint() error {
 	bw := bufio.NewWriterSize(count, 1<<20)
 	werr := writeAll(f, []byte(checkpointMagic))
 	if werr == nil {
-		werr = gob.NewEncoder(bw).Encode(&ck)
+		werr = writeAll(f, header.Bytes())
 	}
 	if werr == nil {
 		werr = writeAll(bw, ck.ids)
@@ -122,7 +142,9 @@ func (a *Archive) writeCheckpoint() error {
 		werr = bw.Flush()
 	}
 	if werr == nil {
-		trailer := binary.BigEndian.AppendUint32(nil, sum.Sum32())
+		trailer := binary.BigEndian.AppendUint64(nil, uint64(header.Len()))
+		trailer = binary.BigEndian.AppendUint32(trailer, crc32.Checksum(header.Bytes(), castagnoli))
+		trailer = binary.BigEndian.AppendUint32(trailer, sum.Sum32())
 		werr = writeAll(f, binary.BigEndian.AppendUint64(trailer, uint64(count.n)))
 	}
 	if werr == nil {
@@ -214,7 +236,8 @@ func (a *Archive) loadCheckpoint(days []string) bool {
 	return true
 }
 
-// readCheckpoint reads and checks the checkpoint at path.
+// readCheckpoint reads the checkpoint at path and checks its header; the
+// ids section is read, to be checked by idsOf.
 func (a *Archive) readCheckpoint(path string) (checkpoint, error) {
 	var ck checkpoint
 	f, err := a.fs.OpenFile(path, os.O_RDONLY, 0)
@@ -232,47 +255,64 @@ func (a *Archive) readCheckpoint(path string) (checkpoint, error) {
 	}
 	b := make([]byte, head)
 	if _, err := f.ReadAt(b, 0); err != nil || string(b) != checkpointMagic {
-		return ck, errors.New("not a checkpoint")
+		return ck, errors.New("not a checkpoint of this version")
 	}
 	t := make([]byte, checkpointTrailer)
 	if _, err := f.ReadAt(t, st.Size()-checkpointTrailer); err != nil {
 		return ck, err
 	}
-	want, n := binary.BigEndian.Uint32(t), int64(binary.BigEndian.Uint64(t[4:]))
-	if n != st.Size()-head-checkpointTrailer {
-		return ck, errors.New("checkpoint length does not match its file")
+	hlen, hsum := binary.BigEndian.Uint64(t), binary.BigEndian.Uint32(t[8:])
+	ck.sectionSum, ck.section = binary.BigEndian.Uint32(t[12:]), nil
+	slen := binary.BigEndian.Uint64(t[16:])
+	rest := uint64(st.Size() - head - checkpointTrailer)
+	if hlen > rest || slen != rest-hlen {
+		return ck, errors.New("checkpoint lengths do not match its file")
 	}
-	sum := crc32.New(castagnoli)
-	payload := io.TeeReader(io.NewSectionReader(f, head, n), sum)
-	br := bufio.NewReaderSize(payload, 1<<20)
-	if err := gob.NewDecoder(br).Decode(&ck); err != nil {
+	header := make([]byte, hlen)
+	if _, err := f.ReadAt(header, head); err != nil {
+		return ck, err
+	}
+	if crc32.Checksum(header, castagnoli) != hsum {
+		return ck, errors.New("checkpoint checksum mismatch")
+	}
+	if err := gob.NewDecoder(bytes.NewReader(header)).Decode(&ck); err != nil {
 		return ck, fmt.Errorf("checkpoint: %w", err)
 	}
 	if ck.Version != checkpointVersion {
 		return ck, fmt.Errorf("checkpoint version %d, want %d", ck.Version, checkpointVersion)
 	}
-	// The counts bound what is allocated: the file holds at least their
-	// bytes, its length checked above.
-	if ck.IDs < 0 || ck.IDBytes < 0 || int64(ck.IDBytes)+12*int64(ck.IDs) > n {
-		return ck, errors.New("checkpoint counts exceed its length")
+	if ck.IDs < 0 || ck.IDBytes < 0 || uint64(ck.IDBytes)+12*uint64(ck.IDs) != slen {
+		return ck, errors.New("checkpoint counts do not match its ids section")
 	}
-	ck.ids, ck.lens, ck.seqs = make([]byte, ck.IDBytes), make([]uint32, ck.IDs), make([]int64, ck.IDs)
-	if _, err := io.ReadFull(br, ck.ids); err != nil {
-		return ck, fmt.Errorf("checkpoint ids: %w", err)
-	}
-	if err := binary.Read(br, binary.LittleEndian, ck.lens); err != nil {
-		return ck, fmt.Errorf("checkpoint id lengths: %w", err)
-	}
-	if err := binary.Read(br, binary.LittleEndian, ck.seqs); err != nil {
-		return ck, fmt.Errorf("checkpoint seqs: %w", err)
-	}
-	if _, err := io.Copy(io.Discard, br); err != nil {
+	ck.section = make([]byte, slen)
+	if _, err := f.ReadAt(ck.section, head+int64(hlen)); err != nil {
 		return ck, err
 	}
-	if sum.Sum32() != want {
-		return ck, errors.New("checkpoint checksum mismatch")
-	}
 	return ck, nil
+}
+
+// idsOf checks ck's ids section and makes the id map of it.
+func idsOf(ck checkpoint) (idSeqs, error) {
+	if crc32.Checksum(ck.section, castagnoli) != ck.sectionSum {
+		return idSeqs{}, errors.New("checkpoint ids checksum mismatch")
+	}
+	// The map keeps its ids as its arena: a copy of their own, so that
+	// the section's lengths and seqs are not kept with them.
+	ids := slices.Clone(ck.section[:ck.IDBytes])
+	lens, seqs := make([]uint32, ck.IDs), make([]int64, ck.IDs)
+	rest := ck.section[ck.IDBytes:]
+	for i := range lens {
+		lens[i] = binary.LittleEndian.Uint32(rest[4*i:])
+	}
+	rest = rest[4*ck.IDs:]
+	for i := range seqs {
+		seqs[i] = int64(binary.LittleEndian.Uint64(rest[8*i:]))
+	}
+	rows, ok := idmap.FromIDs(ids, lens)
+	if !ok {
+		return idSeqs{}, errors.New("checkpoint ids do not make an id map")
+	}
+	return idSeqs{rows: rows, seqs: seqs}, nil
 }
 
 // checkFiles says why ck does not describe the day files days, or nil.
@@ -318,11 +358,6 @@ func (a *Archive) restore(ck checkpoint) error {
 		rest = rest[i+1:]
 	}
 	tail.from = max(tail.from, ck.TailFrom)
-	rows, ok := idmap.FromIDs(ck.ids, ck.lens)
-	if !ok {
-		return errors.New("checkpoint ids do not make an id map")
-	}
-	ids := idSeqs{rows: rows, seqs: ck.seqs}
 	files := make([]fileInfo, len(ck.Files))
 	for i, cf := range ck.Files {
 		files[i] = fileInfo{
@@ -331,7 +366,7 @@ func (a *Archive) restore(ck checkpoint) error {
 			minTS: cf.MinTS, maxTS: cf.MaxTS, hasTS: cf.HasTS, gone: cf.Gone,
 		}
 	}
-	a.ids, a.files, a.tail = ids, files, tail
+	a.files, a.tail = files, tail
 	a.lastSeq, a.lastRecv = ck.LastSeq, ck.LastRecv
 	a.stats = Stats{Turns: ck.Live, Forgotten: ck.Tombstones, Redacted: ck.RedactedTurns, Secrets: ck.RuleCounts}
 	if ck.Copies != nil {
@@ -340,8 +375,40 @@ func (a *Archive) restore(ck checkpoint) error {
 	for _, id := range ck.Gone {
 		a.goneIDs[id] = struct{}{}
 	}
+	go a.loadIDs(ck, slices.Clone(files))
 	return nil
 }
+
+// loadIDs makes the id map of the checkpoint ck, or, should its ids
+// section not check out, of the day files, which ck described; then it
+// closes idsReady. files are ck's, as restore took them.
+func (a *Archive) loadIDs(ck checkpoint, files []fileInfo) {
+	defer close(a.idsReady)
+	if testHookLoadIDs != nil {
+		testHookLoadIDs()
+	}
+	ids, err := idsOf(ck)
+	if err == nil {
+		a.ids = ids
+		return
+	}
+	a.log.Warn("archive: the checkpoint's ids did not check out; reading every file for them (writes wait)", logKeyErr, err)
+	scratch := &Archive{dir: a.dir, fs: a.fs, now: a.now, log: a.log, ids: idSeqs{rows: idmap.New(0)},
+		goneIDs: make(map[string]struct{}), copies: make(map[string][]int64), tail: newTailCache(0), loaders: a.loaders}
+	for _, fi := range files {
+		if err := scratch.loadFile(fi.day); err != nil {
+			a.idsErr = &engram.Error{Code: engram.EUNAVAILABLE,
+				Message: "the archive's id map could not be read; restart engram to read every file", Err: err}
+			a.log.Error("archive: no id map; writes fail until a restart", logKeyErr, err)
+			return
+		}
+	}
+	scratch.ids.trim()
+	a.ids = scratch.ids
+}
+
+// testHookLoadIDs, when set (by a test), runs first in loadIDs.
+var testHookLoadIDs func()
 
 // writeAll writes b to w.
 func writeAll(w io.Writer, b []byte) error {

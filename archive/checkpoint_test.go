@@ -132,6 +132,78 @@ func TestCheckpoint(t *testing.T) {
 	}
 }
 
+// TestCheckpointIDsBehindOpen: a start from the checkpoint does not wait
+// for the id map (most of the checkpoint): Open returns, and reads answer,
+// while it is still being made; writes wait for it, so a re-sent id is
+// still a duplicate.
+func TestCheckpointIDsBehindOpen(t *testing.T) {
+	dir := t.TempDir()
+	ids := fillArchive(t, dir)
+	release := make(chan struct{})
+	archive.SetLoadIDsHook(func() { <-release })
+	t.Cleanup(func() { archive.SetLoadIDsHook(nil) })
+	a := MustOpen(t, dir, archive.Options{TailCache: 4}, false)
+	if !a.FromCheckpoint() {
+		t.Fatal("the checkpoint was not taken")
+	}
+	// The id map is held back: what Open took at once answers.
+	if a.LastSeq() != 15 || a.Stats().Turns != 14 || !a.Forgotten(ids[1]) || len(streamAll(t, a, 0)) != 15 {
+		t.Fatalf("while the ids load: last seq %d, stats %+v, %d lines", a.LastSeq(), a.Stats(), len(streamAll(t, a, 0)))
+	}
+	started := make(chan struct{})
+	done := make(chan []engram.Appended, 1)
+	go func() {
+		dup, gone := turn("s0", "again"), turn("s0", "forgotten again")
+		dup.ID, gone.ID = ids[0], ids[1]
+		close(started)
+		res, err := a.Append(context.Background(), []engram.Turn{dup, gone, turn("s9", "new")})
+		if err != nil {
+			t.Error(err)
+		}
+		done <- res
+	}()
+	<-started
+	close(release)
+	res := <-done
+	if len(res) != 3 || !res[0].Duplicate || res[0].Seq != 1 || !res[1].Duplicate || !res[1].Forgotten || res[2].Duplicate || res[2].Seq != 16 {
+		t.Fatalf("appends sent while the ids loaded: %+v", res)
+	}
+	if !a.Known(ids[0]) || a.Known("01ARZ3NDEKTSV4RRFFQ69G5FAV") || len(a.Tombstones()) != 1 {
+		t.Fatalf("known %v, tombstones %v", a.Known(ids[0]), a.Tombstones())
+	}
+}
+
+// TestCheckpointIDsDamaged: a checkpoint whose ids section does not check
+// out (the rest does) is taken, and its id map made of the day files.
+func TestCheckpointIDsDamaged(t *testing.T) {
+	dir := t.TempDir()
+	ids := fillArchive(t, dir)
+	ck := filepath.Join(dir, archive.CheckpointName)
+	st, err := os.Stat(ck)
+	if err != nil {
+		t.Fatal(err)
+	}
+	flip(t, ck, int(st.Size())-24-1) // the last seq's last byte, before the trailer
+	a := MustOpen(t, dir, archive.Options{TailCache: 4}, false)
+	if !a.FromCheckpoint() {
+		t.Fatal("the checkpoint was not taken")
+	}
+	got := stateOf(t, a, ids)
+	dup := turn("s0", "again")
+	dup.ID = ids[len(ids)-1] // the id whose seq the flipped byte is part of
+	if res := mustAppend(t, a, dup); !res[0].Duplicate || res[0].Seq != int64(len(ids)) {
+		t.Fatalf("a re-sent id after the ids were read from the files: %+v", res)
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(ck)
+	want := stateOf(t, MustOpen(t, dir, archive.Options{TailCache: 4}, false), ids)
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got:\n%+v\nreading every file:\n%+v", got, want)
+	}
+}
+
 // TestCheckpointNotTaken: a checkpoint that does not describe the files as
 // they are, or does not read, is left aside and every file read.
 func TestCheckpointNotTaken(t *testing.T) {

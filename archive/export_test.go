@@ -20,3 +20,7 @@ func (a *Archive) FromCheckpoint() bool { return a.fromCheckpoint }
 
 // CheckpointName is the checkpoint's file in the archive's directory.
 const CheckpointName = checkpointName
+
+// SetLoadIDsHook makes the background load of a checkpoint's id map call f
+// first; nil removes it. Set it before opening an archive.
+func SetLoadIDsHook(f func()) { testHookLoadIDs = f }

@@ -246,6 +246,7 @@ func (a *Archive) Forgotten(id string) bool {
 
 // Known reports whether id is archived (forgotten or not).
 func (a *Archive) Known(id string) bool {
+	<-a.idsReady
 	a.mu.RLock()
 	defer a.mu.RUnlock()
 	_, ok := a.ids.get(id)
@@ -254,6 +255,7 @@ func (a *Archive) Known(id string) bool {
 
 // Tombstones returns the forgotten ids with the seqs of their tombstones.
 func (a *Archive) Tombstones() map[string]int64 {
+	<-a.idsReady
 	a.mu.RLock()
 	defer a.mu.RUnlock()
 	out := make(map[string]int64, len(a.goneIDs))

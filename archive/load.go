@@ -34,6 +34,7 @@ func (a *Archive) load() error {
 			}
 		}
 		a.ids.trim()
+		close(a.idsReady)
 	}
 	if n := len(a.files); n > 0 {
 		// A last file holding no readable turn still sets a floor on
