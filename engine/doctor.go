@@ -287,11 +287,7 @@ func (e *Engine) checkSQLite(ctx context.Context, r *engram.DoctorReport) {
 // palace holds every readable archived turn but those it skipped
 // (palace.TurnSkips), and the turns of held damaged lines besides.
 func (e *Engine) checkIndex(ctx context.Context, r *engram.DoctorReport, held int64) {
-	if e.indexer != nil {
-		wctx, cancel := context.WithTimeout(ctx, settleTimeout)
-		_ = e.indexer.WaitCurrent(wctx) // a lag left is reported below
-		cancel()
-	}
+	e.settleIndex(ctx) // a lag left is reported below
 	// The archive's count belongs to its last seq only if no turn came in
 	// between the two reads.
 	var last int64
@@ -349,6 +345,17 @@ func (e *Engine) checkIndex(ctx context.Context, r *engram.DoctorReport, held in
 		r.Add(failCheck(checkIndex, fmt.Sprintf("the keyword index holds %d rows and the substring index %d for %d turns", c.Keyword, c.Trigram, c.Turns), fixRebuild))
 	default:
 		r.Add(okCheck(checkIndex, fmt.Sprintf("%d turns indexed through seq %d, as archived; keyword and substring indexes match", c.Turns, last)))
+	}
+}
+
+// settleIndex lets the indexer catch up with the archive for up to
+// settleTimeout, so that a turn archived a moment ago is not reported as
+// missing or behind.
+func (e *Engine) settleIndex(ctx context.Context) {
+	if e.indexer != nil {
+		wctx, cancel := context.WithTimeout(ctx, settleTimeout)
+		_ = e.indexer.WaitCurrent(wctx)
+		cancel()
 	}
 }
 

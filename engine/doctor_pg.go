@@ -59,6 +59,7 @@ func (e *Engine) checkPostgres(ctx context.Context, r *engram.DoctorReport, befo
 	if before != nil {
 		a = *before
 	} else {
+		e.settleIndex(ctx)
 		a, aerr = applied(ctx, e.palace)
 	}
 	if s, ok := e.archive.(interface{ SchemaFound() int }); ok {
