@@ -26,6 +26,7 @@ import (
 	"github.com/engram-dev/engram/ollama"
 	"github.com/engram-dev/engram/openai"
 	"github.com/engram-dev/engram/palace"
+	"github.com/engram-dev/engram/postgres"
 )
 
 // Bounds of the doctor's probes.
@@ -71,21 +72,34 @@ var _ engram.DoctorService = (*Engine)(nil)
 // that does not open is still checked as far as it opens: the archive
 // alone, then the palace alone. A home that holds another program's files
 // is not opened (which would write into it): the report names the files.
-func DoctorHome(ctx context.Context, cfg config.Config, logger *slog.Logger) engram.DoctorReport {
+// With store = "postgres" the database is checked first, and a home whose
+// database does not answer, or a newer engram migrated, is not opened.
+func DoctorHome(ctx context.Context, cfg config.Config, logger *slog.Logger) (r engram.DoctorReport) {
 	start := time.Now()
+	defer func() { r.TookMS = msSince(start) }()
 	if err := homedir.Check(cfg.Home); err != nil {
-		var r engram.DoctorReport
 		addHomeCheck(&r, err)
-		r.TookMS = msSince(start)
 		return r
+	}
+	var before *postgres.Applied
+	if cfg.Store == config.StorePostgres {
+		// Opening the home would wait on a database that does not
+		// answer, and fail on one a newer engram migrated.
+		if checks, usable := postgres.Doctor(ctx, cfg.PostgresURL(), postgres.Applied{}); !usable {
+			for _, c := range checks {
+				r.Add(c)
+			}
+			return r
+		}
+		if a, err := stoppedApplied(ctx, cfg); err == nil {
+			before = &a
+		}
 	}
 	e, err := Open(ctx, cfg, logger)
 	if err == nil {
 		defer e.Close()
-		return e.Doctor(ctx)
+		return e.doctor(ctx, before)
 	}
-	var r engram.DoctorReport
-	defer func() { r.TookMS = msSince(start) }()
 	if engram.ErrorCode(err) == engram.ELOCKED {
 		r.Add(failCheck(checkHome, "another process holds the home and no server answers for it: "+engram.ErrorText(err),
 			"stop that process (or wait for it), then run engram doctor again"))
@@ -115,11 +129,21 @@ func DoctorHome(ctx context.Context, cfg config.Config, logger *slog.Logger) eng
 
 // Doctor implements engram.DoctorService: every check, in order.
 func (e *Engine) Doctor(ctx context.Context) engram.DoctorReport {
+	return e.doctor(ctx, nil)
+}
+
+// doctor runs every check; before is checkPostgres's.
+func (e *Engine) doctor(ctx context.Context, before *postgres.Applied) (r engram.DoctorReport) {
 	start := time.Now()
-	var r engram.DoctorReport
+	defer func() { r.TookMS = msSince(start) }()
 	// Files another program put into the home while engram serves it: the
 	// next start will refuse the home.
 	addHomeCheck(&r, homedir.Check(e.cfg.Home))
+	if !e.checkPostgres(ctx, &r, before) {
+		e.checkSQLite(ctx, &r)
+		e.checkJobs(ctx, &r)
+		return r
+	}
 	held := e.checkArchive(ctx, &r)
 	e.checkSQLite(ctx, &r)
 	e.checkIndex(ctx, &r, held)
@@ -127,7 +151,6 @@ func (e *Engine) Doctor(ctx context.Context) engram.DoctorReport {
 	e.checkVectors(ctx, &r)
 	e.checkExtractor(ctx, &r)
 	e.checkJobs(ctx, &r)
-	r.TookMS = msSince(start)
 	return r
 }
 
@@ -264,11 +287,7 @@ func (e *Engine) checkSQLite(ctx context.Context, r *engram.DoctorReport) {
 // palace holds every readable archived turn but those it skipped
 // (palace.TurnSkips), and the turns of held damaged lines besides.
 func (e *Engine) checkIndex(ctx context.Context, r *engram.DoctorReport, held int64) {
-	if e.indexer != nil {
-		wctx, cancel := context.WithTimeout(ctx, settleTimeout)
-		_ = e.indexer.WaitCurrent(wctx) // a lag left is reported below
-		cancel()
-	}
+	e.settleIndex(ctx) // a lag left is reported below
 	// The archive's count belongs to its last seq only if no turn came in
 	// between the two reads.
 	var last int64
@@ -326,6 +345,17 @@ func (e *Engine) checkIndex(ctx context.Context, r *engram.DoctorReport, held in
 		r.Add(failCheck(checkIndex, fmt.Sprintf("the keyword index holds %d rows and the substring index %d for %d turns", c.Keyword, c.Trigram, c.Turns), fixRebuild))
 	default:
 		r.Add(okCheck(checkIndex, fmt.Sprintf("%d turns indexed through seq %d, as archived; keyword and substring indexes match", c.Turns, last)))
+	}
+}
+
+// settleIndex lets the indexer catch up with the archive for up to
+// settleTimeout, so that a turn archived a moment ago is not reported as
+// missing or behind.
+func (e *Engine) settleIndex(ctx context.Context) {
+	if e.indexer != nil {
+		wctx, cancel := context.WithTimeout(ctx, settleTimeout)
+		_ = e.indexer.WaitCurrent(wctx)
+		cancel()
 	}
 }
 

@@ -74,6 +74,8 @@ type Archive struct {
 	commits atomic.Int64
 	batches atomic.Int64
 	corrupt atomic.Int64
+
+	schemaFound int // the schema version Open found, before it migrated
 }
 
 var _ engram.Archive = (*Archive)(nil)
@@ -109,17 +111,19 @@ func Open(ctx context.Context, url string, opts Options) (*Archive, error) {
 		pool.Close()
 		return nil, &engram.Error{Code: engram.EUNAVAILABLE, Message: "cannot reach PostgreSQL at " + where, Err: err}
 	}
-	if err := migrate(ctx, pool); err != nil {
+	found, err := migrate(ctx, pool)
+	if err != nil {
 		pool.Close()
 		return nil, err
 	}
 	a := &Archive{
-		pool:    pool,
-		now:     opts.Now,
-		log:     opts.Logger.With(logKeyComponent, "archive", "store", "postgres"),
-		reqs:    make(chan *request),
-		entropy: ulid.Monotonic(rand.Reader, 0),
-		notify:  make(chan struct{}),
+		pool:        pool,
+		schemaFound: found,
+		now:         opts.Now,
+		log:         opts.Logger.With(logKeyComponent, "archive", "store", "postgres"),
+		reqs:        make(chan *request),
+		entropy:     ulid.Monotonic(rand.Reader, 0),
+		notify:      make(chan struct{}),
 		// Closed by the first LISTEN: what was rewritten before it
 		// was not notified.
 		rewrites: make(chan struct{}),
@@ -227,6 +231,10 @@ func (a *Archive) Stats(ctx context.Context) (Stats, error) {
 	s.Commits, s.Batches, s.CorruptRows = a.commits.Load(), a.batches.Load(), a.corrupt.Load()
 	return s, nil
 }
+
+// SchemaFound returns the version of the archive's schema that Open found
+// in the database before it migrated it (0 for a database without one).
+func (a *Archive) SchemaFound() int { return a.schemaFound }
 
 // CorruptRows counts the rows readers skipped since Open (Stats.CorruptRows)
 // without reading the table.

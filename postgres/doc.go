@@ -43,6 +43,15 @@
 // last seq (LISTEN/NOTIFY, see Notify), so LastSeq and Notify follow the
 // commits of every server without a poll.
 //
+// # Doctor
+//
+// Doctor gives `engram doctor` the checks of the database: that it
+// answers (a connection of its own, bounded by DoctorTimeout), its schema
+// against the version this binary knows (read by ReadStatus, which
+// migrates nothing), and how far one server's palace is behind the
+// archive and the rewrite journal. It sees only the palace of the server
+// that asks: each server reports its own lag.
+//
 // # Connection
 //
 // The caller passes the connection URL, which it reads from the

@@ -122,10 +122,11 @@ func backfillRedacted(ctx context.Context, tx pgx.Tx) error {
 
 // migrate applies the archive's missing migrations in one transaction,
 // under an advisory lock so that servers starting together apply each
-// once, and refuses a database a newer engram migrated.
-func migrate(ctx context.Context, pool *pgxpool.Pool) error {
-	fail := func(op string, err error) error {
-		return &engram.Error{Code: engram.EUNAVAILABLE, Message: "cannot migrate the PostgreSQL archive: " + op, Err: err}
+// once, and refuses a database a newer engram migrated. It returns the
+// version it found.
+func migrate(ctx context.Context, pool *pgxpool.Pool) (found int, err error) {
+	fail := func(op string, err error) (int, error) {
+		return 0, &engram.Error{Code: engram.EUNAVAILABLE, Message: "cannot migrate the PostgreSQL archive: " + op, Err: err}
 	}
 	tx, err := pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.ReadCommitted})
 	if err != nil {
@@ -149,7 +150,7 @@ func migrate(ctx context.Context, pool *pgxpool.Pool) error {
 		return fail("read schema_migrations", err)
 	}
 	if have > len(migrations) {
-		return fmt.Errorf("%w: the %s schema is at version %d, this engram knows %d; upgrade engram",
+		return 0, fmt.Errorf("%w: the %s schema is at version %d, this engram knows %d; upgrade engram",
 			ErrSchemaTooNew, component, have, len(migrations))
 	}
 	for v := have + 1; v <= len(migrations); v++ {
@@ -168,5 +169,5 @@ func migrate(ctx context.Context, pool *pgxpool.Pool) error {
 	if err := tx.Commit(ctx); err != nil {
 		return fail("commit", err)
 	}
-	return nil
+	return have, nil
 }

@@ -16,9 +16,11 @@ Checks the home: the archive (checksums, order, torn lines in quarantine),
 the palace's SQLite integrity (full-text indexes included), the palace
 against the archive, the vectors of the active model against the turns, the
 in-memory index or the Chroma collection against SQLite, Ollama and Chroma
-when configured, and the scheduled jobs. Each check prints OK, WARN or FAIL
-with a finding and, for a problem, the command that fixes it. With a server
-running, the server runs the checks (GET /v1/doctor).
+when configured, and the scheduled jobs; with store = "postgres", the
+database (reachable, its schema) and this server's lag behind it. Each
+check prints OK, WARN or FAIL with a finding and, for a problem, the
+command that fixes it. With a server running, the server runs the checks
+(GET /v1/doctor).
 
 Exit status: 0 when no check failed (warnings allowed), 1 when one did.`)
 	asJSON := fs.Bool("json", false, "print JSON (the HTTP API's shape)")

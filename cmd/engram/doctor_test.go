@@ -2,13 +2,18 @@ package main_test
 
 import (
 	"encoding/json"
+	"fmt"
+	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/internal/pgtest"
 	"github.com/engram-dev/engram/internal/testutil"
+	"github.com/engram-dev/engram/postgres"
 	_ "modernc.org/sqlite" // the palace's driver, to damage palace.db as a disk or a bug would
 )
 
@@ -79,5 +84,44 @@ func TestDoctorCommand(t *testing.T) {
 	defer s.stop(t)
 	if r := runCLI(t, home, "", "doctor"); !strings.Contains(r.stdout, "checked by the server at "+s.addr) {
 		t.Fatalf("doctor through the server: %+v", r)
+	}
+}
+
+// TestDoctorCommandPostgres: with store = "postgres", `engram doctor
+// --json` carries the checks of the database: they pass on a database
+// that answers, and fail (exit 1) with a database nobody listens for,
+// naming where it is, never the password.
+func TestDoctorCommandPostgres(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	home := filepath.Join(t.TempDir(), "home")
+	run := func(url string, want int) (engram.DoctorReport, result) {
+		t.Helper()
+		cmd := exec.Command(engramBin, "doctor", "--json")
+		cmd.Env = append(os.Environ(), "ENGRAM_HOME="+home, "ENGRAM_STORE=postgres", "ENGRAM_POSTGRES_URL="+url)
+		r := runCmd(t, cmd)
+		var rep engram.DoctorReport
+		if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+			t.Fatalf("doctor --json: %v\n%+v", err, r)
+		}
+		if r.code != want {
+			t.Fatalf("doctor exited %d, want %d:\n%s\n%s", r.code, want, testutil.ReportText(rep), r.stderr)
+		}
+		return rep, r
+	}
+	rep, _ := run(url, 0)
+	testutil.MustFindCheck(t, rep, "postgres", engram.CheckOK, "answers", postgres.Where(url))
+	testutil.MustFindCheck(t, rep, "postgres-schema", engram.CheckOK, "as this engram knows")
+	testutil.MustFindCheck(t, rep, "postgres-lag", engram.CheckOK, "current")
+
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	rep, r := run(fmt.Sprintf("postgres://team:pw-h1dden-42@127.0.0.1:%d/memory?sslmode=disable", port), 1)
+	testutil.MustFindCheck(t, rep, "postgres", engram.CheckFail, fmt.Sprintf("cannot reach PostgreSQL at 127.0.0.1:%d/memory", port))
+	if strings.Contains(r.stdout+r.stderr, "pw-h1dden-42") {
+		t.Fatalf("the password is in the output:\n%s\n%s", r.stdout, r.stderr)
 	}
 }
