@@ -108,6 +108,9 @@ type Archive struct {
 	// map could not be had, and every write then fails with it.
 	idsReady chan struct{}
 	idsErr   error
+	// ckGone is the checkpoint's tombstones (id -> seq), which are the
+	// archive's until its first write, and no write comes before idsReady.
+	ckGone   map[string]int64
 	cur      File // the open file of curDay, nil before the first write
 	curDay   string
 	lastRecv time.Time // received_at of the last turn; later ones are never earlier

@@ -65,10 +65,13 @@ type checkpoint struct {
 	Files   []checkpointFile
 	// IDs and IDBytes count the ids and their bytes.
 	IDs, IDBytes int
-	Gone         []string
-	Copies       map[string][]int64
-	LastSeq      int64
-	LastRecv     time.Time
+	// Gone are the forgotten ids, GoneSeqs their tombstones' seqs (what
+	// Tombstones answers while the id map loads).
+	Gone     []string
+	GoneSeqs []int64
+	Copies   map[string][]int64
+	LastSeq  int64
+	LastRecv time.Time
 	// The counts of Stats that describe what the files hold. (Named apart
 	// from Stats' fields: gob writes the names, and a word a forget or a
 	// redaction removed must not stay in a file for a field's sake.)
@@ -187,7 +190,8 @@ func (a *Archive) checkpointState() (checkpoint, error) {
 		})
 	}
 	for id := range a.goneIDs {
-		ck.Gone = append(ck.Gone, id)
+		seq, _ := a.ids.get(id)
+		ck.Gone, ck.GoneSeqs = append(ck.Gone, id), append(ck.GoneSeqs, seq)
 	}
 	for i := range a.tail.n {
 		var err error
@@ -358,6 +362,9 @@ func (a *Archive) restore(ck checkpoint) error {
 		rest = rest[i+1:]
 	}
 	tail.from = max(tail.from, ck.TailFrom)
+	if len(ck.GoneSeqs) != len(ck.Gone) {
+		return errors.New("checkpoint tombstones: ids and seqs do not pair")
+	}
 	files := make([]fileInfo, len(ck.Files))
 	for i, cf := range ck.Files {
 		files[i] = fileInfo{
@@ -372,8 +379,10 @@ func (a *Archive) restore(ck checkpoint) error {
 	if ck.Copies != nil {
 		a.copies = ck.Copies
 	}
-	for _, id := range ck.Gone {
+	a.ckGone = make(map[string]int64, len(ck.Gone))
+	for i, id := range ck.Gone {
 		a.goneIDs[id] = struct{}{}
+		a.ckGone[id] = ck.GoneSeqs[i]
 	}
 	go a.loadIDs(ck, slices.Clone(files))
 	return nil

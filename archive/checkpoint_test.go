@@ -150,6 +150,9 @@ func TestCheckpointIDsBehindOpen(t *testing.T) {
 	if a.LastSeq() != 15 || a.Stats().Turns != 14 || !a.Forgotten(ids[1]) || len(streamAll(t, a, 0)) != 15 {
 		t.Fatalf("while the ids load: last seq %d, stats %+v, %d lines", a.LastSeq(), a.Stats(), len(streamAll(t, a, 0)))
 	}
+	if gone := a.Tombstones(); len(gone) != 1 || gone[ids[1]] != 2 {
+		t.Fatalf("tombstones while the ids load: %v, want %s at seq 2", gone, ids[1])
+	}
 	started := make(chan struct{})
 	done := make(chan []engram.Appended, 1)
 	go func() {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -255,7 +256,14 @@ func (a *Archive) Known(id string) bool {
 
 // Tombstones returns the forgotten ids with the seqs of their tombstones.
 func (a *Archive) Tombstones() map[string]int64 {
-	<-a.idsReady
+	select {
+	case <-a.idsReady:
+	default:
+		// No write before the id map is complete: the checkpoint's
+		// tombstones are the archive's (a start's check of the forgets
+		// the palace may have missed does not wait for the map).
+		return maps.Clone(a.ckGone)
+	}
 	a.mu.RLock()
 	defer a.mu.RUnlock()
 	out := make(map[string]int64, len(a.goneIDs))
