@@ -71,7 +71,7 @@ func (db *DB) Backup(ctx context.Context, path string) (Info, error) {
 // query_only, which refuses it, and the writer would hold up every write
 // for as long as the copy takes.
 func (db *DB) vacuumInto(ctx context.Context, dst string) error {
-	conn, err := openPool(fileDSN(db.path, url.Values{"_pragma": {"busy_timeout(5000)"}}), 1)
+	conn, err := sqlrow.OpenPool(sqlrow.FileDSN(db.path, url.Values{"_pragma": {"busy_timeout(5000)"}}), 1)
 	if err != nil {
 		return fmt.Errorf("palace: backup: %w", err)
 	}
@@ -97,7 +97,7 @@ func ReadInfo(ctx context.Context, path string) (Info, error) {
 	if _, err := os.Stat(abs); errors.Is(err, os.ErrNotExist) {
 		return Info{}, engram.Errorf(engram.ENOTFOUND, "palace %s does not exist", abs)
 	}
-	conn, err := sql.Open("sqlite", fileDSN(abs, url.Values{"mode": {"ro"}, "immutable": {"1"}}))
+	conn, err := sql.Open("sqlite", sqlrow.FileDSN(abs, url.Values{"mode": {"ro"}, "immutable": {"1"}}))
 	if err != nil {
 		return Info{}, fmt.Errorf("palace: read info: %w", err)
 	}

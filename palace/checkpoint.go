@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/engram-dev/engram/internal/sqlrow"
 )
 
 const (
@@ -73,7 +75,7 @@ type checkpointer struct {
 // abs; start starts it. gate is the palace's write gate; begin, if set,
 // begins a step of the process's background work (Options.Work).
 func newCheckpointer(abs string, gate *writeGate, begin func(context.Context) (func(), error)) (*checkpointer, error) {
-	conn, err := openPool(checkpointDSN(abs), 1)
+	conn, err := sqlrow.OpenPool(checkpointDSN(abs), 1)
 	if err != nil {
 		return nil, err
 	}

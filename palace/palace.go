@@ -14,6 +14,7 @@ import (
 
 	engram "github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/internal/kwindex"
+	"github.com/engram-dev/engram/internal/sqlrow"
 	"github.com/engram-dev/engram/internal/work"
 	"github.com/engram-dev/engram/migrations"
 
@@ -126,7 +127,7 @@ func Open(path string, opts Options) (*DB, error) {
 
 	db := &DB{path: abs, now: opts.Now, parallelRank: parallelRankRows}
 	db.openKeyword()
-	if db.w, err = openPool(dsn(abs, true), 1); err != nil {
+	if db.w, err = sqlrow.OpenPool(dsn(abs, true), 1); err != nil {
 		return nil, fmt.Errorf("palace: open: %w", err)
 	}
 	if err := db.persistWAL(); err != nil {
@@ -162,12 +163,12 @@ func Open(path string, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("palace: open: %w", err)
 	}
 	db.ckpt.start()
-	if db.r, err = openPool(dsn(abs, false), opts.Readers); err != nil {
+	if db.r, err = sqlrow.OpenPool(dsn(abs, false), opts.Readers); err != nil {
 		db.ckpt.close()
 		db.w.Close()
 		return nil, fmt.Errorf("palace: open: %w", err)
 	}
-	if db.load, err = openPool(dsn(abs, false), loadReaders); err != nil {
+	if db.load, err = sqlrow.OpenPool(dsn(abs, false), loadReaders); err != nil {
 		db.r.Close()
 		db.ckpt.close()
 		db.w.Close()
@@ -244,28 +245,7 @@ func dsn(abs string, writer bool) string {
 	} else {
 		q.Add("_pragma", "query_only(1)")
 	}
-	return fileDSN(abs, q)
-}
-
-// fileDSN returns the data source name of the database file at abs with
-// the query q.
-func fileDSN(abs string, q url.Values) string {
-	u := url.URL{Scheme: "file", Path: abs} // escapes '?', '#' and '%' in the path
-	return u.String() + "?" + q.Encode()
-}
-
-// openPool opens a pool of at most conns connections to dsn, each kept
-// open until the pool closes.
-func openPool(dsn string, conns int) (*sql.DB, error) {
-	pool, err := sql.Open("sqlite", dsn)
-	if err != nil {
-		return nil, err
-	}
-	pool.SetMaxOpenConns(conns)
-	pool.SetMaxIdleConns(conns)
-	pool.SetConnMaxLifetime(0)
-	pool.SetConnMaxIdleTime(0)
-	return pool, nil
+	return sqlrow.FileDSN(abs, q)
 }
 
 // yieldWriter reports whether a background write transaction that can end
@@ -280,7 +260,7 @@ func checkpointDSN(abs string) string {
 	q.Add("_pragma", "busy_timeout(5000)")
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "synchronous(NORMAL)")
-	return fileDSN(abs, q)
+	return sqlrow.FileDSN(abs, q)
 }
 
 // Path returns the absolute path of the database file.

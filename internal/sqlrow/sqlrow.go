@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net/url"
 	"strings"
 	"time"
 )
@@ -275,4 +276,26 @@ func InOrder[T any](ids []string, items []T, id func(T) string) []T {
 		}
 	}
 	return out
+}
+
+// FileDSN returns the data source name of the SQLite file at abs with the
+// query q (the driver's parameters: _pragma, mode, ...). The path is
+// escaped: '?', '#' and '%' in it are the file's name.
+func FileDSN(abs string, q url.Values) string {
+	u := url.URL{Scheme: "file", Path: abs}
+	return u.String() + "?" + q.Encode()
+}
+
+// OpenPool opens a pool of at most conns connections of the SQLite driver
+// to dsn, each kept open until the pool closes.
+func OpenPool(dsn string, conns int) (*sql.DB, error) {
+	pool, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, err
+	}
+	pool.SetMaxOpenConns(conns)
+	pool.SetMaxIdleConns(conns)
+	pool.SetConnMaxLifetime(0)
+	pool.SetConnMaxIdleTime(0)
+	return pool, nil
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/engram-dev/engram/internal/sqlrow"
+
 	_ "modernc.org/sqlite" // the palace's driver, to damage palace.db as a disk or a bug would
 )
 
@@ -17,8 +19,7 @@ import (
 // closes it.
 func OpenSQLite(tb testing.TB, path string) *sql.DB {
 	tb.Helper()
-	u := url.URL{Scheme: "file", Path: path}
-	db, err := sql.Open("sqlite", u.String()+"?_pragma=busy_timeout(10000)")
+	db, err := sql.Open("sqlite", sqlrow.FileDSN(path, url.Values{"_pragma": {"busy_timeout(10000)"}}))
 	if err != nil {
 		tb.Fatal(err)
 	}
