@@ -17,6 +17,7 @@ import (
 	"github.com/engram-dev/engram/engine"
 	"github.com/engram-dev/engram/homedir"
 	"github.com/engram-dev/engram/internal/filetest"
+	"github.com/engram-dev/engram/internal/testutil"
 )
 
 // otherToolDB is the start of an SQLite file: the database another tool,
@@ -33,27 +34,6 @@ func testConfig(home string) config.Config {
 	cfg.Extractor = config.ExtractorNone
 	cfg.Embedder = config.EmbedderNone
 	return cfg
-}
-
-// mustWrite writes files (name: contents; a name ending in / is a folder)
-// into dir.
-func mustWrite(t *testing.T, dir string, files map[string]string) {
-	t.Helper()
-	for name, body := range files {
-		p := filepath.Join(dir, name)
-		if strings.HasSuffix(name, "/") {
-			if err := os.MkdirAll(p, 0o700); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
 }
 
 // openIngestClose opens cfg's home, archives one turn and closes it: an
@@ -101,7 +81,7 @@ func TestOpenRefusesAForeignHome(t *testing.T) {
 		{"engram.db": otherToolDB, "archive/": "", "palace.db": "", "config.toml": ""},
 	} {
 		home := filepath.Join(t.TempDir(), ".engram")
-		mustWrite(t, home, files)
+		testutil.WriteTree(t, home, files)
 		cfg := testConfig(home)
 		before := filetest.Snapshot(t, home)
 		mustRefuse := func(what string, err error) {

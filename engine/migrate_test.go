@@ -9,6 +9,7 @@ import (
 	"github.com/engram-dev/engram/engine"
 	"github.com/engram-dev/engram/internal/filetest"
 	"github.com/engram-dev/engram/internal/pgtest"
+	"github.com/engram-dev/engram/internal/testutil"
 )
 
 // TestMigratePostgres copies a home's archive into an empty PostgreSQL
@@ -69,7 +70,7 @@ func TestMigratePostgres(t *testing.T) {
 	}
 
 	other := filepath.Join(tmp, "other")
-	mustWrite(t, other, map[string]string{"engram.db": otherToolDB})
+	testutil.WriteTree(t, other, map[string]string{"engram.db": otherToolDB})
 	before := filetest.Snapshot(t, other)
 	if _, err := engine.MigrateFromPostgres(ctx, url, other, quiet()); err == nil || !strings.Contains(err.Error(), "engram.db") {
 		t.Fatalf("into another program's folder: %v", err)

@@ -11,32 +11,12 @@ import (
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/homedir"
+	"github.com/engram-dev/engram/internal/testutil"
 )
 
 // otherToolDB is the start of an SQLite file: the database another tool,
 // also named engram, keeps in ~/.engram/engram.db.
 const otherToolDB = "SQLite format 3\x00 the other engram's observations"
-
-// mustWrite writes files (name: contents; a name ending in / is a folder)
-// into dir.
-func mustWrite(t *testing.T, dir string, files map[string]string) {
-	t.Helper()
-	for name, body := range files {
-		p := filepath.Join(dir, name)
-		if strings.HasSuffix(name, "/") {
-			if err := os.MkdirAll(p, 0o700); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
 
 // TestForeignFiles: what engram wrote at a home's top level (by its names,
 // of this version or of the versions the home's marker lists), a vault
@@ -76,7 +56,7 @@ func TestForeignFiles(t *testing.T) {
 				for k, v := range c.files {
 					files[k] = strings.ReplaceAll(v, "VAULT", vault)
 				}
-				mustWrite(t, home, files)
+				testutil.WriteTree(t, home, files)
 			}
 			got, err := homedir.ForeignFiles(home)
 			if err != nil || !slices.Equal(got, c.foreign) {
@@ -156,7 +136,7 @@ func TestClaim(t *testing.T) {
 	if err := os.Remove(filepath.Join(home, homedir.MarkerFile)); err != nil {
 		t.Fatal(err)
 	}
-	mustWrite(t, home, map[string]string{"archive/": "", "palace.db": "x", ".DS_Store": ""})
+	testutil.WriteTree(t, home, map[string]string{"archive/": "", "palace.db": "x", ".DS_Store": ""})
 	claim(home)
 	if names, _ := readMarker(home); !slices.Contains(names, "palace.db") {
 		t.Errorf("the older home's new marker: %q", names)
@@ -165,7 +145,7 @@ func TestClaim(t *testing.T) {
 	// A later version's home: its marker names a file this version does
 	// not know, which is kept in the marker and accepted.
 	later := filepath.Join(t.TempDir(), "later")
-	mustWrite(t, later, map[string]string{"vectors.hnsw": "x",
+	testutil.WriteTree(t, later, map[string]string{"vectors.hnsw": "x",
 		homedir.MarkerFile: `{"names":["archive","palace.db","vectors.hnsw"]}`})
 	claim(later)
 	if names, _ := readMarker(later); !slices.Contains(names, "vectors.hnsw") || !slices.Contains(names, "corrections.jsonl") {
@@ -177,7 +157,7 @@ func TestClaim(t *testing.T) {
 
 	// Another program's home: refused, and nothing written into it.
 	other := filepath.Join(t.TempDir(), "other")
-	mustWrite(t, other, map[string]string{"engram.db": otherToolDB})
+	testutil.WriteTree(t, other, map[string]string{"engram.db": otherToolDB})
 	var fe *homedir.ForeignError
 	if err := homedir.Claim(other, "test", nil); !errors.As(err, &fe) {
 		t.Fatalf("Claim of another program's home: %v", err)

@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -12,66 +11,12 @@ import (
 	"github.com/engram-dev/engram/claudecode"
 	"github.com/engram-dev/engram/homedir"
 	"github.com/engram-dev/engram/internal/filetest"
+	"github.com/engram-dev/engram/internal/testutil"
 	"github.com/engram-dev/engram/recall"
 	"github.com/engram-dev/engram/server"
 )
 
 const ccFixtures = "../testdata/claudecode"
-
-const ccSession = "5f3c2a9e-7d41-4b8e-9c1a-2e6f0b8d4a17"
-
-// ccTranscript copies a fixture transcript into a fresh projects folder
-// and returns its path.
-func ccTranscript(t *testing.T, dir, fixture, name string) string {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(ccFixtures, fixture))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := filepath.Join(dir, "-home-dev-src-billing-api", name)
-	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-// hookInput is the fixture hook input of event for transcript and prompt.
-func hookInput(t *testing.T, event, session, transcript, prompt string) string {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(ccFixtures, "hook-"+event+".json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var in map[string]any
-	if err := json.Unmarshal(b, &in); err != nil {
-		t.Fatal(err)
-	}
-	in["transcript_path"], in["session_id"] = transcript, session
-	if _, ok := in["prompt"]; ok {
-		in["prompt"] = prompt
-	}
-	out, _ := json.Marshal(in)
-	return string(out)
-}
-
-// ccOffsets reads the hook's transcript offsets in home.
-func ccOffsets(t *testing.T, home string) map[string]int64 {
-	t.Helper()
-	var f struct {
-		Transcripts map[string]int64 `json:"transcripts"`
-	}
-	b, err := os.ReadFile(filepath.Join(home, "hooks", "claude-code-offsets.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &f); err != nil {
-		t.Fatal(err)
-	}
-	return f.Transcripts
-}
 
 // TestRunHook runs the Claude Code hook through the home's server, and on
 // the home opened here: Stop archives the first session quietly; a prompt
@@ -111,19 +56,19 @@ func testHookFlow(t *testing.T, home string) {
 		return out
 	}
 	projects := t.TempDir()
-	first := ccTranscript(t, projects, "session.jsonl", ccSession+".jsonl")
-	if out := run(hookInput(t, "Stop", ccSession, first, ""), claudecode.DefaultHookBudget); out != "" {
+	first := testutil.CCTranscript(t, ccFixtures, projects, "session.jsonl", testutil.CCSession+".jsonl")
+	if out := run(testutil.CCHookInput(t, ccFixtures, "Stop", testutil.CCSession, first, ""), claudecode.DefaultHookBudget); out != "" {
 		t.Fatalf("Stop: %q", out)
 	}
 	st, _ := os.Stat(first)
-	off := ccOffsets(t, home)[first]
+	off := testutil.CCOffsets(t, home)[first]
 	if off <= 0 || off >= st.Size() {
 		t.Fatalf("offset %d after Stop, want inside (0, %d): the partial last line must stay unread", off, st.Size())
 	}
 	second := filepath.Join(filepath.Dir(first), "second.jsonl")
 	os.WriteFile(second, []byte(`{"type":"user","uuid":"c0000000-0000-4000-8000-000000000001","sessionId":"second","cwd":"/home/dev/src/billing-api","timestamp":"2026-05-03T08:00:00Z","message":{"role":"user","content":"Starting on the staging deploy today."}}`+"\n"), 0o600)
 
-	out := run(hookInput(t, "UserPromptSubmit", "second", second, "which port does the staging database use?"), claudecode.DefaultHookBudget)
+	out := run(testutil.CCHookInput(t, ccFixtures, "UserPromptSubmit", "second", second, "which port does the staging database use?"), claudecode.DefaultHookBudget)
 	if !strings.Contains(out, "<engram-memory mode=") || !strings.Contains(out, "6543") {
 		t.Fatalf("UserPromptSubmit: %q", out)
 	}
@@ -133,7 +78,7 @@ func testHookFlow(t *testing.T, home string) {
 	if strings.Contains(out, "mode=\"deep\"") {
 		t.Errorf("a plain prompt ran deep:\n%s", out)
 	}
-	out = run(hookInput(t, "UserPromptSubmit", "second", second, "do you remember which port the staging database uses?"), 400)
+	out = run(testutil.CCHookInput(t, ccFixtures, "UserPromptSubmit", "second", second, "do you remember which port the staging database uses?"), 400)
 	if !strings.Contains(out, `mode="deep"`) || !strings.Contains(out, "6543") {
 		t.Fatalf("trigger phrase: %q", out)
 	}
@@ -144,7 +89,7 @@ func testHookFlow(t *testing.T, home string) {
 	// The line being written completes: the next hook archives it.
 	f, _ := os.OpenFile(first, os.O_APPEND|os.O_WRONLY, 0)
 	b, _ := os.ReadFile(filepath.Join(ccFixtures, "session.jsonl"))
-	full := `{"parentUuid": "a0000000-0000-4000-8000-000000000010", "isSidechain": false, "cwd": "/home/dev/src/billing-api", "sessionId": "` + ccSession + `", "type": "user", "uuid": "a0000000-0000-4000-8000-000000000011", "timestamp": "2026-05-01T09:01:00.000Z", "message": {"role": "user", "content": "Now deploy it with scripts/deploy.sh"}}`
+	full := `{"parentUuid": "a0000000-0000-4000-8000-000000000010", "isSidechain": false, "cwd": "/home/dev/src/billing-api", "sessionId": "` + testutil.CCSession + `", "type": "user", "uuid": "a0000000-0000-4000-8000-000000000011", "timestamp": "2026-05-01T09:01:00.000Z", "message": {"role": "user", "content": "Now deploy it with scripts/deploy.sh"}}`
 	partial := string(b[strings.LastIndexByte(string(b), '\n')+1:])
 	if !strings.HasPrefix(full, partial[:40]) {
 		t.Fatalf("fixture's partial line changed: %q", partial)
@@ -152,10 +97,10 @@ func testHookFlow(t *testing.T, home string) {
 	f.Truncate(st.Size() - int64(len(partial)))
 	f.WriteString(full + "\n")
 	f.Close()
-	out = run(hookInput(t, "SessionEnd", ccSession, first, ""), claudecode.DefaultHookBudget)
+	out = run(testutil.CCHookInput(t, ccFixtures, "SessionEnd", testutil.CCSession, first, ""), claudecode.DefaultHookBudget)
 	st, _ = os.Stat(first)
-	if out != "" || ccOffsets(t, home)[first] != st.Size() {
-		t.Fatalf("SessionEnd: %q, offset %d of %d", out, ccOffsets(t, home)[first], st.Size())
+	if out != "" || testutil.CCOffsets(t, home)[first] != st.Size() {
+		t.Fatalf("SessionEnd: %q, offset %d of %d", out, testutil.CCOffsets(t, home)[first], st.Size())
 	}
 	be, err := server.OpenBackend(ctx, cfg, quiet())
 	if err != nil {

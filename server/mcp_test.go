@@ -2,7 +2,6 @@ package server_test
 
 import (
 	"io"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -17,18 +16,7 @@ import (
 func TestServeMCPIO(t *testing.T) {
 	ctx := t.Context()
 	for _, served := range []bool{false, true} {
-		home := filepath.Join(t.TempDir(), "home")
-		s, stop := serve(t, home, nil)
-		ingestVectorTurns(t, s)
-		if !served {
-			stop()
-		} else if err := server.WriteServeInfo(home, s.Addr()); err != nil { // as engram serve does
-			t.Fatal(err)
-		}
-		cfg, err := server.LoadConfig(home, func(string) string { return "" })
-		if err != nil {
-			t.Fatal(err)
-		}
+		cfg := servedOrNot(t, served, nil)
 		inR, inW := io.Pipe()
 		outR, outW := io.Pipe()
 		done := make(chan error, 1)

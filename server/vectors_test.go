@@ -177,18 +177,7 @@ func TestReembedHereOrOnTheServer(t *testing.T) {
 	ctx := t.Context()
 	env := map[string]string{"ENGRAM_EMBEDDER": "none"}
 	for _, served := range []bool{false, true} {
-		home := filepath.Join(t.TempDir(), "home")
-		s, stop := serve(t, home, env)
-		ingestVectorTurns(t, s)
-		if !served {
-			stop()
-		} else if err := server.WriteServeInfo(home, s.Addr()); err != nil { // as engram serve does
-			t.Fatal(err)
-		}
-		cfg, err := server.LoadConfig(home, func(k string) string { return env[k] })
-		if err != nil {
-			t.Fatal(err)
-		}
+		cfg := servedOrNot(t, served, env)
 		var shown []engram.ReembedStatus
 		st, remote, err := server.Reembed(ctx, cfg, "builtin", quiet(), func(st engram.ReembedStatus, remote bool) {
 			if remote != served {
@@ -217,18 +206,7 @@ func TestReembedHereOrOnTheServer(t *testing.T) {
 func TestReindexVectorsHereOrOnTheServer(t *testing.T) {
 	ctx := t.Context()
 	for _, served := range []bool{false, true} {
-		home := filepath.Join(t.TempDir(), "home")
-		s, stop := serve(t, home, nil)
-		ingestVectorTurns(t, s)
-		if !served {
-			stop()
-		} else if err := server.WriteServeInfo(home, s.Addr()); err != nil { // as engram serve does
-			t.Fatal(err)
-		}
-		cfg, err := server.LoadConfig(home, func(string) string { return "" })
-		if err != nil {
-			t.Fatal(err)
-		}
+		cfg := servedOrNot(t, served, nil)
 		phases := 0
 		st, remote, err := server.ReindexVectors(ctx, cfg, true, quiet(), func(st engram.ReindexStatus, remote bool) {
 			if remote != served {
@@ -249,4 +227,26 @@ func TestReindexVectorsHereOrOnTheServer(t *testing.T) {
 	if _, _, err := server.ReindexVectors(ctx, cfg, false, quiet(), func(engram.ReindexStatus, bool) {}); err == nil || !strings.Contains(err.Error(), "embedder = none") {
 		t.Errorf("without an embedder: %v", err)
 	}
+}
+
+// servedOrNot starts a server on a new home (with env) and ingests turns
+// with vectors, then stops it (served false) or leaves it running and
+// recorded in serve.json as engram serve does (served true): the two
+// cases of a command that runs on the home or through its server. It
+// returns the home's config.
+func servedOrNot(t *testing.T, served bool, env map[string]string) server.Config {
+	t.Helper()
+	home := filepath.Join(t.TempDir(), "home")
+	s, stop := serve(t, home, env)
+	ingestVectorTurns(t, s)
+	if !served {
+		stop()
+	} else if err := server.WriteServeInfo(home, s.Addr()); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := server.LoadConfig(home, func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
 }

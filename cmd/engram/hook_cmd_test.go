@@ -13,63 +13,11 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/engram-dev/engram/internal/testutil"
 )
 
 const ccFixtures = "../../testdata/claudecode"
-
-const ccSession = "5f3c2a9e-7d41-4b8e-9c1a-2e6f0b8d4a17"
-
-// ccTranscript copies a fixture transcript into a fresh projects folder
-// and returns its path.
-func ccTranscript(t testing.TB, dir, fixture, name string) string {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(ccFixtures, fixture))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := filepath.Join(dir, "-home-dev-src-billing-api", name)
-	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-// hookInput is the fixture hook input of event for transcript and prompt.
-func hookInput(t testing.TB, event, session, transcript, prompt string) string {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(ccFixtures, "hook-"+event+".json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var in map[string]any
-	if err := json.Unmarshal(b, &in); err != nil {
-		t.Fatal(err)
-	}
-	in["transcript_path"], in["session_id"] = transcript, session
-	if _, ok := in["prompt"]; ok {
-		in["prompt"] = prompt
-	}
-	out, _ := json.Marshal(in)
-	return string(out)
-}
-
-func ccOffsets(t testing.TB, home string) map[string]int64 {
-	t.Helper()
-	var f struct {
-		Transcripts map[string]int64 `json:"transcripts"`
-	}
-	b, err := os.ReadFile(filepath.Join(home, "hooks", "claude-code-offsets.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &f); err != nil {
-		t.Fatal(err)
-	}
-	return f.Transcripts
-}
 
 func hookLog(home string) string {
 	b, _ := os.ReadFile(filepath.Join(home, "logs", "hook.log"))
@@ -82,12 +30,12 @@ func hookLog(home string) string {
 // opened here and through a server).
 func TestHookClaudeCodeOutput(t *testing.T) {
 	home := t.TempDir()
-	first := ccTranscript(t, t.TempDir(), "session.jsonl", ccSession+".jsonl")
-	r := runCLI(t, home, hookInput(t, "Stop", ccSession, first, ""), "hook", "claude-code")
+	first := testutil.CCTranscript(t, ccFixtures, t.TempDir(), "session.jsonl", testutil.CCSession+".jsonl")
+	r := runCLI(t, home, testutil.CCHookInput(t, ccFixtures, "Stop", testutil.CCSession, first, ""), "hook", "claude-code")
 	if r.code != 0 || r.stdout != "" {
 		t.Fatalf("Stop: exit %d stdout %q stderr %q log %s", r.code, r.stdout, r.stderr, hookLog(home))
 	}
-	r = runCLI(t, home, hookInput(t, "UserPromptSubmit", "second", first, "which port does the staging database use?"), "hook", "claude-code", "--budget", "400")
+	r = runCLI(t, home, testutil.CCHookInput(t, ccFixtures, "UserPromptSubmit", "second", first, "which port does the staging database use?"), "hook", "claude-code", "--budget", "400")
 	if r.code != 0 || !strings.Contains(r.stdout, "<engram-memory mode=") || !strings.Contains(r.stdout, "6543") {
 		t.Fatalf("UserPromptSubmit: exit %d stdout %q stderr %q log %s", r.code, r.stdout, r.stderr, hookLog(home))
 	}
@@ -102,7 +50,7 @@ func TestHookClaudeCodeOutput(t *testing.T) {
 func TestHookClaudeCodeNeverFails(t *testing.T) {
 	home := t.TempDir()
 	projects := t.TempDir()
-	broken := ccTranscript(t, projects, "broken.jsonl", "broken.jsonl")
+	broken := testutil.CCTranscript(t, ccFixtures, projects, "broken.jsonl", "broken.jsonl")
 	fifo := filepath.Join(projects, "fifo.jsonl")
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Fatal(err)
@@ -114,14 +62,14 @@ func TestHookClaudeCodeNeverFails(t *testing.T) {
 	}{
 		{"bad stdin", `{"hook_event_name": "UserPromptSubmit", "prompt": `, nil, "hook input is not JSON"},
 		{"empty stdin", "", nil, "hook input is not JSON"},
-		{"missing transcript", hookInput(t, "UserPromptSubmit", "x", filepath.Join(projects, "nope.jsonl"), "invoice renderer?"), nil, "nope.jsonl"},
-		{"broken transcript", hookInput(t, "Stop", "b", broken, ""), nil, "line ending at byte"},
-		{"bad flag", hookInput(t, "Stop", "b", broken, ""), []string{"--bogus"}, "bogus"},
+		{"missing transcript", testutil.CCHookInput(t, ccFixtures, "UserPromptSubmit", "x", filepath.Join(projects, "nope.jsonl"), "invoice renderer?"), nil, "nope.jsonl"},
+		{"broken transcript", testutil.CCHookInput(t, ccFixtures, "Stop", "b", broken, ""), nil, "line ending at byte"},
+		{"bad flag", testutil.CCHookInput(t, ccFixtures, "Stop", "b", broken, ""), []string{"--bogus"}, "bogus"},
 		// A FIFO no one writes held the hook in open(2), /dev/zero fed
 		// it for ever: both past its deadline, with the home's lock held.
-		{"a FIFO", hookInput(t, "Stop", "f", fifo, ""), nil, "is a named pipe (FIFO), not a regular file"},
-		{"/dev/zero", hookInput(t, "Stop", "z", "/dev/zero", ""), nil, "/dev/zero is a device, not a regular file"},
-		{"no integration", hookInput(t, "Stop", "b", broken, ""), []string{"codex"}, "want 'engram hook claude-code'"},
+		{"a FIFO", testutil.CCHookInput(t, ccFixtures, "Stop", "f", fifo, ""), nil, "is a named pipe (FIFO), not a regular file"},
+		{"/dev/zero", testutil.CCHookInput(t, ccFixtures, "Stop", "z", "/dev/zero", ""), nil, "/dev/zero is a device, not a regular file"},
+		{"no integration", testutil.CCHookInput(t, ccFixtures, "Stop", "b", broken, ""), []string{"codex"}, "want 'engram hook claude-code'"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := append([]string{"hook"}, tc.args...)
@@ -140,7 +88,7 @@ func TestHookClaudeCodeNeverFails(t *testing.T) {
 	}
 	// The broken transcript's good lines were archived, past its bad ones.
 	st, _ := os.Stat(broken)
-	if off := ccOffsets(t, home)[broken]; off != st.Size() {
+	if off := testutil.CCOffsets(t, home)[broken]; off != st.Size() {
 		t.Errorf("offset %d, want %d", off, st.Size())
 	}
 	r := runCLI(t, home, "", "recall", "--namespace", "cc-billing-api", "--mode", "keyword", "wkhtmltopdf")
@@ -155,7 +103,7 @@ func TestHookClaudeCodeNeverFails(t *testing.T) {
 	}
 	t.Cleanup(func() { s.cmd.Process.Signal(syscall.SIGCONT) })
 	os.Remove(filepath.Join(home, "logs", "hook.log"))
-	r = runCLI(t, home, hookInput(t, "UserPromptSubmit", "x", broken, "what renders the invoice PDFs?"), "hook", "claude-code")
+	r = runCLI(t, home, testutil.CCHookInput(t, ccFixtures, "UserPromptSubmit", "x", broken, "what renders the invoice PDFs?"), "hook", "claude-code")
 	if r.code != 0 || r.stdout != "" {
 		t.Fatalf("stopped server: exit %d stdout %q", r.code, r.stdout)
 	}
@@ -185,8 +133,8 @@ func BenchmarkHookUserPromptSubmit(b *testing.B) {
 	s := startServerTB(b, home)
 	defer s.kill()
 	projects := b.TempDir()
-	first := ccTranscript(b, projects, "session.jsonl", ccSession+".jsonl")
-	if r := runCLI(b, home, hookInput(b, "Stop", ccSession, first, ""), "hook", "claude-code"); r.code != 0 {
+	first := testutil.CCTranscript(b, ccFixtures, projects, "session.jsonl", testutil.CCSession+".jsonl")
+	if r := runCLI(b, home, testutil.CCHookInput(b, ccFixtures, "Stop", testutil.CCSession, first, ""), "hook", "claude-code"); r.code != 0 {
 		b.Fatal(r)
 	}
 	cur := filepath.Join(filepath.Dir(first), "current.jsonl")
@@ -204,7 +152,7 @@ func BenchmarkHookUserPromptSubmit(b *testing.B) {
 		f.Write(append(line, '\n'))
 		cmd := exec.Command(engramBin, "hook", "claude-code")
 		cmd.Env = append(os.Environ(), "ENGRAM_HOME="+home)
-		cmd.Stdin = strings.NewReader(hookInput(b, "UserPromptSubmit", "current", cur, "which port does the staging database use?"))
+		cmd.Stdin = strings.NewReader(testutil.CCHookInput(b, ccFixtures, "UserPromptSubmit", "current", cur, "which port does the staging database use?"))
 		start := time.Now()
 		out, err := cmd.Output()
 		times = append(times, time.Since(start))

@@ -5,12 +5,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/engram-dev/engram/internal/testutil"
 )
 
 func testImportClaude(t *testing.T, home string) {
 	projects := t.TempDir()
-	ccTranscript(t, projects, "session.jsonl", ccSession+".jsonl")
-	ccTranscript(t, projects, "broken.jsonl", "broken.jsonl")
+	testutil.CCTranscript(t, ccFixtures, projects, "session.jsonl", testutil.CCSession+".jsonl")
+	testutil.CCTranscript(t, ccFixtures, projects, "broken.jsonl", "broken.jsonl")
 	r := runCLI(t, home, "", "import", "claude-code", projects)
 	if r.code != 0 || !strings.Contains(r.stderr, "2 transcripts, 16 new lines, 10 turns archived (0 duplicates), 2 bad lines") {
 		t.Fatalf("first import: %+v", r)
