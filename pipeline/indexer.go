@@ -280,12 +280,16 @@ func (ix *Indexer) catchUpSecondary(ctx context.Context) error {
 	}
 	newer := func() bool { return ix.archive.LastSeq() > ix.Indexed() }
 	for {
-		through := ix.Indexed()
-		if ix.complete() >= through {
+		if ix.complete() >= ix.Indexed() {
 			return nil
 		}
 		var done bool
+		var through int64
 		err := ix.Work.Do(ctx, work.Index, func() (err error) {
+			// Read when the worker is granted, not when asked for: the
+			// turns made searchable while the task waited go with it,
+			// before the tasks that waited beside it.
+			through = ix.Indexed()
 			done, err = ix.split.IndexSecondary(ctx, through, 0, newer)
 			return err
 		})
