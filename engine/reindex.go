@@ -53,6 +53,18 @@ func (r *reindexRun) update(f func(*engram.ReindexStatus)) {
 	}
 }
 
+// finish ends the run: done, or failed with err.
+func (r *reindexRun) finish(err error) {
+	r.update(func(st *engram.ReindexStatus) {
+		st.Ended = time.Now().UTC()
+		if err != nil {
+			st.State, st.Error = engram.ReindexFailed, engram.ErrorText(err)
+			return
+		}
+		st.State = engram.ReindexDone
+	})
+}
+
 func (r *reindexRun) status() engram.ReindexStatus {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -107,14 +119,7 @@ func (x *reindexer) StartReindex(ctx context.Context, req engram.ReindexRequest)
 	go func() {
 		defer e.vec.wg.Done()
 		err := e.reindexVectors(bg, run)
-		run.update(func(st *engram.ReindexStatus) {
-			st.Ended = time.Now().UTC()
-			if err != nil {
-				st.State, st.Error = engram.ReindexFailed, engram.ErrorText(err)
-				return
-			}
-			st.State = engram.ReindexDone
-		})
+		run.finish(err)
 		st := run.status()
 		if err != nil {
 			e.logger.Error("reindex of the vectors failed", "model", st.Model, "phase", st.Phase, "err", err)
@@ -145,6 +150,7 @@ func (e *Engine) ReindexVectors(ctx context.Context, reembed bool, progress func
 	}
 	run := newReindexRun(reembed, progress)
 	err := e.reindexVectors(ctx, run)
+	run.finish(err)
 	return run.status(), err
 }
 

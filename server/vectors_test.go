@@ -214,7 +214,7 @@ func TestReindexVectorsHereOrOnTheServer(t *testing.T) {
 			}
 			phases++
 		})
-		if err != nil || remote != served || served && st.State != engram.ReindexDone || st.Embedded < 3 || phases == 0 {
+		if err != nil || remote != served || st.State != engram.ReindexDone || st.Ended.IsZero() || st.Embedded < 3 || phases == 0 {
 			t.Fatalf("served %v: ReindexVectors = %+v, remote %v, %v (%d statuses shown)", served, st, remote, err, phases)
 		}
 	}
