@@ -1,8 +1,9 @@
 // Package sqlrow reads rows of database/sql in the few shapes engram's
 // SQLite tables take (each row, one, all, grouped, ranked by FTS5), scans
 // the columns it stores in its own encodings (Unix nanoseconds, JSON), and
-// writes the FTS5 query of some words: what the packages that keep tables
-// in the palace's SQLite file (palace, vault, scheduler) share.
+// writes the FTS5 query of some words, and opens pools of connections to a
+// SQLite file (FileDSN, OpenPool): what the packages that keep tables in
+// the palace's SQLite file (palace, vault, scheduler) share.
 //
 // Each helper that reads rows closes them before it returns, so that a
 // transaction that read them can go on to write.
