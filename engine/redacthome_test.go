@@ -181,3 +181,37 @@ func TestRedactWarnsOfASession(t *testing.T) {
 		t.Fatalf("redact of a span a session holds: %+v", rep)
 	}
 }
+
+// TestRedactReachesPiecesOfASpan redacts a span after every layer job ran
+// on its turn: the scene job's title and term statistics hold words of the
+// span ("Grimblethorp" of "Grimblethorp-11"), not the span whole, and
+// must lose them too; nothing of the span is left in any file.
+func TestRedactReachesPiecesOfASpan(t *testing.T) {
+	home := filepath.Join(t.TempDir(), "home")
+	cfg := ingestHome(t, home, `{"id":"a6","session":"s4","speaker":"Ana","content":"the secret is Grimblethorp-11, keep the rest"}
+{"id":"a7","session":"s4","speaker":"Bo","content":"the last turn stays"}
+{"id":"a8","session":"s5","speaker":"Ana","content":"我的密码是青龙偃月刀，别告诉别人"}
+`)
+	withEngine(t, cfg, func(e *engine.Engine) {
+		jobs, err := e.RunJobs(t.Context(), "", false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, j := range jobs {
+			if j.Failing {
+				t.Fatalf("job %s failed: %s", j.Name, j.LastError)
+			}
+		}
+	})
+	db := openPalaceDB(t, home)
+	var title string
+	if err := db.QueryRow(`SELECT title FROM scenes WHERE session = 's4'`).Scan(&title); err != nil || !strings.Contains(title, "Grimblethorp") {
+		t.Fatalf("the scene's title before: %q %v; the test needs one made of the span's word", title, err)
+	}
+	db.Close()
+	rep := redactOnce(t, cfg, engram.RedactRequest{Texts: []string{"Grimblethorp-11", "青龙偃月刀"}})
+	if rep.Spans != 2 || !slices.Equal(rep.Turns, []string{"a6", "a8"}) {
+		t.Fatalf("redact: %+v", rep)
+	}
+	filetest.MustHoldNowhere(t, home, "Grimblethorp", "青龙", "偃月")
+}

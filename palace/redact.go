@@ -47,7 +47,9 @@ type RedactResult struct {
 //   - the memories and scenes citing it (text, rationale, subject,
 //     entities, relation, title, summary, participants; re-indexed with a
 //     new change number, so that their vectors, graph statements and
-//     persona facets are made again);
+//     persona facets are made again); a scene's title, summary and
+//     draft, made of the turns' words, lose a span's words too
+//     (engram.Pieces: "Grimblethorp" of "Grimblethorp-11");
 //   - the persona facets it is evidence for: their value and history, or,
 //     for a facet whose speaker or key holds a span, its evidence of the
 //     turn, which the persona job gives back under the redacted name;
@@ -84,6 +86,7 @@ type redactor struct {
 	marker  string
 	match   *engram.Spans     // the spans, found in one pass
 	folded  *engram.Spans     // the spans lower-cased
+	pieces  *engram.Pieces    // the words of the spans, for texts made of words
 	redJSON *strings.Replacer // red for JSON text, where a span appears escaped
 	out     *RedactResult
 	first   map[string]int64 // by vector model, the first turn that lost its vector of it
@@ -106,6 +109,7 @@ func (r *redactor) run(turns []engram.Turn) error {
 		lower[i] = strings.ToLower(sp)
 	}
 	r.folded = engram.NewSpans(lower)
+	r.pieces = engram.NewPieces(r.spans, r.marker)
 	// A Replacer prefers the pair given first where two match at one
 	// place: longest first, as Spans does.
 	bylen := slices.Clone(r.spans)
@@ -514,7 +518,7 @@ func (r *redactor) citing(query, turnID, table string) ([]int64, int64, error) {
 
 // redactScenes redacts the scenes holding the turn turnID.
 func (r *redactor) redactScenes(turnID string) error {
-	ctx, tx, red, redJSON := r.ctx, r.tx, r.red, r.redJSON
+	ctx, tx, redJSON := r.ctx, r.tx, r.redJSON
 	ns, seq, err := r.citing(`SELECT n FROM scenes WHERE EXISTS (SELECT 1 FROM json_each(scenes.turns) WHERE value = ?)`, turnID, "scenes")
 	if err != nil {
 		return err
@@ -526,7 +530,7 @@ func (r *redactor) redactScenes(turnID string) error {
 			Scan(&title, &summary, &parts, &draft); err != nil {
 			return err
 		}
-		nt, nsum, np := red(title), red(summary), redJSON.Replace(parts)
+		nt, nsum, np := r.redWords(title), r.redWords(summary), redJSON.Replace(parts)
 		var nd any
 		if draft.Valid {
 			nd = r.redactDraft(draft.String)
@@ -553,18 +557,22 @@ func (r *redactor) redactScenes(turnID string) error {
 	return nil
 }
 
+// redWords is red for the texts the scene job makes of words (a title of
+// terms, a clipped summary): the pieces of a span go too.
+func (r *redactor) redWords(s string) string { return r.pieces.Replace(r.red(s), r.marker) }
+
 // redactDraft redacts the draft of an open scene (the JSON of a
-// pipeline.SceneDraft): its texts as JSON text, and its term statistics,
+// pipeline.SceneDraft): its texts (redWords), and its term statistics,
 // whose keys are lower-case stems that a replacement misses ("quokkavil"
 // of Quokkaville). The terms and phrases whose key or surface form holds a
-// span, in any case, go, and the window loses their keys: removing keeps
-// the lists sorted, as the scene job searches them.
+// span or a piece of one, in any case, go, and the window loses their
+// keys: removing keeps the lists sorted, as the scene job searches them.
 func (r *redactor) redactDraft(raw string) string {
 	var d map[string]json.RawMessage
 	if err := json.Unmarshal([]byte(raw), &d); err != nil {
 		return r.redJSON.Replace(raw)
 	}
-	held := func(s string) bool { return r.folded.Contains(strings.ToLower(s)) }
+	held := func(s string) bool { return r.folded.Contains(strings.ToLower(s)) || r.pieces.Holds(s) }
 	gone := map[string]bool{}
 	keep := func(field string, drop func(key, display string) bool) {
 		var terms []json.RawMessage
@@ -600,7 +608,40 @@ func (r *redactor) redactDraft(raw string) string {
 	if err != nil {
 		return r.redJSON.Replace(raw)
 	}
-	return r.redJSON.Replace(string(out))
+	return redactJSONStrings(string(out), r.redWords)
+}
+
+// redactJSONStrings applies red to every string value of a JSON text; one
+// that does not decode is left to a replacement of the spans as JSON
+// writes them, by the caller's red.
+func redactJSONStrings(raw string, red func(string) string) string {
+	dec := json.NewDecoder(strings.NewReader(raw))
+	dec.UseNumber() // numbers come back as they were
+	var v any
+	if dec.Decode(&v) != nil {
+		return red(raw)
+	}
+	var walk func(v any) any
+	walk = func(v any) any {
+		switch x := v.(type) {
+		case string:
+			return red(x)
+		case []any:
+			for i := range x {
+				x[i] = walk(x[i])
+			}
+		case map[string]any:
+			for k := range x {
+				x[k] = walk(x[k])
+			}
+		}
+		return v
+	}
+	out, err := json.Marshal(walk(v))
+	if err != nil {
+		return red(raw)
+	}
+	return string(out)
 }
 
 // redactFacets redacts the value and history of the persona facets the
