@@ -149,7 +149,7 @@ func countDeletion(ctx context.Context, tx *sql.Tx, key string) error {
 // loadTurnDocs reads every turn, as turns_fts holds it, and the generation
 // of turns_fts: the load of the turns' index.
 func (db *DB) loadTurnDocs(ctx context.Context, add func(kwindex.Doc)) (gen int64, err error) {
-	err = db.View(ctx, func(tx *sql.Tx) error {
+	err = db.viewLoad(ctx, func(tx *sql.Tx) error {
 		var err error
 		if gen, err = metaIn(ctx, tx, keyKeywordGen); err != nil {
 			return err
@@ -260,7 +260,7 @@ func (s tableSource) State(ctx context.Context) (seq, deleted int64, err error) 
 // Changes reads up to limit rows changed after a change number, in change
 // order, and the state of the table then.
 func (s tableSource) Changes(ctx context.Context, after int64, limit int) (rows []kwindex.Row, seq, deleted int64, err error) {
-	err = s.db.View(ctx, func(tx *sql.Tx) error {
+	err = s.db.viewLoad(ctx, func(tx *sql.Tx) error {
 		if err := tx.QueryRowContext(ctx, s.stateQuery(), s.deletedKey).Scan(&seq, &deleted); err != nil {
 			return err
 		}

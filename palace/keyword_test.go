@@ -619,3 +619,38 @@ func isCurrent(t *testing.T, src tableSource, in kwindex.SeqInfo) bool {
 	}
 	return in.Current && in.Seq == seq && in.Deleted == deleted
 }
+
+// TestIndexLoadLeavesReadersFree: the read that loads the turns' keyword
+// index holds its connection for its whole scan (a million turns at a
+// server's start); a request's read meanwhile does not wait for it, even
+// with one reader.
+func TestIndexLoadLeavesReadersFree(t *testing.T) {
+	db := MustOpenDBAt(t, filepath.Join(t.TempDir(), "palace.db"), Options{Readers: 1})
+	for i := int64(1); i <= 3; i++ {
+		mustPut(t, db, testTurn(i, fmt.Sprintf("turn %d of the load", i)))
+	}
+	ctx := context.Background()
+	started, release, loaded := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+	go func() {
+		first := true
+		_, err := db.loadTurnDocs(ctx, func(kwindex.Doc) {
+			if first {
+				first = false
+				close(started)
+				<-release // the scan goes on, its connection held
+			}
+		})
+		loaded <- err
+	}()
+	<-started
+	if _, err := db.TurnSkips(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	if hits, err := db.SearchTurns(ctx, engram.TextQuery{Text: "load"}); err != nil || len(hits) != 3 {
+		t.Fatalf("a search while the index loads: %d hits, %v", len(hits), err)
+	}
+	close(release)
+	if err := <-loaded; err != nil {
+		t.Fatal(err)
+	}
+}

@@ -36,6 +36,13 @@ var (
 // DefaultReaders is the default size of the reader connection pool.
 const DefaultReaders = 4
 
+// loadReaders is the size of the pool of the reads that fill an
+// in-memory index from a whole table (a million turns, their vectors): the
+// longest reads there are, they hold their connection for their whole
+// scan. Apart from the readers' pool, they never leave a request waiting
+// for a connection (a server's first answers come while they run).
+const loadReaders = 2
+
 // Options tune a DB. The zero value is ready to use.
 type Options struct {
 	// Readers is the number of read connections (DefaultReaders if zero).
@@ -67,6 +74,7 @@ type DB struct {
 	w      *sql.DB // exactly one connection; every write goes through it
 	gate   writeGate
 	r      *sql.DB // query_only connections
+	load   *sql.DB // query_only connections of the index loads (viewLoad)
 	closed atomic.Bool
 
 	vectors vectorCache   // the VectorStore of each model, made by Vectors
@@ -156,6 +164,12 @@ func Open(path string, opts Options) (*DB, error) {
 	}
 	db.ckpt.start()
 	if db.r, err = sqlrow.OpenPool(dsn(abs, false), opts.Readers); err != nil {
+		db.ckpt.close()
+		db.w.Close()
+		return nil, fmt.Errorf("palace: open: %w", err)
+	}
+	if db.load, err = sqlrow.OpenPool(dsn(abs, false), loadReaders); err != nil {
+		db.r.Close()
 		db.ckpt.close()
 		db.w.Close()
 		return nil, fmt.Errorf("palace: open: %w", err)
@@ -268,6 +282,9 @@ func (db *DB) Close() error {
 	if db.r != nil {
 		errs = append(errs, db.stmts.close(), db.r.Close())
 	}
+	if db.load != nil {
+		errs = append(errs, db.load.Close())
+	}
 	// The writer closes last: the last connection to close checkpoints the
 	// WAL into the database file and removes it.
 	errs = append(errs, db.wstmts.close(), db.w.Close())
@@ -322,6 +339,12 @@ func (db *DB) write(ctx context.Context, urgent bool, fn func(*sql.Tx) error) er
 // one consistent snapshot, and runs concurrently with writes.
 func (db *DB) View(ctx context.Context, fn func(*sql.Tx) error) error {
 	return db.run(ctx, db.r, &sql.TxOptions{ReadOnly: true}, fn)
+}
+
+// viewLoad is View for a read that fills an in-memory index from a whole
+// table, on connections of its own (loadReaders).
+func (db *DB) viewLoad(ctx context.Context, fn func(*sql.Tx) error) error {
+	return db.run(ctx, db.load, &sql.TxOptions{ReadOnly: true}, fn)
 }
 
 func (db *DB) run(ctx context.Context, conn *sql.DB, opts *sql.TxOptions, fn func(*sql.Tx) error) error {

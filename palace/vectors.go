@@ -415,7 +415,7 @@ func (v *VectorStore) Attach(ctx context.Context, f vecrow.Follower) error {
 	if err := v.Usable(); err != nil {
 		return err
 	}
-	err := v.db.View(ctx, func(tx *sql.Tx) error {
+	err := v.db.viewLoad(ctx, func(tx *sql.Tx) error {
 		var n int
 		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM vectors WHERE model = ?`, v.model).Scan(&n); err != nil {
 			return err
