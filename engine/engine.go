@@ -52,11 +52,8 @@ type Engine struct {
 	extractBatch    int              // turns per extraction batch
 	extractParallel int              // batches extracted at once (Config.ExtractParallel)
 
-	vaultMu sync.Mutex // one vault sync at a time
-
 	scenesOnce sync.Once
 	scenes     *pipeline.SceneWorker
-	layerVecMu sync.Mutex // one layer-vectors run at a time: the job and the follower
 	// memory gives back what a catch-up of the layer jobs left (memrelease.go).
 	memory   memReleaser
 	journal  *archive.Journal   // the corrections journal

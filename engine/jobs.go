@@ -123,8 +123,6 @@ func (e *Engine) layerLagText(ctx context.Context) string {
 // yet embedded with the active model. Without a vector side (embedder none,
 // or not started) it does nothing: the layers stay searchable by keyword.
 func (e *Engine) embedLayers(ctx context.Context) error {
-	e.layerVecMu.Lock()
-	defer e.layerVecMu.Unlock()
 	e.vec.mu.Lock()
 	side := e.vec.side
 	e.vec.mu.Unlock()
@@ -151,9 +149,9 @@ func (e *Engine) startFollower() {
 	}), time.Second, e.logger.With("component", "units"))
 }
 
-// sceneWorker returns the engine's L2 worker: one instance, so that the
-// scheduled job and the follower of serve never run at once. It is bound to
-// the turn index: a scene's retrieval unit is made of stored turns.
+// sceneWorker returns the engine's L2 worker (its runs, the scheduled job's
+// and the follower's of serve, exclude each other through e.work). It is
+// bound to the turn index: a scene's retrieval unit is made of stored turns.
 func (e *Engine) sceneWorker() *pipeline.SceneWorker {
 	e.scenesOnce.Do(func() {
 		e.scenes = &pipeline.SceneWorker{Archive: e.archive, Store: e.palace, Indexed: e.palace.IndexedSeq, Work: e.work}

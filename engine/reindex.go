@@ -412,14 +412,17 @@ func (e *Engine) reembedLayers(ctx context.Context, run *reindexRun, key string,
 }
 
 // resyncVaults indexes every configured vault again, whole, embedding its
-// chunks with emb into store, under the vault lock (so that no hook, watcher
-// or reconcile job syncs meanwhile), and marks each as embedded with key.
+// chunks with emb into store, as the one vault sync running (so that no
+// hook, watcher or reconcile job syncs meanwhile), and marks each as embedded with key.
 // A vault that fails to sync (its folder gone, say) keeps its chunks and
 // stays marked for a full sync; the others are synced, and the error names
 // it.
 func (e *Engine) resyncVaults(ctx context.Context, key string, emb engram.Embedder, store *palace.VectorStore) error {
-	e.vaultMu.Lock()
-	defer e.vaultMu.Unlock()
+	return e.work.Serial(ctx, serialVaults, func() error { return e.resyncVaultsNow(ctx, key, emb, store) })
+}
+
+// resyncVaultsNow is resyncVaults, the other syncs excluded.
+func (e *Engine) resyncVaultsNow(ctx context.Context, key string, emb engram.Embedder, store *palace.VectorStore) error {
 	if _, err := e.palace.ResetWorkerSeqs(ctx, vaultMarkerPrefix(key)); err != nil {
 		return err
 	}

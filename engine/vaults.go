@@ -24,8 +24,22 @@ func (e *Engine) syncVaults(ctx context.Context, path string) ([]vault.SyncRepor
 		}
 		path = filepath.Clean(abs)
 	}
-	e.vaultMu.Lock() // one sync at a time: the job, a hook and the CLI may race
-	defer e.vaultMu.Unlock()
+	// One sync at a time: the job, a hook, the watcher and the CLI may race.
+	var reports []vault.SyncReport
+	err := e.work.Serial(ctx, serialVaults, func() error {
+		var err error
+		reports, err = e.syncVaultsNow(ctx, path)
+		return err
+	})
+	return reports, err
+}
+
+// serialVaults is the name of every run that syncs vaults
+// (work.Scheduler.Serial).
+const serialVaults = "vaults"
+
+// syncVaultsNow is syncVaults, the other syncs excluded.
+func (e *Engine) syncVaultsNow(ctx context.Context, path string) ([]vault.SyncReport, error) {
 	e.vec.mu.Lock()
 	side := e.vec.side
 	e.vec.mu.Unlock()

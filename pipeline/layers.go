@@ -277,15 +277,16 @@ type SceneWorker struct {
 	// Work, if set, runs each batch as a guarded task of class Derive (see
 	// MemoryWorker.Work).
 	Work *work.Scheduler
-
-	mu sync.Mutex // one run at a time: the job, and the follower of serve
 }
 
 // Run builds scenes until the worker has caught up with the archive (or
-// with Indexed).
+// with Indexed). With Work, it is the one run of the scenes (the job, or
+// the follower of serve: work.Scheduler.Serial).
 func (w *SceneWorker) Run(ctx context.Context) error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
+	return w.Work.Serial(ctx, WorkerScenes, func() error { return w.run(ctx) })
+}
+
+func (w *SceneWorker) run(ctx context.Context) error {
 	return again(func() error {
 		mark := w.Work.Epoch() // before the archive is read
 		return runArchive(ctx, w.Archive, w.Store, WorkerScenes, batchOr(w.BatchSize, DefaultLayerBatch), w.Indexed, func(batch []engram.Turn) error {

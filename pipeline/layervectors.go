@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/internal/work"
@@ -36,18 +35,20 @@ type LayerVectorWorker struct {
 	Units     engram.UnitIndex
 	BatchSize int
 	Work      *work.Scheduler // nil: run at once; each batch is a guarded task of class Derive
-
-	mu sync.Mutex // one run at a time: the job, and the follower of serve
 }
 
 // DefaultUnitEmbedBatch is how many units are embedded at once: a unit's
 // text is up to 32 KB, so fewer than turns.
 const DefaultUnitEmbedBatch = 32
 
-// Run embeds until every layer is caught up.
+// Run embeds until every layer is caught up. With Work, it is the one run
+// of the layers' vectors (the job, or the follower of serve:
+// work.Scheduler.Serial).
 func (w *LayerVectorWorker) Run(ctx context.Context) error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
+	return w.Work.Serial(ctx, "layer vectors", func() error { return w.run(ctx) })
+}
+
+func (w *LayerVectorWorker) run(ctx context.Context) error {
 	size := batchOr(w.BatchSize, DefaultEmbedBatch)
 	model := w.Embedder.Model()
 	err := embedLayer(ctx, w, "vec:"+model+":memories", size, w.Layers.MemoriesSince, func(m engram.Memory) (engram.VectorItem, string, int64) {

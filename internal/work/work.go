@@ -20,6 +20,10 @@
 // redaction rewriting turns' text): it waits for the guarded tasks running
 // (DoSince) and holds off new ones; a guarded task whose read began before
 // an exclusive section ended does not run, and its caller reads again.
+//
+// Serial runs one run of a job at a time (a vault sync, the scenes, the
+// layers' vectors), whoever starts it, in place of a mutex per feature:
+// the wait ends with its context, and Stats shows who waits.
 package work
 
 import (
@@ -94,6 +98,13 @@ type Scheduler struct {
 	excl     bool          // an exclusive section holds
 	exclDone chan struct{} // closed when it ends; nil when none
 	epoch    uint64        // exclusive sections ended
+	serial   map[string]*serialRun
+}
+
+// serialRun is the run of a Serial name in progress.
+type serialRun struct {
+	done    chan struct{} // closed when it ends
+	waiting int           // callers waiting for it to end
 }
 
 // waiter is a task waiting for a worker.
@@ -273,6 +284,52 @@ func (s *Scheduler) Exclusive(ctx context.Context, fn func() error) error {
 	return fn()
 }
 
+// Serial runs fn with no other Serial of the same name running: one run
+// of a job at a time (a vault sync, the layers' vectors, the scenes), whoever
+// starts it (the scheduled job, serve's follower, a hook, a command). It
+// holds no worker while it waits or runs (fn's own steps are tasks), and
+// the wait ends with ctx. Callers waiting for a name start in no set
+// order.
+func (s *Scheduler) Serial(ctx context.Context, name string, fn func() error) error {
+	if s == nil {
+		return fn()
+	}
+	s.mu.Lock()
+	for {
+		run := s.serial[name]
+		if run == nil {
+			break
+		}
+		run.waiting++
+		s.mu.Unlock()
+		var err error
+		select {
+		case <-run.done:
+		case <-ctx.Done():
+			err = ctx.Err()
+		}
+		s.mu.Lock()
+		run.waiting--
+		if err != nil {
+			s.mu.Unlock()
+			return err
+		}
+	}
+	if s.serial == nil {
+		s.serial = map[string]*serialRun{}
+	}
+	run := &serialRun{done: make(chan struct{})}
+	s.serial[name] = run
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.serial, name)
+		close(run.done)
+		s.mu.Unlock()
+	}()
+	return fn()
+}
+
 // begin waits until w may start and starts it. A guarded waiter is
 // refused (ok false) once an exclusive section ended since mark.
 func (s *Scheduler) begin(ctx context.Context, w *waiter, mark uint64) (ok bool, done func(), err error) {
@@ -408,6 +465,9 @@ type Stats struct {
 	Workers int            `json:"workers"`
 	Running int            `json:"running"`
 	Waiting map[string]int `json:"waiting,omitempty"`
+	// Serial holds the names of the Serial runs in progress, each with
+	// the callers waiting for it to end.
+	Serial map[string]int `json:"serial,omitempty"`
 }
 
 // Stats returns the tasks running and waiting, by class.
@@ -423,6 +483,12 @@ func (s *Scheduler) Stats() Stats {
 			st.Waiting = map[string]int{}
 		}
 		st.Waiting[w.class.String()]++
+	}
+	for name, run := range s.serial {
+		if st.Serial == nil {
+			st.Serial = map[string]int{}
+		}
+		st.Serial[name] = run.waiting
 	}
 	return st
 }

@@ -288,3 +288,63 @@ func TestGuardedWaitHoldsNoWorker(t *testing.T) {
 		t.Fatal("a guarded task of a read before the section ran after it")
 	}
 }
+
+// TestSerial: a second run of a name waits for the first to end and then
+// runs, a run of another name runs beside them, a waiting run whose
+// context ends gives up with its error, and a Serial holds no worker.
+func TestSerial(t *testing.T) {
+	ctx := t.Context()
+	s := New(1)
+	release := make(chan struct{})
+	inFirst := make(chan struct{})
+	var running atomic.Int32
+	first := make(chan error, 1)
+	go func() {
+		first <- s.Serial(ctx, "vaults", func() error {
+			running.Add(1)
+			close(inFirst)
+			<-release
+			running.Add(-1)
+			return nil
+		})
+	}()
+	<-inFirst
+	second := make(chan error, 1)
+	go func() {
+		second <- s.Serial(ctx, "vaults", func() error {
+			if running.Load() != 0 {
+				return errors.New("two runs of one name at once")
+			}
+			return nil
+		})
+	}()
+	testutil.WaitUntil(t, "the second run to wait", func() bool { return s.Stats().Serial["vaults"] == 1 })
+	// Another name, and a task, run meanwhile: the first run holds no worker.
+	if err := s.Serial(ctx, "scenes", func() error { return s.Do(ctx, Derive, func() error { return nil }) }); err != nil {
+		t.Fatal(err)
+	}
+	ended, cancel := context.WithCancel(ctx)
+	gaveUp := make(chan error, 1)
+	go func() {
+		gaveUp <- s.Serial(ended, "vaults", func() error { return errors.New("ran after its context ended") })
+	}()
+	testutil.WaitUntil(t, "the third run to wait", func() bool { return s.Stats().Serial["vaults"] == 2 })
+	cancel()
+	if err := <-gaveUp; !errors.Is(err, context.Canceled) {
+		t.Fatalf("a waiting run whose context ended: %v, want context.Canceled", err)
+	}
+	close(release)
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	if err := <-second; err != nil {
+		t.Fatal(err)
+	}
+	if st := s.Stats(); len(st.Serial) != 0 || st.Running != 0 {
+		t.Fatalf("after every run ended: %+v", st)
+	}
+	var nilS *Scheduler
+	if err := nilS.Serial(ctx, "x", func() error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+}
