@@ -1,17 +1,16 @@
 package palace
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/internal/kwindex"
+	"github.com/engram-dev/engram/internal/redacttext"
 	"github.com/engram-dev/engram/internal/sqlrow"
 )
 
@@ -69,7 +68,7 @@ func (db *DB) RedactTurns(ctx context.Context, turns []engram.Turn, spans []stri
 	}
 	committed, err := db.erase(ctx, "redact turns", func(f *forgetter) error {
 		res = RedactResult{TurnVectors: map[string][]string{}, Watermarks: map[string]int64{}}
-		r := &redactor{forgetter: f, spans: spans, marker: marker, out: &res, first: map[string]int64{}}
+		r := &redactor{forgetter: f, spans: spans, txt: redacttext.New(spans, marker), out: &res, first: map[string]int64{}}
 		return r.run(turns)
 	})
 	if !committed {
@@ -82,43 +81,17 @@ func (db *DB) RedactTurns(ctx context.Context, turns []engram.Turn, spans []stri
 // are the redacted ones.
 type redactor struct {
 	*forgetter
-	spans   []string
-	marker  string
-	match   *engram.Spans     // the spans, found in one pass
-	folded  *engram.Spans     // the spans lower-cased
-	pieces  *engram.Pieces    // the words of the spans, for texts made of words
-	redJSON *strings.Replacer // red for JSON text, where a span appears escaped
-	out     *RedactResult
-	first   map[string]int64 // by vector model, the first turn that lost its vector of it
+	spans []string
+	txt   *redacttext.Text // the spans' text work
+	out   *RedactResult
+	first map[string]int64 // by vector model, the first turn that lost its vector of it
 }
 
 // red replaces the spans in s, in one pass, as engram.Turn.RedactSpans
 // does.
-func (r *redactor) red(s string) string {
-	s, _ = r.match.Replace(s, r.marker)
-	return s
-}
-
-// holds reports whether s holds a span.
-func (r *redactor) holds(s string) bool { return r.match.Contains(s) }
+func (r *redactor) red(s string) string { return r.txt.Red(s) }
 
 func (r *redactor) run(turns []engram.Turn) error {
-	r.match = engram.NewSpans(r.spans)
-	lower := make([]string, len(r.spans))
-	for i, sp := range r.spans {
-		lower[i] = strings.ToLower(sp)
-	}
-	r.folded = engram.NewSpans(lower)
-	r.pieces = engram.NewPieces(r.spans, r.marker)
-	// A Replacer prefers the pair given first where two match at one
-	// place: longest first, as Spans does.
-	bylen := slices.Clone(r.spans)
-	slices.SortStableFunc(bylen, func(a, b string) int { return len(b) - len(a) })
-	var pairs []string
-	for _, sp := range bylen {
-		pairs = append(pairs, jsonText(sp, true), jsonText(r.marker, true))
-	}
-	r.redJSON = strings.NewReplacer(pairs...)
 	units := map[int64]bool{}
 	namespaces := map[string]bool{}
 	for _, t := range turns {
@@ -148,7 +121,7 @@ func (r *redactor) run(turns []engram.Turn) error {
 	if err := r.fixUnits(units); err != nil {
 		return err
 	}
-	if err := redactCorrections(r.ctx, r.tx, r.red, r.redJSON); err != nil {
+	if err := redactCorrections(r.ctx, r.tx, r.txt); err != nil {
 		return err
 	}
 	if err := r.entities(namespaces); err != nil {
@@ -169,7 +142,7 @@ func (r *redactor) derived() error {
 	// loses the turns' evidence, and the persona job files it again under
 	// the redacted name from the redacted memories; the others are
 	// redacted in place.
-	if err := r.facets(func(speaker, key string) bool { return r.holds(speaker) || r.holdsFolded(key) }); err != nil {
+	if err := r.facets(func(speaker, key string) bool { return r.txt.Holds(speaker) || r.txt.HoldsFolded(key) }); err != nil {
 		return fmt.Errorf("persona: %w", err)
 	}
 	r.out.Facets = r.res.Facets
@@ -200,21 +173,6 @@ func (r *redactor) rewind() error {
 		}
 	}
 	return nil
-}
-
-// holdsFolded reports whether s, a lower-cased key, holds a span in any
-// case.
-func (r *redactor) holdsFolded(s string) bool { return r.folded.Contains(s) }
-
-// jsonText is s as it appears inside a JSON string, with <, > and &
-// escaped when html is set (as json.Marshal writes them).
-func jsonText(s string, html bool) string {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(html)
-	_ = enc.Encode(s) // a string always encodes
-	q := strings.TrimSuffix(b.String(), "\n")
-	return q[1 : len(q)-1]
 }
 
 // turn stores the redacted version of a stored turn, indexes it again and
@@ -361,7 +319,7 @@ func (r *redactor) entities(namespaces map[string]bool) error {
 // RedactCorrection does, so that it goes on matching the statements
 // derived from the redacted memories and the renamed entities). The
 // engine rewrites the journal.
-func redactCorrections(ctx context.Context, tx *sql.Tx, red func(string) string, redJSON *strings.Replacer) error {
+func redactCorrections(ctx context.Context, tx *sql.Tx, txt *redacttext.Text) error {
 	type row struct {
 		n                      int64
 		target, key, alt, body string
@@ -373,13 +331,13 @@ func redactCorrections(ctx context.Context, tx *sql.Tx, red func(string) string,
 		return fmt.Errorf("redact corrections: %w", err)
 	}
 	for _, c := range rows {
-		key, alt, body := red(c.key), red(c.alt), redJSON.Replace(c.body)
+		key, alt, body := txt.Red(c.key), txt.Red(c.alt), txt.JSON(c.body)
 		if c.target == engram.CorrectFact {
 			var cor engram.Correction
 			if err := json.Unmarshal([]byte(c.body), &cor); err != nil {
 				return fmt.Errorf("redact correction %d: %w", c.n, err)
 			}
-			fixed := RedactCorrection(cor, red)
+			fixed := RedactCorrection(cor, txt.Red)
 			if key = fixed.Key; key == "" {
 				key = FactKey(fixed.Namespace, fixed.Subject, fixed.Predicate, fixed.Original) // as applyCorrection makes it
 			}
@@ -518,7 +476,7 @@ func (r *redactor) citing(query, turnID, table string) ([]int64, int64, error) {
 
 // redactScenes redacts the scenes holding the turn turnID.
 func (r *redactor) redactScenes(turnID string) error {
-	ctx, tx, redJSON := r.ctx, r.tx, r.redJSON
+	ctx, tx := r.ctx, r.tx
 	ns, seq, err := r.citing(`SELECT n FROM scenes WHERE EXISTS (SELECT 1 FROM json_each(scenes.turns) WHERE value = ?)`, turnID, "scenes")
 	if err != nil {
 		return err
@@ -530,10 +488,10 @@ func (r *redactor) redactScenes(turnID string) error {
 			Scan(&title, &summary, &parts, &draft); err != nil {
 			return err
 		}
-		nt, nsum, np := r.redWords(title), r.redWords(summary), redJSON.Replace(parts)
+		nt, nsum, np := r.txt.Words(title), r.txt.Words(summary), r.txt.JSON(parts)
 		var nd any
 		if draft.Valid {
-			nd = r.redactDraft(draft.String)
+			nd = r.txt.SceneDraft(draft.String)
 		}
 		if nt == title && nsum == summary && np == parts && (!draft.Valid || nd == draft.String) {
 			continue
@@ -557,93 +515,6 @@ func (r *redactor) redactScenes(turnID string) error {
 	return nil
 }
 
-// redWords is red for the texts the scene job makes of words (a title of
-// terms, a clipped summary): the pieces of a span go too.
-func (r *redactor) redWords(s string) string { return r.pieces.Replace(r.red(s), r.marker) }
-
-// redactDraft redacts the draft of an open scene (the JSON of a
-// pipeline.SceneDraft): its texts (redWords), and its term statistics,
-// whose keys are lower-case stems that a replacement misses ("quokkavil"
-// of Quokkaville). The terms and phrases whose key or surface form holds a
-// span or a piece of one, in any case, go, and the window loses their
-// keys: removing keeps the lists sorted, as the scene job searches them.
-func (r *redactor) redactDraft(raw string) string {
-	var d map[string]json.RawMessage
-	if err := json.Unmarshal([]byte(raw), &d); err != nil {
-		return r.redJSON.Replace(raw)
-	}
-	held := func(s string) bool { return r.folded.Contains(strings.ToLower(s)) || r.pieces.Holds(s) }
-	gone := map[string]bool{}
-	keep := func(field string, drop func(key, display string) bool) {
-		var terms []json.RawMessage
-		if json.Unmarshal(d[field], &terms) != nil {
-			return
-		}
-		kept := terms[:0]
-		for _, raw := range terms {
-			var t struct {
-				K string `json:"k"`
-				D string `json:"d"`
-			}
-			if json.Unmarshal(raw, &t) == nil && drop(t.K, t.D) {
-				gone[t.K] = true
-				continue
-			}
-			kept = append(kept, raw)
-		}
-		d[field], _ = json.Marshal(kept)
-	}
-	keep("terms", func(k, disp string) bool { return held(k) || held(disp) })
-	keep("phrases", func(k, disp string) bool {
-		return held(k) || held(disp) || slices.ContainsFunc(strings.Fields(k), func(w string) bool { return gone[w] })
-	})
-	var window [][]string
-	if json.Unmarshal(d["window"], &window) == nil && window != nil {
-		for i, keys := range window {
-			window[i] = slices.DeleteFunc(keys, func(k string) bool { return gone[k] || held(k) })
-		}
-		d["window"], _ = json.Marshal(window)
-	}
-	out, err := json.Marshal(d)
-	if err != nil {
-		return r.redJSON.Replace(raw)
-	}
-	return redactJSONStrings(string(out), r.redWords)
-}
-
-// redactJSONStrings applies red to every string value of a JSON text; one
-// that does not decode is left to a replacement of the spans as JSON
-// writes them, by the caller's red.
-func redactJSONStrings(raw string, red func(string) string) string {
-	dec := json.NewDecoder(strings.NewReader(raw))
-	dec.UseNumber() // numbers come back as they were
-	var v any
-	if dec.Decode(&v) != nil {
-		return red(raw)
-	}
-	var walk func(v any) any
-	walk = func(v any) any {
-		switch x := v.(type) {
-		case string:
-			return red(x)
-		case []any:
-			for i := range x {
-				x[i] = walk(x[i])
-			}
-		case map[string]any:
-			for k := range x {
-				x[k] = walk(x[k])
-			}
-		}
-		return v
-	}
-	out, err := json.Marshal(walk(v))
-	if err != nil {
-		return red(raw)
-	}
-	return string(out)
-}
-
 // redactFacets redacts the value and history of the persona facets the
 // turn turnID is evidence for.
 func (r *redactor) redactFacets(turnID string) error {
@@ -658,7 +529,7 @@ func (r *redactor) redactFacets(turnID string) error {
 		return err
 	}
 	for _, f := range fs {
-		v, h := r.red(f.value), r.redJSON.Replace(f.history)
+		v, h := r.red(f.value), r.txt.JSON(f.history)
 		if v == f.value && h == f.history {
 			continue
 		}
@@ -682,7 +553,7 @@ func (db *DB) TurnIDsHolding(ctx context.Context, namespace, session string, tex
 	plain := engram.NewSpans(texts)
 	escaped := make([]string, 0, 2*len(texts))
 	for _, text := range texts {
-		escaped = append(escaped, jsonText(text, true), jsonText(text, false))
+		escaped = append(escaped, redacttext.JSONText(text, true), redacttext.JSONText(text, false))
 	}
 	inMeta := engram.NewSpans(escaped)
 	var ids []string
