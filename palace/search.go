@@ -74,6 +74,9 @@ func (db *DB) SearchTurns(ctx context.Context, q engram.TextQuery) ([]engram.Tur
 		return s.hits, nil
 	}
 	err = db.View(ctx, func(tx *sql.Tx) error {
+		if held, err := s.window(ctx, tx); err != nil || !held {
+			return err
+		}
 		if err := s.substring(ctx, tx, long); err != nil {
 			return err
 		}
@@ -213,6 +216,7 @@ type search struct {
 	from, to int64 // the TS range in Unix nanoseconds; 0 = unbounded
 	hits     []engram.TurnHit
 	seen     map[int64]bool
+	lo, hi   int64   // the seqs of the turns in from..to (window)
 	floor    float64 // the lowest keyword score, the ceiling of fallback scores
 	extra    int     // fallback hits so far
 }
@@ -242,6 +246,34 @@ func (s *search) keyword(ctx context.Context, tx *sql.Tx, terms []term, lo, hi i
 		}
 	})
 	return err
+}
+
+// window bounds the fallback stages by the seqs of the turns in the
+// query's time range (s.lo, s.hi), read off the ts index: the trigram and
+// CJK indexes know no time, and without the bounds every turn they match
+// would be read only to be dropped for its time. held is false when the
+// range holds no turn.
+func (s *search) window(ctx context.Context, tx *sql.Tx) (held bool, err error) {
+	s.lo, s.hi = 0, math.MaxInt64
+	if s.from == 0 && s.to == 0 {
+		return true, nil
+	}
+	q, args := `SELECT min(seq), max(seq) FROM turns WHERE ts IS NOT NULL`, []any(nil)
+	if s.ns != "" {
+		q, args = q+` AND namespace = ?`, append(args, s.ns)
+	}
+	if s.from != 0 {
+		q, args = q+` AND ts >= ?`, append(args, s.from)
+	}
+	if s.to != 0 {
+		q, args = q+` AND ts < ?`, append(args, s.to)
+	}
+	var lo, hi sql.NullInt64
+	if err := tx.QueryRowContext(ctx, q, args...).Scan(&lo, &hi); err != nil {
+		return false, err
+	}
+	s.lo, s.hi = lo.Int64, hi.Int64
+	return lo.Valid, nil
 }
 
 // substring adds the turns that contain a term inside a longer token, found
@@ -277,14 +309,15 @@ func (s *search) substring(ctx context.Context, tx *sql.Tx, long []term) error {
 	// those whose text holds the term itself, as the index folds case.
 	const q = `SELECT ` + turnColumns + `
 		FROM turns_trigram JOIN turns t ON t.seq = turns_trigram.rowid
-		WHERE turns_trigram MATCH ?1 AND (?2 = '' OR t.namespace = ?2) AND ` + timeFilter + `
+		WHERE turns_trigram MATCH ?1 AND turns_trigram.rowid BETWEEN ?6 AND ?7
+		AND (?2 = '' OR t.namespace = ?2) AND ` + timeFilter + `
 		ORDER BY turns_trigram.rowid DESC LIMIT ?3`
 	for _, t := range order {
 		if s.full() {
 			return nil
 		}
 		found := 0
-		rows, err := tx.QueryContext(ctx, q, trigramExpr(t), s.ns, maxSubstringRows, s.from, s.to)
+		rows, err := tx.QueryContext(ctx, q, trigramExpr(t), s.ns, maxSubstringRows, s.from, s.to, s.lo, s.hi)
 		if err != nil {
 			return err
 		}
@@ -314,9 +347,10 @@ func (s *search) short(ctx context.Context, tx *sql.Tx, short []term) error {
 	}
 	const q = `SELECT ` + turnColumns + `
 		FROM turns_cjk JOIN turns t ON t.seq = turns_cjk.rowid
-		WHERE turns_cjk MATCH ?1 AND (?2 = '' OR t.namespace = ?2) AND ` + timeFilter + `
+		WHERE turns_cjk MATCH ?1 AND turns_cjk.rowid BETWEEN ?6 AND ?7
+		AND (?2 = '' OR t.namespace = ?2) AND ` + timeFilter + `
 		ORDER BY turns_cjk.rowid DESC LIMIT ?3`
-	return queryTurns(ctx, tx, q, []any{matchExpr(short), s.ns, s.limit, s.from, s.to}, func(t engram.Turn, _ float64) { s.addExtra(t) })
+	return queryTurns(ctx, tx, q, []any{matchExpr(short), s.ns, s.limit, s.from, s.to, s.lo, s.hi}, func(t engram.Turn, _ float64) { s.addExtra(t) })
 }
 
 // add appends a hit unless the turn is a hit already or the list is full,
