@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	engram "github.com/engram-dev/engram"
 )
@@ -336,5 +337,45 @@ func TestMigrateTrigramNoPositions(t *testing.T) {
 		if got := ids(hits); !slices.Equal(got, c.want) {
 			t.Errorf("%q: %v, want %v", c.q, got, c.want)
 		}
+	}
+}
+
+// TestSearchTurns_SubstringInARange: with a time range, the substring and
+// CJK stages find the turns of the range, its first and its last included,
+// and none outside it, whatever their seq (a turn imported late holds an
+// early time); a range no turn is in finds nothing.
+func TestSearchTurns_SubstringInARange(t *testing.T) {
+	db := MustOpenDB(t)
+	ctx := context.Background()
+	at := func(seq int64, minute int, content string) engram.Turn {
+		tt := testTurn(seq, content)
+		tt.TS = time.Date(2026, 5, 1, 12, minute, 0, 0, time.UTC)
+		return tt
+	}
+	mustPut(t, db,
+		at(1, 1, "qqabcdqq before"), at(2, 10, "qqabcdqq first of the range 会議室"),
+		at(3, 12, "qqabcdqq inside 会議室"), at(4, 20, "qqabcdqq last of the range"),
+		at(5, 30, "qqabcdqq after 会議室"), at(6, 11, "qqabcdqq imported late, inside"),
+	)
+	from, to := time.Date(2026, 5, 1, 12, 10, 0, 0, time.UTC), time.Date(2026, 5, 1, 12, 21, 0, 0, time.UTC)
+	for _, c := range []struct {
+		text string
+		want []string
+	}{
+		{"abcd", []string{"t6", "t4", "t3", "t2"}},
+		{"会議", []string{"t3", "t2"}},
+	} {
+		q := engram.TextQuery{Text: c.text, Limit: 10, From: from, To: to}
+		hits, err := db.SearchTurns(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := ids(hits); !slices.Equal(got, c.want) {
+			t.Errorf("%q in the range: %v, want %v", c.text, got, c.want)
+		}
+	}
+	q := engram.TextQuery{Text: "abcd", Limit: 10, From: to, To: to.Add(time.Minute)}
+	if hits, err := db.SearchTurns(ctx, q); err != nil || len(hits) != 0 {
+		t.Errorf("an empty range: %v %v", ids(hits), err)
 	}
 }
