@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -174,13 +175,17 @@ func BenchmarkTeamDelay(b *testing.B) {
 	b.ReportMetric(float64(delays[len(delays)-1].Microseconds())/1000, "max-ms")
 }
 
-// teamURLEnv passes the database of TestTwoServers_KillA to its child.
-const teamURLEnv = "ENGRAM_TEST_TEAM_URL"
+// teamURLEnv passes the database of TestTwoServers_KillA to its child,
+// and teamPrefixEnv the prefix of the ids it writes.
+const (
+	teamURLEnv    = "ENGRAM_TEST_TEAM_URL"
+	teamPrefixEnv = "ENGRAM_TEST_TEAM_PREFIX"
+)
 
 // teamIngest is the child of TestTwoServers_KillA: a server on home and
 // the archive at url that ingests turns one at a time, without end, and
 // prints each one's id once it is acknowledged.
-func teamIngest(ctx context.Context, home, url string) error {
+func teamIngest(ctx context.Context, home, url, prefix string) error {
 	cfg := teamConfig(home, url)
 	cfg.Embedder = config.EmbedderNone
 	e, err := engine.Open(ctx, cfg, quiet())
@@ -189,7 +194,7 @@ func teamIngest(ctx context.Context, home, url string) error {
 	}
 	defer e.Close()
 	for i := 0; ; i++ {
-		id := fmt.Sprintf("k%06d", i)
+		id := fmt.Sprintf("%s%06d", prefix, i)
 		if _, err := e.Ingest(ctx, []engram.Turn{{ID: id, Namespace: engram.DefaultNamespace, Session: "k", Speaker: "Ana", Role: "user",
 			Content: fmt.Sprintf("kill probe %s wombat", id)}}); err != nil {
 			return err
@@ -200,9 +205,24 @@ func teamIngest(ctx context.Context, home, url string) error {
 	}
 }
 
-// TestTwoServers_KillA kills server A (a process of its own) while it
-// ingests: every turn A acknowledged is in the archive and found on B, and
-// B keeps serving and ingesting.
+// teamKills is how many times TestTwoServers_KillA kills A: a few in make
+// test, ENGRAM_TEST_TEAM_KILLS for the long loop of issue 41's target.
+func teamKills(t *testing.T) int {
+	if v := os.Getenv("ENGRAM_TEST_TEAM_KILLS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			t.Fatalf("ENGRAM_TEST_TEAM_KILLS=%q: want a count of 1 or more", v)
+		}
+		return n
+	}
+	return 3
+}
+
+// TestTwoServers_KillA kills server A (a process of its own, restarted on
+// its home each time, as a service manager would) while it ingests, again
+// and again, each time after a different number of acknowledged turns:
+// every turn A acknowledged is in the archive and found on B, and B keeps
+// serving and ingesting throughout.
 func TestTwoServers_KillA(t *testing.T) {
 	url := pgtest.NewDatabase(t)
 	ctx := t.Context()
@@ -213,9 +233,37 @@ func TestTwoServers_KillA(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
+	homeA := filepath.Join(t.TempDir(), "a")
+	kills := teamKills(t)
+	var ids, onB []string
+	for round := range kills {
+		ids = append(ids, killA(t, homeA, url, fmt.Sprintf("k%03d-", round), 1+round*37%97)...)
+		id := fmt.Sprintf("b%03d", round)
+		if _, err := b.Ingest(ctx, []engram.Turn{{ID: id, Namespace: engram.DefaultNamespace, Session: "s", Speaker: "Bo", Role: "user",
+			Content: "the kiln fires at noon " + id}}); err != nil {
+			t.Fatalf("ingest on B after A was killed %d times: %v", round+1, err)
+		}
+		onB = append(onB, id)
+	}
+	testutil.WaitUntil(t, "B to index every turn A acknowledged", func() bool {
+		h := b.Health(ctx)
+		return h.IndexLag == 0 && h.IndexedSeq >= b.LastSeq()
+	})
+	for _, id := range append(ids, onB...) {
+		if !finds(t, b, id, id) {
+			t.Fatalf("turn %s, acknowledged before a kill of A, is not found on B (%d acknowledged by A in %d kills)", id, len(ids), kills)
+		}
+	}
+	t.Logf("%d turns acknowledged by A, all found on B, over %d SIGKILLs of A mid-write", len(ids), kills)
+}
 
+// killA runs server A on home, a child process ingesting ids of prefix
+// without pause, kills it (SIGKILL) once it acknowledged after turns, and
+// returns every id it acknowledged.
+func killA(t *testing.T, home, url, prefix string, after int) []string {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childEnv+"=team-ingest", "ENGRAM_HOME="+filepath.Join(t.TempDir(), "a"), teamURLEnv+"="+url)
+	cmd.Env = append(os.Environ(), childEnv+"=team-ingest", "ENGRAM_HOME="+home, teamURLEnv+"="+url, teamPrefixEnv+"="+prefix)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -236,39 +284,21 @@ func TestTwoServers_KillA(t *testing.T) {
 		close(c.done)
 		close(acked)
 	}()
-	t.Cleanup(c.kill)
+	defer c.kill()
 	var ids []string
 	for id := range acked {
-		if ids = append(ids, id); len(ids) == 50 {
+		if ids = append(ids, id); len(ids) == after {
 			break
 		}
 	}
-	if len(ids) < 50 {
-		t.Fatalf("the child stopped after %d turns: %s", len(ids), stderr.String())
+	if len(ids) < after {
+		t.Fatalf("A stopped after %d turns: %s", len(ids), stderr.String())
 	}
 	c.kill() // mid-write: it ingests without pause
 	for id := range acked {
 		ids = append(ids, id)
 	}
-
-	testutil.WaitUntil(t, "B to index every turn A acknowledged", func() bool {
-		h := b.Health(ctx)
-		return h.IndexLag == 0 && h.IndexedSeq >= b.LastSeq()
-	})
-	last := ids[len(ids)-1]
-	testutil.WaitUntil(t, "B to find A's last acknowledged turn", func() bool { return finds(t, b, "kill probe "+last, last) })
-	for _, id := range ids {
-		if !finds(t, b, id, id) {
-			t.Fatalf("turn %s, acknowledged by A before it was killed, is not found on B (%d acknowledged)", id, len(ids))
-		}
-	}
-	if _, err := b.Ingest(ctx, []engram.Turn{{ID: "after", Namespace: engram.DefaultNamespace, Session: "s", Speaker: "Bo", Role: "user",
-		Content: "the kiln fires at noon"}}); err != nil {
-		t.Fatalf("ingest on B after A was killed: %v", err)
-	}
-	if !finds(t, b, "kiln fires", "noon") {
-		t.Fatal("B does not find its turn after A was killed")
-	}
+	return ids
 }
 
 // TestTwoServers_Redact redacts on B a secret A ingested and derived
