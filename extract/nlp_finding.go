@@ -290,7 +290,7 @@ func (c *clause) finding(s string, ts time.Time, sp speakers, why string) (nlpFi
 	text, f.at = resolveTimes(text, ts, typ == engram.MemoryPlan)
 	f.text = capFirst(text)
 	f.entities = c.entities()
-	f.rel = c.relation(sp)
+	f.rel = standalone(c.relation(sp))
 	return f, true
 }
 
