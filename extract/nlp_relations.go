@@ -134,16 +134,29 @@ func (c *clause) relation(sp speakers) *engram.Relation {
 		return placeRel(S, "born_in", comp[3:], placeCuts)
 	case verbIs(g.stem, "work") && !g.past && !g.perfect:
 		if prep, x, ok := strings.Cut(comp, " "); ok && strings.EqualFold(prep, "on") {
+			if c.compA+2 == c.compB && c.ws[c.compA+1].tag == "NN" && c.ws[c.compA+1].low == c.ws[c.compA+1].text {
+				// A singular noun without an article names no thing
+				// worked on but a place or a state: "on campus", "on call".
+				return nil
+			}
 			return projectRel(S, x)
 		} else if ok {
 			return workRel(S, prep, x)
 		}
-	case (projectVerbs[g.stem] || verbIs(g.stem, "get") || verbIs(g.stem, "land")) && (g.past || g.perfect || g.progressive) && jobAt.MatchString(comp):
+	case (projectVerbs[g.stem] || verbIs(g.stem, "get") || verbIs(g.stem, "land")) && (g.past || g.perfect || g.progressive) && !g.intent && !g.attempt && jobAt.MatchString(comp):
 		// "I started a new job at Globex", "I got a job at Acme".
 		return workRel(S, "at", jobAt.FindStringSubmatch(comp)[1])
-	case projectVerbs[g.stem] && (g.past || g.perfect || g.progressive) && c.nounObject():
+	case projectVerbs[g.stem] && (g.past || g.perfect || g.progressive) && !g.intent && !g.attempt && c.nounObject():
+		// ("thinking about creating a game", "tried to build a shed":
+		// nothing is made yet.)
+		if c.ofGerund() {
+			return nil // "a habit of going to bed late": the thing is the gerund's phrase, cut
+		}
 		return projectRel(S, comp)
-	case c.habitual() && !g.past && g.main >= 0 && !g.future:
+	case c.habitual() && !g.past && g.main >= 0 && !g.future && !g.duty && !g.intent && !g.pass:
+		// A habit is something the speaker does: not a duty ("I have to
+		// get up at 6 every day"), a wish ("I always want to"), or what is
+		// done to the speaker or felt ("I'm always amazed by it").
 		period := ""
 		if c.prefixA < c.subjA {
 			if pre := strings.TrimRight(c.s[c.ws[c.prefixA].start:c.ws[c.subjA-1].end], " ,"); everyPeriod.MatchString(pre) {
@@ -177,10 +190,11 @@ const maxActionWords = 5
 // to make tomato soup" (S, plans_to_make, tomato soup). The object must
 // hold a noun that names something ("had a great time" holds none), and a
 // thinking verb makes no action, nor does a habit given up ("I used to
-// play tennis" says nothing of now).
+// play tennis" says nothing of now), nor "keep" or "continue", whose
+// activity is the gerund after them ("I'll keep practicing").
 func (c *clause) actionRelation(S string) *engram.Relation {
 	g, ws := c.vg, c.ws
-	if c.kind != subjSelf || g.main < 0 || g.neg || g.attempt || g.habit && g.past || mentalVerbs[g.stem] || presentMentalVerbs[g.stem] ||
+	if c.kind != subjSelf || g.main < 0 || g.neg || g.attempt || g.habit && g.past || mentalVerbs[g.stem] || presentMentalVerbs[g.stem] || continuingVerbs[g.stem] ||
 		c.typ != engram.MemoryEvent && c.typ != engram.MemoryPlan && c.typ != engram.MemoryFact {
 		return nil
 	}
@@ -203,6 +217,9 @@ func (c *clause) actionRelation(S string) *engram.Relation {
 	}
 	if _, ok := preferenceVerbs[g.stem]; ok && c.anaphoric(k, e) {
 		return nil // "I enjoyed the show"
+	}
+	if verbIs(g.stem, "find") && e < c.compB && (isAdjTag(ws[e].tag) || strings.HasPrefix(ws[e].tag, "RB") || ws[e].low == "to") {
+		return nil // "I found the book boring": a judgement, not a find
 	}
 	if c.typ == engram.MemoryPlan {
 		if ws[g.main].tag == "VBG" {
@@ -285,6 +302,16 @@ func (c *clause) leftBehind(k, e int) bool {
 		return c.definiteBefore(k, e)
 	}
 	return false
+}
+
+// ofGerund reports whether the noun phrase that opens the complement goes
+// on with "of" and a gerund: "a habit of going to bed late".
+func (c *clause) ofGerund() bool {
+	k := c.compA
+	for k < c.compB && (c.ws[k].tag == "DT" || c.ws[k].tag == "PRP$" || c.ws[k].tag == "CD" || isAdjTag(c.ws[k].tag) || isNounTag(c.ws[k].tag)) {
+		k++
+	}
+	return k+1 < c.compB && c.ws[k].low == "of" && c.ws[k+1].tag == "VBG"
 }
 
 // standalone returns r when its object means something read alone, else
