@@ -43,8 +43,13 @@ import (
 // Relations for the knowledge graph (lives_in, is_from, born_in, works_at,
 // works_as, likes, dislikes, prefers, favourite_<noun>, uses, uses_for_<x>,
 // relatives and pets by name, works_on, habit) come from patterns over the
-// same tags; the persona facets follow from them. Entities are the proper
-// noun runs the tagger finds, with numbers, quoted terms and identifiers.
+// same tags; the persona facets follow from them. An object that means
+// nothing without what the triple leaves out makes none: one that holds a
+// pronoun ("listening to them"), or a noun whose "of" phrase, relative
+// clause or infinitive the cut would drop ("the intersection of the two",
+// "the book where ..."); a short restrictive relative clause stays with its
+// noun ("buses that never come on time"). Entities are the proper noun runs
+// the tagger finds, with numbers, quoted terms and identifiers.
 //
 // Sentences in Chinese keep the patterns of RulesExtractor (see
 // rules_patterns.go); Japanese and other scripts yield nothing.

@@ -535,7 +535,17 @@ func droppedSubjectVerb(ws []word, k, b int) bool {
 				return false
 			}
 		}
-		for j := k + 1; j < b; j++ {
+		end := b
+		if b+1 < len(ws) && ws[b].tag == "CC" && ws[b+1].tag == "NNP" {
+			// The clause was cut before "and" and a name, which may end the
+			// gerund's own phrase: "Flying from Oslo to Trinidad and Tobago
+			// must have been fun".
+			end = len(ws)
+		}
+		for j := k + 1; j < end; j++ {
+			if j > b && ws[j].tag == "PRP" {
+				break // the next clause's own subject
+			}
 			if ws[j].tag == "NNS" && strings.HasSuffix(ws[j].low, "s") && linkingVerbs[verbStem(ws[j].low)] {
 				return false // "Playing piano sounds fun", "sounds" read as a noun
 			}

@@ -26,7 +26,7 @@ func (c *clause) classify() string {
 	}
 	switch {
 	case c.kind == subjLet:
-		if choiceVerbs[g.stem] || verbIs(g.stem, "go") && next == "with" {
+		if choiceVerbs[g.stem] || verbIs(g.stem, "go") && next == "with" && !c.withKin() {
 			return engram.MemoryDecision
 		}
 		if g.neg {
@@ -34,11 +34,11 @@ func (c *clause) classify() string {
 		}
 		return engram.MemoryPlan
 	case decisionVerbs[g.stem] && !g.future && !g.weak && !g.intent && !g.duty && !g.progressive && decides(g.stem, next),
-		verbIs(g.stem, "go") && next == "with" && g.past:
+		verbIs(g.stem, "go") && next == "with" && g.past && !c.withKin():
 		return engram.MemoryDecision
 	case c.kind == subjOther:
 		return "" // someone else's doings, but for decisions
-	case (g.future || g.intent || g.duty) && (choiceVerbs[g.stem] || verbIs(g.stem, "go") && next == "with") && !g.past:
+	case (g.future || g.intent || g.duty) && (choiceVerbs[g.stem] || verbIs(g.stem, "go") && next == "with" && !c.withKin()) && !g.past:
 		return engram.MemoryDecision
 	case g.tentative && !g.intent && !g.perfect && !g.neg && g.main >= 0 && !mentalVerbs[g.stem] && !presentMentalVerbs[g.stem] && c.kind != subjMine:
 		return engram.MemoryPlan // "I might visit my aunt": a plan not yet sure, said as one
@@ -234,6 +234,17 @@ func (c *clause) habitual() bool {
 	return false
 }
 
+// withKin reports whether the complement opens with "with" and one of the
+// speaker's relatives: "I went with my mom" is company, not a choice.
+func (c *clause) withKin() bool {
+	k := c.compA + 1
+	if k+1 >= c.compB || c.ws[k].low != "my" && c.ws[k].low != "our" {
+		return false
+	}
+	_, ok := enKin[c.ws[k+1].low]
+	return ok
+}
+
 // everyPeriod is a habit's period before the subject: "Every morning, I
 // run".
 var everyPeriod = regexp.MustCompile(`(?i)^every (?:` + strings.TrimSuffix(strings.TrimPrefix(habitPeriods, "(?:"), ")") + `)s?\s*,?$`)
@@ -290,7 +301,7 @@ func (c *clause) finding(s string, ts time.Time, sp speakers, why string) (nlpFi
 	text, f.at = resolveTimes(text, ts, typ == engram.MemoryPlan)
 	f.text = capFirst(text)
 	f.entities = c.entities()
-	f.rel = c.relation(sp)
+	f.rel = standalone(c.relation(sp))
 	return f, true
 }
 

@@ -98,7 +98,8 @@ func (c *clause) relation(sp speakers) *engram.Relation {
 				if g.neg {
 					pred = "dislikes" // "I wasn't a fan of the zombies"
 				}
-				return objectRel(S, pred, object(S, c.objectText(k)))
+				x, rel := c.objectText(k)
+				return objectRel(S, pred, object(S, x), object(S, rel))
 			}
 			return nil
 		}
@@ -109,7 +110,8 @@ func (c *clause) relation(sp speakers) *engram.Relation {
 			}
 			pred = "dislikes"
 		}
-		return objectRel(S, pred, object(S, c.objectText(c.compA)))
+		x, rel := c.objectText(c.compA)
+		return objectRel(S, pred, object(S, x), object(S, rel))
 	}
 	if g.neg {
 		return nil
@@ -132,16 +134,29 @@ func (c *clause) relation(sp speakers) *engram.Relation {
 		return placeRel(S, "born_in", comp[3:], placeCuts)
 	case verbIs(g.stem, "work") && !g.past && !g.perfect:
 		if prep, x, ok := strings.Cut(comp, " "); ok && strings.EqualFold(prep, "on") {
+			if c.compA+2 == c.compB && c.ws[c.compA+1].tag == "NN" && c.ws[c.compA+1].low == c.ws[c.compA+1].text {
+				// A singular noun without an article names no thing
+				// worked on but a place or a state: "on campus", "on call".
+				return nil
+			}
 			return projectRel(S, x)
 		} else if ok {
 			return workRel(S, prep, x)
 		}
-	case (projectVerbs[g.stem] || verbIs(g.stem, "get") || verbIs(g.stem, "land")) && (g.past || g.perfect || g.progressive) && jobAt.MatchString(comp):
+	case (projectVerbs[g.stem] || verbIs(g.stem, "get") || verbIs(g.stem, "land")) && (g.past || g.perfect || g.progressive) && !g.intent && !g.attempt && jobAt.MatchString(comp):
 		// "I started a new job at Globex", "I got a job at Acme".
 		return workRel(S, "at", jobAt.FindStringSubmatch(comp)[1])
-	case projectVerbs[g.stem] && (g.past || g.perfect || g.progressive) && c.nounObject():
+	case projectVerbs[g.stem] && (g.past || g.perfect || g.progressive) && !g.intent && !g.attempt && c.nounObject():
+		// ("thinking about creating a game", "tried to build a shed":
+		// nothing is made yet.)
+		if c.ofGerund() {
+			return nil // "a habit of going to bed late": the thing is the gerund's phrase, cut
+		}
 		return projectRel(S, comp)
-	case c.habitual() && !g.past && g.main >= 0 && !g.future:
+	case c.habitual() && !g.past && g.main >= 0 && !g.future && !g.duty && !g.intent && !g.pass:
+		// A habit is something the speaker does: not a duty ("I have to
+		// get up at 6 every day"), a wish ("I always want to"), or what is
+		// done to the speaker or felt ("I'm always amazed by it").
 		period := ""
 		if c.prefixA < c.subjA {
 			if pre := strings.TrimRight(c.s[c.ws[c.prefixA].start:c.ws[c.subjA-1].end], " ,"); everyPeriod.MatchString(pre) {
@@ -175,10 +190,11 @@ const maxActionWords = 5
 // to make tomato soup" (S, plans_to_make, tomato soup). The object must
 // hold a noun that names something ("had a great time" holds none), and a
 // thinking verb makes no action, nor does a habit given up ("I used to
-// play tennis" says nothing of now).
+// play tennis" says nothing of now), nor "keep" or "continue", whose
+// activity is the gerund after them ("I'll keep practicing").
 func (c *clause) actionRelation(S string) *engram.Relation {
 	g, ws := c.vg, c.ws
-	if c.kind != subjSelf || g.main < 0 || g.neg || g.attempt || g.habit && g.past || mentalVerbs[g.stem] || presentMentalVerbs[g.stem] ||
+	if c.kind != subjSelf || g.main < 0 || g.neg || g.attempt || g.habit && g.past || mentalVerbs[g.stem] || presentMentalVerbs[g.stem] || continuingVerbs[g.stem] ||
 		c.typ != engram.MemoryEvent && c.typ != engram.MemoryPlan && c.typ != engram.MemoryFact {
 		return nil
 	}
@@ -196,8 +212,14 @@ func (c *clause) actionRelation(S string) *engram.Relation {
 		k++
 	}
 	e, ok := c.thingPhrase(k)
-	if !ok || e <= k {
+	if !ok || e <= k || c.leftBehind(k, e) {
 		return nil
+	}
+	if _, ok := preferenceVerbs[g.stem]; ok && c.anaphoric(k, e) {
+		return nil // "I enjoyed the show"
+	}
+	if verbIs(g.stem, "find") && e < c.compB && (isAdjTag(ws[e].tag) || strings.HasPrefix(ws[e].tag, "RB") || ws[e].low == "to") {
+		return nil // "I found the book boring": a judgement, not a find
 	}
 	if c.typ == engram.MemoryPlan {
 		if ws[g.main].tag == "VBG" {
@@ -234,8 +256,10 @@ func (c *clause) thingPhrase(k int) (int, bool) {
 		case timeWords[w.low]:
 			return end, named // "for the exam yesterday"
 		case t == "DT" || t == "CD" || isAdjTag(t) || t == "POS":
-		case (t == "VBN" || t == "VBG") && k+1 < c.compB && (isNounTag(c.ws[k+1].tag) || isAdjTag(c.ws[k+1].tag)) && k > start:
-			// A participle inside the phrase: "peanut encrusted hot dogs".
+		case (t == "VBN" || t == "VBG" || t == "VBD" && strings.HasSuffix(w.low, "ed") && isNounTag(c.ws[k-1].tag)) && k+1 < c.compB && (isNounTag(c.ws[k+1].tag) || isAdjTag(c.ws[k+1].tag)) && k > start:
+			// A participle inside the phrase: "peanut encrusted hot dogs";
+			// after a noun, the tagger's past form in -ed is one ("the
+			// lemon flavored ice cream"): the clause's verb came before.
 		case isNounTag(t):
 			if !lightNoun(w.low) && !abstractNouns[w.low] && !affectAdjectives[w.low] {
 				named = true
@@ -248,6 +272,81 @@ func (c *clause) thingPhrase(k int) (int, bool) {
 	}
 	return end, named
 }
+
+// leftBehind reports whether the noun phrase [k, e) needs what follows it
+// to mean anything: an "of" phrase it could not take ("the handle of it",
+// "the intersection of the two", "a habit of going"); a verb, which makes
+// the phrase the subject of a clause; or, after a definite phrase, a
+// relative clause or an infinitive that says which one is meant ("the book
+// that ...", "the decision to ..."; "a lobster that was blue" is a lobster
+// all the same).
+func (c *clause) leftBehind(k, e int) bool {
+	if e >= c.compB {
+		return false
+	}
+	switch w := c.ws[e]; {
+	case w.low == "of":
+		return true
+	case w.tag == "VB" || w.tag == "VBZ" || w.tag == "VBP" || w.tag == "MD" || beForms[w.low]:
+		// The phrase is the subject of a clause: "I had a friend lose his
+		// keys", "I'd say the sequel is better". (A past form may be a
+		// chat's next clause with its subject dropped: "lost my keys got
+		// wet".)
+		return true
+	case w.low == "to" && e+1 < c.compB && c.ws[e+1].tag == "VB":
+		// "made the decision to move": which decision is the infinitive.
+		// (After a preposition it is a purpose: "went to the spa to
+		// relax".)
+		return c.definiteBefore(k, e) && !actionPreps[c.ws[k-1].low]
+	case relativeWords[w.low] && isNounTag(c.ws[e-1].tag), newClauseAt(c.ws, e, c.compB):
+		return c.definiteBefore(k, e)
+	}
+	return false
+}
+
+// ofGerund reports whether the noun phrase that opens the complement goes
+// on with "of" and a gerund: "a habit of going to bed late".
+func (c *clause) ofGerund() bool {
+	k := c.compA
+	for k < c.compB && (c.ws[k].tag == "DT" || c.ws[k].tag == "PRP$" || c.ws[k].tag == "CD" || isAdjTag(c.ws[k].tag) || isNounTag(c.ws[k].tag)) {
+		k++
+	}
+	return k+1 < c.compB && c.ws[k].low == "of" && c.ws[k+1].tag == "VBG"
+}
+
+// standalone returns r when its object means something read alone, else
+// nil: an object that holds a pronoun names what the fact does not hold
+// ("listening to them", "the taste of it", "a photo of this"), and the
+// first person in an object is a clause run into it ("cooking as I
+// learned"). A quote the cut left open is taken out: `the film "Heat`.
+func standalone(r *engram.Relation) *engram.Relation {
+	if r == nil {
+		return nil
+	}
+	if strings.Count(r.Object, `"`)%2 == 1 {
+		r.Object = strings.Join(strings.Fields(strings.ReplaceAll(r.Object, `"`, "")), " ")
+		if r.Object == "" {
+			return nil
+		}
+	}
+	fields := strings.Fields(r.Object)
+	for i, f := range fields {
+		w := strings.ToLower(strings.Trim(f, `,.!?;:"()`))
+		if j := strings.IndexAny(w, "'’"); j > 0 {
+			w = w[:j]
+		}
+		if len(w) > 1 && strings.Trim(f, `,.!?;:"()`) == strings.ToUpper(w) {
+			continue // an acronym: "IT", "US"
+		}
+		if w == "i" || outsidePronouns[w] || i == len(fields)-1 && (w == "one" || w == "that") {
+			return nil
+		}
+	}
+	return r
+}
+
+// outsidePronouns point to something outside the phrase that holds them.
+var outsidePronouns = wordSet("me you your yours he him his she her hers it its they them their theirs this these those ones mine ours")
 
 // nameComplement reports whether the complement is a name and nothing
 // else: one or two proper nouns, capitalised, up to the end of the clause.
@@ -429,15 +528,65 @@ func (c *clause) preferenceObject() int {
 // objectText is the complement from word a up to where its object ends: a
 // dash, a semicolon, a parenthesis, a clause ("because", "which", "when"),
 // or a comma that does not stand between two adjectives ("a safe, inviting
-// place" keeps its comma).
-func (c *clause) objectText(a int) string {
+// place" keeps its comma). It returns the object and, apart, a restrictive
+// relative clause that stays with it: with no comma before it, "that",
+// "which", "who" or "where" after a noun says which one is meant ("movies
+// that never end", "the scene where the dog wins"), and the noun alone would
+// say more than the speaker did. It returns "" when the object means nothing
+// without what follows: a relative clause too long to keep, a verb whose
+// object is the clause after it ("learning how bread is made"), or a
+// definite noun phrase whose clause follows with no relative word ("the
+// message it sends").
+func (c *clause) objectText(a int) (string, string) {
 	ws := c.ws
-	end := a
+	end, rel := a, ""
+loop:
 	for ; end < c.compB; end++ {
 		w := ws[end]
 		switch {
 		case w.text == "-" || w.text == "--" || w.text == ";" || w.text == ":" || w.text == "(":
-		case w.tag == "WRB" || w.tag == "WDT" || w.tag == "WP" || w.low == "because" || w.low == "since" || w.low == "while":
+		case end > a && isNounTag(ws[end-1].tag) && relativeWords[w.low] && (w.low != "that" || end+1 < c.compB && !isNounTag(ws[end+1].tag)):
+			e := end + 1
+			for e < c.compB && ws[e].tag != "," && ws[e].tag != ":" && ws[e].tag != "CC" && ws[e].text != "-" && ws[e].text != "(" && ws[e].low != "because" {
+				e++
+			}
+			if e-end-1 > maxRelativeWords || e == end+1 {
+				return "", ""
+			}
+			rel = c.s[ws[end].start:ws[e-1].end]
+			break loop
+		case w.tag == "WRB" || w.tag == "WDT" || w.tag == "WP" || w.low == "because" || w.low == "since",
+			w.low == "cause" && end+1 < c.compB && (ws[end+1].tag == "PRP" || ws[end+1].tag == "PRP$"):
+			if end > a && isVerbTag(ws[end-1].tag) && strings.HasPrefix(w.tag, "W") {
+				return "", "" // "interested in knowing how it is done"
+			}
+		case w.low == "while":
+			if end > a && ws[end-1].low == "a" {
+				// "a fan of jazz for a while": a time, not a clause.
+				end--
+				if end > a && ws[end-1].tag == "IN" {
+					end--
+				}
+			}
+		case end > a && newClauseAt(ws, end, c.compB):
+			// Chat runs two clauses together: "I love skating it's my
+			// favourite sport". The words that lead into the second ("as",
+			// "sometimes", "every time") end neither.
+			if n := ws[end+1].low; isVerbTag(ws[end-1].tag) && !beForms[n] && n[0] != '\'' {
+				return "", "" // "I like watching you play": the verb's object is the clause
+			}
+			if c.definiteBefore(a, end) {
+				return "", "" // "the message it sends": a relative clause without its "that"
+			}
+			for end > a+1 && (ws[end-1].tag == "IN" || ws[end-1].tag == "CC" || ws[end-1].tag == "TO" || strings.HasPrefix(ws[end-1].tag, "RB")) {
+				end--
+			}
+			if end > a+2 && ws[end-1].low == "time" && ws[end-2].tag == "DT" {
+				end -= 2 // "every time", "each time"
+			}
+			if t := ws[end-1].tag; !isNounTag(t) && t != "CD" && t != "VBG" {
+				return "", "" // the object's own words do not end where the next clause starts
+			}
 		case w.tag == ",":
 			if end > a && end+1 < c.compB && isAdjTag(ws[end-1].tag) && isAdjTag(ws[end+1].tag) {
 				continue
@@ -447,19 +596,79 @@ func (c *clause) objectText(a int) string {
 		}
 		break
 	}
-	if end <= a {
-		return ""
+	if end > a && ws[end-1].low != "so" && (ws[end-1].tag == "DT" || ws[end-1].tag == "IN" || ws[end-1].tag == "PRP$" || ws[end-1].tag == "TO") {
+		return "", "" // cut inside a phrase: "the top of the (...) dress"
 	}
-	return c.s[ws[a].start:ws[end-1].end]
+	for rel == "" && end > a+1 && ws[end-1].low != "now" && (ws[end-1].tag == "RB" || ws[end-1].tag == "RBR" || ws[end-1].tag == "UH" || interjections[ws[end-1].low]) {
+		// "wide bodies especially", "pickles lol": the object ends at its
+		// noun. ("now" is left to the cuts: "right now".)
+		end--
+	}
+	if end <= a {
+		return "", ""
+	}
+	if rel == "" && c.anaphoric(a, end) {
+		return "", ""
+	}
+	return c.s[ws[a].start:ws[end-1].end], rel
+}
+
+// anaphoric reports whether the object at words [a, b) opens with "the" and
+// a singular common noun alone, as in "I love the plot (and ...)": such a
+// phrase points back to something said before (the plot of what?), which
+// the fact does not hold.
+func (c *clause) anaphoric(a, b int) bool {
+	ws := c.ws
+	return a+1 < b && ws[a].low == "the" && ws[a+1].tag == "NN" && ws[a+1].low == ws[a+1].text &&
+		(a+2 == b || ws[a+2].tag == "CC" || ws[a+2].tag == ",")
+}
+
+// maxRelativeWords bounds a relative clause kept with its object: a longer
+// one makes the object a description.
+const maxRelativeWords = 5
+
+// relativeWords open a restrictive relative clause after a noun.
+var relativeWords = wordSet("that which who whom whose where")
+
+// newClauseAt reports whether a clause of its own starts at k with no
+// punctuation before it: a subject pronoun and a verb ("it's", "I find").
+func newClauseAt(ws []word, k, b int) bool {
+	if k+1 >= b || ws[k].tag != "PRP" || !subjectPronouns[ws[k].low] && ws[k].text != "I" {
+		return false
+	}
+	n := ws[k+1]
+	return isVerbTag(n.tag) || n.tag == "MD" || n.low == "'s" || n.low == "'m" || n.low == "'re" || n.low == "'ve" || n.low == "'ll" || n.low == "'d"
+}
+
+// definiteBefore reports whether words [a, b) end in a definite noun
+// phrase: "the" or a demonstrative, then adjectives and nouns.
+func (c *clause) definiteBefore(a, b int) bool {
+	k := b - 1
+	if k < a || !isNounTag(c.ws[k].tag) {
+		return false
+	}
+	for k >= a && (isNounTag(c.ws[k].tag) || isAdjTag(c.ws[k].tag)) {
+		k--
+	}
+	return k >= a && (c.ws[k].low == "the" || c.ws[k].low == "this" || c.ws[k].low == "that" || c.ws[k].low == "those" || c.ws[k].low == "these")
 }
 
 // objectRel is tasteRel for an object objectText already cut at its
-// clause: a comma left in it stands between adjectives.
-func objectRel(subj, pred, x string) *engram.Relation {
+// clause: a comma left in it stands between adjectives. A relative clause
+// kept with the object follows it only when nothing was cut between the
+// two: else it would name another noun.
+func objectRel(subj, pred, x, rel string) *engram.Relation {
+	whole := x
 	x = cutAt(x, relCutsInObject)
 	if pred == "prefers" {
 		x, _ = cutPrefixFold(x, "to ")
 		x = cutAt(x, prefCuts)
+	}
+	if rel != "" {
+		if !strings.HasSuffix(strings.TrimSpace(strings.TrimRight(whole, relTrim)), x) {
+			return nil
+		}
+		x += " " + rel
 	}
 	return newRel(subj, pred, x)
 }

@@ -196,7 +196,7 @@ func verbForms(base string) []string {
 // one by one (verbIs).
 var lemmaStems = func() map[string]map[string]bool {
 	m := map[string]map[string]bool{}
-	for _, l := range strings.Fields("love live move relocate work have decide agree settle go opt choose pick wait thank use get land plan try") {
+	for _, l := range strings.Fields("love live move relocate work have decide agree settle go opt choose pick wait thank use get land plan try find") {
 		m[l] = stemSet(l, true)
 	}
 	return m
