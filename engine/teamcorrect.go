@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/engram-dev/engram"
@@ -17,9 +16,8 @@ const correctionWorker = "corrections"
 // correctionFollower brings this server's palace up to the corrections
 // other servers sharing the database made.
 type correctionFollower struct {
-	cancel  context.CancelFunc
-	wg      sync.WaitGroup
-	applied atomic.Int64 // entries of the shared journal applied to this palace
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
 }
 
 // followCorrections starts, when the corrections journal is shared (in
@@ -108,7 +106,6 @@ func (e *Engine) applyJournal(ctx context.Context, sj sharedJournal) error {
 		if err := e.palace.SetWorkerSeq(ctx, correctionWorker, page[len(page)-1].N); err != nil {
 			return err
 		}
-		e.corrections.applied.Add(int64(len(page)))
 		if n > 0 {
 			e.logger.Info("applied corrections from the shared journal", "corrections", n, "journal", page[len(page)-1].N)
 		}
