@@ -283,3 +283,35 @@ func TestTwoServers_CorrectConcurrently(t *testing.T) {
 		}
 	}
 }
+
+// TestDoctorTeamCorrectionsBehind: the doctor of a stopped server reports
+// a correction another server made since as a lag behind the corrections
+// journal; once the server serves again, it is current.
+func TestDoctorTeamCorrectionsBehind(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	ctx := t.Context()
+	cfgB := teamLayers(filepath.Join(t.TempDir(), "b"), url)
+	a := openTeam(t, teamLayers(filepath.Join(t.TempDir(), "a"), url))
+	if _, err := a.Ingest(ctx, teamTurns); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.RunAll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	b, err := engine.Open(ctx, cfgB, quiet())
+	if err != nil {
+		t.Fatal(err)
+	}
+	testutil.WaitUntil(t, "B to be current", func() bool { return lagOK(t, b) })
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Correct(ctx, engram.CorrectionRequest{Target: engram.CorrectMemory, ID: memoryAbout(t, a, "Acme"), Text: "I work at Globex."}); err != nil {
+		t.Fatal(err)
+	}
+	testutil.MustFindCheck(t, engine.DoctorHome(ctx, cfgB, quiet()), "postgres-lag", engram.CheckWarn,
+		"behind its corrections journal (applied through entry 0 of 1)", "no server had it open")
+	testutil.MustFindCheck(t, a.Doctor(ctx), "postgres-lag", engram.CheckOK, "corrections journal through entry 1")
+	b = openTeam(t, cfgB)
+	testutil.MustFindCheck(t, b.Doctor(ctx), "postgres-lag", engram.CheckOK, "corrections journal through entry 1")
+}

@@ -61,7 +61,7 @@
 // answers (a connection of its own, bounded by DoctorTimeout), its schema
 // against the version this binary knows (read by ReadStatus, which
 // migrates nothing), and how far one server's palace is behind the
-// archive and the rewrite journal. It sees only the palace of the server
+// archive, the rewrite journal and the corrections journal. It sees only the palace of the server
 // that asks: each server reports its own lag.
 //
 // # Connection
