@@ -185,7 +185,7 @@ func TestTwoServers_Correct(t *testing.T) {
 
 // TestTwoServers_CorrectUnderived corrects, while B is closed, a memory and
 // a fact B has not derived yet: B's layer jobs, run after it opens, make
-// them corrected.
+// them corrected, and so does a rebuild of B's palace.
 func TestTwoServers_CorrectUnderived(t *testing.T) {
 	url := pgtest.NewDatabase(t)
 	ctx := t.Context()
@@ -221,6 +221,15 @@ func TestTwoServers_CorrectUnderived(t *testing.T) {
 	}
 	if factWith(t, b, "Porto") == "" || factWith(t, b, "Lisbon") != "" {
 		t.Error("the fact B derived after A corrected it is not corrected")
+	}
+	// B's palace rebuilt from the shared archive and journal keeps both.
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rebuildHome(t, cfgB)
+	b = openTeam(t, cfgB)
+	if memoryAbout(t, b, "Globex") == "" || memoryAbout(t, b, "Acme") != "" || factWith(t, b, "Porto") == "" || factWith(t, b, "Lisbon") != "" {
+		t.Error("B's rebuilt palace lost a correction")
 	}
 }
 
