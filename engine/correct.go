@@ -37,7 +37,7 @@ func (e *Engine) openJournal(ctx context.Context) error {
 		for id := range gone {
 			ids[id] = true
 		}
-		if err := e.forgetCorrections(ctx, ids, false); err != nil {
+		if err := e.forgetCorrections(ctx, ids, false, nil); err != nil {
 			return err
 		}
 	}
@@ -154,8 +154,10 @@ func newCorrectionID() string {
 // fact none of whose memories is left in the palace, goes (what it
 // corrected is gone, and its text holds the turns' words); a memory's
 // other sources keep it. At Open, facts is false: the layers of a rebuilt
-// palace are not made yet.
-func (e *Engine) forgetCorrections(ctx context.Context, gone map[string]bool, facts bool) error {
+// palace are not made yet. held, when not nil (the shared journal), is
+// what factMemoriesHeld read before the forget: a fact correction none of
+// whose memories it holds is kept.
+func (e *Engine) forgetCorrections(ctx context.Context, gone map[string]bool, facts bool, held map[string]bool) error {
 	if len(gone) == 0 {
 		return nil
 	}
@@ -201,6 +203,9 @@ func (e *Engine) forgetCorrections(ctx context.Context, gone map[string]bool, fa
 			}
 			c.Sources = kept
 		case facts && c.Target == engram.CorrectFact && len(c.Memories) > 0:
+			if held != nil && !slices.ContainsFunc(c.Memories, func(id string) bool { return held[id] }) {
+				return c, true // none of its memories was here: not this server's to judge
+			}
 			if !slices.ContainsFunc(c.Memories, func(id string) bool { return left[id] }) {
 				keep = false
 				return c, false
@@ -221,6 +226,40 @@ func (e *Engine) forgetCorrections(ctx context.Context, gone map[string]bool, fa
 		}
 	}
 	return e.palace.DropCorrections(ctx, dropped)
+}
+
+// factMemoriesHeld returns, with the shared journal, which memories of
+// its fact corrections the palace holds (before a forget): a fact
+// correction is judged gone only where a memory it stands on was held and
+// is no more, since a server that derives no layers, or has not derived
+// these yet, holds none of them and cannot tell. nil with the home's
+// journal, which judges every fact correction by the palace.
+func (e *Engine) factMemoriesHeld(ctx context.Context) (map[string]bool, error) {
+	if _, ok := e.journal.(sharedJournal); !ok {
+		return nil, nil
+	}
+	all, err := e.journal.All(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	for _, c := range all {
+		if c.Target == engram.CorrectFact {
+			ids = append(ids, c.Memories...)
+		}
+	}
+	held := map[string]bool{}
+	if len(ids) == 0 {
+		return held, nil
+	}
+	ms, err := e.palace.GetMemories(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range ms {
+		held[m.ID] = true
+	}
+	return held, nil
 }
 
 // droppedCorrections returns the ids of the corrections the palace holds

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/config"
@@ -34,7 +35,7 @@ var teamTurns = []engram.Turn{
 
 // memoryAbout returns the id of e's memory whose text holds text ("" if
 // none).
-func memoryAbout(t *testing.T, e *engine.Engine, text string) string {
+func memoryAbout(t testing.TB, e *engine.Engine, text string) string {
 	t.Helper()
 	mems, err := e.Memories(t.Context(), engram.MemoryQuery{Text: text})
 	if err != nil {
@@ -213,6 +214,15 @@ func TestTwoServers_CorrectUnderived(t *testing.T) {
 	if memoryAbout(t, b, "Acme") != "" || memoryAbout(t, b, "Globex") != "" {
 		t.Fatal("B derived memories before its jobs ran: the test would not see a correction wait for them")
 	}
+	// A forget on B, which holds none of the memories the corrections
+	// stand on yet, leaves them in the shared journal: B cannot tell
+	// that they are gone.
+	if _, err := b.Forget(ctx, engram.ForgetRequest{IDs: []string{"t3"}}); err != nil {
+		t.Fatal(err)
+	}
+	if cs, err := b.Corrections(ctx); err != nil || len(cs) != 2 {
+		t.Fatalf("the shared journal after a forget on B: %+v, %v", cs, err)
+	}
 	if err := b.RunAll(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -323,4 +333,69 @@ func TestDoctorTeamCorrectionsBehind(t *testing.T) {
 	testutil.MustFindCheck(t, a.Doctor(ctx), "postgres-lag", engram.CheckOK, "corrections journal through entry 1")
 	b = openTeam(t, cfgB)
 	testutil.MustFindCheck(t, b.Doctor(ctx), "postgres-lag", engram.CheckOK, "corrections journal through entry 1")
+}
+
+// BenchmarkTeamCorrectionDelay measures, on one PostgreSQL database, how
+// long A's Correct of a memory takes and the delay from its
+// acknowledgement to B's memories holding the corrected text (B's
+// memories asked again and again until they do), over 100 corrections one
+// at a time. It reports the medians and the p99 (ms) of the last run.
+//
+//	go test ./engine -run '^$' -bench BenchmarkTeamCorrectionDelay -benchtime 1x
+func BenchmarkTeamCorrectionDelay(b *testing.B) {
+	const corrections = 100
+	url := pgtest.NewDatabase(b)
+	ctx := b.Context()
+	open := func(name string) *engine.Engine {
+		e, err := engine.Open(ctx, teamLayers(filepath.Join(b.TempDir(), name), url), quiet())
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { e.Close() })
+		return e
+	}
+	a, srvB := open("a"), open("b")
+	if _, err := a.Ingest(ctx, teamTurns); err != nil {
+		b.Fatal(err)
+	}
+	for { // until B has indexed A's turns
+		resp, err := srvB.Recall(ctx, engram.RecallRequest{Namespace: engram.DefaultNamespace, Query: "kiln fires", Mode: engram.ModeKeyword, K: 1})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(resp.Results) > 0 {
+			break
+		}
+	}
+	for _, e := range []*engine.Engine{a, srvB} {
+		if err := e.RunAll(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+	id := memoryAbout(b, a, "Acme")
+	if id == "" || memoryAbout(b, srvB, "Acme") == "" {
+		b.Fatal("no memory about Acme on A or B")
+	}
+	var took, delays []time.Duration
+	for range b.N {
+		took, delays = took[:0], delays[:0]
+		for i := range corrections {
+			word := fmt.Sprintf("Firm%dx%d", i, time.Now().UnixNano())
+			start := time.Now()
+			if _, err := a.Correct(ctx, engram.CorrectionRequest{Target: engram.CorrectMemory, ID: id, Text: "I work at " + word + "."}); err != nil {
+				b.Fatal(err)
+			}
+			acked := time.Now()
+			for memoryAbout(b, srvB, word) == "" {
+			}
+			took, delays = append(took, acked.Sub(start)), append(delays, time.Since(acked))
+		}
+	}
+	slices.Sort(took)
+	slices.Sort(delays)
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	b.ReportMetric(ms(took[len(took)/2]), "correct-p50-ms")
+	b.ReportMetric(ms(delays[len(delays)/2]), "delay-p50-ms")
+	b.ReportMetric(ms(delays[len(delays)*99/100]), "delay-p99-ms")
+	b.ReportMetric(ms(delays[len(delays)-1]), "delay-max-ms")
 }
