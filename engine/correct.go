@@ -43,7 +43,10 @@ func (e *Engine) openJournal(ctx context.Context) error {
 	}
 	if sj, ok := j.(sharedJournal); ok {
 		// Nothing else runs yet: no exclusive section.
-		return e.applyJournal(ctx, sj)
+		if err := e.applyJournal(ctx, sj); err != nil {
+			return err
+		}
+		return e.pruneCorrections(ctx)
 	}
 	all, err := j.All(ctx)
 	if err != nil {

@@ -25,7 +25,8 @@ type correctionFollower struct {
 // to this palace: at each of the journal's notifications (and once the
 // listener listens again after a lost connection), it applies the entries
 // after the palace's watermark in an exclusive section of e.work, as
-// Correct does (applyJournal). The watermark makes it miss nothing: a
+// Correct does (applyJournal), and drops the corrections another server's
+// forget took out of the journal (pruneCorrections). The watermark makes it miss nothing: a
 // notification lost, or a correction made while this server was down
 // (Open applies those first).
 func (e *Engine) followCorrections() {
@@ -41,7 +42,12 @@ func (e *Engine) followCorrections() {
 		for {
 			wake := sj.Changed()
 			var retry <-chan time.Time
-			err := e.work.Exclusive(ctx, func() error { return e.applyJournal(ctx, sj) })
+			err := e.work.Exclusive(ctx, func() error {
+				if err := e.applyJournal(ctx, sj); err != nil {
+					return err
+				}
+				return e.pruneCorrections(ctx)
+			})
 			if err != nil && ctx.Err() == nil {
 				e.logger.Warn("could not bring the palace up to the corrections of the other servers; retrying", "err", err)
 				retry = time.After(rewriteRetry)
@@ -110,4 +116,20 @@ func (e *Engine) applyJournal(ctx context.Context, sj sharedJournal) error {
 			e.logger.Info("applied corrections from the shared journal", "corrections", n, "journal", page[len(page)-1].N)
 		}
 	}
+}
+
+// pruneCorrections drops from the palace the corrections the shared
+// journal no longer holds: another server's forget took them out after
+// this server applied that forget (or without this server holding what
+// they corrected), and their text holds the forgotten turns' words.
+func (e *Engine) pruneCorrections(ctx context.Context) error {
+	ids, err := e.droppedCorrections(ctx)
+	if err != nil || len(ids) == 0 {
+		return err
+	}
+	if err := e.palace.DropCorrections(ctx, ids); err != nil {
+		return err
+	}
+	e.logger.Info("dropped the corrections another server took out of the shared journal", "corrections", len(ids))
+	return nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/engram-dev/engram/internal/filetest"
 	"github.com/engram-dev/engram/internal/pgtest"
 	"github.com/engram-dev/engram/internal/testutil"
+	"github.com/engram-dev/engram/postgres"
 )
 
 // teamLayers is teamConfig with the rules extractor and no vectors: a
@@ -398,4 +399,63 @@ func BenchmarkTeamCorrectionDelay(b *testing.B) {
 	b.ReportMetric(ms(delays[len(delays)/2]), "delay-p50-ms")
 	b.ReportMetric(ms(delays[len(delays)*99/100]), "delay-p99-ms")
 	b.ReportMetric(ms(delays[len(delays)-1]), "delay-max-ms")
+}
+
+// TestTwoServers_ForgetCorrected: B derives no layers, so it holds A's
+// corrections of facts but none of their memories. A correction taken
+// out of the shared journal (as the end of a forget on another server
+// does) leaves B's palace; and when A forgets the turn the fact
+// stands on, whichever of A's journal rewrite and B's forget comes first,
+// B's palace drops the correction and keeps no word of it.
+func TestTwoServers_ForgetCorrected(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	ctx := t.Context()
+	a := openTeam(t, teamLayers(filepath.Join(t.TempDir(), "a"), url))
+	homeB := filepath.Join(t.TempDir(), "b")
+	b := openTeam(t, teamConfig(homeB, url)) // no extractor
+	if _, err := a.Ingest(ctx, teamTurns); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.RunAll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	held := func() int {
+		ids, err := b.PalaceCorrections(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(ids)
+	}
+	correct := func(of, object string) {
+		if _, err := a.Correct(ctx, engram.CorrectionRequest{Target: engram.CorrectFact, ID: factWith(t, a, of), Object: object}); err != nil {
+			t.Fatal(err)
+		}
+		testutil.WaitUntil(t, "B's palace to hold A's correction", func() bool { return held() == 1 })
+	}
+
+	// What B sees of a forget on another server whose journal rewrite
+	// comes after B applied the forget itself.
+	correct("Acme", "Zorbcorp")
+	pa, err := postgres.Open(ctx, url, postgres.Options{Logger: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pa.Close()
+	if n, err := pa.Corrections().Rewrite(ctx, func(c engram.Correction) (engram.Correction, bool) { return c, false }); err != nil || n != 1 {
+		t.Fatalf("take the correction out of the journal: %d, %v", n, err)
+	}
+	testutil.WaitUntil(t, "B's palace to drop the correction taken out of the journal", func() bool { return held() == 0 })
+
+	correct("Lisbon", "Quuxport")
+	if _, err := a.Forget(ctx, engram.ForgetRequest{IDs: []string{"t1"}}); err != nil {
+		t.Fatal(err)
+	}
+	if cs, err := a.Corrections(ctx); err != nil || len(cs) != 0 {
+		t.Fatalf("the shared journal after A's forget: %+v, %v", cs, err)
+	}
+	testutil.WaitUntil(t, "B's palace to drop the correction of the forgotten fact", func() bool { return held() == 0 })
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	filetest.MustHoldNowhere(t, homeB, "Zorbcorp", "zorbcorp", "Quuxport", "quuxport", "Lisbon", "lisbon")
 }

@@ -113,7 +113,9 @@ func (j *Corrections) Since(ctx context.Context, n int64) ([]JournaledCorrection
 // each, in order (keep false deletes it), in one transaction under the
 // journal's lock: how a forget or a redaction reaches the corrections. It
 // returns how many changed or went. The numbers of the entries kept stay
-// as they are, and a deleted one is never given again.
+// as they are, and a deleted one is never given again. A Rewrite that
+// changed entries notifies as an Append does, so that the other servers
+// drop from their copies the corrections it deleted.
 func (j *Corrections) Rewrite(ctx context.Context, edit func(engram.Correction) (c engram.Correction, keep bool)) (int, error) {
 	changed := 0
 	err := j.update(ctx, "rewrite", func(tx pgx.Tx) error {
@@ -169,7 +171,11 @@ func (j *Corrections) Rewrite(ctx context.Context, edit func(engram.Correction) 
 			}
 		}
 		changed = len(drop) + len(upd)
-		return nil
+		if changed == 0 {
+			return nil
+		}
+		_, err = tx.Exec(ctx, `SELECT pg_notify($1, '')`, correctionsChannel)
+		return err
 	})
 	return changed, err
 }
@@ -221,7 +227,8 @@ func damagedCorrection(n int64, err error) error {
 }
 
 // Changed returns a channel that is closed when a correction is next
-// appended to the journal (by this Archive or another on the database),
+// appended to the journal, or the journal rewritten (by this Archive or
+// another on the database),
 // and once the listener has (again) started listening, since an append
 // committed before was not notified. Like Notify, it is a broadcast: take
 // the channel, then read the entries after the last one applied (Since).
