@@ -53,7 +53,8 @@
 // is never given again: a server that keeps the last number it applied
 // (Since) misses none. Each Append notifies the channel
 // engram_corrections (Changed). Rewrite edits or deletes entries in one
-// transaction, as a forget or a redaction needs.
+// transaction, as a forget or a redaction needs, and notifies too, so
+// that the other servers drop what it deleted from their palaces.
 //
 // # Doctor
 //
