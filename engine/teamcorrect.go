@@ -25,10 +25,10 @@ type correctionFollower struct {
 // to this palace: at each of the journal's notifications (and once the
 // listener listens again after a lost connection), it applies the entries
 // after the palace's watermark in an exclusive section of e.work, as
-// Correct does (applyJournal), and drops the corrections another server's
-// forget took out of the journal (pruneCorrections). The watermark makes it miss nothing: a
-// notification lost, or a correction made while this server was down
-// (Open applies those first).
+// Correct does (applyJournal), and drops the corrections another
+// server's forget took out of the journal (pruneCorrections). The
+// watermark makes it miss nothing: a notification lost, or a correction
+// made while this server was down (Open applies those first).
 func (e *Engine) followCorrections() {
 	sj, ok := e.journal.(sharedJournal)
 	if !ok {
