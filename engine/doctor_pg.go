@@ -15,14 +15,19 @@ import (
 )
 
 // applied reads what the palace p applied of the shared archive: its
-// watermarks of the archive and of the rewrite journal.
+// watermarks of the archive, of the rewrite journal and of the
+// corrections journal.
 func applied(ctx context.Context, p *palace.DB) (postgres.Applied, error) {
 	seq, err := p.IndexedSeq(ctx)
 	if err != nil {
 		return postgres.Applied{}, err
 	}
 	rw, err := p.WorkerSeq(ctx, rewriteWorker)
-	return postgres.Applied{IndexedSeq: seq, Rewrites: rw}, err
+	if err != nil {
+		return postgres.Applied{}, err
+	}
+	cw, err := p.WorkerSeq(ctx, correctionWorker)
+	return postgres.Applied{IndexedSeq: seq, Rewrites: rw, Corrections: cw}, err
 }
 
 // stoppedApplied reads what the palace of cfg's home applied, before

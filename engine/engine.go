@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/engram-dev/engram"
-	"github.com/engram-dev/engram/archive"
 	"github.com/engram-dev/engram/config"
 	"github.com/engram-dev/engram/embedder"
 	"github.com/engram-dev/engram/extract"
@@ -56,9 +55,12 @@ type Engine struct {
 	scenes     *pipeline.SceneWorker
 	// memory gives back what a catch-up of the layer jobs left (memrelease.go).
 	memory   memReleaser
-	journal  *archive.Journal   // the corrections journal
+	journal  correctionJournal  // the corrections journal
 	follower *pipeline.Follower // serve only: scenes and unit vectors between the jobs' runs
 	rewrites rewriteFollower    // the forgets of the other servers sharing the archive (team.go)
+	// corrections follows the corrections of the other servers sharing
+	// the journal (teamcorrect.go).
+	corrections correctionFollower
 }
 
 var (
@@ -191,6 +193,7 @@ func Open(ctx context.Context, cfg config.Config, logger *slog.Logger) (_ *Engin
 		return nil, err
 	}
 	e.followRewrites()
+	e.followCorrections()
 	return e, nil
 }
 
@@ -199,6 +202,7 @@ func Open(ctx context.Context, cfg config.Config, logger *slog.Logger) (_ *Engin
 func (e *Engine) Close() error {
 	var errs []error
 	e.stopRewrites()
+	e.stopCorrections()
 	e.follower.Stop()
 	if e.sched != nil {
 		sctx, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)

@@ -111,3 +111,8 @@ func (e *Engine) SecondarySeq(ctx context.Context) (int64, error) { return e.pal
 // RewritesApplied counts the turns other servers forgot or redacted that
 // this engine brought into its palace.
 func (e *Engine) RewritesApplied() int64 { return e.rewrites.applied.Load() }
+
+// PalaceCorrections returns the ids of the corrections the palace holds.
+func (e *Engine) PalaceCorrections(ctx context.Context) ([]string, error) {
+	return e.palace.CorrectionIDs(ctx)
+}

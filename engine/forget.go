@@ -268,6 +268,10 @@ func (e *Engine) forgetInPalace(ctx context.Context, turns []palace.ForgetTurn, 
 	if len(turns) == 0 {
 		return nil
 	}
+	held, err := e.factMemoriesHeld(ctx)
+	if err != nil {
+		return err
+	}
 	pr, err := e.palace.ForgetTurns(ctx, turns, at, e.sceneWorker().Config.Regroup)
 	if err != nil {
 		return fmt.Errorf("the archive forgot the turns, the palace failed (engram doctor finds them, a restart finishes it): %w", err)
@@ -276,7 +280,7 @@ func (e *Engine) forgetInPalace(ctx context.Context, turns []palace.ForgetTurn, 
 	for _, t := range turns {
 		gone[t.ID] = true
 	}
-	if err := e.forgetCorrections(ctx, gone, true); err != nil {
+	if err := e.forgetCorrections(ctx, gone, true, held); err != nil {
 		return err
 	}
 	rep.Memories, rep.MemoriesKept, rep.Scenes, rep.ScenesRemade = pr.Memories, pr.MemoriesKept, pr.Scenes, pr.ScenesRemade

@@ -114,7 +114,7 @@ func (e *Engine) redactIDs(ctx context.Context, req engram.RedactRequest, ids []
 		return fmt.Errorf("the archive holds the redacted turns, the palace failed (engram rebuild repairs it): %w", err)
 	}
 	rep.Memories, rep.Scenes = pr.Memories, pr.Scenes
-	if err := e.redactCorrections(req.Texts, marker); err != nil {
+	if err := e.redactCorrections(ctx, req.Texts, marker); err != nil {
 		return err
 	}
 	warnings, err := e.reembedRedacted(ctx, turns, pr)

@@ -261,7 +261,7 @@ func (e *Engine) applyRedact(ctx context.Context, rj rewriteJournal, r postgres.
 		return err
 	}
 	if len(texts) > 0 {
-		if err := e.redactCorrections(texts, marker); err != nil {
+		if err := e.redactCorrections(ctx, texts, marker); err != nil {
 			return err
 		}
 	}

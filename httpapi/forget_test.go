@@ -54,7 +54,11 @@ func TestForgetTurnEverywhere(t *testing.T) {
 	if n := recallCount(t, s, "Lisbon Acme"); n == 0 {
 		t.Fatal("forgetting one turn lost another")
 	}
-	for _, c := range e.Corrections() {
+	cs, err := e.Corrections(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cs {
 		if c.Of == memID || strings.Contains(c.Text, "Quokkaville") {
 			t.Errorf("the corrections journal still holds the forgotten turn's memory: %+v", c)
 		}

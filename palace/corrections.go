@@ -320,6 +320,21 @@ func correctStatements(ctx context.Context, tx *sql.Tx, ns string, sts []stateme
 	return out, nil
 }
 
+// CorrectionIDs returns the ids of the corrections the palace holds, in
+// the order it was given them.
+func (db *DB) CorrectionIDs(ctx context.Context) ([]string, error) {
+	var ids []string
+	err := db.View(ctx, func(tx *sql.Tx) error {
+		var err error
+		ids, err = sqlrow.Strings(ctx, tx, `SELECT id FROM corrections ORDER BY n`)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("palace: correction ids: %w", err)
+	}
+	return ids, nil
+}
+
 // DropCorrections deletes the corrections with the given ids (the journal
 // dropped them: what they corrected was forgotten), then leaves no trace
 // of their text in the files, as a forget does. Unknown ids cost nothing.

@@ -70,6 +70,9 @@ type Archive struct {
 	notifyMu sync.Mutex
 	notify   chan struct{}
 	rewrites chan struct{} // closed at another rewrite's notification, then replaced (see Rewrites)
+	// corrections is closed at an append to the corrections journal,
+	// then replaced (see Corrections.Changed).
+	corrections chan struct{}
 
 	commits atomic.Int64
 	batches atomic.Int64
@@ -126,7 +129,8 @@ func Open(ctx context.Context, url string, opts Options) (*Archive, error) {
 		notify:      make(chan struct{}),
 		// Closed by the first LISTEN: what was rewritten before it
 		// was not notified.
-		rewrites: make(chan struct{}),
+		rewrites:    make(chan struct{}),
+		corrections: make(chan struct{}),
 	}
 	if _, err := a.Refresh(ctx); err != nil {
 		pool.Close()
@@ -151,6 +155,7 @@ func (a *Archive) Close() error {
 		a.notifyMu.Lock()
 		close(a.notify)
 		close(a.rewrites)
+		close(a.corrections)
 		a.notifyMu.Unlock()
 	})
 	return nil

@@ -43,13 +43,26 @@
 // last seq (LISTEN/NOTIFY, see Notify), so LastSeq and Notify follow the
 // commits of every server without a poll.
 //
+// # Corrections
+//
+// Corrections is the corrections journal kept in archive_corrections, for
+// a team's servers in place of each home's corrections.jsonl: one JSON
+// line per correction, as the file journal writes it. Append takes an
+// advisory lock of its own and a number from a sequence past every row,
+// so entries are numbered in commit order and a number a Rewrite deleted
+// is never given again: a server that keeps the last number it applied
+// (Since) misses none. Each Append notifies the channel
+// engram_corrections (Changed). Rewrite edits or deletes entries in one
+// transaction, as a forget or a redaction needs, and notifies too, so
+// that the other servers drop what it deleted from their palaces.
+//
 // # Doctor
 //
 // Doctor gives `engram doctor` the checks of the database: that it
 // answers (a connection of its own, bounded by DoctorTimeout), its schema
 // against the version this binary knows (read by ReadStatus, which
 // migrates nothing), and how far one server's palace is behind the
-// archive and the rewrite journal. It sees only the palace of the server
+// archive, the rewrite journal and the corrections journal. It sees only the palace of the server
 // that asks: each server reports its own lag.
 //
 // # Connection
@@ -61,10 +74,9 @@
 //
 // # Caveats
 //
-//   - This is a preview: the archive (and the corrections journal, which
-//     engram migrate copies into archive_corrections). The palace's tables
-//     and the engine's use of it come later; RewriteDamaged is the file
-//     archive's only.
+//   - This is a preview: the archive and the corrections journal. The
+//     palace's tables come later; RewriteDamaged is the file archive's
+//     only.
 //   - One append transaction runs at a time across every server: appends
 //     are as fast as one server's group commit, bounded by the database's
 //     commit time.

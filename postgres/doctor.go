@@ -23,7 +23,8 @@ const (
 )
 
 // Status is what the doctor reads of the database: the archive's schema
-// and the ends of the archive and of the rewrite journal.
+// and the ends of the archive, of the rewrite journal and of the
+// corrections journal.
 type Status struct {
 	Where       string // host:port/database, never the password
 	Server      string // PostgreSQL's version
@@ -31,6 +32,9 @@ type Status struct {
 	Known       int    // the version this engram migrates the schema to
 	LastSeq     int64  // the archive's last seq; 0 when it holds no turn
 	LastRewrite int64  // the rewrite journal's last entry; 0 when it has none
+	// LastCorrection is the corrections journal's last entry; 0 when it
+	// has none.
+	LastCorrection int64
 }
 
 // ReadStatus connects to the database at url, reads its Status and
@@ -68,10 +72,11 @@ func ReadStatus(ctx context.Context, url string) (Status, error) {
 // readStatus fills st from conn, reading only the tables that exist: a
 // database engram never opened has none.
 func readStatus(ctx context.Context, conn *pgx.Conn, st *Status) error {
-	var migrated, turns, rewrites bool
+	var migrated, turns, rewrites, corrections bool
 	if err := conn.QueryRow(ctx, `SELECT current_setting('server_version'), to_regclass('schema_migrations') IS NOT NULL,
-		to_regclass('archive_turns') IS NOT NULL, to_regclass('archive_rewrites') IS NOT NULL`).
-		Scan(&st.Server, &migrated, &turns, &rewrites); err != nil {
+		to_regclass('archive_turns') IS NOT NULL, to_regclass('archive_rewrites') IS NOT NULL,
+		to_regclass('archive_corrections') IS NOT NULL`).
+		Scan(&st.Server, &migrated, &turns, &rewrites, &corrections); err != nil {
 		return err
 	}
 	if migrated {
@@ -90,6 +95,11 @@ func readStatus(ctx context.Context, conn *pgx.Conn, st *Status) error {
 			return err
 		}
 	}
+	if corrections {
+		if err := conn.QueryRow(ctx, `SELECT coalesce(max(n), 0) FROM archive_corrections`).Scan(&st.LastCorrection); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -99,6 +109,9 @@ func readStatus(ctx context.Context, conn *pgx.Conn, st *Status) error {
 type Applied struct {
 	IndexedSeq int64 // the last archive seq the palace indexed
 	Rewrites   int64 // the last rewrite journal entry the palace applied
+	// Corrections is the last corrections journal entry the palace
+	// applied.
+	Corrections int64
 	// Stopped says no server has the palace open: it catches up when one
 	// starts, not on its own.
 	Stopped bool
@@ -110,7 +123,8 @@ type Applied struct {
 // Doctor checks the database at url for the server whose palace applied
 // a: that the database answers (CheckReach), the archive's schema against
 // the version this engram knows (CheckSchema) and how far the palace is
-// behind the archive and its rewrite journal (CheckLag, a warning). It
+// behind the archive and its rewrite and corrections journals (CheckLag,
+// a warning). It
 // reports usable false when the archive cannot be used: the database does
 // not answer, or a newer engram migrated it. Each server reports its own
 // lag: the other servers' palaces are theirs.
@@ -153,16 +167,18 @@ func (st Status) schemaCheck(a Applied) (engram.DoctorCheck, bool) {
 }
 
 // lagCheck compares the palace's watermarks with the ends of the archive
-// and of its rewrite journal.
+// and of its rewrite and corrections journals. A corrections watermark
+// past the journal's last entry is no fault: a forget deletes entries,
+// the last ones too.
 func (st Status) lagCheck(a Applied) engram.DoctorCheck {
 	if a.IndexedSeq > st.LastSeq || a.Rewrites > st.LastRewrite {
 		return fail(CheckLag, fmt.Sprintf("this server's palace is indexed through seq %d and rewrite %d, but the archive at %s ends at seq %d and rewrite %d: it belongs to another database",
 			a.IndexedSeq, a.Rewrites, st.Where, st.LastSeq, st.LastRewrite), "engram rebuild")
 	}
-	turns, rewrites := st.LastSeq-a.IndexedSeq, st.LastRewrite-a.Rewrites
-	if turns == 0 && rewrites == 0 {
-		return check(CheckLag, engram.CheckOK, fmt.Sprintf("this server's palace is current: indexed through seq %d, rewrite journal applied through entry %d",
-			a.IndexedSeq, a.Rewrites), "")
+	turns, rewrites, corrections := st.LastSeq-a.IndexedSeq, st.LastRewrite-a.Rewrites, st.LastCorrection > a.Corrections
+	if turns == 0 && rewrites == 0 && !corrections {
+		return check(CheckLag, engram.CheckOK, fmt.Sprintf("this server's palace is current: indexed through seq %d, rewrite journal applied through entry %d, corrections journal through entry %d",
+			a.IndexedSeq, a.Rewrites, a.Corrections), "")
 	}
 	var behind []string
 	if turns > 0 {
@@ -172,6 +188,9 @@ func (st Status) lagCheck(a Applied) engram.DoctorCheck {
 	if rewrites > 0 {
 		behind = append(behind, fmt.Sprintf("%d %s behind its rewrite journal (applied through entry %d of %d)",
 			rewrites, plural(rewrites, "forget or redaction", "forgets and redactions"), a.Rewrites, st.LastRewrite))
+	}
+	if corrections {
+		behind = append(behind, fmt.Sprintf("behind its corrections journal (applied through entry %d of %d)", a.Corrections, st.LastCorrection))
 	}
 	if a.Stopped {
 		return check(CheckLag, engram.CheckWarn, "this server's palace was "+strings.Join(behind, " and ")+

@@ -26,6 +26,9 @@ const component = "archive"
 const (
 	migrateLockKey int64 = 0x656e6772616d_01
 	appendLockKey  int64 = 0x656e6772616d_02
+	// correctionsLockKey orders the writes of the corrections journal
+	// (Corrections): its numbers follow the commit order.
+	correctionsLockKey int64 = 0x656e6772616d_03
 )
 
 // migrations are the archive's schema steps, version i+1 at index i.
@@ -88,6 +91,12 @@ var migrations = []string{
 		redaction bytea
 	);
 	COMMENT ON TABLE archive_rewrites IS 'engram rewrite journal: the forgets and redactions, for the palaces of every server';`,
+
+	// 4: the corrections journal written while serving (Corrections).
+	// Its numbers come from a sequence, taken under the journal's lock,
+	// so that a number a forget deleted is never given again: a server
+	// that applied every correction through n reads the ones after it.
+	`CREATE SEQUENCE archive_corrections_n OWNED BY archive_corrections.n;`,
 }
 
 // backfills run in Go after the migration of their version, in its

@@ -91,12 +91,13 @@ func (a *Archive) listenOnce() error {
 	// connection in a state no one else may use.
 	conn := pc.Hijack()
 	defer conn.Close(context.Background())
-	if _, err := conn.Exec(a.ctx, "LISTEN "+notifyChannel+"; LISTEN "+rewriteChannel); err != nil {
+	if _, err := conn.Exec(a.ctx, "LISTEN "+notifyChannel+"; LISTEN "+rewriteChannel+"; LISTEN "+correctionsChannel); err != nil {
 		return err
 	}
 	// Commits before the LISTEN took effect are not notified: read the
 	// head once it listens.
 	a.rewritten()
+	a.corrected()
 	if _, err := a.Refresh(a.ctx); err != nil {
 		return err
 	}
@@ -105,8 +106,12 @@ func (a *Archive) listenOnce() error {
 		if err != nil {
 			return err
 		}
-		if n.Channel == rewriteChannel {
+		switch n.Channel {
+		case rewriteChannel:
 			a.rewritten()
+			continue
+		case correctionsChannel:
+			a.corrected()
 			continue
 		}
 		if seq, err := strconv.ParseInt(n.Payload, 10, 64); err == nil {

@@ -14,9 +14,10 @@ Corrects what the layers extracted: an L1 memory (ids in engram memories)
 marked wrong or given its correct text, or a knowledge-graph fact (ids in
 engram kg) marked wrong or given its correct object. --restore takes the
 corrections of the memory or fact back. A correction is appended to the
-home's corrections journal (corrections.jsonl, fsynced), kept apart from
-what extraction produces, and wins over it: after the jobs run again, after
-a re-extraction and after engram rebuild.`)
+home's corrections journal (corrections.jsonl, fsynced; with store =
+"postgres", the database's, which every server sharing it applies), kept
+apart from what extraction produces, and wins over it: after the jobs run
+again, after a re-extraction and after engram rebuild.`)
 	memory := fs.String("memory", "", "the id of the memory to correct")
 	fact := fs.String("fact", "", "the id of the graph fact (triple) to correct")
 	wrong := fs.Bool("wrong", false, "it is wrong: recall, the listings, the persona and the graph leave it out")
