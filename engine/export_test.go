@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"testing"
-	"time"
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/internal/work"
@@ -56,13 +55,6 @@ func (e *Engine) StoredVectors(ctx context.Context) (map[string]palace.StoredVec
 func SetTestHooks(t testing.TB, index func([]engram.Turn), redactStart, redactRewritten func()) {
 	testHooks.index, testHooks.redactStart, testHooks.redactRewritten = index, redactStart, redactRewritten
 	t.Cleanup(func() { testHooks.index, testHooks.redactStart, testHooks.redactRewritten = nil, nil, nil })
-}
-
-// SetDebounce sets the quiet period after which the watcher syncs.
-func (vw *VaultWatcher) SetDebounce(d time.Duration) {
-	vw.mu.Lock()
-	defer vw.mu.Unlock()
-	vw.debounce = d
 }
 
 // SetVectorLoadHook sets, for the engines opened until the test ends, a

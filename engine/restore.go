@@ -12,6 +12,7 @@ import (
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/archive"
+	"github.com/engram-dev/engram/backupdir"
 	"github.com/engram-dev/engram/homedir"
 	"github.com/engram-dev/engram/internal/atomicfile"
 	"github.com/engram-dev/engram/internal/fspath"
@@ -21,7 +22,7 @@ import (
 // to restore into a home.
 type Backup struct {
 	dir, home string
-	man       backupManifest
+	man       backupdir.Manifest
 }
 
 // RestoreReport is what a restore did.
@@ -39,11 +40,11 @@ type RestoreReport struct {
 // damaged or dir and home overlap, EUNSUPPORTED for a format this engram
 // does not read.
 func OpenBackup(dir, home string) (*Backup, error) {
-	man, err := readBackupManifest(dir)
+	man, err := backupdir.ReadManifest(dir)
 	if err != nil {
 		return nil, err
 	}
-	if real, h := realPath(dir), realPath(home); real == h || fspath.Within(h, real) || fspath.Within(real, h) {
+	if real, h := backupdir.RealPath(dir), backupdir.RealPath(home); real == h || fspath.Within(h, real) || fspath.Within(real, h) {
 		return nil, engram.Errorf(engram.EINVALID, "backup folder %s and the home %s overlap; restore into another home", dir, home)
 	}
 	return &Backup{dir: dir, home: home, man: man}, nil
@@ -84,7 +85,7 @@ func (b *Backup) Restore(ctx context.Context, force bool, open func(context.Cont
 	// The old home's lock is held until the home is moved aside, so that no
 	// engram opens it meanwhile; it moves with the folder.
 	var lock *archive.DirLock
-	if exists && isDirPath(filepath.Join(home, homedir.ArchiveDir)) {
+	if exists && backupdir.IsDir(filepath.Join(home, homedir.ArchiveDir)) {
 		if lock, err = archive.LockDir(filepath.Join(home, homedir.ArchiveDir)); err != nil {
 			return rep, err
 		}
@@ -115,7 +116,7 @@ func (b *Backup) Restore(ctx context.Context, force bool, open func(context.Cont
 		if err := ctx.Err(); err != nil {
 			return rep, err
 		}
-		if err := copyVerified(dir, tmp, f); err != nil {
+		if err := backupdir.CopyVerified(dir, tmp, f); err != nil {
 			return rep, err
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/engram-dev/engram/httpapi"
 	"github.com/engram-dev/engram/mcp"
 	"github.com/engram-dev/engram/ui"
+	"github.com/engram-dev/engram/vault"
 )
 
 // Server is a home served over HTTP: its engine, the HTTP API (with /mcp,
@@ -23,7 +24,7 @@ type Server struct {
 	// watcher syncs the vaults as their files change (nil when watch_vaults
 	// is off or there are none). It starts before the API answers, so a
 	// change made once the server is up is never missed.
-	watcher *engine.VaultWatcher
+	watcher *vault.Watcher
 }
 
 // Start opens the home of cfg and serves its HTTP API on cfg.Addr in the
