@@ -136,7 +136,7 @@ func (c *clause) relation(sp speakers) *engram.Relation {
 		if prep, x, ok := strings.Cut(comp, " "); ok && strings.EqualFold(prep, "on") {
 			if c.compA+2 == c.compB && c.ws[c.compA+1].tag == "NN" && c.ws[c.compA+1].low == c.ws[c.compA+1].text {
 				// A singular noun without an article names no thing
-				// worked on but a place or a state: "on campus", "on call".
+				// worked on but a place or a state: "on site", "on call".
 				return nil
 			}
 			return projectRel(S, x)
