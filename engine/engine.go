@@ -60,7 +60,7 @@ type Engine struct {
 	rewrites rewriteFollower    // the forgets of the other servers sharing the archive (team.go)
 	// corrections follows the corrections of the other servers sharing
 	// the journal (teamcorrect.go).
-	corrections correctionFollower
+	corrections follower
 }
 
 var (
@@ -201,8 +201,8 @@ func Open(ctx context.Context, cfg config.Config, logger *slog.Logger) (_ *Engin
 // fsyncs and releases the lock). It returns the first error.
 func (e *Engine) Close() error {
 	var errs []error
-	e.stopRewrites()
-	e.stopCorrections()
+	e.rewrites.stop()
+	e.corrections.stop()
 	e.follower.Stop()
 	if e.sched != nil {
 		sctx, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -31,8 +32,7 @@ const rewriteWorker = "rewrites"
 // rewriteFollower brings this server's palace up to the forgets and
 // redactions other servers made in the shared archive.
 type rewriteFollower struct {
-	cancel  context.CancelFunc
-	wg      sync.WaitGroup
+	follower
 	applied atomic.Int64 // turns forgotten or redacted elsewhere and so in this palace
 
 	mu   sync.Mutex
@@ -84,33 +84,47 @@ func (e *Engine) followRewrites() {
 	if !ok {
 		return
 	}
+	e.rewrites.start(e.logger, "forgets and redactions", rj.Rewrites, func(ctx context.Context) error { return e.applyRewrites(ctx, rj) })
+}
+
+// follower runs the goroutine that brings this palace up to what other
+// servers sharing the database did (their forgets and redactions, their
+// corrections): apply runs at once, then at each close of the channel
+// wake returns (taken before each run, so that nothing done meanwhile is
+// missed), and again after rewriteRetry when it failed; stop ends it.
+type follower struct {
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+func (f *follower) start(logger *slog.Logger, what string, wake func() <-chan struct{}, apply func(context.Context) error) {
 	ctx, cancel := context.WithCancel(context.Background())
-	e.rewrites.cancel = cancel
-	e.rewrites.wg.Add(1)
+	f.cancel = cancel
+	f.wg.Add(1)
 	go func() {
-		defer e.rewrites.wg.Done()
+		defer f.wg.Done()
 		for {
-			wake := rj.Rewrites()
+			ch := wake()
 			var retry <-chan time.Time
-			if err := e.applyRewrites(ctx, rj); err != nil && ctx.Err() == nil {
-				e.logger.Warn("could not bring the palace up to the forgets and redactions of the other servers; retrying", "err", err)
+			if err := apply(ctx); err != nil && ctx.Err() == nil {
+				logger.Warn("could not bring the palace up to the "+what+" of the other servers; retrying", "err", err)
 				retry = time.After(rewriteRetry)
 			}
 			select {
 			case <-ctx.Done():
 				return
-			case <-wake:
+			case <-ch:
 			case <-retry:
 			}
 		}
 	}()
 }
 
-// stopRewrites stops the goroutine of followRewrites and waits for it.
-func (e *Engine) stopRewrites() {
-	if e.rewrites.cancel != nil {
-		e.rewrites.cancel()
-		e.rewrites.wg.Wait()
+// stop stops the goroutine of start, if it runs, and waits for it.
+func (f *follower) stop() {
+	if f.cancel != nil {
+		f.cancel()
+		f.wg.Wait()
 	}
 }
 

@@ -2,8 +2,6 @@ package engine
 
 import (
 	"context"
-	"sync"
-	"time"
 
 	"github.com/engram-dev/engram"
 )
@@ -12,13 +10,6 @@ import (
 // corrections journal: the number of its last entry applied to the
 // palace.
 const correctionWorker = "corrections"
-
-// correctionFollower brings this server's palace up to the corrections
-// other servers sharing the database made.
-type correctionFollower struct {
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
-}
 
 // followCorrections starts, when the corrections journal is shared (in
 // PostgreSQL), the goroutine that applies the other servers' corrections
@@ -34,41 +25,14 @@ func (e *Engine) followCorrections() {
 	if !ok {
 		return
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	e.corrections.cancel = cancel
-	e.corrections.wg.Add(1)
-	go func() {
-		defer e.corrections.wg.Done()
-		for {
-			wake := sj.Changed()
-			var retry <-chan time.Time
-			err := e.work.Exclusive(ctx, func() error {
-				if err := e.applyJournal(ctx, sj); err != nil {
-					return err
-				}
-				return e.pruneCorrections(ctx)
-			})
-			if err != nil && ctx.Err() == nil {
-				e.logger.Warn("could not bring the palace up to the corrections of the other servers; retrying", "err", err)
-				retry = time.After(rewriteRetry)
+	e.corrections.start(e.logger, "corrections", sj.Changed, func(ctx context.Context) error {
+		return e.work.Exclusive(ctx, func() error {
+			if err := e.applyJournal(ctx, sj); err != nil {
+				return err
 			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-wake:
-			case <-retry:
-			}
-		}
-	}()
-}
-
-// stopCorrections stops the goroutine of followCorrections and waits for
-// it.
-func (e *Engine) stopCorrections() {
-	if e.corrections.cancel != nil {
-		e.corrections.cancel()
-		e.corrections.wg.Wait()
-	}
+			return e.pruneCorrections(ctx)
+		})
+	})
 }
 
 // applyJournal applies to the palace the shared journal's entries after
