@@ -192,17 +192,7 @@ func TestRedactReachesPiecesOfASpan(t *testing.T) {
 {"id":"a7","session":"s4","speaker":"Bo","content":"the last turn stays"}
 {"id":"a8","session":"s5","speaker":"Ana","content":"我的密码是青龙偃月刀，别告诉别人"}
 `)
-	withEngine(t, cfg, func(e *engine.Engine) {
-		jobs, err := e.RunJobs(t.Context(), "", false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, j := range jobs {
-			if j.Failing {
-				t.Fatalf("job %s failed: %s", j.Name, j.LastError)
-			}
-		}
-	})
+	withEngine(t, cfg, func(e *engine.Engine) { runAllJobs(t, e) })
 	db := openPalaceDB(t, home)
 	var title string
 	if err := db.QueryRow(`SELECT title FROM scenes WHERE session = 's4'`).Scan(&title); err != nil || !strings.Contains(title, "Grimblethorp") {

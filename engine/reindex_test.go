@@ -22,15 +22,7 @@ func runAllJobsOnce(t *testing.T, cfg config.Config) {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	jobs, err := e.RunJobs(t.Context(), "", false)
-	if err != nil {
-		t.Fatalf("run every job: %v", err)
-	}
-	for _, j := range jobs {
-		if j.Failing {
-			t.Fatalf("job %s failed: %s", j.Name, j.LastError)
-		}
-	}
+	runAllJobs(t, e)
 }
 
 // vectorsByKind counts the stored vectors of home by kind.
