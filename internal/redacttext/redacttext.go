@@ -108,38 +108,49 @@ func (r *Text) SceneDraft(raw string) string {
 	if err != nil {
 		return r.JSON(raw)
 	}
-	return redactJSONStrings(string(out), r.Words)
+	return r.draftStrings(string(out))
 }
 
-// redactJSONStrings applies red to every string value of a JSON text; one
-// that does not decode is left to a replacement of the spans as JSON
-// writes them, by the caller's red.
-func redactJSONStrings(raw string, red func(string) string) string {
+// draftWords are the draft's fields of text the scene job made of words
+// (its lead, its candidate sentences, the scene's title and summary): they
+// lose the pieces of a span too. Every other string (the scene's id,
+// namespace, session, times, turns and participants, the terms' keys) is
+// a name or a key, which a word of a span must not rename: it loses the
+// spans only, as the scene's row does.
+var draftWords = map[string]bool{"lead": true, "text": true, "title": true, "summary": true}
+
+// draftStrings applies Words to the draft's fields of text and Red to its
+// other strings; a draft that does not decode is left to a replacement of
+// the spans as JSON writes them.
+func (r *Text) draftStrings(raw string) string {
 	dec := json.NewDecoder(strings.NewReader(raw))
 	dec.UseNumber() // numbers come back as they were
 	var v any
 	if dec.Decode(&v) != nil {
-		return red(raw)
+		return r.JSON(raw)
 	}
-	var walk func(v any) any
-	walk = func(v any) any {
+	var walk func(v any, key string) any
+	walk = func(v any, key string) any {
 		switch x := v.(type) {
 		case string:
-			return red(x)
+			if draftWords[key] {
+				return r.Words(x)
+			}
+			return r.Red(x)
 		case []any:
 			for i := range x {
-				x[i] = walk(x[i])
+				x[i] = walk(x[i], key)
 			}
 		case map[string]any:
 			for k := range x {
-				x[k] = walk(x[k])
+				x[k] = walk(x[k], k)
 			}
 		}
 		return v
 	}
-	out, err := json.Marshal(walk(v))
+	out, err := json.Marshal(walk(v, ""))
 	if err != nil {
-		return red(raw)
+		return r.JSON(raw)
 	}
 	return string(out)
 }

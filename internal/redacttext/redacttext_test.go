@@ -37,6 +37,24 @@ func TestSceneDraft(t *testing.T) {
 	}
 }
 
+// TestSceneDraftNames: a word of a span leaves the draft's texts but not
+// its names: the scene's namespace, session and participants keep a word
+// a span shares with them ("default" of "default password hunter2").
+func TestSceneDraftNames(t *testing.T) {
+	r := New([]string{"default password hunter2"}, "[x]")
+	raw := `{"lead":"the default password is weak","scene":{"namespace":"default","session":"hunter2",
+		"participants":["Default"],"title":"password, hunter2","turns":["t1"]}}`
+	var got, want map[string]any
+	if err := json.Unmarshal([]byte(r.SceneDraft(raw)), &got); err != nil {
+		t.Fatal(err)
+	}
+	json.Unmarshal([]byte(`{"lead":"the [x] [x] is weak","scene":{"namespace":"default","session":"hunter2",
+		"participants":["Default"],"title":"[x], [x]","turns":["t1"]}}`), &want)
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got  %v\nwant %v", got, want)
+	}
+}
+
 // TestJSON: a span is found as JSON writes it, escaped.
 func TestJSON(t *testing.T) {
 	r := New([]string{`a "b" <c>`}, "[x]")
