@@ -46,7 +46,7 @@ import (
 // same tags; the persona facets follow from them. An object that means
 // nothing without what the triple leaves out makes none: one that holds a
 // pronoun ("listening to them"), or a noun whose "of" phrase, relative
-// clause or infinitive the cut would drop ("the intersection of the two",
+// clause or infinitive the cut would drop ("the edge of the two",
 // "the book where ..."); a short restrictive relative clause stays with its
 // noun ("buses that never come on time"). Entities are the proper noun runs
 // the tagger finds, with numbers, quoted terms and identifiers.

@@ -96,7 +96,7 @@ func (c *clause) relation(sp speakers) *engram.Relation {
 			if k := c.preferenceObject(); k >= 0 {
 				pred := "likes"
 				if g.neg {
-					pred = "dislikes" // "I wasn't a fan of the zombies"
+					pred = "dislikes" // "I wasn't a fan of the vampires"
 				}
 				x, rel := c.objectText(k)
 				return objectRel(S, pred, object(S, x), object(S, rel))
@@ -257,7 +257,7 @@ func (c *clause) thingPhrase(k int) (int, bool) {
 			return end, named // "for the exam yesterday"
 		case t == "DT" || t == "CD" || isAdjTag(t) || t == "POS":
 		case (t == "VBN" || t == "VBG" || t == "VBD" && strings.HasSuffix(w.low, "ed") && isNounTag(c.ws[k-1].tag)) && k+1 < c.compB && (isNounTag(c.ws[k+1].tag) || isAdjTag(c.ws[k+1].tag)) && k > start:
-			// A participle inside the phrase: "peanut encrusted hot dogs";
+			// A participle inside the phrase: "honey glazed sweet rolls";
 			// after a noun, the tagger's past form in -ed is one ("the
 			// lemon flavored ice cream"): the clause's verb came before.
 		case isNounTag(t):
@@ -275,7 +275,7 @@ func (c *clause) thingPhrase(k int) (int, bool) {
 
 // leftBehind reports whether the noun phrase [k, e) needs what follows it
 // to mean anything: an "of" phrase it could not take ("the handle of it",
-// "the intersection of the two", "a habit of going"); a verb, which makes
+// "the edge of the two", "a habit of going"); a verb, which makes
 // the phrase the subject of a clause; or, after a definite phrase, a
 // relative clause or an infinitive that says which one is meant ("the book
 // that ...", "the decision to ..."; "a lobster that was blue" is a lobster
@@ -576,7 +576,7 @@ loop:
 				return "", "" // "I like watching you play": the verb's object is the clause
 			}
 			if c.definiteBefore(a, end) {
-				return "", "" // "the message it sends": a relative clause without its "that"
+				return "", "" // "the story it tells": a relative clause without its "that"
 			}
 			for end > a+1 && (ws[end-1].tag == "IN" || ws[end-1].tag == "CC" || ws[end-1].tag == "TO" || strings.HasPrefix(ws[end-1].tag, "RB")) {
 				end--
@@ -600,7 +600,7 @@ loop:
 		return "", "" // cut inside a phrase: "the top of the (...) dress"
 	}
 	for rel == "" && end > a+1 && ws[end-1].low != "now" && (ws[end-1].tag == "RB" || ws[end-1].tag == "RBR" || ws[end-1].tag == "UH" || interjections[ws[end-1].low]) {
-		// "wide bodies especially", "pickles lol": the object ends at its
+		// "warm scarves especially", "pickles lol": the object ends at its
 		// noun. ("now" is left to the cuts: "right now".)
 		end--
 	}
