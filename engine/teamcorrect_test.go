@@ -187,20 +187,28 @@ func TestTwoServers_Correct(t *testing.T) {
 	pgtest.MustHoldNowhere(t, url, "Zorbcorp")
 }
 
+// teamWithLayersOnA opens server A on a new database, ingests teamTurns
+// and runs every job there; B's configuration (layers on, the same
+// database) is returned for the test to open when it wants.
+func teamWithLayersOnA(t *testing.T) (*engine.Engine, config.Config) {
+	t.Helper()
+	url := pgtest.NewDatabase(t)
+	a := openTeam(t, teamLayers(filepath.Join(t.TempDir(), "a"), url))
+	if _, err := a.Ingest(t.Context(), teamTurns); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.RunAll(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	return a, teamLayers(filepath.Join(t.TempDir(), "b"), url)
+}
+
 // TestTwoServers_CorrectUnderived corrects, while B is closed, a memory and
 // a fact B has not derived yet: B's layer jobs, run after it opens, make
 // them corrected, and so does a rebuild of B's palace.
 func TestTwoServers_CorrectUnderived(t *testing.T) {
-	url := pgtest.NewDatabase(t)
 	ctx := t.Context()
-	cfgB := teamLayers(filepath.Join(t.TempDir(), "b"), url)
-	a := openTeam(t, teamLayers(filepath.Join(t.TempDir(), "a"), url))
-	if _, err := a.Ingest(ctx, teamTurns); err != nil {
-		t.Fatal(err)
-	}
-	if err := a.RunAll(ctx); err != nil {
-		t.Fatal(err)
-	}
+	a, cfgB := teamWithLayersOnA(t)
 	acme, lisbon := memoryAbout(t, a, "Acme"), factWith(t, a, "Lisbon")
 	if acme == "" || lisbon == "" {
 		t.Fatalf("no memory about Acme (%q) or fact about Lisbon (%q) on A", acme, lisbon)
@@ -310,16 +318,8 @@ func TestTwoServers_CorrectConcurrently(t *testing.T) {
 // a correction another server made since as a lag behind the corrections
 // journal; once the server serves again, it is current.
 func TestDoctorTeamCorrectionsBehind(t *testing.T) {
-	url := pgtest.NewDatabase(t)
 	ctx := t.Context()
-	cfgB := teamLayers(filepath.Join(t.TempDir(), "b"), url)
-	a := openTeam(t, teamLayers(filepath.Join(t.TempDir(), "a"), url))
-	if _, err := a.Ingest(ctx, teamTurns); err != nil {
-		t.Fatal(err)
-	}
-	if err := a.RunAll(ctx); err != nil {
-		t.Fatal(err)
-	}
+	a, cfgB := teamWithLayersOnA(t)
 	b, err := engine.Open(ctx, cfgB, quiet())
 	if err != nil {
 		t.Fatal(err)
