@@ -10,6 +10,7 @@ import (
 	"golang.org/x/text/unicode/norm"
 	"modernc.org/sqlite"
 
+	"github.com/engram-dev/engram/internal/neardup"
 	"github.com/engram-dev/engram/internal/vecrow"
 )
 
@@ -23,6 +24,9 @@ import (
 //     stored them until 0016.
 //   - engram_unit_codes(vec): 0016 converts them from half precision to
 //     the codes of vecrow.Encode.
+//   - engram_near_group(namespace, type, subject), engram_near_keys(key)
+//     and engram_near_size(key): 0021 fills a memory's near-duplicate
+//     keys (neardup) from its row.
 //
 // A vector with no direction is converted so that the doctor still reports
 // it.
@@ -69,13 +73,52 @@ func codesFunc(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value, er
 	return vecrow.Encode(make([]byte, 0, vecrow.Bytes(len(v))), v), nil
 }
 
+// nearGroupFunc is engram_near_group(namespace, type, subject).
+func nearGroupFunc(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value, error) {
+	var s [3]string
+	for i := range s {
+		v, ok := args[i].(string)
+		if !ok {
+			return nil, fmt.Errorf("engram_near_group: argument %d: want text, got %T", i+1, args[i])
+		}
+		s[i] = v
+	}
+	return neardup.Group(s[0], s[1], s[2]), nil
+}
+
+// nearKeysFunc is engram_near_keys(key): the near-duplicate keys of a
+// memory's dedup_key, as a JSON array.
+func nearKeysFunc(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value, error) {
+	key, ok := args[0].(string)
+	if !ok {
+		return nil, fmt.Errorf("engram_near_keys: want text, got %T", args[0])
+	}
+	return neardup.KeysJSON(neardup.Keys(key)), nil
+}
+
+// nearSizeFunc is engram_near_size(key): the number of words of a
+// memory's dedup_key.
+func nearSizeFunc(_ *sqlite.FunctionContext, args []driver.Value) (driver.Value, error) {
+	key, ok := args[0].(string)
+	if !ok {
+		return nil, fmt.Errorf("engram_near_size: want text, got %T", args[0])
+	}
+	return int64(len(neardup.KeyWords(key))), nil
+}
+
 func init() {
-	for name, fn := range map[string]func(*sqlite.FunctionContext, []driver.Value) (driver.Value, error){
-		"engram_nfkc":       nfkcFunc,
-		"engram_half_unit":  halfUnitFunc,
-		"engram_unit_codes": codesFunc,
+	for name, f := range map[string]struct {
+		args int
+		fn   func(*sqlite.FunctionContext, []driver.Value) (driver.Value, error)
+	}{
+		"engram_nfkc":       {1, nfkcFunc},
+		"engram_half_unit":  {1, halfUnitFunc},
+		"engram_unit_codes": {1, codesFunc},
+		"engram_near_group": {3, nearGroupFunc},
+		"engram_near_keys":  {1, nearKeysFunc},
+		"engram_near_size":  {1, nearSizeFunc},
 	} {
-		if err := sqlite.RegisterDeterministicScalarFunction(name, 1, fn); err != nil {
+		if err := sqlite.RegisterDeterministicScalarFunction(name, int32(f.args), f.fn); err != nil {
 			panic(err) // registered twice: a programming error
 		}
 	}

@@ -438,3 +438,53 @@ func liveHeap() uint64 {
 	runtime.ReadMemStats(&ms)
 	return ms.HeapAlloc
 }
+
+// BenchmarkPutMemories stores memories in batches of 50 into a palace
+// already holding after of them, in four subjects and two types (the
+// groups a near-duplicate lookup reads), a fifth of each batch repeating
+// an earlier memory with one word changed: the memory job's store, whose
+// near-duplicate lookups grew with the palace.
+func BenchmarkPutMemories(b *testing.B) {
+	for _, after := range []int{0, 30_000} {
+		b.Run(fmt.Sprintf("after=%d", after), func(b *testing.B) {
+			db, err := Open(filepath.Join(b.TempDir(), "palace.db"), Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer db.Close()
+			c := newCorpus(3)
+			ctx := context.Background()
+			var texts []string
+			id := 0
+			next := func(n int) []engram.Memory {
+				mems := make([]engram.Memory, n)
+				for i := range mems {
+					id++
+					text := c.sentence()
+					if len(texts) > 0 && i%5 == 0 {
+						w := strings.Fields(texts[c.rng.IntN(len(texts))])
+						w[c.rng.IntN(len(w))] = c.word()
+						text = strings.Join(w, " ")
+					}
+					texts = append(texts, text)
+					mems[i] = engram.Memory{ID: "m" + strconv.Itoa(id), Namespace: "default",
+						Type: []string{engram.MemoryFact, engram.MemoryEvent}[id%2], Subject: []string{"Ana", "Ben", "Cy", "Di"}[id%4],
+						Text: text, Sources: []string{"t" + strconv.Itoa(id)}, TS: time.Unix(int64(id), 0)}
+				}
+				return mems
+			}
+			for range after / 500 {
+				if _, err := db.PutMemories(ctx, "bench", next(500), 0); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ResetTimer()
+			for range b.N {
+				if _, err := db.PutMemories(ctx, "bench", next(50), 0); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(50*b.N), "µs/memory")
+		})
+	}
+}

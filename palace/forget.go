@@ -302,6 +302,11 @@ func (f *forgetter) deleteRow(table, fts, deletedKey string, n int64) error {
 	if err := f.exec(`DELETE FROM `+fts+` WHERE rowid = ?`, n); err != nil {
 		return err
 	}
+	if table == "memories" {
+		if err := f.exec(qDeleteNearKeys, n); err != nil {
+			return err
+		}
+	}
 	if err := f.exec(`DELETE FROM `+table+` WHERE n = ?`, n); err != nil {
 		return err
 	}

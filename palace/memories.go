@@ -13,6 +13,7 @@ import (
 
 	engram "github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/internal/kwindex"
+	"github.com/engram-dev/engram/internal/neardup"
 	"github.com/engram-dev/engram/internal/sqlrow"
 )
 
@@ -20,10 +21,9 @@ import (
 // memory's of the same namespace, type and subject by at least
 // nearDupJaccard (intersection over union) is the same memory said again.
 const (
-	nearDupJaccard    = 0.8
-	nearDupCandidates = 8
-	maxMemoryText     = 4000
-	maxMemorySources  = 200 // sources kept per memory; the oldest stay
+	nearDupJaccard   = float64(neardup.Num) / neardup.Den
+	maxMemoryText    = 4000
+	maxMemorySources = 200 // sources kept per memory; the oldest stay
 )
 
 // PutMemories stores L1 memories from a worker's batch and advances the
@@ -157,17 +157,14 @@ const (
 		 rel_subject, rel_predicate, rel_object, rel_subj_norm, rel_obj_norm, dedup_key, seq)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	qInsertMemoryFTS = `INSERT INTO memories_fts (rowid, text) VALUES (?, ?)`
-	// qNearDuplicates walks the rows the expression matches, newest first,
-	// and keeps those of the group's active memories, checked in the small
-	// index memories_group before the memory's row is read: reading the
-	// row of every match (most of another group) was most of the lookup's
-	// time at 100,000 turns, its pages seldom in the cache.
-	qNearDuplicates = `SELECT m.n, m.text, m.rationale, m.entities FROM memories_fts f
-		CROSS JOIN memories g INDEXED BY memories_group CROSS JOIN memories m
-		WHERE memories_fts MATCH ?1
-			AND g.namespace = ?2 AND g.type = ?3 AND g.subject = ?4 AND g.superseded_by IS NULL AND g.n = f.rowid
-			AND m.n = f.rowid
-		ORDER BY f.rowid DESC LIMIT ?5`
+	// qNearDuplicates reads the group's memories under the key ?2 with ?3
+	// to ?4 words, newest first, walking the key's rows in the table's
+	// order; the group's hash ?1 is checked against the row's namespace,
+	// type and subject.
+	qNearDuplicates = `SELECT m.n, m.dedup_key FROM memory_nearkeys k CROSS JOIN memories m
+		WHERE k.grp = ?1 AND k.tok = ?2 AND k.size BETWEEN ?3 AND ?4
+			AND m.n = k.n AND m.superseded_by IS NULL AND m.namespace = ?5 AND m.type = ?6 AND m.subject = ?7
+		ORDER BY k.n DESC LIMIT ?8`
 	qLoadMemory   = `SELECT n, id, sources, importance FROM memories `
 	whereMemoryID = `WHERE id = ?`
 	whereMergedID = `WHERE id = (SELECT memory FROM memory_merges WHERE id = ?)`
@@ -178,7 +175,7 @@ const (
 // writeStatements are the writes prepared when the palace opens: those
 // of storing memories, the most frequent statements of the layer jobs
 // (compiling them was a sixth of the jobs' CPU).
-var writeStatements = []string{qInsertMemory, qInsertMemoryFTS, qNearDuplicates,
+var writeStatements = []string{qInsertMemory, qInsertMemoryFTS, qNearDuplicates, qInsertNearKeys,
 	qLoadMemory + whereMemoryID, qLoadMemory + whereMergedID, qLoadMemory + whereDedupKey, qLoadMemory + whereMemoryN,
 	qInsertTurn, qInsertTurnFTS, qInsertTurnTrigram, qInsertTurnCJK, qAnyForgotten, qSetMeta,
 	qOpenSessionUnit, qNewSessionUnit, qAddUnitTurn, qUpdateSessionUnit, qNextUnitSeq, qUnitText,
@@ -191,7 +188,7 @@ func (db *DB) nearDuplicateIn(ctx context.Context, tx *sql.Tx, m engram.Memory, 
 	if err != nil {
 		return nil, err
 	}
-	hit, err := db.nearDuplicate(ctx, q, m, words)
+	hit, err := nearDuplicate(ctx, q, m, words)
 	if err != nil || hit.n == 0 {
 		return nil, err
 	}
@@ -257,6 +254,13 @@ func (db *DB) putMemory(ctx context.Context, tx *sql.Tx, m engram.Memory, seq *i
 		return 0, err
 	}
 	if _, err := fts.ExecContext(ctx, n, text); err != nil {
+		return 0, err
+	}
+	keys, err := db.writeStmt(ctx, tx, qInsertNearKeys)
+	if err != nil {
+		return 0, err
+	}
+	if _, err := keys.ExecContext(ctx, n); err != nil {
 		return 0, err
 	}
 	if _, err := settleMemory(ctx, tx, n, seq); err != nil {
@@ -355,133 +359,60 @@ type nearHit struct {
 }
 
 // nearDuplicate finds an active memory of m's namespace, type and subject
-// whose content words overlap m's by
-// nearDupJaccard or more: among the newest that hold all of m's words but
-// one, the best overlap. q is qNearDuplicates. The lookup walks the index
-// newest first without ranking: ranking by BM25 scored every memory sharing
-// the words, superseded ones included, which made it most of the cost of
-// storing memories.
-func (db *DB) nearDuplicate(ctx context.Context, q *sql.Stmt, m engram.Memory, words []string) (nearHit, error) {
-	terms, err := kwindex.QueryTerms(m.Text)
-	if err != nil || len(terms) == 0 {
-		return nearHit{}, err
+// whose content words (words) overlap m's by nearDupJaccard or more: the
+// best overlap and of equals the newest, among the newest nearDupScan
+// memories under each of m's near-duplicate keys (package neardup: no
+// memory that overlaps m so much lacks one). q is qNearDuplicates.
+func nearDuplicate(ctx context.Context, q *sql.Stmt, m engram.Memory, words []string) (nearHit, error) {
+	if len(words) == 0 {
+		return nearHit{}, nil
 	}
-	if pair, check, ok := nearDupPair(terms); ok {
-		return nearDuplicateBy(ctx, q, m, words, pair, nearDupScan, check)
-	}
-	return nearDuplicateBy(ctx, q, m, words, allButOneExpr(terms), nearDupCandidates, func(string) bool { return true })
-}
-
-// nearDuplicateBy is nearDuplicate through the full-text expression expr:
-// of the first limit memories it matches, those whose index text holds
-// passes are the candidates, up to nearDupCandidates of them.
-func nearDuplicateBy(ctx context.Context, q *sql.Stmt, m engram.Memory, words []string, expr string, limit int, holds func(string) bool) (nearHit, error) {
-	rows, err := q.QueryContext(ctx, expr, m.Namespace, m.Type, m.Subject, limit)
-	if err != nil {
-		return nearHit{}, err
-	}
+	lo, hi := neardup.Sizes(len(words))
+	group := neardup.Group(m.Namespace, m.Type, m.Subject)
 	var best nearHit
-	seen := 0
-	for rows.Next() && seen < nearDupCandidates {
-		var (
-			n          int64
-			text, ents string
-			rationale  sql.NullString
-		)
-		if err := rows.Scan(&n, &text, &rationale, &ents); err != nil {
-			rows.Close()
+	for _, key := range neardup.Keys(dedupKey(m, words)) {
+		rows, err := q.QueryContext(ctx, group, key, lo, hi, m.Namespace, m.Type, m.Subject, nearDupScan)
+		if err != nil {
 			return nearHit{}, err
 		}
-		c := engram.Memory{Text: text, Rationale: rationale.String}
-		json.Unmarshal([]byte(ents), &c.Entities) // unreadable: matched on the rest
-		if !holds(memoryIndexText(c)) {
-			continue
+		for rows.Next() {
+			var (
+				n   int64
+				dk  string
+				hit nearHit
+			)
+			if err := rows.Scan(&n, &dk); err != nil {
+				rows.Close()
+				return nearHit{}, err
+			}
+			hit = nearHit{n, neardup.Jaccard(words, neardup.KeyWords(dk))}
+			if hit.score >= nearDupJaccard && (hit.score > best.score || hit.score == best.score && hit.n > best.n) {
+				best = hit
+			}
 		}
-		seen++
-		if s := jaccard(words, contentWords(text)); s >= nearDupJaccard && s > best.score {
-			best = nearHit{n, s}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nearHit{}, err
 		}
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nearHit{}, err
 	}
 	return best, nil
 }
 
-// nearDupScan bounds the memories a near-duplicate lookup reads.
-const nearDupScan = 256
+// nearDupScan bounds the memories a near-duplicate lookup reads under
+// each key.
+const nearDupScan = 128
 
-// nearDupPair is a cheaper form of allButOneExpr's query for more than two
-// terms: a text that lacks at most one of them holds one of any two, so
-// the rows holding either of the two longest (the rarer, as a rule) are
-// read, newest first, and check keeps those whose indexed text
-// (memoryIndexText) holds all the terms but one, by the tokens FTS5 gave
-// it (kwindex.Tokens). allButOneExpr's n
-// conjunctions of n-1 terms cost FTS5 n x (n-1) seeks into its index a
-// lookup, most of the time of storing memories. ok is false where the
-// plain query is cheap (two terms or fewer) or a term is a phrase.
-func nearDupPair(terms []term) (expr string, check func(text string) bool, ok bool) {
-	terms = terms[:min(len(terms), maxNearDupTerms)]
-	if len(terms) <= 2 {
-		return "", nil, false
-	}
-	toks, ok := kwindex.QueryTokens(termWords(terms))
-	if !ok {
-		return "", nil, false
-	}
-	order := make([]int, len(terms))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortStableFunc(order, func(a, b int) int { return len(terms[b].Text) - len(terms[a].Text) })
-	expr = matchExpr([]term{terms[order[0]], terms[order[1]]})
-	check = func(text string) bool {
-		indexed, err := kwindex.IndexText(text)
-		if err != nil {
-			return false
-		}
-		have := map[string]bool{}
-		kwindex.Tokens(indexed, func(tok string) { have[tok] = true })
-		missing := 0
-		for _, t := range toks {
-			if !have[t] {
-				missing++
-			}
-		}
-		return missing <= 1
-	}
-	return expr, check, true
-}
-
-// maxNearDupTerms bounds the terms of a near-duplicate lookup.
-const maxNearDupTerms = 12
-
-// allButOneExpr returns an FTS5 query matching the rows that hold all of
-// terms but at most one: a near-duplicate (Jaccard 0.8 or more) of a text
-// lacks at most one of its words unless the text is long. Matching any term
-// instead would rank every memory of a common word (each with BM25), which
-// made near-duplicate lookups most of the cost of storing memories.
-func allButOneExpr(terms []term) string {
-	terms = terms[:min(len(terms), maxNearDupTerms)]
-	if len(terms) <= 2 {
-		return andExpr(terms)
-	}
-	parts := make([]string, len(terms))
-	for i := range terms {
-		parts[i] = "(" + andExpr(slices.Concat(terms[:i], terms[i+1:])) + ")"
-	}
-	return strings.Join(parts, " OR ")
-}
-
-// andExpr is matchExpr with AND: rows holding every term.
-func andExpr(terms []term) string {
-	parts := make([]string, len(terms))
-	for i, t := range terms {
-		parts[i] = matchExpr([]term{t})
-	}
-	return strings.Join(parts, " AND ")
-}
+// The statements that keep a memory's near-duplicate keys (the table
+// memory_nearkeys) what its row makes them, run after the row is written
+// and before it changes or goes.
+const (
+	qInsertNearKeys = `INSERT OR IGNORE INTO memory_nearkeys (grp, tok, size, n)
+		SELECT engram_near_group(m.namespace, m.type, m.subject), k.value, engram_near_size(m.dedup_key), m.n
+		FROM memories m, json_each(engram_near_keys(m.dedup_key)) k WHERE m.n = ?`
+	qDeleteNearKeys = `DELETE FROM memory_nearkeys WHERE (grp, tok, size, n) IN
+		(SELECT engram_near_group(m.namespace, m.type, m.subject), k.value, engram_near_size(m.dedup_key), m.n
+		FROM memories m, json_each(engram_near_keys(m.dedup_key)) k WHERE m.n = ?)`
+)
 
 func (db *DB) loadMemory(ctx context.Context, tx *sql.Tx, where string, args ...any) (*storedMemory, error) {
 	q, err := db.writeStmt(ctx, tx, qLoadMemory+where)
@@ -537,29 +468,7 @@ func contentWords(s string) []string {
 	return slices.Compact(out)
 }
 
-func jaccard(a, b []string) float64 {
-	if len(a) == 0 || len(b) == 0 {
-		return 0
-	}
-	inter := 0
-	for i, j := 0, 0; i < len(a) && j < len(b); {
-		switch strings.Compare(a[i], b[j]) {
-		case 0:
-			inter++
-			i++
-			j++
-		case -1:
-			i++
-		default:
-			j++
-		}
-	}
-	return float64(inter) / float64(len(a)+len(b)-inter)
-}
-
-func dedupKey(m engram.Memory, words []string) string {
-	return m.Type + "|" + strings.ToLower(m.Subject) + "|" + strings.Join(words, " ")
-}
+func dedupKey(m engram.Memory, words []string) string { return neardup.Key(m.Type, m.Subject, words) }
 
 // normName is how entity names compare: NFKC, case-folded, white space
 // collapsed, surrounding punctuation and a leading article dropped.

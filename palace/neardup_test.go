@@ -5,20 +5,22 @@ import (
 	"database/sql"
 	"fmt"
 	"math/rand/v2"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	engram "github.com/engram-dev/engram"
-	"github.com/engram-dev/engram/internal/kwindex"
+	"github.com/engram-dev/engram/internal/neardup"
 	"github.com/engram-dev/engram/internal/testutil"
 )
 
-// TestNearDuplicatePair checks the cheap near-duplicate lookup
-// (nearDupPair) against the query it replaces (allButOneExpr): for
-// memories of a small vocabulary, with rationales and entities, the same
-// memory is found, or none.
-func TestNearDuplicatePair(t *testing.T) {
+// TestNearDuplicateLookup checks the near-duplicate lookup (its keys,
+// package neardup) against reading every memory of the group: for
+// memories of a small vocabulary, some superseded, in two groups sharing
+// the words, the lookup finds the memory of the best overlap of at least
+// 4/5 (the newest of equals), or none when none overlaps so much.
+func TestNearDuplicateLookup(t *testing.T) {
 	testutil.LongRun(t)
 	ctx := context.Background()
 	db := MustOpenDB(t)
@@ -28,17 +30,21 @@ func TestNearDuplicatePair(t *testing.T) {
 	sentence := sentenceOf(words, rng)
 	var mems []engram.Memory
 	for i := range 400 {
-		m := engram.Memory{ID: fmt.Sprintf("m%d", i), Namespace: "default", Type: engram.MemoryFact, Subject: "Ana",
-			Text: sentence(4 + rng.IntN(6)), Sources: []string{fmt.Sprintf("t%d", i)}, TS: time.Date(2026, 5, 1, 0, 0, i, 0, time.UTC)}
+		m := engram.Memory{ID: fmt.Sprintf("m%d", i), Namespace: "default", Type: engram.MemoryFact, Subject: []string{"Ana", "Ben"}[i%2],
+			Text: sentence(3 + rng.IntN(7)), Sources: []string{fmt.Sprintf("t%d", i)}, TS: time.Date(2026, 5, 1, 0, 0, i, 0, time.UTC)}
 		if i%3 == 0 {
 			m.Rationale = sentence(2)
 		}
-		if i%4 == 0 {
-			m.Entities = []string{words[rng.IntN(len(words))]}
-		}
 		mems = append(mems, m)
 	}
-	if _, err := db.PutMemories(ctx, "test", mems, 0); err != nil {
+	// Stored one at a time, so that a memory does not merge into one of
+	// its own batch before the lookups below see both.
+	for i := range mems {
+		if _, err := db.PutMemories(ctx, "test", mems[i:i+1], 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := db.w.ExecContext(ctx, `UPDATE memories SET superseded_by = n WHERE n % 7 = 0`); err != nil {
 		t.Fatal(err)
 	}
 	found := 0
@@ -53,15 +59,15 @@ func TestNearDuplicatePair(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			want, err := db.nearDuplicateAllButOne(ctx, tx, probe, pw)
+			want, err := nearDuplicateByReading(ctx, tx, probe, pw)
 			if err != nil {
 				return err
 			}
 			switch {
-			case (got == nil) != (want == nil):
-				t.Errorf("%q: pair lookup %v, all-but-one %v", probe.Text, got, want)
-			case got != nil && got.n != want.n:
-				t.Errorf("%q: pair lookup found %d, all-but-one %d", probe.Text, got.n, want.n)
+			case (got == nil) != (want == 0):
+				t.Errorf("%q: the lookup found %v, reading the group %d", probe.Text, got, want)
+			case got != nil && got.n != want:
+				t.Errorf("%q: the lookup found %d, reading the group %d", probe.Text, got.n, want)
 			case got != nil:
 				found++
 			}
@@ -76,22 +82,129 @@ func TestNearDuplicatePair(t *testing.T) {
 	}
 }
 
-// nearDuplicateAllButOne is nearDuplicate with the query it had before
-// nearDupPair.
-func (db *DB) nearDuplicateAllButOne(ctx context.Context, tx *sql.Tx, m engram.Memory, words []string) (*storedMemory, error) {
-	terms, err := kwindex.QueryTerms(m.Text)
-	if err != nil || len(terms) == 0 {
-		return nil, err
-	}
-	q, err := db.writeStmt(ctx, tx, qNearDuplicates)
+// nearDuplicateByReading is what nearDuplicate finds, by reading every
+// active memory of the group: the row of the best overlap of 4/5 or more,
+// the newest of equals; 0 for none.
+func nearDuplicateByReading(ctx context.Context, tx *sql.Tx, m engram.Memory, words []string) (int64, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT n, text FROM memories
+		WHERE namespace = ? AND type = ? AND subject = ? AND superseded_by IS NULL ORDER BY n DESC`, m.Namespace, m.Type, m.Subject)
 	if err != nil {
-		return nil, err
+		return 0, err
 	}
-	hit, err := nearDuplicateBy(ctx, q, m, words, allButOneExpr(terms), nearDupCandidates, func(string) bool { return true })
-	if err != nil || hit.n == 0 {
-		return nil, err
+	defer rows.Close()
+	var best int64
+	bestScore := 0.0
+	for rows.Next() {
+		var (
+			n    int64
+			text string
+		)
+		if err := rows.Scan(&n, &text); err != nil {
+			return 0, err
+		}
+		if s := neardup.Jaccard(words, contentWords(text)); s >= nearDupJaccard && s > bestScore {
+			best, bestScore = n, s
+		}
 	}
-	return db.loadMemory(ctx, tx, whereMemoryN, hit.n)
+	return best, rows.Err()
+}
+
+// nearKeysDrift returns how many rows of memory_nearkeys differ from the
+// keys the memories' rows make (rows of deleted or changed memories left
+// behind, or keys missing).
+func nearKeysDrift(t *testing.T, db *DB) int {
+	t.Helper()
+	const want = `SELECT engram_near_group(m.namespace, m.type, m.subject), k.value, engram_near_size(m.dedup_key), m.n
+		FROM memories m, json_each(engram_near_keys(m.dedup_key)) k`
+	var drift int
+	err := db.w.QueryRow(`SELECT (SELECT count(*) FROM (SELECT grp, tok, size, n FROM memory_nearkeys EXCEPT ` + want + `))
+		+ (SELECT count(*) FROM (` + want + ` EXCEPT SELECT grp, tok, size, n FROM memory_nearkeys))`).Scan(&drift)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return drift
+}
+
+// TestNearKeysFollowTheRows checks that a memory's near-duplicate keys
+// follow its row: a redaction that changes its words and subject moves
+// them (the redacted memory is found by its new words), and a forget that
+// deletes the memory deletes them.
+func TestNearKeysFollowTheRows(t *testing.T) {
+	ctx := context.Background()
+	db := MustOpenDB(t)
+	a := engram.Turn{ID: "a", Seq: 1, Namespace: "default", Session: "s", Role: engram.RoleUser, Speaker: "Ana",
+		Content: "Ana keeps bees behind the Vostrikov mill with Tomas", TS: day(0), ReceivedAt: day(0)}
+	b := engram.Turn{ID: "b", Seq: 2, Namespace: "default", Session: "s", Role: engram.RoleUser, Speaker: "Ana",
+		Content: "Ana sells honey at the market on Saturdays", TS: day(1), ReceivedAt: day(1)}
+	mustPut(t, db, a, b)
+	_, err := db.PutMemories(ctx, "l1", []engram.Memory{
+		mem("m-a", engram.MemoryFact, "Vostrikov", "keeps bees behind the Vostrikov mill with Tomas", day(0), "a", nil),
+		mem("m-b", engram.MemoryFact, "Ana", "Ana sells honey at the market on Saturdays", day(1), "b", nil),
+	}, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := nearKeysDrift(t, db); d != 0 {
+		t.Fatalf("after storing: %d rows of keys differ from the memories'", d)
+	}
+	red, _ := a.RedactSpans([]string{"Vostrikov"}, "[redacted]")
+	if _, err := db.RedactTurns(ctx, []engram.Turn{red}, []string{"Vostrikov"}, "[redacted]"); err != nil {
+		t.Fatal(err)
+	}
+	if d := nearKeysDrift(t, db); d != 0 {
+		t.Fatalf("after the redaction: %d rows of keys differ from the memories'", d)
+	}
+	probe := engram.Memory{Namespace: "default", Type: engram.MemoryFact, Subject: "[redacted]", Text: "keeps bees behind the [redacted] mill with Tomas"}
+	err = db.Update(ctx, func(tx *sql.Tx) error {
+		got, err := db.nearDuplicateIn(ctx, tx, probe, contentWords(probe.Text))
+		if err == nil && (got == nil || got.id != "m-a") {
+			t.Errorf("the redacted memory is not found by its words: %+v", got)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ForgetTurns(ctx, []ForgetTurn{{ID: "b", Seq: 2}}, day(3), nil); err != nil {
+		t.Fatal(err)
+	}
+	if d := nearKeysDrift(t, db); d != 0 {
+		t.Fatalf("after the forget: %d rows of keys differ from the memories'", d)
+	}
+	var left int
+	if err := db.w.QueryRow(`SELECT count(*) FROM memory_nearkeys`).Scan(&left); err != nil || left == 0 {
+		t.Fatalf("%d rows of keys left (%v): the forget deleted the other memory's", left, err)
+	}
+}
+
+// TestNearKeysMigration checks that migration 0021 gives the memories of
+// an older palace their keys, so that a memory stored after the upgrade
+// merges into one stored before it.
+func TestNearKeysMigration(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "palace.db")
+	palaceBefore(t, path, "memory_nearkeys", func(ctx context.Context, tx *sql.Tx) error {
+		m := engram.Memory{Type: engram.MemoryFact, Subject: "Ana"}
+		for i, text := range []string{"Ana keeps bees behind the old mill", "Ana sells honey at the market"} {
+			_, err := tx.ExecContext(ctx, `INSERT INTO memories (id, namespace, type, subject, text, entities, importance, ts, sources, dedup_key, seq)
+				VALUES (?, 'default', ?, ?, ?, '[]', 0.5, ?, '["t"]', ?, ?)`, fmt.Sprintf("old-%d", i), m.Type, m.Subject, text, i, dedupKey(m, contentWords(text)), i+1)
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	db := MustOpenDBAt(t, path, Options{})
+	if d := nearKeysDrift(t, db); d != 0 {
+		t.Fatalf("after the migration: %d rows of keys differ from the memories'", d)
+	}
+	res, err := db.PutMemories(ctx, "l1", []engram.Memory{mem("new", engram.MemoryFact, "Ana", "Ana keeps bees behind the old stone mill", day(1), "u", nil)}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Merged != 1 {
+		t.Errorf("the new memory was not merged into the old one: %+v", res)
+	}
 }
 
 // TestPutMemoriesSplit checks that a batch of memories stored in several

@@ -445,10 +445,17 @@ func (r *redactor) redactMemories(turnID string) error {
 		if old == m.Text+m.Rationale+m.Subject+strings.Join(m.Entities, "\x00")+red(ext.String) {
 			continue
 		}
-		// The near-duplicate key is made of the text's words: redacted too.
+		// The near-duplicate keys are made of the text's words and the
+		// subject: redacted too.
+		if _, err := tx.ExecContext(ctx, qDeleteNearKeys, n); err != nil {
+			return err
+		}
 		if _, err := tx.ExecContext(ctx, `UPDATE memories SET text = ?, rationale = ?, subject = ?, entities = ?, extracted = ?,
 			dedup_key = ?, seq = ? WHERE n = ?`,
 			m.Text, m.Rationale, m.Subject, sqlrow.JSONList(nonNil(m.Entities)), newExt, dedupKey(m, contentWords(m.Text)), seq, n); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, qInsertNearKeys, n); err != nil {
 			return err
 		}
 		if err := reindexMemory(ctx, tx, n, m); err != nil {
