@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -199,6 +200,9 @@ type candidate struct {
 	speakerN         float64 // 1 when the query names the turn's speaker
 	before, after    []engram.Turn
 	vecRank, bm25Rnk int
+	// cited: the turn joined only because a derived layer cites it; no
+	// search of the turns found it (see normalise).
+	cited bool
 }
 
 // deep runs the fusion path for the search text (trigger and time
@@ -227,13 +231,15 @@ func (s *Service) deep(ctx context.Context, v *Vectors, ns, text string, k int, 
 			return nil, err
 		}
 		us, aliases, aliasNames = us.merge(mus), append(aliases, moreAliases...), append(aliasNames, moreNames...)
-		have := make(map[string]bool, len(cands))
+		have := make(map[string]*candidate, len(cands))
 		for _, c := range cands {
-			have[c.turn.ID] = true
+			have[c.turn.ID] = c
 		}
 		for _, c := range more {
-			if !have[c.turn.ID] {
+			if h, ok := have[c.turn.ID]; !ok {
 				cands = append(cands, c)
+			} else if !c.cited {
+				h.cited = false // the wider search found it
 			}
 		}
 		for _, c := range cands {
@@ -419,7 +425,7 @@ func (s *Service) candidates(ctx context.Context, v *Vectors, ns, text string, c
 			break
 		}
 		if _, ok := p.byID[id]; !ok {
-			p.add(id)
+			p.add(id).cited = true
 			added++
 		}
 	}
@@ -625,10 +631,20 @@ func cosines(ctx context.Context, v *Vectors, q []float32, cands []*candidate) e
 	return nil
 }
 
-// normalise scales cosine min-max and BM25 by the best over the candidates.
+// normalise scales cosine min-max and BM25 by the best over the candidates
+// the searches found. A turn only a layer cites is scored on their scale
+// (clipped to 0..1) and does not set it: the searches passed it over, so
+// its cosine lies below theirs, and as the minimum it would squeeze every
+// other turn's vector evidence towards 1; its keyword score (from the
+// search without names) could likewise become the best and shrink the
+// others'. Either way a layer would reorder the turns it does not cite.
 func normalise(cands []*candidate) {
+	searched := slices.ContainsFunc(cands, func(c *candidate) bool { return !c.cited })
 	cmin, cmax, bmax := math.Inf(1), math.Inf(-1), 0.0
 	for _, c := range cands {
+		if c.cited && searched {
+			continue
+		}
 		if c.hasCos {
 			cmin, cmax = math.Min(cmin, c.cos), math.Max(cmax, c.cos)
 		}
@@ -636,12 +652,12 @@ func normalise(cands []*candidate) {
 	}
 	for _, c := range cands {
 		if c.hasCos && cmax > cmin {
-			c.vecN = (c.cos - cmin) / (cmax - cmin)
+			c.vecN = min(max((c.cos-cmin)/(cmax-cmin), 0), 1)
 		} else if c.hasCos {
 			c.vecN = 1
 		}
 		if bmax > 0 {
-			c.bm25N = c.bm25 / bmax
+			c.bm25N = min(c.bm25/bmax, 1)
 		}
 	}
 }

@@ -242,3 +242,64 @@ func TestDeepRecall_SpeakerByAlias(t *testing.T) {
 		t.Fatalf("results %v: want Emi's pasta %s first, with the speaker signal", resultIDs(resp.Results), f.turns[0].ID)
 	}
 }
+
+// TestDeepRecall_CitedTurnKeepsTheScale checks that a turn only a layer
+// brings into deep recall's candidates (a memory cites it; neither search
+// found it) is scored on the scale of the turns the searches found and
+// does not set it: the others' vector and keyword signals are what they
+// were without the memory. A turn the searches passed over lies below
+// them, and counted in the min-max of the cosines it squeezed every other
+// turn's vector evidence towards 1, which reorders them (on the real chats
+// it pushed a question's answer out of the ten).
+func TestDeepRecall_CitedTurnKeepsTheScale(t *testing.T) {
+	f := mustOpenFixture(t, billingTalk(
+		"Which database do we use for the billing reports?",
+		"We pick the billing dates for the reports tomorrow.",
+		"The database of the billing team is slow on reports.",
+		"Unrelated: the cat sat on the mat all afternoon.",
+		"Morning all, greetings from my new flat."))
+	ctx := context.Background()
+	s := f.service()
+	s.Layers = f.db
+	s.Deep.Candidates = 2 // the searches find a few turns; the decision turn is not among them
+	asOf := time.Date(2026, 5, 8, 12, 0, 0, 0, time.UTC)
+	q := "which database did we pick for billing"
+	signals := func() map[string]engram.Signals {
+		t.Helper()
+		resp, err := s.Recall(ctx, engram.RecallRequest{Query: q, Mode: engram.ModeDeep, AsOf: asOf})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]engram.Signals{}
+		for _, r := range resp.Results {
+			got[r.ID] = *r.Signals
+		}
+		return got
+	}
+	before := signals()
+	decision := f.turns[1].ID
+	if _, ok := before[decision]; ok {
+		t.Fatalf("the searches found the decision turn without the memory: %v", before)
+	}
+	at := f.turns[1].TS
+	if _, err := f.db.PutMemories(ctx, "test", []engram.Memory{{ID: "mem-pg", Namespace: "default", Type: engram.MemoryDecision,
+		Subject: "Bob", Text: "Bob decided to use PostgreSQL for the billing database", Importance: 0.9, TS: at, ValidFrom: at,
+		Sources: []string{decision}}}, 2); err != nil {
+		t.Fatal(err)
+	}
+	after := signals()
+	if sig, ok := after[decision]; !ok || sig.Layer != 1 {
+		t.Fatalf("the memory's turn: %+v (found %v), want it among the results with layer 1", sig, ok)
+	}
+	for id, b := range before {
+		a, ok := after[id]
+		if !ok {
+			t.Errorf("%s left the results when the memory cited another turn", id)
+			continue
+		}
+		if a.Vector != b.Vector || a.BM25 != b.BM25 {
+			t.Errorf("%s: vector %.3f bm25 %.3f with the memory, %.3f and %.3f without: a cited turn moved the scale",
+				id, a.Vector, a.BM25, b.Vector, b.BM25)
+		}
+	}
+}
