@@ -162,6 +162,9 @@ func (x *NLPExtractor) Extract(ctx context.Context, turns []engram.Turn) ([]engr
 type speakers struct {
 	self, other string
 	session     []string
+	// burst is the turn before when the same speaker said it: a statement
+	// spread over several short messages reads on from it.
+	burst string
 }
 
 // speakerContexts finds, for each turn, the other speaker: the nearest
@@ -196,6 +199,9 @@ func speakerContexts(turns []engram.Turn) []speakers {
 				}
 			}
 			out[i].other, out[i].session = other, names
+			if j > 0 && strings.EqualFold(out[idx[j-1]].self, self) {
+				out[i].burst = turns[idx[j-1]].Content
+			}
 		}
 	}
 	return out
@@ -254,7 +260,14 @@ func nlpTurn(t *engram.Turn, sp speakers) []engram.Memory {
 		}
 		out = append(out, m)
 	}
+	prev := "" // the sentence before, its pronouns resolved
+	if ss := splitSentences(normalizeChat(strings.ToValidUTF8(sp.burst, "\uFFFD"))); len(ss) > 0 {
+		prev = ss[len(ss)-1].text
+	}
+	var was []referent // what the pronouns of the sentence before became
 	for _, s := range splitSentences(normalizeChat(content)) {
+		s.text, was = referBack(s.text, prev, was, sp.session)
+		prev = s.text
 		if s.question {
 			// "I finished another pottery project - want to see a pic?":
 			// the question is the part after the dash.
