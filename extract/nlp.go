@@ -265,9 +265,17 @@ func nlpTurn(t *engram.Turn, sp speakers) []engram.Memory {
 		prev = ss[len(ss)-1].text
 	}
 	var was []referent // what the pronouns of the sentence before became
-	for _, s := range splitSentences(normalizeChat(content)) {
+	before, lastStart := "", 0
+	for i, s := range splitSentences(normalizeChat(content)) {
 		s.text, was = referBack(s.text, prev, was, sp.session)
 		prev = s.text
+		// The sentence before, in this turn, when it made no memory: it may
+		// name the event this one tells of.
+		setting := ""
+		if i > 0 && len(out) == lastStart {
+			setting = before
+		}
+		before, lastStart = s.text, len(out)
 		if s.question {
 			// "I finished another pottery project - want to see a pic?":
 			// the question is the part after the dash.
@@ -295,7 +303,11 @@ func nlpTurn(t *engram.Turn, sp speakers) []engram.Memory {
 		if !mayState(s.text) || quoted(s.text) {
 			continue
 		}
-		for _, f := range parseSentence(s.text, t.TS, sp) {
+		fs := parseSentence(s.text, t.TS, sp)
+		if len(fs) > 0 && setting != "" {
+			setDuring(fs, setting, t.TS, sp)
+		}
+		for _, f := range fs {
 			add(f)
 		}
 	}

@@ -27,6 +27,7 @@ type nlpFinding struct {
 	entities             []string
 	rel                  *engram.Relation
 	at                   time.Time // when it happened, if the clause says and it is before the turn
+	past                 bool      // the clause tells what happened: a past tense
 }
 
 // word is a token of a sentence with its Penn Treebank tag and its place.

@@ -288,7 +288,7 @@ func (c *clause) finding(s string, ts time.Time, sp speakers, why string) (nlpFi
 		c.inclusive = true
 	}
 	group := c.groupName(sp)
-	f := nlpFinding{typ: typ}
+	f := nlpFinding{typ: typ, past: c.vg.past && !c.vg.habit}
 	text := c.text(s, sp, group)
 	if text == "" {
 		return nlpFinding{}, false
