@@ -99,6 +99,7 @@ func (x *NLPExtractor) Extract(ctx context.Context, turns []engram.Turn) ([]engr
 	}
 	ctxs := speakerContexts(turns)
 	found := make([][]engram.Memory, len(turns))
+	its := make([][]itSentence, len(turns))
 	workers := x.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
@@ -126,7 +127,7 @@ func (x *NLPExtractor) Extract(ctx context.Context, turns []engram.Turn) ([]engr
 			}
 			defer done()
 		}
-		found[i] = nlpTurn(&turns[i], ctxs[i])
+		found[i], its[i] = nlpTurn(&turns[i], ctxs[i])
 	}
 	for range workers {
 		wg.Add(1)
@@ -143,6 +144,11 @@ func (x *NLPExtractor) Extract(ctx context.Context, turns []engram.Turn) ([]engr
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	prev := make([]int, len(turns))
+	for i := range ctxs {
+		prev[i] = ctxs[i].prev
+	}
+	elaborate(turns, found, its, prev, ctxs)
 	var out []engram.Memory
 	seen := make(map[string]bool)
 	for _, mems := range found {
@@ -165,6 +171,7 @@ type speakers struct {
 	// burst is the turn before when the same speaker said it: a statement
 	// spread over several short messages reads on from it.
 	burst string
+	prev  int // the turn before in the session, in the batch; -1: none
 }
 
 // speakerContexts finds, for each turn, the other speaker: the nearest
@@ -198,9 +205,12 @@ func speakerContexts(turns []engram.Turn) []speakers {
 					other = n
 				}
 			}
-			out[i].other, out[i].session = other, names
-			if j > 0 && strings.EqualFold(out[idx[j-1]].self, self) {
-				out[i].burst = turns[idx[j-1]].Content
+			out[i].other, out[i].session, out[i].prev = other, names, -1
+			if j > 0 {
+				out[i].prev = idx[j-1]
+				if strings.EqualFold(out[idx[j-1]].self, self) {
+					out[i].burst = turns[idx[j-1]].Content
+				}
 			}
 		}
 	}
@@ -228,8 +238,9 @@ func containsFold(list []string, s string) bool {
 	return false
 }
 
-// nlpTurn extracts the memories of one turn.
-func nlpTurn(t *engram.Turn, sp speakers) []engram.Memory {
+// nlpTurn extracts the memories of one turn, and the sentences that open
+// with "it" and made none (see elaborate).
+func nlpTurn(t *engram.Turn, sp speakers) ([]engram.Memory, []itSentence) {
 	ns := t.Namespace
 	if ns == "" {
 		ns = engram.DefaultNamespace
@@ -266,9 +277,22 @@ func nlpTurn(t *engram.Turn, sp speakers) []engram.Memory {
 	}
 	var was []referent // what the pronouns of the sentence before became
 	before, lastStart := "", 0
+	var said []string // the turn's sentences so far
+	var its []itSentence
+	// An "it" sentence that made a memory of its own goes on about nothing.
+	dropSaid := func() {
+		if n := len(its); n > 0 && len(out) > its[n-1].after {
+			its = its[:n-1]
+		}
+	}
 	for i, s := range splitSentences(normalizeChat(content)) {
+		dropSaid()
 		s.text, was = referBack(s.text, prev, was, sp.session)
 		prev = s.text
+		said = append(said, s.text)
+		if !s.question && itCopula.MatchString(s.text) {
+			its = append(its, itSentence{text: s.text, before: said[: len(said)-1 : len(said)-1], after: len(out)})
+		}
 		// The sentence before, in this turn, when it made no memory: it may
 		// name the event this one tells of.
 		setting := ""
@@ -311,7 +335,8 @@ func nlpTurn(t *engram.Turn, sp speakers) []engram.Memory {
 			add(f)
 		}
 	}
-	return out
+	dropSaid()
+	return out, its
 }
 
 // firstPerson are the words a sentence about the speaker holds.

@@ -32,6 +32,7 @@ var (
 // referent is a noun phrase a pronoun may point to.
 type referent struct {
 	text                  string // as the speaker would say it: "my kids"
+	head                  string // its noun, lower-cased
 	plural, male, female  bool
 	mine                  bool // the speaker's: "my", "our", a bare kin noun
 	person, unknownGender bool // a name: a person of either gender
@@ -190,7 +191,7 @@ func nounPhrases(s string, ws []word, end int, resolved map[int]referent) []refe
 		if lightNoun(h.low) || timeWords[h.low] || abstractNouns[h.low] || predicative(ws, a) {
 			continue
 		}
-		r := referent{text: strings.TrimSpace(s[ws[a].start:h.end])}
+		r := referent{text: strings.TrimSpace(s[ws[a].start:h.end]), head: h.low}
 		det := ws[a].low
 		switch {
 		case h.tag == "NNP" || h.tag == "NNPS":
@@ -217,7 +218,7 @@ func nounPhrases(s string, ws []word, end int, resolved map[int]referent) []refe
 				j++
 			}
 			if isNounTag(ws[j-1].tag) {
-				r = referent{text: strings.TrimSpace(s[ws[a].start:ws[j-1].end]), plural: true, mine: r.mine}
+				r = referent{text: strings.TrimSpace(s[ws[a].start:ws[j-1].end]), head: ws[j-1].low, plural: true, mine: r.mine}
 				k = j
 			}
 		}
@@ -232,6 +233,9 @@ func predicative(ws []word, a int) bool {
 	k := a - 1
 	for k >= 0 && (ws[k].tag == "RB" || intensifiers[ws[k].low]) {
 		k--
+	}
+	if k > 0 && (ws[k-1].tag == "WRB" || ws[k-1].tag == "WP") {
+		return false // "where is the course": its subject
 	}
 	return k >= 0 && (beForms[ws[k].low] || ws[k].low == "'re" || ws[k].low == "'s" && ws[k].tag == "VBZ" || ws[k].low == "'m")
 }

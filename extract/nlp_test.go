@@ -72,7 +72,11 @@ func TestNLPExtractCases(t *testing.T) {
 			}
 			last := turns[len(turns)-1]
 			got = slices.DeleteFunc(got, func(m engram.Memory) bool { return !slices.Contains(m.Sources, last.ID) })
-			checkMemories(t, last, got, c.Want, false)
+			from := last // the turn the memories are of: the one before, when a sentence went on about it
+			if c.Before != "" && len(got) > 0 && got[0].Sources[0] != last.ID {
+				from = turns[len(turns)-2]
+			}
+			checkMemories(t, from, got, c.Want, false)
 		})
 	}
 	if pos < 30 || neg < 12 {
