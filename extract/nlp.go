@@ -271,10 +271,7 @@ func nlpTurn(t *engram.Turn, sp speakers) ([]engram.Memory, []itSentence) {
 		}
 		out = append(out, m)
 	}
-	prev := "" // the sentence before, its pronouns resolved
-	if ss := splitSentences(normalizeChat(strings.ToValidUTF8(sp.burst, "\uFFFD"))); len(ss) > 0 {
-		prev = ss[len(ss)-1].text
-	}
+	prev := ""         // the sentence before, its pronouns resolved
 	var was []referent // what the pronouns of the sentence before became
 	before, lastStart := "", 0
 	var said []string // the turn's sentences so far
@@ -287,6 +284,13 @@ func nlpTurn(t *engram.Turn, sp speakers) ([]engram.Memory, []itSentence) {
 	}
 	for i, s := range splitSentences(normalizeChat(content)) {
 		dropSaid()
+		if i == 0 && sp.burst != "" && hasBackPronoun(s.text) {
+			// The last sentence of the message before (normalised alone:
+			// the whole message is not needed).
+			if ss := splitSentences(strings.ToValidUTF8(sp.burst, "\uFFFD")); len(ss) > 0 {
+				prev = normalizeChat(ss[len(ss)-1].text)
+			}
+		}
 		s.text, was = referBack(s.text, prev, was, sp.session)
 		prev = s.text
 		said = append(said, s.text)

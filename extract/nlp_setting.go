@@ -29,7 +29,7 @@ var settingDeterminers = wordSet("the that this my our")
 // returns the event as a phrase ("the road trip on the weekend of 6 May
 // 2023") and its time, if s says one.
 func eventSetting(s string, ts time.Time, sp speakers) (string, time.Time, bool) {
-	if s == "" || len(strings.Fields(s)) > maxSettingWords {
+	if s == "" || len(strings.Fields(s)) > maxSettingWords || !mayBeSetting(s) {
 		return "", time.Time{}, false
 	}
 	ls, ws := tagWords(s, sp.session)
@@ -143,3 +143,14 @@ func personNoun(w string) bool {
 }
 
 var otherPersons = wordSet("kid child baby boy girl guy teacher neighbour neighbor roommate pet puppy kitten")
+
+// mayBeSetting reports, before s is tagged, whether it holds a determiner
+// and a copula, as a sentence of setting does.
+func mayBeSetting(s string) bool {
+	det, be := false, false
+	for _, w := range strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !(r >= 'a' && r <= 'z' || r == '\'') }) {
+		det = det || settingDeterminers[w]
+		be = be || beForms[w] || strings.HasSuffix(w, "'s")
+	}
+	return det && be
+}
