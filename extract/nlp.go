@@ -35,6 +35,14 @@ import (
 //   - a relative time ("yesterday", "last Friday", "next month") is resolved
 //     against the turn's time and written as a date, and an event keeps its
 //     date as ValidFrom;
+//   - sentences are read with the ones before them: a "they", "he" or
+//     "she" that can only point to the speaker's own ("my kids", a bare
+//     "Mom") is read as that phrase (nlp_refer.go); a short sentence that
+//     only says how an event was ("that trip was wild!") is the setting of
+//     the event the next one tells (nlp_setting.go); "It is <a thing>" joins
+//     the speaker's memory of the one thing it can be, in this turn or the
+//     speaker's turn before (nlp_elaborate.go); phrases of place before the
+//     subject go to the memory's end;
 //   - clauses that state nothing are dropped: questions, hypotheticals,
 //     hedges and reports ("I think", "he said"), feelings and politeness
 //     ("I'm so happy", "I appreciate it"), imperatives, and statements with
