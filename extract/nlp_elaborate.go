@@ -16,6 +16,7 @@ package extract
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/engram-dev/engram"
@@ -47,20 +48,20 @@ func elaborate(turns []engram.Turn, found [][]engram.Memory, its [][]itSentence,
 
 func elaborateOne(turns []engram.Turn, found [][]engram.Memory, i int, p itSentence, prev []int, ctxs []speakers) {
 	sp := ctxs[i]
-	// The sentences to search, nearest first, and the turn each is of.
-	type back struct {
-		text string
-		turn int
+	rest, ok := itRest(p.text, sp)
+	if !ok {
+		return
 	}
-	var search []back
+	// The sentences to search, nearest first.
+	var search []string
 	for k := len(p.before) - 1; k >= 0; k-- {
-		search = append(search, back{p.before[k], i})
+		search = append(search, p.before[k])
 	}
 	own := -1 // the speaker's turn before, within reach
 	for j, n := prev[i], 0; j >= 0 && n < maxElaborateBack; j, n = prev[j], n+1 {
 		ss := splitSentences(normalizeChat(strings.ToValidUTF8(turns[j].Content, "\uFFFD")))
 		for k := len(ss) - 1; k >= 0; k-- {
-			search = append(search, back{ss[k].text, j})
+			search = append(search, ss[k].text)
 		}
 		if strings.EqualFold(ctxs[j].self, sp.self) {
 			own = j
@@ -70,7 +71,7 @@ func elaborateOne(turns []engram.Turn, found [][]engram.Memory, i int, p itSente
 	var thing referent
 	found1 := false
 	for _, b := range search {
-		ls, ws := tagWords(b.text, sp.session)
+		ls, ws := tagWords(b, sp.session)
 		var heads []referent
 		for _, r := range nounPhrases(ls, ws, len(ws), nil) {
 			if r.plural || r.person || r.head == "" || personNoun(r.head) {
@@ -92,10 +93,6 @@ func elaborateOne(turns []engram.Turn, found [][]engram.Memory, i int, p itSente
 	if !found1 {
 		return
 	}
-	rest, ok := itRest(p.text, sp)
-	if !ok {
-		return
-	}
 	// The memory that told of the thing: this turn's before the sentence,
 	// else the speaker's turn before.
 	pick := func(ms []engram.Memory) *engram.Memory {
@@ -115,12 +112,12 @@ func elaborateOne(turns []engram.Turn, found [][]engram.Memory, i int, p itSente
 	}
 	m.Text += "; the " + withoutDeterminer(thing.text) + " " + rest
 	for _, e := range entities(rest) {
-		if !slicesContains(m.Entities, e) {
+		if !slices.Contains(m.Entities, e) {
 			m.Entities = append(m.Entities, e)
 		}
 	}
 	m.ID = engram.MemoryID(m.Namespace, m.Type, m.Text, m.Sources[0])
-	if !slicesContains(m.Sources, turns[i].ID) {
+	if !slices.Contains(m.Sources, turns[i].ID) {
 		m.Sources = append(m.Sources, turns[i].ID)
 	}
 }
@@ -202,12 +199,3 @@ func withoutDeterminer(np string) string {
 }
 
 var determinerWords = wordSet("the a an that this my your our his her their")
-
-func slicesContains(xs []string, s string) bool {
-	for _, x := range xs {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
