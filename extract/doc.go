@@ -6,8 +6,9 @@
 // (prose's tagger) and reads clauses with their subject, verb group and
 // complement: decisions with their rationale, preferences, plans, identity
 // and relationship facts, events, and actions on things, with pronouns
-// resolved to the session's speakers and relative times resolved against
-// the turn's time (package timeexpr). RulesExtractor, the earlier one, reads
+// resolved to the session's speakers (and, where only one can be meant,
+// to the speaker's people and things named just before) and relative
+// times resolved against the turn's time (package timeexpr). RulesExtractor, the earlier one, reads
 // the same kinds with patterns over sentences, English and Chinese; the
 // NLP extractor hands Chinese sentences to it. Both are deterministic: the
 // same turns give the same memories with the same ids.

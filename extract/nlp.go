@@ -35,6 +35,14 @@ import (
 //   - a relative time ("yesterday", "last Friday", "next month") is resolved
 //     against the turn's time and written as a date, and an event keeps its
 //     date as ValidFrom;
+//   - sentences are read with the ones before them: a "they", "he" or
+//     "she" that can only point to the speaker's own ("my kids", a bare
+//     "Mom") is read as that phrase (nlp_refer.go); a short sentence that
+//     only says how an event was ("that trip was wild!") is the setting of
+//     the event the next one tells (nlp_setting.go); "It is <a thing>" joins
+//     the speaker's memory of the one thing it can be, in this turn or the
+//     speaker's turn before (nlp_elaborate.go); phrases of place before the
+//     subject go to the memory's end;
 //   - clauses that state nothing are dropped: questions, hypotheticals,
 //     hedges and reports ("I think", "he said"), feelings and politeness
 //     ("I'm so happy", "I appreciate it"), imperatives, and statements with
@@ -99,6 +107,7 @@ func (x *NLPExtractor) Extract(ctx context.Context, turns []engram.Turn) ([]engr
 	}
 	ctxs := speakerContexts(turns)
 	found := make([][]engram.Memory, len(turns))
+	its := make([][]itSentence, len(turns))
 	workers := x.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
@@ -126,7 +135,7 @@ func (x *NLPExtractor) Extract(ctx context.Context, turns []engram.Turn) ([]engr
 			}
 			defer done()
 		}
-		found[i] = nlpTurn(&turns[i], ctxs[i])
+		found[i], its[i] = nlpTurn(&turns[i], ctxs[i])
 	}
 	for range workers {
 		wg.Add(1)
@@ -143,6 +152,11 @@ func (x *NLPExtractor) Extract(ctx context.Context, turns []engram.Turn) ([]engr
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	prev := make([]int, len(turns))
+	for i := range ctxs {
+		prev[i] = ctxs[i].prev
+	}
+	elaborate(turns, found, its, prev, ctxs)
 	var out []engram.Memory
 	seen := make(map[string]bool)
 	for _, mems := range found {
@@ -162,6 +176,10 @@ func (x *NLPExtractor) Extract(ctx context.Context, turns []engram.Turn) ([]engr
 type speakers struct {
 	self, other string
 	session     []string
+	// burst is the turn before when the same speaker said it: a statement
+	// spread over several short messages reads on from it.
+	burst string
+	prev  int // the turn before in the session, in the batch; -1: none
 }
 
 // speakerContexts finds, for each turn, the other speaker: the nearest
@@ -195,7 +213,13 @@ func speakerContexts(turns []engram.Turn) []speakers {
 					other = n
 				}
 			}
-			out[i].other, out[i].session = other, names
+			out[i].other, out[i].session, out[i].prev = other, names, -1
+			if j > 0 {
+				out[i].prev = idx[j-1]
+				if strings.EqualFold(out[idx[j-1]].self, self) {
+					out[i].burst = turns[idx[j-1]].Content
+				}
+			}
 		}
 	}
 	return out
@@ -222,8 +246,9 @@ func containsFold(list []string, s string) bool {
 	return false
 }
 
-// nlpTurn extracts the memories of one turn.
-func nlpTurn(t *engram.Turn, sp speakers) []engram.Memory {
+// nlpTurn extracts the memories of one turn, and the sentences that open
+// with "it" and made none (see elaborate).
+func nlpTurn(t *engram.Turn, sp speakers) ([]engram.Memory, []itSentence) {
 	ns := t.Namespace
 	if ns == "" {
 		ns = engram.DefaultNamespace
@@ -254,7 +279,39 @@ func nlpTurn(t *engram.Turn, sp speakers) []engram.Memory {
 		}
 		out = append(out, m)
 	}
-	for _, s := range splitSentences(normalizeChat(content)) {
+	prev := ""         // the sentence before, its pronouns resolved
+	var was []referent // what the pronouns of the sentence before became
+	before, lastStart := "", 0
+	var said []string // the turn's sentences so far
+	var its []itSentence
+	// An "it" sentence that made a memory of its own goes on about nothing.
+	dropSaid := func() {
+		if n := len(its); n > 0 && len(out) > its[n-1].after {
+			its = its[:n-1]
+		}
+	}
+	for i, s := range splitSentences(normalizeChat(content)) {
+		dropSaid()
+		if i == 0 && sp.burst != "" && hasBackPronoun(s.text) {
+			// The last sentence of the message before (normalised alone:
+			// the whole message is not needed).
+			if ss := splitSentences(strings.ToValidUTF8(sp.burst, "\uFFFD")); len(ss) > 0 {
+				prev = normalizeChat(ss[len(ss)-1].text)
+			}
+		}
+		s.text, was = referBack(s.text, prev, was, sp.session)
+		prev = s.text
+		said = append(said, s.text)
+		if !s.question && itCopula.MatchString(s.text) {
+			its = append(its, itSentence{text: s.text, before: said[: len(said)-1 : len(said)-1], after: len(out)})
+		}
+		// The sentence before, in this turn, when it made no memory: it may
+		// name the event this one tells of.
+		setting := ""
+		if i > 0 && len(out) == lastStart {
+			setting = before
+		}
+		before, lastStart = s.text, len(out)
 		if s.question {
 			// "I finished another pottery project - want to see a pic?":
 			// the question is the part after the dash.
@@ -282,11 +339,16 @@ func nlpTurn(t *engram.Turn, sp speakers) []engram.Memory {
 		if !mayState(s.text) || quoted(s.text) {
 			continue
 		}
-		for _, f := range parseSentence(s.text, t.TS, sp) {
+		fs := parseSentence(s.text, t.TS, sp)
+		if len(fs) > 0 && setting != "" {
+			setDuring(fs, setting, t.TS, sp)
+		}
+		for _, f := range fs {
 			add(f)
 		}
 	}
-	return out
+	dropSaid()
+	return out, its
 }
 
 // firstPerson are the words a sentence about the speaker holds.

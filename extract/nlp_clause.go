@@ -17,6 +17,7 @@ import (
 const (
 	maxSubjectWords = 6  // "my two younger kids and I"
 	maxPrefixWords  = 8  // "Last Friday after work," before the subject
+	maxFrontedWords = 12 // "Last Friday at the lake with my cousins" before the subject
 	maxMemoryWords  = 40 // a longer clause is cut at a comma
 )
 
@@ -26,6 +27,7 @@ type nlpFinding struct {
 	entities             []string
 	rel                  *engram.Relation
 	at                   time.Time // when it happened, if the clause says and it is before the turn
+	past                 bool      // the clause tells what happened: a past tense
 }
 
 // word is a token of a sentence with its Penn Treebank tag and its place.
@@ -250,6 +252,8 @@ func parseSentence(s string, ts time.Time, sp speakers) []nlpFinding {
 		if f, ok := c.finding(s, ts, sp, why); ok {
 			out = append(out, f)
 			said = true
+		} else if f, ok := c.presence(ts, sp); ok {
+			out = append(out, f)
 		}
 	}
 	return out
@@ -328,8 +332,13 @@ func analyse(ws []word, a, b int, sp speakers) (clause, bool) {
 	}
 	i = afterSeems(ws, i, b)
 	c.prefixA = i
-	for j := i; j < b && j-i < maxPrefixWords; j++ {
+	for j := i; j < b && j-i < maxFrontedWords; j++ {
 		if c.subject(j, b, sp) {
+			if j-i >= maxPrefixWords {
+				if _, ok := frontedPlace(ws, i, j); !ok {
+					return c, false // a long opening is a place, or it is a clause of its own
+				}
+			}
 			if j > i && !adverbial(ws, i, j) {
 				return c, false // "Glad I ...", "... remind me why I ...": not the clause's own statement
 			}
@@ -432,6 +441,9 @@ func adverbial(ws []word, a, b int) bool {
 	if timePhrase(ws, a, b) {
 		return true
 	}
+	if _, ok := frontedPlace(ws, a, b); ok {
+		return true
+	}
 	// A prepositional phrase: "In the end,", "After a long call".
 	if ws[a].tag != "IN" || ws[a].low == "that" || ws[a].low == "if" || ws[a].low == "because" {
 		return false
@@ -463,6 +475,70 @@ func timePhrase(ws []word, a, b int) bool {
 	}
 	return when && det
 }
+
+// frontedPlace reads words [a, b), before a subject, as an optional time
+// and then prepositional phrases of place or company ("Last Friday at the
+// lake with my cousins"), and returns where the phrases start. A
+// subordinator ("if", "because", "like") opens a clause, not a phrase.
+func frontedPlace(ws []word, a, b int) (int, bool) {
+	for p := a; p < b; p++ {
+		if ws[p].tag != "IN" {
+			continue
+		}
+		if p > a && !fronted(ws, a, p) {
+			return 0, false
+		}
+		return p, placePreps[ws[p].low] && prepPhrases(ws, p, b)
+	}
+	return 0, false
+}
+
+// placePreps open a phrase of place, time or company; "for", "by", "of"
+// and "as" open a purpose, a means or an aside ("For example,", "By the
+// way,").
+var placePreps = wordSet("at in on during after before within inside near around across through with from outside over under")
+
+// fronted reports whether words [a, b) are a time that may open a
+// sentence: "Last Friday", "The other day", "Yesterday".
+func fronted(ws []word, a, b int) bool {
+	pre := strings.TrimRight(ws[a].text, ",")
+	for k := a + 1; k < b; k++ {
+		pre += " " + ws[k].text
+	}
+	pre = strings.TrimRight(pre, " ,")
+	if e, ok := timeexpr.Suffix(pre, timeSuffixDay); ok && strings.EqualFold(e, pre) {
+		return true
+	}
+	return timePhrase(ws, a, b) || planPeriod.MatchString(pre)
+}
+
+// prepPhrases reports whether words [a, b) are prepositional phrases, each
+// a preposition and a noun phrase that ends in a noun: "at dance practice
+// with a few friends".
+func prepPhrases(ws []word, a, b int) bool {
+	for b > a && ws[b-1].tag == "," {
+		b--
+	}
+	if b-a < 2 || !isNounTag(ws[b-1].tag) || lightNoun(ws[b-1].low) || abstractNouns[ws[b-1].low] {
+		return false // "In the end,", "In any case,": no place
+	}
+	for k := a; k < b; k++ {
+		switch w := ws[k]; {
+		case w.tag == "IN":
+			if subordinators[w.low] || k > a && !isNounTag(ws[k-1].tag) {
+				return false // a preposition follows its phrase's noun: "at the lake with"
+			}
+		case w.tag == "DT" || w.tag == "PRP$" || w.tag == "CD" || w.tag == "POS" || isAdjTag(w.tag) || isNounTag(w.tag):
+		case w.tag == "VBG" && k+1 < b && isNounTag(ws[k+1].tag): // "the climbing wall"
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// subordinators open a clause where a preposition opens a phrase.
+var subordinators = wordSet("that if because like as while when since than so though although unless whether")
 
 // finiteVerb reports whether words [a, b) hold a verb with a tense or a
 // modal, or a subject pronoun: a clause of their own.

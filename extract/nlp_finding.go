@@ -288,7 +288,7 @@ func (c *clause) finding(s string, ts time.Time, sp speakers, why string) (nlpFi
 		c.inclusive = true
 	}
 	group := c.groupName(sp)
-	f := nlpFinding{typ: typ}
+	f := nlpFinding{typ: typ, past: c.vg.past && !c.vg.habit}
 	text := c.text(s, sp, group)
 	if text == "" {
 		return nlpFinding{}, false
@@ -406,7 +406,11 @@ func (c *clause) text(s string, sp speakers, group string) string {
 	}
 	out := strings.Join(strings.Fields(b.String()), " ")
 	out = strings.TrimRight(out, ",;:-–— ")
-	// A time before the subject ("Last Friday, I went ...") goes to the end.
+	// Phrases of place before the subject ("At the lake, I ...") and a
+	// time ("Last Friday, I went ...") go to the end.
+	if place, when, ok := c.frontedPlace(sp, group); ok {
+		return strings.TrimSpace(out + " " + place + " " + when)
+	}
 	if c.prefixA < c.subjA {
 		pre := strings.TrimRight(strings.TrimSpace(s[ws[c.prefixA].start:ws[c.subjA-1].end]), ",;: ")
 		if _, ok := timeexpr.Suffix(pre, timeSuffixDay); ok && pre != "" || everyPeriod.MatchString(pre) || timePhrase(ws, c.prefixA, c.subjA) {
@@ -416,6 +420,59 @@ func (c *clause) text(s string, sp speakers, group string) string {
 		}
 	}
 	return out
+}
+
+// frontedPlace returns the phrases of place or company that stand before
+// the subject, pronouns resolved, and the time before them, if any.
+func (c *clause) frontedPlace(sp speakers, group string) (place, when string, ok bool) {
+	if c.prefixA >= c.subjA {
+		return "", "", false
+	}
+	ws := c.ws
+	p, ok := frontedPlace(ws, c.prefixA, c.subjA)
+	if !ok {
+		return "", "", false
+	}
+	e := c.subjA
+	for e > p && ws[e-1].tag == "," {
+		e--
+	}
+	place = resolveWords(ws, p, e, c.s, sp, group)
+	if p > c.prefixA {
+		when = lowerFirst(strings.TrimRight(strings.TrimSpace(c.s[ws[c.prefixA].start:ws[p-1].end]), ",;: "))
+	}
+	return place, when, true
+}
+
+// presence is what a clause of the speaker's in the past says when it
+// says nothing itself but a phrase of place stands before it: "Last Friday
+// at the climbing gym with friends I felt it" places the speaker there,
+// as any past clause does of its subject.
+func (c *clause) presence(ts time.Time, sp speakers) (nlpFinding, bool) {
+	g := c.vg
+	if c.kind != subjSelf || c.implicitParts || !g.past || g.neg || g.weak || g.future || g.intent || g.duty {
+		return nlpFinding{}, false
+	}
+	place, when, ok := c.frontedPlace(sp, c.groupName(sp))
+	if !ok {
+		return nlpFinding{}, false
+	}
+	p, _ := frontedPlace(c.ws, c.prefixA, c.subjA)
+	if l := c.ws[p].low; l != "at" && l != "in" && l != "on" {
+		return nlpFinding{}, false // company alone ("With my cousins, I ...") is no place
+	}
+	concrete := false
+	for k := p + 1; k < c.subjA; k++ {
+		if w := c.ws[k]; isNounTag(w.tag) && !lightNoun(w.low) && !timeWords[w.low] && !abstractNouns[w.low] {
+			concrete = true
+		}
+	}
+	if !concrete {
+		return nlpFinding{}, false // "In the end, I ..."
+	}
+	text := strings.TrimSpace(sp.self + " was " + place + " " + when)
+	text, at := resolveTimes(text, ts, false)
+	return nlpFinding{typ: engram.MemoryEvent, text: capFirst(text), entities: entities(place), at: at}, true
 }
 
 // gap is the text between word k-1 and word k.

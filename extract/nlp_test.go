@@ -19,12 +19,14 @@ import (
 
 // nlpCase is one fixture of testdata/nlp/cases.json: a turn said at nlpTS
 // by speaker, after a turn of other in the same session when other is set
-// (so that "you" and "we" have someone to name), and the memories it must
-// yield, in order, no more and no fewer. An empty want is a negative.
+// (so that "you" and "we" have someone to name) and after the speaker's own
+// message before when before is set, and the memories the turn must yield,
+// in order, no more and no fewer. An empty want is a negative.
 type nlpCase struct {
 	Name    string       `json:"name"`
 	Speaker string       `json:"speaker"`
 	Other   string       `json:"other,omitempty"`
+	Before  string       `json:"before,omitempty"`
 	Content string       `json:"content"`
 	Want    []wantMemory `json:"want"`
 }
@@ -43,6 +45,10 @@ func (c nlpCase) turns() []engram.Turn {
 	if c.Other != "" {
 		out = append(out, engram.Turn{ID: "t-other", Namespace: "ns1", Session: "s1", Role: engram.RoleUser,
 			Speaker: c.Other, Content: "Hi!", TS: nlpTS.Add(-time.Minute)})
+	}
+	if c.Before != "" {
+		out = append(out, engram.Turn{ID: "t-before-" + c.Name, Namespace: "ns1", Session: "s1", Role: engram.RoleUser,
+			Speaker: c.Speaker, Content: c.Before, TS: nlpTS.Add(-time.Second)})
 	}
 	return append(out, engram.Turn{ID: "t-" + c.Name, Namespace: "ns1", Session: "s1", Role: engram.RoleUser,
 		Speaker: c.Speaker, Content: c.Content, TS: nlpTS})
@@ -64,7 +70,13 @@ func TestNLPExtractCases(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			checkMemories(t, turns[len(turns)-1], got, c.Want, false)
+			last := turns[len(turns)-1]
+			got = slices.DeleteFunc(got, func(m engram.Memory) bool { return !slices.Contains(m.Sources, last.ID) })
+			from := last // the turn the memories are of: the one before, when a sentence went on about it
+			if c.Before != "" && len(got) > 0 && got[0].Sources[0] != last.ID {
+				from = turns[len(turns)-2]
+			}
+			checkMemories(t, from, got, c.Want, false)
 		})
 	}
 	if pos < 30 || neg < 12 {

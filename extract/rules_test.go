@@ -243,9 +243,12 @@ func checkMemoryInvariants(t *testing.T, turn engram.Turn, m engram.Memory) {
 	if subject == "" {
 		subject = string(turn.Role)
 	}
-	// ValidFrom may be earlier than the turn: "I moved here in 2019".
+	// ValidFrom may be earlier than the turn: "I moved here in 2019". A
+	// memory that a later turn's sentence went on about cites that turn
+	// after its own.
+	sources := reflect.DeepEqual(m.Sources, []string{turn.ID}) || len(m.Sources) > 1 && m.Sources[0] == turn.ID
 	if m.Subject != subject || m.Namespace != turn.Namespace || !m.TS.Equal(turn.TS) || m.ValidFrom.After(turn.TS) || m.ValidFrom.IsZero() ||
-		!reflect.DeepEqual(m.Sources, []string{turn.ID}) {
+		!sources {
 		t.Errorf("memory %+v does not carry turn %s's subject, namespace, time and source", m, turn.ID)
 	}
 	if !strings.HasPrefix(m.ID, "mem-") || len(m.ID) != len("mem-")+20 {
