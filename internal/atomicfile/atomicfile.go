@@ -9,6 +9,7 @@
 package atomicfile
 
 import (
+	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -17,7 +18,25 @@ import (
 // WriteFile replaces path with data, with permissions perm (set
 // explicitly: the umask does not cut them). The folder must exist. On an
 // error the temporary file is removed and path is left as it was.
+//
+// A path that names something other than a regular file (after symbolic
+// links), such as /dev/null, a pipe or a terminal, is written to as it is:
+// renaming over it would replace the device or pipe with a file.
 func WriteFile(path string, data []byte, perm fs.FileMode) (err error) {
+	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
+		if fi.IsDir() {
+			return &fs.PathError{Op: "write", Path: path, Err: errIsDir}
+		}
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			return err
+		}
+		if _, err := f.Write(data); err != nil {
+			f.Close()
+			return err
+		}
+		return f.Close()
+	}
 	dir, name := filepath.Split(path)
 	if dir == "" {
 		dir = "."
@@ -49,6 +68,8 @@ func WriteFile(path string, data []byte, perm fs.FileMode) (err error) {
 	}
 	return SyncDir(dir)
 }
+
+var errIsDir = errors.New("is a folder")
 
 // SyncDir fsyncs the folder dir, so that the names created, renamed or
 // removed in it are durable.
