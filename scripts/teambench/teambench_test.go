@@ -31,6 +31,12 @@ func TestPercentile(t *testing.T) {
 	if !slices.Equal(xs, orig) {
 		t.Error("percentile reordered its argument")
 	}
+	// Nearest rank: p95 of ten values is the tenth, not the ninth nor a
+	// value between them.
+	ten := []time.Duration{10, 9, 8, 7, 6, 5, 4, 3, 2, 1}
+	if got := percentile(ten, 95); got != 10 {
+		t.Errorf("p95 of 1..10 = %v, want 10", got)
+	}
 	if got := percentile([]time.Duration{7}, 99); got != 7 {
 		t.Errorf("p99 of one value = %v, want it", got)
 	}
