@@ -267,6 +267,13 @@ func createDatabase(ctx context.Context, base, name string) (string, func() erro
 // cluster (`script stop PORT`).
 func startCluster(ctx context.Context, script string, port int) (string, func() error, error) {
 	p := strconv.Itoa(port)
+	// The script's start takes over a cluster already running on the port,
+	// and stop would then delete it: a cluster teambench did not make is
+	// for -postgres.
+	if c, err := net.DialTimeout("tcp", net.JoinHostPort("127.0.0.1", p), time.Second); err == nil {
+		c.Close()
+		return "", nil, fmt.Errorf("-cluster %d: something already listens on that port; give a free port, or -postgres URL to use a server that runs", port)
+	}
 	var stdout, stderr bytes.Buffer
 	cmd := exec.CommandContext(ctx, script, "start", p)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
