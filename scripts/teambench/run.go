@@ -65,14 +65,10 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 	rep := report{Started: time.Now().UTC().Format(time.RFC3339), CPUs: runtime.NumCPU(), Turns: o.turns,
 		Clients: o.clients, Batch: o.batch, Mode: o.mode, Seed: o.seed}
 	c := newCorpus(o.seed, 20000)
-	for _, cfg := range o.configs {
-		cr, err := runConfig(ctx, o, c, cfg, dir, pgURL, stderr)
-		if err != nil {
-			return fmt.Errorf("%s: %w", cfg, err)
-		}
-		rep.Configs = append(rep.Configs, cr)
-	}
-	if err := rep.print(stdout); err != nil {
+	err = rep.measure(o.configs, stdout, func(cfg string) (configReport, error) {
+		return runConfig(ctx, o, c, cfg, dir, pgURL, stderr)
+	})
+	if err != nil {
 		return err
 	}
 	if o.jsonFile != "" {
@@ -85,6 +81,23 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 		}
 	}
 	return nil
+}
+
+// measure runs one for each configuration in turn and prints the report.
+// When one fails, what the configurations before it measured is printed
+// all the same: a long run is not lost to its last part.
+func (r *report) measure(cfgs []string, stdout io.Writer, one func(cfg string) (configReport, error)) error {
+	for _, cfg := range cfgs {
+		cr, err := one(cfg)
+		if err != nil {
+			if len(r.Configs) > 0 {
+				err = errors.Join(err, r.print(stdout))
+			}
+			return fmt.Errorf("%s: %w", cfg, err)
+		}
+		r.Configs = append(r.Configs, cr)
+	}
+	return r.print(stdout)
 }
 
 // runConfig starts the servers of cfg on fresh homes (and database), runs

@@ -193,3 +193,25 @@ func TestProbeWords(t *testing.T) {
 		seen[w] = true
 	}
 }
+
+// TestMeasure_KeepsWhatWasMeasured: a configuration that fails leaves the
+// figures of those before it printed, and the error names it.
+func TestMeasure_KeepsWhatWasMeasured(t *testing.T) {
+	var out strings.Builder
+	r := report{Turns: 10}
+	err := r.measure([]string{"files", "pg1", "pg2"}, &out, func(cfg string) (configReport, error) {
+		if cfg == "pg1" {
+			return configReport{}, errProbeLost
+		}
+		return configReport{Config: cfg, Servers: 1, Ingest: ingestReport{TurnsPerSec: 123}}, nil
+	})
+	if err == nil || !strings.HasPrefix(err.Error(), "pg1: ") {
+		t.Fatalf("err = %v, want one naming pg1", err)
+	}
+	if !strings.Contains(out.String(), "files") || !strings.Contains(out.String(), "123") {
+		t.Errorf("the figures of files are not printed:\n%s", out.String())
+	}
+	if strings.Contains(out.String(), "pg2") {
+		t.Errorf("pg2 ran after pg1 failed:\n%s", out.String())
+	}
+}
