@@ -11,7 +11,11 @@
 // overlap (Sizes); the overlap of each is then computed exactly. A set
 // of n words has n - ceil(4n/5) + 1 keys: 3 of 10 words. The order need
 // only be the same for the memories of one group (Group), which a lookup
-// never leaves, so it puts the group's common words last.
+// never leaves, so it puts the words of the group's subject last.
+//
+// The palace deletes a memory's rows by computing its keys again, so a
+// change to Keys, Hash or Group needs a migration that fills the table
+// anew.
 package neardup
 
 import (
