@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	engram "github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/internal/idmap"
@@ -226,13 +227,21 @@ type topK struct {
 	h []scored
 }
 
+// worse reports whether a row of score s and row r ranks below the kept
+// row k: a lower score, or the same score and a later row. Ties go to the
+// earlier row, so the rows kept do not depend on the order they are
+// offered in (a scan shared by several goroutines keeps what one would).
+func worse(s float32, r int32, k scored) bool {
+	return s < k.score || (s == k.score && r > k.row)
+}
+
 // push offers a row.
 func (t *topK) push(s float32, r int32) {
 	if len(t.h) < t.k {
 		t.h = append(t.h, scored{s, r})
 		for i := len(t.h) - 1; i > 0; {
 			p := (i - 1) / 2
-			if t.h[p].score <= t.h[i].score {
+			if !worse(t.h[i].score, t.h[i].row, t.h[p]) {
 				break
 			}
 			t.h[p], t.h[i] = t.h[i], t.h[p]
@@ -240,16 +249,16 @@ func (t *topK) push(s float32, r int32) {
 		}
 		return
 	}
-	if s <= t.h[0].score {
+	if worse(s, r, t.h[0]) || (s == t.h[0].score && r == t.h[0].row) {
 		return
 	}
 	t.h[0] = scored{s, r}
 	for i := 0; ; {
 		l, small := 2*i+1, i
-		if l < len(t.h) && t.h[l].score < t.h[small].score {
+		if l < len(t.h) && worse(t.h[l].score, t.h[l].row, t.h[small]) {
 			small = l
 		}
-		if r := l + 1; r < len(t.h) && t.h[r].score < t.h[small].score {
+		if r := l + 1; r < len(t.h) && worse(t.h[r].score, t.h[r].row, t.h[small]) {
 			small = r
 		}
 		if small == i {
@@ -285,22 +294,39 @@ func (m *matrix) search(ctx context.Context, q []float32, f filter, ids []string
 		return nil
 	}
 	n := m.len()
-	parts := min(runtime.GOMAXPROCS(0), n/parallelScanRows)
-	if parts < 2 {
+	helpers := min(runtime.GOMAXPROCS(0), n/parallelScanRows) - 1
+	if helpers < 1 {
 		return m.scan(ctx, q, f, 0, n, top)
 	}
-	tops := make([]*topK, parts)
-	errs := make([]error, parts)
+	// The rows are scanned a block at a time by whoever takes the next
+	// block: the caller and helpers started beside it. Blocks, not halves:
+	// the rows a filter passes cluster (a namespace's turns, then its
+	// layers' vectors), so fixed halves leave one goroutine most of the
+	// work; and the caller scans from the start, so a query on a busy
+	// machine does not wait for a helper to be scheduled to make progress.
+	var next atomic.Int64
+	blocks := int64((n + scanBlockRows - 1) / scanBlockRows)
+	work := func(t *topK) error {
+		for b := next.Add(1) - 1; b < blocks; b = next.Add(1) - 1 {
+			lo := int(b) * scanBlockRows
+			if err := m.scan(ctx, q, f, lo, min(lo+scanBlockRows, n), t); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	tops := make([]*topK, helpers)
+	errs := make([]error, helpers+1)
 	var wg sync.WaitGroup
-	step := n/parts + 1
-	for i := range parts {
+	for i := range helpers {
 		tops[i] = &topK{k: top.k, h: make([]scored, 0, min(top.k, 1024))}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = m.scan(ctx, q, f, i*step, min((i+1)*step, n), tops[i])
+			errs[i] = work(tops[i])
 		}()
 	}
+	errs[helpers] = work(top)
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
 		return err
@@ -316,6 +342,11 @@ func (m *matrix) search(ctx context.Context, q []float32, f filter, ids []string
 // parallelScanRows is the least number of rows a scan gives each core:
 // below it, starting a goroutine costs more than the rows it would scan.
 const parallelScanRows = 25_000
+
+// scanBlockRows is the rows a goroutine of a shared scan takes at a time:
+// a chunk of codes, small enough that the last blocks even out the
+// goroutines' shares.
+const scanBlockRows = chunkRows
 
 // scan ranks the rows [lo, hi) into top.
 func (m *matrix) scan(ctx context.Context, q []float32, f filter, lo, hi int, top *topK) error {
@@ -337,7 +368,7 @@ func (m *matrix) scan(ctx context.Context, q []float32, f filter, lo, hi int, to
 				}
 			}
 			s := m.scale[r] * dotInt8(q, m.code(r))
-			if len(top.h) == top.k && s <= top.h[0].score {
+			if len(top.h) == top.k && s < top.h[0].score {
 				continue
 			}
 			top.push(s, int32(r))

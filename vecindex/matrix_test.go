@@ -3,9 +3,11 @@ package vecindex
 import (
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"testing"
 
+	engram "github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/internal/vecrow"
 )
 
@@ -95,4 +97,61 @@ func idRows(m *matrix) map[string]int {
 		}
 	}
 	return rows
+}
+
+// TestMatrix_SharedScan checks that a scan shared by several goroutines,
+// each taking blocks of rows as it goes, keeps exactly the rows one
+// goroutine scanning them in order keeps: with clustered rows (the
+// filter's namespace only in the second half, where fixed halves gave one
+// goroutine all the work) and with ties (many copies of a few vectors, so
+// the rows kept at the boundary depend on the tie rule, earlier rows first).
+func TestMatrix_SharedScan(t *testing.T) {
+	const dim, rows = 8, 3 * parallelScanRows
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	rng := rand.New(rand.NewPCG(7, 7))
+	distinct := make([][]byte, 40)
+	for i := range distinct {
+		v := make([]float32, dim)
+		for j := range v {
+			v[j] = float32(rng.NormFloat64())
+		}
+		u := make([]float32, dim)
+		vecrow.Normalize(u, v)
+		distinct[i] = vecrow.AppendUnit(nil, u)
+	}
+	m := newMatrix(dim, rows)
+	for i := range rows {
+		ns := "a"
+		if i >= rows/2 && i%3 != 0 {
+			ns = "b"
+		}
+		rs := []vecrow.Row{{ID: fmt.Sprintf("r%06d", i), Kind: "turn", Namespace: ns, Vec: distinct[rng.IntN(len(distinct))]}}
+		for _, c := range m.chunksFor(1) {
+			m.codes = append(m.codes, c)
+		}
+		m.put(rs)
+	}
+	q := make([]float32, dim)
+	for i := range q {
+		q[i] = float32(rng.NormFloat64())
+	}
+	vecrow.Normalize(q, q)
+	for _, ns := range []string{"a", "b", ""} {
+		for _, k := range []int{1, 10, 500, 5000} {
+			f := m.filterFor(engram.VectorQuery{Namespace: ns, K: k})
+			one := &topK{k: k}
+			if err := m.scan(t.Context(), q, f, 0, m.len(), one); err != nil {
+				t.Fatal(err)
+			}
+			shared := &topK{k: k}
+			if err := m.search(t.Context(), q, f, nil, shared); err != nil {
+				t.Fatal(err)
+			}
+			want, got := m.hits(one), m.hits(shared)
+			if !slices.Equal(got, want) {
+				t.Fatalf("namespace %q, k %d: a shared scan kept %d rows that differ from one scan's %d (first: %v, want %v)",
+					ns, k, len(got), len(want), got[:min(3, len(got))], want[:min(3, len(want))])
+			}
+		}
+	}
 }
