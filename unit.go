@@ -55,6 +55,15 @@ type UnitHit struct {
 	Score float64
 }
 
+// UnitScore is the score of a unit for a query, by the unit's id and kind
+// (higher is better): what deep recall needs of the units of its
+// candidates, without reading them.
+type UnitScore struct {
+	ID    string
+	Kind  string // UnitSession or UnitScene
+	Score float64
+}
+
 // UnitDoc is a unit with the text that represents it: "speaker: content"
 // per turn, each turn clipped, the whole bounded.
 type UnitDoc struct {
@@ -70,7 +79,7 @@ type UnitIndex interface {
 	// ScoreUnits returns the BM25 of q.Text over the units of ids (of
 	// kind, "" for both) that hold a word of it: the same scores as
 	// SearchUnits, without ranking the rest.
-	ScoreUnits(ctx context.Context, q TextQuery, ids []string, kind string) ([]UnitHit, error)
+	ScoreUnits(ctx context.Context, q TextQuery, ids []string, kind string) ([]UnitScore, error)
 	// TurnUnits returns the ids of the units holding each of the turns
 	// (by seq); turns in no unit are absent.
 	TurnUnits(ctx context.Context, seqs []int64) (map[int64][]string, error)

@@ -396,13 +396,16 @@ func (db *DB) unitHitsFromMemory(ctx context.Context, hits []kwindex.Hit) ([]eng
 
 // scoreUnitsFromMemory is ScoreUnits from the index; ok false when the
 // index cannot answer.
-func (db *DB) scoreUnitsFromMemory(ctx context.Context, terms []term, ids []string, kinds []string) ([]engram.UnitHit, bool, error) {
+func (db *DB) scoreUnitsFromMemory(ctx context.Context, terms []term, ids []string, kinds []string) ([]engram.UnitScore, bool, error) {
 	hits, ok, err := db.ukw.Score(ctx, kinds, termWords(terms), ids)
 	if err != nil || !ok {
 		return nil, false, err
 	}
-	out, err := db.unitHitsFromMemory(ctx, hits)
-	return out, err == nil, err
+	out := make([]engram.UnitScore, len(hits))
+	for i, h := range hits {
+		out[i] = engram.UnitScore{ID: h.ID, Kind: h.Kind, Score: h.Score}
+	}
+	return out, true, nil
 }
 
 // searchUnitsFromMemory is SearchUnits from the index.

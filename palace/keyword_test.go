@@ -222,7 +222,7 @@ func compareKeyword(t *testing.T, mem, fts *DB, when string) {
 				}
 			}
 			ids = append(ids, "no-such-unit")
-			sa, sb := both(t, mem, fts, func(db *DB) ([]engram.UnitHit, error) { return db.ScoreUnits(ctx, tq, ids, "") })
+			sa, sb := both(t, mem, fts, func(db *DB) ([]engram.UnitHit, error) { return unitScoreHits(db.ScoreUnits(ctx, tq, ids, "")) })
 			if msg := sameUnitHits(sa, sb, 0); msg != "" {
 				t.Errorf("%s, unit scores of query %+v: %s", when, tq, msg)
 			}
@@ -335,6 +335,16 @@ func keywordGenOf(tb testing.TB, db *DB) int64 {
 		tb.Fatal(err)
 	}
 	return gen
+}
+
+// unitScoreHits is ScoreUnits' scores as unit hits (the id and kind of
+// each unit), to compare as SearchUnits' hits are compared.
+func unitScoreHits(scores []engram.UnitScore, err error) ([]engram.UnitHit, error) {
+	out := make([]engram.UnitHit, len(scores))
+	for i, s := range scores {
+		out[i] = engram.UnitHit{Unit: engram.Unit{ID: s.ID, Kind: s.Kind}, Score: s.Score}
+	}
+	return out, err
 }
 
 // sameUnitHits compares unit hits by id and score: the same set but for

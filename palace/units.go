@@ -715,12 +715,13 @@ func (db *DB) SessionStarts(ctx context.Context, keys []engram.SessionKey) (map[
 
 // ScoreUnits returns the BM25 of q.Text over the full text of each unit of
 // ids that holds a word of it (higher is better; each kind scored in its own
-// index, so scores compare within a kind). Only these units are scored: one
-// pass over the matching units in rowid order (cheap) that computes BM25
-// for those of ids alone; what the deep path asks about the units of its
-// candidates. The "+" keeps the rowid test out of FTS5's reach: FTS5 would
-// run one query per rowid, each recounting every term's documents.
-func (db *DB) ScoreUnits(ctx context.Context, q engram.TextQuery, ids []string, kind string) ([]engram.UnitHit, error) {
+// index, so scores compare within a kind). Only these units are scored, and
+// from the in-memory index no row is read: what the deep path asks about
+// the units of its candidates. Where the index has not loaded, one pass
+// over FTS5's matching units in rowid order (cheap) computes BM25 for those
+// of ids alone; the "+" keeps the rowid test out of FTS5's reach: FTS5
+// would run one query per rowid, each recounting every term's documents.
+func (db *DB) ScoreUnits(ctx context.Context, q engram.TextQuery, ids []string, kind string) ([]engram.UnitScore, error) {
 	kinds, err := unitKinds(kind)
 	if err != nil {
 		return nil, err
@@ -735,7 +736,7 @@ func (db *DB) ScoreUnits(ctx context.Context, q engram.TextQuery, ids []string, 
 		}
 		return hits, nil
 	}
-	var out []engram.UnitHit
+	var out []engram.UnitScore
 	err = db.View(ctx, func(tx *sql.Tx) error {
 		for _, kind := range kinds {
 			table := unitFTS[kind]
@@ -745,7 +746,9 @@ func (db *DB) ScoreUnits(ctx context.Context, q engram.TextQuery, ids []string, 
 			if err != nil {
 				return err
 			}
-			if err := scanUnitHits(rows, func(h engram.UnitHit) { out = append(out, h) }); err != nil {
+			if err := scanUnitHits(rows, func(h engram.UnitHit) {
+				out = append(out, engram.UnitScore{ID: h.Unit.ID, Kind: h.Unit.Kind, Score: h.Score})
+			}); err != nil {
 				return err
 			}
 		}

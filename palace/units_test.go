@@ -389,8 +389,8 @@ func TestScoreUnits(t *testing.T) {
 	}
 	want := map[string]float64{all[4].Unit.ID: all[4].Score, all[1].Unit.ID: all[1].Score}
 	for _, h := range got {
-		if h.Score != want[h.Unit.ID] || h.Unit.Kind != engram.UnitSession {
-			t.Errorf("%s scored %v, SearchUnits %v", h.Unit.ID, h.Score, want[h.Unit.ID])
+		if h.Score != want[h.ID] || h.Kind != engram.UnitSession {
+			t.Errorf("%s (%s) scored %v, SearchUnits %v", h.ID, h.Kind, h.Score, want[h.ID])
 		}
 	}
 }

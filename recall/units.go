@@ -33,19 +33,19 @@ type unitScores struct {
 // unitEvidence scores the units of kind (both for "") scored by keyword
 // (hits, from ScoreUnits) and found by vector (vhits, from the path's one
 // vector query).
-func unitEvidence(hits []engram.UnitHit, vhits []engram.VectorHit, kind string) unitScores {
+func unitEvidence(hits []engram.UnitScore, vhits []engram.VectorHit, kind string) unitScores {
 	us := unitScores{bm25: map[string]float64{}, vec: map[string]float64{}, kind: map[string]string{}}
 	best := map[string]float64{}
 	for _, h := range hits {
-		best[h.Unit.Kind] = math.Max(best[h.Unit.Kind], h.Score)
+		best[h.Kind] = math.Max(best[h.Kind], h.Score)
 	}
 	for _, h := range hits {
-		if kind != "" && h.Unit.Kind != kind {
+		if kind != "" && h.Kind != kind {
 			continue
 		}
-		us.kind[h.Unit.ID] = h.Unit.Kind
-		if b := best[h.Unit.Kind]; b > 0 {
-			us.bm25[h.Unit.ID] = h.Score / b
+		us.kind[h.ID] = h.Kind
+		if b := best[h.Kind]; b > 0 {
+			us.bm25[h.ID] = h.Score / b
 		}
 	}
 	// Vector hits: min-max per kind, the kind read from the id's prefix.

@@ -225,7 +225,7 @@ func TestSeqCache_CatchUp(t *testing.T) {
 		t.Fatalf("scores of two rows: %v, %v, %v", scored, ok, err)
 	}
 	for _, h := range scored {
-		if h.Key != rows[0].Doc.Key && h.Key != rows[1].Doc.Key {
+		if h.ID != rows[0].ID && h.ID != rows[1].ID {
 			t.Errorf("a row not asked for scored: %v", h)
 		}
 	}

@@ -301,24 +301,32 @@ func (u *SeqCache) Best(ctx context.Context, kinds, words []string, f Filter, li
 	return hits, true, nil
 }
 
+// IDHit is a row's score, by its id and the kind of its index.
+type IDHit struct {
+	ID, Kind string
+	Score    float64
+}
+
 // Score returns the bm25() of words of each row of ids (the cache keeps
 // ids) that holds one of them, kind by kind (nil: every kind), in no order
-// within a kind; ok as Best's.
-func (u *SeqCache) Score(ctx context.Context, kinds, words, ids []string) (hits []Hit, ok bool, err error) {
+// within a kind; ok as Best's. It answers from memory alone: the rows are
+// those of the table's state when it was called (see with).
+func (u *SeqCache) Score(ctx context.Context, kinds, words, ids []string) (hits []IDHit, ok bool, err error) {
 	toks, ok := QueryTokens(words)
 	if !ok {
 		return nil, false, nil
 	}
 	ok, err = u.with(ctx, func() {
 		want := make(map[int64]bool, len(ids))
+		idOf := make(map[int64]string, len(ids))
 		for _, id := range ids {
 			if key, found := u.ids[id]; found {
-				want[key] = true
+				want[key], idOf[key] = true, id
 			}
 		}
 		for _, kind := range u.kindsOr(kinds) {
 			if x := u.idx[kind]; x != nil {
-				x.Score(toks, Filter{Keys: want}, func(h Hit) { hits = append(hits, h) })
+				x.Score(toks, Filter{Keys: want}, func(h Hit) { hits = append(hits, IDHit{ID: idOf[h.Key], Kind: kind, Score: h.Score}) })
 			}
 		}
 	})
