@@ -1,6 +1,7 @@
 package recall
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -333,6 +334,8 @@ type deepSearch struct {
 	unitVecHits   []engram.VectorHit // sessions and scenes as units
 	bhits         []engram.TurnHit
 	ev            evidence
+	facts         factLookups // the graph's facts the query names or matches
+	factsErr      error
 	vectorsFailed bool
 }
 
@@ -372,6 +375,9 @@ func (s *Service) search(ctx context.Context, v *Vectors, ns, text string, cfg D
 	go func() {
 		defer wg.Done()
 		r.ev, lerr = s.layerEvidence(ctx, ns, text, from, to, cfg)
+		if s.Layers != nil && cfg.KGWeight > 0 {
+			r.facts, r.factsErr = s.lookUpFacts(ctx, ns, text, periodEnd(to))
+		}
 	}()
 	bhits, berr := s.index.SearchTurns(ctx, engram.TextQuery{Namespace: ns, Text: text, Limit: n, From: from, To: to})
 	wg.Wait()
@@ -393,21 +399,34 @@ func (s *Service) search(ctx context.Context, v *Vectors, ns, text string, cfg D
 		r.vhits, r.vectorsFailed = nil, true
 	}
 	r.vhits, r.layerHits, r.unitVecHits = splitKinds(r.vhits, n)
+	return r, nil
+}
+
+// hitEvidence adds to r.ev what the layers' vector hits say (the memories
+// and scenes they cite, the facts close in meaning) and the graph's facts
+// (as of at), reading the items the hits name. It returns the warnings of a layer or
+// graph that could not be read, in order, and an error only for ctx's.
+func (s *Service) hitEvidence(ctx context.Context, r *deepSearch, text string, at time.Time, cfg DeepConfig) ([]string, error) {
+	var warns []string
 	if err := s.layerVectorEvidence(ctx, &r.ev, r.layerHits); err != nil {
 		if ctx.Err() != nil {
-			return r, ctx.Err()
+			return nil, ctx.Err()
 		}
-		warn(fmt.Sprintf("the derived layers could not be read (%s): deep recall ran without their vector matches", engram.ErrorMessage(err)))
+		warns = append(warns, fmt.Sprintf("the derived layers could not be read (%s): deep recall ran without their vector matches", engram.ErrorMessage(err)))
 	}
 	if s.Layers != nil && cfg.KGWeight > 0 {
-		if err := s.kgEvidence(ctx, &r.ev, ns, text, periodEnd(to), r.layerHits); err != nil {
+		err := r.factsErr
+		if err == nil {
+			err = s.kgEvidence(ctx, &r.ev, text, at, r.facts, r.layerHits)
+		}
+		if err != nil {
 			if ctx.Err() != nil {
-				return r, ctx.Err()
+				return nil, ctx.Err()
 			}
-			warn(fmt.Sprintf("the knowledge graph could not be read (%s): deep recall ran without it", engram.ErrorMessage(err)))
+			warns = append(warns, fmt.Sprintf("the knowledge graph could not be read (%s): deep recall ran without it", engram.ErrorMessage(err)))
 		}
 	}
-	return r, nil
+	return warns, nil
 }
 
 // candidates gathers turns from vector search and BM25 concurrently, and
@@ -418,7 +437,26 @@ func (s *Service) candidates(ctx context.Context, v *Vectors, ns, text string, c
 	if err != nil {
 		return nil, unitScores{}, nil, nil, err
 	}
+	// The turns of the hits are read while the layers' hits are: the
+	// layers' evidence decides which cited turns join the candidates.
 	p := newPool(r.bhits, r.vhits)
+	var (
+		warns       []string
+		hitErr      error
+		evidenceRan = make(chan struct{})
+	)
+	go func() {
+		defer close(evidenceRan)
+		warns, hitErr = s.hitEvidence(ctx, &r, text, periodEnd(to), cfg)
+	}()
+	loadErr := p.load(ctx, s)
+	<-evidenceRan
+	for _, w := range warns {
+		warn(w)
+	}
+	if err := cmp.Or(hitErr, loadErr); err != nil {
+		return nil, unitScores{}, nil, nil, err
+	}
 	added := 0
 	for _, id := range r.ev.order {
 		if added == layerNewTurns {

@@ -167,12 +167,41 @@ type scoredFact struct {
 	score  float64 // 0..1
 }
 
+// factLookups are the facts valid at a time that a query names an entity
+// of (named) or matches the words of (found, best first).
+type factLookups struct {
+	named []engram.Triple
+	found []engram.TripleHit
+}
+
+// lookUpFacts finds the facts valid at at (zero: now) that text names an
+// entity of or matches the words of: matchFacts' searches that need no
+// vector, so that deep recall runs them beside its vector query.
+func (s *Service) lookUpFacts(ctx context.Context, ns, text string, at time.Time) (factLookups, error) {
+	var l factLookups
+	var err error
+	if l.named, err = s.Layers.EntityTriples(ctx, namespaceOrDefault(ns), entityNames(text), at, kgTriples); err != nil {
+		return l, err
+	}
+	l.found, err = s.Layers.SearchTriples(ctx, engram.TextQuery{Namespace: ns, Text: text, Limit: kgTriples}, at)
+	return l, err
+}
+
 // matchFacts returns the triples valid at at (zero: now) that the query is
 // about, with evidence (0..1) summed from three sources: naming one of its
 // entities (0.35), matching its words (0.45 times BM25 divided by the best)
 // and, from hits (vector hits of kind fact), closeness in meaning (0.2
 // times the cosine divided by the best).
 func (s *Service) matchFacts(ctx context.Context, ns, text string, at time.Time, hits []engram.VectorHit) ([]scoredFact, error) {
+	l, err := s.lookUpFacts(ctx, ns, text, at)
+	if err != nil {
+		return nil, err
+	}
+	return s.scoreFacts(ctx, l, at, hits)
+}
+
+// scoreFacts is matchFacts given the facts looked up (lookUpFacts).
+func (s *Service) scoreFacts(ctx context.Context, l factLookups, at time.Time, hits []engram.VectorHit) ([]scoredFact, error) {
 	byID := map[string]*scoredFact{}
 	var order []string
 	add := func(t engram.Triple, v float64) {
@@ -183,19 +212,11 @@ func (s *Service) matchFacts(ctx context.Context, ns, text string, at time.Time,
 		byID[t.ID] = &scoredFact{t, v}
 		order = append(order, t.ID)
 	}
-	named, err := s.Layers.EntityTriples(ctx, namespaceOrDefault(ns), entityNames(text), at, kgTriples)
-	if err != nil {
-		return nil, err
-	}
-	for _, t := range named {
+	for _, t := range l.named {
 		add(t, factNamed)
 	}
-	found, err := s.Layers.SearchTriples(ctx, engram.TextQuery{Namespace: ns, Text: text, Limit: kgTriples}, at)
-	if err != nil {
-		return nil, err
-	}
-	for _, h := range found {
-		add(h.Triple, factKeyword*h.Score/found[0].Score)
+	for _, h := range l.found {
+		add(h.Triple, factKeyword*h.Score/l.found[0].Score)
 	}
 	var ids []string
 	best, cos := 0.0, map[string]float64{}
@@ -222,10 +243,12 @@ func (s *Service) matchFacts(ctx context.Context, ns, text string, at time.Time,
 	return out, nil
 }
 
-// kgEvidence gives the turns behind the facts the query is about their
-// evidence times the fact's confidence.
-func (s *Service) kgEvidence(ctx context.Context, ev *evidence, ns, text string, at time.Time, hits []engram.VectorHit) error {
-	facts, err := s.matchFacts(ctx, ns, text, at, hits)
+// kgEvidence gives the turns behind the facts the query is about (those
+// looked up, l, and the facts among the vector hits) their evidence times
+// the fact's confidence, and notes the people the query names by a name
+// the graph holds for them. The graph is read as of at.
+func (s *Service) kgEvidence(ctx context.Context, ev *evidence, text string, at time.Time, l factLookups, hits []engram.VectorHit) error {
+	facts, err := s.scoreFacts(ctx, l, at, hits)
 	if err != nil {
 		return err
 	}
