@@ -45,6 +45,9 @@ const (
 	FacetPlace      = "place"
 	FacetPossession = "possession"
 	FacetPlan       = "plan"
+	// FacetHealth is a condition a speaker tells of having had (an
+	// illness, a pain, an injury), read from a memory's words.
+	FacetHealth = "health"
 )
 
 // Persona is the L3 profile of one speaker in one namespace.

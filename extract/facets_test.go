@@ -41,3 +41,46 @@ func TestMemoryFacetActions(t *testing.T) {
 		}
 	}
 }
+
+// TestMemoryFacetHealth: a memory about its speaker that tells of a
+// condition makes a health facet keyed by the condition, whatever its
+// relation says nothing of; a state of being unwell counts only after a
+// verb of being ("sick of waiting", "ill" for "I'll" do not), a pain only
+// of a body part, and a memory about someone of the speaker's is not the
+// speaker's health. The sentences are made up.
+func TestMemoryFacetHealth(t *testing.T) {
+	at := time.Date(2024, 3, 2, 9, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		text string
+		rel  *engram.Relation
+		key  string // "": no health facet
+	}{
+		{"Ana caught the flu after the ferry ride", nil, "flu"},
+		{"Ana was diagnosed with asthma as a teenager", nil, "asthma"},
+		{"Ana picked up hay fever tablets at the chemist", nil, "hay fever"},
+		{"Ana has had a migraine since Tuesday", nil, "migraine"},
+		{"Ana got sick on the overnight bus", nil, "sick"},
+		{"Ana has been feeling unwell all week", nil, "unwell"},
+		{"Ana gets knee pain from the new hiking boots", nil, "knee pain"},
+		{"Ana said her back hurts from the office chair", nil, "back pain"},
+		{"Ana is sick of waiting for the landlord", nil, ""},
+		{"ill bring the cake on Sunday Ana said", nil, ""},
+		{"Ana loves cold mornings by the lake", nil, ""},
+		{"Ana's brother has the flu", nil, ""},
+		{"Ana went to the dentist about a toothache", &engram.Relation{Subject: "Ana", Predicate: "went_to", Object: "dentist"}, "toothache"},
+		{"Ana likes warm broth when she has a cough", &engram.Relation{Subject: "Ana", Predicate: "likes", Object: "warm broth"}, ""}, // its relation's facet
+	} {
+		m := engram.Memory{ID: "m1", Namespace: "ns", Type: engram.MemoryEvent, Subject: "Ana", Text: c.text, TS: at,
+			Sources: []string{"t1"}, Relation: c.rel}
+		u, ok := extract.MemoryFacet(m)
+		if c.key == "" {
+			if ok && u.Facet == engram.FacetHealth {
+				t.Errorf("%q: health facet %+v, want none", c.text, u)
+			}
+			continue
+		}
+		if !ok || u.Facet != engram.FacetHealth || u.Key != c.key || u.Value != c.key || u.Speaker != "Ana" || len(u.Evidence) != 1 || !u.At.Equal(at) {
+			t.Errorf("%q: facet %+v (%v), want health %q", c.text, u, ok, c.key)
+		}
+	}
+}

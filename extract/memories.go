@@ -34,12 +34,17 @@ var (
 )
 
 // MemoryFacet returns the persona observation a memory makes about its
-// speaker, if any: identity (name, home, work), relationships, tastes and
-// favourites, the tools chosen for projects, and habits.
+// speaker, if any: from its relation, identity (name, home, work),
+// relationships, tastes and favourites, the tools chosen for projects,
+// habits and actions; else, from its words, the speaker's health
+// (healthFacet).
 func MemoryFacet(m engram.Memory) (engram.FacetUpdate, bool) {
 	r := m.Relation
-	if m.Wrong || r == nil || m.Subject == "" || !strings.EqualFold(strings.TrimSpace(r.Subject), strings.TrimSpace(m.Subject)) {
+	if m.Wrong || m.Subject == "" {
 		return engram.FacetUpdate{}, false
+	}
+	if r == nil || !strings.EqualFold(strings.TrimSpace(r.Subject), strings.TrimSpace(m.Subject)) {
+		return healthFacet(m)
 	}
 	obj := strings.TrimSpace(r.Object)
 	at := memoryTime(m)
@@ -72,7 +77,7 @@ func MemoryFacet(m engram.Memory) (engram.FacetUpdate, bool) {
 		// is one facet with its history.
 		kind, ok := actionFacet(p, obj)
 		if !ok {
-			return engram.FacetUpdate{}, false
+			return healthFacet(m)
 		}
 		verb := strings.ReplaceAll(p, "_", " ")
 		u.Facet, u.Key, u.Value = kind, strings.ToLower(obj), verb
@@ -119,4 +124,24 @@ func memoryTime(m engram.Memory) time.Time {
 		return m.ValidFrom
 	}
 	return m.TS
+}
+
+// healthFacet returns the health facet of a memory about its speaker that
+// tells of a condition (healthMention): one facet per condition, so a flu
+// told of twice is one facet with its history. A memory about someone of
+// the speaker's ("Ana's mother had the flu") is not the speaker's health.
+func healthFacet(m engram.Memory) (engram.FacetUpdate, bool) {
+	at := memoryTime(m)
+	if at.IsZero() {
+		return engram.FacetUpdate{}, false
+	}
+	if rest, ok := cutPrefixFold(strings.TrimSpace(m.Text), m.Subject); ok && (strings.HasPrefix(rest, "'s") || strings.HasPrefix(rest, "’s")) {
+		return engram.FacetUpdate{}, false
+	}
+	cond, ok := healthMention(m.Text)
+	if !ok {
+		return engram.FacetUpdate{}, false
+	}
+	return engram.FacetUpdate{Namespace: m.Namespace, Speaker: m.Subject, At: at, Evidence: m.Sources,
+		Facet: engram.FacetHealth, Key: cond, Value: cond}, true
 }

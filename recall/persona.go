@@ -36,6 +36,8 @@ var facetWords = func() map[string][]string {
 		engram.FacetRelationship)
 	add("job jobs work works worked career study studies studied school college university", engram.FacetIdentity, engram.FacetProject)
 	add("like likes liked love loves loved favorite favourite enjoy enjoys prefer prefers", engram.FacetPreference)
+	add("health healthy illness illnesses ill sick sickness disease diseases symptom symptoms medical medication medications medicine medicines meds injury injuries injured allergy allergies",
+		engram.FacetHealth)
 	return m
 }()
 
