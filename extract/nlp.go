@@ -179,7 +179,10 @@ type speakers struct {
 	// burst is the turn before when the same speaker said it: a statement
 	// spread over several short messages reads on from it.
 	burst string
-	prev  int // the turn before in the session, in the batch; -1: none
+	// asked and askedID are the turn before when someone else said it: a
+	// reply may answer its question (see answered).
+	asked, askedID string
+	prev           int // the turn before in the session, in the batch; -1: none
 }
 
 // speakerContexts finds, for each turn, the other speaker: the nearest
@@ -218,6 +221,8 @@ func speakerContexts(turns []engram.Turn) []speakers {
 				out[i].prev = idx[j-1]
 				if strings.EqualFold(out[idx[j-1]].self, self) {
 					out[i].burst = turns[idx[j-1]].Content
+				} else {
+					out[i].asked, out[i].askedID = turns[idx[j-1]].Content, turns[idx[j-1]].ID
 				}
 			}
 		}
@@ -255,6 +260,7 @@ func nlpTurn(t *engram.Turn, sp speakers) ([]engram.Memory, []itSentence) {
 	}
 	content := strings.ToValidUTF8(t.Content, "\uFFFD")
 	var out []engram.Memory
+	also := "" // a turn the sentence read with this one (the question it answers)
 	add := func(f nlpFinding) {
 		imp := ruleImportance[f.typ]
 		if f.rationale != "" {
@@ -274,6 +280,9 @@ func nlpTurn(t *engram.Turn, sp speakers) ([]engram.Memory, []itSentence) {
 			Sources:    []string{t.ID},
 			Relation:   f.rel,
 		}
+		if also != "" {
+			m.Sources = append(m.Sources, also)
+		}
 		if !f.at.IsZero() && f.at.Before(t.TS) {
 			m.ValidFrom = f.at
 		}
@@ -292,6 +301,12 @@ func nlpTurn(t *engram.Turn, sp speakers) ([]engram.Memory, []itSentence) {
 	}
 	for i, s := range splitSentences(normalizeChat(content)) {
 		dropSaid()
+		also = ""
+		if i == 0 && sp.asked != "" && !s.question && affirmative.MatchString(s.text) {
+			if st, ok := answered(lastQuestion(sp.asked), s.text); ok {
+				s.text, also = st, sp.askedID
+			}
+		}
 		if i == 0 && sp.burst != "" && hasBackPronoun(s.text) {
 			// The last sentence of the message before (normalised alone:
 			// the whole message is not needed).
