@@ -48,6 +48,9 @@ const (
 	// FacetHealth is a condition a speaker tells of having had (an
 	// illness, a pain, an injury), read from a memory's words.
 	FacetHealth = "health"
+	// FacetPet is an animal of the speaker's: named (a dog, a cat) or
+	// adopted or bought.
+	FacetPet = "pet"
 )
 
 // Persona is the L3 profile of one speaker in one namespace.

@@ -9,8 +9,9 @@ import (
 )
 
 // TestMemoryFacetActions: an action's triple makes a persona facet of its
-// kind (a plan, a place by name, an activity, a possession), keyed by the
-// thing; other actions stay in the graph alone.
+// kind (a plan, a place by name, an activity, a possession, a pet), keyed
+// by the thing; a pet by name is keyed by its kind; other actions stay in
+// the graph alone.
 func TestMemoryFacetActions(t *testing.T) {
 	at := time.Date(2024, 1, 5, 10, 0, 0, 0, time.UTC)
 	for _, c := range []struct {
@@ -23,6 +24,8 @@ func TestMemoryFacetActions(t *testing.T) {
 		{"flew", "A380", "", "", ""},           // a name with a digit is no place
 		{"played", "volleyball", engram.FacetActivity, "volleyball", "played"},
 		{"bought", "new bike", engram.FacetPossession, "new bike", "bought"},
+		{"adopted", "rescue puppy", engram.FacetPet, "rescue puppy", "adopted"},
+		{"dog", "Rex", engram.FacetPet, "dog", "Rex"},
 		{"plans_to_visit", "Acropolis", engram.FacetPlan, "visit acropolis", "visit Acropolis"},
 		{"plans_to_stay_in", "bed", engram.FacetPlan, "stay in bed", "stay in bed"},
 		{"made", "pasta", "", "", ""},

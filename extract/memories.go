@@ -29,7 +29,9 @@ var (
 	relationshipPredicates = map[string]bool{"relationship_status": true, "married_to": true, "partner": true,
 		"sister": true, "brother": true, "wife": true, "husband": true, "mother": true, "father": true, "son": true,
 		"daughter": true, "friend": true, "best_friend": true, "boss": true, "manager": true, "colleague": true,
-		"girlfriend": true, "boyfriend": true, "cousin": true, "dog": true, "cat": true, "has_pet": true, "child": true}
+		"girlfriend": true, "boyfriend": true, "cousin": true, "child": true}
+	// petPredicates tie a pet to the speaker: (Ana, dog, Rex).
+	petPredicates   = map[string]bool{"dog": true, "cat": true, "has_pet": true}
 	tastePredicates = map[string]bool{"likes": true, "dislikes": true, "prefers": true, "loves": true, "hates": true, "enjoys": true, "avoids": true}
 )
 
@@ -56,6 +58,8 @@ func MemoryFacet(m engram.Memory) (engram.FacetUpdate, bool) {
 	switch {
 	case identityPredicates[p]:
 		u.Facet = engram.FacetIdentity
+	case petPredicates[p]:
+		u.Facet = engram.FacetPet
 	case relationshipPredicates[p] || strings.HasSuffix(p, "_of"):
 		u.Facet = engram.FacetRelationship
 	case tastePredicates[p]:
@@ -90,8 +94,9 @@ func MemoryFacet(m engram.Memory) (engram.FacetUpdate, bool) {
 	return u, true
 }
 
-// Verbs whose action makes a persona facet, by the facet they make: the
-// rest of what people do (made pasta, took medicine) stays in the graph.
+// Verbs whose action makes a persona facet, by the facet they make (a pet
+// adopted or bought is a pet): the rest of what people do (made pasta,
+// took medicine) stays in the graph.
 var (
 	activityVerbs   = stemSet("play practice practise train learn join compete coach", false)
 	placeVerbs      = stemSet("go visit travel fly drive move return arrive stay live walk hike", false)
@@ -113,10 +118,24 @@ func actionFacet(pred, obj string) (string, bool) {
 		return engram.FacetPlace, true
 	case activityVerbs[stem]:
 		return engram.FacetActivity, true
+	case possessionVerbs[stem] && isPet(obj):
+		return engram.FacetPet, true
 	case possessionVerbs[stem]:
 		return engram.FacetPossession, true
 	}
 	return "", false
+}
+
+// petNouns are the animals people keep as pets, in general English.
+var petNouns = wordSet("dog dogs puppy puppies pup cat cats kitten kittens kitty hamster hamsters gerbil gerbils " +
+	"rabbit rabbits bunny bunnies parrot parrots budgie budgies parakeet canary goldfish turtle turtles " +
+	"tortoise lizard gecko iguana snake ferret chinchilla hedgehog pony horse")
+
+// isPet reports whether a thing is a pet: its last word (its head noun,
+// "a rescue puppy") is one of petNouns.
+func isPet(obj string) bool {
+	ws := strings.Fields(strings.ToLower(obj))
+	return len(ws) > 0 && petNouns[strings.Trim(ws[len(ws)-1], ".,!")]
 }
 
 func memoryTime(m engram.Memory) time.Time {

@@ -46,7 +46,7 @@ type PersonaInput struct {
 
 // PersonaOutput is the L3 profiles asked for.
 type PersonaOutput struct {
-	Personas []engram.Persona `json:"personas" jsonschema:"each speaker's facets (identity, relationships, preferences, tools, habits, activities, places, possessions, plans, health) with their evidence and history"`
+	Personas []engram.Persona `json:"personas" jsonschema:"each speaker's facets (identity, relationships, preferences, tools, habits, activities, places, possessions, plans, health, pets) with their evidence and history"`
 }
 
 // VaultSearchInput is the input of the vault_search tool.

@@ -32,8 +32,8 @@ var facetWords = func() map[string][]string {
 	add("live lives lived home", engram.FacetPlace, engram.FacetIdentity)
 	add("own owns owned buy buys bought purchase purchased", engram.FacetPossession)
 	add("plan plans planned planning", engram.FacetPlan)
-	add("pet pets dog dogs cat cats family friend friends sister sisters brother brothers parents partner kids children",
-		engram.FacetRelationship)
+	add("family friend friends sister sisters brother brothers parents partner kids children", engram.FacetRelationship)
+	add("pet pets dog dogs cat cats animal animals", engram.FacetPet)
 	add("job jobs work works worked career study studies studied school college university", engram.FacetIdentity, engram.FacetProject)
 	add("like likes liked love loves loved favorite favourite enjoy enjoys prefer prefers", engram.FacetPreference)
 	add("health healthy illness illnesses ill sick sickness disease diseases symptom symptoms medical medication medications medicine medicines meds injury injuries injured allergy allergies",
