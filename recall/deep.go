@@ -404,8 +404,9 @@ func (s *Service) search(ctx context.Context, v *Vectors, ns, text string, cfg D
 
 // hitEvidence adds to r.ev what the layers' vector hits say (the memories
 // and scenes they cite, the facts close in meaning) and the graph's facts
-// (as of at), reading the items the hits name. It returns the warnings of a layer or
-// graph that could not be read, in order, and an error only for ctx's.
+// (as of at), reading the items the hits name. It returns the warnings of
+// a layer or graph that could not be read, in order, and an error only
+// for ctx's.
 func (s *Service) hitEvidence(ctx context.Context, r *deepSearch, text string, at time.Time, cfg DeepConfig) ([]string, error) {
 	var warns []string
 	if err := s.layerVectorEvidence(ctx, &r.ev, r.layerHits); err != nil {
