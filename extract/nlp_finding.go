@@ -90,7 +90,7 @@ func (c *clause) classify() string {
 			if a.low == "busy" && adj+1 < c.compB && c.ws[adj+1].tag == "VBG" && !g.neg {
 				return engram.MemoryEvent // "we have been busy planning the launch": the doing
 			}
-			if affectAdjectives[a.low] || a.low == "going" {
+			if affectAdjectives[a.low] && !c.unwell() || a.low == "going" {
 				return ""
 			}
 		}
@@ -156,7 +156,7 @@ var linkingVerbs = stemSet("feel stay seem look sound become get keep remain gro
 // affectNext reports whether the complement opens with a word of feeling.
 func (c *clause) affectNext() bool {
 	k := skipIntensifiers(c.ws, c.compA, c.compB)
-	if k >= c.compB || !affectAdjectives[c.ws[k].low] {
+	if k >= c.compB || !affectAdjectives[c.ws[k].low] || c.unwell() {
 		return false
 	}
 	// A particle before a preposition moves, it does not feel: "I got
@@ -165,6 +165,18 @@ func (c *clause) affectNext() bool {
 		return false
 	}
 	return true
+}
+
+// unwell reports whether the speaker's clause has a complement that opens
+// with a state of being unwell (healthStates, after intensifiers): "I am
+// sick", "I got really ill"; not "sick of it". A feeling is not kept ("I'm
+// tired"); being ill is.
+func (c *clause) unwell() bool {
+	if c.kind != subjSelf {
+		return false // the speaker's own health: what the persona keeps
+	}
+	k := skipIntensifiers(c.ws, c.compA, c.compB)
+	return k < c.compB && healthStates[c.ws[k].low] && (k+1 >= c.compB || c.ws[k+1].low != "of")
 }
 
 // contentful reports whether the complement holds something to remember: a
@@ -187,6 +199,8 @@ func (c *clause) contentful() bool {
 			return true // "I prefer to work remotely"
 		case isAdjTag(w.tag) && c.vg.copula() && !affectAdjectives[w.low] && k == first:
 			return true // "Jon is vegan", "my sister is very tall"
+		case k == first && c.unwell():
+			return true // "I got sick", "I have been ill all week"
 		case w.tag == "VB" && k > first && ws[k-1].low == "to" && !c.vg.copula() && !lightVerbs[verbStem(w.low)] &&
 			!mentalVerbs[verbStem(w.low)] && !presentMentalVerbs[verbStem(w.low)] && !pronounBetween(ws, c.compA, k):
 			return true // a purpose: "I'm taking this weekend to relax"; not "I did it to help"
