@@ -70,6 +70,7 @@ func TestMemoryFacetHealth(t *testing.T) {
 		{"ill bring the cake on Sunday Ana said", nil, ""},
 		{"Ana loves cold mornings by the lake", nil, ""},
 		{"Ana's brother has the flu", nil, ""},
+		{"Ana's knee hurts after the long descent", nil, "knee pain"},
 		{"Ana went to the dentist about a toothache", &engram.Relation{Subject: "Ana", Predicate: "went_to", Object: "dentist"}, "toothache"},
 		{"Ana likes warm broth when she has a cough", &engram.Relation{Subject: "Ana", Predicate: "likes", Object: "warm broth"}, ""}, // its relation's facet
 	} {

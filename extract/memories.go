@@ -148,14 +148,17 @@ func memoryTime(m engram.Memory) time.Time {
 // healthFacet returns the health facet of a memory about its speaker that
 // tells of a condition (healthMention): one facet per condition, so a flu
 // told of twice is one facet with its history. A memory about someone of
-// the speaker's ("Ana's mother had the flu") is not the speaker's health.
+// the speaker's ("Ana's mother had the flu") is not the speaker's health;
+// a part of the speaker's body ("Ana's back hurts") is.
 func healthFacet(m engram.Memory) (engram.FacetUpdate, bool) {
 	at := memoryTime(m)
 	if at.IsZero() {
 		return engram.FacetUpdate{}, false
 	}
-	if rest, ok := cutPrefixFold(strings.TrimSpace(m.Text), m.Subject); ok && (strings.HasPrefix(rest, "'s") || strings.HasPrefix(rest, "’s")) {
-		return engram.FacetUpdate{}, false
+	if rest, ok := cutPrefixFold(strings.TrimSpace(m.Text), m.Subject); ok && (strings.HasPrefix(rest, "'s ") || strings.HasPrefix(rest, "’s ")) {
+		if f := strings.Fields(rest); len(f) < 2 || !bodyParts[strings.ToLower(f[1])] {
+			return engram.FacetUpdate{}, false // someone or something of the speaker's; their own back is theirs
+		}
 	}
 	cond, ok := healthMention(m.Text)
 	if !ok {
