@@ -88,3 +88,32 @@ func TestMemoryFacetHealth(t *testing.T) {
 		}
 	}
 }
+
+// TestMemoryFacetPetWords: a memory whose relation makes no facet names a
+// pet of its speaker's by its words: the speaker's own ("Ana's cat"), or
+// one the speaker got, has or adopted; a pet of someone else's, or one the
+// speaker only met, is not. The sentences are made up.
+func TestMemoryFacetPetWords(t *testing.T) {
+	at := time.Date(2024, 3, 2, 9, 0, 0, 0, time.UTC)
+	for _, c := range []struct{ subject, text, key string }{
+		{"Ana", "Ana got a new puppy from the shelter", "puppy"},
+		{"Ana", "Ana just adopted two kittens", "kittens"},
+		{"Ana", "Ana took Ana's old dog to the vet", "dog"},
+		{"Fahim Khan", "Fahim Khan's tabby cat knocked the vase over", "cat"},
+		{"Ana", "Ana's neighbour got a parrot", ""},
+		{"Ana", "Ana met a friendly dog at the park", ""},
+		{"Ana", "Ana watched a film about a horse", ""},
+	} {
+		m := engram.Memory{ID: "m1", Namespace: "ns", Type: engram.MemoryEvent, Subject: c.subject, Text: c.text, TS: at, Sources: []string{"t1"}}
+		u, ok := extract.MemoryFacet(m)
+		if c.key == "" {
+			if ok {
+				t.Errorf("%q: facet %+v, want none", c.text, u)
+			}
+			continue
+		}
+		if !ok || u.Facet != engram.FacetPet || u.Key != c.key || u.Speaker != c.subject {
+			t.Errorf("%q: facet %+v (%v), want pet %q", c.text, u, ok, c.key)
+		}
+	}
+}

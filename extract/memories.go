@@ -46,7 +46,7 @@ func MemoryFacet(m engram.Memory) (engram.FacetUpdate, bool) {
 		return engram.FacetUpdate{}, false
 	}
 	if r == nil || !strings.EqualFold(strings.TrimSpace(r.Subject), strings.TrimSpace(m.Subject)) {
-		return healthFacet(m)
+		return wordsFacet(m)
 	}
 	obj := strings.TrimSpace(r.Object)
 	at := memoryTime(m)
@@ -81,7 +81,7 @@ func MemoryFacet(m engram.Memory) (engram.FacetUpdate, bool) {
 		// is one facet with its history.
 		kind, ok := actionFacet(p, obj)
 		if !ok {
-			return healthFacet(m)
+			return wordsFacet(m)
 		}
 		verb := strings.ReplaceAll(p, "_", " ")
 		u.Facet, u.Key, u.Value = kind, strings.ToLower(obj), verb
@@ -144,6 +144,62 @@ func memoryTime(m engram.Memory) time.Time {
 	}
 	return m.TS
 }
+
+// wordsFacet returns the facet a memory's words make when its relation
+// makes none: the speaker's health (healthFacet), else a pet of theirs
+// (petFacet).
+func wordsFacet(m engram.Memory) (engram.FacetUpdate, bool) {
+	if u, ok := healthFacet(m); ok {
+		return u, true
+	}
+	return petFacet(m)
+}
+
+// petGetVerbs are the verbs by which a speaker has or comes to have a pet:
+// "Ana got a new puppy", "Ana has two cats".
+var petGetVerbs = wordSet("got get gets getting has have had adopted adopt adopting bought rescued found took")
+
+// petFacet returns the pet facet of a memory that names a pet of its
+// speaker's: "<speaker>'s cat", or a pet the speaker got, has or adopted
+// ("Ana got a new puppy", "Ana just adopted two kittens"), with articles,
+// numbers and a pet's adjectives between; keyed by the animal.
+func petFacet(m engram.Memory) (engram.FacetUpdate, bool) {
+	at := memoryTime(m)
+	sw := healthWords(m.Subject)
+	if at.IsZero() || len(sw) == 0 {
+		return engram.FacetUpdate{}, false
+	}
+	who := sw[len(sw)-1] // the last word of a speaker's name: "khan" of "Fahim Khan"
+	ws := healthWords(m.Text)
+	for i, w := range ws {
+		if !petNouns[w] {
+			continue
+		}
+		j := i - 1
+		for j >= 0 && i-j <= 4 && (petPhraseWords[ws[j]] || numberWords[ws[j]]) {
+			j--
+		}
+		if j < 0 {
+			continue
+		}
+		owned := ws[j] == who+"'s" || ws[j] == who+"’s"
+		// The speaker, maybe an adverb between, got it: "Ana just got".
+		got := petGetVerbs[ws[j]] && (j >= 1 && ws[j-1] == who || j >= 2 && ws[j-2] == who)
+		if owned || got {
+			return engram.FacetUpdate{Namespace: m.Namespace, Speaker: m.Subject, At: at, Evidence: m.Sources,
+				Facet: engram.FacetPet, Key: w, Value: w}, true
+		}
+	}
+	return engram.FacetUpdate{}, false
+}
+
+// petPhraseWords may stand between a pet's owner or getting and the pet:
+// articles and the adjectives of pets.
+var petPhraseWords = wordSet("a an the another new little old big small baby young rescue stray second first " +
+	"black white brown grey gray orange tabby fluffy sweet cute adorable")
+
+// numberWords count pets: "two cats".
+var numberWords = wordSet("two three four five six 2 3 4 5 6")
 
 // healthFacet returns the health facet of a memory about its speaker that
 // tells of a condition (healthMention): one facet per condition, so a flu
