@@ -302,6 +302,9 @@ func nlpTurn(t *engram.Turn, sp speakers) ([]engram.Memory, []itSentence) {
 	for i, s := range splitSentences(normalizeChat(content)) {
 		dropSaid()
 		also = ""
+		if !s.question {
+			s.text = droppedI(s.text)
+		}
 		if i == 0 && sp.asked != "" && !s.question && affirmative.MatchString(s.text) {
 			if st, ok := answered(lastQuestion(sp.asked), s.text); ok {
 				s.text, also = st, sp.askedID
