@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/engram-dev/engram"
 )
@@ -62,4 +63,36 @@ func TestExtractReplyToQuestion(t *testing.T) {
 		!slices.Equal(mems[0].Sources, []string{"a", "q"}) {
 		t.Fatalf("memories %+v, want Ana's one statement citing the reply and the question", mems)
 	}
+}
+
+// FuzzExtractReply: whatever a question and its reply hold, the memories
+// are the two speakers', cite the two turns only, and hold valid text.
+func FuzzExtractReply(f *testing.F) {
+	f.Add("Have you been to Valparaiso?", "yes, twice last winter")
+	f.Add("Did you like my tart?", "yes!")
+	f.Add("Do you   you your yourself u ur ?", "yeah I did too")
+	f.Add("have you ever", "yes,")
+	f.Add("Will you?", "sure \x00 I will")
+	x := &NLPExtractor{Workers: 1}
+	at := time.Date(2023, 9, 14, 18, 0, 0, 0, time.UTC)
+	f.Fuzz(func(t *testing.T, question, reply string) {
+		turns := []engram.Turn{
+			{ID: "q", Namespace: "ns", Session: "s", Speaker: "Bo", Content: question, TS: at},
+			{ID: "a", Namespace: "ns", Session: "s", Speaker: "Ana", Content: reply, TS: at.Add(time.Minute)},
+		}
+		mems, err := x.Extract(t.Context(), turns)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range mems {
+			if m.Text == "" || !utf8.ValidString(m.Text) || (m.Subject != "Ana" && m.Subject != "Bo") {
+				t.Fatalf("%q / %q gave %+v", question, reply, m)
+			}
+			for _, s := range m.Sources {
+				if s != "q" && s != "a" {
+					t.Fatalf("%q / %q gave a memory citing %q", question, reply, s)
+				}
+			}
+		}
+	})
 }
