@@ -59,9 +59,10 @@ func phraseSet(s string) map[string]bool {
 	return m
 }
 
-// healthWords are text's words in lower case, without the punctuation
-// around them (a hyphen inside a word stays).
-func healthWords(text string) []string {
+// plainWords are text's words in lower case, without the punctuation
+// around them (a hyphen or an apostrophe inside a word stays: "covid-19",
+// "ana's").
+func plainWords(text string) []string {
 	return strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
 		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '-' && r != '\''
 	})
@@ -72,7 +73,7 @@ func healthWords(text string) []string {
 // pain ("back pain"), or a state of being unwell after a verb of being
 // ("sick"); false when it tells of none.
 func healthMention(text string) (string, bool) {
-	ws := healthWords(text)
+	ws := plainWords(text)
 	for i := range ws {
 		for n := min(3, len(ws)-i); n >= 1; n-- {
 			if p := strings.Join(ws[i:i+n], " "); healthConditions[p] {

@@ -38,8 +38,8 @@ var (
 // MemoryFacet returns the persona observation a memory makes about its
 // speaker, if any: from its relation, identity (name, home, work),
 // relationships, tastes and favourites, the tools chosen for projects,
-// habits and actions; else, from its words, the speaker's health
-// (healthFacet).
+// habits and actions; else, from its words (wordsFacet), the speaker's
+// health or a pet of theirs.
 func MemoryFacet(m engram.Memory) (engram.FacetUpdate, bool) {
 	r := m.Relation
 	if m.Wrong || m.Subject == "" {
@@ -165,12 +165,12 @@ var petGetVerbs = wordSet("got get gets getting has have had adopted adopt adopt
 // numbers and a pet's adjectives between; keyed by the animal.
 func petFacet(m engram.Memory) (engram.FacetUpdate, bool) {
 	at := memoryTime(m)
-	sw := healthWords(m.Subject)
+	sw := plainWords(m.Subject)
 	if at.IsZero() || len(sw) == 0 {
 		return engram.FacetUpdate{}, false
 	}
 	who := sw[len(sw)-1] // the last word of a speaker's name: "khan" of "Fahim Khan"
-	ws := healthWords(m.Text)
+	ws := plainWords(m.Text)
 	for i, w := range ws {
 		if !petNouns[w] {
 			continue
