@@ -48,6 +48,7 @@ const (
 	checkSQLite    = "sqlite"
 	checkIndex     = "index"
 	checkForgotten = "forgotten"
+	checkNearKeys  = "near-keys"
 	checkVectors   = "vectors"
 	checkVecMemory = "vector-memory"
 	checkChroma    = "chroma"
@@ -124,6 +125,7 @@ func DoctorHome(ctx context.Context, cfg config.Config, logger *slog.Logger) (r 
 	held := part.checkArchive(ctx, &r)
 	part.checkSQLite(ctx, &r)
 	part.checkIndex(ctx, &r, held)
+	part.checkNearKeys(ctx, &r)
 	return r
 }
 
@@ -148,6 +150,7 @@ func (e *Engine) doctor(ctx context.Context, before *postgres.Applied) (r engram
 	e.checkSQLite(ctx, &r)
 	e.checkIndex(ctx, &r, held)
 	e.checkForgotten(ctx, &r)
+	e.checkNearKeys(ctx, &r)
 	e.checkVectors(ctx, &r)
 	e.checkExtractor(ctx, &r)
 	e.checkJobs(ctx, &r)
@@ -791,6 +794,23 @@ func (e *Engine) checkJobs(ctx context.Context, r *engram.DoctorReport) {
 			"engram jobs run --due"))
 	} else if problems == 0 {
 		r.Add(okCheck(checkJobs, fmt.Sprintf("%d jobs on schedule", len(e.sched.Status()))))
+	}
+}
+
+// checkNearKeys checks that the memories' near-duplicate keys
+// (memory_nearkeys) are the ones their rows make. A drifted key only
+// costs a merge that does not happen, so it warns; a rebuild makes the
+// keys again.
+func (e *Engine) checkNearKeys(ctx context.Context, r *engram.DoctorReport) {
+	drift, err := e.palace.NearKeysDrift(ctx)
+	switch {
+	case err != nil:
+		r.Add(failCheck(checkNearKeys, "the memories' near-duplicate keys could not be read: "+engram.ErrorText(err), fixRebuild))
+	case drift > 0:
+		r.Add(warnCheck(checkNearKeys, fmt.Sprintf("%d %s of the memories' near-duplicate keys differ from the memories "+
+			"(a near-duplicate memory may be stored beside the one it repeats)", drift, noun(drift, "row", "rows")), fixRebuild))
+	default:
+		r.Add(okCheck(checkNearKeys, "the memories' near-duplicate keys match the memories"))
 	}
 }
 

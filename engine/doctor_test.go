@@ -14,6 +14,7 @@ import (
 	"github.com/engram-dev/engram/engine"
 	"github.com/engram-dev/engram/homedir"
 	"github.com/engram-dev/engram/internal/testutil"
+	"github.com/engram-dev/engram/pipeline"
 )
 
 // vectorTurns are three turns as `engram ingest` reads them.
@@ -181,6 +182,37 @@ func TestDoctorPalace(t *testing.T) {
 	rebuildHome(t, cfg)
 	rep = doctor(t, cfg, false)
 	testutil.MustFindCheck(t, rep, "index", "ok", "3 turns indexed")
+}
+
+// TestDoctorNearKeys: a memory's near-duplicate key deleted behind
+// engram's back warns, with `engram rebuild`, which makes the keys again.
+func TestDoctorNearKeys(t *testing.T) {
+	home := filepath.Join(t.TempDir(), "home")
+	cfg := ingestHome(t, home, vectorTurns)
+	e, err := engine.Open(t.Context(), cfg, quiet())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, err := e.RunJob(t.Context(), pipeline.WorkerMemories); err != nil || st.Failing {
+		t.Fatalf("memory job: %+v, %v", st, err)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	testutil.MustFindCheck(t, doctor(t, cfg, false), "near-keys", "ok")
+
+	db := openPalaceDB(t, home)
+	var memories int
+	if err := db.QueryRow(`SELECT count(*) FROM memories`).Scan(&memories); err != nil || memories == 0 {
+		t.Fatalf("%d memories, %v: the test needs one", memories, err)
+	}
+	testutil.MustExec(t, db, `DELETE FROM memory_nearkeys WHERE (grp, tok, size, n) IN (SELECT grp, tok, size, n FROM memory_nearkeys LIMIT 1)`)
+	db.Close()
+	if c := testutil.MustFindCheck(t, doctor(t, cfg, false), "near-keys", "warn", "1 row"); c.Fix != "engram rebuild" {
+		t.Errorf("fix: %q", c.Fix)
+	}
+	rebuildHome(t, cfg)
+	testutil.MustFindCheck(t, doctor(t, cfg, false), "near-keys", "ok")
 }
 
 // TestDoctorJobs: a failing job fails with `engram jobs run NAME`; one

@@ -366,3 +366,23 @@ func (v *VectorStore) CountByKind(ctx context.Context) (map[string]int, error) {
 func (b BadVector) String() string {
 	return fmt.Sprintf("%s (%s): %s", b.ID, b.Kind, b.Reason)
 }
+
+// NearKeysDrift returns how many rows of memory_nearkeys differ from the
+// keys the memories' rows make (package neardup, through the SQL functions
+// of package migrations): rows of memories deleted or changed behind the
+// palace's back, or keys missing. A drifted key costs a near-duplicate
+// merge that does not happen, nothing else; `engram rebuild` makes them
+// again. It reads every memory: a doctor's check, not a request's.
+func (db *DB) NearKeysDrift(ctx context.Context) (int, error) {
+	const want = `SELECT engram_near_group(m.namespace, m.type, m.subject), k.value, engram_near_size(m.dedup_key), m.n
+		FROM memories m, json_each(engram_near_keys(m.dedup_key)) k`
+	var drift int
+	err := db.View(ctx, func(tx *sql.Tx) error {
+		return tx.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM (SELECT grp, tok, size, n FROM memory_nearkeys EXCEPT `+want+`))
+			+ (SELECT count(*) FROM (`+want+` EXCEPT SELECT grp, tok, size, n FROM memory_nearkeys))`).Scan(&drift)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("palace: near-duplicate keys: %w", err)
+	}
+	return drift, nil
+}
