@@ -273,6 +273,20 @@ func (db *DB) Close() error {
 		return nil
 	}
 	var errs []error
+	// A keyword index catching up in the background reads on a read
+	// connection: its next read fails now that the palace is closed, and
+	// the pools are closed once it has stopped. A connection released
+	// after its pool closed would close after the writer, and the last
+	// connection to close, not the writer, would decide what happens to
+	// the WAL (see persistWAL).
+	if db.kw != nil {
+		db.kw.Wait()
+	}
+	for _, u := range db.seqIndexes() {
+		if u != nil {
+			u.Wait()
+		}
+	}
 	if db.merge != nil {
 		db.merge.stop()
 	}
