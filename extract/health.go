@@ -63,6 +63,7 @@ func phraseSet(s string) map[string]bool {
 // around them (a hyphen or an apostrophe inside a word stays: "covid-19",
 // "ana's").
 func plainWords(text string) []string {
+	text = strings.ReplaceAll(text, "’", "'") // a model may write the typographic apostrophe
 	return strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
 		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '-' && r != '\''
 	})

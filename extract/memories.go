@@ -169,7 +169,7 @@ func petFacet(m engram.Memory) (engram.FacetUpdate, bool) {
 	if at.IsZero() || len(sw) == 0 {
 		return engram.FacetUpdate{}, false
 	}
-	who := sw[len(sw)-1] // the last word of a speaker's name: "khan" of "Fahim Khan"
+	who := sw[len(sw)-1] // the last word of a speaker's name: "lindqvist" of "Mara Lindqvist"
 	ws := plainWords(m.Text)
 	for i, w := range ws {
 		if !petNouns[w] {
@@ -182,7 +182,7 @@ func petFacet(m engram.Memory) (engram.FacetUpdate, bool) {
 		if j < 0 {
 			continue
 		}
-		owned := ws[j] == who+"'s" || ws[j] == who+"’s"
+		owned := ws[j] == who+"'s"
 		// The speaker, maybe an adverb between, got it: "Ana just got".
 		got := petGetVerbs[ws[j]] && (j >= 1 && ws[j-1] == who || j >= 2 && ws[j-2] == who)
 		if owned || got {
