@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -66,6 +67,21 @@ func doctorHTTP(t *testing.T, s *server.Server, failed bool) engram.DoctorReport
 		t.Fatalf("doctor: failed %v, want %v:\n%s", rep.Failed(), failed, testutil.ReportText(rep))
 	}
 	return rep
+}
+
+// chromaCaughtUp waits until the doctor of s finds Chroma holding the n
+// stored vectors with nothing left to push. Chroma's count reaches n
+// before the sync records what it pushed (a vector pushed again under its
+// id, a session's, counts once), and a sync that met Chroma down pushes
+// again only when its backoff ends: the doctor says "N changes still to
+// push" until then.
+func chromaCaughtUp(t *testing.T, s *server.Server, n int) {
+	t.Helper()
+	want := fmt.Sprintf("holds the %d stored vectors", n)
+	testutil.WaitUntil(t, "the doctor to find Chroma holding the "+strconv.Itoa(n)+" stored vectors, nothing to push", func() bool {
+		_, ok := testutil.FindCheck(doctorHTTP(t, s, false), "chroma", "ok", want)
+		return ok
+	})
 }
 
 // reindexHTTP starts a reindex of the vectors through s (POST
@@ -301,7 +317,7 @@ func TestFaultChromaStopped(t *testing.T) {
 	// The turns' vectors, and that of their session (a retrieval unit,
 	// embedded again as it grows under the same id).
 	testutil.WaitUntil(t, "Chroma to hold 21 vectors", func() bool { return ch.count(t) == 21 })
-	testutil.MustFindCheck(t, doctorHTTP(t, s, false), "chroma", "ok", "holds the 21 stored vectors")
+	chromaCaughtUp(t, s, 21)
 
 	ch.stop(t)
 	a := recallHTTP(t, s, "shallow", byTok[tok(5)])
@@ -322,7 +338,7 @@ func TestFaultChromaStopped(t *testing.T) {
 	// Back on the same data: the sync pushes what it missed.
 	ch.start(t, data)
 	testutil.WaitUntil(t, "Chroma to catch up to 31 vectors", func() bool { return ch.count(t) == 31 })
-	testutil.MustFindCheck(t, doctorHTTP(t, s, false), "chroma", "ok", "holds the 31 stored vectors")
+	chromaCaughtUp(t, s, 31)
 	a = recallHTTP(t, s, "shallow", byTok[tok(25)])
 	if a.Mode != "shallow" || len(a.Warnings) > 0 || len(a.Results) == 0 || a.Results[0].ID != ids[tok(25)] {
 		t.Fatalf("shallow recall after Chroma came back: %+v", a)
