@@ -249,8 +249,8 @@ func (t *topK) push(s float32, r int32) {
 		}
 		return
 	}
-	if worse(s, r, t.h[0]) || (s == t.h[0].score && r == t.h[0].row) {
-		return
+	if !worse(t.h[0].score, t.h[0].row, scored{s, r}) {
+		return // no better than the worst kept
 	}
 	t.h[0] = scored{s, r}
 	for i := 0; ; {
