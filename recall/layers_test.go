@@ -218,6 +218,46 @@ func TestDeepRecall_PersonaFacets(t *testing.T) {
 	}
 }
 
+// TestDeepRecall_PersonaFacetsByName: a person who chats under an account
+// name and gave their own name ("I'm Sam") is asked about by that name:
+// the facets of the persona whose identity holds it answer.
+func TestDeepRecall_PersonaFacetsByName(t *testing.T) {
+	f := mustOpenFixtureBy(t, []string{
+		"Went climbing at the gym again after work, my forearms are gone",
+		"Morning! Weather looks fine today.",
+		"Lunch was okay, nothing special.",
+		"haha forgot to say, I'm Sam by the way",
+	}, func(i int) string { return []string{"sk8r", "Bo", "Bo", "sk8r"}[i] })
+	ctx := context.Background()
+	at := f.turns[0].TS
+	if err := f.db.ApplyFacets(ctx, "test", []engram.FacetUpdate{
+		{Namespace: "default", Speaker: "sk8r", Facet: engram.FacetIdentity, Key: "name", Value: "Sam", At: f.turns[3].TS, Evidence: []string{f.turns[3].ID}},
+		{Namespace: "default", Speaker: "sk8r", Facet: engram.FacetActivity, Key: "climbing", Value: "went", At: at, Evidence: []string{f.turns[0].ID}},
+	}, 5); err != nil {
+		t.Fatal(err)
+	}
+	s := f.service()
+	s.Layers = f.db
+	for _, q := range []struct {
+		query string
+		want  bool
+	}{{"What are Sam's hobbies?", true}, {"What are Bo's hobbies?", false}} {
+		resp, err := s.Recall(ctx, engram.RecallRequest{Query: q.query, Mode: engram.ModeDeep, K: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var layer float64
+		for _, r := range resp.Results {
+			if r.ID == f.turns[0].ID {
+				layer = r.Signals.Layer
+			}
+		}
+		if (layer > 0) != q.want {
+			t.Errorf("%q: the climbing turn's layer evidence %v, want some: %v", q.query, layer, q.want)
+		}
+	}
+}
+
 // TestDeepRecall_SpeakerByAlias: a question naming a person by a name the
 // graph knows as theirs ("I'm Kate", said by Emi) favours that speaker's
 // turns as if it named them.

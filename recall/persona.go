@@ -71,7 +71,7 @@ func (s *Service) personaFacetEvidence(ctx context.Context, ev *evidence, ns, te
 	}
 	qwords, lower := words(text), strings.ToLower(text)
 	for _, p := range ps {
-		if !namesSpeaker(qwords, lower, strings.ToLower(p.Speaker)) {
+		if !namesPersona(qwords, lower, p) {
 			continue
 		}
 		for _, f := range p.Facets {
@@ -89,4 +89,28 @@ func (s *Service) personaFacetEvidence(ctx context.Context, ev *evidence, ns, te
 		}
 	}
 	return nil
+}
+
+// namesPersona reports whether the query (its words and its lower-case
+// text) names the persona's speaker: by the speaker's name, or by a name
+// the person gave for themself ("I'm Sam", said by the account "sk8r": a
+// facet of predicate name or alias, current or past).
+func namesPersona(qwords []string, lowerQuery string, p engram.Persona) bool {
+	if namesSpeaker(qwords, lowerQuery, strings.ToLower(p.Speaker)) {
+		return true
+	}
+	for _, f := range p.Facets {
+		if f.Facet != engram.FacetIdentity || !engram.AliasPredicate(f.Key) {
+			continue
+		}
+		if namesSpeaker(qwords, lowerQuery, strings.ToLower(f.Value)) {
+			return true
+		}
+		for _, h := range f.History {
+			if namesSpeaker(qwords, lowerQuery, strings.ToLower(h.Value)) {
+				return true
+			}
+		}
+	}
+	return false
 }
