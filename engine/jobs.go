@@ -10,6 +10,7 @@ import (
 	"github.com/engram-dev/engram/archive"
 	"github.com/engram-dev/engram/config"
 	"github.com/engram-dev/engram/pipeline"
+	"github.com/engram-dev/engram/postgres"
 	"github.com/engram-dev/engram/scheduler"
 )
 
@@ -29,7 +30,7 @@ func (e *Engine) newScheduler() (*scheduler.Scheduler, error) {
 		add(w.Name, e.guardLayers(w.Run))
 	}
 	add(config.JobVaultReconcile, e.reconcileVaults)
-	add(config.JobVerify, e.verifyArchive)
+	add(config.JobVerify, e.sharedJob(config.JobVerify, every[config.JobVerify], e.verifyArchive))
 	add(config.JobCompact, e.palace.Optimize)
 	add(config.JobSnapshot, e.healthSnapshot)
 	s, err := scheduler.New(scheduler.NewSQLStore(e.palace), jobs...)
@@ -157,6 +158,34 @@ func (e *Engine) sceneWorker() *pipeline.SceneWorker {
 		e.scenes = &pipeline.SceneWorker{Archive: e.archive, Store: e.palace, Indexed: e.palace.IndexedSeq, Work: e.work}
 	})
 	return e.scenes
+}
+
+// sharedRunner is an archive shared by several servers (the PostgreSQL
+// one), which leases the jobs over it to one server at a time.
+type sharedRunner interface {
+	RunShared(ctx context.Context, name string, every time.Duration, run func(context.Context) error) (postgres.SharedRun, error)
+}
+
+// sharedJob makes run, a job over the archive itself, a job that one server
+// of those sharing the archive runs an interval (see postgres.RunShared);
+// over the home's own archive it is run itself. A server that leaves it to
+// another records a success: the job's work is done for the interval.
+func (e *Engine) sharedJob(name string, every time.Duration, run func(context.Context) error) func(context.Context) error {
+	shared, ok := e.archive.(sharedRunner)
+	if !ok {
+		return run
+	}
+	return func(ctx context.Context) error {
+		r, err := shared.RunShared(ctx, name, every, run)
+		if err == nil && !r.Ran {
+			if r.Last.IsZero() {
+				e.logger.Info("shared job left to the server running it", "job", name, "server", r.Server)
+			} else {
+				e.logger.Info("shared job ran on a server within its interval", "job", name, "server", r.Server, "at", r.Last)
+			}
+		}
+		return err
+	}
 }
 
 // verifyArchive re-reads every archive file and fails on anything but

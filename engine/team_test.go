@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/config"
 	"github.com/engram-dev/engram/engine"
@@ -391,4 +393,56 @@ func memoryHolds(t *testing.T, e *engine.Engine, text string) bool {
 		}
 	}
 	return false
+}
+
+// TestTwoServers_SharedJobs: the archive's verification, a job over the
+// shared archive, runs on one server an interval: B leaves it to A's run
+// of the interval, and takes it once the interval has passed.
+func TestTwoServers_SharedJobs(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	ctx := t.Context()
+	open := func(name string) *engine.Engine {
+		e, err := engine.Open(ctx, teamConfig(filepath.Join(t.TempDir(), name), url), quiet())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { e.Close() })
+		return e
+	}
+	a, b := open("a"), open("b")
+	if _, err := a.Ingest(ctx, []engram.Turn{{ID: "t1", Namespace: engram.DefaultNamespace, Session: "s1", Speaker: "Ana", Role: "user", Content: "the kiln fires at noon"}}); err != nil {
+		t.Fatal(err)
+	}
+	db, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close(context.Background())
+	lastRun := func() (at time.Time) {
+		t.Helper()
+		if err := db.QueryRow(ctx, `SELECT last_run FROM team_jobs WHERE name = $1 AND last_success = last_run`, config.JobVerify).Scan(&at); err != nil {
+			t.Fatalf("the job's record: %v", err)
+		}
+		return at
+	}
+	run := func(e *engine.Engine) {
+		t.Helper()
+		st, err := e.RunJob(ctx, config.JobVerify)
+		if err != nil || st.LastError != "" {
+			t.Fatalf("run %s: %+v %v", config.JobVerify, st, err)
+		}
+	}
+	run(a)
+	first := lastRun()
+	run(b)
+	if again := lastRun(); !again.Equal(first) {
+		t.Fatalf("B verified the archive again within the interval: runs at %v and %v", first, again)
+	}
+	if _, err := db.Exec(ctx, `UPDATE team_jobs SET last_run = last_run - interval '2 days', last_success = last_success - interval '2 days'`); err != nil {
+		t.Fatal(err)
+	}
+	run(b)
+	if again := lastRun(); !again.After(first) {
+		t.Fatalf("B did not verify the archive once the interval had passed: last run %v", again)
+	}
 }

@@ -97,6 +97,17 @@ var migrations = []string{
 	// so that a number a forget deleted is never given again: a server
 	// that applied every correction through n reads the ones after it.
 	`CREATE SEQUENCE archive_corrections_n OWNED BY archive_corrections.n;`,
+
+	// 5: the shared jobs' state (RunShared): when each last started and
+	// last succeeded, its last error, and the server that ran it.
+	`CREATE TABLE team_jobs (
+		name         text PRIMARY KEY,
+		last_run     timestamptz NOT NULL,
+		last_success timestamptz,
+		last_error   text NOT NULL DEFAULT '',
+		server       text NOT NULL
+	);
+	COMMENT ON TABLE team_jobs IS 'engram jobs over the shared archive: which server ran each, and when';`,
 }
 
 // backfills run in Go after the migration of their version, in its
