@@ -48,6 +48,17 @@ func finds(t *testing.T, e *engine.Engine, query, text string) bool {
 	return false
 }
 
+// openServer opens an engine on cfg for the test, closed at its end.
+func openServer(tb testing.TB, cfg config.Config) *engine.Engine {
+	tb.Helper()
+	e, err := engine.Open(tb.Context(), cfg, quiet())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { e.Close() })
+	return e
+}
+
 // TestTwoServers runs two engines on one PostgreSQL archive, each with a
 // home of its own: a turn ingested on A is found on B; a forget on B
 // reaches A's palace, which keeps no trace of the text; with A closed, B
@@ -141,12 +152,7 @@ func BenchmarkTeamDelay(b *testing.B) {
 	open := func(name string) *engine.Engine {
 		cfg := teamConfig(filepath.Join(b.TempDir(), name), url)
 		cfg.Embedder = config.EmbedderNone
-		e, err := engine.Open(ctx, cfg, quiet())
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { e.Close() })
-		return e
+		return openServer(b, cfg)
 	}
 	a, srvB := open("a"), open("b")
 	var delays []time.Duration
@@ -401,15 +407,7 @@ func memoryHolds(t *testing.T, e *engine.Engine, text string) bool {
 func TestTwoServers_SharedJobs(t *testing.T) {
 	url := pgtest.NewDatabase(t)
 	ctx := t.Context()
-	open := func(name string) *engine.Engine {
-		e, err := engine.Open(ctx, teamConfig(filepath.Join(t.TempDir(), name), url), quiet())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { e.Close() })
-		return e
-	}
-	a, b := open("a"), open("b")
+	a, b := openServer(t, teamConfig(filepath.Join(t.TempDir(), "a"), url)), openServer(t, teamConfig(filepath.Join(t.TempDir(), "b"), url))
 	if _, err := a.Ingest(ctx, []engram.Turn{{ID: "t1", Namespace: engram.DefaultNamespace, Session: "s1", Speaker: "Ana", Role: "user", Content: "the kiln fires at noon"}}); err != nil {
 		t.Fatal(err)
 	}

@@ -349,15 +349,7 @@ func BenchmarkTeamCorrectionDelay(b *testing.B) {
 	const corrections = 100
 	url := pgtest.NewDatabase(b)
 	ctx := b.Context()
-	open := func(name string) *engine.Engine {
-		e, err := engine.Open(ctx, teamLayers(filepath.Join(b.TempDir(), name), url), quiet())
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { e.Close() })
-		return e
-	}
-	a, srvB := open("a"), open("b")
+	a, srvB := openServer(b, teamLayers(filepath.Join(b.TempDir(), "a"), url)), openServer(b, teamLayers(filepath.Join(b.TempDir(), "b"), url))
 	if _, err := a.Ingest(ctx, teamTurns); err != nil {
 		b.Fatal(err)
 	}
