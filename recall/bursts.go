@@ -12,8 +12,8 @@ import (
 )
 
 // Bursts. On a messaging app one statement is often sent as several short
-// messages in a row ("I'm planning on taking a cooking class today!" /
-// "It's an Italian one" / "we're making pasta"): the question matches one
+// messages in a row ("signed up for a pottery course today!" / "it's a
+// wheel one" / "we're making bowls"): the question matches one
 // line and its answer sits in the next. A result found in such a burst
 // stands for the whole burst: its text is the burst's messages in order and
 // its sources are every one of them, so the agent reads the statement whole

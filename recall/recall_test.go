@@ -373,10 +373,10 @@ func (fixedEmbedder) Dim() int      { return 2 }
 func TestRecallBurstIsOneResult(t *testing.T) {
 	contents := []string{
 		"Hey! How are you?",
-		"I'm planning on taking a cooking class today!",
-		"It's an Italian one",
-		"we are making fresh pasta with ham and peas",
-		"That sounds fun! I had pasta yesterday",
+		"I signed up for a pottery class today!",
+		"It's a wheel one",
+		"we are throwing small bowls and mugs",
+		"That sounds fun! I bought a mug yesterday",
 		"The weather in Miami is lovely",
 	}
 	speakers := []string{"Bo", "Ana", "ana", "Ana", "Bo", "Bo"}

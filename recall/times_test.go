@@ -17,7 +17,7 @@ func TestFindTimeExprs(t *testing.T) {
 		text string
 		want []recall.TimeRange
 	}{
-		{"I went to a LGBTQ support group yesterday and it was so powerful.",
+		{"I went to a choir rehearsal yesterday and it was so moving.",
 			[]recall.TimeRange{{From: day(5, 7), To: day(5, 8), Expr: "yesterday"}}},
 		{"I ran a charity race last Sunday, and we go camping next month!",
 			[]recall.TimeRange{{From: day(5, 7), To: day(5, 8), Expr: "last Sunday"}, {From: day(6, 1), To: day(7, 1), Expr: "next month"}}},
