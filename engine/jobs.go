@@ -166,6 +166,15 @@ type sharedRunner interface {
 	RunShared(ctx context.Context, name string, every time.Duration, run func(context.Context) error) (postgres.SharedRun, error)
 }
 
+// sharedVectors is the store of turn vectors the servers of a shared
+// archive share (see postgres.PutTurnVectors); nil for the home's own.
+func (e *Engine) sharedVectors() pipeline.SharedVectors {
+	if v, ok := e.archive.(pipeline.SharedVectors); ok {
+		return v
+	}
+	return nil
+}
+
 // sharedJob makes run, a job over the archive itself, a job that one server
 // of those sharing the archive runs an interval (see postgres.RunShared);
 // over the home's own archive it is run itself. A server that leaves it to

@@ -113,6 +113,7 @@ func Rebuild(ctx context.Context, cfg config.Config, logger *slog.Logger, progre
 		}
 		vx := pipeline.NewVectorIndexer(a, emb, store)
 		vx.Logger = logger.With("component", "vectors")
+		vx.Shared = e.sharedVectors()
 		if err := vx.Init(ctx); err != nil {
 			return rep, err
 		}

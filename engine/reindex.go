@@ -300,7 +300,7 @@ func (e *Engine) reembedTurns(ctx context.Context, run *reindexRun, emb engram.E
 	run.phase(phaseEmbed, e.archive.LastSeq())
 	vx := pipeline.NewVectorIndexer(e.archive, emb, fromStart{store})
 	vx.Logger = e.logger.With("component", "reindex")
-	vx.Work = e.work
+	vx.Work = e.work // no shared vectors: a reindex embeds every turn again
 	if err := vx.Init(ctx); err != nil {
 		return err
 	}

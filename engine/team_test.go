@@ -3,7 +3,9 @@ package engine_test
 import (
 	"bufio"
 	"context"
+	"encoding/binary"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +19,7 @@ import (
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/config"
+	"github.com/engram-dev/engram/embedder"
 	"github.com/engram-dev/engram/engine"
 	"github.com/engram-dev/engram/internal/filetest"
 	"github.com/engram-dev/engram/internal/pgtest"
@@ -443,4 +446,54 @@ func TestTwoServers_SharedJobs(t *testing.T) {
 	if again := lastRun(); !again.After(first) {
 		t.Fatalf("B did not verify the archive once the interval had passed: last run %v", again)
 	}
+}
+
+// TestTwoServers_SharedVectors: a turn's vector is embedded once for the
+// servers of an archive: B, opened after A embedded the turns, takes their
+// vectors from the shared table rather than embedding them. To tell, one
+// stored vector is replaced by the vector of an unrelated text: B's vector
+// recall of that text then finds the turn, which it could not had B
+// embedded the turn's own words.
+func TestTwoServers_SharedVectors(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	ctx := t.Context()
+	a := openServer(t, teamConfig(filepath.Join(t.TempDir(), "a"), url))
+	turns := []engram.Turn{
+		{ID: "t1", Namespace: engram.DefaultNamespace, Session: "s1", Speaker: "Ana", Role: "user", Content: "the kiln fires at noon"},
+		{ID: "t2", Namespace: engram.DefaultNamespace, Session: "s1", Speaker: "Ana", Role: "user", Content: "my sister repairs old bicycles"},
+		{ID: "t3", Namespace: engram.DefaultNamespace, Session: "s1", Speaker: "Bo", Role: "user", Content: "we painted the fence blue on Sunday"},
+	}
+	res, err := a.Ingest(ctx, turns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close(context.Background())
+	testutil.WaitUntil(t, "A's vectors in the shared table", func() bool {
+		var n int
+		return db.QueryRow(ctx, `SELECT count(*) FROM archive_vectors`).Scan(&n) == nil && n == len(turns)
+	})
+	const probe = "zebras graze across the savanna at dusk"
+	emb := embedder.New()
+	vecs, err := emb.Embed(ctx, []string{probe})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := make([]byte, 4*len(vecs[0]))
+	for i, x := range vecs[0] {
+		binary.LittleEndian.PutUint32(raw[4*i:], math.Float32bits(x))
+	}
+	tag, err := db.Exec(ctx, `UPDATE archive_vectors SET vec = $1 WHERE seq = $2`, raw, res.Turns[1].Seq)
+	if err != nil || tag.RowsAffected() != 1 {
+		t.Fatalf("replace t2's vector: %v %v", tag, err)
+	}
+
+	b := openServer(t, teamConfig(filepath.Join(t.TempDir(), "b"), url))
+	testutil.WaitUntil(t, "B's vector recall of the probe to find t2", func() bool {
+		resp, err := b.Recall(ctx, engram.RecallRequest{Namespace: engram.DefaultNamespace, Query: probe, Mode: engram.ModeShallow, K: 1})
+		return err == nil && len(resp.Results) == 1 && resp.Results[0].ID == "t2"
+	})
 }

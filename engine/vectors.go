@@ -334,6 +334,7 @@ func (e *Engine) buildSide(ctx context.Context, key string, activate bool) (*vec
 	side.vx = pipeline.NewVectorIndexer(e.archive, emb, store)
 	side.vx.Logger = e.logger.With("component", "vectors")
 	side.vx.Work = e.work
+	side.vx.Shared = e.sharedVectors()
 	if e.cfg.VectorIndex == config.VectorsChroma {
 		ci, err := chroma.Open(ctx, chroma.Config{URL: e.cfg.ChromaURL, Database: e.cfg.ChromaDatabase, Model: key, Dim: dim})
 		if err != nil {

@@ -24,6 +24,21 @@ type VectorStore interface {
 	Watermark(ctx context.Context) (int64, error)
 }
 
+// SharedVectors holds turn vectors by model and seq for every server of one
+// archive (package postgres implements it).
+type SharedVectors interface {
+	// RewriteMark dates a read of turns: taken before it, it lets
+	// PutTurnVectors leave out the turns rewritten since.
+	RewriteMark(ctx context.Context) (int64, error)
+	// TurnVectors returns the stored vectors of model and dimension dim of
+	// the turns of seqs, by seq.
+	TurnVectors(ctx context.Context, model string, dim int, seqs []int64) (map[int64][]float32, error)
+	// PutTurnVectors stores vecs[i] as model's vector of the turn seqs[i],
+	// unless a rewrite after mark changed the turn; it returns how many
+	// it stored.
+	PutTurnVectors(ctx context.Context, model string, mark int64, seqs []int64, vecs [][]float32) (int, error)
+}
+
 // VectorIndexer embeds archived turns with one model, in sequence order,
 // into a VectorStore. It follows the archive like the Indexer; a failing
 // embedder (an Ollama server down, say) only delays vectors: it retries with
@@ -45,6 +60,11 @@ type VectorIndexer struct {
 	// reads the turns again, so that it never writes the vector of a
 	// replaced text.
 	Work *work.Scheduler
+	// Shared, when set, is the store of turn vectors shared with the other
+	// servers of the archive: a turn whose vector another server stored
+	// is not embedded again, and the vectors embedded here are stored
+	// there. A failing Shared only warns: the turns are embedded here.
+	Shared SharedVectors
 
 	prog *progress
 	f    *follower
@@ -164,12 +184,13 @@ func (vx *VectorIndexer) catchUp(ctx context.Context, progress func(seq int64)) 
 		size = DefaultEmbedBatch
 	}
 	mark := vx.Work.Epoch() // before the archive's snapshot is taken
+	shared := vx.sharedMark(ctx)
 	return streamBatches(ctx, vx.archive, vx.Embedded(), size, func(batch []engram.Turn) error {
 		last := batch[len(batch)-1].Seq
 		var items []engram.VectorItem
 		if live := engram.IndexableTurns(batch); len(live) > 0 { // tombstones get no vector, nor a time the index cannot hold
 			err := vx.Work.Do(ctx, work.Embed, func() (err error) {
-				items, err = EmbedTurns(ctx, vx.embedder, live)
+				items, err = vx.embed(ctx, live, shared)
 				return err
 			})
 			if err != nil {
@@ -191,6 +212,72 @@ func (vx *VectorIndexer) catchUp(ctx context.Context, progress func(seq int64)) 
 		}
 		return nil
 	})
+}
+
+// sharedMark is the shared store's rewrite mark, taken before the archive
+// is read; -1 when there is no shared store, or it failed (then this pass
+// neither reads nor stores shared vectors).
+func (vx *VectorIndexer) sharedMark(ctx context.Context) int64 {
+	if vx.Shared == nil {
+		return -1
+	}
+	mark, err := vx.Shared.RewriteMark(ctx)
+	if err != nil {
+		vx.Logger.Warn("the shared turn vectors could not be read; embedding here", "err", err)
+		return -1
+	}
+	return mark
+}
+
+// embed returns the vector items of turns: those the shared store holds
+// (with shared, its mark, at 0 or above), the rest embedded here and then
+// stored there.
+func (vx *VectorIndexer) embed(ctx context.Context, turns []engram.Turn, shared int64) ([]engram.VectorItem, error) {
+	if shared < 0 {
+		return EmbedTurns(ctx, vx.embedder, turns)
+	}
+	turns = engram.IndexableTurns(turns)
+	seqs := make([]int64, len(turns))
+	for i, t := range turns {
+		seqs[i] = t.Seq
+	}
+	model := vx.embedder.Model()
+	have, err := vx.Shared.TurnVectors(ctx, model, vx.embedder.Dim(), seqs)
+	if err != nil {
+		vx.Logger.Warn("the shared turn vectors could not be read; embedding here", "err", err)
+		have = nil
+	}
+	var missing []engram.Turn
+	for _, t := range turns {
+		if have[t.Seq] == nil {
+			missing = append(missing, t)
+		}
+	}
+	embedded, err := EmbedTurns(ctx, vx.embedder, missing)
+	if err != nil {
+		return nil, err
+	}
+	if len(embedded) > 0 {
+		vecs := make([][]float32, len(embedded))
+		put := make([]int64, len(embedded))
+		for i, it := range embedded {
+			vecs[i], put[i] = it.Vector, missing[i].Seq
+		}
+		if _, err := vx.Shared.PutTurnVectors(ctx, model, shared, put, vecs); err != nil {
+			vx.Logger.Warn("the turn vectors embedded here could not be shared", "err", err)
+		}
+	}
+	items := make([]engram.VectorItem, 0, len(turns))
+	next := 0
+	for _, t := range turns {
+		if v := have[t.Seq]; v != nil {
+			items = append(items, engram.VectorItem{ID: t.ID, Kind: engram.KindTurn, Namespace: t.Namespace, TS: t.TS, Vector: v})
+		} else {
+			items = append(items, embedded[next])
+			next++
+		}
+	}
+	return items, nil
 }
 
 // EmbedTurns embeds turns (their EmbedText) with emb in one call and

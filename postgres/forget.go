@@ -267,6 +267,9 @@ func (a *Archive) rewrite(ctx context.Context, ids []string, edit archive.Edit, 
 		WHERE t.seq = u.seq`, seqs, crcs, lines, tss, reds); err != nil {
 		return fail("rewrite the turns", err)
 	}
+	if err := deleteVectors(ctx, tx, seqs); err != nil {
+		return fail("delete the rewritten turns' vectors", err)
+	}
 	changedIDs := make([]string, len(res.Changed))
 	for i, c := range res.Changed {
 		changedIDs[i] = c.New.ID

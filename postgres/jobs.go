@@ -62,20 +62,20 @@ func (a *Archive) RunShared(ctx context.Context, name string, every time.Duratio
 	}
 	conn, err := a.pool.Acquire(ctx)
 	if err != nil {
-		return SharedRun{}, jobFailure(ctx, "take a shared job's lease", err)
+		return SharedRun{}, dbFailure(ctx, "take a shared job's lease", err)
 	}
 	defer conn.Release()
 	key := jobLockKey(name)
 	var got bool
 	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1, $2)`, jobLockClass, key).Scan(&got); err != nil {
-		return SharedRun{}, jobFailure(ctx, "take a shared job's lease", err)
+		return SharedRun{}, dbFailure(ctx, "take a shared job's lease", err)
 	}
 	if !got {
 		var who string
 		// Who holds it: the server recorded at the start of its run.
 		err := conn.QueryRow(ctx, `SELECT server FROM team_jobs WHERE name = $1`, name).Scan(&who)
 		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
-			return SharedRun{}, jobFailure(ctx, "read a shared job's state", err)
+			return SharedRun{}, dbFailure(ctx, "read a shared job's state", err)
 		}
 		return SharedRun{Server: who}, nil
 	}
@@ -92,7 +92,7 @@ func (a *Archive) RunShared(ctx context.Context, name string, every time.Duratio
 	err = conn.QueryRow(ctx, `SELECT last_success > now() - make_interval(secs => $2), server, last_run
 		FROM team_jobs WHERE name = $1 AND last_success IS NOT NULL`, name, every.Seconds()).Scan(&recent, &who, &last)
 	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
-		return SharedRun{}, jobFailure(ctx, "read a shared job's state", err)
+		return SharedRun{}, dbFailure(ctx, "read a shared job's state", err)
 	}
 	if recent {
 		return SharedRun{Server: who, Last: last}, nil
@@ -102,7 +102,7 @@ func (a *Archive) RunShared(ctx context.Context, name string, every time.Duratio
 	if err := conn.QueryRow(ctx, `INSERT INTO team_jobs (name, last_run, server) VALUES ($1, now(), $2)
 		ON CONFLICT (name) DO UPDATE SET last_run = excluded.last_run, server = excluded.server
 		RETURNING last_run`, name, me).Scan(&started); err != nil {
-		return SharedRun{}, jobFailure(ctx, "record a shared job's start", err)
+		return SharedRun{}, dbFailure(ctx, "record a shared job's start", err)
 	}
 	runErr := run(ctx)
 	msg := ""
@@ -111,15 +111,15 @@ func (a *Archive) RunShared(ctx context.Context, name string, every time.Duratio
 	}
 	if _, err := conn.Exec(context.WithoutCancel(ctx), `UPDATE team_jobs SET last_error = $2,
 		last_success = CASE WHEN $2 = '' THEN last_run ELSE last_success END WHERE name = $1`, name, msg); err != nil && runErr == nil {
-		return SharedRun{Ran: true, Server: me, Last: started}, jobFailure(ctx, "record a shared job's end", err)
+		return SharedRun{Ran: true, Server: me, Last: started}, dbFailure(ctx, "record a shared job's end", err)
 	}
 	return SharedRun{Ran: true, Server: me, Last: started}, runErr
 }
 
-// jobFailure is what a failed read or write of a shared job's lease or
-// state returns: ctx's own error when ctx ended, else EUNAVAILABLE naming
-// what failed.
-func jobFailure(ctx context.Context, what string, err error) error {
+// dbFailure is what a failed read or write of the shared jobs' or
+// vectors' tables returns: ctx's own error when ctx ended, else
+// EUNAVAILABLE naming what failed.
+func dbFailure(ctx context.Context, what string, err error) error {
 	if cerr := ctx.Err(); cerr != nil && errors.Is(err, cerr) {
 		return cerr
 	}

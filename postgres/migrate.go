@@ -29,6 +29,9 @@ const (
 	// correctionsLockKey orders the writes of the corrections journal
 	// (Corrections): its numbers follow the commit order.
 	correctionsLockKey int64 = 0x656e6772616d_03
+	// vectorsLockKey keeps a rewrite and a store of turn vectors apart
+	// (see PutTurnVectors): stores hold it shared, rewrites exclusively.
+	vectorsLockKey int64 = 0x656e6772616d_04
 )
 
 // migrations are the archive's schema steps, version i+1 at index i.
@@ -108,6 +111,18 @@ var migrations = []string{
 		server       text NOT NULL
 	);
 	COMMENT ON TABLE team_jobs IS 'engram jobs over the shared archive: which server ran each, and when';`,
+
+	// 6: turn vectors shared by the servers (PutTurnVectors): a model's
+	// vector of a turn's current text, float32 little-endian. A rewrite
+	// deletes those of the turns it changes.
+	`CREATE TABLE archive_vectors (
+		model text NOT NULL,
+		seq   bigint NOT NULL,
+		vec   bytea NOT NULL,
+		PRIMARY KEY (model, seq)
+	);
+	CREATE INDEX archive_vectors_seq ON archive_vectors (seq);
+	COMMENT ON TABLE archive_vectors IS 'engram turn vectors, embedded once for every server';`,
 }
 
 // backfills run in Go after the migration of their version, in its
