@@ -415,6 +415,9 @@ func (c *clause) text(s string, sp speakers, group string) string {
 				txt = r
 			}
 		}
+		if txt == "" {
+			continue // an emphatic reflexive, left out with the space before it
+		}
 		b.WriteString(sep)
 		b.WriteString(txt)
 	}
@@ -528,9 +531,13 @@ func agree(w word) string {
 	return w.text
 }
 
-// resolvePronoun returns what the pronoun at k names, in the third person.
+// resolvePronoun returns what the pronoun at k names, in the third person;
+// "" for an emphatic reflexive, which is left out.
 func resolvePronoun(ws []word, k int, sp speakers, group string) (string, bool) {
 	w := ws[k]
+	if emphaticReflexive(ws, k) {
+		return "", true
+	}
 	switch w.low {
 	case "i", "me", "myself":
 		if w.low == "i" && w.text != "I" {
@@ -573,16 +580,35 @@ func resolvePronoun(ws []word, k int, sp speakers, group string) (string, bool) 
 func resolveWords(ws []word, a, b int, s string, sp speakers, group string) string {
 	var out strings.Builder
 	for k := a; k < b; k++ {
+		r, ok := resolvePronoun(ws, k, sp, group)
+		if !ok {
+			r = ws[k].text
+		} else if r == "" {
+			continue // an emphatic reflexive
+		}
 		if k > a {
 			out.WriteString(gap(s, ws, k))
 		}
-		if r, ok := resolvePronoun(ws, k, sp, group); ok {
-			out.WriteString(r)
-		} else {
-			out.WriteString(ws[k].text)
-		}
+		out.WriteString(r)
 	}
 	return out.String()
+}
+
+// emphaticReflexive reports whether the word at k is a reflexive pronoun
+// that only stresses who did it ("I baked it myself", "I myself think"):
+// one that follows no verb, whose object it would be ("I hurt myself"),
+// and no preposition ("a gift for myself").
+func emphaticReflexive(ws []word, k int) bool {
+	switch ws[k].low {
+	case "myself", "yourself", "ourselves":
+	default:
+		return false
+	}
+	if k == 0 {
+		return false
+	}
+	prev := ws[k-1].tag
+	return !isVerbTag(prev) && prev != "IN" && prev != "TO"
 }
 
 // resolveSpan is the text of a reason clause, pronouns resolved.

@@ -32,8 +32,9 @@ const (
 // vague.
 func newRel(subj, pred, obj string) *engram.Relation {
 	obj = strings.TrimSpace(strings.TrimRight(obj, relTrim))
-	for _, c := range []string{" or", " and", " but", " so"} {
-		// An object cut before what its last word joins: "year 500 or".
+	for _, c := range []string{" or", " and", " but", " so", " myself", " yourself", " ourselves"} {
+		// An object cut before what its last word joins: "year 500 or";
+		// an emphatic reflexive after it: "built the shelf myself".
 		if rest, ok := strings.CutSuffix(obj, c); ok {
 			obj = strings.TrimSpace(strings.TrimRight(rest, relTrim))
 		}
