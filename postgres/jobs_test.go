@@ -8,6 +8,7 @@ import (
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/internal/pgtest"
+	"github.com/engram-dev/engram/internal/testutil"
 	"github.com/engram-dev/engram/postgres"
 )
 
@@ -101,6 +102,11 @@ func TestRunSharedServerDies(t *testing.T) {
 		WHERE locktype = 'advisory' AND classid = $1 AND granted) k`, uint32(0x656e6772)).Scan(&killed); err != nil || killed != 1 {
 		t.Fatalf("terminate the lease's connection: %d %v", killed, err)
 	}
+	// The backend ends after pg_terminate_backend returns.
+	testutil.WaitUntil(t, "the lease's connection to end", func() bool {
+		var held int
+		return db.QueryRow(ctx, `SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = $1`, uint32(0x656e6772)).Scan(&held) == nil && held == 0
+	})
 	ran := false
 	if r, err := b.RunShared(ctx, job, time.Hour, func(context.Context) error { ran = true; return nil }); err != nil || !r.Ran || !ran {
 		t.Fatalf("after A's connection died, B: %+v %v ran %v; want it run", r, err, ran)
