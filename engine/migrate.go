@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/engram-dev/engram/archive"
+	"github.com/engram-dev/engram/config"
 	"github.com/engram-dev/engram/homedir"
 	"github.com/engram-dev/engram/postgres"
 )
@@ -28,7 +29,7 @@ func MigrateToPostgres(ctx context.Context, home, url string, logger *slog.Logge
 		return postgres.DumpInfo{}, err
 	}
 	defer a.Close()
-	info, err := a.Import(ctx, dir, filepath.Join(home, archive.CorrectionsFile))
+	info, err := a.Import(ctx, dir, postgres.HomeFiles{Journal: filepath.Join(home, archive.CorrectionsFile), Config: filepath.Join(home, config.ConfigFile)})
 	if err != nil {
 		return info, fmt.Errorf("migrate: %w", err)
 	}
@@ -56,7 +57,7 @@ func MigrateFromPostgres(ctx context.Context, url, home string, logger *slog.Log
 		return postgres.DumpInfo{}, err
 	}
 	defer a.Close()
-	info, err := a.Export(ctx, filepath.Join(home, homedir.ArchiveDir), filepath.Join(home, archive.CorrectionsFile))
+	info, err := a.Export(ctx, filepath.Join(home, homedir.ArchiveDir), postgres.HomeFiles{Journal: filepath.Join(home, archive.CorrectionsFile), Config: filepath.Join(home, config.ConfigFile)})
 	if err != nil {
 		return info, fmt.Errorf("migrate: %w", err)
 	}

@@ -1,11 +1,13 @@
 package engine_test
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/config"
 	"github.com/engram-dev/engram/engine"
 	"github.com/engram-dev/engram/internal/filetest"
 	"github.com/engram-dev/engram/internal/pgtest"
@@ -37,9 +39,15 @@ func TestMigratePostgres(t *testing.T) {
 	if err := e.Close(); err != nil {
 		t.Fatal(err)
 	}
+	// The home's settings, vaults among them, go with it and come back.
+	vault := filepath.Join(tmp, "vault")
+	conf := "embedder = \"none\"\nextractor = \"none\"\n\n[[vaults]]\npath = \"" + vault + "\"\n"
+	if err := os.WriteFile(filepath.Join(cfg.Home, config.ConfigFile), []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
 
 	info, err := engine.MigrateToPostgres(ctx, cfg.Home, url, quiet())
-	if err != nil || info.Lines != 3 || info.Turns != 3 || info.LastSeq != 3 {
+	if err != nil || info.Lines != 3 || info.Turns != 3 || info.LastSeq != 3 || info.Config != int64(len(conf)) {
 		t.Fatalf("MigrateToPostgres: %+v, %v", info, err)
 	}
 	if _, err := engine.MigrateToPostgres(ctx, cfg.Home, url, quiet()); err == nil || !strings.Contains(err.Error(), "not empty") {
@@ -52,6 +60,9 @@ func TestMigratePostgres(t *testing.T) {
 	back := testConfig(filepath.Join(tmp, "back"))
 	if info, err = engine.MigrateFromPostgres(ctx, url, back.Home, quiet()); err != nil || info.Lines != 3 || info.Turns != 3 {
 		t.Fatalf("MigrateFromPostgres: %+v, %v", info, err)
+	}
+	if got, err := os.ReadFile(filepath.Join(back.Home, config.ConfigFile)); err != nil || string(got) != conf {
+		t.Fatalf("the migrated home's config.toml: %q %v; want the first home's", got, err)
 	}
 	if _, err := engine.MigrateFromPostgres(ctx, url, back.Home, quiet()); err == nil || !strings.Contains(err.Error(), "not empty") {
 		t.Fatalf("into a home with an archive: %v", err)

@@ -134,7 +134,7 @@ func TestCorrectionsRewrite(t *testing.T) {
 		}
 	}
 	a := mustOpen(t, url, postgres.Options{})
-	if _, err := a.Import(ctx, src, fj.Path()); err != nil {
+	if _, err := a.Import(ctx, src, postgres.HomeFiles{Journal: fj.Path()}); err != nil {
 		t.Fatal(err)
 	}
 	j := a.Corrections()

@@ -42,7 +42,23 @@ type DumpInfo struct {
 	// CorrectionsSHA256 is their SHA-256 (each with its '\n').
 	Corrections       int64
 	CorrectionsSHA256 string
+	// Config counts the bytes of the home's config.toml copied (0: none),
+	// ConfigSHA256 is their SHA-256.
+	Config       int64
+	ConfigSHA256 string
 }
+
+// HomeFiles names the files of a home that Import and Export copy beside
+// the archive's day files, each "" for none: the corrections journal,
+// whose lines go to archive_corrections, and config.toml (models, vaults,
+// jobs; it holds no secret: keys come from the environment), kept whole
+// in home_config.
+type HomeFiles struct {
+	Journal, Config string
+}
+
+// homeConfigName is config.toml's name in home_config.
+const homeConfigName = "config.toml"
 
 // Export writes every row of the archive into dir as the file archive's
 // day files: dir/YYYY/MM/YYYY-MM-DD.jsonl by the UTC day of received_at,
@@ -52,17 +68,18 @@ type DumpInfo struct {
 // must not exist or be empty (EINVALID otherwise); files are created
 // 0600, directories 0700, each fsynced.
 //
-// When journal is not "", the corrections journal in the database
+// When home.Journal is not "", the corrections journal in the database
 // (archive_corrections, which Import fills) is written there, line by
-// line; journal must not exist or be empty.
+// line; when home.Config is not "", the config.toml Import kept, if any,
+// is written there whole. Neither may exist but empty.
 //
 // Export then checks the copy: it opens dir with archive.Open, compares
 // its counts, its last seq and every id (forgotten or not) with the rows,
 // and the SHA-256 of its lines with the rows'. Errors: EINVALID for a dir
-// or journal that is not empty; EUNAVAILABLE when the database fails;
+// or a home file that is not empty; EUNAVAILABLE when the database fails;
 // EINTERNAL when the copy does not check out (dir then holds it, for a
 // look); an error of the file system as is.
-func (a *Archive) Export(ctx context.Context, dir, journal string) (DumpInfo, error) {
+func (a *Archive) Export(ctx context.Context, dir string, home HomeFiles) (DumpInfo, error) {
 	var info DumpInfo
 	if a.closed.Load() {
 		return info, errClosed()
@@ -70,9 +87,11 @@ func (a *Archive) Export(ctx context.Context, dir, journal string) (DumpInfo, er
 	if err := checkEmptyDir(dir); err != nil {
 		return info, err
 	}
-	if journal != "" {
-		if err := checkEmptyFile(journal); err != nil {
-			return info, err
+	for _, f := range []string{home.Journal, home.Config} {
+		if f != "" {
+			if err := checkEmptyFile(f); err != nil {
+				return info, err
+			}
 		}
 	}
 	tx, err := a.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
@@ -124,12 +143,17 @@ func (a *Archive) Export(ctx context.Context, dir, journal string) (DumpInfo, er
 		return info, err
 	}
 	info.Files, info.Bytes, info.SHA256 = w.files, w.bytes, hex.EncodeToString(w.sum.Sum(nil))
-	if journal != "" {
-		n, sum, err := exportCorrections(ctx, tx, journal)
+	if home.Journal != "" {
+		n, sum, err := exportCorrections(ctx, tx, home.Journal)
 		if err != nil {
 			return info, err
 		}
 		info.Corrections, info.CorrectionsSHA256 = n, sum
+	}
+	if home.Config != "" {
+		if info.Config, info.ConfigSHA256, err = exportConfig(ctx, tx, home.Config); err != nil {
+			return info, err
+		}
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return info, readFailure(ctx, err)
@@ -176,11 +200,13 @@ func checkExport(dir string, info DumpInfo, want map[string]bool) error {
 }
 
 // Import copies the file archive in dir (a home's archive directory) into
-// this database, which must hold no turn and no correction (EINVALID
-// otherwise): every line of every day file as it is, tombstones and
-// redactions included, each row's seq, id, crc and times taken from its
-// line. When journal names a corrections journal (a missing one is
-// empty), its complete lines are copied into archive_corrections. It all
+// this database, which must hold no turn, no correction and no home file
+// (EINVALID otherwise): every line of every day file as it is, tombstones
+// and redactions included, each row's seq, id, crc and times taken from
+// its line. When home.Journal names a corrections journal (a missing one
+// is empty), its complete lines are copied into archive_corrections; when
+// home.Config names a config.toml that exists, it is copied whole into
+// home_config. It all
 // happens in one transaction under the append lock: a failure leaves the
 // database empty.
 //
@@ -189,11 +215,12 @@ func checkExport(dir string, info DumpInfo, want map[string]bool) error {
 // an id on two live lines, naming them (engram doctor and engram repair
 // fix them). It then checks the database against the files: the counts of
 // turns and tombstones against the file archive's, the last seq, and the
-// SHA-256 of the lines in seq order (and of the journal's). Errors:
+// SHA-256 of the lines in seq order (and of the journal's and the
+// config's). Errors:
 // EINVALID as above; ELOCKED when a server holds the archive;
 // EUNAVAILABLE when the database fails; EINTERNAL when the copy does not
 // check out.
-func (a *Archive) Import(ctx context.Context, dir, journal string) (DumpInfo, error) {
+func (a *Archive) Import(ctx context.Context, dir string, home HomeFiles) (DumpInfo, error) {
 	var info DumpInfo
 	if a.closed.Load() {
 		return info, errClosed()
@@ -213,8 +240,14 @@ func (a *Archive) Import(ctx context.Context, dir, journal string) (DumpInfo, er
 		return info, err
 	}
 	var corrections [][]byte
-	if journal != "" {
-		if corrections, err = journalLines(journal); err != nil {
+	if home.Journal != "" {
+		if corrections, err = journalLines(home.Journal); err != nil {
+			return info, err
+		}
+	}
+	var config []byte
+	if home.Config != "" {
+		if config, err = os.ReadFile(home.Config); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return info, err
 		}
 	}
@@ -233,13 +266,14 @@ func (a *Archive) Import(ctx context.Context, dir, journal string) (DumpInfo, er
 	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, appendLockKey); err != nil {
 		return info, readFailure(ctx, err)
 	}
-	if err := tx.QueryRow(ctx, `SELECT (SELECT count(*) FROM archive_turns), (SELECT count(*) FROM archive_corrections)`).
-		Scan(&rowsHeld, &corrHeld); err != nil {
+	var configHeld int64
+	if err := tx.QueryRow(ctx, `SELECT (SELECT count(*) FROM archive_turns), (SELECT count(*) FROM archive_corrections), (SELECT count(*) FROM home_config)`).
+		Scan(&rowsHeld, &corrHeld, &configHeld); err != nil {
 		return info, readFailure(ctx, err)
 	}
-	if rowsHeld > 0 || corrHeld > 0 {
+	if rowsHeld > 0 || corrHeld > 0 || configHeld > 0 {
 		return info, engram.Errorf(engram.EINVALID,
-			"the database is not empty (%d archived turns, %d corrections): migrate into an empty database", rowsHeld, corrHeld)
+			"the database is not empty (%d archived turns, %d corrections, %d home files): migrate into an empty database", rowsHeld, corrHeld, configHeld)
 	}
 	src := &lineSource{files: files, sum: sha256.New(), live: map[string]string{}}
 	defer src.close()
@@ -263,6 +297,12 @@ func (a *Archive) Import(ctx context.Context, dir, journal string) (DumpInfo, er
 		}
 	}
 	info.Corrections, info.CorrectionsSHA256 = int64(len(corrections)), sumLines(corrections)
+	if config != nil {
+		if _, err := tx.Exec(ctx, `INSERT INTO home_config (name, body) VALUES ($1, $2)`, homeConfigName, config); err != nil {
+			return info, &engram.Error{Code: engram.EUNAVAILABLE, Message: "cannot copy config.toml into PostgreSQL; nothing was copied", Err: err}
+		}
+		info.Config, info.ConfigSHA256 = int64(len(config)), sumBytes(config)
+	}
 	if err := tx.Commit(ctx); err != nil {
 		return info, &engram.Error{Code: engram.EUNAVAILABLE, Message: "PostgreSQL did not confirm the commit of the copy", Err: err}
 	}
@@ -303,6 +343,14 @@ func (a *Archive) checkImport(ctx context.Context, info DumpInfo) error {
 	if err != nil {
 		return err
 	}
+	config, _, err := readConfig(ctx, a.pool)
+	if err != nil {
+		return err
+	}
+	if info.Config > 0 && (int64(len(config)) != info.Config || sumBytes(config) != info.ConfigSHA256) {
+		return engram.Errorf(engram.EINTERNAL, "the database's config.toml (%d bytes, SHA-256 %s) is not the home's (%d bytes, %s)",
+			len(config), sumBytes(config), info.Config, info.ConfigSHA256)
+	}
 	if got.Lines != info.Lines || got.Turns != info.Turns || got.Forgotten != info.Forgotten || got.SHA256 != info.SHA256 ||
 		int64(len(corr)) != info.Corrections || sumLines(corr) != info.CorrectionsSHA256 {
 		return engram.Errorf(engram.EINTERNAL,
@@ -328,6 +376,49 @@ func readCorrections(ctx context.Context, q querier) ([][]byte, error) {
 		return nil, readFailure(ctx, err)
 	}
 	return out, nil
+}
+
+// readConfig returns the config.toml that Import kept; ok is false when
+// it kept none.
+func readConfig(ctx context.Context, q querier) (body []byte, ok bool, err error) {
+	rows, err := q.Query(ctx, `SELECT body FROM home_config WHERE name = $1`, homeConfigName)
+	if err != nil {
+		return nil, false, readFailure(ctx, err)
+	}
+	bodies, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
+	if err != nil {
+		return nil, false, readFailure(ctx, err)
+	}
+	if len(bodies) == 0 {
+		return nil, false, nil
+	}
+	return bodies[0], true, nil
+}
+
+// exportConfig writes the config.toml in the database, if any, to path,
+// and returns its size and SHA-256 as written.
+func exportConfig(ctx context.Context, q querier, path string) (int64, string, error) {
+	body, ok, err := readConfig(ctx, q)
+	if err != nil || !ok {
+		return 0, "", err
+	}
+	if err := writeSynced(path, body); err != nil {
+		return 0, "", err
+	}
+	written, err := os.ReadFile(path)
+	if err != nil {
+		return 0, "", err
+	}
+	if sumBytes(written) != sumBytes(body) {
+		return 0, "", engram.Errorf(engram.EINTERNAL, "%s does not hold the database's config.toml", path)
+	}
+	return int64(len(body)), sumBytes(body), nil
+}
+
+// sumBytes is the SHA-256 of b, lowercase hex.
+func sumBytes(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
 }
 
 // exportCorrections writes the corrections in the database to path.

@@ -74,7 +74,7 @@ func TestExportWritesTheFileArchive(t *testing.T) {
 	fa.Close()
 
 	out := filepath.Join(t.TempDir(), "export")
-	info, err := pa.Export(context.Background(), out, "")
+	info, err := pa.Export(context.Background(), out, postgres.HomeFiles{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +92,7 @@ func TestExportWritesTheFileArchive(t *testing.T) {
 	}
 
 	// Into a folder that is not empty: refused.
-	if _, err := pa.Export(context.Background(), out, ""); engram.ErrorCode(err) != engram.EINVALID || !strings.Contains(err.Error(), "not empty") {
+	if _, err := pa.Export(context.Background(), out, postgres.HomeFiles{}); engram.ErrorCode(err) != engram.EINVALID || !strings.Contains(err.Error(), "not empty") {
 		t.Fatalf("export into a full folder: %v", err)
 	}
 }
@@ -106,7 +106,7 @@ func TestExportDamagedRow(t *testing.T) {
 	mustExec(t, connect(t, url), `UPDATE archive_turns SET line = overlay(line PLACING '\x21'::bytea
 		FROM position('"content":"'::bytea IN line) + 11 FOR 1) WHERE seq = 2`)
 	out := t.TempDir()
-	info, err := a.Export(context.Background(), out, "")
+	info, err := a.Export(context.Background(), out, postgres.HomeFiles{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +148,7 @@ func TestMigrateRoundTrip(t *testing.T) {
 	}
 
 	a := mustOpen(t, url, postgres.Options{})
-	in, err := a.Import(context.Background(), src, filepath.Join(home, archive.CorrectionsFile))
+	in, err := a.Import(context.Background(), src, postgres.HomeFiles{Journal: filepath.Join(home, archive.CorrectionsFile)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +168,7 @@ func TestMigrateRoundTrip(t *testing.T) {
 	}
 
 	// Into a database that is not empty: refused, and nothing added.
-	if _, err := a.Import(context.Background(), src, ""); engram.ErrorCode(err) != engram.EINVALID || !strings.Contains(err.Error(), "not empty") {
+	if _, err := a.Import(context.Background(), src, postgres.HomeFiles{}); engram.ErrorCode(err) != engram.EINVALID || !strings.Contains(err.Error(), "not empty") {
 		t.Fatalf("import into a full database: %v", err)
 	}
 
@@ -176,7 +176,7 @@ func TestMigrateRoundTrip(t *testing.T) {
 	db := connect(t, url)
 	mustExec(t, db, `DELETE FROM archive_turns WHERE seq = 8`)
 	home2 := t.TempDir()
-	out, err := a.Export(context.Background(), filepath.Join(home2, "archive"), filepath.Join(home2, archive.CorrectionsFile))
+	out, err := a.Export(context.Background(), filepath.Join(home2, "archive"), postgres.HomeFiles{Journal: filepath.Join(home2, archive.CorrectionsFile)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,7 +216,7 @@ func TestImportRefusesDamage(t *testing.T) {
 		os.WriteFile(p, bytes.Replace(b, []byte(`"content":"two"`), []byte(`"content":"twx"`), 1), 0o600)
 	}
 	a := mustOpen(t, url, postgres.Options{})
-	_, err = a.Import(context.Background(), src, "")
+	_, err = a.Import(context.Background(), src, postgres.HomeFiles{})
 	if engram.ErrorCode(err) != engram.EINVALID || !strings.Contains(err.Error(), "damaged") {
 		t.Fatalf("import of a damaged archive: %v", err)
 	}

@@ -123,6 +123,14 @@ var migrations = []string{
 	);
 	CREATE INDEX archive_vectors_seq ON archive_vectors (seq);
 	COMMENT ON TABLE archive_vectors IS 'engram turn vectors, embedded once for every server';`,
+
+	// 7: the home files engram migrate copies beside the archive
+	// (HomeFiles): config.toml, whole.
+	`CREATE TABLE home_config (
+		name text PRIMARY KEY,
+		body bytea NOT NULL
+	);
+	COMMENT ON TABLE home_config IS 'engram home files copied by engram migrate: config.toml (models, vaults, jobs; never a secret)';`,
 }
 
 // backfills run in Go after the migration of their version, in its

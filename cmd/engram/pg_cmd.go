@@ -45,7 +45,7 @@ DIR must be new or empty. The URL comes from --from, else from
 	}
 	defer a.Close()
 	start := time.Now()
-	info, err := a.Export(ctx, *to, "")
+	info, err := a.Export(ctx, *to, postgres.HomeFiles{})
 	if err != nil {
 		return err
 	}
@@ -63,7 +63,8 @@ lines in seq order on both sides. Stop `+"`engram serve`"+` first.
 --from postgres://... --to DIR: writes the database's archive and
 corrections into DIR, a new home (its archive must be empty), and checks
 them the same way; `+"`engram --home DIR rebuild`"+` then builds its indexes.
-config.toml is not copied. "--to postgres" or "--from postgres" takes the
+The home's config.toml (models, vaults, jobs; never a secret) goes with
+them, and comes back into the new home. "--to postgres" or "--from postgres" takes the
 URL from `+postgres.EnvURL+`; the password is never printed.`)
 	from := fs.String("from", "", "the PostgreSQL URL to copy from (with --to DIR)")
 	to := fs.String("to", "", "the PostgreSQL URL to copy the home into, or the new home DIR (with --from)")
@@ -117,6 +118,9 @@ func printDump(m *Main, verb, from, to string, info postgres.DumpInfo, took time
 	tprintf(m.Stdout, "  checked: last seq %d, %d bytes, sha256 %s\n", info.LastSeq, info.Bytes, info.SHA256)
 	if info.Corrections > 0 {
 		tprintf(m.Stdout, "  %d %s, sha256 %s\n", info.Corrections, noun(int(info.Corrections), "correction", "corrections"), info.CorrectionsSHA256)
+	}
+	if info.Config > 0 {
+		tprintf(m.Stdout, "  config.toml, %d bytes, sha256 %s\n", info.Config, info.ConfigSHA256)
 	}
 }
 
