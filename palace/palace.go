@@ -89,6 +89,9 @@ type DB struct {
 	ukw, skw, mkw *kwindex.SeqCache
 
 	splitWrites bool // tests: a background write that can commit early does at every step (yieldWriter)
+	// closeWaiting, when set (by tests), is called while Close waits for
+	// a read in flight.
+	closeWaiting func()
 
 	// parallelRank is the count of turns above which the keyword ranking is
 	// cut into rowid ranges: parallelRankRows, lowered by tests so that a
@@ -299,6 +302,7 @@ func (db *DB) Close() error {
 	if db.load != nil {
 		errs = append(errs, db.load.Close())
 	}
+	db.waitReads()
 	// The writer closes last: the last connection to close checkpoints the
 	// WAL into the database file and removes it.
 	errs = append(errs, db.wstmts.close(), db.w.Close())
@@ -306,6 +310,27 @@ func (db *DB) Close() error {
 		return fmt.Errorf("palace: close: %w", err)
 	}
 	return nil
+}
+
+// closeWait bounds how long Close waits for the reads in flight (see
+// waitReads): past it the writer closes anyway, and the last reader to
+// close removes the WAL files, which the next open makes again.
+const closeWait = 30 * time.Second
+
+// waitReads waits, after the read pools closed, for the reads still in
+// flight: a read keeps its connection when its pool closes and closes it
+// when it ends, and a reader that closed after the writer would remove
+// the WAL and its index (see persistWAL) after Close returned.
+func (db *DB) waitReads() {
+	deadline := time.Now().Add(closeWait)
+	for _, p := range []*sql.DB{db.r, db.load} {
+		for p != nil && p.Stats().OpenConnections > 0 && time.Now().Before(deadline) {
+			if db.closeWaiting != nil {
+				db.closeWaiting()
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
 }
 
 func errClosed() error {

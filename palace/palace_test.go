@@ -192,6 +192,48 @@ func TestOpen_FileMode(t *testing.T) {
 	}
 }
 
+// TestClose_WaitsForReads: a read in flight when the palace closes keeps
+// its connection until it ends; Close waits for it before the writer
+// closes, so the writer is the last connection and the WAL files stay
+// (a reader closing last would remove them after Close returned).
+func TestClose_WaitsForReads(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "palace.db")
+	db, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := db.PutTurns(ctx, []engram.Turn{testTurn(1, "kept")}); err != nil {
+		t.Fatal(err)
+	}
+	reading, release, read := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+	go func() {
+		read <- db.View(ctx, func(tx *sql.Tx) error {
+			var n int
+			if err := tx.QueryRow(`SELECT count(*) FROM turns`).Scan(&n); err != nil {
+				return err
+			}
+			close(reading)
+			<-release
+			return nil
+		})
+	}()
+	<-reading
+	var once sync.Once
+	end := func() { once.Do(func() { close(release) }) }
+	db.closeWaiting = end // the read ends once Close waits for it
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	end() // a Close that did not wait has returned with the read still going
+	if err := <-read; err != nil {
+		t.Fatalf("the read in flight: %v", err)
+	}
+	if fi, err := os.Stat(path + "-shm"); err != nil || fi.Size() == 0 {
+		t.Fatalf("WAL index after close: %v %v, want it kept", fi, err)
+	}
+}
+
 // TestClose_KeepsWALFiles: a clean close folds the WAL into the database
 // and empties it, but keeps it and its index file, so that the next open
 // allocates nothing (on a full disk it could not); the data is all in the
