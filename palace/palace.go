@@ -302,28 +302,33 @@ func (db *DB) Close() error {
 	if db.load != nil {
 		errs = append(errs, db.load.Close())
 	}
-	db.waitReads()
+	db.waitClosed(db.r, db.load)
 	// The writer closes last: the last connection to close checkpoints the
 	// WAL into the database file and removes it.
 	errs = append(errs, db.wstmts.close(), db.w.Close())
+	// A write in flight closes its connection when it ends: Close returns
+	// after, with every file as the last connection left it.
+	db.waitClosed(db.w)
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("palace: close: %w", err)
 	}
 	return nil
 }
 
-// closeWait bounds how long Close waits for the reads in flight (see
-// waitReads): past it the writer closes anyway, and the last reader to
-// close removes the WAL files, which the next open makes again.
+// closeWait bounds how long Close waits for the reads and writes in
+// flight (see waitClosed): past it Close goes on, and the last connection
+// to close decides what becomes of the WAL files (the next open makes
+// them again if they are gone).
 const closeWait = 30 * time.Second
 
-// waitReads waits, after the read pools closed, for the reads still in
-// flight: a read keeps its connection when its pool closes and closes it
-// when it ends, and a reader that closed after the writer would remove
-// the WAL and its index (see persistWAL) after Close returned.
-func (db *DB) waitReads() {
+// waitClosed waits, after pools closed, for their connections still in
+// use: a read or a write in flight keeps its connection when its pool
+// closes, and closes it when it ends. A reader that closed after the
+// writer would remove the WAL and its index (see persistWAL) after Close
+// returned.
+func (db *DB) waitClosed(pools ...*sql.DB) {
 	deadline := time.Now().Add(closeWait)
-	for _, p := range []*sql.DB{db.r, db.load} {
+	for _, p := range pools {
 		for p != nil && p.Stats().OpenConnections > 0 && time.Now().Before(deadline) {
 			if db.closeWaiting != nil {
 				db.closeWaiting()
