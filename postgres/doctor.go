@@ -20,6 +20,10 @@ const (
 	CheckReach  = "postgres"
 	CheckSchema = "postgres-schema"
 	CheckLag    = "postgres-lag"
+	// CheckShared reports the work the servers share: which server last
+	// verified the archive, and that no shared vector is of a forgotten
+	// turn.
+	CheckShared = "postgres-shared"
 )
 
 // Status is what the doctor reads of the database: the archive's schema
@@ -35,6 +39,19 @@ type Status struct {
 	// LastCorrection is the corrections journal's last entry; 0 when it
 	// has none.
 	LastCorrection int64
+	// Jobs are the shared jobs' records (team_jobs), by name.
+	Jobs []SharedJobState
+	// ForgottenVectors counts the shared turn vectors whose turn is a
+	// tombstone: a forget deletes them, so any is a fault.
+	ForgottenVectors int64
+}
+
+// SharedJobState is a shared job's record in team_jobs.
+type SharedJobState struct {
+	Name, Server string
+	LastRun      time.Time
+	LastSuccess  time.Time // zero when it never succeeded
+	LastError    string
 }
 
 // ReadStatus connects to the database at url, reads its Status and
@@ -72,12 +89,39 @@ func ReadStatus(ctx context.Context, url string) (Status, error) {
 // readStatus fills st from conn, reading only the tables that exist: a
 // database engram never opened has none.
 func readStatus(ctx context.Context, conn *pgx.Conn, st *Status) error {
-	var migrated, turns, rewrites, corrections bool
+	var migrated, turns, rewrites, corrections, jobs, vectors bool
 	if err := conn.QueryRow(ctx, `SELECT current_setting('server_version'), to_regclass('schema_migrations') IS NOT NULL,
 		to_regclass('archive_turns') IS NOT NULL, to_regclass('archive_rewrites') IS NOT NULL,
-		to_regclass('archive_corrections') IS NOT NULL`).
-		Scan(&st.Server, &migrated, &turns, &rewrites, &corrections); err != nil {
+		to_regclass('archive_corrections') IS NOT NULL, to_regclass('team_jobs') IS NOT NULL,
+		to_regclass('archive_vectors') IS NOT NULL`).
+		Scan(&st.Server, &migrated, &turns, &rewrites, &corrections, &jobs, &vectors); err != nil {
 		return err
+	}
+	if jobs {
+		rows, err := conn.Query(ctx, `SELECT name, server, last_run, last_success, last_error FROM team_jobs ORDER BY name`)
+		if err != nil {
+			return err
+		}
+		var (
+			j       SharedJobState
+			success *time.Time // NULL until a run succeeded
+		)
+		if _, err := pgx.ForEachRow(rows, []any{&j.Name, &j.Server, &j.LastRun, &success, &j.LastError}, func() error {
+			j.LastSuccess = time.Time{}
+			if success != nil {
+				j.LastSuccess = *success
+			}
+			st.Jobs = append(st.Jobs, j)
+			return nil
+		}); err != nil {
+			return err
+		}
+	}
+	if vectors && turns {
+		if err := conn.QueryRow(ctx, `SELECT count(*) FROM archive_turns t JOIN archive_vectors v ON v.seq = t.seq WHERE t.ts IS NULL`).
+			Scan(&st.ForgottenVectors); err != nil {
+			return err
+		}
 	}
 	if migrated {
 		if err := conn.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM schema_migrations WHERE component = $1`,
@@ -141,9 +185,37 @@ func Doctor(ctx context.Context, url string, a Applied) (checks []engram.DoctorC
 	schema, usable := st.schemaCheck(a)
 	checks = append(checks, schema)
 	if usable {
-		checks = append(checks, st.lagCheck(a))
+		checks = append(checks, st.lagCheck(a), st.sharedCheck())
 	}
 	return checks, usable
+}
+
+// sharedCheck reports the shared work: a shared vector of a forgotten
+// turn fails (a forget deletes them); a shared job whose last run failed
+// warns.
+func (st Status) sharedCheck() engram.DoctorCheck {
+	if st.ForgottenVectors > 0 {
+		return fail(CheckShared, fmt.Sprintf("%d shared turn %s of forgotten turns %s in archive_vectors, which a forget deletes: the database was changed behind engram's back",
+			st.ForgottenVectors, plural(st.ForgottenVectors, "vector", "vectors"), plural(st.ForgottenVectors, "is", "are")),
+			"DELETE FROM archive_vectors v USING archive_turns t WHERE t.seq = v.seq AND t.ts IS NULL")
+	}
+	if len(st.Jobs) == 0 {
+		return check(CheckShared, engram.CheckOK, "no shared job has run yet; no shared vector is of a forgotten turn", "")
+	}
+	var runs []string
+	for _, j := range st.Jobs {
+		at := func(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+		switch {
+		case j.LastError != "":
+			return check(CheckShared, engram.CheckWarn, fmt.Sprintf("the last run of the shared job %s, on %s at %s, failed: %s",
+				j.Name, j.Server, at(j.LastRun), j.LastError), "see that server's log and engram doctor; then engram jobs run "+j.Name)
+		case j.LastSuccess.IsZero():
+			runs = append(runs, fmt.Sprintf("%s running on %s since %s", j.Name, j.Server, at(j.LastRun)))
+		default:
+			runs = append(runs, fmt.Sprintf("%s last run by %s at %s", j.Name, j.Server, at(j.LastSuccess)))
+		}
+	}
+	return check(CheckShared, engram.CheckOK, "shared jobs: "+strings.Join(runs, "; ")+"; no shared vector is of a forgotten turn", "")
 }
 
 // schemaCheck compares the archive's schema with the version this engram

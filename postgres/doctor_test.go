@@ -2,10 +2,12 @@ package postgres_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/internal/archivetest"
@@ -119,4 +121,38 @@ func TestDoctorLag(t *testing.T) {
 	testutil.MustFindCheck(t, rep, postgres.CheckLag, engram.CheckOK, "current", "through seq 3", "through entry 1")
 	rep = doctor(t, url, postgres.Applied{IndexedSeq: 7, Rewrites: 1}, true)
 	testutil.MustFindCheck(t, rep, postgres.CheckLag, engram.CheckFail, "another database")
+}
+
+// TestDoctorShared: the doctor names the server that ran each shared job
+// last, warns of a shared job whose last run failed, and fails on a shared
+// vector of a forgotten turn (which only a change behind engram's back
+// leaves).
+func TestDoctorShared(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	ctx := context.Background()
+	a := mustOpen(t, url, postgres.Options{})
+	res := archivetest.MustAppend(t, a, archivetest.Turn("s", "one"), archivetest.Turn("s", "two"))
+	applied := postgres.Applied{IndexedSeq: res[1].Seq}
+	testutil.MustFindCheck(t, doctor(t, url, applied, true), postgres.CheckShared, engram.CheckOK, "no shared job has run yet")
+
+	if _, err := a.RunShared(ctx, "archive-verify", time.Hour, func(context.Context) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	testutil.MustFindCheck(t, doctor(t, url, applied, true), postgres.CheckShared, engram.CheckOK, "archive-verify last run by", "no shared vector")
+	db := connect(t, url)
+	mustExec(t, db, `UPDATE team_jobs SET last_run = last_run - interval '2 hours', last_success = last_success - interval '2 hours'`)
+	if _, err := a.RunShared(ctx, "archive-verify", time.Hour, func(context.Context) error { return errors.New("3 problems") }); err == nil {
+		t.Fatal("the failing run returned no error")
+	}
+	c := testutil.MustFindCheck(t, doctor(t, url, applied, true), postgres.CheckShared, engram.CheckWarn, "archive-verify", "failed: 3 problems")
+	if !strings.Contains(c.Fix, "engram jobs run archive-verify") {
+		t.Errorf("fix: %q", c.Fix)
+	}
+
+	if _, err := a.PutTurnVectors(ctx, "m", 0, []int64{res[0].Seq}, [][]float32{{1, 0}}); err != nil {
+		t.Fatal(err)
+	}
+	// Behind engram's back: the row made a tombstone, its vector left.
+	mustExec(t, db, `UPDATE archive_turns SET ts = NULL WHERE seq = $1`, res[0].Seq)
+	testutil.MustFindCheck(t, doctor(t, url, applied, true), postgres.CheckShared, engram.CheckFail, "1 shared turn vector of forgotten turns is")
 }
