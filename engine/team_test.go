@@ -51,17 +51,6 @@ func finds(t *testing.T, e *engine.Engine, query, text string) bool {
 	return false
 }
 
-// openServer opens an engine on cfg for the test, closed at its end.
-func openServer(tb testing.TB, cfg config.Config) *engine.Engine {
-	tb.Helper()
-	e, err := engine.Open(tb.Context(), cfg, quiet())
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { e.Close() })
-	return e
-}
-
 // TestTwoServers runs two engines on one PostgreSQL archive, each with a
 // home of its own: a turn ingested on A is found on B; a forget on B
 // reaches A's palace, which keeps no trace of the text; with A closed, B
@@ -155,7 +144,7 @@ func BenchmarkTeamDelay(b *testing.B) {
 	open := func(name string) *engine.Engine {
 		cfg := teamConfig(filepath.Join(b.TempDir(), name), url)
 		cfg.Embedder = config.EmbedderNone
-		return openServer(b, cfg)
+		return openTeam(b, cfg)
 	}
 	a, srvB := open("a"), open("b")
 	var delays []time.Duration
@@ -410,7 +399,7 @@ func memoryHolds(t *testing.T, e *engine.Engine, text string) bool {
 func TestTwoServers_SharedJobs(t *testing.T) {
 	url := pgtest.NewDatabase(t)
 	ctx := t.Context()
-	a, b := openServer(t, teamConfig(filepath.Join(t.TempDir(), "a"), url)), openServer(t, teamConfig(filepath.Join(t.TempDir(), "b"), url))
+	a, b := openTeam(t, teamConfig(filepath.Join(t.TempDir(), "a"), url)), openTeam(t, teamConfig(filepath.Join(t.TempDir(), "b"), url))
 	if _, err := a.Ingest(ctx, []engram.Turn{{ID: "t1", Namespace: engram.DefaultNamespace, Session: "s1", Speaker: "Ana", Role: "user", Content: "the kiln fires at noon"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -457,7 +446,7 @@ func TestTwoServers_SharedJobs(t *testing.T) {
 func TestTwoServers_SharedVectors(t *testing.T) {
 	url := pgtest.NewDatabase(t)
 	ctx := t.Context()
-	a := openServer(t, teamConfig(filepath.Join(t.TempDir(), "a"), url))
+	a := openTeam(t, teamConfig(filepath.Join(t.TempDir(), "a"), url))
 	turns := []engram.Turn{
 		{ID: "t1", Namespace: engram.DefaultNamespace, Session: "s1", Speaker: "Ana", Role: "user", Content: "the kiln fires at noon"},
 		{ID: "t2", Namespace: engram.DefaultNamespace, Session: "s1", Speaker: "Ana", Role: "user", Content: "my sister repairs old bicycles"},
@@ -491,7 +480,7 @@ func TestTwoServers_SharedVectors(t *testing.T) {
 		t.Fatalf("replace t2's vector: %v %v", tag, err)
 	}
 
-	b := openServer(t, teamConfig(filepath.Join(t.TempDir(), "b"), url))
+	b := openTeam(t, teamConfig(filepath.Join(t.TempDir(), "b"), url))
 	testutil.WaitUntil(t, "B's vector recall of the probe to find t2", func() bool {
 		resp, err := b.Recall(ctx, engram.RecallRequest{Namespace: engram.DefaultNamespace, Query: probe, Mode: engram.ModeShallow, K: 1})
 		return err == nil && len(resp.Results) == 1 && resp.Results[0].ID == "t2"

@@ -78,13 +78,13 @@ func personaHolds(t *testing.T, e *engine.Engine, text string) bool {
 
 // openTeam opens a server of cfg, closed when the test ends unless the
 // test closes it first.
-func openTeam(t *testing.T, cfg config.Config) *engine.Engine {
-	t.Helper()
-	e, err := engine.Open(t.Context(), cfg, quiet())
+func openTeam(tb testing.TB, cfg config.Config) *engine.Engine {
+	tb.Helper()
+	e, err := engine.Open(tb.Context(), cfg, quiet())
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	t.Cleanup(func() { e.Close() })
+	tb.Cleanup(func() { e.Close() })
 	return e
 }
 
@@ -349,7 +349,7 @@ func BenchmarkTeamCorrectionDelay(b *testing.B) {
 	const corrections = 100
 	url := pgtest.NewDatabase(b)
 	ctx := b.Context()
-	a, srvB := openServer(b, teamLayers(filepath.Join(b.TempDir(), "a"), url)), openServer(b, teamLayers(filepath.Join(b.TempDir(), "b"), url))
+	a, srvB := openTeam(b, teamLayers(filepath.Join(b.TempDir(), "a"), url)), openTeam(b, teamLayers(filepath.Join(b.TempDir(), "b"), url))
 	if _, err := a.Ingest(ctx, teamTurns); err != nil {
 		b.Fatal(err)
 	}
