@@ -32,11 +32,19 @@ const (
 // vague.
 func newRel(subj, pred, obj string) *engram.Relation {
 	obj = strings.TrimSpace(strings.TrimRight(obj, relTrim))
-	for _, c := range []string{" or", " and", " but", " so", " myself", " yourself", " ourselves"} {
-		// An object cut before what its last word joins: "year 500 or";
-		// an emphatic reflexive after it: "built the shelf myself".
+	for _, c := range []string{" or", " and", " but", " so"} {
+		// An object cut before what its last word joins: "year 500 or".
 		if rest, ok := strings.CutSuffix(obj, c); ok {
 			obj = strings.TrimSpace(strings.TrimRight(rest, relTrim))
+		}
+	}
+	for _, c := range []string{" myself", " yourself", " ourselves"} {
+		// An emphatic reflexive after the object ("built the shelf
+		// myself"), not one a preposition governs ("cooking for myself").
+		if rest, ok := strings.CutSuffix(obj, c); ok {
+			if f := strings.Fields(rest); len(f) > 0 && !reflexivePreps[strings.ToLower(f[len(f)-1])] {
+				obj = strings.TrimSpace(strings.TrimRight(rest, relTrim))
+			}
 		}
 	}
 	if obj == "" || pred == "" || len(obj) > maxRelBytes {
@@ -49,6 +57,10 @@ func newRel(subj, pred, obj string) *engram.Relation {
 	}
 	return &engram.Relation{Subject: subj, Predicate: pred, Object: obj}
 }
+
+// reflexivePreps are the prepositions that take a reflexive as their
+// object ("by myself", "for ourselves").
+var reflexivePreps = wordSet("by for to with about of on at from after behind within")
 
 const relTrim = ",;:.!?-–—'\" 　，。；：、！？了啦呢哦吧啊呀"
 
