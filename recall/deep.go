@@ -459,7 +459,7 @@ func (s *Service) candidates(ctx context.Context, v *Vectors, ns, text string, c
 		return nil, unitScores{}, nil, nil, err
 	}
 	added := 0
-	for _, id := range r.ev.order {
+	for _, id := range r.ev.proposals() {
 		if added == layerNewTurns {
 			break
 		}

@@ -2,6 +2,7 @@ package recall
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -177,5 +178,25 @@ func TestBurstHitContext(t *testing.T) {
 	}
 	if _, _, ok = (burstHit{}).context(1); ok {
 		t.Fatal("a hit whose burst was not looked up has no context")
+	}
+}
+
+// TestEvidenceProposals: the cited turns that may join the candidates come
+// best evidence first, and a turn a scene backs before a memory or facet
+// cites it is still proposed (a scene's backing used to hide it).
+func TestEvidenceProposals(t *testing.T) {
+	ev := evidence{layer: map[string]float64{}, kg: map[string]float64{}}
+	for i := range layerNewTurns + 5 {
+		ev.cite(ev.layer, fmt.Sprintf("mem-%d", i), 0.3)
+	}
+	ev.layer["backed"] = 0.2 // a scene's backing, which proposes nothing
+	ev.cite(ev.layer, "backed", personaEvidence)
+	ev.cite(ev.kg, "fact", 0.6)
+	got := ev.proposals()
+	if len(got) != layerNewTurns+7 {
+		t.Fatalf("%d proposals, want %d: %v", len(got), layerNewTurns+7, got)
+	}
+	if got[0] != "backed" || got[1] != "fact" || got[2] != "mem-0" {
+		t.Errorf("proposals start %v, want the facet's turn, the fact's, then the memories' in citation order", got[:3])
 	}
 }

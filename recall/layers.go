@@ -1,8 +1,10 @@
 package recall
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -95,13 +97,26 @@ func (s *Service) layerVectorEvidence(ctx context.Context, ev *evidence, hits []
 	return nil
 }
 
+// proposals returns the turns cited, the best evidence first (the first
+// cited first among equals): the cited turns that may join the candidates
+// are taken from its head, so a facet of the kind a question asks for,
+// cited after thirty memories' sources, is not cut for coming late.
+func (ev *evidence) proposals() []string {
+	order := slices.Clone(ev.order)
+	strength := func(id string) float64 { return max(ev.layer[id], ev.kg[id]) }
+	slices.SortStableFunc(order, func(a, b string) int { return cmp.Compare(strength(b), strength(a)) })
+	return order
+}
+
 // cite records that an item with evidence v cites turn id in m, and
 // remembers the order turns were first cited in.
 func (ev *evidence) cite(m map[string]float64, id string, v float64) {
-	if _, ok := ev.layer[id]; !ok {
-		if _, ok := ev.kg[id]; !ok {
-			ev.order = append(ev.order, id)
+	if !ev.cited[id] {
+		if ev.cited == nil {
+			ev.cited = map[string]bool{}
 		}
+		ev.cited[id] = true
+		ev.order = append(ev.order, id)
 	}
 	if v > m[id] {
 		m[id] = v
@@ -113,7 +128,10 @@ func (ev *evidence) cite(m map[string]float64, id string, v float64) {
 // knowledge-graph triples of the query's entities citing it (kg).
 type evidence struct {
 	layer, kg map[string]float64
-	order     []string // turn ids cited, best memory first, for new candidates
+	order     []string // turn ids cited, in the order first cited
+	// cited holds the ids in order: a turn a scene backs (in layer, not
+	// cited) may still be proposed by a memory, a facet or a fact.
+	cited map[string]bool
 	// aliases are the people (lower case) the query names by a name the
 	// graph knows them by.
 	aliases []string
