@@ -166,12 +166,12 @@ func Open(path string, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("palace: open: %w", err)
 	}
 	db.ckpt.start()
-	if db.r, err = sqlrow.OpenPool(dsn(abs, false), opts.Readers); err != nil {
+	if db.r, err = sqlrow.OpenPool(readDSN(abs, readMmapSize), opts.Readers); err != nil {
 		db.ckpt.close()
 		db.w.Close()
 		return nil, fmt.Errorf("palace: open: %w", err)
 	}
-	if db.load, err = sqlrow.OpenPool(dsn(abs, false), loadReaders); err != nil {
+	if db.load, err = sqlrow.OpenPool(readDSN(abs, 0), loadReaders); err != nil {
 		db.r.Close()
 		db.ckpt.close()
 		db.w.Close()
@@ -209,8 +209,32 @@ func (db *DB) persistWAL() error {
 	})
 }
 
+// readMmapSize is how much of the database file a reader of View maps
+// into memory. A recall reads a few hundred rows scattered over the file,
+// mostly pages new to the connection it gets: through the map each is the
+// kernel's cached page, without a read call or a copy into the
+// connection's cache. The loads that fill the in-memory indexes read whole
+// tables once and do not map the file (their pages would stay counted in
+// the server's resident memory until the kernel needs them), nor does the
+// writer. The price of a map is SQLite's: a disk that fails under a mapped
+// page stops the process (SIGBUS) where a read call would return an error.
+const readMmapSize = 1 << 30
+
+// readDSN returns the data source name of a read connection to the
+// database file at abs that maps up to mmap bytes of it.
+func readDSN(abs string, mmap int64) string {
+	q := dsnQuery(false)
+	if mmap > 0 {
+		q.Add("_pragma", fmt.Sprintf("mmap_size(%d)", mmap))
+	}
+	return sqlrow.FileDSN(abs, q)
+}
+
 // dsn returns the modernc data source name for the database file at abs.
-func dsn(abs string, writer bool) string {
+func dsn(abs string, writer bool) string { return sqlrow.FileDSN(abs, dsnQuery(writer)) }
+
+// dsnQuery returns the parameters of dsn.
+func dsnQuery(writer bool) url.Values {
 	q := url.Values{}
 	q.Add("_pragma", "busy_timeout(5000)")
 	if writer {
@@ -248,7 +272,7 @@ func dsn(abs string, writer bool) string {
 	} else {
 		q.Add("_pragma", "query_only(1)")
 	}
-	return sqlrow.FileDSN(abs, q)
+	return q
 }
 
 // yieldWriter reports whether a background write transaction that can end

@@ -293,7 +293,14 @@ func TestOpen_Pragmas(t *testing.T) {
 		"foreign_keys": "1",
 		"busy_timeout": "5000",
 	}
-	check := func(name string, tx *sql.Tx, queryOnly string) error {
+	check := func(name string, tx *sql.Tx, queryOnly string, mmap int64) error {
+		var gotMmap int64
+		if err := tx.QueryRowContext(ctx, "PRAGMA mmap_size").Scan(&gotMmap); err != nil {
+			return err
+		}
+		if gotMmap != mmap {
+			t.Errorf("%s: mmap_size = %d, want %d", name, gotMmap, mmap)
+		}
 		for p, v := range want {
 			var got string
 			if err := tx.QueryRowContext(ctx, "PRAGMA "+p).Scan(&got); err != nil {
@@ -312,10 +319,14 @@ func TestOpen_Pragmas(t *testing.T) {
 		}
 		return nil
 	}
-	if err := db.Update(ctx, func(tx *sql.Tx) error { return check("writer", tx, "0") }); err != nil {
+	// Only the readers of View map the file (readMmapSize).
+	if err := db.Update(ctx, func(tx *sql.Tx) error { return check("writer", tx, "0", 0) }); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.View(ctx, func(tx *sql.Tx) error { return check("reader", tx, "1") }); err != nil {
+	if err := db.View(ctx, func(tx *sql.Tx) error { return check("reader", tx, "1", readMmapSize) }); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.viewLoad(ctx, func(tx *sql.Tx) error { return check("loader", tx, "1", 0) }); err != nil {
 		t.Fatal(err)
 	}
 	err := db.View(ctx, func(tx *sql.Tx) error {
