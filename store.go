@@ -63,11 +63,18 @@ type TurnIndex interface {
 	GetTurns(ctx context.Context, ids []string) ([]Turn, error)
 	// SearchTurns runs a keyword (BM25) search.
 	SearchTurns(ctx context.Context, q TextQuery) ([]TurnHit, error)
-	// TurnsAround returns up to n turns of t's session on each side of t,
-	// in time order: the context of a hit.
-	TurnsAround(ctx context.Context, t Turn, n int) (before, after []Turn, err error)
+	// TurnsAround returns, for each turn of ts, up to n turns of its
+	// session on each side of it, in time order: the context of hits, read
+	// together.
+	TurnsAround(ctx context.Context, ts []Turn, n int) ([]Around, error)
 	// Stats counts what is stored, per namespace and layer.
 	Stats(ctx context.Context) (Stats, error)
+}
+
+// Around is the context of a turn: turns of its session before it and
+// after it, each in time order.
+type Around struct {
+	Before, After []Turn
 }
 
 // Stats counts stored items: Layers[namespace][layer] = count. The layer of

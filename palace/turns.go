@@ -546,39 +546,51 @@ func scanTurnsWhile(rows *sql.Rows, fn func(engram.Turn, float64) bool) error {
 	return err
 }
 
-// TurnsAround returns up to n turns of t's namespace and session on each
-// side of t, in time order (ties broken by seq): the conversation around a
-// hit. Errors: EINVALID for n < 0.
-func (db *DB) TurnsAround(ctx context.Context, t engram.Turn, n int) (before, after []engram.Turn, err error) {
+// TurnsAround returns, for each turn of ts, up to n turns of its namespace
+// and session on each side of it, in time order (ties broken by seq): the
+// conversation around hits. One read transaction serves every turn: deep
+// recall asks for the context of some thirty candidates at once. Errors:
+// EINVALID for n < 0.
+func (db *DB) TurnsAround(ctx context.Context, ts []engram.Turn, n int) ([]engram.Around, error) {
 	if n < 0 {
-		return nil, nil, engram.Errorf(engram.EINVALID, "palace: turns around: n must not be negative, got %d", n)
+		return nil, engram.Errorf(engram.EINVALID, "palace: turns around: n must not be negative, got %d", n)
 	}
-	if n == 0 {
-		return nil, nil, nil
+	out := make([]engram.Around, len(ts))
+	if n == 0 || len(ts) == 0 {
+		return out, nil
 	}
-	ts := nanosOrZero(t.TS)
-	err = db.View(ctx, func(tx *sql.Tx) error {
-		const qb = `SELECT ` + turnColumns + ` FROM turns t
+	const (
+		qb = `SELECT ` + turnColumns + ` FROM turns t
 			WHERE t.namespace = ?1 AND t.session = ?2 AND (t.ts < ?3 OR (t.ts = ?3 AND t.seq < ?4))
 			ORDER BY t.ts DESC, t.seq DESC LIMIT ?5`
-		rows, err := db.readQuery(ctx, tx, qb, t.Namespace, t.Session, ts, t.Seq, n)
-		if err != nil {
-			return err
-		}
-		if err := scanTurns(rows, func(b engram.Turn, _ float64) { before = append(before, b) }); err != nil {
-			return err
-		}
-		const qa = `SELECT ` + turnColumns + ` FROM turns t
+		qa = `SELECT ` + turnColumns + ` FROM turns t
 			WHERE t.namespace = ?1 AND t.session = ?2 AND (t.ts > ?3 OR (t.ts = ?3 AND t.seq > ?4))
 			ORDER BY t.ts, t.seq LIMIT ?5`
-		if rows, err = db.readQuery(ctx, tx, qa, t.Namespace, t.Session, ts, t.Seq, n); err != nil {
-			return err
+	)
+	err := db.View(ctx, func(tx *sql.Tx) error {
+		for i, t := range ts {
+			at := nanosOrZero(t.TS)
+			for _, side := range []struct {
+				q   string
+				add func(engram.Turn)
+			}{
+				{qb, func(b engram.Turn) { out[i].Before = append(out[i].Before, b) }},
+				{qa, func(a engram.Turn) { out[i].After = append(out[i].After, a) }},
+			} {
+				rows, err := db.readQuery(ctx, tx, side.q, t.Namespace, t.Session, at, t.Seq, n)
+				if err != nil {
+					return err
+				}
+				if err := scanTurns(rows, func(x engram.Turn, _ float64) { side.add(x) }); err != nil {
+					return err
+				}
+			}
+			slices.Reverse(out[i].Before)
 		}
-		return scanTurns(rows, func(a engram.Turn, _ float64) { after = append(after, a) })
+		return nil
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("palace: turns around: %w", err)
+		return nil, fmt.Errorf("palace: turns around: %w", err)
 	}
-	slices.Reverse(before)
-	return before, after, nil
+	return out, nil
 }

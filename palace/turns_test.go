@@ -302,10 +302,15 @@ func TestTurnsAroundAndTimeRange(t *testing.T) {
 	if err := db.PutTurns(ctx, turns); err != nil {
 		t.Fatal(err)
 	}
-	before, after, err := db.TurnsAround(ctx, turns[4], 2) // a2 in session s1
+	// a2 in session s1, and b0 (the first of s2) in the same lookup.
+	around, err := db.TurnsAround(ctx, []engram.Turn{turns[4], turns[1]}, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
+	if len(around) != 2 {
+		t.Fatalf("%d results for 2 turns", len(around))
+	}
+	before, after := around[0].Before, around[0].After
 	ids := func(ts []engram.Turn) (out []string) {
 		for _, t := range ts {
 			out = append(out, t.ID)
@@ -318,11 +323,17 @@ func TestTurnsAroundAndTimeRange(t *testing.T) {
 	if got := ids(after); !slices.Equal(got, []string{"a3", "a4"}) {
 		t.Errorf("after = %v", got)
 	}
-	if b, a, _ := db.TurnsAround(ctx, turns[0], 3); len(b) != 0 || len(a) != 3 {
-		t.Errorf("first turn: %v %v", ids(b), ids(a))
+	if got := ids(around[1].After); len(around[1].Before) != 0 || !slices.Equal(got, []string{"b1", "b2"}) {
+		t.Errorf("b0: before %v, after %v", ids(around[1].Before), got)
 	}
-	if _, _, err := db.TurnsAround(ctx, turns[0], -1); engram.ErrorCode(err) != engram.EINVALID {
+	if a, _ := db.TurnsAround(ctx, turns[:1], 3); len(a) != 1 || len(a[0].Before) != 0 || len(a[0].After) != 3 {
+		t.Errorf("first turn: %+v", a)
+	}
+	if _, err := db.TurnsAround(ctx, turns[:1], -1); engram.ErrorCode(err) != engram.EINVALID {
 		t.Errorf("n < 0: %v", err)
+	}
+	if a, err := db.TurnsAround(ctx, nil, 2); err != nil || len(a) != 0 {
+		t.Errorf("no turns: %v, %v", a, err)
 	}
 
 	hits, err := db.SearchTurns(ctx, engram.TextQuery{Text: "alpha", Limit: 20, From: base.Add(2 * time.Hour), To: base.Add(4 * time.Hour)})

@@ -94,6 +94,13 @@ func (s *Service) bursts(ctx context.Context, cands []*candidate, k, n int, spre
 	used := make([]bool, len(cands))
 	out := make([]burstHit, 0, k)
 	text := func(c *candidate) string { return strings.ToLower(strings.Join(strings.Fields(c.turn.Content), " ")) }
+	if n > 0 {
+		// The first k are most of the hits: their turns around are read
+		// in one lookup, not one each.
+		if err := s.readAround(ctx, cands[:min(k, len(cands))], min(n, burstLook)); err != nil {
+			return nil, err
+		}
+	}
 	for len(out) < k {
 		best, bestScore := -1, 0.0
 		for i, c := range cands {
@@ -142,15 +149,21 @@ func (s *Service) bursts(ctx context.Context, cands []*candidate, k, n int, spre
 const burstLook = 2
 
 // burstAround returns c's hit with its burst, n turns on each side at
-// most, reading the turns around c's turn in one or two lookups.
+// most, from the turns read around c's turn (readAround, burstLook far),
+// and reads again, n far, only for a burst that reaches as far.
 func (s *Service) burstAround(ctx context.Context, c *candidate, n int, taken map[string]bool) (burstHit, error) {
 	t := c.turn
 	look := min(n, burstLook)
-	for {
-		before, after, err := s.index.TurnsAround(ctx, t, look)
+	before, after := c.before, c.after
+	if c.aroundN < look {
+		around, err := s.index.TurnsAround(ctx, []engram.Turn{t}, look)
 		if err != nil {
 			return burstHit{}, fmt.Errorf("turns around %s: %w", t.ID, err)
 		}
+		before, after = around[0].Before, around[0].After
+	}
+	before, after = before[max(0, len(before)-look):], after[:min(look, len(after))]
+	for {
 		burst := burstOf(t, before, after, look, taken)
 		i := slices.IndexFunc(burst, func(b engram.Turn) bool { return b.ID == t.ID })
 		head, tail := i, len(burst)-1-i
@@ -163,6 +176,11 @@ func (s *Service) burstAround(ctx context.Context, c *candidate, n int, taken ma
 				ends:   [2]bool{len(before) < look, len(after) < look}}, nil
 		}
 		look = n
+		around, err := s.index.TurnsAround(ctx, []engram.Turn{t}, look)
+		if err != nil {
+			return burstHit{}, fmt.Errorf("turns around %s: %w", t.ID, err)
+		}
+		before, after = around[0].Before, around[0].After
 	}
 }
 

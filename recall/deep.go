@@ -200,6 +200,7 @@ type candidate struct {
 	timeN            float64 // how near the turn lies to the query's period
 	speakerN         float64 // 1 when the query names the turn's speaker
 	before, after    []engram.Turn
+	aroundN          int // how many turns before and after were read (readAround)
 	vecRank, bm25Rnk int
 	// cited: the turn joined only because a derived layer cites it; no
 	// search of the turns found it (see normalise).
@@ -815,7 +816,9 @@ func btoi(b bool) float64 {
 
 // neighbours looks up the turns around the best candidates and gives each
 // the best base score of its adjacent turns (normalised): a question's
-// answer often follows the turn that matches it.
+// answer often follows the turn that matches it. The lookup reads as far as
+// a burst's first look (burstLook), so that the bursts of these candidates
+// need no lookup of their own.
 func (s *Service) neighbours(ctx context.Context, cands []*candidate, cfg DeepConfig) error {
 	if cfg.NeighbourWeight == 0 && cfg.Neighbours <= 0 {
 		return nil
@@ -831,18 +834,17 @@ func (s *Service) neighbours(ctx context.Context, cands []*candidate, cfg DeepCo
 	if maxBase == 0 {
 		return nil
 	}
-	for _, c := range sorted[:min(scoredNeighbours, len(sorted))] {
-		before, after, err := s.index.TurnsAround(ctx, c.turn, max(cfg.Neighbours, 1))
-		if err != nil {
-			return fmt.Errorf("turns around %s: %w", c.turn.ID, err)
-		}
-		c.before, c.after = before, after
+	top := sorted[:min(scoredNeighbours, len(sorted))]
+	if err := s.readAround(ctx, top, max(cfg.Neighbours, 1, burstLook)); err != nil {
+		return err
+	}
+	for _, c := range top {
 		adj := make([]engram.Turn, 0, 2)
-		if len(before) > 0 {
-			adj = append(adj, before[len(before)-1])
+		if len(c.before) > 0 {
+			adj = append(adj, c.before[len(c.before)-1])
 		}
-		if len(after) > 0 {
-			adj = append(adj, after[0])
+		if len(c.after) > 0 {
+			adj = append(adj, c.after[0])
 		}
 		for _, t := range adj {
 			if n, ok := byID[t.ID]; ok {
@@ -854,11 +856,39 @@ func (s *Service) neighbours(ctx context.Context, cands []*candidate, cfg DeepCo
 	return nil
 }
 
+// readAround reads, in one lookup, n turns on each side of every candidate
+// of cs that has fewer read.
+func (s *Service) readAround(ctx context.Context, cs []*candidate, n int) error {
+	var need []*candidate
+	var turns []engram.Turn
+	for _, c := range cs {
+		if c.aroundN < n {
+			need = append(need, c)
+			turns = append(turns, c.turn)
+		}
+	}
+	if len(need) == 0 {
+		return nil
+	}
+	around, err := s.index.TurnsAround(ctx, turns, n)
+	if err != nil {
+		return fmt.Errorf("turns around %d candidates: %w", len(turns), err)
+	}
+	for i, c := range need {
+		c.before, c.after, c.aroundN = around[i].Before, around[i].After, n
+	}
+	return nil
+}
+
 // attachContext gives every hit the n turns before its burst and the n
 // after it (the burst's own turns are in the result): from the turns its
 // burst's lookup read, else those the neighbour signal looked up around a
 // single turn, else a lookup of its own.
 func (s *Service) attachContext(ctx context.Context, hits []burstHit, n int) error {
+	// The lookups still needed, made in one: before the burst's first turn
+	// and after its last.
+	var turns []engram.Turn
+	var set []func(engram.Around)
 	for _, h := range hits {
 		c := h.c
 		if n <= 0 {
@@ -870,20 +900,27 @@ func (s *Service) attachContext(ctx context.Context, hits []burstHit, n int) err
 			continue
 		}
 		first, last := h.turns[0], h.turns[len(h.turns)-1]
-		if first.ID != c.turn.ID || c.before == nil && c.after == nil {
-			before, _, err := s.index.TurnsAround(ctx, first, n)
-			if err != nil {
-				return fmt.Errorf("turns around %s: %w", first.ID, err)
-			}
-			c.before = before
+		read := c.aroundN >= n
+		if first.ID != c.turn.ID || !read {
+			turns = append(turns, first)
+			set = append(set, func(a engram.Around) { c.before = a.Before })
 		}
-		if last.ID != c.turn.ID || c.before == nil && c.after == nil {
-			_, after, err := s.index.TurnsAround(ctx, last, n)
-			if err != nil {
-				return fmt.Errorf("turns around %s: %w", last.ID, err)
-			}
-			c.after = after
+		if last.ID != c.turn.ID || !read {
+			turns = append(turns, last)
+			set = append(set, func(a engram.Around) { c.after = a.After })
 		}
+	}
+	if len(turns) > 0 {
+		around, err := s.index.TurnsAround(ctx, turns, n)
+		if err != nil {
+			return fmt.Errorf("turns around %d results: %w", len(hits), err)
+		}
+		for i, a := range around {
+			set[i](a)
+		}
+	}
+	for _, h := range hits {
+		c := h.c
 		if len(c.before) > n {
 			c.before = c.before[len(c.before)-n:]
 		}
