@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -367,6 +368,17 @@ func (e fixedEmbedder) Embed(_ context.Context, texts []string) ([][]float32, er
 func (fixedEmbedder) Model() string { return "fixed-2" }
 func (fixedEmbedder) Dim() int      { return 2 }
 
+// aroundCounter counts the calls of TurnsAround.
+type aroundCounter struct {
+	engram.TurnIndex
+	calls atomic.Int32
+}
+
+func (c *aroundCounter) TurnsAround(ctx context.Context, ts []engram.Turn, n int) ([]engram.Around, error) {
+	c.calls.Add(1)
+	return c.TurnIndex.TurnsAround(ctx, ts, n)
+}
+
 // A statement sent as several messages in a row is one result: its text is
 // the burst's messages and its sources every one of them, on the default
 // and the deep path; the other speaker's reply stays a result of its own.
@@ -381,11 +393,19 @@ func TestRecallBurstIsOneResult(t *testing.T) {
 	}
 	speakers := []string{"Bo", "Ana", "ana", "Ana", "Bo", "Bo"}
 	f := mustOpenFixtureBy(t, contents, func(i int) string { return speakers[i] })
-	s := f.service()
+	idx := &aroundCounter{TurnIndex: f.db}
+	s := recall.NewService(idx)
+	s.SetVectors(&recall.Vectors{Embedder: f.emb, Index: f.index})
 	for _, mode := range []string{engram.ModeHybrid, engram.ModeDeep} {
+		idx.calls.Store(0)
 		resp, err := s.Recall(context.Background(), engram.RecallRequest{Query: "what class is Ana taking", Mode: mode, K: 10})
 		if err != nil {
 			t.Fatal(err)
+		}
+		// The turns around the candidates are read together: for the
+		// neighbour signal, the bursts and the context, not a lookup each.
+		if n := idx.calls.Load(); n > 3 {
+			t.Errorf("%s: %d lookups of the turns around hits, want at most 3", mode, n)
 		}
 		if len(resp.Results) == 0 {
 			t.Fatalf("%s: no results", mode)
