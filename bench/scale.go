@@ -100,6 +100,11 @@ type ScaleReport struct {
 	RSSPeakRecallMB     float64 `json:"rss_peak_recall_mb"`
 	RSSAfterRecallMB    float64 `json:"rss_after_recall_mb"`
 	GoHeapAfterRecallMB float64 `json:"go_heap_after_recall_mb"`
+	// The RSS after recall, anonymous and file-backed: the pages of the
+	// palace file the readers map count as the process's once read,
+	// though the kernel's page cache holds them either way.
+	RSSAnonAfterRecallMB float64 `json:"rss_anon_after_recall_mb"`
+	RSSFileAfterRecallMB float64 `json:"rss_file_after_recall_mb"`
 	// The CPU the process used from the start of ingest to the end of
 	// catch-up (getrusage), and the garbage collector's part of it (the
 	// runtime's estimate): what a lower GC goal costs.
@@ -375,6 +380,7 @@ func askScaleModes(ctx context.Context, b *benchEngram, asked []engram.Turn, opt
 		rep.Recall = append(rep.Recall, r)
 	}
 	rep.RSSPeakRecallMB, rep.RSSAfterRecallMB = procStatusMB("VmHWM"), procStatusMB("VmRSS")
+	rep.RSSAnonAfterRecallMB, rep.RSSFileAfterRecallMB = procStatusMB("RssAnon"), procStatusMB("RssFile")
 	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
@@ -681,8 +687,8 @@ func (r *ScaleReport) Print(w io.Writer) error {
 	fmt.Fprintf(&b, "             after: %.0f MB anonymous, %.0f MB of files; the Go runtime held %.0f MB of it before the GC\n",
 		r.RSSAnonMB, r.RSSFileMB, r.GoRetainedMB)
 	if r.RSSAfterRecallMB > 0 {
-		fmt.Fprintf(&b, "             recall: peak %.0f MB while asking, %.0f MB after (Go heap %.0f MB)\n",
-			r.RSSPeakRecallMB, r.RSSAfterRecallMB, r.GoHeapAfterRecallMB)
+		fmt.Fprintf(&b, "             recall: peak %.0f MB while asking, %.0f MB after: %.0f MB anonymous, %.0f MB of files (Go heap %.0f MB)\n",
+			r.RSSPeakRecallMB, r.RSSAfterRecallMB, r.RSSAnonAfterRecallMB, r.RSSFileAfterRecallMB, r.GoHeapAfterRecallMB)
 	}
 	fmt.Fprintf(&b, "cpu:         %.0f s from ingest to catch-up, %.0f s of it (%.1f%%) in the garbage collector\n",
 		r.CPUSeconds, r.GCCPUSeconds, 100*r.GCCPUSeconds/max(r.CPUSeconds, 1e-9))
