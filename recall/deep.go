@@ -881,9 +881,9 @@ func (s *Service) readAround(ctx context.Context, cs []*candidate, n int) error 
 }
 
 // attachContext gives every hit the n turns before its burst and the n
-// after it (the burst's own turns are in the result): from the turns its
-// burst's lookup read, else those the neighbour signal looked up around a
-// single turn, else a lookup of its own.
+// after it (the burst's own turns are in the result): from the turns read
+// around its burst, else those read around a single turn (readAround),
+// else from one lookup that serves every hit still without them.
 func (s *Service) attachContext(ctx context.Context, hits []burstHit, n int) error {
 	// The lookups still needed, made in one: before the burst's first turn
 	// and after its last.
