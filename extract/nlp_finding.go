@@ -599,17 +599,16 @@ func resolveWords(ws []word, a, b int, s string, sp speakers, group string) stri
 // one that follows no verb, whose object it would be ("I hurt myself"),
 // and no preposition ("a gift for myself").
 func emphaticReflexive(ws []word, k int) bool {
-	switch ws[k].low {
-	case "myself", "yourself", "ourselves":
-	default:
-		return false
-	}
-	if k == 0 {
+	if !reflexives[ws[k].low] || k == 0 {
 		return false
 	}
 	prev := ws[k-1].tag
 	return !isVerbTag(prev) && prev != "IN" && prev != "TO"
 }
+
+// reflexives are the reflexive pronouns that can stand emphatic after a
+// first- or second-person subject.
+var reflexives = wordSet("myself yourself ourselves")
 
 // resolveSpan is the text of a reason clause, pronouns resolved.
 func resolveSpan(ws []word, a, b int, sp speakers, inclusive bool, s string) string {

@@ -38,14 +38,10 @@ func newRel(subj, pred, obj string) *engram.Relation {
 			obj = strings.TrimSpace(strings.TrimRight(rest, relTrim))
 		}
 	}
-	for _, c := range []string{" myself", " yourself", " ourselves"} {
-		// An emphatic reflexive after the object ("built the shelf
-		// myself"), not one a preposition governs ("cooking for myself").
-		if rest, ok := strings.CutSuffix(obj, c); ok {
-			if f := strings.Fields(rest); len(f) > 0 && !reflexivePreps[strings.ToLower(f[len(f)-1])] {
-				obj = strings.TrimSpace(strings.TrimRight(rest, relTrim))
-			}
-		}
+	// An emphatic reflexive after the object ("built the shelf myself"),
+	// not one a preposition governs ("cooking for myself").
+	if f := strings.Fields(obj); len(f) > 1 && reflexives[strings.ToLower(f[len(f)-1])] && !reflexivePreps[strings.ToLower(f[len(f)-2])] {
+		obj = strings.TrimSpace(strings.TrimRight(strings.TrimSuffix(obj, f[len(f)-1]), relTrim))
 	}
 	if obj == "" || pred == "" || len(obj) > maxRelBytes {
 		return nil

@@ -229,14 +229,13 @@ func (vx *VectorIndexer) sharedMark(ctx context.Context) int64 {
 	return mark
 }
 
-// embed returns the vector items of turns: those the shared store holds
-// (with shared, its mark, at 0 or above), the rest embedded here and then
-// stored there.
+// embed returns the vector items of turns (indexable ones, as catchUp
+// passes them): those the shared store holds (with shared, its mark, at 0
+// or above), the rest embedded here and then stored there.
 func (vx *VectorIndexer) embed(ctx context.Context, turns []engram.Turn, shared int64) ([]engram.VectorItem, error) {
 	if shared < 0 {
 		return EmbedTurns(ctx, vx.embedder, turns)
 	}
-	turns = engram.IndexableTurns(turns)
 	seqs := make([]int64, len(turns))
 	for i, t := range turns {
 		seqs[i] = t.Seq
@@ -271,7 +270,7 @@ func (vx *VectorIndexer) embed(ctx context.Context, turns []engram.Turn, shared 
 	next := 0
 	for _, t := range turns {
 		if v := have[t.Seq]; v != nil {
-			items = append(items, engram.VectorItem{ID: t.ID, Kind: engram.KindTurn, Namespace: t.Namespace, TS: t.TS, Vector: v})
+			items = append(items, turnItem(t, v))
 		} else {
 			items = append(items, embedded[next])
 			next++
@@ -302,7 +301,12 @@ func EmbedTurns(ctx context.Context, emb engram.Embedder, turns []engram.Turn) (
 	}
 	items := make([]engram.VectorItem, len(turns))
 	for i, t := range turns {
-		items[i] = engram.VectorItem{ID: t.ID, Kind: engram.KindTurn, Namespace: t.Namespace, TS: t.TS, Vector: vecs[i]}
+		items[i] = turnItem(t, vecs[i])
 	}
 	return items, nil
+}
+
+// turnItem is t's vector item with vector v.
+func turnItem(t engram.Turn, v []float32) engram.VectorItem {
+	return engram.VectorItem{ID: t.ID, Kind: engram.KindTurn, Namespace: t.Namespace, TS: t.TS, Vector: v}
 }
