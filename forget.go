@@ -54,7 +54,7 @@ func LiveTurns(ts []Turn) []Turn {
 // IndexableTurns returns the turns of ts that the pipelines index: not
 // tombstones, and with a ts and a received_at the stores can hold
 // (Storable). The palace records each turn it skips for its times
-// (palace.TurnSkips), and every other pipeline skips it the same way, so
+// (TurnSkips), and every other pipeline skips it the same way, so
 // that one hand-edited line never stops them. It returns ts itself when it
 // drops none.
 func IndexableTurns(ts []Turn) []Turn {

@@ -219,6 +219,8 @@ type LayerStore interface {
 	// MemoriesSince returns memories whose change number (Memory.Seq) is
 	// above after, in that order.
 	MemoriesSince(ctx context.Context, after int64, limit int) ([]Memory, error)
+	// MemorySeq returns the highest change number of the memories.
+	MemorySeq(ctx context.Context) (int64, error)
 	// TriplesSince returns triples whose change number (Triple.Seq) is
 	// above after, in that order.
 	TriplesSince(ctx context.Context, after int64, limit int) ([]Triple, error)

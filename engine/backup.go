@@ -90,6 +90,11 @@ func destError(field, dir string, err error) error {
 
 func (e *Engine) backup(ctx context.Context, req engram.BackupRequest) (engram.BackupReport, error) {
 	start := time.Now()
+	f, ok := e.file()
+	if !ok {
+		return engram.BackupReport{}, &engram.Error{Code: engram.EUNSUPPORTED, Message: "this home's palace is in a database server, which engram backup does not copy: " +
+			"back it up with the database's own tools (pg_dump) and engram archive export (docs/operations.md)"}
+	}
 	dir := filepath.Clean(req.Dir)
 	if !filepath.IsAbs(dir) {
 		return engram.BackupReport{}, engram.FieldError("dir", "dir %q must be an absolute path", req.Dir)
@@ -119,7 +124,7 @@ func (e *Engine) backup(ctx context.Context, req engram.BackupRequest) (engram.B
 	}()
 
 	man := backupdir.Manifest{Version: backupdir.Format, CreatedAt: time.Now().UTC(), EngramVersion: e.cfg.Version}
-	pinfo, err := e.palace.Backup(ctx, filepath.Join(tmp, homedir.PalaceFile))
+	pinfo, err := f.Backup(ctx, filepath.Join(tmp, homedir.PalaceFile))
 	if err != nil {
 		return engram.BackupReport{}, err
 	}

@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -38,17 +37,14 @@ const (
 	// Chroma sync catch up before it compares counts, so that a turn
 	// ingested a moment ago is not reported as missing.
 	settleTimeout = 5 * time.Second
-	// maxSQLiteProblems bounds the lines of integrity_check kept.
-	maxSQLiteProblems = 10
 )
 
 // Names of the doctor's checks.
 const (
 	checkArchive   = "archive"
-	checkSQLite    = "sqlite"
+	checkSQLite    = palace.CheckSQLite
 	checkIndex     = "index"
 	checkForgotten = "forgotten"
-	checkNearKeys  = "near-keys"
 	checkVectors   = "vectors"
 	checkVecMemory = "vector-memory"
 	checkChroma    = "chroma"
@@ -121,7 +117,7 @@ func DoctorHome(ctx context.Context, cfg config.Config, logger *slog.Logger) (r 
 		return r
 	}
 	defer p.Close()
-	part.palace = p
+	part.palace = sqlitePalace{p}
 	held := part.checkArchive(ctx, &r)
 	part.checkSQLite(ctx, &r)
 	part.checkIndex(ctx, &r, held)
@@ -267,29 +263,29 @@ func (e *Engine) backupFix(lines []archive.Problem) string {
 	return fmt.Sprintf("copy archive/%s from a backup (engram backup DIR) over %s, then run %s", rel, lines[0].Path, fixRebuild)
 }
 
-// checkSQLite runs integrity_check on the palace, which covers the FTS5
-// indexes too.
+// checkSQLite and checkNearKeys are the palace file's own checks
+// (integrity_check, the near-duplicate keys; package palace).
 func (e *Engine) checkSQLite(ctx context.Context, r *engram.DoctorReport) {
-	problems, err := e.palace.IntegrityCheck(ctx, maxSQLiteProblems)
-	switch {
-	case err != nil:
-		r.Add(failCheck(checkSQLite, "integrity_check could not run: "+engram.ErrorText(err), ""))
-	case len(problems) > 0:
-		r.Add(failCheck(checkSQLite, fmt.Sprintf("palace.db is damaged: %s", strings.Join(problems[:min(3, len(problems))], "; ")), fixRebuild))
-	default:
-		size := ""
-		if fi, err := os.Stat(e.palace.Path()); err == nil {
-			size = fmt.Sprintf(" (%.1f MB)", float64(fi.Size())/1e6)
-		}
-		r.Add(okCheck(checkSQLite, "palace.db"+size+" passes integrity_check, full-text indexes included"))
+	if f, ok := e.file(); ok {
+		r.Add(f.FileCheck(ctx))
+	}
+}
+
+func (e *Engine) checkNearKeys(ctx context.Context, r *engram.DoctorReport) {
+	if f, ok := e.file(); ok {
+		r.Add(f.NearKeysCheck(ctx))
 	}
 }
 
 // checkIndex compares the palace with the archive: the watermark, the
 // number of turns, and the full-text indexes every turn is written to. The
 // palace holds every readable archived turn but those it skipped
-// (palace.TurnSkips), and the turns of held damaged lines besides.
+// (engram.TurnSkips), and the turns of held damaged lines besides.
 func (e *Engine) checkIndex(ctx context.Context, r *engram.DoctorReport, held int64) {
+	f, ok := e.file()
+	if !ok {
+		return
+	}
 	e.settleIndex(ctx) // a lag left is reported below
 	// The archive's count belongs to its last seq only if no turn came in
 	// between the two reads.
@@ -306,7 +302,7 @@ func (e *Engine) checkIndex(ctx context.Context, r *engram.DoctorReport, held in
 			break
 		}
 	}
-	c, err := e.palace.CountTurnIndexes(ctx)
+	c, err := f.CountTurnIndexes(ctx)
 	if err != nil {
 		r.Add(failCheck(checkIndex, "the palace's turns could not be counted: "+engram.ErrorText(err), fixRebuild))
 		return
@@ -366,7 +362,7 @@ func (e *Engine) settleIndex(ctx context.Context) {
 // duplicate id loses nothing (the palace keeps the first copy: OK, shown);
 // a turn with a time the palace cannot store is missing from recall until
 // its line is corrected (WARN).
-func (e *Engine) reportSkips(r *engram.DoctorReport, sk palace.TurnSkips) {
+func (e *Engine) reportSkips(r *engram.DoctorReport, sk engram.TurnSkips) {
 	if sk.Count == 0 {
 		return
 	}
@@ -531,7 +527,7 @@ func (e *Engine) checkEmbedders(ctx context.Context, r *engram.DoctorReport, act
 
 // storedVectorFindings reports what the check of the active model's stored
 // vectors (through seq through) found wrong, and whether nothing was.
-func storedVectorFindings(r *engram.DoctorReport, c palace.VectorCheck, active string, through int64) bool {
+func storedVectorFindings(r *engram.DoctorReport, c engram.VectorCheck, active string, through int64) bool {
 	healthy := true
 	if c.Bad > 0 {
 		healthy = false
@@ -558,7 +554,7 @@ func storedVectorFindings(r *engram.DoctorReport, c palace.VectorCheck, active s
 
 // checkMemory compares the in-memory matrix with SQLite. It returns no
 // check when the vector side is off: checkVectors says why.
-func (e *Engine) checkMemory(c palace.VectorCheck, running bool) engram.DoctorCheck {
+func (e *Engine) checkMemory(c engram.VectorCheck, running bool) engram.DoctorCheck {
 	switch {
 	case !c.Loaded && running:
 		return failCheck(checkVecMemory, "the in-memory index is not loaded", fixReindex)
@@ -575,7 +571,7 @@ func (e *Engine) checkMemory(c palace.VectorCheck, running bool) engram.DoctorCh
 // collection holds as many vectors as SQLite once the sync is current;
 // reachable is false when the server does not answer. It gets or creates
 // the collection, as the vector side does.
-func (e *Engine) checkChroma(ctx context.Context, c palace.VectorCheck, side *vectorSide) (check engram.DoctorCheck, reachable bool) {
+func (e *Engine) checkChroma(ctx context.Context, c engram.VectorCheck, side *vectorSide) (check engram.DoctorCheck, reachable bool) {
 	pctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
 	ci, err := chroma.Open(pctx, chroma.Config{URL: e.cfg.ChromaURL, Database: e.cfg.ChromaDatabase, Model: c.Model, Dim: c.Dim, Timeout: probeTimeout})
@@ -794,23 +790,6 @@ func (e *Engine) checkJobs(ctx context.Context, r *engram.DoctorReport) {
 			"engram jobs run --due"))
 	} else if problems == 0 {
 		r.Add(okCheck(checkJobs, fmt.Sprintf("%d jobs on schedule", len(e.sched.Status()))))
-	}
-}
-
-// checkNearKeys checks that the memories' near-duplicate keys
-// (memory_nearkeys) are the ones their rows make. A drifted key only
-// costs a merge that does not happen, so it warns; a rebuild makes the
-// keys again.
-func (e *Engine) checkNearKeys(ctx context.Context, r *engram.DoctorReport) {
-	drift, err := e.palace.NearKeysDrift(ctx)
-	switch {
-	case err != nil:
-		r.Add(failCheck(checkNearKeys, "the memories' near-duplicate keys could not be read: "+engram.ErrorText(err), fixRebuild))
-	case drift > 0:
-		r.Add(warnCheck(checkNearKeys, fmt.Sprintf("%d %s of the memories' near-duplicate keys differ from the memories "+
-			"(a near-duplicate memory may be stored beside the one it repeats)", drift, noun(drift, "row", "rows")), fixRebuild))
-	default:
-		r.Add(okCheck(checkNearKeys, "the memories' near-duplicate keys match the memories"))
 	}
 }
 

@@ -17,7 +17,7 @@ import (
 // applied reads what the palace p applied of the shared archive: its
 // watermarks of the archive, of the rewrite journal and of the
 // corrections journal.
-func applied(ctx context.Context, p *palace.DB) (postgres.Applied, error) {
+func applied(ctx context.Context, p palaceStore) (postgres.Applied, error) {
 	seq, err := p.IndexedSeq(ctx)
 	if err != nil {
 		return postgres.Applied{}, err
@@ -45,7 +45,7 @@ func stoppedApplied(ctx context.Context, cfg config.Config) (postgres.Applied, e
 		return a, err
 	}
 	defer p.Close()
-	got, err := applied(ctx, p)
+	got, err := applied(ctx, sqlitePalace{p})
 	got.Stopped = true
 	return got, err
 }

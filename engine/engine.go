@@ -34,7 +34,7 @@ type Engine struct {
 	cfg      config.Config
 	logger   *slog.Logger
 	archive  archiveStore
-	palace   *palace.DB
+	palace   palaceStore
 	indexer  *pipeline.Indexer
 	ingester *pipeline.Ingester
 	// work runs the background work (the indexer's secondary steps, the
@@ -80,40 +80,10 @@ var (
 // testHooks are points where a test holds the engine to drive an
 // interleaving (export_test.go sets them before Open).
 var testHooks struct {
-	index           func(batch []engram.Turn) // the indexer is about to store batch
-	redactStart     func()                    // Redact has waited for the index
-	redactRewritten func()                    // Redact rewrote the archive, waits for the index again
-	vectorLoad      func(ctx context.Context) // the embedded vector index is about to load in the background
-	secondary       func(ctx context.Context) // the indexer is about to write secondary indexes
-}
-
-// hookedIndex is the palace with testHooks.index called before each batch
-// and testHooks.secondary before each secondary step.
-type hookedIndex struct {
-	*palace.DB
-	before    func([]engram.Turn)
-	secondary func(ctx context.Context)
-}
-
-func (h hookedIndex) PutTurns(ctx context.Context, turns []engram.Turn) error {
-	if h.before != nil {
-		h.before(turns)
-	}
-	return h.DB.PutTurns(ctx, turns)
-}
-
-func (h hookedIndex) PutTurnsSearchable(ctx context.Context, turns []engram.Turn) error {
-	if h.before != nil {
-		h.before(turns)
-	}
-	return h.DB.PutTurnsSearchable(ctx, turns)
-}
-
-func (h hookedIndex) IndexSecondary(ctx context.Context, seq int64, limit int, stop func() bool) (bool, error) {
-	if h.secondary != nil {
-		h.secondary(ctx)
-	}
-	return h.DB.IndexSecondary(ctx, seq, limit, stop)
+	index           func(pipeline.SplitIndex) pipeline.SplitIndex // wraps the palace the indexer writes
+	redactStart     func()                                        // Redact has waited for the index
+	redactRewritten func()                                        // Redact rewrote the archive, waits for the index again
+	vectorLoad      func(ctx context.Context)                     // the embedded vector index is about to load in the background
 }
 
 // Open opens the home of cfg, creating it (0700) if needed, and catches the
@@ -136,16 +106,17 @@ func Open(ctx context.Context, cfg config.Config, logger *slog.Logger) (_ *Engin
 	if err != nil {
 		return nil, err
 	}
-	e.palace, err = palace.Open(filepath.Join(cfg.Home, homedir.PalaceFile), palace.Options{Work: e.work, DeferSecondary: true})
+	p, err := palace.Open(filepath.Join(cfg.Home, homedir.PalaceFile), palace.Options{Work: e.work, DeferSecondary: true})
 	if err != nil {
 		return nil, fmt.Errorf("open palace: %w", err)
 	}
+	e.palace = sqlitePalace{p}
 	// The palace is a pipeline.SplitIndex: a POST waits for its turns'
 	// keyword index, not for their session units and substring rows,
 	// which follow in short transactions, tasks of e.work.
 	var index pipeline.SplitIndex = e.palace
-	if testHooks.index != nil || testHooks.secondary != nil {
-		index = hookedIndex{e.palace, testHooks.index, testHooks.secondary}
+	if testHooks.index != nil {
+		index = testHooks.index(index)
 	}
 	e.indexer = pipeline.NewSplitIndexer(e.archive, index)
 	e.indexer.Work = e.work

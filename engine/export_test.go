@@ -8,6 +8,7 @@ import (
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/internal/work"
 	"github.com/engram-dev/engram/palace"
+	"github.com/engram-dev/engram/pipeline"
 )
 
 // activeSide returns the running vector side.
@@ -37,7 +38,7 @@ func (e *Engine) StoredVectors(ctx context.Context) (map[string]palace.StoredVec
 	if err != nil {
 		return nil, err
 	}
-	svs, err := side.store.VectorsSince(ctx, 0, 1<<20)
+	svs, err := side.store.(*palace.VectorStore).VectorsSince(ctx, 0, 1<<20)
 	if err != nil {
 		return nil, err
 	}
@@ -53,8 +54,51 @@ func (e *Engine) StoredVectors(ctx context.Context) (map[string]palace.StoredVec
 // batch, redactStart when Redact has waited for the index, redactRewritten
 // when it has rewritten the archive and waits for the index again.
 func SetTestHooks(t testing.TB, index func([]engram.Turn), redactStart, redactRewritten func()) {
-	testHooks.index, testHooks.redactStart, testHooks.redactRewritten = index, redactStart, redactRewritten
-	t.Cleanup(func() { testHooks.index, testHooks.redactStart, testHooks.redactRewritten = nil, nil, nil })
+	hooks.before, testHooks.redactStart, testHooks.redactRewritten = index, redactStart, redactRewritten
+	testHooks.index = wrapIndex
+	t.Cleanup(func() {
+		hooks.before, testHooks.index, testHooks.redactStart, testHooks.redactRewritten = nil, nil, nil, nil
+	})
+}
+
+// hooks are the indexer's hooks of SetTestHooks and SetSecondaryHook.
+var hooks struct {
+	before    func([]engram.Turn)
+	secondary func(ctx context.Context)
+}
+
+// wrapIndex is testHooks.index while a hook of the indexer is set.
+func wrapIndex(index pipeline.SplitIndex) pipeline.SplitIndex {
+	return hookedIndex{index, hooks.before, hooks.secondary}
+}
+
+// hookedIndex is the palace with before called before each batch and
+// secondary before each secondary step (SetTestHooks, SetSecondaryHook).
+type hookedIndex struct {
+	pipeline.SplitIndex
+	before    func([]engram.Turn)
+	secondary func(ctx context.Context)
+}
+
+func (h hookedIndex) PutTurns(ctx context.Context, turns []engram.Turn) error {
+	if h.before != nil {
+		h.before(turns)
+	}
+	return h.SplitIndex.PutTurns(ctx, turns)
+}
+
+func (h hookedIndex) PutTurnsSearchable(ctx context.Context, turns []engram.Turn) error {
+	if h.before != nil {
+		h.before(turns)
+	}
+	return h.SplitIndex.PutTurnsSearchable(ctx, turns)
+}
+
+func (h hookedIndex) IndexSecondary(ctx context.Context, seq int64, limit int, stop func() bool) (bool, error) {
+	if h.secondary != nil {
+		h.secondary(ctx)
+	}
+	return h.SplitIndex.IndexSecondary(ctx, seq, limit, stop)
 }
 
 // SetVectorLoadHook sets, for the engines opened until the test ends, a
@@ -93,8 +137,8 @@ func WorkWaiting(e *Engine) int { return e.work.Stats().Waiting[work.Derive.Stri
 // SetSecondaryHook sets a function called before the indexer of the
 // engines opened until the test ends writes secondary indexes.
 func SetSecondaryHook(t testing.TB, hook func(ctx context.Context)) {
-	testHooks.secondary = hook
-	t.Cleanup(func() { testHooks.secondary = nil })
+	hooks.secondary, testHooks.index = hook, wrapIndex
+	t.Cleanup(func() { hooks.secondary, testHooks.index = nil, nil })
 }
 
 // SecondarySeq is the palace's SecondarySeq.

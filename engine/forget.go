@@ -11,7 +11,6 @@ import (
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/archive"
 	"github.com/engram-dev/engram/homedir"
-	"github.com/engram-dev/engram/palace"
 )
 
 var _ engram.ForgetService = (*Engine)(nil)
@@ -120,10 +119,10 @@ func (e *Engine) forgetIDs(ctx context.Context, ids []string, reason string, rep
 		return err
 	}
 	rep.Already, rep.Unknown, rep.ArchiveFiles = res.Unchanged, res.Unknown, res.Files
-	turns := make([]palace.ForgetTurn, 0, len(res.Changed))
+	turns := make([]engram.ForgetTurn, 0, len(res.Changed))
 	for _, c := range res.Changed {
 		rep.Turns = append(rep.Turns, c.New.ID)
-		turns = append(turns, palace.ForgetTurn{ID: c.New.ID, Seq: c.New.Seq})
+		turns = append(turns, engram.ForgetTurn{ID: c.New.ID, Seq: c.New.Seq})
 	}
 	rep.Turns = nonNilIDs(rep.Turns)
 	if err := e.forgetInPalace(ctx, turns, at, rep); err != nil {
@@ -204,7 +203,7 @@ func (e *Engine) rewriteDamaged(ctx context.Context, res archive.RewriteResult, 
 
 // skippedTurns returns the archived turns of the namespace (every one
 // when empty) and session (every one when empty) that the palace skipped
-// (palace.TurnSkips: a time it cannot store, a copy of an id), read from
+// (engram.TurnSkips: a time it cannot store, a copy of an id), read from
 // the archive: a forget or a redaction by session or namespace must reach
 // them too, though no palace query finds them.
 func (e *Engine) skippedTurns(ctx context.Context, namespace, session string) ([]engram.Turn, error) {
@@ -242,7 +241,11 @@ var errStopStream = errors.New("stop")
 // forget or a redaction, which must leave their text in no file of the
 // home. It reports whether there was one.
 func (e *Engine) dropPreviousPalace() (bool, error) {
-	p := e.palace.Path() + homedir.PreviousSuffix
+	f, ok := e.file()
+	if !ok {
+		return false, nil
+	}
+	p := f.Path() + homedir.PreviousSuffix
 	err := os.Remove(p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
@@ -264,7 +267,7 @@ func (e *Engine) noneFound(rep engram.ForgetReport) error {
 
 // forgetInPalace removes forgotten turns from the palace, the in-memory
 // vectors and Chroma.
-func (e *Engine) forgetInPalace(ctx context.Context, turns []palace.ForgetTurn, at time.Time, rep *engram.ForgetReport) error {
+func (e *Engine) forgetInPalace(ctx context.Context, turns []engram.ForgetTurn, at time.Time, rep *engram.ForgetReport) error {
 	if len(turns) == 0 {
 		return nil
 	}
@@ -336,10 +339,10 @@ func (e *Engine) finishForgets(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	var turns []palace.ForgetTurn
+	var turns []engram.ForgetTurn
 	for _, id := range ids {
 		if !known[id] {
-			turns = append(turns, palace.ForgetTurn{ID: id, Seq: gone[id]})
+			turns = append(turns, engram.ForgetTurn{ID: id, Seq: gone[id]})
 		}
 	}
 	if len(turns) == 0 {

@@ -26,7 +26,7 @@ import (
 // RebuildReport is what a rebuild built.
 type RebuildReport struct {
 	Turns, Vectors                int64
-	Skipped                       int64  // archived turns not stored (palace.TurnSkips): duplicate ids, unstorable times
+	Skipped                       int64  // archived turns not stored (engram.TurnSkips): duplicate ids, unstorable times
 	Model                         string // the vector model, "" without vectors
 	Memories, Scenes, Facts, Docs int64
 	Previous                      string // where the replaced palace is kept, "" if not kept
@@ -92,7 +92,7 @@ func Rebuild(ctx context.Context, cfg config.Config, logger *slog.Logger, progre
 	progress("turns", ix.Indexed(), last)
 
 	// The corrections, before the layers, so that extraction meets them.
-	e := &Engine{cfg: cfg, logger: logger, archive: a, palace: db}
+	e := &Engine{cfg: cfg, logger: logger, archive: a, palace: sqlitePalace{db}}
 	if err := e.openJournal(ctx); err != nil {
 		return rep, err
 	}

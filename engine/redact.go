@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/engram-dev/engram"
-	"github.com/engram-dev/engram/palace"
 	"github.com/engram-dev/engram/pipeline"
 )
 
@@ -322,7 +321,7 @@ func unreached(ts []engram.Turn, spans *engram.Spans) []string {
 // returned, with the command that makes them; the redaction stands. The
 // palace moved such a model's watermark back, so that it embeds them when
 // it catches up next (a re-embed into it, its restart as the active one).
-func (e *Engine) reembedRedacted(ctx context.Context, turns []engram.Turn, pr palace.RedactResult) ([]string, error) {
+func (e *Engine) reembedRedacted(ctx context.Context, turns []engram.Turn, pr engram.RedactResult) ([]string, error) {
 	side, err := e.dropVectors(ctx, pr.Removed, "redacted")
 	if err != nil {
 		return nil, err

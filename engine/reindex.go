@@ -13,7 +13,6 @@ import (
 	"github.com/engram-dev/engram/chroma"
 	"github.com/engram-dev/engram/config"
 	"github.com/engram-dev/engram/internal/work"
-	"github.com/engram-dev/engram/palace"
 	"github.com/engram-dev/engram/pipeline"
 )
 
@@ -172,7 +171,7 @@ func (e *Engine) ReindexAllowed() error {
 // reindexTarget returns the active model with its embedder and store: the
 // running vector side's, or, when it is off (say, because a stored vector
 // is unusable and the index refused to load), a new embedder for it.
-func (e *Engine) reindexTarget(ctx context.Context) (string, engram.Embedder, *palace.VectorStore, error) {
+func (e *Engine) reindexTarget(ctx context.Context) (string, engram.Embedder, vectorRows, error) {
 	e.vec.mu.Lock()
 	side, problem := e.vec.side, e.vec.problem
 	e.vec.mu.Unlock()
@@ -214,7 +213,7 @@ func (c countingEmbedder) Embed(ctx context.Context, texts []string) ([][]float3
 // fromStart is a model's store whose watermark reads 0, so that a
 // VectorIndexer embeds every archived turn again. Its writes keep the real
 // watermark: it never moves back.
-type fromStart struct{ *palace.VectorStore }
+type fromStart struct{ vectorRows }
 
 func (fromStart) Watermark(context.Context) (int64, error) { return 0, nil }
 
@@ -296,7 +295,7 @@ func (e *Engine) reindexVectors(ctx context.Context, run *reindexRun) error {
 var errVaults = errors.New("index the vaults again")
 
 // reembedTurns embeds every archived turn again.
-func (e *Engine) reembedTurns(ctx context.Context, run *reindexRun, emb engram.Embedder, store *palace.VectorStore) error {
+func (e *Engine) reembedTurns(ctx context.Context, run *reindexRun, emb engram.Embedder, store vectorRows) error {
 	run.phase(phaseEmbed, e.archive.LastSeq())
 	vx := pipeline.NewVectorIndexer(e.archive, emb, fromStart{store})
 	vx.Logger = e.logger.With("component", "reindex")
@@ -311,7 +310,7 @@ func (e *Engine) reembedTurns(ctx context.Context, run *reindexRun, emb engram.E
 
 // embedMissingTurns embeds the turns up to the watermark that have no
 // vector. The turns after it are the vector indexer's.
-func (e *Engine) embedMissingTurns(ctx context.Context, run *reindexRun, emb engram.Embedder, store *palace.VectorStore) error {
+func (e *Engine) embedMissingTurns(ctx context.Context, run *reindexRun, emb engram.Embedder, store vectorRows) error {
 	wm, err := store.Watermark(ctx)
 	if err != nil {
 		return err
@@ -355,7 +354,7 @@ func (e *Engine) embedMissingTurns(ctx context.Context, run *reindexRun, emb eng
 // scheduler, so that a scheduled run cannot interleave and move the
 // watermark back up (by the worker itself otherwise); the vaults by a full
 // sync under the vault lock.
-func (e *Engine) reembedLayers(ctx context.Context, run *reindexRun, key string, emb engram.Embedder, store *palace.VectorStore, embedded *atomic.Int64) error {
+func (e *Engine) reembedLayers(ctx context.Context, run *reindexRun, key string, emb engram.Embedder, store vectorRows, embedded *atomic.Int64) error {
 	run.phase(phaseLayers, 2)
 	e.vec.mu.Lock()
 	side := e.vec.side
@@ -417,12 +416,12 @@ func (e *Engine) reembedLayers(ctx context.Context, run *reindexRun, key string,
 // A vault that fails to sync (its folder gone, say) keeps its chunks and
 // stays marked for a full sync; the others are synced, and the error names
 // it.
-func (e *Engine) resyncVaults(ctx context.Context, key string, emb engram.Embedder, store *palace.VectorStore) error {
+func (e *Engine) resyncVaults(ctx context.Context, key string, emb engram.Embedder, store vectorRows) error {
 	return e.work.Serial(ctx, serialVaults, func() error { return e.resyncVaultsNow(ctx, key, emb, store) })
 }
 
 // resyncVaultsNow is resyncVaults, the other syncs excluded.
-func (e *Engine) resyncVaultsNow(ctx context.Context, key string, emb engram.Embedder, store *palace.VectorStore) error {
+func (e *Engine) resyncVaultsNow(ctx context.Context, key string, emb engram.Embedder, store vectorRows) error {
 	if _, err := e.palace.ResetWorkerSeqs(ctx, vaultMarkerPrefix(key)); err != nil {
 		return err
 	}
@@ -449,7 +448,7 @@ func (e *Engine) resyncVaultsNow(ctx context.Context, key string, emb engram.Emb
 // pushChroma drops the model's Chroma collection, creates it again and
 // pushes every stored vector, then records them as synced. Vectors written
 // meanwhile get later change numbers, which the running sync pushes.
-func (e *Engine) pushChroma(ctx context.Context, run *reindexRun, key string, store *palace.VectorStore) error {
+func (e *Engine) pushChroma(ctx context.Context, run *reindexRun, key string, store vectorRows) error {
 	total, err := store.Count(ctx)
 	if err != nil {
 		return err

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/engram-dev/engram"
-	"github.com/engram-dev/engram/palace"
 	"github.com/engram-dev/engram/postgres"
 )
 
@@ -175,10 +174,10 @@ func (e *Engine) applyForget(ctx context.Context, r postgres.Rewrite) error {
 	if err != nil {
 		return err
 	}
-	var turns []palace.ForgetTurn
+	var turns []engram.ForgetTurn
 	for i, id := range r.IDs {
 		if !known[id] && i < len(r.Seqs) {
-			turns = append(turns, palace.ForgetTurn{ID: id, Seq: r.Seqs[i]})
+			turns = append(turns, engram.ForgetTurn{ID: id, Seq: r.Seqs[i]})
 		}
 	}
 	if len(turns) == 0 {

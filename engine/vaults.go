@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/engram-dev/engram"
-	"github.com/engram-dev/engram/palace"
 	"github.com/engram-dev/engram/vault"
 )
 
@@ -90,7 +89,7 @@ func (e *Engine) vaultStore() vault.SQLStore { return vault.SQLStore{DB: e.palac
 // which embeds the chunks with emb into vectors when vectors is set (and
 // leaves them to keyword search otherwise): the one place a vault.Syncer
 // is made, for a sync, a rebuild and a reindex alike.
-func (e *Engine) newSyncer(vectors *palace.VectorStore, emb engram.Embedder) *vault.Syncer {
+func (e *Engine) newSyncer(vectors vectorRows, emb engram.Embedder) *vault.Syncer {
 	s := &vault.Syncer{Store: e.vaultStore(), Logger: e.logger.With("component", "vault")}
 	if vectors != nil {
 		s.Store, s.Embedder = vault.SQLStore{DB: e.palace, Vectors: vectors}, emb

@@ -30,7 +30,7 @@ const checkTimeout = 30 * time.Second
 type vectorSide struct {
 	model   string
 	backend string
-	store   *palace.VectorStore
+	store   vectorRows
 	index   *vecindex.Index // recall's index unless the backend is chroma
 	vx      *pipeline.VectorIndexer
 	ext     *pipeline.ExternalSync // nil unless the backend is chroma
@@ -71,18 +71,18 @@ type vectorState struct {
 	// a store, so that a model's matrix loads once however often its store
 	// is opened (a re-embed loads it before the side that serves it starts).
 	imu     sync.Mutex
-	indexes map[*palace.VectorStore]*vecindex.Index
+	indexes map[vectorRows]*vecindex.Index
 }
 
 // indexOf returns the in-process vector index over store.
-func (e *Engine) indexOf(store *palace.VectorStore) *vecindex.Index {
+func (e *Engine) indexOf(store vectorRows) *vecindex.Index {
 	e.vec.imu.Lock()
 	defer e.vec.imu.Unlock()
 	x := e.vec.indexes[store]
 	if x == nil {
 		x = vecindex.New(store)
 		if e.vec.indexes == nil {
-			e.vec.indexes = make(map[*palace.VectorStore]*vecindex.Index)
+			e.vec.indexes = make(map[vectorRows]*vecindex.Index)
 		}
 		e.vec.indexes[store] = x
 	}
@@ -259,7 +259,7 @@ func (e *Engine) retryVectors(ctx context.Context, key string, activate bool) {
 var loadAtOnce int64 = 20_000
 
 // largeIndex reports whether store may hold more than loadAtOnce vectors.
-func (e *Engine) largeIndex(ctx context.Context, store *palace.VectorStore) bool {
+func (e *Engine) largeIndex(ctx context.Context, store vectorRows) bool {
 	last, err := store.LastChange(ctx)
 	return err != nil || last > loadAtOnce
 }

@@ -5,11 +5,14 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
 	engram "github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/internal/sqlrow"
+	"github.com/engram-dev/engram/internal/textutil"
 	"github.com/engram-dev/engram/internal/vecrow"
 )
 
@@ -131,40 +134,8 @@ func (db *DB) ResetWorkerSeqs(ctx context.Context, prefix string) (int64, error)
 	return n, nil
 }
 
-// BadVector is a stored vector that cannot be used: its bytes are not the
-// model's dimension, or it holds a NaN, an infinity or only zeros. Load
-// refuses a model with one, so vector recall stays off until it is dropped
-// (VectorStore.DropBad) and its text embedded again.
-type BadVector struct {
-	ID     string
-	Kind   string
-	Reason string
-}
-
 // maxListed bounds the ids a check lists by name; it still counts them all.
 const maxListed = 10
-
-// VectorCheck is what VectorStore.Check found.
-type VectorCheck struct {
-	Model       string
-	Dim         int
-	State       string         // ModelActive, ModelBuilding or ModelRetired
-	EmbeddedSeq int64          // the turn watermark
-	LastChange  int64          // the newest change number
-	SyncedSeq   int64          // the change number an external index has seen
-	Stored      int            // rows of the model in SQLite
-	ByKind      map[string]int // the rows by kind
-	Bad         int            // unusable rows
-	BadSample   []BadVector    // the first few of them
-	Loaded      bool           // an in-memory index is attached (loaded)
-	InMemory    int            // its rows, when loaded
-	OnlyInStore int            // rows in SQLite the matrix lacks, when loaded
-	OnlyInMem   int            // rows of the matrix SQLite lacks, when loaded
-	Differ      int            // rows whose matrix copy is not the stored vector, when loaded
-	Missing     int64          // turns up to the check's seq with no vector
-	MissingIDs  []string       // the first few of them
-	Orphans     int64          // turn vectors whose turn is not in the palace
-}
 
 // Check reads every stored vector of the model and checks that it is
 // usable, that the attached in-memory index (if loaded) holds exactly the
@@ -175,8 +146,8 @@ type VectorCheck struct {
 //
 // Errors: EUNAVAILABLE once the palace is closed; ENOTFOUND once the model
 // is dropped.
-func (v *VectorStore) Check(ctx context.Context, throughSeq int64) (VectorCheck, error) {
-	c := VectorCheck{Model: v.model, Dim: v.dim, ByKind: map[string]int{}}
+func (v *VectorStore) Check(ctx context.Context, throughSeq int64) (engram.VectorCheck, error) {
+	c := engram.VectorCheck{Model: v.model, Dim: v.dim, ByKind: map[string]int{}}
 	if err := v.Usable(); err != nil {
 		return c, err
 	}
@@ -193,7 +164,7 @@ func (v *VectorStore) Check(ctx context.Context, throughSeq int64) (VectorCheck,
 		if err != nil {
 			return err
 		}
-		err = v.eachStored(ctx, tx, func(b BadVector, raw []byte) {
+		err = v.eachStored(ctx, tx, func(b engram.BadVector, raw []byte) {
 			c.Stored++
 			c.ByKind[b.Kind]++
 			if b.Reason != "" {
@@ -256,7 +227,7 @@ func (v *VectorStore) Check(ctx context.Context, throughSeq int64) (VectorCheck,
 // eachStored reads every stored vector of the model and calls fn with its
 // id, kind and what makes it unusable (Reason "" when nothing does), and
 // its stored bytes, valid until fn returns.
-func (v *VectorStore) eachStored(ctx context.Context, tx *sql.Tx, fn func(b BadVector, raw []byte)) error {
+func (v *VectorStore) eachStored(ctx context.Context, tx *sql.Tx, fn func(b engram.BadVector, raw []byte)) error {
 	rows, err := tx.QueryContext(ctx, `SELECT id, kind, vec FROM vectors WHERE model = ?`, v.model)
 	if err != nil {
 		return err
@@ -264,7 +235,7 @@ func (v *VectorStore) eachStored(ctx context.Context, tx *sql.Tx, fn func(b BadV
 	unit := make([]float32, v.dim)
 	return sqlrow.Each(rows, func() error {
 		var (
-			b   BadVector
+			b   engram.BadVector
 			raw sql.RawBytes
 		)
 		if err := rows.Scan(&b.ID, &b.Kind, &raw); err != nil {
@@ -276,22 +247,22 @@ func (v *VectorStore) eachStored(ctx context.Context, tx *sql.Tx, fn func(b BadV
 	})
 }
 
-// DropBad deletes the model's unusable vectors (see BadVector) and returns
+// DropBad deletes the model's unusable vectors (see engram.BadVector) and returns
 // them; their texts need embedding again. The rows are read and deleted in
 // one transaction, and removed from the attached index, if any.
 //
 // Errors: EUNAVAILABLE once the palace is closed; ENOTFOUND once the model
 // is dropped.
-func (v *VectorStore) DropBad(ctx context.Context) ([]BadVector, error) {
+func (v *VectorStore) DropBad(ctx context.Context) ([]engram.BadVector, error) {
 	if err := v.Usable(); err != nil {
 		return nil, err
 	}
 	v.wmu.Lock()
 	defer v.wmu.Unlock()
-	var bad []BadVector
+	var bad []engram.BadVector
 	err := v.db.Update(ctx, func(tx *sql.Tx) error {
 		bad = bad[:0]
-		err := v.eachStored(ctx, tx, func(b BadVector, _ []byte) {
+		err := v.eachStored(ctx, tx, func(b engram.BadVector, _ []byte) {
 			if b.Reason != "" {
 				bad = append(bad, b)
 			}
@@ -362,9 +333,53 @@ func (v *VectorStore) CountByKind(ctx context.Context) (map[string]int, error) {
 	return out, nil
 }
 
-// String formats a BadVector as "id (kind): reason".
-func (b BadVector) String() string {
-	return fmt.Sprintf("%s (%s): %s", b.ID, b.Kind, b.Reason)
+// The names of engram doctor's checks of the palace file, and the fix of
+// what they find.
+const (
+	CheckSQLite   = "sqlite"
+	CheckNearKeys = "near-keys"
+	fixRebuild    = "engram rebuild"
+	// maxProblems bounds the lines of integrity_check kept.
+	maxProblems = 10
+)
+
+// FileCheck runs IntegrityCheck, which covers the FTS5 indexes too, and
+// says what it found as engram doctor's check of the file.
+func (db *DB) FileCheck(ctx context.Context) engram.DoctorCheck {
+	c := engram.DoctorCheck{Name: CheckSQLite, Status: engram.CheckFail}
+	name := filepath.Base(db.path)
+	problems, err := db.IntegrityCheck(ctx, maxProblems)
+	switch {
+	case err != nil:
+		c.Finding = "integrity_check could not run: " + engram.ErrorText(err)
+	case len(problems) > 0:
+		c.Finding, c.Fix = fmt.Sprintf("%s is damaged: %s", name, strings.Join(problems[:min(3, len(problems))], "; ")), fixRebuild
+	default:
+		size := ""
+		if fi, err := os.Stat(db.path); err == nil {
+			size = fmt.Sprintf(" (%.1f MB)", float64(fi.Size())/1e6)
+		}
+		c.Status, c.Finding = engram.CheckOK, name+size+" passes integrity_check, full-text indexes included"
+	}
+	return c
+}
+
+// NearKeysCheck checks that the memories' near-duplicate keys are the ones
+// their rows make (NearKeysDrift). A drifted key only costs a merge that
+// does not happen, so it warns; a rebuild makes the keys again.
+func (db *DB) NearKeysCheck(ctx context.Context) engram.DoctorCheck {
+	c := engram.DoctorCheck{Name: CheckNearKeys, Status: engram.CheckFail, Fix: fixRebuild}
+	drift, err := db.NearKeysDrift(ctx)
+	switch {
+	case err != nil:
+		c.Finding = "the memories' near-duplicate keys could not be read: " + engram.ErrorText(err)
+	case drift > 0:
+		c.Status, c.Finding = engram.CheckWarn, fmt.Sprintf("%d %s of the memories' near-duplicate keys differ from the memories "+
+			"(a near-duplicate memory may be stored beside the one it repeats)", drift, textutil.Noun(drift, "row", "rows"))
+	default:
+		c.Status, c.Finding, c.Fix = engram.CheckOK, "the memories' near-duplicate keys match the memories", ""
+	}
+	return c
 }
 
 // NearKeysDrift returns how many rows of memory_nearkeys differ from the

@@ -13,35 +13,6 @@ import (
 	"github.com/engram-dev/engram/internal/sqlrow"
 )
 
-// ForgetTurn names a forgotten turn: its id and the archive's seq of its
-// tombstone.
-type ForgetTurn struct {
-	ID  string
-	Seq int64
-}
-
-// ForgetResult says what ForgetTurns removed from the palace.
-type ForgetResult struct {
-	Turns        int // turn rows deleted
-	Memories     int // memories deleted: every source was forgotten
-	MemoriesKept int // memories that lost some sources and kept others
-	Scenes       int // scenes deleted
-	ScenesRemade int // scenes made again of the deleted scenes' other turns
-	Facts        int // knowledge-graph statements deleted or changed
-	Facets       int // persona facets deleted or changed
-	Units        int // retrieval units deleted or re-indexed
-	// Removed are the ids of every item deleted whose vectors (of any
-	// model) went with it, for an external index to delete too: the turns,
-	// memories, scenes, units and triples.
-	Removed []string
-}
-
-// SceneRemaker groups the turns left of a scene that a forget deleted
-// into scenes again (pipeline.SceneConfig.Regroup), in seq order; open says
-// that the deleted scene was its session's open one, whose draft the last
-// write must carry for the scene job to go on with it.
-type SceneRemaker func(turns []engram.Turn, open bool) ([]engram.SceneWrite, error)
-
 // ForgetTurns removes the given turns from the palace in one transaction:
 // their rows and every keyword index (turns_fts, trigram, CJK), their
 // vectors of every model, the session and scene units they were in
@@ -55,18 +26,18 @@ type SceneRemaker func(turns []engram.Turn, open bool) ([]engram.SceneWrite, err
 // PutTurns never stores it again under a seq up to the tombstone's.
 // Already forgotten or unknown ids cost nothing. The in-memory matrix of a
 // loaded vector index is not touched: call VectorStore.Delete with Removed.
-func (db *DB) ForgetTurns(ctx context.Context, turns []ForgetTurn, at time.Time, remake SceneRemaker) (ForgetResult, error) {
-	var res ForgetResult
+func (db *DB) ForgetTurns(ctx context.Context, turns []engram.ForgetTurn, at time.Time, remake engram.SceneRemaker) (engram.ForgetResult, error) {
+	var res engram.ForgetResult
 	if len(turns) == 0 {
 		return res, nil
 	}
 	committed, err := db.erase(ctx, "forget turns", func(f *forgetter) error {
-		res = ForgetResult{}
+		res = engram.ForgetResult{}
 		f.res, f.remake = &res, remake
 		return f.run(turns, at)
 	})
 	if !committed {
-		return ForgetResult{}, err
+		return engram.ForgetResult{}, err
 	}
 	return res, err
 }
@@ -83,7 +54,7 @@ func (db *DB) erase(ctx context.Context, op string, fn func(f *forgetter) error)
 		if err != nil {
 			return err
 		}
-		if err := fn(&forgetter{ctx: ctx, tx: tx, res: &ForgetResult{}, gone: map[string]bool{}, kw: kw, st: txStmts(ctx, tx), trigramSeq: trigramSeq}); err != nil {
+		if err := fn(&forgetter{ctx: ctx, tx: tx, res: &engram.ForgetResult{}, gone: map[string]bool{}, kw: kw, st: txStmts(ctx, tx), trigramSeq: trigramSeq}); err != nil {
 			return err
 		}
 		return countKeywordChange(ctx, tx, kw)
@@ -141,11 +112,11 @@ func (db *DB) checkpointTruncate(ctx context.Context) error {
 type forgetter struct {
 	ctx  context.Context
 	tx   *sql.Tx
-	res  *ForgetResult
+	res  *engram.ForgetResult
 	gone map[string]bool // the forgotten turn ids
 	kw   *kwindex.Change // the change of turns_fts
 	// remake, when set, makes the deleted scenes again of their other turns.
-	remake SceneRemaker
+	remake engram.SceneRemaker
 	st     stmtFunc // the statements of re-indexing units, prepared once
 	// trigramSeq is the substring index's watermark: a turn past it has
 	// no row yet, and gets the one of its content as it then is
@@ -158,7 +129,7 @@ func (f *forgetter) exec(q string, args ...any) error {
 	return err
 }
 
-func (f *forgetter) run(turns []ForgetTurn, at time.Time) error {
+func (f *forgetter) run(turns []engram.ForgetTurn, at time.Time) error {
 	var ids []string
 	for _, t := range turns {
 		f.gone[t.ID] = true

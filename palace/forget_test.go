@@ -23,7 +23,7 @@ func TestForgottenLeft(t *testing.T) {
 	if err := db.PutTurns(ctx, turns); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.ForgetTurns(ctx, []ForgetTurn{{ID: "a", Seq: 3}}, ts, nil); err != nil {
+	if _, err := db.ForgetTurns(ctx, []engram.ForgetTurn{{ID: "a", Seq: 3}}, ts, nil); err != nil {
 		t.Fatal(err)
 	}
 	if left, err := db.ForgottenLeft(ctx, 5); err != nil || len(left) != 0 {

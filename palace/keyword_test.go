@@ -500,9 +500,9 @@ func TestCatchUpKeywordIndexes_Chunks(t *testing.T) {
 			if _, deletedBefore, err = seqSources(fts)[2].State(ctx); err != nil {
 				t.Error(err)
 			}
-			var forget []ForgetTurn
+			var forget []engram.ForgetTurn
 			for _, i := range []int{300, 301, 903, 904} {
-				forget = append(forget, ForgetTurn{ID: turns[i].ID, Seq: turns[i].Seq})
+				forget = append(forget, engram.ForgetTurn{ID: turns[i].ID, Seq: turns[i].Seq})
 			}
 			if _, err := fts.ForgetTurns(ctx, forget, time.Now(), nil); err != nil {
 				t.Error(err)
@@ -568,7 +568,7 @@ func TestKeywordIndex_BigTermFrequency(t *testing.T) {
 		t.Fatal("the keyword index did not answer")
 	}
 	// Drop two turns and compact: the counts follow their docs.
-	if _, err := mem.ForgetTurns(ctx, []ForgetTurn{{ID: turns[0].ID, Seq: turns[0].Seq}, {ID: turns[4].ID, Seq: turns[4].Seq}}, time.Now(), nil); err != nil {
+	if _, err := mem.ForgetTurns(ctx, []engram.ForgetTurn{{ID: turns[0].ID, Seq: turns[0].Seq}, {ID: turns[4].ID, Seq: turns[4].Seq}}, time.Now(), nil); err != nil {
 		t.Fatal(err)
 	}
 	mem.kw.Compact()
@@ -592,9 +592,9 @@ func both[T any](t *testing.T, mem, fts *DB, search func(*DB) ([]T, error)) (a, 
 // forgetEvery forgets turns[from], turns[from+step], and so on.
 func forgetEvery(t *testing.T, db *DB, turns []engram.Turn, from, step int) {
 	t.Helper()
-	var forget []ForgetTurn
+	var forget []engram.ForgetTurn
 	for i := from; i < len(turns); i += step {
-		forget = append(forget, ForgetTurn{ID: turns[i].ID, Seq: turns[i].Seq})
+		forget = append(forget, engram.ForgetTurn{ID: turns[i].ID, Seq: turns[i].Seq})
 	}
 	if _, err := db.ForgetTurns(context.Background(), forget, time.Now(), nil); err != nil {
 		t.Fatal(err)

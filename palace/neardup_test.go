@@ -159,7 +159,7 @@ func TestNearKeysFollowTheRows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.ForgetTurns(ctx, []ForgetTurn{{ID: "b", Seq: 2}}, day(3), nil); err != nil {
+	if _, err := db.ForgetTurns(ctx, []engram.ForgetTurn{{ID: "b", Seq: 2}}, day(3), nil); err != nil {
 		t.Fatal(err)
 	}
 	if d := nearKeysDrift(t, db); d != 0 {

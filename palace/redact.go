@@ -14,27 +14,6 @@ import (
 	"github.com/engram-dev/engram/internal/sqlrow"
 )
 
-// RedactResult says what RedactTurns changed.
-type RedactResult struct {
-	Turns, Memories, Scenes, Facets, Units int
-	// Entities counts the graph entities renamed, or deleted when nothing
-	// named them.
-	Entities int
-	// Removed are the ids of the vectors deleted (of every model): the
-	// turns' own, to be embedded again from the redacted text, and those
-	// of the units holding them and of the triples naming a renamed
-	// entity, which their vector jobs make again.
-	Removed []string
-	// TurnVectors maps each vector model to the redacted turns whose
-	// vectors of it were deleted, for the caller to embed them again.
-	// Their watermarks (embedded_seq) are moved back before the first of
-	// them, so that the model's next catch-up embeds them, should the
-	// caller not (a crash, an embedder down); Watermarks holds the ones
-	// they had, which PutTurnVectors restores with the new vectors.
-	TurnVectors map[string][]string
-	Watermarks  map[string]int64
-}
-
 // RedactTurns stores the redacted versions of turns (same id and seq; new
 // content, speaker and meta, see engram.Turn.RedactSpans) and replaces
 // every span of spans by marker wherever the palace copied their text, in
@@ -61,18 +40,18 @@ type RedactResult struct {
 // The turns' vectors of every model are deleted (TurnVectors says which,
 // and Watermarks how to put them back). Then the full-text indexes are
 // merged and the WAL truncated, as for a forget.
-func (db *DB) RedactTurns(ctx context.Context, turns []engram.Turn, spans []string, marker string) (RedactResult, error) {
-	var res RedactResult
+func (db *DB) RedactTurns(ctx context.Context, turns []engram.Turn, spans []string, marker string) (engram.RedactResult, error) {
+	var res engram.RedactResult
 	if len(turns) == 0 {
 		return res, nil
 	}
 	committed, err := db.erase(ctx, "redact turns", func(f *forgetter) error {
-		res = RedactResult{TurnVectors: map[string][]string{}, Watermarks: map[string]int64{}}
+		res = engram.RedactResult{TurnVectors: map[string][]string{}, Watermarks: map[string]int64{}}
 		r := &redactor{forgetter: f, spans: spans, txt: redacttext.New(spans, marker), out: &res, first: map[string]int64{}}
 		return r.run(turns)
 	})
 	if !committed {
-		return RedactResult{}, err
+		return engram.RedactResult{}, err
 	}
 	return res, err
 }
@@ -83,7 +62,7 @@ type redactor struct {
 	*forgetter
 	spans []string
 	txt   *redacttext.Text // the spans' text work
-	out   *RedactResult
+	out   *engram.RedactResult
 	first map[string]int64 // by vector model, the first turn that lost its vector of it
 }
 

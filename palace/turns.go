@@ -313,34 +313,10 @@ func recordSkip(ctx context.Context, tx *sql.Tx, t engram.Turn, reason string, s
 	return err
 }
 
-// TurnSkip is an archived turn PutTurns did not store, and why.
-type TurnSkip struct {
-	Seq       int64     `json:"seq"`
-	ID        string    `json:"id"`
-	Reason    string    `json:"reason"`
-	StoredSeq int64     `json:"stored_seq,omitempty"` // a duplicate's: the seq the palace holds its id under
-	At        time.Time `json:"at"`
-}
-
-// String describes s for a person: "seq 4 (id "b2"): id "b2" is stored
-// under seq 2".
-func (s TurnSkip) String() string {
-	return fmt.Sprintf("seq %d (id %q): %s", s.Seq, s.ID, s.Reason)
-}
-
-// TurnSkips counts the archived turns PutTurns skipped.
-type TurnSkips struct {
-	Count int64 // every skip
-	// Lost counts the skipped turns the palace holds no copy of (a time it
-	// cannot store): missing from recall, unlike a duplicate id.
-	Lost   int64
-	Latest []TurnSkip // the latest skips, highest seq first
-}
-
 // TurnSkips returns how many archived turns PutTurns skipped, and the
 // latest of them, at most limit.
-func (db *DB) TurnSkips(ctx context.Context, limit int) (TurnSkips, error) {
-	var out TurnSkips
+func (db *DB) TurnSkips(ctx context.Context, limit int) (engram.TurnSkips, error) {
+	var out engram.TurnSkips
 	err := db.View(ctx, func(tx *sql.Tx) error {
 		if err := tx.QueryRowContext(ctx, `SELECT count(*), count(*) FILTER (WHERE stored_seq IS NULL) FROM turn_skips`).Scan(&out.Count, &out.Lost); err != nil || out.Count == 0 {
 			return err
@@ -349,13 +325,13 @@ func (db *DB) TurnSkips(ctx context.Context, limit int) (TurnSkips, error) {
 		if err != nil {
 			return err
 		}
-		out.Latest, err = sqlrow.All(rows, func(s *TurnSkip) []any {
+		out.Latest, err = sqlrow.All(rows, func(s *engram.TurnSkip) []any {
 			return []any{&s.Seq, &s.ID, &s.Reason, &s.StoredSeq, sqlrow.Time(&s.At)}
 		})
 		return err
 	})
 	if err != nil {
-		return TurnSkips{}, fmt.Errorf("palace: turn skips: %w", err)
+		return engram.TurnSkips{}, fmt.Errorf("palace: turn skips: %w", err)
 	}
 	return out, nil
 }

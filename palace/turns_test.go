@@ -147,7 +147,7 @@ func TestPutTurns_TimeOutOfRange(t *testing.T) {
 	skips := sk.Latest
 	if err != nil || sk.Count != 2 || sk.Lost != 2 || len(skips) != 2 || skips[0].Seq != 3 || !strings.HasPrefix(skips[0].Reason, "received_at: time 1600-01-01") ||
 		skips[1].Seq != 2 || !strings.HasPrefix(skips[1].Reason, "ts: time 2300-01-01") || skips[1].StoredSeq != 0 {
-		t.Fatalf("TurnSkips = %+v %v", sk, err)
+		t.Fatalf("engram.TurnSkips = %+v %v", sk, err)
 	}
 }
 
@@ -177,7 +177,7 @@ func TestPutTurns_IDStoredUnderAnotherSeq(t *testing.T) {
 	sk, err := db.TurnSkips(ctx, 10)
 	skips := sk.Latest
 	if err != nil || sk.Count != 1 || sk.Lost != 0 || len(skips) != 1 || skips[0].Seq != 7 || skips[0].ID != other.ID || skips[0].StoredSeq != 1 || skips[0].At.IsZero() {
-		t.Fatalf("TurnSkips = %+v %v, want seq 7 of %s, stored under seq 1", sk, err, other.ID)
+		t.Fatalf("engram.TurnSkips = %+v %v, want seq 7 of %s, stored under seq 1", sk, err, other.ID)
 	}
 	units, err := db.TurnUnits(ctx, []int64{1, 2, 7, 8})
 	if err != nil {

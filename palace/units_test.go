@@ -348,7 +348,7 @@ func TestPutTurnsSearchable(t *testing.T) {
 	if err := db.PutTurnsSearchable(ctx, []engram.Turn{sessionTurn(10, "c", "Di", "forgotten words")}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.ForgetTurns(ctx, []ForgetTurn{{ID: "t10", Seq: 10}}, time.Now(), nil); err != nil {
+	if _, err := db.ForgetTurns(ctx, []engram.ForgetTurn{{ID: "t10", Seq: 10}}, time.Now(), nil); err != nil {
 		t.Fatal(err)
 	}
 	secondary(db, 10, 0)
@@ -477,16 +477,16 @@ func TestIndexSecondaryForgetBetween(t *testing.T) {
 	db := MustOpenDB(t)
 	ctx := context.Background()
 	var batch []engram.Turn
-	var forget []ForgetTurn
+	var forget []engram.ForgetTurn
 	for seq := int64(1); seq <= 12; seq++ {
 		s := "alpha"
 		if seq%2 == 0 {
 			s = "beta"
-			forget = append(forget, ForgetTurn{ID: "t" + itoa(seq), Seq: seq})
+			forget = append(forget, engram.ForgetTurn{ID: "t" + itoa(seq), Seq: seq})
 		}
 		batch = append(batch, sessionTurn(seq, s, "Ana", "rollout note word"+s+itoa(seq)))
 	}
-	forget = append(forget, ForgetTurn{ID: "t11", Seq: 11}) // one of alpha's
+	forget = append(forget, engram.ForgetTurn{ID: "t11", Seq: 11}) // one of alpha's
 	if err := db.PutTurnsSearchable(ctx, batch); err != nil {
 		t.Fatal(err)
 	}

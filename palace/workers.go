@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"time"
 
 	engram "github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/internal/sqlrow"
@@ -57,17 +56,9 @@ func (db *DB) Skip(ctx context.Context, worker string, from, to int64, reason st
 	})
 }
 
-// Skipped is a source range a worker skipped.
-type Skipped struct {
-	Worker   string    `json:"worker"`
-	From, To int64     `json:"-"`
-	Error    string    `json:"error"`
-	At       time.Time `json:"at"`
-}
-
 // Skips lists the ranges workers skipped, newest first, at most limit.
-func (db *DB) Skips(ctx context.Context, limit int) ([]Skipped, error) {
-	return viewList(ctx, db, "skips", sqlrow.Scanner(func(s *Skipped) []any {
+func (db *DB) Skips(ctx context.Context, limit int) ([]engram.Skipped, error) {
+	return viewList(ctx, db, "skips", sqlrow.Scanner(func(s *engram.Skipped) []any {
 		return []any{&s.Worker, &s.From, &s.To, &s.Error, sqlrow.Time(&s.At)}
 	}), `SELECT worker, from_seq, to_seq, error, at FROM layer_skips ORDER BY at DESC LIMIT ?`, limit)
 }

@@ -445,10 +445,10 @@ func TestForgetKeepsOtherSources(t *testing.T) {
 			touched++
 		}
 	}
-	var ft []palace.ForgetTurn
+	var ft []engram.ForgetTurn
 	for i, tu := range turns {
 		if forget[tu.ID] {
-			ft = append(ft, palace.ForgetTurn{ID: tu.ID, Seq: int64(i + 1)}) // the archive numbered them from 1, in order
+			ft = append(ft, engram.ForgetTurn{ID: tu.ID, Seq: int64(i + 1)}) // the archive numbered them from 1, in order
 		}
 	}
 	res, err := p.ForgetTurns(ctx, ft, time.Now(), pipeline.SceneConfig{}.Regroup)

@@ -187,7 +187,7 @@ func (c SceneConfig) AddTurn(d *SceneDraft, t engram.Turn) (cur *SceneDraft, sta
 
 // Regroup groups turns (of one session, in seq order) into scenes as the
 // scene job would, for the turns left of a scene whose other turns were
-// forgotten (palace.SceneRemaker). With open, the last scene is written
+// forgotten (engram.SceneRemaker). With open, the last scene is written
 // with its draft, so that the scene job goes on with it.
 func (c SceneConfig) Regroup(turns []engram.Turn, open bool) ([]engram.SceneWrite, error) {
 	var drafts []*SceneDraft

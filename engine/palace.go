@@ -1,0 +1,83 @@
+package engine
+
+import (
+	"context"
+
+	engram "github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/palace"
+	"github.com/engram-dev/engram/pipeline"
+	"github.com/engram-dev/engram/vault"
+	"github.com/engram-dev/engram/vecindex"
+)
+
+// palaceStore is everything the engine asks of its palace, by role (the
+// root's interfaces; docs/architecture.md, "The palace's seam"), so that
+// its work does not depend on the database that holds the palace. What
+// only a SQLite file has is palaceFile, asked for apart (Engine.file).
+type palaceStore interface {
+	pipeline.SplitIndex // the indexer's writes, TurnIndex's searches, Stats
+	engram.TurnLookup
+	engram.UnitIndex
+	engram.LayerStore
+	engram.LayerIndex
+	engram.LayerService
+	engram.BrowseService
+	engram.TurnRewriter
+	engram.CorrectionStore
+	engram.WorkerMarks
+	engram.KeywordIndexes
+	vault.DB // SQL transactions: the vaults' tables, the jobs' state
+
+	ActiveModel(ctx context.Context) (model string, dim int, ok bool, err error)
+	ActivateModel(ctx context.Context, model string) error
+	Vectors(ctx context.Context, model string, dim int) (vectorRows, error) // dim 0: as stored
+	Optimize(ctx context.Context) error                                     // the compact job
+	Close() error
+}
+
+// palaceFile is what a palace in one SQLite file does besides: engram
+// backup copies it, doctor checks it, a forget deletes the copy a rebuild
+// left beside it.
+type palaceFile interface {
+	Path() string
+	Backup(ctx context.Context, path string) (palace.Info, error)
+	CountTurnIndexes(ctx context.Context) (palace.TurnCounts, error)
+	FileCheck(ctx context.Context) engram.DoctorCheck     // integrity_check
+	NearKeysCheck(ctx context.Context) engram.DoctorCheck // the memories' near-duplicate keys
+}
+
+// file returns the palace as a SQLite file; false for a palace in a
+// database server, which answers backups and checks its own way.
+func (e *Engine) file() (palaceFile, bool) {
+	f, ok := e.palace.(palaceFile)
+	return f, ok
+}
+
+// vectorRows is one model's stored vectors: what the in-process index
+// loads and follows, the vector jobs write, an external index follows, a
+// vault sync writes with its rows, and engram reindex and doctor read.
+type vectorRows interface {
+	vecindex.Store
+	pipeline.VectorStore
+	pipeline.LayerVectorStore
+	pipeline.VectorJournal
+	vault.Vectors
+	Check(ctx context.Context, throughSeq int64) (engram.VectorCheck, error)
+	DropBad(ctx context.Context) ([]engram.BadVector, error)
+	TurnsWithoutVector(ctx context.Context, afterSeq, throughSeq int64, limit int) ([]engram.Turn, error)
+	CountByKind(ctx context.Context) (map[string]int, error)
+	Notify() <-chan struct{} // closed after the next committed write
+}
+
+// sqlitePalace is the palace in its SQLite file (package palace).
+type sqlitePalace struct{ *palace.DB }
+
+func (p sqlitePalace) Vectors(ctx context.Context, model string, dim int) (vectorRows, error) {
+	v, err := p.DB.Vectors(ctx, model, dim)
+	if err != nil {
+		return nil, err // not a nil *VectorStore in an interface
+	}
+	return v, nil
+}
+
+var _ palaceFile = sqlitePalace{} // and a palaceStore, as Open holds it
