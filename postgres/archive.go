@@ -97,24 +97,11 @@ func Open(ctx context.Context, url string, opts Options) (*Archive, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	if url == "" {
-		return nil, engram.Errorf(engram.EINVALID, "no PostgreSQL URL: set %s to postgres://user:password@host:port/database", EnvURL)
-	}
-	cfg, err := pgxpool.ParseConfig(url)
+	pool, err := Connect(ctx, url)
 	if err != nil {
-		// pgx masks the password in the URL it quotes.
-		return nil, &engram.Error{Code: engram.EINVALID, Message: "the PostgreSQL URL does not parse", Err: err}
+		return nil, err
 	}
-	where := Where(url)
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		return nil, &engram.Error{Code: engram.EUNAVAILABLE, Message: "cannot connect to PostgreSQL at " + where, Err: err}
-	}
-	if err := pool.Ping(ctx); err != nil {
-		pool.Close()
-		return nil, &engram.Error{Code: engram.EUNAVAILABLE, Message: "cannot reach PostgreSQL at " + where, Err: err}
-	}
-	found, err := migrate(ctx, pool)
+	found, err := Migrate(ctx, pool, component, migrations, backfills)
 	if err != nil {
 		pool.Close()
 		return nil, err
@@ -141,6 +128,30 @@ func Open(ctx context.Context, url string, opts Options) (*Archive, error) {
 	go a.run()
 	go a.listen()
 	return a, nil
+}
+
+// Connect opens a pool of connections to the database at url and checks
+// that it answers. It never logs url. Errors: EINVALID for an empty or
+// malformed url; EUNAVAILABLE when the database cannot be reached.
+func Connect(ctx context.Context, url string) (*pgxpool.Pool, error) {
+	if url == "" {
+		return nil, engram.Errorf(engram.EINVALID, "no PostgreSQL URL: set %s to postgres://user:password@host:port/database", EnvURL)
+	}
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		// pgx masks the password in the URL it quotes.
+		return nil, &engram.Error{Code: engram.EINVALID, Message: "the PostgreSQL URL does not parse", Err: err}
+	}
+	where := Where(url)
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, &engram.Error{Code: engram.EUNAVAILABLE, Message: "cannot connect to PostgreSQL at " + where, Err: err}
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, &engram.Error{Code: engram.EUNAVAILABLE, Message: "cannot reach PostgreSQL at " + where, Err: err}
+	}
+	return pool, nil
 }
 
 // Close stops the writer after the transaction in flight and closes the

@@ -163,13 +163,16 @@ func backfillRedacted(ctx context.Context, tx pgx.Tx) error {
 	return err
 }
 
-// migrate applies the archive's missing migrations in one transaction,
-// under an advisory lock so that servers starting together apply each
-// once, and refuses a database a newer engram migrated. It returns the
-// version it found.
-func migrate(ctx context.Context, pool *pgxpool.Pool) (found int, err error) {
+// Migrate applies the missing migrations of a component (the archive's,
+// the palace's: each numbers its own in schema_migrations), steps[i]
+// being version i+1 and fills[v], when set, a step in Go run after
+// version v in its transaction. It runs in one transaction, under an
+// advisory lock so that servers starting together apply each once, and
+// refuses a database a newer engram migrated (ErrSchemaTooNew). It
+// returns the version it found.
+func Migrate(ctx context.Context, pool *pgxpool.Pool, component string, steps []string, fills map[int]func(ctx context.Context, tx pgx.Tx) error) (found int, err error) {
 	fail := func(op string, err error) (int, error) {
-		return 0, &engram.Error{Code: engram.EUNAVAILABLE, Message: "cannot migrate the PostgreSQL archive: " + op, Err: err}
+		return 0, &engram.Error{Code: engram.EUNAVAILABLE, Message: "cannot migrate the PostgreSQL " + component + ": " + op, Err: err}
 	}
 	tx, err := pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.ReadCommitted})
 	if err != nil {
@@ -192,15 +195,15 @@ func migrate(ctx context.Context, pool *pgxpool.Pool) (found int, err error) {
 		component).Scan(&have); err != nil {
 		return fail("read schema_migrations", err)
 	}
-	if have > len(migrations) {
+	if have > len(steps) {
 		return 0, fmt.Errorf("%w: the %s schema is at version %d, this engram knows %d; upgrade engram",
-			ErrSchemaTooNew, component, have, len(migrations))
+			ErrSchemaTooNew, component, have, len(steps))
 	}
-	for v := have + 1; v <= len(migrations); v++ {
-		if _, err := tx.Exec(ctx, migrations[v-1]); err != nil {
+	for v := have + 1; v <= len(steps); v++ {
+		if _, err := tx.Exec(ctx, steps[v-1]); err != nil {
 			return fail(fmt.Sprintf("version %d", v), err)
 		}
-		if fill := backfills[v]; fill != nil {
+		if fill := fills[v]; fill != nil {
 			if err := fill(ctx, tx); err != nil {
 				return fail(fmt.Sprintf("fill version %d", v), err)
 			}

@@ -1,0 +1,436 @@
+// Package palacetest is the conformance suite of a palace's roles: what
+// every palace (package palace's SQLite file, package pgpalace's
+// PostgreSQL tables) must do alike, so that the engine holds either. A
+// palace's tests call Run with a way to make an empty one. It grows with
+// the roles a second palace implements. Only tests import it.
+package palacetest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/engram-dev/engram"
+)
+
+// Palace is what the suite checks: the turns as the indexer stores them,
+// read back by id, seq and session and around a turn (engram.TurnLookup),
+// the forgotten ids their tombstones record, and the jobs' watermarks and
+// skipped ranges (engram.WorkerMarks, Skip).
+type Palace interface {
+	PutTurns(ctx context.Context, turns []engram.Turn) error
+	IndexedSeq(ctx context.Context) (int64, error)
+	GetTurns(ctx context.Context, ids []string) ([]engram.Turn, error)
+	TurnsAround(ctx context.Context, ts []engram.Turn, n int) ([]engram.Around, error)
+	ForgottenIDs(ctx context.Context, ids []string) (map[string]bool, error)
+	Skip(ctx context.Context, worker string, from, to int64, reason string) error
+	engram.TurnLookup
+	engram.WorkerMarks
+}
+
+// Run runs the suite. fresh makes a new, empty palace for one subtest and
+// closes it when the subtest ends.
+func Run(t *testing.T, fresh func(t *testing.T) Palace) {
+	for _, c := range []struct {
+		name string
+		fn   func(t *testing.T, p Palace)
+	}{
+		{"RoundTrip", testRoundTrip},
+		{"Replay", testReplay},
+		{"DuplicateID", testDuplicateID},
+		{"UnstorableTime", testUnstorableTime},
+		{"Tombstones", testTombstones},
+		{"BadInput", testBadInput},
+		{"TurnIDs", testTurnIDs},
+		{"TurnsAround", testTurnsAround},
+		{"Watermarks", testWatermarks},
+		{"Skips", testSkips},
+		{"ConcurrentPuts", testConcurrentPuts},
+	} {
+		t.Run(c.name, func(t *testing.T) { c.fn(t, fresh(t)) })
+	}
+}
+
+// base is the time of the suite's turns: a whole second, so that a turn
+// reads back equal to the nanosecond in every palace.
+var base = time.Date(2026, 3, 14, 9, 0, 0, 0, time.UTC)
+
+// turn makes a stored turn of the suite: seq, id "t<seq>", minute seq of
+// base.
+func turn(seq int64, ns, session, speaker, content string) engram.Turn {
+	return engram.Turn{
+		ID: fmt.Sprintf("t%d", seq), Seq: seq, Namespace: ns, Session: session, Role: engram.RoleUser,
+		Speaker: speaker, Content: content, TS: base.Add(time.Duration(seq) * time.Minute),
+		ReceivedAt: base.Add(time.Duration(seq)*time.Minute + 123456789),
+	}
+}
+
+// tombstone is the archive's record that id was forgotten, at seq.
+func tombstone(id string, seq int64) engram.Turn {
+	return engram.Turn{ID: id, Seq: seq, ReceivedAt: base, Forgotten: &engram.Forgotten{At: base.Add(time.Hour)}}
+}
+
+func put(t *testing.T, p Palace, turns ...engram.Turn) {
+	t.Helper()
+	if err := p.PutTurns(t.Context(), turns); err != nil {
+		t.Fatalf("PutTurns: %v", err)
+	}
+}
+
+func ids(turns []engram.Turn) []string {
+	out := make([]string, len(turns))
+	for i, t := range turns {
+		out[i] = t.ID
+	}
+	return out
+}
+
+func wantIndexed(t *testing.T, p Palace, want int64) {
+	t.Helper()
+	if got, err := p.IndexedSeq(t.Context()); err != nil || got != want {
+		t.Fatalf("IndexedSeq = %d, %v; want %d", got, err, want)
+	}
+}
+
+func testRoundTrip(t *testing.T, p Palace) {
+	ctx := t.Context()
+	a := turn(1, "ns", "s1", "Ana", "we chose the blue tent")
+	a.Meta = json.RawMessage(`{"source":"chat","n":1}`)
+	b := turn(2, "ns", "s1", "Ben", "fine by me")
+	b.Role = engram.RoleAssistant
+	c := turn(3, "other", "s9", "", "a turn of another namespace")
+	c.TS = time.Time{} // no time: stored, and read back, without one
+	put(t, p, a, b, c)
+	wantIndexed(t, p, 3)
+
+	got, err := p.GetTurns(ctx, []string{"t3", "missing", "t1", "t2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []engram.Turn{c, a, b}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("GetTurns =\n%+v\nwant (ids in the order asked, unknown skipped)\n%+v", got, want)
+	}
+	if got, err := p.GetTurns(ctx, nil); err != nil || len(got) != 0 {
+		t.Fatalf("GetTurns(nil) = %v, %v", got, err)
+	}
+	if got, ok, err := p.TurnAt(ctx, 2); err != nil || !ok || !reflect.DeepEqual(got, b) {
+		t.Fatalf("TurnAt(2) = %+v, %v, %v; want %+v", got, ok, err, b)
+	}
+	if _, ok, err := p.TurnAt(ctx, 99); err != nil || ok {
+		t.Fatalf("TurnAt(99) = _, %v, %v; want not found", ok, err)
+	}
+	seqs, err := p.TurnSeqs(ctx, []string{"t2", "t3", "nope"})
+	if err != nil || !reflect.DeepEqual(seqs, map[string]int64{"t2": 2, "t3": 3}) {
+		t.Fatalf("TurnSeqs = %v, %v", seqs, err)
+	}
+	for ns, want := range map[string]int64{"": 3, "ns": 2, "other": 1, "none": 0} {
+		if n, err := p.CountTurns(ctx, ns); err != nil || n != want {
+			t.Errorf("CountTurns(%q) = %d, %v; want %d", ns, n, err, want)
+		}
+	}
+}
+
+func testReplay(t *testing.T, p Palace) {
+	batch := []engram.Turn{turn(1, "ns", "s", "Ana", "one"), turn(2, "ns", "s", "Ben", "two")}
+	put(t, p, batch...)
+	put(t, p, batch...) // a replayed range of the archive: harmless
+	if n, err := p.CountTurns(t.Context(), ""); err != nil || n != 2 {
+		t.Fatalf("CountTurns after a replay = %d, %v; want 2", n, err)
+	}
+	if sk, err := p.TurnSkips(t.Context(), 10); err != nil || sk.Count != 0 {
+		t.Fatalf("TurnSkips after a replay = %+v, %v; want none: a replay is no duplicate", sk, err)
+	}
+	put(t, p, turn(1, "ns", "s", "Ana", "one")) // an older batch: the watermark stays
+	wantIndexed(t, p, 2)
+}
+
+func testDuplicateID(t *testing.T, p Palace) {
+	ctx := t.Context()
+	first := turn(1, "ns", "s", "Ana", "the first copy")
+	again := turn(4, "ns", "s", "Ana", "the re-sent copy")
+	again.ID = first.ID
+	put(t, p, first, turn(2, "ns", "s", "Ben", "between"), again)
+	wantIndexed(t, p, 4)
+	sk, err := p.TurnSkips(ctx, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sk.Count != 1 || sk.Lost != 0 || len(sk.Latest) != 1 {
+		t.Fatalf("TurnSkips = %+v; want one duplicate, none lost", sk)
+	}
+	if s := sk.Latest[0]; s.Seq != 4 || s.ID != first.ID || s.StoredSeq != 1 || s.Reason == "" || s.At.IsZero() {
+		t.Fatalf("the skip = %+v; want seq 4 of %s, stored under seq 1, with a reason and a time", s, first.ID)
+	}
+	if got, _ := p.GetTurns(ctx, []string{first.ID}); len(got) != 1 || got[0].Content != first.Content {
+		t.Fatalf("GetTurns(%s) = %+v; want the first copy", first.ID, got)
+	}
+}
+
+func testUnstorableTime(t *testing.T, p Palace) {
+	ctx := t.Context()
+	far := turn(2, "ns", "s", "Ana", "a line edited by hand")
+	far.TS = time.Date(2999, 1, 1, 0, 0, 0, 0, time.UTC) // past int64 nanoseconds
+	put(t, p, turn(1, "ns", "s", "Ana", "fine"), far, turn(3, "ns", "s", "Ben", "fine too"))
+	wantIndexed(t, p, 3)
+	if n, _ := p.CountTurns(ctx, ""); n != 2 {
+		t.Fatalf("CountTurns = %d; want 2: the rest of the batch is stored", n)
+	}
+	sk, err := p.TurnSkips(ctx, -1)
+	if err != nil || sk.Count != 1 || sk.Lost != 1 || len(sk.Latest) != 1 || sk.Latest[0].Seq != 2 || sk.Latest[0].StoredSeq != 0 {
+		t.Fatalf("TurnSkips(-1) = %+v, %v; want seq 2, lost", sk, err)
+	}
+	if sk, err := p.TurnSkips(ctx, 0); err != nil || sk.Count != 1 || len(sk.Latest) != 0 {
+		t.Fatalf("TurnSkips(0) = %+v, %v; want the count alone", sk, err)
+	}
+}
+
+func testTombstones(t *testing.T, p Palace) {
+	ctx := t.Context()
+	put(t, p, turn(1, "ns", "s", "Ana", "kept"), tombstone("t2", 5))
+	wantIndexed(t, p, 5)
+	// t2 read before its forget (a stream that began earlier): not stored.
+	put(t, p, turn(2, "ns", "s", "Ana", "forgotten"))
+	if got, _ := p.GetTurns(ctx, []string{"t2"}); len(got) != 0 {
+		t.Fatalf("a turn read before its forget was stored: %+v", got)
+	}
+	gone, err := p.ForgottenIDs(ctx, []string{"t1", "t2", "x"})
+	if err != nil || !reflect.DeepEqual(gone, map[string]bool{"t2": true}) {
+		t.Fatalf("ForgottenIDs = %v, %v; want t2", gone, err)
+	}
+	// Archived again after its forget (resurrected): stored.
+	back := turn(7, "ns", "s", "Ana", "said again")
+	back.ID = "t2"
+	put(t, p, back)
+	if got, _ := p.GetTurns(ctx, []string{"t2"}); len(got) != 1 || got[0].Seq != 7 {
+		t.Fatalf("a resurrected turn = %+v; want it stored under seq 7", got)
+	}
+	if gone, _ := p.ForgottenIDs(ctx, []string{"t2"}); gone["t2"] {
+		t.Fatal("a resurrected id is still recorded as forgotten")
+	}
+	if sk, _ := p.TurnSkips(ctx, 10); sk.Count != 0 {
+		t.Fatalf("TurnSkips = %+v; a forgotten turn is no skip", sk)
+	}
+}
+
+func testBadInput(t *testing.T, p Palace) {
+	ok := turn(1, "ns", "s", "Ana", "fine")
+	for name, bad := range map[string]engram.Turn{
+		"no id":        {Seq: 2, Namespace: "ns", Content: "x", TS: base},
+		"no namespace": {ID: "b", Seq: 2, Content: "x", TS: base},
+		"seq 0":        {ID: "b", Namespace: "ns", Content: "x", TS: base},
+	} {
+		err := p.PutTurns(t.Context(), []engram.Turn{ok, bad})
+		if engram.ErrorCode(err) != engram.EINVALID {
+			t.Errorf("%s: PutTurns = %v; want EINVALID", name, err)
+		}
+	}
+	if n, _ := p.CountTurns(t.Context(), ""); n != 0 {
+		t.Fatalf("a batch with a bad turn stored %d turns; want none", n)
+	}
+	wantIndexed(t, p, 0)
+}
+
+func testTurnIDs(t *testing.T, p Palace) {
+	ctx := t.Context()
+	m := turn(4, "ns", "s2", "Ana", "no secret in the text")
+	m.Meta = json.RawMessage(`{"note":"call <Zed> & co"}`)
+	put(t, p,
+		turn(1, "ns", "s1", "Ana", "my code is Grimble-11"),
+		turn(2, "ns", "s1", "Grimble", "hello"),
+		turn(3, "ns", "s2", "Ben", "nothing here"),
+		m,
+		turn(5, "other", "Grimble-room", "Cy", "nothing either"),
+	)
+	for _, c := range []struct {
+		ns, session string
+		want        []string
+	}{
+		{"", "", []string{"t1", "t2", "t3", "t4", "t5"}},
+		{"ns", "", []string{"t1", "t2", "t3", "t4"}},
+		{"ns", "s2", []string{"t3", "t4"}},
+		{"none", "", nil},
+	} {
+		got, err := p.TurnIDs(ctx, c.ns, c.session)
+		if err != nil || !equalIDs(got, c.want) {
+			t.Errorf("TurnIDs(%q, %q) = %v, %v; want %v", c.ns, c.session, got, err, c.want)
+		}
+	}
+	for _, c := range []struct {
+		ns, session string
+		texts       []string
+		everywhere  bool
+		want        []string
+	}{
+		{"", "", []string{"Grimble"}, false, []string{"t1", "t2"}},           // content, speaker
+		{"", "", []string{"Grimble"}, true, []string{"t1", "t2", "t5"}},      // and a session's name
+		{"ns", "s1", []string{"Grimble"}, false, []string{"t1", "t2"}},       // within a session
+		{"", "", []string{"<Zed> & co"}, false, []string{"t4"}},              // in meta, as JSON escapes it
+		{"", "", []string{"absent", "nothing"}, false, []string{"t3", "t5"}}, // any of the texts
+	} {
+		got, err := p.TurnIDsHolding(ctx, c.ns, c.session, c.texts, c.everywhere)
+		if err != nil || !equalIDs(got, c.want) {
+			t.Errorf("TurnIDsHolding(%q, %q, %q, %v) = %v, %v; want %v", c.ns, c.session, c.texts, c.everywhere, got, err, c.want)
+		}
+	}
+}
+
+// equalIDs compares id lists, nil and empty alike.
+func equalIDs(a, b []string) bool {
+	return len(a) == len(b) && (len(a) == 0 || reflect.DeepEqual(a, b))
+}
+
+func testTurnsAround(t *testing.T, p Palace) {
+	ctx := t.Context()
+	var s []engram.Turn
+	for seq := int64(1); seq <= 6; seq++ {
+		s = append(s, turn(seq, "ns", "s", "Ana", fmt.Sprintf("turn %d", seq)))
+	}
+	s[3].TS = s[2].TS // the same time: the seq breaks the tie
+	noTime := turn(7, "ns", "s", "Ana", "no time")
+	noTime.TS = time.Time{}
+	put(t, p, append(s, noTime, turn(8, "ns", "other", "Ana", "another session"))...)
+
+	got, err := p.TurnsAround(ctx, []engram.Turn{s[2], s[0], s[5]}, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [][2][]string{
+		{{"t1", "t2"}, {"t4", "t5"}},
+		{nil, {"t2", "t3"}},
+		{{"t4", "t5"}, nil},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("TurnsAround returned %d contexts; want %d", len(got), len(want))
+	}
+	for i, w := range want {
+		if !equalIDs(ids(got[i].Before), w[0]) || !equalIDs(ids(got[i].After), w[1]) {
+			t.Errorf("around %d: before %v after %v; want %v %v (time order, no turn without a time, no other session)",
+				i, ids(got[i].Before), ids(got[i].After), w[0], w[1])
+		}
+	}
+	if !reflect.DeepEqual(got[0].Before[0], s[0]) {
+		t.Errorf("a neighbour = %+v; want the whole turn %+v", got[0].Before[0], s[0])
+	}
+	if got, err := p.TurnsAround(ctx, s[:1], 0); err != nil || len(got) != 1 || got[0].Before != nil || got[0].After != nil {
+		t.Errorf("TurnsAround(n=0) = %+v, %v; want one empty context", got, err)
+	}
+	if _, err := p.TurnsAround(ctx, s[:1], -1); engram.ErrorCode(err) != engram.EINVALID {
+		t.Errorf("TurnsAround(n=-1) = %v; want EINVALID", err)
+	}
+}
+
+func testWatermarks(t *testing.T, p Palace) {
+	ctx := t.Context()
+	mark := func(worker string) int64 {
+		t.Helper()
+		seq, err := p.WorkerSeq(ctx, worker)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return seq
+	}
+	if got := mark("memories"); got != 0 {
+		t.Fatalf("a worker that never ran has watermark %d; want 0", got)
+	}
+	for _, w := range []struct {
+		worker string
+		seq    int64
+	}{{"memories", 5}, {"memories", 3}, {"vec:m1:memories", 7}, {"vec:m1:scenes", 2}, {"vec:m10:memories", 4}} {
+		if err := p.SetWorkerSeq(ctx, w.worker, w.seq); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := mark("memories"); got != 5 {
+		t.Fatalf("watermark = %d; want 5: it never moves back", got)
+	}
+	n, err := p.ResetWorkerSeqs(ctx, "vec:m1:")
+	if err != nil || n != 2 {
+		t.Fatalf("ResetWorkerSeqs(vec:m1:) = %d, %v; want 2", n, err)
+	}
+	if mark("vec:m1:memories") != 0 || mark("vec:m1:scenes") != 0 || mark("vec:m10:memories") != 4 || mark("memories") != 5 {
+		t.Fatal("ResetWorkerSeqs reset other workers than its prefix's")
+	}
+	if _, err := p.ResetWorkerSeqs(ctx, ""); engram.ErrorCode(err) != engram.EINVALID {
+		t.Fatalf("ResetWorkerSeqs(\"\") = %v; want EINVALID", err)
+	}
+	if n, err := p.ResetWorkerSeqs(ctx, "w%_"); err != nil || n != 0 {
+		t.Fatalf("ResetWorkerSeqs(w%%_) = %d, %v; want 0: a prefix is not a pattern", n, err)
+	}
+}
+
+func testSkips(t *testing.T, p Palace) {
+	ctx := t.Context()
+	if got, err := p.Skips(ctx, 10); err != nil || len(got) != 0 {
+		t.Fatalf("Skips of a new palace = %v, %v", got, err)
+	}
+	if err := p.Skip(ctx, "memories", 1, 8, "unusable output"); err != nil {
+		t.Fatal(err)
+	}
+	if seq, _ := p.WorkerSeq(ctx, "memories"); seq != 8 {
+		t.Fatalf("watermark after a skip = %d; want 8", seq)
+	}
+	if err := p.Skip(ctx, "graph", 3, 4, "timeout"); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Skip(ctx, "memories", 1, 9, "unusable again"); err != nil { // the range again, longer
+		t.Fatal(err)
+	}
+	got, err := p.Skips(ctx, -1)
+	if err != nil || len(got) != 2 {
+		t.Fatalf("Skips = %+v, %v; want two ranges", got, err)
+	}
+	byWorker := map[string]engram.Skipped{}
+	for _, s := range got {
+		if s.At.IsZero() {
+			t.Errorf("skip %+v has no time", s)
+		}
+		byWorker[s.Worker] = s
+	}
+	if m := byWorker["memories"]; m.From != 1 || m.To != 9 || m.Error != "unusable again" {
+		t.Errorf("the memories' skip = %+v; want [1, 9] with the last reason", m)
+	}
+	if g := byWorker["graph"]; g.From != 3 || g.To != 4 {
+		t.Errorf("the graph's skip = %+v", g)
+	}
+	if got, _ := p.Skips(ctx, 1); len(got) != 1 {
+		t.Errorf("Skips(1) = %d ranges; want 1", len(got))
+	}
+}
+
+func testConcurrentPuts(t *testing.T, p Palace) {
+	// Several servers' indexers store the same turns: every write must
+	// succeed and the turns be stored once.
+	var batch []engram.Turn
+	for seq := int64(1); seq <= 40; seq++ {
+		batch = append(batch, turn(seq, "ns", fmt.Sprintf("s%d", seq%3), "Ana", fmt.Sprintf("turn %d", seq)))
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 4)
+	for w := range 4 {
+		wg.Go(func() {
+			for i := w; i < len(batch); i += 5 {
+				end := min(i+10, len(batch))
+				if err := p.PutTurns(t.Context(), batch[i:end]); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatalf("a concurrent PutTurns failed: %v", err)
+	}
+	if n, err := p.CountTurns(t.Context(), ""); err != nil || n != 40 {
+		t.Fatalf("CountTurns = %d, %v; want 40", n, err)
+	}
+	if sk, _ := p.TurnSkips(t.Context(), 10); sk.Count != 0 {
+		t.Fatalf("TurnSkips = %+v; want none", sk)
+	}
+	wantIndexed(t, p, 40)
+}

@@ -1,0 +1,24 @@
+// Package pgpalace is the palace in PostgreSQL, for several engram
+// servers that share one memory (issue 41): the tables package palace keeps
+// in its SQLite file, kept once in the database that holds the shared
+// archive (package postgres), behind the same root interfaces, so that the
+// engine's work does not depend on which palace it holds
+// (docs/architecture.md, "The palace's seam").
+//
+// It is built a group of tables at a time, each group passing the
+// conformance suite of its roles (internal/palacetest) that package
+// palace passes too. The first group is here: the turns' rows as the
+// indexer copies them from the archive (a tombstone recorded as a
+// forgotten id, a duplicate id or an unstorable time recorded as a skip),
+// read by id, seq, session and around a turn (engram.TurnLookup,
+// TurnsAround), the indexer's watermark, and the jobs' watermarks and
+// skipped ranges (engram.WorkerMarks, Skip). Searching, units, the
+// derived layers, rewrites, corrections and vectors are still package
+// palace's alone, and no configuration selects this palace yet.
+//
+// Times are kept as Unix nanoseconds, as package palace keeps them, so
+// that a turn reads back to the nanosecond and orders alike in both.
+// Several servers may write the same turns (each one's indexer follows
+// the shared archive): a turn already stored is left as it is and the
+// watermarks only move forward, so the writes commute.
+package pgpalace

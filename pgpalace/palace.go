@@ -1,0 +1,157 @@
+package pgpalace
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	engram "github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/postgres"
+)
+
+// component is the palace's name in schema_migrations, beside the
+// archive's: each numbers its own migrations.
+const component = "palace"
+
+// migrations are the palace's schema steps, version i+1 at index i. Never
+// edit one that shipped; add a new one.
+var migrations = []string{
+	// 1: the turns and the watermarks. palace_turns is the archive's
+	// turns as the indexer stores them (package palace's table turns):
+	// times in Unix nanoseconds, NULL for none; change is the row's
+	// change number (a new one when a rewrite changes the row), which
+	// the servers' in-memory indexes follow. palace_meta holds the
+	// counters that only rise (the indexer's and the jobs' watermarks).
+	// palace_forgotten holds the ids of the tombstones the indexer met,
+	// with the tombstone's seq; palace_turn_skips the archived turns not
+	// stored, and why; palace_layer_skips the ranges a job gave up on.
+	`CREATE TABLE palace_meta (
+		key   text PRIMARY KEY,
+		value bigint NOT NULL
+	);
+	CREATE SEQUENCE palace_turns_change;
+	CREATE TABLE palace_turns (
+		seq         bigint PRIMARY KEY CHECK (seq > 0),
+		id          text NOT NULL UNIQUE,
+		namespace   text NOT NULL,
+		session     text NOT NULL,
+		role        text NOT NULL,
+		speaker     text NOT NULL,
+		content     text NOT NULL,
+		ts          bigint,
+		meta        text,
+		received_at bigint,
+		change      bigint NOT NULL DEFAULT nextval('palace_turns_change')
+	);
+	CREATE INDEX palace_turns_session ON palace_turns (namespace, session, ts, seq);
+	CREATE INDEX palace_turns_change_idx ON palace_turns (change);
+	CREATE TABLE palace_forgotten (
+		id  text PRIMARY KEY,
+		seq bigint NOT NULL,
+		at  bigint NOT NULL
+	);
+	CREATE TABLE palace_turn_skips (
+		seq        bigint PRIMARY KEY,
+		id         text NOT NULL,
+		reason     text NOT NULL,
+		stored_seq bigint,
+		at         bigint NOT NULL
+	);
+	CREATE TABLE palace_layer_skips (
+		worker   text NOT NULL,
+		from_seq bigint NOT NULL,
+		to_seq   bigint NOT NULL,
+		error    text NOT NULL,
+		at       bigint NOT NULL,
+		PRIMARY KEY (worker, from_seq)
+	);
+	COMMENT ON TABLE palace_turns IS 'engram palace: the archived turns as the indexer stores them';`,
+}
+
+// DB is a palace in a PostgreSQL database. It is safe for concurrent use,
+// by this process and by other servers on the same database.
+type DB struct {
+	pool *pgxpool.Pool
+	now  func() time.Time
+}
+
+// Open connects to the database at url, applies the palace's missing
+// migrations and returns the palace. EUNAVAILABLE when the database does
+// not answer; postgres.ErrSchemaTooNew when a newer engram migrated it.
+func Open(ctx context.Context, url string) (*DB, error) {
+	pool, err := postgres.Connect(ctx, url)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := postgres.Migrate(ctx, pool, component, migrations, nil); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return &DB{pool: pool, now: time.Now}, nil
+}
+
+// Close releases the palace's connections.
+func (db *DB) Close() error {
+	db.pool.Close()
+	return nil
+}
+
+// update runs fn in a transaction, committed if fn returns nil. A
+// transaction that loses to a concurrent one (a serialization failure, a
+// deadlock) runs again, a few times.
+func (db *DB) update(ctx context.Context, op string, fn func(pgx.Tx) error) error {
+	var err error
+	for range 5 {
+		err = pgx.BeginTxFunc(ctx, db.pool, pgx.TxOptions{IsoLevel: pgx.ReadCommitted}, fn)
+		var pe *pgconn.PgError
+		if !errors.As(err, &pe) || (pe.Code != "40001" && pe.Code != "40P01") {
+			break
+		}
+	}
+	return wrap(op, err)
+}
+
+// wrap names the operation in err; a database that does not answer is
+// EUNAVAILABLE.
+func wrap(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var ee *engram.Error
+	if errors.As(err, &ee) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("pgpalace: %s: %w", op, err)
+	}
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) {
+		return &engram.Error{Code: engram.EUNAVAILABLE, Message: "pgpalace: " + op + ": the database does not answer", Err: err}
+	}
+	return fmt.Errorf("pgpalace: %s: %w", op, err)
+}
+
+// metaIn reads a palace_meta counter, 0 when it was never set.
+func metaIn(ctx context.Context, q pgxQuerier, key string) (int64, error) {
+	var v int64
+	err := q.QueryRow(ctx, `SELECT value FROM palace_meta WHERE key = $1`, key).Scan(&v)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, nil
+	}
+	return v, err
+}
+
+// setMeta raises a palace_meta counter to v (it never moves back).
+func setMeta(ctx context.Context, tx pgx.Tx, key string, v int64) error {
+	_, err := tx.Exec(ctx, `INSERT INTO palace_meta (key, value) VALUES ($1, $2)
+		ON CONFLICT (key) DO UPDATE SET value = greatest(palace_meta.value, excluded.value)`, key, v)
+	return err
+}
+
+// pgxQuerier is a pool or a transaction.
+type pgxQuerier interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}

@@ -1,0 +1,81 @@
+package pgpalace
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	engram "github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/internal/palacetest"
+	"github.com/engram-dev/engram/internal/pgtest"
+	"github.com/engram-dev/engram/postgres"
+)
+
+// open opens a palace in a database of the test's own on the test server.
+func open(t *testing.T) *DB {
+	t.Helper()
+	db, err := Open(t.Context(), pgtest.NewDatabase(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// TestConformance runs the palaces' conformance suite on PostgreSQL, as
+// package palace runs it on its SQLite file.
+func TestConformance(t *testing.T) {
+	palacetest.Run(t, func(t *testing.T) palacetest.Palace { return open(t) })
+}
+
+// TestOpen_Migrates checks that the palace's migrations go beside the
+// archive's in one database, and that a second Open applies none again.
+func TestOpen_Migrates(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	a, err := postgres.Open(t.Context(), url, postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	for range 2 {
+		db, err := Open(t.Context(), url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		versions := map[string]int{}
+		rows, err := db.pool.Query(t.Context(), `SELECT component, count(*) FROM schema_migrations GROUP BY component`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var (
+			c string
+			n int
+		)
+		if _, err := pgx.ForEachRow(rows, []any{&c, &n}, func() error { versions[c] = n; return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if versions["palace"] != len(migrations) || versions["archive"] == 0 {
+			t.Fatalf("schema_migrations holds %v; want %d palace versions beside the archive's", versions, len(migrations))
+		}
+		db.Close()
+	}
+}
+
+// TestOpen_Errors checks that a URL that does not parse is EINVALID and a
+// database that does not answer EUNAVAILABLE, naming neither password.
+func TestOpen_Errors(t *testing.T) {
+	for url, code := range map[string]string{
+		"":                                     engram.EINVALID,
+		"postgres://u:secret@[::1:5432/x":      engram.EINVALID,
+		"postgres://u:secret@127.0.0.1:1/none": engram.EUNAVAILABLE,
+	} {
+		_, err := Open(t.Context(), url)
+		if engram.ErrorCode(err) != code {
+			t.Errorf("Open(%q) = %v; want %s", url, err, code)
+		}
+		if err != nil && strings.Contains(err.Error(), "secret") {
+			t.Errorf("Open(%q) quotes the password: %v", url, err)
+		}
+	}
+}

@@ -1,0 +1,380 @@
+package pgpalace
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	engram "github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/internal/redacttext"
+	"github.com/engram-dev/engram/internal/sqlrow"
+	"github.com/engram-dev/engram/internal/vecrow"
+)
+
+// keyIndexedSeq is the palace_meta key of the indexer's watermark.
+const keyIndexedSeq = "indexed_seq"
+
+// turnColumns are the columns scanTurn reads, in order.
+const turnColumns = `t.seq, t.id, t.namespace, t.session, t.role, t.speaker, t.content, t.ts, t.meta, t.received_at`
+
+// PutTurns stores turns, as package palace's PutTurns does: a turn whose
+// seq is stored already is left as it is (replaying a range of the
+// archive, or another server storing the same turns, is harmless); a
+// turn whose id is stored under another seq, or whose time is outside
+// what an int64 of nanoseconds holds, is not stored but recorded in
+// palace_turn_skips (TurnSkips); a tombstone records its id as forgotten,
+// so that a turn read before its forget is not stored again, while one
+// archived again after it is. The watermark (IndexedSeq) rises to the
+// highest seq of the batch, in the same transaction.
+//
+// It returns EINVALID if a turn has no id or namespace or a seq below 1,
+// which no archive line has. A batch with such a turn stores nothing.
+func (db *DB) PutTurns(ctx context.Context, turns []engram.Turn) error {
+	if len(turns) == 0 {
+		return nil
+	}
+	rows, maxSeq, err := prepareTurns(turns)
+	if err != nil {
+		return err
+	}
+	return db.update(ctx, "put turns", func(tx pgx.Tx) error {
+		for _, r := range rows {
+			if err := db.putTurn(ctx, tx, r); err != nil {
+				return fmt.Errorf("turn %d: %w", r.t.Seq, err)
+			}
+		}
+		return setMeta(ctx, tx, keyIndexedSeq, maxSeq)
+	})
+}
+
+// PutTurnsSearchable is PutTurns: this palace keeps no index of its own
+// that a turn waits for (pipeline.SplitIndex).
+func (db *DB) PutTurnsSearchable(ctx context.Context, turns []engram.Turn) error {
+	return db.PutTurns(ctx, turns)
+}
+
+// row is a turn checked for storing.
+type row struct {
+	t      engram.Turn
+	ts, rx any    // Unix nanoseconds or nil
+	skip   string // why the turn cannot be stored ("" if it can)
+}
+
+// prepareTurns checks turns; maxSeq is the highest seq.
+func prepareTurns(turns []engram.Turn) (rows []row, maxSeq int64, err error) {
+	rows = make([]row, len(turns))
+	for i, t := range turns {
+		field := "turns[" + strconv.Itoa(i) + "]."
+		switch {
+		case t.ID == "":
+			return nil, 0, engram.FieldError(field+"id", "id is required")
+		case t.Namespace == "" && !t.IsTombstone():
+			return nil, 0, engram.FieldError(field+"namespace", "namespace is required")
+		case t.Seq < 1:
+			return nil, 0, engram.FieldError(field+"seq", "seq %d is not positive", t.Seq)
+		}
+		maxSeq = max(maxSeq, t.Seq)
+		r := row{t: t}
+		if !t.IsTombstone() {
+			if r.ts, err = nanos(t.TS); err != nil {
+				r.skip = "ts: " + err.Error()
+			} else if r.rx, err = nanos(t.ReceivedAt); err != nil {
+				r.skip = "received_at: " + err.Error()
+			}
+		}
+		rows[i] = r
+	}
+	return rows, maxSeq, nil
+}
+
+// nanos returns t as Unix nanoseconds, or nil for the zero time. A time
+// outside what an int64 of nanoseconds holds is an error that says so.
+func nanos(t time.Time) (any, error) {
+	v, ok := sqlrow.Nanos(t)
+	if !ok {
+		return nil, errors.New(vecrow.OutsideRange(t, "the palace's times"))
+	}
+	return v, nil
+}
+
+// putTurn stores one turn of PutTurns in tx.
+func (db *DB) putTurn(ctx context.Context, tx pgx.Tx, r row) error {
+	t, now := r.t, db.now().UnixNano()
+	if t.IsTombstone() {
+		_, err := tx.Exec(ctx, `INSERT INTO palace_forgotten (id, seq, at) VALUES ($1, $2, $3)
+			ON CONFLICT (id) DO UPDATE SET seq = greatest(palace_forgotten.seq, excluded.seq)`, t.ID, t.Seq, t.Forgotten.At.UnixNano())
+		return err
+	}
+	// A tombstone at or after the turn: forgotten since it was read. One
+	// before it: the turn was archived again after its forget.
+	var fseq int64
+	switch err := tx.QueryRow(ctx, `SELECT seq FROM palace_forgotten WHERE id = $1`, t.ID).Scan(&fseq); {
+	case errors.Is(err, pgx.ErrNoRows):
+	case err != nil:
+		return err
+	case fseq >= t.Seq:
+		return nil
+	default:
+		if _, err := tx.Exec(ctx, `DELETE FROM palace_forgotten WHERE id = $1`, t.ID); err != nil {
+			return err
+		}
+	}
+	if r.skip != "" {
+		return recordSkip(ctx, tx, t, r.skip, nil, now)
+	}
+	var meta any
+	if len(t.Meta) > 0 {
+		meta = string(t.Meta)
+	}
+	tag, err := tx.Exec(ctx, `INSERT INTO palace_turns (seq, id, namespace, session, role, speaker, content, ts, meta, received_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT DO NOTHING`,
+		t.Seq, t.ID, t.Namespace, t.Session, string(t.Role), t.Speaker, t.Content, r.ts, meta, r.rx)
+	if err != nil || tag.RowsAffected() == 1 {
+		return err
+	}
+	// Stored before (a replayed range, another server), or its id is
+	// stored under another seq: a duplicate, whatever its line holds.
+	var stored int64
+	switch err := tx.QueryRow(ctx, `SELECT seq FROM palace_turns WHERE id = $1`, t.ID).Scan(&stored); {
+	case errors.Is(err, pgx.ErrNoRows):
+		return nil // another turn holds the seq: the doctor's index check finds it
+	case err != nil || stored == t.Seq:
+		return err
+	}
+	return recordSkip(ctx, tx, t, fmt.Sprintf("id %q is stored under seq %d", t.ID, stored), stored, now)
+}
+
+// recordSkip records that t is not stored, and why; stored is the seq its
+// id is stored under, or nil.
+func recordSkip(ctx context.Context, tx pgx.Tx, t engram.Turn, reason string, stored any, now int64) error {
+	_, err := tx.Exec(ctx, `INSERT INTO palace_turn_skips (seq, id, reason, stored_seq, at) VALUES ($1, $2, $3, $4, $5)
+		ON CONFLICT (seq) DO NOTHING`, t.Seq, t.ID, reason, stored, now)
+	return err
+}
+
+// IndexedSeq returns the watermark: the highest seq passed to PutTurns, 0
+// for an empty palace.
+func (db *DB) IndexedSeq(ctx context.Context) (int64, error) {
+	seq, err := metaIn(ctx, db.pool, keyIndexedSeq)
+	return seq, wrap("indexed seq", err)
+}
+
+// TurnSkips returns how many archived turns PutTurns skipped, and the
+// latest of them, at most limit (every one when limit < 0).
+func (db *DB) TurnSkips(ctx context.Context, limit int) (engram.TurnSkips, error) {
+	var out engram.TurnSkips
+	err := db.pool.QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE stored_seq IS NULL) FROM palace_turn_skips`).Scan(&out.Count, &out.Lost)
+	if err != nil || out.Count == 0 || limit == 0 {
+		return out, wrap("turn skips", err)
+	}
+	rows, err := db.pool.Query(ctx, `SELECT seq, id, reason, coalesce(stored_seq, 0), at FROM palace_turn_skips
+		ORDER BY seq DESC LIMIT $1`, limitOrAll(limit))
+	if err != nil {
+		return engram.TurnSkips{}, wrap("turn skips", err)
+	}
+	out.Latest, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (engram.TurnSkip, error) {
+		var s engram.TurnSkip
+		err := r.Scan(&s.Seq, &s.ID, &s.Reason, &s.StoredSeq, sqlrow.Time(&s.At))
+		return s, err
+	})
+	if err != nil {
+		return engram.TurnSkips{}, wrap("turn skips", err)
+	}
+	return out, nil
+}
+
+// limitOrAll is a LIMIT's argument: nil (no limit) for a negative limit.
+func limitOrAll(limit int) any {
+	if limit < 0 {
+		return nil
+	}
+	return limit
+}
+
+// GetTurns returns the stored turns with the given ids, in the order of
+// ids; ids not stored are skipped.
+func (db *DB) GetTurns(ctx context.Context, ids []string) ([]engram.Turn, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	got, err := db.turns(ctx, `SELECT `+turnColumns+` FROM palace_turns t WHERE t.id = ANY($1)`, ids)
+	if err != nil {
+		return nil, wrap("get turns", err)
+	}
+	return sqlrow.InOrder(ids, got, func(t engram.Turn) string { return t.ID }), nil
+}
+
+// TurnAt returns the stored turn of seq, and false when there is none.
+func (db *DB) TurnAt(ctx context.Context, seq int64) (engram.Turn, bool, error) {
+	got, err := db.turns(ctx, `SELECT `+turnColumns+` FROM palace_turns t WHERE t.seq = $1`, seq)
+	if err != nil || len(got) == 0 {
+		return engram.Turn{}, false, wrap(fmt.Sprintf("turn at %d", seq), err)
+	}
+	return got[0], true, nil
+}
+
+// TurnSeqs returns the seq of each of ids the palace stores a turn for.
+func (db *DB) TurnSeqs(ctx context.Context, ids []string) (map[string]int64, error) {
+	out := make(map[string]int64)
+	if len(ids) == 0 {
+		return out, nil
+	}
+	rows, err := db.pool.Query(ctx, `SELECT id, seq FROM palace_turns WHERE id = ANY($1)`, ids)
+	if err != nil {
+		return nil, wrap("turn seqs", err)
+	}
+	var (
+		id  string
+		seq int64
+	)
+	_, err = pgx.ForEachRow(rows, []any{&id, &seq}, func() error {
+		out[id] = seq
+		return nil
+	})
+	return out, wrap("turn seqs", err)
+}
+
+// TurnIDs returns the ids of the stored turns of namespace (every
+// namespace when ""), of session only when it is set, in seq order.
+func (db *DB) TurnIDs(ctx context.Context, namespace, session string) ([]string, error) {
+	rows, err := db.pool.Query(ctx, `SELECT id FROM palace_turns
+		WHERE ($1 = '' OR namespace = $1) AND ($2 = '' OR session = $2) ORDER BY seq`, namespace, session)
+	if err != nil {
+		return nil, wrap("turn ids", err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	return ids, wrap("turn ids", err)
+}
+
+// TurnIDsHolding returns the ids of the stored turns of namespace and
+// session ("" for every one) whose content, speaker or meta holds one of
+// texts, in seq order, as package palace's does: in meta a text is looked
+// for as JSON writes it; with everywhere, a text in a turn's id,
+// namespace or session finds it too.
+func (db *DB) TurnIDsHolding(ctx context.Context, namespace, session string, texts []string, everywhere bool) ([]string, error) {
+	plain := engram.NewSpans(texts)
+	escaped := make([]string, 0, 2*len(texts))
+	for _, text := range texts {
+		escaped = append(escaped, redacttext.JSONText(text, true), redacttext.JSONText(text, false))
+	}
+	inMeta := engram.NewSpans(escaped)
+	rows, err := db.pool.Query(ctx, `SELECT id, namespace, session, content, speaker, coalesce(meta, '') FROM palace_turns
+		WHERE ($1 = '' OR namespace = $1) AND ($2 = '' OR session = $2) ORDER BY seq`, namespace, session)
+	if err != nil {
+		return nil, wrap("turn ids holding", err)
+	}
+	var ids []string
+	var id, ns, sess, content, speaker, meta string
+	_, err = pgx.ForEachRow(rows, []any{&id, &ns, &sess, &content, &speaker, &meta}, func() error {
+		if plain.Contains(content) || plain.Contains(speaker) || inMeta.Contains(meta) ||
+			everywhere && (plain.Contains(id) || plain.Contains(ns) || plain.Contains(sess)) {
+			ids = append(ids, id)
+		}
+		return nil
+	})
+	return ids, wrap("turn ids holding", err)
+}
+
+// CountTurns returns the number of stored turns in namespace, or in all
+// namespaces if namespace is "".
+func (db *DB) CountTurns(ctx context.Context, namespace string) (int64, error) {
+	var n int64
+	err := db.pool.QueryRow(ctx, `SELECT count(*) FROM palace_turns WHERE $1 = '' OR namespace = $1`, namespace).Scan(&n)
+	return n, wrap("count turns", err)
+}
+
+// ForgottenIDs returns which of ids the palace records as forgotten.
+func (db *DB) ForgottenIDs(ctx context.Context, ids []string) (map[string]bool, error) {
+	out := map[string]bool{}
+	rows, err := db.pool.Query(ctx, `SELECT id FROM palace_forgotten WHERE id = ANY($1)`, ids)
+	if err != nil {
+		return nil, wrap("forgotten ids", err)
+	}
+	var id string
+	_, err = pgx.ForEachRow(rows, []any{&id}, func() error {
+		out[id] = true
+		return nil
+	})
+	return out, wrap("forgotten ids", err)
+}
+
+// TurnsAround returns, for each turn of ts, up to n turns of its namespace
+// and session on each side of it, in time order (ties broken by seq), all
+// read in one transaction of one snapshot. Errors: EINVALID for n < 0.
+func (db *DB) TurnsAround(ctx context.Context, ts []engram.Turn, n int) ([]engram.Around, error) {
+	if n < 0 {
+		return nil, engram.Errorf(engram.EINVALID, "pgpalace: turns around: n must not be negative, got %d", n)
+	}
+	out := make([]engram.Around, len(ts))
+	if n == 0 || len(ts) == 0 {
+		return out, nil
+	}
+	// As in package palace, a turn without a time is no neighbour (NULL
+	// compares to nothing), and one asked about reads as time 0.
+	const (
+		qb = `SELECT ` + turnColumns + ` FROM palace_turns t
+			WHERE t.namespace = $1 AND t.session = $2 AND (t.ts < $3 OR (t.ts = $3 AND t.seq < $4))
+			ORDER BY t.ts DESC, t.seq DESC LIMIT $5`
+		qa = `SELECT ` + turnColumns + ` FROM palace_turns t
+			WHERE t.namespace = $1 AND t.session = $2 AND (t.ts > $3 OR (t.ts = $3 AND t.seq > $4))
+			ORDER BY t.ts, t.seq LIMIT $5`
+	)
+	err := pgx.BeginTxFunc(ctx, db.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		for i, t := range ts {
+			var at int64
+			if !t.TS.IsZero() {
+				at = t.TS.UnixNano()
+			}
+			before, err := queryTurns(ctx, tx, qb, t.Namespace, t.Session, at, t.Seq, n)
+			if err != nil {
+				return err
+			}
+			after, err := queryTurns(ctx, tx, qa, t.Namespace, t.Session, at, t.Seq, n)
+			if err != nil {
+				return err
+			}
+			slices.Reverse(before)
+			out[i] = engram.Around{Before: before, After: after}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, wrap("turns around", err)
+	}
+	return out, nil
+}
+
+// turns runs q, whose columns are turnColumns, and returns its turns.
+func (db *DB) turns(ctx context.Context, q string, args ...any) ([]engram.Turn, error) {
+	return queryTurns(ctx, db.pool, q, args...)
+}
+
+// queryTurns runs q, whose columns are turnColumns, on a pool or a
+// transaction and returns its turns.
+func queryTurns(ctx context.Context, qr pgxQuerier, q string, args ...any) ([]engram.Turn, error) {
+	rows, err := qr.Query(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	// AppendRows to nil: none found is a nil slice, as package palace's.
+	return pgx.AppendRows([]engram.Turn(nil), rows, func(r pgx.CollectableRow) (engram.Turn, error) {
+		var (
+			t    engram.Turn
+			role string
+			meta *string
+		)
+		err := r.Scan(&t.Seq, &t.ID, &t.Namespace, &t.Session, &role, &t.Speaker, &t.Content, sqlrow.Time(&t.TS), &meta,
+			sqlrow.Time(&t.ReceivedAt))
+		t.Role = engram.Role(role)
+		if meta != nil && *meta != "" {
+			t.Meta = json.RawMessage(*meta)
+		}
+		return t, err
+	})
+}
