@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -11,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	engram "github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/internal/kwindex"
 	"github.com/engram-dev/engram/postgres"
 )
 
@@ -25,7 +28,11 @@ var migrations = []string{
 	// turns as the indexer stores them (package palace's table turns):
 	// times in Unix nanoseconds, NULL for none; change is the row's
 	// change number (a new one when a rewrite changes the row), which
-	// the servers' in-memory indexes follow. palace_meta holds the
+	// the servers' in-memory keyword indexes follow; folded is the content
+	// as the substring search looks through it, grams its Chinese and
+	// Japanese characters and pairs (package palace's turns_trigram and
+	// turns_cjk). content is bytea: a turn's text may hold a NUL, which
+	// text refuses. palace_meta holds the
 	// counters that only rise (the indexer's and the jobs' watermarks).
 	// palace_forgotten holds the ids of the tombstones the indexer met,
 	// with the tombstone's seq; palace_turn_skips the archived turns not
@@ -42,14 +49,17 @@ var migrations = []string{
 		session     text NOT NULL,
 		role        text NOT NULL,
 		speaker     text NOT NULL,
-		content     text NOT NULL,
+		content     bytea NOT NULL,
 		ts          bigint,
 		meta        text,
 		received_at bigint,
+		folded      text NOT NULL,
+		grams       text[],
 		change      bigint NOT NULL DEFAULT nextval('palace_turns_change')
 	);
 	CREATE INDEX palace_turns_session ON palace_turns (namespace, session, ts, seq);
 	CREATE INDEX palace_turns_change_idx ON palace_turns (change);
+	CREATE INDEX palace_turns_grams ON palace_turns USING gin (grams);
 	CREATE TABLE palace_forgotten (
 		id  text PRIMARY KEY,
 		seq bigint NOT NULL,
@@ -78,6 +88,7 @@ var migrations = []string{
 type DB struct {
 	pool *pgxpool.Pool
 	now  func() time.Time
+	kw   *kwindex.SeqCache // the turns' keyword index (search.go)
 }
 
 // Open connects to the database at url, applies the palace's missing
@@ -92,13 +103,29 @@ func Open(ctx context.Context, url string) (*DB, error) {
 		pool.Close()
 		return nil, err
 	}
-	return &DB{pool: pool, now: time.Now}, nil
+	db := &DB{pool: pool, now: time.Now}
+	db.kw = kwindex.NewSeqCache(turnSource{db}, false, "").WithSecond(speakerWeight)
+	return db, nil
 }
 
-// Close releases the palace's connections.
+// Close releases the palace's connections, after a load of the keyword
+// index in the background.
 func (db *DB) Close() error {
+	db.kw.Wait()
 	db.pool.Close()
 	return nil
+}
+
+// writeLockKey is the advisory lock every write that takes change numbers
+// holds to its commit, so that the rows commit in the order of their
+// change numbers and a server that read past one never misses a row
+// below it. It reads "engram" in ASCII, then a number, as the archive's.
+const writeLockKey int64 = 0x656e6772616d_10
+
+// lockWrites takes the palace's write lock in tx.
+func lockWrites(ctx context.Context, tx pgx.Tx) error {
+	_, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, writeLockKey)
+	return err
 }
 
 // update runs fn in a transaction, committed if fn returns nil. A
@@ -116,8 +143,8 @@ func (db *DB) update(ctx context.Context, op string, fn func(pgx.Tx) error) erro
 	return wrap(op, err)
 }
 
-// wrap names the operation in err; a database that does not answer is
-// EUNAVAILABLE.
+// wrap names the operation in err; a database that does not answer (no
+// connection, a connection lost) is EUNAVAILABLE.
 func wrap(op string, err error) error {
 	if err == nil {
 		return nil
@@ -126,8 +153,11 @@ func wrap(op string, err error) error {
 	if errors.As(err, &ee) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("pgpalace: %s: %w", op, err)
 	}
-	var pe *pgconn.PgError
-	if !errors.As(err, &pe) {
+	var (
+		ce *pgconn.ConnectError
+		ne net.Error
+	)
+	if errors.As(err, &ce) || errors.As(err, &ne) || errors.Is(err, io.ErrUnexpectedEOF) || pgconn.Timeout(err) {
 		return &engram.Error{Code: engram.EUNAVAILABLE, Message: "pgpalace: " + op + ": the database does not answer", Err: err}
 	}
 	return fmt.Errorf("pgpalace: %s: %w", op, err)

@@ -15,7 +15,14 @@ import (
 // open opens a palace in a database of the test's own on the test server.
 func open(t *testing.T) *DB {
 	t.Helper()
-	db, err := Open(t.Context(), pgtest.NewDatabase(t))
+	return openAt(t, pgtest.NewDatabase(t))
+}
+
+// openAt opens the palace in the database at url, closed when the test
+// ends.
+func openAt(t *testing.T, url string) *DB {
+	t.Helper()
+	db, err := Open(t.Context(), url)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -44,6 +44,9 @@ func (db *DB) PutTurns(ctx context.Context, turns []engram.Turn) error {
 		return err
 	}
 	return db.update(ctx, "put turns", func(tx pgx.Tx) error {
+		if err := lockWrites(ctx, tx); err != nil {
+			return err
+		}
 		for _, r := range rows {
 			if err := db.putTurn(ctx, tx, r); err != nil {
 				return fmt.Errorf("turn %d: %w", r.t.Seq, err)
@@ -132,9 +135,9 @@ func (db *DB) putTurn(ctx context.Context, tx pgx.Tx, r row) error {
 	if len(t.Meta) > 0 {
 		meta = string(t.Meta)
 	}
-	tag, err := tx.Exec(ctx, `INSERT INTO palace_turns (seq, id, namespace, session, role, speaker, content, ts, meta, received_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT DO NOTHING`,
-		t.Seq, t.ID, t.Namespace, t.Session, string(t.Role), t.Speaker, t.Content, r.ts, meta, r.rx)
+	tag, err := tx.Exec(ctx, `INSERT INTO palace_turns (seq, id, namespace, session, role, speaker, content, ts, meta, received_at, folded, grams)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT DO NOTHING`,
+		t.Seq, t.ID, t.Namespace, t.Session, string(t.Role), t.Speaker, []byte(t.Content), r.ts, meta, r.rx, folded(t.Content), grams(t.Content, t.Speaker))
 	if err != nil || tag.RowsAffected() == 1 {
 		return err
 	}
@@ -270,9 +273,10 @@ func (db *DB) TurnIDsHolding(ctx context.Context, namespace, session string, tex
 		return nil, wrap("turn ids holding", err)
 	}
 	var ids []string
-	var id, ns, sess, content, speaker, meta string
+	var id, ns, sess, speaker, meta string
+	var content []byte
 	_, err = pgx.ForEachRow(rows, []any{&id, &ns, &sess, &content, &speaker, &meta}, func() error {
-		if plain.Contains(content) || plain.Contains(speaker) || inMeta.Contains(meta) ||
+		if plain.Contains(string(content)) || plain.Contains(speaker) || inMeta.Contains(meta) ||
 			everywhere && (plain.Contains(id) || plain.Contains(ns) || plain.Contains(sess)) {
 			ids = append(ids, id)
 		}
@@ -365,16 +369,46 @@ func queryTurns(ctx context.Context, qr pgxQuerier, q string, args ...any) ([]en
 	// AppendRows to nil: none found is a nil slice, as package palace's.
 	return pgx.AppendRows([]engram.Turn(nil), rows, func(r pgx.CollectableRow) (engram.Turn, error) {
 		var (
-			t    engram.Turn
-			role string
-			meta *string
+			t       engram.Turn
+			role    string
+			content []byte
+			meta    *string
 		)
-		err := r.Scan(&t.Seq, &t.ID, &t.Namespace, &t.Session, &role, &t.Speaker, &t.Content, sqlrow.Time(&t.TS), &meta,
+		err := r.Scan(&t.Seq, &t.ID, &t.Namespace, &t.Session, &role, &t.Speaker, &content, sqlrow.Time(&t.TS), &meta,
 			sqlrow.Time(&t.ReceivedAt))
-		t.Role = engram.Role(role)
+		t.Role, t.Content = engram.Role(role), string(content)
 		if meta != nil && *meta != "" {
 			t.Meta = json.RawMessage(*meta)
 		}
 		return t, err
 	})
 }
+
+// Stats counts the stored turns per namespace: Layers[namespace]["turns"]
+// (the derived layers are package palace's yet).
+func (db *DB) Stats(ctx context.Context) (engram.Stats, error) {
+	st := engram.Stats{Layers: make(map[string]map[string]int64)}
+	rows, err := db.pool.Query(ctx, `SELECT namespace, count(*) FROM palace_turns GROUP BY namespace`)
+	if err != nil {
+		return engram.Stats{}, wrap("stats", err)
+	}
+	var (
+		ns string
+		n  int64
+	)
+	_, err = pgx.ForEachRow(rows, []any{&ns, &n}, func() error {
+		st.Layers[ns] = map[string]int64{"turns": n}
+		return nil
+	})
+	if err != nil {
+		return engram.Stats{}, wrap("stats", err)
+	}
+	return st, nil
+}
+
+var (
+	_ engram.TurnIndex      = (*DB)(nil)
+	_ engram.TurnLookup     = (*DB)(nil)
+	_ engram.WorkerMarks    = (*DB)(nil)
+	_ engram.KeywordIndexes = (*DB)(nil)
+)

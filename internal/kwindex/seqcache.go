@@ -20,6 +20,7 @@ type SeqCache struct {
 	src     Source
 	kinds   []string
 	keepIDs bool
+	second  float64 // the weight of the rows' second column (New)
 
 	mu       sync.Mutex
 	warm     bool
@@ -69,6 +70,13 @@ const catchUpChunk = 512
 // (for Score).
 func NewSeqCache(src Source, keepIDs bool, kinds ...string) *SeqCache {
 	return &SeqCache{src: src, kinds: kinds, keepIDs: keepIDs}
+}
+
+// WithSecond gives the rows' second column the weight second in the rank
+// (New; 0, none, by default). Call it before the cache loads.
+func (u *SeqCache) WithSecond(second float64) *SeqCache {
+	u.second = second
+	return u
 }
 
 // Warm starts loading the cache in the background, and keeps it current
@@ -144,7 +152,7 @@ func (u *SeqCache) catchUp(ctx context.Context, fresh bool) error {
 		if first && fresh {
 			u.idx = map[string]*Index{}
 			for _, kind := range u.kinds {
-				u.idx[kind] = New(0)
+				u.idx[kind] = New(u.second)
 			}
 			u.ids = map[string]int64{}
 			clear(added)

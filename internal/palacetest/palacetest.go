@@ -18,14 +18,13 @@ import (
 )
 
 // Palace is what the suite checks: the turns as the indexer stores them,
-// read back by id, seq and session and around a turn (engram.TurnLookup),
+// read back by id, seq and session and around a turn and counted
+// (engram.TurnIndex, TurnLookup; searches are compared between palaces by
+// package pgpalace's tests),
 // the forgotten ids their tombstones record, and the jobs' watermarks and
 // skipped ranges (engram.WorkerMarks, Skip).
 type Palace interface {
-	PutTurns(ctx context.Context, turns []engram.Turn) error
-	IndexedSeq(ctx context.Context) (int64, error)
-	GetTurns(ctx context.Context, ids []string) ([]engram.Turn, error)
-	TurnsAround(ctx context.Context, ts []engram.Turn, n int) ([]engram.Around, error)
+	engram.TurnIndex
 	ForgottenIDs(ctx context.Context, ids []string) (map[string]bool, error)
 	Skip(ctx context.Context, worker string, from, to int64, reason string) error
 	engram.TurnLookup
@@ -102,7 +101,7 @@ func testRoundTrip(t *testing.T, p Palace) {
 	a.Meta = json.RawMessage(`{"source":"chat","n":1}`)
 	b := turn(2, "ns", "s1", "Ben", "fine by me")
 	b.Role = engram.RoleAssistant
-	c := turn(3, "other", "s9", "", "a turn of another namespace")
+	c := turn(3, "other", "s9", "", "a turn of another namespace, with a NUL \x00 and a bell \a in it")
 	c.TS = time.Time{} // no time: stored, and read back, without one
 	put(t, p, a, b, c)
 	wantIndexed(t, p, 3)
@@ -131,6 +130,10 @@ func testRoundTrip(t *testing.T, p Palace) {
 		if n, err := p.CountTurns(ctx, ns); err != nil || n != want {
 			t.Errorf("CountTurns(%q) = %d, %v; want %d", ns, n, err, want)
 		}
+	}
+	st, err := p.Stats(ctx)
+	if err != nil || st.Layers["ns"]["turns"] != 2 || st.Layers["other"]["turns"] != 1 {
+		t.Errorf("Stats = %+v, %v; want 2 turns in ns, 1 in other", st, err)
 	}
 }
 

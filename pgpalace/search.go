@@ -1,0 +1,348 @@
+package pgpalace
+
+import (
+	"context"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	engram "github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/internal/kwindex"
+)
+
+// Search limits, package palace's.
+const (
+	defaultSearchLimit = engram.DefaultK
+	maxSearchLimit     = 1000
+)
+
+// speakerWeight is the weight of a turn's speaker in its rank, as in
+// package palace's turns_fts (bm25(1.0, 0.4)).
+const speakerWeight = 0.4
+
+// keyTurnsDeleted is the palace_meta key counting the deletions of turns,
+// which send every server's keyword index to build itself again.
+const keyTurnsDeleted = "turns_deleted"
+
+// maxWaits bounds how often a search waits for the keyword index to catch
+// up before it gives up: each wait ends when a load or catch-up does.
+const maxWaits = 8
+
+// The keyword index of the turns is each server's own, in memory
+// (internal/kwindex, ranked as package palace's FTS5 table ranks), built
+// from palace_turns and kept current by following the rows' change
+// numbers: a search first brings it up to the table's highest change
+// number (Source.State), reading the rows changed since (Changes). Writes
+// take their change numbers under the palace's write lock, held to commit
+// (lockWrites), so that no row commits with a change number below one a
+// server has read past.
+
+// turnSource reads palace_turns for the keyword index.
+type turnSource struct{ db *DB }
+
+// State implements kwindex.Source.
+func (s turnSource) State(ctx context.Context) (seq, deleted int64, err error) {
+	err = s.db.pool.QueryRow(ctx, `SELECT (SELECT coalesce(max(change), 0) FROM palace_turns),
+		coalesce((SELECT value FROM palace_meta WHERE key = $1), 0)`, keyTurnsDeleted).Scan(&seq, &deleted)
+	return seq, deleted, err
+}
+
+// Changes implements kwindex.Source: the rows and the state are read in
+// one snapshot.
+func (s turnSource) Changes(ctx context.Context, after int64, limit int) (rows []kwindex.Row, seq, deleted int64, err error) {
+	err = pgx.BeginTxFunc(ctx, s.db.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		if err := tx.QueryRow(ctx, `SELECT (SELECT coalesce(max(change), 0) FROM palace_turns),
+			coalesce((SELECT value FROM palace_meta WHERE key = $1), 0)`, keyTurnsDeleted).Scan(&seq, &deleted); err != nil {
+			return err
+		}
+		q, err := tx.Query(ctx, `SELECT seq, namespace, ts, content, speaker, change FROM palace_turns
+			WHERE change > $1 ORDER BY change LIMIT $2`, after, limit)
+		if err != nil {
+			return err
+		}
+		rows, err = pgx.CollectRows(q, func(r pgx.CollectableRow) (kwindex.Row, error) {
+			var (
+				row     kwindex.Row
+				ts      *int64
+				content []byte
+				speaker string
+			)
+			if err := r.Scan(&row.Doc.Key, &row.Doc.Namespace, &ts, &content, &speaker, &row.Change); err != nil {
+				return row, err
+			}
+			if ts != nil {
+				row.Doc.TS, row.Doc.HasTS = *ts, true
+			}
+			var err error
+			if row.Doc.Text, err = kwindex.IndexText(string(content)); err != nil {
+				return row, err
+			}
+			row.Doc.Second, err = kwindex.IndexText(speaker)
+			return row, err
+		})
+		return err
+	})
+	return rows, seq, deleted, err
+}
+
+// WarmKeywordIndex starts loading the keyword index in the background.
+func (db *DB) WarmKeywordIndex() { db.kw.Warm() }
+
+// LoadKeywordIndex loads the keyword index and waits until it is.
+func (db *DB) LoadKeywordIndex(ctx context.Context) error {
+	db.kw.Warm()
+	db.kw.Wait()
+	return wrap("load the keyword index", db.kw.CatchUp(ctx))
+}
+
+// KeywordIndexStates reports the keyword index's state, nil until warm.
+func (db *DB) KeywordIndexStates() map[string]string {
+	if st := db.kw.State(); st != "" {
+		return map[string]string{"turns": st}
+	}
+	return nil
+}
+
+// SearchTurns finds the turns that best match q.Text, best first, as
+// package palace's does: the turns holding a term ranked by BM25; if
+// fewer than the limit, the turns whose text holds a term of three or
+// more characters inside a longer word, newest first, then those holding a
+// Chinese or Japanese term of one or two characters, each scored below
+// the hits before it. A query term of several tokens (which package
+// palace's FTS5 reads as a phrase) is searched as its tokens.
+func (db *DB) SearchTurns(ctx context.Context, q engram.TextQuery) ([]engram.TurnHit, error) {
+	limit := q.Limit
+	if limit <= 0 {
+		limit = defaultSearchLimit
+	}
+	limit = min(limit, maxSearchLimit)
+	terms, err := kwindex.QueryTerms(q.Text)
+	if err != nil || len(terms) == 0 {
+		return nil, err
+	}
+	s := search{db: db, limit: limit, ns: q.Namespace, from: nanosOrZero(q.From), to: nanosOrZero(q.To), seen: map[int64]bool{}}
+	if err := s.keyword(ctx, terms); err != nil {
+		return nil, wrap("search turns", err)
+	}
+	var long, short []string
+	for _, t := range terms {
+		switch {
+		case t.N >= 3:
+			long = append(long, t.Text)
+		case t.CJK:
+			short = append(short, t.Text)
+		}
+	}
+	if s.full() || (len(long) == 0 && len(short) == 0) {
+		return s.hits, nil
+	}
+	if held, err := s.window(ctx); err != nil || !held {
+		return s.hits, wrap("search turns", err)
+	}
+	if err := s.substring(ctx, long); err != nil {
+		return nil, wrap("search turns", err)
+	}
+	if err := s.short(ctx, short); err != nil {
+		return nil, wrap("search turns", err)
+	}
+	return s.hits, nil
+}
+
+// search collects the hits of one query across its stages.
+type search struct {
+	db       *DB
+	limit    int
+	ns       string
+	from, to int64 // the TS range in Unix nanoseconds; 0 = unbounded
+	hits     []engram.TurnHit
+	seen     map[int64]bool
+	lo, hi   int64   // the seqs of the turns in from..to (window)
+	floor    float64 // the lowest keyword score, the ceiling of fallback scores
+	extra    int     // fallback hits so far
+}
+
+// best ranks the turns holding any of words by BM25 from the keyword
+// index, waiting for it to catch up with the table.
+func (db *DB) best(ctx context.Context, words []string, f kwindex.Filter, limit int) ([]kwindex.Hit, error) {
+	if _, ok := kwindex.QueryTokens(words); !ok {
+		var toks []string
+		for _, w := range words {
+			kwindex.Tokens(w, func(tok string) { toks = append(toks, tok) })
+		}
+		words = toks
+	}
+	db.kw.Warm()
+	for range maxWaits {
+		hits, ok, err := db.kw.Best(ctx, nil, words, f, limit)
+		if err != nil || ok {
+			return hits, err
+		}
+		// Loading, or catching up in the background: wait for it.
+		db.kw.Wait()
+		if err := db.kw.CatchUp(ctx); err != nil {
+			return nil, err
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return nil, &engram.Error{Code: engram.EUNAVAILABLE, Message: "pgpalace: the keyword index does not catch up with the turns"}
+}
+
+// keyword ranks the turns holding any of terms by BM25.
+func (s *search) keyword(ctx context.Context, terms []kwindex.Term) error {
+	words := make([]string, len(terms))
+	for i, t := range terms {
+		words[i] = t.Text
+	}
+	s.floor = 1
+	hits, err := s.db.best(ctx, words, kwindex.Filter{Namespace: s.ns, From: s.from, To: s.to}, s.limit)
+	if err != nil || len(hits) == 0 {
+		return err
+	}
+	turns, err := s.db.turns(ctx, `SELECT `+turnColumns+` FROM palace_turns t WHERE t.seq = ANY($1)`, kwindex.Keys(hits))
+	if err != nil {
+		return err
+	}
+	bySeq := make(map[int64]engram.Turn, len(turns))
+	for _, t := range turns {
+		bySeq[t.Seq] = t
+	}
+	for _, h := range hits {
+		// A turn deleted since the index read it is left out.
+		if t, ok := bySeq[h.Key]; ok && s.add(t, h.Score) {
+			s.floor = h.Score
+		}
+	}
+	return nil
+}
+
+// window bounds the fallback stages by the seqs of the turns in the
+// query's time range; held is false when the range holds no turn.
+func (s *search) window(ctx context.Context) (held bool, err error) {
+	s.lo, s.hi = 0, math.MaxInt64
+	if s.from == 0 && s.to == 0 {
+		return true, nil
+	}
+	var lo, hi *int64
+	err = s.db.pool.QueryRow(ctx, `SELECT min(seq), max(seq) FROM palace_turns WHERE ts IS NOT NULL
+		AND ($1 = '' OR namespace = $1) AND ($2::bigint = 0 OR ts >= $2) AND ($3::bigint = 0 OR ts < $3)`, s.ns, s.from, s.to).Scan(&lo, &hi)
+	if err != nil || lo == nil {
+		return false, err
+	}
+	s.lo, s.hi = *lo, *hi
+	return true, nil
+}
+
+// fallbackFilter is the filter of the fallback stages: $2 the namespace,
+// $3 and $4 the times, $5 and $6 the window's seqs.
+const fallbackFilter = `($2 = '' OR t.namespace = $2) AND ($3::bigint = 0 OR t.ts >= $3) AND ($4::bigint = 0 OR t.ts < $4)
+	AND t.seq BETWEEN $5 AND $6`
+
+// substring adds the turns whose text, in NFKC and lower case, holds a
+// term inside a longer word, one term at a time, newest first; the terms
+// no turn holds as a word come first: they are what this stage is for
+// (Kafka in KafkaConsumer).
+func (s *search) substring(ctx context.Context, long []string) error {
+	if s.full() || len(long) == 0 {
+		return nil
+	}
+	var unknown, known []string
+	for _, t := range long {
+		hits, err := s.db.best(ctx, []string{t}, kwindex.Filter{}, 1)
+		if err != nil {
+			return err
+		}
+		if len(hits) == 0 {
+			unknown = append(unknown, t)
+		} else {
+			known = append(known, t)
+		}
+	}
+	order := append(unknown, known...)
+	if len(order) > maxSubstringTerms {
+		order = order[:maxSubstringTerms]
+	}
+	for _, t := range order {
+		if s.full() {
+			return nil
+		}
+		turns, err := s.db.turns(ctx, `SELECT `+turnColumns+` FROM palace_turns t
+			WHERE strpos(t.folded, $1) > 0 AND `+fallbackFilter+` ORDER BY t.seq DESC LIMIT $7`,
+			t, s.ns, s.from, s.to, s.lo, s.hi, s.limit)
+		if err != nil {
+			return err
+		}
+		for _, turn := range turns {
+			s.addExtra(turn)
+		}
+	}
+	return nil
+}
+
+// maxSubstringTerms bounds the substring lookups of one query.
+const maxSubstringTerms = 8
+
+// short adds the turns whose content or speaker holds a one- or
+// two-character Chinese or Japanese term anywhere, newest first (gse may
+// have merged it into a longer word): a lookup of the characters and
+// pairs each turn's grams hold.
+func (s *search) short(ctx context.Context, short []string) error {
+	if s.full() || len(short) == 0 {
+		return nil
+	}
+	turns, err := s.db.turns(ctx, `SELECT `+turnColumns+` FROM palace_turns t
+		WHERE t.grams && $1 AND `+fallbackFilter+` ORDER BY t.seq DESC LIMIT $7`,
+		short, s.ns, s.from, s.to, s.lo, s.hi, s.limit)
+	for _, t := range turns {
+		s.addExtra(t)
+	}
+	return err
+}
+
+// add appends a hit unless the turn is a hit already or the list is full,
+// and reports whether it did.
+func (s *search) add(t engram.Turn, score float64) bool {
+	if s.full() || s.seen[t.Seq] {
+		return false
+	}
+	if math.IsNaN(score) || math.IsInf(score, 0) || score < 0 {
+		score = 0
+	}
+	s.seen[t.Seq] = true
+	s.hits = append(s.hits, engram.TurnHit{Turn: t, Score: score})
+	return true
+}
+
+// addExtra adds a fallback hit, scored below every keyword hit and below
+// the fallback hits before it.
+func (s *search) addExtra(t engram.Turn) {
+	if s.add(t, s.floor/float64(2+s.extra)) {
+		s.extra++
+	}
+}
+
+func (s *search) full() bool { return len(s.hits) >= s.limit }
+
+// folded is a turn's text as the substring stage looks through it: NFKC,
+// lower case (package palace's containsFolded).
+// A NUL, which no term holds and text refuses, is left out.
+func folded(content string) string {
+	return strings.ReplaceAll(strings.ToLower(kwindex.NFKC(content)), "\x00", "")
+}
+
+// grams are a turn's Chinese and Japanese characters and pairs, of its
+// content and speaker (package palace's turns_cjk).
+func grams(content, speaker string) []string {
+	return strings.Fields(kwindex.CJKGrams(kwindex.NFKC(content)) + " " + kwindex.CJKGrams(kwindex.NFKC(speaker)))
+}
+
+// nanosOrZero is t in Unix nanoseconds, 0 for the zero time (no bound).
+func nanosOrZero(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
