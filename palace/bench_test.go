@@ -3,7 +3,6 @@ package palace
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -14,188 +13,24 @@ import (
 
 	engram "github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/internal/kwindex"
+	"github.com/engram-dev/engram/internal/palacetest"
 	"github.com/engram-dev/engram/internal/testutil"
 )
 
-// The benchmark corpus: generated, deterministic English-like conversation.
-
-// functionWords take the top Zipf ranks, as they do in English.
-var functionWords = strings.Fields(`the to and of a in is it that for we you this on with be
-	i not are have was but at so can do if as just what they will be or my from all
-	there an about would one get our should use like me think need it's then now by
-	also been more when which some out up no how could know see make yes ok did does
-	here any than maybe still had going want us only into them over well because right`)
-
-// stems are content words; each appears with a few English endings.
-var stems = strings.Fields(`database port server deploy migration cache query index user session
-	request response error timeout config setting build test release branch merge review
-	commit bug fix issue ticket feature design layout button page screen form field value
-	token auth login password account email message queue worker job schedule cron task
-	report metric dashboard alert incident outage latency throughput memory disk cpu network
-	cluster node pod container image registry storage bucket backup restore snapshot replica
-	shard partition table column row schema record document file folder path upload download
-	client api endpoint route handler service proxy gateway balancer certificate domain host
-	customer order invoice payment price plan budget meeting agenda decision note summary
-	project milestone deadline sprint estimate priority roadmap goal team manager engineer
-	vendor contract license policy security audit log trace debug profile benchmark load
-	search result filter sort page limit offset cursor stream event topic consumer producer
-	model prompt embedding vector recall memory context window answer question idea draft
-	travel flight hotel trip weekend dinner lunch coffee birthday gift family friend doctor
-	appointment school class lesson book movie music game photo video phone laptop screen
-	kitchen garden car bike train ticket rent house move paint repair clean cook bake order
-	call reply write read send share open close start stop restart update upgrade install
-	remove rename create delete change check verify compare measure plan discuss agree decide
-	approve reject ask answer explain remember forget track follow lead help support train
-	migrate rollback provision monitor scale split join parse format render compile link`)
-
-var endings = []string{"", "s", "ed", "ing", "er"}
-
-var speakers = []string{"Alice", "Bob", "Carol", "Dave", "Erin", "Frank", "Grace", "Heidi",
-	"Ivan", "Judy", "Mallory", "Niaj", "Olivia", "Peggy", "Rupert", "Sybil", "Trent", "Victor", "Walter", "Zoe"}
-
-type corpus struct {
-	vocab []string // by Zipf rank
-	zipf  *rand.Zipf
-	rng   *rand.Rand
-	ids   []string // rare identifiers, each in a handful of turns
-}
-
-func newCorpus(seed uint64) *corpus {
-	rng := rand.New(rand.NewPCG(seed, 0x5eed))
-	c := &corpus{rng: rng}
-	var content []string
-	seen := make(map[string]bool)
-	for _, s := range stems {
-		for _, e := range endings {
-			if w := s + e; !seen[w] {
-				seen[w] = true
-				content = append(content, w)
-			}
-		}
-	}
-	// A long tail of names and jargon: pronounceable made-up words.
-	cons, vows := "bcdfghklmnprstvz", "aeiou"
-	for len(content) < 3200 {
-		var b strings.Builder
-		for range 2 + rng.IntN(3) {
-			b.WriteByte(cons[rng.IntN(len(cons))])
-			b.WriteByte(vows[rng.IntN(len(vows))])
-		}
-		if w := b.String(); !seen[w] {
-			seen[w] = true
-			content = append(content, w)
-		}
-	}
-	rng.Shuffle(len(content), func(i, j int) { content[i], content[j] = content[j], content[i] })
-	c.vocab = append(append([]string(nil), functionWords...), content...)
-	c.zipf = rand.NewZipf(rng, 1.07, 2, uint64(len(c.vocab)-1))
-	for i := range 200 {
-		c.ids = append(c.ids, fmt.Sprintf("%s%s%d", strings.ToUpper(cons[i%16:i%16+1]), "xq", 10000+rng.IntN(90000)))
-	}
-	return c
-}
-
-func (c *corpus) word() string { return c.vocab[c.zipf.Uint64()] }
-
-// sentence returns 4 to 20 Zipf-distributed words with an occasional number.
-func (c *corpus) sentence() string {
-	n := 4 + c.rng.IntN(17)
-	words := make([]string, n)
-	for i := range words {
-		words[i] = c.word()
-	}
-	if c.rng.IntN(8) == 0 {
-		words[c.rng.IntN(n)] = strconv.Itoa(1000 + c.rng.IntN(64000))
-	}
-	words[0] = strings.ToUpper(words[0][:1]) + words[0][1:]
-	return strings.Join(words, " ") + [...]string{".", ".", ".", "?", "!"}[c.rng.IntN(5)]
-}
-
-func (c *corpus) turn(seq int64) engram.Turn {
-	var b strings.Builder
-	for i := range 1 + c.rng.IntN(4) {
-		if i > 0 {
-			b.WriteByte(' ')
-		}
-		b.WriteString(c.sentence())
-	}
-	if c.rng.IntN(100) == 0 { // ~1,000 turns of 100k carry one of 200 identifiers
-		b.WriteString(" See " + c.ids[c.rng.IntN(len(c.ids))] + ".")
-	}
-	ns := engram.DefaultNamespace
-	switch r := c.rng.IntN(20); {
-	case r < 5:
-		ns = "work"
-	case r < 6:
-		ns = "personal"
-	}
-	ts := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(seq) * 37 * time.Second)
-	return engram.Turn{
-		ID:         "b" + strconv.FormatInt(seq, 10),
-		Seq:        seq,
-		Namespace:  ns,
-		Session:    "sess-" + strconv.Itoa(int(seq/40)),
-		Role:       []engram.Role{engram.RoleUser, engram.RoleAssistant}[seq%2],
-		Speaker:    speakers[c.rng.IntN(len(speakers))],
-		Content:    b.String(),
-		TS:         ts,
-		ReceivedAt: ts.Add(time.Second),
-	}
-}
-
-// midWord returns a content word of middling frequency (Zipf rank 100-2000).
-func (c *corpus) midWord() string {
-	for {
-		if r := 100 + c.rng.IntN(1900); r < len(c.vocab) {
-			return c.vocab[r]
-		}
-	}
-}
-
-// queries returns n queries of one shape.
-func (c *corpus) queries(shape string, n int) []string {
-	out := make([]string, n)
-	for i := range out {
-		switch shape {
-		case "words":
-			w := []string{c.midWord(), c.midWord()}
-			if c.rng.IntN(2) == 0 {
-				w = append(w, c.midWord())
-			}
-			out[i] = strings.Join(w, " ")
-		case "question":
-			out[i] = fmt.Sprintf([]string{
-				"what did we decide about the %s %s?",
-				"when did %s say the %s was ready?",
-				"do you remember where we put the %s for the %s?",
-				"why was the %s %s changed last week?",
-			}[c.rng.IntN(4)], c.midWord(), c.midWord())
-		case "identifier":
-			out[i] = c.ids[c.rng.IntN(len(c.ids))]
-		case "substring": // the tail of an identifier: only the trigram index finds it
-			id := c.ids[c.rng.IntN(len(c.ids))]
-			out[i] = id[2:]
-		case "cjk-absent": // short CJK terms no turn holds: the worst case, a full LIKE scan
-			out[i] = []string{"日本", "会議", "端口", "決定", "数据"}[c.rng.IntN(5)]
-		}
-	}
-	return out
-}
-
 // buildBenchDB fills a palace in dir with n generated turns.
-func buildBenchDB(b *testing.B, dir string, n int) (*DB, *corpus) {
+func buildBenchDB(b *testing.B, dir string, n int) (*DB, *palacetest.Corpus) {
 	b.Helper()
 	db, err := Open(filepath.Join(dir, "palace.db"), Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { db.Close() })
-	c := newCorpus(1)
+	c := palacetest.NewCorpus(1)
 	start := time.Now()
 	const batch = 1000
 	turns := make([]engram.Turn, 0, batch)
 	for seq := int64(1); seq <= int64(n); seq++ {
-		turns = append(turns, c.turn(seq))
+		turns = append(turns, c.Turn(seq))
 		if len(turns) == batch || seq == int64(n) {
 			if err := db.PutTurns(context.Background(), turns); err != nil {
 				b.Fatal(err)
@@ -215,7 +50,7 @@ func BenchmarkSearchTurns(b *testing.B) {
 	db, c := buildBenchDB(b, b.TempDir(), 100_000)
 	ctx := context.Background()
 	for _, shape := range []string{"words", "question", "identifier", "substring", "cjk-absent"} {
-		queries := c.queries(shape, 500)
+		queries := c.Queries(shape, 500)
 		for _, ns := range []string{engram.DefaultNamespace, ""} {
 			name := shape + "/ns=" + ns
 			if ns == "" {
@@ -275,18 +110,18 @@ func BenchmarkPutTurns(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer db.Close()
-			c := newCorpus(2)
+			c := palacetest.NewCorpus(2)
 			ctx := context.Background()
 			seq := int64(0)
 			next := func(n int) []engram.Turn {
 				turns := make([]engram.Turn, n)
 				for i := range turns {
 					seq++
-					turns[i] = c.turn(seq)
+					turns[i] = c.Turn(seq)
 					if run.lang == "zh" {
 						var s strings.Builder
-						for range 10 + c.rng.IntN(50) {
-							s.WriteString(zhWords[c.rng.IntN(len(zhWords))])
+						for range 10 + c.Rng.IntN(50) {
+							s.WriteString(zhWords[c.Rng.IntN(len(zhWords))])
 						}
 						s.WriteString("。")
 						turns[i].Content = s.String()
@@ -358,13 +193,13 @@ func BenchmarkPutTurnSingle(b *testing.B) {
 				}
 				db.ckpt = nil
 			}
-			c := newCorpus(3)
+			c := palacetest.NewCorpus(3)
 			seq := int64(0)
 			for range run.after / 100 {
 				turns := make([]engram.Turn, 100)
 				for i := range turns {
 					seq++
-					turns[i] = c.turn(seq)
+					turns[i] = c.Turn(seq)
 				}
 				if err := db.PutTurns(ctx, turns); err != nil {
 					b.Fatal(err)
@@ -373,7 +208,7 @@ func BenchmarkPutTurnSingle(b *testing.B) {
 			var lat []time.Duration
 			for b.Loop() {
 				seq++
-				t := c.turn(seq)
+				t := c.Turn(seq)
 				start := time.Now()
 				if err := db.PutTurns(ctx, []engram.Turn{t}); err != nil {
 					b.Fatal(err)
@@ -395,11 +230,11 @@ func BenchmarkPutTurnSingle(b *testing.B) {
 //
 //	go test -run '^$' -bench KWIndexRank -benchtime 2000x ./palace/
 func BenchmarkKWIndexRank(b *testing.B) {
-	c := newCorpus(1)
+	c := palacetest.NewCorpus(1)
 	before := liveHeap()
 	x := kwindex.New(speakerWeight)
 	for seq := int64(1); seq <= 100_000; seq++ {
-		t := c.turn(seq)
+		t := c.Turn(seq)
 		text, err := kwindex.SegmentText(kwindex.NFKC(t.Content))
 		if err != nil {
 			b.Fatal(err)
@@ -409,7 +244,7 @@ func BenchmarkKWIndexRank(b *testing.B) {
 	x.Trim()
 	heapMB := float64(liveHeap()-before) / 1e6
 	var queries [][]string
-	for _, q := range c.queries("words", 500) {
+	for _, q := range c.Queries("words", 500) {
 		var toks []string
 		kwindex.Tokens(q, func(tok string) { toks = append(toks, tok) })
 		queries = append(queries, toks)
@@ -452,7 +287,7 @@ func BenchmarkPutMemories(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer db.Close()
-			c := newCorpus(3)
+			c := palacetest.NewCorpus(3)
 			ctx := context.Background()
 			var texts []string
 			id := 0
@@ -460,10 +295,10 @@ func BenchmarkPutMemories(b *testing.B) {
 				mems := make([]engram.Memory, n)
 				for i := range mems {
 					id++
-					text := c.sentence()
+					text := c.Sentence()
 					if len(texts) > 0 && i%5 == 0 {
-						w := strings.Fields(texts[c.rng.IntN(len(texts))])
-						w[c.rng.IntN(len(w))] = c.word()
+						w := strings.Fields(texts[c.Rng.IntN(len(texts))])
+						w[c.Rng.IntN(len(w))] = c.Word()
 						text = strings.Join(w, " ")
 					}
 					texts = append(texts, text)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	engram "github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/internal/palacetest"
 	"github.com/engram-dev/engram/internal/testutil"
 )
 
@@ -18,10 +19,10 @@ func TestMerger_KeepsSegmentsMerged(t *testing.T) {
 	testutil.LongRun(t)
 	ctx := context.Background()
 	db := MustOpenDB(t)
-	c := newCorpus(7)
+	c := palacetest.NewCorpus(7)
 	var last engram.Turn
 	for seq := int64(1); seq <= 300; seq++ {
-		last = c.turn(seq)
+		last = c.Turn(seq)
 		if err := db.PutTurns(ctx, []engram.Turn{last}); err != nil {
 			t.Fatal(err)
 		}

@@ -28,11 +28,13 @@ var migrations = []string{
 	// turns as the indexer stores them (package palace's table turns):
 	// times in Unix nanoseconds, NULL for none; change is the row's
 	// change number (a new one when a rewrite changes the row), which
-	// the servers' in-memory keyword indexes follow; folded is the content
-	// as the substring search looks through it, grams its Chinese and
-	// Japanese characters and pairs (package palace's turns_trigram and
-	// turns_cjk). content is bytea: a turn's text may hold a NUL, which
-	// text refuses. palace_meta holds the
+	// the servers' in-memory keyword indexes follow. content is bytea: a
+	// turn's text may hold a NUL, which text refuses. palace_turn_text
+	// holds what the fallback searches read of a turn, written after it
+	// (IndexSecondary), off the path an acknowledgement waits on: folded,
+	// the content as the substring search looks through it, and grams, its
+	// Chinese and Japanese characters and pairs (package palace's
+	// turns_trigram and turns_cjk). palace_meta holds the
 	// counters that only rise (the indexer's and the jobs' watermarks).
 	// palace_forgotten holds the ids of the tombstones the indexer met,
 	// with the tombstone's seq; palace_turn_skips the archived turns not
@@ -53,13 +55,16 @@ var migrations = []string{
 		ts          bigint,
 		meta        text,
 		received_at bigint,
-		folded      text NOT NULL,
-		grams       text[],
 		change      bigint NOT NULL DEFAULT nextval('palace_turns_change')
 	);
 	CREATE INDEX palace_turns_session ON palace_turns (namespace, session, ts, seq);
 	CREATE INDEX palace_turns_change_idx ON palace_turns (change);
-	CREATE INDEX palace_turns_grams ON palace_turns USING gin (grams);
+	CREATE TABLE palace_turn_text (
+		seq    bigint PRIMARY KEY,
+		folded text NOT NULL,
+		grams  text[]
+	);
+	CREATE INDEX palace_turn_text_grams ON palace_turn_text USING gin (grams);
 	CREATE TABLE palace_forgotten (
 		id  text PRIMARY KEY,
 		seq bigint NOT NULL,
@@ -83,6 +88,25 @@ var migrations = []string{
 	COMMENT ON TABLE palace_turns IS 'engram palace: the archived turns as the indexer stores them';`,
 }
 
+// fills are the migrations' steps in Go, after the version they follow.
+var fills = map[int]func(ctx context.Context, tx pgx.Tx) error{1: trigramIndex}
+
+// trigramIndex indexes the turns' folded text by trigrams (pg_trgm), for
+// the substring search, when the server has the extension and lets the
+// user create it (it is trusted: the owner of the database may). Without
+// it the substring search reads every turn: slower, the same results.
+func trigramIndex(ctx context.Context, tx pgx.Tx) error {
+	if _, err := tx.Exec(ctx, `SAVEPOINT trigram`); err != nil {
+		return err
+	}
+	_, err := tx.Exec(ctx, `CREATE EXTENSION IF NOT EXISTS pg_trgm;
+		CREATE INDEX palace_turn_text_folded ON palace_turn_text USING gin (folded gin_trgm_ops)`)
+	if err != nil {
+		_, err = tx.Exec(ctx, `ROLLBACK TO SAVEPOINT trigram`)
+	}
+	return err
+}
+
 // DB is a palace in a PostgreSQL database. It is safe for concurrent use,
 // by this process and by other servers on the same database.
 type DB struct {
@@ -99,7 +123,7 @@ func Open(ctx context.Context, url string) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := postgres.Migrate(ctx, pool, component, migrations, nil); err != nil {
+	if _, err := postgres.Migrate(ctx, pool, component, migrations, fills); err != nil {
 		pool.Close()
 		return nil, err
 	}

@@ -65,6 +65,11 @@ func TestOpen_Migrates(t *testing.T) {
 		if versions["palace"] != len(migrations) || versions["archive"] == 0 {
 			t.Fatalf("schema_migrations holds %v; want %d palace versions beside the archive's", versions, len(migrations))
 		}
+		// The test server has pg_trgm: the substring search is indexed.
+		var trigram bool
+		if err := db.pool.QueryRow(t.Context(), `SELECT EXISTS (SELECT 1 FROM pg_indexes WHERE indexname = 'palace_turn_text_folded')`).Scan(&trigram); err != nil || !trigram {
+			t.Fatalf("no trigram index of the turns (%v)", err)
+		}
 		db.Close()
 	}
 }

@@ -269,9 +269,13 @@ func (s *search) substring(ctx context.Context, long []string) error {
 		if s.full() {
 			return nil
 		}
-		turns, err := s.db.turns(ctx, `SELECT `+turnColumns+` FROM palace_turns t
-			WHERE strpos(t.folded, $1) > 0 AND `+fallbackFilter+` ORDER BY t.seq DESC LIMIT $7`,
-			t, s.ns, s.from, s.to, s.lo, s.hi, s.limit)
+		// The turns holding it, found first (the trigram index), then
+		// the newest of them: the planner would rather read every turn
+		// backwards by seq for a term few hold.
+		turns, err := s.db.turns(ctx, `WITH m AS MATERIALIZED (SELECT seq FROM palace_turn_text WHERE folded LIKE $1)
+			SELECT `+turnColumns+` FROM palace_turns t JOIN m USING (seq)
+			WHERE `+fallbackFilter+` ORDER BY t.seq DESC LIMIT $7`,
+			"%"+likeEscaper.Replace(t)+"%", s.ns, s.from, s.to, s.lo, s.hi, s.limit)
 		if err != nil {
 			return err
 		}
@@ -281,6 +285,9 @@ func (s *search) substring(ctx context.Context, long []string) error {
 	}
 	return nil
 }
+
+// likeEscaper quotes LIKE's wildcards and escape character in a term.
+var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
 
 // maxSubstringTerms bounds the substring lookups of one query.
 const maxSubstringTerms = 8
@@ -293,8 +300,9 @@ func (s *search) short(ctx context.Context, short []string) error {
 	if s.full() || len(short) == 0 {
 		return nil
 	}
-	turns, err := s.db.turns(ctx, `SELECT `+turnColumns+` FROM palace_turns t
-		WHERE t.grams && $1 AND `+fallbackFilter+` ORDER BY t.seq DESC LIMIT $7`,
+	turns, err := s.db.turns(ctx, `WITH m AS MATERIALIZED (SELECT seq FROM palace_turn_text WHERE grams && $1)
+		SELECT `+turnColumns+` FROM palace_turns t JOIN m USING (seq)
+		WHERE `+fallbackFilter+` ORDER BY t.seq DESC LIMIT $7`,
 		short, s.ns, s.from, s.to, s.lo, s.hi, s.limit)
 	for _, t := range turns {
 		s.addExtra(t)

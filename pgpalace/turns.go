@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -23,19 +24,43 @@ const keyIndexedSeq = "indexed_seq"
 // turnColumns are the columns scanTurn reads, in order.
 const turnColumns = `t.seq, t.id, t.namespace, t.session, t.role, t.speaker, t.content, t.ts, t.meta, t.received_at`
 
-// PutTurns stores turns, as package palace's PutTurns does: a turn whose
-// seq is stored already is left as it is (replaying a range of the
-// archive, or another server storing the same turns, is harmless); a
-// turn whose id is stored under another seq, or whose time is outside
-// what an int64 of nanoseconds holds, is not stored but recorded in
-// palace_turn_skips (TurnSkips); a tombstone records its id as forgotten,
-// so that a turn read before its forget is not stored again, while one
-// archived again after it is. The watermark (IndexedSeq) rises to the
-// highest seq of the batch, in the same transaction.
+// PutTurns stores turns, as package palace's PutTurns does: the turns
+// (PutTurnsSearchable), then what the fallback searches read of them
+// (IndexSecondary). A turn whose seq is stored already is left as it is
+// (replaying a range of the archive, or another server storing the same
+// turns, is harmless); a turn whose id is stored under another seq, or
+// whose time is outside what an int64 of nanoseconds holds, is not stored
+// but recorded in palace_turn_skips (TurnSkips); a tombstone records its
+// id as forgotten, so that a turn read before its forget is not stored
+// again, while one archived again after it is. The watermark (IndexedSeq)
+// rises to the highest seq of the batch, in the same transaction.
 //
 // It returns EINVALID if a turn has no id or namespace or a seq below 1,
 // which no archive line has. A batch with such a turn stores nothing.
 func (db *DB) PutTurns(ctx context.Context, turns []engram.Turn) error {
+	if err := db.PutTurnsSearchable(ctx, turns); err != nil {
+		return err
+	}
+	var maxSeq int64
+	for _, t := range turns {
+		maxSeq = max(maxSeq, t.Seq)
+	}
+	for {
+		done, err := db.IndexSecondary(ctx, maxSeq, 0, nil)
+		if err != nil || done {
+			return err
+		}
+	}
+}
+
+// PutTurnsSearchable is the first transaction of PutTurns, which an
+// acknowledgement waits for: the turns' rows (searchable by keyword from
+// then on: each server's index follows them) and the watermark. Their
+// rows of palace_turn_text follow in IndexSecondary's transactions, under
+// a watermark of their own (SecondarySeq), as package palace's session
+// units and substring rows do; a turn stored behind that watermark (a seq
+// lower than one stored before) gets its row here.
+func (db *DB) PutTurnsSearchable(ctx context.Context, turns []engram.Turn) error {
 	if len(turns) == 0 {
 		return nil
 	}
@@ -47,25 +72,89 @@ func (db *DB) PutTurns(ctx context.Context, turns []engram.Turn) error {
 		if err := lockWrites(ctx, tx); err != nil {
 			return err
 		}
-		for _, r := range rows {
-			if err := db.putTurn(ctx, tx, r); err != nil {
-				return fmt.Errorf("turn %d: %w", r.t.Seq, err)
-			}
+		if err := db.putRows(ctx, tx, rows); err != nil {
+			return err
 		}
 		return setMeta(ctx, tx, keyIndexedSeq, maxSeq)
 	})
 }
 
-// PutTurnsSearchable is PutTurns: this palace keeps no index of its own
-// that a turn waits for (pipeline.SplitIndex).
-func (db *DB) PutTurnsSearchable(ctx context.Context, turns []engram.Turn) error {
-	return db.PutTurns(ctx, turns)
+// keySecondarySeq is the palace_meta key of the watermark of
+// palace_turn_text.
+const keySecondarySeq = "secondary_seq"
+
+// SecondaryBatch is the most turns one IndexSecondary transaction takes by
+// default.
+const SecondaryBatch = 500
+
+// IndexSecondary writes, in one transaction, the rows of palace_turn_text
+// of at most limit turns (SecondaryBatch if limit <= 0) stored after its
+// watermark and through seq, and moves the watermark past them; done when
+// none is left. stop is not asked: a step is one statement.
+func (db *DB) IndexSecondary(ctx context.Context, seq int64, limit int, stop func() bool) (done bool, err error) {
+	if limit <= 0 {
+		limit = SecondaryBatch
+	}
+	err = db.update(ctx, "index secondary", func(tx pgx.Tx) error {
+		from, err := metaIn(ctx, tx, keySecondarySeq)
+		if err != nil || from >= seq {
+			done = true
+			return err
+		}
+		q, err := tx.Query(ctx, `SELECT seq, content, speaker FROM palace_turns
+			WHERE seq > $1 AND seq <= $2 ORDER BY seq LIMIT $3`, from, seq, limit)
+		if err != nil {
+			return err
+		}
+		var (
+			seqs             []int64
+			folds, gramLists []string
+			n                int64
+			content          []byte
+			speaker          string
+		)
+		if _, err := pgx.ForEachRow(q, []any{&n, &content, &speaker}, func() error {
+			seqs = append(seqs, n)
+			folds = append(folds, folded(string(content)))
+			gramLists = append(gramLists, strings.Join(grams(string(content), speaker), " "))
+			return nil
+		}); err != nil {
+			return err
+		}
+		through := seq
+		if len(seqs) == limit {
+			through = seqs[len(seqs)-1]
+		}
+		done = through == seq
+		if err := writeText(ctx, tx, seqs, folds, gramLists); err != nil {
+			return err
+		}
+		return setMeta(ctx, tx, keySecondarySeq, through)
+	})
+	return done, err
+}
+
+// SecondarySeq returns the seq through which palace_turn_text is written.
+func (db *DB) SecondarySeq(ctx context.Context) (int64, error) {
+	seq, err := metaIn(ctx, db.pool, keySecondarySeq)
+	return seq, wrap("secondary seq", err)
+}
+
+// writeText writes the rows of palace_turn_text of the turns of seqs.
+func writeText(ctx context.Context, tx pgx.Tx, seqs []int64, folds, gramLists []string) error {
+	if len(seqs) == 0 {
+		return nil
+	}
+	_, err := tx.Exec(ctx, `INSERT INTO palace_turn_text (seq, folded, grams)
+		SELECT u.seq, u.folded, string_to_array(u.grams, ' ') FROM unnest($1::bigint[], $2::text[], $3::text[]) AS u(seq, folded, grams)
+		ON CONFLICT (seq) DO NOTHING`, seqs, folds, gramLists)
+	return err
 }
 
 // row is a turn checked for storing.
 type row struct {
 	t      engram.Turn
-	ts, rx any    // Unix nanoseconds or nil
+	ts, rx *int64 // Unix nanoseconds or nil
 	skip   string // why the turn cannot be stored ("" if it can)
 }
 
@@ -98,59 +187,213 @@ func prepareTurns(turns []engram.Turn) (rows []row, maxSeq int64, err error) {
 
 // nanos returns t as Unix nanoseconds, or nil for the zero time. A time
 // outside what an int64 of nanoseconds holds is an error that says so.
-func nanos(t time.Time) (any, error) {
+func nanos(t time.Time) (*int64, error) {
 	v, ok := sqlrow.Nanos(t)
 	if !ok {
 		return nil, errors.New(vecrow.OutsideRange(t, "the palace's times"))
 	}
-	return v, nil
+	if v == nil {
+		return nil, nil
+	}
+	n := v.(int64)
+	return &n, nil
 }
 
-// putTurn stores one turn of PutTurns in tx.
-func (db *DB) putTurn(ctx context.Context, tx pgx.Tx, r row) error {
-	t, now := r.t, db.now().UnixNano()
-	if t.IsTombstone() {
-		_, err := tx.Exec(ctx, `INSERT INTO palace_forgotten (id, seq, at) VALUES ($1, $2, $3)
-			ON CONFLICT (id) DO UPDATE SET seq = greatest(palace_forgotten.seq, excluded.seq)`, t.ID, t.Seq, t.Forgotten.At.UnixNano())
+// putRows stores the turns of one PutTurns in tx, in a few statements
+// for the whole batch (a statement a turn made this palace four times
+// slower than the SQLite one). What package palace decides turn by turn,
+// in order, is decided here in the same order, in memory: whether a turn
+// was forgotten since it was read (a tombstone at or after it, in the
+// table or earlier in the batch) or archived again after its forget.
+func (db *DB) putRows(ctx context.Context, tx pgx.Tx, rows []row) error {
+	now := db.now().UnixNano()
+	var live []string
+	for _, r := range rows {
+		live = append(live, r.t.ID)
+	}
+	gone := map[string]int64{} // the forgotten ids of the batch, and their tombstones' seqs
+	q, err := tx.Query(ctx, `SELECT id, seq FROM palace_forgotten WHERE id = ANY($1)`, live)
+	if err != nil {
 		return err
 	}
-	// A tombstone at or after the turn: forgotten since it was read. One
-	// before it: the turn was archived again after its forget.
-	var fseq int64
-	switch err := tx.QueryRow(ctx, `SELECT seq FROM palace_forgotten WHERE id = $1`, t.ID).Scan(&fseq); {
-	case errors.Is(err, pgx.ErrNoRows):
-	case err != nil:
+	var (
+		id  string
+		seq int64
+	)
+	if _, err := pgx.ForEachRow(q, []any{&id, &seq}, func() error { gone[id] = seq; return nil }); err != nil {
 		return err
-	case fseq >= t.Seq:
-		return nil
-	default:
-		if _, err := tx.Exec(ctx, `DELETE FROM palace_forgotten WHERE id = $1`, t.ID); err != nil {
+	}
+	touched := map[string]int64{} // ids whose tombstone the batch changes, with its time
+	var ins, skips []row
+	for _, r := range rows {
+		t := r.t
+		if t.IsTombstone() {
+			gone[t.ID] = max(gone[t.ID], t.Seq)
+			if _, ok := touched[t.ID]; !ok {
+				touched[t.ID] = t.Forgotten.At.UnixNano()
+			}
+			continue
+		}
+		if fseq, ok := gone[t.ID]; ok {
+			if fseq >= t.Seq {
+				continue // forgotten since it was read
+			}
+			delete(gone, t.ID) // archived again after its forget
+			touched[t.ID] = 0
+		}
+		if r.skip != "" {
+			skips = append(skips, r)
+		} else {
+			ins = append(ins, r)
+		}
+	}
+	if err := writeTombstones(ctx, tx, gone, touched); err != nil {
+		return err
+	}
+	for _, r := range skips {
+		if err := recordSkip(ctx, tx, r.t, r.skip, nil, now); err != nil {
 			return err
 		}
 	}
-	if r.skip != "" {
-		return recordSkip(ctx, tx, t, r.skip, nil, now)
+	return db.insertTurns(ctx, tx, ins, now)
+}
+
+// writeTombstones brings palace_forgotten to what the batch left of the
+// ids it touched: a tombstone's seq (the highest; the time of the first
+// recorded kept), or none for an id archived again.
+func writeTombstones(ctx context.Context, tx pgx.Tx, gone, touched map[string]int64) error {
+	for id, at := range touched {
+		var err error
+		if seq, ok := gone[id]; ok {
+			_, err = tx.Exec(ctx, `INSERT INTO palace_forgotten (id, seq, at) VALUES ($1, $2, $3)
+				ON CONFLICT (id) DO UPDATE SET seq = greatest(palace_forgotten.seq, excluded.seq)`, id, seq, at)
+		} else {
+			_, err = tx.Exec(ctx, `DELETE FROM palace_forgotten WHERE id = $1`, id)
+		}
+		if err != nil {
+			return err
+		}
 	}
-	var meta any
-	if len(t.Meta) > 0 {
-		meta = string(t.Meta)
+	return nil
+}
+
+// insertTurns inserts the turns of rows in one statement; a turn whose seq
+// is stored already is left as it is (a replayed range, another server),
+// and one whose id is stored under another seq is recorded as a skip.
+func (db *DB) insertTurns(ctx context.Context, tx pgx.Tx, rows []row, now int64) error {
+	if len(rows) == 0 {
+		return nil
 	}
-	tag, err := tx.Exec(ctx, `INSERT INTO palace_turns (seq, id, namespace, session, role, speaker, content, ts, meta, received_at, folded, grams)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT DO NOTHING`,
-		t.Seq, t.ID, t.Namespace, t.Session, string(t.Role), t.Speaker, []byte(t.Content), r.ts, meta, r.rx, folded(t.Content), grams(t.Content, t.Speaker))
-	if err != nil || tag.RowsAffected() == 1 {
+	n := len(rows)
+	var (
+		seqs                                = make([]int64, n)
+		ids, nss, sessions, roles, speakers = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		contents                            = make([][]byte, n)
+		tss, rxs                            = make([]*int64, n), make([]*int64, n)
+		metas                               = make([]*string, n)
+	)
+	for i, r := range rows {
+		t := r.t
+		seqs[i], ids[i], nss[i], sessions[i], roles[i], speakers[i] = t.Seq, t.ID, t.Namespace, t.Session, string(t.Role), t.Speaker
+		contents[i], tss[i], rxs[i] = []byte(t.Content), r.ts, r.rx
+		if len(t.Meta) > 0 {
+			m := string(t.Meta)
+			metas[i] = &m
+		}
+	}
+	// ON CONFLICT DO NOTHING: a turn of the batch whose seq or id an earlier
+	// one of the same statement took is left out, as a later statement
+	// would leave it.
+	q, err := tx.Query(ctx, `INSERT INTO palace_turns (seq, id, namespace, session, role, speaker, content, ts, meta, received_at)
+		SELECT u.seq, u.id, u.ns, u.session, u.role, u.speaker, u.content, u.ts, u.meta, u.rx
+		FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bytea[], $8::bigint[], $9::text[],
+			$10::bigint[]) WITH ORDINALITY
+			AS u(seq, id, ns, session, role, speaker, content, ts, meta, rx, n)
+		ORDER BY u.n
+		ON CONFLICT DO NOTHING RETURNING seq`,
+		seqs, ids, nss, sessions, roles, speakers, contents, tss, metas, rxs)
+	if err != nil {
 		return err
 	}
-	// Stored before (a replayed range, another server), or its id is
-	// stored under another seq: a duplicate, whatever its line holds.
-	var stored int64
-	switch err := tx.QueryRow(ctx, `SELECT seq FROM palace_turns WHERE id = $1`, t.ID).Scan(&stored); {
-	case errors.Is(err, pgx.ErrNoRows):
-		return nil // another turn holds the seq: the doctor's index check finds it
-	case err != nil || stored == t.Seq:
+	stored, err := pgx.CollectRows(q, pgx.RowTo[int64])
+	if err != nil {
 		return err
 	}
-	return recordSkip(ctx, tx, t, fmt.Sprintf("id %q is stored under seq %d", t.ID, stored), stored, now)
+	if err := writeBehind(ctx, tx, rows, stored); err != nil {
+		return err
+	}
+	if len(stored) == n {
+		return nil
+	}
+	inserted := make(map[int64]bool, len(stored))
+	for _, seq := range stored {
+		inserted[seq] = true
+	}
+	var left []row
+	var leftIDs []string
+	for _, r := range rows {
+		if !inserted[r.t.Seq] {
+			left, leftIDs = append(left, r), append(leftIDs, r.t.ID)
+		}
+	}
+	// Stored before, or a duplicate: whatever its line holds, a turn whose
+	// id is stored under another seq is not stored again.
+	seqOf, err := idSeqs(ctx, tx, leftIDs)
+	if err != nil {
+		return err
+	}
+	for _, r := range left {
+		if s, ok := seqOf[r.t.ID]; ok && s != r.t.Seq {
+			if err := recordSkip(ctx, tx, r.t, fmt.Sprintf("id %q is stored under seq %d", r.t.ID, s), s, now); err != nil {
+				return err
+			}
+		}
+		// Not found: another turn holds the seq (a palace and an archive
+		// that disagree), which the doctor's index check finds.
+	}
+	return nil
+}
+
+// writeBehind writes the rows of palace_turn_text of the stored turns at
+// or before its watermark, which IndexSecondary's next step would not
+// reach.
+func writeBehind(ctx context.Context, tx pgx.Tx, rows []row, stored []int64) error {
+	if len(stored) == 0 {
+		return nil
+	}
+	mark, err := metaIn(ctx, tx, keySecondarySeq)
+	if err != nil || mark < slices.Min(stored) {
+		return err
+	}
+	behind := map[int64]bool{}
+	for _, seq := range stored {
+		behind[seq] = seq <= mark
+	}
+	var seqs []int64
+	var folds, gramLists []string
+	for _, r := range rows {
+		if behind[r.t.Seq] {
+			seqs = append(seqs, r.t.Seq)
+			folds = append(folds, folded(r.t.Content))
+			gramLists = append(gramLists, strings.Join(grams(r.t.Content, r.t.Speaker), " "))
+		}
+	}
+	return writeText(ctx, tx, seqs, folds, gramLists)
+}
+
+// idSeqs returns the seq each of ids is stored under.
+func idSeqs(ctx context.Context, q pgxQuerier, ids []string) (map[string]int64, error) {
+	out := make(map[string]int64, len(ids))
+	rows, err := q.Query(ctx, `SELECT id, seq FROM palace_turns WHERE id = ANY($1)`, ids)
+	if err != nil {
+		return nil, err
+	}
+	var (
+		id  string
+		seq int64
+	)
+	_, err = pgx.ForEachRow(rows, []any{&id, &seq}, func() error { out[id] = seq; return nil })
+	return out, err
 }
 
 // recordSkip records that t is not stored, and why; stored is the seq its
@@ -412,3 +655,16 @@ var (
 	_ engram.WorkerMarks    = (*DB)(nil)
 	_ engram.KeywordIndexes = (*DB)(nil)
 )
+
+// Optimize merges the entries waiting in the pending lists of the GIN
+// indexes of palace_turn_text into the indexes (each search reads a
+// pending list through), and refreshes the planner's statistics of the
+// turns: the compact job's work.
+func (db *DB) Optimize(ctx context.Context) error {
+	_, err := db.pool.Exec(ctx, `SELECT gin_clean_pending_list(c.oid) FROM pg_class c
+		WHERE c.relname IN ('palace_turn_text_grams', 'palace_turn_text_folded')`)
+	if err == nil {
+		_, err = db.pool.Exec(ctx, `ANALYZE palace_turns, palace_turn_text`)
+	}
+	return wrap("optimize", err)
+}

@@ -25,6 +25,10 @@ import (
 // skipped ranges (engram.WorkerMarks, Skip).
 type Palace interface {
 	engram.TurnIndex
+	// The two steps of PutTurns (pipeline.SplitIndex).
+	PutTurnsSearchable(ctx context.Context, turns []engram.Turn) error
+	IndexSecondary(ctx context.Context, seq int64, limit int, stop func() bool) (done bool, err error)
+	SecondarySeq(ctx context.Context) (int64, error)
 	ForgottenIDs(ctx context.Context, ids []string) (map[string]bool, error)
 	Skip(ctx context.Context, worker string, from, to int64, reason string) error
 	engram.TurnLookup
@@ -40,6 +44,7 @@ func Run(t *testing.T, fresh func(t *testing.T) Palace) {
 	}{
 		{"RoundTrip", testRoundTrip},
 		{"Replay", testReplay},
+		{"Secondary", testSecondary},
 		{"DuplicateID", testDuplicateID},
 		{"UnstorableTime", testUnstorableTime},
 		{"Tombstones", testTombstones},
@@ -149,6 +154,42 @@ func testReplay(t *testing.T, p Palace) {
 	}
 	put(t, p, turn(1, "ns", "s", "Ana", "one")) // an older batch: the watermark stays
 	wantIndexed(t, p, 2)
+}
+
+func testSecondary(t *testing.T, p Palace) {
+	ctx := t.Context()
+	var turns []engram.Turn
+	for seq := int64(1); seq <= 9; seq++ {
+		turns = append(turns, turn(seq, "ns", "s", "Ana", fmt.Sprintf("turn %d of the KafkaConsumer thread", seq)))
+	}
+	if err := p.PutTurnsSearchable(ctx, turns[:6]); err != nil {
+		t.Fatal(err)
+	}
+	wantIndexed(t, p, 6)
+	if hits, err := p.SearchTurns(ctx, engram.TextQuery{Text: "thread", Limit: 10}); err != nil || len(hits) != 6 {
+		t.Fatalf("a keyword search after the first step finds %d turns (%v); want 6", len(hits), err)
+	}
+	steps := 0
+	for done := false; !done; steps++ {
+		var err error
+		if done, err = p.IndexSecondary(ctx, 6, 4, nil); err != nil {
+			t.Fatal(err)
+		}
+		if steps > 6 {
+			t.Fatal("IndexSecondary is never done")
+		}
+	}
+	if seq, err := p.SecondarySeq(ctx); err != nil || seq != 6 {
+		t.Fatalf("SecondarySeq = %d, %v; want 6", seq, err)
+	}
+	put(t, p, turns[6:]...) // PutTurns: both steps
+	if seq, err := p.SecondarySeq(ctx); err != nil || seq != 9 {
+		t.Fatalf("SecondarySeq after PutTurns = %d, %v; want 9", seq, err)
+	}
+	// The substring stage reads what the second step wrote.
+	if hits, err := p.SearchTurns(ctx, engram.TextQuery{Text: "consumer", Limit: 20}); err != nil || len(hits) != 9 {
+		t.Fatalf("a substring search finds %d turns (%v); want 9", len(hits), err)
+	}
 }
 
 func testDuplicateID(t *testing.T, p Palace) {
