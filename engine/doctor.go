@@ -119,9 +119,9 @@ func DoctorHome(ctx context.Context, cfg config.Config, logger *slog.Logger) (r 
 	defer p.Close()
 	part.palace = sqlitePalace{p}
 	held := part.checkArchive(ctx, &r)
-	part.checkSQLite(ctx, &r)
+	part.fileCheck(ctx, &r, palaceFile.FileCheck)
 	part.checkIndex(ctx, &r, held)
-	part.checkNearKeys(ctx, &r)
+	part.fileCheck(ctx, &r, palaceFile.NearKeysCheck)
 	return r
 }
 
@@ -138,15 +138,15 @@ func (e *Engine) doctor(ctx context.Context, before *postgres.Applied) (r engram
 	// next start will refuse the home.
 	addHomeCheck(&r, homedir.Check(e.cfg.Home))
 	if !e.checkPostgres(ctx, &r, before) {
-		e.checkSQLite(ctx, &r)
+		e.fileCheck(ctx, &r, palaceFile.FileCheck)
 		e.checkJobs(ctx, &r)
 		return r
 	}
 	held := e.checkArchive(ctx, &r)
-	e.checkSQLite(ctx, &r)
+	e.fileCheck(ctx, &r, palaceFile.FileCheck)
 	e.checkIndex(ctx, &r, held)
 	e.checkForgotten(ctx, &r)
-	e.checkNearKeys(ctx, &r)
+	e.fileCheck(ctx, &r, palaceFile.NearKeysCheck)
 	e.checkVectors(ctx, &r)
 	e.checkExtractor(ctx, &r)
 	e.checkJobs(ctx, &r)
@@ -263,17 +263,12 @@ func (e *Engine) backupFix(lines []archive.Problem) string {
 	return fmt.Sprintf("copy archive/%s from a backup (engram backup DIR) over %s, then run %s", rel, lines[0].Path, fixRebuild)
 }
 
-// checkSQLite and checkNearKeys are the palace file's own checks
-// (integrity_check, the near-duplicate keys; package palace).
-func (e *Engine) checkSQLite(ctx context.Context, r *engram.DoctorReport) {
+// fileCheck adds one of the palace file's own checks (package palace:
+// palaceFile.FileCheck, integrity_check; NearKeysCheck) when the palace is
+// a file.
+func (e *Engine) fileCheck(ctx context.Context, r *engram.DoctorReport, check func(palaceFile, context.Context) engram.DoctorCheck) {
 	if f, ok := e.file(); ok {
-		r.Add(f.FileCheck(ctx))
-	}
-}
-
-func (e *Engine) checkNearKeys(ctx context.Context, r *engram.DoctorReport) {
-	if f, ok := e.file(); ok {
-		r.Add(f.NearKeysCheck(ctx))
+		r.Add(check(f, ctx))
 	}
 }
 

@@ -33,7 +33,7 @@ func (e *Engine) newScheduler() (*scheduler.Scheduler, error) {
 	add(config.JobVerify, e.sharedJob(config.JobVerify, every[config.JobVerify], e.verifyArchive))
 	add(config.JobCompact, e.palace.Optimize)
 	add(config.JobSnapshot, e.healthSnapshot)
-	s, err := scheduler.New(scheduler.NewSQLStore(e.palace), jobs...)
+	s, err := scheduler.New(e.palace.JobStates(), jobs...)
 	if err != nil {
 		return nil, err
 	}

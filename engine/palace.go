@@ -6,6 +6,7 @@ import (
 	engram "github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/palace"
 	"github.com/engram-dev/engram/pipeline"
+	"github.com/engram-dev/engram/scheduler"
 	"github.com/engram-dev/engram/vault"
 	"github.com/engram-dev/engram/vecindex"
 )
@@ -26,7 +27,8 @@ type palaceStore interface {
 	engram.CorrectionStore
 	engram.WorkerMarks
 	engram.KeywordIndexes
-	vault.DB // SQL transactions: the vaults' tables, the jobs' state
+	vault.DB                    // SQL transactions: the vaults' tables
+	JobStates() scheduler.Store // the scheduled jobs' last runs
 
 	ActiveModel(ctx context.Context) (model string, dim int, ok bool, err error)
 	ActivateModel(ctx context.Context, model string) error

@@ -38,7 +38,9 @@ var migrations = []string{
 	// counters that only rise (the indexer's and the jobs' watermarks).
 	// palace_forgotten holds the ids of the tombstones the indexer met,
 	// with the tombstone's seq; palace_turn_skips the archived turns not
-	// stored, and why; palace_layer_skips the ranges a job gave up on.
+	// stored, and why; palace_layer_skips the ranges a job gave up on;
+	// palace_job_state the scheduled jobs' last runs (package scheduler's
+	// State, package palace's job_state).
 	`CREATE TABLE palace_meta (
 		key   text PRIMARY KEY,
 		value bigint NOT NULL
@@ -84,6 +86,13 @@ var migrations = []string{
 		error    text NOT NULL,
 		at       bigint NOT NULL,
 		PRIMARY KEY (worker, from_seq)
+	);
+	CREATE TABLE palace_job_state (
+		name         text PRIMARY KEY,
+		last_run     bigint,
+		last_success bigint,
+		last_error   text NOT NULL DEFAULT '',
+		failures     integer NOT NULL DEFAULT 0 CHECK (failures >= 0)
 	);
 	COMMENT ON TABLE palace_turns IS 'engram palace: the archived turns as the indexer stores them';`,
 }

@@ -3,11 +3,13 @@ package pgpalace
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	engram "github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/internal/sqlrow"
+	"github.com/engram-dev/engram/scheduler"
 )
 
 // workerKey is a worker's watermark row in palace_meta.
@@ -73,4 +75,49 @@ func (db *DB) Skips(ctx context.Context, limit int) ([]engram.Skipped, error) {
 		return s, err
 	})
 	return out, wrap("skips", err)
+}
+
+// JobStates returns the store of the scheduled jobs' state in this palace
+// (palace_job_state): one for every server of the database, so that a job
+// that ran on one is not due on another.
+func (db *DB) JobStates() scheduler.Store { return jobStates{db} }
+
+// jobStates is a scheduler.Store over palace_job_state.
+type jobStates struct{ db *DB }
+
+// Load implements scheduler.Store.
+func (s jobStates) Load(ctx context.Context) (map[string]scheduler.State, error) {
+	rows, err := s.db.pool.Query(ctx, `SELECT name, last_run, last_success, last_error, failures FROM palace_job_state`)
+	if err != nil {
+		return nil, wrap("load job state", err)
+	}
+	m := make(map[string]scheduler.State)
+	var st scheduler.State
+	_, err = pgx.ForEachRow(rows, []any{&st.Name, sqlrow.Time(&st.LastRun), sqlrow.Time(&st.LastSuccess), &st.LastError, &st.Failures}, func() error {
+		m[st.Name] = st
+		return nil
+	})
+	if err != nil {
+		return nil, wrap("load job state", err)
+	}
+	return m, nil
+}
+
+// Save implements scheduler.Store.
+func (s jobStates) Save(ctx context.Context, st scheduler.State) error {
+	_, err := s.db.pool.Exec(ctx, `INSERT INTO palace_job_state (name, last_run, last_success, last_error, failures)
+		VALUES ($1, $2, $3, $4, $5)
+		ON CONFLICT (name) DO UPDATE SET last_run = excluded.last_run, last_success = excluded.last_success,
+			last_error = excluded.last_error, failures = excluded.failures`,
+		st.Name, nanosOrNil(st.LastRun), nanosOrNil(st.LastSuccess), st.LastError, st.Failures)
+	return wrap(fmt.Sprintf("save job %q", st.Name), err)
+}
+
+// nanosOrNil is t in Unix nanoseconds, nil (NULL) for the zero time.
+func nanosOrNil(t time.Time) *int64 {
+	if t.IsZero() {
+		return nil
+	}
+	n := t.UnixNano()
+	return &n
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/scheduler"
 )
 
 // Palace is what the suite checks: the turns as the indexer stores them,
@@ -22,7 +23,8 @@ import (
 // (engram.TurnIndex, TurnLookup; searches are compared between palaces by
 // package pgpalace's tests),
 // the forgotten ids their tombstones record, and the jobs' watermarks and
-// skipped ranges (engram.WorkerMarks, Skip).
+// skipped ranges (engram.WorkerMarks, Skip), and the scheduled jobs'
+// state (JobStates).
 type Palace interface {
 	engram.TurnIndex
 	// The two steps of PutTurns (pipeline.SplitIndex).
@@ -33,6 +35,7 @@ type Palace interface {
 	Skip(ctx context.Context, worker string, from, to int64, reason string) error
 	engram.TurnLookup
 	engram.WorkerMarks
+	JobStates() scheduler.Store
 }
 
 // Run runs the suite. fresh makes a new, empty palace for one subtest and
@@ -53,6 +56,7 @@ func Run(t *testing.T, fresh func(t *testing.T) Palace) {
 		{"TurnsAround", testTurnsAround},
 		{"Watermarks", testWatermarks},
 		{"Skips", testSkips},
+		{"JobStates", testJobStates},
 		{"ConcurrentPuts", testConcurrentPuts},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.fn(t, fresh(t)) })
@@ -442,6 +446,40 @@ func testSkips(t *testing.T, p Palace) {
 	}
 	if got, _ := p.Skips(ctx, 1); len(got) != 1 {
 		t.Errorf("Skips(1) = %d ranges; want 1", len(got))
+	}
+}
+
+func testJobStates(t *testing.T, p Palace) {
+	ctx := t.Context()
+	store := p.JobStates()
+	if got, err := store.Load(ctx); err != nil || len(got) != 0 {
+		t.Fatalf("Load of a new palace = %v, %v; want none", got, err)
+	}
+	ran := base.Add(1234567 * time.Nanosecond) // to the nanosecond
+	states := []scheduler.State{
+		{Name: "memories", LastRun: ran, LastSuccess: base, LastError: "timeout", Failures: 2},
+		{Name: "compact"}, // never ran: zero times
+		{Name: "memories", LastRun: ran.Add(time.Hour), LastSuccess: ran.Add(time.Hour)}, // replaces the first
+	}
+	for _, st := range states {
+		if err := store.Save(ctx, st); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := store.Load(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]scheduler.State{"memories": states[2], "compact": states[1]}
+	if len(got) != len(want) {
+		t.Fatalf("Load = %+v; want %+v", got, want)
+	}
+	for name, w := range want {
+		g := got[name]
+		if g.Name != w.Name || !g.LastRun.Equal(w.LastRun) || !g.LastSuccess.Equal(w.LastSuccess) || g.LastError != w.LastError ||
+			g.Failures != w.Failures || g.LastRun.IsZero() != w.LastRun.IsZero() {
+			t.Errorf("Load()[%s] = %+v; want %+v", name, g, w)
+		}
 	}
 }
 
