@@ -2,6 +2,7 @@ package pgpalace
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -109,20 +110,37 @@ func TestSearchTurns_AsSQLite(t *testing.T) {
 			queries = append(queries, q)
 		}
 	}
-	for _, q := range queries {
-		want, err := lite.SearchTurns(ctx, q)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := pg.SearchTurns(ctx, q)
-		if err != nil {
-			t.Fatalf("SearchTurns(%+v): %v", q, err)
-		}
-		if !sameHits(got, want) {
-			t.Errorf("SearchTurns(%q, ns %q, limit %d, %v..%v):\n got %s\nwant %s", q.Text, q.Namespace, q.Limit,
-				q.From.Format(time.DateTime), q.To.Format(time.DateTime), hitList(got), hitList(want))
+	compare := func(when string) {
+		t.Helper()
+		for _, q := range queries {
+			want, err := lite.SearchTurns(ctx, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := pg.SearchTurns(ctx, q)
+			if err != nil {
+				t.Fatalf("SearchTurns(%+v): %v", q, err)
+			}
+			if !sameHits(got, want) {
+				t.Errorf("%s: SearchTurns(%q, ns %q, limit %d, %v..%v):\n got %s\nwant %s", when, q.Text, q.Namespace, q.Limit,
+					q.From.Format(time.DateTime), q.To.Format(time.DateTime), hitList(got), hitList(want))
+			}
 		}
 	}
+	compare("stored")
+	// A forget changes the statistics every score reads.
+	var forget []engram.ForgetTurn
+	for i := 3; i < len(turns); i += 9 {
+		forget = append(forget, engram.ForgetTurn{ID: turns[i].ID, Seq: int64(len(turns) + i)})
+	}
+	for _, p := range []interface {
+		ForgetTurns(context.Context, []engram.ForgetTurn, time.Time, engram.SceneRemaker) (engram.ForgetResult, error)
+	}{pg, lite} {
+		if _, err := p.ForgetTurns(ctx, forget, april, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	compare("after a forget")
 }
 
 // sameHits compares two searches' hits: the same turns, in the same order,
@@ -178,5 +196,21 @@ func TestSearchTurns_FollowsOtherServer(t *testing.T) {
 		if len(hits) != int(seq) || hits[0].Turn.Seq == 1 {
 			t.Fatalf("server B finds %s after A wrote turn %d; want every turn, the roof notes first", hitList(hits), seq)
 		}
+	}
+	// A forget on A: B's index builds itself again before it answers.
+	if _, err := a.ForgetTurns(ctx, []engram.ForgetTurn{{ID: "t3", Seq: 5}}, time.Now(), nil); err != nil {
+		t.Fatal(err)
+	}
+	hits, err := b.SearchTurns(ctx, engram.TextQuery{Text: "gazebo roof", Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range hits {
+		if h.Turn.ID == "t3" {
+			t.Fatalf("server B still finds the turn A forgot: %s", hitList(hits))
+		}
+	}
+	if len(hits) != 3 {
+		t.Fatalf("server B finds %s after A's forget; want the other three", hitList(hits))
 	}
 }

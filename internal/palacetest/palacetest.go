@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -32,6 +33,8 @@ type Palace interface {
 	IndexSecondary(ctx context.Context, seq int64, limit int, stop func() bool) (done bool, err error)
 	SecondarySeq(ctx context.Context) (int64, error)
 	ForgottenIDs(ctx context.Context, ids []string) (map[string]bool, error)
+	ForgetTurns(ctx context.Context, turns []engram.ForgetTurn, at time.Time, remake engram.SceneRemaker) (engram.ForgetResult, error)
+	ForgottenLeft(ctx context.Context, limit int) ([]string, error)
 	Skip(ctx context.Context, worker string, from, to int64, reason string) error
 	engram.TurnLookup
 	engram.WorkerMarks
@@ -51,6 +54,7 @@ func Run(t *testing.T, fresh func(t *testing.T) Palace) {
 		{"DuplicateID", testDuplicateID},
 		{"UnstorableTime", testUnstorableTime},
 		{"Tombstones", testTombstones},
+		{"Forget", testForget},
 		{"BadInput", testBadInput},
 		{"TurnIDs", testTurnIDs},
 		{"TurnsAround", testTurnsAround},
@@ -262,6 +266,66 @@ func testTombstones(t *testing.T, p Palace) {
 	if sk, _ := p.TurnSkips(ctx, 10); sk.Count != 0 {
 		t.Fatalf("TurnSkips = %+v; a forgotten turn is no skip", sk)
 	}
+}
+
+func testForget(t *testing.T, p Palace) {
+	ctx := t.Context()
+	var turns []engram.Turn
+	for seq := int64(1); seq <= 5; seq++ {
+		turns = append(turns, turn(seq, "ns", "s", "Ana", fmt.Sprintf("the lighthouse keeper's note %d", seq)))
+	}
+	dup := turn(6, "ns", "s", "Ana", "a copy")
+	dup.ID = "t2" // a skipped duplicate of t2: it goes with t2
+	put(t, p, append(turns, dup)...)
+	res, err := p.ForgetTurns(ctx, []engram.ForgetTurn{{ID: "t2", Seq: 8}, {ID: "t4", Seq: 9}, {ID: "unknown", Seq: 10}}, base.Add(time.Hour), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Turns != 2 {
+		t.Fatalf("ForgetTurns removed %d turns; want 2", res.Turns)
+	}
+	for _, id := range []string{"t2", "t4"} {
+		if !slices.Contains(res.Removed, id) {
+			t.Errorf("Removed = %v; want %s in it (an external index deletes it)", res.Removed, id)
+		}
+	}
+	if got, _ := p.TurnIDs(ctx, "ns", ""); !equalIDs(got, []string{"t1", "t3", "t5"}) {
+		t.Fatalf("TurnIDs after the forget = %v", got)
+	}
+	if got, _ := p.GetTurns(ctx, []string{"t2", "t4"}); len(got) != 0 {
+		t.Fatalf("GetTurns of forgotten turns = %+v", got)
+	}
+	hits, err := p.SearchTurns(ctx, engram.TextQuery{Text: "lighthouse keeper", Limit: 10})
+	if err != nil || !equalIDs(sortedIDs(hits), []string{"t1", "t3", "t5"}) {
+		t.Fatalf("a search after the forget finds %v (%v); want t1, t3, t5", sortedIDs(hits), err)
+	}
+	if sk, _ := p.TurnSkips(ctx, 10); sk.Count != 0 {
+		t.Fatalf("TurnSkips after the forget = %+v; the duplicate of a forgotten turn goes with it", sk)
+	}
+	gone, _ := p.ForgottenIDs(ctx, []string{"t2", "t4", "unknown", "t1"})
+	if !reflect.DeepEqual(gone, map[string]bool{"t2": true, "t4": true, "unknown": true}) {
+		t.Fatalf("ForgottenIDs = %v", gone)
+	}
+	if left, err := p.ForgottenLeft(ctx, 10); err != nil || len(left) != 0 {
+		t.Fatalf("ForgottenLeft = %v, %v; want none", left, err)
+	}
+	put(t, p, turns[1]) // the archive replayed: a forgotten turn is not stored again
+	if got, _ := p.GetTurns(ctx, []string{"t2"}); len(got) != 0 {
+		t.Fatal("a replayed forgotten turn was stored again")
+	}
+	if res, err := p.ForgetTurns(ctx, []engram.ForgetTurn{{ID: "t2", Seq: 8}}, base, nil); err != nil || res.Turns != 0 {
+		t.Fatalf("forgetting t2 again = %+v, %v; want nothing removed", res, err)
+	}
+}
+
+// sortedIDs are the ids of hits, in seq order.
+func sortedIDs(hits []engram.TurnHit) []string {
+	ts := make([]engram.Turn, len(hits))
+	for i, h := range hits {
+		ts[i] = h.Turn
+	}
+	slices.SortFunc(ts, func(a, b engram.Turn) int { return int(a.Seq - b.Seq) })
+	return ids(ts)
 }
 
 func testBadInput(t *testing.T, p Palace) {
