@@ -35,6 +35,7 @@ type Palace interface {
 	ForgottenIDs(ctx context.Context, ids []string) (map[string]bool, error)
 	ForgetTurns(ctx context.Context, turns []engram.ForgetTurn, at time.Time, remake engram.SceneRemaker) (engram.ForgetResult, error)
 	ForgottenLeft(ctx context.Context, limit int) ([]string, error)
+	RedactTurns(ctx context.Context, turns []engram.Turn, spans []string, marker string) (engram.RedactResult, error)
 	Skip(ctx context.Context, worker string, from, to int64, reason string) error
 	engram.TurnLookup
 	engram.WorkerMarks
@@ -55,6 +56,7 @@ func Run(t *testing.T, fresh func(t *testing.T) Palace) {
 		{"UnstorableTime", testUnstorableTime},
 		{"Tombstones", testTombstones},
 		{"Forget", testForget},
+		{"Redact", testRedact},
 		{"BadInput", testBadInput},
 		{"TurnIDs", testTurnIDs},
 		{"TurnsAround", testTurnsAround},
@@ -315,6 +317,38 @@ func testForget(t *testing.T, p Palace) {
 	}
 	if res, err := p.ForgetTurns(ctx, []engram.ForgetTurn{{ID: "t2", Seq: 8}}, base, nil); err != nil || res.Turns != 0 {
 		t.Fatalf("forgetting t2 again = %+v, %v; want nothing removed", res, err)
+	}
+}
+
+func testRedact(t *testing.T, p Palace) {
+	ctx := t.Context()
+	a := turn(1, "ns", "s", "Ana", "the vault code is Zorblax-77, keep it")
+	a.Meta = json.RawMessage(`{"note":"Zorblax-77"}`)
+	put(t, p, a, turn(2, "ns", "s", "Ben", "noted"), turn(3, "ns", "s", "Cy", "Zorblax-77 again"))
+	red := a
+	red.Content, red.Meta = "the vault code is [redacted], keep it", json.RawMessage(`{"note":"[redacted]"}`)
+	missing := turn(9, "ns", "s", "Ana", "never stored [redacted]")
+	res, err := p.RedactTurns(ctx, []engram.Turn{red, missing}, []string{"Zorblax-77"}, "[redacted]")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Turns != 1 {
+		t.Fatalf("RedactTurns redacted %d turns; want 1 (a turn not stored is left out)", res.Turns)
+	}
+	if got, _ := p.GetTurns(ctx, []string{"t1"}); len(got) != 1 || !reflect.DeepEqual(got[0], red) {
+		t.Fatalf("the redacted turn reads %+v; want %+v", got, red)
+	}
+	if got, _ := p.GetTurns(ctx, []string{"t9"}); len(got) != 0 {
+		t.Fatal("RedactTurns stored a turn the palace did not hold")
+	}
+	for text, want := range map[string][]string{"zorblax": {"t3"}, "vault code": {"t1"}, "orblax": {"t3"}, "redacted": {"t1"}} {
+		hits, err := p.SearchTurns(ctx, engram.TextQuery{Text: text, Limit: 10})
+		if err != nil || !equalIDs(sortedIDs(hits), want) {
+			t.Errorf("a search for %q after the redaction finds %v (%v); want %v", text, sortedIDs(hits), err, want)
+		}
+	}
+	if ids, _ := p.TurnIDsHolding(ctx, "", "", []string{"Zorblax-77"}, false); !equalIDs(ids, []string{"t3"}) {
+		t.Errorf("TurnIDsHolding after the redaction = %v; want t3", ids)
 	}
 }
 

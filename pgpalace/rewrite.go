@@ -85,3 +85,48 @@ func (db *DB) ForgottenLeft(ctx context.Context, limit int) ([]string, error) {
 func (db *DB) CatchUpKeywordIndexes(ctx context.Context) error {
 	return wrap("catch up the keyword index", db.kw.CatchUp(ctx))
 }
+
+// RedactTurns stores the redacted versions of turns (same id and seq; new
+// content, speaker and meta, see engram.Turn.RedactSpans) in one
+// transaction, as package palace's RedactTurns does for the tables this
+// palace holds so far: the turn's row, with a new change number (every
+// server's keyword index reads it again at its next search), and its row
+// of palace_turn_text when it has one. A turn not stored (skipped, or not
+// yet: the indexer stores the new version) is left out. spans and marker
+// are for the copies the derived layers will hold.
+func (db *DB) RedactTurns(ctx context.Context, turns []engram.Turn, spans []string, marker string) (engram.RedactResult, error) {
+	var res engram.RedactResult
+	err := db.update(ctx, "redact turns", func(tx pgx.Tx) error {
+		res = engram.RedactResult{TurnVectors: map[string][]string{}, Watermarks: map[string]int64{}}
+		if err := lockWrites(ctx, tx); err != nil {
+			return err
+		}
+		for _, t := range turns {
+			var meta *string
+			if len(t.Meta) > 0 {
+				m := string(t.Meta)
+				meta = &m
+			}
+			tag, err := tx.Exec(ctx, `UPDATE palace_turns SET content = $3, speaker = $4, meta = $5, change = nextval('palace_turns_change')
+				WHERE seq = $1 AND id = $2`, t.Seq, t.ID, []byte(t.Content), t.Speaker, meta)
+			if err != nil {
+				return err
+			}
+			if tag.RowsAffected() == 0 {
+				continue
+			}
+			res.Turns++
+			if _, err := tx.Exec(ctx, `UPDATE palace_turn_text SET folded = $2, grams = $3 WHERE seq = $1`,
+				t.Seq, folded(t.Content), grams(t.Content, t.Speaker)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return engram.RedactResult{}, err
+	}
+	return res, nil
+}
+
+var _ engram.TurnRewriter = (*DB)(nil)
