@@ -96,6 +96,12 @@ func (db *DB) IndexSecondary(ctx context.Context, seq int64, limit int, stop fun
 		limit = SecondaryBatch
 	}
 	err = db.update(ctx, "index secondary", func(tx pgx.Tx) error {
+		// Under the write lock, as PutTurnsSearchable's write-behind
+		// reads the watermark: no turn commits behind a watermark that
+		// moved past it without its row.
+		if err := lockWrites(ctx, tx); err != nil {
+			return err
+		}
 		from, err := metaIn(ctx, tx, keySecondarySeq)
 		if err != nil || from >= seq {
 			done = true
@@ -223,13 +229,16 @@ func (db *DB) putRows(ctx context.Context, tx pgx.Tx, rows []row) error {
 	if _, err := pgx.ForEachRow(q, []any{&id, &seq}, func() error { gone[id] = seq; return nil }); err != nil {
 		return err
 	}
-	touched := map[string]int64{} // ids whose tombstone the batch changes, with its time
+	// touched: the ids whose record the batch changes, with the time of
+	// the first tombstone recorded (0: none yet); cleared: those archived
+	// again in the batch, whose record before it goes.
+	touched, cleared := map[string]int64{}, map[string]bool{}
 	var ins, skips []row
 	for _, r := range rows {
 		t := r.t
 		if t.IsTombstone() {
 			gone[t.ID] = max(gone[t.ID], t.Seq)
-			if _, ok := touched[t.ID]; !ok {
+			if touched[t.ID] == 0 {
 				touched[t.ID] = t.Forgotten.At.UnixNano()
 			}
 			continue
@@ -239,7 +248,7 @@ func (db *DB) putRows(ctx context.Context, tx pgx.Tx, rows []row) error {
 				continue // forgotten since it was read
 			}
 			delete(gone, t.ID) // archived again after its forget
-			touched[t.ID] = 0
+			touched[t.ID], cleared[t.ID] = 0, true
 		}
 		if r.skip != "" {
 			skips = append(skips, r)
@@ -247,7 +256,7 @@ func (db *DB) putRows(ctx context.Context, tx pgx.Tx, rows []row) error {
 			ins = append(ins, r)
 		}
 	}
-	if err := writeTombstones(ctx, tx, gone, touched); err != nil {
+	if err := writeTombstones(ctx, tx, gone, touched, cleared); err != nil {
 		return err
 	}
 	for _, r := range skips {
@@ -259,19 +268,21 @@ func (db *DB) putRows(ctx context.Context, tx pgx.Tx, rows []row) error {
 }
 
 // writeTombstones brings palace_forgotten to what the batch left of the
-// ids it touched: a tombstone's seq (the highest; the time of the first
-// recorded kept), or none for an id archived again.
-func writeTombstones(ctx context.Context, tx pgx.Tx, gone, touched map[string]int64) error {
+// ids it touched: the record of an id archived again goes, and a
+// tombstone's seq is recorded (the highest; the time of the first recorded
+// kept), as package palace's statement a turn leaves them.
+func writeTombstones(ctx context.Context, tx pgx.Tx, gone, touched map[string]int64, cleared map[string]bool) error {
 	for id, at := range touched {
-		var err error
-		if seq, ok := gone[id]; ok {
-			_, err = tx.Exec(ctx, `INSERT INTO palace_forgotten (id, seq, at) VALUES ($1, $2, $3)
-				ON CONFLICT (id) DO UPDATE SET seq = greatest(palace_forgotten.seq, excluded.seq)`, id, seq, at)
-		} else {
-			_, err = tx.Exec(ctx, `DELETE FROM palace_forgotten WHERE id = $1`, id)
+		if cleared[id] {
+			if _, err := tx.Exec(ctx, `DELETE FROM palace_forgotten WHERE id = $1`, id); err != nil {
+				return err
+			}
 		}
-		if err != nil {
-			return err
+		if seq, ok := gone[id]; ok {
+			if _, err := tx.Exec(ctx, `INSERT INTO palace_forgotten (id, seq, at) VALUES ($1, $2, $3)
+				ON CONFLICT (id) DO UPDATE SET seq = greatest(palace_forgotten.seq, excluded.seq)`, id, seq, at); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

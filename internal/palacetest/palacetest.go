@@ -268,6 +268,22 @@ func testTombstones(t *testing.T, p Palace) {
 	if sk, _ := p.TurnSkips(ctx, 10); sk.Count != 0 {
 		t.Fatalf("TurnSkips = %+v; a forgotten turn is no skip", sk)
 	}
+	// In one batch: forgotten, archived again, forgotten again.
+	again := turn(11, "ns", "s", "Ana", "said once more")
+	again.ID = "x"
+	put(t, p, tombstone("x", 10), again, tombstone("x", 12))
+	if got, _ := p.GetTurns(ctx, []string{"x"}); len(got) != 1 || got[0].Seq != 11 {
+		t.Fatalf("a turn archived again between two tombstones of one batch = %+v; want it stored under seq 11", got)
+	}
+	if gone, _ := p.ForgottenIDs(ctx, []string{"x"}); !gone["x"] {
+		t.Fatal("the batch's last tombstone is not recorded")
+	}
+	late := turn(12, "ns", "s", "Ana", "read before the last forget")
+	late.ID, late.Seq = "x", 12
+	put(t, p, late) // the archive replayed: at the tombstone's seq, not stored again
+	if got, _ := p.GetTurns(ctx, []string{"x"}); len(got) != 1 || got[0].Seq != 11 {
+		t.Fatalf("after a replay, x = %+v; want it still under seq 11", got)
+	}
 }
 
 func testForget(t *testing.T, p Palace) {
