@@ -536,12 +536,7 @@ func (r *redactor) redactFacets(turnID string) error {
 // (the places a redaction does not reach). The turns are read once, each
 // looked through for every text in one pass (engram.Spans).
 func (db *DB) TurnIDsHolding(ctx context.Context, namespace, session string, texts []string, everywhere bool) ([]string, error) {
-	plain := engram.NewSpans(texts)
-	escaped := make([]string, 0, 2*len(texts))
-	for _, text := range texts {
-		escaped = append(escaped, redacttext.JSONText(text, true), redacttext.JSONText(text, false))
-	}
-	inMeta := engram.NewSpans(escaped)
+	holder := redacttext.NewHolder(texts, everywhere)
 	var ids []string
 	err := db.View(ctx, func(tx *sql.Tx) error {
 		rows, err := tx.QueryContext(ctx, `SELECT id, namespace, session, content, speaker, coalesce(meta, '') FROM turns
@@ -554,8 +549,7 @@ func (db *DB) TurnIDsHolding(ctx context.Context, namespace, session string, tex
 			if err := rows.Scan(&id, &ns, &sess, &content, &speaker, &meta); err != nil {
 				return err
 			}
-			if plain.Contains(content) || plain.Contains(speaker) || inMeta.Contains(meta) ||
-				everywhere && (plain.Contains(id) || plain.Contains(ns) || plain.Contains(sess)) {
+			if holder.Holds(id, ns, sess, content, speaker, meta) {
 				ids = append(ids, id)
 			}
 			return nil

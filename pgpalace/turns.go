@@ -515,12 +515,7 @@ func (db *DB) TurnIDs(ctx context.Context, namespace, session string) ([]string,
 // for as JSON writes it; with everywhere, a text in a turn's id,
 // namespace or session finds it too.
 func (db *DB) TurnIDsHolding(ctx context.Context, namespace, session string, texts []string, everywhere bool) ([]string, error) {
-	plain := engram.NewSpans(texts)
-	escaped := make([]string, 0, 2*len(texts))
-	for _, text := range texts {
-		escaped = append(escaped, redacttext.JSONText(text, true), redacttext.JSONText(text, false))
-	}
-	inMeta := engram.NewSpans(escaped)
+	holder := redacttext.NewHolder(texts, everywhere)
 	rows, err := db.pool.Query(ctx, `SELECT id, namespace, session, content, speaker, coalesce(meta, '') FROM palace_turns
 		WHERE ($1 = '' OR namespace = $1) AND ($2 = '' OR session = $2) ORDER BY seq`, namespace, session)
 	if err != nil {
@@ -530,8 +525,7 @@ func (db *DB) TurnIDsHolding(ctx context.Context, namespace, session string, tex
 	var id, ns, sess, speaker, meta string
 	var content []byte
 	_, err = pgx.ForEachRow(rows, []any{&id, &ns, &sess, &content, &speaker, &meta}, func() error {
-		if plain.Contains(string(content)) || plain.Contains(speaker) || inMeta.Contains(meta) ||
-			everywhere && (plain.Contains(id) || plain.Contains(ns) || plain.Contains(sess)) {
+		if holder.Holds(id, ns, sess, string(content), speaker, meta) {
 			ids = append(ids, id)
 		}
 		return nil

@@ -165,3 +165,29 @@ func JSONText(s string, html bool) string {
 	q := strings.TrimSuffix(b.String(), "\n")
 	return q[1 : len(q)-1]
 }
+
+// Holder finds the turns that hold one of some texts where a redaction
+// reaches them (the palaces' TurnIDsHolding): in the content and the
+// speaker as they are, in meta as JSON writes them (with and without its
+// escapes of <, > and &), and, with everywhere, in the id, namespace and
+// session too (the places a redaction does not reach). Each is looked
+// through once for every text (engram.Spans).
+type Holder struct {
+	plain, meta *engram.Spans
+	everywhere  bool
+}
+
+// NewHolder returns the Holder of texts.
+func NewHolder(texts []string, everywhere bool) Holder {
+	escaped := make([]string, 0, 2*len(texts))
+	for _, text := range texts {
+		escaped = append(escaped, JSONText(text, true), JSONText(text, false))
+	}
+	return Holder{plain: engram.NewSpans(texts), meta: engram.NewSpans(escaped), everywhere: everywhere}
+}
+
+// Holds reports whether a turn of these fields holds one of the texts.
+func (h Holder) Holds(id, namespace, session, content, speaker, meta string) bool {
+	return h.plain.Contains(content) || h.plain.Contains(speaker) || h.meta.Contains(meta) ||
+		h.everywhere && (h.plain.Contains(id) || h.plain.Contains(namespace) || h.plain.Contains(session))
+}
