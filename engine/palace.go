@@ -74,6 +74,9 @@ type vectorRows interface {
 // sqlitePalace is the palace in its SQLite file (package palace).
 type sqlitePalace struct{ *palace.DB }
 
+// JobStates keeps the jobs' state in the file's job_state table.
+func (p sqlitePalace) JobStates() scheduler.Store { return scheduler.NewSQLStore(p.DB) }
+
 func (p sqlitePalace) Vectors(ctx context.Context, model string, dim int) (vectorRows, error) {
 	v, err := p.DB.Vectors(ctx, model, dim)
 	if err != nil {

@@ -7,7 +7,6 @@ import (
 
 	engram "github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/internal/sqlrow"
-	"github.com/engram-dev/engram/scheduler"
 )
 
 // workerKey is a worker's watermark row in palace_meta.
@@ -63,9 +62,5 @@ func (db *DB) Skips(ctx context.Context, limit int) ([]engram.Skipped, error) {
 		return []any{&s.Worker, &s.From, &s.To, &s.Error, sqlrow.Time(&s.At)}
 	}), `SELECT worker, from_seq, to_seq, error, at FROM layer_skips ORDER BY at DESC LIMIT ?`, limit)
 }
-
-// JobStates returns the store of the scheduled jobs' state in the palace
-// (job_state).
-func (db *DB) JobStates() scheduler.Store { return scheduler.NewSQLStore(db) }
 
 var _ engram.LayerStore = (*DB)(nil)
