@@ -4,8 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -176,8 +175,11 @@ func (db *DB) update(ctx context.Context, op string, fn func(pgx.Tx) error) erro
 	return wrap(op, err)
 }
 
-// wrap names the operation in err; a database that does not answer (no
-// connection, a connection lost) is EUNAVAILABLE.
+// wrap names the operation in err. A request that did not reach the
+// database or got no answer (no connection, a connection lost or closed,
+// a timeout), and the server's own trouble (connection exceptions, its
+// resources, an operator's shutdown), are EUNAVAILABLE, a full disk
+// ENOSPACE; an error of the statement itself stays as it is.
 func wrap(op string, err error) error {
 	if err == nil {
 		return nil
@@ -186,14 +188,15 @@ func wrap(op string, err error) error {
 	if errors.As(err, &ee) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("pgpalace: %s: %w", op, err)
 	}
-	var (
-		ce *pgconn.ConnectError
-		ne net.Error
-	)
-	if errors.As(err, &ce) || errors.As(err, &ne) || errors.Is(err, io.ErrUnexpectedEOF) || pgconn.Timeout(err) {
-		return &engram.Error{Code: engram.EUNAVAILABLE, Message: "pgpalace: " + op + ": the database does not answer", Err: err}
+	var pe *pgconn.PgError
+	switch {
+	case !errors.As(err, &pe):
+	case pe.Code == "53100":
+		return &engram.Error{Code: engram.ENOSPACE, Message: "pgpalace: " + op + ": the database's disk is full", Err: err}
+	case !strings.HasPrefix(pe.Code, "08") && !strings.HasPrefix(pe.Code, "53") && !strings.HasPrefix(pe.Code, "57"):
+		return fmt.Errorf("pgpalace: %s: %w", op, err)
 	}
-	return fmt.Errorf("pgpalace: %s: %w", op, err)
+	return &engram.Error{Code: engram.EUNAVAILABLE, Message: "pgpalace: " + op + ": the database does not answer", Err: err}
 }
 
 // metaIn reads a palace_meta counter, 0 when it was never set.
