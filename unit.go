@@ -2,7 +2,10 @@ package engram
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"time"
+	"unicode/utf8"
 )
 
 // Kinds of retrieval units.
@@ -29,6 +32,52 @@ func UnitVectorKind(kind string) string {
 		return KindSceneUnit
 	}
 	return KindSessionUnit
+}
+
+// Bounds of retrieval units, the same in every palace, so that a session
+// is cut into the same parts, with the same ids, in each.
+const (
+	// UnitMaxTurns and UnitMaxBytes bound a session part: a session longer
+	// than that is indexed as consecutive parts, so that extending a
+	// session's document costs the same at its 10th turn and its 10,000th.
+	UnitMaxTurns = 64
+	UnitMaxBytes = 32 << 10
+	// UnitTurnBytes is how much of one turn's content its units hold: a
+	// pasted log or file is found through the turn itself.
+	UnitTurnBytes = 2 << 10
+)
+
+// UnitID is the id of a unit: of a session part, from the turn it starts
+// with; of a scene, from the scene's id.
+func UnitID(kind, namespace, session, first string) string {
+	prefix := "ses-"
+	if kind == UnitScene {
+		prefix = "scu-"
+	}
+	sum := sha256.Sum256([]byte(kind + "|" + namespace + "|" + session + "|" + first))
+	return prefix + hex.EncodeToString(sum[:10])
+}
+
+// UnitTurnSize is what a turn adds to the size a session part counts
+// against UnitMaxBytes.
+func UnitTurnSize(speaker, content string) int {
+	return len(speaker) + 2 + min(len(content), UnitTurnBytes) + 1
+}
+
+// UnitLine is a turn's line in its units' text: "speaker: content\n" (the
+// role when the turn has no speaker), the content cut to UnitTurnBytes on
+// a rune boundary.
+func UnitLine(speaker, role, content string) string {
+	if speaker == "" {
+		speaker = role
+	}
+	if n := UnitTurnBytes; len(content) > n {
+		for n > 0 && !utf8.RuneStart(content[n]) {
+			n--
+		}
+		content = content[:n]
+	}
+	return speaker + ": " + content + "\n"
 }
 
 // Unit is a retrieval unit: a document made of the full text of several

@@ -2,31 +2,23 @@ package palace
 
 import (
 	"context"
-	"crypto/sha256"
 	"database/sql"
-	"encoding/hex"
 	"fmt"
 	"math"
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	engram "github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/internal/kwindex"
 	"github.com/engram-dev/engram/internal/sqlrow"
 )
 
-// Bounds of retrieval units (see migration 0007).
+// Bounds of retrieval units (see migration 0007; engram.UnitMaxTurns).
 const (
-	// UnitMaxTurns and UnitMaxBytes bound a session part: a session longer
-	// than that is indexed as consecutive parts, so that extending a
-	// session's document costs the same at its 10th turn and its 10,000th.
-	UnitMaxTurns = 64
-	UnitMaxBytes = 32 << 10
-	// UnitTurnBytes is how much of one turn's content its units hold: a
-	// pasted log or file is found through the turn itself.
-	UnitTurnBytes = 2 << 10
+	UnitMaxTurns  = engram.UnitMaxTurns
+	UnitMaxBytes  = engram.UnitMaxBytes
+	UnitTurnBytes = engram.UnitTurnBytes
 )
 
 // keyUnitsSeq is the palace_meta key of the seq through which every stored
@@ -36,32 +28,11 @@ const keyUnitsSeq = "units_seq"
 // unitFTS is the keyword index of each kind of unit.
 var unitFTS = map[string]string{engram.UnitSession: "unit_sessions_fts", engram.UnitScene: "unit_scenes_fts"}
 
-// unitID is the id of a unit: of a session part, from the turn it starts
-// with; of a scene, from the scene's id.
-func unitID(kind, namespace, session, first string) string {
-	prefix := "ses-"
-	if kind == engram.UnitScene {
-		prefix = "scu-"
-	}
-	sum := sha256.Sum256([]byte(kind + "|" + namespace + "|" + session + "|" + first))
-	return prefix + hex.EncodeToString(sum[:10])
-}
-
-// unitTurnSize is what turn t adds to a unit's text.
-func unitTurnSize(speaker, content string) int {
-	return len(speaker) + 2 + min(len(content), UnitTurnBytes) + 1
-}
-
-// clipUTF8 cuts s to at most n bytes on a rune boundary.
-func clipUTF8(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
-}
+// unitID, unitTurnSize: engram's (the same in every palace).
+var (
+	unitID       = engram.UnitID
+	unitTurnSize = engram.UnitTurnSize
+)
 
 // openUnit is the session part a turn would join.
 type openUnit struct {
@@ -210,13 +181,7 @@ func unitText(ctx context.Context, st stmtFunc, n int64) (string, error) {
 		if err := rows.Scan(&speaker, &role, &content); err != nil {
 			return err
 		}
-		if speaker == "" {
-			speaker = role
-		}
-		b.WriteString(speaker)
-		b.WriteString(": ")
-		b.WriteString(clipUTF8(content, UnitTurnBytes))
-		b.WriteByte('\n')
+		b.WriteString(engram.UnitLine(speaker, role, content))
 		return nil
 	})
 	return b.String(), err

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"strings"
 	"time"
 
@@ -40,6 +42,10 @@ var migrations = []string{
 	// stored, and why; palace_layer_skips the ranges a job gave up on;
 	// palace_job_state the scheduled jobs' last runs (package scheduler's
 	// State, package palace's job_state).
+	// palace_units and palace_unit_turns are the retrieval units and the
+	// turns they hold (package palace's units and unit_turns: session
+	// parts cut alike, so with the same ids); seq is a unit's change
+	// number, which the servers' keyword indexes of units follow.
 	`CREATE TABLE palace_meta (
 		key   text PRIMARY KEY,
 		value bigint NOT NULL
@@ -86,6 +92,25 @@ var migrations = []string{
 		at       bigint NOT NULL,
 		PRIMARY KEY (worker, from_seq)
 	);
+	CREATE TABLE palace_units (
+		n         bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+		id        text NOT NULL UNIQUE,
+		kind      text NOT NULL CHECK (kind IN ('session', 'scene')),
+		namespace text NOT NULL,
+		session   text NOT NULL,
+		start_ts  bigint,
+		end_ts    bigint,
+		turns     integer NOT NULL,
+		bytes     integer NOT NULL,
+		seq       bigint NOT NULL UNIQUE
+	);
+	CREATE INDEX palace_units_session ON palace_units (namespace, session, kind, n);
+	CREATE TABLE palace_unit_turns (
+		unit_n   bigint NOT NULL,
+		turn_seq bigint NOT NULL,
+		PRIMARY KEY (unit_n, turn_seq)
+	);
+	CREATE INDEX palace_unit_turns_turn ON palace_unit_turns (turn_seq);
 	CREATE TABLE palace_job_state (
 		name         text PRIMARY KEY,
 		last_run     bigint,
@@ -121,6 +146,7 @@ type DB struct {
 	pool *pgxpool.Pool
 	now  func() time.Time
 	kw   *kwindex.SeqCache // the turns' keyword index (search.go)
+	ukw  *kwindex.SeqCache // the units' keyword index, one a kind (units.go)
 }
 
 // Open connects to the database at url, applies the palace's missing
@@ -137,6 +163,7 @@ func Open(ctx context.Context, url string) (*DB, error) {
 	}
 	db := &DB{pool: pool, now: time.Now}
 	db.kw = kwindex.NewSeqCache(turnSource{db}, false, "").WithSecond(speakerWeight)
+	db.ukw = kwindex.NewSeqCache(unitSource{db}, true, engram.UnitSession, engram.UnitScene)
 	return db, nil
 }
 
@@ -144,6 +171,7 @@ func Open(ctx context.Context, url string) (*DB, error) {
 // index in the background.
 func (db *DB) Close() error {
 	db.kw.Wait()
+	db.ukw.Wait()
 	db.pool.Close()
 	return nil
 }
@@ -188,9 +216,16 @@ func wrap(op string, err error) error {
 	if errors.As(err, &ee) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("pgpalace: %s: %w", op, err)
 	}
-	var pe *pgconn.PgError
+	var (
+		pe *pgconn.PgError
+		ce *pgconn.ConnectError
+		ne net.Error
+	)
 	switch {
+	case errors.As(err, &ce) || errors.As(err, &ne) || errors.Is(err, pgconn.ErrConnClosed) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, io.EOF) || pgconn.Timeout(err):
 	case !errors.As(err, &pe):
+		return fmt.Errorf("pgpalace: %s: %w", op, err) // the request's own (a value it cannot send)
 	case pe.Code == "53100":
 		return &engram.Error{Code: engram.ENOSPACE, Message: "pgpalace: " + op + ": the database's disk is full", Err: err}
 	case !strings.HasPrefix(pe.Code, "08") && !strings.HasPrefix(pe.Code, "53") && !strings.HasPrefix(pe.Code, "57"):

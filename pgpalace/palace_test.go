@@ -91,3 +91,28 @@ func TestOpen_Errors(t *testing.T) {
 		}
 	}
 }
+
+// TestOptimize runs the compact job's work on a palace with turns: the
+// GIN indexes' pending lists merged, the statistics refreshed.
+func TestOptimize(t *testing.T) {
+	db := open(t)
+	if err := db.PutTurns(t.Context(), searchTurns(t)); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Optimize(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	// pageinspect reads the index's metapage (the test server runs as a
+	// superuser, which may create it).
+	if _, err := db.pool.Exec(t.Context(), `CREATE EXTENSION IF NOT EXISTS pageinspect`); err != nil {
+		t.Fatal(err)
+	}
+	var pending int64
+	if err := db.pool.QueryRow(t.Context(), `SELECT coalesce(sum(n_pending_tuples), 0) FROM pg_class c, gin_metapage_info(get_raw_page(c.relname, 0))
+		WHERE c.relname = 'palace_turn_text_grams'`).Scan(&pending); err != nil {
+		t.Fatal(err)
+	}
+	if pending != 0 {
+		t.Fatalf("%d entries still pending in the CJK index after Optimize", pending)
+	}
+}

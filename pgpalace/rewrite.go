@@ -7,11 +7,14 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	engram "github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/internal/kwindex"
 )
 
 // ForgetTurns removes the given turns from the palace in one transaction,
 // as package palace's ForgetTurns does for the tables this palace holds so
-// far: their rows (palace_turns, palace_turn_text) and their skips. Each
+// far: their rows (palace_turns, palace_turn_text), their skips, and the
+// session parts they were in (counted again, or deleted when no turn is
+// left: fixUnits). Each
 // id is recorded in palace_forgotten with its tombstone's seq, so that
 // PutTurns never stores it again under a seq up to it. The count of
 // deletions moves, so every server's keyword index builds itself again
@@ -50,6 +53,16 @@ func (db *DB) ForgetTurns(ctx context.Context, turns []engram.ForgetTurn, at tim
 		if _, err := tx.Exec(ctx, `DELETE FROM palace_turn_text WHERE seq = ANY($1)`, gone); err != nil {
 			return err
 		}
+		units, err := unitsOf(ctx, tx, gone)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM palace_unit_turns WHERE turn_seq = ANY($1)`, gone); err != nil {
+			return err
+		}
+		if err := fixUnits(ctx, tx, units, &res.Units, &res.Removed); err != nil {
+			return err
+		}
 		if _, err := tx.Exec(ctx, `DELETE FROM palace_turn_skips WHERE id = ANY($1)`, ids); err != nil {
 			return err
 		}
@@ -59,7 +72,7 @@ func (db *DB) ForgetTurns(ctx context.Context, turns []engram.ForgetTurn, at tim
 				return err
 			}
 		}
-		res.Removed = ids
+		res.Removed = append(res.Removed, ids...)
 		return nil
 	})
 	if err != nil {
@@ -81,23 +94,31 @@ func (db *DB) ForgottenLeft(ctx context.Context, limit int) ([]string, error) {
 	return out, wrap("forgotten left", err)
 }
 
-// CatchUpKeywordIndexes brings the loaded keyword index up to the table.
+// CatchUpKeywordIndexes brings the loaded keyword indexes up to their
+// tables.
 func (db *DB) CatchUpKeywordIndexes(ctx context.Context) error {
-	return wrap("catch up the keyword index", db.kw.CatchUp(ctx))
+	for _, c := range []*kwindex.SeqCache{db.kw, db.ukw} {
+		if err := c.CatchUp(ctx); err != nil {
+			return wrap("catch up the keyword indexes", err)
+		}
+	}
+	return nil
 }
 
 // RedactTurns stores the redacted versions of turns (same id and seq; new
 // content, speaker and meta, see engram.Turn.RedactSpans) in one
 // transaction, as package palace's RedactTurns does for the tables this
 // palace holds so far: the turn's row, with a new change number (every
-// server's keyword index reads it again at its next search), and its row
-// of palace_turn_text when it has one. A turn not stored (skipped, or not
+// server's keyword index reads it again at its next search), its row of
+// palace_turn_text when it has one, and the units holding it (counted
+// again, with a new change number: fixUnits). A turn not stored (skipped, or not
 // yet: the indexer stores the new version) is left out. spans and marker
 // are for the copies the derived layers will hold.
 func (db *DB) RedactTurns(ctx context.Context, turns []engram.Turn, spans []string, marker string) (engram.RedactResult, error) {
 	var res engram.RedactResult
 	err := db.update(ctx, "redact turns", func(tx pgx.Tx) error {
 		res = engram.RedactResult{TurnVectors: map[string][]string{}, Watermarks: map[string]int64{}}
+		var redacted []int64
 		if err := lockWrites(ctx, tx); err != nil {
 			return err
 		}
@@ -116,12 +137,17 @@ func (db *DB) RedactTurns(ctx context.Context, turns []engram.Turn, spans []stri
 				continue
 			}
 			res.Turns++
+			redacted = append(redacted, t.Seq)
 			if _, err := tx.Exec(ctx, `UPDATE palace_turn_text SET folded = $2, grams = $3 WHERE seq = $1`,
 				t.Seq, folded(t.Content), grams(t.Content, t.Speaker)); err != nil {
 				return err
 			}
 		}
-		return nil
+		units, err := unitsOf(ctx, tx, redacted)
+		if err != nil {
+			return err
+		}
+		return fixUnits(ctx, tx, units, &res.Units, &res.Removed)
 	})
 	if err != nil {
 		return engram.RedactResult{}, err

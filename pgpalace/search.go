@@ -87,22 +87,37 @@ func (s turnSource) Changes(ctx context.Context, after int64, limit int) (rows [
 	return rows, seq, deleted, err
 }
 
-// WarmKeywordIndex starts loading the keyword index in the background.
-func (db *DB) WarmKeywordIndex() { db.kw.Warm() }
-
-// LoadKeywordIndex loads the keyword index and waits until it is.
-func (db *DB) LoadKeywordIndex(ctx context.Context) error {
+// WarmKeywordIndex starts loading the keyword indexes in the background.
+func (db *DB) WarmKeywordIndex() {
 	db.kw.Warm()
-	db.kw.Wait()
-	return wrap("load the keyword index", db.kw.CatchUp(ctx))
+	db.ukw.Warm()
 }
 
-// KeywordIndexStates reports the keyword index's state, nil until warm.
-func (db *DB) KeywordIndexStates() map[string]string {
-	if st := db.kw.State(); st != "" {
-		return map[string]string{"turns": st}
+// LoadKeywordIndex loads the keyword indexes and waits until they are.
+func (db *DB) LoadKeywordIndex(ctx context.Context) error {
+	db.WarmKeywordIndex()
+	for _, c := range []*kwindex.SeqCache{db.kw, db.ukw} {
+		c.Wait()
+		if err := c.CatchUp(ctx); err != nil {
+			return wrap("load the keyword indexes", err)
+		}
 	}
 	return nil
+}
+
+// KeywordIndexStates reports the states of the warm keyword indexes, by
+// what they index ("turns", "units"); nil when none is warm.
+func (db *DB) KeywordIndexStates() map[string]string {
+	var out map[string]string
+	for name, c := range map[string]*kwindex.SeqCache{"turns": db.kw, "units": db.ukw} {
+		if st := c.State(); st != "" {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[name] = st
+		}
+	}
+	return out
 }
 
 // SearchTurns finds the turns that best match q.Text, best first, as
@@ -164,41 +179,63 @@ type search struct {
 }
 
 // best ranks the turns holding any of words by BM25 from the keyword
-// index, waiting for it to catch up with the table.
-func (db *DB) best(ctx context.Context, words []string, f kwindex.Filter, limit int) ([]kwindex.Hit, error) {
-	if _, ok := kwindex.QueryTokens(words); !ok {
-		var toks []string
-		for _, w := range words {
-			kwindex.Tokens(w, func(tok string) { toks = append(toks, tok) })
-		}
-		words = toks
-	}
-	db.kw.Warm()
-	for range maxWaits {
-		hits, ok, err := db.kw.Best(ctx, nil, words, f, limit)
-		if err != nil || ok {
-			return hits, err
-		}
-		// Loading, or catching up in the background: wait for it.
-		db.kw.Wait()
-		if err := db.kw.CatchUp(ctx); err != nil {
-			return nil, err
-		}
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-	}
-	return nil, &engram.Error{Code: engram.EUNAVAILABLE, Message: "pgpalace: the keyword index does not catch up with the turns"}
+// index, caught up with the table.
+func (db *DB) best(ctx context.Context, words []string, f kwindex.Filter, limit int) (hits []kwindex.Hit, err error) {
+	words = queryWords(words)
+	err = fromIndex(ctx, db.kw, func() (ok bool, err error) {
+		hits, ok, err = db.kw.Best(ctx, nil, words, f, limit)
+		return ok, err
+	})
+	return hits, err
 }
 
-// keyword ranks the turns holding any of terms by BM25.
-func (s *search) keyword(ctx context.Context, terms []kwindex.Term) error {
+// queryWords are a query's words as the keyword indexes take them: a
+// word of several tokens (which FTS5 reads as a phrase) as its tokens.
+func queryWords(words []string) []string {
+	if _, ok := kwindex.QueryTokens(words); ok {
+		return words
+	}
+	var toks []string
+	for _, w := range words {
+		kwindex.Tokens(w, func(tok string) { toks = append(toks, tok) })
+	}
+	return toks
+}
+
+// termWords is the text of each term.
+func termWords(terms []kwindex.Term) []string {
 	words := make([]string, len(terms))
 	for i, t := range terms {
 		words[i] = t.Text
 	}
+	return words
+}
+
+// fromIndex calls ask until the keyword index c can answer it (ask reports
+// ok): c caught up with its table, waiting for a load or a catch-up in
+// the background, at most maxWaits times.
+func fromIndex(ctx context.Context, c *kwindex.SeqCache, ask func() (ok bool, err error)) error {
+	c.Warm()
+	for range maxWaits {
+		ok, err := ask()
+		if err != nil || ok {
+			return err
+		}
+		c.Wait()
+		if err := c.CatchUp(ctx); err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+	}
+	return &engram.Error{Code: engram.EUNAVAILABLE, Message: "pgpalace: a keyword index does not catch up with its table"}
+}
+
+// keyword ranks the turns holding any of terms by BM25.
+func (s *search) keyword(ctx context.Context, terms []kwindex.Term) error {
 	s.floor = 1
-	hits, err := s.db.best(ctx, words, kwindex.Filter{Namespace: s.ns, From: s.from, To: s.to}, s.limit)
+	hits, err := s.db.best(ctx, termWords(terms), kwindex.Filter{Namespace: s.ns, From: s.from, To: s.to}, s.limit)
 	if err != nil || len(hits) == 0 {
 		return err
 	}

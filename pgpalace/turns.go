@@ -1,6 +1,7 @@
 package pgpalace
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -87,8 +88,8 @@ const keySecondarySeq = "secondary_seq"
 // default.
 const SecondaryBatch = 500
 
-// IndexSecondary writes, in one transaction, the rows of palace_turn_text
-// of at most limit turns (SecondaryBatch if limit <= 0) stored after its
+// IndexSecondary writes, in one transaction, the session parts and the
+// rows of palace_turn_text of at most limit turns (SecondaryBatch if limit <= 0) stored after its
 // watermark and through seq, and moves the watermark past them; done when
 // none is left. stop is not asked: a step is one statement.
 func (db *DB) IndexSecondary(ctx context.Context, seq int64, limit int, stop func() bool) (done bool, err error) {
@@ -107,32 +108,17 @@ func (db *DB) IndexSecondary(ctx context.Context, seq int64, limit int, stop fun
 			done = true
 			return err
 		}
-		q, err := tx.Query(ctx, `SELECT seq, content, speaker FROM palace_turns
-			WHERE seq > $1 AND seq <= $2 ORDER BY seq LIMIT $3`, from, seq, limit)
+		turns, err := queryTurns(ctx, tx, `SELECT `+turnColumns+` FROM palace_turns t
+			WHERE t.seq > $1 AND t.seq <= $2 ORDER BY t.seq LIMIT $3`, from, seq, limit)
 		if err != nil {
 			return err
 		}
-		var (
-			seqs             []int64
-			folds, gramLists []string
-			n                int64
-			content          []byte
-			speaker          string
-		)
-		if _, err := pgx.ForEachRow(q, []any{&n, &content, &speaker}, func() error {
-			seqs = append(seqs, n)
-			folds = append(folds, folded(string(content)))
-			gramLists = append(gramLists, strings.Join(grams(string(content), speaker), " "))
-			return nil
-		}); err != nil {
-			return err
-		}
 		through := seq
-		if len(seqs) == limit {
-			through = seqs[len(seqs)-1]
+		if len(turns) == limit {
+			through = turns[len(turns)-1].Seq
 		}
 		done = through == seq
-		if err := writeText(ctx, tx, seqs, folds, gramLists); err != nil {
+		if err := writeSecondary(ctx, tx, turns); err != nil {
 			return err
 		}
 		return setMeta(ctx, tx, keySecondarySeq, through)
@@ -146,11 +132,24 @@ func (db *DB) SecondarySeq(ctx context.Context) (int64, error) {
 	return seq, wrap("secondary seq", err)
 }
 
-// writeText writes the rows of palace_turn_text of the turns of seqs.
-func writeText(ctx context.Context, tx pgx.Tx, seqs []int64, folds, gramLists []string) error {
-	if len(seqs) == 0 {
+// writeSecondary puts turns (in seq order) into their session parts and
+// writes their rows of palace_turn_text.
+func writeSecondary(ctx context.Context, tx pgx.Tx, turns []engram.Turn) error {
+	if len(turns) == 0 {
 		return nil
 	}
+	if err := addSessionTurns(ctx, tx, turns); err != nil {
+		return err
+	}
+	seqs, folds, gramLists := make([]int64, len(turns)), make([]string, len(turns)), make([]string, len(turns))
+	for i, t := range turns {
+		seqs[i], folds[i], gramLists[i] = t.Seq, folded(t.Content), strings.Join(grams(t.Content, t.Speaker), " ")
+	}
+	return writeText(ctx, tx, seqs, folds, gramLists)
+}
+
+// writeText writes the rows of palace_turn_text of the turns of seqs.
+func writeText(ctx context.Context, tx pgx.Tx, seqs []int64, folds, gramLists []string) error {
 	_, err := tx.Exec(ctx, `INSERT INTO palace_turn_text (seq, folded, grams)
 		SELECT u.seq, u.folded, string_to_array(u.grams, ' ') FROM unnest($1::bigint[], $2::text[], $3::text[]) AS u(seq, folded, grams)
 		ON CONFLICT (seq) DO NOTHING`, seqs, folds, gramLists)
@@ -365,9 +364,9 @@ func (db *DB) insertTurns(ctx context.Context, tx pgx.Tx, rows []row, now int64)
 	return nil
 }
 
-// writeBehind writes the rows of palace_turn_text of the stored turns at
-// or before its watermark, which IndexSecondary's next step would not
-// reach.
+// writeBehind writes the session parts and the rows of palace_turn_text
+// of the stored turns at or before their watermark, which
+// IndexSecondary's next step would not reach.
 func writeBehind(ctx context.Context, tx pgx.Tx, rows []row, stored []int64) error {
 	if len(stored) == 0 {
 		return nil
@@ -380,16 +379,15 @@ func writeBehind(ctx context.Context, tx pgx.Tx, rows []row, stored []int64) err
 	for _, seq := range stored {
 		behind[seq] = seq <= mark
 	}
-	var seqs []int64
-	var folds, gramLists []string
+	var turns []engram.Turn
 	for _, r := range rows {
 		if behind[r.t.Seq] {
-			seqs = append(seqs, r.t.Seq)
-			folds = append(folds, folded(r.t.Content))
-			gramLists = append(gramLists, strings.Join(grams(r.t.Content, r.t.Speaker), " "))
+			behind[r.t.Seq] = false // the first of a seq is the stored one
+			turns = append(turns, r.t)
 		}
 	}
-	return writeText(ctx, tx, seqs, folds, gramLists)
+	slices.SortFunc(turns, func(a, b engram.Turn) int { return cmp.Compare(a.Seq, b.Seq) }) // parts take turns in seq order
+	return writeSecondary(ctx, tx, turns)
 }
 
 // idSeqs returns the seq each of ids is stored under.
@@ -669,7 +667,7 @@ func (db *DB) Optimize(ctx context.Context) error {
 	_, err := db.pool.Exec(ctx, `SELECT gin_clean_pending_list(c.oid) FROM pg_class c
 		WHERE c.relname IN ('palace_turn_text_grams', 'palace_turn_text_folded')`)
 	if err == nil {
-		_, err = db.pool.Exec(ctx, `ANALYZE palace_turns, palace_turn_text`)
+		_, err = db.pool.Exec(ctx, `ANALYZE palace_turns, palace_turn_text, palace_units, palace_unit_turns`)
 	}
 	return wrap("optimize", err)
 }
