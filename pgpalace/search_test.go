@@ -74,24 +74,7 @@ func searchTurns(t *testing.T) []engram.Turn {
 func TestSearchTurns_AsSQLite(t *testing.T) {
 	ctx := t.Context()
 	turns := searchTurns(t)
-	pg := open(t)
-	lite, err := palace.Open(filepath.Join(t.TempDir(), "palace.db"), palace.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lite.Close()
-	for i := 0; i < len(turns); i += 50 { // batches, as the indexer writes them
-		batch := turns[i:min(i+50, len(turns))]
-		if err := pg.PutTurns(ctx, batch); err != nil {
-			t.Fatal(err)
-		}
-		if err := lite.PutTurns(ctx, batch); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := lite.LoadKeywordIndex(ctx); err != nil {
-		t.Fatal(err)
-	}
+	pg, lite := bothPalaces(t, turns, 50)
 	april := time.Date(2026, 4, 1, 8, 0, 0, 0, time.UTC)
 	var queries []engram.TextQuery
 	for _, text := range []string{
@@ -141,6 +124,33 @@ func TestSearchTurns_AsSQLite(t *testing.T) {
 		}
 	}
 	compare("after a forget")
+}
+
+// bothPalaces stores turns in a new PostgreSQL palace and a new SQLite
+// one, in batches of batch as the indexer writes them, and loads the
+// SQLite palace's keyword indexes; both close when the test ends.
+func bothPalaces(t *testing.T, turns []engram.Turn, batch int) (*DB, *palace.DB) {
+	t.Helper()
+	ctx := t.Context()
+	pg := open(t)
+	lite, err := palace.Open(filepath.Join(t.TempDir(), "palace.db"), palace.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { lite.Close() })
+	for i := 0; i < len(turns); i += batch {
+		part := turns[i:min(i+batch, len(turns))]
+		if err := pg.PutTurns(ctx, part); err != nil {
+			t.Fatal(err)
+		}
+		if err := lite.PutTurns(ctx, part); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := lite.LoadKeywordIndex(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return pg, lite
 }
 
 // sameHits compares two searches' hits: the same turns, in the same order,

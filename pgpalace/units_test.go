@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"math"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -13,7 +12,6 @@ import (
 	"time"
 
 	engram "github.com/engram-dev/engram"
-	"github.com/engram-dev/engram/palace"
 )
 
 // unitTurns are the search tests' turns and two long sessions: one longer
@@ -56,24 +54,7 @@ func cjkTurn(seq int64, id string, n int) engram.Turn {
 func TestUnits_AsSQLite(t *testing.T) {
 	ctx := t.Context()
 	turns := unitTurns(t)
-	pg := open(t)
-	lite, err := palace.Open(filepath.Join(t.TempDir(), "palace.db"), palace.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lite.Close()
-	for i := 0; i < len(turns); i += 40 {
-		batch := turns[i:min(i+40, len(turns))]
-		if err := pg.PutTurns(ctx, batch); err != nil {
-			t.Fatal(err)
-		}
-		if err := lite.PutTurns(ctx, batch); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := lite.LoadKeywordIndex(ctx); err != nil {
-		t.Fatal(err)
-	}
+	pg, lite := bothPalaces(t, turns, 40)
 	var seqs []int64
 	keys := map[engram.SessionKey]bool{}
 	for _, tu := range turns {
