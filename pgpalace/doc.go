@@ -7,14 +7,18 @@
 //
 // It is built a group of tables at a time, each group passing the
 // conformance suite of its roles (internal/palacetest) that package
-// palace passes too. The first group is here: the turns' rows as the
-// indexer copies them from the archive (a tombstone recorded as a
-// forgotten id, a duplicate id or an unstorable time recorded as a skip),
-// read by id, seq, session and around a turn (engram.TurnLookup,
-// TurnsAround), the indexer's watermark, and the jobs' watermarks and
-// skipped ranges (engram.WorkerMarks, Skip). Searching, units, the
-// derived layers, rewrites, corrections and vectors are still package
-// palace's alone, and no configuration selects this palace yet.
+// palace passes too, and compared with package palace where the results
+// must be equal. Here so far: the turns' rows as the indexer copies them
+// from the archive (a tombstone recorded as a forgotten id, a duplicate id
+// or an unstorable time recorded as a skip), read by id, seq, session and
+// around a turn (engram.TurnLookup, TurnsAround); their keyword search
+// with its substring and CJK stages (search.go: each server's index in
+// memory, following the rows by change number); the session parts
+// (units.go, engram.UnitIndex); forget and redaction over these tables
+// (rewrite.go); the jobs' watermarks, skipped ranges and state
+// (workers.go). The scene units, the derived layers, corrections, vectors
+// and vaults are still package palace's alone, and no configuration
+// selects this palace yet.
 //
 // Times are kept as Unix nanoseconds, as package palace keeps them, so
 // that a turn reads back to the nanosecond and orders alike in both.
