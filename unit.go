@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"strconv"
 	"time"
 	"unicode/utf8"
 )
@@ -56,6 +57,15 @@ func UnitID(kind, namespace, session, first string) string {
 	}
 	sum := sha256.Sum256([]byte(kind + "|" + namespace + "|" + session + "|" + first))
 	return prefix + hex.EncodeToString(sum[:10])
+}
+
+// SessionPartIDs are the ids a session part starting with turn first (of
+// seq) may take, in order: UnitID's, or, when an older part holds that id
+// (first archived again after its forget, while a part it began keeps
+// other turns), one made of the turn's id and seq.
+func SessionPartIDs(namespace, session, first string, seq int64) [2]string {
+	return [2]string{UnitID(UnitSession, namespace, session, first),
+		UnitID(UnitSession, namespace, session, first+"@"+strconv.FormatInt(seq, 10))}
 }
 
 // UnitTurnSize is what a turn adds to the size a session part counts

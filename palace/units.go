@@ -81,9 +81,17 @@ func addSessionTurns(ctx context.Context, st stmtFunc, turns []engram.Turn) ([]i
 		if u == nil || u.turns >= UnitMaxTurns || (u.turns > 0 && u.bytes+size > UnitMaxBytes) {
 			seq++
 			u = new(openUnit)
-			err := create.QueryRowContext(ctx, unitID(engram.UnitSession, t.Namespace, t.Session, t.ID), t.Namespace, t.Session, seq).Scan(&u.n)
-			if err != nil {
-				return nil, fmt.Errorf("session unit of turn %d: %w", t.Seq, err)
+			found := false
+			for _, id := range engram.SessionPartIDs(t.Namespace, t.Session, t.ID, t.Seq) {
+				var err error
+				if found, err = sqlrow.One(create.QueryRowContext(ctx, id, t.Namespace, t.Session, seq), &u.n); err != nil {
+					return nil, fmt.Errorf("session unit of turn %d: %w", t.Seq, err)
+				} else if found {
+					break
+				}
+			}
+			if !found {
+				return nil, fmt.Errorf("session unit of turn %d: both its ids are taken", t.Seq)
 			}
 		}
 		open[key] = u
@@ -122,7 +130,7 @@ const (
 	qOpenSessionUnit = `SELECT n, turns, bytes, coalesce(start_ts, 0), coalesce(end_ts, 0)
 		FROM units WHERE namespace = ? AND session = ? AND kind = 'session' ORDER BY n DESC LIMIT 1`
 	qNewSessionUnit = `INSERT INTO units (id, kind, namespace, session, turns, bytes, seq)
-		VALUES (?, 'session', ?, ?, 0, 0, ?) RETURNING n`
+		VALUES (?, 'session', ?, ?, 0, 0, ?) ON CONFLICT (id) DO NOTHING RETURNING n`
 	qAddUnitTurn       = `INSERT OR IGNORE INTO unit_turns (unit_n, turn_seq) VALUES (?, ?)`
 	qUpdateSessionUnit = `UPDATE units SET turns = ?, bytes = ?, start_ts = nullif(?, 0), end_ts = nullif(?, 0), seq = ?
 		WHERE n = ?`

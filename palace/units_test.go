@@ -515,3 +515,34 @@ func TestIndexSecondaryForgetBetween(t *testing.T) {
 		t.Fatalf("%d parts still listed, %v", stale, err)
 	}
 }
+
+// TestSessionUnits_ArchivedAgain checks that a turn archived again after
+// its forget that starts a new session part, while the part it began
+// before keeps other turns, gets a part of its own (the second id of
+// engram.SessionPartIDs): the first id is taken, and the secondary step
+// failed on it for good.
+func TestSessionUnits_ArchivedAgain(t *testing.T) {
+	db := MustOpenDB(t)
+	ctx := t.Context()
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	mk := func(seq int64, id string) engram.Turn {
+		return engram.Turn{ID: id, Seq: seq, Namespace: "ns", Session: "s", Role: engram.RoleUser, Content: "x", TS: at.Add(time.Duration(seq) * time.Second)}
+	}
+	var turns []engram.Turn
+	for i := int64(1); i <= UnitMaxTurns; i++ {
+		turns = append(turns, mk(i, "t"+itoa(i)))
+	}
+	mustPut(t, db, turns...)
+	if _, err := db.ForgetTurns(ctx, []engram.ForgetTurn{{ID: "t1", Seq: 100}}, at, nil); err != nil {
+		t.Fatal(err)
+	}
+	mustPut(t, db, mk(101, "t65")) // the part is full again
+	if err := db.PutTurns(ctx, []engram.Turn{mk(102, "t1")}); err != nil {
+		t.Fatalf("PutTurns of a turn archived again: %v", err)
+	}
+	units, err := db.TurnUnits(ctx, []int64{102})
+	ids := engram.SessionPartIDs("ns", "s", "t1", 102)
+	if err != nil || len(units[102]) != 1 || units[102][0] != ids[1] {
+		t.Fatalf("TurnUnits(102) = %v, %v; want the part %s", units, err, ids[1])
+	}
+}

@@ -3,6 +3,7 @@ package pgpalace
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -70,10 +71,20 @@ func addSessionTurns(ctx context.Context, tx pgx.Tx, turns []engram.Turn) error 
 		if u == nil || u.turns >= engram.UnitMaxTurns || (u.turns > 0 && u.bytes+size > engram.UnitMaxBytes) {
 			seq++
 			u = new(openUnit)
-			if err := tx.QueryRow(ctx, `INSERT INTO palace_units (id, kind, namespace, session, turns, bytes, seq)
-				VALUES ($1, 'session', $2, $3, 0, 0, $4) RETURNING n`,
-				engram.UnitID(engram.UnitSession, t.Namespace, t.Session, t.ID), t.Namespace, t.Session, seq).Scan(&u.n); err != nil {
-				return err
+			found := false
+			for _, id := range engram.SessionPartIDs(t.Namespace, t.Session, t.ID, t.Seq) {
+				err := tx.QueryRow(ctx, `INSERT INTO palace_units (id, kind, namespace, session, turns, bytes, seq)
+					VALUES ($1, 'session', $2, $3, 0, 0, $4) ON CONFLICT (id) DO NOTHING RETURNING n`,
+					id, t.Namespace, t.Session, seq).Scan(&u.n)
+				if found = err == nil; found {
+					break
+				}
+				if !errors.Is(err, pgx.ErrNoRows) {
+					return err
+				}
+			}
+			if !found {
+				return fmt.Errorf("session unit of turn %d: both its ids are taken", t.Seq)
 			}
 		}
 		open[key] = u

@@ -183,6 +183,38 @@ func TestUnits_AsSQLite(t *testing.T) {
 	}
 	seqs = append(seqs, next, next+1)
 	compare("after more turns")
+
+	// A turn archived again after its forget that starts a new part while
+	// the part it began keeps other turns: the part's second id.
+	at := time.Date(2026, 5, 4, 8, 0, 0, 0, time.UTC)
+	again := func(seq int64, id string) engram.Turn {
+		seqs = append(seqs, seq)
+		return engram.Turn{ID: id, Seq: seq, Namespace: "work", Session: "again", Role: engram.RoleUser, Content: "x " + id,
+			TS: at.Add(time.Duration(seq) * time.Second)}
+	}
+	var full []engram.Turn
+	for i := range engram.UnitMaxTurns {
+		full = append(full, again(next+10+int64(i), fmt.Sprintf("again%d", i)))
+	}
+	filler, back := again(next+201, "again-filler"), again(next+202, "again0")
+	for _, p := range []interface {
+		PutTurns(context.Context, []engram.Turn) error
+		ForgetTurns(context.Context, []engram.ForgetTurn, time.Time, engram.SceneRemaker) (engram.ForgetResult, error)
+	}{pg, lite} {
+		if err := p.PutTurns(ctx, full); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.ForgetTurns(ctx, []engram.ForgetTurn{{ID: "again0", Seq: next + 200}}, at, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := p.PutTurns(ctx, []engram.Turn{filler}); err != nil { // the part is full again
+			t.Fatal(err)
+		}
+		if err := p.PutTurns(ctx, []engram.Turn{back}); err != nil {
+			t.Fatalf("PutTurns of a turn archived again: %v", err)
+		}
+	}
+	compare("after a turn archived again")
 }
 
 func sameUnitHits(a, b []engram.UnitHit) bool {
