@@ -189,6 +189,28 @@ func (db *DB) best(ctx context.Context, words []string, f kwindex.Filter, limit 
 	return hits, err
 }
 
+// known reports, for each of words, whether a turn holds it as a word:
+// for words of one token each, in one look at the keyword index; a word of
+// several tokens is known when a turn holds one of them.
+func (db *DB) known(ctx context.Context, words []string) ([]bool, error) {
+	var known []bool
+	if _, ok := kwindex.QueryTokens(words); ok {
+		err := fromIndex(ctx, db.kw, func() (ok bool, err error) {
+			known, ok, err = db.kw.Known(ctx, nil, words)
+			return ok, err
+		})
+		return known, err
+	}
+	for _, w := range words {
+		hits, err := db.best(ctx, []string{w}, kwindex.Filter{}, 1)
+		if err != nil {
+			return nil, err
+		}
+		known = append(known, len(hits) > 0)
+	}
+	return known, nil
+}
+
 // queryWords are a query's words as the keyword indexes take them: a
 // word of several tokens (which FTS5 reads as a phrase) as its tokens.
 func queryWords(words []string) []string {
@@ -286,16 +308,16 @@ func (s *search) substring(ctx context.Context, long []string) error {
 	if s.full() || len(long) == 0 {
 		return nil
 	}
+	holds, err := s.db.known(ctx, long)
+	if err != nil {
+		return err
+	}
 	var unknown, known []string
-	for _, t := range long {
-		hits, err := s.db.best(ctx, []string{t}, kwindex.Filter{}, 1)
-		if err != nil {
-			return err
-		}
-		if len(hits) == 0 {
-			unknown = append(unknown, t)
-		} else {
+	for i, t := range long {
+		if holds[i] {
 			known = append(known, t)
+		} else {
+			unknown = append(unknown, t)
 		}
 	}
 	order := append(unknown, known...)

@@ -211,6 +211,11 @@ func TestSeqCache_CatchUp(t *testing.T) {
 		t.Fatalf("after the catch-up: %d hits, %v; want %d", len(hits), ok, want)
 	}
 
+	known, ok, err := u.Known(ctx, nil, []string{"quagga", "kafka", "zzyzx"})
+	if err != nil || !ok || !slices.Equal(known, []bool{true, true, false}) {
+		t.Fatalf("Known(quagga, kafka, zzyzx) = %v, %v, %v; want true, true, false", known, ok, err)
+	}
+
 	tb.remove(docs[0].Key)
 	if _, ok := search("quagga"); ok {
 		t.Fatal("answered after a deletion, before a fresh build")
@@ -218,6 +223,9 @@ func TestSeqCache_CatchUp(t *testing.T) {
 	u.Wait()
 	if hits, ok := search("quagga"); !ok || len(hits) != 0 {
 		t.Fatalf("the deleted row: %v, %v", hits, ok)
+	}
+	if known, ok, _ := u.Known(ctx, nil, []string{"quagga"}); !ok || known[0] {
+		t.Fatalf("Known(quagga) after its row's deletion = %v, %v; want false", known, ok)
 	}
 	rows, _, _, _ := tb.Changes(ctx, 0, 2)
 	scored, ok, err := u.Score(ctx, nil, []string{"the"}, []string{rows[0].ID, rows[1].ID, "no-such-id"})

@@ -163,6 +163,12 @@ func (x *Index) df(id uint32) int64 {
 	return p.df
 }
 
+// holds reports whether a live doc holds tok (a token, QueryTokens).
+func (x *Index) holds(tok string) bool {
+	id, ok := x.termID[tok]
+	return ok && x.df(id) > 0
+}
+
 // refresh counts the document frequencies a deletion left to count, so
 // that searches sharing the index (under a read lock) only read it.
 func (x *Index) refresh() {

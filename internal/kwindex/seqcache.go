@@ -309,6 +309,31 @@ func (u *SeqCache) Best(ctx context.Context, kinds, words []string, f Filter, li
 	return hits, true, nil
 }
 
+// Known reports, for each of words, whether a live row of any of kinds
+// (nil: every kind) holds it, in one look at the cache's state (Best would
+// read the table's state once a word); ok as Best's.
+func (u *SeqCache) Known(ctx context.Context, kinds, words []string) (known []bool, ok bool, err error) {
+	toks, ok := QueryTokens(words)
+	if !ok {
+		return nil, false, nil
+	}
+	ok, err = u.with(ctx, func() {
+		known = make([]bool, len(toks))
+		for i, tok := range toks {
+			for _, kind := range u.kindsOr(kinds) {
+				if x := u.idx[kind]; x != nil && x.holds(tok) {
+					known[i] = true
+					break
+				}
+			}
+		}
+	})
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	return known, true, nil
+}
+
 // IDHit is a row's score, by its id and the kind of its index.
 type IDHit struct {
 	ID, Kind string
