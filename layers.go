@@ -31,6 +31,28 @@ type Scene struct {
 	Seq int64 `json:"seq,omitempty"`
 }
 
+// SearchText is what a keyword index holds of the scene: its title,
+// summary and participants, a line each (the same in every palace, so
+// that each ranks a scene alike).
+func (s Scene) SearchText() string {
+	return s.Title + "\n" + s.Summary + "\n" + strings.Join(s.Participants, " ")
+}
+
+// Check reports a scene no palace stores: EINVALID naming the field
+// (prefix is its path, "scenes[2].") for one without id, namespace or
+// turns.
+func (s Scene) Check(prefix string) error {
+	switch {
+	case s.ID == "":
+		return FieldError(prefix+"id", "id is required")
+	case s.Namespace == "":
+		return FieldError(prefix+"namespace", "namespace is required")
+	case len(s.Turns) == 0:
+		return FieldError(prefix+"turns", "a scene needs at least one turn")
+	}
+	return nil
+}
+
 // Persona facets.
 const (
 	FacetIdentity     = "identity"

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	engram "github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/internal/facetline"
 	"github.com/engram-dev/engram/internal/kwindex"
 	"github.com/engram-dev/engram/internal/sqlrow"
 )
@@ -433,16 +434,7 @@ func (f *forgetter) facets(only func(speaker, key string) bool) error {
 		if only != nil && !only(x.speaker, x.key) {
 			continue
 		}
-		changed := false
-		var kept []observation
-		for _, o := range x.line {
-			ev := f.kept(o.Evidence)
-			changed = changed || len(ev) < len(o.Evidence)
-			if len(ev) > 0 {
-				o.Evidence = ev
-				kept = append(kept, o)
-			}
-		}
+		kept, changed := facetline.Keep(x.line, f.kept)
 		if !changed {
 			continue
 		}

@@ -313,7 +313,7 @@ func sceneChanges(ctx context.Context, tx *sql.Tx, after int64, limit int) ([]kw
 		parts = nil
 		return []any{&r.Doc.Key, &r.Change, &r.ID, &r.Doc.Namespace, start, end, &title, &summary, sqlrow.JSON(&parts)}
 	}, func(r *kwindex.Row) (string, error) {
-		return sceneIndexText(title, summary, parts), nil
+		return engram.Scene{Title: title, Summary: summary, Participants: parts}.SearchText(), nil
 	})
 }
 

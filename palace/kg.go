@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	engram "github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/internal/facetline"
 	"github.com/engram-dev/engram/internal/kwindex"
 	"github.com/engram-dev/engram/internal/sqlrow"
 )
@@ -195,7 +196,7 @@ func applyTriple(ctx context.Context, tx *sql.Tx, t engram.Triple) (k chainKey, 
 	if err != nil {
 		return k, key, false, err
 	}
-	merged := union(srcs, t.Sources)
+	merged := facetline.Union(srcs, t.Sources)
 	if known && len(merged) == len(srcs) {
 		return k, key, false, nil // nothing new
 	}
@@ -265,7 +266,7 @@ func rebuildChainFrom(ctx context.Context, tx *sql.Tx, ns, chain string, single 
 		srcs := first.sources
 		j := i + 1
 		for j < len(sts) && sts[j].value(single) == first.value(single) {
-			srcs = union(srcs, sts[j].sources)
+			srcs = facetline.Union(srcs, sts[j].sources)
 			j++
 		}
 		// Statements at the same moment with different values: the last in

@@ -5,16 +5,12 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"slices"
-	"strconv"
 	"time"
 
 	engram "github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/internal/facetline"
 	"github.com/engram-dev/engram/internal/sqlrow"
 )
-
-// maxFacetHistory bounds the past values kept per facet.
-const maxFacetHistory = 50
 
 // ApplyFacets folds observations into the speakers' personas and advances
 // the worker's watermark to throughSeq, in one transaction. The latest value
@@ -27,21 +23,8 @@ const maxFacetHistory = 50
 // Errors: EINVALID naming the field for an update without namespace,
 // speaker, facet, key, value or time.
 func (db *DB) ApplyFacets(ctx context.Context, worker string, updates []engram.FacetUpdate, throughSeq int64) error {
-	for i, u := range updates {
-		field := "facets[" + strconv.Itoa(i) + "]."
-		switch {
-		case u.Namespace == "" || u.Speaker == "":
-			return engram.FieldError(field+"speaker", "namespace and speaker are required")
-		case u.Facet == "" || u.Key == "":
-			return engram.FieldError(field+"key", "facet and key are required")
-		case u.Value == "":
-			return engram.FieldError(field+"value", "value is required")
-		case u.At.IsZero():
-			return engram.FieldError(field+"at", "time is required")
-		}
-		if _, err := nanos(u.At); err != nil {
-			return engram.FieldError(field+"at", "%v", err)
-		}
+	if err := facetline.Check(updates, func(at time.Time) error { _, err := nanos(at); return err }); err != nil {
+		return err
 	}
 	err := db.Update(ctx, func(tx *sql.Tx) error {
 		for _, u := range updates {
@@ -57,18 +40,11 @@ func (db *DB) ApplyFacets(ctx context.Context, worker string, updates []engram.F
 	return nil
 }
 
-// observation is a value held from At, in the facet's timeline.
-type observation struct {
-	Value    string    `json:"value"`
-	From     time.Time `json:"from"`
-	Evidence []string  `json:"evidence"`
-}
-
 // facet is a row of persona_facets with its history and current value as
 // one timeline, oldest first.
 type facet struct {
 	ns, speaker, facet, key string
-	line                    []observation
+	line                    []facetline.Observation
 }
 
 // facetColumns are the columns scanFacet reads.
@@ -77,31 +53,18 @@ const facetColumns = `namespace, speaker, facet, key, value, since, evidence, hi
 // scanFacet reads a row of facetColumns into x through scan (a row's or
 // rows' Scan).
 func scanFacet(scan func(dest ...any) error, x *facet) error {
-	var cur observation
+	var cur facetline.Observation
 	var past []engram.FacetChange
 	if err := scan(&x.ns, &x.speaker, &x.facet, &x.key, &cur.Value, sqlrow.Time(&cur.From), sqlrow.JSON(&cur.Evidence), sqlrow.JSON(&past)); err != nil {
 		return err
 	}
-	x.line = x.line[:0]
-	for _, p := range past {
-		x.line = append(x.line, observation{p.Value, p.From, p.Evidence})
-	}
-	x.line = append(x.line, cur)
+	x.line = facetline.Line(cur, past)
 	return nil
 }
 
-// putFacet writes x, whose timeline is not empty: its last value is the
-// facet's, held since it began, and the values before it its history (the
-// latest maxFacetHistory), each held until the next began.
+// putFacet writes x, whose timeline is not empty (facetline.Split).
 func putFacet(ctx context.Context, tx *sql.Tx, x facet) error {
-	cur := x.line[len(x.line)-1]
-	past := make([]engram.FacetChange, 0, len(x.line)-1)
-	for i, o := range x.line[:len(x.line)-1] {
-		past = append(past, engram.FacetChange{Value: o.Value, From: o.From, To: x.line[i+1].From, Evidence: o.Evidence})
-	}
-	if len(past) > maxFacetHistory {
-		past = past[len(past)-maxFacetHistory:]
-	}
+	cur, past := facetline.Split(x.line)
 	_, err := tx.ExecContext(ctx, `INSERT INTO persona_facets (namespace, speaker, facet, key, value, since, evidence, history, updated)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (namespace, speaker, facet, key) DO UPDATE SET value = excluded.value, since = excluded.since,
@@ -117,35 +80,8 @@ func applyFacet(ctx context.Context, tx *sql.Tx, u engram.FacetUpdate) error {
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return err
 	}
-	x.line = fold(x.line, observation{u.Value, u.At.UTC(), u.Evidence})
+	x.line = facetline.Fold(x.line, facetline.Observation{Value: u.Value, From: u.At.UTC(), Evidence: u.Evidence})
 	return putFacet(ctx, tx, x)
-}
-
-// fold adds o to a timeline sorted by From: an observation of the value in
-// force at its time only adds evidence (and moves the start earlier when it
-// is the earlier statement); any other starts a new entry.
-func fold(line []observation, o observation) []observation {
-	i, _ := slices.BinarySearchFunc(line, o.From, func(x observation, t time.Time) int { return x.From.Compare(t) })
-	// line[i-1] is in force at o.From (the last entry starting at or before it).
-	for i < len(line) && line[i].From.Equal(o.From) {
-		i++
-	}
-	if i > 0 && line[i-1].Value == o.Value {
-		line[i-1].Evidence = union(line[i-1].Evidence, o.Evidence)
-		return line
-	}
-	if i < len(line) && line[i].Value == o.Value {
-		line[i].From = o.From
-		line[i].Evidence = union(line[i].Evidence, o.Evidence)
-		return line
-	}
-	return slices.Insert(line, i, observation{o.Value, o.From, slices.Clone(o.Evidence)})
-}
-
-func union(a, b []string) []string {
-	out := append(slices.Clone(a), b...)
-	slices.Sort(out)
-	return capSources(slices.Compact(out))
 }
 
 // Persona returns the profiles of namespace: of speaker, or of every

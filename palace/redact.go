@@ -489,7 +489,7 @@ func (r *redactor) redactScenes(turnID string) error {
 		}
 		var ps []string
 		json.Unmarshal([]byte(np), &ps)
-		text, err := kwindex.IndexText(sceneIndexText(nt, nsum, ps))
+		text, err := kwindex.IndexText(engram.Scene{Title: nt, Summary: nsum, Participants: ps}.SearchText())
 		if err != nil {
 			return err
 		}

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
-	"strings"
 
 	engram "github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/internal/kwindex"
@@ -79,13 +78,8 @@ func prepareScenes(scenes []engram.SceneWrite) ([]preparedScene, error) {
 	for i, w := range scenes {
 		field := "scenes[" + strconv.Itoa(i) + "]."
 		s := w.Scene
-		switch {
-		case s.ID == "":
-			return nil, engram.FieldError(field+"id", "id is required")
-		case s.Namespace == "":
-			return nil, engram.FieldError(field+"namespace", "namespace is required")
-		case len(s.Turns) == 0:
-			return nil, engram.FieldError(field+"turns", "a scene needs at least one turn")
+		if err := s.Check(field); err != nil {
+			return nil, err
 		}
 		p := preparedScene{w: w}
 		var err error
@@ -95,7 +89,7 @@ func prepareScenes(scenes []engram.SceneWrite) ([]preparedScene, error) {
 		if p.end, err = nanos(s.End); err != nil {
 			return nil, engram.FieldError(field+"end", "%v", err)
 		}
-		if p.text, err = kwindex.IndexText(sceneIndexText(s.Title, s.Summary, s.Participants)); err != nil {
+		if p.text, err = kwindex.IndexText(s.SearchText()); err != nil {
 			return nil, err
 		}
 		parts, _ := json.Marshal(nonNil(s.Participants))
@@ -104,11 +98,6 @@ func prepareScenes(scenes []engram.SceneWrite) ([]preparedScene, error) {
 		rows[i] = p
 	}
 	return rows, nil
-}
-
-// sceneIndexText is what the keyword index holds for a scene.
-func sceneIndexText(title, summary string, participants []string) string {
-	return title + "\n" + summary + "\n" + strings.Join(participants, " ")
 }
 
 // sceneTexts are the full-text rows of scenes inserted, to write after
