@@ -46,6 +46,13 @@ var migrations = []string{
 	// turns they hold (package palace's units and unit_turns: session
 	// parts cut alike, so with the same ids); seq is a unit's change
 	// number, which the servers' keyword indexes of units follow.
+	// palace_scenes are the L2 scenes (package palace's scenes): title and
+	// summary, made of the turns' words, are bytea as content is; turns
+	// is the ids of the turns they hold, under GIN for a forget's or a
+	// redaction's lookup; draft is the open scene's segmenter state.
+	// palace_persona_facets are the L3 personas, a row a facet of a
+	// speaker (package palace's persona_facets): history is the values
+	// before, as JSON (internal/facetline).
 	`CREATE TABLE palace_meta (
 		key   text PRIMARY KEY,
 		value bigint NOT NULL
@@ -118,6 +125,35 @@ var migrations = []string{
 		last_error   text NOT NULL DEFAULT '',
 		failures     integer NOT NULL DEFAULT 0 CHECK (failures >= 0)
 	);
+	CREATE TABLE palace_scenes (
+		n            bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+		id           text NOT NULL UNIQUE,
+		namespace    text NOT NULL,
+		session      text NOT NULL,
+		title        bytea NOT NULL,
+		summary      bytea NOT NULL,
+		start_ts     bigint,
+		end_ts       bigint,
+		participants text[] NOT NULL,
+		turns        text[] NOT NULL,
+		draft        bytea,
+		seq          bigint NOT NULL UNIQUE
+	);
+	CREATE INDEX palace_scenes_open ON palace_scenes (namespace, session, n) WHERE draft IS NOT NULL;
+	CREATE INDEX palace_scenes_start ON palace_scenes (start_ts DESC NULLS LAST, n DESC);
+	CREATE INDEX palace_scenes_turns ON palace_scenes USING gin (turns);
+	CREATE TABLE palace_persona_facets (
+		namespace text NOT NULL,
+		speaker   text NOT NULL,
+		facet     text NOT NULL,
+		key       text NOT NULL,
+		value     bytea NOT NULL,
+		since     bigint,
+		evidence  text[] NOT NULL,
+		history   text NOT NULL DEFAULT '[]',
+		updated   bigint,
+		PRIMARY KEY (namespace, speaker, facet, key)
+	);
 	COMMENT ON TABLE palace_turns IS 'engram palace: the archived turns as the indexer stores them';`,
 }
 
@@ -147,6 +183,7 @@ type DB struct {
 	now  func() time.Time
 	kw   *kwindex.SeqCache // the turns' keyword index (search.go)
 	ukw  *kwindex.SeqCache // the units' keyword index, one a kind (units.go)
+	skw  *kwindex.SeqCache // the scenes' keyword index (scenes.go)
 }
 
 // Open connects to the database at url, applies the palace's missing
@@ -162,16 +199,18 @@ func Open(ctx context.Context, url string) (*DB, error) {
 		return nil, err
 	}
 	db := &DB{pool: pool, now: time.Now}
-	db.kw = kwindex.NewSeqCache(turnSource{db}, false, "").WithSecond(speakerWeight)
-	db.ukw = kwindex.NewSeqCache(unitSource{db}, true, engram.UnitSession, engram.UnitScene)
+	db.kw = kwindex.NewSeqCache(tableSource{db, "palace_turns", "change", keyTurnsDeleted, turnChanges}, false, "").WithSecond(speakerWeight)
+	db.ukw = kwindex.NewSeqCache(tableSource{db, "palace_units", "seq", keyUnitsDeleted, unitChanges}, true, engram.UnitSession, engram.UnitScene)
+	db.skw = kwindex.NewSeqCache(tableSource{db, "palace_scenes", "seq", keyScenesDeleted, sceneChanges}, true, "")
 	return db, nil
 }
 
 // Close releases the palace's connections, after a load of the keyword
 // index in the background.
 func (db *DB) Close() error {
-	db.kw.Wait()
-	db.ukw.Wait()
+	for _, c := range db.indexes() {
+		c.Wait()
+	}
 	db.pool.Close()
 	return nil
 }

@@ -7,20 +7,21 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	engram "github.com/engram-dev/engram"
-	"github.com/engram-dev/engram/internal/kwindex"
+	"github.com/engram-dev/engram/internal/redacttext"
 )
 
 // ForgetTurns removes the given turns from the palace in one transaction,
 // as package palace's ForgetTurns does for the tables this palace holds so
-// far: their rows (palace_turns, palace_turn_text), their skips, and the
+// far: their rows (palace_turns, palace_turn_text), their skips, the
 // session parts they were in (counted again, or deleted when no turn is
-// left: fixUnits). Each
-// id is recorded in palace_forgotten with its tombstone's seq, so that
-// PutTurns never stores it again under a seq up to it. The count of
-// deletions moves, so every server's keyword index builds itself again
-// before its next search answers. remake is for the scenes, which this
-// palace does not hold yet. Removed lists every id given, as package
-// palace's does; already forgotten or unknown ids cost nothing.
+// left: fixUnits), the scenes holding them with their units (made again of
+// the turns left by remake, when set: forgetScenes), and their evidence in
+// the persona facets (keepFacets). Each id is recorded in
+// palace_forgotten with its tombstone's seq, so that PutTurns never
+// stores it again under a seq up to it. The counts of deletions move, so
+// every server's keyword indexes build themselves again before their
+// next search answers. Removed lists every id given, as package palace's
+// does; already forgotten or unknown ids cost nothing.
 func (db *DB) ForgetTurns(ctx context.Context, turns []engram.ForgetTurn, at time.Time, remake engram.SceneRemaker) (engram.ForgetResult, error) {
 	var res engram.ForgetResult
 	if len(turns) == 0 {
@@ -63,12 +64,21 @@ func (db *DB) ForgetTurns(ctx context.Context, turns []engram.ForgetTurn, at tim
 		if err := fixUnits(ctx, tx, units, &res.Units, &res.Removed); err != nil {
 			return err
 		}
+		if err := forgetScenes(ctx, tx, ids, remake, &res); err != nil {
+			return err
+		}
+		forgotten := map[string]bool{}
+		for _, id := range ids {
+			forgotten[id] = true
+		}
+		if res.Facets, err = keepFacets(ctx, tx, forgotten, nil); err != nil {
+			return err
+		}
 		if _, err := tx.Exec(ctx, `DELETE FROM palace_turn_skips WHERE id = ANY($1)`, ids); err != nil {
 			return err
 		}
 		if len(gone) > 0 {
-			if _, err := tx.Exec(ctx, `INSERT INTO palace_meta (key, value) VALUES ($1, 1)
-				ON CONFLICT (key) DO UPDATE SET value = palace_meta.value + 1`, keyTurnsDeleted); err != nil {
+			if err := countDeletion(ctx, tx, keyTurnsDeleted); err != nil {
 				return err
 			}
 		}
@@ -97,7 +107,7 @@ func (db *DB) ForgottenLeft(ctx context.Context, limit int) ([]string, error) {
 // CatchUpKeywordIndexes brings the loaded keyword indexes up to their
 // tables.
 func (db *DB) CatchUpKeywordIndexes(ctx context.Context) error {
-	for _, c := range []*kwindex.SeqCache{db.kw, db.ukw} {
+	for _, c := range db.indexes() {
 		if err := c.CatchUp(ctx); err != nil {
 			return wrap("catch up the keyword indexes", err)
 		}
@@ -110,15 +120,19 @@ func (db *DB) CatchUpKeywordIndexes(ctx context.Context) error {
 // transaction, as package palace's RedactTurns does for the tables this
 // palace holds so far: the turn's row, with a new change number (every
 // server's keyword index reads it again at its next search), its row of
-// palace_turn_text when it has one, and the units holding it (counted
-// again, with a new change number: fixUnits). A turn not stored (skipped, or not
-// yet: the indexer stores the new version) is left out. spans and marker
-// are for the copies the derived layers will hold.
+// palace_turn_text when it has one, the units holding it (counted again,
+// with a new change number: fixUnits), the scenes holding it (title,
+// summary, participants and draft lose every span of spans, replaced by
+// marker: redactScenes) and the persona facets it is evidence for
+// (redactDerived). A turn not stored (skipped, or not yet: the indexer
+// stores the new version) is left out.
 func (db *DB) RedactTurns(ctx context.Context, turns []engram.Turn, spans []string, marker string) (engram.RedactResult, error) {
 	var res engram.RedactResult
 	err := db.update(ctx, "redact turns", func(tx pgx.Tx) error {
 		res = engram.RedactResult{TurnVectors: map[string][]string{}, Watermarks: map[string]int64{}}
 		var redacted []int64
+		redactedIDs := map[string]bool{}
+		txt := redacttext.New(spans, marker)
 		if err := lockWrites(ctx, tx); err != nil {
 			return err
 		}
@@ -138,10 +152,19 @@ func (db *DB) RedactTurns(ctx context.Context, turns []engram.Turn, spans []stri
 			}
 			res.Turns++
 			redacted = append(redacted, t.Seq)
+			redactedIDs[t.ID] = true
 			if _, err := tx.Exec(ctx, `UPDATE palace_turn_text SET folded = $2, grams = $3 WHERE seq = $1`,
 				t.Seq, folded(t.Content), grams(t.Content, t.Speaker)); err != nil {
 				return err
 			}
+			n, err := redactScenes(ctx, tx, t.ID, txt)
+			if err != nil {
+				return err
+			}
+			res.Scenes += n
+		}
+		if err := redactDerived(ctx, tx, redactedIDs, txt, &res); err != nil {
+			return err
 		}
 		units, err := unitsOf(ctx, tx, redacted)
 		if err != nil {
@@ -156,3 +179,25 @@ func (db *DB) RedactTurns(ctx context.Context, turns []engram.Turn, spans []stri
 }
 
 var _ engram.TurnRewriter = (*DB)(nil)
+
+// redactDerived redacts the persona facets of the redacted turns (ids), as
+// package palace's: a facet a span names loses their evidence, the others
+// are redacted in place.
+func redactDerived(ctx context.Context, tx pgx.Tx, ids map[string]bool, txt *redacttext.Text, res *engram.RedactResult) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	n, err := keepFacets(ctx, tx, ids, redactedFacet(txt))
+	if err != nil {
+		return err
+	}
+	res.Facets = n
+	for id := range ids {
+		n, err := redactFacets(ctx, tx, id, txt)
+		if err != nil {
+			return err
+		}
+		res.Facets += n
+	}
+	return nil
+}

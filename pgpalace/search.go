@@ -30,73 +30,50 @@ const keyTurnsDeleted = "turns_deleted"
 // up before it gives up: each wait ends when a load or catch-up does.
 const maxWaits = 8
 
-// The keyword index of the turns is each server's own, in memory
-// (internal/kwindex, ranked as package palace's FTS5 table ranks), built
-// from palace_turns and kept current by following the rows' change
-// numbers: a search first brings it up to the table's highest change
-// number (Source.State), reading the rows changed since (Changes). Writes
-// take their change numbers under the palace's write lock, held to commit
-// (lockWrites), so that no row commits with a change number below one a
-// server has read past.
-
-// turnSource reads palace_turns for the keyword index.
-type turnSource struct{ db *DB }
-
-// State implements kwindex.Source.
-func (s turnSource) State(ctx context.Context) (seq, deleted int64, err error) {
-	err = s.db.pool.QueryRow(ctx, `SELECT (SELECT coalesce(max(change), 0) FROM palace_turns),
-		coalesce((SELECT value FROM palace_meta WHERE key = $1), 0)`, keyTurnsDeleted).Scan(&seq, &deleted)
-	return seq, deleted, err
+// turnChanges reads the turns changed after a change number for the
+// turns' keyword index: the content, with the speaker as a second field.
+func turnChanges(ctx context.Context, tx pgx.Tx, after int64, limit int) ([]kwindex.Row, error) {
+	q, err := tx.Query(ctx, `SELECT seq, namespace, ts, content, speaker, change FROM palace_turns
+		WHERE change > $1 ORDER BY change LIMIT $2`, after, limit)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(q, func(r pgx.CollectableRow) (kwindex.Row, error) {
+		var (
+			row     kwindex.Row
+			ts      *int64
+			content []byte
+			speaker string
+		)
+		if err := r.Scan(&row.Doc.Key, &row.Doc.Namespace, &ts, &content, &speaker, &row.Change); err != nil {
+			return row, err
+		}
+		spanDoc(&row.Doc, ts, nil)
+		var err error
+		if row.Doc.Text, err = kwindex.IndexText(string(content)); err != nil {
+			return row, err
+		}
+		row.Doc.Second, err = kwindex.IndexText(speaker)
+		return row, err
+	})
 }
 
-// Changes implements kwindex.Source: the rows and the state are read in
-// one snapshot.
-func (s turnSource) Changes(ctx context.Context, after int64, limit int) (rows []kwindex.Row, seq, deleted int64, err error) {
-	err = pgx.BeginTxFunc(ctx, s.db.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
-		if err := tx.QueryRow(ctx, `SELECT (SELECT coalesce(max(change), 0) FROM palace_turns),
-			coalesce((SELECT value FROM palace_meta WHERE key = $1), 0)`, keyTurnsDeleted).Scan(&seq, &deleted); err != nil {
-			return err
-		}
-		q, err := tx.Query(ctx, `SELECT seq, namespace, ts, content, speaker, change FROM palace_turns
-			WHERE change > $1 ORDER BY change LIMIT $2`, after, limit)
-		if err != nil {
-			return err
-		}
-		rows, err = pgx.CollectRows(q, func(r pgx.CollectableRow) (kwindex.Row, error) {
-			var (
-				row     kwindex.Row
-				ts      *int64
-				content []byte
-				speaker string
-			)
-			if err := r.Scan(&row.Doc.Key, &row.Doc.Namespace, &ts, &content, &speaker, &row.Change); err != nil {
-				return row, err
-			}
-			if ts != nil {
-				row.Doc.TS, row.Doc.HasTS = *ts, true
-			}
-			var err error
-			if row.Doc.Text, err = kwindex.IndexText(string(content)); err != nil {
-				return row, err
-			}
-			row.Doc.Second, err = kwindex.IndexText(speaker)
-			return row, err
-		})
-		return err
-	})
-	return rows, seq, deleted, err
+// indexes are the keyword indexes, by what they index.
+func (db *DB) indexes() map[string]*kwindex.SeqCache {
+	return map[string]*kwindex.SeqCache{"turns": db.kw, "units": db.ukw, "scenes": db.skw}
 }
 
 // WarmKeywordIndex starts loading the keyword indexes in the background.
 func (db *DB) WarmKeywordIndex() {
-	db.kw.Warm()
-	db.ukw.Warm()
+	for _, c := range db.indexes() {
+		c.Warm()
+	}
 }
 
 // LoadKeywordIndex loads the keyword indexes and waits until they are.
 func (db *DB) LoadKeywordIndex(ctx context.Context) error {
 	db.WarmKeywordIndex()
-	for _, c := range []*kwindex.SeqCache{db.kw, db.ukw} {
+	for _, c := range db.indexes() {
 		c.Wait()
 		if err := c.CatchUp(ctx); err != nil {
 			return wrap("load the keyword indexes", err)
@@ -106,10 +83,10 @@ func (db *DB) LoadKeywordIndex(ctx context.Context) error {
 }
 
 // KeywordIndexStates reports the states of the warm keyword indexes, by
-// what they index ("turns", "units"); nil when none is warm.
+// what they index ("turns", "units", "scenes"); nil when none is warm.
 func (db *DB) KeywordIndexStates() map[string]string {
 	var out map[string]string
-	for name, c := range map[string]*kwindex.SeqCache{"turns": db.kw, "units": db.ukw} {
+	for name, c := range db.indexes() {
 		if st := c.State(); st != "" {
 			if out == nil {
 				out = map[string]string{}
@@ -222,6 +199,25 @@ func queryWords(words []string) []string {
 		kwindex.Tokens(w, func(tok string) { toks = append(toks, tok) })
 	}
 	return toks
+}
+
+// textWords are the words of a search's text as the keyword indexes
+// take them (queryWords); none when it has no searchable term.
+func textWords(text string) ([]string, error) {
+	terms, err := kwindex.QueryTerms(text)
+	if err != nil || len(terms) == 0 {
+		return nil, err
+	}
+	return queryWords(termWords(terms)), nil
+}
+
+// searchLimit is the limit a listing asking for n gets, as package
+// palace's: defaultSearchLimit for n <= 0, at most maxSearchLimit.
+func searchLimit(n int) int {
+	if n <= 0 {
+		return defaultSearchLimit
+	}
+	return min(n, maxSearchLimit)
 }
 
 // termWords is the text of each term.

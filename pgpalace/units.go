@@ -154,18 +154,14 @@ func fixUnits(ctx context.Context, tx pgx.Tx, ns []int64, units *int, removed *[
 			if _, err := tx.Exec(ctx, `DELETE FROM palace_units WHERE n = $1`, n); err != nil {
 				return err
 			}
-			if _, err := tx.Exec(ctx, `INSERT INTO palace_meta (key, value) VALUES ($1, 1)
-				ON CONFLICT (key) DO UPDATE SET value = palace_meta.value + 1`, keyUnitsDeleted); err != nil {
+			if err := countDeletion(ctx, tx, keyUnitsDeleted); err != nil {
 				return err
 			}
 			continue
 		}
 		// bytes as package palace counts them: the speaker in characters,
 		// the content in bytes up to engram.UnitTurnBytes.
-		if _, err := tx.Exec(ctx, `UPDATE palace_units SET
-			turns = (SELECT count(*) FROM palace_unit_turns WHERE unit_n = $1),
-			bytes = coalesce((SELECT sum(char_length(t.speaker) + 3 + least(octet_length(t.content), $2))
-				FROM palace_unit_turns ut JOIN palace_turns t ON t.seq = ut.turn_seq WHERE ut.unit_n = $1), 0),
+		if _, err := tx.Exec(ctx, `UPDATE palace_units SET `+unitCounts+`,
 			start_ts = (SELECT min(t.ts) FROM palace_unit_turns ut JOIN palace_turns t ON t.seq = ut.turn_seq WHERE ut.unit_n = $1),
 			end_ts = (SELECT max(t.ts) FROM palace_unit_turns ut JOIN palace_turns t ON t.seq = ut.turn_seq WHERE ut.unit_n = $1),
 			seq = (SELECT max(seq) + 1 FROM palace_units)
@@ -175,6 +171,13 @@ func fixUnits(ctx context.Context, tx pgx.Tx, ns []int64, units *int, removed *[
 	}
 	return nil
 }
+
+// unitCounts sets the turns and bytes of unit $1 from the turns it holds,
+// as package palace counts them: the speaker in characters, the content
+// in bytes up to $2 (engram.UnitTurnBytes).
+const unitCounts = `turns = (SELECT count(*) FROM palace_unit_turns WHERE unit_n = $1),
+	bytes = coalesce((SELECT sum(char_length(t.speaker) + 3 + least(octet_length(t.content), $2))
+		FROM palace_unit_turns ut JOIN palace_turns t ON t.seq = ut.turn_seq WHERE ut.unit_n = $1), 0)`
 
 // unitTexts returns the text of each unit of ns: "speaker: content" per
 // turn in arrival order (engram.UnitLine).
@@ -208,62 +211,39 @@ func unitTexts(ctx context.Context, q pgxQuerier, ns []int64) (map[int64]string,
 	return out, nil
 }
 
-// unitSource reads palace_units for the keyword index of the units.
-type unitSource struct{ db *DB }
-
-const unitState = `SELECT (SELECT coalesce(max(seq), 0) FROM palace_units),
-	coalesce((SELECT value FROM palace_meta WHERE key = $1), 0)`
-
-// State implements kwindex.Source.
-func (s unitSource) State(ctx context.Context) (seq, deleted int64, err error) {
-	err = s.db.pool.QueryRow(ctx, unitState, keyUnitsDeleted).Scan(&seq, &deleted)
-	return seq, deleted, err
-}
-
-// Changes implements kwindex.Source: the units changed after a change
-// number, with their text, and the state, in one snapshot.
-func (s unitSource) Changes(ctx context.Context, after int64, limit int) (rows []kwindex.Row, seq, deleted int64, err error) {
-	err = pgx.BeginTxFunc(ctx, s.db.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
-		if err := tx.QueryRow(ctx, unitState, keyUnitsDeleted).Scan(&seq, &deleted); err != nil {
-			return err
-		}
-		q, err := tx.Query(ctx, `SELECT n, seq, id, kind, namespace, start_ts, end_ts FROM palace_units WHERE seq > $1 ORDER BY seq LIMIT $2`, after, limit)
-		if err != nil {
-			return err
-		}
-		rows, err = pgx.CollectRows(q, func(r pgx.CollectableRow) (kwindex.Row, error) {
-			var (
-				row        kwindex.Row
-				start, end *int64
-			)
-			err := r.Scan(&row.Doc.Key, &row.Change, &row.ID, &row.Kind, &row.Doc.Namespace, &start, &end)
-			if start != nil {
-				row.Doc.TS, row.Doc.HasTS = *start, true
-			}
-			if end != nil {
-				row.Doc.End, row.Doc.HasEnd = *end, true
-			}
-			return row, err
-		})
-		if err != nil {
-			return err
-		}
-		ns := make([]int64, len(rows))
-		for i, r := range rows {
-			ns[i] = r.Doc.Key
-		}
-		texts, err := unitTexts(ctx, tx, ns)
-		if err != nil {
-			return err
-		}
-		for i := range rows {
-			if rows[i].Doc.Text, err = kwindex.IndexText(texts[rows[i].Doc.Key]); err != nil {
-				return err
-			}
-		}
-		return nil
+// unitChanges reads the units changed after a change number for the
+// units' keyword index, with their text.
+func unitChanges(ctx context.Context, tx pgx.Tx, after int64, limit int) ([]kwindex.Row, error) {
+	q, err := tx.Query(ctx, `SELECT n, seq, id, kind, namespace, start_ts, end_ts FROM palace_units WHERE seq > $1 ORDER BY seq LIMIT $2`, after, limit)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := pgx.CollectRows(q, func(r pgx.CollectableRow) (kwindex.Row, error) {
+		var (
+			row        kwindex.Row
+			start, end *int64
+		)
+		err := r.Scan(&row.Doc.Key, &row.Change, &row.ID, &row.Kind, &row.Doc.Namespace, &start, &end)
+		spanDoc(&row.Doc, start, end)
+		return row, err
 	})
-	return rows, seq, deleted, err
+	if err != nil {
+		return nil, err
+	}
+	ns := make([]int64, len(rows))
+	for i, r := range rows {
+		ns[i] = r.Doc.Key
+	}
+	texts, err := unitTexts(ctx, tx, ns)
+	if err != nil {
+		return nil, err
+	}
+	for i := range rows {
+		if rows[i].Doc.Text, err = kwindex.IndexText(texts[rows[i].Doc.Key]); err != nil {
+			return nil, err
+		}
+	}
+	return rows, nil
 }
 
 // unitKinds is kind as a list: both kinds for "". Errors: EINVALID for an

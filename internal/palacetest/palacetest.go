@@ -8,6 +8,7 @@ package palacetest
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -24,8 +25,8 @@ import (
 // (engram.TurnIndex, TurnLookup; searches are compared between palaces by
 // package pgpalace's tests),
 // the forgotten ids their tombstones record, and the jobs' watermarks and
-// skipped ranges (engram.WorkerMarks, Skip), and the scheduled jobs'
-// state (JobStates).
+// skipped ranges (engram.WorkerMarks, Skip), the scheduled jobs' state
+// (JobStates), the scenes and the personas.
 type Palace interface {
 	engram.TurnIndex
 	// The two steps of PutTurns (pipeline.SplitIndex).
@@ -40,6 +41,15 @@ type Palace interface {
 	engram.TurnLookup
 	engram.WorkerMarks
 	JobStates() scheduler.Store
+	// The scenes (engram.LayerStore's and LayerIndex's).
+	PutScenes(ctx context.Context, worker string, scenes []engram.SceneWrite, throughSeq int64) error
+	OpenScenes(ctx context.Context, keys []engram.SessionKey) (map[engram.SessionKey][]byte, error)
+	ScenesSince(ctx context.Context, after int64, limit int) ([]engram.Scene, error)
+	GetScenes(ctx context.Context, ids []string) ([]engram.Scene, error)
+	// The personas.
+	ApplyFacets(ctx context.Context, worker string, updates []engram.FacetUpdate, throughSeq int64) error
+	Persona(ctx context.Context, namespace, speaker string) ([]engram.Persona, error)
+	ResetPersonas(ctx context.Context, worker string) error
 }
 
 // Run runs the suite. fresh makes a new, empty palace for one subtest and
@@ -64,6 +74,8 @@ func Run(t *testing.T, fresh func(t *testing.T) Palace) {
 		{"Skips", testSkips},
 		{"JobStates", testJobStates},
 		{"ConcurrentPuts", testConcurrentPuts},
+		{"Scenes", testScenes},
+		{"Personas", testPersonas},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.fn(t, fresh(t)) })
 	}
@@ -629,4 +641,94 @@ func testConcurrentPuts(t *testing.T, p Palace) {
 		t.Fatalf("TurnSkips = %+v; want none", sk)
 	}
 	wantIndexed(t, p, 40)
+}
+
+func testScenes(t *testing.T, p Palace) {
+	ctx := t.Context()
+	put(t, p, turn(1, "ns", "s", "Ana", "we met at the harbour"), turn(2, "ns", "s", "Ben", "and then the storm"))
+	scene := engram.Scene{ID: "sc1", Namespace: "ns", Session: "s", Title: "harbour", Summary: "a meeting\x00 at the harbour",
+		Start: base.Add(time.Minute), End: base.Add(2 * time.Minute), Participants: []string{"Ana", "Ben"}, Turns: []string{"t1", "t2"}}
+	draft := []byte(`{"open":true}`)
+	if err := p.PutScenes(ctx, "scenes", []engram.SceneWrite{{Scene: scene, Draft: draft}}, 2); err != nil {
+		t.Fatal(err)
+	}
+	for name, bad := range map[string]engram.Scene{"id": {Namespace: "ns", Turns: []string{"t1"}},
+		"namespace": {ID: "x", Turns: []string{"t1"}}, "turns": {ID: "x", Namespace: "ns"},
+		"start": {ID: "x", Namespace: "ns", Turns: []string{"t1"}, Start: time.Date(3000, 1, 1, 0, 0, 0, 0, time.UTC)}} {
+		err := p.PutScenes(ctx, "scenes", []engram.SceneWrite{{Scene: scene}, {Scene: bad}}, 9)
+		if e, ok := errors.AsType[*engram.Error](err); !ok || e.Code != engram.EINVALID || e.Field != "scenes[1]."+name {
+			t.Errorf("PutScenes of a scene without a good %s = %v; want EINVALID naming scenes[1].%s", name, err, name)
+		}
+	}
+	if seq, _ := p.WorkerSeq(ctx, "scenes"); seq != 2 {
+		t.Fatalf("watermark after a refused batch = %d; want 2", seq)
+	}
+	got, err := p.GetScenes(ctx, []string{"unknown", "sc1"})
+	if err != nil || len(got) != 1 || got[0].Seq == 0 {
+		t.Fatalf("GetScenes = %+v, %v", got, err)
+	}
+	scene.Seq = got[0].Seq
+	if !reflect.DeepEqual(got[0], scene) {
+		t.Fatalf("the scene reads back %+v; want %+v", got[0], scene)
+	}
+	open, err := p.OpenScenes(ctx, []engram.SessionKey{{Namespace: "ns", Session: "s"}, {Namespace: "ns", Session: "other"}})
+	if err != nil || len(open) != 1 || string(open[engram.SessionKey{Namespace: "ns", Session: "s"}]) != string(draft) {
+		t.Fatalf("OpenScenes = %q, %v", open, err)
+	}
+	scene.Title = "the harbour, closed"
+	if err := p.PutScenes(ctx, "scenes", []engram.SceneWrite{{Scene: scene}}, 3); err != nil {
+		t.Fatal(err)
+	}
+	if open, _ := p.OpenScenes(ctx, []engram.SessionKey{{Namespace: "ns", Session: "s"}}); len(open) != 0 {
+		t.Fatalf("OpenScenes after the scene closed = %q", open)
+	}
+	since, err := p.ScenesSince(ctx, scene.Seq, 10)
+	if err != nil || len(since) != 1 || since[0].Title != scene.Title || since[0].Seq <= scene.Seq {
+		t.Fatalf("ScenesSince(%d) = %+v, %v; want the rewritten scene under a new change number", scene.Seq, since, err)
+	}
+}
+
+func testPersonas(t *testing.T, p Palace) {
+	ctx := t.Context()
+	at := func(day int) time.Time { return base.AddDate(0, 0, day) }
+	lives := func(value string, day int, ev ...string) engram.FacetUpdate {
+		return engram.FacetUpdate{Namespace: "ns", Speaker: "Ana", Facet: engram.FacetIdentity, Key: "lives_in", Value: value, At: at(day), Evidence: ev}
+	}
+	// Out of order, one twice: the latest value is the facet's, the
+	// others its history, each until the next began.
+	ups := []engram.FacetUpdate{lives("Porto", 10, "t2"), lives("Lisbon", 1, "t1"), lives("Porto", 12, "t3"), lives("Lisbon", 1, "t1"),
+		{Namespace: "ns", Speaker: "Ben", Facet: engram.FacetPreference, Key: "likes:jazz", Value: "jazz", At: at(3), Evidence: []string{"t4"}}}
+	if err := p.ApplyFacets(ctx, "persona", ups, 7); err != nil {
+		t.Fatal(err)
+	}
+	for name, bad := range map[string]engram.FacetUpdate{"speaker": {Namespace: "ns", Facet: "f", Key: "k", Value: "v", At: base},
+		"key": {Namespace: "ns", Speaker: "A", Key: "k", Value: "v", At: base}, "value": {Namespace: "ns", Speaker: "A", Facet: "f", Key: "k", At: base},
+		"at": {Namespace: "ns", Speaker: "A", Facet: "f", Key: "k", Value: "v"}} {
+		err := p.ApplyFacets(ctx, "persona", []engram.FacetUpdate{ups[0], bad}, 9)
+		if e, ok := errors.AsType[*engram.Error](err); !ok || e.Code != engram.EINVALID || e.Field != "facets[1]."+name {
+			t.Errorf("ApplyFacets without a good %s = %v; want EINVALID naming facets[1].%s", name, err, name)
+		}
+	}
+	if seq, _ := p.WorkerSeq(ctx, "persona"); seq != 7 {
+		t.Fatalf("watermark = %d; want 7", seq)
+	}
+	got, err := p.Persona(ctx, "ns", "ANA")
+	want := []engram.Persona{{Namespace: "ns", Speaker: "Ana", Updated: at(10), Facets: []engram.PersonaFacet{{
+		Facet: engram.FacetIdentity, Key: "lives_in", Value: "Porto", Since: at(10), Evidence: []string{"t2", "t3"},
+		History: []engram.FacetChange{{Value: "Lisbon", From: at(1), To: at(10), Evidence: []string{"t1"}}}}}}}
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("Persona(ns, ANA) = %+v, %v\nwant %+v", got, err, want)
+	}
+	if all, _ := p.Persona(ctx, "ns", ""); len(all) != 2 || all[0].Speaker != "Ana" || all[1].Speaker != "Ben" {
+		t.Fatalf("Persona(ns, \"\") = %+v; want Ana's and Ben's", all)
+	}
+	if err := p.ResetPersonas(ctx, "persona"); err != nil {
+		t.Fatal(err)
+	}
+	if all, _ := p.Persona(ctx, "ns", ""); len(all) != 0 {
+		t.Fatalf("Persona after a reset = %+v", all)
+	}
+	if seq, _ := p.WorkerSeq(ctx, "persona"); seq != 0 {
+		t.Fatalf("watermark after a reset = %d; want 0", seq)
+	}
 }
