@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	engram "github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/internal/kgchain"
 	"github.com/engram-dev/engram/internal/sqlrow"
 )
 
@@ -79,7 +80,7 @@ func (db *DB) ListTurns(ctx context.Context, q engram.TurnQuery) ([]engram.Turn,
 // triples first, at most q.Limit (default 50, at most 1000).
 func (db *DB) Entities(ctx context.Context, q engram.EntityQuery) ([]engram.EntityCount, error) {
 	limit := listLimit(q.Limit)
-	prefix := normName(q.Prefix)
+	prefix := kgchain.NormName(q.Prefix)
 	out := []engram.EntityCount{}
 	err := db.View(ctx, func(tx *sql.Tx) error {
 		rows, err := tx.QueryContext(ctx, `SELECT e.namespace, e.name,

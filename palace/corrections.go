@@ -1,16 +1,14 @@
 package palace
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
-	"strings"
 
 	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/internal/kgchain"
 	"github.com/engram-dev/engram/internal/sqlrow"
 )
 
@@ -21,12 +19,6 @@ import (
 // of graph statements rebuilt leaves out the wrong ones and replaces the
 // corrected objects. So a correction wins over what extraction produces,
 // whatever the order the two arrive in.
-
-// FactKey is the key a fact correction matches statements by: the
-// namespace, the normalised subject and object names and the predicate.
-func FactKey(ns, subject, predicate, object string) string {
-	return ns + "\x1f" + normName(subject) + "\x1f" + predicate + "\x1f" + normName(object)
-}
 
 func memoryAlt(ns, typ, text string) string { return ns + "\x1f" + typ + "\x1f" + text }
 
@@ -69,12 +61,12 @@ func (db *DB) FactToCorrect(ctx context.Context, id string) (engram.Triple, stri
 			}
 			tr.Subject, tr.Object, key = c.Subject, c.Original, corrected.String
 		} else {
-			key = FactKey(tr.Namespace, tr.Subject, tr.Predicate, tr.Object)
+			key = kgchain.FactKey(tr.Namespace, tr.Subject, tr.Predicate, tr.Object)
 		}
 		mems, err = sqlrow.Strings(ctx, tx, `SELECT DISTINCT s.memory FROM kg_statements s
 			JOIN kg_entities a ON a.n = s.subject JOIN kg_entities b ON b.n = s.object
 			WHERE s.namespace = ? AND a.norm = ? AND s.predicate = ? AND b.norm = ? AND s.memory <> '' ORDER BY s.memory`,
-			tr.Namespace, normName(tr.Subject), tr.Predicate, normName(tr.Object))
+			tr.Namespace, kgchain.NormName(tr.Subject), tr.Predicate, kgchain.NormName(tr.Object))
 		return err
 	})
 	return tr, key, mems, err
@@ -134,7 +126,7 @@ func applyCorrection(ctx context.Context, tx *sql.Tx, c engram.Correction) (bool
 	case engram.CorrectFact:
 		key = c.Key
 		if key == "" {
-			key = FactKey(c.Namespace, c.Subject, c.Predicate, c.Original)
+			key = kgchain.FactKey(c.Namespace, c.Subject, c.Predicate, c.Original)
 		}
 	default:
 		return false, fmt.Errorf("target %q", c.Target)
@@ -172,7 +164,7 @@ func applyCorrection(ctx context.Context, tx *sql.Tx, c engram.Correction) (bool
 	// A fact: rebuild every chain holding one of its statements.
 	_, err = rebuildChainsWhere(ctx, tx, `namespace = ? AND predicate = ?
 		AND subject IN (SELECT n FROM kg_entities WHERE norm = ?) AND object IN (SELECT n FROM kg_entities WHERE norm = ?)`,
-		c.Namespace, c.Predicate, normName(c.Subject), normName(c.Original))
+		c.Namespace, c.Predicate, kgchain.NormName(c.Subject), kgchain.NormName(c.Original))
 	return err == nil, err
 }
 
@@ -253,71 +245,26 @@ func hasCorrections(ctx context.Context, tx *sql.Tx, ns string) (bool, error) {
 // of a chain being rebuilt: statements of a memory marked wrong, or of a
 // fact marked wrong, are left out; a replaced object replaces theirs. The
 // caller knows the namespace has corrections (hasCorrections).
-func correctStatements(ctx context.Context, tx *sql.Tx, ns string, sts []statement) ([]statement, error) {
-	norms := map[int64]string{}
-	norm := func(n int64) (string, error) {
-		if s, ok := norms[n]; ok {
-			return s, nil
-		}
-		var s string
-		err := tx.QueryRowContext(ctx, `SELECT norm FROM kg_entities WHERE n = ?`, n).Scan(&s)
-		norms[n] = s
-		return s, err
-	}
-	out := sts[:0]
-	changed := false
-	for _, s := range sts {
-		if s.memory != "" {
+func correctStatements(ctx context.Context, tx *sql.Tx, ns string, sts []kgchain.Statement) ([]kgchain.Statement, error) {
+	return kgchain.Correct(ns, sts, kgchain.Corrector{
+		Wrong: func(memory string) (bool, error) {
 			var wrong bool
-			err := tx.QueryRowContext(ctx, `SELECT wrong FROM memories WHERE id = ?`, s.memory).Scan(&wrong)
-			if err != nil && !errors.Is(err, sql.ErrNoRows) {
-				return nil, err
+			err := tx.QueryRowContext(ctx, `SELECT wrong FROM memories WHERE id = ?`, memory).Scan(&wrong)
+			if errors.Is(err, sql.ErrNoRows) {
+				return false, nil
 			}
-			if wrong {
-				changed = true
-				continue
-			}
-		}
-		sn, err := norm(s.subject)
-		if err != nil {
-			return nil, err
-		}
-		on, err := norm(s.object)
-		if err != nil {
-			return nil, err
-		}
-		key := ns + "\x1f" + sn + "\x1f" + s.predicate + "\x1f" + on
-		c, err := lastCorrection(ctx, tx, engram.CorrectFact, key, "")
-		if err != nil {
-			return nil, err
-		}
-		switch {
-		case c == nil:
-		case c.Wrong:
-			changed = true
-			continue
-		case strings.TrimSpace(c.Object) != "":
-			obj, err := resolveEntity(ctx, tx, ns, c.Object, true)
-			if err != nil {
-				return nil, err
-			}
-			s.object, s.corrected = obj, key
-			changed = true
-		}
-		out = append(out, s)
-	}
-	if changed {
-		slices.SortStableFunc(out, func(a, b statement) int {
-			switch {
-			case a.at != b.at:
-				return cmp.Compare(a.at, b.at)
-			case a.predicate != b.predicate:
-				return strings.Compare(a.predicate, b.predicate)
-			}
-			return cmp.Compare(a.object, b.object)
-		})
-	}
-	return out, nil
+			return wrong, err
+		},
+		Norm: func(n int64) (string, error) {
+			var s string
+			err := tx.QueryRowContext(ctx, `SELECT norm FROM kg_entities WHERE n = ?`, n).Scan(&s)
+			return s, err
+		},
+		Last: func(key string) (*engram.Correction, error) {
+			return lastCorrection(ctx, tx, engram.CorrectFact, key, "")
+		},
+		Resolve: func(name string) (int64, error) { return resolveEntity(ctx, tx, ns, name, true) },
+	})
 }
 
 // CorrectionIDs returns the ids of the corrections the palace holds, in

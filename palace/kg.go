@@ -2,26 +2,19 @@ package palace
 
 import (
 	"context"
-	"crypto/sha256"
 	"database/sql"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	engram "github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/internal/facetline"
+	"github.com/engram-dev/engram/internal/kgchain"
 	"github.com/engram-dev/engram/internal/kwindex"
 	"github.com/engram-dev/engram/internal/sqlrow"
 )
-
-// exclusive are pairs of predicates that contradict each other for the same
-// subject and object.
-var exclusive = map[string]string{"likes": "dislikes", "dislikes": "likes"}
 
 // ApplyTriples adds triples to the knowledge graph and advances the
 // worker's watermark to throughSeq, in one transaction.
@@ -54,11 +47,11 @@ func (db *DB) ApplyTriples(ctx context.Context, worker string, triples []engram.
 		switch {
 		case t.Namespace == "":
 			return engram.FieldError(field+"namespace", "namespace is required")
-		case normName(t.Subject) == "":
+		case kgchain.NormName(t.Subject) == "":
 			return engram.FieldError(field+"subject", "subject is required")
 		case t.Predicate == "":
 			return engram.FieldError(field+"predicate", "predicate is required")
-		case normName(t.Object) == "":
+		case kgchain.NormName(t.Object) == "":
 			return engram.FieldError(field+"object", "object is required")
 		case t.ValidFrom.IsZero():
 			return engram.FieldError(field+"valid_from", "valid_from is required")
@@ -76,7 +69,7 @@ func (db *DB) ApplyTriples(ctx context.Context, worker string, triples []engram.
 	err := db.updateYielding(ctx, len(triples), func(tx *sql.Tx, from int, yield func(i int) bool) (int, error) {
 		// Record the statements, then rebuild each chain they touched
 		// once, from the first statement they changed on.
-		dirty := map[chainKey]stmtKey{}
+		dirty := map[chainKey]kgchain.Key{}
 		var order []chainKey
 		stop := from
 		for ; stop < len(triples) && !yield(stop); stop++ {
@@ -91,7 +84,7 @@ func (db *DB) ApplyTriples(ctx context.Context, worker string, triples []engram.
 			if first, ok := dirty[k]; !ok {
 				dirty[k] = key
 				order = append(order, k)
-			} else if key.less(first) {
+			} else if key.Less(first) {
 				dirty[k] = key
 			}
 		}
@@ -112,44 +105,6 @@ func (db *DB) ApplyTriples(ctx context.Context, worker string, triples []engram.
 	return nil
 }
 
-// statement is a row of kg_statements.
-type statement struct {
-	at        int64
-	subject   int64
-	predicate string
-	object    int64
-	sources   []string
-	memory    string
-	corrected string // the key of the fact correction that replaced the object
-}
-
-// value is what replaces what within a chain.
-func (s statement) value(single bool) string {
-	if single {
-		return strconv.FormatInt(s.object, 10)
-	}
-	return s.predicate
-}
-
-// stmtKey is a statement's place in its chain: the order of
-// kg_statements' key after the chain, and what a triple holds of its first
-// statement (valid_from, predicate, object).
-type stmtKey struct {
-	at        int64
-	predicate string
-	object    int64
-}
-
-func (k stmtKey) less(o stmtKey) bool {
-	if k.at != o.at {
-		return k.at < o.at
-	}
-	if k.predicate != o.predicate {
-		return k.predicate < o.predicate
-	}
-	return k.object < o.object
-}
-
 // chainKey names a chain of statements.
 type chainKey struct {
 	ns, chain string
@@ -158,7 +113,7 @@ type chainKey struct {
 
 // applyTriple records t as a statement of its chain and reports whether
 // the chain changed (and needs rebuilding from the statement's key on).
-func applyTriple(ctx context.Context, tx *sql.Tx, t engram.Triple) (k chainKey, key stmtKey, changed bool, err error) {
+func applyTriple(ctx context.Context, tx *sql.Tx, t engram.Triple) (k chainKey, key kgchain.Key, changed bool, err error) {
 	subj, err := resolveEntity(ctx, tx, t.Namespace, t.Subject, true)
 	if err != nil {
 		return k, key, false, err
@@ -177,15 +132,7 @@ func applyTriple(ctx context.Context, tx *sql.Tx, t engram.Triple) (k chainKey, 
 	} else if obj, err = resolveEntity(ctx, tx, t.Namespace, t.Object, true); err != nil {
 		return k, key, false, err
 	}
-	var chain string
-	switch {
-	case engram.SingleValued(t.Predicate):
-		chain = fmt.Sprintf("%d|%s", subj, t.Predicate)
-	case exclusive[t.Predicate] != "":
-		chain = fmt.Sprintf("%d|likes|%d", subj, obj)
-	default:
-		chain = fmt.Sprintf("%d|%s|%d", subj, t.Predicate, obj)
-	}
+	chain := kgchain.Chain(subj, t.Predicate, obj)
 	at := t.ValidFrom.UnixNano()
 
 	// Record the statement (merging the sources of a repeat).
@@ -206,7 +153,7 @@ func applyTriple(ctx context.Context, tx *sql.Tx, t engram.Triple) (k chainKey, 
 		t.Namespace, chain, at, subj, t.Predicate, obj, sqlrow.JSONList(nonNil(merged)), t.Memory); err != nil {
 		return k, key, false, err
 	}
-	return chainKey{t.Namespace, chain, engram.SingleValued(t.Predicate)}, stmtKey{at, t.Predicate, obj}, true, nil
+	return chainKey{t.Namespace, chain, engram.SingleValued(t.Predicate)}, kgchain.Key{At: at, Predicate: t.Predicate, Object: obj}, true, nil
 }
 
 // rebuildChain replaces the triples of a chain with those its statements
@@ -221,7 +168,7 @@ func rebuildChain(ctx context.Context, tx *sql.Tx, ns, chain string, single bool
 // before it are the same, and so are their triples, whose valid_to is
 // the first statement of the next group. Where the namespace has
 // corrections, which may drop or change any statement, it rebuilds all.
-func rebuildChainFrom(ctx context.Context, tx *sql.Tx, ns, chain string, single bool, changed *stmtKey) error {
+func rebuildChainFrom(ctx context.Context, tx *sql.Tx, ns, chain string, single bool, changed *kgchain.Key) error {
 	corrected, err := hasCorrections(ctx, tx, ns)
 	if err != nil {
 		return err
@@ -236,12 +183,12 @@ func rebuildChainFrom(ctx context.Context, tx *sql.Tx, ns, chain string, single 
 		if ok {
 			cond += ` AND (at, predicate, object) >= (?, ?, ?)`
 			tcond += ` AND (valid_from, predicate, object) >= (?, ?, ?)`
-			args = append(args, from.at, from.predicate, from.object)
+			args = append(args, from.At, from.Predicate, from.Object)
 		}
 	}
 	sts, err := sqlrow.Query(ctx, tx, `SELECT at, subject, predicate, object, sources, memory FROM kg_statements
-		WHERE `+cond+` ORDER BY at, predicate, object`, args, func(r *sql.Rows, s *statement) error {
-		return r.Scan(&s.at, &s.subject, &s.predicate, &s.object, sqlrow.JSON(&s.sources), &s.memory)
+		WHERE `+cond+` ORDER BY at, predicate, object`, args, func(r *sql.Rows, s *kgchain.Statement) error {
+		return r.Scan(&s.At, &s.Subject, &s.Predicate, &s.Object, sqlrow.JSON(&s.Sources), &s.Memory)
 	})
 	if err != nil {
 		return err
@@ -261,46 +208,33 @@ func rebuildChainFrom(ctx context.Context, tx *sql.Tx, ns, chain string, single 
 	if err != nil {
 		return err
 	}
-	for i := 0; i < len(sts); {
-		first := sts[i]
-		srcs := first.sources
-		j := i + 1
-		for j < len(sts) && sts[j].value(single) == first.value(single) {
-			srcs = facetline.Union(srcs, sts[j].sources)
-			j++
-		}
-		// Statements at the same moment with different values: the last in
-		// value order wins, the others hold for no time.
-		var validTo any
-		if j < len(sts) {
-			validTo = sts[j].at
-		}
+	for _, tr := range kgchain.Triples(sts, single) {
+		first := tr.First
 		seq++
 		var n int64
 		var corrected any
-		if first.corrected != "" {
-			corrected = first.corrected
+		if first.Corrected != "" {
+			corrected = first.Corrected
 		}
 		if err := tx.QueryRowContext(ctx, `INSERT INTO kg_triples
 			(id, namespace, chain, subject, predicate, object, valid_from, valid_to, confidence, sources, memory, seq, corrected)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING n`,
-			tripleID(ns, first.subject, first.predicate, first.object, first.at), ns, chain, first.subject, first.predicate,
-			first.object, first.at, validTo, confidence(len(srcs)), sqlrow.JSONList(nonNil(srcs)), first.memory, seq, corrected).Scan(&n); err != nil {
+			kgchain.TripleID(ns, first), ns, chain, first.Subject, first.Predicate,
+			first.Object, first.At, tr.ValidTo, kgchain.Confidence(len(tr.Sources)), sqlrow.JSONList(nonNil(tr.Sources)), first.Memory, seq, corrected).Scan(&n); err != nil {
 			return err
 		}
 		var subj, obj string
 		if err := tx.QueryRowContext(ctx, `SELECT (SELECT name FROM kg_entities WHERE n = ?), (SELECT name FROM kg_entities WHERE n = ?)`,
-			first.subject, first.object).Scan(&subj, &obj); err != nil {
+			first.Subject, first.Object).Scan(&subj, &obj); err != nil {
 			return err
 		}
-		text, err := kwindex.IndexText(engram.Triple{Subject: subj, Predicate: first.predicate, Object: obj}.Sentence())
+		text, err := kwindex.IndexText(engram.Triple{Subject: subj, Predicate: first.Predicate, Object: obj}.Sentence())
 		if err != nil {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO kg_fts (rowid, text) VALUES (?, ?)`, n, text); err != nil {
 			return err
 		}
-		i = j
 	}
 	return nil
 }
@@ -310,11 +244,11 @@ func rebuildChainFrom(ctx context.Context, tx *sql.Tx, ns, chain string, single 
 // is in; ok is false where there is none. Only for a namespace without
 // corrections: with them, triples need not hold their first statements'
 // keys.
-func chainGroupBefore(ctx context.Context, tx *sql.Tx, ns, chain string, key stmtKey) (from stmtKey, ok bool, err error) {
+func chainGroupBefore(ctx context.Context, tx *sql.Tx, ns, chain string, key kgchain.Key) (from kgchain.Key, ok bool, err error) {
 	ok, err = sqlrow.One(tx.QueryRowContext(ctx, `SELECT valid_from, predicate, object FROM kg_triples
 		WHERE namespace = ? AND chain = ? AND (valid_from, predicate, object) < (?, ?, ?)
 		ORDER BY valid_from DESC, predicate DESC, object DESC LIMIT 1`,
-		ns, chain, key.at, key.predicate, key.object), &from.at, &from.predicate, &from.object)
+		ns, chain, key.At, key.Predicate, key.Object), &from.At, &from.Predicate, &from.Object)
 	return from, ok, err
 }
 
@@ -351,25 +285,11 @@ func rebuildChainsWhere(ctx context.Context, tx *sql.Tx, cond string, args ...an
 	return before, nil
 }
 
-// confidence grows with the evidence: 1 - 0.5^sources.
-func confidence(sources int) float64 {
-	c := 1.0
-	for range min(sources, 20) {
-		c /= 2
-	}
-	return 1 - c
-}
-
-func tripleID(ns string, subj int64, pred string, obj, vf int64) string {
-	h := sha256.Sum256([]byte(ns + "|" + strconv.FormatInt(subj, 10) + "|" + pred + "|" + strconv.FormatInt(obj, 10) + "|" + strconv.FormatInt(vf, 10)))
-	return "kg-" + hex.EncodeToString(h[:])[:20]
-}
-
 // resolveEntity returns the entity named name (by alias or normalised
 // name), creating it when create is set; 0 when not found. A known entity
-// met under a better spelling (betterName) takes it as its name.
+// met under a better spelling (kgchain.BetterName) takes it as its name.
 func resolveEntity(ctx context.Context, tx *sql.Tx, ns, name string, create bool) (int64, error) {
-	norm, display := normName(name), displayName(name)
+	norm, display := kgchain.NormName(name), kgchain.DisplayName(name)
 	var n int64
 	var known string
 	found, err := sqlrow.One(tx.QueryRowContext(ctx, `SELECT e.n, e.name FROM kg_aliases a JOIN kg_entities e ON e.n = a.entity
@@ -377,7 +297,7 @@ func resolveEntity(ctx context.Context, tx *sql.Tx, ns, name string, create bool
 	switch {
 	case err != nil:
 		return 0, err
-	case found && create && normName(known) == norm:
+	case found && create && kgchain.NormName(known) == norm:
 		return n, rename(ctx, tx, n, known, display)
 	case found:
 		return n, nil
@@ -395,7 +315,7 @@ func resolveEntity(ctx context.Context, tx *sql.Tx, ns, name string, create bool
 // nameEntity returns the entity whose normalised name is name's, creating
 // it (without alias) if there is none.
 func nameEntity(ctx context.Context, tx *sql.Tx, ns, name string) (int64, error) {
-	norm, display := normName(name), displayName(name)
+	norm, display := kgchain.NormName(name), kgchain.DisplayName(name)
 	var n int64
 	var known string
 	found, err := sqlrow.One(tx.QueryRowContext(ctx, `SELECT n, name FROM kg_entities WHERE namespace = ? AND norm = ?`, ns, norm), &n, &known)
@@ -409,52 +329,20 @@ func nameEntity(ctx context.Context, tx *sql.Tx, ns, name string) (int64, error)
 	return n, rename(ctx, tx, n, known, display)
 }
 
-// displayName is name as an entity shows it: NFKC, white space collapsed.
-func displayName(name string) string { return strings.Join(strings.Fields(kwindex.NFKC(name)), " ") }
-
 // rename names entity n, now named known, display when that spelling is
-// the better (betterName).
+// the better (kgchain.BetterName).
 func rename(ctx context.Context, tx *sql.Tx, n int64, known, display string) error {
-	if !betterName(display, known) {
+	if !kgchain.BetterName(display, known) {
 		return nil
 	}
 	_, err := tx.ExecContext(ctx, `UPDATE kg_entities SET name = ? WHERE n = ?`, display, n)
 	return err
 }
 
-// betterName reports whether spelling a names an entity better than b, so
-// that the name shown does not depend on which spelling came first: more
-// words capitalised (Go over go), then fewer capitals (Alice over ALICE),
-// then the smaller string.
-func betterName(a, b string) bool {
-	caps := func(s string) (words, letters int) {
-		for _, w := range strings.Fields(s) {
-			if r, _ := utf8.DecodeRuneInString(w); unicode.IsUpper(r) {
-				words++
-			}
-		}
-		for _, r := range s {
-			if unicode.IsUpper(r) {
-				letters++
-			}
-		}
-		return
-	}
-	aw, al := caps(a)
-	bw, bl := caps(b)
-	if aw != bw {
-		return aw > bw
-	}
-	if al != bl {
-		return al < bl
-	}
-	return a < b
-}
-
 // addAlias makes name another name of entity, unless the name is taken by
 // another entity that has triples of its own (then the two stay apart).
 func addAlias(ctx context.Context, tx *sql.Tx, ns, name string, entity int64) error {
-	norm := normName(name)
+	norm := kgchain.NormName(name)
 	var owner int64
 	found, err := sqlrow.One(tx.QueryRowContext(ctx, `SELECT entity FROM kg_aliases WHERE namespace = ? AND norm = ?`, ns, norm), &owner)
 	switch {

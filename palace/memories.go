@@ -12,6 +12,7 @@ import (
 	"unicode"
 
 	engram "github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/internal/kgchain"
 	"github.com/engram-dev/engram/internal/kwindex"
 	"github.com/engram-dev/engram/internal/neardup"
 	"github.com/engram-dev/engram/internal/sqlrow"
@@ -232,7 +233,7 @@ func (db *DB) putMemory(ctx context.Context, tx *sql.Tx, m engram.Memory, seq *i
 	vf, _ := nanos(m.ValidFrom)
 	var rs, rp, ro, rsn, ron any
 	if r := m.Relation; r != nil && r.Subject != "" && r.Predicate != "" && r.Object != "" {
-		rs, rp, ro, rsn, ron = r.Subject, r.Predicate, r.Object, normName(r.Subject), normName(r.Object)
+		rs, rp, ro, rsn, ron = r.Subject, r.Predicate, r.Object, kgchain.NormName(r.Subject), kgchain.NormName(r.Object)
 	}
 	*seq++
 	ins, err := db.writeStmt(ctx, tx, qInsertMemory)
@@ -281,7 +282,7 @@ func (db *DB) putMemory(ctx context.Context, tx *sql.Tx, m engram.Memory, seq *i
 // superseded when a contradicting memory is newer.
 func supersede(ctx context.Context, tx *sql.Tx, m engram.Memory, n int64, seq *int64) (bool, error) {
 	r := m.Relation
-	subj, obj := normName(r.Subject), normName(r.Object)
+	subj, obj := kgchain.NormName(r.Subject), kgchain.NormName(r.Object)
 	var q string
 	var args []any
 	switch {
@@ -469,21 +470,6 @@ func contentWords(s string) []string {
 }
 
 func dedupKey(m engram.Memory, words []string) string { return neardup.Key(m.Type, m.Subject, words) }
-
-// normName is how entity names compare: NFKC, case-folded, white space
-// collapsed, surrounding punctuation and a leading article dropped.
-func normName(s string) string {
-	s = strings.ToLower(kwindex.NFKC(s))
-	s = strings.Join(strings.Fields(s), " ")
-	s = strings.TrimFunc(s, func(r rune) bool { return unicode.IsPunct(r) && r != '#' && r != '+' })
-	for _, a := range []string{"the ", "a ", "an "} {
-		if rest, ok := strings.CutPrefix(s, a); ok && rest != "" {
-			s = rest
-			break
-		}
-	}
-	return s
-}
 
 func capSources(s []string) []string {
 	if len(s) > maxMemorySources {

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/internal/kgchain"
 	"github.com/engram-dev/engram/internal/kwindex"
 	"github.com/engram-dev/engram/internal/redacttext"
 	"github.com/engram-dev/engram/internal/sqlrow"
@@ -252,7 +253,7 @@ func (r *redactor) entities(namespaces map[string]bool) error {
 				}
 				// A redacted alias that another one already spells goes.
 				name := r.red(a.alias)
-				if norm := normName(name); norm != "" {
+				if norm := kgchain.NormName(name); norm != "" {
 					if err := r.exec(`INSERT INTO kg_aliases (namespace, norm, alias, entity) VALUES (?, ?, ?, ?)
 						ON CONFLICT (namespace, norm) DO NOTHING`, ns, norm, name, a.entity); err != nil {
 						return err
@@ -266,7 +267,7 @@ func (r *redactor) entities(namespaces map[string]bool) error {
 			}
 			for _, e := range ents {
 				name := r.red(e.name)
-				norm := normName(name)
+				norm := kgchain.NormName(name)
 				var taken int
 				if err := r.tx.QueryRowContext(r.ctx, `SELECT count(*) FROM kg_entities WHERE namespace = ? AND norm = ? AND n <> ?`,
 					ns, norm, e.n).Scan(&taken); err != nil {
@@ -318,7 +319,7 @@ func redactCorrections(ctx context.Context, tx *sql.Tx, txt *redacttext.Text) er
 			}
 			fixed := RedactCorrection(cor, txt.Red)
 			if key = fixed.Key; key == "" {
-				key = FactKey(fixed.Namespace, fixed.Subject, fixed.Predicate, fixed.Original) // as applyCorrection makes it
+				key = kgchain.FactKey(fixed.Namespace, fixed.Subject, fixed.Predicate, fixed.Original) // as applyCorrection makes it
 			}
 			raw, err := json.Marshal(fixed)
 			if err != nil {
@@ -375,11 +376,11 @@ func settleCorrected(ctx context.Context, tx *sql.Tx, n int64) error {
 // graph derives from the redacted memories; any other key is redacted as
 // it is.
 func RedactCorrection(c engram.Correction, red func(string) string) engram.Correction {
-	made := c.Target == engram.CorrectFact && c.Key != "" && c.Key == FactKey(c.Namespace, c.Subject, c.Predicate, c.Original)
+	made := c.Target == engram.CorrectFact && c.Key != "" && c.Key == kgchain.FactKey(c.Namespace, c.Subject, c.Predicate, c.Original)
 	c.Text, c.Object, c.Reason, c.Original = red(c.Text), red(c.Object), red(c.Reason), red(c.Original)
 	c.Subject, c.Predicate = red(c.Subject), red(c.Predicate)
 	if made {
-		c.Key = FactKey(c.Namespace, c.Subject, c.Predicate, c.Original)
+		c.Key = kgchain.FactKey(c.Namespace, c.Subject, c.Predicate, c.Original)
 	} else {
 		c.Key = red(c.Key)
 	}
@@ -406,7 +407,7 @@ func (r *redactor) redactMemories(turnID string) error {
 		if rs.Valid && ro.Valid {
 			nrs, nro := red(rs.String), red(ro.String)
 			if _, err := tx.ExecContext(ctx, `UPDATE memories SET rel_subject = ?, rel_object = ?, rel_subj_norm = ?, rel_obj_norm = ?, seq = ? WHERE n = ?`,
-				nrs, nro, normName(nrs), normName(nro), seq, n); err != nil {
+				nrs, nro, kgchain.NormName(nrs), kgchain.NormName(nro), seq, n); err != nil {
 				return err
 			}
 		} else if _, err := tx.ExecContext(ctx, `UPDATE memories SET seq = ? WHERE n = ?`, seq, n); err != nil {

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	engram "github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/internal/kgchain"
 )
 
 // TestRedactTurns_SpeakerMetaGraphAndModels redacts spans a turn holds in
@@ -43,7 +44,7 @@ func TestRedactTurns_SpeakerMetaGraphAndModels(t *testing.T) {
 	}
 	// Bo visits Lisbon, in truth: the correction is keyed by the names.
 	fix := engram.Correction{ID: "cor-1", Target: engram.CorrectFact, Of: "kg-x", Object: "Lisbon", Namespace: "default",
-		Subject: "Bo", Predicate: "visits", Original: "Quokkaville", Key: FactKey("default", "Bo", "visits", "Quokkaville")}
+		Subject: "Bo", Predicate: "visits", Original: "Quokkaville", Key: kgchain.FactKey("default", "Bo", "visits", "Quokkaville")}
 	// A memory of another turn, corrected with the span in its text.
 	if _, err := db.PutMemories(ctx, "l1", []engram.Memory{mem("m-b", engram.MemoryFact, "Ana", "Ana works at Acme", day(1), "b", nil)}, 3); err != nil {
 		t.Fatal(err)
