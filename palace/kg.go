@@ -42,23 +42,8 @@ import (
 // ignored). Errors: EINVALID naming the field for a triple without
 // namespace, subject, predicate, object or valid_from.
 func (db *DB) ApplyTriples(ctx context.Context, worker string, triples []engram.Triple, throughSeq int64) error {
-	for i, t := range triples {
-		field := "triples[" + strconv.Itoa(i) + "]."
-		switch {
-		case t.Namespace == "":
-			return engram.FieldError(field+"namespace", "namespace is required")
-		case kgchain.NormName(t.Subject) == "":
-			return engram.FieldError(field+"subject", "subject is required")
-		case t.Predicate == "":
-			return engram.FieldError(field+"predicate", "predicate is required")
-		case kgchain.NormName(t.Object) == "":
-			return engram.FieldError(field+"object", "object is required")
-		case t.ValidFrom.IsZero():
-			return engram.FieldError(field+"valid_from", "valid_from is required")
-		}
-		if _, err := nanos(t.ValidFrom); err != nil {
-			return engram.FieldError(field+"valid_from", "%v", err)
-		}
+	if err := kgchain.Check(triples, func(at time.Time) error { _, err := nanos(at); return err }); err != nil {
+		return err
 	}
 	// The statements recorded in a transaction commit with their chains
 	// rebuilt (updateYielding): a batch holds the writer for long, and a

@@ -14,11 +14,17 @@
 // around a turn (engram.TurnLookup, TurnsAround); their keyword search
 // with its substring and CJK stages (search.go: each server's index in
 // memory, following the rows by change number); the session parts
-// (units.go, engram.UnitIndex); forget and redaction over these tables
-// (rewrite.go); the jobs' watermarks, skipped ranges and state
-// (workers.go). The scene units, the derived layers, corrections, vectors
-// and vaults are still package palace's alone, and no configuration
-// selects this palace yet.
+// (units.go, engram.UnitIndex); the scenes with their units (scenes.go),
+// the personas (persona.go) and the knowledge graph (kg.go), each searched
+// layer with its own keyword index in each server's memory; forget and
+// redaction over these tables (rewrite.go); the jobs' watermarks, skipped
+// ranges and state (workers.go). The memories, corrections, vectors and
+// vaults are still package palace's alone, and no configuration selects
+// this palace yet.
+//
+// Writes that take change numbers hold an advisory lock to commit: the
+// turns' (turns, units, scenes), the graph's, the personas'; a forget or
+// a redaction takes them all, in one order.
 //
 // Times are kept as Unix nanoseconds, as package palace keeps them, so
 // that a turn reads back to the nanosecond and orders alike in both.

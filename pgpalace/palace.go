@@ -53,6 +53,14 @@ var migrations = []string{
 	// palace_persona_facets are the L3 personas, a row a facet of a
 	// speaker (package palace's persona_facets): history is the values
 	// before, as JSON (internal/facetline).
+	// palace_kg_* are the L4 graph (package palace's kg_*, built by
+	// internal/kgchain): entities by normalised name and their aliases;
+	// every statement the graph was told, in chains; the triples the
+	// chains make, each with the sentence the keyword index of the
+	// triples holds (text: written when its chain is rebuilt, as
+	// package palace's kg_fts) and a change number the servers' indexes
+	// follow. Names that order chains compare bytewise (COLLATE "C"),
+	// as SQLite's and Go's do.
 	`CREATE TABLE palace_meta (
 		key   text PRIMARY KEY,
 		value bigint NOT NULL
@@ -73,6 +81,7 @@ var migrations = []string{
 	);
 	CREATE INDEX palace_turns_session ON palace_turns (namespace, session, ts, seq);
 	CREATE INDEX palace_turns_change_idx ON palace_turns (change);
+	CREATE INDEX palace_turns_timeline ON palace_turns (namespace, coalesce(ts, -9223372036854775808) DESC, seq DESC);
 	CREATE TABLE palace_turn_text (
 		seq    bigint PRIMARY KEY,
 		folded text NOT NULL,
@@ -154,6 +163,56 @@ var migrations = []string{
 		updated   bigint,
 		PRIMARY KEY (namespace, speaker, facet, key)
 	);
+	CREATE TABLE palace_kg_entities (
+		n         bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+		namespace text NOT NULL,
+		name      text NOT NULL,
+		norm      text COLLATE "C" NOT NULL,
+		UNIQUE (namespace, norm)
+	);
+	CREATE TABLE palace_kg_aliases (
+		namespace text NOT NULL,
+		norm      text COLLATE "C" NOT NULL,
+		alias     text NOT NULL,
+		entity    bigint NOT NULL REFERENCES palace_kg_entities (n),
+		PRIMARY KEY (namespace, norm)
+	);
+	CREATE INDEX palace_kg_aliases_entity ON palace_kg_aliases (entity);
+	CREATE TABLE palace_kg_statements (
+		namespace text NOT NULL,
+		chain     text NOT NULL,
+		at        bigint NOT NULL,
+		subject   bigint NOT NULL REFERENCES palace_kg_entities (n),
+		predicate text COLLATE "C" NOT NULL,
+		object    bigint NOT NULL REFERENCES palace_kg_entities (n),
+		sources   text[] NOT NULL,
+		memory    text NOT NULL DEFAULT '',
+		PRIMARY KEY (namespace, chain, at, predicate, object)
+	);
+	CREATE INDEX palace_kg_statements_subject ON palace_kg_statements (subject);
+	CREATE INDEX palace_kg_statements_object ON palace_kg_statements (object);
+	CREATE INDEX palace_kg_statements_sources ON palace_kg_statements USING gin (sources);
+	CREATE INDEX palace_kg_statements_memory ON palace_kg_statements (memory) WHERE memory <> '';
+	CREATE TABLE palace_kg_triples (
+		n          bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+		id         text NOT NULL UNIQUE,
+		namespace  text NOT NULL,
+		chain      text NOT NULL,
+		subject    bigint NOT NULL REFERENCES palace_kg_entities (n),
+		predicate  text COLLATE "C" NOT NULL,
+		object     bigint NOT NULL REFERENCES palace_kg_entities (n),
+		valid_from bigint NOT NULL,
+		valid_to   bigint,
+		confidence double precision NOT NULL,
+		sources    text[] NOT NULL,
+		memory     text NOT NULL DEFAULT '',
+		corrected  text,
+		text       text NOT NULL,
+		seq        bigint NOT NULL UNIQUE
+	);
+	CREATE INDEX palace_kg_triples_subject ON palace_kg_triples (subject, predicate, valid_from);
+	CREATE INDEX palace_kg_triples_chain ON palace_kg_triples (namespace, chain, valid_from, predicate, object);
+	CREATE INDEX palace_kg_triples_object ON palace_kg_triples (object);
 	COMMENT ON TABLE palace_turns IS 'engram palace: the archived turns as the indexer stores them';`,
 }
 
@@ -184,6 +243,7 @@ type DB struct {
 	kw   *kwindex.SeqCache // the turns' keyword index (search.go)
 	ukw  *kwindex.SeqCache // the units' keyword index, one a kind (units.go)
 	skw  *kwindex.SeqCache // the scenes' keyword index (scenes.go)
+	gkw  *kwindex.SeqCache // the triples' keyword index (kg.go)
 }
 
 // Open connects to the database at url, applies the palace's missing
@@ -202,6 +262,7 @@ func Open(ctx context.Context, url string) (*DB, error) {
 	db.kw = kwindex.NewSeqCache(tableSource{db, "palace_turns", "change", keyTurnsDeleted, turnChanges}, false, "").WithSecond(speakerWeight)
 	db.ukw = kwindex.NewSeqCache(tableSource{db, "palace_units", "seq", keyUnitsDeleted, unitChanges}, true, engram.UnitSession, engram.UnitScene)
 	db.skw = kwindex.NewSeqCache(tableSource{db, "palace_scenes", "seq", keyScenesDeleted, sceneChanges}, true, "")
+	db.gkw = kwindex.NewSeqCache(tableSource{db, "palace_kg_triples", "seq", keyTriplesDeleted, tripleChanges}, false, "")
 	return db, nil
 }
 
@@ -221,9 +282,25 @@ func (db *DB) Close() error {
 // below it. It reads "engram" in ASCII, then a number, as the archive's.
 const writeLockKey int64 = 0x656e6772616d_10
 
-// lockWrites takes the palace's write lock in tx.
-func lockWrites(ctx context.Context, tx pgx.Tx) error {
-	_, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, writeLockKey)
+// The other write locks: of the graph (its triples' change numbers, the
+// chains rebuilt), and of the personas (a facet read and written again).
+// A transaction takes the locks it needs in the order of their keys, the
+// turns' first, so that two never wait for each other.
+const (
+	graphLockKey   = writeLockKey + 1
+	personaLockKey = writeLockKey + 2
+)
+
+// lockWrites takes the palace's write lock in tx: the turns', and the
+// others of keys.
+func lockWrites(ctx context.Context, tx pgx.Tx, keys ...int64) error {
+	_, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(k) FROM unnest($1::bigint[]) AS k ORDER BY k`, append([]int64{writeLockKey}, keys...))
+	return err
+}
+
+// lock takes the write lock of key alone in tx.
+func lock(ctx context.Context, tx pgx.Tx, key int64) error {
+	_, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, key)
 	return err
 }
 

@@ -75,7 +75,7 @@ func (db *DB) ApplyFacets(ctx context.Context, worker string, updates []engram.F
 	}
 	return db.update(ctx, "apply facets", func(tx pgx.Tx) error {
 		// One fold at a time: a fold reads the facet's row and writes it.
-		if err := lockWrites(ctx, tx); err != nil {
+		if err := lock(ctx, tx, personaLockKey); err != nil {
 			return err
 		}
 		for _, u := range updates {
@@ -151,7 +151,7 @@ func (db *DB) Persona(ctx context.Context, namespace, speaker string) ([]engram.
 // the persona job, which then folds every memory again from the first.
 func (db *DB) ResetPersonas(ctx context.Context, worker string) error {
 	return db.update(ctx, "reset personas", func(tx pgx.Tx) error {
-		if err := lockWrites(ctx, tx); err != nil {
+		if err := lock(ctx, tx, personaLockKey); err != nil {
 			return err
 		}
 		if _, err := tx.Exec(ctx, `DELETE FROM palace_persona_facets`); err != nil {

@@ -2,6 +2,9 @@ package pgpalace
 
 import (
 	"context"
+	"errors"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -33,7 +36,7 @@ func (db *DB) ForgetTurns(ctx context.Context, turns []engram.ForgetTurn, at tim
 	}
 	err := db.update(ctx, "forget turns", func(tx pgx.Tx) error {
 		res = engram.ForgetResult{}
-		if err := lockWrites(ctx, tx); err != nil {
+		if err := lockWrites(ctx, tx, graphLockKey, personaLockKey); err != nil {
 			return err
 		}
 		if _, err := tx.Exec(ctx, `INSERT INTO palace_forgotten (id, seq, at)
@@ -72,6 +75,9 @@ func (db *DB) ForgetTurns(ctx context.Context, turns []engram.ForgetTurn, at tim
 			forgotten[id] = true
 		}
 		if res.Facets, err = keepFacets(ctx, tx, forgotten, nil); err != nil {
+			return err
+		}
+		if err := (graph{ctx, tx}).forgetStatements(ids, &res.Facts, &res.Removed); err != nil {
 			return err
 		}
 		if _, err := tx.Exec(ctx, `DELETE FROM palace_turn_skips WHERE id = ANY($1)`, ids); err != nil {
@@ -131,9 +137,9 @@ func (db *DB) RedactTurns(ctx context.Context, turns []engram.Turn, spans []stri
 	err := db.update(ctx, "redact turns", func(tx pgx.Tx) error {
 		res = engram.RedactResult{TurnVectors: map[string][]string{}, Watermarks: map[string]int64{}}
 		var redacted []int64
-		redactedIDs := map[string]bool{}
+		redactedIDs, namespaces := map[string]bool{}, map[string]bool{}
 		txt := redacttext.New(spans, marker)
-		if err := lockWrites(ctx, tx); err != nil {
+		if err := lockWrites(ctx, tx, graphLockKey, personaLockKey); err != nil {
 			return err
 		}
 		for _, t := range turns {
@@ -142,17 +148,19 @@ func (db *DB) RedactTurns(ctx context.Context, turns []engram.Turn, spans []stri
 				m := string(t.Meta)
 				meta = &m
 			}
-			tag, err := tx.Exec(ctx, `UPDATE palace_turns SET content = $3, speaker = $4, meta = $5, change = nextval('palace_turns_change')
-				WHERE seq = $1 AND id = $2`, t.Seq, t.ID, []byte(t.Content), t.Speaker, meta)
+			var ns string
+			err := tx.QueryRow(ctx, `UPDATE palace_turns SET content = $3, speaker = $4, meta = $5, change = nextval('palace_turns_change')
+				WHERE seq = $1 AND id = $2 RETURNING namespace`, t.Seq, t.ID, []byte(t.Content), t.Speaker, meta).Scan(&ns)
+			if errors.Is(err, pgx.ErrNoRows) {
+				continue
+			}
 			if err != nil {
 				return err
-			}
-			if tag.RowsAffected() == 0 {
-				continue
 			}
 			res.Turns++
 			redacted = append(redacted, t.Seq)
 			redactedIDs[t.ID] = true
+			namespaces[ns] = true
 			if _, err := tx.Exec(ctx, `UPDATE palace_turn_text SET folded = $2, grams = $3 WHERE seq = $1`,
 				t.Seq, folded(t.Content), grams(t.Content, t.Speaker)); err != nil {
 				return err
@@ -170,7 +178,10 @@ func (db *DB) RedactTurns(ctx context.Context, turns []engram.Turn, spans []stri
 		if err != nil {
 			return err
 		}
-		return fixUnits(ctx, tx, units, &res.Units, &res.Removed)
+		if err := fixUnits(ctx, tx, units, &res.Units, &res.Removed); err != nil {
+			return err
+		}
+		return (graph{ctx, tx}).redactEntities(slices.Sorted(maps.Keys(namespaces)), spans, txt, &res.Entities, &res.Removed)
 	})
 	if err != nil {
 		return engram.RedactResult{}, err
@@ -180,9 +191,10 @@ func (db *DB) RedactTurns(ctx context.Context, turns []engram.Turn, spans []stri
 
 var _ engram.TurnRewriter = (*DB)(nil)
 
-// redactDerived redacts the persona facets of the redacted turns (ids), as
-// package palace's: a facet a span names loses their evidence, the others
-// are redacted in place.
+// redactDerived redacts the persona facets and the graph statements of
+// the redacted turns (ids), as package palace's: a facet a span names
+// loses their evidence, the others are redacted in place; the statements
+// lose them as sources.
 func redactDerived(ctx context.Context, tx pgx.Tx, ids map[string]bool, txt *redacttext.Text, res *engram.RedactResult) error {
 	if len(ids) == 0 {
 		return nil
@@ -199,5 +211,8 @@ func redactDerived(ctx context.Context, tx pgx.Tx, ids map[string]bool, txt *red
 		}
 		res.Facets += n
 	}
-	return nil
+	// The graph statements of the turns go; the graph job makes them
+	// again from the redacted memories.
+	var facts int
+	return (graph{ctx, tx}).forgetStatements(slices.Collect(maps.Keys(ids)), &facts, &res.Removed)
 }

@@ -67,6 +67,8 @@ func TestScenes_AsSQLite(t *testing.T) {
 	turns := unitTurns(t)
 	pg, lite := bothPalaces(t, turns, 60)
 	type scenePalace interface {
+		Stats(ctx context.Context) (engram.Stats, error)
+		ListTurns(ctx context.Context, q engram.TurnQuery) ([]engram.Turn, error)
 		engram.UnitIndex
 		PutScenes(ctx context.Context, worker string, scenes []engram.SceneWrite, throughSeq int64) error
 		OpenScenes(ctx context.Context, keys []engram.SessionKey) (map[engram.SessionKey][]byte, error)
@@ -94,6 +96,7 @@ func TestScenes_AsSQLite(t *testing.T) {
 	for _, tu := range turns {
 		keys[engram.SessionKey{Namespace: tu.Namespace, Session: tu.Session}] = true
 	}
+	noTime := turns[slices.IndexFunc(turns, func(tu engram.Turn) bool { return tu.TS.IsZero() && tu.Seq > 100 })]
 	compare := func(when string) {
 		t.Helper()
 		all, err := lite.ScenesSince(ctx, 0, 100_000)
@@ -111,6 +114,23 @@ func TestScenes_AsSQLite(t *testing.T) {
 			read func(scenePalace) (any, error)
 		}{
 			{"ScenesSince", func(p scenePalace) (any, error) { return p.ScenesSince(ctx, 5, 100_000) }},
+			{"Stats", func(p scenePalace) (any, error) { return p.Stats(ctx) }},
+			{"ListTurns", func(p scenePalace) (any, error) { return p.ListTurns(ctx, engram.TurnQuery{Limit: 1000}) }},
+			{"ListTurns of a namespace", func(p scenePalace) (any, error) {
+				return p.ListTurns(ctx, engram.TurnQuery{Namespace: "home", Limit: 30})
+			}},
+			{"ListTurns before", func(p scenePalace) (any, error) {
+				return p.ListTurns(ctx, engram.TurnQuery{Namespace: "work", Before: turns[150].Seq, Limit: 1000})
+			}},
+			{"ListTurns before a turn without a time", func(p scenePalace) (any, error) {
+				return p.ListTurns(ctx, engram.TurnQuery{Before: noTime.Seq, Limit: 1000})
+			}},
+			{"ListTurns of a session", func(p scenePalace) (any, error) {
+				return p.ListTurns(ctx, engram.TurnQuery{Session: "s3", After: turns[40].Seq, Limit: 1000})
+			}},
+			{"ListTurns of ids", func(p scenePalace) (any, error) {
+				return p.ListTurns(ctx, engram.TurnQuery{Namespace: "work", IDs: []string{turns[7].ID, "unknown", turns[3].ID, turns[8].ID}})
+			}},
 			{"OpenScenes", func(p scenePalace) (any, error) { return p.OpenScenes(ctx, slices.Collect(maps.Keys(keys))) }},
 			{"GetScenes", func(p scenePalace) (any, error) { return p.GetScenes(ctx, ids) }},
 			{"UnitsSince", func(p scenePalace) (any, error) { return p.UnitsSince(ctx, 0, 100_000) }},

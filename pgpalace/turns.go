@@ -630,20 +630,26 @@ func queryTurns(ctx context.Context, qr pgxQuerier, q string, args ...any) ([]en
 	})
 }
 
-// Stats counts the stored turns per namespace: Layers[namespace]["turns"]
-// (the derived layers are package palace's yet).
+// Stats counts what the palace holds per namespace, as package palace's
+// does: Layers[namespace]["turns"], ["scenes"], ["facts"] (the memories
+// come with the memories' tables).
 func (db *DB) Stats(ctx context.Context) (engram.Stats, error) {
 	st := engram.Stats{Layers: make(map[string]map[string]int64)}
-	rows, err := db.pool.Query(ctx, `SELECT namespace, count(*) FROM palace_turns GROUP BY namespace`)
+	rows, err := db.pool.Query(ctx, `SELECT 'turns', namespace, count(*) FROM palace_turns GROUP BY namespace
+		UNION ALL SELECT 'scenes', namespace, count(*) FROM palace_scenes GROUP BY namespace
+		UNION ALL SELECT 'facts', namespace, count(*) FROM palace_kg_triples GROUP BY namespace`)
 	if err != nil {
 		return engram.Stats{}, wrap("stats", err)
 	}
 	var (
-		ns string
-		n  int64
+		layer, ns string
+		n         int64
 	)
-	_, err = pgx.ForEachRow(rows, []any{&ns, &n}, func() error {
-		st.Layers[ns] = map[string]int64{"turns": n}
+	_, err = pgx.ForEachRow(rows, []any{&layer, &ns, &n}, func() error {
+		if st.Layers[ns] == nil {
+			st.Layers[ns] = map[string]int64{}
+		}
+		st.Layers[ns][layer] = n
 		return nil
 	})
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -276,4 +277,30 @@ func Correct(ns string, sts []Statement, c Corrector) ([]Statement, error) {
 		Sort(out)
 	}
 	return out, nil
+}
+
+// Check reports the first triple no palace stores: EINVALID naming the
+// field (triples[i].namespace, subject, predicate, object, valid_from)
+// for one without namespace, subject, predicate, object or valid_from,
+// or with a time storable refuses.
+func Check(triples []engram.Triple, storable func(time.Time) error) error {
+	for i, t := range triples {
+		field := "triples[" + strconv.Itoa(i) + "]."
+		switch {
+		case t.Namespace == "":
+			return engram.FieldError(field+"namespace", "namespace is required")
+		case NormName(t.Subject) == "":
+			return engram.FieldError(field+"subject", "subject is required")
+		case t.Predicate == "":
+			return engram.FieldError(field+"predicate", "predicate is required")
+		case NormName(t.Object) == "":
+			return engram.FieldError(field+"object", "object is required")
+		case t.ValidFrom.IsZero():
+			return engram.FieldError(field+"valid_from", "valid_from is required")
+		}
+		if err := storable(t.ValidFrom); err != nil {
+			return engram.FieldError(field+"valid_from", "%v", err)
+		}
+	}
+	return nil
 }

@@ -26,7 +26,7 @@ import (
 // package pgpalace's tests),
 // the forgotten ids their tombstones record, and the jobs' watermarks and
 // skipped ranges (engram.WorkerMarks, Skip), the scheduled jobs' state
-// (JobStates), the scenes and the personas.
+// (JobStates), the scenes, the personas and the graph.
 type Palace interface {
 	engram.TurnIndex
 	// The two steps of PutTurns (pipeline.SplitIndex).
@@ -50,6 +50,9 @@ type Palace interface {
 	ApplyFacets(ctx context.Context, worker string, updates []engram.FacetUpdate, throughSeq int64) error
 	Persona(ctx context.Context, namespace, speaker string) ([]engram.Persona, error)
 	ResetPersonas(ctx context.Context, worker string) error
+	// The graph.
+	ApplyTriples(ctx context.Context, worker string, triples []engram.Triple, throughSeq int64) error
+	Graph(ctx context.Context, q engram.GraphQuery) (engram.GraphResult, error)
 }
 
 // Run runs the suite. fresh makes a new, empty palace for one subtest and
@@ -76,6 +79,7 @@ func Run(t *testing.T, fresh func(t *testing.T) Palace) {
 		{"ConcurrentPuts", testConcurrentPuts},
 		{"Scenes", testScenes},
 		{"Personas", testPersonas},
+		{"Graph", testGraph},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.fn(t, fresh(t)) })
 	}
@@ -730,5 +734,57 @@ func testPersonas(t *testing.T, p Palace) {
 	}
 	if seq, _ := p.WorkerSeq(ctx, "persona"); seq != 0 {
 		t.Fatalf("watermark after a reset = %d; want 0", seq)
+	}
+}
+
+func testGraph(t *testing.T, p Palace) {
+	ctx := t.Context()
+	fact := func(subject, predicate, object string, day int, src string) engram.Triple {
+		return engram.Triple{Namespace: "ns", Subject: subject, Predicate: predicate, Object: object, ValidFrom: base.AddDate(0, 0, day), Sources: []string{src}}
+	}
+	// Out of order, one told twice: Ana lived in Lisbon, then in Porto.
+	if err := p.ApplyTriples(ctx, "graph", []engram.Triple{fact("Ana", "lives_in", "Porto", 10, "t2"), fact("ana", "lives_in", "Lisbon", 1, "t1"),
+		fact("Ana", "lives_in", "Porto", 10, "t3"), fact("Ana", "also_known_as", "Annie", 2, "t1")}, 4); err != nil {
+		t.Fatal(err)
+	}
+	for name, bad := range map[string]engram.Triple{"namespace": {Subject: "a", Predicate: "p", Object: "o", ValidFrom: base},
+		"subject":    {Namespace: "ns", Subject: " ... ", Predicate: "p", Object: "o", ValidFrom: base},
+		"predicate":  {Namespace: "ns", Subject: "a", Object: "o", ValidFrom: base},
+		"object":     {Namespace: "ns", Subject: "a", Predicate: "p", ValidFrom: base},
+		"valid_from": {Namespace: "ns", Subject: "a", Predicate: "p", Object: "o"}} {
+		err := p.ApplyTriples(ctx, "graph", []engram.Triple{fact("Ana", "likes", "tea", 3, "t4"), bad}, 9)
+		if e, ok := errors.AsType[*engram.Error](err); !ok || e.Code != engram.EINVALID || e.Field != "triples[1]."+name {
+			t.Errorf("ApplyTriples without a good %s = %v; want EINVALID naming triples[1].%s", name, err, name)
+		}
+	}
+	if seq, _ := p.WorkerSeq(ctx, "graph"); seq != 4 {
+		t.Fatalf("watermark = %d; want 4", seq)
+	}
+	res, err := p.Graph(ctx, engram.GraphQuery{Namespace: "ns", Entity: "annie", Timeline: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Entity.Name != "Ana" || !slices.Equal(res.Entity.Aliases, []string{"Annie"}) {
+		t.Fatalf("the entity of annie = %+v; want Ana, also Annie", res.Entity)
+	}
+	var lives []engram.Triple
+	for _, tr := range res.Triples {
+		if tr.Predicate == "lives_in" {
+			lives = append(lives, tr)
+		}
+	}
+	if len(lives) != 2 || lives[0].Object != "Lisbon" || !lives[0].ValidTo.Equal(base.AddDate(0, 0, 10)) ||
+		lives[1].Object != "Porto" || !lives[1].ValidTo.IsZero() || !slices.Equal(lives[1].Sources, []string{"t2", "t3"}) {
+		t.Fatalf("Ana's timeline = %+v; want Lisbon until day 10, then Porto from t2 and t3", lives)
+	}
+	now, err := p.Graph(ctx, engram.GraphQuery{Namespace: "ns", Entity: "Ana", AsOf: base.AddDate(0, 0, 5)})
+	if err != nil || len(now.Triples) != 2 {
+		t.Fatalf("Ana's graph on day 5 = %+v, %v; want Lisbon and her other name", now.Triples, err)
+	}
+	if _, err := p.Graph(ctx, engram.GraphQuery{Namespace: "ns", Entity: "Bo"}); engram.ErrorCode(err) != engram.ENOTFOUND {
+		t.Fatalf("Graph of an unknown entity = %v; want ENOTFOUND", err)
+	}
+	if _, err := p.Graph(ctx, engram.GraphQuery{Namespace: "ns", Entity: " "}); engram.ErrorCode(err) != engram.EINVALID {
+		t.Fatalf("Graph without an entity = %v; want EINVALID", err)
 	}
 }
