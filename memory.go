@@ -54,6 +54,17 @@ type Memory struct {
 // wrong.
 func (m Memory) Active() bool { return m.SupersededBy == "" && !m.Wrong }
 
+// SearchText is what a keyword index holds of the memory: its text,
+// rationale and entities, a line each (the same in every palace).
+func (m Memory) SearchText() string {
+	parts := []string{m.Text}
+	if m.Rationale != "" {
+		parts = append(parts, m.Rationale)
+	}
+	parts = append(parts, m.Entities...)
+	return strings.Join(parts, "\n")
+}
+
 // Relation is a (subject, predicate, object) statement. Predicates are
 // snake_case verbs ("lives_in", "works_at", "likes", "uses"); single-valued
 // ones (SingleValued) hold one object at a time, so a new object closes the

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/engram-dev/engram"
-	"github.com/engram-dev/engram/palace"
+	"github.com/engram-dev/engram/internal/memrule"
 	"github.com/engram-dev/engram/pipeline"
 )
 
@@ -300,7 +300,7 @@ func (e *Engine) redactCorrections(ctx context.Context, spans []string, marker s
 		return s
 	}
 	_, err := e.journal.Rewrite(ctx, func(c engram.Correction) (engram.Correction, bool) {
-		return palace.RedactCorrection(c, red), true
+		return memrule.RedactCorrection(c, red), true
 	})
 	if err != nil {
 		return fmt.Errorf("the palace holds the redacted turns, the corrections journal failed: %w", err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/internal/kgchain"
+	"github.com/engram-dev/engram/internal/memrule"
 	"github.com/engram-dev/engram/internal/sqlrow"
 )
 
@@ -19,8 +20,6 @@ import (
 // of graph statements rebuilt leaves out the wrong ones and replaces the
 // corrected objects. So a correction wins over what extraction produces,
 // whatever the order the two arrive in.
-
-func memoryAlt(ns, typ, text string) string { return ns + "\x1f" + typ + "\x1f" + text }
 
 // FactToCorrect returns the triple with the given id as a correction must
 // name it: the names and predicate of the statements it stands on (for a
@@ -117,18 +116,8 @@ func applyCorrection(ctx context.Context, tx *sql.Tx, c engram.Correction) (bool
 	if err != nil {
 		return false, err
 	}
-	key, alt := c.Of, ""
-	switch c.Target {
-	case engram.CorrectMemory:
-		if c.Original != "" {
-			alt = memoryAlt(c.Namespace, c.Type, c.Original)
-		}
-	case engram.CorrectFact:
-		key = c.Key
-		if key == "" {
-			key = kgchain.FactKey(c.Namespace, c.Subject, c.Predicate, c.Original)
-		}
-	default:
+	key, alt, ok := memrule.CorrectionKeys(c)
+	if !ok {
 		return false, fmt.Errorf("target %q", c.Target)
 	}
 	res, err := tx.ExecContext(ctx, `INSERT INTO corrections (id, target, ns, key, alt, body) VALUES (?, ?, ?, ?, ?, ?)
@@ -198,23 +187,19 @@ func settleMemory(ctx context.Context, tx *sql.Tx, n int64, seq *int64) (bool, e
 	if extracted.Valid {
 		orig = extracted.String
 	}
-	c, err := lastCorrection(ctx, tx, engram.CorrectMemory, m.ID, memoryAlt(m.Namespace, m.Type, orig))
+	c, err := lastCorrection(ctx, tx, engram.CorrectMemory, m.ID, memrule.Alt(m.Namespace, m.Type, orig))
 	if err != nil {
 		return false, err
 	}
-	wantText, wantWrong := orig, false
-	var wantCorrected, wantExtracted any
-	if c != nil {
-		wantCorrected, wantExtracted = c.ID, orig
-		if c.Wrong {
-			wantWrong = true
-		} else {
-			wantText = c.Text
-		}
-	}
-	if wantText == m.Text && wantWrong == wrong && corrected.Valid == (c != nil) && (c == nil || corrected.String == c.ID) {
+	want := memrule.Settle(orig, c)
+	if want.Text == m.Text && want.Wrong == wrong && corrected.String == want.Corrected {
 		return false, nil
 	}
+	var wantCorrected, wantExtracted any
+	if want.Corrected != "" {
+		wantCorrected, wantExtracted = want.Corrected, want.Extracted
+	}
+	wantText, wantWrong := want.Text, want.Wrong
 	*seq++
 	if _, err := tx.ExecContext(ctx, `UPDATE memories SET text = ?, wrong = ?, corrected = ?, extracted = ?, seq = ? WHERE n = ?`,
 		wantText, wantWrong, wantCorrected, wantExtracted, *seq, n); err != nil {

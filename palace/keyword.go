@@ -333,7 +333,7 @@ func memoryChanges(ctx context.Context, tx *sql.Tx, after int64, limit int) ([]k
 		m.Entities = nil
 		return []any{&r.Doc.Key, &r.Change, &r.ID, &r.Doc.Namespace, ts, &m.Text, &m.Rationale, sqlrow.JSON(&m.Entities), &r.Doc.Hidden}
 	}, func(r *kwindex.Row) (string, error) {
-		return memoryIndexText(m), nil
+		return m.SearchText(), nil
 	})
 }
 

@@ -5,15 +5,13 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"slices"
-	"strconv"
 	"strings"
 	"time"
-	"unicode"
 
 	engram "github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/internal/kgchain"
 	"github.com/engram-dev/engram/internal/kwindex"
+	"github.com/engram-dev/engram/internal/memrule"
 	"github.com/engram-dev/engram/internal/neardup"
 	"github.com/engram-dev/engram/internal/sqlrow"
 )
@@ -21,11 +19,7 @@ import (
 // Near-duplicate merging: a memory whose content words overlap an active
 // memory's of the same namespace, type and subject by at least
 // nearDupJaccard (intersection over union) is the same memory said again.
-const (
-	nearDupJaccard   = float64(neardup.Num) / neardup.Den
-	maxMemoryText    = 4000
-	maxMemorySources = 200 // sources kept per memory; the oldest stay
-)
+const nearDupJaccard = memrule.NearJaccard
 
 // PutMemories stores L1 memories from a worker's batch and advances the
 // worker's watermark to throughSeq, in one transaction.
@@ -46,8 +40,8 @@ const (
 // type or text, or with text over 4,000 bytes.
 func (db *DB) PutMemories(ctx context.Context, worker string, mems []engram.Memory, throughSeq int64) (engram.MemoryResult, error) {
 	var res engram.MemoryResult
-	for i := range mems {
-		if err := checkMemory(&mems[i], i); err != nil {
+	for i, m := range mems {
+		if err := memrule.Check(m, i, func(t time.Time) error { _, err := nanos(t); return err }); err != nil {
 			return res, err
 		}
 	}
@@ -109,29 +103,6 @@ func (db *DB) updateYielding(ctx context.Context, n int, apply func(tx *sql.Tx, 
 			return nil
 		}
 	}
-}
-
-func checkMemory(m *engram.Memory, i int) error {
-	field := "memories[" + strconv.Itoa(i) + "]."
-	switch {
-	case m.ID == "":
-		return engram.FieldError(field+"id", "id is required")
-	case m.Namespace == "":
-		return engram.FieldError(field+"namespace", "namespace is required")
-	case m.Type == "":
-		return engram.FieldError(field+"type", "type is required")
-	case strings.TrimSpace(m.Text) == "":
-		return engram.FieldError(field+"text", "text is required")
-	case len(m.Text) > maxMemoryText:
-		return engram.FieldError(field+"text", "text is %d bytes, more than %d", len(m.Text), maxMemoryText)
-	}
-	if _, err := nanos(m.TS); err != nil {
-		return engram.FieldError(field+"ts", "%v", err)
-	}
-	if _, err := nanos(m.ValidFrom); err != nil {
-		return engram.FieldError(field+"valid_from", "%v", err)
-	}
-	return nil
 }
 
 type putOutcome int
@@ -205,8 +176,8 @@ func (db *DB) putMemory(ctx context.Context, tx *sql.Tx, m engram.Memory, seq *i
 			return memKnown, mergeInto(ctx, tx, old, m, seq)
 		}
 	}
-	words := contentWords(m.Text)
-	key := dedupKey(m, words)
+	words := memrule.ContentWords(m.Text)
+	key := memrule.DedupKey(m, words)
 	old, err := db.loadMemory(ctx, tx, whereDedupKey, m.Namespace, key)
 	if err != nil {
 		return 0, err
@@ -223,12 +194,12 @@ func (db *DB) putMemory(ctx context.Context, tx *sql.Tx, m engram.Memory, seq *i
 		return memMerged, mergeInto(ctx, tx, old, m, seq)
 	}
 
-	text, err := kwindex.IndexText(memoryIndexText(m))
+	text, err := kwindex.IndexText(m.SearchText())
 	if err != nil {
 		return 0, err
 	}
 	ents, _ := json.Marshal(nonNil(m.Entities))
-	srcs, _ := json.Marshal(capSources(nonNil(m.Sources)))
+	srcs, _ := json.Marshal(memrule.CapSources(nonNil(m.Sources)))
 	ts, _ := nanos(m.TS)
 	vf, _ := nanos(m.ValidFrom)
 	var rs, rp, ro, rsn, ron any
@@ -241,7 +212,7 @@ func (db *DB) putMemory(ctx context.Context, tx *sql.Tx, m engram.Memory, seq *i
 		return 0, err
 	}
 	out, err := ins.ExecContext(ctx,
-		m.ID, m.Namespace, m.Type, m.Subject, m.Text, m.Rationale, string(ents), clamp01(m.Importance), ts, vf,
+		m.ID, m.Namespace, m.Type, m.Subject, m.Text, m.Rationale, string(ents), memrule.Importance(m.Importance), ts, vf,
 		string(srcs), rs, rp, ro, rsn, ron, key, *seq)
 	if err != nil {
 		return 0, err
@@ -281,24 +252,17 @@ func (db *DB) putMemory(ctx context.Context, tx *sql.Tx, m engram.Memory, seq *i
 // it marks the older contradicting memories superseded by it, or itself
 // superseded when a contradicting memory is newer.
 func supersede(ctx context.Context, tx *sql.Tx, m engram.Memory, n int64, seq *int64) (bool, error) {
-	r := m.Relation
-	subj, obj := kgchain.NormName(r.Subject), kgchain.NormName(r.Object)
-	var q string
-	var args []any
-	switch {
-	case engram.SingleValued(r.Predicate):
-		q = `rel_predicate = ? AND rel_obj_norm <> ?`
-		args = []any{r.Predicate, obj}
-	case r.Predicate == "likes" || r.Predicate == "dislikes":
-		opposite := map[string]string{"likes": "dislikes", "dislikes": "likes"}[r.Predicate]
-		q = `rel_predicate = ? AND rel_obj_norm = ?`
-		args = []any{opposite, obj}
-	default:
+	pred, same, ok := memrule.Rivals(m)
+	if !ok {
 		return false, nil
+	}
+	q := `rel_predicate = ? AND rel_obj_norm <> ?`
+	if same {
+		q = `rel_predicate = ? AND rel_obj_norm = ?`
 	}
 	rows, err := tx.QueryContext(ctx, `SELECT n, id, coalesce(valid_from, ts, 0) FROM memories
 		WHERE namespace = ? AND rel_subj_norm = ? AND superseded_by IS NULL AND n <> ? AND `+q,
-		append([]any{m.Namespace, subj, n}, args...)...)
+		m.Namespace, kgchain.NormName(m.Relation.Subject), n, pred, memrule.NormObject(m))
 	if err != nil {
 		return false, err
 	}
@@ -311,10 +275,7 @@ func supersede(ctx context.Context, tx *sql.Tx, m engram.Memory, n int64, seq *i
 	if err != nil {
 		return false, err
 	}
-	mine := nanosOrZero(m.ValidFrom)
-	if mine == 0 {
-		mine = nanosOrZero(m.TS)
-	}
+	mine := memrule.When(m)
 	did := false
 	for _, o := range others {
 		loser, winner := o.n, m.ID
@@ -336,15 +297,8 @@ func supersede(ctx context.Context, tx *sql.Tx, m engram.Memory, n int64, seq *i
 // mergeInto adds m's sources to old and keeps the higher importance. It
 // writes (and takes a change number) only when something changed.
 func mergeInto(ctx context.Context, tx *sql.Tx, old *storedMemory, m engram.Memory, seq *int64) error {
-	srcs := old.sources
-	for _, s := range m.Sources {
-		if !slices.Contains(srcs, s) {
-			srcs = append(srcs, s)
-		}
-	}
-	srcs = capSources(srcs)
-	imp := max(old.importance, clamp01(m.Importance))
-	if len(srcs) == len(old.sources) && imp == old.importance {
+	srcs, imp, changed := memrule.Merge(old.sources, old.importance, m)
+	if !changed {
 		return nil
 	}
 	raw, _ := json.Marshal(srcs)
@@ -371,7 +325,7 @@ func nearDuplicate(ctx context.Context, q *sql.Stmt, m engram.Memory, words []st
 	lo, hi := neardup.Sizes(len(words))
 	group := neardup.Group(m.Namespace, m.Type, m.Subject)
 	var best nearHit
-	for _, key := range neardup.Keys(dedupKey(m, words)) {
+	for _, key := range neardup.Keys(memrule.DedupKey(m, words)) {
 		rows, err := q.QueryContext(ctx, group, key, lo, hi, m.Namespace, m.Type, m.Subject, nearDupScan)
 		if err != nil {
 			return nearHit{}, err
@@ -431,51 +385,11 @@ func (db *DB) loadMemory(ctx context.Context, tx *sql.Tx, where string, args ...
 // reindexMemory replaces memory row n's entry in memories_fts with m's
 // text.
 func reindexMemory(ctx context.Context, tx *sql.Tx, n int64, m engram.Memory) error {
-	text, err := kwindex.IndexText(memoryIndexText(m))
+	text, err := kwindex.IndexText(m.SearchText())
 	if err != nil {
 		return err
 	}
 	return reindexText(ctx, tx, "memories_fts", n, text)
-}
-
-// memoryIndexText is what the keyword index holds for a memory.
-func memoryIndexText(m engram.Memory) string {
-	parts := []string{m.Text}
-	if m.Rationale != "" {
-		parts = append(parts, m.Rationale)
-	}
-	parts = append(parts, m.Entities...)
-	return strings.Join(parts, "\n")
-}
-
-// contentWords returns the sorted distinct lower-case words of s without
-// stopwords: letters and digits runs, with runs of Chinese or Japanese
-// characters cut into single characters.
-func contentWords(s string) []string {
-	s = strings.ToLower(kwindex.NFKC(s))
-	var out []string
-	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
-		if kwindex.HasCJK(f) {
-			for _, r := range f {
-				out = append(out, string(r))
-			}
-			continue
-		}
-		if !kwindex.IsStopword(f) {
-			out = append(out, f)
-		}
-	}
-	slices.Sort(out)
-	return slices.Compact(out)
-}
-
-func dedupKey(m engram.Memory, words []string) string { return neardup.Key(m.Type, m.Subject, words) }
-
-func capSources(s []string) []string {
-	if len(s) > maxMemorySources {
-		return s[:maxMemorySources]
-	}
-	return s
 }
 
 func nonNil(s []string) []string {
@@ -484,8 +398,6 @@ func nonNil(s []string) []string {
 	}
 	return s
 }
-
-func clamp01(f float64) float64 { return min(1, max(0, f)) }
 
 // nextSeq returns the highest change number of table (memories or scenes).
 func nextSeq(ctx context.Context, tx *sql.Tx, table string) (int64, error) {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	engram "github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/internal/memrule"
 	"github.com/engram-dev/engram/internal/neardup"
 	"github.com/engram-dev/engram/internal/testutil"
 )
@@ -53,7 +54,7 @@ func TestNearDuplicateLookup(t *testing.T) {
 		if i%2 == 1 {
 			probe.Text = sentence(3 + rng.IntN(8))
 		}
-		pw := contentWords(probe.Text)
+		pw := memrule.ContentWords(probe.Text)
 		err := db.Update(ctx, func(tx *sql.Tx) error {
 			got, err := db.nearDuplicateIn(ctx, tx, probe, pw)
 			if err != nil {
@@ -102,7 +103,7 @@ func nearDuplicateByReading(ctx context.Context, tx *sql.Tx, m engram.Memory, wo
 		if err := rows.Scan(&n, &text); err != nil {
 			return 0, err
 		}
-		if s := neardup.Jaccard(words, contentWords(text)); s >= nearDupJaccard && s > bestScore {
+		if s := neardup.Jaccard(words, memrule.ContentWords(text)); s >= nearDupJaccard && s > bestScore {
 			best, bestScore = n, s
 		}
 	}
@@ -150,7 +151,7 @@ func TestNearKeysFollowTheRows(t *testing.T) {
 	}
 	probe := engram.Memory{Namespace: "default", Type: engram.MemoryFact, Subject: "[redacted]", Text: "keeps bees behind the [redacted] mill with Tomas"}
 	err = db.Update(ctx, func(tx *sql.Tx) error {
-		got, err := db.nearDuplicateIn(ctx, tx, probe, contentWords(probe.Text))
+		got, err := db.nearDuplicateIn(ctx, tx, probe, memrule.ContentWords(probe.Text))
 		if err == nil && (got == nil || got.id != "m-a") {
 			t.Errorf("the redacted memory is not found by its words: %+v", got)
 		}
@@ -181,7 +182,7 @@ func TestNearKeysMigration(t *testing.T) {
 		m := engram.Memory{Type: engram.MemoryFact, Subject: "Ana"}
 		for i, text := range []string{"Ana keeps bees behind the old mill", "Ana sells honey at the market"} {
 			_, err := tx.ExecContext(ctx, `INSERT INTO memories (id, namespace, type, subject, text, entities, importance, ts, sources, dedup_key, seq)
-				VALUES (?, 'default', ?, ?, ?, '[]', 0.5, ?, '["t"]', ?, ?)`, fmt.Sprintf("old-%d", i), m.Type, m.Subject, text, i, dedupKey(m, contentWords(text)), i+1)
+				VALUES (?, 'default', ?, ?, ?, '[]', 0.5, ?, '["t"]', ?, ?)`, fmt.Sprintf("old-%d", i), m.Type, m.Subject, text, i, memrule.DedupKey(m, memrule.ContentWords(text)), i+1)
 			if err != nil {
 				return err
 			}

@@ -11,6 +11,7 @@ import (
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/internal/kgchain"
 	"github.com/engram-dev/engram/internal/kwindex"
+	"github.com/engram-dev/engram/internal/memrule"
 	"github.com/engram-dev/engram/internal/redacttext"
 	"github.com/engram-dev/engram/internal/sqlrow"
 )
@@ -317,7 +318,7 @@ func redactCorrections(ctx context.Context, tx *sql.Tx, txt *redacttext.Text) er
 			if err := json.Unmarshal([]byte(c.body), &cor); err != nil {
 				return fmt.Errorf("redact correction %d: %w", c.n, err)
 			}
-			fixed := RedactCorrection(cor, txt.Red)
+			fixed := memrule.RedactCorrection(cor, txt.Red)
 			if key = fixed.Key; key == "" {
 				key = kgchain.FactKey(fixed.Namespace, fixed.Subject, fixed.Predicate, fixed.Original) // as applyCorrection makes it
 			}
@@ -370,23 +371,6 @@ func settleCorrected(ctx context.Context, tx *sql.Tx, n int64) error {
 	return nil
 }
 
-// RedactCorrection returns c with red applied to every text it holds. A
-// fact's key, made of its normalised names (FactKey), is made again from
-// the redacted names, so that it goes on matching the statements the
-// graph derives from the redacted memories; any other key is redacted as
-// it is.
-func RedactCorrection(c engram.Correction, red func(string) string) engram.Correction {
-	made := c.Target == engram.CorrectFact && c.Key != "" && c.Key == kgchain.FactKey(c.Namespace, c.Subject, c.Predicate, c.Original)
-	c.Text, c.Object, c.Reason, c.Original = red(c.Text), red(c.Object), red(c.Reason), red(c.Original)
-	c.Subject, c.Predicate = red(c.Subject), red(c.Predicate)
-	if made {
-		c.Key = kgchain.FactKey(c.Namespace, c.Subject, c.Predicate, c.Original)
-	} else {
-		c.Key = red(c.Key)
-	}
-	return c
-}
-
 // redactMemories redacts the memories citing the turn turnID.
 func (r *redactor) redactMemories(turnID string) error {
 	ctx, tx, red := r.ctx, r.tx, r.red
@@ -397,8 +381,8 @@ func (r *redactor) redactMemories(turnID string) error {
 	for _, n := range ns {
 		var m engram.Memory
 		var ext, rs, ro sql.NullString
-		if err := tx.QueryRowContext(ctx, `SELECT text, rationale, subject, entities, extracted, rel_subject, rel_object FROM memories WHERE n = ?`, n).
-			Scan(&m.Text, &m.Rationale, &m.Subject, sqlrow.JSON(&m.Entities), &ext, &rs, &ro); err != nil {
+		if err := tx.QueryRowContext(ctx, `SELECT type, text, rationale, subject, entities, extracted, rel_subject, rel_object FROM memories WHERE n = ?`, n).
+			Scan(&m.Type, &m.Text, &m.Rationale, &m.Subject, sqlrow.JSON(&m.Entities), &ext, &rs, &ro); err != nil {
 			return err
 		}
 		// Every memory of the turn gets a new change number, so that the
@@ -432,7 +416,7 @@ func (r *redactor) redactMemories(turnID string) error {
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE memories SET text = ?, rationale = ?, subject = ?, entities = ?, extracted = ?,
 			dedup_key = ?, seq = ? WHERE n = ?`,
-			m.Text, m.Rationale, m.Subject, sqlrow.JSONList(nonNil(m.Entities)), newExt, dedupKey(m, contentWords(m.Text)), seq, n); err != nil {
+			m.Text, m.Rationale, m.Subject, sqlrow.JSONList(nonNil(m.Entities)), newExt, memrule.DedupKey(m, memrule.ContentWords(m.Text)), seq, n); err != nil {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, qInsertNearKeys, n); err != nil {
