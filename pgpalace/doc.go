@@ -14,17 +14,19 @@
 // around a turn (engram.TurnLookup, TurnsAround); their keyword search
 // with its substring and CJK stages (search.go: each server's index in
 // memory, following the rows by change number); the session parts
-// (units.go, engram.UnitIndex); the scenes with their units (scenes.go),
+// (units.go, engram.UnitIndex); the memories (memories.go) and their
+// corrections (corrections.go), the scenes with their units (scenes.go),
 // the personas (persona.go) and the knowledge graph (kg.go), each searched
-// layer with its own keyword index in each server's memory; forget and
-// redaction over these tables (rewrite.go); the jobs' watermarks, skipped
-// ranges and state (workers.go). The memories, corrections, vectors and
-// vaults are still package palace's alone, and no configuration selects
-// this palace yet.
+// layer with its own keyword index in each server's memory, and the
+// timeline and entities a browser lists (browse.go); forget and redaction
+// over these tables (rewrite.go); the jobs' watermarks, skipped ranges and
+// state (workers.go). The vectors and the vaults are still package
+// palace's alone, and no configuration selects this palace yet.
 //
 // Writes that take change numbers hold an advisory lock to commit: the
-// turns' (turns, units, scenes), the graph's, the personas'; a forget or
-// a redaction takes them all, in one order.
+// turns' (turns, units, scenes), the graph's, the personas', the
+// memories'; a transaction takes those it needs in one order (a forget or
+// a redaction all of them).
 //
 // Times are kept as Unix nanoseconds, as package palace keeps them, so
 // that a turn reads back to the nanosecond and orders alike in both.

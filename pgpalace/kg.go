@@ -25,8 +25,8 @@ import (
 // first statement it changed on. A rebuild here writes only the triples
 // that changed (a new change number each) and deletes those gone, so that
 // a graph batch sends no server's keyword index of the triples to build
-// itself again (a deletion does). Corrections of facts come with the
-// memories.
+// itself again (a deletion does). The corrections of the namespace apply
+// to every chain rebuilt (corrections.go).
 
 // keyTriplesDeleted is the palace_meta key counting the deletions of
 // triples.
@@ -149,9 +149,15 @@ type storedTriple struct {
 // may have changed: their vectors go). A triple it makes as it was stays
 // as it is.
 func (g graph) rebuild(k chainKey, changed *kgchain.Key) (gone, rewritten []string, err error) {
+	// Where the namespace has corrections, which may drop or change any
+	// statement, the whole chain is rebuilt.
+	corrected, err := g.hasCorrections(k.ns)
+	if err != nil {
+		return nil, nil, err
+	}
 	cond, args := `namespace = $1 AND chain = $2`, []any{k.ns, k.chain}
 	tcond := cond
-	if changed != nil {
+	if changed != nil && !corrected {
 		var from kgchain.Key
 		err := g.tx.QueryRow(g.ctx, `SELECT valid_from, predicate, object FROM palace_kg_triples
 			WHERE namespace = $1 AND chain = $2 AND (valid_from, predicate, object) < ($3, $4, $5)
@@ -177,6 +183,11 @@ func (g graph) rebuild(k chainKey, changed *kgchain.Key) (gone, rewritten []stri
 	})
 	if err != nil {
 		return nil, nil, err
+	}
+	if corrected {
+		if sts, err = g.correct(k.ns, sts); err != nil {
+			return nil, nil, err
+		}
 	}
 	rows, err = g.tx.Query(g.ctx, `SELECT n, id, subject, predicate, object, valid_from, valid_to, confidence, sources, memory, corrected, text
 		FROM palace_kg_triples WHERE `+tcond, args...)

@@ -272,8 +272,8 @@ func tripleHits(hs []engram.TripleHit) []string {
 }
 
 // TestLayers_FollowOtherServer checks that a server's keyword indexes of
-// the scenes and of the triples, loaded already, find what another
-// server wrote since, rewrote, and deleted, at their next search.
+// the scenes, the triples and the memories, loaded already, find what
+// another server wrote since, rewrote, and deleted, at their next search.
 func TestLayers_FollowOtherServer(t *testing.T) {
 	ctx := t.Context()
 	url := pgtest.NewDatabase(t)
@@ -294,8 +294,21 @@ func TestLayers_FollowOtherServer(t *testing.T) {
 		ValidFrom: at, Sources: []string{"t1"}}}, 1); err != nil {
 		t.Fatal(err)
 	}
+	mem := func(id, text string) engram.Memory {
+		return engram.Memory{ID: id, Namespace: "ns", Type: "fact", Text: text, TS: at, Sources: []string{"t1"}}
+	}
+	if _, err := a.PutMemories(ctx, "memories", []engram.Memory{mem("m1", "the gazebo roof leaks")}, 1); err != nil {
+		t.Fatal(err)
+	}
 	found := func(text string) (scenes, triples int) {
 		t.Helper()
+		mh, err := b.SearchMemories(ctx, engram.TextQuery{Text: text, Limit: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := map[string]int{"gazebo": 1, "pergola": 1}[text]; len(mh) != want {
+			t.Fatalf("server B finds %d memories holding %q; want %d", len(mh), text, want)
+		}
 		sh, err := b.SearchScenes(ctx, engram.TextQuery{Text: text, Limit: 10})
 		if err != nil {
 			t.Fatal(err)
@@ -308,6 +321,9 @@ func TestLayers_FollowOtherServer(t *testing.T) {
 	}
 	if s, tr := found("gazebo"); s != 1 || tr != 1 {
 		t.Fatalf("server B finds %d scenes and %d triples A wrote; want 1 and 1", s, tr)
+	}
+	if _, err := a.PutMemories(ctx, "memories", []engram.Memory{mem("m2", "the pergola is new")}, 2); err != nil {
+		t.Fatal(err)
 	}
 	scene.Title = "the pergola"
 	if err := a.PutScenes(ctx, "scenes", []engram.SceneWrite{{Scene: scene}}, 2); err != nil {

@@ -61,6 +61,14 @@ var migrations = []string{
 	// package palace's kg_fts) and a change number the servers' indexes
 	// follow. Names that order chains compare bytewise (COLLATE "C"),
 	// as SQLite's and Go's do.
+	// palace_memories are the L1 memories (package palace's memories,
+	// stored by internal/memrule): text, rationale and the text as
+	// extracted are bytea as content is; sources under GIN; seq the
+	// change number the servers' keyword indexes of the memories follow.
+	// palace_memory_merges names the memory each repeat was merged into;
+	// palace_memory_nearkeys is each memory's near-duplicate keys
+	// (package neardup). palace_corrections are the corrections given,
+	// in order (package palace's corrections).
 	`CREATE TABLE palace_meta (
 		key   text PRIMARY KEY,
 		value bigint NOT NULL
@@ -213,6 +221,64 @@ var migrations = []string{
 	CREATE INDEX palace_kg_triples_subject ON palace_kg_triples (subject, predicate, valid_from);
 	CREATE INDEX palace_kg_triples_chain ON palace_kg_triples (namespace, chain, valid_from, predicate, object);
 	CREATE INDEX palace_kg_triples_object ON palace_kg_triples (object);
+	CREATE INDEX palace_kg_triples_sources ON palace_kg_triples USING gin (sources);
+	CREATE INDEX palace_persona_facets_evidence ON palace_persona_facets USING gin (evidence);
+	CREATE TABLE palace_memories (
+		n             bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+		id            text NOT NULL UNIQUE,
+		namespace     text NOT NULL,
+		type          text NOT NULL,
+		subject       text NOT NULL DEFAULT '',
+		text          bytea NOT NULL,
+		rationale     bytea NOT NULL,
+		entities      text NOT NULL DEFAULT '[]',
+		importance    double precision NOT NULL,
+		ts            bigint,
+		valid_from    bigint,
+		sources       text[] NOT NULL,
+		rel_subject   text,
+		rel_predicate text,
+		rel_object    text,
+		rel_subj_norm text,
+		rel_obj_norm  text,
+		dedup_key     text NOT NULL,
+		superseded_by text,
+		wrong         boolean NOT NULL DEFAULT false,
+		corrected     text,
+		extracted     bytea,
+		seq           bigint NOT NULL UNIQUE
+	);
+	CREATE INDEX palace_memories_dedup ON palace_memories (namespace, dedup_key) WHERE superseded_by IS NULL;
+	CREATE INDEX palace_memories_relation ON palace_memories (namespace, rel_subj_norm, rel_predicate) WHERE superseded_by IS NULL;
+	CREATE INDEX palace_memories_ts ON palace_memories (namespace, ts);
+	CREATE INDEX palace_memories_sources ON palace_memories USING gin (sources);
+	CREATE INDEX palace_memories_superseded ON palace_memories (superseded_by) WHERE superseded_by IS NOT NULL;
+	CREATE INDEX palace_memories_corrected ON palace_memories (corrected) WHERE corrected IS NOT NULL;
+	CREATE TABLE palace_memory_merges (
+		id     text PRIMARY KEY,
+		memory text NOT NULL
+	);
+	CREATE INDEX palace_memory_merges_memory ON palace_memory_merges (memory);
+	CREATE TABLE palace_memory_nearkeys (
+		grp  bigint NOT NULL,
+		tok  bigint NOT NULL,
+		size integer NOT NULL,
+		n    bigint NOT NULL,
+		PRIMARY KEY (grp, tok, n)
+	);
+	CREATE INDEX palace_memory_nearkeys_n ON palace_memory_nearkeys (n);
+	CREATE TABLE palace_corrections (
+		n      bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+		id     text NOT NULL UNIQUE,
+		target text NOT NULL,
+		ns     text NOT NULL,
+		key    text NOT NULL,
+		alt    text NOT NULL DEFAULT '',
+		body   text NOT NULL
+	);
+	CREATE INDEX palace_corrections_key ON palace_corrections (target, key);
+	CREATE INDEX palace_corrections_ns ON palace_corrections (ns);
+	CREATE INDEX palace_corrections_alt ON palace_corrections (target, alt) WHERE alt <> '';
 	COMMENT ON TABLE palace_turns IS 'engram palace: the archived turns as the indexer stores them';`,
 }
 
@@ -244,6 +310,7 @@ type DB struct {
 	ukw  *kwindex.SeqCache // the units' keyword index, one a kind (units.go)
 	skw  *kwindex.SeqCache // the scenes' keyword index (scenes.go)
 	gkw  *kwindex.SeqCache // the triples' keyword index (kg.go)
+	mkw  *kwindex.SeqCache // the memories' keyword index (memories.go)
 }
 
 // Open connects to the database at url, applies the palace's missing
@@ -262,6 +329,7 @@ func Open(ctx context.Context, url string) (*DB, error) {
 	db.kw = kwindex.NewSeqCache(tableSource{db, "palace_turns", "change", keyTurnsDeleted, turnChanges}, false, "").WithSecond(speakerWeight)
 	db.ukw = kwindex.NewSeqCache(tableSource{db, "palace_units", "seq", keyUnitsDeleted, unitChanges}, true, engram.UnitSession, engram.UnitScene)
 	db.skw = kwindex.NewSeqCache(tableSource{db, "palace_scenes", "seq", keyScenesDeleted, sceneChanges}, true, "")
+	db.mkw = kwindex.NewSeqCache(tableSource{db, "palace_memories", "seq", keyMemoriesDeleted, memoryChanges}, true, "")
 	db.gkw = kwindex.NewSeqCache(tableSource{db, "palace_kg_triples", "seq", keyTriplesDeleted, tripleChanges}, false, "")
 	return db, nil
 }
@@ -283,12 +351,14 @@ func (db *DB) Close() error {
 const writeLockKey int64 = 0x656e6772616d_10
 
 // The other write locks: of the graph (its triples' change numbers, the
-// chains rebuilt), and of the personas (a facet read and written again).
+// chains rebuilt), of the personas (a facet read and written again), and
+// of the memories (their change numbers, a repeat merged).
 // A transaction takes the locks it needs in the order of their keys, the
 // turns' first, so that two never wait for each other.
 const (
 	graphLockKey   = writeLockKey + 1
 	personaLockKey = writeLockKey + 2
+	memoryLockKey  = writeLockKey + 3
 )
 
 // lockWrites takes the palace's write lock in tx: the turns', and the
@@ -298,9 +368,9 @@ func lockWrites(ctx context.Context, tx pgx.Tx, keys ...int64) error {
 	return err
 }
 
-// lock takes the write lock of key alone in tx.
-func lock(ctx context.Context, tx pgx.Tx, key int64) error {
-	_, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, key)
+// lock takes the write locks of keys alone in tx, in their order.
+func lock(ctx context.Context, tx pgx.Tx, keys ...int64) error {
+	_, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(k) FROM unnest($1::bigint[]) AS k ORDER BY k`, keys)
 	return err
 }
 

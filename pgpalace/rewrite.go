@@ -36,7 +36,7 @@ func (db *DB) ForgetTurns(ctx context.Context, turns []engram.ForgetTurn, at tim
 	}
 	err := db.update(ctx, "forget turns", func(tx pgx.Tx) error {
 		res = engram.ForgetResult{}
-		if err := lockWrites(ctx, tx, graphLockKey, personaLockKey); err != nil {
+		if err := lockWrites(ctx, tx, graphLockKey, personaLockKey, memoryLockKey); err != nil {
 			return err
 		}
 		if _, err := tx.Exec(ctx, `INSERT INTO palace_forgotten (id, seq, at)
@@ -65,6 +65,13 @@ func (db *DB) ForgetTurns(ctx context.Context, turns []engram.ForgetTurn, at tim
 			return err
 		}
 		if err := fixUnits(ctx, tx, units, &res.Units, &res.Removed); err != nil {
+			return err
+		}
+		w := &memories{ctx: ctx, tx: tx}
+		if err := w.begin(); err != nil {
+			return err
+		}
+		if err := w.forget(ids, &res); err != nil {
 			return err
 		}
 		if err := forgetScenes(ctx, tx, ids, remake, &res); err != nil {
@@ -97,12 +104,20 @@ func (db *DB) ForgetTurns(ctx context.Context, turns []engram.ForgetTurn, at tim
 	return res, nil
 }
 
-// ForgottenLeft returns the forgotten ids that the palace still holds a
-// turn row of (at or before the tombstone's seq), with where: what the
-// doctor checks. It returns at most limit of them.
+// ForgottenLeft returns the forgotten ids that the palace still holds
+// (a turn row at or before the tombstone's seq, a memory's sources, a
+// scene, a graph statement or triple, a persona facet), with where: what
+// the doctor checks. It returns at most limit of them.
 func (db *DB) ForgottenLeft(ctx context.Context, limit int) ([]string, error) {
-	rows, err := db.pool.Query(ctx, `SELECT f.id || ': a turn row' FROM palace_forgotten f
-		WHERE EXISTS (SELECT 1 FROM palace_turns t WHERE t.id = f.id AND t.seq <= f.seq) ORDER BY f.id LIMIT $1`, limitOrAll(limit))
+	rows, err := db.pool.Query(ctx, `SELECT id || ': ' || what FROM (SELECT f.id, CASE
+			WHEN EXISTS (SELECT 1 FROM palace_turns t WHERE t.id = f.id AND t.seq <= f.seq) THEN 'a turn row'
+			WHEN EXISTS (SELECT 1 FROM palace_memories m WHERE m.sources @> ARRAY[f.id]) THEN 'a memory''s sources'
+			WHEN EXISTS (SELECT 1 FROM palace_scenes s WHERE s.turns @> ARRAY[f.id]) THEN 'a scene'
+			WHEN EXISTS (SELECT 1 FROM palace_kg_statements s WHERE s.sources @> ARRAY[f.id]) THEN 'a graph statement'
+			WHEN EXISTS (SELECT 1 FROM palace_kg_triples s WHERE s.sources @> ARRAY[f.id]) THEN 'a graph triple'
+			WHEN EXISTS (SELECT 1 FROM palace_persona_facets p WHERE p.evidence @> ARRAY[f.id]) THEN 'a persona facet'
+			ELSE '' END AS what FROM palace_forgotten f) AS left_
+		WHERE what <> '' ORDER BY id LIMIT $1`, limitOrAll(limit))
 	if err != nil {
 		return nil, wrap("forgotten left", err)
 	}
@@ -139,7 +154,11 @@ func (db *DB) RedactTurns(ctx context.Context, turns []engram.Turn, spans []stri
 		var redacted []int64
 		redactedIDs, namespaces := map[string]bool{}, map[string]bool{}
 		txt := redacttext.New(spans, marker)
-		if err := lockWrites(ctx, tx, graphLockKey, personaLockKey); err != nil {
+		if err := lockWrites(ctx, tx, graphLockKey, personaLockKey, memoryLockKey); err != nil {
+			return err
+		}
+		w := &memories{ctx: ctx, tx: tx}
+		if err := w.begin(); err != nil {
 			return err
 		}
 		for _, t := range turns {
@@ -165,8 +184,12 @@ func (db *DB) RedactTurns(ctx context.Context, turns []engram.Turn, spans []stri
 				t.Seq, folded(t.Content), grams(t.Content, t.Speaker)); err != nil {
 				return err
 			}
-			n, err := redactScenes(ctx, tx, t.ID, txt)
+			n, err := w.redact(t.ID, txt)
 			if err != nil {
+				return err
+			}
+			res.Memories += n
+			if n, err = redactScenes(ctx, tx, t.ID, txt); err != nil {
 				return err
 			}
 			res.Scenes += n
@@ -179,6 +202,9 @@ func (db *DB) RedactTurns(ctx context.Context, turns []engram.Turn, spans []stri
 			return err
 		}
 		if err := fixUnits(ctx, tx, units, &res.Units, &res.Removed); err != nil {
+			return err
+		}
+		if err := w.redactCorrections(txt); err != nil {
 			return err
 		}
 		return (graph{ctx, tx}).redactEntities(slices.Sorted(maps.Keys(namespaces)), spans, txt, &res.Entities, &res.Removed)

@@ -631,11 +631,12 @@ func queryTurns(ctx context.Context, qr pgxQuerier, q string, args ...any) ([]en
 }
 
 // Stats counts what the palace holds per namespace, as package palace's
-// does: Layers[namespace]["turns"], ["scenes"], ["facts"] (the memories
-// come with the memories' tables).
+// does: Layers[namespace]["turns"], ["memories"] (the active ones),
+// ["scenes"], ["facts"].
 func (db *DB) Stats(ctx context.Context) (engram.Stats, error) {
 	st := engram.Stats{Layers: make(map[string]map[string]int64)}
 	rows, err := db.pool.Query(ctx, `SELECT 'turns', namespace, count(*) FROM palace_turns GROUP BY namespace
+		UNION ALL SELECT 'memories', namespace, count(*) FROM palace_memories WHERE superseded_by IS NULL AND NOT wrong GROUP BY namespace
 		UNION ALL SELECT 'scenes', namespace, count(*) FROM palace_scenes GROUP BY namespace
 		UNION ALL SELECT 'facts', namespace, count(*) FROM palace_kg_triples GROUP BY namespace`)
 	if err != nil {

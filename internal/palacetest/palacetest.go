@@ -26,7 +26,8 @@ import (
 // package pgpalace's tests),
 // the forgotten ids their tombstones record, and the jobs' watermarks and
 // skipped ranges (engram.WorkerMarks, Skip), the scheduled jobs' state
-// (JobStates), the scenes, the personas and the graph.
+// (JobStates), the scenes, the personas, the graph, the memories and
+// their corrections.
 type Palace interface {
 	engram.TurnIndex
 	// The two steps of PutTurns (pipeline.SplitIndex).
@@ -53,6 +54,11 @@ type Palace interface {
 	// The graph.
 	ApplyTriples(ctx context.Context, worker string, triples []engram.Triple, throughSeq int64) error
 	Graph(ctx context.Context, q engram.GraphQuery) (engram.GraphResult, error)
+	// The memories and the corrections.
+	PutMemories(ctx context.Context, worker string, mems []engram.Memory, throughSeq int64) (engram.MemoryResult, error)
+	GetMemories(ctx context.Context, ids []string) ([]engram.Memory, error)
+	ApplyCorrections(ctx context.Context, cs []engram.Correction) (int, error)
+	MemoryToCorrect(ctx context.Context, id string) (engram.Memory, error)
 }
 
 // Run runs the suite. fresh makes a new, empty palace for one subtest and
@@ -80,6 +86,7 @@ func Run(t *testing.T, fresh func(t *testing.T) Palace) {
 		{"Scenes", testScenes},
 		{"Personas", testPersonas},
 		{"Graph", testGraph},
+		{"Memories", testMemories},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.fn(t, fresh(t)) })
 	}
@@ -786,5 +793,48 @@ func testGraph(t *testing.T, p Palace) {
 	}
 	if _, err := p.Graph(ctx, engram.GraphQuery{Namespace: "ns", Entity: " "}); engram.ErrorCode(err) != engram.EINVALID {
 		t.Fatalf("Graph without an entity = %v; want EINVALID", err)
+	}
+}
+
+func testMemories(t *testing.T, p Palace) {
+	ctx := t.Context()
+	mem := func(id, text string, day int, rel *engram.Relation, src ...string) engram.Memory {
+		return engram.Memory{ID: id, Namespace: "ns", Type: "fact", Subject: "Ana", Text: text, Importance: 0.4,
+			TS: base.AddDate(0, 0, day), Relation: rel, Sources: src}
+	}
+	// A correction of a memory not stored yet: it applies when it comes.
+	if n, err := p.ApplyCorrections(ctx, []engram.Correction{{ID: "c1", At: base, Target: engram.CorrectMemory, Of: "m4",
+		Namespace: "ns", Type: "fact", Original: "Ana keeps bees", Text: "Ana keeps wasps"}}); err != nil || n != 1 {
+		t.Fatalf("ApplyCorrections = %d, %v", n, err)
+	}
+	res, err := p.PutMemories(ctx, "memories", []engram.Memory{
+		mem("m1", "Ana lives in Lisbon", 1, &engram.Relation{Subject: "Ana", Predicate: "lives_in", Object: "Lisbon"}, "t1"),
+		mem("m2", "Ana lives in Lisbon", 2, nil, "t2"), // a repeat: merged
+		mem("m3", "Ana lives in Porto", 5, &engram.Relation{Subject: "Ana", Predicate: "lives_in", Object: "Porto"}, "t3"),
+		mem("m4", "Ana keeps bees", 6, nil, "t4"),
+	}, 4)
+	if err != nil || res != (engram.MemoryResult{Inserted: 3, Merged: 1, Superseded: 1}) {
+		t.Fatalf("PutMemories = %+v, %v; want 3 inserted, 1 merged, 1 superseded", res, err)
+	}
+	for name, bad := range map[string]engram.Memory{"id": {Namespace: "ns", Type: "t", Text: "x"}, "namespace": {ID: "x", Type: "t", Text: "x"},
+		"type": {ID: "x", Namespace: "ns", Text: "x"}, "text": {ID: "x", Namespace: "ns", Type: "t", Text: " "},
+		"ts": {ID: "x", Namespace: "ns", Type: "t", Text: "x", TS: time.Date(3000, 1, 1, 0, 0, 0, 0, time.UTC)}} {
+		_, err := p.PutMemories(ctx, "memories", []engram.Memory{mem("m9", "fine", 1, nil), bad}, 9)
+		if e, ok := errors.AsType[*engram.Error](err); !ok || e.Code != engram.EINVALID || e.Field != "memories[1]."+name {
+			t.Errorf("PutMemories without a good %s = %v; want EINVALID naming memories[1].%s", name, err, name)
+		}
+	}
+	got, err := p.GetMemories(ctx, []string{"m1", "m2", "m3", "m4"})
+	if err != nil || len(got) != 3 {
+		t.Fatalf("GetMemories = %+v, %v; want m1, m3, m4 (m2 merged into m1)", got, err)
+	}
+	if !slices.Equal(got[0].Sources, []string{"t1", "t2"}) || got[0].SupersededBy != "m3" || got[1].SupersededBy != "" {
+		t.Fatalf("m1 = %+v, m3 = %+v; want m1 from t1 and t2, superseded by m3", got[0], got[1])
+	}
+	if got[2].Text != "Ana keeps wasps" || got[2].Extracted != "Ana keeps bees" || got[2].Corrected != "c1" {
+		t.Fatalf("m4 = %+v; want the correction's text", got[2])
+	}
+	if _, err := p.MemoryToCorrect(ctx, "nope"); engram.ErrorCode(err) != engram.ENOTFOUND {
+		t.Fatalf("MemoryToCorrect of an unknown id = %v; want ENOTFOUND", err)
 	}
 }
