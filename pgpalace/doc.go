@@ -20,13 +20,15 @@
 // layer with its own keyword index in each server's memory, and the
 // timeline and entities a browser lists (browse.go); forget and redaction
 // over these tables (rewrite.go); the jobs' watermarks, skipped ranges and
-// state (workers.go). The vectors and the vaults are still package
+// state (workers.go); the vectors of each embedding model (vectors.go),
+// which each server's in-process index follows. The vaults' tables, and
+// the checks and repairs of vectors the doctor runs, are still package
 // palace's alone, and no configuration selects this palace yet.
 //
 // Writes that take change numbers hold an advisory lock to commit: the
 // turns' (turns, units, scenes), the graph's, the personas', the
-// memories'; a transaction takes those it needs in one order (a forget or
-// a redaction all of them).
+// memories', the vectors'; a transaction takes those it needs in one
+// order (a forget or a redaction all of them).
 //
 // Times are kept as Unix nanoseconds, as package palace keeps them, so
 // that a turn reads back to the nanosecond and orders alike in both.

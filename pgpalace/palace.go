@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -69,6 +70,14 @@ var migrations = []string{
 	// palace_memory_nearkeys is each memory's near-duplicate keys
 	// (package neardup). palace_corrections are the corrections given,
 	// in order (package palace's corrections).
+	// palace_vector_models and palace_vectors are the vectors of each
+	// embedding model (package palace's vector_models and vectors: codes
+	// of vecrow.Encode), each write under the model's next change number
+	// (last_seq; last_put the last a vector written took), which every
+	// server's in-memory index follows;
+	// palace_vector_deletes journals the deletions by change number too,
+	// for those indexes, pruned after a while (pruned_seq: an index
+	// behind it loads again).
 	`CREATE TABLE palace_meta (
 		key   text PRIMARY KEY,
 		value bigint NOT NULL
@@ -279,6 +288,38 @@ var migrations = []string{
 	CREATE INDEX palace_corrections_key ON palace_corrections (target, key);
 	CREATE INDEX palace_corrections_ns ON palace_corrections (ns);
 	CREATE INDEX palace_corrections_alt ON palace_corrections (target, alt) WHERE alt <> '';
+	CREATE TABLE palace_vector_models (
+		model        text PRIMARY KEY,
+		dim          integer NOT NULL CHECK (dim > 0),
+		state        text NOT NULL CHECK (state IN ('active', 'building', 'retired')),
+		created_at   bigint NOT NULL,
+		activated_at bigint,
+		last_seq     bigint NOT NULL DEFAULT 0,
+		last_put     bigint NOT NULL DEFAULT 0,
+		embedded_seq bigint NOT NULL DEFAULT 0,
+		synced_seq   bigint NOT NULL DEFAULT 0,
+		pruned_seq   bigint NOT NULL DEFAULT 0
+	);
+	CREATE UNIQUE INDEX palace_vector_models_active ON palace_vector_models (state) WHERE state = 'active';
+	CREATE TABLE palace_vectors (
+		model     text NOT NULL REFERENCES palace_vector_models (model) ON DELETE CASCADE,
+		id        text NOT NULL,
+		kind      text NOT NULL,
+		namespace text NOT NULL,
+		ts        bigint,
+		vec       bytea NOT NULL,
+		seq       bigint NOT NULL,
+		PRIMARY KEY (model, id)
+	);
+	CREATE UNIQUE INDEX palace_vectors_seq ON palace_vectors (model, seq);
+	CREATE INDEX palace_vectors_id ON palace_vectors (id);
+	CREATE TABLE palace_vector_deletes (
+		model text NOT NULL REFERENCES palace_vector_models (model) ON DELETE CASCADE,
+		seq   bigint NOT NULL,
+		id    text NOT NULL,
+		at    bigint NOT NULL,
+		PRIMARY KEY (model, seq)
+	);
 	COMMENT ON TABLE palace_turns IS 'engram palace: the archived turns as the indexer stores them';`,
 }
 
@@ -311,6 +352,10 @@ type DB struct {
 	skw  *kwindex.SeqCache // the scenes' keyword index (scenes.go)
 	gkw  *kwindex.SeqCache // the triples' keyword index (kg.go)
 	mkw  *kwindex.SeqCache // the memories' keyword index (memories.go)
+
+	vectors    vectorCache   // each model's store (vectors.go)
+	vectorPoll time.Duration // how often an index looks for the other servers' writes; 0: never
+	closed     atomic.Bool
 }
 
 // Open connects to the database at url, applies the palace's missing
@@ -325,7 +370,7 @@ func Open(ctx context.Context, url string) (*DB, error) {
 		pool.Close()
 		return nil, err
 	}
-	db := &DB{pool: pool, now: time.Now}
+	db := &DB{pool: pool, now: time.Now, vectorPoll: vectorPoll}
 	db.kw = kwindex.NewSeqCache(tableSource{db, "palace_turns", "change", keyTurnsDeleted, turnChanges}, false, "").WithSecond(speakerWeight)
 	db.ukw = kwindex.NewSeqCache(tableSource{db, "palace_units", "seq", keyUnitsDeleted, unitChanges}, true, engram.UnitSession, engram.UnitScene)
 	db.skw = kwindex.NewSeqCache(tableSource{db, "palace_scenes", "seq", keyScenesDeleted, sceneChanges}, true, "")
@@ -337,6 +382,12 @@ func Open(ctx context.Context, url string) (*DB, error) {
 // Close releases the palace's connections, after a load of the keyword
 // index in the background.
 func (db *DB) Close() error {
+	db.closed.Store(true)
+	db.vectors.mu.Lock()
+	for _, v := range db.vectors.byModel {
+		v.close()
+	}
+	db.vectors.mu.Unlock()
 	for _, c := range db.indexes() {
 		c.Wait()
 	}
@@ -352,13 +403,15 @@ const writeLockKey int64 = 0x656e6772616d_10
 
 // The other write locks: of the graph (its triples' change numbers, the
 // chains rebuilt), of the personas (a facet read and written again), and
-// of the memories (their change numbers, a repeat merged).
+// of the memories (their change numbers, a repeat merged), and of the
+// vectors (every model's change numbers).
 // A transaction takes the locks it needs in the order of their keys, the
 // turns' first, so that two never wait for each other.
 const (
 	graphLockKey   = writeLockKey + 1
 	personaLockKey = writeLockKey + 2
 	memoryLockKey  = writeLockKey + 3
+	vectorLockKey  = writeLockKey + 4
 )
 
 // lockWrites takes the palace's write lock in tx: the turns', and the

@@ -36,7 +36,7 @@ func (db *DB) ForgetTurns(ctx context.Context, turns []engram.ForgetTurn, at tim
 	}
 	err := db.update(ctx, "forget turns", func(tx pgx.Tx) error {
 		res = engram.ForgetResult{}
-		if err := lockWrites(ctx, tx, graphLockKey, personaLockKey, memoryLockKey); err != nil {
+		if err := lockWrites(ctx, tx, graphLockKey, personaLockKey, memoryLockKey, vectorLockKey); err != nil {
 			return err
 		}
 		if _, err := tx.Exec(ctx, `INSERT INTO palace_forgotten (id, seq, at)
@@ -96,11 +96,15 @@ func (db *DB) ForgetTurns(ctx context.Context, turns []engram.ForgetTurn, at tim
 			}
 		}
 		res.Removed = append(res.Removed, ids...)
-		return nil
+		_, err = deleteVectors(ctx, tx, "", res.Removed, db.now().UnixNano())
+		return err
 	})
 	if err != nil {
 		return engram.ForgetResult{}, err
 	}
+	// This server's indexes let go of the vectors now; should the
+	// database not answer, their poll does it within vectorPoll.
+	_ = db.followVectors(ctx)
 	return res, nil
 }
 
@@ -154,7 +158,7 @@ func (db *DB) RedactTurns(ctx context.Context, turns []engram.Turn, spans []stri
 		var redacted []int64
 		redactedIDs, namespaces := map[string]bool{}, map[string]bool{}
 		txt := redacttext.New(spans, marker)
-		if err := lockWrites(ctx, tx, graphLockKey, personaLockKey, memoryLockKey); err != nil {
+		if err := lockWrites(ctx, tx, graphLockKey, personaLockKey, memoryLockKey, vectorLockKey); err != nil {
 			return err
 		}
 		w := &memories{ctx: ctx, tx: tx}
@@ -177,6 +181,7 @@ func (db *DB) RedactTurns(ctx context.Context, turns []engram.Turn, spans []stri
 				return err
 			}
 			res.Turns++
+			res.Removed = append(res.Removed, t.ID)
 			redacted = append(redacted, t.Seq)
 			redactedIDs[t.ID] = true
 			namespaces[ns] = true
@@ -207,12 +212,56 @@ func (db *DB) RedactTurns(ctx context.Context, turns []engram.Turn, spans []stri
 		if err := w.redactCorrections(txt); err != nil {
 			return err
 		}
-		return (graph{ctx, tx}).redactEntities(slices.Sorted(maps.Keys(namespaces)), spans, txt, &res.Entities, &res.Removed)
+		if err := (graph{ctx, tx}).redactEntities(slices.Sorted(maps.Keys(namespaces)), spans, txt, &res.Entities, &res.Removed); err != nil {
+			return err
+		}
+		return redactVectors(ctx, tx, redacted, &res, db.now().UnixNano())
 	})
 	if err != nil {
 		return engram.RedactResult{}, err
 	}
+	_ = db.followVectors(ctx) // as after a forget
 	return res, nil
+}
+
+// redactVectors deletes the vectors of every model of what a redaction
+// removed (res.Removed), as package palace's does: the models that held
+// a redacted turn's vector (of seqs) are named in res.TurnVectors, and
+// their watermarks move back before the first such turn (the one each had
+// in res.Watermarks), so that the turns are embedded again from their
+// redacted text.
+func redactVectors(ctx context.Context, tx pgx.Tx, seqs []int64, res *engram.RedactResult, now int64) error {
+	rows, err := tx.Query(ctx, `SELECT v.model, t.id, t.seq FROM palace_vectors v JOIN palace_turns t ON t.id = v.id
+		WHERE t.seq = ANY($1) ORDER BY v.model, t.seq`, seqs)
+	if err != nil {
+		return err
+	}
+	first := map[string]int64{}
+	var (
+		model, id string
+		seq       int64
+	)
+	if _, err := pgx.ForEachRow(rows, []any{&model, &id, &seq}, func() error {
+		res.TurnVectors[model] = append(res.TurnVectors[model], id)
+		if f, ok := first[model]; !ok || seq < f {
+			first[model] = seq
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	for model, seq := range first {
+		var wm int64
+		if err := tx.QueryRow(ctx, `SELECT embedded_seq FROM palace_vector_models WHERE model = $1`, model).Scan(&wm); err != nil {
+			return err
+		}
+		res.Watermarks[model] = wm
+		if _, err := tx.Exec(ctx, `UPDATE palace_vector_models SET embedded_seq = least(embedded_seq, $1) WHERE model = $2`, seq-1, model); err != nil {
+			return err
+		}
+	}
+	_, err = deleteVectors(ctx, tx, "", res.Removed, now)
+	return err
 }
 
 var _ engram.TurnRewriter = (*DB)(nil)

@@ -666,15 +666,30 @@ var (
 	_ engram.KeywordIndexes = (*DB)(nil)
 )
 
-// Optimize merges the entries waiting in the pending lists of the GIN
-// indexes of palace_turn_text into the indexes (each search reads a
-// pending list through), and refreshes the planner's statistics of the
-// turns: the compact job's work.
+// Optimize merges the entries waiting in the pending lists of the
+// palace's GIN indexes into the indexes (each search reads a pending list
+// through), prunes the journal of vector deletions, and refreshes the
+// planner's statistics of the palace's tables: the compact job's work.
 func (db *DB) Optimize(ctx context.Context) error {
-	_, err := db.pool.Exec(ctx, `SELECT gin_clean_pending_list(c.oid) FROM pg_class c
-		WHERE c.relname IN ('palace_turn_text_grams', 'palace_turn_text_folded')`)
-	if err == nil {
-		_, err = db.pool.Exec(ctx, `ANALYZE palace_turns, palace_turn_text, palace_units, palace_unit_turns`)
+	_, err := db.pool.Exec(ctx, `SELECT gin_clean_pending_list(c.oid) FROM pg_class c JOIN pg_am a ON a.oid = c.relam
+		WHERE c.relkind = 'i' AND a.amname = 'gin' AND c.relname LIKE 'palace\_%'`)
+	if err != nil {
+		return wrap("optimize", err)
 	}
+	err = db.update(ctx, "optimize", func(tx pgx.Tx) error {
+		if err := lock(ctx, tx, vectorLockKey); err != nil {
+			return err
+		}
+		return pruneDeletes(ctx, tx, db.now())
+	})
+	if err != nil {
+		return err
+	}
+	var tables string
+	if err := db.pool.QueryRow(ctx, `SELECT string_agg(quote_ident(tablename), ', ') FROM pg_tables
+		WHERE schemaname = current_schema() AND tablename LIKE 'palace\_%'`).Scan(&tables); err != nil {
+		return wrap("optimize", err)
+	}
+	_, err = db.pool.Exec(ctx, `ANALYZE `+tables)
 	return wrap("optimize", err)
 }
