@@ -21,9 +21,11 @@
 // timeline and entities a browser lists (browse.go); forget and redaction
 // over these tables (rewrite.go); the jobs' watermarks, skipped ranges and
 // state (workers.go); the vectors of each embedding model (vectors.go),
-// which each server's in-process index follows. The vaults' tables, and
-// the checks and repairs of vectors the doctor runs, are still package
-// palace's alone, and no configuration selects this palace yet.
+// which each server's in-process index follows; the Markdown vaults'
+// documents, chunks and links (vault.go). Everything package palace keeps
+// is here; no configuration selects this palace yet (the engine holds a
+// vault store of SQL transactions, and the doctor's checks and rebuild
+// are the SQLite file's).
 //
 // Writes that take change numbers hold an advisory lock to commit: the
 // turns' (turns, units, scenes), the graph's, the personas', the

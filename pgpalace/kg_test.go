@@ -26,7 +26,7 @@ func graphTriples(turns []engram.Turn) []engram.Triple {
 	things := []string{"jazz", "Chess", "the night shift", "Zorblax tea", "plover pie"}
 	base := time.Date(2026, 4, 1, 8, 0, 0, 0, time.UTC)
 	var out []engram.Triple
-	for i := range 500 {
+	for i := range 260 {
 		t := engram.Triple{Namespace: []string{"work", "home"}[rng.IntN(2)], Subject: people[rng.IntN(len(people))],
 			ValidFrom: base.Add(time.Duration(rng.IntN(60*24)) * time.Hour), Memory: "m" + strings.Repeat("x", i%3)}
 		switch rng.IntN(6) {
@@ -51,7 +51,7 @@ func graphTriples(turns []engram.Turn) []engram.Triple {
 	// Entities named only by facts of a turn the test forgets.
 	out = append(out, engram.Triple{Namespace: "work", Subject: "Solo Person", Predicate: "lives_in", Object: "Nowhere Town",
 		ValidFrom: base, Sources: []string{turns[2].ID}})
-	return append(out, out[10:60]...) // told again
+	return append(out, out[10:40]...) // told again
 }
 
 // TestGraph_AsSQLite checks that this palace builds the knowledge graph as
@@ -84,7 +84,7 @@ func TestGraph_AsSQLite(t *testing.T) {
 			}
 		}
 	}
-	names := []string{"Alice", "alice", "Ally", "Bob", "Bobby", "Carol Quill", "Cee", "Zorblax", "Zorb", "Lisbon", "jazz", "Dune", "nobody"}
+	names := []string{"alice", "Ally", "Bob", "Carol Quill", "Cee", "Zorblax", "Lisbon", "Dune", "nobody"}
 	asOfs := []time.Time{{}, time.Date(2026, 4, 20, 0, 0, 0, 0, time.UTC), time.Date(2026, 5, 15, 0, 0, 0, 0, time.UTC)}
 	compare := func(when string) {
 		t.Helper()
@@ -147,7 +147,7 @@ func TestGraph_AsSQLite(t *testing.T) {
 			}
 		}
 		for _, text := range []string{"lisbon", "alice likes", "zorblax", "favourite book dune", "visits harbour", "nothing"} {
-			for _, at := range asOfs {
+			for _, at := range asOfs[1:] {
 				for _, q := range []engram.TextQuery{{Text: text, Limit: 5}, {Text: text, Namespace: "home", Limit: 50}} {
 					want, err := lite.SearchTriples(ctx, q, at)
 					if err != nil {
@@ -272,8 +272,9 @@ func tripleHits(hs []engram.TripleHit) []string {
 }
 
 // TestLayers_FollowOtherServer checks that a server's keyword indexes of
-// the scenes, the triples and the memories, loaded already, find what
-// another server wrote since, rewrote, and deleted, at their next search.
+// the scenes, the triples and the memories (and the vaults' chunks),
+// loaded already, find what another server wrote since, rewrote, and
+// deleted, at their next search.
 func TestLayers_FollowOtherServer(t *testing.T) {
 	ctx := t.Context()
 	url := pgtest.NewDatabase(t)
@@ -318,6 +319,13 @@ func TestLayers_FollowOtherServer(t *testing.T) {
 			t.Fatal(err)
 		}
 		return len(sh), len(th)
+	}
+	doc := engram.VaultDoc{Vault: "/v", Namespace: "ns", Path: "a.md", Title: "Gazebo", Hash: "h", ModTime: at}
+	if err := a.Vault(nil).PutVaultDoc(ctx, doc, []engram.DocChunk{{Text: "the gazebo plans"}}, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if hits, err := b.Vault(nil).SearchChunks(ctx, engram.TextQuery{Text: "gazebo plans", Limit: 5}); err != nil || len(hits) != 1 {
+		t.Fatalf("server B finds %d chunks A wrote, %v; want 1", len(hits), err)
 	}
 	if s, tr := found("gazebo"); s != 1 || tr != 1 {
 		t.Fatalf("server B finds %d scenes and %d triples A wrote; want 1 and 1", s, tr)

@@ -78,6 +78,11 @@ var migrations = []string{
 	// palace_vector_deletes journals the deletions by change number too,
 	// for those indexes, pruned after a while (pruned_seq: an index
 	// behind it loads again).
+	// palace_vault_docs, _chunks and _links are the Markdown vaults'
+	// documents, their chunks (text as bytea; folded, what the substring
+	// search looks through, under pg_trgm when the server has it; seq the
+	// change number the servers' keyword indexes of the chunks follow) and
+	// their links (package palace's vault_*).
 	`CREATE TABLE palace_meta (
 		key   text PRIMARY KEY,
 		value bigint NOT NULL
@@ -320,22 +325,67 @@ var migrations = []string{
 		at    bigint NOT NULL,
 		PRIMARY KEY (model, seq)
 	);
+	CREATE TABLE palace_vault_docs (
+		n         bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+		vault     text NOT NULL,
+		namespace text NOT NULL,
+		path      text NOT NULL,
+		title     text NOT NULL,
+		type      text NOT NULL DEFAULT '',
+		tags      text[] NOT NULL,
+		aliases   text[] NOT NULL,
+		date      bigint,
+		hash      text NOT NULL,
+		size      bigint NOT NULL,
+		mod_time  bigint NOT NULL,
+		warnings  text[] NOT NULL,
+		UNIQUE (vault, path)
+	);
+	CREATE TABLE palace_vault_chunks (
+		n          bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+		id         text NOT NULL UNIQUE,
+		doc        bigint NOT NULL REFERENCES palace_vault_docs (n),
+		idx        integer NOT NULL,
+		heading    text[] NOT NULL,
+		text       bytea NOT NULL,
+		folded     text NOT NULL,
+		start_line integer NOT NULL,
+		end_line   integer NOT NULL,
+		seq        bigint NOT NULL UNIQUE
+	);
+	CREATE INDEX palace_vault_chunks_doc ON palace_vault_chunks (doc, idx);
+	CREATE TABLE palace_vault_links (
+		n         bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+		vault     text NOT NULL,
+		from_path text NOT NULL,
+		chunk     integer NOT NULL,
+		target    text NOT NULL,
+		heading   text NOT NULL DEFAULT '',
+		alias     text NOT NULL DEFAULT '',
+		kind      text NOT NULL,
+		line      integer NOT NULL,
+		to_path   text
+	);
+	CREATE INDEX palace_vault_links_from ON palace_vault_links (vault, from_path);
+	CREATE INDEX palace_vault_links_to ON palace_vault_links (vault, to_path);
 	COMMENT ON TABLE palace_turns IS 'engram palace: the archived turns as the indexer stores them';`,
 }
 
 // fills are the migrations' steps in Go, after the version they follow.
 var fills = map[int]func(ctx context.Context, tx pgx.Tx) error{1: trigramIndex}
 
-// trigramIndex indexes the turns' folded text by trigrams (pg_trgm), for
-// the substring search, when the server has the extension and lets the
-// user create it (it is trusted: the owner of the database may). Without
-// it the substring search reads every turn: slower, the same results.
+// trigramIndex indexes the folded text of the turns and of the vault
+// chunks by trigrams (pg_trgm), for the substring searches, when the
+// server has the extension and lets the user create it (it is trusted:
+// the owner of the database may). Without it a substring search reads
+// every row: slower, the same results.
 func trigramIndex(ctx context.Context, tx pgx.Tx) error {
 	if _, err := tx.Exec(ctx, `SAVEPOINT trigram`); err != nil {
 		return err
 	}
 	_, err := tx.Exec(ctx, `CREATE EXTENSION IF NOT EXISTS pg_trgm;
-		CREATE INDEX palace_turn_text_folded ON palace_turn_text USING gin (folded gin_trgm_ops)`)
+		CREATE INDEX palace_turn_text_folded ON palace_turn_text USING gin (folded gin_trgm_ops);
+		CREATE INDEX palace_vault_chunks_folded ON palace_vault_chunks USING gin (folded gin_trgm_ops)`)
 	if err != nil {
 		_, err = tx.Exec(ctx, `ROLLBACK TO SAVEPOINT trigram`)
 	}
@@ -352,6 +402,7 @@ type DB struct {
 	skw  *kwindex.SeqCache // the scenes' keyword index (scenes.go)
 	gkw  *kwindex.SeqCache // the triples' keyword index (kg.go)
 	mkw  *kwindex.SeqCache // the memories' keyword index (memories.go)
+	vkw  *kwindex.SeqCache // the vault chunks' keyword index (vault.go)
 
 	vectors    vectorCache   // each model's store (vectors.go)
 	vectorPoll time.Duration // how often an index looks for the other servers' writes; 0: never
@@ -375,6 +426,7 @@ func Open(ctx context.Context, url string) (*DB, error) {
 	db.ukw = kwindex.NewSeqCache(tableSource{db, "palace_units", "seq", keyUnitsDeleted, unitChanges}, true, engram.UnitSession, engram.UnitScene)
 	db.skw = kwindex.NewSeqCache(tableSource{db, "palace_scenes", "seq", keyScenesDeleted, sceneChanges}, true, "")
 	db.mkw = kwindex.NewSeqCache(tableSource{db, "palace_memories", "seq", keyMemoriesDeleted, memoryChanges}, true, "")
+	db.vkw = kwindex.NewSeqCache(tableSource{db, "palace_vault_chunks", "seq", keyChunksDeleted, chunkChanges}, false, "").WithSecond(1)
 	db.gkw = kwindex.NewSeqCache(tableSource{db, "palace_kg_triples", "seq", keyTriplesDeleted, tripleChanges}, false, "")
 	return db, nil
 }
@@ -417,12 +469,15 @@ const (
 // lockWrites takes the palace's write lock in tx: the turns', and the
 // others of keys.
 func lockWrites(ctx context.Context, tx pgx.Tx, keys ...int64) error {
-	_, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(k) FROM unnest($1::bigint[]) AS k ORDER BY k`, append([]int64{writeLockKey}, keys...))
-	return err
+	return lock(ctx, tx, append([]int64{writeLockKey}, keys...)...)
 }
 
 // lock takes the write locks of keys alone in tx, in their order.
 func lock(ctx context.Context, tx pgx.Tx, keys ...int64) error {
+	if len(keys) == 1 { // the acknowledged writes': one round trip as plain as can be
+		_, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, keys[0])
+		return err
+	}
 	_, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(k) FROM unnest($1::bigint[]) AS k ORDER BY k`, keys)
 	return err
 }

@@ -60,7 +60,7 @@ func turnChanges(ctx context.Context, tx pgx.Tx, after int64, limit int) ([]kwin
 
 // indexes are the keyword indexes, by what they index.
 func (db *DB) indexes() map[string]*kwindex.SeqCache {
-	return map[string]*kwindex.SeqCache{"turns": db.kw, "units": db.ukw, "scenes": db.skw, "triples": db.gkw, "memories": db.mkw}
+	return map[string]*kwindex.SeqCache{"turns": db.kw, "units": db.ukw, "scenes": db.skw, "triples": db.gkw, "memories": db.mkw, "chunks": db.vkw}
 }
 
 // WarmKeywordIndex starts loading the keyword indexes in the background.
