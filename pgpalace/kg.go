@@ -231,13 +231,19 @@ func (g graph) rebuild(k chainKey, changed *kgchain.Key) (gone, rewritten []stri
 			rewritten = append(rewritten, t.id)
 		}
 		seq++
-		if _, err := g.tx.Exec(g.ctx, `INSERT INTO palace_kg_triples
-			(id, namespace, chain, subject, predicate, object, valid_from, valid_to, confidence, sources, memory, corrected, text, seq)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
-			ON CONFLICT (id) DO UPDATE SET chain = excluded.chain, subject = excluded.subject, predicate = excluded.predicate,
-				object = excluded.object, valid_from = excluded.valid_from, valid_to = excluded.valid_to, confidence = excluded.confidence,
-				sources = excluded.sources, memory = excluded.memory, corrected = excluded.corrected, text = excluded.text, seq = excluded.seq`,
-			t.id, k.ns, k.chain, t.subject, t.predicate, t.object, t.from, t.to, t.confidence, t.sources, t.memory, t.corrected, t.text, seq); err != nil {
+		// An update of the row, or an insert: an upsert takes a row
+		// number even where it updates (see insertScenes).
+		if ok {
+			_, err = g.tx.Exec(g.ctx, `UPDATE palace_kg_triples SET chain = $2, subject = $3, predicate = $4, object = $5, valid_from = $6,
+				valid_to = $7, confidence = $8, sources = $9, memory = $10, corrected = $11, text = $12, seq = $13 WHERE n = $1`,
+				was.n, k.chain, t.subject, t.predicate, t.object, t.from, t.to, t.confidence, t.sources, t.memory, t.corrected, t.text, seq)
+		} else {
+			_, err = g.tx.Exec(g.ctx, `INSERT INTO palace_kg_triples
+				(id, namespace, chain, subject, predicate, object, valid_from, valid_to, confidence, sources, memory, corrected, text, seq)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
+				t.id, k.ns, k.chain, t.subject, t.predicate, t.object, t.from, t.to, t.confidence, t.sources, t.memory, t.corrected, t.text, seq)
+		}
+		if err != nil {
 			return nil, nil, err
 		}
 	}

@@ -116,12 +116,17 @@ func insertScenes(ctx context.Context, tx pgx.Tx, rows []preparedScene) error {
 	for _, p := range rows {
 		s := p.w.Scene
 		seq++
-		_, err := tx.Exec(ctx, `INSERT INTO palace_scenes (id, namespace, session, title, summary, start_ts, end_ts, participants, turns, draft, seq)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
-			ON CONFLICT (id) DO UPDATE SET title = excluded.title, summary = excluded.summary,
-				start_ts = excluded.start_ts, end_ts = excluded.end_ts, participants = excluded.participants,
-				turns = excluded.turns, draft = excluded.draft, seq = excluded.seq`,
-			s.ID, s.Namespace, s.Session, []byte(s.Title), []byte(s.Summary), p.start, p.end, nonNil(s.Participants), s.Turns, p.w.Draft, seq)
+		// An update, or else an insert (under the write lock): an upsert
+		// would take a row number even where it updates, and the keyword
+		// index breaks ties by row number, as package palace's rowids do.
+		tag, err := tx.Exec(ctx, `UPDATE palace_scenes SET title = $2, summary = $3, start_ts = $4, end_ts = $5, participants = $6,
+			turns = $7, draft = $8, seq = $9 WHERE id = $1`,
+			s.ID, []byte(s.Title), []byte(s.Summary), p.start, p.end, nonNil(s.Participants), s.Turns, p.w.Draft, seq)
+		if err == nil && tag.RowsAffected() == 0 {
+			_, err = tx.Exec(ctx, `INSERT INTO palace_scenes (id, namespace, session, title, summary, start_ts, end_ts, participants, turns, draft, seq)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+				s.ID, s.Namespace, s.Session, []byte(s.Title), []byte(s.Summary), p.start, p.end, nonNil(s.Participants), s.Turns, p.w.Draft, seq)
+		}
 		if err != nil {
 			return errors.Join(errors.New("scene "+s.ID), err)
 		}
@@ -137,10 +142,12 @@ func insertScenes(ctx context.Context, tx pgx.Tx, rows []preparedScene) error {
 // holds as far as they are stored, counted.
 func putSceneUnit(ctx context.Context, tx pgx.Tx, s engram.Scene, start, end *int64, seq int64) error {
 	var n int64
-	err := tx.QueryRow(ctx, `INSERT INTO palace_units (id, kind, namespace, session, start_ts, end_ts, turns, bytes, seq)
-		VALUES ($1, 'scene', $2, $3, $4, $5, 0, 0, $6)
-		ON CONFLICT (id) DO UPDATE SET start_ts = excluded.start_ts, end_ts = excluded.end_ts, seq = excluded.seq
-		RETURNING n`, engram.UnitID(engram.UnitScene, s.Namespace, s.Session, s.ID), s.Namespace, s.Session, start, end, seq).Scan(&n)
+	id := engram.UnitID(engram.UnitScene, s.Namespace, s.Session, s.ID)
+	err := tx.QueryRow(ctx, `UPDATE palace_units SET start_ts = $2, end_ts = $3, seq = $4 WHERE id = $1 RETURNING n`, id, start, end, seq).Scan(&n)
+	if errors.Is(err, pgx.ErrNoRows) { // not an upsert: see insertScenes
+		err = tx.QueryRow(ctx, `INSERT INTO palace_units (id, kind, namespace, session, start_ts, end_ts, turns, bytes, seq)
+			VALUES ($1, 'scene', $2, $3, $4, $5, 0, 0, $6) RETURNING n`, id, s.Namespace, s.Session, start, end, seq).Scan(&n)
+	}
 	if err != nil {
 		return errors.Join(errors.New("unit of scene "+s.ID), err)
 	}
