@@ -46,6 +46,11 @@ type Config struct {
 	// at $ENGRAM_POSTGRES_URL, shared by several servers; each keeps its
 	// palace in its own home, derived from it).
 	Store string `toml:"store"`
+	// Palace is where the palace lives: "home" (the SQLite file in the
+	// home, the default: each server its own, derived from the archive)
+	// or "postgres" (tables of the archive's database: one palace every
+	// server shares; with store = "postgres" only).
+	Palace string `toml:"palace"`
 	// postgresURL is the database's URL, read from EnvPostgresURL by
 	// LoadConfig: never from a file, which would hold its password.
 	postgresURL string
@@ -198,6 +203,12 @@ const (
 	EnvPostgresURL = "ENGRAM_POSTGRES_URL"
 )
 
+// Where the palace lives.
+const (
+	PalaceHome     = "home"
+	PalacePostgres = "postgres"
+)
+
 // ConfigFile is the name of the config file in the home.
 const ConfigFile = "config.toml"
 
@@ -209,6 +220,7 @@ func DefaultConfig() Config {
 		MaxBatch:        engram.DefaultMaxBatch,
 		LogLevel:        "info",
 		Store:           StoreFiles,
+		Palace:          PalaceHome,
 		Embedder:        EmbedderBuiltin,
 		OllamaModel:     ollama.DefaultModel,
 		VectorIndex:     VectorsEmbedded,
@@ -315,6 +327,7 @@ func applyEnv(cfg *Config, getenv func(string) string) error {
 	}{
 		{"ENGRAM_LOG_LEVEL", &cfg.LogLevel},
 		{"ENGRAM_STORE", &cfg.Store},
+		{"ENGRAM_PALACE", &cfg.Palace},
 		{"ENGRAM_EMBEDDER", &cfg.Embedder},
 		{"ENGRAM_OLLAMA_HOST", &cfg.OllamaHost},
 		{"ENGRAM_OLLAMA_MODEL", &cfg.OllamaModel},
@@ -417,6 +430,15 @@ func (c Config) Validate() error {
 		}
 	default:
 		return fmt.Errorf("store %q: want files or postgres", c.Store)
+	}
+	switch c.Palace {
+	case PalaceHome:
+	case PalacePostgres:
+		if c.Store != StorePostgres {
+			return fmt.Errorf("palace \"postgres\" needs store = \"postgres\": the palace is kept in the archive's database")
+		}
+	default:
+		return fmt.Errorf("palace %q: want home or postgres", c.Palace)
 	}
 	switch c.Embedder {
 	case EmbedderBuiltin, EmbedderOllama, EmbedderOpenAI, EmbedderNone:

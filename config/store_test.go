@@ -61,3 +61,33 @@ func TestStore(t *testing.T) {
 		}
 	}
 }
+
+// TestPalace: the palace is the home's file by default, or the archive's
+// database with store = "postgres" only; a bad palace names the setting.
+func TestPalace(t *testing.T) {
+	home := t.TempDir()
+	env := map[string]string{EnvPostgresURL: "postgres://engram@db/engram"}
+	getenv := func(k string) string { return env[k] }
+	write := func(s string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(home, ConfigFile), []byte(s), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if cfg, err := LoadConfig(home, getenv); err != nil || cfg.Palace != PalaceHome {
+		t.Fatalf("default palace %q, %v; want home", cfg.Palace, err)
+	}
+	write("palace = \"postgres\"\n")
+	if _, err := LoadConfig(home, getenv); err == nil || !strings.Contains(err.Error(), `palace "postgres" needs store = "postgres"`) {
+		t.Errorf("palace postgres over the files: %v", err)
+	}
+	write("store = \"postgres\"\npalace = \"postgres\"\n")
+	if cfg, err := LoadConfig(home, getenv); err != nil || cfg.Palace != PalacePostgres {
+		t.Errorf("palace postgres: %q, %v", cfg.Palace, err)
+	}
+	write("store = \"postgres\"\n")
+	env["ENGRAM_PALACE"] = "sqlite"
+	if _, err := LoadConfig(home, getenv); err == nil || !strings.Contains(err.Error(), `palace "sqlite": want home or postgres`) {
+		t.Errorf("a bad ENGRAM_PALACE: %v", err)
+	}
+}

@@ -17,6 +17,7 @@ import (
 	"github.com/engram-dev/engram/archive"
 	"github.com/engram-dev/engram/backupdir"
 	"github.com/engram-dev/engram/config"
+	"github.com/engram-dev/engram/engine/archives"
 	"github.com/engram-dev/engram/homedir"
 	"github.com/engram-dev/engram/internal/atomicfile"
 	"github.com/engram-dev/engram/internal/fspath"
@@ -45,7 +46,7 @@ var _ engram.BackupService = (*Engine)(nil)
 // way, a name too long), a full disk ENOSPACE: the client's to change.
 func (e *Engine) Backup(ctx context.Context, req engram.BackupRequest) (engram.BackupReport, error) {
 	if e.cfg.Store == config.StorePostgres {
-		return engram.BackupReport{}, errFilesOnly("engram backup", "back up the database with pg_dump, or write its turns as JSONL files with engram archive export")
+		return engram.BackupReport{}, archives.ErrFilesOnly("engram backup", "back up the database with pg_dump, or write its turns as JSONL files with engram archive export")
 	}
 	if err := engram.CheckPath("dir", req.Dir); err != nil {
 		return engram.BackupReport{}, err

@@ -21,6 +21,7 @@ import (
 	"github.com/engram-dev/engram/chroma"
 	"github.com/engram-dev/engram/config"
 	"github.com/engram-dev/engram/embedder"
+	"github.com/engram-dev/engram/engine/archives"
 	"github.com/engram-dev/engram/homedir"
 	"github.com/engram-dev/engram/ollama"
 	"github.com/engram-dev/engram/openai"
@@ -103,23 +104,24 @@ func DoctorHome(ctx context.Context, cfg config.Config, logger *slog.Logger) (r 
 		return r
 	}
 	r.Add(failCheck(checkHome, "the home does not open: "+engram.ErrorText(err), fixRebuild))
-	a, aerr := openArchive(ctx, cfg, logger)
+	a, aerr := archives.Open(ctx, cfg, logger)
 	if aerr != nil {
 		r.Add(failCheck(checkArchive, "the archive does not open: "+engram.ErrorText(aerr), ""))
 		return r
 	}
 	defer a.Close()
 	part := &Engine{cfg: cfg, logger: logger, archive: a}
-	p, perr := palace.Open(filepath.Join(cfg.Home, homedir.PalaceFile), palace.Options{})
+	p, perr := openPalace(ctx, cfg, palace.Options{})
 	if perr != nil {
 		part.checkArchive(ctx, &r)
-		r.Add(failCheck(checkSQLite, "palace.db does not open: "+engram.ErrorText(perr), fixRebuild))
+		r.Add(failCheck(checkSQLite, "the palace does not open: "+engram.ErrorText(perr), fixRebuild))
 		return r
 	}
 	defer p.Close()
-	part.palace = sqlitePalace{p}
+	part.palace = p
 	held := part.checkArchive(ctx, &r)
 	part.fileCheck(ctx, &r, palaceFile.FileCheck)
+	part.checkPalaceDB(ctx, &r)
 	part.checkIndex(ctx, &r, held)
 	part.fileCheck(ctx, &r, palaceFile.NearKeysCheck)
 	return r
@@ -144,6 +146,7 @@ func (e *Engine) doctor(ctx context.Context, before *postgres.Applied) (r engram
 	}
 	held := e.checkArchive(ctx, &r)
 	e.fileCheck(ctx, &r, palaceFile.FileCheck)
+	e.checkPalaceDB(ctx, &r)
 	e.checkIndex(ctx, &r, held)
 	e.checkForgotten(ctx, &r)
 	e.fileCheck(ctx, &r, palaceFile.NearKeysCheck)

@@ -36,6 +36,16 @@ func applied(ctx context.Context, p palaceStore) (postgres.Applied, error) {
 // a palace yet has applied nothing.
 func stoppedApplied(ctx context.Context, cfg config.Config) (postgres.Applied, error) {
 	a := postgres.Applied{Stopped: true}
+	if cfg.Palace == config.PalacePostgres {
+		p, err := openPalace(ctx, cfg, palace.Options{})
+		if err != nil {
+			return a, err
+		}
+		defer p.Close()
+		got, err := applied(ctx, p)
+		got.Stopped = true
+		return got, err
+	}
 	path := filepath.Join(cfg.Home, homedir.PalaceFile)
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		return a, nil

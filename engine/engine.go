@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"path/filepath"
 	"slices"
 	"sync"
 	"time"
@@ -14,6 +13,7 @@ import (
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/config"
 	"github.com/engram-dev/engram/embedder"
+	"github.com/engram-dev/engram/engine/archives"
 	"github.com/engram-dev/engram/extract"
 	"github.com/engram-dev/engram/homedir"
 	"github.com/engram-dev/engram/internal/work"
@@ -33,7 +33,7 @@ import (
 type Engine struct {
 	cfg      config.Config
 	logger   *slog.Logger
-	archive  archiveStore
+	archive  archives.Store
 	palace   palaceStore
 	indexer  *pipeline.Indexer
 	ingester *pipeline.Ingester
@@ -102,15 +102,13 @@ func Open(ctx context.Context, cfg config.Config, logger *slog.Logger) (_ *Engin
 			e.Close()
 		}
 	}()
-	e.archive, err = openArchive(ctx, cfg, logger)
+	e.archive, err = archives.Open(ctx, cfg, logger)
 	if err != nil {
 		return nil, err
 	}
-	p, err := palace.Open(filepath.Join(cfg.Home, homedir.PalaceFile), palace.Options{Work: e.work, DeferSecondary: true})
-	if err != nil {
-		return nil, fmt.Errorf("open palace: %w", err)
+	if e.palace, err = openPalace(ctx, cfg, palace.Options{Work: e.work, DeferSecondary: true}); err != nil {
+		return nil, err
 	}
-	e.palace = sqlitePalace{p}
 	// The palace is a pipeline.SplitIndex: a POST waits for its turns'
 	// keyword index, not for their session units and substring rows,
 	// which follow in short transactions, tasks of e.work.

@@ -27,11 +27,11 @@ func (e *Engine) newScheduler() (*scheduler.Scheduler, error) {
 		jobs = append(jobs, scheduler.Job{Name: name, Interval: every[name], Run: run})
 	}
 	for _, w := range e.layerJobs() {
-		add(w.Name, e.guardLayers(w.Run))
+		add(w.Name, e.guardLayers(e.palaceJob(w.Name, w.Run)))
 	}
-	add(config.JobVaultReconcile, e.reconcileVaults)
+	add(config.JobVaultReconcile, e.palaceJob(config.JobVaultReconcile, e.reconcileVaults))
 	add(config.JobVerify, e.sharedJob(config.JobVerify, every[config.JobVerify], e.verifyArchive))
-	add(config.JobCompact, e.palace.Optimize)
+	add(config.JobCompact, e.palaceJob(config.JobCompact, e.palace.Optimize))
 	add(config.JobSnapshot, e.healthSnapshot)
 	s, err := scheduler.New(e.palace.JobStates(), jobs...)
 	if err != nil {
@@ -140,14 +140,14 @@ func (e *Engine) embedLayers(ctx context.Context) error {
 // after each commit of the turn index, at most once a second, so a new turn
 // joins its open scene and its session's vector within moments.
 func (e *Engine) startFollower() {
-	e.follower = pipeline.Follow("scenes and unit vectors", e.indexer.Notify, e.guardLayers(func(ctx context.Context) error {
+	e.follower = pipeline.Follow("scenes and unit vectors", e.indexer.Notify, e.guardLayers(e.palaceJob("follower", func(ctx context.Context) error {
 		if e.extractor != nil {
 			if err := e.sceneWorker().Run(ctx); err != nil {
 				return fmt.Errorf("scenes: %w", err)
 			}
 		}
 		return e.embedLayers(ctx)
-	}), time.Second, e.logger.With("component", "units"))
+	})), time.Second, e.logger.With("component", "units"))
 }
 
 // sceneWorker returns the engine's L2 worker (its runs, the scheduled job's

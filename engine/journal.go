@@ -6,6 +6,7 @@ import (
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/archive"
+	"github.com/engram-dev/engram/engine/archives"
 	"github.com/engram-dev/engram/postgres"
 )
 
@@ -58,7 +59,7 @@ func (j pgJournal) Append(ctx context.Context, c engram.Correction) error {
 }
 
 func (pgJournal) Backup(string) (int64, string, bool, error) {
-	return 0, "", false, errFilesOnly("engram backup", "back up the database with pg_dump; engram migrate --from URL --to DIR writes its turns and corrections into a home")
+	return 0, "", false, archives.ErrFilesOnly("engram backup", "back up the database with pg_dump; engram migrate --from URL --to DIR writes its turns and corrections into a home")
 }
 
 // openCorrections opens the corrections journal of e's archive: the

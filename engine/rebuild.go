@@ -15,6 +15,7 @@ import (
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/config"
+	"github.com/engram-dev/engram/engine/archives"
 	"github.com/engram-dev/engram/homedir"
 	"github.com/engram-dev/engram/internal/atomicfile"
 	"github.com/engram-dev/engram/palace"
@@ -58,7 +59,11 @@ func Rebuild(ctx context.Context, cfg config.Config, logger *slog.Logger, progre
 	if err := homedir.Claim(cfg.Home, cfg.Version, logger); err != nil {
 		return rep, err
 	}
-	a, err := openArchive(ctx, cfg, logger)
+	if cfg.Palace == config.PalacePostgres {
+		return rep, engram.Errorf(engram.EINVALID, "engram rebuild makes the home's palace file; a palace in PostgreSQL (palace = %q) is not rebuilt by it yet: "+
+			"serve with palace = %q meanwhile (each server's palace rebuilt from the shared archive)", config.PalacePostgres, config.PalaceHome)
+	}
+	a, err := archives.Open(ctx, cfg, logger)
 	if err != nil {
 		return rep, err
 	}
@@ -170,7 +175,7 @@ func Rebuild(ctx context.Context, cfg config.Config, logger *slog.Logger, progre
 }
 
 // verifyRebuilt checks the new palace before it replaces the old one.
-func verifyRebuilt(ctx context.Context, db *palace.DB, a archiveStore, side *vectorSide, rep *RebuildReport) error {
+func verifyRebuilt(ctx context.Context, db *palace.DB, a archives.Store, side *vectorSide, rep *RebuildReport) error {
 	var problems []string
 	err := db.View(ctx, func(tx *sql.Tx) error {
 		var res string

@@ -9,6 +9,7 @@ import (
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/archive"
 	"github.com/engram-dev/engram/config"
+	"github.com/engram-dev/engram/engine/archives"
 	"github.com/engram-dev/engram/homedir"
 	"github.com/engram-dev/engram/palace"
 )
@@ -23,7 +24,7 @@ import (
 // A home that holds another program's files is refused (homedir.Check).
 func RepairArchive(ctx context.Context, cfg config.Config, logger *slog.Logger) (archive.RepairReport, error) {
 	if cfg.Store == config.StorePostgres {
-		return archive.RepairReport{}, errFilesOnly("engram repair", "a row that fails its checks comes back from a copy of the database (pg_dump); engram doctor names it")
+		return archive.RepairReport{}, archives.ErrFilesOnly("engram repair", "a row that fails its checks comes back from a copy of the database (pg_dump); engram doctor names it")
 	}
 	if err := homedir.Claim(cfg.Home, cfg.Version, logger); err != nil {
 		return archive.RepairReport{}, err

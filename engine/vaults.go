@@ -83,7 +83,7 @@ func (e *Engine) syncVaultsNow(ctx context.Context, path string) ([]vault.SyncRe
 
 // vaultStore is the vaults' tables of the palace, as search and the
 // listings read them.
-func (e *Engine) vaultStore() vault.SQLStore { return vault.SQLStore{DB: e.palace} }
+func (e *Engine) vaultStore() vault.Store { return e.palace.Vault(nil) }
 
 // newSyncer returns the syncer of the configured vaults into the palace,
 // which embeds the chunks with emb into vectors when vectors is set (and
@@ -92,7 +92,7 @@ func (e *Engine) vaultStore() vault.SQLStore { return vault.SQLStore{DB: e.palac
 func (e *Engine) newSyncer(vectors vectorRows, emb engram.Embedder) *vault.Syncer {
 	s := &vault.Syncer{Store: e.vaultStore(), Logger: e.logger.With("component", "vault")}
 	if vectors != nil {
-		s.Store, s.Embedder = vault.SQLStore{DB: e.palace, Vectors: vectors}, emb
+		s.Store, s.Embedder = e.palace.Vault(vectors), emb
 	}
 	return s
 }

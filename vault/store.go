@@ -40,10 +40,18 @@ type SQLStore struct {
 	Vectors Vectors // nil: keyword search only
 }
 
-var (
-	_ engram.VaultStore = SQLStore{}
-	_ engram.DocIndex   = SQLStore{}
-)
+// Store is a palace's vault tables as the engine holds them: what a sync
+// writes (engram.VaultStore), recall searches (engram.DocIndex) and the
+// listings read. SQLStore is the SQLite file's; package pgpalace has its
+// own.
+type Store interface {
+	engram.VaultStore
+	engram.DocIndex
+	DocGraph(ctx context.Context, vault, doc string, depth int) (engram.DocGraph, error)
+	UnresolvedLinks(ctx context.Context, vault string) ([]engram.DocLink, error)
+}
+
+var _ Store = SQLStore{}
 
 // maxSearchLimit bounds a search's hits, as the palace bounds its own.
 const maxSearchLimit = 1000

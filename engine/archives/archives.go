@@ -1,4 +1,9 @@
-package engine
+// Package archives opens the L0 archive an engine works on, as one
+// interface (Store): the file archive in the home, or, with store =
+// "postgres", the table every server of one database shares. What only
+// the files have fails on the table with EINVALID naming what to do
+// instead (ErrFilesOnly).
+package archives
 
 import (
 	"context"
@@ -14,18 +19,18 @@ import (
 	"github.com/engram-dev/engram/postgres"
 )
 
-// archiveStore is the L0 archive as the engine uses it: the file archive
-// in the home (fileArchive) or, with store = "postgres", the table shared
-// by every server on one database (pgArchive). The methods that ask the
+// Store is the L0 archive as the engine uses it: the file archive in the
+// home (fileArchive) or, with store = "postgres", the table shared by
+// every server on one database (pgArchive). The methods that ask the
 // archive about ids take a ctx and return an error, as a database's must;
 // those only the file archive has (Backup of its day files, RewriteDamaged)
 // fail with EINVALID on the other.
-type archiveStore interface {
+type Store interface {
 	archive.Rewriter
 	// Redact is Rewrite for a redaction replacing every span of texts by
 	// marker: the PostgreSQL archive records it (its marker, not the
 	// texts) in its rewrite journal, for the other servers' palaces
-	// (team.go).
+	// (engine/team.go).
 	Redact(ctx context.Context, ids []string, edit archive.Edit, texts []string, marker, reason string) (archive.RewriteResult, error)
 	Stats(ctx context.Context) (archive.Stats, error)
 	// Corrupt counts the damaged lines (rows) skipped, as Stats does, but
@@ -38,11 +43,11 @@ type archiveStore interface {
 	Backup(ctx context.Context, dst string) (archive.BackupInfo, error)
 }
 
-// fileArchive is the file archive as an archiveStore: its answers from
+// fileArchive is the file archive as an Store: its answers from
 // memory cannot fail.
 type fileArchive struct{ *archive.Archive }
 
-var _ archiveStore = fileArchive{}
+var _ Store = fileArchive{}
 
 func (a fileArchive) Known(_ context.Context, id string) (bool, error) {
 	return a.Archive.Known(id), nil
@@ -59,10 +64,10 @@ func (a fileArchive) Redact(ctx context.Context, ids []string, edit archive.Edit
 func (a fileArchive) Stats(context.Context) (archive.Stats, error) { return a.Archive.Stats(), nil }
 func (a fileArchive) Corrupt() int64                               { return a.Archive.Stats().CorruptLines }
 
-// pgArchive is the PostgreSQL archive as an archiveStore.
+// pgArchive is the PostgreSQL archive as an Store.
 type pgArchive struct{ *postgres.Archive }
 
-var _ archiveStore = pgArchive{}
+var _ Store = pgArchive{}
 
 func (a pgArchive) Stats(ctx context.Context) (archive.Stats, error) {
 	st, err := a.Archive.Stats(ctx)
@@ -87,25 +92,25 @@ func (pgArchive) DamagedLines(context.Context, []engram.Turn) (map[string]map[in
 }
 
 func (pgArchive) RewriteDamaged(context.Context, []engram.Turn, archive.Edit) (archive.RewriteResult, error) {
-	return archive.RewriteResult{}, errFilesOnly("rewriting damaged archive lines", "restore the database from pg_dump")
+	return archive.RewriteResult{}, ErrFilesOnly("rewriting damaged archive lines", "restore the database from pg_dump")
 }
 
 func (pgArchive) Backup(context.Context, string) (archive.BackupInfo, error) {
-	return archive.BackupInfo{}, errFilesOnly("engram backup", "back up the database with pg_dump, or write its turns as JSONL files with engram archive export")
+	return archive.BackupInfo{}, ErrFilesOnly("engram backup", "back up the database with pg_dump, or write its turns as JSONL files with engram archive export")
 }
 
-// errFilesOnly is EINVALID for what needs the file archive, naming what
+// ErrFilesOnly is EINVALID for what needs the file archive, naming what
 // to do instead with the PostgreSQL one.
-func errFilesOnly(what, instead string) error {
+func ErrFilesOnly(what, instead string) error {
 	return engram.Errorf(engram.EINVALID, "%s needs store = %q; with store = %q the archive is in PostgreSQL: %s",
 		what, config.StoreFiles, config.StorePostgres, instead)
 }
 
-// openArchive opens the archive cfg names: the home's files, which take
+// Open opens the archive cfg names: the home's files, which take
 // the home's lock, or the PostgreSQL table, with the home's lock taken
 // for the palace alone (release undoes it; nil for the files, whose Close
 // releases it).
-func openArchive(ctx context.Context, cfg config.Config, logger *slog.Logger) (archiveStore, error) {
+func Open(ctx context.Context, cfg config.Config, logger *slog.Logger) (Store, error) {
 	logger = logger.With("component", "archive")
 	if cfg.Store != config.StorePostgres {
 		a, err := archive.Open(filepath.Join(cfg.Home, homedir.ArchiveDir), archive.Options{Logger: logger})

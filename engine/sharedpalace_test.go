@@ -1,0 +1,118 @@
+package engine_test
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	engram "github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/config"
+	"github.com/engram-dev/engram/engine"
+	"github.com/engram-dev/engram/homedir"
+	"github.com/engram-dev/engram/internal/pgtest"
+	"github.com/engram-dev/engram/internal/testutil"
+	"github.com/engram-dev/engram/pgpalace"
+	"github.com/engram-dev/engram/pipeline"
+)
+
+// sharedConfig is teamConfig with the palace in the database too, and the
+// rules extractor, so that the layer jobs have work.
+func sharedConfig(home, url string) config.Config {
+	cfg := teamConfig(home, url)
+	cfg.Palace = config.PalacePostgres
+	cfg.Extractor = config.ExtractorRules
+	return cfg
+}
+
+// TestSharedPalace runs two engines on one palace in PostgreSQL (palace =
+// "postgres"): no home holds a palace file; a turn ingested on A is found
+// on B; a forget on B is gone from A's next recall (one palace, nothing to
+// apply); a layer job runs under the archive's lease and its memories
+// are both servers'; doctor shows the palace's checks; what works on a
+// palace file only (rebuild) says so.
+func TestSharedPalace(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	ctx := t.Context()
+	homeA, homeB := filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "b")
+	a, b := openTeam(t, sharedConfig(homeA, url)), openTeam(t, sharedConfig(homeB, url))
+	for _, home := range []string{homeA, homeB} {
+		if _, err := os.Stat(filepath.Join(home, homedir.PalaceFile)); !errors.Is(err, fs.ErrNotExist) {
+			t.Fatalf("%s holds a palace file (%v); the palace is the database's", home, err)
+		}
+	}
+	if _, err := a.Ingest(ctx, []engram.Turn{
+		{ID: "t1", Namespace: engram.DefaultNamespace, Session: "s1", Speaker: "Ana", Role: "user", Content: "I moved to Lisbon last spring, the vault code is zorblatt-7781"},
+		{ID: "t2", Namespace: engram.DefaultNamespace, Session: "s1", Speaker: "Ana", Role: "user", Content: "I love jazz and the kiln fires at noon"},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	testutil.WaitUntil(t, "B to find the turn ingested on A", func() bool { return finds(t, b, "vault code", "zorblatt-7781") })
+
+	// A layer job over the shared palace: A's run writes the memories B
+	// reads; B's run after it finds nothing new (the watermark is the
+	// palace's), and the lease records the run.
+	st, err := a.RunJob(ctx, pipeline.WorkerMemories)
+	if err != nil || st.LastError != "" {
+		t.Fatalf("run %s on A: %+v %v", pipeline.WorkerMemories, st, err)
+	}
+	if !memoryHolds(t, b, "jazz") {
+		t.Fatal("B does not read the memories A's job wrote")
+	}
+	count := func() int {
+		t.Helper()
+		mems, err := b.Memories(ctx, engram.MemoryQuery{Superseded: true, Limit: 1000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(mems)
+	}
+	before := count()
+	if st, err := b.RunJob(ctx, pipeline.WorkerMemories); err != nil || st.LastError != "" {
+		t.Fatalf("run %s on B: %+v %v", pipeline.WorkerMemories, st, err)
+	}
+	if after := count(); after != before {
+		t.Fatalf("B's run of the memory job after A's changed the memories: %d, then %d", before, after)
+	}
+	db, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close(context.Background())
+	var runs int
+	if err := db.QueryRow(ctx, `SELECT count(*) FROM team_jobs WHERE name = $1 AND last_success IS NOT NULL`, pipeline.WorkerMemories).Scan(&runs); err != nil || runs != 1 {
+		t.Fatalf("the shared job's record: %d, %v", runs, err)
+	}
+
+	// A forget on B: gone from A's next recall and from the memories.
+	if _, err := b.Forget(ctx, engram.ForgetRequest{IDs: []string{"t1"}, Reason: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	if finds(t, a, "vault code", "zorblatt") || memoryHolds(t, a, "zorblatt") {
+		t.Fatal("A still finds what B forgot in the palace they share")
+	}
+	if !finds(t, a, "kiln fires", "noon") {
+		t.Fatal("A lost the turn B did not forget")
+	}
+
+	rep := a.Doctor(ctx)
+	checks := map[string]engram.DoctorCheck{}
+	for _, c := range rep.Checks {
+		checks[c.Name] = c
+	}
+	if c := checks[pgpalace.CheckSchema]; c.Status != engram.CheckOK {
+		t.Errorf("doctor's %s check = %+v", pgpalace.CheckSchema, c)
+	}
+	if _, ok := checks[pgpalace.CheckIndexes]; !ok {
+		t.Errorf("doctor has no %s check: %+v", pgpalace.CheckIndexes, rep.Checks)
+	}
+	if _, err := engine.Rebuild(ctx, sharedConfig(filepath.Join(t.TempDir(), "c"), url), quiet(), nil, false); engram.ErrorCode(err) != engram.EINVALID ||
+		!strings.Contains(err.Error(), "palace") {
+		t.Errorf("rebuild of a palace in PostgreSQL: %v", err)
+	}
+}
