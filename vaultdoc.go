@@ -30,6 +30,20 @@ type VaultDoc struct {
 	Warnings  []string  `json:"warnings,omitempty"`
 }
 
+// Check reports a document no store keeps: EINVALID naming the field for
+// one without vault, namespace or path.
+func (d VaultDoc) Check() error {
+	switch {
+	case d.Vault == "":
+		return FieldError("vault", "vault is required")
+	case d.Namespace == "":
+		return FieldError("namespace", "namespace is required")
+	case d.Path == "":
+		return FieldError("path", "path is required")
+	}
+	return nil
+}
+
 // DocChunk is a section (or part of one) of a vault document: the unit of
 // search.
 type DocChunk struct {

@@ -134,9 +134,6 @@ func (db *DB) ResetWorkerSeqs(ctx context.Context, prefix string) (int64, error)
 	return n, nil
 }
 
-// maxListed bounds the ids a check lists by name; it still counts them all.
-const maxListed = 10
-
 // Check reads every stored vector of the model and checks that it is
 // usable, that the attached in-memory index (if loaded) holds exactly the
 // stored rows with the same values, and that every turn of the palace up to
@@ -153,40 +150,13 @@ func (v *VectorStore) Check(ctx context.Context, throughSeq int64) (engram.Vecto
 	}
 	v.wmu.Lock()
 	defer v.wmu.Unlock()
-	m := v.follower
-	var seen []bool // rows of the index met in SQLite
-	if m != nil {
-		c.Loaded, c.InMemory = true, m.Len()
-		seen = make([]bool, m.Len())
-	}
+	tally := vecrow.NewTally(&c, v.follower)
 	err := v.db.View(ctx, func(tx *sql.Tx) error {
 		err := v.modelRow(ctx, tx, `state, embedded_seq, last_seq, synced_seq`, &c.State, &c.EmbeddedSeq, &c.LastChange, &c.SyncedSeq)
 		if err != nil {
 			return err
 		}
-		err = v.eachStored(ctx, tx, func(b engram.BadVector, raw []byte) {
-			c.Stored++
-			c.ByKind[b.Kind]++
-			if b.Reason != "" {
-				c.Bad++
-				if len(c.BadSample) < maxListed {
-					c.BadSample = append(c.BadSample, b)
-				}
-			}
-			if m == nil {
-				return
-			}
-			i, same := m.Holds(b.ID, raw)
-			if i < 0 {
-				c.OnlyInStore++
-				return
-			}
-			seen[i] = true
-			if b.Reason == "" && !same {
-				c.Differ++
-			}
-		})
-		if err != nil {
+		if err := v.eachStored(ctx, tx, tally.Add); err != nil {
 			return err
 		}
 		missing, err := tx.QueryContext(ctx, `SELECT t.id FROM turns t
@@ -200,10 +170,7 @@ func (v *VectorStore) Check(ctx context.Context, throughSeq int64) (engram.Vecto
 			if err := missing.Scan(&id); err != nil {
 				return err
 			}
-			c.Missing++
-			if len(c.MissingIDs) < maxListed {
-				c.MissingIDs = append(c.MissingIDs, id)
-			}
+			tally.Missing(id)
 			return nil
 		})
 		if err != nil {
@@ -216,11 +183,7 @@ func (v *VectorStore) Check(ctx context.Context, throughSeq int64) (engram.Vecto
 	if err != nil {
 		return c, vecErr("check vectors of "+v.model, err)
 	}
-	for _, ok := range seen {
-		if !ok {
-			c.OnlyInMem++
-		}
-	}
+	tally.Done()
 	return c, nil
 }
 

@@ -45,9 +45,9 @@ func (db *DB) FactToCorrect(ctx context.Context, id string) (engram.Triple, stri
 			found, err := sqlrow.One(tx.QueryRowContext(ctx, `SELECT body FROM corrections WHERE id = ? AND target = ?`, id, engram.CorrectFact),
 				sqlrow.JSON(&c))
 			if err == nil && !found {
-				err = &engram.Error{Code: engram.ENOTFOUND, Field: "id", Message: fmt.Sprintf("no graph fact has the id %q (a fact's id changes when its chain is rebuilt: list the entity's facts again; a fact marked wrong is named by its correction's id)", id)}
+				err = memrule.ErrNoFact(id)
 			}
-			tr = engram.Triple{ID: id, Namespace: c.Namespace, Subject: c.Subject, Predicate: c.Predicate, Object: c.Original}
+			tr = memrule.WrongFact(id, c)
 			key, mems = c.Key, c.Memories
 			return err
 		}

@@ -312,21 +312,9 @@ func redactCorrections(ctx context.Context, tx *sql.Tx, txt *redacttext.Text) er
 		return fmt.Errorf("redact corrections: %w", err)
 	}
 	for _, c := range rows {
-		key, alt, body := txt.Red(c.key), txt.Red(c.alt), txt.JSON(c.body)
-		if c.target == engram.CorrectFact {
-			var cor engram.Correction
-			if err := json.Unmarshal([]byte(c.body), &cor); err != nil {
-				return fmt.Errorf("redact correction %d: %w", c.n, err)
-			}
-			fixed := memrule.RedactCorrection(cor, txt.Red)
-			if key = fixed.Key; key == "" {
-				key = kgchain.FactKey(fixed.Namespace, fixed.Subject, fixed.Predicate, fixed.Original) // as applyCorrection makes it
-			}
-			raw, err := json.Marshal(fixed)
-			if err != nil {
-				return err
-			}
-			body = string(raw)
+		key, alt, body, err := memrule.RedactRecord(c.target, c.key, c.alt, c.body, txt)
+		if err != nil {
+			return fmt.Errorf("redact correction %d: %w", c.n, err)
 		}
 		if key == c.key && alt == c.alt && body == c.body {
 			continue

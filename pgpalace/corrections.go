@@ -202,11 +202,11 @@ func (db *DB) FactToCorrect(ctx context.Context, id string) (engram.Triple, stri
 			var c engram.Correction
 			switch {
 			case errors.Is(err, pgx.ErrNoRows):
-				err = &engram.Error{Code: engram.ENOTFOUND, Field: "id", Message: fmt.Sprintf("no graph fact has the id %q (a fact's id changes when its chain is rebuilt: list the entity's facts again; a fact marked wrong is named by its correction's id)", id)}
+				err = memrule.ErrNoFact(id)
 			case err == nil:
 				err = json.Unmarshal([]byte(body), &c)
 			}
-			tr = engram.Triple{ID: id, Namespace: c.Namespace, Subject: c.Subject, Predicate: c.Predicate, Object: c.Original}
+			tr = memrule.WrongFact(id, c)
 			key, mems = c.Key, c.Memories
 			return err
 		}
@@ -272,21 +272,9 @@ func (w *memories) redactCorrections(txt *redacttext.Text) error {
 		return err
 	}
 	for _, c := range cs {
-		key, alt, body := txt.Red(c.key), txt.Red(c.alt), txt.JSON(c.body)
-		if c.target == engram.CorrectFact {
-			var cor engram.Correction
-			if err := json.Unmarshal([]byte(c.body), &cor); err != nil {
-				return fmt.Errorf("redact correction %s: %w", c.id, err)
-			}
-			fixed := memrule.RedactCorrection(cor, txt.Red)
-			if key = fixed.Key; key == "" {
-				key = kgchain.FactKey(fixed.Namespace, fixed.Subject, fixed.Predicate, fixed.Original)
-			}
-			raw, err := json.Marshal(fixed)
-			if err != nil {
-				return err
-			}
-			body = string(raw)
+		key, alt, body, err := memrule.RedactRecord(c.target, c.key, c.alt, c.body, txt)
+		if err != nil {
+			return fmt.Errorf("redact correction %s: %w", c.id, err)
 		}
 		if key == c.key && alt == c.alt && body == c.body {
 			continue

@@ -84,13 +84,8 @@ func (s VaultStore) Docs(ctx context.Context, vault string) ([]engram.VaultDoc, 
 // not among the new ones go. Errors: EINVALID naming the field for a
 // document without vault, namespace or path.
 func (s VaultStore) PutVaultDoc(ctx context.Context, doc engram.VaultDoc, chunks []engram.DocChunk, links []engram.DocLink, vectors []engram.VectorItem) error {
-	switch {
-	case doc.Vault == "":
-		return engram.FieldError("vault", "vault is required")
-	case doc.Namespace == "":
-		return engram.FieldError("namespace", "namespace is required")
-	case doc.Path == "":
-		return engram.FieldError("path", "path is required")
+	if err := doc.Check(); err != nil {
+		return err
 	}
 	var date *int64
 	if v, ok := sqlrow.Nanos(doc.Date); ok && v != nil {

@@ -10,10 +10,6 @@ import (
 	"github.com/engram-dev/engram/internal/vecrow"
 )
 
-// maxListed bounds the ids a check lists of each kind of problem, as
-// package palace's.
-const maxListed = 10
-
 // checkTries bounds how often Check reads the model again while other
 // servers write it between its catch-up and its read.
 const checkTries = 3
@@ -46,11 +42,7 @@ func (v *VectorStore) check(ctx context.Context, throughSeq int64, c *engram.Vec
 	defer v.mu.Unlock()
 	*c = engram.VectorCheck{Model: v.model, Dim: v.dim, ByKind: map[string]int{}}
 	m := v.follower
-	var seen []bool // rows of the copy met in the table
-	if m != nil {
-		c.Loaded, c.InMemory = true, m.Len()
-		seen = make([]bool, m.Len())
-	}
+	tally := vecrow.NewTally(c, m)
 	err = pgx.BeginTxFunc(ctx, v.db.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		var last int64
 		if err := tx.QueryRow(ctx, `SELECT state, embedded_seq, last_put, synced_seq, last_seq FROM palace_vector_models WHERE model = $1`, v.model).
@@ -64,29 +56,7 @@ func (v *VectorStore) check(ctx context.Context, throughSeq int64, c *engram.Vec
 			return nil
 		}
 		done = true
-		err := v.eachStored(ctx, tx, func(b engram.BadVector, raw []byte) {
-			c.Stored++
-			c.ByKind[b.Kind]++
-			if b.Reason != "" {
-				c.Bad++
-				if len(c.BadSample) < maxListed {
-					c.BadSample = append(c.BadSample, b)
-				}
-			}
-			if m == nil {
-				return
-			}
-			i, same := m.Holds(b.ID, raw)
-			if i < 0 {
-				c.OnlyInStore++
-				return
-			}
-			seen[i] = true
-			if b.Reason == "" && !same {
-				c.Differ++
-			}
-		})
-		if err != nil {
+		if err := v.eachStored(ctx, tx, tally.Add); err != nil {
 			return err
 		}
 		rows, err := tx.Query(ctx, `SELECT t.id FROM palace_turns t
@@ -95,13 +65,7 @@ func (v *VectorStore) check(ctx context.Context, throughSeq int64, c *engram.Vec
 			return err
 		}
 		var id string
-		if _, err := pgx.ForEachRow(rows, []any{&id}, func() error {
-			c.Missing++
-			if len(c.MissingIDs) < maxListed {
-				c.MissingIDs = append(c.MissingIDs, id)
-			}
-			return nil
-		}); err != nil {
+		if _, err := pgx.ForEachRow(rows, []any{&id}, func() error { tally.Missing(id); return nil }); err != nil {
 			return err
 		}
 		return tx.QueryRow(ctx, `SELECT count(*) FROM palace_vectors v
@@ -114,11 +78,7 @@ func (v *VectorStore) check(ctx context.Context, throughSeq int64, c *engram.Vec
 		}
 		return true, wrap("check vectors of "+v.model, err)
 	}
-	for _, ok := range seen {
-		if !ok {
-			c.OnlyInMem++
-		}
-	}
+	tally.Done()
 	return done, nil
 }
 

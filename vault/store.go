@@ -103,13 +103,8 @@ func (s SQLStore) Docs(ctx context.Context, vault string) ([]engram.VaultDoc, er
 // (engram.ChunkID). Errors: EINVALID naming the field for a document
 // without vault, namespace or path.
 func (s SQLStore) PutVaultDoc(ctx context.Context, doc engram.VaultDoc, chunks []engram.DocChunk, links []engram.DocLink, vectors []engram.VectorItem) error {
-	switch {
-	case doc.Vault == "":
-		return engram.FieldError("vault", "vault is required")
-	case doc.Namespace == "":
-		return engram.FieldError("namespace", "namespace is required")
-	case doc.Path == "":
-		return engram.FieldError("path", "path is required")
+	if err := doc.Check(); err != nil {
+		return err
 	}
 	date, ok := sqlrow.Nanos(doc.Date)
 	if !ok {

@@ -7,6 +7,8 @@
 package memrule
 
 import (
+	"encoding/json"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,6 +19,7 @@ import (
 	"github.com/engram-dev/engram/internal/kgchain"
 	"github.com/engram-dev/engram/internal/kwindex"
 	"github.com/engram-dev/engram/internal/neardup"
+	"github.com/engram-dev/engram/internal/redacttext"
 )
 
 // Limits of a stored memory.
@@ -211,4 +214,37 @@ func CorrectionKeys(c engram.Correction) (key, alt string, ok bool) {
 		return kgchain.FactKey(c.Namespace, c.Subject, c.Predicate, c.Original), "", true
 	}
 	return "", "", false
+}
+
+// RedactRecord is a stored correction (its target, key, alt and body, the
+// correction as JSON) with the spans txt replaces redacted: a fact's key
+// made again from its redacted names (RedactCorrection), every other
+// text redacted as it is.
+func RedactRecord(target, key, alt, body string, txt *redacttext.Text) (newKey, newAlt, newBody string, err error) {
+	newKey, newAlt, newBody = txt.Red(key), txt.Red(alt), txt.JSON(body)
+	if target != engram.CorrectFact {
+		return newKey, newAlt, newBody, nil
+	}
+	var c engram.Correction
+	if err := json.Unmarshal([]byte(body), &c); err != nil {
+		return "", "", "", err
+	}
+	fixed := RedactCorrection(c, txt.Red)
+	if newKey = fixed.Key; newKey == "" {
+		newKey = kgchain.FactKey(fixed.Namespace, fixed.Subject, fixed.Predicate, fixed.Original) // as CorrectionKeys makes it
+	}
+	raw, err := json.Marshal(fixed)
+	return newKey, newAlt, string(raw), err
+}
+
+// ErrNoFact is ENOTFOUND for a fact id no palace holds.
+func ErrNoFact(id string) error {
+	return &engram.Error{Code: engram.ENOTFOUND, Field: "id", Message: fmt.Sprintf("no graph fact has the id %q (a fact's id changes when its chain is rebuilt: list the entity's facts again; a fact marked wrong is named by its correction's id)", id)}
+}
+
+// WrongFact is the fact a correction marked wrong, which has no triple
+// left: named by the correction's id, with its names as the correction
+// holds them.
+func WrongFact(id string, c engram.Correction) engram.Triple {
+	return engram.Triple{ID: id, Namespace: c.Namespace, Subject: c.Subject, Predicate: c.Predicate, Object: c.Original}
 }
