@@ -21,7 +21,6 @@ import (
 	"github.com/engram-dev/engram/palace"
 	"github.com/engram-dev/engram/pipeline"
 	"github.com/engram-dev/engram/scheduler"
-	"github.com/engram-dev/engram/vault"
 )
 
 // RebuildReport is what a rebuild built.
@@ -51,6 +50,13 @@ type RebuildReport struct {
 // Until step 4 the old palace is untouched, so a kill at any moment leaves a
 // working store (and a palace.db.rebuild that the next rebuild removes).
 // A home that holds another program's files is refused first (homedir.Check).
+//
+// With palace = "postgres" the palace is the database's, which every
+// server shares: it is emptied (pgpalace.Reset) and filled in place, steps
+// 2 and 3 without the file's integrity check, and nothing is swapped or
+// kept. Stop the servers first. A kill midway leaves a palace behind the
+// archive, which the servers' indexer and jobs fill as they start; a second
+// rebuild starts over.
 func Rebuild(ctx context.Context, cfg config.Config, logger *slog.Logger, progress func(stage string, done, total int64), keep bool) (RebuildReport, error) {
 	var rep RebuildReport
 	if progress == nil {
@@ -59,37 +65,26 @@ func Rebuild(ctx context.Context, cfg config.Config, logger *slog.Logger, progre
 	if err := homedir.Claim(cfg.Home, cfg.Version, logger); err != nil {
 		return rep, err
 	}
-	if cfg.Palace == config.PalacePostgres {
-		return rep, engram.Errorf(engram.EINVALID, "engram rebuild makes the home's palace file; a palace in PostgreSQL (palace = %q) is not rebuilt by it yet: "+
-			"serve with palace = %q meanwhile (each server's palace rebuilt from the shared archive)", config.PalacePostgres, config.PalaceHome)
-	}
 	a, err := archives.Open(ctx, cfg, logger)
 	if err != nil {
 		return rep, err
 	}
 	defer a.Close()
-	live := filepath.Join(cfg.Home, homedir.PalaceFile)
-	next := live + homedir.RebuildSuffix
-	for _, f := range []string{next, next + "-wal", next + "-shm"} {
-		if err := os.Remove(f); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return rep, fmt.Errorf("remove a stale rebuild: %w", err)
-		}
-	}
-	db, err := palace.Open(next, palace.Options{})
+	p, finish, err := rebuildTarget(ctx, cfg, keep)
 	if err != nil {
-		return rep, fmt.Errorf("create the new palace: %w", err)
+		return rep, err
 	}
-	closed := false
+	done := false
 	defer func() {
-		if !closed {
-			db.Close()
+		if !done {
+			p.Close()
 		}
 	}()
 	last := a.LastSeq()
 
 	// Turns.
 	progress("turns", 0, last)
-	ix := pipeline.NewIndexer(a, db)
+	ix := pipeline.NewIndexer(a, p)
 	ix.Logger = logger.With("component", "indexer")
 	if err := ix.CatchUp(ctx); err != nil {
 		return rep, err
@@ -97,7 +92,7 @@ func Rebuild(ctx context.Context, cfg config.Config, logger *slog.Logger, progre
 	progress("turns", ix.Indexed(), last)
 
 	// The corrections, before the layers, so that extraction meets them.
-	e := &Engine{cfg: cfg, logger: logger, archive: a, palace: sqlitePalace{db}}
+	e := &Engine{cfg: cfg, logger: logger, archive: a, palace: p}
 	if err := e.openJournal(ctx); err != nil {
 		return rep, err
 	}
@@ -109,11 +104,11 @@ func Rebuild(ctx context.Context, cfg config.Config, logger *slog.Logger, progre
 		if err != nil {
 			return rep, fmt.Errorf("vectors: %w (or set embedder = \"none\" to rebuild without vectors)", err)
 		}
-		store, err := db.Vectors(ctx, key, dim)
+		store, err := p.Vectors(ctx, key, dim)
 		if err != nil {
 			return rep, err
 		}
-		if err := db.ActivateModel(ctx, key); err != nil {
+		if err := p.ActivateModel(ctx, key); err != nil {
 			return rep, err
 		}
 		vx := pipeline.NewVectorIndexer(a, emb, store)
@@ -150,7 +145,7 @@ func Rebuild(ctx context.Context, cfg config.Config, logger *slog.Logger, progre
 			return rep, fmt.Errorf("vault %s: %w", v.Path, err)
 		}
 		if side != nil {
-			if err := db.SetWorkerSeq(ctx, vaultMarker(side.model, filepath.Clean(v.Path)), 1); err != nil {
+			if err := p.SetWorkerSeq(ctx, vaultMarker(side.model, filepath.Clean(v.Path)), 1); err != nil {
 				return rep, err
 			}
 		}
@@ -158,46 +153,78 @@ func Rebuild(ctx context.Context, cfg config.Config, logger *slog.Logger, progre
 
 	// Verify.
 	progress("verifying", 0, 0)
-	if err := verifyRebuilt(ctx, db, a, side, &rep); err != nil {
+	if err := verifyRebuilt(ctx, p, a, side, &rep); err != nil {
 		return rep, fmt.Errorf("the rebuilt palace failed verification, the current one is kept: %w", err)
 	}
-	if err := db.Close(); err != nil {
-		return rep, err
-	}
-	closed = true
+	done = true
+	rep.Previous, err = finish(progress)
+	return rep, err
+}
 
-	// Swap.
-	progress("swapping", 0, 0)
-	if rep.Previous, err = swapPalace(live, next, keep); err != nil {
-		return rep, err
+// rebuildTarget returns the palace a rebuild fills, and what then puts it
+// in use: the home's new file beside palace.db, closed and swapped in
+// (swapPalace); or, with palace = "postgres", the database's, emptied first
+// (pgpalace.Reset: every server's indexes load again; the other servers
+// should be stopped, their vector stores fail until they start again),
+// closed after.
+func rebuildTarget(ctx context.Context, cfg config.Config, keep bool) (palaceStore, func(func(string, int64, int64)) (string, error), error) {
+	if cfg.Palace == config.PalacePostgres {
+		p, err := openPalace(ctx, cfg, palace.Options{})
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := p.(pgPalace).Reset(ctx); err != nil {
+			p.Close()
+			return nil, nil, err
+		}
+		return p, func(func(string, int64, int64)) (string, error) { return "", p.Close() }, nil
 	}
-	return rep, nil
+	live := filepath.Join(cfg.Home, homedir.PalaceFile)
+	next := live + homedir.RebuildSuffix
+	for _, f := range []string{next, next + "-wal", next + "-shm"} {
+		if err := os.Remove(f); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, nil, fmt.Errorf("remove a stale rebuild: %w", err)
+		}
+	}
+	db, err := palace.Open(next, palace.Options{})
+	if err != nil {
+		return nil, nil, fmt.Errorf("create the new palace: %w", err)
+	}
+	return sqlitePalace{db}, func(progress func(string, int64, int64)) (string, error) {
+		if err := db.Close(); err != nil {
+			return "", err
+		}
+		progress("swapping", 0, 0)
+		return swapPalace(live, next, keep)
+	}, nil
 }
 
 // verifyRebuilt checks the new palace before it replaces the old one.
-func verifyRebuilt(ctx context.Context, db *palace.DB, a archives.Store, side *vectorSide, rep *RebuildReport) error {
+func verifyRebuilt(ctx context.Context, p palaceStore, a archives.Store, side *vectorSide, rep *RebuildReport) error {
 	var problems []string
-	err := db.View(ctx, func(tx *sql.Tx) error {
-		var res string
-		if err := tx.QueryRowContext(ctx, `PRAGMA quick_check`).Scan(&res); err != nil {
+	if f, ok := p.(sqlitePalace); ok {
+		err := f.View(ctx, func(tx *sql.Tx) error {
+			var res string
+			if err := tx.QueryRowContext(ctx, `PRAGMA quick_check`).Scan(&res); err != nil {
+				return err
+			}
+			if res != "ok" {
+				problems = append(problems, "SQLite quick_check: "+res)
+			}
+			return nil
+		})
+		if err != nil {
 			return err
 		}
-		if res != "ok" {
-			problems = append(problems, "SQLite quick_check: "+res)
-		}
-		return nil
-	})
-	if err != nil {
-		return err
 	}
-	seq, err := db.IndexedSeq(ctx)
+	seq, err := p.IndexedSeq(ctx)
 	if err != nil {
 		return err
 	}
 	if seq != a.LastSeq() {
 		problems = append(problems, fmt.Sprintf("indexed through seq %d, the archive ends at %d", seq, a.LastSeq()))
 	}
-	st, err := db.Stats(ctx)
+	st, err := p.Stats(ctx)
 	if err != nil {
 		return err
 	}
@@ -207,7 +234,7 @@ func verifyRebuilt(ctx context.Context, db *palace.DB, a archives.Store, side *v
 		rep.Scenes += l["scenes"]
 		rep.Facts += l["facts"]
 	}
-	sk, err := db.TurnSkips(ctx, 0)
+	sk, err := p.TurnSkips(ctx, 0)
 	if err != nil {
 		return err
 	}
@@ -229,7 +256,7 @@ func verifyRebuilt(ctx context.Context, db *palace.DB, a archives.Store, side *v
 			problems = append(problems, fmt.Sprintf("vectors through seq %d, the archive ends at %d", w, a.LastSeq()))
 		}
 	}
-	docs, err := vault.SQLStore{DB: db}.Docs(ctx, "")
+	docs, err := p.Vault(nil).Docs(ctx, "")
 	if err != nil {
 		return err
 	}

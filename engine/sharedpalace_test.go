@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -34,8 +33,8 @@ func sharedConfig(home, url string) config.Config {
 // "postgres"): no home holds a palace file; a turn ingested on A is found
 // on B; a forget on B is gone from A's next recall (one palace, nothing to
 // apply); a layer job runs under the archive's lease and its memories
-// are both servers'; doctor shows the palace's checks; what works on a
-// palace file only (rebuild) says so.
+// are both servers'; doctor shows the palace's checks; a rebuild makes it
+// again from the archive.
 func TestSharedPalace(t *testing.T) {
 	url := pgtest.NewDatabase(t)
 	ctx := t.Context()
@@ -111,8 +110,24 @@ func TestSharedPalace(t *testing.T) {
 	if _, ok := checks[pgpalace.CheckIndexes]; !ok {
 		t.Errorf("doctor has no %s check: %+v", pgpalace.CheckIndexes, rep.Checks)
 	}
-	if _, err := engine.Rebuild(ctx, sharedConfig(filepath.Join(t.TempDir(), "c"), url), quiet(), nil, false); engram.ErrorCode(err) != engram.EINVALID ||
-		!strings.Contains(err.Error(), "palace") {
-		t.Errorf("rebuild of a palace in PostgreSQL: %v", err)
+
+	// A rebuild of the shared palace, the servers stopped: from the
+	// archive, the forgotten turn nowhere, the layers made again.
+	a.Close()
+	b.Close()
+	if _, err := db.Exec(ctx, `INSERT INTO palace_meta (key, value) VALUES ('worker:gone', 5)`); err != nil {
+		t.Fatal(err)
+	}
+	rb, err := engine.Rebuild(ctx, sharedConfig(filepath.Join(t.TempDir(), "c"), url), quiet(), nil, false)
+	if err != nil || rb.Turns != 1 || rb.Memories == 0 || rb.Previous != "" {
+		t.Fatalf("rebuild of the palace in PostgreSQL: %+v, %v; want the one turn left, memories, nothing kept aside", rb, err)
+	}
+	var left int
+	if err := db.QueryRow(ctx, `SELECT count(*) FROM palace_meta WHERE key = 'worker:gone'`).Scan(&left); err != nil || left != 0 {
+		t.Fatalf("a watermark the rebuild does not make is still there (%d, %v): the palace was not emptied first", left, err)
+	}
+	a = openTeam(t, sharedConfig(homeA, url))
+	if !finds(t, a, "kiln fires", "noon") || finds(t, a, "vault code", "zorblatt") || !memoryHolds(t, a, "jazz") {
+		t.Fatal("the rebuilt palace is not the archive's")
 	}
 }
