@@ -134,17 +134,7 @@ func TestGraph_AsSQLite(t *testing.T) {
 			}
 		}
 		for _, c := range reads {
-			want, err := c.read(lite)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := c.read(pg)
-			if err != nil {
-				t.Fatalf("%s: %s: %v", when, c.what, err)
-			}
-			if !reflect.DeepEqual(got, want) {
-				t.Errorf("%s: %s differ:\n got %+v\nwant %+v", when, c.what, got, want)
-			}
+			sameRead(t, when, c.what, graphPalace(pg), graphPalace(lite), c.read)
 		}
 		for _, text := range []string{"lisbon", "alice likes", "zorblax", "favourite book dune", "visits harbour", "nothing"} {
 			for _, at := range asOfs[1:] {

@@ -167,17 +167,7 @@ func TestMemories_AsSQLite(t *testing.T) {
 			"Stats":         func(p memoryPalace) (any, error) { return p.Stats(ctx) },
 		}
 		for what, read := range reads {
-			want, err := read(lite)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := read(pg)
-			if err != nil {
-				t.Fatalf("%s: %s: %v", when, what, err)
-			}
-			if !reflect.DeepEqual(got, want) {
-				t.Errorf("%s: %s differ:\n got %+v\nwant %+v", when, what, got, want)
-			}
+			sameRead(t, when, what, memoryPalace(pg), memoryPalace(lite), read)
 		}
 		for _, text := range []string{"harbour", "lisbon", "ana likes jazz", "zorblax", "会议", "because orchard", "nothing"} {
 			for _, q := range []engram.TextQuery{{Text: text, Limit: 8}, {Text: text, Namespace: "work", From: from, To: to, Limit: 100}} {

@@ -152,17 +152,7 @@ func TestScenes_AsSQLite(t *testing.T) {
 			}})
 		}
 		for _, c := range reads {
-			want, err := c.read(lite)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := c.read(pg)
-			if err != nil {
-				t.Fatalf("%s: %s: %v", when, c.what, err)
-			}
-			if !reflect.DeepEqual(got, want) {
-				t.Errorf("%s: %s differ:\n got %v\nwant %v", when, c.what, got, want)
-			}
+			sameRead(t, when, c.what, scenePalace(pg), scenePalace(lite), c.read)
 		}
 		for _, text := range []string{"plover quandle", "runbook replica", "会议", "Quill", "round 2", "nothing-here"} {
 			for _, q := range []engram.TextQuery{{Text: text, Limit: 8}, {Text: text, Namespace: "home", From: from, To: to, Limit: 50}} {

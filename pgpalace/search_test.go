@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -222,5 +223,23 @@ func TestSearchTurns_FollowsOtherServer(t *testing.T) {
 	}
 	if len(hits) != 3 {
 		t.Fatalf("server B finds %s after A's forget; want the other three", hitList(hits))
+	}
+}
+
+// sameRead runs read on this palace (pg) and on package palace's (lite)
+// and reports where their answers differ; an error of lite's fails the
+// test.
+func sameRead[P any](t *testing.T, when, what string, pg, lite P, read func(P) (any, error)) {
+	t.Helper()
+	want, err := read(lite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := read(pg)
+	if err != nil {
+		t.Fatalf("%s: %s: %v", when, what, err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("%s: %s differ:\n got %+v\nwant %+v", when, what, got, want)
 	}
 }

@@ -85,17 +85,7 @@ func TestUnits_AsSQLite(t *testing.T) {
 				return p.UnitTurnIDs(ctx, append(ids, "ses-unknown"))
 			}},
 		} {
-			want, err := c.read(lite)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := c.read(pg)
-			if err != nil {
-				t.Fatalf("%s: %s: %v", when, c.what, err)
-			}
-			if !reflect.DeepEqual(got, want) {
-				t.Errorf("%s: %s differ:\n got %v\nwant %v", when, c.what, got, want)
-			}
+			sameRead(t, when, c.what, unitIndex(pg), unitIndex(lite), c.read)
 		}
 		docs, _ := lite.UnitsSince(ctx, 0, 100_000)
 		if len(docs) < 5 {

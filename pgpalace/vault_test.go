@@ -130,17 +130,7 @@ func TestVault_AsSQLite(t *testing.T) {
 			}
 		}
 		for what, read := range reads {
-			want, err := read(stores[1])
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := read(stores[0])
-			if err != nil {
-				t.Fatalf("%s: %s: %v", when, what, err)
-			}
-			if !reflect.DeepEqual(got, want) {
-				t.Errorf("%s: %s differ:\n got %+v\nwant %+v", when, what, got, want)
-			}
+			sameRead(t, when, what, stores[0], stores[1], read)
 		}
 		var ids []string
 		for _, text := range []string{"replica lag", "6432", "port:6432", "ouncer", "会议", "canary rollback", "Part", "nothing"} {
