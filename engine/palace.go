@@ -10,6 +10,7 @@ import (
 	"github.com/engram-dev/engram/homedir"
 	"github.com/engram-dev/engram/palace"
 	"github.com/engram-dev/engram/pgpalace"
+	"github.com/engram-dev/engram/pgpalace/pgvectors"
 	"github.com/engram-dev/engram/pipeline"
 	"github.com/engram-dev/engram/scheduler"
 	"github.com/engram-dev/engram/vault"
@@ -116,7 +117,7 @@ func (p pgPalace) Vectors(ctx context.Context, model string, dim int) (vectorRow
 // Vault is the database's vault tables, the chunks' vectors in vectors
 // (nil: keyword search only).
 func (p pgPalace) Vault(vectors vectorRows) vault.Store {
-	v, _ := vectors.(*pgpalace.VectorStore)
+	v, _ := vectors.(*pgvectors.Store)
 	return p.DB.Vault(v)
 }
 

@@ -20,8 +20,9 @@
 // layer with its own keyword index in each server's memory, and the
 // timeline and entities a browser lists (browse.go); forget and redaction
 // over these tables (rewrite.go); the jobs' watermarks, skipped ranges and
-// state (workers.go); the vectors of each embedding model (vectors.go),
-// which each server's in-process index follows; the Markdown vaults'
+// state (workers.go); the vectors of each embedding model (package
+// pgvectors, which this one hosts), which each server's in-process index
+// follows; the Markdown vaults'
 // documents, chunks and links (vault.go). Everything package palace keeps
 // is here; no configuration selects this palace yet (the engine holds a
 // vault store of SQL transactions, and the doctor's checks and rebuild

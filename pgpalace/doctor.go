@@ -105,28 +105,12 @@ func (db *DB) indexCheck(ctx context.Context) engram.DoctorCheck {
 			notes = append(notes, fmt.Sprintf("%s: %d changes behind (read at its next search)", name, behind))
 		}
 	}
-	db.vectors.mu.Lock()
-	stores := make([]*VectorStore, 0, len(db.vectors.byModel))
-	for _, v := range db.vectors.byModel {
-		stores = append(stores, v)
+	lag, err := db.vectors.Lag(ctx)
+	if err != nil {
+		c.Status, c.Finding = engram.CheckFail, "the palace's vectors could not be read: "+engram.ErrorText(err)
+		return c
 	}
-	db.vectors.mu.Unlock()
-	for _, v := range stores {
-		v.mu.Lock()
-		attached, seen := v.follower != nil, v.seen
-		v.mu.Unlock()
-		if !attached {
-			continue
-		}
-		last, err := v.counter(ctx, "last_seq")
-		if err != nil {
-			c.Status, c.Finding = engram.CheckFail, "the palace's vectors could not be read: "+engram.ErrorText(err)
-			return c
-		}
-		if last > seen {
-			notes = append(notes, fmt.Sprintf("vectors of %s: %d changes behind (read within %s)", v.model, last-seen, db.vectorPoll))
-		}
-	}
+	notes = append(notes, lag...)
 	if len(notes) == 0 {
 		c.Finding = "this server's keyword and vector indexes hold every change of the palace's tables"
 	} else {
@@ -174,12 +158,6 @@ func (db *DB) Reset(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	db.vectors.mu.Lock()
-	defer db.vectors.mu.Unlock()
-	for model, v := range db.vectors.byModel {
-		v.dropped.Store(true) // the model rows are gone
-		v.close()
-		delete(db.vectors.byModel, model)
-	}
+	db.vectors.Dropped() // the models are gone
 	return nil
 }

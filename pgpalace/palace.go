@@ -16,6 +16,7 @@ import (
 
 	engram "github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/internal/kwindex"
+	"github.com/engram-dev/engram/pgpalace/pgvectors"
 	"github.com/engram-dev/engram/postgres"
 )
 
@@ -404,8 +405,8 @@ type DB struct {
 	mkw  *kwindex.SeqCache // the memories' keyword index (memories.go)
 	vkw  *kwindex.SeqCache // the vault chunks' keyword index (vault.go)
 
-	vectors    vectorCache   // each model's store (vectors.go)
-	vectorPoll time.Duration // how often an index looks for the other servers' writes; 0: never
+	vectors    *pgvectors.Stores // each model's store
+	vectorPoll time.Duration     // how often an index looks for the other servers' writes; 0: never
 	closed     atomic.Bool
 }
 
@@ -421,7 +422,28 @@ func Open(ctx context.Context, url string) (*DB, error) {
 		pool.Close()
 		return nil, err
 	}
-	db := &DB{pool: pool, now: time.Now, vectorPoll: vectorPoll}
+	db := &DB{pool: pool, now: time.Now, vectorPoll: pgvectors.Poll}
+	db.vectors = pgvectors.New(pgvectors.Host{
+		Pool: pool,
+		Now:  func() time.Time { return db.now() },
+		Poll: func() time.Duration { return db.vectorPoll },
+		Update: func(ctx context.Context, op string, fn func(pgx.Tx) error) error {
+			return db.update(ctx, op, func(tx pgx.Tx) error {
+				if err := lock(ctx, tx, vectorLockKey); err != nil {
+					return err
+				}
+				return fn(tx)
+			})
+		},
+		Wrap:   wrap,
+		Closed: db.closed.Load,
+		SetWatermark: func(ctx context.Context, tx pgx.Tx, worker string, seq int64) error {
+			return setMeta(ctx, tx, workerKey(worker), seq)
+		},
+		Turns: func(ctx context.Context, where string, args ...any) ([]engram.Turn, error) {
+			return db.turns(ctx, `SELECT `+turnColumns+` FROM palace_turns t WHERE `+where, args...)
+		},
+	})
 	db.kw = kwindex.NewSeqCache(tableSource{db, "palace_turns", "change", keyTurnsDeleted, turnChanges}, false, "").WithSecond(speakerWeight)
 	db.ukw = kwindex.NewSeqCache(tableSource{db, "palace_units", "seq", keyUnitsDeleted, unitChanges}, true, engram.UnitSession, engram.UnitScene)
 	db.skw = kwindex.NewSeqCache(tableSource{db, "palace_scenes", "seq", keyScenesDeleted, sceneChanges}, true, "")
@@ -435,11 +457,7 @@ func Open(ctx context.Context, url string) (*DB, error) {
 // index in the background.
 func (db *DB) Close() error {
 	db.closed.Store(true)
-	db.vectors.mu.Lock()
-	for _, v := range db.vectors.byModel {
-		v.close()
-	}
-	db.vectors.mu.Unlock()
+	db.vectors.Close()
 	for _, c := range db.indexes() {
 		c.Wait()
 	}
@@ -549,4 +567,31 @@ func setMeta(ctx context.Context, tx pgx.Tx, key string, v int64) error {
 type pgxQuerier interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+// Vectors returns the vector store of model (pgvectors.Stores.Vectors):
+// dim 0 takes the dimension stored.
+func (db *DB) Vectors(ctx context.Context, model string, dim int) (*pgvectors.Store, error) {
+	return db.vectors.Vectors(ctx, model, dim)
+}
+
+// ActiveModel returns the active vector model and its dimension; ok is
+// false when no model is active.
+func (db *DB) ActiveModel(ctx context.Context) (model string, dim int, ok bool, err error) {
+	return db.vectors.ActiveModel(ctx)
+}
+
+// ActivateModel makes model the active one and retires the one that was.
+func (db *DB) ActivateModel(ctx context.Context, model string) error {
+	return db.vectors.ActivateModel(ctx, model)
+}
+
+// SetModelState sets the state of model (pgvectors.ModelActive and so on).
+func (db *DB) SetModelState(ctx context.Context, model, state string) error {
+	return db.vectors.SetModelState(ctx, model, state)
+}
+
+// DropModel deletes model and all its vectors.
+func (db *DB) DropModel(ctx context.Context, model string) error {
+	return db.vectors.DropModel(ctx, model)
 }

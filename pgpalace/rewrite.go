@@ -11,6 +11,7 @@ import (
 
 	engram "github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/internal/redacttext"
+	"github.com/engram-dev/engram/pgpalace/pgvectors"
 )
 
 // ForgetTurns removes the given turns from the palace in one transaction,
@@ -96,15 +97,15 @@ func (db *DB) ForgetTurns(ctx context.Context, turns []engram.ForgetTurn, at tim
 			}
 		}
 		res.Removed = append(res.Removed, ids...)
-		_, err = deleteVectors(ctx, tx, "", res.Removed, db.now().UnixNano())
+		_, err = pgvectors.Delete(ctx, tx, "", res.Removed, db.now().UnixNano())
 		return err
 	})
 	if err != nil {
 		return engram.ForgetResult{}, err
 	}
 	// This server's indexes let go of the vectors now; should the
-	// database not answer, their poll does it within vectorPoll.
-	_ = db.followVectors(ctx)
+	// database not answer, their poll does it within pgvectors.Poll.
+	_ = db.vectors.Follow(ctx)
 	return res, nil
 }
 
@@ -220,7 +221,7 @@ func (db *DB) RedactTurns(ctx context.Context, turns []engram.Turn, spans []stri
 	if err != nil {
 		return engram.RedactResult{}, err
 	}
-	_ = db.followVectors(ctx) // as after a forget
+	_ = db.vectors.Follow(ctx) // as after a forget
 	return res, nil
 }
 
@@ -260,7 +261,7 @@ func redactVectors(ctx context.Context, tx pgx.Tx, seqs []int64, res *engram.Red
 			return err
 		}
 	}
-	_, err = deleteVectors(ctx, tx, "", res.Removed, now)
+	_, err = pgvectors.Delete(ctx, tx, "", res.Removed, now)
 	return err
 }
 

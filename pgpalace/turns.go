@@ -17,6 +17,7 @@ import (
 	"github.com/engram-dev/engram/internal/redacttext"
 	"github.com/engram-dev/engram/internal/sqlrow"
 	"github.com/engram-dev/engram/internal/vecrow"
+	"github.com/engram-dev/engram/pgpalace/pgvectors"
 )
 
 // keyIndexedSeq is the palace_meta key of the indexer's watermark.
@@ -680,7 +681,7 @@ func (db *DB) Optimize(ctx context.Context) error {
 		if err := lock(ctx, tx, vectorLockKey); err != nil {
 			return err
 		}
-		return pruneDeletes(ctx, tx, db.now())
+		return pgvectors.Prune(ctx, tx, db.now())
 	})
 	if err != nil {
 		return err

@@ -12,6 +12,7 @@ import (
 	"github.com/engram-dev/engram/internal/kwindex"
 	"github.com/engram-dev/engram/internal/sqlrow"
 	"github.com/engram-dev/engram/internal/vecrow"
+	"github.com/engram-dev/engram/pgpalace/pgvectors"
 )
 
 // The Markdown vaults' documents, chunks and links, as package vault keeps
@@ -30,12 +31,12 @@ const keyChunksDeleted = "vault_chunks_deleted"
 // search only).
 type VaultStore struct {
 	db      *DB
-	vectors *VectorStore
+	vectors *pgvectors.Store
 }
 
 // Vault returns the palace's vault store, writing the chunks' vectors in
 // vectors (nil: none).
-func (db *DB) Vault(vectors *VectorStore) VaultStore { return VaultStore{db, vectors} }
+func (db *DB) Vault(vectors *pgvectors.Store) VaultStore { return VaultStore{db, vectors} }
 
 var (
 	_ engram.VaultStore = VaultStore{}
@@ -162,7 +163,7 @@ func (s VaultStore) update(ctx context.Context, vault string, paths []string, ve
 	var rows []vecrow.Row
 	if s.vectors != nil {
 		var err error
-		if rows, err = vecrow.Prepare(s.vectors.model, s.vectors.dim, vectors); err != nil {
+		if rows, err = vecrow.Prepare(s.vectors.Model(), s.vectors.Dim(), vectors); err != nil {
 			return err
 		}
 	}
@@ -201,15 +202,15 @@ func (s VaultStore) update(ctx context.Context, vault string, paths []string, ve
 				remove = append(remove, id)
 			}
 		}
-		if _, err := deleteVectors(ctx, tx, s.vectors.model, remove, s.db.now().UnixNano()); err != nil {
+		if _, err := pgvectors.Delete(ctx, tx, s.vectors.Model(), remove, s.db.now().UnixNano()); err != nil {
 			return err
 		}
-		return putRows(ctx, tx, s.vectors.model, rows)
+		return pgvectors.Put(ctx, tx, s.vectors.Model(), rows)
 	})
 	if err != nil || s.vectors == nil {
 		return err
 	}
-	return s.vectors.catchUp(ctx)
+	return s.vectors.CatchUp(ctx)
 }
 
 // deleteDocRows removes a document's chunks and links (the document row

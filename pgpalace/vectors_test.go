@@ -11,6 +11,7 @@ import (
 	engram "github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/internal/pgtest"
 	"github.com/engram-dev/engram/internal/vectortest"
+	"github.com/engram-dev/engram/pgpalace/pgvectors"
 	"github.com/engram-dev/engram/pipeline"
 	"github.com/engram-dev/engram/vecindex"
 )
@@ -133,7 +134,7 @@ func TestVectors_FollowOtherServer(t *testing.T) {
 	if err := xa.Upsert(ctx, items[30:35]); err != nil {
 		t.Fatal(err)
 	}
-	a.now = func() time.Time { return time.Now().Add(2 * deletesKept) }
+	a.now = func() time.Time { return time.Now().Add(2 * pgvectors.DeletesKept) }
 	if err := a.Optimize(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -235,13 +236,13 @@ func TestVectorStore(t *testing.T) {
 	if err := v.Usable(); engram.ErrorCode(err) != engram.ENOTFOUND {
 		t.Fatalf("the dropped model's store = %v; want ENOTFOUND", err)
 	}
-	if err := db.SetModelState(ctx, "m", modelRetired); engram.ErrorCode(err) != engram.ENOTFOUND {
+	if err := db.SetModelState(ctx, "m", pgvectors.ModelRetired); engram.ErrorCode(err) != engram.ENOTFOUND {
 		t.Fatalf("SetModelState of a dropped model = %v; want ENOTFOUND", err)
 	}
 	if err := db.SetModelState(ctx, "m2", "asleep"); engram.ErrorCode(err) != engram.EINVALID {
 		t.Fatalf("SetModelState to an unknown state = %v; want EINVALID", err)
 	}
-	if err := db.SetModelState(ctx, "m2", modelRetired); err != nil {
+	if err := db.SetModelState(ctx, "m2", pgvectors.ModelRetired); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, ok, _ := db.ActiveModel(ctx); ok {
@@ -255,10 +256,10 @@ func TestVectorStore(t *testing.T) {
 // What the engine asks of a model's vectors, as far as this palace keeps
 // them.
 var (
-	_ vecindex.Store            = (*VectorStore)(nil)
-	_ pipeline.VectorStore      = (*VectorStore)(nil)
-	_ pipeline.LayerVectorStore = (*VectorStore)(nil)
-	_ pipeline.VectorJournal    = (*VectorStore)(nil)
+	_ vecindex.Store            = (*pgvectors.Store)(nil)
+	_ pipeline.VectorStore      = (*pgvectors.Store)(nil)
+	_ pipeline.LayerVectorStore = (*pgvectors.Store)(nil)
+	_ pipeline.VectorJournal    = (*pgvectors.Store)(nil)
 )
 
 // TestVectors_AsSQLite checks that a forget and a redaction take the same

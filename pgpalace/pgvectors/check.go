@@ -1,4 +1,4 @@
-package pgpalace
+package pgvectors
 
 import (
 	"context"
@@ -19,13 +19,13 @@ const checkTries = 3
 // without a vector, the turn vectors without a turn, and, with an index
 // attached here, how its copy differs from the rows (caught up first:
 // a copy that another server's write keeps behind is compared as it is).
-func (v *VectorStore) Check(ctx context.Context, throughSeq int64) (engram.VectorCheck, error) {
+func (v *Store) Check(ctx context.Context, throughSeq int64) (engram.VectorCheck, error) {
 	c := engram.VectorCheck{Model: v.model, Dim: v.dim, ByKind: map[string]int{}}
 	if err := v.Usable(); err != nil {
 		return c, err
 	}
 	for try := 1; ; try++ {
-		if err := v.catchUp(ctx); err != nil {
+		if err := v.CatchUp(ctx); err != nil {
 			return c, err
 		}
 		done, err := v.check(ctx, throughSeq, &c, try == checkTries)
@@ -37,13 +37,13 @@ func (v *VectorStore) Check(ctx context.Context, throughSeq int64) (engram.Vecto
 
 // check is one try of Check, in one snapshot; done is false when the
 // attached copy is behind the snapshot and anyway is not set.
-func (v *VectorStore) check(ctx context.Context, throughSeq int64, c *engram.VectorCheck, anyway bool) (done bool, err error) {
+func (v *Store) check(ctx context.Context, throughSeq int64, c *engram.VectorCheck, anyway bool) (done bool, err error) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	*c = engram.VectorCheck{Model: v.model, Dim: v.dim, ByKind: map[string]int{}}
 	m := v.follower
 	tally := vecrow.NewTally(c, m)
-	err = pgx.BeginTxFunc(ctx, v.db.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+	err = pgx.BeginTxFunc(ctx, v.db.host.Pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		var last int64
 		if err := tx.QueryRow(ctx, `SELECT state, embedded_seq, last_put, synced_seq, last_seq FROM palace_vector_models WHERE model = $1`, v.model).
 			Scan(&c.State, &c.EmbeddedSeq, &c.LastChange, &c.SyncedSeq, &last); err != nil {
@@ -76,7 +76,7 @@ func (v *VectorStore) check(ctx context.Context, throughSeq int64, c *engram.Vec
 		if _, ok := errors.AsType[*engram.Error](err); ok {
 			return true, err
 		}
-		return true, wrap("check vectors of "+v.model, err)
+		return true, v.db.host.Wrap("check vectors of "+v.model, err)
 	}
 	tally.Done()
 	return done, nil
@@ -85,7 +85,7 @@ func (v *VectorStore) check(ctx context.Context, throughSeq int64, c *engram.Vec
 // eachStored reads every stored vector of the model and calls fn with its
 // id, kind and what makes it unusable (Reason "" when nothing does), and
 // its stored bytes.
-func (v *VectorStore) eachStored(ctx context.Context, tx pgx.Tx, fn func(b engram.BadVector, raw []byte)) error {
+func (v *Store) eachStored(ctx context.Context, tx pgx.Tx, fn func(b engram.BadVector, raw []byte)) error {
 	rows, err := tx.Query(ctx, `SELECT id, kind, vec FROM palace_vectors WHERE model = $1`, v.model)
 	if err != nil {
 		return err
@@ -105,7 +105,7 @@ func (v *VectorStore) eachStored(ctx context.Context, tx pgx.Tx, fn func(b engra
 
 // DropBad deletes the model's unusable vectors and returns them (their
 // texts need embedding again), in one transaction.
-func (v *VectorStore) DropBad(ctx context.Context) ([]engram.BadVector, error) {
+func (v *Store) DropBad(ctx context.Context) ([]engram.BadVector, error) {
 	var bad []engram.BadVector
 	err := v.write(ctx, "drop bad", func(tx pgx.Tx) error {
 		bad = bad[:0]
@@ -121,7 +121,7 @@ func (v *VectorStore) DropBad(ctx context.Context) ([]engram.BadVector, error) {
 		for i, b := range bad {
 			ids[i] = b.ID
 		}
-		_, err = deleteVectors(ctx, tx, v.model, ids, v.db.now().UnixNano())
+		_, err = Delete(ctx, tx, v.model, ids, v.db.host.Now().UnixNano())
 		return err
 	})
 	return bad, err
@@ -130,27 +130,26 @@ func (v *VectorStore) DropBad(ctx context.Context) ([]engram.BadVector, error) {
 // TurnsWithoutVector returns up to limit turns, with seq in (afterSeq,
 // throughSeq], in seq order, that have no vector of the model. Errors:
 // EINVALID for limit < 1.
-func (v *VectorStore) TurnsWithoutVector(ctx context.Context, afterSeq, throughSeq int64, limit int) ([]engram.Turn, error) {
+func (v *Store) TurnsWithoutVector(ctx context.Context, afterSeq, throughSeq int64, limit int) ([]engram.Turn, error) {
 	if err := v.Usable(); err != nil {
 		return nil, err
 	}
 	if limit < 1 {
-		return nil, engram.Errorf(engram.EINVALID, "pgpalace: limit must be at least 1, got %d", limit)
+		return nil, engram.Errorf(engram.EINVALID, "pgvectors: limit must be at least 1, got %d", limit)
 	}
-	out, err := v.db.turns(ctx, `SELECT `+turnColumns+` FROM palace_turns t
-		WHERE t.seq > $1 AND t.seq <= $2 AND NOT EXISTS (SELECT 1 FROM palace_vectors v WHERE v.model = $3 AND v.id = t.id)
+	out, err := v.db.host.Turns(ctx, `t.seq > $1 AND t.seq <= $2 AND NOT EXISTS (SELECT 1 FROM palace_vectors v WHERE v.model = $3 AND v.id = t.id)
 		ORDER BY t.seq LIMIT $4`, afterSeq, throughSeq, v.model, limit)
-	return out, wrap("turns without a vector of "+v.model, err)
+	return out, v.db.host.Wrap("turns without a vector of "+v.model, err)
 }
 
 // CountByKind returns how many vectors the model holds of each kind.
-func (v *VectorStore) CountByKind(ctx context.Context) (map[string]int, error) {
+func (v *Store) CountByKind(ctx context.Context) (map[string]int, error) {
 	if err := v.Usable(); err != nil {
 		return nil, err
 	}
-	rows, err := v.db.pool.Query(ctx, `SELECT kind, count(*) FROM palace_vectors WHERE model = $1 GROUP BY kind`, v.model)
+	rows, err := v.db.host.Pool.Query(ctx, `SELECT kind, count(*) FROM palace_vectors WHERE model = $1 GROUP BY kind`, v.model)
 	if err != nil {
-		return nil, wrap("count vectors of "+v.model, err)
+		return nil, v.db.host.Wrap("count vectors of "+v.model, err)
 	}
 	out := map[string]int{}
 	var (
@@ -158,5 +157,5 @@ func (v *VectorStore) CountByKind(ctx context.Context) (map[string]int, error) {
 		n    int
 	)
 	_, err = pgx.ForEachRow(rows, []any{&kind, &n}, func() error { out[kind] = n; return nil })
-	return out, wrap("count vectors of "+v.model, err)
+	return out, v.db.host.Wrap("count vectors of "+v.model, err)
 }
