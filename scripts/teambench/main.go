@@ -7,6 +7,8 @@
 //   - files: one server on the default store (SQLite palace, file archive);
 //   - pg1: one server with store = "postgres";
 //   - pg2: two servers on one PostgreSQL database;
+//   - pp1, pp2: as pg1 and pg2, with palace = "postgres" too (the palace
+//     in the database, one for both servers);
 //
 // it ingests -turns generated turns with -clients concurrent clients (split
 // across the servers), waits until every server has indexed every turn,
@@ -42,7 +44,7 @@ import (
 )
 
 // configs are the configurations teambench knows, in the order it runs them.
-var configs = []string{"files", "pg1", "pg2"}
+var configs = []string{"files", "pg1", "pg2", "pp1", "pp2"}
 
 type options struct {
 	bin      string
@@ -70,7 +72,7 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	fs.StringVar(&o.pgURL, "postgres", getenv("ENGRAM_TEST_POSTGRES_URL"), "a postgres:// URL of a server where teambench may create and drop databases")
 	fs.IntVar(&o.cluster, "cluster", 0, "start a throwaway cluster on this loopback port with -script, and delete it at the end (instead of -postgres)")
 	fs.StringVar(&o.script, "script", "scripts/postgres.sh", "the script that starts and stops a cluster")
-	cfgs := fs.String("configs", strings.Join(configs, ","), "the configurations to run, comma-separated: files, pg1, pg2")
+	cfgs := fs.String("configs", strings.Join(configs, ","), "the configurations to run, comma-separated: files, pg1, pg2, pp1, pp2")
 	fs.IntVar(&o.turns, "turns", 20000, "turns ingested in each configuration")
 	fs.IntVar(&o.clients, "clients", 8, "concurrent HTTP clients, for ingest and for recall")
 	fs.IntVar(&o.batch, "batch", 1, "turns per POST /v1/turns")
@@ -102,7 +104,7 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	for _, c := range strings.Split(*cfgs, ",") {
 		c = strings.TrimSpace(c)
 		if !slices.Contains(configs, c) {
-			return o, fmt.Errorf("-configs: unknown configuration %q: want files, pg1 or pg2", c)
+			return o, fmt.Errorf("-configs: unknown configuration %q: want files, pg1, pg2, pp1 or pp2", c)
 		}
 		if seen[c] {
 			return o, fmt.Errorf("-configs: %q named twice", c)
@@ -119,8 +121,8 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 			return o, fmt.Errorf("-%s must be at least %d, got %d", f.name, f.min, f.v)
 		}
 	}
-	if seen["pg2"] && o.clients < 2 {
-		return o, fmt.Errorf("-clients must be at least 2 with pg2 (the clients are split across two servers), got %d", o.clients)
+	if (seen["pg2"] || seen["pp2"]) && o.clients < 2 {
+		return o, fmt.Errorf("-clients must be at least 2 with two servers (the clients are split across them), got %d", o.clients)
 	}
 	if o.mode != "keyword" && o.mode != "auto" {
 		return o, fmt.Errorf("-mode %q: want keyword or auto", o.mode)
@@ -128,11 +130,11 @@ func parseOptions(args []string, getenv func(string) string, stderr io.Writer) (
 	if o.cluster != 0 && (o.cluster < 1024 || o.cluster > 65535) {
 		return o, fmt.Errorf("-cluster %d: want a port from 1024 to 65535", o.cluster)
 	}
-	if seen["pg1"] || seen["pg2"] {
+	if len(o.configs) > 1 || o.configs[0] != "files" {
 		if o.cluster != 0 {
 			o.pgURL = ""
 		} else if o.pgURL == "" {
-			return o, errors.New("the pg1 and pg2 configurations need PostgreSQL: give -postgres URL (or set ENGRAM_TEST_POSTGRES_URL), or -cluster PORT to start one")
+			return o, errors.New("the configurations other than files need PostgreSQL: give -postgres URL (or set ENGRAM_TEST_POSTGRES_URL), or -cluster PORT to start one")
 		} else if _, err := withDatabase(o.pgURL, "x"); err != nil {
 			return o, fmt.Errorf("-postgres: %w", err)
 		}

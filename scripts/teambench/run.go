@@ -53,7 +53,7 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 		}
 	}()
 	pgURL := o.pgURL
-	if o.cluster != 0 && (slices.Contains(o.configs, "pg1") || slices.Contains(o.configs, "pg2")) {
+	if o.cluster != 0 && slices.ContainsFunc(o.configs, func(c string) bool { return c != "files" }) {
 		fmt.Fprintf(stderr, "teambench: starting a PostgreSQL cluster on port %d\n", o.cluster)
 		u, stop, err := startCluster(ctx, o.script, o.cluster)
 		if err != nil {
@@ -114,7 +114,7 @@ func runConfig(ctx context.Context, o options, c *corpus, cfg, dir, pgURL string
 		defer func() { err = errors.Join(err, drop()) }()
 		db = u
 	}
-	if cfg == "pg2" {
+	if cfg == "pg2" || cfg == "pp2" {
 		cr.Servers = 2
 	}
 	var servers []*server
@@ -124,7 +124,7 @@ func runConfig(ctx context.Context, o options, c *corpus, cfg, dir, pgURL string
 		}
 	}()
 	for i := range cr.Servers {
-		s, err := startServer(ctx, o.bin, dir, fmt.Sprintf("%s-%c", cfg, 'a'+i), db)
+		s, err := startServer(ctx, o.bin, dir, fmt.Sprintf("%s-%c", cfg, 'a'+i), db, strings.HasPrefix(cfg, "pp"))
 		if err != nil {
 			return cr, err
 		}

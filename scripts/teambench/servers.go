@@ -34,7 +34,7 @@ type server struct {
 // serverEnv is the environment of a server: the caller's without its
 // ENGRAM_* variables (a developer's ENGRAM_EMBEDDER must not change what is
 // measured), then the settings of the configuration.
-func serverEnv(addr, pgURL string) []string {
+func serverEnv(addr, pgURL string, sharedPalace bool) []string {
 	var env []string
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "ENGRAM_") {
@@ -44,6 +44,9 @@ func serverEnv(addr, pgURL string) []string {
 	env = append(env, "ENGRAM_ADDR="+addr, "ENGRAM_EMBEDDER=none", "ENGRAM_EXTRACTOR=none", "ENGRAM_LOG_LEVEL=warn")
 	if pgURL != "" {
 		env = append(env, "ENGRAM_STORE=postgres", "ENGRAM_POSTGRES_URL="+pgURL)
+	}
+	if sharedPalace {
+		env = append(env, "ENGRAM_PALACE=postgres")
 	}
 	return env
 }
@@ -61,7 +64,7 @@ func freeAddr() (string, error) {
 // startServer starts `bin --home dir/name serve` on a free port and waits
 // until its /v1/health answers 200. A server that exits first is an error
 // with the tail of its log.
-func startServer(ctx context.Context, bin, dir, name, pgURL string) (*server, error) {
+func startServer(ctx context.Context, bin, dir, name, pgURL string, sharedPalace bool) (*server, error) {
 	addr, err := freeAddr()
 	if err != nil {
 		return nil, err
@@ -75,7 +78,7 @@ func startServer(ctx context.Context, bin, dir, name, pgURL string) (*server, er
 		return nil, err
 	}
 	s.cmd = exec.Command(bin, "--home", s.home, "serve")
-	s.cmd.Env = serverEnv(addr, pgURL)
+	s.cmd.Env = serverEnv(addr, pgURL, sharedPalace)
 	s.cmd.Stdout, s.cmd.Stderr = logf, logf
 	s.cmd.SysProcAttr = procAttr()
 	if err := s.cmd.Start(); err != nil {

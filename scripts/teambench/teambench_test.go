@@ -107,7 +107,7 @@ func TestParseOptions_BadInput(t *testing.T) {
 		{[]string{"-bin", dir, "-postgres", pg}, "not an executable"},
 		{[]string{"-bin", bin, "-postgres", pg, "-turns", "0"}, "-turns"},
 		{[]string{"-bin", bin, "-postgres", pg, "-clients", "-3"}, "-clients"},
-		{[]string{"-bin", bin, "-postgres", pg, "-clients", "1"}, "pg2"},
+		{[]string{"-bin", bin, "-postgres", pg, "-clients", "1"}, "two servers"},
 		{[]string{"-bin", bin, "-postgres", pg, "-batch", "0"}, "-batch"},
 		{[]string{"-bin", bin, "-postgres", pg, "-queries", "0"}, "-queries"},
 		{[]string{"-bin", bin, "-postgres", pg, "-probes", "0"}, "-probes"},
@@ -141,7 +141,7 @@ func TestParseOptions_BadInput(t *testing.T) {
 		}
 		return ""
 	}
-	if o, err := parseOptions([]string{"-bin", bin}, env, io.Discard); err != nil || o.pgURL != pg || len(o.configs) != 3 {
+	if o, err := parseOptions([]string{"-bin", bin}, env, io.Discard); err != nil || o.pgURL != pg || len(o.configs) != 5 {
 		t.Errorf("URL from the environment: %+v, %v", o, err)
 	}
 }
