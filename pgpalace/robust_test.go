@@ -108,3 +108,40 @@ func TestSearchTurns_ConcurrentWriters(t *testing.T) {
 		t.Fatalf("the reading server's index finds %d of the %d turns written while it searched", len(hits), 2*perWriter)
 	}
 }
+
+// TestSearch_ColdConcurrent: many searches at once on a server whose
+// keyword indexes are cold (a server that just started under load) each
+// wait for the load and answer; none panics (a WaitGroup waited on by
+// some while another's Warm added the next load did, with HTTP 500s).
+func TestSearch_ColdConcurrent(t *testing.T) {
+	ctx := t.Context()
+	url := pgtest.NewDatabase(t)
+	a := openAt(t, url)
+	turns := searchTurns(t)
+	if err := a.PutTurns(ctx, turns); err != nil {
+		t.Fatal(err)
+	}
+	for round := range 5 {
+		b := openAt(t, url) // cold
+		var wg sync.WaitGroup
+		errs := make(chan error, 32)
+		for i := range 32 {
+			wg.Go(func() {
+				if i%2 == 0 {
+					if err := a.PutTurns(ctx, []engram.Turn{{ID: fmt.Sprintf("r%d-%d", round, i), Seq: int64(10_000 + round*100 + i),
+						Namespace: "work", Session: "s9", Role: engram.RoleUser, Content: "plover again", TS: time.Now()}}); err != nil {
+						errs <- err
+					}
+				}
+				if _, err := b.SearchTurns(ctx, engram.TextQuery{Text: "plover quandle", Limit: 5}); err != nil {
+					errs <- err
+				}
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatal(err)
+		}
+	}
+}

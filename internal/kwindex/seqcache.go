@@ -30,8 +30,12 @@ type SeqCache struct {
 	idx      map[string]*Index // by kind
 	ids      map[string]int64  // row id → key, when keepIDs
 	catching bool              // a catch-up is running
-	builds   sync.WaitGroup
-	ranked   int64 // searches it answered
+	// builds counts the catch-ups running, and idle is closed when the
+	// count drops to 0 (a WaitGroup panics when searches Wait on it while
+	// another search's Warm adds the next catch-up).
+	builds int
+	idle   chan struct{}
+	ranked int64 // searches it answered
 
 	// BetweenChunks, when set (by tests), is called between the chunks of
 	// a catch-up.
@@ -88,19 +92,47 @@ func (u *SeqCache) Warm() {
 	start := !u.catching && !u.current
 	if start {
 		u.catching = true
-		u.builds.Add(1)
+		u.begin()
 	}
 	u.mu.Unlock()
 	if start {
 		go func() {
-			defer u.builds.Done()
+			defer u.end()
 			u.catchUp(context.Background(), true) // on failure searches stay with FTS5
 		}()
 	}
 }
 
-// Wait waits for the catch-ups running in the background.
-func (u *SeqCache) Wait() { u.builds.Wait() }
+// begin counts a catch-up that starts; call it with mu held.
+func (u *SeqCache) begin() {
+	if u.builds == 0 {
+		u.idle = make(chan struct{})
+	}
+	u.builds++
+}
+
+// end counts a catch-up that ended.
+func (u *SeqCache) end() {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.builds--; u.builds == 0 {
+		close(u.idle)
+	}
+}
+
+// Wait waits for the catch-ups running in the background (and those that
+// start meanwhile).
+func (u *SeqCache) Wait() {
+	for {
+		u.mu.Lock()
+		n, idle := u.builds, u.idle
+		u.mu.Unlock()
+		if n == 0 {
+			return
+		}
+		<-idle
+	}
+}
 
 // CatchUp brings a loaded cache up to the table in the caller's goroutine,
 // unless it is catching up already.
@@ -111,9 +143,9 @@ func (u *SeqCache) CatchUp(ctx context.Context) error {
 		return nil
 	}
 	u.catching = true
-	u.builds.Add(1)
+	u.begin()
 	u.mu.Unlock()
-	defer u.builds.Done()
+	defer u.end()
 	return u.catchUp(ctx, false)
 }
 
@@ -257,16 +289,19 @@ func (u *SeqCache) with(ctx context.Context, fn func()) (bool, error) {
 	u.catching = true
 	fresh := !u.current || u.deleted != deleted
 	if fresh || seq-u.seq > CatchUpLimit {
-		u.builds.Add(1)
+		u.begin()
 		u.mu.Unlock()
 		go func() {
-			defer u.builds.Done()
+			defer u.end()
 			u.catchUp(context.Background(), fresh)
 		}()
 		return false, nil
 	}
+	u.begin() // counted too, so that a Wait of another search waits for it
 	u.mu.Unlock()
-	if err := u.catchUp(ctx, false); err != nil {
+	err = u.catchUp(ctx, false)
+	u.end()
+	if err != nil {
 		return false, err
 	}
 	u.mu.Lock()
