@@ -40,3 +40,15 @@ type BrowseService interface {
 	ListTurns(ctx context.Context, q TurnQuery) ([]Turn, error)
 	Entities(ctx context.Context, q EntityQuery) ([]EntityCount, error)
 }
+
+// InNamespace is turns less those of another namespace than ns ("" keeps
+// every one), in place: what a listing of ids (TurnQuery.IDs) answers.
+func InNamespace(turns []Turn, ns string) []Turn {
+	out := turns[:0]
+	for _, t := range turns {
+		if ns == "" || t.Namespace == ns {
+			out = append(out, t)
+		}
+	}
+	return out
+}

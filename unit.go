@@ -48,6 +48,18 @@ const (
 	UnitTurnBytes = 2 << 10
 )
 
+// UnitKinds is kind as a list, both kinds for "": what a palace searches
+// and scores units of. Errors: EINVALID for an unknown kind.
+func UnitKinds(kind string) ([]string, error) {
+	switch kind {
+	case "":
+		return []string{UnitSession, UnitScene}, nil
+	case UnitSession, UnitScene:
+		return []string{kind}, nil
+	}
+	return nil, Errorf(EINVALID, "unknown unit kind %q", kind)
+}
+
 // UnitID is the id of a unit: of a session part, from the turn it starts
 // with; of a scene, from the scene's id.
 func UnitID(kind, namespace, session, first string) string {

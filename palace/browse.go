@@ -36,13 +36,7 @@ func (db *DB) ListTurns(ctx context.Context, q engram.TurnQuery) ([]engram.Turn,
 		if err != nil {
 			return nil, err
 		}
-		out := turns[:0]
-		for _, t := range turns {
-			if q.Namespace == "" || t.Namespace == q.Namespace {
-				out = append(out, t)
-			}
-		}
-		return out, nil
+		return engram.InNamespace(turns, q.Namespace), nil
 	}
 	limit := listLimit(q.Limit)
 	var query string

@@ -538,7 +538,7 @@ func scanUnitHits(rows *sql.Rows, add func(engram.UnitHit)) error {
 // two kinds come from two indexes and compare within a kind only). At most
 // q.Limit units of each kind. Errors: EINVALID for an unknown kind.
 func (db *DB) SearchUnits(ctx context.Context, q engram.TextQuery, kind string) ([]engram.UnitHit, error) {
-	kinds, err := unitKinds(kind)
+	kinds, err := engram.UnitKinds(kind)
 	if err != nil {
 		return nil, err
 	}
@@ -572,18 +572,6 @@ func (db *DB) searchUnitKind(ctx context.Context, q engram.TextQuery, terms []te
 		return scanUnitHits(rows, func(h engram.UnitHit) { out = append(out, h) })
 	})
 	return out, err
-}
-
-// unitKinds is kind as a list: both kinds for "". Errors: EINVALID for an
-// unknown kind.
-func unitKinds(kind string) ([]string, error) {
-	switch kind {
-	case "":
-		return []string{engram.UnitSession, engram.UnitScene}, nil
-	case engram.UnitSession, engram.UnitScene:
-		return []string{kind}, nil
-	}
-	return nil, engram.Errorf(engram.EINVALID, "palace: unknown unit kind %q", kind)
 }
 
 // TurnUnits returns the ids of the units holding each turn of seqs.
@@ -695,7 +683,7 @@ func (db *DB) SessionStarts(ctx context.Context, keys []engram.SessionKey) (map[
 // of ids alone; the "+" keeps the rowid test out of FTS5's reach: FTS5
 // would run one query per rowid, each recounting every term's documents.
 func (db *DB) ScoreUnits(ctx context.Context, q engram.TextQuery, ids []string, kind string) ([]engram.UnitScore, error) {
-	kinds, err := unitKinds(kind)
+	kinds, err := engram.UnitKinds(kind)
 	if err != nil {
 		return nil, err
 	}

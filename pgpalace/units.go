@@ -246,24 +246,12 @@ func unitChanges(ctx context.Context, tx pgx.Tx, after int64, limit int) ([]kwin
 	return rows, nil
 }
 
-// unitKinds is kind as a list: both kinds for "". Errors: EINVALID for an
-// unknown kind.
-func unitKinds(kind string) ([]string, error) {
-	switch kind {
-	case "":
-		return []string{engram.UnitSession, engram.UnitScene}, nil
-	case engram.UnitSession, engram.UnitScene:
-		return []string{kind}, nil
-	}
-	return nil, engram.Errorf(engram.EINVALID, "pgpalace: unknown unit kind %q", kind)
-}
-
 // SearchUnits ranks the units of kind (engram.UnitSession, UnitScene, or ""
 // for both) that hold a word of q.Text and overlap [q.From, q.To) by BM25
 // over their full text, best first, at most q.Limit of each kind, as
 // package palace's does. Errors: EINVALID for an unknown kind.
 func (db *DB) SearchUnits(ctx context.Context, q engram.TextQuery, kind string) ([]engram.UnitHit, error) {
-	kinds, err := unitKinds(kind)
+	kinds, err := engram.UnitKinds(kind)
 	if err != nil {
 		return nil, err
 	}
@@ -299,7 +287,7 @@ func (db *DB) SearchUnits(ctx context.Context, q engram.TextQuery, kind string) 
 // ids (of kind, "" for both) that holds a word of it, from the keyword
 // index alone, as package palace's does.
 func (db *DB) ScoreUnits(ctx context.Context, q engram.TextQuery, ids []string, kind string) ([]engram.UnitScore, error) {
-	kinds, err := unitKinds(kind)
+	kinds, err := engram.UnitKinds(kind)
 	if err != nil {
 		return nil, err
 	}
