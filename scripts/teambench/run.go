@@ -23,6 +23,7 @@ type configReport struct {
 	Recall  recallReport         `json:"recall"`
 	Delay   *delayReport         `json:"delay,omitempty"`
 	Memory  map[string]memStatus `json:"memory_after_ingest"` // by server name
+	Disk    diskReport           `json:"disk_at_end"`
 }
 
 // report is a whole run.
@@ -153,14 +154,23 @@ func runConfig(ctx context.Context, o options, c *corpus, cfg, dir, pgURL string
 		}
 		cr.Delay = &d
 	}
-	return cr, nil
+	cr.Disk.Homes = map[string]int64{}
+	for _, s := range servers {
+		if cr.Disk.Homes[s.name], err = homeBytes(s.home); err != nil {
+			return cr, err
+		}
+	}
+	if db != "" {
+		err = databaseBytes(ctx, db, &cr.Disk)
+	}
+	return cr, err
 }
 
 func (r report) print(w io.Writer) error {
 	fmt.Fprintf(w, "teambench %s: %d turns, %d clients, %d turn(s) per POST, recall mode %s, %d CPUs\n",
 		r.Started, r.Turns, r.Clients, r.Batch, r.Mode, r.CPUs)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "config\tservers\tingest turns/s\tPOST p50/p99 ms\tcatch-up s\trecall p50/p99 ms\trecalls/s\tfound\tA->B p50/p99/max ms\tVmRSS/VmHWM MB (each server)")
+	fmt.Fprintln(tw, "config\tservers\tingest turns/s\tPOST p50/p99 ms\tcatch-up s\trecall p50/p99 ms\trecalls/s\tfound\tA->B p50/p99/max ms\tVmRSS/VmHWM MB (each server)\thome MB (each)\tarchive/palace tables MB")
 	for _, c := range r.Configs {
 		delay := "-"
 		if c.Delay != nil {
@@ -171,9 +181,18 @@ func (r report) print(w io.Writer) error {
 			m := c.Memory[name]
 			mem = append(mem, fmt.Sprintf("%s %.0f/%.0f", name, mb(m.RSS), mb(m.HWM)))
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%.1f / %.1f\t%.2f\t%.2f / %.2f\t%.0f\t%.0f%%\t%s\t%s\n",
+		var homes []string
+		for _, name := range slices.Sorted(maps.Keys(c.Disk.Homes)) {
+			homes = append(homes, fmt.Sprintf("%.1f", mb(c.Disk.Homes[name])))
+		}
+		tables := "-"
+		if c.Disk.Database > 0 {
+			tables = fmt.Sprintf("%.1f / %.1f", mb(c.Disk.ArchiveTables), mb(c.Disk.PalaceTables))
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%.1f / %.1f\t%.2f\t%.2f / %.2f\t%.0f\t%.0f%%\t%s\t%s\t%s\t%s\n",
 			c.Config, c.Servers, c.Ingest.TurnsPerSec, c.Ingest.PostP50ms, c.Ingest.PostP99ms, c.Ingest.CatchUpSeconds,
-			c.Recall.P50ms, c.Recall.P99ms, c.Recall.PerSec, 100*c.Recall.FoundShare, delay, strings.Join(mem, ", "))
+			c.Recall.P50ms, c.Recall.P99ms, c.Recall.PerSec, 100*c.Recall.FoundShare, delay, strings.Join(mem, ", "),
+			strings.Join(homes, ", "), tables)
 	}
 	return tw.Flush()
 }

@@ -215,3 +215,28 @@ func TestMeasure_KeepsWhatWasMeasured(t *testing.T) {
 		t.Errorf("pg2 ran after pg1 failed:\n%s", out.String())
 	}
 }
+
+func TestHomeBytes(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "archive"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for name, size := range map[string]int{"palace.db": 4096, "archive/2026-12.jsonl": 1000} {
+		if err := os.WriteFile(filepath.Join(dir, name), make([]byte, size), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(filepath.Join(dir, "palace.db"), filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	n, err := homeBytes(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 5096 {
+		t.Errorf("homeBytes = %d, want 5096 (two files; the link not counted again)", n)
+	}
+	if _, err := homeBytes(filepath.Join(dir, "none")); err == nil {
+		t.Error("the size of a missing folder read without an error")
+	}
+}
