@@ -48,6 +48,7 @@ func TestSharedPalace(t *testing.T) {
 	if _, err := a.Ingest(ctx, []engram.Turn{
 		{ID: "t1", Namespace: engram.DefaultNamespace, Session: "s1", Speaker: "Ana", Role: "user", Content: "I moved to Lisbon last spring, the vault code is zorblatt-7781"},
 		{ID: "t2", Namespace: engram.DefaultNamespace, Session: "s1", Speaker: "Ana", Role: "user", Content: "I love jazz and the kiln fires at noon"},
+		{ID: "t3", Namespace: engram.DefaultNamespace, Session: "s1", Speaker: "Ana", Role: "user", Content: "My locker combination is quixplod-4410"},
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -98,6 +99,13 @@ func TestSharedPalace(t *testing.T) {
 	if !finds(t, a, "kiln fires", "noon") {
 		t.Fatal("A lost the turn B did not forget")
 	}
+	// A redaction on B: A reads the redacted turn at once.
+	if rep, err := b.Redact(ctx, engram.RedactRequest{Texts: []string{"quixplod-4410"}, Marker: "[secret]"}); err != nil || len(rep.Turns) != 1 {
+		t.Fatalf("redact on B: %+v, %v", rep, err)
+	}
+	if finds(t, a, "locker combination", "quixplod") || !finds(t, a, "locker combination", "[secret]") {
+		t.Fatal("A does not read the redaction B made in the palace they share")
+	}
 
 	rep := a.Doctor(ctx)
 	checks := map[string]engram.DoctorCheck{}
@@ -119,15 +127,29 @@ func TestSharedPalace(t *testing.T) {
 		t.Fatal(err)
 	}
 	rb, err := engine.Rebuild(ctx, sharedConfig(filepath.Join(t.TempDir(), "c"), url), quiet(), nil, false)
-	if err != nil || rb.Turns != 1 || rb.Memories == 0 || rb.Previous != "" {
-		t.Fatalf("rebuild of the palace in PostgreSQL: %+v, %v; want the one turn left, memories, nothing kept aside", rb, err)
+	if err != nil || rb.Turns != 2 || rb.Memories == 0 || rb.Previous != "" {
+		t.Fatalf("rebuild of the palace in PostgreSQL: %+v, %v; want the two turns left, memories, nothing kept aside", rb, err)
 	}
 	var left int
 	if err := db.QueryRow(ctx, `SELECT count(*) FROM palace_meta WHERE key = 'worker:gone'`).Scan(&left); err != nil || left != 0 {
 		t.Fatalf("a watermark the rebuild does not make is still there (%d, %v): the palace was not emptied first", left, err)
 	}
 	a = openTeam(t, sharedConfig(homeA, url))
-	if !finds(t, a, "kiln fires", "noon") || finds(t, a, "vault code", "zorblatt") || !memoryHolds(t, a, "jazz") {
+	if !finds(t, a, "kiln fires", "noon") || finds(t, a, "vault code", "zorblatt") || !memoryHolds(t, a, "jazz") ||
+		finds(t, a, "locker combination", "quixplod") {
 		t.Fatal("the rebuilt palace is not the archive's")
+	}
+	// The rebuilt palace starts the rewrite journal over: A reads the
+	// forget and the redaction again and finds both held already, so it
+	// changes nothing (no turn redacted again, no vector made again).
+	testutil.WaitUntil(t, "A to read the rewrite journal through its end", func() bool {
+		var applied, last int64
+		if err := db.QueryRow(ctx, `SELECT coalesce((SELECT value FROM palace_meta WHERE key = 'worker:rewrites'), 0), (SELECT max(n) FROM archive_rewrites)`).Scan(&applied, &last); err != nil {
+			t.Fatal(err)
+		}
+		return last == 2 && applied == last
+	})
+	if n := a.RewritesApplied(); n != 0 {
+		t.Fatalf("A applied %d turns of the rewrite journal to a palace that held the forget and the redaction already", n)
 	}
 }

@@ -69,15 +69,16 @@ func (f *rewriteFollower) mineOnce(n int64) bool {
 // journal's entries after the palace's watermark and applies each, in
 // order, by the engine's own paths (forgetInPalace; RedactTurns with the
 // spans read off this palace's copies, the corrections and the vectors,
-// as Redact does), in an
-// exclusive section of e.work as the local operations, then advances the
-// watermark. The watermark is what makes it miss nothing: a notification
-// lost while the listener reconnected (which wakes it too), or a rewrite
-// made while this server was down. This server's own entries are skipped
-// (it applied them itself); one it made before a restart is applied again,
-// which changes nothing the first time did not (a forget of a forgotten
-// turn is filtered out, a redaction finds no span left), and repairs the
-// palace of a server that stopped between the archive and its palace.
+// as Redact does), in an exclusive section of e.work as the local
+// operations, then advances the watermark. The watermark is what makes it
+// miss nothing: a notification lost while the listener reconnected (which
+// wakes it too), or a rewrite made while this server was down. This
+// server's own entries are skipped (it applied them itself). An entry
+// whose turns this palace already holds forgotten or redacted is passed
+// by without work: a palace shared with the server that made it (palace =
+// "postgres"), or an entry this server made before a restart. One this
+// server made and stopped before its palace held is applied, which
+// repairs that palace.
 func (e *Engine) followRewrites() {
 	rj, ok := e.archive.(rewriteJournal)
 	if !ok {
@@ -195,27 +196,37 @@ func (e *Engine) applyForget(ctx context.Context, r postgres.Rewrite) error {
 	return nil
 }
 
-// redactedTexts returns what the redaction of turns (the archive's
-// versions) removed, read off this palace's copies of them: the journal
-// does not record the spans, so that no copy of what a redaction removed
-// is left in the database.
-func (e *Engine) redactedTexts(ctx context.Context, turns []engram.Turn, marker string) ([]string, error) {
+// unredacted returns the turns (the archive's versions) whose copies in
+// this palace do not read as they do yet, with the spans the redaction
+// removed from those copies: the journal does not record the spans, so
+// that no copy of what a redaction removed is left in the database. A
+// turn whose copy already reads as the archive's was redacted here (a
+// palace shared with the server that took the redaction, an entry of
+// this server's own applied before a restart, a palace rebuilt since):
+// RedactTurns changed its copy and its layers in one transaction and
+// moved the vector watermarks back, so nothing of it is left to do.
+func (e *Engine) unredacted(ctx context.Context, turns []engram.Turn, marker string) ([]engram.Turn, []string, error) {
 	ids := make([]string, len(turns))
 	for i, t := range turns {
 		ids[i] = t.ID
 	}
 	old, err := e.palace.GetTurns(ctx, ids)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	byID := make(map[string]engram.Turn, len(old))
 	for _, t := range old {
 		byID[t.ID] = t
 	}
 	seen := map[string]bool{}
+	var pending []engram.Turn
 	var texts []string
 	for _, t := range turns {
 		o, ok := byID[t.ID]
+		if ok && o.Content == t.Content && o.Speaker == t.Speaker {
+			continue
+		}
+		pending = append(pending, t)
 		if !ok {
 			continue
 		}
@@ -233,14 +244,15 @@ func (e *Engine) redactedTexts(ctx context.Context, turns []engram.Turn, marker 
 			}
 		}
 	}
-	return texts, nil
+	return pending, texts, nil
 }
 
 // applyRedact redacts in the palace the turns of r as the server that
 // took the request did (redactIDs): the archive's versions of the turns
-// (a turn forgotten since is left to that forget's entry) with the
-// recorded spans and marker, then the corrections journal and the
-// vectors. A model that cannot embed the turns again is logged, as
+// (a turn forgotten since is left to that forget's entry, one this
+// palace holds redacted already is passed by) with the spans removed
+// from this palace's copies and the recorded marker, then the
+// corrections journal and the vectors. A model that cannot embed the turns again is logged, as
 // Redact's report would warn.
 func (e *Engine) applyRedact(ctx context.Context, rj rewriteJournal, r postgres.Rewrite) error {
 	// A turn the indexer read before the rewrite reaches the palace with
@@ -265,8 +277,8 @@ func (e *Engine) applyRedact(ctx context.Context, rj rewriteJournal, r postgres.
 	if r.Redaction != nil {
 		marker = r.Redaction.Marker
 	}
-	texts, err := e.redactedTexts(ctx, turns, marker)
-	if err != nil {
+	turns, texts, err := e.unredacted(ctx, turns, marker)
+	if err != nil || len(turns) == 0 {
 		return err
 	}
 	pr, err := e.palace.RedactTurns(ctx, turns, texts, marker)
