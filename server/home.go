@@ -63,6 +63,13 @@ func Restore(ctx context.Context, cfg Config, dir string, force bool, load func(
 		if err != nil {
 			return nil, fmt.Errorf("restored into %s, but its config does not load: %w", cfg.Home, err)
 		}
+		if restored.Store == config.StorePostgres {
+			// A backup is a home's files (engram backup refuses a home on
+			// PostgreSQL); served with store = "postgres" they would not
+			// be read, and the counts below would compare the database.
+			return nil, engram.Errorf(engram.EINVALID, "restored the backup's files into %s, but its config (config.toml or ENGRAM_STORE) selects store = %q, which reads the turns from the database, not these files: "+
+				"serve them with store = %q, or copy them into an empty database with engram migrate --to postgres://...", cfg.Home, config.StorePostgres, config.StoreFiles)
+		}
 		e, err := engine.Open(ctx, restored.Config, newLogger(restored))
 		if err != nil {
 			return nil, fmt.Errorf("restored into %s, but it does not open: %w", cfg.Home, err)

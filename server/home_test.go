@@ -12,6 +12,7 @@ import (
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/chroma"
+	"github.com/engram-dev/engram/config"
 	"github.com/engram-dev/engram/embedder"
 	"github.com/engram-dev/engram/engine"
 	"github.com/engram-dev/engram/homedir"
@@ -50,6 +51,35 @@ func TestNotServedCommands(t *testing.T) {
 	refused("restore", err)
 	if _, err := os.Stat(filepath.Join(home, homedir.PalaceFile+homedir.PreviousSuffix)); err == nil {
 		t.Error("a refused rebuild kept a previous palace")
+	}
+}
+
+// TestRestore_StorePostgres: a backup restored into a home whose config
+// selects store = "postgres" is refused with a message that says why,
+// once its files are in place (the database would be served, not them).
+func TestRestore_StorePostgres(t *testing.T) {
+	home := filepath.Join(t.TempDir(), "home")
+	s := startServer(t, home, nil)
+	ctx := t.Context()
+	if _, err := s.Engine.Ingest(ctx, []engram.Turn{{ID: "r1", Namespace: engram.DefaultNamespace, Session: "s", Speaker: "Ana", Role: "user", Content: "the kiln fires at noon"}}); err != nil {
+		t.Fatal(err)
+	}
+	backup := filepath.Join(t.TempDir(), "backup")
+	if _, err := s.Engine.Backup(ctx, engram.BackupRequest{Dir: backup}); err != nil {
+		t.Fatal(err)
+	}
+	into := filepath.Join(t.TempDir(), "restored")
+	load := func() (server.Config, error) {
+		cfg, err := server.LoadConfig(into, func(string) string { return "" })
+		cfg.Store = config.StorePostgres
+		return cfg, err
+	}
+	_, err := server.Restore(ctx, server.Config{Config: config.Config{Home: into}}, backup, false, load, func(server.Config) *slog.Logger { return quiet() })
+	if engram.ErrorCode(err) != engram.EINVALID || !strings.Contains(err.Error(), `store = "postgres"`) || !strings.Contains(err.Error(), "engram migrate") {
+		t.Fatalf("restore into a home on PostgreSQL: %v, want EINVALID naming the store and engram migrate", err)
+	}
+	if _, err := os.Stat(filepath.Join(into, homedir.PalaceFile)); err != nil {
+		t.Errorf("the backup's files are not in place after the refusal: %v", err)
 	}
 }
 
