@@ -47,7 +47,7 @@ func runChild(mode, home, job string) error {
 	}
 	switch mode {
 	case "team-ingest":
-		return teamIngest(ctx, home, os.Getenv(teamURLEnv), os.Getenv(teamPrefixEnv))
+		return teamIngest(ctx, home, os.Getenv(teamURLEnv), os.Getenv(teamPrefixEnv), os.Getenv(teamPalaceEnv))
 	case "rebuild":
 		_, err := engine.Rebuild(ctx, cfg, quiet(), nil, true)
 		return err

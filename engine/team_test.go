@@ -176,18 +176,22 @@ func BenchmarkTeamDelay(b *testing.B) {
 }
 
 // teamURLEnv passes the database of TestTwoServers_KillA to its child,
-// and teamPrefixEnv the prefix of the ids it writes.
+// teamPrefixEnv the prefix of the ids it writes and teamPalaceEnv where
+// its palace is (config.Palace).
 const (
 	teamURLEnv    = "ENGRAM_TEST_TEAM_URL"
 	teamPrefixEnv = "ENGRAM_TEST_TEAM_PREFIX"
+	teamPalaceEnv = "ENGRAM_TEST_TEAM_PALACE"
 )
 
 // teamIngest is the child of TestTwoServers_KillA: a server on home and
-// the archive at url that ingests turns one at a time, without end, and
-// prints each one's id once it is acknowledged.
-func teamIngest(ctx context.Context, home, url, prefix string) error {
+// the archive at url (and the palace there with palace = "postgres")
+// that ingests turns one at a time, without end, and prints each one's id
+// once it is acknowledged.
+func teamIngest(ctx context.Context, home, url, prefix, palace string) error {
 	cfg := teamConfig(home, url)
 	cfg.Embedder = config.EmbedderNone
+	cfg.Palace = palace
 	e, err := engine.Open(ctx, cfg, quiet())
 	if err != nil {
 		return err
@@ -222,12 +226,20 @@ func teamKills(t *testing.T) int {
 // its home each time, as a service manager would) while it ingests, again
 // and again, each time after a different number of acknowledged turns:
 // every turn A acknowledged is in the archive and found on B, and B keeps
-// serving and ingesting throughout.
+// serving and ingesting throughout. With each server's palace in its home,
+// and with the one palace in the database both share.
 func TestTwoServers_KillA(t *testing.T) {
+	for _, palace := range []string{config.PalaceHome, config.PalacePostgres} {
+		t.Run("palace="+palace, func(t *testing.T) { killLoop(t, palace) })
+	}
+}
+
+func killLoop(t *testing.T, palace string) {
 	url := pgtest.NewDatabase(t)
 	ctx := t.Context()
 	cfgB := teamConfig(filepath.Join(t.TempDir(), "b"), url)
 	cfgB.Embedder = config.EmbedderNone
+	cfgB.Palace = palace
 	b, err := engine.Open(ctx, cfgB, quiet())
 	if err != nil {
 		t.Fatal(err)
@@ -237,7 +249,7 @@ func TestTwoServers_KillA(t *testing.T) {
 	kills := teamKills(t)
 	var ids, onB []string
 	for round := range kills {
-		ids = append(ids, killA(t, homeA, url, fmt.Sprintf("k%03d-", round), 1+round*37%97)...)
+		ids = append(ids, killA(t, homeA, url, palace, fmt.Sprintf("k%03d-", round), 1+round*37%97)...)
 		id := fmt.Sprintf("b%03d", round)
 		if _, err := b.Ingest(ctx, []engram.Turn{{ID: id, Namespace: engram.DefaultNamespace, Session: "s", Speaker: "Bo", Role: "user",
 			Content: "the kiln fires at noon " + id}}); err != nil {
@@ -254,16 +266,16 @@ func TestTwoServers_KillA(t *testing.T) {
 			t.Fatalf("turn %s, acknowledged before a kill of A, is not found on B (%d acknowledged by A in %d kills)", id, len(ids), kills)
 		}
 	}
-	t.Logf("%d turns acknowledged by A, all found on B, over %d SIGKILLs of A mid-write", len(ids), kills)
+	t.Logf("%d turns acknowledged by A, all found on B, over %d SIGKILLs of A mid-write (palace = %q)", len(ids), kills, palace)
 }
 
 // killA runs server A on home, a child process ingesting ids of prefix
 // without pause, kills it (SIGKILL) once it acknowledged after turns, and
 // returns every id it acknowledged.
-func killA(t *testing.T, home, url, prefix string, after int) []string {
+func killA(t *testing.T, home, url, palace, prefix string, after int) []string {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childEnv+"=team-ingest", "ENGRAM_HOME="+home, teamURLEnv+"="+url, teamPrefixEnv+"="+prefix)
+	cmd.Env = append(os.Environ(), childEnv+"=team-ingest", "ENGRAM_HOME="+home, teamURLEnv+"="+url, teamPrefixEnv+"="+prefix, teamPalaceEnv+"="+palace)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
