@@ -153,3 +153,32 @@ func TestSharedPalace(t *testing.T) {
 		t.Fatalf("A applied %d turns of the rewrite journal to a palace that held the forget and the redaction already", n)
 	}
 }
+
+// TestSharedPalace_NUL: turns whose contents hold NUL bytes (which
+// PostgreSQL's text refuses) are archived and kept as sent, and the layer
+// jobs derive their memories, scenes, personas and graph into the palace
+// in PostgreSQL without them, instead of failing the batch at every run.
+func TestSharedPalace_NUL(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	ctx := t.Context()
+	a := openTeam(t, sharedConfig(filepath.Join(t.TempDir(), "a"), url))
+	const content = "I moved to Lis\x00bon last spring with my sister Ma\x00ria. I love ja\x00zz and my dog Re\x00x."
+	if _, err := a.Ingest(ctx, []engram.Turn{
+		{ID: "n1", Namespace: engram.DefaultNamespace, Session: "s1", Speaker: "Ana", Role: "user", Content: content},
+		{ID: "n2", Namespace: engram.DefaultNamespace, Session: "s1", Speaker: "Ana", Role: "user", Content: "Ma\x00ria works at Goo\x00gle and she visited Pa\x00ris."},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, job := range []string{pipeline.WorkerMemories, pipeline.WorkerScenes, pipeline.WorkerPersona, pipeline.WorkerGraph} {
+		if st, err := a.RunJob(ctx, job); err != nil || st.LastError != "" {
+			t.Fatalf("run %s over turns with NUL bytes: %q, %v", job, st.LastError, err)
+		}
+	}
+	if !memoryHolds(t, a, "Lisbon") || memoryHolds(t, a, "\x00") {
+		t.Fatal("the memories of turns with NUL bytes are not derived without them")
+	}
+	turns, err := a.ListTurns(ctx, engram.TurnQuery{Namespace: engram.DefaultNamespace, IDs: []string{"n1"}})
+	if err != nil || len(turns) != 1 || turns[0].Content != content {
+		t.Fatalf("the turn as the palace keeps it: %+v, %v; want it as sent", turns, err)
+	}
+}

@@ -9,6 +9,7 @@ import (
 
 	engram "github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/internal/sqlrow"
+	"github.com/engram-dev/engram/postgres"
 	"github.com/engram-dev/engram/scheduler"
 )
 
@@ -54,7 +55,7 @@ func (db *DB) Skip(ctx context.Context, worker string, from, to int64, reason st
 	return db.update(ctx, "record skip", func(tx pgx.Tx) error {
 		_, err := tx.Exec(ctx, `INSERT INTO palace_layer_skips (worker, from_seq, to_seq, error, at) VALUES ($1, $2, $3, $4, $5)
 			ON CONFLICT (worker, from_seq) DO UPDATE SET to_seq = excluded.to_seq, error = excluded.error, at = excluded.at`,
-			worker, from, to, reason, db.now().UnixNano())
+			worker, from, to, postgres.Message(reason), db.now().UnixNano())
 		if err != nil {
 			return err
 		}
@@ -109,7 +110,7 @@ func (s jobStates) Save(ctx context.Context, st scheduler.State) error {
 		VALUES ($1, $2, $3, $4, $5)
 		ON CONFLICT (name) DO UPDATE SET last_run = excluded.last_run, last_success = excluded.last_success,
 			last_error = excluded.last_error, failures = excluded.failures`,
-		st.Name, nanosOrNil(st.LastRun), nanosOrNil(st.LastSuccess), st.LastError, st.Failures)
+		st.Name, nanosOrNil(st.LastRun), nanosOrNil(st.LastSuccess), postgres.Message(st.LastError), st.Failures)
 	return wrap(fmt.Sprintf("save job %q", st.Name), err)
 }
 

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/engram-dev/engram"
@@ -185,7 +186,7 @@ func (w *MemoryWorker) run(ctx context.Context, logger *slog.Logger, total *engr
 		x := &extraction{first: batch[0].Seq, last: batch[len(batch)-1].Seq, done: make(chan struct{})}
 		// The stream reuses batch; tombstones say nothing, and an
 		// unstorable time is skipped.
-		live := slices.Clone(engram.IndexableTurns(batch))
+		live := extractable(engram.IndexableTurns(batch))
 		select {
 		case slots <- struct{}{}:
 		case <-xctx.Done():
@@ -220,6 +221,18 @@ func (w *MemoryWorker) run(ctx context.Context, logger *slog.Logger, total *engr
 		return werr
 	}
 	return err
+}
+
+// extractable copies turns for an extractor, without the NUL bytes of
+// their contents: a NUL says nothing, and a name or key an extractor made
+// of one is text PostgreSQL refuses (a palace in it would fail the batch
+// again and again). The archive and the palace keep the turns as sent.
+func extractable(turns []engram.Turn) []engram.Turn {
+	out := slices.Clone(turns)
+	for i := range out {
+		out[i].Content = strings.ReplaceAll(out[i].Content, "\x00", "")
+	}
+	return out
 }
 
 // write stores the extractions of queue in order, each once it is done,

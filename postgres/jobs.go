@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -107,13 +108,21 @@ func (a *Archive) RunShared(ctx context.Context, name string, every time.Duratio
 	runErr := run(ctx)
 	msg := ""
 	if runErr != nil {
-		msg = runErr.Error() // as the server logs it
+		msg = Message(runErr.Error()) // as the server logs it
 	}
 	if _, err := conn.Exec(context.WithoutCancel(ctx), `UPDATE team_jobs SET last_error = $2,
 		last_success = CASE WHEN $2 = '' THEN last_run ELSE last_success END WHERE name = $1`, name, msg); err != nil && runErr == nil {
 		return SharedRun{Ran: true, Server: me, Last: started}, dbFailure(ctx, "record a shared job's end", err)
 	}
 	return SharedRun{Ran: true, Server: me, Last: started}, runErr
+}
+
+// Message is s as a text column can hold it: without NUL bytes, with
+// invalid UTF-8 replaced. An error's message may quote what a turn or a
+// model's output held; PostgreSQL refuses text with either, and a job's
+// record of its failure must not fail in turn.
+func Message(s string) string {
+	return strings.ToValidUTF8(strings.ReplaceAll(s, "\x00", ""), "\uFFFD")
 }
 
 // dbFailure is what a failed read or write of the shared jobs' or
