@@ -207,18 +207,18 @@ func (db *DB) rankFromMemory(ctx context.Context, s *search, terms []term) (bool
 	if err := db.readInts(ctx, `SELECT value FROM palace_meta WHERE key = ?`, keyKeywordGen, &gen); err != nil {
 		return false, err
 	}
-	hits, ok := db.kw.Best(gen, termWords(terms), kwindex.Filter{Namespace: s.ns, From: s.from, To: s.to}, s.limit)
+	hits, ok := db.kw.Best(gen, termWords(terms), kwindex.Filter{Namespace: s.ns, From: s.from, To: s.to}, s.Limit)
 	if !ok {
 		return false, nil
 	}
-	s.floor = 1
+	s.Floor = 1
 	err := hitRows(ctx, db, `SELECT `+turnColumns+` FROM turns t WHERE t.seq IN (SELECT value FROM json_each(?))`, hits,
 		func(rows *sql.Rows, add func(int64, engram.Turn)) error {
 			return scanTurns(rows, func(t engram.Turn, _ float64) { add(t.Seq, t) })
 		},
 		func(t engram.Turn, score float64) {
-			if s.add(t, score) {
-				s.floor = score
+			if s.Add(t, score) {
+				s.Floor = score
 			}
 		})
 	return err == nil, err

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	engram "github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/internal/hitlist"
 	"github.com/engram-dev/engram/internal/kwindex"
 )
 
@@ -66,12 +67,12 @@ func (db *DB) SearchTurns(ctx context.Context, q engram.TextQuery) ([]engram.Tur
 		}
 	}
 
-	s := search{limit: limit, ns: q.Namespace, from: nanosOrZero(q.From), to: nanosOrZero(q.To), seen: make(map[int64]bool)}
+	s := search{List: hitlist.New(limit), ns: q.Namespace, from: nanosOrZero(q.From), to: nanosOrZero(q.To)}
 	if err := db.rankKeyword(ctx, &s, terms); err != nil {
 		return nil, fmt.Errorf("palace: search turns: %w", err)
 	}
-	if s.full() {
-		return s.hits, nil
+	if s.Full() {
+		return s.Hits, nil
 	}
 	err = db.View(ctx, func(tx *sql.Tx) error {
 		if held, err := s.window(ctx, tx); err != nil || !held {
@@ -85,7 +86,7 @@ func (db *DB) SearchTurns(ctx context.Context, q engram.TextQuery) ([]engram.Tur
 	if err != nil {
 		return nil, fmt.Errorf("palace: search turns: %w", err)
 	}
-	return s.hits, nil
+	return s.Hits, nil
 }
 
 // Parallel keyword ranking: BM25 scores every turn holding a term of the
@@ -118,11 +119,11 @@ func (db *DB) rankKeyword(ctx context.Context, s *search, terms []term) error {
 	}
 	step := last/int64(parts) + 1
 	ranges, err := inParallel(parts, func(i int) ([]engram.TurnHit, error) {
-		sub := search{limit: s.limit, ns: s.ns, from: s.from, to: s.to, seen: make(map[int64]bool)}
+		sub := search{List: hitlist.New(s.Limit), ns: s.ns, from: s.from, to: s.to}
 		err := db.View(ctx, func(tx *sql.Tx) error {
 			return sub.keyword(ctx, tx, terms, int64(i)*step+1, int64(i+1)*step+1)
 		})
-		return sub.hits, err
+		return sub.Hits, err
 	})
 	if err != nil {
 		return err
@@ -137,12 +138,12 @@ func (db *DB) rankKeyword(ctx context.Context, s *search, terms []term) error {
 		}
 		return cmp.Compare(a.Turn.Seq, b.Turn.Seq)
 	})
-	s.floor = 1
+	s.Floor = 1
 	for _, h := range all {
-		if !s.add(h.Turn, h.Score) {
+		if !s.Add(h.Turn, h.Score) {
 			break
 		}
-		s.floor = h.Score
+		s.Floor = h.Score
 	}
 	return nil
 }
@@ -211,14 +212,10 @@ func containsFolded(content, sub string) bool {
 
 // search collects the hits of one query across its stages.
 type search struct {
-	limit    int
+	hitlist.List
 	ns       string
 	from, to int64 // the TS range in Unix nanoseconds; 0 = unbounded
-	hits     []engram.TurnHit
-	seen     map[int64]bool
-	lo, hi   int64   // the seqs of the turns in from..to (window)
-	floor    float64 // the lowest keyword score, the ceiling of fallback scores
-	extra    int     // fallback hits so far
+	lo, hi   int64 // the seqs of the turns in from..to (window)
 }
 
 // keyword ranks the turns holding any of terms by BM25, those with a rowid
@@ -235,14 +232,14 @@ func (s *search) keyword(ctx context.Context, tx *sql.Tx, terms []term, lo, hi i
 		WHERE turns_fts MATCH ?1 AND turns_fts.rowid >= ?6 AND turns_fts.rowid < ?7
 		AND (?2 = '' OR t.namespace = ?2) AND ` + timeFilter + `
 		ORDER BY turns_fts.rank LIMIT ?3`
-	q, args := all, []any{matchExpr(terms), s.ns, s.limit, s.from, s.to}
+	q, args := all, []any{matchExpr(terms), s.ns, s.Limit, s.from, s.to}
 	if hi > 0 {
 		q, args = ranged, append(args, lo, hi)
 	}
-	s.floor = 1
+	s.Floor = 1
 	err := queryTurns(ctx, tx, q, args, func(t engram.Turn, rank float64) {
-		if s.add(t, -rank) {
-			s.floor = s.hits[len(s.hits)-1].Score
+		if s.Add(t, -rank) {
+			s.Floor = s.Hits[len(s.Hits)-1].Score
 		}
 	})
 	return err
@@ -284,7 +281,7 @@ func (s *search) window(ctx context.Context, tx *sql.Tx) (held bool, err error) 
 // ("decide" in decided, undecided, ...) would cost a scan of its trigrams'
 // posting lists: hundreds of milliseconds on 100,000 turns.
 func (s *search) substring(ctx context.Context, tx *sql.Tx, long []term) error {
-	if s.full() || len(long) == 0 {
+	if s.Full() || len(long) == 0 {
 		return nil
 	}
 	var unknown, known []term
@@ -313,7 +310,7 @@ func (s *search) substring(ctx context.Context, tx *sql.Tx, long []term) error {
 		AND (?2 = '' OR t.namespace = ?2) AND ` + timeFilter + `
 		ORDER BY turns_trigram.rowid DESC LIMIT ?3`
 	for _, t := range order {
-		if s.full() {
+		if s.Full() {
 			return nil
 		}
 		found := 0
@@ -323,10 +320,10 @@ func (s *search) substring(ctx context.Context, tx *sql.Tx, long []term) error {
 		}
 		err = scanTurnsWhile(rows, func(turn engram.Turn, _ float64) bool {
 			if containsFolded(turn.Content, t.Text) {
-				s.addExtra(turn)
+				s.AddExtra(turn)
 				found++
 			}
-			return found < s.limit && !s.full()
+			return found < s.Limit && !s.Full()
 		})
 		if err != nil {
 			return err
@@ -342,7 +339,7 @@ func (s *search) substring(ctx context.Context, tx *sql.Tx, long []term) error {
 // from turns_cjk, an index of every such character and adjacent pair,
 // instead of a scan of every turn.
 func (s *search) short(ctx context.Context, tx *sql.Tx, short []term) error {
-	if s.full() || len(short) == 0 {
+	if s.Full() || len(short) == 0 {
 		return nil
 	}
 	const q = `SELECT ` + turnColumns + `
@@ -350,29 +347,5 @@ func (s *search) short(ctx context.Context, tx *sql.Tx, short []term) error {
 		WHERE turns_cjk MATCH ?1 AND turns_cjk.rowid BETWEEN ?6 AND ?7
 		AND (?2 = '' OR t.namespace = ?2) AND ` + timeFilter + `
 		ORDER BY turns_cjk.rowid DESC LIMIT ?3`
-	return queryTurns(ctx, tx, q, []any{matchExpr(short), s.ns, s.limit, s.from, s.to, s.lo, s.hi}, func(t engram.Turn, _ float64) { s.addExtra(t) })
+	return queryTurns(ctx, tx, q, []any{matchExpr(short), s.ns, s.Limit, s.from, s.to, s.lo, s.hi}, func(t engram.Turn, _ float64) { s.AddExtra(t) })
 }
-
-// add appends a hit unless the turn is a hit already or the list is full,
-// and reports whether it did.
-func (s *search) add(t engram.Turn, score float64) bool {
-	if s.full() || s.seen[t.Seq] {
-		return false
-	}
-	if math.IsNaN(score) || math.IsInf(score, 0) || score < 0 {
-		score = 0
-	}
-	s.seen[t.Seq] = true
-	s.hits = append(s.hits, engram.TurnHit{Turn: t, Score: score})
-	return true
-}
-
-// addExtra adds a fallback hit, scored below every keyword hit and below
-// the fallback hits before it.
-func (s *search) addExtra(t engram.Turn) {
-	if s.add(t, s.floor/float64(2+s.extra)) {
-		s.extra++
-	}
-}
-
-func (s *search) full() bool { return len(s.hits) >= s.limit }

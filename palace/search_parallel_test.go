@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	engram "github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/internal/hitlist"
 	"github.com/engram-dev/engram/internal/kwindex"
 )
 
@@ -53,17 +54,17 @@ func TestSearchTurns_ParallelRanking(t *testing.T) {
 		}
 		// One query over the whole index.
 		terms, _ := kwindex.QueryTerms(q.Text)
-		one := search{limit: q.Limit, ns: q.Namespace, seen: make(map[int64]bool)}
+		one := search{List: hitlist.New(q.Limit), ns: q.Namespace}
 		if err := db.View(ctx, func(tx *sql.Tx) error { return one.keyword(ctx, tx, terms, 0, 0) }); err != nil {
 			t.Fatal(err)
 		}
-		if len(got) != q.Limit || len(one.hits) != q.Limit {
-			t.Fatalf("%q: %d and %d hits, want %d", q.Text, len(got), len(one.hits), q.Limit)
+		if len(got) != q.Limit || len(one.Hits) != q.Limit {
+			t.Fatalf("%q: %d and %d hits, want %d", q.Text, len(got), len(one.Hits), q.Limit)
 		}
 		for i := range got {
 			// Equal scores may come in another order; the scores may not.
-			if got[i].Score != one.hits[i].Score {
-				t.Fatalf("%q: hit %d scores %v in ranges, %v in one query", q.Text, i, got[i].Score, one.hits[i].Score)
+			if got[i].Score != one.Hits[i].Score {
+				t.Fatalf("%q: hit %d scores %v in ranges, %v in one query", q.Text, i, got[i].Score, one.Hits[i].Score)
 			}
 		}
 	}

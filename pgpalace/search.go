@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	engram "github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/internal/hitlist"
 	"github.com/engram-dev/engram/internal/kwindex"
 )
 
@@ -114,7 +115,7 @@ func (db *DB) SearchTurns(ctx context.Context, q engram.TextQuery) ([]engram.Tur
 	if err != nil || len(terms) == 0 {
 		return nil, err
 	}
-	s := search{db: db, limit: limit, ns: q.Namespace, from: nanosOrZero(q.From), to: nanosOrZero(q.To), seen: map[int64]bool{}}
+	s := search{db: db, List: hitlist.New(limit), ns: q.Namespace, from: nanosOrZero(q.From), to: nanosOrZero(q.To)}
 	if err := s.keyword(ctx, terms); err != nil {
 		return nil, wrap("search turns", err)
 	}
@@ -127,11 +128,11 @@ func (db *DB) SearchTurns(ctx context.Context, q engram.TextQuery) ([]engram.Tur
 			short = append(short, t.Text)
 		}
 	}
-	if s.full() || (len(long) == 0 && len(short) == 0) {
-		return s.hits, nil
+	if s.Full() || (len(long) == 0 && len(short) == 0) {
+		return s.Hits, nil
 	}
 	if held, err := s.window(ctx); err != nil || !held {
-		return s.hits, wrap("search turns", err)
+		return s.Hits, wrap("search turns", err)
 	}
 	if err := s.substring(ctx, long); err != nil {
 		return nil, wrap("search turns", err)
@@ -139,20 +140,16 @@ func (db *DB) SearchTurns(ctx context.Context, q engram.TextQuery) ([]engram.Tur
 	if err := s.short(ctx, short); err != nil {
 		return nil, wrap("search turns", err)
 	}
-	return s.hits, nil
+	return s.Hits, nil
 }
 
 // search collects the hits of one query across its stages.
 type search struct {
-	db       *DB
-	limit    int
+	db *DB
+	hitlist.List
 	ns       string
 	from, to int64 // the TS range in Unix nanoseconds; 0 = unbounded
-	hits     []engram.TurnHit
-	seen     map[int64]bool
-	lo, hi   int64   // the seqs of the turns in from..to (window)
-	floor    float64 // the lowest keyword score, the ceiling of fallback scores
-	extra    int     // fallback hits so far
+	lo, hi   int64 // the seqs of the turns in from..to (window)
 }
 
 // best ranks the turns holding any of words by BM25 from the keyword
@@ -252,8 +249,8 @@ func fromIndex(ctx context.Context, c *kwindex.SeqCache, ask func() (ok bool, er
 
 // keyword ranks the turns holding any of terms by BM25.
 func (s *search) keyword(ctx context.Context, terms []kwindex.Term) error {
-	s.floor = 1
-	hits, err := s.db.best(ctx, termWords(terms), kwindex.Filter{Namespace: s.ns, From: s.from, To: s.to}, s.limit)
+	s.Floor = 1
+	hits, err := s.db.best(ctx, termWords(terms), kwindex.Filter{Namespace: s.ns, From: s.from, To: s.to}, s.Limit)
 	if err != nil || len(hits) == 0 {
 		return err
 	}
@@ -267,8 +264,8 @@ func (s *search) keyword(ctx context.Context, terms []kwindex.Term) error {
 	}
 	for _, h := range hits {
 		// A turn deleted since the index read it is left out.
-		if t, ok := bySeq[h.Key]; ok && s.add(t, h.Score) {
-			s.floor = h.Score
+		if t, ok := bySeq[h.Key]; ok && s.Add(t, h.Score) {
+			s.Floor = h.Score
 		}
 	}
 	return nil
@@ -301,7 +298,7 @@ const fallbackFilter = `($2 = '' OR t.namespace = $2) AND ($3::bigint = 0 OR t.t
 // no turn holds as a word come first: they are what this stage is for
 // (Kafka in KafkaConsumer).
 func (s *search) substring(ctx context.Context, long []string) error {
-	if s.full() || len(long) == 0 {
+	if s.Full() || len(long) == 0 {
 		return nil
 	}
 	holds, err := s.db.known(ctx, long)
@@ -321,7 +318,7 @@ func (s *search) substring(ctx context.Context, long []string) error {
 		order = order[:maxSubstringTerms]
 	}
 	for _, t := range order {
-		if s.full() {
+		if s.Full() {
 			return nil
 		}
 		// The turns holding it, found first (the trigram index), then
@@ -330,12 +327,12 @@ func (s *search) substring(ctx context.Context, long []string) error {
 		turns, err := s.db.turns(ctx, `WITH m AS MATERIALIZED (SELECT seq FROM palace_turn_text WHERE folded LIKE $1)
 			SELECT `+turnColumns+` FROM palace_turns t JOIN m USING (seq)
 			WHERE `+fallbackFilter+` ORDER BY t.seq DESC LIMIT $7`,
-			"%"+likeEscaper.Replace(t)+"%", s.ns, s.from, s.to, s.lo, s.hi, s.limit)
+			"%"+likeEscaper.Replace(t)+"%", s.ns, s.from, s.to, s.lo, s.hi, s.Limit)
 		if err != nil {
 			return err
 		}
 		for _, turn := range turns {
-			s.addExtra(turn)
+			s.AddExtra(turn)
 		}
 	}
 	return nil
@@ -352,42 +349,18 @@ const maxSubstringTerms = 8
 // have merged it into a longer word): a lookup of the characters and
 // pairs each turn's grams hold.
 func (s *search) short(ctx context.Context, short []string) error {
-	if s.full() || len(short) == 0 {
+	if s.Full() || len(short) == 0 {
 		return nil
 	}
 	turns, err := s.db.turns(ctx, `WITH m AS MATERIALIZED (SELECT seq FROM palace_turn_text WHERE grams && $1)
 		SELECT `+turnColumns+` FROM palace_turns t JOIN m USING (seq)
 		WHERE `+fallbackFilter+` ORDER BY t.seq DESC LIMIT $7`,
-		short, s.ns, s.from, s.to, s.lo, s.hi, s.limit)
+		short, s.ns, s.from, s.to, s.lo, s.hi, s.Limit)
 	for _, t := range turns {
-		s.addExtra(t)
+		s.AddExtra(t)
 	}
 	return err
 }
-
-// add appends a hit unless the turn is a hit already or the list is full,
-// and reports whether it did.
-func (s *search) add(t engram.Turn, score float64) bool {
-	if s.full() || s.seen[t.Seq] {
-		return false
-	}
-	if math.IsNaN(score) || math.IsInf(score, 0) || score < 0 {
-		score = 0
-	}
-	s.seen[t.Seq] = true
-	s.hits = append(s.hits, engram.TurnHit{Turn: t, Score: score})
-	return true
-}
-
-// addExtra adds a fallback hit, scored below every keyword hit and below
-// the fallback hits before it.
-func (s *search) addExtra(t engram.Turn) {
-	if s.add(t, s.floor/float64(2+s.extra)) {
-		s.extra++
-	}
-}
-
-func (s *search) full() bool { return len(s.hits) >= s.limit }
 
 // folded is a turn's text as the substring stage looks through it: NFKC,
 // lower case (package palace's containsFolded).
