@@ -104,14 +104,7 @@ func (db *DB) Persona(ctx context.Context, namespace, speaker string) ([]engram.
 			if err := rows.Scan(&who, &f.Facet, &f.Key, &f.Value, sqlrow.Time(&f.Since), sqlrow.JSON(&f.Evidence), sqlrow.JSON(&f.History), sqlrow.Time(&updated)); err != nil {
 				return err
 			}
-			if len(out) == 0 || out[len(out)-1].Speaker != who {
-				out = append(out, engram.Persona{Namespace: namespace, Speaker: who})
-			}
-			p := &out[len(out)-1]
-			p.Facets = append(p.Facets, f)
-			if updated.After(p.Updated) {
-				p.Updated = updated
-			}
+			out = facetline.Gather(out, namespace, who, f, updated)
 			return nil
 		})
 	})

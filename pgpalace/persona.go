@@ -131,14 +131,7 @@ func (db *DB) Persona(ctx context.Context, namespace, speaker string) ([]engram.
 		if err := json.Unmarshal([]byte(history), &f.History); err != nil {
 			return err
 		}
-		if len(out) == 0 || out[len(out)-1].Speaker != who {
-			out = append(out, engram.Persona{Namespace: namespace, Speaker: who})
-		}
-		p := &out[len(out)-1]
-		p.Facets = append(p.Facets, f)
-		if updated.After(p.Updated) {
-			p.Updated = updated
-		}
+		out = facetline.Gather(out, namespace, who, f, updated)
 		return nil
 	})
 	if err != nil {

@@ -119,3 +119,19 @@ func Keep(line []Observation, kept func([]string) []string) (out []Observation, 
 	}
 	return out, changed
 }
+
+// Gather appends facet f of speaker who, updated at updated, to personas,
+// the personas of namespace read so far from rows ordered by speaker: a
+// new speaker starts a persona, and a persona's Updated is its latest
+// facet's.
+func Gather(personas []engram.Persona, namespace, who string, f engram.PersonaFacet, updated time.Time) []engram.Persona {
+	if len(personas) == 0 || personas[len(personas)-1].Speaker != who {
+		personas = append(personas, engram.Persona{Namespace: namespace, Speaker: who})
+	}
+	p := &personas[len(personas)-1]
+	p.Facets = append(p.Facets, f)
+	if updated.After(p.Updated) {
+		p.Updated = updated
+	}
+	return personas
+}
