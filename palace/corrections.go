@@ -76,13 +76,7 @@ func (db *DB) FactToCorrect(ctx context.Context, id string) (engram.Triple, stri
 // it is marked wrong. ENOTFOUND for an unknown id.
 func (db *DB) MemoryToCorrect(ctx context.Context, id string) (engram.Memory, error) {
 	ms, err := db.GetMemories(ctx, []string{id})
-	if err != nil {
-		return engram.Memory{}, err
-	}
-	if len(ms) == 0 {
-		return engram.Memory{}, &engram.Error{Code: engram.ENOTFOUND, Field: "id", Message: fmt.Sprintf("no memory has the id %q", id)}
-	}
-	return ms[0], nil
+	return memrule.Found(ms, id, err)
 }
 
 // ApplyCorrections records the corrections the palace does not hold yet

@@ -172,13 +172,7 @@ func (db *DB) DropCorrections(ctx context.Context, ids []string) error {
 // it is marked wrong. ENOTFOUND for an unknown id.
 func (db *DB) MemoryToCorrect(ctx context.Context, id string) (engram.Memory, error) {
 	ms, err := db.GetMemories(ctx, []string{id})
-	if err != nil {
-		return engram.Memory{}, err
-	}
-	if len(ms) == 0 {
-		return engram.Memory{}, &engram.Error{Code: engram.ENOTFOUND, Field: "id", Message: fmt.Sprintf("no memory has the id %q", id)}
-	}
-	return ms[0], nil
+	return memrule.Found(ms, id, err)
 }
 
 // FactToCorrect returns the triple with the given id as a correction must

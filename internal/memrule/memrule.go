@@ -248,3 +248,15 @@ func ErrNoFact(id string) error {
 func WrongFact(id string, c engram.Correction) engram.Triple {
 	return engram.Triple{ID: id, Namespace: c.Namespace, Subject: c.Subject, Predicate: c.Predicate, Object: c.Original}
 }
+
+// Found is the memory a lookup of id found (GetMemories of it: ms and
+// err): ENOTFOUND naming the id when none.
+func Found(ms []engram.Memory, id string, err error) (engram.Memory, error) {
+	if err != nil {
+		return engram.Memory{}, err
+	}
+	if len(ms) == 0 {
+		return engram.Memory{}, &engram.Error{Code: engram.ENOTFOUND, Field: "id", Message: fmt.Sprintf("no memory has the id %q", id)}
+	}
+	return ms[0], nil
+}
