@@ -54,8 +54,7 @@ func (db *DB) ApplyTriples(ctx context.Context, worker string, triples []engram.
 	err := db.updateYielding(ctx, len(triples), func(tx *sql.Tx, from int, yield func(i int) bool) (int, error) {
 		// Record the statements, then rebuild each chain they touched
 		// once, from the first statement they changed on.
-		dirty := map[chainKey]kgchain.Key{}
-		var order []chainKey
+		var dirty kgchain.Dirty[chainKey]
 		stop := from
 		for ; stop < len(triples) && !yield(stop); stop++ {
 			t := triples[stop]
@@ -63,21 +62,18 @@ func (db *DB) ApplyTriples(ctx context.Context, worker string, triples []engram.
 			if err != nil {
 				return 0, fmt.Errorf("triple (%s, %s, %s): %w", t.Subject, t.Predicate, t.Object, err)
 			}
-			if !changed {
-				continue
-			}
-			if first, ok := dirty[k]; !ok {
-				dirty[k] = key
-				order = append(order, k)
-			} else if key.Less(first) {
-				dirty[k] = key
+			if changed {
+				dirty.Mark(k, key)
 			}
 		}
-		for _, k := range order {
-			from := dirty[k]
+		err := dirty.Each(func(k chainKey, from kgchain.Key) error {
 			if err := rebuildChainFrom(ctx, tx, k.ns, k.chain, k.single, &from); err != nil {
-				return 0, fmt.Errorf("chain %s: %w", k.chain, err)
+				return fmt.Errorf("chain %s: %w", k.chain, err)
 			}
+			return nil
+		})
+		if err != nil {
+			return 0, err
 		}
 		if stop < len(triples) {
 			return stop, nil

@@ -60,28 +60,24 @@ func (db *DB) ApplyTriples(ctx context.Context, worker string, triples []engram.
 			return err
 		}
 		g := graph{ctx, tx}
-		dirty := map[chainKey]kgchain.Key{}
-		var order []chainKey
+		var dirty kgchain.Dirty[chainKey]
 		for _, t := range triples {
 			k, key, changed, err := g.applyTriple(t)
 			if err != nil {
 				return errors.Join(errors.New("triple ("+t.Subject+", "+t.Predicate+", "+t.Object+")"), err)
 			}
-			if !changed {
-				continue
-			}
-			if first, ok := dirty[k]; !ok {
-				dirty[k] = key
-				order = append(order, k)
-			} else if key.Less(first) {
-				dirty[k] = key
+			if changed {
+				dirty.Mark(k, key)
 			}
 		}
-		for _, k := range order {
-			from := dirty[k]
+		err := dirty.Each(func(k chainKey, from kgchain.Key) error {
 			if _, _, err := g.rebuild(k, &from); err != nil {
 				return errors.Join(errors.New("chain "+k.chain), err)
 			}
+			return nil
+		})
+		if err != nil {
+			return err
 		}
 		return setMeta(ctx, tx, workerKey(worker), throughSeq)
 	})

@@ -304,3 +304,37 @@ func Check(triples []engram.Triple, storable func(time.Time) error) error {
 	}
 	return nil
 }
+
+// Dirty is the chains a batch of statements changed, each with the key of
+// the first statement changed on it, in the order first changed: each is
+// rebuilt once after the batch, from that statement on.
+type Dirty[C comparable] struct {
+	from  map[C]Key
+	order []C
+}
+
+// Mark records that the statement at key changed chain c.
+func (d *Dirty[C]) Mark(c C, key Key) {
+	first, ok := d.from[c]
+	switch {
+	case !ok:
+		if d.from == nil {
+			d.from = map[C]Key{}
+		}
+		d.from[c] = key
+		d.order = append(d.order, c)
+	case key.Less(first):
+		d.from[c] = key
+	}
+}
+
+// Each calls rebuild with each chain marked and its first key changed, in
+// the order first marked, until one fails.
+func (d *Dirty[C]) Each(rebuild func(c C, from Key) error) error {
+	for _, c := range d.order {
+		if err := rebuild(c, d.from[c]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
