@@ -17,14 +17,29 @@ type TurnQuery struct {
 	Session string
 	Before  int64
 	After   int64
-	Limit   int
+	Limit   int // ListLimit's
 }
 
 // EntityQuery lists the entities of the knowledge graph.
 type EntityQuery struct {
 	Namespace string // "" lists every namespace
 	Prefix    string // names (or aliases) starting with it, case folded; "" all
-	Limit     int
+	Limit     int    // ListLimit's
+}
+
+// The limits of a listing (TurnQuery, EntityQuery): none asked for
+// (0 or less) lists DefaultListLimit, more than MaxListLimit lists that.
+const (
+	DefaultListLimit = 50
+	MaxListLimit     = 1000
+)
+
+// ListLimit is the limit a listing asking for n gets.
+func ListLimit(n int) int {
+	if n <= 0 {
+		return DefaultListLimit
+	}
+	return min(n, MaxListLimit)
 }
 
 // EntityCount is an entity of the knowledge graph and the number of triples

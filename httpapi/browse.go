@@ -50,7 +50,7 @@ func (s *Server) getTurns(c echo.Context) error {
 		}
 		// next is the cursor of the following page, 0 when this one is the last.
 		var next int64
-		if n := len(turns); n > 0 && n == limitOr(q.Limit, defaultListLimit) {
+		if n := len(turns); n > 0 && n == engram.ListLimit(q.Limit) {
 			next = turns[n-1].Seq // the last turn of the page: where the next one starts
 		}
 		return map[string]any{"turns": nonNil(turns), "next": next}, nil
@@ -70,17 +70,6 @@ func (s *Server) getDocs(c echo.Context) error {
 	return serve(c, http.StatusOK, s.VaultDocs, "vault documents are not available on this server",
 		fromQuery(s, func(p *params) (string, error) { return p.name("vault"), nil }),
 		list("docs", engram.VaultService.Docs))
-}
-
-// defaultListLimit is the page size of the list routes when no limit is
-// given (the palace's default).
-const defaultListLimit = 50
-
-func limitOr(n, def int) int {
-	if n == 0 {
-		return def
-	}
-	return n
 }
 
 // ids returns a comma-separated list of turn ids, 1 to MaxLayerLimit of

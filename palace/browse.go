@@ -12,19 +12,6 @@ import (
 
 var _ engram.BrowseService = (*DB)(nil)
 
-// Browse limits.
-const (
-	DefaultListLimit = 50
-	MaxListLimit     = 1000
-)
-
-func listLimit(n int) int {
-	if n <= 0 {
-		return DefaultListLimit
-	}
-	return min(n, MaxListLimit)
-}
-
 // ListTurns lists stored turns (see engram.TurnQuery): the timeline of
 // q.Namespace newest first (by time, then seq) from the turn before the one
 // whose seq is q.Before, or the turns of q.Session in arrival order from the
@@ -38,7 +25,7 @@ func (db *DB) ListTurns(ctx context.Context, q engram.TurnQuery) ([]engram.Turn,
 		}
 		return engram.InNamespace(turns, q.Namespace), nil
 	}
-	limit := listLimit(q.Limit)
+	limit := engram.ListLimit(q.Limit)
 	var query string
 	var args []any
 	switch {
@@ -73,7 +60,7 @@ func (db *DB) ListTurns(ctx context.Context, q engram.TurnQuery) ([]engram.Turn,
 // starts with q.Prefix (case folded like entity names), those with the most
 // triples first, at most q.Limit (default 50, at most 1000).
 func (db *DB) Entities(ctx context.Context, q engram.EntityQuery) ([]engram.EntityCount, error) {
-	limit := listLimit(q.Limit)
+	limit := engram.ListLimit(q.Limit)
 	prefix := kgchain.NormName(q.Prefix)
 	out := []engram.EntityCount{}
 	err := db.View(ctx, func(tx *sql.Tx) error {

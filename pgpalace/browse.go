@@ -9,20 +9,6 @@ import (
 	"github.com/engram-dev/engram/internal/kgchain"
 )
 
-// List limits, package palace's.
-const (
-	defaultListLimit = 50
-	maxListLimit     = 1000
-)
-
-// listLimit is the limit a listing asking for n gets.
-func listLimit(n int) int {
-	if n <= 0 {
-		return defaultListLimit
-	}
-	return min(n, maxListLimit)
-}
-
 // noTime is how a turn without a time sorts in a timeline: first, as
 // the oldest, as SQLite sorts a NULL.
 const noTime = `coalesce(t.ts, -9223372036854775808)`
@@ -41,7 +27,7 @@ func (db *DB) ListTurns(ctx context.Context, q engram.TurnQuery) ([]engram.Turn,
 		}
 		return engram.InNamespace(turns, q.Namespace), nil
 	}
-	limit := listLimit(q.Limit)
+	limit := engram.ListLimit(q.Limit)
 	var (
 		query string
 		args  []any
@@ -82,7 +68,7 @@ func (db *DB) Entities(ctx context.Context, q engram.EntityQuery) ([]engram.Enti
 		FROM palace_kg_entities e
 		WHERE ($1 = '' OR e.namespace = $1)
 		AND ($2 = '' OR starts_with(e.norm, $2) OR EXISTS (SELECT 1 FROM palace_kg_aliases a WHERE a.entity = e.n AND starts_with(a.norm, $2)))
-		ORDER BY triples DESC, e.name COLLATE "C" LIMIT $3`, q.Namespace, kgchain.NormName(q.Prefix), listLimit(q.Limit))
+		ORDER BY triples DESC, e.name COLLATE "C" LIMIT $3`, q.Namespace, kgchain.NormName(q.Prefix), engram.ListLimit(q.Limit))
 	if err != nil {
 		return nil, wrap("entities", err)
 	}
