@@ -133,7 +133,9 @@ func TestSearchTurns_AsSQLite(t *testing.T) {
 func bothPalaces(t *testing.T, turns []engram.Turn, batch int) (*DB, *palace.DB) {
 	t.Helper()
 	ctx := t.Context()
-	pg := open(t)
+	// A database whose lower() lowers beyond ASCII, as a team's server's
+	// does: SQLite's lowers ASCII only, which pgpalace must follow.
+	pg := openAt(t, pgtest.NewUTF8Database(t))
 	lite, err := palace.Open(filepath.Join(t.TempDir(), "palace.db"), palace.Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -42,6 +42,23 @@ var dbSeq atomic.Int64
 // `make test` runs side by side never share one.
 func NewDatabase(tb testing.TB) string {
 	tb.Helper()
+	return newDatabase(tb, "")
+}
+
+// NewUTF8Database is NewDatabase with the database's character classes
+// and case mapping those of the locale C.UTF-8 (its order is still the
+// code points'), where the test cluster's own are C's: lower() and
+// upper() then change letters beyond ASCII, as on the servers teams run
+// (initdb takes the system's UTF-8 locale), so that a test comparing
+// with SQLite's ASCII-only case rules can tell them apart. The test
+// fails when the server does not know the locale.
+func NewUTF8Database(tb testing.TB) string {
+	tb.Helper()
+	return newDatabase(tb, " TEMPLATE template0 ENCODING 'UTF8' LC_COLLATE 'C.UTF-8' LC_CTYPE 'C.UTF-8'")
+}
+
+func newDatabase(tb testing.TB, with string) string {
+	tb.Helper()
 	base := URL(tb)
 	ctx := context.Background()
 	name := dbName(tb.Name(), os.Getpid(), dbSeq.Add(1))
@@ -50,7 +67,7 @@ func NewDatabase(tb testing.TB) string {
 		tb.Fatalf("connect to the test server: %v", err)
 	}
 	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
+	if _, err := conn.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()+with); err != nil {
 		tb.Fatalf("create database %s: %v", name, err)
 	}
 	tb.Cleanup(func() {
