@@ -199,6 +199,7 @@ func (w *MemoryWorker) run(ctx context.Context, logger *slog.Logger, total *engr
 			defer close(x.done)
 			if len(live) > 0 {
 				x.mems, x.err = w.Extractor.Extract(xctx, live)
+				withoutNUL(x.mems)
 			}
 			if errors.Is(x.err, engram.ErrUnusableOutput) {
 				// Part of the batch could not be read: keep what could,
@@ -233,6 +234,28 @@ func extractable(turns []engram.Turn) []engram.Turn {
 		out[i].Content = strings.ReplaceAll(out[i].Content, "\x00", "")
 	}
 	return out
+}
+
+// withoutNUL takes the NUL bytes out of what extraction wrote in mems: a
+// model may write one ("\u0000" in its JSON) even in what the turns did
+// not hold, and the names and keys made of a memory are text PostgreSQL
+// refuses.
+func withoutNUL(mems []engram.Memory) {
+	clean := func(s *string) { *s = strings.ReplaceAll(*s, "\x00", "") }
+	for i := range mems {
+		m := &mems[i]
+		for _, s := range []*string{&m.Text, &m.Rationale, &m.Subject, &m.Type} {
+			clean(s)
+		}
+		for j := range m.Entities {
+			clean(&m.Entities[j])
+		}
+		if r := m.Relation; r != nil {
+			clean(&r.Subject)
+			clean(&r.Predicate)
+			clean(&r.Object)
+		}
+	}
 }
 
 // write stores the extractions of queue in order, each once it is done,
