@@ -453,6 +453,15 @@ func (c Config) Validate() error {
 	default:
 		return fmt.Errorf("vector_index %q: want embedded or chroma", c.VectorIndex)
 	}
+	if c.VectorIndex == VectorsChroma && c.Palace == PalacePostgres {
+		// The palace's record of what was pushed to Chroma is one for
+		// every server, and a forget reaches the shared palace once, so
+		// a Chroma database of each server's would miss vectors and keep
+		// forgotten ones; a Chroma shared by the servers needs its sync
+		// and deletes in one order, on one server at a time, which is
+		// not built.
+		return fmt.Errorf("vector_index = \"chroma\" does not work with palace = \"postgres\" yet: the vectors are then in the database and each server scores them in process (vector_index = \"embedded\"); for Chroma, keep palace = \"home\"")
+	}
 	switch c.Extractor {
 	case ExtractorNLP, ExtractorRules, ExtractorOllama, ExtractorOpenAI, ExtractorNone:
 	default:

@@ -85,6 +85,10 @@ func TestPalace(t *testing.T) {
 	if cfg, err := LoadConfig(home, getenv); err != nil || cfg.Palace != PalacePostgres {
 		t.Errorf("palace postgres: %q, %v", cfg.Palace, err)
 	}
+	write("store = \"postgres\"\npalace = \"postgres\"\nvector_index = \"chroma\"\n")
+	if _, err := LoadConfig(home, getenv); err == nil || !strings.Contains(err.Error(), `vector_index = "chroma" does not work with palace = "postgres"`) {
+		t.Errorf("chroma on the shared palace: %v", err)
+	}
 	write("store = \"postgres\"\n")
 	env["ENGRAM_PALACE"] = "sqlite"
 	if _, err := LoadConfig(home, getenv); err == nil || !strings.Contains(err.Error(), `palace "sqlite": want home or postgres`) {
