@@ -18,6 +18,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/engram-dev/engram"
+	"github.com/engram-dev/engram/chroma"
 	"github.com/engram-dev/engram/config"
 	"github.com/engram-dev/engram/embedder"
 	"github.com/engram-dev/engram/engine"
@@ -497,4 +498,67 @@ func TestTwoServers_SharedVectors(t *testing.T) {
 		resp, err := b.Recall(ctx, engram.RecallRequest{Namespace: engram.DefaultNamespace, Query: probe, Mode: engram.ModeShallow, K: 1})
 		return err == nil && len(resp.Results) == 1 && resp.Results[0].ID == "t2"
 	})
+}
+
+// TestTwoServers_Chroma: with each server's vectors in a Chroma database
+// of its own (palace = "home"), a turn ingested on A reaches B's
+// collection, and a forget on B takes the turn's vector out of A's.
+func TestTwoServers_Chroma(t *testing.T) {
+	env := testutil.Servers(t, "ENGRAM_TEST_CHROMA_URL")
+	url := pgtest.NewDatabase(t)
+	ctx := t.Context()
+	stamp := time.Now().Format("150405.000000")
+	emb := embedder.New()
+	open := func(name string) (*engine.Engine, *chroma.Index) {
+		cfg := teamConfig(filepath.Join(t.TempDir(), name), url)
+		cfg.VectorIndex = config.VectorsChroma
+		cfg.ChromaURL, cfg.ChromaDatabase = env["ENGRAM_TEST_CHROMA_URL"], "team-"+name+"-"+stamp
+		ix, err := chroma.Open(ctx, chroma.Config{URL: cfg.ChromaURL, Database: cfg.ChromaDatabase, Model: emb.Model(), Dim: emb.Dim()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			ix.DropCollection(context.Background())
+			ix.Close()
+		})
+		return openTeam(t, cfg), ix
+	}
+	a, ixA := open("a")
+	b, ixB := open("b")
+	texts := map[string]string{"t1": "I moved to Quokkaville last spring.", "t2": "We keep the API on port 30001."}
+	for _, id := range []string{"t1", "t2"} {
+		if _, err := a.Ingest(ctx, []engram.Turn{{ID: id, Namespace: engram.DefaultNamespace, Session: "s", Speaker: "Ana", Role: "user", Content: texts[id]}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	holds := func(ix *chroma.Index, id string) bool {
+		t.Helper()
+		v, err := emb.Embed(ctx, []string{texts[id]})
+		if err != nil {
+			t.Fatal(err)
+		}
+		hits, err := ix.Query(ctx, engram.VectorQuery{Vector: v[0], K: 1, IDs: []string{id}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(hits) == 1
+	}
+	synced := func(e *engine.Engine) bool {
+		h := e.Health(ctx)
+		return h.Vectors != nil && h.Vectors.EmbeddedSeq == a.LastSeq() && h.Vectors.ChromaLag == 0
+	}
+	testutil.WaitUntil(t, "both servers to push the turns ingested on A to their Chroma", func() bool { return synced(a) && synced(b) })
+	if !holds(ixA, "t1") || !holds(ixB, "t1") || !holds(ixA, "t2") || !holds(ixB, "t2") {
+		t.Fatal("a server's Chroma collection lacks a turn it pushed")
+	}
+	if _, err := b.Forget(ctx, engram.ForgetRequest{IDs: []string{"t1"}, Reason: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	if holds(ixB, "t1") {
+		t.Fatal("B's Chroma collection holds the turn B forgot")
+	}
+	testutil.WaitUntil(t, "B's forget to reach A's Chroma collection", func() bool { return !holds(ixA, "t1") })
+	if !holds(ixA, "t2") || !holds(ixB, "t2") {
+		t.Fatal("a turn no one forgot left a Chroma collection")
+	}
 }
