@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -180,5 +181,62 @@ func TestSharedPalace_NUL(t *testing.T) {
 	turns, err := a.ListTurns(ctx, engram.TurnQuery{Namespace: engram.DefaultNamespace, IDs: []string{"n1"}})
 	if err != nil || len(turns) != 1 || turns[0].Content != content {
 		t.Fatalf("the turn as the palace keeps it: %+v, %v; want it as sent", turns, err)
+	}
+}
+
+// TestSharedPalace_NULInRequests: a request naming an id, a session or a
+// name with a NUL byte, which PostgreSQL's text cannot hold, is EINVALID
+// saying so (not a database failure, 500 or 503); a query's text with one
+// is searched without it.
+func TestSharedPalace_NULInRequests(t *testing.T) {
+	url := pgtest.NewDatabase(t)
+	ctx := t.Context()
+	a := openTeam(t, sharedConfig(filepath.Join(t.TempDir(), "a"), url))
+	if _, err := a.Ingest(ctx, []engram.Turn{{ID: "n1", Namespace: engram.DefaultNamespace, Session: "s1", Speaker: "Ana", Role: "user",
+		Content: "I moved to Lisbon last spring. I love jazz."}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, job := range []string{pipeline.WorkerMemories, pipeline.WorkerPersona, pipeline.WorkerGraph} {
+		if _, err := a.RunJob(ctx, job); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ns := engram.DefaultNamespace
+	for _, mode := range []string{engram.ModeKeyword, engram.ModeDeep} {
+		if _, err := a.Recall(ctx, engram.RecallRequest{Namespace: ns, Query: "ja\x00zz Lis\x00bon", Mode: mode, K: 5}); err != nil {
+			t.Errorf("recall %s of a query with NUL bytes: %v", mode, err)
+		}
+	}
+	for what, call := range map[string]func() error{
+		"forget": func() error { _, err := a.Forget(ctx, engram.ForgetRequest{IDs: []string{"n\x001"}}); return err },
+		"correct": func() error {
+			_, err := a.Correct(ctx, engram.CorrectionRequest{Target: engram.CorrectMemory, ID: "mem\x00", Wrong: true})
+			return err
+		},
+		"session": func() error {
+			_, err := a.ListTurns(ctx, engram.TurnQuery{Namespace: ns, Session: "s\x001"})
+			return err
+		},
+		"turn ids": func() error {
+			_, err := a.ListTurns(ctx, engram.TurnQuery{Namespace: ns, IDs: []string{"n\x001"}})
+			return err
+		},
+		"memories": func() error {
+			_, err := a.Memories(ctx, engram.MemoryQuery{Namespace: ns, Subject: "A\x00na"})
+			return err
+		},
+		"entities": func() error {
+			_, err := a.Entities(ctx, engram.EntityQuery{Namespace: ns, Prefix: "Li\x00"})
+			return err
+		},
+		"graph": func() error {
+			_, err := a.Graph(ctx, engram.GraphQuery{Namespace: ns, Entity: "Li\x00sbon"})
+			return err
+		},
+		"persona": func() error { _, err := a.Persona(ctx, ns, "A\x00na"); return err },
+	} {
+		if err := call(); engram.ErrorCode(err) != engram.EINVALID || !strings.Contains(err.Error(), "NUL byte") {
+			t.Errorf("%s naming a NUL byte: %v, want EINVALID saying so", what, err)
+		}
 	}
 }

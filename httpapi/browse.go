@@ -92,6 +92,8 @@ func (p *params) ids(k string) []string {
 			p.fail(&engram.Error{Code: engram.ETOOLARGE, Field: k,
 				Message: fmt.Sprintf("id %d of %s is %d bytes, over the limit of %d", i+1, k, len(id), p.maxField)})
 			return nil
+		case controlChar(k, id, p):
+			return nil
 		}
 	}
 	return list

@@ -56,6 +56,7 @@ func TestListTurns(t *testing.T) {
 		{"limit=0", "limit"}, {"nope=1", "nope"},
 		{"ids=", "ids"}, {"ids=t1,,t2", "ids"}, {"ids=t1&session=s1", "session"}, {"ids=t1&before=3", "before"},
 		{"ids=t1&limit=2", "limit"}, {"ids=" + strings.Repeat("x,", httpapi.MaxLayerLimit) + "x", "ids"},
+		{"ids=t1,t%002", "ids"}, {"session=s%001", "session"},
 	} {
 		code, _, body := s.get(t, "/v1/turns?"+bad.q)
 		if code != http.StatusBadRequest || body["error"].(map[string]any)["field"] != bad.field {

@@ -6,7 +6,9 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
+	"unicode"
 
 	"github.com/labstack/echo/v4"
 
@@ -166,7 +168,22 @@ func (p *params) name(k string) string {
 			Message: fmt.Sprintf("%s is %d bytes, over the limit of %d", k, len(s), p.maxField)})
 		return ""
 	}
+	if controlChar(k, s, p) {
+		return ""
+	}
 	return s
+}
+
+// controlChar fails p, naming k, when s holds a control character (a NUL
+// byte, a newline): no id, namespace, session, speaker or name holds one
+// (ingest refuses them), so such a filter can match nothing, and a
+// database may refuse it outright.
+func controlChar(k, s string, p *params) bool {
+	if i := strings.IndexFunc(s, unicode.IsControl); i >= 0 {
+		p.fail(engram.FieldError(k, "%s holds a control character at byte %d, which no id or name holds", k, i))
+		return true
+	}
+	return false
 }
 
 // namespace returns the namespace to read: "default" when absent, "" (all

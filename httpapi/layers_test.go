@@ -293,6 +293,8 @@ func TestLayersBadParams(t *testing.T) {
 		{"/v1/memories?q=%zz", 400, "query"},
 		{"/v1/memories?q=%ff", 400, "q"},
 		{"/v1/memories?subject=" + long, 413, "subject"},
+		{"/v1/memories?subject=A%00na", 400, "subject"},
+		{"/v1/memories?namespace=work%0A", 400, "namespace"},
 		{"/v1/memories?q=" + strings.Repeat("x", engram.MaxQueryBytes+1), 413, "q"},
 		{"/v1/scenes?speaker=Alice", 400, "speaker"},
 		{"/v1/scenes?limit=-1", 400, "limit"},

@@ -540,6 +540,8 @@ func wrap(op string, err error) error {
 		return fmt.Errorf("pgpalace: %s: %w", op, err) // the request's own (a value it cannot send)
 	case pe.Code == "53100":
 		return &engram.Error{Code: engram.ENOSPACE, Message: "pgpalace: " + op + ": the database's disk is full", Err: err}
+	case postgres.RefusedText(err, "pgpalace: "+op) != nil:
+		return postgres.RefusedText(err, "pgpalace: "+op)
 	case !strings.HasPrefix(pe.Code, "08") && !strings.HasPrefix(pe.Code, "53") && !strings.HasPrefix(pe.Code, "57"):
 		return fmt.Errorf("pgpalace: %s: %w", op, err)
 	}

@@ -267,6 +267,9 @@ func readFailure(ctx context.Context, err error) error {
 	if cerr := ctx.Err(); cerr != nil && errors.Is(err, cerr) {
 		return cerr
 	}
+	if bad := RefusedText(err, "read the PostgreSQL archive"); bad != nil {
+		return bad
+	}
 	return &engram.Error{Code: engram.EUNAVAILABLE, Message: "cannot read the PostgreSQL archive", Err: err}
 }
 
@@ -301,6 +304,18 @@ func isServerError(err error) (*pgconn.PgError, bool) {
 
 // sqlDiskFull is PostgreSQL's SQLSTATE for a full disk.
 const sqlDiskFull = "53100"
+
+// RefusedText is EINVALID, naming what, when err is PostgreSQL refusing a
+// value of the request for its bytes (SQLSTATE 22021: a NUL byte, which
+// its text cannot hold): no id, name or key engram stores holds one, so
+// the request named nothing there is. nil for any other error.
+func RefusedText(err error, what string) error {
+	if pe, ok := isServerError(err); ok && pe.Code == "22021" {
+		return &engram.Error{Code: engram.EINVALID, Err: err,
+			Message: what + ": a value given holds a NUL byte, which no id, name or key holds"}
+	}
+	return nil
+}
 
 // Where returns the host, port and database of url, for messages: never
 // the user's password. A url that does not parse reads as such.

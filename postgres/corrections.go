@@ -196,6 +196,9 @@ func (j *Corrections) update(ctx context.Context, op string, write func(tx pgx.T
 		if ee, ok := err.(*engram.Error); ok {
 			return ee
 		}
+		if bad := RefusedText(err, "nothing was changed"); bad != nil {
+			return bad
+		}
 		msg := "could not " + op + " the corrections journal in PostgreSQL; nothing was changed"
 		if committing {
 			msg = "PostgreSQL did not confirm the commit of the corrections journal: the change may or may not be in"

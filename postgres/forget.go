@@ -171,6 +171,9 @@ func rewriteFailure(e *writeError) error {
 	if pe, ok := isServerError(e.err); ok && pe.Code == sqlDiskFull {
 		return &engram.Error{Code: engram.ENOSPACE, Message: "the disk of the PostgreSQL archive is full; nothing was rewritten", Err: e.err}
 	}
+	if bad := RefusedText(e.err, "nothing was rewritten"); bad != nil {
+		return bad
+	}
 	if e.committing {
 		return &engram.Error{Code: engram.EUNAVAILABLE,
 			Message: "PostgreSQL did not confirm the commit: the turns may or may not be rewritten; rewrite them again", Err: e.err}
