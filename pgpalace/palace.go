@@ -542,6 +542,9 @@ func wrap(op string, err error) error {
 		return &engram.Error{Code: engram.ENOSPACE, Message: "pgpalace: " + op + ": the database's disk is full", Err: err}
 	case postgres.RefusedText(err, "pgpalace: "+op) != nil:
 		return postgres.RefusedText(err, "pgpalace: "+op)
+	case pe.Code == "54000": // an index row over PostgreSQL's bound
+		return &engram.Error{Code: engram.ETOOLARGE, Err: err,
+			Message: "pgpalace: " + op + ": a name, key or text is longer than the database's index takes"}
 	case !strings.HasPrefix(pe.Code, "08") && !strings.HasPrefix(pe.Code, "53") && !strings.HasPrefix(pe.Code, "57"):
 		return fmt.Errorf("pgpalace: %s: %w", op, err)
 	}

@@ -1,9 +1,13 @@
 package pgpalace
 
 import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
+	engram "github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/scheduler"
 )
 
@@ -30,5 +34,25 @@ func TestWorkers_MessagesWithNUL(t *testing.T) {
 	skips, err := db.Skips(ctx, 10)
 	if err != nil || len(skips) != 1 || skips[0].Error != want {
 		t.Fatalf("skips read back: %+v, %v; want one with %q", skips, err, want)
+	}
+}
+
+// TestLongNames_TooLarge: a name or key longer than PostgreSQL's b-tree
+// rows take (2,704 bytes, after compression) is ETOOLARGE saying so, not
+// a database failure. The layer jobs cut what extraction writes below it
+// (pipeline's storable); this is what a direct caller meets.
+func TestLongNames_TooLarge(t *testing.T) {
+	db := open(t)
+	ctx := t.Context()
+	rng := rand.New(rand.NewPCG(1, 2))
+	var b strings.Builder
+	for b.Len() < 3000 {
+		fmt.Fprintf(&b, "w%x ", rng.Uint64())
+	}
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	err := db.ApplyTriples(ctx, "g", []engram.Triple{{ID: "tr1", Namespace: "default", Subject: "Ana", Predicate: "likes", Object: b.String(),
+		ValidFrom: at, Confidence: 1, Sources: []string{"t1"}}}, 1)
+	if engram.ErrorCode(err) != engram.ETOOLARGE || !strings.Contains(err.Error(), "longer than the database's index takes") {
+		t.Fatalf("a triple naming a paragraph: %v, want ETOOLARGE saying so", err)
 	}
 }

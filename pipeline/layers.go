@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/engram-dev/engram"
 	"github.com/engram-dev/engram/extract"
@@ -199,7 +200,7 @@ func (w *MemoryWorker) run(ctx context.Context, logger *slog.Logger, total *engr
 			defer close(x.done)
 			if len(live) > 0 {
 				x.mems, x.err = w.Extractor.Extract(xctx, live)
-				withoutNUL(x.mems)
+				storable(x.mems)
 			}
 			if errors.Is(x.err, engram.ErrUnusableOutput) {
 				// Part of the batch could not be read: keep what could,
@@ -236,26 +237,70 @@ func extractable(turns []engram.Turn) []engram.Turn {
 	return out
 }
 
-// withoutNUL takes the NUL bytes out of what extraction wrote in mems: a
-// model may write one ("\u0000" in its JSON) even in what the turns did
-// not hold, and the names and keys made of a memory are text PostgreSQL
-// refuses.
-func withoutNUL(mems []engram.Memory) {
-	clean := func(s *string) { *s = strings.ReplaceAll(*s, "\x00", "") }
+// Bounds of what extraction writes, past which it is cut (a memory's
+// text and rationale) or left out (a name: a subject, an entity, a part of
+// a relation): a memory is a summary that cites its turns, which keep
+// every word, and a "name" of hundreds of bytes names nothing. They keep
+// the keys made of a memory (its near-duplicate key, entity and facet
+// keys) within what a database index takes (PostgreSQL's b-tree rows end
+// at 2,704 bytes; a row it refuses would fail the batch at every run).
+const (
+	maxMemoryText = 1000
+	maxNameBytes  = 200
+)
+
+// storable makes what extraction wrote in mems storable: without NUL
+// bytes (a model may write one, "\u0000" in its JSON, even where the
+// turns held none, and PostgreSQL's text refuses them), the text and
+// rationale cut to maxMemoryText at a word, names over maxNameBytes left
+// out (a relation with one is dropped, the memory kept).
+func storable(mems []engram.Memory) {
+	clean := func(s string) string { return strings.ReplaceAll(s, "\x00", "") }
+	name := func(s string) (string, bool) {
+		s = clean(s)
+		return s, len(s) <= maxNameBytes
+	}
 	for i := range mems {
 		m := &mems[i]
-		for _, s := range []*string{&m.Text, &m.Rationale, &m.Subject, &m.Type} {
-			clean(s)
+		m.Text, m.Rationale, m.Type = cutText(clean(m.Text)), cutText(clean(m.Rationale)), clean(m.Type)
+		if s, ok := name(m.Subject); ok {
+			m.Subject = s
+		} else {
+			m.Subject = ""
 		}
-		for j := range m.Entities {
-			clean(&m.Entities[j])
+		ents := m.Entities[:0]
+		for _, e := range m.Entities {
+			if s, ok := name(e); ok {
+				ents = append(ents, s)
+			}
 		}
+		m.Entities = ents
 		if r := m.Relation; r != nil {
-			clean(&r.Subject)
-			clean(&r.Predicate)
-			clean(&r.Object)
+			var ok [3]bool
+			r.Subject, ok[0] = name(r.Subject)
+			r.Predicate, ok[1] = name(r.Predicate)
+			r.Object, ok[2] = name(r.Object)
+			if !ok[0] || !ok[1] || !ok[2] {
+				m.Relation = nil
+			}
 		}
 	}
+}
+
+// cutText cuts s to at most maxMemoryText bytes, at the last space before
+// the bound when there is one, and never inside a character.
+func cutText(s string) string {
+	if len(s) <= maxMemoryText {
+		return s
+	}
+	cut := maxMemoryText
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	if sp := strings.LastIndexByte(s[:cut], ' '); sp > 0 {
+		cut = sp
+	}
+	return s[:cut]
 }
 
 // write stores the extractions of queue in order, each once it is done,
