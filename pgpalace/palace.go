@@ -528,6 +528,9 @@ func wrap(op string, err error) error {
 	if errors.As(err, &ee) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("pgpalace: %s: %w", op, err)
 	}
+	if bad := postgres.RefusedText(err, "pgpalace: "+op); bad != nil {
+		return bad
+	}
 	var (
 		pe *pgconn.PgError
 		ce *pgconn.ConnectError
@@ -540,8 +543,6 @@ func wrap(op string, err error) error {
 		return fmt.Errorf("pgpalace: %s: %w", op, err) // the request's own (a value it cannot send)
 	case pe.Code == "53100":
 		return &engram.Error{Code: engram.ENOSPACE, Message: "pgpalace: " + op + ": the database's disk is full", Err: err}
-	case postgres.RefusedText(err, "pgpalace: "+op) != nil:
-		return postgres.RefusedText(err, "pgpalace: "+op)
 	case pe.Code == "54000": // an index row over PostgreSQL's bound
 		return &engram.Error{Code: engram.ETOOLARGE, Err: err,
 			Message: "pgpalace: " + op + ": a name, key or text is longer than the database's index takes"}

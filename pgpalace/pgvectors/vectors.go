@@ -698,11 +698,8 @@ func (db *Stores) ActiveModel(ctx context.Context) (model string, dim int, ok bo
 // Errors: ENOTFOUND for a model the palace does not hold.
 func (db *Stores) ActivateModel(ctx context.Context, model string) error {
 	return db.host.Update(ctx, "activate vector model "+model, func(tx pgx.Tx) error {
-		var state string
-		if err := tx.QueryRow(ctx, `SELECT state FROM palace_vector_models WHERE model = $1`, model).Scan(&state); err != nil {
-			if errors.Is(err, pgx.ErrNoRows) {
-				return errNoModel(model)
-			}
+		state, err := modelState(ctx, tx, model)
+		if err != nil {
 			return err
 		}
 		if state == ModelActive {
@@ -711,9 +708,20 @@ func (db *Stores) ActivateModel(ctx context.Context, model string) error {
 		if _, err := tx.Exec(ctx, `UPDATE palace_vector_models SET state = $1 WHERE state = $2`, ModelRetired, ModelActive); err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, `UPDATE palace_vector_models SET state = $1, activated_at = $2 WHERE model = $3`, ModelActive, db.host.Now().UnixNano(), model)
+		_, err = tx.Exec(ctx, `UPDATE palace_vector_models SET state = $1, activated_at = $2 WHERE model = $3`, ModelActive, db.host.Now().UnixNano(), model)
 		return err
 	})
+}
+
+// modelState reads the state of model in tx; ENOTFOUND for a model the
+// palace does not hold.
+func modelState(ctx context.Context, tx pgx.Tx, model string) (string, error) {
+	var state string
+	err := tx.QueryRow(ctx, `SELECT state FROM palace_vector_models WHERE model = $1`, model).Scan(&state)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", errNoModel(model)
+	}
+	return state, err
 }
 
 // SetModelState sets the state of model: active is ActivateModel; building
@@ -744,17 +752,14 @@ func (db *Stores) DropModel(ctx context.Context, model string) error {
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	err := db.host.Update(ctx, "drop vector model "+model, func(tx pgx.Tx) error {
-		var state string
-		if err := tx.QueryRow(ctx, `SELECT state FROM palace_vector_models WHERE model = $1`, model).Scan(&state); err != nil {
-			if errors.Is(err, pgx.ErrNoRows) {
-				return errNoModel(model)
-			}
+		state, err := modelState(ctx, tx, model)
+		if err != nil {
 			return err
 		}
 		if state == ModelActive {
 			return engram.Errorf(engram.ECONFLICT, "pgvectors: vector model %q is active; activate another model or retire it before dropping it", model)
 		}
-		_, err := tx.Exec(ctx, `DELETE FROM palace_vector_models WHERE model = $1`, model) // its vectors and journal cascade
+		_, err = tx.Exec(ctx, `DELETE FROM palace_vector_models WHERE model = $1`, model) // its vectors and journal cascade
 		return err
 	})
 	if err != nil {
