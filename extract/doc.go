@@ -16,7 +16,8 @@
 // MemoryFacet and MemoryTriple turn a memory with a relation into a persona
 // observation (by kind: identity, relationship, preference, project, habit,
 // activity, place, possession, plan, pet; and, read from any memory's words, a
-// health condition (health.go) or a pet of the speaker's) and a knowledge-graph triple; the
+// health condition (health.go), a pet of the speaker's or a pastime told
+// with "go" or a class (activity.go)) and a knowledge-graph triple; the
 // pipeline's PersonaWorker and GraphWorker apply them.
 //
 // The LLM extractors (packages ollama and openai) write memories to the

@@ -118,3 +118,42 @@ func TestMemoryFacetPetWords(t *testing.T) {
 		}
 	}
 }
+
+// TestMemoryFacetActivityWords: a memory whose relation makes no facet
+// tells of a pastime of its speaker's by its words: a gerund after "go"
+// ("went hiking"), or a class, a lesson or a course taken, joined or signed
+// up for, keyed by its name; not someone else's pastime, not a denied one,
+// and not "going to" or a noun in "-ing" after "go". The sentences are made
+// up.
+func TestMemoryFacetActivityWords(t *testing.T) {
+	at := time.Date(2024, 3, 2, 9, 0, 0, 0, time.UTC)
+	for _, c := range []struct{ subject, text, key, value string }{
+		{"Ana", "Ana went fishing with her uncle at the lake", "fishing", "went"},
+		{"Ana", "Ana is planning on going bouldering this weekend", "bouldering", "going"},
+		{"Mara Lindqvist", "Mara Lindqvist and others go sailing every summer", "sailing", "go"},
+		{"Ana", "Ana just signed up for a pottery class", "pottery class", "signed"},
+		{"Ana", "Ana is taking weekly Spanish lessons", "spanish lessons", "taking"},
+		{"Ana", "Ana joined a salsa dance workshop", "salsa dance workshop", "joined"},
+		{"Ana", "Ana's brother went fishing on Sunday", "", ""},
+		{"Ana", "Ana has never gone skiing", "", ""},
+		{"Ana", "Ana didn't go swimming because of the storm", "", ""},
+		{"Ana", "Ana is going to visit her aunt", "", ""},
+		{"Ana", "Ana went home that evening", "", ""},
+		{"Ana", "Ana will go everything she can", "", ""},
+		{"Ana", "Ana took the class photo", "", ""}, // no name before the class noun
+		{"Ana", "Ana took a nap after lunch", "", ""},
+	} {
+		m := engram.Memory{ID: "m1", Namespace: "ns", Type: engram.MemoryEvent, Subject: c.subject, Text: c.text, TS: at, Sources: []string{"t1"}}
+		u, ok := extract.MemoryFacet(m)
+		if c.key == "" {
+			if ok {
+				t.Errorf("%q: facet %+v, want none", c.text, u)
+			}
+			continue
+		}
+		if !ok || u.Facet != engram.FacetActivity || u.Key != c.key || u.Value != c.value || u.Speaker != c.subject ||
+			len(u.Evidence) != 1 || !u.At.Equal(at) {
+			t.Errorf("%q: facet %+v (%v), want activity %q = %q", c.text, u, ok, c.key, c.value)
+		}
+	}
+}

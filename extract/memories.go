@@ -39,7 +39,7 @@ var (
 // speaker, if any: from its relation, identity (name, home, work),
 // relationships, tastes and favourites, the tools chosen for projects,
 // habits and actions; else, from its words (wordsFacet), the speaker's
-// health or a pet of theirs.
+// health, a pet of theirs or a pastime.
 func MemoryFacet(m engram.Memory) (engram.FacetUpdate, bool) {
 	r := m.Relation
 	if m.Wrong || m.Subject == "" {
@@ -147,12 +147,15 @@ func memoryTime(m engram.Memory) time.Time {
 
 // wordsFacet returns the facet a memory's words make when its relation
 // makes none: the speaker's health (healthFacet), else a pet of theirs
-// (petFacet).
+// (petFacet), else a pastime (activityFacet).
 func wordsFacet(m engram.Memory) (engram.FacetUpdate, bool) {
 	if u, ok := healthFacet(m); ok {
 		return u, true
 	}
-	return petFacet(m)
+	if u, ok := petFacet(m); ok {
+		return u, true
+	}
+	return activityFacet(m)
 }
 
 // petGetVerbs are the verbs by which a speaker has or comes to have a pet:
