@@ -117,6 +117,7 @@ type Signals struct {
 	Neighbour float64 `json:"neighbour"` // the best adjacent turn's relevance
 	Layer     float64 `json:"layer"`     // the best memory or scene citing the turn, divided by the best match's
 	KG        float64 `json:"kg"`        // confidence of the best knowledge-graph triple about a queried entity citing the turn
+	Persona   float64 `json:"persona"`   // 1 when a persona facet of the set the query asks for ("What are Kate's hobbies?") cites the turn
 	Speaker   float64 `json:"speaker"`   // 1 when the query names the result's speaker
 	Decay     float64 `json:"decay"`     // time decay by the turn's age at as_of
 	InRange   bool    `json:"in_range,omitempty"`

@@ -142,6 +142,7 @@ type DeepSettings struct {
 	NeighbourWeight float64 `toml:"neighbour_weight"`
 	LayerWeight     float64 `toml:"layer_weight"`   // memories and scenes citing a turn
 	KGWeight        float64 `toml:"kg_weight"`      // knowledge-graph triples citing a turn
+	PersonaWeight   float64 `toml:"persona_weight"` // persona facets of the set a question asks for citing a turn
 	HalfLifeDays    float64 `toml:"half_life_days"` // negative: no time decay
 	DecayFloor      float64 `toml:"decay_floor"`
 	Candidates      int     `toml:"candidates"`
@@ -160,7 +161,7 @@ type DeepSettings struct {
 func (d DeepSettings) Recall() recall.DeepConfig {
 	c := recall.DeepConfig{
 		Fusion: d.Fusion, VectorWeight: d.VectorWeight, BM25Weight: d.BM25Weight, SessionWeight: d.SessionWeight,
-		SceneWeight: d.SceneWeight, UnitTurns: d.UnitTurns, RM3Weight: d.RM3Weight, ExpansionWeight: d.ExpansionWeight, NeighbourWeight: d.NeighbourWeight, LayerWeight: d.LayerWeight, KGWeight: d.KGWeight, DecayFloor: d.DecayFloor, Candidates: d.Candidates, Neighbours: d.Neighbours,
+		SceneWeight: d.SceneWeight, UnitTurns: d.UnitTurns, RM3Weight: d.RM3Weight, ExpansionWeight: d.ExpansionWeight, NeighbourWeight: d.NeighbourWeight, LayerWeight: d.LayerWeight, KGWeight: d.KGWeight, PersonaWeight: d.PersonaWeight, DecayFloor: d.DecayFloor, Candidates: d.Candidates, Neighbours: d.Neighbours,
 		BurstTurns: d.BurstTurns, SessionSpread: d.SessionSpread, TimeWeight: d.TimeWeight, SpeakerWeight: d.SpeakerWeight,
 	}
 	if d.HalfLifeDays != 0 {
@@ -372,6 +373,7 @@ func applyEnv(cfg *Config, getenv func(string) string) error {
 		{"ENGRAM_DEEP_NEIGHBOUR_WEIGHT", &cfg.Deep.NeighbourWeight},
 		{"ENGRAM_DEEP_LAYER_WEIGHT", &cfg.Deep.LayerWeight},
 		{"ENGRAM_DEEP_KG_WEIGHT", &cfg.Deep.KGWeight},
+		{"ENGRAM_DEEP_PERSONA_WEIGHT", &cfg.Deep.PersonaWeight},
 		{"ENGRAM_DEEP_SESSION_SPREAD", &cfg.Deep.SessionSpread},
 		{"ENGRAM_DEEP_TIME_WEIGHT", &cfg.Deep.TimeWeight},
 		{"ENGRAM_DEEP_SPEAKER_WEIGHT", &cfg.Deep.SpeakerWeight},

@@ -46,6 +46,10 @@ type DeepConfig struct {
 	// triple about an entity the query names citing the turn). Both only
 	// raise a score: a turn no layer cites is not penalised.
 	LayerWeight, KGWeight float64
+	// PersonaWeight weighs a turn behind a persona facet of the set a
+	// question asks for ("What are Kate's hobbies?": see askedSet), which
+	// only raises a score.
+	PersonaWeight float64
 	// HalfLife of the time decay; negative switches decay off. DecayFloor
 	// is the share of the score that never decays (0..1), so age orders
 	// otherwise equal candidates without burying old decisions.
@@ -82,11 +86,12 @@ type DeepConfig struct {
 // are more of its content than its vector, which reads the names too) and
 // meaning (vector) at weight 1, its session
 // part's at 0.5 and its scene's at 1 (each the mean of their BM25 and vector
-// evidence), a share of its best neighbour's score, the derived layers' and
-// the graph's evidence (which only raise a score), and the nearness to a
-// period the query names. The weights that were searched (session,
-// neighbour, time, the burst's reach, the keyword weight, the period's
-// reach) were each chosen by leaving one
+// evidence), a share of its best neighbour's score, the derived layers',
+// the graph's and the persona facets' evidence (which only raise a score),
+// and the nearness to a period the query names. The weights that were
+// searched (session, neighbour, time, the burst's reach, the keyword
+// weight, the period's reach, the layers', the persona's) were each chosen
+// by leaving one
 // conversation out over both development corpora, from small grids; the
 // others are round numbers. docs/benchmarks.md has the grids, the
 // cross-validated figures and each signal switched off.
@@ -99,6 +104,7 @@ const (
 	DefaultSceneWeight     = 1.0
 	DefaultLayerWeight     = 0.25
 	DefaultKGWeight        = 0.5
+	DefaultPersonaWeight   = 1.0
 	DefaultSessionSpread   = 0.0
 	DefaultTimeWeight      = 0.5
 	DefaultSpeakerWeight   = 1.2
@@ -136,6 +142,7 @@ func (c DeepConfig) WithDefaults() DeepConfig {
 	}
 	def(&c.LayerWeight, DefaultLayerWeight)
 	def(&c.KGWeight, DefaultKGWeight)
+	def(&c.PersonaWeight, DefaultPersonaWeight)
 	def(&c.SessionSpread, DefaultSessionSpread)
 	def(&c.TimeWeight, DefaultTimeWeight)
 	def(&c.SpeakerWeight, DefaultSpeakerWeight)
@@ -194,6 +201,7 @@ type candidate struct {
 	rm3N, expN       float64 // relevance feedback, query expansion
 	neighBase        float64 // the best adjacent turn's base score
 	layerN, kgN      float64
+	personaN         float64 // 1 behind a facet of the set the question asks for
 	decay            float64
 	base, final      float64
 	inRange          bool
@@ -317,7 +325,7 @@ func (s *Service) deep(ctx context.Context, v *Vectors, ns, text string, k int, 
 		c := h.c
 		r := h.result(c.final)
 		r.Signals = &engram.Signals{Vector: c.vecN, BM25: c.bm25N, Session: c.sessN, Scene: c.sceneN, Neighbour: c.neighN,
-			Layer: c.layerN, KG: c.kgN, Speaker: c.speakerN, Decay: c.decay, InRange: c.inRange, Final: c.final}
+			Layer: c.layerN, KG: c.kgN, Persona: c.personaN, Speaker: c.speakerN, Decay: c.decay, InRange: c.inRange, Final: c.final}
 		for _, t := range append(append([]engram.Turn{}, c.before...), c.after...) {
 			r.Context = append(r.Context, engram.ContextTurn{ID: t.ID, Speaker: t.Speaker, Role: t.Role, Text: t.Content, TS: t.TS})
 		}
@@ -470,7 +478,7 @@ func (s *Service) candidates(ctx context.Context, v *Vectors, ns, text string, c
 		}
 	}
 	for id, c := range p.byID {
-		c.layerN, c.kgN = r.ev.layer[id], r.ev.kg[id]
+		c.layerN, c.kgN, c.personaN = r.ev.layer[id], r.ev.kg[id], r.ev.persona[id]
 	}
 	if err := p.load(ctx, s); err != nil {
 		return nil, unitScores{}, nil, nil, err
@@ -495,7 +503,7 @@ func (s *Service) candidates(ctx context.Context, v *Vectors, ns, text string, c
 			for _, id := range ids[u] {
 				if _, ok := p.byID[id]; !ok {
 					c := p.add(id)
-					c.layerN, c.kgN = r.ev.layer[id], r.ev.kg[id]
+					c.layerN, c.kgN, c.personaN = r.ev.layer[id], r.ev.kg[id], r.ev.persona[id]
 				}
 			}
 		}
@@ -757,6 +765,7 @@ func fuse(cands []*candidate, cfg DeepConfig, withNeighbours bool) {
 		rv, rb, rs := rank(func(c *candidate) float64 { return c.vecN + btoi(c.hasCos)*1e-9 }),
 			rank(func(c *candidate) float64 { return c.bm25N }), rank(func(c *candidate) float64 { return c.sessN })
 		rl, rk := rank(func(c *candidate) float64 { return c.layerN }), rank(func(c *candidate) float64 { return c.kgN })
+		rp := rank(func(c *candidate) float64 { return c.personaN })
 		var rn map[*candidate]int
 		if withNeighbours {
 			rn = rank(func(c *candidate) float64 { return c.neighN })
@@ -769,7 +778,8 @@ func fuse(cands []*candidate, cfg DeepConfig, withNeighbours bool) {
 		}
 		for _, c := range cands {
 			score := term(cfg.VectorWeight, rv[c]) + term(cfg.BM25Weight, rb[c]) + term(cfg.SessionWeight, rs[c]) +
-				term(cfg.LayerWeight, rl[c]) + term(cfg.KGWeight, rk[c]) + cfg.SpeakerWeight*c.speakerN/float64(rrfK+1)
+				term(cfg.LayerWeight, rl[c]) + term(cfg.KGWeight, rk[c]) + term(cfg.PersonaWeight, rp[c]) +
+				cfg.SpeakerWeight*c.speakerN/float64(rrfK+1)
 			if withNeighbours {
 				score += term(cfg.NeighbourWeight, rn[c]) + cfg.TimeWeight*c.timeN/float64(rrfK+1)
 				c.final = score * c.decay
@@ -780,8 +790,8 @@ func fuse(cands []*candidate, cfg DeepConfig, withNeighbours bool) {
 	case FusionSum:
 		for _, c := range cands {
 			score := cfg.VectorWeight*c.vecN + cfg.BM25Weight*c.bm25N + cfg.SessionWeight*c.sessN + cfg.SceneWeight*c.sceneN +
-				cfg.LayerWeight*c.layerN + cfg.KGWeight*c.kgN + cfg.RM3Weight*c.rm3N + cfg.ExpansionWeight*c.expN +
-				cfg.SpeakerWeight*c.speakerN
+				cfg.LayerWeight*c.layerN + cfg.KGWeight*c.kgN + cfg.PersonaWeight*c.personaN + cfg.RM3Weight*c.rm3N +
+				cfg.ExpansionWeight*c.expN + cfg.SpeakerWeight*c.speakerN
 			if withNeighbours {
 				// A share of the best adjacent turn's relevance.
 				score += cfg.NeighbourWeight*c.neighBase + cfg.TimeWeight*c.timeN
@@ -794,7 +804,7 @@ func fuse(cands []*candidate, cfg DeepConfig, withNeighbours bool) {
 		for _, c := range cands {
 			score := math.Pow(epsilon+c.vecN, cfg.VectorWeight) * math.Pow(epsilon+c.bm25N, cfg.BM25Weight) *
 				math.Pow(epsilon+c.sessN, cfg.SessionWeight) * math.Pow(epsilon+c.sceneN, cfg.SceneWeight) *
-				math.Pow(1+c.layerN, cfg.LayerWeight) * math.Pow(1+c.kgN, cfg.KGWeight) *
+				math.Pow(1+c.layerN, cfg.LayerWeight) * math.Pow(1+c.kgN, cfg.KGWeight) * math.Pow(1+c.personaN, cfg.PersonaWeight) *
 				math.Pow(1+c.rm3N, cfg.RM3Weight) * math.Pow(1+c.expN, cfg.ExpansionWeight) *
 				math.Pow(1+c.speakerN, cfg.SpeakerWeight)
 			if withNeighbours {

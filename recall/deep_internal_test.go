@@ -185,18 +185,69 @@ func TestBurstHitContext(t *testing.T) {
 // best evidence first, and a turn a scene backs before a memory or facet
 // cites it is still proposed (a scene's backing used to hide it).
 func TestEvidenceProposals(t *testing.T) {
-	ev := evidence{layer: map[string]float64{}, kg: map[string]float64{}}
+	ev := evidence{layer: map[string]float64{}, kg: map[string]float64{}, persona: map[string]float64{}}
 	for i := range layerNewTurns + 5 {
 		ev.cite(ev.layer, fmt.Sprintf("mem-%d", i), 0.3)
 	}
 	ev.layer["backed"] = 0.2 // a scene's backing, which proposes nothing
 	ev.cite(ev.layer, "backed", personaEvidence)
 	ev.cite(ev.kg, "fact", 0.6)
+	ev.cite(ev.layer, "set", personaEvidence) // a facet of the set a question asks for, cited last
+	ev.persona["set"] = 1
 	got := ev.proposals()
-	if len(got) != layerNewTurns+7 {
-		t.Fatalf("%d proposals, want %d: %v", len(got), layerNewTurns+7, got)
+	if len(got) != layerNewTurns+8 {
+		t.Fatalf("%d proposals, want %d: %v", len(got), layerNewTurns+8, got)
 	}
-	if got[0] != "backed" || got[1] != "fact" || got[2] != "mem-0" {
-		t.Errorf("proposals start %v, want the facet's turn, the fact's, then the memories' in citation order", got[:3])
+	if got[0] != "set" || got[1] != "backed" || got[2] != "fact" || got[3] != "mem-0" {
+		t.Errorf("proposals start %v, want the set's facet turn, the other facet's, the fact's, then the memories' in citation order", got[:4])
+	}
+}
+
+// TestAskedSet: a question asks for the set of a kind when the thing it
+// asks for, after "what", "which" or "how many" or after the possessive of
+// "What are X's", is a kind of facet named in the plural; a question about
+// one thing of a kind, or one whose plural kind is its subject ("What do
+// Ana's kids like?") or an adjunct ("with her friends"), does not. The
+// questions are made up.
+func TestAskedSet(t *testing.T) {
+	for _, c := range []struct {
+		q    string
+		want bool
+	}{
+		{"What are Ana's hobbies?", true},
+		{"what are ana’s favourite hobbies", true},
+		{"Which countries has Bo visited?", true},
+		{"What new sports did Ana take up last year?", true},
+		{"What kind of pets does Bo want?", true},
+		{"How many cities did Ana fly to?", true},
+		{"In what countries has Ana lived?", true},
+		{"What did Ana play on 5 May?", false},
+		{"What is Ana's favourite sport?", false},
+		{"What do Ana's kids like?", false},
+		{"When did Ana have lunch with her friends?", false},
+		{"Where is Ana planning to go with her friends?", false},
+		{"What illness did Bo have in May?", false},
+		{"Can we assume that Ana likes outdoor activities more than indoors?", false},
+		{"What does Bo think of the new office?", false},
+	} {
+		if got := askedSet(c.q); got != c.want {
+			t.Errorf("askedSet(%q) = %v, want %v", c.q, got, c.want)
+		}
+	}
+}
+
+// TestFusionPersonaSignal: a turn behind a facet of the set a question asks
+// for wins over an equal turn, in every fusion, unless the signal is off.
+func TestFusionPersonaSignal(t *testing.T) {
+	for _, fusion := range []string{FusionSum, FusionProduct, FusionRRF} {
+		a, b := cand("a", "s1", 0.5, 0.5, 0), cand("b", "s2", 0.5, 0.5, 0)
+		a.personaN = 1
+		if got := rank(DeepConfig{Fusion: fusion}, b, a); got[0] != "a" {
+			t.Errorf("%s fusion: the persona signal must decide, got %v", fusion, got)
+		}
+		a.personaN = 1
+		if rank(DeepConfig{Fusion: fusion, PersonaWeight: -1}, b, a); a.final != b.final {
+			t.Errorf("%s fusion, persona weight off: %v and %v, want equal scores", fusion, a.final, b.final)
+		}
 	}
 }

@@ -98,12 +98,13 @@ func (s *Service) layerVectorEvidence(ctx context.Context, ev *evidence, hits []
 }
 
 // proposals returns the turns cited, the best evidence first (the first
-// cited first among equals): the cited turns that may join the candidates
-// are taken from its head, so a facet of the kind a question asks for,
-// cited after thirty memories' sources, is not cut for coming late.
+// cited first among equals; a facet of the set a question asks for above
+// any other): the cited turns that may join the candidates are taken from
+// its head, so a facet of the kind a question asks for, cited after thirty
+// memories' sources, is not cut for coming late.
 func (ev *evidence) proposals() []string {
 	order := slices.Clone(ev.order)
-	strength := func(id string) float64 { return max(ev.layer[id], ev.kg[id]) }
+	strength := func(id string) float64 { return max(ev.layer[id], ev.kg[id]) + ev.persona[id] }
 	slices.SortStableFunc(order, func(a, b string) int { return cmp.Compare(strength(b), strength(a)) })
 	return order
 }
@@ -124,11 +125,12 @@ func (ev *evidence) cite(m map[string]float64, id string, v float64) {
 }
 
 // evidence is what the derived layers say about turns: the best normalised
-// memory or scene match citing a turn (layer) and the confidence of the
-// knowledge-graph triples of the query's entities citing it (kg).
+// memory or scene match citing a turn (layer), the confidence of the
+// knowledge-graph triples of the query's entities citing it (kg), and 1
+// for a turn behind a facet of the set a question asks for (persona).
 type evidence struct {
-	layer, kg map[string]float64
-	order     []string // turn ids cited, in the order first cited
+	layer, kg, persona map[string]float64
+	order              []string // turn ids cited, in the order first cited
 	// cited holds the ids in order: a turn a scene backs (in layer, not
 	// cited) may still be proposed by a memory, a facet or a fact.
 	cited map[string]bool
@@ -142,7 +144,7 @@ type evidence struct {
 // layerEvidence searches the layers for text. The graph is read as of to
 // (the end of the searched period). A nil Layers gives no evidence.
 func (s *Service) layerEvidence(ctx context.Context, ns, text string, from, to time.Time, cfg DeepConfig) (evidence, error) {
-	ev := evidence{layer: map[string]float64{}, kg: map[string]float64{}}
+	ev := evidence{layer: map[string]float64{}, kg: map[string]float64{}, persona: map[string]float64{}}
 	if s.Layers == nil {
 		return ev, nil
 	}

@@ -216,6 +216,32 @@ func TestDeepRecall_PersonaFacets(t *testing.T) {
 	if layer[f.turns[2].ID] > 0 || layer[f.turns[3].ID] > 0 {
 		t.Errorf("layer evidence %v: a possession and Bo's activity answer no question about Ana's hobbies", layer)
 	}
+	// The question asks for the set of Ana's hobbies: the turn behind
+	// each gets the persona signal too; a question about one thing of the
+	// kind gets the layer evidence alone.
+	for _, q := range []struct {
+		query   string
+		persona float64
+	}{{"What are ana's hobbies?", 1}, {"What did ana play after work?", 0}} {
+		resp, err := s.Recall(ctx, engram.RecallRequest{Query: q.query, Mode: engram.ModeDeep, K: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, r := range resp.Results {
+			if r.ID == f.turns[1].ID {
+				found = true
+				if r.Signals.Persona != q.persona || r.Signals.Layer <= 0 {
+					t.Errorf("%q: the climbing turn's signals %+v, want persona %v and layer evidence", q.query, *r.Signals, q.persona)
+				}
+			} else if r.Signals.Persona != 0 {
+				t.Errorf("%q: result %s has the persona signal %v, which no facet of the kind cites", q.query, r.ID, r.Signals.Persona)
+			}
+		}
+		if !found {
+			t.Errorf("%q: results %v lack the climbing turn %s", q.query, resultIDs(resp.Results), f.turns[1].ID)
+		}
+	}
 }
 
 // TestDeepRecall_PersonaFacetsByName: a person who chats under an account

@@ -45,6 +45,84 @@ var facetWords = func() map[string][]string {
 // strong as the best memory match of the query.
 const personaEvidence = 1.0
 
+// A question that asks for the set of a kind ("What are Kate's hobbies?",
+// "Which countries has Paola visited?", "What games do they play?") is
+// answered by every value of the kind, each in a turn of its own that
+// rarely shares a word with the question: the person's facets of the kind
+// are its answers, and their turns get a signal of their own (persona,
+// weighed by DeepConfig.PersonaWeight) beside the layer evidence. A
+// question about one thing of a kind ("What did Elise play on 5 Jan?",
+// "When does Elise plan to meet her friends?") keeps the layer evidence
+// alone: the facets of its kind are many, and one of them answers.
+
+// auxiliaries are the verbs that follow a question word when it is the
+// question's object or subject ("What do Melanie's kids like?"), not the
+// determiner of the thing asked for ("What games ...").
+var auxiliaries = map[string]bool{"do": true, "does": true, "did": true, "is": true, "are": true, "was": true, "were": true,
+	"has": true, "have": true, "had": true, "will": true, "would": true, "can": true, "could": true, "should": true}
+
+// copulas open "What are Kate's hobbies?", whose thing asked for follows
+// the possessive.
+var copulas = map[string]bool{"is": true, "are": true, "was": true, "were": true}
+
+// prepositions end the thing asked for after a possessive: "What are
+// Fahim's preferred activities for relaxation?".
+var prepositions = map[string]bool{"of": true, "for": true, "in": true, "on": true, "at": true, "with": true, "to": true,
+	"from": true, "about": true, "by": true}
+
+// askedSet reports whether the question asks for the set of a kind of
+// facet: the thing it asks for is a kind named in the plural. That thing
+// stands after "what", "which" or "how many", before the verb ("What new
+// sports did ...", "What kind of pets does ..."), or after the possessive
+// of "What are Kate's ...", before a preposition; its last facet word
+// names the kind. A question word followed by another auxiliary ("What do
+// Ana's kids like?") asks for no thing by its name.
+func askedSet(text string) bool {
+	ws := words(strings.ToLower(text))
+	for i, w := range ws {
+		start := i + 1
+		switch {
+		case w == "how" && i+1 < len(ws) && ws[i+1] == "many":
+			start = i + 2
+		case w != "what" && w != "which":
+			continue
+		}
+		if start < len(ws) && auxiliaries[ws[start]] {
+			if !copulas[ws[start]] {
+				return false
+			}
+			// "What are Kate's favourite hobbies": the words after "'s".
+			for j := start + 1; j < len(ws) && j <= start+4; j++ {
+				if ws[j] == "s" {
+					end := j + 1
+					for end < len(ws) && end < j+4 && !prepositions[ws[end]] {
+						end++
+					}
+					return pluralKind(ws[j+1 : end])
+				}
+			}
+			return false
+		}
+		end := start
+		for end < len(ws) && end < start+4 && !auxiliaries[ws[end]] {
+			end++
+		}
+		return pluralKind(ws[start:end])
+	}
+	return false
+}
+
+// pluralKind reports whether the last facet word of ws is a plural noun
+// ("hobbies", "countries", "meds"; "illness" is not).
+func pluralKind(ws []string) bool {
+	for i := len(ws) - 1; i >= 0; i-- {
+		if w := ws[i]; len(facetWords[w]) > 0 {
+			return strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss")
+		}
+	}
+	return false
+}
+
 // askedFacets returns the facet kinds the question asks for.
 func askedFacets(text string) map[string]bool {
 	kinds := map[string]bool{}
@@ -58,7 +136,8 @@ func askedFacets(text string) map[string]bool {
 
 // personaFacetEvidence adds to ev the turns behind the facets of the kinds
 // the question asks for, of the speakers it names (matched as
-// namedSpeakers matches them). It reads the namespace's personas only for
+// namedSpeakers matches them): layer evidence, and the persona signal when
+// the question asks for the set of a kind (askedSet). It reads the namespace's personas only for
 // a question that asks for a kind.
 func (s *Service) personaFacetEvidence(ctx context.Context, ev *evidence, ns, text string) error {
 	kinds := askedFacets(text)
@@ -68,6 +147,13 @@ func (s *Service) personaFacetEvidence(ctx context.Context, ev *evidence, ns, te
 	ps, err := s.Layers.Persona(ctx, namespaceOrDefault(ns), "")
 	if err != nil {
 		return fmt.Errorf("read personas: %w", err)
+	}
+	set := askedSet(text)
+	cite := func(id string) {
+		ev.cite(ev.layer, id, personaEvidence)
+		if set {
+			ev.persona[id] = 1
+		}
 	}
 	qwords, lower := words(text), strings.ToLower(text)
 	for _, p := range ps {
@@ -79,11 +165,11 @@ func (s *Service) personaFacetEvidence(ctx context.Context, ev *evidence, ns, te
 				continue
 			}
 			for _, id := range f.Evidence {
-				ev.cite(ev.layer, id, personaEvidence)
+				cite(id)
 			}
 			for _, h := range f.History {
 				for _, id := range h.Evidence {
-					ev.cite(ev.layer, id, personaEvidence)
+					cite(id)
 				}
 			}
 		}

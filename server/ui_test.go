@@ -636,7 +636,7 @@ func TestWebViewSources(t *testing.T) {
 	page("deep", "/ui/?q=billing+database+decision&mode=deep", ".results li .signals")
 	titles := eval[map[string]string](b, ctx, `Object.fromEntries([...document.querySelector(".results li .signals").querySelectorAll("[title]")]
 		.map(e => [e.dataset.signal, e.title]))`)
-	for _, n := range []string{"vector", "bm25", "session", "scene", "neighbour", "layer", "kg", "speaker", "decay", "final"} {
+	for _, n := range []string{"vector", "bm25", "session", "scene", "neighbour", "layer", "kg", "persona", "speaker", "decay", "final"} {
 		if len(titles[n]) < 15 {
 			t.Errorf("signal %s: hover text %q", n, titles[n])
 		}

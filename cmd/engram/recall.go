@@ -73,8 +73,8 @@ func runRecall(ctx context.Context, m *Main, args []string) error {
 		tprintf(m.Stdout, "%2d. %s%s  %s  [%s]  score %.3f\n    %s%s\n", i+1, kind,
 			r.TS.Format("2006-01-02 15:04"), r.Session, r.Namespace, r.Score, who, oneLine(r.Text, 300))
 		if sig := r.Signals; sig != nil {
-			tprintf(m.Stdout, "    signals: vector %.2f  bm25 %.2f  session %.2f  neighbour %.2f  layer %.2f  kg %.2f  decay %.2f\n",
-				sig.Vector, sig.BM25, sig.Session, sig.Neighbour, sig.Layer, sig.KG, sig.Decay)
+			tprintf(m.Stdout, "    signals: vector %.2f  bm25 %.2f  session %.2f  neighbour %.2f  layer %.2f  kg %.2f  persona %.0f  decay %.2f\n",
+				sig.Vector, sig.BM25, sig.Session, sig.Neighbour, sig.Layer, sig.KG, sig.Persona, sig.Decay)
 		}
 		if d := r.Doc; d != nil {
 			// A document's source is its file: where to open it.

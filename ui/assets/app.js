@@ -485,6 +485,7 @@ const signalWords = {
   neighbour: (v) => degree(v) ? `a turn just before or after it matches the question ${degree(v)}` : "no turn beside it matches the question",
   layer: (v) => degree(v) ? `a memory or scene drawn from it matches the question ${degree(v)}` : "no memory or scene drawn from it matches the question",
   kg: (v) => v > 0 ? `a knowledge-graph fact about someone or something the question names cites it (confidence ${v.toFixed(2)})` : "no knowledge-graph fact about what the question names cites it",
+  persona: (v) => v > 0 ? "the question asks for every one of a kind (hobbies, countries, pets) of the person it names, and a persona facet of that kind stems from it" : "no persona facet of a kind the question asks for all of stems from it",
   speaker: (v) => v > 0 ? "the question names its speaker" : "the question does not name its speaker",
   decay: (v) => v >= 0.995 ? "recent: its age costs it nothing" : `its age keeps ${Math.round(v * 100)}% of its score (older turns count less)`,
   in_range: (v) => v ? "it was said in the time the question names" : "it was not said in the time the question names",
@@ -495,7 +496,7 @@ const signalWords = {
 // hover (its title) and, for a keyboard or a touch screen, in a list that
 // opens below them.
 function signalsNode(s, timeRange) {
-  const names = ["vector", "bm25", "session", "scene", "neighbour", "layer", "kg", "speaker", "decay"];
+  const names = ["vector", "bm25", "session", "scene", "neighbour", "layer", "kg", "persona", "speaker", "decay"];
   const shown = names.map((n) => ({ n, v: Number(s[n] || 0), label: `${n} ${Number(s[n] || 0).toFixed(2)}`, words: signalWords[n](Number(s[n] || 0)) }));
   // in_range is only said when the question names a time.
   if (timeRange || s.in_range) {
