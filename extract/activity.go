@@ -38,12 +38,10 @@ var classPhraseWords = wordSet("a an the some up for in on my her his their our 
 // name, "cooking class"). The speaker is named before the verb, not as
 // someone's owner, and no negation stands just before it.
 func activityFacet(m engram.Memory) (engram.FacetUpdate, bool) {
-	at := memoryTime(m)
-	sw := plainWords(m.Subject)
-	if at.IsZero() || len(sw) == 0 {
+	at, who, ok := memorySpeaker(m)
+	if !ok {
 		return engram.FacetUpdate{}, false
 	}
-	who := sw[len(sw)-1]
 	ws := plainWords(m.Text)
 	key, verb := "", ""
 	named := false // the speaker named before, not as an owner: "Ana's brother went fishing" is not Ana's

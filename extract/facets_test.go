@@ -105,12 +105,8 @@ func TestMemoryFacetPetWords(t *testing.T) {
 		{"Ana", "Ana met a friendly dog at the park", ""},
 		{"Ana", "Ana watched a film about a horse", ""},
 	} {
-		m := engram.Memory{ID: "m1", Namespace: "ns", Type: engram.MemoryEvent, Subject: c.subject, Text: c.text, TS: at, Sources: []string{"t1"}}
-		u, ok := extract.MemoryFacet(m)
+		u, ok := facetOfWords(t, c.subject, c.text, at, c.key != "")
 		if c.key == "" {
-			if ok {
-				t.Errorf("%q: facet %+v, want none", c.text, u)
-			}
 			continue
 		}
 		if !ok || u.Facet != engram.FacetPet || u.Key != c.key || u.Speaker != c.subject {
@@ -143,12 +139,8 @@ func TestMemoryFacetActivityWords(t *testing.T) {
 		{"Ana", "Ana took the class photo", "", ""}, // no name before the class noun
 		{"Ana", "Ana took a nap after lunch", "", ""},
 	} {
-		m := engram.Memory{ID: "m1", Namespace: "ns", Type: engram.MemoryEvent, Subject: c.subject, Text: c.text, TS: at, Sources: []string{"t1"}}
-		u, ok := extract.MemoryFacet(m)
+		u, ok := facetOfWords(t, c.subject, c.text, at, c.key != "")
 		if c.key == "" {
-			if ok {
-				t.Errorf("%q: facet %+v, want none", c.text, u)
-			}
 			continue
 		}
 		if !ok || u.Facet != engram.FacetActivity || u.Key != c.key || u.Value != c.value || u.Speaker != c.subject ||
@@ -156,4 +148,16 @@ func TestMemoryFacetActivityWords(t *testing.T) {
 			t.Errorf("%q: facet %+v (%v), want activity %q = %q", c.text, u, ok, c.key, c.value)
 		}
 	}
+}
+
+// facetOfWords returns the facet of subject's memory of text (no relation)
+// said at at. When want is false it reports any facet found as an error.
+func facetOfWords(t *testing.T, subject, text string, at time.Time, want bool) (engram.FacetUpdate, bool) {
+	t.Helper()
+	m := engram.Memory{ID: "m1", Namespace: "ns", Type: engram.MemoryEvent, Subject: subject, Text: text, TS: at, Sources: []string{"t1"}}
+	u, ok := extract.MemoryFacet(m)
+	if !want && ok {
+		t.Errorf("%q: facet %+v, want none", text, u)
+	}
+	return u, ok
 }

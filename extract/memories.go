@@ -138,6 +138,18 @@ func isPet(obj string) bool {
 	return len(ws) > 0 && petNouns[strings.Trim(ws[len(ws)-1], ".,!")]
 }
 
+// memorySpeaker returns when a memory holds and the last word of its
+// speaker's name, in lower case, as its words name the speaker
+// ("lindqvist" of "Mara Lindqvist"); false without either.
+func memorySpeaker(m engram.Memory) (time.Time, string, bool) {
+	at := memoryTime(m)
+	sw := plainWords(m.Subject)
+	if at.IsZero() || len(sw) == 0 {
+		return time.Time{}, "", false
+	}
+	return at, sw[len(sw)-1], true
+}
+
 func memoryTime(m engram.Memory) time.Time {
 	if !m.ValidFrom.IsZero() {
 		return m.ValidFrom
@@ -167,12 +179,10 @@ var petGetVerbs = wordSet("got get gets getting has have had adopted adopt adopt
 // ("Ana got a new puppy", "Ana just adopted two kittens"), with articles,
 // numbers and a pet's adjectives between; keyed by the animal.
 func petFacet(m engram.Memory) (engram.FacetUpdate, bool) {
-	at := memoryTime(m)
-	sw := plainWords(m.Subject)
-	if at.IsZero() || len(sw) == 0 {
+	at, who, ok := memorySpeaker(m)
+	if !ok {
 		return engram.FacetUpdate{}, false
 	}
-	who := sw[len(sw)-1] // the last word of a speaker's name: "lindqvist" of "Mara Lindqvist"
 	ws := plainWords(m.Text)
 	for i, w := range ws {
 		if !petNouns[w] {
