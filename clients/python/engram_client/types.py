@@ -152,6 +152,7 @@ class Signals:
     neighbour: Optional[float] = None
     layer: Optional[float] = None
     kg: Optional[float] = None
+    persona: Optional[float] = None
     speaker: Optional[float] = None
     decay: Optional[float] = None
     final: Optional[float] = None

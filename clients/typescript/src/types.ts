@@ -119,6 +119,7 @@ export interface Signals {
   neighbour?: number;
   layer?: number;
   kg?: number;
+  persona?: number;
   speaker?: number;
   decay?: number;
   final?: number;
