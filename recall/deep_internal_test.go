@@ -230,9 +230,13 @@ func TestAskedSet(t *testing.T) {
 		{"Can we assume that Ana likes outdoor activities more than indoors?", false},
 		{"What does Bo think of the new office?", false},
 	} {
-		if got := askedSet(c.q); got != c.want {
+		if got := askedSet(c.q) != nil; got != c.want {
 			t.Errorf("askedSet(%q) = %v, want %v", c.q, got, c.want)
 		}
+	}
+	// The set is of the kind asked for, not of another the question names.
+	if got := askedSet("What sports does Bo play with his friends?"); !got[engram.FacetActivity] || got[engram.FacetRelationship] {
+		t.Errorf("kinds of a set of sports asked with friends: %v", got)
 	}
 }
 

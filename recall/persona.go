@@ -70,14 +70,14 @@ var copulas = map[string]bool{"is": true, "are": true, "was": true, "were": true
 var prepositions = map[string]bool{"of": true, "for": true, "in": true, "on": true, "at": true, "with": true, "to": true,
 	"from": true, "about": true, "by": true}
 
-// askedSet reports whether the question asks for the set of a kind of
-// facet: the thing it asks for is a kind named in the plural. That thing
+// askedSet returns the facet kinds whose set the question asks for, or
+// nil: the thing it asks for is a kind named in the plural. That thing
 // stands after "what", "which" or "how many", before the verb ("What new
 // sports did ...", "What kind of pets does ..."), or after the possessive
 // of "What are Kate's ...", before a preposition; its last facet word
 // names the kind. A question word followed by another auxiliary ("What do
 // Ana's kids like?") asks for no thing by its name.
-func askedSet(text string) bool {
+func askedSet(text string) map[string]bool {
 	ws := words(strings.ToLower(text))
 	for i, w := range ws {
 		start := i + 1
@@ -89,7 +89,7 @@ func askedSet(text string) bool {
 		}
 		if start < len(ws) && auxiliaries[ws[start]] {
 			if !copulas[ws[start]] {
-				return false
+				return nil
 			}
 			// "What are Kate's favourite hobbies": the words after "'s".
 			for j := start + 1; j < len(ws) && j <= start+4; j++ {
@@ -101,7 +101,7 @@ func askedSet(text string) bool {
 					return pluralKind(ws[j+1 : end])
 				}
 			}
-			return false
+			return nil
 		}
 		end := start
 		for end < len(ws) && end < start+4 && !auxiliaries[ws[end]] {
@@ -109,18 +109,27 @@ func askedSet(text string) bool {
 		}
 		return pluralKind(ws[start:end])
 	}
-	return false
+	return nil
 }
 
-// pluralKind reports whether the last facet word of ws is a plural noun
-// ("hobbies", "countries", "meds"; "illness" is not).
-func pluralKind(ws []string) bool {
+// pluralKind returns the kinds of the last facet word of ws when it is a
+// plural noun ("hobbies", "countries", "meds"; "illness" is not), else nil.
+func pluralKind(ws []string) map[string]bool {
 	for i := len(ws) - 1; i >= 0; i-- {
-		if w := ws[i]; len(facetWords[w]) > 0 {
-			return strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss")
+		w := ws[i]
+		if len(facetWords[w]) == 0 {
+			continue
 		}
+		if !strings.HasSuffix(w, "s") || strings.HasSuffix(w, "ss") {
+			return nil
+		}
+		kinds := map[string]bool{}
+		for _, k := range facetWords[w] {
+			kinds[k] = true
+		}
+		return kinds
 	}
-	return false
+	return nil
 }
 
 // askedFacets returns the facet kinds the question asks for.
@@ -136,9 +145,9 @@ func askedFacets(text string) map[string]bool {
 
 // personaFacetEvidence adds to ev the turns behind the facets of the kinds
 // the question asks for, of the speakers it names (matched as
-// namedSpeakers matches them): layer evidence, and the persona signal when
-// the question asks for the set of a kind (askedSet). It reads the namespace's personas only for
-// a question that asks for a kind.
+// namedSpeakers matches them): layer evidence, and the persona signal for
+// the facets of a kind whose set it asks for (askedSet). It reads the
+// namespace's personas only for a question that asks for a kind.
 func (s *Service) personaFacetEvidence(ctx context.Context, ev *evidence, ns, text string) error {
 	kinds := askedFacets(text)
 	if len(kinds) == 0 {
@@ -149,9 +158,9 @@ func (s *Service) personaFacetEvidence(ctx context.Context, ev *evidence, ns, te
 		return fmt.Errorf("read personas: %w", err)
 	}
 	set := askedSet(text)
-	cite := func(id string) {
+	cite := func(kind, id string) {
 		ev.cite(ev.layer, id, personaEvidence)
-		if set {
+		if set[kind] {
 			ev.persona[id] = 1
 		}
 	}
@@ -165,11 +174,11 @@ func (s *Service) personaFacetEvidence(ctx context.Context, ev *evidence, ns, te
 				continue
 			}
 			for _, id := range f.Evidence {
-				cite(id)
+				cite(f.Facet, id)
 			}
 			for _, h := range f.History {
 				for _, id := range h.Evidence {
-					cite(id)
+					cite(f.Facet, id)
 				}
 			}
 		}
