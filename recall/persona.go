@@ -123,19 +123,20 @@ func pluralKind(ws []string) map[string]bool {
 		if !strings.HasSuffix(w, "s") || strings.HasSuffix(w, "ss") {
 			return nil
 		}
-		kinds := map[string]bool{}
-		for _, k := range facetWords[w] {
-			kinds[k] = true
-		}
-		return kinds
+		return kindsOf([]string{w})
 	}
 	return nil
 }
 
 // askedFacets returns the facet kinds the question asks for.
 func askedFacets(text string) map[string]bool {
+	return kindsOf(words(strings.ToLower(text)))
+}
+
+// kindsOf returns the facet kinds the lower-case words ws name.
+func kindsOf(ws []string) map[string]bool {
 	kinds := map[string]bool{}
-	for _, w := range words(strings.ToLower(text)) {
+	for _, w := range ws {
 		for _, k := range facetWords[w] {
 			kinds[k] = true
 		}
